@@ -1,0 +1,281 @@
+"""Compare mcpsqueeze's condense engine with the ``shrinkfit`` package on the same inputs.
+
+Run: ``python scripts/bench_shrink.py``. Inputs are generated deterministically (seeded), so runs are
+comparable. For each input and budget it prints the output length, how many leaf values of the
+output equal a leaf of the original (verbatim values; for text: verbatim lines), how many of the
+document's distinct field names are visible, and the time per MB of input. The shrinkfit columns are
+skipped when the package is not installed (``pip install shrinkfit``).
+
+Our budget includes the truncation record (message, response id, file path, report); shrinkfit's
+output carries no recovery notice at all and gets the whole budget for content.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+from mcpsqueeze.shrink import RecoveryHint, shrink_texts
+
+try:
+    import shrinkfit
+except ImportError:  # pragma: no cover - optional comparison
+    shrinkfit = None
+
+BUDGETS = (20000, 10000, 4000, 1024)
+HINT = RecoveryHint(
+    response_id="3f2a9c0e5b7d41e8a6c4f0b2d9e1a7c5",
+    file="/home/agent/.cache/mcpsqueeze/recovery/mcpsqueeze-3f2a9c0e5b7d41e8a6c4f0b2d9e1a7c5.json",
+    mode="mcp",
+)
+WORDS = [
+    "the",
+    "quick",
+    "brown",
+    "fox",
+    "jumps",
+    "over",
+    "lazy",
+    "dog",
+    "data",
+    "server",
+    "request",
+    "response",
+    "token",
+    "cache",
+    "budget",
+    "agent",
+    "model",
+    "context",
+    "result",
+    "record",
+    "field",
+    "value",
+    "index",
+    "query",
+    "error",
+    "retry",
+    "stream",
+    "buffer",
+]
+
+
+def _sentence(rng: random.Random, lo: int, hi: int) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(rng.randint(lo, hi))).capitalize() + "."
+
+
+def records_object(rng: random.Random, n: int = 300) -> dict[str, Any]:
+    records = []
+    for i in range(n):
+        rec: dict[str, Any] = {
+            "id": i,
+            "key": f"PROJ-{1000 + i}",
+            "summary": _sentence(rng, 3, 9),
+            "status": rng.choice(["open", "in progress", "done", "blocked"]),
+            "assignee": rng.choice(["ana", "bo", "chen", "dita", None]),
+            "priority": rng.randint(1, 5),
+            "labels": rng.sample(["bug", "ui", "api", "perf", "docs", "infra"], rng.randint(0, 3)),
+            "description": " ".join(_sentence(rng, 6, 20) for _ in range(rng.randint(1, 6))),
+            "created": f"2024-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}T10:00:00Z",
+        }
+        if i % 37 == 5:
+            rec["resolution"] = rng.choice(["fixed", "wontfix"])
+        if i % 91 == 7:
+            rec["watchers"] = [{"user": "ana", "since": "2024-01-01"}]
+        records.append(rec)
+    return {"total": n, "startAt": 0, "issues": records, "nextPageToken": "opaque-token-123"}
+
+
+def items_array(rng: random.Random, n: int = 300) -> list[Any]:
+    out = []
+    for i in range(n):
+        item: dict[str, Any] = {
+            "sku": f"SKU-{i:05d}",
+            "name": _sentence(rng, 2, 4),
+            "price": round(rng.uniform(1, 500), 2),
+            "stock": rng.randint(0, 1000),
+            "tags": rng.sample(WORDS, 3),
+        }
+        if i % 50 == 3:
+            item["discontinued"] = True
+        out.append(item)
+    return out
+
+
+def prose(rng: random.Random, paragraphs: int = 120) -> str:
+    return "\n\n".join(
+        " ".join(_sentence(rng, 8, 25) for _ in range(rng.randint(2, 6))) for _ in range(paragraphs)
+    )
+
+
+def directory_tree(rng: random.Random, depth: int = 0) -> list[Any]:
+    entries: list[Any] = []
+    for i in range(rng.randint(3, 9) if depth < 4 else rng.randint(1, 4)):
+        if depth < 4 and rng.random() < 0.35:
+            entries.append(
+                {
+                    "name": f"{rng.choice(WORDS)}_{i}",
+                    "type": "directory",
+                    "children": directory_tree(rng, depth + 1),
+                }
+            )
+        else:
+            ext = rng.choice(["py", "md", "json", "ts", "txt"])
+            entries.append({"name": f"{rng.choice(WORDS)}_{i}.{ext}", "type": "file"})
+    return entries
+
+
+def read_graph(rng: random.Random, n: int = 150) -> dict[str, Any]:
+    names = [f"{rng.choice(WORDS).capitalize()}_{i}" for i in range(n)]
+    entities = [
+        {
+            "type": "entity",
+            "name": name,
+            "entityType": rng.choice(["person", "project", "service", "concept"]),
+            "observations": [_sentence(rng, 4, 12) for _ in range(rng.randint(1, 5))],
+        }
+        for name in names
+    ]
+    relations = [
+        {
+            "type": "relation",
+            "from": rng.choice(names),
+            "to": rng.choice(names),
+            "relationType": rng.choice(["works_on", "depends_on", "knows", "owns"]),
+        }
+        for _ in range(n * 2)
+    ]
+    return {"entities": entities, "relations": relations}
+
+
+def git_log(rng: random.Random, n: int = 250) -> str:
+    lines = []
+    for i in range(n):
+        sha = "".join(rng.choice("0123456789abcdef") for _ in range(40))
+        lines.append(f"commit {sha}")
+        lines.append(f"Author: {rng.choice(['Ana Lima', 'Bo Chen', 'Dita Roy'])} <dev{i % 7}@example.com>")
+        lines.append(f"Date:   Mon Jan {1 + i % 28} 10:{i % 60:02d}:00 2024 +0000")
+        lines.append("")
+        lines.append(f"    {_sentence(rng, 4, 10)}")
+        if rng.random() < 0.5:
+            lines.append("")
+            lines.append(f"    {_sentence(rng, 8, 20)}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+# -- metrics ------------------------------------------------------------------------------------------
+
+
+def _leaves(node: Any, out: list[tuple[str, Any]]) -> None:
+    stack = [node]
+    while stack:
+        cur = stack.pop()
+        if isinstance(cur, dict):
+            stack.extend(cur.values())
+        elif isinstance(cur, list):
+            stack.extend(cur)
+        else:
+            out.append((type(cur).__name__, cur))
+
+
+def _keys(node: Any, out: set[str]) -> None:
+    stack = [node]
+    while stack:
+        cur = stack.pop()
+        if isinstance(cur, dict):
+            out.update(cur)
+            stack.extend(cur.values())
+        elif isinstance(cur, list):
+            stack.extend(cur)
+
+
+def measure(original: str, shown: str) -> tuple[int, str]:
+    """(verbatim values, "visible/total field names") of ``shown`` against ``original``."""
+    try:
+        orig = json.loads(original)
+        out = json.loads(shown)
+    except ValueError:
+        orig_lines = set(original.splitlines())
+        return sum(1 for line in shown.splitlines() if line and line in orig_lines), "-"
+    if isinstance(out, dict) and isinstance(orig, dict) and "truncation" not in orig:
+        out.pop("truncation", None)
+    orig_leaves: list[tuple[str, Any]] = []
+    _leaves(orig, orig_leaves)
+    known = set(orig_leaves)
+    out_leaves: list[tuple[str, Any]] = []
+    _leaves(out, out_leaves)
+    orig_keys: set[str] = set()
+    out_keys: set[str] = set()
+    _keys(orig, orig_keys)
+    _keys(out, out_keys)
+    return sum(1 for leaf in out_leaves if leaf in known), f"{len(orig_keys & out_keys)}/{len(orig_keys)}"
+
+
+def timed(fn: Callable[[], Any], size: int) -> tuple[Any, float]:
+    runs = max(3, min(50, 2_000_000 // max(size, 1)))
+    fn()  # warm up
+    start = time.perf_counter()
+    for _ in range(runs):
+        text = fn()
+    elapsed = (time.perf_counter() - start) / runs
+    return text, elapsed / (size / 1_000_000)
+
+
+def ours(text: str, budget: int) -> tuple[str, str]:
+    """(the presented text block, the trailing notice or "")."""
+    result = shrink_texts([text], budget, HINT)
+    if result is None:
+        return text, ""
+    return result.texts[0], result.notice or ""
+
+
+def theirs(text: str, budget: int) -> str:
+    assert shrinkfit is not None
+    return str(shrinkfit.shrink(text, budget, indent=0))
+
+
+def main() -> None:
+    rng = random.Random(20240601)
+    inputs = {
+        "object: 300 records": json.dumps(records_object(rng)),
+        "array: 300 items": json.dumps(items_array(rng)),
+        "prose": prose(rng),
+        "directory_tree": json.dumps(directory_tree(random.Random(7)), indent=2),
+        "memory read_graph": json.dumps(read_graph(rng), indent=2),
+        "git log": git_log(rng),
+    }
+    big = {"issues": records_object(random.Random(1), n=300)["issues"] * 12}
+    inputs["1 MB object (timing)"] = json.dumps(big)
+    header = (
+        f"{'input':<22} {'chars':>8} {'budget':>6} | {'ours len':>8} {'values':>6} {'fields':>7} {'ms/MB':>6}"
+        + (f" | {'sf len':>6} {'values':>6} {'fields':>7} {'ms/MB':>6}" if shrinkfit else " | shrinkfit n/a")
+    )
+    print(header)
+    print("-" * len(header))
+    for name, text in inputs.items():
+        budgets = (20000,) if "timing" in name else BUDGETS
+        for budget in budgets:
+            (shown, notice), per_mb = timed(lambda text=text, budget=budget: ours(text, budget), len(text))
+            values, fields = measure(text, shown)
+            total = len(shown) + len(notice)
+            row = f"{name:<22} {len(text):>8} {budget:>6} | {total:>8} {values:>6} {fields:>7} {per_mb * 1000:>6.1f}"
+            if shrinkfit is not None:
+                try:
+                    their, their_mb = timed(lambda text=text, budget=budget: theirs(text, budget), len(text))
+                    t_values, t_fields = measure(text, their)
+                    row += f" | {len(their):>6} {t_values:>6} {t_fields:>7} {their_mb * 1000:>6.1f}"
+                except Exception as exc:  # shrinkfit refuses prose
+                    row += f" | {'error: ' + type(exc).__name__:>29}"
+            print(row)
+
+
+if __name__ == "__main__":
+    main()

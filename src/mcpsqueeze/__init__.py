@@ -1,0 +1,33 @@
+"""mcpsqueeze: a transparent MCP proxy that shrinks, deduplicates and counts tool results.
+
+The public Python API; the CLI (`mcpsqueeze`) is the main way in.
+"""
+
+from typing import TYPE_CHECKING, Any
+
+from ._errors import BackendError, MCPSqueezeError, RecoveryError, RefusedPathError, ShrinkError, UsageError
+
+if TYPE_CHECKING:
+    from .settings import Settings
+
+__all__ = [
+    "BackendError",
+    "MCPSqueezeError",
+    "RecoveryError",
+    "RefusedPathError",
+    "Settings",
+    "ShrinkError",
+    "UsageError",
+    "__version__",
+]
+
+__version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    # Lazy: the bash shim imports this package on every command and must not pay for platformdirs.
+    if name == "Settings":
+        from .settings import Settings
+
+        return Settings
+    raise AttributeError(name)

@@ -1,0 +1,1 @@
+"""A deterministic demo / test-fixture MCP server (``python -m mcpsqueeze.demo.server``)."""

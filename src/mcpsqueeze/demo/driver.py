@@ -1,0 +1,78 @@
+"""`mcpsqueeze demo`: a scripted agent session through the real proxy against the bundled demo server.
+
+It spawns `mcpsqueeze wrap -- python -m mcpsqueeze.demo.server` exactly as an agent's MCP client would,
+makes a handful of realistic calls, recovers one part of a shrunk original, and prints what the agent saw
+and what the proxy saved (the proxy's own summary follows on stderr).
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+__all__ = ["run_demo"]
+
+SCRIPT: list[tuple[str, dict[str, Any], str]] = [
+    ("search_issues", {"query": "login bug"}, "a 240 KB JSON search result"),
+    ("read_file", {"path": "docs/architecture.md"}, "60 KB of prose"),
+    ("list_rows", {"table": "events", "n": 500}, "a 500-row JSON array"),
+    ("search_issues", {"query": "login bug"}, "the same search again"),
+    ("read_file", {"path": "docs/architecture.md"}, "the same file again"),
+    ("echo", {"text": "hello"}, "a small result"),
+]
+
+
+def _text(result: dict[str, Any]) -> str:
+    return "\n".join(b.get("text", "") for b in result.get("content", []) if b.get("type") == "text")
+
+
+async def run_demo(budget: int, no_shrink: bool) -> int:
+    import mcp_types as types
+    from mcp import Client, StdioServerParameters
+    from pydantic import TypeAdapter
+
+    raw: Any = TypeAdapter(dict[str, Any])  # the raw wire dict, as the agent's client receives it
+    with tempfile.TemporaryDirectory(prefix="mcpsqueeze-demo-") as tmp:
+        stats = Path(tmp) / "stats.jsonl"
+        args = ["-m", "mcpsqueeze.cli", "wrap", "--budget", str(budget), "--stats-file", str(stats)]
+        args += ["--recovery-dir", str(Path(tmp) / "recovery")]
+        if no_shrink:
+            args.append("--no-shrink")
+        args += ["--", sys.executable, "-m", "mcpsqueeze.demo.server"]
+        server = StdioServerParameters(command=sys.executable, args=args)
+        print(f"mcpsqueeze demo: wrapping the bundled demo server (budget {budget} characters)\n")
+        async with Client(server, mode="legacy") as client:
+            tools = await client.list_tools()
+            print(f"tools/list: {len(tools.tools)} tools, including {tools.tools[-1].name}\n")
+            first_id: str | None = None
+            print(f"{'call':<5} {'tool':<14} {'what':<30} {'shown':>8}  action")
+            for number, (tool, arguments, what) in enumerate(SCRIPT, 1):
+                request = types.CallToolRequest(
+                    params=types.CallToolRequestParams(name=tool, arguments=arguments)
+                )
+                result = await client.session.send_request(request, raw)
+                meta = result.get("_meta") or {}
+                action = "passed through"
+                if "truncation" in meta:
+                    action = f"shrunk, id {meta['truncation']['response_id']}"
+                    first_id = first_id or meta["truncation"]["response_id"]
+                elif "mcpsqueeze/dedup" in meta:
+                    action = f"deduplicated (same as call #{meta['mcpsqueeze/dedup']['same_as_call']})"
+                print(f"#{number:<4} {tool:<14} {what:<30} {len(_text(result)):>8}  {action}")
+            if first_id:
+                request = types.CallToolRequest(
+                    params=types.CallToolRequestParams(
+                        name="squeeze_recover",
+                        arguments={"response_id": first_id, "pointer": "/issues/17/title"},
+                    )
+                )
+                result = await client.session.send_request(request, raw)
+                print(f"\nsqueeze_recover {first_id} /issues/17/title -> {_text(result)!r}", flush=True)
+        print()
+        from ..stats import summarise_stats_file
+
+        if stats.exists():
+            print(summarise_stats_file(stats, top=3), flush=True)
+    return 0

@@ -1,0 +1,75 @@
+"""The one path every tool result takes: backend result -> stages (dedup, shrink) -> presented result.
+
+Both doors (the MCP frontends and the shim's API) call `Pipeline.present`, so a stage added here works
+everywhere. A stage is a small object with one async method; it returns the result to present and may
+note what it did on the `Outcome`, which accounting reads later, off the response path.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+__all__ = ["Call", "Outcome", "Pipeline", "Stage", "text_of"]
+
+Result = dict[str, Any]
+
+
+@dataclass
+class Call:
+    """One tools/call as the pipeline sees it."""
+
+    server: str
+    tool: str
+    arguments: dict[str, Any]
+    number: int
+    full: bool = False  # the caller asked for the unshrunk result (`_meta["mcpsqueeze/full"]`, `--full`)
+    started: float = field(default_factory=time.perf_counter)
+
+
+@dataclass
+class Outcome:
+    """What the stages did to one result; read by accounting after the response is sent."""
+
+    action: str = "passthrough"  # passthrough | dedup | shrink | error | full
+    response_id: str | None = None
+    original_file: str | None = None
+    dedup_of: int | None = None
+    report: dict[str, Any] | None = None
+    store_failed: str | None = None
+
+
+class Stage(Protocol):
+    async def __call__(self, call: Call, result: Result, outcome: Outcome) -> Result: ...
+
+
+def text_of(result: Result) -> str:
+    """The text an agent reads from a result: its text blocks, joined."""
+    content = result.get("content")
+    if not isinstance(content, list):
+        return ""
+    return "\n".join(
+        block["text"]
+        for block in content
+        if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)
+    )
+
+
+class Pipeline:
+    """The ordered stages of one session."""
+
+    def __init__(self, stages: list[Stage]) -> None:
+        self.stages = stages
+
+    async def present(self, call: Call, result: Result) -> tuple[Result, Outcome]:
+        outcome = Outcome()
+        if result.get("isError") is True:
+            outcome.action = "error"
+            return result, outcome
+        if call.full:
+            outcome.action = "full"
+            return result, outcome
+        for stage in self.stages:
+            result = await stage(call, result, outcome)
+        return result, outcome

@@ -1,0 +1,301 @@
+"""Message channels: one JSON-RPC peer each, carrying plain dicts.
+
+The proxy relays raw JSON objects, not SDK models, so whatever it does not deliberately change reaches the
+other side field for field (unknown fields, explicit nulls and future protocol versions included).
+Transports differ only here: newline-delimited stdio (our own stdin/stdout, or a child process) and the
+SDK's streamable-HTTP streams of `SessionMessage`, adapted to dicts at the edge.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import anyio
+import anyio.abc
+import orjson
+from anyio.streams.buffered import BufferedByteReceiveStream
+
+from .._errors import BackendError
+
+__all__ = [
+    "Channel",
+    "ChannelClosed",
+    "Invalid",
+    "Message",
+    "ProcessChannel",
+    "SessionMessageChannel",
+    "StdioChannel",
+    "dumps",
+    "http_backend",
+    "open_process_channel",
+    "parse",
+]
+
+Message = dict[str, Any]
+MAX_LINE = 1 << 31  # one message may be huge (a 50 MB result); the OS pipe, not us, is the limit
+
+
+@dataclass(frozen=True)
+class Invalid:
+    """A line that is not a JSON-RPC message; travels as a value so the relay can answer it."""
+
+    error: str
+    id: Any = None
+
+
+class ChannelClosed(Exception):
+    """The peer went away (EOF or broken pipe)."""
+
+
+class Channel(Protocol):
+    async def receive(self) -> Message | Invalid: ...
+
+    async def send(self, message: Message, related_request_id: Any = None) -> None: ...
+
+    async def aclose(self) -> None: ...
+
+
+def dumps(message: Message) -> bytes:
+    """Serialise compactly; falls back to the stdlib for what orjson refuses (big ints)."""
+    try:
+        return orjson.dumps(message)
+    except TypeError:
+        import json
+
+        return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
+
+
+def parse(line: bytes) -> Message | Invalid:
+    """Strictly parse one JSON-RPC line; never raises."""
+    try:
+        value = orjson.loads(line)
+    except orjson.JSONDecodeError as exc:
+        import json
+
+        try:  # orjson refuses integers beyond 64 bits, which are valid JSON
+            value = json.loads(line)
+        except (ValueError, RecursionError):
+            return Invalid(f"Parse error: {exc}")
+    if not isinstance(value, dict):
+        return Invalid("Invalid Request: a JSON-RPC message must be a JSON object")
+    if value.get("jsonrpc") != "2.0":
+        return Invalid('Invalid Request: "jsonrpc" must be "2.0"', value.get("id"))
+    if "method" in value and not isinstance(value["method"], str):
+        return Invalid('Invalid Request: "method" must be a string', value.get("id"))
+    if "method" not in value and "result" not in value and "error" not in value:
+        return Invalid("Invalid Request: neither a request, a notification nor a response", value.get("id"))
+    return value
+
+
+class _LineChannel:
+    """Newline-delimited JSON over a byte stream pair."""
+
+    def __init__(self, receive: anyio.abc.ByteReceiveStream, send: anyio.abc.ByteSendStream) -> None:
+        self._receive = BufferedByteReceiveStream(receive)
+        self._send = send
+        self._send_lock = anyio.Lock()
+
+    async def receive(self) -> Message | Invalid:
+        while True:
+            try:
+                line = await self._receive.receive_until(b"\n", MAX_LINE)
+            except (anyio.EndOfStream, anyio.IncompleteRead, anyio.ClosedResourceError, OSError) as exc:
+                raise ChannelClosed from exc
+            if line.strip():
+                return parse(line)
+
+    async def send(self, message: Message, related_request_id: Any = None) -> None:
+        data = dumps(message) + b"\n"
+        async with self._send_lock:
+            try:
+                await self._send.send(data)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+                raise ChannelClosed from exc
+
+    async def aclose(self) -> None:
+        with contextlib.suppress(Exception):
+            await self._send.aclose()
+
+
+class _FdReceive(anyio.abc.ByteReceiveStream):
+    """Reads a raw file descriptor without blocking the event loop."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        os.set_blocking(fd, False)
+
+    async def receive(self, max_bytes: int = 1 << 20) -> bytes:
+        while True:
+            try:
+                data = os.read(self._fd, max_bytes)
+            except BlockingIOError:
+                await anyio.wait_readable(self._fd)
+                continue
+            if not data:
+                raise anyio.EndOfStream
+            return data
+
+    async def aclose(self) -> None:
+        pass
+
+
+class _FdSend(anyio.abc.ByteSendStream):
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        os.set_blocking(fd, False)
+
+    async def send(self, item: bytes) -> None:
+        view = memoryview(item)
+        while view:
+            try:
+                written = os.write(self._fd, view)
+            except BlockingIOError:
+                await anyio.wait_writable(self._fd)
+                continue
+            except (BrokenPipeError, ConnectionResetError) as exc:
+                raise anyio.BrokenResourceError from exc
+            view = view[written:]
+
+    async def aclose(self) -> None:
+        with contextlib.suppress(OSError):
+            os.close(self._fd)
+
+
+class StdioChannel(_LineChannel):
+    """Our own stdin/stdout, claimed for the protocol.
+
+    fd 1 is re-pointed at stderr so that a stray print (ours or a library's) cannot corrupt the JSON-RPC
+    stream the agent reads.
+    """
+
+    def __init__(self) -> None:
+        stdin = os.dup(0)
+        stdout = os.dup(1)
+        os.dup2(2, 1)
+        sys.stdout = sys.stderr
+        super().__init__(_FdReceive(stdin), _FdSend(stdout))
+
+
+class ProcessChannel(_LineChannel):
+    """A backend server spawned as a child, speaking over its stdin/stdout; its stderr stays ours."""
+
+    def __init__(self, process: anyio.abc.Process, argv: Sequence[str]) -> None:
+        assert process.stdout is not None and process.stdin is not None
+        super().__init__(process.stdout, process.stdin)
+        self.process = process
+        self.argv = list(argv)
+
+    def describe_exit(self) -> str:
+        code = self.process.returncode
+        if code is None:
+            return "the backend closed its stdout"
+        if code < 0:
+            with contextlib.suppress(ValueError):
+                return f"the backend was killed by {signal.Signals(-code).name}"
+        return f"the backend exited with code {code}"
+
+    async def aclose(self) -> None:
+        await super().aclose()
+        with anyio.CancelScope(shield=True):
+            with anyio.move_on_after(2):
+                await self.process.wait()
+                return
+            with contextlib.suppress(ProcessLookupError):
+                self.process.terminate()
+            with anyio.move_on_after(2):
+                await self.process.wait()
+                return
+            with contextlib.suppress(ProcessLookupError):
+                self.process.kill()
+            await self.process.wait()
+
+
+async def open_process_channel(
+    argv: Sequence[str], env: Mapping[str, str] | None = None, cwd: str | None = None
+) -> ProcessChannel:
+    """Spawn the backend; a missing or non-executable command is a clear BackendError."""
+    try:
+        process = await anyio.open_process(
+            list(argv),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=None,
+            env={**os.environ, **env} if env else None,
+            cwd=cwd,
+            start_new_session=True,
+        )
+    except FileNotFoundError as exc:
+        raise BackendError(
+            f"cannot start the backend: command {argv[0]!r} was not found; check the command after '--' "
+            "and that it is on PATH"
+        ) from exc
+    except PermissionError as exc:
+        raise BackendError(
+            f"cannot start the backend: {argv[0]!r} is not executable ({exc.strerror})"
+        ) from exc
+    except OSError as exc:
+        raise BackendError(f"cannot start the backend {argv[0]!r}: {exc}") from exc
+    return ProcessChannel(process, argv)
+
+
+class SessionMessageChannel:
+    """Adapts the SDK's `SessionMessage` streams (streamable HTTP) to plain dicts."""
+
+    def __init__(self, read: Any, write: Any, *, server_side: bool = False) -> None:
+        from mcp.shared.message import ServerMessageMetadata, SessionMessage
+        from mcp_types import JSONRPCMessage
+        from pydantic import TypeAdapter
+
+        self._read = read
+        self._write = write
+        self._adapter: TypeAdapter[Any] = TypeAdapter(JSONRPCMessage)
+        self._session_message = SessionMessage
+        self._metadata = ServerMessageMetadata if server_side else None
+
+    async def receive(self) -> Message | Invalid:
+        try:
+            item = await self._read.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError) as exc:
+            raise ChannelClosed from exc
+        if isinstance(item, Exception):
+            return Invalid(f"Parse error: {item}")
+        dumped: Message = item.message.model_dump(by_alias=True, mode="json", exclude_unset=True)
+        return dumped
+
+    async def send(self, message: Message, related_request_id: Any = None) -> None:
+        try:
+            model = self._adapter.validate_python(message)
+        except Exception as exc:  # a message the SDK transport cannot carry
+            raise BackendError(f"cannot encode message for streamable HTTP: {exc}") from exc
+        metadata = None
+        if self._metadata is not None and related_request_id is not None:
+            metadata = self._metadata(related_request_id=related_request_id)
+        try:
+            await self._write.send(self._session_message(model, metadata=metadata))
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
+            raise ChannelClosed from exc
+
+    async def aclose(self) -> None:
+        with contextlib.suppress(Exception):
+            await self._write.aclose()
+
+
+@contextlib.asynccontextmanager
+async def http_backend(url: str, headers: Mapping[str, str], timeout: float | None) -> AsyncIterator[Channel]:
+    """Connect to a streamable-HTTP backend."""
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    http_timeout = httpx2.Timeout(30.0, read=timeout if timeout else 300.0)
+    async with (
+        httpx2.AsyncClient(headers=dict(headers), timeout=http_timeout, follow_redirects=False) as client,
+        streamable_http_client(url, http_client=client) as (read, write),
+    ):
+        yield SessionMessageChannel(read, write)

@@ -1,0 +1,278 @@
+"""`mcpsqueeze wrap`: build the shared services, open the frontend, relay until the agent leaves."""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import socket
+import sys
+import urllib.parse
+import uuid
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import anyio
+import anyio.abc
+
+from .._errors import BackendError, RecoveryError
+from ..pipeline import Pipeline, Stage
+from ..recovery import FileStore, MemoryCache, RecoveryStore, clean_directory
+from ..settings import Settings
+from ..stages import DedupStage, ShrinkStage, Workers
+from ..stats import Accountant, render_summary
+from ._channels import Channel, SessionMessageChannel, StdioChannel, http_backend, open_process_channel
+from ._relay import Relay, SessionServices
+
+__all__ = ["build_services", "new_pipeline", "open_backend", "run_wrap"]
+
+
+def build_store(settings: Settings) -> RecoveryStore | None:
+    if not (settings.shrink or settings.dedup):
+        return None
+    memory = files = None
+    if settings.recovery in ("memory", "both"):
+        memory = MemoryCache(settings.cache_ttl, settings.cache_entries, settings.cache_bytes)
+    if settings.recovery in ("files", "both"):
+        try:
+            files = FileStore(settings.recovery_dir)
+        except RecoveryError as exc:
+            if memory is None:
+                raise
+            print(f"mcpsqueeze: recovery files disabled: {exc}", file=sys.stderr)
+    return RecoveryStore(memory, files)
+
+
+def build_services(settings: Settings) -> SessionServices:
+    return SessionServices(
+        accountant=Accountant(settings.stats_file),
+        store=build_store(settings),
+        workers=Workers(settings.jobs),
+        server_name=settings.server_name,
+        timeout=settings.timeout,
+    )
+
+
+def new_pipeline(settings: Settings, services: SessionServices, mode: str = "mcp") -> Pipeline:
+    """The stages of one session, in the contract's order: dedup, then shrink."""
+    stages: list[Stage] = []
+    store = services.store
+    recover_tool = "squeeze_recover" if mode == "mcp" else None
+    if store is not None and settings.dedup:
+        stages.append(DedupStage(store, services.workers, services.accountant.count, recover_tool))
+    if store is not None and settings.shrink:
+        stages.append(
+            ShrinkStage(store, services.workers, settings.budget, "mcp" if mode == "mcp" else "shell")
+        )
+    return Pipeline(stages)
+
+
+def _check_reachable(url: str, timeout: float = 5.0) -> None:
+    parts = urllib.parse.urlsplit(url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        with socket.create_connection((parts.hostname or "localhost", port), timeout=timeout):
+            pass
+    except OSError as exc:
+        raise BackendError(
+            f"cannot reach the backend at {url}: {exc.strerror or exc}; "
+            "check the URL and that the server runs"
+        ) from exc
+
+
+@contextlib.asynccontextmanager
+async def open_backend(settings: Settings) -> AsyncIterator[Channel]:
+    if settings.is_url:
+        async with http_backend(settings.target[0], settings.headers, settings.timeout) as channel:
+            yield channel
+        return
+    channel = await open_process_channel(settings.target)
+    try:
+        yield channel
+    finally:
+        await channel.aclose()
+
+
+async def _sweep_forever(settings: Settings) -> None:
+    """Retention: sweep our own recovery directory at start and hourly."""
+    if settings.retention is None or settings.recovery == "memory":
+        return
+    while True:
+        try:
+            report = await anyio.to_thread.run_sync(
+                clean_directory, settings.recovery_dir, settings.retention
+            )
+            if report.deleted:
+                print(f"mcpsqueeze: retention removed {len(report.deleted)} old original(s)", file=sys.stderr)
+        except (RecoveryError, OSError) as exc:
+            print(f"mcpsqueeze: retention sweep skipped: {exc}", file=sys.stderr)
+        await anyio.sleep(3600)
+
+
+async def _relay_stdio(settings: Settings, services: SessionServices) -> int:
+    front = StdioChannel()
+    async with open_backend(settings) as back:
+        relay = Relay(
+            front, back, new_pipeline(settings, services), services, recover_tool=_recover(settings)
+        )
+        return await relay.run()
+
+
+def _recover(settings: Settings) -> str | None:
+    return "squeeze_recover" if (settings.shrink or settings.dedup) else None
+
+
+async def run_wrap(settings: Settings) -> int:
+    """Run the proxy; the summary always reaches stderr, whatever ends the session."""
+    if settings.is_url:
+        await anyio.to_thread.run_sync(_check_reachable, settings.target[0])
+    services = build_services(settings)
+    code = 0
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(_sweep_forever, settings)
+            if settings.transport == "stdio":
+                tg.start_soon(_on_signals, tg.cancel_scope.cancel)
+                code = await _relay_stdio(settings, services)
+            else:
+                code = await _serve_http(settings, services)
+            tg.cancel_scope.cancel()
+    finally:
+        totals = services.accountant.close()
+        print(render_summary(totals), file=sys.stderr)
+    return code
+
+
+async def _on_signals(stop: Callable[[], None]) -> None:
+    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async for _ in signals:
+            stop()
+            return
+
+
+# -- streamable HTTP frontend ---------------------------------------------------------------------------
+
+
+class HttpFrontend:
+    """A minimal session manager: each HTTP session gets its own backend connection and relay."""
+
+    def __init__(self, settings: Settings, services: SessionServices, tg: anyio.abc.TaskGroup) -> None:
+        from mcp.server.transport_security import TransportSecuritySettings
+
+        self.settings = settings
+        self.services = services
+        self.tg = tg
+        self.sessions: dict[str, Any] = {}
+        self.exit_code = 0
+        loopback = settings.host in ("127.0.0.1", "localhost", "::1")
+        self.security = TransportSecuritySettings(
+            enable_dns_rebinding_protection=loopback,
+            allowed_hosts=["127.0.0.1", "127.0.0.1:*", "localhost", "localhost:*", "[::1]", "[::1]:*"],
+            allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
+        )
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, StreamableHTTPServerTransport
+        from starlette.requests import Request
+        from starlette.responses import JSONResponse
+
+        if scope["type"] != "http":
+            return
+        request = Request(scope, receive)
+        session_id = request.headers.get(MCP_SESSION_ID_HEADER)
+        if session_id is not None:
+            transport = self.sessions.get(session_id)
+            if transport is None:
+                response = JSONResponse(
+                    {"jsonrpc": "2.0", "id": None, "error": {"code": -32001, "message": "Session not found"}},
+                    status_code=404,
+                )
+                await response(scope, receive, send)
+                return
+            await transport.handle_request(scope, receive, send)
+            return
+        if request.method != "POST":
+            response = JSONResponse(
+                {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "Missing session ID"}},
+                status_code=400,
+            )
+            await response(scope, receive, send)
+            return
+        transport = StreamableHTTPServerTransport(
+            mcp_session_id=uuid.uuid4().hex, security_settings=self.security
+        )
+        assert transport.mcp_session_id is not None
+        self.sessions[transport.mcp_session_id] = transport
+        await self.tg.start(self._run_session, transport)
+        await transport.handle_request(scope, receive, send)
+
+    async def _run_session(self, transport: Any, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
+        try:
+            async with transport.connect() as (read, write):
+                task_status.started()
+                front = SessionMessageChannel(read, write, server_side=True)
+                pipeline = new_pipeline(self.settings, self.services)
+                try:
+                    async with open_backend(self.settings) as back:
+                        relay = Relay(
+                            front, back, pipeline, self.services, recover_tool=_recover(self.settings)
+                        )
+                        code = await relay.run()
+                except BackendError as exc:
+                    relay = Relay(
+                        front, None, pipeline, self.services, recover_tool=None, dead_reason=str(exc)
+                    )
+                    code = await relay.run()
+                self.exit_code = self.exit_code or code
+        finally:
+            self.sessions.pop(transport.mcp_session_id, None)
+            with anyio.CancelScope(shield=True):
+                await transport.terminate()
+
+
+def _uvicorn_server(config: Any) -> Any:
+    """uvicorn's server without its own signal handling: ours stops it gracefully and prints the summary."""
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self) -> Any:
+            yield
+
+    return Server(config)
+
+
+async def _serve_http(settings: Settings, services: SessionServices) -> int:
+    import uvicorn
+    from starlette.applications import Starlette
+    from starlette.routing import Route
+
+    if not settings.is_url:
+        import shutil
+
+        if shutil.which(settings.target[0]) is None:
+            raise BackendError(f"cannot start the backend: command {settings.target[0]!r} was not found")
+    sock = socket.socket(socket.AF_INET6 if ":" in settings.host else socket.AF_INET)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((settings.host, settings.port))
+    sock.listen(128)
+    port = sock.getsockname()[1]
+    async with anyio.create_task_group() as tg:
+        frontend = HttpFrontend(settings, services, tg)
+        app = Starlette(routes=[Route("/mcp", endpoint=frontend, methods=["GET", "POST", "DELETE"])])
+        config = uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=2)
+        server = _uvicorn_server(config)
+
+        def stop() -> None:
+            server.should_exit = True
+
+        tg.start_soon(_on_signals, stop)
+        print(
+            f"mcpsqueeze: serving streamable HTTP on http://{settings.host}:{port}/mcp",
+            file=sys.stderr,
+            flush=True,
+        )
+        try:
+            await server.serve(sockets=[sock])
+        finally:
+            tg.cancel_scope.cancel()
+    return frontend.exit_code

@@ -1,0 +1,209 @@
+"""Originals on disk: a private directory and crash-safe, no-follow writes into it.
+
+Files let an original outlive the memory cache and be read by the shell shim. A result's
+preview is only returned after its file is complete, so the write is tmp + fsync + rename:
+a reader sees the whole original or no file at all.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import stat
+from pathlib import Path
+
+from mcpsqueeze._errors import RecoveryError
+
+from ._ids import RESPONSE_ID_RE, final_name, tmp_name
+from ._scoped import read_member
+
+__all__ = ["FileStore", "check_private_dir", "ensure_private_dir", "open_private_dir"]
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_TMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+
+_CAUSES = {
+    errno.ENOSPC: "the disk is full",
+    errno.EDQUOT: "the disk quota is exceeded",
+    errno.EROFS: "the file system is read-only",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "operation not permitted",
+    errno.EEXIST: "a file with the temporary name already exists",
+    errno.ELOOP: "a symlink sits at the temporary name",
+}
+
+
+def _cause(exc: OSError) -> str:
+    known = _CAUSES.get(exc.errno or 0)
+    detail = exc.strerror or str(exc)
+    return f"{known} ({detail})" if known else detail
+
+
+def check_private_dir(st: os.stat_result, path: Path) -> None:
+    """Refuse a directory another user could plant files in or swap out."""
+    if stat.S_ISLNK(st.st_mode):
+        raise RecoveryError(
+            f"The recovery directory {path} is a symlink; refusing to follow it. "
+            "Point mcpsqueeze at the real directory, or remove the link."
+        )
+    if not stat.S_ISDIR(st.st_mode):
+        raise RecoveryError(
+            f"The recovery directory {path} is not a directory; "
+            "remove it or choose another recovery directory."
+        )
+    uid = os.geteuid()
+    if st.st_uid != uid:
+        raise RecoveryError(
+            f"The recovery directory {path} is owned by uid {st.st_uid}, not by you (uid {uid}); "
+            "choose a recovery directory of your own."
+        )
+    if st.st_mode & 0o022:
+        raise RecoveryError(
+            f"The recovery directory {path} is writable by group or others "
+            f"(mode {stat.S_IMODE(st.st_mode):04o}); run `chmod 700 {path}` or choose another directory."
+        )
+
+
+def ensure_private_dir(path: Path, create: bool = True) -> Path:
+    """Create (0700) or check the recovery directory and return its resolved absolute path."""
+    path = Path(os.path.abspath(path))
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        if not create:
+            raise RecoveryError(
+                f"The recovery directory {path} does not exist; create it (mode 0700) or choose another."
+            ) from None
+        _create(path)
+        st = os.lstat(path)
+    except OSError as exc:
+        raise RecoveryError(f"Cannot inspect the recovery directory {path}: {_cause(exc)}.") from exc
+    check_private_dir(st, path)
+    return Path(os.path.realpath(path))
+
+
+def _create(path: Path) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        return  # Someone else made it meanwhile; the caller checks whatever is there now.
+    except OSError as exc:
+        raise RecoveryError(
+            f"Cannot create the recovery directory {path}: {_cause(exc)}. Choose a writable location."
+        ) from exc
+    # The umask may have narrowed 0700 (e.g. 0500); we just made it, so set exactly 0700.
+    fd = os.open(path, _DIR_FLAGS)
+    try:
+        os.fchmod(fd, 0o700)
+    finally:
+        os.close(fd)
+
+
+def open_private_dir(path: Path) -> int:
+    """Open the directory no-follow and re-check it, so a later swap cannot redirect our writes."""
+    try:
+        fd = os.open(path, _DIR_FLAGS)
+    except OSError as exc:
+        if os.path.islink(path):
+            raise RecoveryError(f"The recovery directory {path} has been replaced by a symlink.") from exc
+        raise RecoveryError(f"Cannot open the recovery directory {path}: {_cause(exc)}.") from exc
+    try:
+        check_private_dir(os.fstat(fd), path)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+class FileStore:
+    """Writes and reads originals as ``<directory>/mcpsqueeze-<id>.json``.
+
+    The directory is re-opened (no-follow) and re-checked for every operation rather than held
+    open, so that a directory removed by a tmp cleaner is recreated instead of written into
+    after it was unlinked.
+    """
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = ensure_private_dir(directory)
+
+    def path_for(self, response_id: str) -> Path:
+        """Where the original of ``response_id`` is (or would be) stored."""
+        _require_id(response_id)
+        return self.directory / final_name(response_id)
+
+    def write(self, response_id: str, original: bytes) -> Path:
+        """Store an original completely, or raise RecoveryError and leave no final file."""
+        final = self.path_for(response_id)
+        tmp = tmp_name(response_id)
+        dir_fd = self._open_dir()
+        try:
+            try:
+                fd = os.open(tmp, _TMP_FLAGS, 0o600, dir_fd=dir_fd)
+            except OSError as exc:
+                # Not ours (O_EXCL/O_NOFOLLOW said so): leave it alone.
+                raise self._failed(response_id, exc) from exc
+            try:
+                try:
+                    os.fchmod(fd, 0o600)
+                    view = memoryview(original)
+                    while view:
+                        view = view[os.write(fd, view) :]
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+                os.rename(tmp, final.name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+            except OSError as exc:
+                _unlink_quietly(tmp, dir_fd)
+                raise self._failed(response_id, exc) from exc
+            _fsync_dir(dir_fd, final.name)
+        finally:
+            os.close(dir_fd)
+        return final
+
+    def read(self, response_id: str) -> bytes:
+        """Return a stored original; RecoveryError when there is none."""
+        if not RESPONSE_ID_RE.match(response_id):
+            raise RecoveryError(
+                f"{response_id!r} is not a response id (32 lowercase hex characters); "
+                "copy response_id from the truncation record."
+            )
+        dir_fd = self._open_dir()
+        try:
+            return read_member(dir_fd, final_name(response_id), self.directory, response_id)
+        finally:
+            os.close(dir_fd)
+
+    def _open_dir(self) -> int:
+        if not os.path.lexists(self.directory):
+            ensure_private_dir(self.directory)
+        return open_private_dir(self.directory)
+
+    def _failed(self, response_id: str, exc: OSError) -> RecoveryError:
+        return RecoveryError(
+            f"Could not store the original of response {response_id} in {self.directory}: {_cause(exc)}. "
+            "Free some space, fix the directory's permissions, or choose another recovery directory."
+        )
+
+
+def _require_id(response_id: str) -> None:
+    if not RESPONSE_ID_RE.match(response_id):
+        raise ValueError(f"not a response id: {response_id!r}")
+
+
+def _unlink_quietly(name: str, dir_fd: int) -> None:
+    # Already gone, or the same failure again: clean removes stale tmp files later.
+    with contextlib.suppress(OSError):
+        os.unlink(name, dir_fd=dir_fd)
+
+
+def _fsync_dir(dir_fd: int, name: str) -> None:
+    """Make the rename durable; undo it if that fails so no unsynced file is reported stored."""
+    try:
+        os.fsync(dir_fd)
+    except OSError as exc:
+        if exc.errno in (errno.EINVAL, errno.ENOTSUP):
+            return  # The file system cannot sync directories; the rename is as durable as it gets.
+        _unlink_quietly(name, dir_fd)
+        raise RecoveryError(f"Could not make the recovery file {name} durable: {_cause(exc)}.") from exc

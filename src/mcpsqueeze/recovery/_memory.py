@@ -1,0 +1,145 @@
+"""The bounded in-memory store of originals, the first place recovery looks.
+
+Bounded three ways (age, count, bytes) because a proxy runs for hours and must not grow
+with every large result. Ids that were dropped are remembered for a while so that a late
+request hears *why* the original is gone, not just that the id is unknown.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from mcpsqueeze._errors import RecoveryError
+
+from ._ids import RESPONSE_ID_RE
+
+__all__ = ["MemoryCache"]
+
+_TOMBSTONES = 1024
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    original: bytes
+    stored_at: float
+
+
+class MemoryCache:
+    """Thread-safe LRU of recent originals, keyed by response id."""
+
+    def __init__(
+        self,
+        ttl: float = 300.0,
+        max_entries: int = 32,
+        max_bytes: int = 32 * 1024 * 1024,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if ttl <= 0 or max_entries < 1 or max_bytes < 1:
+            raise ValueError("ttl, max_entries and max_bytes must all be positive")
+        self.ttl = ttl
+        self.max_entries = max_entries
+        self.max_bytes = max_bytes
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._entries: OrderedDict[str, _Entry] = OrderedDict()
+        self._bytes = 0
+        # id -> reason it left; bounded so that a long session cannot grow it without limit.
+        self._gone: OrderedDict[str, str] = OrderedDict()
+
+    def put(self, response_id: str, original: bytes) -> bool:
+        """Store an original; False when it alone is larger than the whole cache."""
+        if not RESPONSE_ID_RE.match(response_id):
+            raise ValueError(f"not a response id: {response_id!r}")
+        with self._lock:
+            self._drop(response_id, None)
+            if len(original) > self.max_bytes:
+                self._remember(response_id, "too_big")
+                return False
+            self._expire(self._clock())
+            while self._entries and (
+                len(self._entries) >= self.max_entries or self._bytes + len(original) > self.max_bytes
+            ):
+                oldest = next(iter(self._entries))
+                self._drop(oldest, "evicted")
+            self._entries[response_id] = _Entry(original, self._clock())
+            self._bytes += len(original)
+            self._gone.pop(response_id, None)
+            return True
+
+    def get(self, response_id: str) -> bytes:
+        """Return the original, or raise RecoveryError saying why it is not here."""
+        with self._lock:
+            now = self._clock()
+            entry = self._entries.get(response_id)
+            if entry is not None and now - entry.stored_at >= self.ttl:
+                self._drop(response_id, "expired")
+                entry = None
+            if entry is not None:
+                self._entries.move_to_end(response_id)
+                return entry.original
+            reason = self._gone.get(response_id)
+        raise RecoveryError(self._message(response_id, reason))
+
+    def __len__(self) -> int:
+        with self._lock:
+            self._expire(self._clock())
+            return len(self._entries)
+
+    @property
+    def total_bytes(self) -> int:
+        """Bytes held by entries that have not expired."""
+        with self._lock:
+            self._expire(self._clock())
+            return self._bytes
+
+    def _expire(self, now: float) -> None:
+        # Entries are in insertion order except for LRU moves, so scan them all; there are few.
+        for key in [k for k, e in self._entries.items() if now - e.stored_at >= self.ttl]:
+            self._drop(key, "expired")
+
+    def _drop(self, response_id: str, reason: str | None) -> None:
+        entry = self._entries.pop(response_id, None)
+        if entry is not None:
+            self._bytes -= len(entry.original)
+            if reason is not None:
+                self._remember(response_id, reason)
+
+    def _remember(self, response_id: str, reason: str) -> None:
+        self._gone[response_id] = reason
+        self._gone.move_to_end(response_id)
+        while len(self._gone) > _TOMBSTONES:
+            self._gone.popitem(last=False)
+
+    def _message(self, response_id: str, reason: str | None) -> str:
+        fallback = (
+            "If the truncation record names an original_response_file, read that file "
+            "(`mcpsq recover <response id>`); otherwise call the tool again."
+        )
+        if not RESPONSE_ID_RE.match(response_id):
+            return (
+                f"{response_id!r} is not a response id (32 lowercase hex characters); "
+                "copy response_id from the truncation record."
+            )
+        if reason == "expired":
+            return (
+                f"Response {response_id} expired after {self.ttl:g} s; its original is no longer "
+                f"in memory. {fallback}"
+            )
+        if reason == "evicted":
+            return (
+                f"Response {response_id} was evicted from memory to make room for newer results "
+                f"(the cache keeps at most {self.max_entries} results / {self.max_bytes} bytes). {fallback}"
+            )
+        if reason == "too_big":
+            return (
+                f"Response {response_id} was too large to keep in memory "
+                f"(more than {self.max_bytes} bytes). {fallback}"
+            )
+        return (
+            f"Unknown response id {response_id}: this proxy holds no such response in memory "
+            f"(it may come from another session or a restarted proxy). {fallback}"
+        )

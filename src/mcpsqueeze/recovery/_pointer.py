@@ -1,0 +1,95 @@
+"""Selecting one part of a large original: an RFC 6901 JSON pointer or a character window.
+
+Pure and stdlib-only: the shim selects parts too, and a model gets a message that names
+exactly what failed (the segment, the offset), so it can correct its request in one go.
+"""
+
+from __future__ import annotations
+
+import re
+
+from mcpsqueeze._errors import RecoveryError, UsageError
+
+__all__ = ["read_window", "resolve_pointer"]
+
+_INDEX_RE = re.compile(r"^(0|[1-9][0-9]*)\Z")
+_BAD_ESCAPE_RE = re.compile(r"~(?![01])")
+
+
+def _unescape(token: str, pointer: str) -> str:
+    if _BAD_ESCAPE_RE.search(token):
+        raise RecoveryError(
+            f"JSON pointer {pointer!r}: segment {token!r} has a '~' not followed by 0 or 1; "
+            "write '~0' for '~' and '~1' for '/'."
+        )
+    return token.replace("~1", "/").replace("~0", "~")
+
+
+def resolve_pointer(document: object, pointer: str) -> object:
+    """Return the value ``pointer`` names inside ``document`` ("" is the whole document)."""
+    if pointer == "":
+        return document
+    if not pointer.startswith("/"):
+        raise RecoveryError(
+            f"JSON pointer {pointer!r} must be empty (the whole document) or start with '/', "
+            "for example '/items/0/name'."
+        )
+    current = document
+    walked = ""
+    for raw in pointer[1:].split("/"):
+        token = _unescape(raw, pointer)
+        here = f"{walked}/{raw}"
+        if isinstance(current, dict):
+            if token not in current:
+                keys = ", ".join(repr(k) for k in list(current)[:10])
+                more = ", ..." if len(current) > 10 else ""
+                raise RecoveryError(
+                    f"JSON pointer {pointer!r}: no key {token!r} at {walked or 'the root'} "
+                    f"(segment {here!r}); keys there: {keys or 'none'}{more}."
+                )
+            current = current[token]
+        elif isinstance(current, list):
+            if token == "-":
+                raise RecoveryError(
+                    f"JSON pointer {pointer!r}: segment '-' at {walked or 'the root'} names the position "
+                    f"after the last element and cannot be read; use an index from 0 to {len(current) - 1}."
+                )
+            if not _INDEX_RE.match(token):
+                raise RecoveryError(
+                    f"JSON pointer {pointer!r}: segment {here!r} must be an array index (digits without "
+                    f"leading zeros) because {walked or 'the root'} is an array of {len(current)} items."
+                )
+            index = int(token)
+            if index >= len(current):
+                raise RecoveryError(
+                    f"JSON pointer {pointer!r}: index {index} at {walked or 'the root'} is out of range; "
+                    f"the array has {len(current)} items (0 to {len(current) - 1})."
+                )
+            current = current[index]
+        else:
+            kind = "null" if current is None else type(current).__name__
+            raise RecoveryError(
+                f"JSON pointer {pointer!r}: cannot apply segment {here!r} because {walked or 'the root'} "
+                f"is a {kind}, not an object or array; shorten the pointer to {walked!r}."
+            )
+        walked = here
+    return current
+
+
+def read_window(text: str, offset: int = 0, length: int | None = None) -> tuple[str, int]:
+    """Return ``text[offset:offset + length]`` and the total length, so the caller can page on.
+
+    An offset past the end is a usage error (the model asked for text that does not exist);
+    an offset exactly at the end gives an empty window.
+    """
+    total = len(text)
+    if offset < 0:
+        raise UsageError(f"offset must be 0 or more, not {offset}; the text has {total} characters.")
+    if length is not None and length < 0:
+        raise UsageError(f"length must be 0 or more, not {length}; omit it to read to the end.")
+    if offset > total:
+        raise UsageError(
+            f"offset {offset} is past the end of the text ({total} characters); use an offset below {total}."
+        )
+    end = total if length is None else offset + length
+    return text[offset:end], total

@@ -1,0 +1,128 @@
+"""The mount-scoped reader behind ``mcpsq recover ID|PATH``.
+
+The shim runs once per shell command, so this module imports only the standard library,
+``mcpsqueeze._errors`` and the stdlib-only ``_ids``. It reads exactly one kind of file: a regular
+file of ours, directly inside the recovery directory, named like a recovery file; anything else is
+refused rather than followed.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from mcpsqueeze._errors import RecoveryError, RefusedPathError
+
+from ._ids import FINAL_NAME_RE, RESPONSE_ID_RE, final_name
+
+__all__ = ["open_directory", "open_recovery_file", "read_member"]
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+# O_NONBLOCK: opening a FIFO must not hang; O_NOCTTY: a terminal must not become ours.
+_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+_CHUNK = 1 << 20
+
+
+def _refuse(ref: str, directory: Path, why: str) -> RefusedPathError:
+    return RefusedPathError(
+        f"Refused to read {ref!r}: {why}. Only recovery files (mcpsqueeze-<response id>.json) directly "
+        f"inside {directory} can be read; pass the response id from the truncation record instead."
+    )
+
+
+def open_directory(directory: Path) -> int:
+    """Open the directory itself without following a symlink, so the name cannot be redirected."""
+    try:
+        return os.open(directory, _DIR_FLAGS)
+    except FileNotFoundError:
+        raise RecoveryError(
+            f"The recovery directory {directory} does not exist; nothing has been stored there yet, "
+            "or it was removed. Check the recovery directory setting."
+        ) from None
+    except OSError as exc:
+        if os.path.islink(directory):
+            raise RefusedPathError(
+                f"The recovery directory {directory} is a symlink; refusing to follow it. "
+                "Point mcpsqueeze at the real directory."
+            ) from exc
+        raise RecoveryError(f"Cannot open the recovery directory {directory}: {exc.strerror}.") from exc
+
+
+def read_member(dir_fd: int, name: str, directory: Path, ref: str) -> bytes:
+    """Read one recovery file by name relative to an open directory, refusing anything odd.
+
+    The lstat before the open keeps us from even opening a device (opening can have side
+    effects); the fstat after it proves we read the very inode we checked.
+    """
+    if not FINAL_NAME_RE.match(name):
+        raise _refuse(ref, directory, f"the name {name!r} is not a recovery file name")
+    try:
+        before = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        raise RecoveryError(
+            f"There is no recovery file {name} in {directory}. It may have been removed by retention "
+            "cleanup, or the original was never stored to a file; call the tool again to get it."
+        ) from None
+    _check_member(before, ref, directory)
+    try:
+        fd = os.open(name, _FILE_FLAGS, dir_fd=dir_fd)
+    except OSError as exc:
+        raise _refuse(ref, directory, f"it cannot be opened safely ({exc.strerror})") from exc
+    try:
+        after = os.fstat(fd)
+        if (after.st_dev, after.st_ino) != (before.st_dev, before.st_ino):
+            raise _refuse(ref, directory, "it was replaced while being opened")
+        _check_member(after, ref, directory)
+        chunks: list[bytes] = []
+        while chunk := os.read(fd, _CHUNK):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _check_member(st: os.stat_result, ref: str, directory: Path) -> None:
+    if stat.S_ISLNK(st.st_mode):
+        raise _refuse(ref, directory, "it is a symlink")
+    if not stat.S_ISREG(st.st_mode):
+        raise _refuse(ref, directory, "it is not a regular file")
+    if st.st_uid != os.geteuid():
+        raise _refuse(ref, directory, f"it is owned by uid {st.st_uid}, not by you (uid {os.geteuid()})")
+    if st.st_nlink != 1:
+        # Ours are always written fresh and renamed; a hard link could alias any file of the user.
+        raise _refuse(ref, directory, "it has other hard links")
+
+
+def _name_for(directory: Path, ref: str) -> str:
+    """Turn an id, bare name or path into a name directly inside ``directory``, or refuse."""
+    if RESPONSE_ID_RE.match(ref):
+        return final_name(ref)
+    if not ref or "\0" in ref:
+        raise _refuse(ref, directory, "it is empty or contains a NUL byte")
+    path = Path(ref)
+    if ".." in path.parts:
+        raise _refuse(ref, directory, "it contains '..'")
+    if len(path.parts) == 1 and os.sep not in ref:
+        return ref
+    absolute = Path(os.path.abspath(path))
+    # Compared as spelled, not resolved: a parent that only *resolves* to the directory passes
+    # through a symlink (a link to the directory, or a loop inside it), and that is refused.
+    if str(absolute.parent) not in (str(directory), os.path.realpath(directory)):
+        raise _refuse(ref, directory, f"it is in {absolute.parent}, not directly in the recovery directory")
+    return absolute.name
+
+
+def open_recovery_file(directory: Path, ref: str) -> bytes:
+    """Return the bytes of the recovery file named by a response id, bare name or path.
+
+    Raises RefusedPathError for anything that is not one of our files directly inside
+    ``directory``, and RecoveryError when a well-formed reference names no file.
+    """
+    directory = Path(os.path.abspath(directory))
+    name = _name_for(directory, ref)
+    dir_fd = open_directory(directory)
+    try:
+        return read_member(dir_fd, name, directory, ref)
+    finally:
+        os.close(dir_fd)

@@ -1,0 +1,44 @@
+"""Settings: everything the CLI parsed, as one plain object (no I/O)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import platformdirs
+
+__all__ = ["DEFAULT_BUDGET", "MIN_BUDGET", "Settings", "default_recovery_dir"]
+
+DEFAULT_BUDGET = 20_000
+MIN_BUDGET = 1024
+
+
+def default_recovery_dir() -> Path:
+    return Path(platformdirs.user_cache_dir("mcpsqueeze")) / "recovery"
+
+
+@dataclass
+class Settings:
+    target: list[str]  # backend command argv, or [URL]
+    headers: dict[str, str] = field(default_factory=dict)
+    timeout: float | None = None
+    transport: Literal["stdio", "streamable-http"] = "stdio"
+    host: str = "127.0.0.1"
+    port: int = 8765
+    server_name: str = "backend"
+    dedup: bool = True
+    shrink: bool = True
+    budget: int = DEFAULT_BUDGET
+    recovery: Literal["memory", "files", "both"] = "both"
+    recovery_dir: Path = field(default_factory=default_recovery_dir)
+    cache_ttl: float = 300.0
+    cache_entries: int = 32
+    cache_bytes: int = 32 * 1024 * 1024
+    retention: float | None = 24 * 3600.0
+    jobs: int = 4
+    stats_file: Path | None = None
+
+    @property
+    def is_url(self) -> bool:
+        return len(self.target) == 1 and self.target[0].startswith(("http://", "https://"))

@@ -1,0 +1,19 @@
+"""The pure condense engine: text blocks and a character budget in, a preview that fits out.
+
+No I/O, logging, asyncio or environment here: the proxy stores the original and attaches the
+truncation record; this package only decides what to show and renders what the model reads.
+"""
+
+from __future__ import annotations
+
+from mcpsqueeze.shrink._engine import Shrunk, shrink_texts
+from mcpsqueeze.shrink._notice import RecoveryHint, Report, render_message, render_text_marker
+
+__all__ = [
+    "RecoveryHint",
+    "Report",
+    "Shrunk",
+    "render_message",
+    "render_text_marker",
+    "shrink_texts",
+]

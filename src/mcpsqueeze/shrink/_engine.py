@@ -1,0 +1,282 @@
+"""``shrink_texts``: several text blocks, one budget, one truncation record."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from mcpsqueeze._errors import ShrinkError
+from mcpsqueeze.shrink._json import NOT_JSON, Condensed, condense, dumps, parse_strict
+from mcpsqueeze.shrink._notice import (
+    MAX_DROPPED_FIELDS,
+    MAX_FIELD_NAME_CHARS,
+    RecoveryHint,
+    Report,
+    render_message,
+    render_text_marker,
+    truncation_record,
+)
+from mcpsqueeze.shrink._text import head_tail
+
+__all__ = ["Shrunk", "shrink_texts"]
+
+_MIN_PREVIEW = 64  # fewer characters than this of a block's own content is no useful preview
+_ATTEMPTS = 6
+_REFILL = 48  # a first preview this far under budget is redone once with the unused room
+
+
+@dataclass(frozen=True)
+class Shrunk:
+    """The presented text blocks, an optional trailing notice block, and the truncation record."""
+
+    texts: list[str]
+    notice: str | None
+    truncation: dict[str, object]
+    report: Report
+
+
+@dataclass(slots=True)
+class _Block:
+    text: str
+    value: object  # parsed JSON, or NOT_JSON for text
+    sibling: bool  # a JSON object free to take the "truncation" key
+    needs_notice: bool  # JSON whose type cannot carry the record
+
+
+def _classify(text: str) -> _Block:
+    value = parse_strict(text)
+    if value is NOT_JSON:
+        return _Block(text, value, sibling=False, needs_notice=False)
+    if type(value) is dict:
+        owned = "truncation" in value
+        return _Block(text, value, sibling=not owned, needs_notice=owned)
+    return _Block(text, value, sibling=False, needs_notice=True)
+
+
+def _allocate(lengths: list[int], floors: list[int], avail: int) -> list[int] | None:
+    """Each block's character target: small blocks whole, the rest split by size; None if the
+    shrunk blocks' floors alone do not fit."""
+    n = len(lengths)
+    targets = list(lengths)
+    open_ = set(range(n))
+    rem = avail
+    while open_:
+        if sum(lengths[i] for i in open_) <= rem:
+            return targets
+        share = rem // len(open_)
+        whole = [i for i in open_ if lengths[i] <= share]
+        if not whole:
+            break
+        for i in whole:
+            open_.remove(i)
+            rem -= lengths[i]
+    floor_total = sum(floors[i] for i in open_)
+    if floor_total > rem:
+        return None
+    spare = rem - floor_total
+    weights = {i: max(1, lengths[i] - floors[i]) for i in open_}
+    weight_total = sum(weights.values())
+    for i in open_:
+        targets[i] = floors[i] + spare * weights[i] // weight_total
+    return targets
+
+
+def _clip_name(name: str) -> str:
+    return name if len(name) <= MAX_FIELD_NAME_CHARS else name[: MAX_FIELD_NAME_CHARS - 1] + "…"
+
+
+@dataclass(slots=True)
+class _Outcome:
+    texts: list[str]
+    shrunk_json: list[tuple[int, str]]  # (block index, compact JSON without the record)
+    kinds: set[str]
+    counters: Condensed
+    strategies: list[str]
+
+
+def _shrink_blocks(
+    blocks: list[_Block],
+    targets: list[int],
+    record_room: int,
+    hint: RecoveryHint,
+    plans: dict[int, list[int]],
+) -> _Outcome:
+    totals = Condensed(None)
+    out = _Outcome([b.text for b in blocks], [], set(), totals, [])
+
+    def marker(omitted: int) -> str:
+        return render_text_marker(omitted, hint)
+
+    for i, block in enumerate(blocks):
+        target = targets[i]
+        if len(block.text) <= target:
+            continue
+        if block.value is NOT_JSON:
+            cut = head_tail(block.text, target, marker)
+            if cut is None or target < _MIN_PREVIEW:
+                raise ShrinkError(
+                    f"A text block of {len(block.text)} characters cannot be previewed in {target} "
+                    "characters next to its recovery marker; raise the budget."
+                )
+            out.texts[i] = cut
+            out.kinds.add("text")
+            out.strategies.append("text:head-tail")
+            continue
+        room = target - (record_room if block.sibling else 0)
+        text = _condense_to(block.value, room, plans)
+        if text is None:
+            raise ShrinkError(
+                f"No preview of a JSON block of {len(block.text)} characters fits in {target} characters "
+                "with its truncation record; raise the budget."
+            )
+        condensed, rendered = text
+        out.kinds.add("json")
+        out.shrunk_json.append((i, rendered))
+        out.texts[i] = rendered
+        totals.intact += condensed.intact
+        totals.items_omitted += condensed.items_omitted
+        totals.keys_omitted += condensed.keys_omitted
+        totals.strings_truncated += condensed.strings_truncated
+        for name in condensed.dropped:
+            totals.dropped.setdefault(name, None)
+        out.strategies.append("json:" + condensed.strategy)
+    return out
+
+
+def _condense_to(value: object, room: int, plans: dict[int, list[int]]) -> tuple[Condensed, str] | None:
+    goal = room
+    for _ in range(_ATTEMPTS):
+        if goal < 2:
+            return None
+        condensed = condense(value, goal, plans)
+        if condensed is None:
+            return None
+        rendered = dumps(condensed.value)
+        if len(rendered) <= room:
+            return condensed, rendered
+        goal -= len(rendered) - room + max(8, room // 50)
+    return None
+
+
+def _record_json(report: Report, hint: RecoveryHint, kind: str) -> str:
+    return ',"truncation":' + dumps(truncation_record(report, hint, kind))
+
+
+def _worst_report(original: int, budget: int) -> Report:
+    return Report(
+        pruned=True,
+        fits=True,
+        original_chars=original,
+        shown_chars=budget,
+        items_omitted=original,
+        keys_omitted=original,
+        strings_truncated=original,
+        dropped_fields=(),
+        strategy="json:items=1000,strings=120,depth=8",
+    )
+
+
+def shrink_texts(texts: list[str], budget: int, hint: RecoveryHint) -> Shrunk | None:
+    """Shrink ``texts`` so that they and the notice fit ``budget`` characters together.
+
+    None when they already fit. Otherwise ``sum(map(len, result.texts)) + len(result.notice or "")``
+    is at most ``budget``; raises ``ShrinkError`` when no useful preview plus notice fits.
+    """
+    original = sum(len(t) for t in texts)
+    if original <= budget:
+        return None
+    blocks = [_classify(t) for t in texts]
+    worst = _worst_report(original, budget)
+    # Room for the record/notice; "mixed" is the longest kind wording.
+    record_room = len(_record_json(worst, hint, "mixed"))
+    notice_room = len(render_message(worst, hint, "mixed"))
+    lengths = [len(t) for t in texts]
+    slack = 0
+    fitted: Shrunk | None = None
+    plans: dict[int, list[int]] = {}  # array sampling orders, kept across attempts
+    for _ in range(_ATTEMPTS):
+        targets = _targets(blocks, lengths, budget - slack, record_room, notice_room)
+        if targets is None:
+            break
+        outcome = _shrink_blocks(blocks, targets, record_room, hint, plans)
+        shrunk = _assemble(blocks, outcome, original, hint)
+        total = sum(len(t) for t in shrunk.texts) + len(shrunk.notice or "")
+        if total <= budget:
+            content = sum(len(t) for t in outcome.texts)
+            reserved = record_room * sum(blocks[i].sibling for i, _ in outcome.shrunk_json)
+            reserved += notice_room if shrunk.notice is not None else 0
+            unused = reserved - (total - content)
+            if fitted is not None or unused <= max(_REFILL, budget // 50):
+                return shrunk
+            # The record was reserved for the worst case; offer its unused room once.
+            fitted = shrunk
+            slack -= unused - _REFILL // 2
+        elif fitted is not None:
+            return fitted
+        else:
+            slack += total - budget + 16
+    if fitted is not None:
+        return fitted
+    raise ShrinkError(
+        f"{len(texts)} text block(s) of {original} characters cannot be previewed with their recovery "
+        f"notice in {budget} characters; raise the budget."
+    )
+
+
+def _targets(
+    blocks: list[_Block], lengths: list[int], avail: int, record_room: int, notice_room: int
+) -> list[int] | None:
+    """Each block's target. Which blocks shrink decides whether a notice is needed, and back."""
+    shrinking = [length > 0 for length in lengths]
+    needs_notice = False
+    targets: list[int] | None = None
+    for _round in range(3):
+        floors = [
+            (record_room if b.sibling else 0) + _MIN_PREVIEW if shrinking[i] else 0
+            for i, b in enumerate(blocks)
+        ]
+        targets = _allocate(lengths, floors, avail - (notice_room if needs_notice else 0))
+        if targets is None:
+            return None
+        shrinking = [lengths[i] > targets[i] for i in range(len(blocks))]
+        wanted = any(shrinking[i] and b.needs_notice for i, b in enumerate(blocks))
+        if wanted == needs_notice:
+            break
+        needs_notice = wanted
+    return targets
+
+
+def _assemble(blocks: list[_Block], outcome: _Outcome, original: int, hint: RecoveryHint) -> Shrunk:
+    kinds = outcome.kinds
+    kind = "mixed" if len(kinds) > 1 else next(iter(kinds), "text")
+    counters = outcome.counters
+    dropped = tuple(_clip_name(name) for name in list(counters.dropped)[:MAX_DROPPED_FIELDS])
+    text_cut = "text" in kinds
+    pruned = text_cut or bool(counters.items_omitted or counters.keys_omitted or counters.strings_truncated)
+    strategy = ";".join(dict.fromkeys(outcome.strategies))
+    shrunk_indexes = {i for i, _ in outcome.shrunk_json}
+    needs_notice = any(blocks[i].needs_notice for i in shrunk_indexes)
+    report = Report(
+        pruned=pruned,
+        fits=True,
+        original_chars=original,
+        shown_chars=0,
+        items_omitted=counters.items_omitted,
+        keys_omitted=counters.keys_omitted,
+        strings_truncated=counters.strings_truncated,
+        dropped_fields=dropped,
+        strategy=strategy,
+    )
+    texts: list[str] = []
+    notice: str | None = None
+    for _ in range(4):  # shown_chars counts itself; settle its digits
+        record = _record_json(report, hint, kind)
+        texts = list(outcome.texts)
+        for i, rendered in outcome.shrunk_json:
+            if blocks[i].sibling:
+                texts[i] = rendered[:-1] + (record if len(rendered) > 2 else record[1:]) + "}"
+        notice = render_message(report, hint, kind) if needs_notice else None
+        shown = sum(len(t) for t in texts) + len(notice or "")
+        if shown == report.shown_chars:
+            break
+        report = replace(report, shown_chars=shown)
+    return Shrunk(texts, notice, truncation_record(report, hint, kind), report)

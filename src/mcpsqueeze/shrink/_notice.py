@@ -1,0 +1,129 @@
+"""The agent-facing words of the engine: the recovery hint, the report, and their one renderer.
+
+Every text a model reads about a shrunk result (the truncation message, the in-text marker and the
+trailing notice) is produced here, so the golden files in ``tests/shrink/golden/`` pin all of it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Literal
+
+__all__ = [
+    "RecoveryHint",
+    "Report",
+    "render_message",
+    "render_text_marker",
+    "truncation_record",
+]
+
+#: How many dropped field names a report may list, and how long each may be, so that the report can
+#: never blow the budget it reports on.
+MAX_DROPPED_FIELDS = 20
+MAX_FIELD_NAME_CHARS = 40
+
+
+@dataclass(frozen=True)
+class RecoveryHint:
+    """Where the original of a shrunk result can be fetched from, and through which door."""
+
+    response_id: str
+    file: str | None
+    mode: Literal["mcp", "shell"]
+    recover_tool: str = "squeeze_recover"
+
+
+@dataclass(frozen=True)
+class Report:
+    """The engine's real counters for one shrunk result (never estimates)."""
+
+    pruned: bool
+    fits: bool
+    original_chars: int
+    shown_chars: int
+    items_omitted: int
+    keys_omitted: int
+    strings_truncated: int
+    dropped_fields: tuple[str, ...] = field(default=())
+    strategy: str = ""
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "pruned": self.pruned,
+            "fits": self.fits,
+            "original_chars": self.original_chars,
+            "shown_chars": self.shown_chars,
+            "items_omitted": self.items_omitted,
+            "keys_omitted": self.keys_omitted,
+            "strings_truncated": self.strings_truncated,
+            "dropped_fields": list(self.dropped_fields),
+            "strategy": self.strategy,
+        }
+
+
+def _plural(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+def _what_was_cut(report: Report, kind: str) -> str:
+    parts: list[str] = []
+    if report.items_omitted:
+        parts.append(_plural(report.items_omitted, "array item", "array items") + " omitted")
+    if report.keys_omitted:
+        parts.append(_plural(report.keys_omitted, "object key", "object keys") + " omitted")
+    if report.strings_truncated:
+        parts.append(_plural(report.strings_truncated, "long string", "long strings") + " cut short")
+    if kind in ("text", "mixed"):
+        parts.append("the middle of long text cut out")
+    if not parts:
+        return "only whitespace removed"
+    if len(parts) > 1:
+        return ", ".join(parts[:-1]) + " and " + parts[-1]
+    return parts[0]
+
+
+def _how_to_recover(hint: RecoveryHint) -> str:
+    if hint.mode == "mcp":
+        args = json.dumps({"response_id": hint.response_id})
+        text = (
+            f"To get the whole original, call the tool {hint.recover_tool} with {args}; "
+            'add "pointer": "/path/in/json" or "offset"/"length" to read one part.'
+        )
+        if hint.file is not None:
+            text += f" Also saved at {hint.file}."
+        return text
+    text = f"To get the whole original, run `mcpsq recover {hint.response_id}`"
+    if hint.file is not None:
+        text += f" (or `jq . {hint.file}`)"
+    return text + "; add `--pointer /a/0/b` to read one part."
+
+
+def render_message(report: Report, hint: RecoveryHint, kind: str) -> str:
+    """The one paragraph a model reads about a shrunk result: what was cut and how to get it back.
+
+    ``kind`` is what was shrunk: ``"json"``, ``"text"`` or ``"mixed"``.
+    """
+    what = _what_was_cut(report, kind)
+    return f"Shrunk from {report.original_chars} chars ({what}; … marks each cut). {_how_to_recover(hint)}"
+
+
+def render_text_marker(omitted_chars: int, hint: RecoveryHint) -> str:
+    """The marker put where the middle of a text block was cut out; ``omitted_chars`` is exact."""
+    if hint.mode == "mcp":
+        how = f"{hint.recover_tool} {json.dumps({'response_id': hint.response_id})}"
+    else:
+        how = f"mcpsq recover {hint.response_id}"
+    return f"[...truncated {omitted_chars} characters; recover with {how}]"
+
+
+def truncation_record(report: Report, hint: RecoveryHint, kind: str) -> dict[str, object]:
+    """The record for ``result._meta.truncation`` and the sibling ``truncation`` key of an object."""
+    record: dict[str, object] = {
+        "message": render_message(report, hint, kind),
+        "response_id": hint.response_id,
+    }
+    if hint.file is not None:
+        record["original_response_file"] = hint.file
+    record["report"] = report.as_dict()
+    return record

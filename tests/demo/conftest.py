@@ -1,0 +1,36 @@
+"""Fixtures for the demo server tests: the anyio backend and how to launch the server."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from mcp import StdioServerParameters
+
+SRC = Path(__file__).resolve().parents[2] / "src"
+
+
+def server_env() -> dict[str, str]:
+    """The test environment, with `src` importable even when mcpsqueeze is not installed."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(SRC), env.get("PYTHONPATH", "")) if p)
+    return env
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def demo_env() -> dict[str, str]:
+    return server_env()
+
+
+@pytest.fixture
+def demo_stdio() -> StdioServerParameters:
+    return StdioServerParameters(
+        command=sys.executable, args=["-m", "mcpsqueeze.demo.server"], env=server_env()
+    )

@@ -1,0 +1,177 @@
+"""`mcpsqueeze wrap` over stdio, spawned as the real CLI, against the bundled demo server.
+
+Parity: everything the proxy does not deliberately change equals the server's own answer, field for field.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rawclient import RawClient, cli, demo_server, text
+
+RECOVER = "squeeze_recover"
+
+
+def _wrap(tmp_path: Path, *extra: str) -> list[str]:
+    return cli("wrap", "--recovery-dir", str(tmp_path / "rec"), *extra, "--", *demo_server())
+
+
+def _exchange(client: RawClient) -> dict[str, Any]:
+    """The same conversation, run directly and through the proxy."""
+    out: dict[str, Any] = {"initialize": client.initialize()}
+    tools = client.result("tools/list")
+    out["tools"] = [t for t in tools["tools"] if t["name"] != RECOVER]
+    out["prompts"] = client.result("prompts/list")
+    out["prompt"] = client.result(
+        "prompts/get", {"name": "summarize_issue", "arguments": {"issue_key": "DEMO-1"}}
+    )
+    out["resources"] = client.result("resources/list")
+    out["templates"] = client.result("resources/templates/list")
+    out["readme"] = client.result("resources/read", {"uri": "demo://readme"})
+    out["echo"] = client.call("echo", {"text": "hi there"})
+    out["add"] = client.call("add", {"a": 2, "b": 40})
+    out["image"] = client.call("image")
+    out["fail"] = client.call("fail", {"message": "nope"})
+    out["unknown_method"] = client.request("no/such/method")
+    out["bad_tool"] = client.request("tools/call", {"name": "no_such_tool", "arguments": {}})
+    out["ping"] = client.result("ping")
+    return out
+
+
+def test_listings_and_small_results_equal_the_servers_own_field_for_field(tmp_path: Path) -> None:
+    with RawClient(demo_server()) as direct:
+        expected = _exchange(direct)
+    with RawClient(_wrap(tmp_path)) as proxied:
+        got = _exchange(proxied)
+    for key in expected:
+        assert got[key] == expected[key], key
+    assert got["add"]["structuredContent"] == {"a": 2, "b": 40, "sum": 42}
+    assert got["fail"]["isError"] is True
+
+
+def test_tools_list_gains_only_the_recover_tool(tmp_path: Path) -> None:
+    with RawClient(_wrap(tmp_path)) as client:
+        client.initialize()
+        names = [t["name"] for t in client.result("tools/list")["tools"]]
+    assert names[-1] == RECOVER
+    assert names.count(RECOVER) == 1
+
+
+def test_a_repeated_large_result_becomes_a_pointer_and_the_tool_still_runs(tmp_path: Path) -> None:
+    stats = tmp_path / "stats.jsonl"
+    with RawClient(_wrap(tmp_path, "--no-shrink", "--stats-file", str(stats))) as client:
+        client.initialize()
+        first = client.call("search_issues", {"query": "dedup"})
+        second = client.call("search_issues", {"query": "dedup"})
+        other = client.call("search_issues", {"query": "different"})
+        code = client.close()
+    assert len(text(first)) > 100_000
+    pointer = text(second)
+    assert pointer.startswith("[mcpsqueeze] identical to the result of call #1 (search_issues), ")
+    assert "tokens not resent" in pointer
+    response_id = second["_meta"]["mcpsqueeze/dedup"]["response_id"]
+    assert response_id in pointer
+    assert text(other) != text(first) and len(text(other)) > 100_000  # different arguments never confused
+    assert code == 0
+    lines = [json.loads(line) for line in stats.read_text().splitlines()]
+    assert [line["action"] for line in lines] == ["passthrough", "dedup", "passthrough"]
+    assert lines[1]["tokens_before"] > 10_000 and lines[1]["tokens_after"] < 200
+    assert "deduplicated     1" in client.stderr
+    assert "tokens saved" in client.stderr
+
+
+def test_a_dedup_pointer_recovers_the_full_content(tmp_path: Path) -> None:
+    with RawClient(_wrap(tmp_path, "--no-shrink")) as client:
+        client.initialize()
+        first = client.call("read_file", {"path": "a.md"})
+        second = client.call("read_file", {"path": "a.md"})
+        response_id = second["_meta"]["mcpsqueeze/dedup"]["response_id"]
+        recovered = client.call(RECOVER, {"response_id": response_id})
+    assert recovered["content"] == first["content"]
+
+
+def test_small_repeated_results_are_not_replaced_by_a_longer_pointer(tmp_path: Path) -> None:
+    with RawClient(_wrap(tmp_path)) as client:
+        client.initialize()
+        one = client.call("echo", {"text": "same"})
+        two = client.call("echo", {"text": "same"})
+    assert one == two
+
+
+def test_no_dedup_turns_dedup_off(tmp_path: Path) -> None:
+    with RawClient(_wrap(tmp_path, "--no-dedup", "--no-shrink")) as client:
+        client.initialize()
+        one = client.call("list_rows", {"table": "t"})
+        two = client.call("list_rows", {"table": "t"})
+        names = [t["name"] for t in client.result("tools/list")["tools"]]
+    assert one == two
+    assert RECOVER not in names  # nothing to recover: a pure pass-through
+
+
+def test_summary_goes_to_stderr_and_never_to_stdout(tmp_path: Path) -> None:
+    client = RawClient(_wrap(tmp_path))
+    client.initialize()
+    client.call("echo", {"text": "x"})
+    assert client.proc.stdin is not None
+    client.proc.stdin.close()
+    assert client.proc.wait(20) == 0
+    assert "mcpsqueeze session summary:" in client.stderr
+    assert "calls proxied    1" in client.stderr
+
+
+def test_sigterm_prints_the_summary_and_exits_cleanly(tmp_path: Path) -> None:
+    import signal
+
+    client = RawClient(_wrap(tmp_path))
+    client.initialize()
+    client.call("echo", {"text": "x"})
+    client.proc.send_signal(signal.SIGTERM)
+    assert client.proc.wait(20) == 0
+    assert "mcpsqueeze session summary:" in client.stderr
+
+
+def test_server_to_client_requests_and_notifications_are_relayed(tmp_path: Path) -> None:
+    seen: list[str] = []
+
+    def answer(message: dict[str, Any]) -> dict[str, Any]:
+        seen.append(message["method"])
+        if message["method"] == "sampling/createMessage":
+            return {"result": {"role": "assistant", "content": {"type": "text", "text": "42"}, "model": "m"}}
+        if message["method"] == "roots/list":
+            return {"result": {"roots": [{"uri": "file:///work", "name": "work"}]}}
+        if message["method"] == "elicitation/create":
+            return {"result": {"action": "accept", "content": {"answer": "yes"}}}
+        return {"error": {"code": -32601, "message": "no"}}
+
+    caps = {"sampling": {}, "roots": {"listChanged": True}, "elicitation": {"form": {}}}
+    with RawClient(_wrap(tmp_path), on_request=answer) as client:
+        client.initialize(caps)
+        client.result("logging/setLevel", {"level": "debug"})
+        sampled = client.call("ask_llm", {"prompt": "meaning of life?"})
+        roots = client.call("list_roots")
+        logged = client.call("log", {"message": "hello log"})
+        progress = client.result(
+            "tools/call",
+            {"name": "sleep", "arguments": {"seconds": 0.2}, "_meta": {"progressToken": "tok-1"}},
+        )
+    assert "42" in text(sampled)
+    assert "file:///work" in text(roots)
+    assert text(logged) == "logged"
+    assert text(progress) == "slept"
+    assert seen[:2] == ["sampling/createMessage", "roots/list"]
+    methods = [n["method"] for n in client.notifications]
+    assert "notifications/message" in methods
+    assert "notifications/progress" in methods
+
+
+@pytest.mark.parametrize("budget", ["100", "1023"])
+def test_a_budget_below_1024_is_a_usage_error(tmp_path: Path, budget: str) -> None:
+    import subprocess
+
+    done = subprocess.run(_wrap(tmp_path, "--budget", budget), capture_output=True, text=True, timeout=30)
+    assert done.returncode == 2
+    assert "at least 1024" in done.stderr

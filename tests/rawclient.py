@@ -1,0 +1,177 @@
+"""A raw JSON-RPC client over a subprocess's stdio, for tests that compare wire messages field for field.
+
+It is deliberately not the SDK client: tests must see exactly the JSON the proxy (or a server) sent,
+including unknown fields, explicit nulls and malformed-input answers.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+PROTOCOL = "2025-11-25"
+
+
+def cli(*args: str) -> list[str]:
+    """argv that runs the real installed CLI entry point."""
+    return [sys.executable, "-m", "mcpsqueeze.cli", *args]
+
+
+def demo_server() -> list[str]:
+    return [sys.executable, "-m", "mcpsqueeze.demo.server"]
+
+
+class RawClient:
+    def __init__(
+        self,
+        argv: Sequence[str],
+        *,
+        env: dict[str, str] | None = None,
+        on_request: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+    ) -> None:
+        self.proc = subprocess.Popen(
+            list(argv),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env={**os.environ, **(env or {})},
+        )
+        self._ids = itertools.count(1)
+        self._responses: dict[Any, dict[str, Any]] = {}
+        self._cond = threading.Condition()
+        self.notifications: list[dict[str, Any]] = []
+        self.on_request = on_request
+        self.stderr_lines: list[str] = []
+        self.closed = False
+        threading.Thread(target=self._read, daemon=True).start()
+        threading.Thread(target=self._read_stderr, daemon=True).start()
+        self.lines: queue.Queue[bytes] = queue.Queue()
+
+    # -- plumbing ------------------------------------------------------------------------------------------
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            if not line.strip():
+                continue
+            message = json.loads(line)
+            if "method" in message and "id" in message:
+                answer = (self.on_request or _refuse)(message)
+                self.send({"jsonrpc": "2.0", "id": message["id"], **answer})
+                continue
+            with self._cond:
+                if "method" in message:
+                    self.notifications.append(message)
+                else:
+                    self._responses[_k(message.get("id"))] = message
+                self._cond.notify_all()
+        with self._cond:
+            self.closed = True
+            self._cond.notify_all()
+
+    def _read_stderr(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.stderr_lines.append(line.decode("utf-8", "replace"))
+
+    @property
+    def stderr(self) -> str:
+        return "".join(self.stderr_lines)
+
+    def send(self, message: dict[str, Any] | bytes) -> None:
+        assert self.proc.stdin is not None
+        data = message if isinstance(message, bytes) else json.dumps(message).encode()
+        self.proc.stdin.write(data + b"\n")
+        self.proc.stdin.flush()
+
+    def wait_response(self, request_id: Any, timeout: float = 30.0) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while _k(request_id) not in self._responses:
+                left = deadline - time.monotonic()
+                if left <= 0 or self.closed:
+                    raise TimeoutError(f"no response to {request_id!r}; stderr:\n{self.stderr}")
+                self._cond.wait(left)
+            return self._responses.pop(_k(request_id))
+
+    def request(
+        self, method: str, params: dict[str, Any] | None = None, timeout: float = 30.0
+    ) -> dict[str, Any]:
+        request_id = next(self._ids)
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        self.send(message)
+        return self.wait_response(request_id, timeout)
+
+    def result(
+        self, method: str, params: dict[str, Any] | None = None, timeout: float = 30.0
+    ) -> dict[str, Any]:
+        response = self.request(method, params, timeout)
+        assert "result" in response, response
+        result: dict[str, Any] = response["result"]
+        return result
+
+    def call(self, tool: str, arguments: dict[str, Any] | None = None, **kw: Any) -> dict[str, Any]:
+        return self.result("tools/call", {"name": tool, "arguments": arguments or {}}, **kw)
+
+    def initialize(self, capabilities: dict[str, Any] | None = None) -> dict[str, Any]:
+        result = self.result(
+            "initialize",
+            {
+                "protocolVersion": PROTOCOL,
+                "capabilities": capabilities or {},
+                "clientInfo": {"name": "rawclient", "version": "1"},
+            },
+        )
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        return result
+
+    def close(self, timeout: float = 20.0) -> int:
+        """Close stdin like an agent leaving; return the exit code."""
+        if self.proc.stdin and not self.proc.stdin.closed:
+            self.proc.stdin.close()
+        try:
+            return self.proc.wait(timeout)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+
+    def __enter__(self) -> RawClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.proc.poll() is None:
+            self.close()
+
+
+def _k(request_id: Any) -> tuple[str, Any]:
+    return (type(request_id).__name__, request_id)
+
+
+def _refuse(message: dict[str, Any]) -> dict[str, Any]:
+    return {"error": {"code": -32601, "message": f"test client does not handle {message['method']}"}}
+
+
+def text(result: dict[str, Any]) -> str:
+    return "\n".join(b["text"] for b in result.get("content", []) if b.get("type") == "text")
+
+
+def wait_for(predicate: Callable[[], Any], timeout: float = 20.0, what: str = "condition") -> Any:
+    """Poll with a deadline instead of sleeping a fixed time."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.02)
+    raise TimeoutError(f"timed out waiting for {what}")

@@ -1,0 +1,83 @@
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import mcpsqueeze.recovery as recovery
+
+PACKAGE_DIR = Path(recovery.__file__).parent
+# Modules the package itself owns; anything else must be stdlib or the shared error tree.
+OWN = {p.stem for p in PACKAGE_DIR.glob("_*.py")} | {"__init__"}
+ALLOWED = set(sys.stdlib_module_names) | {"__future__", "mcpsqueeze._errors"}
+# Files other engineers keep in this directory; the fast path below does not import them.
+NOT_ON_THE_SHIM_PATH = {"_store"}
+
+
+def test_the_public_api_is_exactly_the_documented_names() -> None:
+    assert sorted(recovery.__all__) == sorted(
+        [
+            "RESPONSE_ID_RE",
+            "CleanReport",
+            "FileStore",
+            "MemoryCache",
+            "RecoveryStore",
+            "Stored",
+            "clean_directory",
+            "ensure_private_dir",
+            "new_response_id",
+            "open_recovery_file",
+            "parse_duration",
+            "parse_size",
+            "read_window",
+            "recover_result",
+            "resolve_pointer",
+        ]
+    )
+    assert all(hasattr(recovery, name) for name in recovery.__all__)
+
+
+def _is_type_checking_block(node: ast.AST) -> bool:
+    return isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
+
+
+def _imports(path: Path) -> set[str]:
+    """Every module a file imports at run time (``if TYPE_CHECKING:`` blocks do not run)."""
+    found: set[str] = set()
+    pending: list[ast.AST] = [ast.parse(path.read_text())]
+    while pending:
+        node = pending.pop()
+        if _is_type_checking_block(node):
+            continue
+        pending.extend(ast.iter_child_nodes(node))
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            found.add("." * node.level + (node.module or ""))
+    return found
+
+
+def test_the_recovery_modules_the_shim_loads_import_only_the_standard_library() -> None:
+    for path in sorted(PACKAGE_DIR.glob("*.py")):
+        if path.stem in NOT_ON_THE_SHIM_PATH:
+            continue
+        for name in _imports(path):
+            if name.startswith("."):
+                assert name[1:] in OWN and name[1:] not in NOT_ON_THE_SHIM_PATH, (path.name, name)
+            else:
+                assert name in ALLOWED or name.split(".")[0] in sys.stdlib_module_names, (path.name, name)
+
+
+def test_importing_the_scoped_reader_adds_no_third_party_module_to_the_parent_package() -> None:
+    # Measured against `import mcpsqueeze`, which the shim pays for anyway and is not ours.
+    code = (
+        "import sys, mcpsqueeze; before = set(sys.modules); import mcpsqueeze.recovery._scoped; "
+        "new = {m.split('.')[0] for m in set(sys.modules) - before}; "
+        "print(sorted(new - set(sys.stdlib_module_names) - {'mcpsqueeze'}))"
+    )
+    src = str(PACKAGE_DIR.parent.parent)
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env={"PYTHONPATH": src}
+    )
+    assert result.stdout.strip() == "[]"
