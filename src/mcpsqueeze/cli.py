@@ -48,20 +48,32 @@ def _size(value: str) -> int:
         raise click.BadParameter(str(exc)) from exc
 
 
+def _ours(exc: BaseException) -> MCPSqueezeError | None:
+    """Our error inside (possibly nested) task-group exception groups."""
+    if isinstance(exc, MCPSqueezeError):
+        return exc
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            found = _ours(inner)
+            if found is not None:
+                return found
+    return None
+
+
 def _run(coro_fn: Any, *args: Any) -> int:
     import anyio
 
     try:
         code: int = anyio.run(coro_fn, *args)
         return code
-    except BackendError as exc:
-        click.echo(f"mcpsqueeze: {exc}", err=True)
-        return 3
-    except MCPSqueezeError as exc:
-        click.echo(f"mcpsqueeze: {exc}", err=True)
-        return 2
     except KeyboardInterrupt:
         return 130
+    except BaseException as exc:
+        ours = _ours(exc)
+        if ours is None:
+            raise
+        click.echo(f"mcpsqueeze: {ours}", err=True)
+        return 3 if isinstance(ours, BackendError) else 2
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

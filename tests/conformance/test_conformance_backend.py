@@ -85,3 +85,42 @@ def test_pending_suite(backend_url: str) -> None:
     # for the 2025-03-26 protocol header the scenario sends).
     assert res["scenarios"].get("json-schema-2020-12") == "passed"
     assert res["scenarios"].get("server-sse-polling") in {"passed", "warning"}
+
+
+@pytest.fixture(scope="module")
+def proxy_url(backend_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """`mcpsqueeze wrap` with its streamable-HTTP frontend in front of the same backend."""
+    recovery = tmp_path_factory.mktemp("recovery")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mcpsqueeze.cli", "wrap", "--transport", "streamable-http", "--port", "0"]
+        + ["--recovery-dir", str(recovery), "--", backend_url],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stderr is not None
+        line = proc.stderr.readline()
+        assert "serving streamable HTTP on " in line, line
+        yield line.rsplit(" ", 1)[1].strip()
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def test_the_proxy_passes_exactly_the_scenarios_the_backend_passes(backend_url: str, proxy_url: str) -> None:
+    def run(url: str) -> dict[str, str]:
+        detailed = conformance.run_conformance_detailed(
+            url, PATHS["NODE22"], PATHS["CONFORMANCE_JS"], timeout=120, suite="all"
+        )
+        scenarios: dict[str, str] = detailed["scenarios"]
+        return scenarios
+
+    direct = run(backend_url)
+    proxied = run(proxy_url)
+    assert len(direct) >= 30
+    assert proxied == direct

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -72,17 +73,25 @@ def dumps(message: Message) -> bytes:
         return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
 
 
+_LONG_NUMBER = re.compile(rb"\d{19,}")
+
+
+def _loads(line: bytes) -> Any:
+    # orjson turns integers beyond 64 bits into floats (silently losing digits): such lines, rare, take the
+    # stdlib path, which keeps them exact.
+    if _LONG_NUMBER.search(line) is None:
+        return orjson.loads(line)
+    import json
+
+    return json.loads(line)
+
+
 def parse(line: bytes) -> Message | Invalid:
     """Strictly parse one JSON-RPC line; never raises."""
     try:
-        value = orjson.loads(line)
-    except orjson.JSONDecodeError as exc:
-        import json
-
-        try:  # orjson refuses integers beyond 64 bits, which are valid JSON
-            value = json.loads(line)
-        except (ValueError, RecursionError):
-            return Invalid(f"Parse error: {exc}")
+        value = _loads(line)
+    except (ValueError, RecursionError) as exc:  # orjson.JSONDecodeError and UnicodeDecodeError are ValueErrors
+        return Invalid(f"Parse error: {exc}")
     if not isinstance(value, dict):
         return Invalid("Invalid Request: a JSON-RPC message must be a JSON object")
     if value.get("jsonrpc") != "2.0":

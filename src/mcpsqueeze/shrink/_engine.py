@@ -186,15 +186,22 @@ def shrink_texts(texts: list[str], budget: int, hint: RecoveryHint) -> Shrunk | 
         return None
     blocks = [_classify(t) for t in texts]
     worst = _worst_report(original, budget)
-    # Room for the record/notice; "mixed" is the longest kind wording.
-    record_room = len(_record_json(worst, hint, "mixed"))
-    notice_room = len(render_message(worst, hint, "mixed"))
+    kinds = {"text" if b.value is NOT_JSON else "json" for b in blocks}
+    kind = "mixed" if len(kinds) > 1 else kinds.pop()
+    record_room = len(_record_json(worst, hint, kind))
+    notice_room = len(render_message(worst, hint, kind))
     lengths = [len(t) for t in texts]
     slack = 0
     fitted: Shrunk | None = None
     plans: dict[int, list[int]] = {}  # array sampling orders, kept across attempts
     for _ in range(_ATTEMPTS):
-        targets = _targets(blocks, lengths, budget - slack, record_room, notice_room)
+        targets = _targets(blocks, lengths, budget - slack, record_room, notice_room, hint)
+        if targets is None and sum(b.sibling for b in blocks) > 1:
+            # No room for a record in every object: give the record once, in the notice.
+            for block in blocks:
+                if block.sibling:
+                    block.sibling, block.needs_notice = False, True
+            targets = _targets(blocks, lengths, budget - slack, record_room, notice_room, hint)
         if targets is None:
             break
         outcome = _shrink_blocks(blocks, targets, record_room, hint, plans)
@@ -223,17 +230,23 @@ def shrink_texts(texts: list[str], budget: int, hint: RecoveryHint) -> Shrunk | 
 
 
 def _targets(
-    blocks: list[_Block], lengths: list[int], avail: int, record_room: int, notice_room: int
+    blocks: list[_Block],
+    lengths: list[int],
+    avail: int,
+    record_room: int,
+    notice_room: int,
+    hint: RecoveryHint,
 ) -> list[int] | None:
     """Each block's target. Which blocks shrink decides whether a notice is needed, and back."""
-    shrinking = [length > 0 for length in lengths]
+    floors = [
+        (record_room if b.sibling else 0) + _MIN_PREVIEW
+        if b.value is not NOT_JSON
+        else len(render_text_marker(len(b.text), hint)) + _MIN_PREVIEW + 2
+        for b in blocks
+    ]
     needs_notice = False
     targets: list[int] | None = None
     for _round in range(3):
-        floors = [
-            (record_room if b.sibling else 0) + _MIN_PREVIEW if shrinking[i] else 0
-            for i, b in enumerate(blocks)
-        ]
         targets = _allocate(lengths, floors, avail - (notice_room if needs_notice else 0))
         if targets is None:
             return None

@@ -13,7 +13,7 @@ import json
 import math
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Final
 
 import orjson
@@ -89,6 +89,7 @@ class Limits:
     keys: int  # nested objects with more keys keep this many
     depth: int  # containers at this depth are collapsed into a marker
     share: bool = False  # ``items`` is per mille of each array instead of a count
+    bonus: int = 0  # this many sampled arrays (in document order) keep one item more
 
 
 @dataclass(slots=True)
@@ -104,9 +105,11 @@ class Condensed:
     longest_list: int = 0  # longest array / string the trial visited, to stop searching early
     longest_string: int = 0
     uneven: bool = False  # the arrays sampled differ in length (so per-array shares may do better)
+    limits: Limits | None = None
 
 
 _STRING_SLACK: Final = 16  # a string is only cut when that saves at least a marker's width
+_SHARE_MIN: Final = 6  # in per-mille mode, arrays this short are never sampled
 _GAP_ITEMS: Final = 2  # an array is only sampled when that omits more items than this
 
 
@@ -194,7 +197,9 @@ def _scalar_size(value: object) -> int:
 
 
 def _str_size(text: str) -> int:
-    return len(text) + 2 + text.count('"') + text.count("\\") + text.count("\n")
+    if text.isprintable():
+        return len(text) + 2 + text.count('"') + text.count("\\")
+    return len(dumps(text))  # control characters and lone surrogates: measure the real escapes
 
 
 class _Builder:
@@ -205,6 +210,7 @@ class _Builder:
         "keys_omitted",
         "limit",
         "limits",
+        "bonus",
         "longest_list",
         "longest_string",
         "plans",
@@ -227,6 +233,7 @@ class _Builder:
         self.longest_list = 0
         self.longest_string = 0
         self.sampled_longest = 0
+        self.bonus = limits.bonus
         self.sampled_shortest = _UNLIMITED
 
     def _drop_keys(self, keys: list[str]) -> None:
@@ -279,7 +286,7 @@ class _Builder:
             keep = limits.keys
             names = list(node)
             for key in names[:keep]:
-                self.size += len(key) + 3
+                self.size += _str_size(key) + 1
                 out[key] = value(node[key], depth + 1)
             self._drop_keys(names[keep:])
             marker_key = "…" if "…" not in node else "…more"
@@ -287,7 +294,7 @@ class _Builder:
             self.size += 12 + len(str(n - keep)) + len(marker_key)
         else:
             for key, child in node.items():
-                self.size += len(key) + 3
+                self.size += _str_size(key) + 1
                 out[key] = value(child, depth + 1)
         if self.size > self.limit:
             raise _Overflow
@@ -303,8 +310,15 @@ class _Builder:
             self.size += len(marker) + 2
             self.items_omitted += n
             return marker
-        keep_n = (n * limits.items + 999) // 1000 if limits.share else limits.items
+        if limits.share:  # short arrays stay whole: a gap marker would cost as much as their items
+            keep_n = max((n * limits.items + 999) // 1000, _SHARE_MIN)
+        else:
+            keep_n = limits.items
         whole = n <= keep_n + _GAP_ITEMS
+        if not whole and self.bonus:
+            self.bonus -= 1
+            keep_n += 1
+            whole = n <= keep_n + _GAP_ITEMS
         if not whole:
             if n > self.sampled_longest:
                 self.sampled_longest = n
@@ -362,6 +376,7 @@ def _trial(root: object, limits: Limits, target: int, plans: dict[int, list[int]
     result.longest_list = builder.longest_list
     result.longest_string = builder.longest_string
     result.uneven = builder.sampled_longest * 2 >= builder.sampled_shortest * 3
+    result.limits = limits
     return result
 
 
@@ -443,5 +458,29 @@ def condense(root: object, target: int, plans: dict[int, list[int]] | None = Non
         if found:
             # The most verbatim values; among copies within 10% of that, the one with longest strings.
             most = max(t.intact for _, t in found)
-            return max((t for _, t in found if t.intact >= most * 0.9), key=lambda t: (t.size, t.intact))
+            chosen = max((t for _, t in found if t.intact >= most * 0.9), key=lambda t: (t.size, t.intact))
+            return _fill(root, chosen, target, plans)
     return None
+
+
+def _fill(root: object, best: Condensed, target: int, plans: dict[int, list[int]]) -> Condensed:
+    """Spend what is left of ``target`` on one more item for as many sampled arrays as fit."""
+    limits = best.limits
+    if limits is None or limits.share or best.items_omitted == 0:
+        return best
+    strategy = best.strategy
+    lo, hi = 0, _UNLIMITED  # that many bonus items fit / do not
+    while hi - lo > 1:
+        guess = lo * 2 + 1 if hi == _UNLIMITED else (lo + hi) // 2
+        trial = _trial(root, replace(limits, bonus=guess), target, plans)
+        if trial is None:
+            hi = guess
+        else:
+            lo, best = guess, trial
+            if trial.limits is not None and trial.items_omitted == 0:
+                break
+    if lo:
+        best.strategy = f"{strategy},+1 item in {lo} arrays"
+    else:
+        best.strategy = strategy
+    return best

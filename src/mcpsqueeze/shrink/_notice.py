@@ -105,7 +105,7 @@ def render_message(report: Report, hint: RecoveryHint, kind: str) -> str:
     ``kind`` is what was shrunk: ``"json"``, ``"text"`` or ``"mixed"``.
     """
     what = _what_was_cut(report, kind)
-    return f"Shrunk from {report.original_chars} chars ({what}; … marks each cut). {_how_to_recover(hint)}"
+    return f"Shrunk from {report.original_chars} chars ({what}; markers show where). {_how_to_recover(hint)}"
 
 
 def render_text_marker(omitted_chars: int, hint: RecoveryHint) -> str:

@@ -1,0 +1,94 @@
+#!/bin/sh
+# Container entrypoint: start the mcpsqueeze session proxy and keep `docker stop` clean.
+#
+#   (no arguments) or options     -> mcpsqueeze serve --config ... --recovery-dir ... --socket ... [options]
+#   any other command             -> run that command instead (e.g. `mcpsqueeze-cleanup`, `sh`)
+#
+# - PID 1: re-executes itself under tini when the image has it (Debian base) and nothing else is PID 1
+#   (`docker run --init` makes docker-init PID 1 instead). Without tini this shell stays PID 1.
+#   Either way this shell forwards TERM/INT/HUP to `serve`, waits for it, and exits with its status:
+#   serve exits 0 after printing its summary on SIGTERM, so `docker stop` ends with exit code 0.
+# - umask 077: everything the proxy creates (recovery files, socket) is private to uid 10001.
+# - Read-only root: the socket directory /run/mcpsqueeze is a symlink to /tmp/mcpsqueeze, so only /tmp
+#   needs to be writable (`--read-only --tmpfs /tmp`). The per-server commands (`demo search-issues
+#   --query x`) are written to /run/mcpsqueeze/bin, which is on PATH for `docker exec` shells too.
+#
+# Environment (all optional): MCPSQUEEZE_CONFIG, MCPSQUEEZE_RECOVERY_DIR, MCPSQUEEZE_SOCKET,
+# MCPSQUEEZE_RETENTION (default 24h), MCPSQUEEZE_NO_TINI=1 to keep this shell as PID 1.
+set -eu
+umask 077
+
+if [ "$$" = 1 ] && [ -z "${MCPSQUEEZE_NO_TINI:-}" ] && command -v tini >/dev/null 2>&1; then
+    exec tini -- "$0" "$@"
+fi
+
+case ${1:-} in
+    "" | -*) ;;
+    *) exec "$@" ;;
+esac
+
+say() { printf 'mcpsqueeze-entrypoint: %s\n' "$*" >&2; }
+
+config=${MCPSQUEEZE_CONFIG:-/etc/mcpsqueeze/servers.json}
+recovery=${MCPSQUEEZE_RECOVERY_DIR:-/recovery}
+socket=${MCPSQUEEZE_SOCKET:-/run/mcpsqueeze/session.sock}
+retention=${MCPSQUEEZE_RETENTION:-24h}
+
+if [ ! -r "$config" ]; then
+    say "cannot read the servers config $config; mount one (-v ./servers.json:$config:ro) or set MCPSQUEEZE_CONFIG."
+    exit 2
+fi
+if [ ! -d "$recovery" ] || [ ! -w "$recovery" ]; then
+    say "the recovery directory $recovery is missing or not writable by uid $(id -u)."
+    say "on the host: install -d -m 0700 -o $(id -u) -g $(id -g) DIR, then -v DIR:$recovery"
+    exit 2
+fi
+
+# The socket's directory may be a symlink into /tmp (read-only root); give serve the real path so its
+# private-directory checks see a real 0700 directory. Clients keep using $MCPSQUEEZE_SOCKET.
+runtime=$(dirname "$socket")
+real_runtime=$(readlink -f "$runtime" 2>/dev/null || printf '%s' "$runtime")
+if ! mkdir -p -m 0700 "$real_runtime" 2>/dev/null || [ ! -w "$real_runtime" ]; then
+    say "cannot create $real_runtime for the session socket; on a read-only root add --tmpfs /tmp."
+    exit 2
+fi
+chmod 0700 "$real_runtime"
+real_socket=$real_runtime/$(basename "$socket")
+bindir=$real_runtime/bin
+
+mcpsqueeze serve --config "$config" --recovery-dir "$recovery" --socket "$real_socket" \
+    --retention "$retention" "$@" &
+child=$!
+
+# Install the per-server commands once the session answers (install-commands may ask it which
+# servers exist). Best effort, bounded: the proxy works through `mcpsq SERVER TOOL` regardless.
+(
+    i=0
+    while [ "$i" -lt 120 ]; do
+        kill -0 "$child" 2>/dev/null || exit 0
+        if [ -S "$real_socket" ] && mcpsqueeze install-commands "$bindir" >/dev/null 2>&1; then
+            exit 0
+        fi
+        i=$((i + 1))
+        sleep 0.5
+    done
+    say "could not install the per-server commands in $bindir; use 'mcpsq SERVER TOOL' instead."
+) &
+installer=$!
+
+forward() {
+    kill "-$1" "$child" 2>/dev/null || true
+    kill "$installer" 2>/dev/null || true
+}
+trap 'forward TERM' TERM
+trap 'forward INT' INT
+trap 'forward HUP' HUP
+
+# `wait` returns early when a trapped signal arrives; keep waiting until serve itself has exited.
+status=0
+while :; do
+    if wait "$child"; then status=0; else status=$?; fi
+    kill -0 "$child" 2>/dev/null || break
+done
+kill "$installer" 2>/dev/null || true
+exit "$status"

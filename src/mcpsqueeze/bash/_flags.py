@@ -1,0 +1,475 @@
+"""A tool's input JSON schema as command-line flags, and argv parsed back into tool arguments.
+
+Pure and stdlib-only: no I/O (``--json -`` reads stdin through a callable the caller passes in).
+Every property becomes ``--kebab-name``:
+
+- strings as given; integers and numbers coerced and range-checked; enums checked;
+- booleans ``--flag``, ``--no-flag`` or ``--flag true|false``;
+- arrays by repetition (``--tag a --tag b``) or one JSON array (``--tag '["a","b"]'``), items coerced;
+- objects (and anything without a single type) as JSON;
+- ``--name=value`` works for every flag; ``--json '{...}'`` or ``--json -`` gives the whole input
+  (flags then override its keys); ``--full``, ``--raw`` and ``-h/--help`` are the shim's own.
+
+``$ref`` to local definitions, ``type: [X, "null"]`` and ``anyOf/oneOf [{X}, {"type": "null"}]``
+(pydantic's Optional) are all read as X. Every error is a UsageError whose message says what to type.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Callable
+
+from mcpsqueeze._errors import UsageError
+
+from ._names import NameMap
+
+__all__ = ["CONTROL_FLAGS", "Flag", "ParsedCall", "parse_call", "tool_flags"]
+
+#: Flags the shim keeps for itself; a property with one of these names becomes ``--arg-NAME``.
+CONTROL_FLAGS = frozenset({"json", "full", "raw", "help"})
+
+_INT_RE = re.compile(r"^[+-]?[0-9]+\Z")
+_TRUE = frozenset({"true", "yes", "on", "1"})
+_FALSE = frozenset({"false", "no", "off", "0"})
+_SCALAR_KINDS = ("string", "integer", "number", "boolean")
+_MAX_REF_DEPTH = 32
+_MISSING = object()
+
+
+class Flag:
+    """One property of the input schema, as a flag."""
+
+    __slots__ = (
+        "default",
+        "description",
+        "enum",
+        "has_default",
+        "item",
+        "kind",
+        "name",
+        "nullable",
+        "prop",
+        "required",
+        "schema",
+        "type_label",
+    )
+
+    def __init__(self, name: str, prop: str, schema: dict[str, object], required: bool) -> None:
+        self.name = name
+        self.prop = prop
+        self.schema = schema
+        self.required = required
+        self.kind, self.nullable, self.type_label = _kind_of(schema)
+        self.enum: list[object] | None = _enum_of(schema)
+        self.item: Flag | None = None
+        if self.kind == "array":
+            items = schema.get("items")
+            self.item = Flag(name, prop, items if isinstance(items, dict) else {}, False)
+        self.has_default = "default" in schema
+        self.default = schema.get("default")
+        description = schema.get("description")
+        self.description = description.strip() if isinstance(description, str) else ""
+
+    def __repr__(self) -> str:
+        return f"Flag(--{self.name} -> {self.prop!r}, {self.kind})"
+
+    @property
+    def metavar(self) -> str:
+        """What the help shows after the flag name: ``STRING``, ``fast|slow``, ``JSON``..."""
+        target = self.item if self.item is not None else self
+        if target.enum is not None:
+            return "|".join(_enum_text(v) for v in target.enum)
+        return target.type_label
+
+
+def _enum_text(value: object) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _enum_of(schema: dict[str, object]) -> list[object] | None:
+    enum = schema.get("enum")
+    if isinstance(enum, list) and enum:
+        return [v for v in enum if v is not None] or None
+    if "const" in schema:
+        return [schema["const"]]
+    return None
+
+
+def _kind_of(schema: dict[str, object]) -> tuple[str, bool, str]:
+    """(kind, nullable, label) of a resolved schema; unknown shapes are ``any`` (JSON or text)."""
+    nullable = bool(schema.get("nullable"))
+    declared = schema.get("type")
+    types = [declared] if isinstance(declared, str) else list(declared) if isinstance(declared, list) else []
+    if "null" in types:
+        nullable = True
+        types = [t for t in types if t != "null"]
+    if not types:
+        enum = _enum_of(schema)
+        if enum and all(isinstance(v, str) for v in enum):
+            types = ["string"]
+        elif enum and all(isinstance(v, int) and not isinstance(v, bool) for v in enum):
+            types = ["integer"]
+        elif "properties" in schema:
+            types = ["object"]
+        elif "items" in schema:
+            types = ["array"]
+    if len(types) != 1 or not isinstance(types[0], str):
+        return "any", nullable, "JSON"
+    kind = types[0]
+    if kind in _SCALAR_KINDS:
+        return kind, nullable, "" if kind == "boolean" else kind.upper()
+    if kind == "array":
+        return "array", nullable, "ARRAY"
+    if kind == "object":
+        return "object", nullable, "JSON-OBJECT"
+    return "any", nullable, "JSON"
+
+
+# ----------------------------------------------------------------------------------------- the schema
+def _follow_ref(ref: str, root: dict[str, object]) -> dict[str, object] | None:
+    if not ref.startswith("#"):
+        return None
+    node: object = root
+    for raw in ref[1:].split("/")[1:]:
+        token = raw.replace("~1", "/").replace("~0", "~")
+        if not isinstance(node, dict) or token not in node:
+            return None
+        node = node[token]
+    return node if isinstance(node, dict) else None
+
+
+def _resolve(schema: object, root: dict[str, object], depth: int = 0) -> dict[str, object]:
+    """Inline ``$ref``, single-element ``allOf`` and the null branch of ``anyOf``/``oneOf``.
+
+    Sibling keys (description, default) win over what they refer to, as in JSON Schema 2019+.
+    """
+    if not isinstance(schema, dict) or depth > _MAX_REF_DEPTH:
+        return {}
+    out: dict[str, object] = dict(schema)
+    ref = out.pop("$ref", None)
+    if isinstance(ref, str):
+        target = _follow_ref(ref, root)
+        if target is not None:
+            out = {**_resolve(target, root, depth + 1), **out}
+    all_of = out.get("allOf")
+    if isinstance(all_of, list) and len(all_of) == 1:
+        del out["allOf"]
+        out = {**_resolve(all_of[0], root, depth + 1), **out}
+    for key in ("anyOf", "oneOf"):
+        branches = out.get(key)
+        if not isinstance(branches, list):
+            continue
+        resolved = [_resolve(b, root, depth + 1) for b in branches]
+        non_null = [b for b in resolved if b.get("type") != "null"]
+        if len(non_null) < len(resolved):
+            out["nullable"] = True
+        if len(non_null) == 1:
+            del out[key]
+            out = {**non_null[0], **out}
+        else:
+            out[key] = non_null
+    return out
+
+
+def tool_flags(input_schema: object) -> list[Flag]:
+    """The flags of a tool, in the schema's property order (required ones keep their place)."""
+    root = input_schema if isinstance(input_schema, dict) else {}
+    resolved = _resolve(root, root)
+    properties = resolved.get("properties")
+    if not isinstance(properties, dict):
+        return []
+    required_list = resolved.get("required")
+    required = set(required_list) if isinstance(required_list, list) else set()
+    props = [p for p in properties if isinstance(p, str)]
+    names = NameMap(props)
+    flags: list[Flag] = []
+    used: set[str] = set(CONTROL_FLAGS)
+    renamed: dict[str, str] = {}
+    for command, prop in names.items():
+        name = command
+        if name in CONTROL_FLAGS:
+            name = f"arg-{name}"
+            n = 1
+            while name in used or name in names.commands():
+                n += 1
+                name = f"arg-{command}-{n}"
+        used.add(name)
+        renamed[prop] = name
+    for prop in props:
+        flags.append(Flag(renamed[prop], prop, _resolve(properties[prop], root), prop in required))
+    return flags
+
+
+# -------------------------------------------------------------------------------------------- parsing
+class ParsedCall:
+    """What argv asked for: the tool arguments and the shim's own switches."""
+
+    __slots__ = ("arguments", "full", "help", "raw")
+
+    def __init__(
+        self, arguments: dict[str, object], *, full: bool = False, raw: bool = False, help: bool = False
+    ) -> None:
+        self.arguments = arguments
+        self.full = full
+        self.raw = raw
+        self.help = help
+
+    def __repr__(self) -> str:
+        return f"ParsedCall({self.arguments!r}, full={self.full}, raw={self.raw}, help={self.help})"
+
+
+def _see(prog: str) -> str:
+    return f"see `{prog} --help`"
+
+
+def _describe(flag: Flag) -> str:
+    if flag.kind == "boolean":
+        return "true|false"
+    if flag.kind == "array":
+        assert flag.item is not None
+        return f"array of {_describe(flag.item)}"
+    if flag.enum is not None:
+        return "one of " + ", ".join(_enum_text(v) for v in flag.enum)
+    return {"string": "string", "integer": "integer", "number": "number", "object": "JSON object"}.get(
+        flag.kind, "JSON value"
+    )
+
+
+def _bad(flag: Flag, value: str, expected: str, prog: str) -> UsageError:
+    shown = value if len(value) <= 60 else value[:57] + "..."
+    return UsageError(f"--{flag.name} expects {expected}, got {shown!r}; {_see(prog)}")
+
+
+def _check_number(flag: Flag, number: float, text: str, prog: str) -> None:
+    schema = flag.schema
+    bounds = (
+        ("minimum", lambda limit: number >= limit, ">="),
+        ("maximum", lambda limit: number <= limit, "<="),
+        ("exclusiveMinimum", lambda limit: number > limit, ">"),
+        ("exclusiveMaximum", lambda limit: number < limit, "<"),
+    )
+    for key, ok, op in bounds:
+        limit = schema.get(key)
+        if isinstance(limit, (int, float)) and not isinstance(limit, bool) and not ok(limit):
+            raise _bad(flag, text, f"a number {op} {limit}", prog)
+
+
+def _check_enum(flag: Flag, value: object, text: str, prog: str) -> None:
+    if flag.enum is not None and value not in flag.enum:
+        allowed = ", ".join(_enum_text(v) for v in flag.enum)
+        raise _bad(flag, text, f"one of: {allowed}", prog)
+
+
+def _from_text(flag: Flag, text: str, prog: str) -> object:
+    """Coerce one command-line word to the flag's type, or raise a UsageError saying what fits."""
+    kind = flag.kind
+    if flag.nullable and text == "null" and kind != "string":
+        return None
+    value: object
+    if kind == "string":
+        value = text
+    elif kind == "integer":
+        if not _INT_RE.match(text.strip()):
+            raise _bad(flag, text, "an integer", prog)
+        value = int(text)
+        _check_number(flag, value, text, prog)
+    elif kind == "number":
+        stripped = text.strip()
+        try:
+            value = int(stripped) if _INT_RE.match(stripped) else float(stripped)
+        except ValueError:
+            raise _bad(flag, text, "a number", prog) from None
+        if not math.isfinite(value):
+            raise _bad(flag, text, "a finite number", prog)
+        _check_number(flag, value, text, prog)
+    elif kind == "boolean":
+        lowered = text.strip().lower()
+        if lowered in _TRUE:
+            value = True
+        elif lowered in _FALSE:
+            value = False
+        else:
+            raise _bad(flag, text, "true or false", prog)
+    elif kind == "object":
+        value = _json_or_none(text)
+        if not isinstance(value, dict):
+            raise _bad(flag, text, "a JSON object like '{\"key\": \"value\"}'", prog)
+    else:
+        value = _json_or_none(text, fallback=text)
+    _check_enum(flag, value, text, prog)
+    return value
+
+
+def _json_or_none(text: str, fallback: object = None) -> object:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return fallback
+
+
+def _from_json(flag: Flag, value: object, prog: str) -> object:
+    """Check (and where harmless, coerce) one item that came inside a JSON array."""
+    if isinstance(value, str) and flag.kind != "string":
+        return _from_text(flag, value, prog)
+    ok = {
+        "string": isinstance(value, str),
+        "integer": isinstance(value, int) and not isinstance(value, bool),
+        "number": isinstance(value, (int, float)) and not isinstance(value, bool),
+        "boolean": isinstance(value, bool),
+        "object": isinstance(value, dict),
+        "array": isinstance(value, list),
+    }.get(flag.kind, True)
+    if not ok and not (value is None and flag.nullable):
+        raise _bad(flag, json.dumps(value), _describe(flag), prog)
+    _check_enum(flag, value, json.dumps(value), prog)
+    return value
+
+
+def _array_values(flag: Flag, text: str, prog: str) -> list[object]:
+    assert flag.item is not None
+    item = flag.item
+    if text.lstrip().startswith("["):
+        parsed = _json_or_none(text, fallback=_MISSING)
+        if isinstance(parsed, list):
+            return [_from_json(item, v, prog) for v in parsed]
+        if item.kind != "string":
+            raise _bad(flag, text, f"a JSON array or one {_describe(item)} per --{flag.name}", prog)
+    return [_from_text(item, text, prog)]
+
+
+def _read_json_input(text: str, prog: str) -> dict[str, object]:
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise UsageError(
+            f"--json is not valid JSON ({exc}); pass one JSON object, e.g. --json '{{\"query\": \"x\"}}', "
+            f"or --json - to read it from stdin; {_see(prog)}"
+        ) from None
+    if not isinstance(value, dict):
+        raise UsageError(
+            f"--json must be a JSON object of the tool's arguments, not a {type(value).__name__}; "
+            f"e.g. --json '{{\"query\": \"x\"}}'; {_see(prog)}"
+        )
+    return value
+
+
+def _unknown(word: str, flags: list[Flag], prog: str) -> UsageError:
+    import difflib  # only on this error path: keep the shim's startup small
+
+    known = [f"--{f.name}" for f in flags] + ["--json", "--full", "--raw", "--help"]
+    close = difflib.get_close_matches(word.split("=", 1)[0], known, n=1)
+    hint = f"did you mean {close[0]}? " if close else ""
+    return UsageError(f"unknown flag {word}; {hint}{_see(prog)}")
+
+
+def parse_call(
+    argv: list[str],
+    flags: list[Flag],
+    *,
+    prog: str,
+    read_stdin: Callable[[], str] | None = None,
+) -> ParsedCall:
+    """Turn the words after ``SERVER TOOL`` into tool arguments; raise UsageError on anything off.
+
+    ``prog`` is how the user typed the tool (``mcpsq github search-issues``), for the messages.
+    """
+    if "--help" in argv or "-h" in argv:
+        return ParsedCall({}, help=True)
+    by_name = {f.name: f for f in flags}
+    values: dict[str, object] = {}
+    json_input: dict[str, object] | None = None
+    full = raw = False
+    i = 0
+
+    def is_flag_word(word: str) -> bool:
+        head = word[2:].split("=", 1)[0] if word.startswith("--") else ""
+        return head in by_name or head in CONTROL_FLAGS or (head.startswith("no-") and head[3:] in by_name)
+
+    def take_value(word: str, inline: str | None) -> str:
+        nonlocal i
+        if inline is not None:
+            return inline
+        if i + 1 >= len(argv) or is_flag_word(argv[i + 1]):
+            raise UsageError(f"{word} needs a value; {_see(prog)}")
+        i += 1
+        return argv[i]
+
+    while i < len(argv):
+        word = argv[i]
+        if word == "--":
+            if i + 1 < len(argv):
+                raise UsageError(
+                    f"unexpected argument {argv[i + 1]!r} after '--': every input is a flag; {_see(prog)}"
+                )
+            break
+        if not word.startswith("--"):
+            if word.startswith("-") and not _INT_RE.match(word):
+                raise _unknown(word, flags, prog)
+            raise UsageError(
+                f"unexpected argument {word!r}: every input is a flag, like --name value; {_see(prog)}"
+            )
+        head, eq, tail = word[2:].partition("=")
+        inline = tail if eq else None
+        if head == "json":
+            if json_input is not None:
+                raise UsageError(f"--json given twice; pass one JSON object; {_see(prog)}")
+            text = take_value(word, inline)
+            if text == "-":
+                if read_stdin is None:
+                    raise UsageError(f"--json - needs input on stdin, and none is available; {_see(prog)}")
+                text = read_stdin()
+            json_input = _read_json_input(text, prog)
+        elif head in ("full", "raw"):
+            if inline is not None:
+                raise UsageError(f"--{head} takes no value; {_see(prog)}")
+            if head == "full":
+                full = True
+            else:
+                raw = True
+        elif head in by_name:
+            flag = by_name[head]
+            if flag.kind == "boolean" and flag.enum is None:
+                if inline is not None:
+                    value: object = _from_text(flag, inline, prog)
+                elif i + 1 < len(argv) and argv[i + 1].strip().lower() in ("true", "false"):
+                    i += 1
+                    value = _from_text(flag, argv[i], prog)
+                else:
+                    value = True
+                _store(values, flag, value, prog)
+            elif flag.kind == "array":
+                items = _array_values(flag, take_value(word, inline), prog)
+                existing = values.setdefault(flag.prop, [])
+                assert isinstance(existing, list)
+                existing.extend(items)
+            else:
+                _store(values, flag, _from_text(flag, take_value(word, inline), prog), prog)
+        elif head.startswith("no-") and head[3:] in by_name and by_name[head[3:]].kind == "boolean":
+            if inline is not None:
+                raise UsageError(f"--{head} takes no value; use --{head[3:]} true|false instead; {_see(prog)}")
+            _store(values, by_name[head[3:]], False, prog)
+        else:
+            raise _unknown(word, flags, prog)
+        i += 1
+
+    arguments = dict(json_input or {})
+    if json_input is not None:
+        by_prop = {f.prop: f for f in flags}
+        for key, value in json_input.items():
+            flag = by_prop.get(key)
+            if flag is not None and flag.enum is not None and value is not None:
+                _check_enum(flag, value, json.dumps(value), prog)
+    arguments.update(values)
+    missing = [f for f in flags if f.required and f.prop not in arguments]
+    if missing:
+        listed = ", ".join(f"--{f.name} ({_describe(f)})" for f in missing)
+        raise UsageError(f"missing required {listed}; {_see(prog)}")
+    return ParsedCall(arguments, full=full, raw=raw)
+
+
+def _store(values: dict[str, object], flag: Flag, value: object, prog: str) -> None:
+    if flag.prop in values and values[flag.prop] != value:
+        raise UsageError(f"--{flag.name} given twice with different values; keep one; {_see(prog)}")
+    values[flag.prop] = value

@@ -1,0 +1,106 @@
+"""The session's ``GET /v1/servers`` answer as plain objects: servers, their tools and command names.
+
+Stdlib-only and free of I/O; the shim, the installed entry points and the Just-Bash plugin share it.
+"""
+
+from __future__ import annotations
+
+from ._flags import Flag, tool_flags
+from ._names import NameMap
+
+__all__ = ["Listing", "ServerInfo", "ToolInfo"]
+
+
+class ToolInfo:
+    """One backend tool: its original name, command name, description and input schema."""
+
+    __slots__ = ("_flags", "command", "description", "input_schema", "name", "title")
+
+    def __init__(self, name: str, command: str, description: str, title: str, input_schema: object) -> None:
+        self.name = name
+        self.command = command
+        self.description = description
+        self.title = title
+        self.input_schema = input_schema
+        self._flags: list[Flag] | None = None
+
+    @property
+    def flags(self) -> list[Flag]:
+        if self._flags is None:
+            self._flags = tool_flags(self.input_schema)
+        return self._flags
+
+
+class ServerInfo:
+    """One backend server of the session, up or down, with its tools sorted by command name."""
+
+    __slots__ = ("_names", "error", "name", "status", "tools")
+
+    def __init__(self, name: str, status: str, error: str | None, tools: list[dict[str, object]]) -> None:
+        self.name = name
+        self.status = status
+        self.error = error
+        by_name = {t["name"]: t for t in tools if isinstance(t.get("name"), str)}
+        self._names = NameMap([str(n) for n in by_name])
+        self.tools: list[ToolInfo] = []
+        for command, original in sorted(self._names.items()):
+            raw = by_name[original]
+            description = raw.get("description")
+            title = raw.get("title")
+            self.tools.append(
+                ToolInfo(
+                    original,
+                    command,
+                    description if isinstance(description, str) else "",
+                    title if isinstance(title, str) else "",
+                    raw.get("inputSchema") or {},
+                )
+            )
+
+    @property
+    def up(self) -> bool:
+        return self.status == "up"
+
+    def tool(self, typed: str) -> ToolInfo | None:
+        """The tool a typed command (kebab name or the original spelling) stands for."""
+        original = self._names.original(typed)
+        if original is None:
+            return None
+        return next(t for t in self.tools if t.name == original)
+
+
+class Listing:
+    """Everything the session serves: servers with tools, and where the recovery files are."""
+
+    __slots__ = ("recovery_dir", "servers")
+
+    def __init__(self, servers: list[ServerInfo], recovery_dir: str | None = None) -> None:
+        self.servers = servers
+        self.recovery_dir = recovery_dir
+
+    @classmethod
+    def from_json(cls, body: object) -> Listing:
+        """Build from the decoded ``/v1/servers`` body; odd entries are skipped, never fatal."""
+        if not isinstance(body, dict):
+            return cls([])
+        servers: list[ServerInfo] = []
+        raw_servers = body.get("servers")
+        for raw in raw_servers if isinstance(raw_servers, list) else []:
+            if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
+                continue
+            tools = raw.get("tools")
+            error = raw.get("error")
+            servers.append(
+                ServerInfo(
+                    raw["name"],
+                    str(raw.get("status") or "up"),
+                    error if isinstance(error, str) else None,
+                    [t for t in tools if isinstance(t, dict)] if isinstance(tools, list) else [],
+                )
+            )
+        servers.sort(key=lambda s: s.name)
+        recovery_dir = body.get("recovery_dir")
+        return cls(servers, recovery_dir if isinstance(recovery_dir, str) else None)
+
+    def server(self, name: str) -> ServerInfo | None:
+        return next((s for s in self.servers if s.name == name), None)

@@ -1,0 +1,48 @@
+"""A hand-written stdio MCP backend that misbehaves on purpose (used by the failure tests).
+
+It prints one line of garbage before each tools/call answer, and its `odd` tool returns wire details an
+SDK model would normalise away: unknown fields, explicit nulls and an integer beyond 64 bits.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+
+def reply(message_id: object, result: object) -> None:
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": message_id, "result": result}) + "\n")
+    sys.stdout.flush()
+
+
+for line in sys.stdin:
+    message = json.loads(line)
+    method = message.get("method")
+    if "id" not in message or method is None:
+        continue
+    if method == "initialize":
+        reply(
+            message["id"],
+            {
+                "protocolVersion": message["params"]["protocolVersion"],
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "noisy", "version": "1"},
+            },
+        )
+    elif method == "tools/list":
+        reply(message["id"], {"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]})
+    elif method == "tools/call":
+        sys.stdout.write("this line is not JSON\n")
+        sys.stdout.flush()
+        params = message["params"]
+        if params["name"] == "odd":
+            sys.stdout.write(
+                '{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"odd"}],'
+                '"x-unknown":{"nested":null},"big":123456789012345678901234567890,'
+                '"_meta":{"vendor/flag":true}}}\n' % json.dumps(message["id"])
+            )
+            sys.stdout.flush()
+        else:
+            reply(message["id"], {"content": [{"type": "text", "text": params["arguments"]["text"]}]})
+    else:
+        reply(message["id"], {})

@@ -1,0 +1,89 @@
+"""Parity against real public MCP servers (npm and PyPI), directly versus through `mcpsqueeze wrap`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import require_node_paths
+from rawclient import RawClient, cli, text
+
+pytestmark = pytest.mark.slow
+
+
+def _everything() -> list[str]:
+    paths = require_node_paths("NODE22", "EVERYTHING_JS")
+    return [paths["NODE22"], paths["EVERYTHING_JS"], "stdio"]
+
+
+def _through(tmp_path: Path, server: list[str], *extra: str) -> list[str]:
+    return cli("wrap", "--recovery-dir", str(tmp_path / "rec"), *extra, "--", *server)
+
+
+def _everything_exchange(client: RawClient) -> dict[str, Any]:
+    out: dict[str, Any] = {"initialize": client.initialize()}
+    out["tools"] = [t for t in client.result("tools/list")["tools"] if t["name"] != "squeeze_recover"]
+    out["prompts"] = client.result("prompts/list")
+    out["resources"] = client.result("resources/list")
+    out["templates"] = client.result("resources/templates/list")
+    first = out["resources"]["resources"][0]["uri"]
+    out["read"] = client.result("resources/read", {"uri": first})
+    out["prompt"] = client.result("prompts/get", {"name": out["prompts"]["prompts"][0]["name"]})
+    out["echo"] = client.call("echo", {"message": "hello"})
+    out["sum"] = client.call("get-sum", {"a": 2, "b": 3})
+    out["structured"] = client.call("get-structured-content", {"location": "New York"})
+    out["image"] = client.call("get-tiny-image")
+    out["annotated"] = client.call("get-annotated-message", {"messageType": "error", "includeImage": True})
+    out["unknown"] = client.call("no-such-tool")
+    out["ping"] = client.result("ping")
+    return out
+
+
+def test_server_everything_listings_and_small_results_equal_direct(tmp_path: Path) -> None:
+    with RawClient(_everything()) as direct:
+        expected = _everything_exchange(direct)
+    with RawClient(_through(tmp_path, _everything())) as proxied:
+        got = _everything_exchange(proxied)
+        code = proxied.close()
+    for key in expected:
+        assert got[key] == expected[key], key
+    assert got["structured"]["structuredContent"]  # structured content passed through untouched
+    assert code == 0
+    assert "mcpsqueeze session summary:" in proxied.stderr
+
+
+def test_server_everything_repeated_large_echo_is_deduplicated_and_shrunk(tmp_path: Path) -> None:
+    message = json.dumps({"rows": [{"id": i, "name": f"row {i}", "tags": ["a", "b"]} for i in range(4000)]})
+    with RawClient(_through(tmp_path, _everything())) as client:
+        client.initialize()
+        first = client.call("echo", {"message": message})
+        second = client.call("echo", {"message": message})
+        recovered = client.call("squeeze_recover", {"response_id": first["_meta"]["truncation"]["response_id"]})
+        code = client.close()
+    assert len(text(first)) <= 20_000 < len(message)
+    assert "identical to the result of call #1 (echo)" in text(second)
+    assert text(recovered) == "Echo: " + message
+    assert code == 0
+    assert "deduplicated     1" in client.stderr and "shrunk           1" in client.stderr
+
+
+def test_server_filesystem_results_sent_twice_keep_structured_content_intact(tmp_path: Path) -> None:
+    paths = require_node_paths("NODE22", "FILESYSTEM_JS")
+    root = tmp_path / "files"
+    root.mkdir()
+    (root / "big.txt").write_text("line of text\n" * 6000)
+    server = [paths["NODE22"], paths["FILESYSTEM_JS"], str(root)]
+    with RawClient(server) as direct:
+        direct.initialize()
+        expected_tools = direct.result("tools/list")["tools"]
+        expected = direct.call("read_text_file", {"path": str(root / "big.txt")})
+    with RawClient(_through(tmp_path, server)) as client:
+        client.initialize()
+        tools = [t for t in client.result("tools/list")["tools"] if t["name"] != "squeeze_recover"]
+        got = client.call("read_text_file", {"path": str(root / "big.txt")})
+    assert tools == expected_tools
+    assert got["structuredContent"] == expected["structuredContent"]  # never modified
+    assert len(text(got)) <= 20_000 < len(text(expected))
+    assert "[...truncated" in text(got)

@@ -1,0 +1,39 @@
+"""Shared fixtures for the condense engine's tests."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+try:
+    import mcpsqueeze.shrink  # noqa: F401
+except ImportError:  # running from a checkout without an installed package
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
+
+from mcpsqueeze.shrink import RecoveryHint
+
+GOLDEN = Path(__file__).parent / "golden"
+RESPONSE_ID = "0123456789abcdef0123456789abcdef"
+FILE = f"/home/agent/.cache/mcpsqueeze/recovery/mcpsqueeze-{RESPONSE_ID}.json"
+
+
+@pytest.fixture
+def hint() -> RecoveryHint:
+    return RecoveryHint(response_id=RESPONSE_ID, file=FILE, mode="mcp")
+
+
+@pytest.fixture
+def golden():  # type: ignore[no-untyped-def]
+    """Compare a text with ``golden/<name>``; ``MCPSQUEEZE_UPDATE_GOLDEN=1`` rewrites the files."""
+
+    def check(name: str, text: str) -> None:
+        path = GOLDEN / name
+        if os.environ.get("MCPSQUEEZE_UPDATE_GOLDEN") == "1":
+            path.write_text(text, encoding="utf-8")
+        assert path.exists(), f"missing golden file {path}; run with MCPSQUEEZE_UPDATE_GOLDEN=1"
+        assert text == path.read_text(encoding="utf-8")
+
+    return check

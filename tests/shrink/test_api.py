@@ -1,0 +1,44 @@
+from __future__ import annotations
+
+import dataclasses
+import inspect
+
+import mcpsqueeze.shrink as shrink
+
+
+def test_public_api_is_exactly_the_documented_names() -> None:
+    assert sorted(shrink.__all__) == [
+        "RecoveryHint",
+        "Report",
+        "Shrunk",
+        "render_message",
+        "render_text_marker",
+        "shrink_texts",
+    ]
+
+
+def test_report_as_dict_lists_every_counter_in_order() -> None:
+    report = shrink.Report(True, True, 100, 50, 1, 2, 3, ("a",), "s")
+    assert list(report.as_dict()) == [
+        "pruned",
+        "fits",
+        "original_chars",
+        "shown_chars",
+        "items_omitted",
+        "keys_omitted",
+        "strings_truncated",
+        "dropped_fields",
+        "strategy",
+    ]
+    assert report.as_dict()["dropped_fields"] == ["a"]
+
+
+def test_public_dataclasses_are_frozen_and_hint_defaults_to_squeeze_recover() -> None:
+    for cls in (shrink.RecoveryHint, shrink.Report, shrink.Shrunk):
+        assert dataclasses.is_dataclass(cls)
+        assert cls.__dataclass_params__.frozen  # type: ignore[attr-defined]
+    assert shrink.RecoveryHint("0" * 32, None, "mcp").recover_tool == "squeeze_recover"
+
+
+def test_shrink_texts_signature_is_texts_budget_hint() -> None:
+    assert list(inspect.signature(shrink.shrink_texts).parameters) == ["texts", "budget", "hint"]

@@ -1,0 +1,84 @@
+"""The agent-facing texts, pinned by golden files (``MCPSQUEEZE_UPDATE_GOLDEN=1`` rewrites them)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+from conftest import FILE, RESPONSE_ID
+
+from mcpsqueeze.shrink import RecoveryHint, Report, render_message, render_text_marker, shrink_texts
+
+Golden = Callable[[str, str], None]
+
+REPORT = Report(
+    pruned=True,
+    fits=True,
+    original_chars=84022,
+    shown_chars=19996,
+    items_omitted=287,
+    keys_omitted=4,
+    strings_truncated=12,
+    dropped_fields=("body", "headers"),
+    strategy="json:items=13,strings=200",
+)
+
+
+def test_mcp_message_names_the_cuts_the_recover_tool_and_the_file(golden: Golden) -> None:
+    hint = RecoveryHint(RESPONSE_ID, FILE, "mcp")
+    golden("message_mcp_file.txt", render_message(REPORT, hint, "json"))
+
+
+def test_mcp_message_without_a_file_only_names_the_tool(golden: Golden) -> None:
+    hint = RecoveryHint(RESPONSE_ID, None, "mcp", recover_tool="squeeze_recover_2")
+    message = render_message(REPORT, hint, "json")
+    assert "squeeze_recover_2" in message and "saved at" not in message
+    golden("message_mcp_memory.txt", message)
+
+
+def test_shell_message_names_the_cli_command_jq_and_pointer(golden: Golden) -> None:
+    hint = RecoveryHint(RESPONSE_ID, FILE, "shell")
+    message = render_message(REPORT, hint, "json")
+    assert f"mcpsq recover {RESPONSE_ID}" in message and f"jq . {FILE}" in message
+    assert "--pointer /a/0/b" in message
+    golden("message_shell_file.txt", message)
+
+
+def test_text_message_says_the_middle_was_cut(golden: Golden) -> None:
+    hint = RecoveryHint(RESPONSE_ID, None, "shell")
+    report = Report(True, True, 50000, 1000, 0, 0, 0, (), "text:head-tail")
+    golden("message_shell_text.txt", render_message(report, hint, "text"))
+
+
+def test_message_for_a_compacted_document_says_nothing_was_omitted() -> None:
+    report = Report(False, True, 30000, 9000, 0, 0, 0, (), "json:compact")
+    message = render_message(report, RecoveryHint(RESPONSE_ID, None, "mcp"), "json")
+    assert "only whitespace removed" in message
+
+
+def test_text_markers_carry_the_exact_count_and_the_recovery_route(golden: Golden) -> None:
+    mcp = render_text_marker(12345, RecoveryHint(RESPONSE_ID, FILE, "mcp"))
+    shell = render_text_marker(12345, RecoveryHint(RESPONSE_ID, FILE, "shell"))
+    assert mcp.startswith("[...truncated 12345 characters; recover with ")
+    golden("text_marker.txt", f"{mcp}\n{shell}\n")
+
+
+def test_array_notice_and_record_of_a_shrunk_array(golden: Golden) -> None:
+    items = [{"id": i, "name": f"item {i}", "note": "x" * (i % 7)} for i in range(400)]
+    result = shrink_texts([json.dumps(items)], 2000, RecoveryHint(RESPONSE_ID, FILE, "mcp"))
+    assert result is not None and result.notice is not None
+    golden("notice_array.txt", result.notice + "\n" + json.dumps(result.truncation, indent=2) + "\n")
+
+
+def test_object_preview_snapshot(golden: Golden) -> None:
+    doc = {
+        "total": 120,
+        "issues": [
+            {"key": f"PROJ-{i}", "summary": f"Fix thing {i}", "body": "lorem ipsum dolor " * (i % 9)}
+            for i in range(120)
+        ],
+        "nextPageToken": "opaque",
+    }
+    result = shrink_texts([json.dumps(doc)], 1500, RecoveryHint(RESPONSE_ID, FILE, "mcp"))
+    assert result is not None
+    golden("object_preview.json", result.texts[0] + "\n")
