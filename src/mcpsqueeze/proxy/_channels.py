@@ -90,7 +90,10 @@ def parse(line: bytes) -> Message | Invalid:
     """Strictly parse one JSON-RPC line; never raises."""
     try:
         value = _loads(line)
-    except (ValueError, RecursionError) as exc:  # orjson.JSONDecodeError and UnicodeDecodeError are ValueErrors
+    except (
+        ValueError,
+        RecursionError,
+    ) as exc:  # orjson.JSONDecodeError and UnicodeDecodeError are ValueErrors
         return Invalid(f"Parse error: {exc}")
     if not isinstance(value, dict):
         return Invalid("Invalid Request: a JSON-RPC message must be a JSON object")

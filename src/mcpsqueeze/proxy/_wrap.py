@@ -25,6 +25,8 @@ from ._relay import Relay, SessionServices
 
 __all__ = ["build_services", "new_pipeline", "open_backend", "run_wrap"]
 
+SESSION_IDLE_TIMEOUT = 1800.0  # seconds without any request before an HTTP session and its backend end
+
 
 def build_store(settings: Settings) -> RecoveryStore | None:
     if not (settings.shrink or settings.dedup):
@@ -198,12 +200,23 @@ class HttpFrontend:
             await response(scope, receive, send)
             return
         transport = StreamableHTTPServerTransport(
-            mcp_session_id=uuid.uuid4().hex, security_settings=self.security
+            mcp_session_id=uuid.uuid4().hex,
+            security_settings=self.security,
+            idle_timeout=SESSION_IDLE_TIMEOUT,
         )
         assert transport.mcp_session_id is not None
         self.sessions[transport.mcp_session_id] = transport
         await self.tg.start(self._run_session, transport)
         await transport.handle_request(scope, receive, send)
+
+    async def _relay(self, front: Channel, pipeline: Pipeline) -> int:
+        try:
+            async with open_backend(self.settings) as back:
+                relay = Relay(front, back, pipeline, self.services, recover_tool=_recover(self.settings))
+                return await relay.run()
+        except BackendError as exc:
+            dead = Relay(front, None, pipeline, self.services, recover_tool=None, dead_reason=str(exc))
+            return await dead.run()
 
     async def _run_session(self, transport: Any, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
         try:
@@ -211,17 +224,9 @@ class HttpFrontend:
                 task_status.started()
                 front = SessionMessageChannel(read, write, server_side=True)
                 pipeline = new_pipeline(self.settings, self.services)
-                try:
-                    async with open_backend(self.settings) as back:
-                        relay = Relay(
-                            front, back, pipeline, self.services, recover_tool=_recover(self.settings)
-                        )
-                        code = await relay.run()
-                except BackendError as exc:
-                    relay = Relay(
-                        front, None, pipeline, self.services, recover_tool=None, dead_reason=str(exc)
-                    )
-                    code = await relay.run()
+                code = 0
+                with transport.idle_scope or contextlib.nullcontext():  # abandoned sessions end
+                    code = await self._relay(front, pipeline)
                 self.exit_code = self.exit_code or code
         finally:
             self.sessions.pop(transport.mcp_session_id, None)
