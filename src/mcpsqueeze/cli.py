@@ -204,6 +204,115 @@ def _settings(target: list[str], opts: dict[str, Any]) -> Settings:
     )
 
 
+@main.command(context_settings={"ignore_unknown_options": False})
+@click.option(
+    "--config",
+    "config",
+    type=click.Path(path_type=Path, dir_okay=False),
+    envvar="MCPSQUEEZE_CONFIG",
+    help='Servers JSON: {"mcpServers": {name: {command, args, env, cwd} | {url, headers}}}.',
+)
+@click.option("-n", "--name", "name", default=None, help="Name of the one backend given after '--'.")
+@click.option(
+    "-H", "--header", "headers", multiple=True, metavar="KEY=VALUE", help="HTTP header for a URL backend."
+)
+@click.option("--include-tools", default="", help="Comma-separated globs (tool or server:tool) to expose.")
+@click.option("--exclude-tools", default="", help="Comma-separated globs (tool or server:tool) to hide.")
+@click.option(
+    "--socket",
+    "socket_path",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Unix socket for the shim [default: MCPSQUEEZE_SOCKET or <runtime dir>/session.sock].",
+)
+@click.option(
+    "--listen", default=None, metavar="127.0.0.1:PORT", help="Serve on loopback TCP instead (bearer token)."
+)
+@click.option(
+    "--token-file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    envvar="MCPSQUEEZE_TOKEN_FILE",
+    default=None,
+    help="Token file for --listen (created 0600 if missing) [default: <socket dir>/token].",
+)
+@click.option("--timeout", type=float, default=None, help="Seconds before a backend call is abandoned.")
+@_shrink_options
+@click.argument("target", nargs=-1)
+def serve(target: tuple[str, ...], **opts: Any) -> None:
+    """Run the session proxy for the bash shim: `serve --config FILE` or `serve -n NAME -- CMD|URL`."""
+    from ._paths import default_socket
+    from .serve import Listen, ToolFilter, parse_config, run_serve, spec_from_argv
+
+    try:
+        if opts["config"] is not None and target:
+            raise UsageError("give either --config FILE or -n NAME -- COMMAND|URL, not both")
+        if opts["config"] is not None:
+            specs = parse_config(opts["config"].read_text(encoding="utf-8"), str(opts["config"]))
+        elif target:
+            specs = [spec_from_argv(opts["name"] or "backend", list(target), _parse_headers(opts["headers"]))]
+        else:
+            raise UsageError("no backend: give --config FILE or -n NAME -- COMMAND|URL")
+    except (UsageError, OSError) as exc:
+        raise click.UsageError(str(exc)) from exc
+    tools = ToolFilter(_globs(opts["include_tools"]), _globs(opts["exclude_tools"]))
+    socket_path = opts["socket_path"] or default_socket()
+    tcp = None
+    if opts["listen"]:
+        host, _, port = opts["listen"].rpartition(":")
+        if not host or not port.isdigit():
+            raise click.BadParameter("use HOST:PORT, e.g. 127.0.0.1:8766", param_hint="--listen")
+        tcp = (host.strip("[]"), int(port))
+    if opts["recovery"] == "memory":
+        raise click.BadParameter(
+            "serve always keeps recovery files (the shim reads them)", param_hint="--recovery"
+        )
+    token_file = (opts["token_file"] or socket_path.parent / "token") if tcp else None
+    listen = Listen(None if tcp else socket_path, tcp, token_file)
+    settings = _settings(
+        [], {**opts, "transport": "stdio", "host": "127.0.0.1", "port": 0, "server_name": ""}
+    )
+    sys.exit(_run(run_serve, settings, specs, tools, listen))
+
+
+def _globs(text: str) -> tuple[str, ...]:
+    return tuple(p.strip() for p in text.split(",") if p.strip())
+
+
+@main.command()
+@click.option(
+    "--socket", "socket_path", type=click.Path(path_type=Path), default=None, help="Session socket."
+)
+def health(socket_path: Path | None) -> None:
+    """Exit 0 when the session answers and all its backends are up (for HEALTHCHECK)."""
+    import http.client
+    import json
+    import socket as socketlib
+
+    from ._paths import default_socket
+
+    path = str(socket_path or default_socket())
+
+    class UnixConnection(http.client.HTTPConnection):
+        def connect(self) -> None:
+            self.sock = socketlib.socket(socketlib.AF_UNIX, socketlib.SOCK_STREAM)
+            self.sock.settimeout(self.timeout)
+            self.sock.connect(path)
+
+    try:
+        conn = UnixConnection("localhost", timeout=10)
+        conn.request("GET", "/v1/health")
+        response = conn.getresponse()
+        body = json.loads(response.read() or b"{}")
+    except (OSError, ValueError) as exc:
+        click.echo(f"mcpsqueeze health: no session at {path}: {exc}", err=True)
+        sys.exit(3)
+    down = [name for name, state in body.get("servers", {}).items() if state != "up"]
+    if response.status != 200 or down:
+        click.echo(f"mcpsqueeze health: backends down: {', '.join(down) or '?'}", err=True)
+        sys.exit(4)
+    click.echo("ok")
+
+
 @main.command()
 @click.argument("path", type=click.Path(path_type=Path, exists=True, dir_okay=False))
 @click.option(

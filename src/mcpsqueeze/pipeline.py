@@ -7,9 +7,13 @@ note what it did on the `Outcome`, which accounting reads later, off the respons
 
 from __future__ import annotations
 
+import sys
 import time
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from .stats import Accountant
 
 __all__ = ["Call", "Outcome", "Pipeline", "Stage", "text_of"]
 
@@ -57,19 +61,47 @@ def text_of(result: Result) -> str:
 
 
 class Pipeline:
-    """The ordered stages of one session."""
+    """The ordered stages of one session, and the hand-off to accounting."""
 
-    def __init__(self, stages: list[Stage]) -> None:
+    def __init__(self, stages: list[Stage], accountant: Accountant | None = None) -> None:
         self.stages = stages
+        self.accountant = accountant
 
     async def present(self, call: Call, result: Result) -> tuple[Result, Outcome]:
+        """The result to show for `call`; a failing stage never loses the result (it passes unchanged)."""
+        started = time.perf_counter()
         outcome = Outcome()
+        presented = result
         if result.get("isError") is True:
             outcome.action = "error"
-            return result, outcome
-        if call.full:
+        elif call.full:
             outcome.action = "full"
-            return result, outcome
-        for stage in self.stages:
-            result = await stage(call, result, outcome)
-        return result, outcome
+        else:
+            try:
+                for stage in self.stages:
+                    presented = await stage(call, presented, outcome)
+            except Exception as exc:  # a bug in a stage must never cost the agent its result
+                print(f"mcpsqueeze: result stage failed ({exc!r}); result passed through", file=sys.stderr)
+                presented, outcome = result, Outcome()
+        if self.accountant is not None:
+            self._account(call, result, presented, outcome, time.perf_counter() - started)
+        return presented, outcome
+
+    def _account(self, call: Call, result: Result, presented: Result, outcome: Outcome, took: float) -> None:
+        from .stats import CallRecord
+
+        assert self.accountant is not None
+        self.accountant.record(
+            CallRecord(
+                tool=call.tool,
+                number=call.number,
+                server=call.server,
+                action=outcome.action,
+                before_text=text_of(result),
+                after_text=text_of(presented),
+                added_latency_ms=took * 1000,
+                response_id=outcome.response_id,
+                report=outcome.report,
+                store_failed=outcome.store_failed,
+            )
+        )

@@ -1,8 +1,8 @@
 """The proxy: channels (transports), the relay, and the `wrap` runner."""
 
 from ._channels import Channel, ChannelClosed, Invalid, Message
-from ._relay import Relay, SessionServices, recover_tool_definition
-from ._wrap import build_services, new_pipeline, open_backend, run_wrap
+from ._relay import Relay, recover_tool_definition
+from ._wrap import open_backend, run_wrap
 
 __all__ = [
     "Channel",
@@ -10,9 +10,6 @@ __all__ = [
     "Invalid",
     "Message",
     "Relay",
-    "SessionServices",
-    "build_services",
-    "new_pipeline",
     "open_backend",
     "recover_tool_definition",
     "run_wrap",

@@ -18,10 +18,9 @@ import anyio
 import anyio.abc
 
 from .._errors import RecoveryError, UsageError
-from ..pipeline import Call, Pipeline, text_of
-from ..recovery import RESPONSE_ID_RE, RecoveryStore, recover_result
-from ..stages import Workers
-from ..stats import Accountant, CallRecord
+from ..pipeline import Call, Pipeline
+from ..recovery import RESPONSE_ID_RE, recover_result
+from ..services import SessionServices
 from ._channels import Channel, ChannelClosed, Invalid, Message, ProcessChannel
 
 __all__ = ["BACKEND_GONE", "TIMEOUT", "Relay", "recover_tool_definition"]
@@ -80,17 +79,6 @@ class _Pending:
     call: Call | None = None
     watchdog: anyio.CancelScope | None = None
     started: float = field(default_factory=time.perf_counter)
-
-
-@dataclass
-class SessionServices:
-    """What every relay of one proxy process shares."""
-
-    accountant: Accountant
-    store: RecoveryStore | None
-    workers: Workers
-    server_name: str
-    timeout: float | None = None
 
 
 class Relay:
@@ -325,28 +313,8 @@ class Relay:
         return {**message, "result": {**result, "tools": [*tools, recover_tool_definition(name)]}}
 
     async def _present(self, call: Call, message: Message, result: dict[str, Any]) -> None:
-        received = time.perf_counter()
-        try:
-            presented, outcome = await self.pipeline.present(call, result)
-        except Exception as exc:  # a bug in a stage must never lose the result
-            print(f"mcpsqueeze: result stage failed ({exc!r}); passing the result through", file=sys.stderr)
-            presented, outcome = result, None
+        presented, _ = await self.pipeline.present(call, result)
         await self._to_front(message if presented is result else {**message, "result": presented})
-        added_ms = (time.perf_counter() - received) * 1000
-        self.services.accountant.record(
-            CallRecord(
-                tool=call.tool,
-                number=call.number,
-                server=call.server,
-                action=outcome.action if outcome else "passthrough",
-                before_text=text_of(result),
-                after_text=text_of(presented),
-                added_latency_ms=added_ms,
-                response_id=outcome.response_id if outcome else None,
-                report=outcome.report if outcome else None,
-                store_failed=outcome.store_failed if outcome else None,
-            )
-        )
 
     async def _answer_recover(self, request_id: Any, arguments: Any) -> None:
         try:

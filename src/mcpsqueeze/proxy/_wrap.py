@@ -14,58 +14,17 @@ from typing import Any
 import anyio
 import anyio.abc
 
-from .._errors import BackendError, RecoveryError
-from ..pipeline import Pipeline, Stage
-from ..recovery import FileStore, MemoryCache, RecoveryStore, clean_directory
+from .._errors import BackendError
+from ..pipeline import Pipeline
+from ..services import SessionServices, build_services, new_pipeline, sweep_forever, uvicorn_server
 from ..settings import Settings
-from ..stages import DedupStage, ShrinkStage, Workers
-from ..stats import Accountant, render_summary
+from ..stats import render_summary
 from ._channels import Channel, SessionMessageChannel, StdioChannel, http_backend, open_process_channel
-from ._relay import Relay, SessionServices
+from ._relay import Relay
 
-__all__ = ["build_services", "new_pipeline", "open_backend", "run_wrap"]
+__all__ = ["open_backend", "run_wrap"]
 
 SESSION_IDLE_TIMEOUT = 1800.0  # seconds without any request before an HTTP session and its backend end
-
-
-def build_store(settings: Settings) -> RecoveryStore | None:
-    if not (settings.shrink or settings.dedup):
-        return None
-    memory = files = None
-    if settings.recovery in ("memory", "both"):
-        memory = MemoryCache(settings.cache_ttl, settings.cache_entries, settings.cache_bytes)
-    if settings.recovery in ("files", "both"):
-        try:
-            files = FileStore(settings.recovery_dir)
-        except RecoveryError as exc:
-            if memory is None:
-                raise
-            print(f"mcpsqueeze: recovery files disabled: {exc}", file=sys.stderr)
-    return RecoveryStore(memory, files)
-
-
-def build_services(settings: Settings) -> SessionServices:
-    return SessionServices(
-        accountant=Accountant(settings.stats_file),
-        store=build_store(settings),
-        workers=Workers(settings.jobs),
-        server_name=settings.server_name,
-        timeout=settings.timeout,
-    )
-
-
-def new_pipeline(settings: Settings, services: SessionServices, mode: str = "mcp") -> Pipeline:
-    """The stages of one session, in the contract's order: dedup, then shrink."""
-    stages: list[Stage] = []
-    store = services.store
-    recover_tool = "squeeze_recover" if mode == "mcp" else None
-    if store is not None and settings.dedup:
-        stages.append(DedupStage(store, services.workers, services.accountant.count, recover_tool))
-    if store is not None and settings.shrink:
-        stages.append(
-            ShrinkStage(store, services.workers, settings.budget, "mcp" if mode == "mcp" else "shell")
-        )
-    return Pipeline(stages)
 
 
 def _check_reachable(url: str, timeout: float = 5.0) -> None:
@@ -94,22 +53,6 @@ async def open_backend(settings: Settings) -> AsyncIterator[Channel]:
         await channel.aclose()
 
 
-async def _sweep_forever(settings: Settings) -> None:
-    """Retention: sweep our own recovery directory at start and hourly."""
-    if settings.retention is None or settings.recovery == "memory":
-        return
-    while True:
-        try:
-            report = await anyio.to_thread.run_sync(
-                clean_directory, settings.recovery_dir, settings.retention
-            )
-            if report.deleted:
-                print(f"mcpsqueeze: retention removed {len(report.deleted)} old original(s)", file=sys.stderr)
-        except (RecoveryError, OSError) as exc:
-            print(f"mcpsqueeze: retention sweep skipped: {exc}", file=sys.stderr)
-        await anyio.sleep(3600)
-
-
 async def _relay_stdio(settings: Settings, services: SessionServices) -> int:
     front = StdioChannel()
     async with open_backend(settings) as back:
@@ -131,7 +74,7 @@ async def run_wrap(settings: Settings) -> int:
     code = 0
     try:
         async with anyio.create_task_group() as tg:
-            tg.start_soon(_sweep_forever, settings)
+            tg.start_soon(sweep_forever, settings)
             if settings.transport == "stdio":
                 tg.start_soon(_on_signals, tg.cancel_scope.cancel)
                 code = await _relay_stdio(settings, services)
@@ -234,18 +177,6 @@ class HttpFrontend:
                 await transport.terminate()
 
 
-def _uvicorn_server(config: Any) -> Any:
-    """uvicorn's server without its own signal handling: ours stops it gracefully and prints the summary."""
-    import uvicorn
-
-    class Server(uvicorn.Server):
-        @contextlib.contextmanager
-        def capture_signals(self) -> Any:
-            yield
-
-    return Server(config)
-
-
 async def _serve_http(settings: Settings, services: SessionServices) -> int:
     import uvicorn
     from starlette.applications import Starlette
@@ -265,7 +196,7 @@ async def _serve_http(settings: Settings, services: SessionServices) -> int:
         frontend = HttpFrontend(settings, services, tg)
         app = Starlette(routes=[Route("/mcp", endpoint=frontend, methods=["GET", "POST", "DELETE"])])
         config = uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=2)
-        server = _uvicorn_server(config)
+        server = uvicorn_server(config)
 
         def stop() -> None:
             server.should_exit = True

@@ -1,0 +1,101 @@
+"""Which backends a session serves: the usual `mcpServers` JSON, or one `-n NAME -- COMMAND|URL`. Pure."""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from .._errors import UsageError
+
+__all__ = ["ServerSpec", "ToolFilter", "parse_config", "spec_from_argv"]
+
+
+@dataclass(frozen=True)
+class ServerSpec:
+    name: str
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    url: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ToolFilter:
+    """--include-tools / --exclude-tools: comma-separated glob patterns, optionally `server:tool`."""
+
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+
+    def allows(self, server: str, tool: str) -> bool:
+        def hit(patterns: tuple[str, ...]) -> bool:
+            return any(
+                fnmatch.fnmatchcase(f"{server}:{tool}", p) if ":" in p else fnmatch.fnmatchcase(tool, p)
+                for p in patterns
+            )
+
+        if self.include and not hit(self.include):
+            return False
+        return not hit(self.exclude)
+
+
+def _name_ok(name: str) -> bool:
+    return bool(name) and all(c.isalnum() or c in "-_" for c in name) and not name.startswith("-")
+
+
+def _strings(value: Any, what: str) -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
+        raise UsageError(f"{what} must be an object of strings")
+    return dict(value)
+
+
+def parse_config(text: str, source: str = "config") -> list[ServerSpec]:
+    try:
+        document = json.loads(text)
+    except ValueError as exc:
+        raise UsageError(f"{source} is not valid JSON: {exc}") from exc
+    servers = document.get("mcpServers") if isinstance(document, dict) else None
+    if not isinstance(servers, dict) or not servers:
+        raise UsageError(
+            f'{source} needs a non-empty "mcpServers" object: {{"mcpServers": {{"name": {{...}}}}}}'
+        )
+    specs = []
+    for name, entry in servers.items():
+        where = f"{source}: server {name!r}"
+        if not _name_ok(name):
+            raise UsageError(f"{where}: names may contain only letters, digits, '-' and '_'")
+        if not isinstance(entry, dict):
+            raise UsageError(f"{where} must be an object with a command or a url")
+        if isinstance(entry.get("url"), str):
+            specs.append(
+                ServerSpec(name, url=entry["url"], headers=_strings(entry.get("headers"), f"{where} headers"))
+            )
+            continue
+        command = entry.get("command")
+        if not isinstance(command, str) or not command:
+            raise UsageError(f'{where} needs "command" (with optional "args", "env", "cwd") or "url"')
+        args = entry.get("args", [])
+        if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+            raise UsageError(f"{where}: args must be a list of strings")
+        cwd = entry.get("cwd")
+        if cwd is not None and not isinstance(cwd, str):
+            raise UsageError(f"{where}: cwd must be a string")
+        specs.append(ServerSpec(name, command, tuple(args), _strings(entry.get("env"), f"{where} env"), cwd))
+    return specs
+
+
+def spec_from_argv(name: str, target: list[str], headers: dict[str, str] | None = None) -> ServerSpec:
+    if not _name_ok(name):
+        raise UsageError(f"server name {name!r} may contain only letters, digits, '-' and '_'")
+    if not target:
+        raise UsageError("give the backend after '--': a command with its arguments, or a URL")
+    if len(target) == 1 and target[0].startswith(("http://", "https://")):
+        return ServerSpec(name, url=target[0], headers=headers or {})
+    return ServerSpec(name, target[0], tuple(target[1:]))

@@ -1,0 +1,301 @@
+"""`mcpsqueeze serve`: the session proxy behind the shim. One pipeline for all its backends and callers.
+
+The API (docs/session-api.md) is a thin door onto the same `Pipeline.present` that `wrap` uses.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import os
+import re
+import secrets
+import signal
+import socket
+import stat
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.abc
+
+from .._errors import BackendError, RecoveryError, UsageError
+from ..pipeline import Call
+from ..recovery import RESPONSE_ID_RE, ensure_private_dir, recover_result
+from ..services import build_services, new_pipeline, sweep_forever, uvicorn_server
+from ..settings import Settings
+from ..stats import render_summary
+from ._backends import Backend, BackendTimeout
+from ._config import ServerSpec, ToolFilter
+
+__all__ = ["Listen", "run_serve"]
+
+
+@dataclass(frozen=True)
+class Listen:
+    """Where the API listens: a Unix socket (default) or loopback TCP with a bearer token."""
+
+    socket_path: Path | None
+    tcp: tuple[str, int] | None = None
+    token_file: Path | None = None
+
+
+class Session:
+    def __init__(self, settings: Settings, specs: list[ServerSpec], tools: ToolFilter) -> None:
+        self.settings = settings
+        self.services = build_services(settings)
+        self.pipeline = new_pipeline(settings, self.services, mode="shell")
+        self.backends = {spec.name: Backend(spec, tools, settings.timeout) for spec in specs}
+        self.calls = 0
+        self.tg: anyio.abc.TaskGroup | None = None
+
+    async def start(self, tg: anyio.abc.TaskGroup) -> None:
+        self.tg = tg
+        async with anyio.create_task_group() as starting:
+            for backend in self.backends.values():
+                starting.start_soon(self._try_start, backend)
+
+    async def _try_start(self, backend: Backend) -> None:
+        assert self.tg is not None
+        try:
+            await backend.ensure(self.tg)
+        except BackendError as exc:
+            print(f"mcpsqueeze: {exc}", file=sys.stderr)
+
+    def listing(self) -> dict[str, Any]:
+        return {
+            "servers": [
+                {"name": b.name, "status": b.status, "error": b.error, "tools": b.tools}
+                for b in self.backends.values()
+            ],
+            "recovery_dir": str(self.settings.recovery_dir),
+        }
+
+    async def call(self, server: str, tool: str, arguments: dict[str, Any], full: bool) -> tuple[int, Any]:
+        backend = self.backends.get(server)
+        if backend is None:
+            known = ", ".join(sorted(self.backends)) or "none"
+            return 404, _err("unknown_server", f"no server named {server!r}; this session has: {known}")
+        if backend.status != "up":
+            assert self.tg is not None
+            try:
+                await backend.ensure(self.tg)
+            except BackendError as exc:
+                return 502, _err("backend", str(exc))
+        if not any(t["name"] == tool for t in backend.tools):
+            return 404, _err(
+                "unknown_tool", f"server {server!r} has no tool {tool!r}; run `mcpsq {server} --help`"
+            )
+        self.calls += 1
+        call = Call(server=server, tool=tool, arguments=arguments, number=self.calls, full=full)
+        try:
+            result = await backend.call(tool, arguments)
+        except BackendTimeout as exc:
+            return 504, _err("timeout", str(exc))
+        except BackendError as exc:
+            return 502, _err("backend", str(exc))
+        presented, outcome = await self.pipeline.present(call, result)
+        return 200, {
+            "result": presented,
+            "action": outcome.action,
+            "response_id": outcome.response_id,
+            "original_response_file": outcome.original_file,
+        }
+
+    def recover(self, response_id: str, pointer: str | None) -> dict[str, Any]:
+        if self.services.store is None:
+            raise RecoveryError("this session keeps no originals")
+        return recover_result(self.services.store.load(response_id), pointer)
+
+    def stop(self) -> None:
+        for backend in self.backends.values():
+            backend.stop()
+
+
+def _err(code: str, message: str) -> dict[str, Any]:
+    return {"error": {"code": code, "message": message}}
+
+
+def build_app(session: Session, token: bytes | None) -> Any:
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse, Response
+    from starlette.routing import Route
+
+    def reply(status: int, body: Any) -> Response:
+        return JSONResponse(body, status_code=status)
+
+    async def servers(request: Request) -> Response:
+        return reply(200, session.listing())
+
+    async def health(request: Request) -> Response:
+        async with anyio.create_task_group() as tg:
+            for backend in session.backends.values():
+                tg.start_soon(backend.ping)
+        states = {b.name: b.status for b in session.backends.values()}
+        return reply(200 if all(s == "up" for s in states.values()) else 503, {"servers": states})
+
+    async def call(request: Request) -> Response:
+        try:
+            body = await request.json()
+        except ValueError:
+            return reply(400, _err("bad_request", "the body must be JSON"))
+        if not isinstance(body, dict) or not all(isinstance(body.get(k), str) for k in ("server", "tool")):
+            return reply(400, _err("bad_request", 'send {"server": ..., "tool": ..., "arguments": {...}}'))
+        arguments = body.get("arguments") or {}
+        if not isinstance(arguments, dict):
+            return reply(400, _err("bad_request", "arguments must be a JSON object"))
+        status, payload = await session.call(
+            body["server"], body["tool"], arguments, body.get("full") is True
+        )
+        return reply(status, payload)
+
+    async def recover(request: Request) -> Response:
+        response_id = request.path_params["response_id"]
+        if not re.fullmatch(RESPONSE_ID_RE, response_id):
+            return reply(400, _err("bad_request", "a response id is 32 lowercase hex characters"))
+        try:
+            result = await anyio.to_thread.run_sync(
+                session.recover, response_id, request.query_params.get("pointer")
+            )
+        except (RecoveryError, UsageError) as exc:
+            return reply(404, _err("not_found", str(exc)))
+        return reply(200, {"result": result})
+
+    app = Starlette(
+        routes=[
+            Route("/v1/servers", servers),
+            Route("/v1/health", health),
+            Route("/v1/call", call, methods=["POST"]),
+            Route("/v1/recover/{response_id}", recover),
+        ]
+    )
+    if token is None:
+        return app
+
+    async def guarded(scope: Any, receive: Any, send: Any) -> None:
+        """Bearer-token gate in front of everything: a refused request never reaches a backend."""
+        if scope["type"] == "http":
+            supplied = b""
+            for key, value in scope.get("headers", []):
+                if key == b"authorization" and value[:7].lower() == b"bearer ":
+                    supplied = value[7:].strip()
+            if not hmac.compare_digest(supplied, token):
+                refused = reply(
+                    401, _err("unauthorized", "missing or wrong bearer token; read it from the token file")
+                )
+                await refused(scope, receive, send)
+                return
+        await app(scope, receive, send)
+
+    return guarded
+
+
+def _private_parent(path: Path) -> None:
+    ensure_private_dir(path.parent)
+
+
+def load_or_create_token(path: Path) -> bytes:
+    """256 random bits, hex, in a 0600 file; never in argv or the environment."""
+    _private_parent(path)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except FileExistsError:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as fh:
+            info = os.fstat(fh.fileno())
+            if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o077:
+                raise UsageError(f"token file {path} must be a regular 0600 file of ours") from None
+            token = fh.read().strip()
+        if len(token) < 32:
+            raise UsageError(
+                f"token file {path} holds no usable token; delete it to make a new one"
+            ) from None
+        return token
+    token = secrets.token_hex(32).encode()
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(token + b"\n")
+    return token
+
+
+def _bind_unix(path: Path) -> socket.socket:
+    _private_parent(path)
+    if path.is_symlink() or (path.exists() and not stat.S_ISSOCK(path.lstat().st_mode)):
+        raise UsageError(f"{path} exists and is not a socket; refusing to replace it")
+    probe = socket.socket(socket.AF_UNIX)
+    try:
+        probe.connect(str(path))
+    except OSError:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()  # a stale socket from a session that died
+    else:
+        raise UsageError(f"another session already listens on {path}")
+    finally:
+        probe.close()
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old = os.umask(0o177)
+    try:
+        sock.bind(str(path))
+    finally:
+        os.umask(old)
+    os.chmod(path, 0o600)
+    sock.listen(128)
+    return sock
+
+
+def _bind_tcp(host: str, port: int) -> socket.socket:
+    if host not in ("127.0.0.1", "::1", "localhost"):
+        raise UsageError("--listen accepts loopback addresses only (127.0.0.1 or ::1)")
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(128)
+    return sock
+
+
+async def run_serve(settings: Settings, specs: list[ServerSpec], tools: ToolFilter, listen: Listen) -> int:
+    import uvicorn
+
+    ensure_private_dir(settings.recovery_dir)
+    token = None
+    if listen.tcp is not None:
+        assert listen.token_file is not None
+        token = load_or_create_token(listen.token_file)
+        sock = _bind_tcp(*listen.tcp)
+        where = "http://{}:{}".format(*sock.getsockname()[:2])
+    else:
+        assert listen.socket_path is not None
+        sock = _bind_unix(listen.socket_path)
+        where = str(listen.socket_path)
+    session = Session(settings, specs, tools)
+    try:
+        async with anyio.create_task_group() as tg:
+            await session.start(tg)
+            tg.start_soon(sweep_forever, settings)
+            config = uvicorn.Config(build_app(session, token), log_level="warning", lifespan="off")
+            server = uvicorn_server(config)
+
+            async def watch_signals() -> None:
+                with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                    async for _ in signals:
+                        server.should_exit = True
+                        return
+
+            tg.start_soon(watch_signals)
+            up = [b.name for b in session.backends.values() if b.status == "up"]
+            print(
+                f"mcpsqueeze: session ready on {where}; backends up: {', '.join(up) or 'none'}",
+                file=sys.stderr,
+            )
+            print(f"mcpsqueeze: recovery directory {settings.recovery_dir}", file=sys.stderr, flush=True)
+            await server.serve(sockets=[sock])
+            session.stop()
+            tg.cancel_scope.cancel()
+    finally:
+        if listen.socket_path is not None:
+            with contextlib.suppress(OSError):
+                listen.socket_path.unlink()
+        print(render_summary(session.services.accountant.close()), file=sys.stderr)
+    return 0
