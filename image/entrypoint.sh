@@ -1,8 +1,9 @@
 #!/bin/sh
 # Container entrypoint: start the mcpsqueeze session proxy and keep `docker stop` clean.
 #
-#   (no arguments) or options     -> mcpsqueeze serve --config ... --recovery-dir ... --socket ... [options]
-#   any other command             -> run that command instead (e.g. `mcpsqueeze-cleanup`, `sh`)
+#   (no arguments) or options   runs `mcpsqueeze serve --config ... --recovery-dir ... --socket ...
+#                               --retention ... [options]`
+#   any other command           runs that command instead (e.g. `mcpsqueeze-cleanup`, `sh`)
 #
 # - PID 1: re-executes itself under tini when the image has it (Debian base) and nothing else is PID 1
 #   (`docker run --init` makes docker-init PID 1 instead). Without tini this shell stays PID 1.
@@ -10,8 +11,11 @@
 #   serve exits 0 after printing its summary on SIGTERM, so `docker stop` ends with exit code 0.
 # - umask 077: everything the proxy creates (recovery files, socket) is private to uid 10001.
 # - Read-only root: the socket directory /run/mcpsqueeze is a symlink to /tmp/mcpsqueeze, so only /tmp
-#   needs to be writable (`--read-only --tmpfs /tmp`). The per-server commands (`demo search-issues
-#   --query x`) are written to /run/mcpsqueeze/bin, which is on PATH for `docker exec` shells too.
+#   needs to be writable (`--read-only --tmpfs /tmp`).
+# - Per-server commands (`demo search-issues --query x`): one symlink per server of the config in
+#   /run/mcpsqueeze/bin (last on PATH, also for `docker exec` shells), pointing at the generic
+#   dispatcher /usr/local/lib/mcpsqueeze/server-command. Symlinks, not generated scripts: Docker mounts
+#   --tmpfs noexec, and the kernel checks noexec on the link's target, which is on the root filesystem.
 #
 # Environment (all optional): MCPSQUEEZE_CONFIG, MCPSQUEEZE_RECOVERY_DIR, MCPSQUEEZE_SOCKET,
 # MCPSQUEEZE_RETENTION (default 24h), MCPSQUEEZE_NO_TINI=1 to keep this shell as PID 1.
@@ -33,6 +37,7 @@ config=${MCPSQUEEZE_CONFIG:-/etc/mcpsqueeze/servers.json}
 recovery=${MCPSQUEEZE_RECOVERY_DIR:-/recovery}
 socket=${MCPSQUEEZE_SOCKET:-/run/mcpsqueeze/session.sock}
 retention=${MCPSQUEEZE_RETENTION:-24h}
+dispatcher=/usr/local/lib/mcpsqueeze/server-command
 
 if [ ! -r "$config" ]; then
     say "cannot read the servers config $config; mount one (-v ./servers.json:$config:ro) or set MCPSQUEEZE_CONFIG."
@@ -40,7 +45,7 @@ if [ ! -r "$config" ]; then
 fi
 if [ ! -d "$recovery" ] || [ ! -w "$recovery" ]; then
     say "the recovery directory $recovery is missing or not writable by uid $(id -u)."
-    say "on the host: install -d -m 0700 -o $(id -u) -g $(id -g) DIR, then -v DIR:$recovery"
+    say "on the host: install -d -m 0700 -o $(id -u) -g $(id -g) DIR, then run with -v DIR:$recovery"
     exit 2
 fi
 
@@ -56,30 +61,39 @@ chmod 0700 "$real_runtime"
 real_socket=$real_runtime/$(basename "$socket")
 bindir=$real_runtime/bin
 
+# One command per server. A restart with another config must not keep stale links.
+mkdir -p -m 0700 "$bindir"
+find "$bindir" -mindepth 1 -maxdepth 1 -type l -exec rm -f {} + 2>/dev/null || true
+if servers=$(python3 -c 'import json, sys; print("\n".join(json.load(open(sys.argv[1]))["mcpServers"]))' \
+    "$config" 2>/dev/null); then
+    oldifs=$IFS
+    IFS='
+'
+    set -f
+    for name in $servers; do
+        case $name in
+            *[!A-Za-z0-9._-]* | .* | -*)
+                say "server '$name' has no command of its own (not a plain name); use: mcpsq '$name' TOOL"
+                continue
+                ;;
+        esac
+        if command -v "$name" >/dev/null 2>&1; then
+            say "server '$name' has no command of its own ('$name' is already a command); use: mcpsq $name TOOL"
+            continue
+        fi
+        ln -s "$dispatcher" "$bindir/$name"
+    done
+    set +f
+    IFS=$oldifs
+else
+    say "could not read the server names from $config; the per-server commands are missing (use mcpsq SERVER TOOL)."
+fi
+
 mcpsqueeze serve --config "$config" --recovery-dir "$recovery" --socket "$real_socket" \
     --retention "$retention" "$@" &
 child=$!
 
-# Install the per-server commands once the session answers (install-commands may ask it which
-# servers exist). Best effort, bounded: the proxy works through `mcpsq SERVER TOOL` regardless.
-(
-    i=0
-    while [ "$i" -lt 120 ]; do
-        kill -0 "$child" 2>/dev/null || exit 0
-        if [ -S "$real_socket" ] && mcpsqueeze install-commands "$bindir" >/dev/null 2>&1; then
-            exit 0
-        fi
-        i=$((i + 1))
-        sleep 0.5
-    done
-    say "could not install the per-server commands in $bindir; use 'mcpsq SERVER TOOL' instead."
-) &
-installer=$!
-
-forward() {
-    kill "-$1" "$child" 2>/dev/null || true
-    kill "$installer" 2>/dev/null || true
-}
+forward() { kill "-$1" "$child" 2>/dev/null || true; }
 trap 'forward TERM' TERM
 trap 'forward INT' INT
 trap 'forward HUP' HUP
@@ -90,5 +104,4 @@ while :; do
     if wait "$child"; then status=0; else status=$?; fi
     kill -0 "$child" 2>/dev/null || break
 done
-kill "$installer" 2>/dev/null || true
 exit "$status"

@@ -6,8 +6,10 @@ output equal a leaf of the original (verbatim values; for text: verbatim lines),
 document's distinct field names are visible, and the time per MB of input. The shrinkfit columns are
 skipped when the package is not installed (``pip install shrinkfit``).
 
-Our budget includes the truncation record (message, response id, file path, report); shrinkfit's
-output carries no recovery notice at all and gets the whole budget for content.
+Our budget includes the truncation record (message, response id, file path, report) or the notice;
+shrinkfit's output carries no recovery information and gets the whole budget for content. The
+``sf@room`` columns give shrinkfit only the room our content had (budget minus our recovery text), for
+a like-for-like density comparison.
 """
 
 from __future__ import annotations
@@ -229,12 +231,16 @@ def timed(fn: Callable[[], Any], size: int) -> tuple[Any, float]:
     return text, elapsed / (size / 1_000_000)
 
 
-def ours(text: str, budget: int) -> tuple[str, str]:
-    """(the presented text block, the trailing notice or "")."""
+def ours(text: str, budget: int) -> tuple[str, str, int]:
+    """(the presented text block, the trailing notice or "", characters spent on recovery info)."""
     result = shrink_texts([text], budget, HINT)
     if result is None:
-        return text, ""
-    return result.texts[0], result.notice or ""
+        return text, "", 0
+    overhead = len(result.notice or "")
+    if '"truncation":{"message"' in result.texts[0]:
+        record = json.dumps(result.truncation, ensure_ascii=False, separators=(",", ":"))
+        overhead += len(',"truncation":') + len(record)
+    return result.texts[0], result.notice or "", overhead
 
 
 def theirs(text: str, budget: int) -> str:
@@ -256,22 +262,31 @@ def main() -> None:
     inputs["1 MB object (timing)"] = json.dumps(big)
     header = (
         f"{'input':<22} {'chars':>8} {'budget':>6} | {'ours len':>8} {'values':>6} {'fields':>7} {'ms/MB':>6}"
-        + (f" | {'sf len':>6} {'values':>6} {'fields':>7} {'ms/MB':>6}" if shrinkfit else " | shrinkfit n/a")
+        + (
+            f" | {'sf len':>6} {'values':>6} {'fields':>7} {'ms/MB':>6} | {'sf@room':>7} {'values':>6}"
+            if shrinkfit
+            else " | shrinkfit n/a"
+        )
     )
     print(header)
     print("-" * len(header))
     for name, text in inputs.items():
         budgets = (20000,) if "timing" in name else BUDGETS
         for budget in budgets:
-            (shown, notice), per_mb = timed(lambda text=text, budget=budget: ours(text, budget), len(text))
+            (shown, notice, overhead), per_mb = timed(lambda t=text, b=budget: ours(t, b), len(text))
             values, fields = measure(text, shown)
             total = len(shown) + len(notice)
-            row = f"{name:<22} {len(text):>8} {budget:>6} | {total:>8} {values:>6} {fields:>7} {per_mb * 1000:>6.1f}"
+            row = f"{name:<22} {len(text):>8} {budget:>6} | {total:>8} {values:>6} {fields:>7} "
+            row += f"{per_mb * 1000:>6.1f}"
             if shrinkfit is not None:
                 try:
-                    their, their_mb = timed(lambda text=text, budget=budget: theirs(text, budget), len(text))
+                    their, their_mb = timed(lambda t=text, b=budget: theirs(t, b), len(text))
                     t_values, t_fields = measure(text, their)
                     row += f" | {len(their):>6} {t_values:>6} {t_fields:>7} {their_mb * 1000:>6.1f}"
+                    # shrinkfit given only the room our preview had after its recovery record/notice
+                    room = budget - overhead
+                    same, _ = measure(text, theirs(text, room))
+                    row += f" | {room:>7} {same:>6}"
                 except Exception as exc:  # shrinkfit refuses prose
                     row += f" | {'error: ' + type(exc).__name__:>29}"
             print(row)

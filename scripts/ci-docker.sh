@@ -16,7 +16,7 @@ set -eu
 
 image=${1:-mcpsqueeze:test}
 base=${BASE_IMAGE:-mcpsqueeze-base:bookworm}
-python=${PYTHON:-python3}
+python=${PYTHON:-${VIRTUAL_ENV:+$VIRTUAL_ENV/bin/}python3}
 deadline=${DOCKERD_TIMEOUT:-60}
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -89,6 +89,8 @@ rm -f "$pip_log"
 step "image build"
 DOCKER_BUILDKIT=0 docker build --quiet --network none --force-rm --pull=false \
     --build-arg BASE_IMAGE="$base" -f Containerfile -t "$image" . >/dev/null
+# The build stage stays behind as an untagged image; drop it (and only it).
+docker image prune --force --filter label=org.mcpsqueeze.stage=build >/dev/null
 
 step "done"
 log "image $image ready in $(($(date +%s) - t0))s total"

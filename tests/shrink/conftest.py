@@ -13,6 +13,7 @@ try:
 except ImportError:  # running from a checkout without an installed package
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "src"))
 
+# Keep in step with test_notice.py, which spells them out for its golden files.
 from mcpsqueeze.shrink import RecoveryHint
 
 GOLDEN = Path(__file__).parent / "golden"

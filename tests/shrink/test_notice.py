@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-from conftest import FILE, RESPONSE_ID
-
 from mcpsqueeze.shrink import RecoveryHint, Report, render_message, render_text_marker, shrink_texts
 
 Golden = Callable[[str, str], None]
+RESPONSE_ID = "0123456789abcdef0123456789abcdef"
+FILE = f"/home/agent/.cache/mcpsqueeze/recovery/mcpsqueeze-{RESPONSE_ID}.json"
 
 REPORT = Report(
     pruned=True,
@@ -32,7 +32,7 @@ def test_mcp_message_names_the_cuts_the_recover_tool_and_the_file(golden: Golden
 def test_mcp_message_without_a_file_only_names_the_tool(golden: Golden) -> None:
     hint = RecoveryHint(RESPONSE_ID, None, "mcp", recover_tool="squeeze_recover_2")
     message = render_message(REPORT, hint, "json")
-    assert "squeeze_recover_2" in message and "saved at" not in message
+    assert "squeeze_recover_2" in message and "File:" not in message
     golden("message_mcp_memory.txt", message)
 
 
@@ -42,6 +42,15 @@ def test_shell_message_names_the_cli_command_jq_and_pointer(golden: Golden) -> N
     assert f"mcpsq recover {RESPONSE_ID}" in message and f"jq . {FILE}" in message
     assert "--pointer /a/0/b" in message
     golden("message_shell_file.txt", message)
+
+
+def test_compact_messages_are_one_sentence_and_the_exact_call(golden: Golden) -> None:
+    mcp = render_message(REPORT, RecoveryHint(RESPONSE_ID, FILE, "mcp"), "json", compact=True)
+    shell = render_message(REPORT, RecoveryHint(RESPONSE_ID, FILE, "shell"), "json", compact=True)
+    assert f'squeeze_recover {{"response_id":"{RESPONSE_ID}"}}' in mcp and FILE not in mcp
+    assert f"mcpsq recover {RESPONSE_ID}" in shell and f"jq . {FILE}" in shell
+    assert len(mcp) < 160 and len(shell) < 260
+    golden("message_compact.txt", f"{mcp}\n{shell}\n")
 
 
 def test_text_message_says_the_middle_was_cut(golden: Golden) -> None:

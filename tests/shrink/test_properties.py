@@ -20,7 +20,13 @@ HINTS = st.sampled_from(
 )
 BUDGETS = st.sampled_from([1024, 1500, 4000, 20000])
 TEXT = st.text(st.characters(codec=None), max_size=60)  # any code point, lone surrogates included
-SCALARS = st.none() | st.booleans() | st.integers(-(10**40), 10**40) | st.floats(allow_nan=False, allow_infinity=False) | TEXT
+SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(10**40), 10**40)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | TEXT
+)
 JSON = st.recursive(
     SCALARS,
     lambda children: st.lists(children, max_size=12) | st.dictionaries(TEXT, children, max_size=8),
@@ -85,7 +91,10 @@ def test_generated_json_fits_and_keeps_type_and_top_level_keys(
 def test_several_generated_blocks_share_one_budget(
     values: list[Any], times: int, budget: int, hint: RecoveryHint
 ) -> None:
-    texts = [json.dumps(_widen(v, times)) if i % 2 else json.dumps(v, indent=2) * times for i, v in enumerate(values)]
+    texts = [
+        json.dumps(_widen(v, times)) if i % 2 else json.dumps(v, indent=2) * times
+        for i, v in enumerate(values)
+    ]
     _check(texts, budget, hint)
 
 

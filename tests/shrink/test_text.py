@@ -61,7 +61,11 @@ def test_marker_is_the_public_renderer(hint: RecoveryHint) -> None:
 
 
 def test_malformed_json_and_nan_are_treated_as_text(hint: RecoveryHint) -> None:
-    for text in ('{"a": [1, 2' + ", 3" * 2000, "[NaN, 1" + ", 1" * 2000 + "]", "[Infinity" + ",1" * 3000 + "]"):
+    for text in (
+        '{"a": [1, 2' + ", 3" * 2000,
+        "[NaN, 1" + ", 1" * 2000 + "]",
+        "[Infinity" + ",1" * 3000 + "]",
+    ):
         result = shrink_texts([text], 1024, hint)
         assert result is not None
         assert MARKER.search(result.texts[0]), text[:20]

@@ -19,11 +19,14 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable
 
 from mcpsqueeze._errors import UsageError
 
 from ._names import NameMap
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 __all__ = ["CONTROL_FLAGS", "Flag", "ParsedCall", "parse_call", "tool_flags"]
 
@@ -244,15 +247,17 @@ def _bad(flag: Flag, value: str, expected: str, prog: str) -> UsageError:
 
 def _check_number(flag: Flag, number: float, text: str, prog: str) -> None:
     schema = flag.schema
-    bounds = (
-        ("minimum", lambda limit: number >= limit, ">="),
-        ("maximum", lambda limit: number <= limit, "<="),
-        ("exclusiveMinimum", lambda limit: number > limit, ">"),
-        ("exclusiveMaximum", lambda limit: number < limit, "<"),
-    )
-    for key, ok, op in bounds:
+    for key, op in (
+        ("minimum", ">="),
+        ("maximum", "<="),
+        ("exclusiveMinimum", ">"),
+        ("exclusiveMaximum", "<"),
+    ):
         limit = schema.get(key)
-        if isinstance(limit, (int, float)) and not isinstance(limit, bool) and not ok(limit):
+        if not isinstance(limit, (int, float)) or isinstance(limit, bool):
+            continue
+        ok = {">=": number >= limit, "<=": number <= limit, ">": number > limit, "<": number < limit}[op]
+        if not ok:
             raise _bad(flag, text, f"a number {op} {limit}", prog)
 
 
@@ -295,7 +300,7 @@ def _from_text(flag: Flag, text: str, prog: str) -> object:
     elif kind == "object":
         value = _json_or_none(text)
         if not isinstance(value, dict):
-            raise _bad(flag, text, "a JSON object like '{\"key\": \"value\"}'", prog)
+            raise _bad(flag, text, 'a JSON object like \'{"key": "value"}\'', prog)
     else:
         value = _json_or_none(text, fallback=text)
     _check_enum(flag, value, text, prog)
@@ -344,13 +349,13 @@ def _read_json_input(text: str, prog: str) -> dict[str, object]:
         value = json.loads(text)
     except ValueError as exc:
         raise UsageError(
-            f"--json is not valid JSON ({exc}); pass one JSON object, e.g. --json '{{\"query\": \"x\"}}', "
+            f'--json is not valid JSON ({exc}); pass one JSON object, e.g. --json \'{{"query": "x"}}\', '
             f"or --json - to read it from stdin; {_see(prog)}"
         ) from None
     if not isinstance(value, dict):
         raise UsageError(
             f"--json must be a JSON object of the tool's arguments, not a {type(value).__name__}; "
-            f"e.g. --json '{{\"query\": \"x\"}}'; {_see(prog)}"
+            f'e.g. --json \'{{"query": "x"}}\'; {_see(prog)}'
         )
     return value
 
@@ -448,7 +453,9 @@ def parse_call(
                 _store(values, flag, _from_text(flag, take_value(word, inline), prog), prog)
         elif head.startswith("no-") and head[3:] in by_name and by_name[head[3:]].kind == "boolean":
             if inline is not None:
-                raise UsageError(f"--{head} takes no value; use --{head[3:]} true|false instead; {_see(prog)}")
+                raise UsageError(
+                    f"--{head} takes no value; use --{head[3:]} true|false instead; {_see(prog)}"
+                )
             _store(values, by_name[head[3:]], False, prog)
         else:
             raise _unknown(word, flags, prog)
@@ -458,9 +465,9 @@ def parse_call(
     if json_input is not None:
         by_prop = {f.prop: f for f in flags}
         for key, value in json_input.items():
-            flag = by_prop.get(key)
-            if flag is not None and flag.enum is not None and value is not None:
-                _check_enum(flag, value, json.dumps(value), prog)
+            known = by_prop.get(key)
+            if known is not None and known.enum is not None and value is not None:
+                _check_enum(known, value, json.dumps(value), prog)
     arguments.update(values)
     missing = [f for f in flags if f.required and f.prop not in arguments]
     if missing:

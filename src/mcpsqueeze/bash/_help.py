@@ -38,7 +38,8 @@ def _tool_lines(server: ServerInfo) -> list[str]:
     if not server.up:
         reason = f": {server.error}" if server.error else ""
         return [
-            f"{server.name}  (down{reason}; restart `mcpsqueeze serve` or fix this server's entry in its config)"
+            f"{server.name}  (down{reason}; restart `mcpsqueeze serve` "
+            "or fix this server's entry in its config)"
         ]
     if not server.tools:
         return [f"{server.name}  (no tools)"]
@@ -69,7 +70,9 @@ def render_listing(listing: Listing, prefix: str = "mcpsq ") -> str:
         for server in listing.servers:
             lines.extend(_tool_lines(server))
     else:
-        lines.append("The session serves no backend servers; start `mcpsqueeze serve` with --config or -n NAME.")
+        lines.append(
+            "The session serves no backend servers; start `mcpsqueeze serve` with --config or -n NAME."
+        )
     lines += ["", EXIT_CODES]
     return "\n".join(lines) + "\n"
 
@@ -165,7 +168,9 @@ def render_tool_help(server: str, tool: ToolInfo, prefix: str = "mcpsq ") -> str
     optional = [f for f in tool.flags if not f.required]
     usage = [prog]
     for flag in required:
-        usage.append(f"--{flag.name} true|false" if flag.kind == "boolean" else f"--{flag.name} {flag.metavar}")
+        usage.append(
+            f"--{flag.name} true|false" if flag.kind == "boolean" else f"--{flag.name} {flag.metavar}"
+        )
     if optional:
         usage.append("[flags]")
     lines = [f"Usage: {' '.join(usage)}", ""]

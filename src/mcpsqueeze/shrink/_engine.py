@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 from mcpsqueeze._errors import ShrinkError
 from mcpsqueeze.shrink._json import NOT_JSON, Condensed, condense, dumps, parse_strict
 from mcpsqueeze.shrink._notice import (
+    COMPACT_BELOW,
     MAX_DROPPED_FIELDS,
     MAX_FIELD_NAME_CHARS,
     RecoveryHint,
@@ -157,8 +158,8 @@ def _condense_to(value: object, room: int, plans: dict[int, list[int]]) -> tuple
     return None
 
 
-def _record_json(report: Report, hint: RecoveryHint, kind: str) -> str:
-    return ',"truncation":' + dumps(truncation_record(report, hint, kind))
+def _record_json(report: Report, hint: RecoveryHint, kind: str, compact: bool) -> str:
+    return ',"truncation":' + dumps(truncation_record(report, hint, kind, compact=compact))
 
 
 def _worst_report(original: int, budget: int) -> Report:
@@ -188,8 +189,9 @@ def shrink_texts(texts: list[str], budget: int, hint: RecoveryHint) -> Shrunk | 
     worst = _worst_report(original, budget)
     kinds = {"text" if b.value is NOT_JSON else "json" for b in blocks}
     kind = "mixed" if len(kinds) > 1 else kinds.pop()
-    record_room = len(_record_json(worst, hint, kind))
-    notice_room = len(render_message(worst, hint, kind))
+    compact = budget < COMPACT_BELOW
+    record_room = len(_record_json(worst, hint, kind, compact))
+    notice_room = len(render_message(worst, hint, kind, compact=compact))
     lengths = [len(t) for t in texts]
     slack = 0
     fitted: Shrunk | None = None
@@ -205,7 +207,7 @@ def shrink_texts(texts: list[str], budget: int, hint: RecoveryHint) -> Shrunk | 
         if targets is None:
             break
         outcome = _shrink_blocks(blocks, targets, record_room, hint, plans)
-        shrunk = _assemble(blocks, outcome, original, hint)
+        shrunk = _assemble(blocks, outcome, original, hint, compact)
         total = sum(len(t) for t in shrunk.texts) + len(shrunk.notice or "")
         if total <= budget:
             content = sum(len(t) for t in outcome.texts)
@@ -258,7 +260,9 @@ def _targets(
     return targets
 
 
-def _assemble(blocks: list[_Block], outcome: _Outcome, original: int, hint: RecoveryHint) -> Shrunk:
+def _assemble(
+    blocks: list[_Block], outcome: _Outcome, original: int, hint: RecoveryHint, compact: bool
+) -> Shrunk:
     kinds = outcome.kinds
     kind = "mixed" if len(kinds) > 1 else next(iter(kinds), "text")
     counters = outcome.counters
@@ -282,14 +286,14 @@ def _assemble(blocks: list[_Block], outcome: _Outcome, original: int, hint: Reco
     texts: list[str] = []
     notice: str | None = None
     for _ in range(4):  # shown_chars counts itself; settle its digits
-        record = _record_json(report, hint, kind)
+        record = _record_json(report, hint, kind, compact)
         texts = list(outcome.texts)
         for i, rendered in outcome.shrunk_json:
             if blocks[i].sibling:
                 texts[i] = rendered[:-1] + (record if len(rendered) > 2 else record[1:]) + "}"
-        notice = render_message(report, hint, kind) if needs_notice else None
+        notice = render_message(report, hint, kind, compact=compact) if needs_notice else None
         shown = sum(len(t) for t in texts) + len(notice or "")
         if shown == report.shown_chars:
             break
         report = replace(report, shown_chars=shown)
-    return Shrunk(texts, notice, truncation_record(report, hint, kind), report)
+    return Shrunk(texts, notice, truncation_record(report, hint, kind, compact=compact), report)

@@ -204,13 +204,13 @@ def _str_size(text: str) -> int:
 
 class _Builder:
     __slots__ = (
+        "bonus",
         "dropped",
         "intact",
         "items_omitted",
         "keys_omitted",
         "limit",
         "limits",
-        "bonus",
         "longest_list",
         "longest_string",
         "plans",
@@ -310,10 +310,8 @@ class _Builder:
             self.size += len(marker) + 2
             self.items_omitted += n
             return marker
-        if limits.share:  # short arrays stay whole: a gap marker would cost as much as their items
-            keep_n = max((n * limits.items + 999) // 1000, _SHARE_MIN)
-        else:
-            keep_n = limits.items
+        # (per mille: short arrays stay whole, a gap marker would cost as much as their items)
+        keep_n = max((n * limits.items + 999) // 1000, _SHARE_MIN) if limits.share else limits.items
         whole = n <= keep_n + _GAP_ITEMS
         if not whole and self.bonus:
             self.bonus -= 1
@@ -398,18 +396,24 @@ def _best_items(
         best = _trial(root, Limits(strings, 0, keys, depth, share), target, plans)
         return None if best is None else (best, 0)
     lo, hi = 1, 1001 if share else _UNLIMITED  # lo fits; hi does not
+    previous: tuple[int, int] = (0, 0)  # an earlier (limit, size) that fitted, for a secant step
+    misses = 0
     while hi - lo > max(1, lo // 100):
         cap = 1000 if share else best.longest_list
         if not share and best.longest_list <= lo + _GAP_ITEMS:
             break  # every array the copy visited is whole: more items change nothing
-        guess = int(lo * target / max(best.size, 1))
-        if hi < _UNLIMITED and not lo + (hi - lo) // 4 <= guess <= hi - (hi - lo) // 4:
-            guess = (lo + hi) // 2  # the extrapolation is off: bisect
-        guess = max(lo + 1, min(guess, hi - 1, lo * 16, cap))
+        if misses >= 2:
+            guess = (lo + hi) // 2
+        else:  # aim a little under the target, so the next step is usually a small one up
+            slope = (best.size - previous[1]) / (lo - previous[0])
+            guess = lo + int((target * 0.99 - best.size) / max(slope, 1.0))
+        guess = max(lo + 1, min(guess, hi - 1, lo * 64, cap))
         trial = _trial(root, Limits(strings, guess, keys, depth, share), target, plans)
         if trial is None:
             hi = guess
+            misses += 1
         else:
+            previous = (lo, best.size)
             lo, best = guess, trial
     return best, lo
 
@@ -452,13 +456,15 @@ def condense(root: object, target: int, plans: dict[int, list[int]] | None = Non
                     trial, items = shared
                     trial.strategy = _name(strings, items, 1000, depth, keys, share=True)
                     found.append((strings, trial))
-            most = max(t.intact for _, t in found)
-            if trial.intact < most * 0.7:
-                break  # cutting strings harder is already losing values
+            if len(found) > 2 and max(t.intact for _, t in found[-2:]) < max(t.intact for _, t in found[:-2]):
+                break  # cutting strings harder has stopped paying off
         if found:
-            # The most verbatim values; among copies within 10% of that, the one with longest strings.
+            # The most verbatim values; among copies within 3% of that, the one with longest strings.
             most = max(t.intact for _, t in found)
-            chosen = max((t for _, t in found if t.intact >= most * 0.9), key=lambda t: (t.size, t.intact))
+            chosen = max(
+                (t for _, t in found if t.intact >= most * 0.97),
+                key=lambda t: (-t.strings_truncated, t.intact),
+            )
             return _fill(root, chosen, target, plans)
     return None
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 __all__ = [
+    "COMPACT_BELOW",
     "RecoveryHint",
     "Report",
     "render_message",
@@ -48,8 +49,8 @@ class Report:
     dropped_fields: tuple[str, ...] = field(default=())
     strategy: str = ""
 
-    def as_dict(self) -> dict[str, object]:
-        return {
+    def as_dict(self, *, strategy: bool = True) -> dict[str, object]:
+        report: dict[str, object] = {
             "pruned": self.pruned,
             "fits": self.fits,
             "original_chars": self.original_chars,
@@ -58,8 +59,10 @@ class Report:
             "keys_omitted": self.keys_omitted,
             "strings_truncated": self.strings_truncated,
             "dropped_fields": list(self.dropped_fields),
-            "strategy": self.strategy,
         }
+        if strategy:
+            report["strategy"] = self.strategy
+        return report
 
 
 def _plural(n: int, one: str, many: str) -> str:
@@ -83,47 +86,58 @@ def _what_was_cut(report: Report, kind: str) -> str:
     return parts[0]
 
 
-def _how_to_recover(hint: RecoveryHint) -> str:
+#: Budgets under this get the compact message: one sentence and the exact recover call.
+COMPACT_BELOW = 4000
+
+
+def _call(hint: RecoveryHint) -> str:
     if hint.mode == "mcp":
-        args = json.dumps({"response_id": hint.response_id})
-        text = (
-            f"To get the whole original, call the tool {hint.recover_tool} with {args}; "
-            'add "pointer": "/path/in/json" or "offset"/"length" to read one part.'
-        )
-        if hint.file is not None:
-            text += f" Also saved at {hint.file}."
-        return text
-    text = f"To get the whole original, run `mcpsq recover {hint.response_id}`"
+        return f"{hint.recover_tool} " + json.dumps({"response_id": hint.response_id}, separators=(",", ":"))
+    return f"mcpsq recover {hint.response_id}"
+
+
+def _how_to_recover(hint: RecoveryHint, *, compact: bool) -> str:
+    if hint.mode == "mcp":
+        text = f"Full original: {_call(hint)}; one part: add "
+        if compact:
+            return text + '"pointer":"/path/0" or "offset"/"length".'
+        text += '"pointer":"/path/0" (JSON pointer) or "offset"/"length" (text window).'
+        return text if hint.file is None else f"{text} File: {hint.file}"
+    text = f"Full original: {_call(hint)}"
     if hint.file is not None:
-        text += f" (or `jq . {hint.file}`)"
-    return text + "; add `--pointer /a/0/b` to read one part."
+        text += f" (or jq . {hint.file})"
+    return text + "; one part: --pointer /a/0/b."
 
 
-def render_message(report: Report, hint: RecoveryHint, kind: str) -> str:
+def render_message(report: Report, hint: RecoveryHint, kind: str, *, compact: bool = False) -> str:
     """The one paragraph a model reads about a shrunk result: what was cut and how to get it back.
 
-    ``kind`` is what was shrunk: ``"json"``, ``"text"`` or ``"mixed"``.
+    ``kind`` is what was shrunk: ``"json"``, ``"text"`` or ``"mixed"``. ``compact`` (for budgets under
+    ``COMPACT_BELOW``) leaves out the list of cuts, and in MCP mode the file (the record names it).
     """
+    head = f"Shrunk from {report.original_chars} to {report.shown_chars} chars"
+    if compact:
+        return f"{head}. {_how_to_recover(hint, compact=True)}"
     what = _what_was_cut(report, kind)
-    return f"Shrunk from {report.original_chars} chars ({what}; markers show where). {_how_to_recover(hint)}"
+    return f"{head} ({what}; markers show where). {_how_to_recover(hint, compact=False)}"
 
 
 def render_text_marker(omitted_chars: int, hint: RecoveryHint) -> str:
     """The marker put where the middle of a text block was cut out; ``omitted_chars`` is exact."""
-    if hint.mode == "mcp":
-        how = f"{hint.recover_tool} {json.dumps({'response_id': hint.response_id})}"
-    else:
-        how = f"mcpsq recover {hint.response_id}"
-    return f"[...truncated {omitted_chars} characters; recover with {how}]"
+    return f"[...truncated {omitted_chars} characters; recover with {_call(hint)}]"
 
 
-def truncation_record(report: Report, hint: RecoveryHint, kind: str) -> dict[str, object]:
-    """The record for ``result._meta.truncation`` and the sibling ``truncation`` key of an object."""
+def truncation_record(
+    report: Report, hint: RecoveryHint, kind: str, *, compact: bool = False
+) -> dict[str, object]:
+    """The record for ``result._meta.truncation`` and the sibling ``truncation`` key of an object.
+
+    ``compact`` uses the compact message and leaves the (diagnostic) strategy out of the report."""
     record: dict[str, object] = {
-        "message": render_message(report, hint, kind),
+        "message": render_message(report, hint, kind, compact=compact),
         "response_id": hint.response_id,
     }
     if hint.file is not None:
         record["original_response_file"] = hint.file
-    record["report"] = report.as_dict()
+    record["report"] = report.as_dict(strategy=not compact)
     return record

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The whole test suite on a fresh machine: `bash scripts/test.sh [PYTEST ARGS...]`.
+#
+# 1. a virtualenv in .venv with the project and its test extras (reused when present),
+# 2. the real public MCP servers and the conformance suite from npm/PyPI (scripts/install-test-deps.sh),
+# 3. a Docker engine, the base image and the project image for the container tests (scripts/ci-docker.sh);
+#    when Docker cannot be had outside CI the container tests are skipped; on CI (CI=true) they fail,
+# 4. pytest.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+if [ ! -x .venv/bin/python ]; then
+    python3 -m venv .venv
+fi
+if ! .venv/bin/python -c "import mcpsqueeze, pytest, hypothesis, testcontainers, just_bash" 2>/dev/null; then
+    .venv/bin/pip install --quiet --upgrade pip
+    .venv/bin/pip install --quiet -e '.[test,just-bash]'
+fi
+export PATH="$root/.venv/bin:$PATH"
+export VIRTUAL_ENV="$root/.venv"
+
+bash scripts/install-test-deps.sh --python >/dev/null
+
+if [ -n "${CI:-}" ] || [ "$(id -u)" = 0 ]; then
+    if ! sh scripts/ci-docker.sh; then
+        if [ -n "${CI:-}" ]; then
+            echo "test.sh: Docker is required on CI for the container tests" >&2
+            exit 1
+        fi
+        echo "test.sh: no Docker engine; container tests will be skipped" >&2
+    fi
+fi
+
+exec .venv/bin/python -m pytest "$@"

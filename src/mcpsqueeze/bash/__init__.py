@@ -1,0 +1,46 @@
+"""The bash-facing side: MCP tools of a ``mcpsqueeze serve`` session as shell commands.
+
+- ``mcpsq`` (``shim.main``): the stdlib-only command line;
+- ``install_commands``: one entry point per server (``DIR/github search-issues --query x``);
+- ``open_bash`` / ``install_into`` (needs the ``just-bash`` extra): the same commands inside a
+  Just-Bash ``AsyncBash`` with the recovery directory mounted read-only at ``/recovery``.
+
+Nothing is imported eagerly: the shim imports this package on every shell command.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ._client import SessionAddress, SessionClient
+    from ._install import install_commands
+    from .just_bash import AsyncSessionClient, install_into, open_bash
+
+__all__ = [
+    "AsyncSessionClient",
+    "SessionAddress",
+    "SessionClient",
+    "install_commands",
+    "install_into",
+    "open_bash",
+]
+
+_WHERE = {
+    "SessionAddress": "._client",
+    "SessionClient": "._client",
+    "install_commands": "._install",
+    "AsyncSessionClient": ".just_bash",
+    "install_into": ".just_bash",
+    "open_bash": ".just_bash",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module  # only when asked: the shim never needs it
+
+    value = getattr(import_module(module, __name__), name)
+    globals()[name] = value
+    return value

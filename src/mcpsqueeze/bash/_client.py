@@ -1,0 +1,322 @@
+"""Finding the session and talking to it: tiny HTTP/1.1 over a Unix socket or loopback TCP.
+
+Standard library only and deliberately small: ``http.client`` alone costs ~30 ms to import here
+(it pulls in ``email`` and ``ssl``), which is half the shim's whole budget, so this speaks just the
+subset of HTTP/1.1 the session API needs (one request per connection, ``Content-Length`` or
+chunked bodies). The token for TCP is read from its file for each request and never printed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+
+from mcpsqueeze._errors import BackendError, UsageError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+__all__ = [
+    "DEFAULT_CALL_TIMEOUT",
+    "SessionAddress",
+    "SessionClient",
+    "SessionTimeout",
+    "SessionUnreachable",
+    "default_recovery_dir",
+    "default_socket_candidates",
+    "locate_session",
+]
+
+DEFAULT_CALL_TIMEOUT = 600.0
+CONNECT_TIMEOUT = 5.0
+_LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
+_START_HINT = (
+    "Start the session with `mcpsqueeze serve --config servers.json` (or `mcpsqueeze serve -n NAME -- "
+    "COMMAND...`), or set MCPSQUEEZE_SOCKET to the socket it listens on "
+    "(or MCPSQUEEZE_URL and MCPSQUEEZE_TOKEN_FILE for TCP)."
+)
+
+
+class SessionUnreachable(BackendError):
+    """No session answers where we looked (exit 3)."""
+
+
+class SessionTimeout(BackendError):
+    """The session took longer than the timeout (exit 4)."""
+
+
+def _cache_home(environ: Mapping[str, str]) -> str:
+    xdg = environ.get("XDG_CACHE_HOME", "")
+    if os.path.isabs(xdg):
+        return xdg
+    home = environ.get("HOME", "")
+    return os.path.join(home if os.path.isabs(home) else os.path.expanduser("~"), ".cache")
+
+
+def default_recovery_dir(environ: Mapping[str, str]) -> str:
+    """``platformdirs.user_cache_dir("mcpsqueeze")/recovery`` on Linux, without importing platformdirs."""
+    return os.path.join(_cache_home(environ), "mcpsqueeze", "recovery")
+
+
+def default_socket_candidates(environ: Mapping[str, str]) -> list[str]:
+    """Where ``serve`` may have put its socket, in the order platformdirs' runtime-dir lookup tries.
+
+    ``platformdirs.user_runtime_dir`` picks ``$XDG_RUNTIME_DIR`` when it is a safe 0700 directory,
+    else ``/run/user/<uid>``, else ``<tmp>/runtime-<uid>``; the contract falls back to the cache dir,
+    and the image uses ``/run/mcpsqueeze``. Rather than re-implement its checks, the shim takes the
+    first of these where a socket exists.
+    """
+    uid = os.geteuid()
+    bases: list[str] = []
+    xdg = environ.get("XDG_RUNTIME_DIR", "")
+    if os.path.isabs(xdg):
+        bases.append(xdg)
+    bases.append(f"/run/user/{uid}")
+    for name in ("TMPDIR", "TEMP", "TMP"):
+        value = environ.get(name, "")
+        if os.path.isabs(value):
+            bases.append(os.path.join(value, f"runtime-{uid}"))
+            break
+    else:
+        bases.append(f"/tmp/runtime-{uid}")
+    bases.append(_cache_home(environ))
+    candidates = [os.path.join(b, "mcpsqueeze", "session.sock") for b in bases]
+    candidates.append("/run/mcpsqueeze/session.sock")
+    return list(dict.fromkeys(candidates))
+
+
+class SessionAddress:
+    """A Unix socket path, or a loopback host/port plus the token file."""
+
+    __slots__ = ("host", "port", "socket_path", "token_file")
+
+    def __init__(
+        self,
+        *,
+        socket_path: str | None = None,
+        host: str | None = None,
+        port: int | None = None,
+        token_file: str | None = None,
+    ) -> None:
+        self.socket_path = socket_path
+        self.host = host
+        self.port = port
+        self.token_file = token_file
+
+    def describe(self) -> str:
+        if self.socket_path is not None:
+            return f"unix socket {self.socket_path}"
+        return f"http://{self.host}:{self.port}"
+
+
+def _parse_url(url: str) -> tuple[str, int]:
+    if not url.startswith("http://"):
+        raise UsageError(
+            f"MCPSQUEEZE_URL={url!r} must look like http://127.0.0.1:PORT (the session listens on "
+            "loopback only); fix or unset it."
+        )
+    hostport = url[len("http://") :].split("/", 1)[0]
+    host, sep, port_text = hostport.rpartition(":")
+    if not sep or not port_text.isdigit():
+        raise UsageError(f"MCPSQUEEZE_URL={url!r} has no port; use http://127.0.0.1:PORT.")
+    if host not in _LOOPBACK:
+        raise UsageError(
+            f"MCPSQUEEZE_URL={url!r} is not a loopback address; the shim sends the session token only to "
+            "127.0.0.1, ::1 or localhost. Fix or unset it."
+        )
+    return host.strip("[]"), int(port_text)
+
+
+def locate_session(environ: Mapping[str, str]) -> SessionAddress:
+    """MCPSQUEEZE_SOCKET, else MCPSQUEEZE_URL (+ MCPSQUEEZE_TOKEN_FILE), else the default socket."""
+    sock = environ.get("MCPSQUEEZE_SOCKET", "")
+    if sock:
+        return SessionAddress(socket_path=sock)
+    url = environ.get("MCPSQUEEZE_URL", "")
+    candidates = default_socket_candidates(environ)
+    if url:
+        host, port = _parse_url(url)
+        token_file = environ.get("MCPSQUEEZE_TOKEN_FILE", "") or os.path.join(
+            os.path.dirname(candidates[0]), "token"
+        )
+        return SessionAddress(host=host, port=port, token_file=token_file)
+    for candidate in candidates:
+        if os.path.exists(candidate):
+            return SessionAddress(socket_path=candidate)
+    raise SessionUnreachable(
+        "No mcpsqueeze session found: no socket at " + ", ".join(candidates) + ". " + _START_HINT
+    )
+
+
+def _read_token(path: str) -> str:
+    try:
+        with open(path, encoding="ascii") as handle:
+            token = handle.read().strip()
+    except OSError as exc:
+        raise SessionUnreachable(
+            f"Cannot read the session token file {path} ({exc.strerror}). Set MCPSQUEEZE_TOKEN_FILE to "
+            "the token file `mcpsqueeze serve --listen` wrote (--token-file)."
+        ) from None
+    except UnicodeDecodeError:
+        raise SessionUnreachable(
+            f"The session token file {path} is not a hex token; check --token-file."
+        ) from None
+    if not token:
+        raise SessionUnreachable(
+            f"The session token file {path} is empty; restart `mcpsqueeze serve --listen`."
+        )
+    return token
+
+
+class _Reader:
+    """Buffered reads from a socket: lines for the head, exact sizes for the body."""
+
+    __slots__ = ("buf", "sock")
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.buf = b""
+
+    def _fill(self) -> bool:
+        chunk = self.sock.recv(65536)
+        if not chunk:
+            return False
+        self.buf += chunk
+        return True
+
+    def line(self) -> bytes:
+        while b"\r\n" not in self.buf:
+            if len(self.buf) > 65536 or not self._fill():
+                raise ConnectionError("the session closed the connection mid-answer")
+        line, _, self.buf = self.buf.partition(b"\r\n")
+        return line
+
+    def exact(self, n: int) -> bytes:
+        parts = [self.buf[:n]]
+        have = len(parts[0])
+        self.buf = self.buf[n:]
+        while have < n:
+            chunk = self.sock.recv(min(1 << 20, n - have))
+            if not chunk:
+                raise ConnectionError("the session closed the connection mid-answer")
+            parts.append(chunk)
+            have += len(chunk)
+        return b"".join(parts)
+
+    def rest(self) -> bytes:
+        parts = [self.buf]
+        while chunk := self.sock.recv(1 << 20):
+            parts.append(chunk)
+        return b"".join(parts)
+
+
+def _exchange(sock: socket.socket, head: bytes, body: bytes) -> tuple[int, bytes]:
+    sock.sendall(head + body)
+    reader = _Reader(sock)
+    status_line = reader.line()
+    while True:
+        parts = status_line.split(b" ", 2)
+        if len(parts) < 2 or not parts[0].startswith(b"HTTP/") or not parts[1].isdigit():
+            raise ConnectionError(f"the session sent a malformed status line {status_line[:80]!r}")
+        status = int(parts[1])
+        headers: dict[bytes, bytes] = {}
+        while line := reader.line():
+            name, _, value = line.partition(b":")
+            headers[name.strip().lower()] = value.strip()
+        if status != 100:
+            break
+        status_line = reader.line()
+    if b"chunked" in headers.get(b"transfer-encoding", b"").lower():
+        chunks: list[bytes] = []
+        while True:
+            size = int(reader.line().split(b";", 1)[0], 16)
+            if size == 0:
+                break
+            chunks.append(reader.exact(size))
+            reader.line()
+        return status, b"".join(chunks)
+    length = headers.get(b"content-length")
+    if length is not None and length.isdigit():
+        return status, reader.exact(int(length))
+    return status, reader.rest()
+
+
+class SessionClient:
+    """Blocking requests to the session API; one connection per request (the session is local)."""
+
+    __slots__ = ("address",)
+
+    def __init__(self, address: SessionAddress) -> None:
+        self.address = address
+
+    @classmethod
+    def from_environ(cls, environ: Mapping[str, str] | None = None) -> SessionClient:
+        return cls(locate_session(os.environ if environ is None else environ))
+
+    def _connect(self) -> socket.socket:
+        address = self.address
+        try:
+            if address.socket_path is not None:
+                sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                sock.settimeout(CONNECT_TIMEOUT)
+                try:
+                    sock.connect(address.socket_path)
+                except BaseException:
+                    sock.close()
+                    raise
+                return sock
+            assert address.host is not None and address.port is not None
+            return socket.create_connection((address.host, address.port), timeout=CONNECT_TIMEOUT)
+        except TimeoutError:
+            raise SessionUnreachable(
+                f"The mcpsqueeze session at {address.describe()} did not accept the connection in time. "
+                + _START_HINT
+            ) from None
+        except OSError as exc:
+            raise SessionUnreachable(
+                f"Cannot reach the mcpsqueeze session at {address.describe()} ({exc.strerror or exc}). "
+                + _START_HINT
+            ) from None
+
+    def request(
+        self, method: str, path: str, body: object = None, *, timeout: float | None = 30.0
+    ) -> tuple[int, object]:
+        """Send one request; return the status and the decoded JSON body (None when not JSON)."""
+        address = self.address
+        payload = b"" if body is None else json.dumps(body, ensure_ascii=False).encode("utf-8")
+        host = "localhost" if address.socket_path is not None else f"{address.host}:{address.port}"
+        lines = [
+            f"{method} {path} HTTP/1.1",
+            f"Host: {host}",
+            "Connection: close",
+            "Accept: application/json",
+            "User-Agent: mcpsq",
+        ]
+        if body is not None or method == "POST":
+            lines += ["Content-Type: application/json", f"Content-Length: {len(payload)}"]
+        if address.token_file is not None:
+            lines.append(f"Authorization: Bearer {_read_token(address.token_file)}")
+        head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+        sock = self._connect()
+        try:
+            sock.settimeout(timeout)
+            status, raw = _exchange(sock, head, payload)
+        except TimeoutError:
+            raise SessionTimeout(
+                f"The mcpsqueeze session at {address.describe()} did not answer within {timeout:g} s. "
+                "Retry, or set MCPSQUEEZE_TIMEOUT (seconds) higher for slow tools."
+            ) from None
+        except (OSError, ValueError) as exc:
+            raise SessionUnreachable(
+                f"The mcpsqueeze session at {address.describe()} dropped the connection ({exc}). "
+                "Check that `mcpsqueeze serve` is still running, then retry."
+            ) from None
+        finally:
+            sock.close()
+        try:
+            decoded: object = json.loads(raw) if raw else None
+        except ValueError:
+            decoded = None
+        return status, decoded

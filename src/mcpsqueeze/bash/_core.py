@@ -1,0 +1,397 @@
+"""The transport-free heart of the shell side: argv -> what to do, and answers -> what to print.
+
+``plan`` turns the words a user typed into help text, a usage error, a tool call or a recovery;
+``render_call``/``render_error`` turn the session's answer into (stdout, stderr, exit code);
+``run_recover`` reads one original through the mount-scoped reader. The ``mcpsq`` shim, the
+installed entry points and the Just-Bash commands are thin glue around these, so all three print
+the same bytes and exit with the same codes. Stdlib-only: the shim imports this on every call.
+"""
+
+from __future__ import annotations
+
+import json
+
+from mcpsqueeze._errors import RecoveryError, RefusedPathError, UsageError
+
+from ._flags import parse_call
+from ._help import render_listing, render_server, render_tool_help
+from ._listing import Listing, ServerInfo
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+
+__all__ = [
+    "EXIT_BACKEND",
+    "EXIT_OK",
+    "EXIT_TOOL_ERROR",
+    "EXIT_UNREACHABLE",
+    "EXIT_USAGE",
+    "CallPlan",
+    "Outcome",
+    "RecoverPlan",
+    "is_recover",
+    "notice_line",
+    "plan",
+    "plan_recover",
+    "render_call",
+    "render_error",
+    "run_recover",
+]
+
+EXIT_OK = 0
+EXIT_TOOL_ERROR = 1
+EXIT_USAGE = 2
+EXIT_UNREACHABLE = 3
+EXIT_BACKEND = 4
+
+_HELP_WORDS = ("-h", "--help", "help")
+_RECOVER_USAGE = (
+    "Usage: {p}recover ID|PATH [--pointer /a/0/b] [--raw]\n"
+    "\n"
+    "Print the original of a shrunk or deduplicated result from the recovery directory: its text\n"
+    "(the text blocks joined); with --pointer, the one JSON value the RFC 6901 pointer names inside\n"
+    "it (a string as is, anything else as JSON); with --raw, the stored result as JSON.\n"
+    "ID is the 32-hex response id from the notice; PATH is mcpsqueeze-ID.json inside the recovery\n"
+    "directory. Anything outside that directory, symlinks and other odd files are refused (exit 2).\n"
+)
+
+
+class Outcome:
+    """What to print and how to exit."""
+
+    __slots__ = ("code", "stderr", "stdout")
+
+    def __init__(self, stdout: str = "", stderr: str = "", code: int = EXIT_OK) -> None:
+        self.stdout = stdout
+        self.stderr = stderr
+        self.code = code
+
+    def __repr__(self) -> str:
+        return f"Outcome(code={self.code}, stdout={self.stdout[:80]!r}, stderr={self.stderr[:200]!r})"
+
+    def as_dict(self) -> dict[str, object]:
+        """The shape Just-Bash custom commands return."""
+        return {"stdout": self.stdout, "stderr": self.stderr, "exit_code": self.code}
+
+
+class CallPlan:
+    """A tool call to send to the session (``POST /v1/call``)."""
+
+    __slots__ = ("arguments", "full", "prog", "raw", "server", "tool")
+
+    def __init__(
+        self, server: str, tool: str, arguments: dict[str, object], *, full: bool, raw: bool, prog: str
+    ) -> None:
+        self.server = server
+        self.tool = tool
+        self.arguments = arguments
+        self.full = full
+        self.raw = raw
+        self.prog = prog
+
+    def body(self) -> dict[str, object]:
+        return {"server": self.server, "tool": self.tool, "arguments": self.arguments, "full": self.full}
+
+
+class RecoverPlan:
+    """``recover ID|PATH [--pointer P] [--raw]``."""
+
+    __slots__ = ("pointer", "raw", "ref")
+
+    def __init__(self, ref: str, pointer: str | None, raw: bool) -> None:
+        self.ref = ref
+        self.pointer = pointer
+        self.raw = raw
+
+
+def _line(text: str) -> str:
+    return text if text.endswith("\n") else text + "\n"
+
+
+def _usage(message: str) -> Outcome:
+    return Outcome(stderr=_line(message), code=EXIT_USAGE)
+
+
+def is_recover(argv: list[str]) -> bool:
+    return bool(argv) and argv[0] == "recover"
+
+
+def plan_recover(argv: list[str], prefix: str = "mcpsq ") -> RecoverPlan | Outcome:
+    """Parse ``recover ...`` (``argv[0]`` is ``recover``)."""
+    usage = _RECOVER_USAGE.format(p=prefix)
+    words = argv[1:]
+    if any(w in _HELP_WORDS[:2] for w in words):
+        return Outcome(stdout=usage)
+    see = f"see `{prefix}recover --help`"
+    ref: str | None = None
+    pointer: str | None = None
+    raw = False
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word == "--raw":
+            raw = True
+        elif word == "--pointer" or word.startswith("--pointer="):
+            if pointer is not None:
+                return _usage(f"{prefix}recover: --pointer given twice; pass one pointer; {see}")
+            if "=" in word:
+                pointer = word.split("=", 1)[1]
+            elif i + 1 < len(words):
+                i += 1
+                pointer = words[i]
+            else:
+                return _usage(f"{prefix}recover: --pointer needs a JSON pointer like /issues/0/title; {see}")
+        elif word.startswith("--") and len(word) > 2:
+            return _usage(f"{prefix}recover: unknown flag {word}; {see}")
+        elif ref is None:
+            ref = word
+        else:
+            return _usage(f"{prefix}recover: one ID or PATH only, got also {word!r}; {see}")
+        i += 1
+    if ref is None:
+        return _usage(
+            f"{prefix}recover: missing the response id (32 hex characters from the shrink notice) or the "
+            f"recovery file path; {see}"
+        )
+    return RecoverPlan(ref, pointer, raw)
+
+
+def _close(word: str, candidates: list[str]) -> str:
+    import difflib  # error path only
+
+    found = difflib.get_close_matches(word, candidates, n=1)
+    return f"did you mean {found[0]}? " if found else ""
+
+
+def plan(
+    argv: list[str],
+    listing: Listing,
+    *,
+    prefix: str = "mcpsq ",
+    read_stdin: Callable[[], str] | None = None,
+) -> CallPlan | Outcome:
+    """``SERVER [TOOL [flags]]`` -> help text, a usage error, or the call to make.
+
+    ``prefix`` is what precedes the server name when the user types it (``"mcpsq "``, or ``""`` for
+    an installed entry point and a Just-Bash command); every message names commands that way.
+    """
+    top = f"{prefix}--help" if prefix else "mcpsq --help"
+    if not argv or argv[0] in _HELP_WORDS:
+        return Outcome(stdout=render_listing(listing, prefix or "mcpsq "))
+    name = argv[0]
+    server = listing.server(name)
+    if server is None:
+        names = [s.name for s in listing.servers]
+        known = ", ".join(names) or "none"
+        return _usage(
+            f"{prefix}{name}: no server named {name!r} in this session (servers: {known}); "
+            f"{_close(name, names)}run `{top}` to list them."
+        )
+    if len(argv) == 1 or argv[1] in _HELP_WORDS:
+        return Outcome(stdout=render_server(server, prefix))
+    typed = argv[1]
+    tool = server.tool(typed)
+    if tool is None:
+        return _unknown_tool(server, typed, prefix)
+    prog = f"{prefix}{server.name} {tool.command}"
+    try:
+        parsed = parse_call(argv[2:], tool.flags, prog=prog, read_stdin=read_stdin)
+    except UsageError as exc:
+        return _usage(f"{prog}: {exc}")
+    if parsed.help:
+        return Outcome(stdout=render_tool_help(server.name, tool, prefix))
+    return CallPlan(server.name, tool.name, parsed.arguments, full=parsed.full, raw=parsed.raw, prog=prog)
+
+
+def _unknown_tool(server: ServerInfo, typed: str, prefix: str) -> Outcome:
+    see = f"run `{prefix}{server.name} --help` to list its tools"
+    if not server.up:
+        reason = f" ({server.error})" if server.error else ""
+        return Outcome(
+            stderr=_line(
+                f"{prefix}{server.name}: the server {server.name!r} is down{reason}, so its tools are "
+                "unknown; restart `mcpsqueeze serve` or fix this server's entry in its config, then retry."
+            ),
+            code=EXIT_BACKEND,
+        )
+    hint = _close(typed, [t.command for t in server.tools])
+    return _usage(f"{prefix}{server.name}: no tool {typed!r} on {server.name}; {hint}{see}.")
+
+
+# ----------------------------------------------------------------------------------------- rendering
+def _rewrite(text: str, paths: tuple[str, str] | None) -> str:
+    if paths is None or not text:
+        return text
+    host, shown = (p.rstrip("/") for p in paths)
+    return text.replace(host + "/", shown + "/").replace(host, shown)
+
+
+def notice_line(meta: object, paths: tuple[str, str] | None = None) -> str:
+    """The one stderr line about a shrunk or deduplicated result ("" when it was neither)."""
+    if not isinstance(meta, dict):
+        return ""
+    record = meta.get("truncation")
+    if isinstance(record, dict):
+        rid = record.get("response_id")
+        file = record.get("original_response_file")
+        message = record.get("message")
+        text = " ".join(message.split()) if isinstance(message, str) else "The result was shrunk."
+        extras = []
+        if isinstance(rid, str) and rid not in text:
+            extras.append(f"response id {rid}; recover it with `mcpsq recover {rid}`")
+        if isinstance(file, str) and file not in text:
+            extras.append(f"original at {file}")
+        if extras:
+            text += " (" + "; ".join(extras) + ")"
+        return _rewrite(f"mcpsqueeze: {text}\n", paths)
+    dedup = meta.get("mcpsqueeze/dedup")
+    if isinstance(dedup, dict):
+        rid = dedup.get("response_id")
+        file = dedup.get("original_response_file")
+        call = dedup.get("same_as_call")
+        tool = dedup.get("tool")
+        text = f"mcpsqueeze: identical to the result of call #{call} ({tool}), so it was not printed again"
+        if isinstance(rid, str):
+            text += f"; response id {rid}: `mcpsq recover {rid}` prints it"
+        if isinstance(file, str):
+            text += f" (original at {file})"
+        return _rewrite(text + ".\n", paths)
+    return ""
+
+
+def _text_and_notes(result: dict[str, object]) -> tuple[str, list[str]]:
+    texts: list[str] = []
+    notes: list[str] = []
+    content = result.get("content")
+    for block in content if isinstance(content, list) else []:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "text" and isinstance(block.get("text"), str):
+            texts.append(block["text"])
+        elif kind == "resource" and isinstance(block.get("resource"), dict):
+            resource = block["resource"]
+            if isinstance(resource.get("text"), str):
+                texts.append(resource["text"])
+            else:
+                notes.append(f"a binary resource {resource.get('uri', '')}".rstrip())
+        elif kind in ("image", "audio"):
+            size = len(block["data"]) if isinstance(block.get("data"), str) else 0
+            notes.append(f"an {kind} block ({block.get('mimeType', 'unknown type')}, {size} base64 chars)")
+        elif kind == "resource_link":
+            notes.append(f"a resource link {block.get('uri', '')}".rstrip())
+        else:
+            notes.append(f"a {kind} block")
+    if not texts and "structuredContent" in result:
+        texts.append(json.dumps(result["structuredContent"], ensure_ascii=False))
+    return "\n".join(texts), notes
+
+
+def render_call(body: object, *, raw: bool = False, paths: tuple[str, str] | None = None) -> Outcome:
+    """A ``POST /v1/call`` 200 answer -> stdout (the text), stderr (notice or error), exit code.
+
+    ``paths`` rewrites the host recovery directory to the one the user sees (``/recovery`` in
+    Just-Bash), in the text and in the notice.
+    """
+    result = body.get("result") if isinstance(body, dict) else None
+    if not isinstance(result, dict):
+        return Outcome(
+            stderr="mcpsq: the session answered without a result; this is a bug in mcpsqueeze serve, "
+            "please report it (the call may have run).\n",
+            code=EXIT_BACKEND,
+        )
+    is_error = result.get("isError") is True
+    if raw:
+        text = json.dumps(result, ensure_ascii=False)
+        return Outcome(stdout=_rewrite(text, paths) + "\n", code=EXIT_TOOL_ERROR if is_error else EXIT_OK)
+    text, notes = _text_and_notes(result)
+    text = _rewrite(text, paths)
+    if is_error:
+        message = text or "the tool reported an error without any text; rerun with --raw to see the result"
+        return Outcome(stderr=_line(message), code=EXIT_TOOL_ERROR)
+    stderr = notice_line(result.get("_meta"), paths)
+    if notes:
+        stderr += f"mcpsq: the result also holds {', '.join(notes)}; rerun with --raw to see everything.\n"
+    return Outcome(stdout=_line(text) if text else "", stderr=stderr)
+
+
+def render_error(status: int, body: object, *, prog: str = "mcpsq") -> Outcome:
+    """A non-200 answer of the session -> the message (what happened, what to do) and exit code."""
+    error = body.get("error") if isinstance(body, dict) else None
+    code_name = error.get("code") if isinstance(error, dict) else None
+    message = error.get("message") if isinstance(error, dict) else None
+    detail = str(message).rstrip(".") if message else f"HTTP {status}"
+    if status == 401 or code_name == "unauthorized":
+        return Outcome(
+            stderr=f"{prog}: the session refused our token ({detail}). Point MCPSQUEEZE_TOKEN_FILE at the "
+            "token file `mcpsqueeze serve` uses (--token-file), or use its Unix socket via "
+            "MCPSQUEEZE_SOCKET.\n",
+            code=EXIT_UNREACHABLE,
+        )
+    if status == 400:
+        return _usage(f"{prog}: the session refused the call: {detail}. See `{prog} --help`.")
+    if status == 404:
+        return _usage(
+            f"{prog}: {detail}. The session's servers or tools may have changed; "
+            "run `mcpsq --help` to list them."
+        )
+    if status == 504 or code_name == "timeout":
+        return Outcome(
+            stderr=f"{prog}: the backend did not answer in time ({detail}). Retry, perhaps with a smaller "
+            "request, or raise the session's timeout.\n",
+            code=EXIT_BACKEND,
+        )
+    return Outcome(
+        stderr=f"{prog}: the backend failed ({detail}). Retry; if it keeps failing, check the server's "
+        "entry in the `mcpsqueeze serve` config and the session's log.\n",
+        code=EXIT_BACKEND,
+    )
+
+
+# ------------------------------------------------------------------------------------------ recovery
+def run_recover(
+    request: RecoverPlan,
+    directory: Path,
+    *,
+    prefix: str = "mcpsq ",
+    paths: tuple[str, str] | None = None,
+) -> Outcome:
+    """Read one original through the mount-scoped reader and render it (exit 2 when refused)."""
+    from mcpsqueeze.recovery._pointer import resolve_pointer
+    from mcpsqueeze.recovery._scoped import open_recovery_file
+
+    prog = f"{prefix}recover"
+    try:
+        data = open_recovery_file(directory, request.ref)
+    except RefusedPathError as exc:
+        return _usage(f"{prog}: {_rewrite(str(exc), paths)}")
+    except RecoveryError as exc:
+        return _usage(f"{prog}: {_rewrite(str(exc), paths)}")
+    try:
+        original = json.loads(data)
+    except ValueError:
+        return _usage(f"{prog}: {request.ref!r} is not a JSON recovery file; pass a response id instead.")
+    if not isinstance(original, dict):
+        return _usage(f"{prog}: {request.ref!r} does not hold a tool result; pass a response id instead.")
+    if request.raw and request.pointer is None:
+        return Outcome(stdout=_line(data.decode("utf-8", "replace")))
+    text, _notes = _text_and_notes(original)
+    if request.pointer is None:
+        return Outcome(stdout=_line(text) if text else "")
+    try:
+        document = json.loads(text)
+    except ValueError:
+        if "structuredContent" not in original:
+            return _usage(
+                f"{prog}: the original is not JSON, so --pointer cannot select a part of it; "
+                f"run `{prog} {request.ref}` without --pointer to read its text."
+            )
+        document = original["structuredContent"]
+    try:
+        node = resolve_pointer(document, request.pointer)
+    except (RecoveryError, UsageError) as exc:
+        return _usage(f"{prog}: {exc}")
+    shown = node if isinstance(node, str) else json.dumps(node, ensure_ascii=False, indent=1)
+    return Outcome(stdout=_line(shown))

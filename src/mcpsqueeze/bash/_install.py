@@ -1,0 +1,96 @@
+"""``mcpsqueeze install-commands DIR``: one small entry point per server, named after it.
+
+Each file is a POSIX sh script that runs the shim with its own file name as the server, so
+``DIR/github search-issues --query x`` works (and a renamed copy serves the server it is named
+after). It holds no secret: the shim finds the session through MCPSQUEEZE_SOCKET, or MCPSQUEEZE_URL
+plus MCPSQUEEZE_TOKEN_FILE, or the default socket. Files that are not ours are never overwritten.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from pathlib import Path
+
+from mcpsqueeze._errors import UsageError
+
+__all__ = ["MARKER", "entry_point_text", "install_commands"]
+
+MARKER = "# mcpsqueeze-entry-point v1"
+_SERVER_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}\Z")
+_RESERVED = frozenset({"mcpsq", "mcpsqueeze", "recover"})
+
+
+def _sh_quote(text: str) -> str:
+    return "'" + text.replace("'", "'\\''") + "'"
+
+
+def entry_point_text(python: str) -> str:
+    """The script: ``exec PYTHON -I -c '<run the shim>' "${0##*/}" "$@"`` (``-I``: ignore the cwd,
+    PYTHONPATH and user site, so nothing in the agent's working directory can stand in for us)."""
+    code = 'import sys; from mcpsqueeze.bash.shim import main; sys.exit(main(sys.argv[1:], prefix=""))'
+    return (
+        "#!/bin/sh\n"
+        f"{MARKER}\n"
+        "# Runs the tools of the mcpsqueeze session's server named like this file, e.g.\n"
+        "#   github search-issues --query x      github --help      github search-issues --help\n"
+        "# Written by `mcpsqueeze install-commands`; holds no secrets (the session is found through\n"
+        "# MCPSQUEEZE_SOCKET, or MCPSQUEEZE_URL + MCPSQUEEZE_TOKEN_FILE, or the default socket).\n"
+        f'exec {_sh_quote(python)} -I -c {_sh_quote(code)} "${{0##*/}}" "$@"\n'
+    )
+
+
+def _is_ours(path: Path) -> bool:
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return True
+    if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or st.st_size > 4096:
+        return False
+    with open(path, "rb") as handle:
+        head = handle.read(4096)
+    return MARKER.encode() in head.splitlines()[:3]
+
+
+def install_commands(directory: Path, servers: list[str], python: str) -> list[Path]:
+    """Write ``directory/<server>`` (mode 0755) for each server; return the paths written.
+
+    Raises UsageError for a server name that cannot be a command, or a file in the way that was
+    not written by us (nothing is written then).
+    """
+    if not python:
+        raise UsageError("install-commands needs the Python interpreter to run the shim with.")
+    if "\n" in python or "\0" in python:
+        raise UsageError(f"The interpreter path {python!r} contains a newline or NUL byte.")
+    for name in servers:
+        if not _SERVER_NAME_RE.match(name) or name in _RESERVED:
+            raise UsageError(
+                f"The server name {name!r} cannot be a command name (use letters, digits, '.', '_', '-', "
+                f"not {', '.join(sorted(_RESERVED))}); rename it in the serve config, or call it via "
+                f"`mcpsq {name} ...`."
+            )
+    directory = Path(directory)
+    directory.mkdir(mode=0o755, parents=True, exist_ok=True)
+    targets = [directory / name for name in dict.fromkeys(servers)]
+    foreign = [str(p) for p in targets if not _is_ours(p)]
+    if foreign:
+        raise UsageError(
+            f"Refusing to overwrite {', '.join(foreign)}: not written by mcpsqueeze install-commands. "
+            "Remove them or choose another directory."
+        )
+    text = entry_point_text(python).encode()
+    written: list[Path] = []
+    for target in targets:
+        tmp = target.with_name(f".{target.name}.mcpsqueeze-tmp-{os.getpid()}")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o755)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(text)
+            os.chmod(tmp, 0o755)
+            os.replace(tmp, target)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+        written.append(target)
+    return written

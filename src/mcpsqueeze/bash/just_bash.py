@@ -1,0 +1,280 @@
+"""MCP tools as commands inside a Just-Bash virtual shell (the ``mcpsqueeze[just-bash]`` extra).
+
+``open_bash`` gives an ``AsyncBash`` (from ``just-py-bash``) where every server of the session is
+a command (``demo search-issues --query x | jq '.issues[0]'``), ``mcpsq`` works as on the host,
+and the host recovery directory is mounted read-only at ``/recovery`` (symlinks refused) with
+nothing else of the host visible. ``install_into`` adds the same to a shell the host built itself.
+
+The commands reuse the shim's core (same names, flags, help, output and exit codes); paths of the
+host recovery directory are shown as ``/recovery/...``. ``mcpsq recover`` reads only recovery
+files, through the same mount-scoped reader as the shim, and refuses any path outside
+``/recovery``. A tool error, a refused write and an execution limit all come back as exit codes;
+no Python exception from a command or a write reaches the caller of ``exec``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import posixpath
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Protocol
+
+from just_bash import (
+    AsyncBash,
+    AsyncCustomCommandCallback,
+    AsyncCustomCommandContext,
+    ExecResult,
+    InMemoryFs,
+    MountableFs,
+    MountConfig,
+    OverlayFs,
+)
+from just_bash import BackendError as JustBashBackendError
+from just_bash._custom_commands import CustomCommandResultDict
+from just_bash._options import ExecOptions
+
+from mcpsqueeze._errors import BackendError, UsageError
+
+from ._client import DEFAULT_CALL_TIMEOUT, SessionClient, SessionTimeout, SessionUnreachable
+from ._core import (
+    EXIT_BACKEND,
+    EXIT_UNREACHABLE,
+    EXIT_USAGE,
+    CallPlan,
+    Outcome,
+    RecoverPlan,
+    is_recover,
+    plan,
+    plan_recover,
+    render_call,
+    render_error,
+    run_recover,
+)
+from ._listing import Listing
+
+__all__ = [
+    "MOUNT_POINT",
+    "AsyncSessionClient",
+    "SessionAPI",
+    "bash_commands",
+    "install_into",
+    "open_bash",
+    "recovery_mount",
+]
+
+MOUNT_POINT = "/recovery"
+CommandCallback = AsyncCustomCommandCallback
+
+
+class SessionAPI(Protocol):
+    """The one seam to the session: a request of the documented HTTP API, answered as (status, JSON).
+
+    ``AsyncSessionClient`` does it over the socket; ``serve`` can pass an in-process object.
+    """
+
+    async def request(
+        self, method: str, path: str, body: object = None, *, timeout: float | None = 30.0
+    ) -> tuple[int, object]: ...
+
+
+class AsyncSessionClient:
+    """The shim's stdlib client, one worker thread per request, so the event loop never blocks."""
+
+    def __init__(self, client: SessionClient | None = None) -> None:
+        self.client = client or SessionClient.from_environ()
+
+    async def request(
+        self, method: str, path: str, body: object = None, *, timeout: float | None = 30.0
+    ) -> tuple[int, object]:
+        return await asyncio.to_thread(self.client.request, method, path, body, timeout=timeout)
+
+
+def recovery_mount(recovery_dir: Path | str) -> MountConfig:
+    """``/recovery``: the host directory, read-only, symlinks refused."""
+    return MountConfig(
+        mount_point=MOUNT_POINT,
+        filesystem=OverlayFs(root=str(recovery_dir), mount_point="/", read_only=True, allow_symlinks=False),
+    )
+
+
+def _virtual_ref(ref: str, cwd: str) -> str | None:
+    """Map what the user typed inside the shell to a name in the recovery directory (None: refuse)."""
+    if "/" not in ref:
+        return ref  # a response id or a bare file name: the scoped reader checks it
+    path = ref if ref.startswith("/") else posixpath.join(cwd or "/", ref)
+    if ".." in path.split("/"):
+        return None
+    directory, _, name = posixpath.normpath(path).rpartition("/")
+    return name if directory == MOUNT_POINT and name else None
+
+
+class _Commands:
+    """The custom commands of one shell, sharing the session and the recovery directory."""
+
+    def __init__(self, session: SessionAPI, recovery_dir: Path, timeout: float) -> None:
+        self.session = session
+        self.recovery_dir = recovery_dir
+        self.paths = (str(recovery_dir), MOUNT_POINT)
+        self.timeout = timeout
+
+    async def run(self, argv: list[str], prefix: str, ctx: AsyncCustomCommandContext) -> Outcome:
+        if prefix and is_recover(argv):
+            return self._recover(argv, prefix, ctx.cwd)
+        status, body = await self.session.request("GET", "/v1/servers")
+        if status != 200 or not isinstance(body, dict):
+            return render_error(status, body)
+        stdin = ctx.stdin
+        action = plan(argv, Listing.from_json(body), prefix=prefix, read_stdin=lambda: stdin)
+        if not isinstance(action, CallPlan):
+            return action
+        status, answer = await self.session.request("POST", "/v1/call", action.body(), timeout=self.timeout)
+        if status != 200:
+            return render_error(status, answer, prog=action.prog)
+        return render_call(answer, raw=action.raw, paths=self.paths)
+
+    def _recover(self, argv: list[str], prefix: str, cwd: str) -> Outcome:
+        request = plan_recover(argv, prefix)
+        if isinstance(request, Outcome):
+            return request
+        name = _virtual_ref(request.ref, cwd)
+        if name is None:
+            return Outcome(
+                stderr=f"{prefix}recover: refused to read {request.ref!r}: only recovery files directly in "
+                f"{MOUNT_POINT} can be read; pass the response id from the notice instead.\n",
+                code=EXIT_USAGE,
+            )
+        scoped = RecoverPlan(name, request.pointer, request.raw)
+        return run_recover(scoped, self.recovery_dir, prefix=prefix, paths=self.paths)
+
+    def command(self, server: str | None) -> CommandCallback:
+        prefix = "" if server is not None else "mcpsq "
+        lead = [server] if server is not None else []
+
+        async def callback(args: list[str], ctx: AsyncCustomCommandContext) -> CustomCommandResultDict:
+            try:
+                outcome = await self.run([*lead, *args], prefix, ctx)
+            except SessionTimeout as exc:
+                outcome = Outcome(stderr=f"{server or 'mcpsq'}: {exc}\n", code=EXIT_BACKEND)
+            except (SessionUnreachable, BackendError) as exc:
+                outcome = Outcome(stderr=f"{server or 'mcpsq'}: {exc}\n", code=EXIT_UNREACHABLE)
+            except UsageError as exc:
+                outcome = Outcome(stderr=f"{server or 'mcpsq'}: {exc}\n", code=EXIT_USAGE)
+            except Exception as exc:  # a command must end with an exit code, never a traceback
+                outcome = Outcome(
+                    stderr=f"{server or 'mcpsq'}: internal error ({type(exc).__name__}: {exc}); "
+                    "please report it with the command you ran.\n",
+                    code=EXIT_BACKEND,
+                )
+            return {"stdout": outcome.stdout, "stderr": outcome.stderr, "exit_code": outcome.code}
+
+        return callback
+
+
+def bash_commands(
+    session: SessionAPI,
+    recovery_dir: Path | str,
+    servers: list[str],
+    *,
+    timeout: float = DEFAULT_CALL_TIMEOUT,
+) -> dict[str, CommandCallback]:
+    """The custom commands: one per server, plus ``mcpsq``; pass them to ``AsyncBash``."""
+    commands = _Commands(session, Path(os.path.abspath(recovery_dir)), timeout)
+    table: dict[str, CommandCallback] = {"mcpsq": commands.command(None)}
+    for server in servers:
+        table.setdefault(server, commands.command(server))
+    return table
+
+
+async def _listing(session: SessionAPI) -> Listing:
+    status, body = await session.request("GET", "/v1/servers")
+    if status != 200 or not isinstance(body, dict):
+        raise BackendError(render_error(status, body).stderr.strip())
+    return Listing.from_json(body)
+
+
+def _guard_writes(bash: AsyncBash) -> None:
+    """Make a refused write (EROFS under /recovery) an exit code instead of a Python exception."""
+    original = bash.exec_with_options
+
+    async def exec_with_options(command_line: str, options: ExecOptions) -> ExecResult:
+        try:
+            return await original(command_line, options)
+        except JustBashBackendError as exc:
+            return ExecResult(stdout="", stderr=f"bash: {exc}\n", exit_code=1)
+
+    bash.exec_with_options = exec_with_options  # type: ignore[method-assign]
+
+
+async def open_bash(
+    session: SessionAPI | None = None,
+    recovery_dir: Path | str | None = None,
+    *,
+    cwd: str = "/home/agent",
+    timeout: float = DEFAULT_CALL_TIMEOUT,
+    **bash_options: Any,
+) -> AsyncBash:
+    """An opened ``AsyncBash`` with the session's tools as commands and ``/recovery`` mounted.
+
+    ``session`` defaults to the shim's client found through the environment; ``recovery_dir`` to
+    the one the session reports. Extra keyword arguments (``env``, ``execution_limits``, ``files``...)
+    go to ``AsyncBash``. Close it with ``await bash.close()`` or use it in ``async with``.
+    """
+    api: SessionAPI = session if session is not None else AsyncSessionClient()
+    listing = await _listing(api)
+    directory = recovery_dir if recovery_dir is not None else listing.recovery_dir
+    if directory is None:
+        raise UsageError("The session did not report its recovery directory; pass recovery_dir explicitly.")
+    if "fs" in bash_options or "custom_commands" in bash_options:
+        raise UsageError(
+            "open_bash builds fs and custom_commands itself; use install_into for your own shell."
+        )
+    bash = AsyncBash(
+        fs=MountableFs(base=InMemoryFs(), mounts=[recovery_mount(directory)]),
+        custom_commands=bash_commands(api, directory, [s.name for s in listing.servers], timeout=timeout),
+        cwd=cwd,
+        **bash_options,
+    )
+    _guard_writes(bash)
+    await bash.__aenter__()
+    return bash
+
+
+async def install_into(
+    bash: AsyncBash,
+    session: SessionAPI | None = None,
+    recovery_dir: Path | str | None = None,
+    *,
+    timeout: float = DEFAULT_CALL_TIMEOUT,
+) -> list[str]:
+    """Add the commands and the ``/recovery`` mount to a shell the host built; returns the command names.
+
+    Just-Bash fixes its commands and file system when the shell starts, so call this before the
+    first ``exec``. The existing file system becomes the base under the read-only ``/recovery``.
+    """
+    if bash._bridge is not None or bash.closed:
+        raise UsageError(
+            "install_into needs a shell that has not run anything yet (Just-Bash fixes its commands when "
+            "it starts); call it right after creating the AsyncBash."
+        )
+    api: SessionAPI = session if session is not None else AsyncSessionClient()
+    listing = await _listing(api)
+    directory = recovery_dir if recovery_dir is not None else listing.recovery_dir
+    if directory is None:
+        raise UsageError("The session did not report its recovery directory; pass recovery_dir explicitly.")
+    options = bash._options
+    mount = recovery_mount(directory)
+    fs = options.fs
+    if isinstance(fs, MountableFs):
+        mounts = [m for m in fs.mounts or [] if m.mount_point != MOUNT_POINT]
+        options.fs = MountableFs(base=fs.base, mounts=[*mounts, mount])
+    else:
+        options.fs = MountableFs(base=fs if fs is not None else InMemoryFs(), mounts=[mount])
+    ours = bash_commands(api, directory, [s.name for s in listing.servers], timeout=timeout)
+    existing: Mapping[str, Any] = options.custom_commands or {}
+    merged: dict[str, Any] = {**ours, **existing}  # the host's own commands win on a name clash
+    options.custom_commands = merged
+    bash._custom_commands = merged
+    _guard_writes(bash)
+    return [name for name in ours if existing.get(name) is None]

@@ -1,0 +1,174 @@
+"""``mcpsq``: MCP tools of a running ``mcpsqueeze serve`` session as shell commands.
+
+    mcpsq                                  servers and tools, one line each
+    mcpsq SERVER --help                    one server's tools
+    mcpsq SERVER TOOL [--flag value ...]   call a tool; its text on stdout, notices on stderr
+    mcpsq SERVER TOOL --help               the tool's flags
+    mcpsq recover ID|PATH [--pointer P]    print an original from the recovery directory
+
+Exit codes: 0 ok, 1 the tool reported an error, 2 usage error or refused input, 3 session
+unreachable, 4 backend failure or timeout.
+
+This runs once per shell command, so it imports only the standard library and small stdlib-only
+modules of mcpsqueeze (never mcp, pydantic, anyio, orjson, click or platformdirs).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from mcpsqueeze._errors import BackendError, MCPSqueezeError, UsageError
+
+from ._client import (
+    DEFAULT_CALL_TIMEOUT,
+    SessionClient,
+    SessionTimeout,
+    SessionUnreachable,
+    default_recovery_dir,
+)
+from ._core import (
+    EXIT_BACKEND,
+    EXIT_UNREACHABLE,
+    EXIT_USAGE,
+    CallPlan,
+    Outcome,
+    is_recover,
+    plan,
+    plan_recover,
+    render_call,
+    render_error,
+    run_recover,
+)
+from ._listing import Listing
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
+__all__ = ["main", "run"]
+
+
+def _timeout(environ: Mapping[str, str]) -> float:
+    text = environ.get("MCPSQUEEZE_TIMEOUT", "")
+    if not text:
+        return DEFAULT_CALL_TIMEOUT
+    try:
+        value = float(text)
+    except ValueError:
+        raise UsageError(
+            f"MCPSQUEEZE_TIMEOUT={text!r} is not a number of seconds; set it like MCPSQUEEZE_TIMEOUT=120."
+        ) from None
+    if not value > 0:
+        raise UsageError(f"MCPSQUEEZE_TIMEOUT={text!r} must be more than 0 seconds.")
+    return value
+
+
+def _fetch_listing(client: SessionClient) -> Listing | Outcome:
+    status, body = client.request("GET", "/v1/servers")
+    if status != 200:
+        return render_error(status, body)
+    if not isinstance(body, dict):
+        return Outcome(
+            stderr="mcpsq: the session answered /v1/servers without JSON; is MCPSQUEEZE_SOCKET pointing at "
+            "`mcpsqueeze serve`? Restart it and retry.\n",
+            code=EXIT_BACKEND,
+        )
+    return Listing.from_json(body)
+
+
+def _recovery_dir(environ: Mapping[str, str], client: SessionClient | None) -> str:
+    configured = environ.get("MCPSQUEEZE_RECOVERY_DIR", "")
+    if configured:
+        return configured
+    try:
+        session = client or SessionClient.from_environ(environ)
+        status, body = session.request("GET", "/v1/servers", timeout=10.0)
+        if status == 200 and isinstance(body, dict) and isinstance(body.get("recovery_dir"), str):
+            return str(body["recovery_dir"])
+    except MCPSqueezeError:
+        pass  # no session: the files are still there to read
+    return default_recovery_dir(environ)
+
+
+def _run(
+    argv: list[str],
+    environ: Mapping[str, str],
+    prefix: str,
+    read_stdin: Callable[[], str] | None,
+    client: SessionClient | None,
+) -> Outcome:
+    if prefix and is_recover(argv):
+        request = plan_recover(argv, prefix)
+        if isinstance(request, Outcome):
+            return request
+        from pathlib import Path
+
+        return run_recover(request, Path(_recovery_dir(environ, client)), prefix=prefix)
+    session = client or SessionClient.from_environ(environ)
+    listing = _fetch_listing(session)
+    if isinstance(listing, Outcome):
+        return listing
+    action = plan(argv, listing, prefix=prefix, read_stdin=read_stdin)
+    if not isinstance(action, CallPlan):
+        return action
+    status, body = session.request("POST", "/v1/call", action.body(), timeout=_timeout(environ))
+    if status != 200:
+        return render_error(status, body, prog=action.prog)
+    return render_call(body, raw=action.raw)
+
+
+def run(
+    argv: list[str],
+    environ: Mapping[str, str] | None = None,
+    *,
+    prefix: str = "mcpsq ",
+    read_stdin: Callable[[], str] | None = None,
+    client: SessionClient | None = None,
+) -> Outcome:
+    """Everything ``mcpsq`` does except printing: argv in, (stdout, stderr, exit code) out.
+
+    ``prefix`` is ``"mcpsq "`` for the shim and ``""`` for an entry point named after a server
+    (then ``argv[0]`` is that server's name).
+    """
+    env: Mapping[str, str] = os.environ if environ is None else environ
+    try:
+        return _run(argv, env, prefix, read_stdin, client)
+    except SessionTimeout as exc:
+        return Outcome(stderr=f"mcpsq: {exc}\n", code=EXIT_BACKEND)
+    except SessionUnreachable as exc:
+        return Outcome(stderr=f"mcpsq: {exc}\n", code=EXIT_UNREACHABLE)
+    except BackendError as exc:
+        return Outcome(stderr=f"mcpsq: {exc}\n", code=EXIT_UNREACHABLE)
+    except UsageError as exc:
+        return Outcome(stderr=f"mcpsq: {exc}\n", code=EXIT_USAGE)
+
+
+def _write(stream: object, text: str) -> None:
+    if not text:
+        return
+    buffer = getattr(stream, "buffer", None)
+    if buffer is not None:
+        buffer.write(text.encode("utf-8", "surrogateescape"))
+        buffer.flush()
+    else:
+        stream.write(text)  # type: ignore[attr-defined]
+        stream.flush()  # type: ignore[attr-defined]
+
+
+def main(argv: list[str] | None = None, prefix: str = "mcpsq ") -> int:
+    """The ``mcpsq`` console script (and, with ``prefix=""``, the installed per-server commands)."""
+    words = sys.argv[1:] if argv is None else argv
+    outcome = run(words, prefix=prefix, read_stdin=sys.stdin.read)
+    try:
+        _write(sys.stdout, outcome.stdout)
+    except BrokenPipeError:
+        # The reader (head, grep -q) went away: that is not an error of ours. Silence the final flush.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    _write(sys.stderr, outcome.stderr)
+    return outcome.code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,48 @@
+"""Kebab-case command names and the way back to the original tool names."""
+
+from __future__ import annotations
+
+import pytest
+
+from mcpsqueeze.bash._names import NameMap, kebab
+
+
+@pytest.mark.parametrize(
+    ("original", "expected"),
+    [
+        ("searchIssues", "search-issues"),
+        ("search_issues", "search-issues"),
+        ("search-issues", "search-issues"),
+        ("Search Issues", "search-issues"),
+        ("HTTPRequest", "http-request"),
+        ("getV2Data", "get-v2-data"),
+        ("page_id", "page-id"),
+        ("pageId", "page-id"),
+        ("__private__", "private"),
+        ("a.b/c", "a-b-c"),
+        ("___", "___"),
+    ],
+)
+def test_kebab_turns_camel_snake_and_spaces_into_lowercase_words_joined_by_hyphens(
+    original: str, expected: str
+) -> None:
+    assert kebab(original) == expected
+
+
+def test_both_spellings_of_one_name_collide_deterministically_and_each_stays_reachable() -> None:
+    forward = NameMap(["search_issues", "searchIssues"])
+    backward = NameMap(["searchIssues", "search_issues"])
+    assert forward.items() == backward.items()
+    assert forward.original("search-issues") == "searchIssues"  # "I" sorts before "_"
+    assert forward.original("search-issues-2") == "search_issues"
+    assert forward.original("search_issues") == "search_issues"  # the original spelling always works
+
+
+def test_an_original_already_in_kebab_case_keeps_the_plain_name_on_a_collision() -> None:
+    names = NameMap(["searchIssues", "search-issues"])
+    assert names.original("search-issues") == "search-issues"
+    assert names.command("searchIssues") == "search-issues-2"
+
+
+def test_unknown_names_map_to_nothing() -> None:
+    assert NameMap(["echo"]).original("ech") is None

@@ -1,0 +1,149 @@
+"""Shrinking through the real `mcpsqueeze wrap`: every kind of result, recovery, and storage failures."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import stat
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rawclient import RawClient, cli, demo_server, text
+
+BUDGET = 5000
+
+
+@contextlib.contextmanager
+def proxy(tmp_path: Path, *extra: str, recovery_dir: Path | None = None) -> Iterator[RawClient]:
+    rec = recovery_dir or tmp_path / "rec"
+    argv = cli("wrap", "--budget", str(BUDGET), "--recovery-dir", str(rec), *extra, "--", *demo_server())
+    with RawClient(argv) as client:
+        client.initialize()
+        yield client
+
+
+def _direct(tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    with RawClient(demo_server()) as client:
+        client.initialize()
+        return client.call(tool, arguments)
+
+
+def _presented_chars(result: dict[str, Any]) -> int:
+    return sum(len(b["text"]) for b in result["content"] if b["type"] == "text")
+
+
+def test_a_large_json_object_keeps_its_keys_gains_truncation_and_recovers_byte_for_byte(tmp_path: Path) -> None:
+    original = _direct("search_issues", {"query": "object"})
+    with proxy(tmp_path) as client:
+        shrunk = client.call("search_issues", {"query": "object"})
+        record = shrunk["_meta"]["truncation"]
+        whole = client.call("squeeze_recover", {"response_id": record["response_id"]})
+        one = client.call("squeeze_recover", {"response_id": record["response_id"], "pointer": "/issues/17"})
+    assert _presented_chars(shrunk) <= BUDGET
+    preview = json.loads(text(shrunk))
+    full = json.loads(text(original))
+    assert set(full) <= set(preview) and "truncation" in preview
+    assert preview["truncation"]["response_id"] == record["response_id"]
+    assert preview["truncation"]["report"]["pruned"] is True
+    assert whole["content"] == original["content"]  # byte for byte
+    assert json.loads(text(one)) == full["issues"][17]
+    stored = Path(record["original_response_file"])
+    assert json.loads(stored.read_bytes()) == original  # the complete CallToolResult, on disk
+    assert stat.S_IMODE(stored.stat().st_mode) == 0o600
+    assert stat.S_IMODE(stored.parent.stat().st_mode) == 0o700
+
+
+def test_a_large_array_stays_an_array_with_meta_and_a_trailing_notice(tmp_path: Path) -> None:
+    original = _direct("list_rows", {"table": "t"})
+    with proxy(tmp_path) as client:
+        shrunk = client.call("list_rows", {"table": "t"})
+        response_id = shrunk["_meta"]["truncation"]["response_id"]
+        window = client.call("squeeze_recover", {"response_id": response_id, "offset": 100, "length": 500})
+    assert _presented_chars(shrunk) <= BUDGET
+    assert isinstance(json.loads(shrunk["content"][0]["text"]), list)
+    assert len(shrunk["content"]) == 2 and response_id in shrunk["content"][1]["text"]
+    assert text(window) == text(original)[100:600]
+
+
+def test_sixty_kilobytes_of_prose_keeps_head_and_tail_with_a_marker(tmp_path: Path) -> None:
+    original = text(_direct("read_file", {"path": "x.md"}))
+    with proxy(tmp_path) as client:
+        shrunk = text(client.call("read_file", {"path": "x.md"}))
+    assert len(original) > 50_000 and len(shrunk) <= BUDGET
+    assert "[...truncated" in shrunk
+    head = shrunk.split("[...truncated")[0]
+    assert original.startswith(head.rstrip("\n")[:200])
+
+
+def test_small_error_and_structured_results_pass_or_keep_structured_content(tmp_path: Path) -> None:
+    direct_small = _direct("echo", {"text": "tiny"})
+    direct_error = _direct("fail", {"message": "x" * 30_000})
+    direct_structured = _direct("big_structured", {})
+    with proxy(tmp_path) as client:
+        small = client.call("echo", {"text": "tiny"})
+        error = client.call("fail", {"message": "x" * 30_000})
+        structured = client.call("big_structured", {})
+    assert small == direct_small
+    assert error == direct_error  # errors are never shrunk
+    assert structured["structuredContent"] == direct_structured["structuredContent"]
+    assert _presented_chars(structured) <= BUDGET < _presented_chars(direct_structured)
+    files = list((tmp_path / "rec").iterdir())
+    assert len(files) == 1  # only the shrunk result stored an original
+
+
+def test_full_meta_returns_the_unshrunk_result(tmp_path: Path) -> None:
+    original = _direct("read_file", {"path": "full.md"})
+    with proxy(tmp_path) as client:
+        full = client.result(
+            "tools/call",
+            {"name": "read_file", "arguments": {"path": "full.md"}, "_meta": {"mcpsqueeze/full": True}},
+        )
+    assert full == original
+
+
+def test_memory_only_recovery_creates_no_files_and_unknown_ids_are_explicit_errors(tmp_path: Path) -> None:
+    with proxy(tmp_path, "--recovery", "memory") as client:
+        shrunk = client.call("search_issues", {"query": "mem"})
+        response_id = shrunk["_meta"]["truncation"]["response_id"]
+        again = client.call("squeeze_recover", {"response_id": response_id})
+        unknown = client.call("squeeze_recover", {"response_id": "0" * 32})
+        malformed = client.call("squeeze_recover", {"response_id": "../../etc/passwd"})
+    assert "original_response_file" not in shrunk["_meta"]["truncation"]
+    assert not (tmp_path / "rec").exists() or not any((tmp_path / "rec").iterdir())
+    assert len(text(again)) > 100_000
+    assert unknown["isError"] is True and "0" * 32 in text(unknown)
+    assert malformed["isError"] is True and "32 hex" in text(malformed)
+
+
+@contextlib.contextmanager
+def tmpfs(path: Path, options: str) -> Iterator[Path]:
+    path.mkdir(mode=0o700)
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(path)], capture_output=True)
+    if done.returncode != 0:
+        if os.environ.get("CI"):
+            pytest.fail(f"cannot mount a tmpfs on CI: {done.stderr!r}")
+        pytest.skip("mounting a tmpfs needs root")
+    try:
+        yield path
+    finally:
+        subprocess.run(["umount", "-l", str(path)], check=False)
+
+
+@pytest.mark.parametrize("options", ["size=64k,mode=0700", "ro,mode=0700"], ids=["full", "read-only"])
+def test_an_original_that_cannot_be_stored_means_no_shrinking(tmp_path: Path, options: str) -> None:
+    original = _direct("search_issues", {"query": "disk"})
+    stats = tmp_path / "stats.jsonl"
+    with tmpfs(tmp_path / "small", options) as directory:
+        argv = ["--recovery", "files", "--stats-file", str(stats)]
+        with proxy(tmp_path, *argv, recovery_dir=directory) as client:
+            got = client.call("search_issues", {"query": "disk"})
+            client.close()
+        assert [p.name for p in directory.iterdir()] == []  # no partial file left behind
+    assert got == original  # unshrunk: nothing lost
+    line = json.loads(stats.read_text().splitlines()[-1])
+    assert line["action"] == "passthrough" and line["store_failed"]
+    assert "could not be stored" in client.stderr
