@@ -14,7 +14,8 @@
 #   needs to be writable (`--read-only --tmpfs /tmp`).
 # - Per-server commands (`demo search-issues --query x`): one symlink per server of the config in
 #   /run/mcpsqueeze/bin (last on PATH, also for `docker exec` shells), pointing at the generic
-#   dispatcher /usr/local/lib/mcpsqueeze/server-command. Symlinks, not generated scripts: Docker mounts
+#   entry point /usr/local/lib/mcpsqueeze/server-command (written at build time by install_commands,
+#   it runs the shim with the name it was called by as the server). Symlinks, not scripts: Docker mounts
 #   --tmpfs noexec, and the kernel checks noexec on the link's target, which is on the root filesystem.
 #
 # Environment (all optional): MCPSQUEEZE_CONFIG, MCPSQUEEZE_RECOVERY_DIR, MCPSQUEEZE_SOCKET,
@@ -43,8 +44,10 @@ if [ ! -r "$config" ]; then
     say "cannot read the servers config $config; mount one (-v ./servers.json:$config:ro) or set MCPSQUEEZE_CONFIG."
     exit 2
 fi
-if [ ! -d "$recovery" ] || [ ! -w "$recovery" ]; then
-    say "the recovery directory $recovery is missing or not writable by uid $(id -u)."
+# serve checks the directory itself (0700, ours, not a symlink) and creates it when only its parent
+# exists (e.g. MCPSQUEEZE_RECOVERY_DIR=/data/recovery on a Kubernetes volume); this is the early hint.
+if { [ -e "$recovery" ] && [ ! -w "$recovery" ]; } || { [ ! -e "$recovery" ] && [ ! -w "$(dirname "$recovery")" ]; }; then
+    say "the recovery directory $recovery is not writable by uid $(id -u)."
     say "on the host: install -d -m 0700 -o $(id -u) -g $(id -g) DIR, then run with -v DIR:$recovery"
     exit 2
 fi
@@ -53,6 +56,7 @@ fi
 # private-directory checks see a real 0700 directory. Clients keep using $MCPSQUEEZE_SOCKET.
 runtime=$(dirname "$socket")
 real_runtime=$(readlink -f "$runtime" 2>/dev/null || printf '%s' "$runtime")
+# shellcheck disable=SC2174 # only the last component is ours to create; its parent is /tmp or /run
 if ! mkdir -p -m 0700 "$real_runtime" 2>/dev/null || [ ! -w "$real_runtime" ]; then
     say "cannot create $real_runtime for the session socket; on a read-only root add --tmpfs /tmp."
     exit 2
@@ -62,7 +66,7 @@ real_socket=$real_runtime/$(basename "$socket")
 bindir=$real_runtime/bin
 
 # One command per server. A restart with another config must not keep stale links.
-mkdir -p -m 0700 "$bindir"
+mkdir -m 0700 "$bindir" 2>/dev/null || [ -d "$bindir" ]
 find "$bindir" -mindepth 1 -maxdepth 1 -type l -exec rm -f {} + 2>/dev/null || true
 if servers=$(python3 -c 'import json, sys; print("\n".join(json.load(open(sys.argv[1]))["mcpServers"]))' \
     "$config" 2>/dev/null); then
@@ -93,6 +97,7 @@ mcpsqueeze serve --config "$config" --recovery-dir "$recovery" --socket "$real_s
     --retention "$retention" "$@" &
 child=$!
 
+# shellcheck disable=SC2317 # called from the traps
 forward() { kill "-$1" "$child" 2>/dev/null || true; }
 trap 'forward TERM' TERM
 trap 'forward INT' INT

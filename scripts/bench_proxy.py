@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from rawclient import RawClient, cli, demo_server  # noqa: E402
+from rawclient import RawClient, cli, demo_server
 
 
 def timed(client: RawClient, n: int, args: Callable[[int], tuple[str, dict[str, object]]]) -> list[float]:

@@ -58,7 +58,10 @@ fi
 
 if ! command -v mmdebstrap >/dev/null 2>&1; then
     log "installing mmdebstrap"
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q mmdebstrap >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q mmdebstrap >/dev/null 2>&1 || {
+        apt-get update -q >/dev/null
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -q mmdebstrap >/dev/null
+    }
 fi
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/mcpsqueeze-base.XXXXXX")

@@ -73,6 +73,15 @@ if [ "$base" = mcpsqueeze-base:bookworm ] || [ -n "${BUILD_BASE:-}" ]; then
 fi
 
 step "wheels"
+# Dependency wheels are built for the host's Python: it must be the image's (cp311 on bookworm).
+host_py=$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+image_py=$(docker run --rm --network none --entrypoint python3 "$base" \
+    -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null || true)
+if [ -n "$image_py" ] && [ "$host_py" != "$image_py" ]; then
+    log "the wheels would be built with Python $host_py but $base has Python $image_py;"
+    log "set PYTHON to a python$image_py interpreter."
+    exit 1
+fi
 # A clean build: setuptools' build/ would otherwise carry modules deleted from src/ into the wheel.
 rm -rf build dist/*.whl
 pip_log=$(mktemp)
@@ -87,10 +96,16 @@ grep -v "is ignored: it is neither a file nor a directory" "$pip_log" >&2 || tru
 rm -f "$pip_log"
 
 step "image build"
+previous=$(docker image inspect --format '{{.Id}}' "$image" 2>/dev/null || true)
 DOCKER_BUILDKIT=0 docker build --quiet --network none --force-rm --pull=false \
     --build-arg BASE_IMAGE="$base" -f Containerfile -t "$image" . >/dev/null
 # The build stage stays behind as an untagged image; drop it (and only it).
 docker image prune --force --filter label=org.mcpsqueeze.stage=build >/dev/null
+# The image this tag named before is now untagged: remove it unless a container still uses it.
+current=$(docker image inspect --format '{{.Id}}' "$image")
+if [ -n "$previous" ] && [ "$previous" != "$current" ]; then
+    docker image rm "$previous" >/dev/null 2>&1 || true
+fi
 
 step "done"
 log "image $image ready in $(($(date +%s) - t0))s total"

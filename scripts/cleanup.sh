@@ -58,6 +58,7 @@ fi
 lock_key=$(printf '%s' "$dir" | cksum | cut -d' ' -f1)
 lock=$lock_root/$lock_key.lock
 
+# shellcheck disable=SC2317 # called from the traps
 release() { :; }
 if command -v flock >/dev/null 2>&1; then
     exec 9>>"$lock"
@@ -81,6 +82,7 @@ else
         fi
     fi
     echo "$$" >"$lock.d/pid"
+    # shellcheck disable=SC2317
     release() { rm -rf "$lock.d"; }
 fi
 trap 'release' EXIT

@@ -23,7 +23,9 @@ export VIRTUAL_ENV="$root/.venv"
 bash scripts/install-test-deps.sh --python >/dev/null
 
 if [ -n "${CI:-}" ] || [ "$(id -u)" = 0 ]; then
-    if ! sh scripts/ci-docker.sh; then
+    if sh scripts/ci-docker.sh mcpsqueeze:test; then
+        export MCPSQUEEZE_TEST_IMAGE=mcpsqueeze:test  # the container tests reuse this image
+    else
         if [ -n "${CI:-}" ]; then
             echo "test.sh: Docker is required on CI for the container tests" >&2
             exit 1

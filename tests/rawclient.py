@@ -18,6 +18,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 PROTOCOL = "2025-11-25"
 
@@ -166,6 +168,15 @@ def text(result: dict[str, Any]) -> str:
     return "\n".join(b["text"] for b in result.get("content", []) if b.get("type") == "text")
 
 
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
 def wait_for(predicate: Callable[[], Any], timeout: float = 20.0, what: str = "condition") -> Any:
     """Poll with a deadline instead of sleeping a fixed time."""
     deadline = time.monotonic() + timeout
@@ -175,3 +186,27 @@ def wait_for(predicate: Callable[[], Any], timeout: float = 20.0, what: str = "c
             return value
         time.sleep(0.02)
     raise TimeoutError(f"timed out waiting for {what}")
+
+
+def node_paths() -> dict[str, str]:
+    """Paths written by scripts/install-test-deps.sh (empty when it has not run)."""
+    env_file = ROOT / ".cache" / "node" / "paths.env"
+    paths: dict[str, str] = {}
+    if env_file.is_file():
+        for line in env_file.read_text().splitlines():
+            key, sep, value = line.partition("=")
+            if sep:
+                paths[key.strip()] = value.strip()
+    return paths
+
+
+def require_node_paths(*keys: str) -> dict[str, str]:
+    """Skip locally when the public servers are not installed; on CI that is a failure."""
+    paths = node_paths()
+    missing = [k for k in keys if not Path(paths.get(k, "/nonexistent")).exists()]
+    if missing:
+        message = f"run scripts/install-test-deps.sh first (missing {', '.join(missing)})"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    return paths

@@ -3,10 +3,9 @@
 The public Python API; the CLI (`mcpsqueeze`) is the main way in.
 """
 
-from typing import TYPE_CHECKING, Any
-
 from ._errors import BackendError, MCPSqueezeError, RecoveryError, RefusedPathError, ShrinkError, UsageError
 
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the shim imports this package and must start fast
 if TYPE_CHECKING:
     from .settings import Settings
 
@@ -24,7 +23,7 @@ __all__ = [
 __version__ = "0.1.0"
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     # Lazy: the bash shim imports this package on every command and must not pay for platformdirs.
     if name == "Settings":
         from .settings import Settings

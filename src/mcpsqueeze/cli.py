@@ -313,6 +313,33 @@ def health(socket_path: Path | None) -> None:
     click.echo("ok")
 
 
+@main.command("install-commands")
+@click.argument("directory", type=click.Path(path_type=Path, file_okay=False))
+@click.option(
+    "--server", "servers", multiple=True, help="Server name (repeatable) [default: ask the session]."
+)
+def install_commands(directory: Path, servers: tuple[str, ...]) -> None:
+    """Write one command per server into DIRECTORY, so an agent can type `github search-issues --query x`."""
+    from .bash import SessionClient
+    from .bash import install_commands as install
+
+    try:
+        names = list(servers)
+        if not names:
+            status, body = SessionClient.from_environ().request("GET", "/v1/servers")
+            if status != 200 or not isinstance(body, dict):
+                raise BackendError(f"the session answered HTTP {status} to /v1/servers")
+            names = [server["name"] for server in body.get("servers", [])]
+        for path in install(directory, names, sys.executable):
+            click.echo(path)
+    except BackendError as exc:
+        click.echo(f"mcpsqueeze install-commands: {exc}", err=True)
+        sys.exit(3)
+    except MCPSqueezeError as exc:
+        click.echo(f"mcpsqueeze install-commands: {exc}", err=True)
+        sys.exit(2)
+
+
 @main.command()
 @click.argument("path", type=click.Path(path_type=Path, exists=True, dir_okay=False))
 @click.option(

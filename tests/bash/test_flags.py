@@ -92,7 +92,7 @@ def test_arrays_mix_repetition_and_json_arrays_in_order() -> None:
 
 def test_array_items_are_coerced_to_the_item_type() -> None:
     schema = {"type": "object", "properties": {"ids": {"type": "array", "items": {"type": "integer"}}}}
-    assert parse("--ids", "1", "--ids", "[2, \"3\"]", schema=schema) == {"ids": [1, 2, 3]}
+    assert parse("--ids", "1", "--ids", '[2, "3"]', schema=schema) == {"ids": [1, 2, 3]}
     assert "--ids expects an integer, got 'x'" in refused("--ids", "x", schema=schema)
 
 
@@ -184,7 +184,11 @@ def test_refs_optional_any_of_and_nullable_type_lists_read_as_the_plain_type() -
         },
     }
     flags = {f.name: f for f in tool_flags(schema)}
-    assert (flags["mode"].kind, flags["mode"].enum, flags["mode"].description) == ("string", ["a", "b"], "how")
+    assert (flags["mode"].kind, flags["mode"].enum, flags["mode"].description) == (
+        "string",
+        ["a", "b"],
+        "how",
+    )
     assert (flags["limit"].kind, flags["limit"].nullable) == ("integer", True)
     assert (flags["name"].kind, flags["name"].nullable) == ("string", True)
     assert flags["pick"].enum == ["a", "b"]

@@ -46,9 +46,11 @@ def test_a_renamed_copy_dispatches_on_its_new_name(tmp_path: Path, shim_env: dic
 def test_entry_points_hold_no_secrets_and_name_no_session(tmp_path: Path) -> None:
     [path] = install_commands(tmp_path, ["github"], "/opt/py/bin/python3")
     text = path.read_text()
-    assert "MCPSQUEEZE_SOCKET=" not in text and "Bearer" not in text and "token" not in text.lower().split(
-        "mcpsqueeze_token_file"
-    )[-1]
+    assert (
+        "MCPSQUEEZE_SOCKET=" not in text
+        and "Bearer" not in text
+        and "token" not in text.lower().split("mcpsqueeze_token_file")[-1]
+    )
     assert text.splitlines()[-1].startswith("exec '/opt/py/bin/python3' -I -c ")
 
 

@@ -91,7 +91,10 @@ def test_a_tool_error_goes_to_stderr_with_exit_1(shim_env: dict[str, str]) -> No
 @pytest.mark.parametrize(
     ("argv", "needle"),
     [
-        (["demo", "kitchen-sink"], "missing required --page-id (string); see `mcpsq demo kitchen-sink --help`"),
+        (
+            ["demo", "kitchen-sink"],
+            "missing required --page-id (string); see `mcpsq demo kitchen-sink --help`",
+        ),
         (["demo", "kitchen-sink", "--page-id", "p", "--mode", "x"], "--mode expects one of: fast, slow"),
         (["demo", "serch-issues"], "did you mean search-issues? run `mcpsq demo --help`"),
         (["nope", "x"], "no server named 'nope'"),
@@ -156,7 +159,9 @@ def test_recover_uses_the_recovery_dir_from_the_environment_without_a_session(
     rec_dir: Path, tmp_path: Path
 ) -> None:
     rid = "ab" * 16
-    (rec_dir / f"mcpsqueeze-{rid}.json").write_text('{"content": [{"type": "text", "text": "[1, {\\"a\\": 2}]"}]}')
+    (rec_dir / f"mcpsqueeze-{rid}.json").write_text(
+        '{"content": [{"type": "text", "text": "[1, {\\"a\\": 2}]"}]}'
+    )
     env = {k: v for k, v in os.environ.items() if not k.startswith("MCPSQUEEZE_")}
     env |= {"MCPSQUEEZE_RECOVERY_DIR": str(rec_dir), "MCPSQUEEZE_SOCKET": str(tmp_path / "none.sock")}
     done = mcpsq(env, "recover", rid, "--pointer", "/1")
@@ -208,11 +213,13 @@ def test_a_non_loopback_url_is_refused_before_any_token_is_sent(tmp_path: Path) 
     assert outcome.code == 2 and "loopback" in outcome.stderr
 
 
-def test_dedup_across_separate_calls_prints_the_pointer_and_a_notice(shim_env: dict[str, str]) -> None:
+def test_dedup_across_separate_calls_keeps_stdout_for_data_and_notices_on_stderr(
+    shim_env: dict[str, str],
+) -> None:
     first = mcpsq(shim_env, "demo", "list-rows", "--table", "t", "--n", "20")
     second = mcpsq(shim_env, "demo", "list-rows", "--table", "t", "--n", "20")
     assert len(json.loads(first.stdout)) == 20 and first.stderr == ""
-    assert second.stdout.startswith("[mcpsqueeze] identical to the result of call #1")
+    assert second.stdout == "" and second.returncode == 0
     assert second.stderr.startswith("mcpsqueeze: identical to the result of call #1 (list_rows)")
     match = ID_RE.search(second.stderr)
     assert match is not None
@@ -237,7 +244,9 @@ def test_the_client_handles_chunked_answers(tmp_path: Path) -> None:
     def answer() -> None:
         conn, _ = server.accept()
         conn.recv(65536)
-        conn.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{\"a\":\r\n2\r\n1}\r\n0\r\n\r\n")
+        conn.sendall(
+            b'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{"a":\r\n2\r\n1}\r\n0\r\n\r\n'
+        )
         conn.close()
 
     thread = threading.Thread(target=answer)

@@ -92,8 +92,10 @@ def proxy_url(backend_url: str, tmp_path_factory: pytest.TempPathFactory) -> Ite
     """`mcpsqueeze wrap` with its streamable-HTTP frontend in front of the same backend."""
     recovery = tmp_path_factory.mktemp("recovery")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "mcpsqueeze.cli", "wrap", "--transport", "streamable-http", "--port", "0"]
-        + ["--recovery-dir", str(recovery), "--", backend_url],
+        [
+            *(sys.executable, "-m", "mcpsqueeze.cli", "wrap", "--transport", "streamable-http"),
+            *("--port", "0", "--recovery-dir", str(recovery), "--", backend_url),
+        ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,

@@ -16,6 +16,7 @@ bind-mounted read-write at /recovery.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -94,7 +95,7 @@ class Box:
 @pytest.fixture(scope="session")
 def docker_client() -> Any:
     try:
-        import docker
+        import docker  # type: ignore[import-untyped]
         from testcontainers.core.container import DockerContainer  # noqa: F401
     except ImportError as exc:
         unavailable(f"docker/testcontainers are not installed: {exc}")
@@ -107,14 +108,22 @@ def docker_client() -> Any:
 
 
 @pytest.fixture(scope="session")
-def image(docker_client: Any) -> Iterator[str]:
+def host_root() -> None:
+    if os.geteuid() != 0:
+        unavailable("the container tests chown a host directory to uid 10001 and need root")
+
+
+@pytest.fixture(scope="session")
+def image(docker_client: Any, host_root: None) -> Iterator[str]:
     """The image under test, built from this checkout unless MCPSQUEEZE_TEST_IMAGE names one."""
     given = os.environ.get("MCPSQUEEZE_TEST_IMAGE")
     if given:
         try:
             docker_client.images.get(given)
         except Exception:
-            pytest.fail(f"MCPSQUEEZE_TEST_IMAGE={given} does not exist; build it with scripts/ci-docker.sh {given}")
+            pytest.fail(
+                f"MCPSQUEEZE_TEST_IMAGE={given} does not exist; build it with scripts/ci-docker.sh {given}"
+            )
         yield given
         return
     tag = "mcpsqueeze:pytest"
@@ -132,16 +141,8 @@ def image(docker_client: Any) -> Iterator[str]:
         pytest.fail(f"building the image failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
     print(f"built {tag} in {time.monotonic() - started:.1f}s", file=sys.stderr)
     yield tag
-    try:
+    with contextlib.suppress(Exception):
         docker_client.images.remove(tag, force=True)
-    except Exception:
-        pass
-
-
-@pytest.fixture(scope="session")
-def host_root() -> None:
-    if os.geteuid() != 0:
-        unavailable("the container tests chown a host directory to uid 10001 and need root")
 
 
 def private_dir(base: Path) -> Path:
@@ -196,12 +197,14 @@ def wait_ready(box: Box, timeout: float = READY_TIMEOUT) -> None:
     def healthy() -> bool:
         box.raw.reload()
         if box.raw.status not in ("created", "running"):
-            return pytest.fail(f"the container exited early:\n{box.logs()[1][-4000:]}")  # type: ignore[func-returns-value]
+            pytest.fail(f"the container exited early:\n{box.logs()[1][-4000:]}")
         result = box.run("mcpsqueeze", "health")
         last[:] = [result]
         return result.code == 0
 
-    poll(healthy, timeout, "the session to report healthy", lambda: f"{last[-1] if last else ''}\n{box.logs()}")
+    poll(
+        healthy, timeout, "the session to report healthy", lambda: f"{last[-1] if last else ''}\n{box.logs()}"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -211,19 +214,28 @@ def start_box(
     """Start hardened containers of the image; all are removed when the module ends."""
     started: list[Any] = []
 
-    def start(command: list[str] | None = None, name: str = "box", **extra: Any) -> Box:
+    def start(
+        command: list[str] | None = None,
+        name: str = "box",
+        mounts: dict[str, str] | None = None,
+        env: dict[str, str] | None = None,
+        **extra: Any,
+    ) -> Box:
+        """``mounts`` maps host paths to container paths, mounted read-only."""
         recovery = private_dir(tmp_path_factory.mktemp(name) / "recovery")
         container = hardened(image, recovery, command, **extra)
+        for host, inside in (mounts or {}).items():
+            container.with_volume_mapping(host, inside, mode="ro")
+        for key, value in (env or {}).items():
+            container.with_env(key, value)
         container.start()
         started.append(container)
         return Box(container, recovery)
 
     yield start
     for container in started:
-        try:
+        with contextlib.suppress(Exception):
             container.stop()
-        except Exception:
-            pass
 
 
 @pytest.fixture(scope="module")
@@ -236,6 +248,8 @@ def sandbox(start_box: Callable[..., Box]) -> Box:
 def proxy(start_box: Callable[..., Box]) -> Box:
     """The image's default command, `mcpsqueeze serve` with the demo backend, once healthy."""
     # The image's own HEALTHCHECK, only polled every second so that Docker's view settles quickly.
-    box = start_box(None, name="proxy", healthcheck={"interval": 1_000_000_000, "start_period": 60_000_000_000})
+    box = start_box(
+        None, name="proxy", healthcheck={"interval": 1_000_000_000, "start_period": 60_000_000_000}
+    )
     wait_ready(box)
     return box

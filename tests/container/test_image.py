@@ -10,6 +10,7 @@ import stat
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -43,7 +44,9 @@ def plant(box: Box, name: str, size: int = 100, age: str | None = None) -> None:
 
 
 # ------------------------------------------------------------------------------ the image itself
-def test_image_runs_as_uid_10001_with_a_healthcheck_that_asks_the_session(docker_client, image: str) -> None:
+def test_image_runs_as_uid_10001_with_a_healthcheck_that_asks_the_session(
+    docker_client: Any, image: str
+) -> None:
     config = docker_client.images.get(image).attrs["Config"]
     assert config["User"] == f"{IMAGE_UID}:{IMAGE_GID}"
     assert "/recovery" in config["Volumes"]
@@ -53,7 +56,9 @@ def test_image_runs_as_uid_10001_with_a_healthcheck_that_asks_the_session(docker
 
 def test_the_sandbox_has_a_read_only_root_no_network_and_no_capabilities(sandbox: Box) -> None:
     assert sandbox.sh("touch /etc/x /opt/mcpsqueeze/x").code != 0
-    interfaces = [line.split(":")[0].strip() for line in sandbox.sh("cat /proc/net/dev").stdout.splitlines()[2:]]
+    interfaces = [
+        line.split(":")[0].strip() for line in sandbox.sh("cat /proc/net/dev").stdout.splitlines()[2:]
+    ]
     assert interfaces == ["lo"]
     status = sandbox.run("cat", "/proc/self/status").stdout
     assert re.search(r"^CapEff:\s+0+$", status, re.M), status
@@ -113,7 +118,9 @@ def test_max_bytes_deletes_the_oldest_first(clean_box: Box) -> None:
     for minutes, name in zip((40, 30, 20, 10), names, strict=True):
         plant(clean_box, name, size=1000, age=f"{minutes} minutes ago")
 
-    result = clean_box.run("mcpsqueeze", "clean", "/recovery", "--max-age", "24h", "--max-bytes", "2500", "--json")
+    result = clean_box.run(
+        "mcpsqueeze", "clean", "/recovery", "--max-age", "24h", "--max-bytes", "2500", "--json"
+    )
 
     assert result.code == 0, result
     assert json.loads(result.stdout)["deleted"] == names[:2]
@@ -160,7 +167,13 @@ def test_the_cron_script_works_on_the_read_only_root_and_logs_one_line(clean_box
     assert len(lines) == 1, result
     m = LOG_LINE.match(lines[0])
     assert m, lines[0]
-    assert (m["dir"], m["result"], m["deleted"], m["freed"], m["kept"]) == ("/recovery", "ok", "1", "500", "1")
+    assert (m["dir"], m["result"], m["deleted"], m["freed"], m["kept"]) == (
+        "/recovery",
+        "ok",
+        "1",
+        "500",
+        "1",
+    )
     assert [p.name for p in clean_box.recovery.iterdir()] == [fresh]
 
 
@@ -175,7 +188,10 @@ def test_the_cron_script_exits_2_when_the_directory_is_refused(clean_box: Box) -
 
 # ------------------------------------------------------------------------------ the session proxy
 def test_every_process_in_the_container_runs_as_uid_10001(proxy: Box) -> None:
-    script = 'for p in /proc/[0-9]*; do [ -r "$p/status" ] && awk \'/^(Name|Uid):/{printf "%s ", $2} END{print ""}\' "$p/status"; done'
+    script = (
+        'for p in /proc/[0-9]*; do [ -r "$p/status" ] && '
+        'awk \'/^(Name|Uid):/{printf "%s ", $2} END{print ""}\' "$p/status"; done'
+    )
     lines = [line.split() for line in proxy.sh(script).stdout.splitlines() if line.strip()]
     assert len(lines) >= 3, lines  # init, entrypoint or serve, the demo backend
     assert all(uid == str(IMAGE_UID) for _name, uid in lines), lines
@@ -304,12 +320,26 @@ def test_the_cron_script_runs_next_to_the_session(proxy: Box) -> None:
     assert (m := LOG_LINE.match(result.stdout.strip())) and m["result"] == "ok", result
 
 
-def test_docker_stop_ends_the_session_with_exit_0_within_the_grace_period(
-    start_box: Callable[..., Box],
+@pytest.mark.parametrize("pid1", ["tini", "entrypoint shell"])
+def test_a_mounted_config_gets_its_servers_as_commands_and_docker_stop_exits_0_in_time(
+    start_box: Callable[..., Box], tmp_path: Path, pid1: str
 ) -> None:
-    box = start_box(None, name="stopper")
+    """Both ways PID 1 can look: tini (Debian base) or the entrypoint shell (python:3.11-slim base)."""
+    config = tmp_path / "servers.json"
+    backend = {"command": "python3", "args": ["-m", "mcpsqueeze.demo.server"]}
+    config.write_text(json.dumps({"mcpServers": {"issues": backend, "notes": backend}}))
+    config.chmod(0o644)
+    env = {"MCPSQUEEZE_NO_TINI": "1"} if pid1 != "tini" else {}
+    box = start_box(None, name="stopper", mounts={str(config): "/etc/mcpsqueeze/servers.json"}, env=env)
     wait_ready(box)
-    call = box.run("mcpsq", "demo", "search-issues", "--query", "before-stop")
+    init = box.run("cat", "/proc/1/cmdline").stdout.split("\0")
+    assert ("tini" in init[0]) == (pid1 == "tini"), init
+    listing = box.run("mcpsq")
+    assert "issues search-issues" in listing.stdout and "notes echo" in listing.stdout, listing
+    assert box.run("sh", "-c", "command -v demo").code != 0, "the image's example server must be gone"
+    echoed = box.run("notes", "echo", "--text", "from notes")
+    assert echoed.code == 0 and "from notes" in echoed.stdout, echoed
+    call = box.run("issues", "search-issues", "--query", "before-stop")
     assert call.code == 0, call
 
     started = time.monotonic()
@@ -320,7 +350,6 @@ def test_docker_stop_ends_the_session_with_exit_0_within_the_grace_period(
 
     assert state["ExitCode"] == 0, (state, box.logs())
     assert elapsed < 9.5, f"docker stop took {elapsed:.1f}s: the grace period ran out (SIGKILL)"
-    assert not state["OOMKilled"]
     _out, err = box.logs()
     assert err.strip(), "serve prints a summary to stderr on SIGTERM"
     assert not [p for p in box.recovery.iterdir() if p.name.endswith(".tmp")], "a half-written file was left"

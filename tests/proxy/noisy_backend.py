@@ -37,9 +37,9 @@ for line in sys.stdin:
         params = message["params"]
         if params["name"] == "odd":
             sys.stdout.write(
-                '{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"odd"}],'
-                '"x-unknown":{"nested":null},"big":123456789012345678901234567890,'
-                '"_meta":{"vendor/flag":true}}}\n' % json.dumps(message["id"])
+                f'{{"jsonrpc":"2.0","id":{json.dumps(message["id"])},"result":{{"content":[{{"type":"text",'
+                '"text":"odd"}],"x-unknown":{"nested":null},"big":123456789012345678901234567890,'
+                '"_meta":{"vendor/flag":true}}}\n'
             )
             sys.stdout.flush()
         else:

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import require_node_paths
-from rawclient import RawClient, cli, text
+
+from rawclient import RawClient, cli, require_node_paths, text
 
 pytestmark = pytest.mark.slow
 
@@ -60,7 +60,9 @@ def test_server_everything_repeated_large_echo_is_deduplicated_and_shrunk(tmp_pa
         client.initialize()
         first = client.call("echo", {"message": message})
         second = client.call("echo", {"message": message})
-        recovered = client.call("squeeze_recover", {"response_id": first["_meta"]["truncation"]["response_id"]})
+        recovered = client.call(
+            "squeeze_recover", {"response_id": first["_meta"]["truncation"]["response_id"]}
+        )
         code = client.close()
     assert len(text(first)) <= 20_000 < len(message)
     assert "identical to the result of call #1 (echo)" in text(second)

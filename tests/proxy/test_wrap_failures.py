@@ -31,8 +31,12 @@ def test_a_missing_backend_command_exits_3_with_a_clear_message_before_serving(t
 
 
 def test_a_backend_failing_at_start_exits_non_zero_without_the_agent_doing_anything(tmp_path: Path) -> None:
-    argv = _wrap(tmp_path, "--", sys.executable, "-c", "import sys; print('bad config', file=sys.stderr); sys.exit(2)")
-    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    argv = _wrap(
+        tmp_path, "--", sys.executable, "-c", "import sys; print('bad config', file=sys.stderr); sys.exit(2)"
+    )
+    proc = subprocess.Popen(
+        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     try:
         code = proc.wait(timeout=30)  # stdin stays open: the agent has not done anything
         err = proc.stderr.read() if proc.stderr else ""
@@ -55,7 +59,9 @@ def test_a_backend_failing_at_start_answers_the_pending_initialize_with_an_error
     assert code == 3
 
 
-def test_a_backend_dying_mid_session_fails_pending_and_later_calls_then_exits_non_zero(tmp_path: Path) -> None:
+def test_a_backend_dying_mid_session_fails_pending_and_later_calls_then_exits_non_zero(
+    tmp_path: Path,
+) -> None:
     with RawClient(_wrap(tmp_path, "--", *demo_server())) as client:
         client.initialize()
         assert text(client.call("echo", {"text": "alive"})) == "alive"

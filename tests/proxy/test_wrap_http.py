@@ -16,16 +16,10 @@ import mcp_types as types
 import pytest
 from mcp import Client
 from pydantic import TypeAdapter
-from rawclient import RawClient, cli, demo_server, text, wait_for
+
+from rawclient import RawClient, cli, demo_server, free_port, text, wait_for
 
 RAW: Any = TypeAdapter(dict[str, Any])
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 @contextmanager
@@ -53,11 +47,22 @@ def _listening(port: int) -> bool:
 
 
 @contextmanager
-def http_proxy(tmp_path: Path, *target: str, extra: tuple[str, ...] = ()) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+def http_proxy(
+    tmp_path: Path, *target: str, extra: tuple[str, ...] = ()
+) -> Iterator[tuple[str, subprocess.Popen[str]]]:
     argv = cli(
-        "wrap", "--transport", "streamable-http", "--port", "0", "--recovery-dir", str(tmp_path / "rec"), *extra
+        "wrap",
+        "--transport",
+        "streamable-http",
+        "--port",
+        "0",
+        "--recovery-dir",
+        str(tmp_path / "rec"),
+        *extra,
     )
-    proc = subprocess.Popen([*argv, "--", *target], stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    proc = subprocess.Popen(
+        [*argv, "--", *target], stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True
+    )
     assert proc.stderr is not None
     try:
         line = proc.stderr.readline()
@@ -128,13 +133,15 @@ def test_http_backend_behind_the_stdio_frontend_equals_the_direct_stdio_server(t
         expected_tools = direct.result("tools/list")["tools"]
         expected_echo = direct.call("echo", {"text": "same"})
         expected_add = direct.call("add", {"a": 5, "b": 6})
-    with demo_http_server() as backend:
-        with RawClient(cli("wrap", "--recovery-dir", str(tmp_path / "r"), "--", backend)) as client:
-            client.initialize()
-            tools = [t for t in client.result("tools/list")["tools"] if t["name"] != "squeeze_recover"]
-            echo = client.call("echo", {"text": "same"})
-            add = client.call("add", {"a": 5, "b": 6})
-            code = client.close()
+    with (
+        demo_http_server() as backend,
+        RawClient(cli("wrap", "--recovery-dir", str(tmp_path / "r"), "--", backend)) as client,
+    ):
+        client.initialize()
+        tools = [t for t in client.result("tools/list")["tools"] if t["name"] != "squeeze_recover"]
+        echo = client.call("echo", {"text": "same"})
+        add = client.call("add", {"a": 5, "b": 6})
+        code = client.close()
     assert tools == expected_tools
     assert echo == expected_echo
     assert add == expected_add

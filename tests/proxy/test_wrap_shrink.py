@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from rawclient import RawClient, cli, demo_server, text
 
 BUDGET = 5000
@@ -36,7 +37,9 @@ def _presented_chars(result: dict[str, Any]) -> int:
     return sum(len(b["text"]) for b in result["content"] if b["type"] == "text")
 
 
-def test_a_large_json_object_keeps_its_keys_gains_truncation_and_recovers_byte_for_byte(tmp_path: Path) -> None:
+def test_a_large_json_object_keeps_its_keys_gains_truncation_and_recovers_byte_for_byte(
+    tmp_path: Path,
+) -> None:
     original = _direct("search_issues", {"query": "object"})
     with proxy(tmp_path) as client:
         shrunk = client.call("search_issues", {"query": "object"})

@@ -49,7 +49,7 @@ def test_compact_messages_are_one_sentence_and_the_exact_call(golden: Golden) ->
     shell = render_message(REPORT, RecoveryHint(RESPONSE_ID, FILE, "shell"), "json", compact=True)
     assert f'squeeze_recover {{"response_id":"{RESPONSE_ID}"}}' in mcp and FILE not in mcp
     assert f"mcpsq recover {RESPONSE_ID}" in shell and f"jq . {FILE}" in shell
-    assert len(mcp) < 160 and len(shell) < 260
+    assert len(mcp) < 180 and len(shell) < 240
     golden("message_compact.txt", f"{mcp}\n{shell}\n")
 
 

@@ -311,7 +311,11 @@ def render_call(body: object, *, raw: bool = False, paths: tuple[str, str] | Non
     if is_error:
         message = text or "the tool reported an error without any text; rerun with --raw to see the result"
         return Outcome(stderr=_line(message), code=EXIT_TOOL_ERROR)
-    stderr = notice_line(result.get("_meta"), paths)
+    meta = result.get("_meta")
+    stderr = notice_line(meta, paths)
+    if isinstance(meta, dict) and "mcpsqueeze/dedup" in meta:
+        # stdout carries data only: the pointer is a notice (on stderr), so `| jq` never meets prose.
+        return Outcome(stderr=stderr)
     if notes:
         stderr += f"mcpsq: the result also holds {', '.join(notes)}; rerun with --raw to see everything.\n"
     return Outcome(stdout=_line(text) if text else "", stderr=stderr)

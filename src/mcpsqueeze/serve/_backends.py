@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import sys
+import warnings
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -95,7 +97,6 @@ class Backend:
     async def call(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
         """The raw CallToolResult dict, exactly as the backend sent it (structuredContent not validated)."""
         import mcp_types as types
-        from pydantic import TypeAdapter
 
         client = self._client
         if client is None:
@@ -103,9 +104,7 @@ class Backend:
         request = types.CallToolRequest(params=types.CallToolRequestParams(name=tool, arguments=arguments))
         try:
             with anyio.fail_after(self.timeout) if self.timeout else contextlib.nullcontext():
-                result: dict[str, Any] = await client.session.send_request(
-                    request, TypeAdapter(dict[str, Any])
-                )
+                result: dict[str, Any] = await client.session.send_request(request, _raw_result())
         except TimeoutError as exc:
             raise BackendTimeout(
                 f"backend {self.name!r} did not answer {tool} within {self.timeout:g} s; "
@@ -126,7 +125,8 @@ class Backend:
         if client is None:
             return False
         try:
-            with anyio.fail_after(timeout):
+            with anyio.fail_after(timeout), warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # ping is deprecated in 2026-07-28; legacy sessions still have it
                 await client.send_ping()
         except Exception as exc:
             self.status, self.error = "down", f"no answer to ping: {_describe(exc)}"
@@ -137,6 +137,14 @@ class Backend:
     def stop(self) -> None:
         if self._stop is not None:
             self._stop.set()
+
+
+@functools.cache
+def _raw_result() -> Any:
+    """The wire dict as the result type: structuredContent is passed on, not validated (built once)."""
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(dict[str, Any])
 
 
 async def _list_all_tools(client: Any) -> list[dict[str, Any]]:

@@ -22,7 +22,8 @@ __all__ = ["Shrunk", "shrink_texts"]
 
 _MIN_PREVIEW = 64  # fewer characters than this of a block's own content is no useful preview
 _ATTEMPTS = 6
-_REFILL = 48  # a first preview this far under budget is redone once with the unused room
+_REFILL = 8  # a preview this far under budget is redone with the unused room ...
+_REFILLS = 2  # ... at most this many times
 
 
 @dataclass(frozen=True)
@@ -195,6 +196,7 @@ def shrink_texts(texts: list[str], budget: int, hint: RecoveryHint) -> Shrunk | 
     lengths = [len(t) for t in texts]
     slack = 0
     fitted: Shrunk | None = None
+    fitted_total = refills = 0
     plans: dict[int, list[int]] = {}  # array sampling orders, kept across attempts
     for _ in range(_ATTEMPTS):
         targets = _targets(blocks, lengths, budget - slack, record_room, notice_room, hint)
@@ -213,12 +215,14 @@ def shrink_texts(texts: list[str], budget: int, hint: RecoveryHint) -> Shrunk | 
             content = sum(len(t) for t in outcome.texts)
             reserved = record_room * sum(blocks[i].sibling for i, _ in outcome.shrunk_json)
             reserved += notice_room if shrunk.notice is not None else 0
-            unused = reserved - (total - content)
-            if fitted is not None or unused <= max(_REFILL, budget // 50):
-                return shrunk
-            # The record was reserved for the worst case; offer its unused room once.
-            fitted = shrunk
-            slack -= unused - _REFILL // 2
+            unused = min(reserved - (total - content), budget - total)
+            if fitted is None or total > fitted_total:
+                fitted, fitted_total = shrunk, total
+            if refills >= _REFILLS or unused <= _REFILL:
+                return fitted
+            # The record was reserved for the worst case; offer its unused room to the preview.
+            refills += 1
+            slack -= unused - 2
         elif fitted is not None:
             return fitted
         else:

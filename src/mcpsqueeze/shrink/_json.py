@@ -9,9 +9,11 @@ preview it would produce, not the document.
 
 from __future__ import annotations
 
+import heapq
 import json
 import math
 import re
+from bisect import bisect_left, insort
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Final
@@ -158,7 +160,9 @@ def _priority(items: list[object]) -> list[int]:
             new_shape = shape not in shapes
             if new_shape:
                 shapes.add(shape)
-            if covered.issuperset(item) and not _containers(item.values()):
+            if covered.issuperset(item) and all(
+                type(inner) is list and not _containers(inner) for inner in _containers(item.values())
+            ):  # no field name below the item's own
                 if new_shape:
                     distinct.append(i)
                 continue
@@ -277,7 +281,7 @@ class _Builder:
             self.size += len(marker) + 2
             self._drop_keys(list(node))
             return marker
-        self.size += 1 + n
+        self.size += 1 + n if n else 2
         if self.size > self.limit:
             raise _Overflow
         out: dict[str, object] = {}
@@ -322,7 +326,7 @@ class _Builder:
                 self.sampled_longest = n
             if n < self.sampled_shortest:
                 self.sampled_shortest = n
-        self.size += 1 + n if whole else 1 + keep_n
+        self.size += (1 + n if n else 2) if whole else 1 + keep_n
         if self.size > self.limit:
             raise _Overflow
         value = self.value
@@ -436,6 +440,17 @@ def condense(root: object, target: int, plans: dict[int, list[int]] | None = Non
     serialized characters), or None when not even the smallest copy fits."""
     if plans is None:
         plans = {}  # keyed by id() of arrays that stay alive as long as ``root`` does
+    memo = plans.get(-id(root))  # a retry at a slightly different target: redo only what won
+    if memo is not None:
+        strings, keys, depth, share = memo[1:]
+        result = _best_items(root, strings, keys, depth, target, plans, share=bool(share))
+        if result is not None:
+            trial, items = result
+            trial.strategy = _name(
+                strings, items, 1000 if share else trial.longest_list, depth, keys, share=bool(share)
+            )
+            return _pack(root, _fill(root, trial, target, plans), target, plans)
+        del plans[-id(root)]
     for depth, keys in ((_MAX_DEPTH, _UNLIMITED), (8, 32), (3, 8), (1, 0)):
         found: list[tuple[int, Condensed]] = []
         longest_string = _UNLIMITED
@@ -465,8 +480,60 @@ def condense(root: object, target: int, plans: dict[int, list[int]] | None = Non
                 (t for _, t in found if t.intact >= most * 0.97),
                 key=lambda t: (-t.strings_truncated, t.intact),
             )
-            return _fill(root, chosen, target, plans)
+            limits = chosen.limits
+            if limits is not None:
+                plans[-id(root)] = [_UNSET, limits.strings, limits.keys, limits.depth, int(limits.share)]
+            return _pack(root, _fill(root, chosen, target, plans), target, plans)
     return None
+
+
+# (strings of the items that show new field names, strings of the others, dense, balanced)
+_PACKINGS: Final = (
+    (_UNLIMITED, _UNLIMITED, False, False),
+    (_UNLIMITED, _UNLIMITED, True, False),
+    (_UNLIMITED, _UNLIMITED, True, True),
+)
+_SMALL_PACKINGS: Final = ((8, 40, False, False), (8, 40, True, False), (8, 40, True, True))
+_SMALL: Final = 3000  # targets under this also try packings with strings cut short
+# ``plans[-id(root)]``: [the packing that won (-1: none), then the limits the search chose], so that
+# a retry at a slightly different target redoes only those.
+_UNSET: Final = -2
+
+
+def _visible(value: object) -> int:
+    if type(value) is not dict and type(value) is not list:
+        return 0
+    return len(_deep_keys(value))
+
+
+def _pack(root: object, best: Condensed, target: int, plans: dict[int, list[int]]) -> Condensed:
+    """``best`` or a greedy packing of ``root`` that shows more field names, or as many and more
+    verbatim values."""
+    if not best.items_omitted or (type(root) is not dict and type(root) is not list):
+        return best
+    packings: tuple[tuple[int, int, bool, bool], ...] = _PACKINGS
+    if target < _SMALL:
+        packings += _SMALL_PACKINGS
+    memo = plans.get(-id(root), [_UNSET])
+    if memo[0] != _UNSET:  # a retry of the same document at a slightly different target
+        if memo[0] < 0:
+            return best
+        packings = (packings[memo[0]],) if memo[0] < len(packings) else ()
+    packer = _Packer(root, target, plans)
+    score = (_visible(best.value), best.intact)
+    winner = -1
+    for index, (cover, rest, dense, balance) in enumerate(packings):
+        packed = packer.run(cover, rest, dense=dense, balance=balance)
+        if packed is None:
+            break
+        packed_score = (_visible(packed.value), packed.intact)
+        if packed_score > score:
+            name = "balanced" if balance else "dense" if dense else "ordered"
+            packed.strategy = f"packed:{name}" + (f",strings={rest}" if rest < _UNLIMITED else "")
+            best, score, winner = packed, packed_score, index
+    if memo[0] == _UNSET:
+        memo[0] = winner
+    return best
 
 
 def _fill(root: object, best: Condensed, target: int, plans: dict[int, list[int]]) -> Condensed:
@@ -490,3 +557,404 @@ def _fill(root: object, best: Condensed, target: int, plans: dict[int, list[int]
     else:
         best.strategy = strategy
     return best
+
+
+# -- greedy packing -----------------------------------------------------------------------------------
+#
+# The limit search above keeps the same number of items in every array. The packer instead adds array
+# items one at a time, most verbatim values per character first, until nothing more fits: items that
+# show a field name not yet visible come first, and the room left at the end goes to items whose strings
+# are cut hard, so that the target is used up.
+
+_FILL_STRINGS: Final = 24  # strings in the last items squeezed into the leftover room
+_HORIZON_MIN: Final = 64  # arrays this short offer every item; longer ones a prefix of their priority
+
+_Skeleton = tuple[int, int, list[tuple[list[object], int]], list[str]]
+
+
+class _Aliased(Exception):
+    """The same array object sits at two places of the document; the packer cannot count it once."""
+
+
+def _gap_text(first: int, last: int) -> str:
+    count = last - first + 1
+    return f"…[{count} items omitted: {first}-{last}]" if count > 1 else f"…[item {first} omitted]"
+
+
+def _gap_size(first: int, last: int) -> int:
+    """Serialized size of the gap marker for items ``first..last`` (0 when the gap is empty)."""
+    return len(_gap_text(first, last)) + 2 if last >= first else 0
+
+
+def _leaf_size(value: object) -> int:
+    if value is None or value is True:
+        return 4
+    if value is False:
+        return 5
+    if type(value) is float:
+        return len(dumps(value))
+    return len(str(value))
+
+
+def _cut(text: str, head: int) -> str:
+    return f"{text[:head]}…[+{len(text) - head} chars]"
+
+
+class _Array:
+    __slots__ = ("depth", "horizon", "kept", "node", "strings")
+
+    def __init__(self, node: list[object], depth: int) -> None:
+        self.node = node
+        self.depth = depth
+        self.kept: list[int] = []
+        self.strings: dict[int, int] = {}  # kept index -> the string limit it is shown with
+        self.horizon: list[int] = []
+
+
+class _Packer:
+    """Greedy packing of one document into ``target`` characters (see above)."""
+
+    def __init__(self, root: object, target: int, plans: dict[int, list[int]]) -> None:
+        self.root = root
+        self.target = target
+        self.plans = plans
+        self.skeletons: dict[tuple[int, int], _Skeleton] = {}
+
+    def skeleton(self, node: object, depth: int, strings: int) -> _Skeleton:
+        """(size, verbatim leaves, arrays inside, field names) of ``node`` shown with every array
+        inside it as one gap marker and its strings cut to ``strings``."""
+        key = (id(node), strings)
+        found = self.skeletons.get(key)
+        if found is None:
+            arrays: list[tuple[list[object], int]] = []
+            names: list[str] = []
+            size, intact = self._skel(node, depth, strings, arrays, names)
+            found = self.skeletons[key] = (size, intact, arrays, names)
+        return found
+
+    def _skel(
+        self, node: object, depth: int, strings: int, arrays: list[tuple[list[object], int]], names: list[str]
+    ) -> tuple[int, int]:
+        t = type(node)
+        if t is str:
+            if len(node) <= strings + _STRING_SLACK:  # type: ignore[arg-type]
+                return _str_size(node), 1  # type: ignore[arg-type]
+            return _str_size(_cut(node, strings)), 0  # type: ignore[arg-type]
+        if t is list:
+            n = len(node)  # type: ignore[arg-type]
+            if not n:
+                return 2, 0
+            if depth >= _MAX_DEPTH:
+                return len(f"[…{n} items]") + 2, 0
+            arrays.append((node, depth))  # type: ignore[arg-type]
+            return 2 + _gap_size(0, n - 1), 0
+        if t is dict:
+            n = len(node)  # type: ignore[arg-type]
+            if not n:
+                return 2, 0
+            if depth >= _MAX_DEPTH:
+                return len(f"{{…{n} keys}}") + 2, 0
+            size, intact = 1 + 2 * n, 0
+            for name, child in node.items():  # type: ignore[attr-defined]
+                names.append(name)
+                child_size, child_intact = self._skel(child, depth + 1, strings, arrays, names)
+                size += _str_size(name) + child_size
+                intact += child_intact
+            return size, intact
+        return _leaf_size(node), 1
+
+    def run(
+        self, cover_strings: int, rest_strings: int, *, dense: bool, balance: bool = False
+    ) -> Condensed | None:
+        """The packed copy: items showing new field names get ``cover_strings``, others
+        ``rest_strings``; ``dense`` takes items by values per character, else in each array's priority
+        order (round robin over arrays); ``balance`` first picks the items of the top arrays that
+        keep the most values for their size and gap markers together. None when the document has no
+        arrays to pack or reuses one array object."""
+        root = self.root
+        if type(root) is not dict and type(root) is not list:
+            return None
+        try:
+            return _Run(self, cover_strings, rest_strings, dense, balance).pack()
+        except _Aliased:
+            return None
+
+
+class _Run:
+    def __init__(
+        self, packer: _Packer, cover_strings: int, rest_strings: int, dense: bool, balance: bool
+    ) -> None:
+        self.packer = packer
+        self.dense = dense
+        self.balance = balance
+        self.rank: dict[int, dict[int, int]] = {}
+        self.cover = cover_strings
+        self.rest = rest_strings
+        self.arrays: dict[int, _Array] = {}
+        self.visible: set[str] = set()
+        self.heap: list[tuple[int, float, int, int, int]] = []
+        self.counter = 0
+        self.used = 0
+        self.fill = 0  # in the fill pass: the string limit of every item added
+        self.stop_at_tier: int | None = None
+
+    def entry(self, arr: _Array, i: int) -> tuple[int, float, int, int]:
+        """(tier, -density, size added, string limit) of adding item ``i`` of ``arr``."""
+        node = arr.node
+        item = node[i]
+        skeleton = self.packer.skeleton
+        depth = arr.depth + 1
+        if self.fill:
+            strings, tier = self.fill, 1
+        else:
+            names = skeleton(item, depth, self.rest)[3]
+            ends = depth <= 2 and (i == 0 or i == len(node) - 1)  # top arrays keep first and last
+            tier = 0 if ends or not self.visible.issuperset(names) else 1
+            strings = self.cover if tier == 0 else self.rest
+        size, gain, _, _ = skeleton(item, depth, strings)
+        kept = arr.kept
+        pos = bisect_left(kept, i)
+        a = kept[pos - 1] + 1 if pos else 0
+        b = kept[pos] - 1 if pos < len(kept) else len(node) - 1
+        left, right = _gap_size(a, i - 1), _gap_size(i + 1, b)
+        delta = size + left + right - _gap_size(a, b) + (left > 0) + (right > 0)
+        if not self.dense:
+            return tier, float(self.rank[id(node)][i]), delta, strings
+        worth = gain + 0.5 if i == 0 or i == len(node) - 1 else float(gain)  # first and last a bit more
+        return tier, -worth / max(delta, 1), delta, strings
+
+    def offer(self, arr: _Array, i: int) -> None:
+        tier, density, _, _ = self.entry(arr, i)
+        heapq.heappush(self.heap, (tier, density, self.counter, id(arr.node), i))
+        self.counter += 1
+
+    def register(self, node: list[object], depth: int) -> None:
+        if id(node) in self.arrays:
+            raise _Aliased
+        arr = self.arrays[id(node)] = _Array(node, depth)
+        n = len(node)
+        if n <= _HORIZON_MIN:
+            order: list[int] = list(range(n))
+        else:
+            plans = self.packer.plans
+            order = plans.get(id(node)) or []
+            if not order:
+                order = plans[id(node)] = _priority(node)
+            sample = order[:16]
+            skeleton = self.packer.skeleton
+            average = sum(skeleton(node[i], depth + 1, self.rest)[0] for i in sample) / len(sample)
+            room = max(self.packer.target - self.used, 0)
+            order = order[: max(_HORIZON_MIN, int(3 * room / max(average, 1.0)) + 2)]
+        arr.horizon = order
+        if not self.dense:
+            self.rank[id(node)] = {i: rank for rank, i in enumerate(order)}
+        for i in order:
+            self.offer(arr, i)
+
+    def drain(self) -> None:
+        heap, arrays, target = self.heap, self.arrays, self.packer.target
+        pop = heapq.heappop
+        while heap:
+            tier, density, _, aid, i = pop(heap)
+            arr = arrays[aid]
+            if i in arr.strings:
+                continue  # already kept
+            if self.stop_at_tier is not None and tier >= self.stop_at_tier:
+                heapq.heappush(heap, (tier, density, self.counter, aid, i))
+                self.counter += 1
+                return
+            now = self.entry(arr, i)
+            if (now[0], now[1]) > (tier, density) and heap and (now[0], now[1]) > heap[0][:2]:
+                self.offer(arr, i)  # it got worse than the next best: look again later
+                continue
+            delta, strings = now[2], now[3]
+            if self.used + delta > target:
+                continue
+            self.used += delta
+            insort(arr.kept, i)
+            arr.strings[i] = strings
+            _, _, nested, names = self.packer.skeleton(arr.node[i], arr.depth + 1, strings)
+            self.visible.update(names)
+            for child, child_depth in nested:
+                self.register(child, child_depth)
+
+    def pack(self) -> Condensed | None:
+        root = self.packer.root
+        if type(root) is list:
+            self.used = 2 + _gap_size(0, len(root) - 1) if root else 2
+            nested: list[tuple[list[object], int]] = [(root, 0)] if root else []
+        else:
+            self.used, _, nested, names = self.packer.skeleton(root, 0, self.rest)
+            self.visible.update(names)
+        if self.used > self.packer.target:
+            return None
+        for child, depth in nested:
+            self.register(child, depth)
+        if self.balance:
+            self.stop_at_tier = 1
+            self.drain()  # the items that show new field names first
+            self.stop_at_tier = None
+            self.balanced([self.arrays[id(child)] for child, _ in nested])
+        self.drain()
+        # The room left: offer the items not taken yet again, with their strings cut hard.
+        self.fill = min(_FILL_STRINGS, self.rest)
+        for arr in list(self.arrays.values()):
+            kept = set(arr.kept)
+            for i in arr.horizon:
+                if i not in kept:
+                    self.offer(arr, i)
+        self.drain()
+        return self.render()
+
+    def _choose(self, arr: _Array, price: float) -> list[int]:
+        """The items of ``arr`` that maximise verbatim values minus ``price`` per character, gap
+        markers included (a two-state dynamic programme over the array's offered items)."""
+        node, kept = arr.node, arr.strings
+        n = len(node)
+        marker = price * (_gap_size(n // 2, n - 1) + 1)
+        skeleton, depth, rest = self.packer.skeleton, arr.depth + 1, self.rest
+        positions = sorted(arr.horizon)
+        minus = float("-inf")
+        in_kept, in_gap = 0.0, minus
+        choices: list[tuple[bool, bool]] = []  # (kept came from gap, gap came from kept) per position
+        previous = -1
+        for i in positions:
+            if i > previous + 1 and in_kept > minus:  # items between are not offered: a gap
+                if in_kept - marker > in_gap:
+                    in_gap = in_kept - marker
+                in_kept = minus
+            if i in kept:
+                gain, cost = 0.0, 0.0
+            else:
+                size, intact, _, _ = skeleton(node[i], depth, rest)
+                gain, cost = float(intact), price * (size + 1)
+            from_gap = in_gap > in_kept
+            new_kept = (in_gap if from_gap else in_kept) + gain - cost
+            if i in kept:
+                new_gap, gap_from_kept = minus, False
+            else:
+                gap_from_kept = in_kept - marker > in_gap
+                new_gap = in_kept - marker if gap_from_kept else in_gap
+            choices.append((from_gap, gap_from_kept))
+            in_kept, in_gap = new_kept, new_gap
+            previous = i
+        if previous < n - 1 and in_kept - marker > in_gap:
+            in_gap = in_kept - marker
+            in_kept = minus
+        state_kept = in_kept >= in_gap
+        chosen: list[int] = []
+        for k in range(len(positions) - 1, -1, -1):
+            from_gap, gap_from_kept = choices[k]
+            if state_kept:
+                chosen.append(positions[k])
+                state_kept = not from_gap
+            else:
+                state_kept = gap_from_kept
+        chosen.reverse()
+        return chosen
+
+    def _array_size(self, arr: _Array, chosen: list[int]) -> int:
+        node, skeleton, depth = arr.node, self.packer.skeleton, arr.depth + 1
+        size, elements, previous = 2, 0, -1
+        for i in chosen:
+            if i - previous > 1:
+                size += _gap_size(previous + 1, i - 1)
+                elements += 1
+            size += skeleton(node[i], depth, arr.strings.get(i, self.rest))[0]
+            elements += 1
+            previous = i
+        if previous < len(node) - 1:
+            size += _gap_size(previous + 1, len(node) - 1)
+            elements += 1
+        return size + elements - 1
+
+    def balanced(self, arrays: list[_Array]) -> None:
+        """Keep, in every one of ``arrays``, the items chosen at the lowest price per character that
+        fits (the same price for all, so that room goes where it keeps the most values)."""
+        arrays = [arr for arr in arrays if len(arr.node) > 1]
+        if not arrays:
+            return
+        base = self.used - sum(self._array_size(arr, arr.kept) for arr in arrays)
+        best: list[list[int]] | None = None
+        lo, hi = 0.0, 1.0 / 64  # price per character: lo keeps too much; hi, once found, fits
+
+        def fits(price: float) -> list[list[int]] | None:
+            picks = [self._choose(arr, price) for arr in arrays]
+            total = base + sum(self._array_size(arr, p) for arr, p in zip(arrays, picks, strict=True))
+            return picks if total <= self.packer.target else None
+
+        for _ in range(16):
+            best = fits(hi)
+            if best is not None:
+                break
+            lo, hi = hi, hi * 4
+        for _ in range(14):
+            if best is None or hi - lo < hi / 200:
+                break
+            price = (lo + hi) / 2
+            picks = fits(price)
+            if picks is None:
+                lo = price
+            else:
+                best, hi = picks, price
+        if best is None:
+            return
+        skeleton = self.packer.skeleton
+        for arr, chosen in zip(arrays, best, strict=True):
+            for i in chosen:
+                if i in arr.strings:
+                    continue
+                insort(arr.kept, i)
+                arr.strings[i] = self.rest
+                _, _, nested, names = skeleton(arr.node[i], arr.depth + 1, self.rest)
+                self.visible.update(names)
+                for child, child_depth in nested:
+                    self.register(child, child_depth)
+        self.used = base + sum(self._array_size(arr, arr.kept) for arr in arrays)
+
+    def render(self) -> Condensed:
+        out = Condensed(None)
+        arrays = self.arrays
+
+        def build(node: object, depth: int, strings: int) -> object:
+            t = type(node)
+            if t is str:
+                if len(node) <= strings + _STRING_SLACK:  # type: ignore[arg-type]
+                    out.intact += 1
+                    return node
+                out.strings_truncated += 1
+                return _cut(node, strings)  # type: ignore[arg-type]
+            if t is dict:
+                n = len(node)  # type: ignore[arg-type]
+                if n and depth >= _MAX_DEPTH:
+                    out.keys_omitted += n
+                    for name in list(node)[: max(0, 64 - len(out.dropped))]:  # type: ignore[call-overload]
+                        out.dropped[name] = None
+                    return f"{{…{n} keys}}"
+                return {k: build(v, depth + 1, strings) for k, v in node.items()}  # type: ignore[attr-defined]
+            if t is list:
+                n = len(node)  # type: ignore[arg-type]
+                if n and depth >= _MAX_DEPTH:
+                    out.items_omitted += n
+                    return f"[…{n} items]"
+                arr = arrays.get(id(node))
+                if arr is None:
+                    out.items_omitted += n
+                    return [_gap_text(0, n - 1)] if n else []
+                items: list[object] = []
+                previous = -1
+                for i in arr.kept:
+                    if i - previous > 1:
+                        items.append(_gap_text(previous + 1, i - 1))
+                    items.append(build(node[i], depth + 1, arr.strings[i]))  # type: ignore[index]
+                    previous = i
+                if previous < n - 1:
+                    items.append(_gap_text(previous + 1, n - 1))
+                out.items_omitted += n - len(arr.kept)
+                return items
+            out.intact += 1
+            return node
+
+        out.value = build(self.packer.root, 0, self.rest)
+        out.size = self.used
+        return out

@@ -1,0 +1,264 @@
+"""The real `mcpsqueeze serve` process and real `mcpsq` shim processes, end to end."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from rawclient import cli, demo_server, free_port, require_node_paths, wait_for
+
+
+@dataclass
+class Session:
+    proc: subprocess.Popen[str]
+    env: dict[str, str]
+    recovery: Path
+    stats: Path
+
+    def shim(self, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "mcpsqueeze.bash.shim", *args],
+            capture_output=True,
+            text=True,
+            env=self.env,
+            input=stdin,
+            timeout=60,
+        )
+
+    def stop(self) -> str:
+        self.proc.send_signal(signal.SIGTERM)
+        _, err = self.proc.communicate(timeout=30)
+        return err
+
+
+def _start(tmp_path: Path, *args: str, env_extra: dict[str, str] | None = None) -> Session:
+    run = tmp_path / "run"
+    recovery = tmp_path / "recovery"
+    stats = tmp_path / "stats.jsonl"
+    argv = cli(
+        "serve", "--recovery-dir", str(recovery), "--stats-file", str(stats), "--budget", "4000", *args
+    )
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    seen = ""
+    while "session ready on" not in seen:  # backends' own stderr lines may come first
+        line = proc.stderr.readline()
+        assert line, seen + f"(serve exited with {proc.poll()})"
+        seen += line
+    env = {**os.environ, "MCPSQUEEZE_SOCKET": str(run / "s.sock"), "MCPSQUEEZE_RECOVERY_DIR": str(recovery)}
+    env.update(env_extra or {})
+    return Session(proc, env, recovery, stats)
+
+
+@pytest.fixture
+def session(tmp_path: Path) -> Iterator[Session]:
+    s = _start(tmp_path, "--socket", str(tmp_path / "run" / "s.sock"), "-n", "demo", "--", *demo_server())
+    yield s
+    if s.proc.poll() is None:
+        s.stop()
+
+
+def test_listing_shows_servers_and_kebab_case_tools(session: Session) -> None:
+    done = session.shim()
+    assert done.returncode == 0
+    assert "demo search-issues" in done.stdout and "demo kitchen-sink" in done.stdout
+
+
+def test_flags_of_every_kind_reach_the_tool_as_typed_arguments(session: Session) -> None:
+    done = session.shim(
+        "demo", "kitchen-sink", "--page-id", "p1", "--page-size", "25", "--ratio", "0.25", "--verbose",
+        "--tags", "a", "--tags", "b", "--filter", '{"state": "open"}', "--mode", "slow",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    echoed = json.loads(done.stdout)
+    assert echoed == {
+        "page_id": "p1",
+        "pageSize": 25,
+        "ratio": 0.25,
+        "verbose": True,
+        "tags": ["a", "b"],
+        "filter": {"state": "open"},
+        "mode": "slow",
+    }
+
+
+def test_json_input_from_stdin_and_usage_errors_exit_2(session: Session) -> None:
+    ok = session.shim("demo", "kitchen-sink", "--json", "-", stdin='{"page_id": "x", "tags": ["t"]}')
+    assert ok.returncode == 0 and json.loads(ok.stdout)["tags"] == ["t"]
+    missing = session.shim("demo", "kitchen-sink")
+    assert missing.returncode == 2 and "--page-id" in missing.stderr
+    bad_int = session.shim("demo", "kitchen-sink", "--page-id", "x", "--page-size", "many")
+    assert bad_int.returncode == 2
+    bad_enum = session.shim("demo", "kitchen-sink", "--page-id", "x", "--mode", "medium")
+    assert bad_enum.returncode == 2 and "fast" in bad_enum.stderr
+
+
+def test_a_large_result_is_valid_json_on_stdout_with_a_one_line_notice_on_stderr(session: Session) -> None:
+    done = session.shim("demo", "search-issues", "--query", "shim")
+    assert done.returncode == 0
+    preview = json.loads(done.stdout)
+    assert len(done.stdout) <= 4000 and "issues" in preview and "truncation" in preview
+    notice = done.stderr.strip().splitlines()
+    assert len(notice) == 1
+    response_id = preview["truncation"]["response_id"]
+    path = preview["truncation"]["original_response_file"]
+    assert response_id in notice[0] and path in notice[0]
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    assert stat.S_IMODE(session.recovery.stat().st_mode) == 0o700
+    by_id = session.shim("recover", response_id)
+    by_path = session.shim("recover", path)
+    pointer = session.shim("recover", response_id, "--pointer", "/issues/3/key")
+    assert by_id.returncode == 0 and len(by_id.stdout) > 100_000
+    assert by_path.stdout == by_id.stdout
+    assert json.loads(by_id.stdout)["issues"][3]["key"] == pointer.stdout.strip()
+
+
+def test_full_and_raw_and_dedup_across_separate_shim_calls(session: Session) -> None:
+    full = session.shim("demo", "read-file", "--path", "a.md", "--full")
+    assert full.returncode == 0 and len(full.stdout) > 50_000 and full.stderr == ""
+    first = session.shim("demo", "list-rows", "--table", "dup")
+    second = session.shim("demo", "list-rows", "--table", "dup")
+    assert second.returncode == 0
+    assert "identical to the result of call #2 (list_rows)" in second.stderr
+    assert second.stdout == ""  # stdout is data only: `| jq` never meets the pointer prose
+    assert json.loads(first.stdout)
+    raw = session.shim("demo", "add", "--a", "2", "--b", "3", "--raw")
+    envelope = json.loads(raw.stdout)
+    assert envelope["structuredContent"] == {"a": 2, "b": 3, "sum": 5}
+
+
+def test_tool_errors_exit_1_with_the_text_on_stderr(session: Session) -> None:
+    done = session.shim("demo", "fail", "--message", "it broke")
+    assert done.returncode == 1
+    assert "it broke" in done.stderr and done.stdout == ""
+
+
+def test_unknown_server_or_tool_is_a_usage_error(session: Session) -> None:
+    assert session.shim("nope", "x").returncode == 2
+    assert session.shim("demo", "no-such-tool").returncode == 2
+
+
+def test_a_backend_crash_is_exit_4_and_the_session_reconnects(session: Session) -> None:
+    crashed = session.shim("demo", "crash")
+    assert crashed.returncode == 4
+    again = session.shim("demo", "echo", "--text", "back")
+    assert again.returncode == 0 and again.stdout.strip() == "back"
+
+
+def test_no_session_is_exit_3_with_advice(tmp_path: Path) -> None:
+    env = {**os.environ, "MCPSQUEEZE_SOCKET": str(tmp_path / "none.sock")}
+    done = subprocess.run(
+        [sys.executable, "-m", "mcpsqueeze.bash.shim", "demo", "echo", "--text", "x"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=30,
+    )
+    assert done.returncode == 3 and "mcpsqueeze serve" in done.stderr
+
+
+def test_socket_is_0600_in_a_0700_directory_and_sigterm_prints_the_summary(
+    session: Session, tmp_path: Path
+) -> None:
+    sock = tmp_path / "run" / "s.sock"
+    assert stat.S_IMODE(sock.stat().st_mode) == 0o600
+    assert stat.S_IMODE(sock.parent.stat().st_mode) == 0o700
+    session.shim("demo", "echo", "--text", "x")
+    err = session.stop()
+    assert session.proc.returncode == 0
+    assert "mcpsqueeze session summary:" in err and "calls proxied    1" in err
+    assert not sock.exists()
+
+
+def test_health_reports_backends(session: Session) -> None:
+    done = subprocess.run(
+        cli("health", "--socket", session.env["MCPSQUEEZE_SOCKET"]),
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "ok"
+
+
+def test_tcp_requires_the_token_and_a_refused_request_never_reaches_a_backend(tmp_path: Path) -> None:
+    token = tmp_path / "tok" / "token"
+    marker = tmp_path / "marker"
+    backend = [sys.executable, str(Path(__file__).with_name("counting_backend.py")), str(marker)]
+    port = free_port()
+    s = _start(
+        tmp_path, "--listen", f"127.0.0.1:{port}", "--token-file", str(token), "-n", "c", "--", *backend
+    )
+    try:
+        assert stat.S_IMODE(token.stat().st_mode) == 0o600
+        secret = token.read_text().strip()
+        assert len(secret) == 64  # 256 bits, hex
+        url = f"http://127.0.0.1:{port}/v1/call"
+        body = json.dumps({"server": "c", "tool": "count", "arguments": {}}).encode()
+        near_miss = secret[:-1] + ("1" if secret[-1] == "0" else "0")
+        for auth in (None, "Bearer wrong", "Bearer " + near_miss, "Basic " + secret):
+            request = urllib.request.Request(url, data=body, method="POST")
+            if auth:
+                request.add_header("Authorization", auth)
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                urllib.request.urlopen(request, timeout=10)
+            assert refused.value.code == 401
+        assert not marker.exists()  # no backend call was made
+        env = {
+            **os.environ,
+            "MCPSQUEEZE_URL": f"http://127.0.0.1:{port}",
+            "MCPSQUEEZE_TOKEN_FILE": str(token),
+        }
+        env.pop("MCPSQUEEZE_SOCKET", None)
+        ok = subprocess.run(
+            [sys.executable, "-m", "mcpsqueeze.bash.shim", "c", "count"],
+            capture_output=True,
+            text=True,
+            env=env,
+        )
+        assert ok.returncode == 0, ok.stderr
+        assert marker.read_text() == "1"
+        assert secret not in ok.stdout + ok.stderr
+        assert secret not in " ".join(s.proc.args)  # never in argv
+    finally:
+        s.stop()
+
+
+def test_config_with_a_public_server_and_tool_filters(tmp_path: Path) -> None:
+    paths = require_node_paths("NODE22", "EVERYTHING_JS")
+    config = tmp_path / "servers.json"
+    config.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "everything": {"command": paths["NODE22"], "args": [paths["EVERYTHING_JS"], "stdio"]},
+                    "demo": {"command": demo_server()[0], "args": demo_server()[1:]},
+                }
+            }
+        )
+    )
+    sock = tmp_path / "run" / "s.sock"
+    s = _start(
+        tmp_path, "--config", str(config), "--socket", str(sock), "--exclude-tools", "demo:crash,get-env"
+    )
+    try:
+        listing = s.shim()
+        assert "everything echo" in listing.stdout and "demo echo" in listing.stdout
+        assert "demo crash" not in listing.stdout and "get-env" not in listing.stdout
+        echoed = s.shim("everything", "echo", "--message", "hi")
+        assert echoed.returncode == 0 and echoed.stdout.strip() == "Echo: hi"
+        summed = s.shim("everything", "get-sum", "--a", "2", "--b", "40")
+        assert "42" in summed.stdout
+        wait_for(lambda: s.stats.exists() and len(s.stats.read_text().splitlines()) == 2, what="stats lines")
+    finally:
+        s.stop()
