@@ -126,7 +126,7 @@ class Backend:
             return False
         try:
             with anyio.fail_after(timeout), warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # ping is deprecated in 2026-07-28; legacy sessions still have it
+                warnings.simplefilter("ignore")  # deprecated in 2026-07-28, still part of legacy sessions
                 await client.send_ping()
         except Exception as exc:
             self.status, self.error = "down", f"no answer to ping: {_describe(exc)}"
