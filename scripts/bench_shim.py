@@ -82,6 +82,7 @@ def session(tmp: Path, canned: bool) -> Iterator[tuple[Path, str]]:
         str(sock),
         "--recovery-dir",
         str(rec),
+        "--no-dedup",  # every timed call is the same argv: measure shrinking, not pointers
     ]
     argv += ["-n", "demo", "--", sys.executable, "-m", "mcpsqueeze.demo.server"]
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -117,6 +118,42 @@ async def main():
         print(statistics.median(samples))
 anyio.run(main)
 """
+
+
+@contextlib.contextmanager
+def compressor_command(tmp: Path) -> Iterator[str | None]:
+    """Start `mcp-compressor --cli-mode` on the demo server and yield its generated command's path.
+
+    It writes the command (0755, with the bridge URL inside) to a directory on PATH of its choosing
+    (/usr/local/bin as root); we remove it afterwards.
+    """
+    binary = shutil.which("mcp-compressor")
+    if binary is None:
+        yield None
+        return
+    name = f"mcsqbench{os.getpid()}"
+    argv = [binary, "--cli-mode", "-n", name, "--", sys.executable, "-m", "mcpsqueeze.demo.server"]
+    proc = subprocess.Popen(
+        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+    )
+    command = None
+    try:
+        assert proc.stdout is not None
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and command is None:
+            line = proc.stdout.readline()
+            if not line:
+                break
+            if line.startswith("Generated CLI: "):
+                command = line.split(": ", 1)[1].strip()
+        yield command
+    finally:
+        proc.terminate()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(10)
+        if command:
+            with contextlib.suppress(OSError):
+                os.unlink(command)
 
 
 def main() -> None:
@@ -176,8 +213,16 @@ def main() -> None:
                 check=True,
             )
             rows.append(("Python MCP client, warm in-process call (small)", float(warm.stdout.strip())))
-            if shutil.which("mcp-compressor") is None:
-                rows.append(("mcp-compressor --cli-mode command", float("nan")))
+            with compressor_command(tmp) as command:
+                if command is None:
+                    rows.append(("mcp-compressor --cli-mode command (small)", float("nan")))
+                else:
+                    small = median_ms([command, "echo", "--text", "hi"], env, args.runs)
+                    rows.append(("mcp-compressor --cli-mode command (small)", small))
+                    big = [command, "list-rows", "--table", "t", "--n", "1050"]
+                    rows.append(
+                        ("mcp-compressor --cli-mode command (~200 KB)", median_ms(big, env, args.runs))
+                    )
         print(f"Session: {what}; {args.runs} runs each (fresh process: {direct_runs}); medians in ms.\n")
         print("| measurement | median ms |\n|---|---:|")
         for name, value in rows:

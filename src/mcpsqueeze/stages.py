@@ -75,7 +75,7 @@ class DedupStage:
         self._store = store
         self._workers = workers
         self._count = count_tokens
-        self._recover_tool = recover_tool
+        self.recover_tool = recover_tool
         self._seen: dict[str, _Seen] = {}
 
     async def __call__(self, call: Call, result: Result, outcome: Outcome) -> Result:
@@ -106,7 +106,7 @@ class DedupStage:
             tokens=tokens,
             approximate=approximate,
             response_id=response_id,
-            how_to_recover=recover_hint(response_id, recover_tool=self._recover_tool),
+            how_to_recover=recover_hint(response_id, recover_tool=self.recover_tool),
         )
         if len(pointer) >= size:  # the pointer would cost as much as the content: show the content
             return result
@@ -147,7 +147,7 @@ class ShrinkStage:
         self._workers = workers
         self.budget = budget
         self._mode = mode
-        self._recover_tool = recover_tool
+        self.recover_tool = recover_tool
 
     async def __call__(self, call: Call, result: Result, outcome: Outcome) -> Result:
         if outcome.action == "dedup":
@@ -165,7 +165,7 @@ class ShrinkStage:
             return result
         response_id = new_response_id()
         hint = RecoveryHint(
-            response_id, self._store.planned_file(response_id), self._mode, self._recover_tool
+            response_id, self._store.planned_file(response_id), self._mode, self.recover_tool
         )
         try:
             shrunk = await self._workers.run(shrink_texts, texts, self.budget, hint)
@@ -180,7 +180,7 @@ class ShrinkStage:
             outcome.store_failed = str(exc)
             return result
         if stored.file != hint.file:  # the file store failed but memory holds it: don't name a missing file
-            hint = RecoveryHint(response_id, stored.file, self._mode, self._recover_tool)
+            hint = RecoveryHint(response_id, stored.file, self._mode, self.recover_tool)
             try:
                 shrunk = await self._workers.run(shrink_texts, texts, self.budget, hint)
             except ShrinkError:

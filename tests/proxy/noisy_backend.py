@@ -30,11 +30,15 @@ for line in sys.stdin:
             },
         )
     elif method == "tools/list":
-        reply(message["id"], {"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]})
+        tools = [{"name": "echo", "inputSchema": {"type": "object"}}]
+        if "--with-squeeze-recover" in sys.argv:
+            tools.append({"name": "squeeze_recover", "inputSchema": {"type": "object"}})
+        reply(message["id"], {"tools": tools})
     elif method == "tools/call":
-        sys.stdout.write("this line is not JSON\n")
-        sys.stdout.flush()
         params = message["params"]
+        if "--with-squeeze-recover" not in sys.argv:
+            sys.stdout.write("this line is not JSON\n")
+            sys.stdout.flush()
         if params["name"] == "odd":
             sys.stdout.write(
                 f'{{"jsonrpc":"2.0","id":{json.dumps(message["id"])},"result":{{"content":[{{"type":"text",'

@@ -150,3 +150,47 @@ def test_an_original_that_cannot_be_stored_means_no_shrinking(tmp_path: Path, op
     line = json.loads(stats.read_text().splitlines()[-1])
     assert line["action"] == "passthrough" and line["store_failed"]
     assert "could not be stored" in client.stderr
+
+
+def test_originals_survive_a_proxy_restart(tmp_path: Path) -> None:
+    with proxy(tmp_path) as first:
+        shrunk = first.call("read_file", {"path": "kept.md"})
+    response_id = shrunk["_meta"]["truncation"]["response_id"]
+    with proxy(tmp_path) as second:
+        recovered = second.call("squeeze_recover", {"response_id": response_id})
+    assert text(recovered) == text(_direct("read_file", {"path": "kept.md"}))
+
+
+def test_the_recover_tool_gets_a_suffix_when_the_backend_already_has_that_name(tmp_path: Path) -> None:
+    import sys
+
+    backend = [sys.executable, str(Path(__file__).with_name("noisy_backend.py")), "--with-squeeze-recover"]
+    argv = cli("wrap", "--recovery-dir", str(tmp_path / "rec"), "--", *backend)
+    with RawClient(argv) as client:
+        client.initialize()
+        names = [t["name"] for t in client.result("tools/list")["tools"]]
+        theirs = client.call("squeeze_recover", {"text": "the backend's own tool"})
+        big = client.call("echo", {"text": "word " * 6000})
+        ours = client.call("squeeze_recover_2", {"response_id": big["_meta"]["truncation"]["response_id"]})
+    assert names == ["echo", "squeeze_recover", "squeeze_recover_2"]
+    assert "squeeze_recover_2" in big["_meta"]["truncation"]["message"]
+    assert text(ours) == "word " * 6000
+    assert text(theirs) == "the backend's own tool"  # forwarded, not answered by the proxy
+
+
+def test_wrap_sweeps_old_originals_of_its_directory_at_start(tmp_path: Path) -> None:
+    rec = tmp_path / "rec"
+    rec.mkdir(mode=0o700)
+    old = rec / ("mcpsqueeze-" + "a" * 32 + ".json")
+    fresh = rec / ("mcpsqueeze-" + "b" * 32 + ".json")
+    other = rec / "notes.txt"
+    for path in (old, fresh, other):
+        path.write_text("{}")
+    os.utime(old, (1_000_000_000, 1_000_000_000))
+    os.utime(other, (1_000_000_000, 1_000_000_000))
+    with proxy(tmp_path, "--retention", "1h") as client:
+        client.call("echo", {"text": "x"})
+        from rawclient import wait_for
+
+        wait_for(lambda: not old.exists(), what="the retention sweep")
+    assert fresh.exists() and other.exists()

@@ -308,8 +308,8 @@ class Relay:
             name = f"squeeze_recover_{suffix}"
         self.recover_tool = name
         for stage in self.pipeline.stages:
-            if hasattr(stage, "recover_tool"):
-                stage.recover_tool = name
+            if getattr(stage, "recover_tool", None) is not None:  # MCP-mode stages name the tool
+                stage.recover_tool = name  # type: ignore[attr-defined]
         return {**message, "result": {**result, "tools": [*tools, recover_tool_definition(name)]}}
 
     async def _present(self, call: Call, message: Message, result: dict[str, Any]) -> None:

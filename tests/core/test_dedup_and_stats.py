@@ -1,0 +1,78 @@
+"""Pure pieces of the pipeline: content digests, the dedup pointer and the summary renderers."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from mcpsqueeze.dedup import content_digest, recover_hint, render_pointer
+from mcpsqueeze.stats import Totals, render_summary, summarise_stats_file
+
+GOLDEN = Path(__file__).with_name("golden")
+
+
+def golden(name: str, text: str) -> None:
+    path = GOLDEN / name
+    if os.environ.get("MCPSQUEEZE_UPDATE_GOLDEN"):
+        path.write_text(text)
+    assert text == path.read_text(), f"{name} changed; rerun with MCPSQUEEZE_UPDATE_GOLDEN=1 if intended"
+
+
+def test_the_digest_ignores_key_order_but_not_values() -> None:
+    a = [{"type": "text", "text": "x", "annotations": {"p": 1, "q": 2}}]
+    b = [{"annotations": {"q": 2, "p": 1}, "text": "x", "type": "text"}]
+    assert content_digest(a) == content_digest(b)
+    assert content_digest(a) != content_digest([{"type": "text", "text": "y"}])
+
+
+def test_the_digest_handles_integers_beyond_64_bits() -> None:
+    assert content_digest([{"n": 10**40}]) != content_digest([{"n": 10**40 + 1}])
+
+
+def test_the_pointer_text_is_pinned() -> None:
+    rid = "0123456789abcdef0123456789abcdef"
+    mcp = render_pointer(
+        number=3, tool="search_issues", tokens=1210, approximate=False, response_id=rid,
+        how_to_recover=recover_hint(rid, recover_tool="squeeze_recover"),
+    )  # fmt: skip
+    shell = render_pointer(
+        number=3, tool="search_issues", tokens=1210, approximate=True, response_id=rid,
+        how_to_recover=recover_hint(rid, recover_tool=None),
+    )  # fmt: skip
+    golden("pointer_mcp.txt", mcp)
+    golden("pointer_shell.txt", shell)
+
+
+def test_the_session_summary_is_pinned() -> None:
+    totals = Totals()
+    totals.add("passthrough", 10, 10)
+    totals.add("dedup", 1210, 40)
+    totals.add("shrink", 60000, 5000, store_failed=False)
+    totals.add("passthrough", 70000, 70000, store_failed=True)
+    golden("summary.txt", render_summary(totals) + "\n")
+
+
+def test_stats_file_summary_totals_per_tool_and_biggest(tmp_path: Path) -> None:
+    stats = tmp_path / "stats.jsonl"
+    rows = [
+        {"tool": "search", "call": 1, "action": "shrink", "tokens_before": 60000, "tokens_after": 5000},
+        {"tool": "search", "call": 2, "action": "dedup", "tokens_before": 60000, "tokens_after": 60},
+        {"tool": "echo", "call": 3, "action": "passthrough", "tokens_before": 3, "tokens_after": 3},
+    ]
+    stats.write_text("\n".join(json.dumps(r) for r in rows) + "\nnot json\n")
+    text = summarise_stats_file(stats, top=2)
+    assert "calls proxied    3" in text
+    assert "tokens saved     114940" in text
+    assert "search" in text.split("biggest results")[1]
+    assert "skipped 1 malformed line" in text
+
+
+@pytest.mark.parametrize("action", ["passthrough", "dedup", "shrink", "error", "full"])
+def test_totals_count_each_action_once(action: str) -> None:
+    totals = Totals()
+    totals.add(action, 100, 10)
+    assert totals.calls == 1
+    assert totals.passthrough + totals.deduplicated + totals.shrunk + totals.errors + totals.full == 1
