@@ -210,3 +210,23 @@ def require_node_paths(*keys: str) -> dict[str, str]:
             pytest.fail(message)
         pytest.skip(message)
     return paths
+
+
+def assert_golden(path: Path, text: str) -> None:
+    """Compare an agent-facing text with its golden file; MCPSQUEEZE_UPDATE_GOLDEN=1 rewrites the file."""
+    if os.environ.get("MCPSQUEEZE_UPDATE_GOLDEN") == "1":
+        path.write_text(text, encoding="utf-8")
+    assert path.exists(), f"missing golden file {path}; run with MCPSQUEEZE_UPDATE_GOLDEN=1"
+    assert text == path.read_text(encoding="utf-8"), (
+        f"{path.name} changed; MCPSQUEEZE_UPDATE_GOLDEN=1 if intended"
+    )
+
+
+def stop(proc: subprocess.Popen[Any]) -> None:
+    """Terminate a helper process, killing it if it does not go within 10 s."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()

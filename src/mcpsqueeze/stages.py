@@ -18,7 +18,7 @@ import orjson
 from ._errors import RecoveryError, ShrinkError
 from .dedup import content_digest, recover_hint, render_pointer
 from .pipeline import Call, Outcome, Result
-from .recovery import RecoveryStore, new_response_id
+from .recovery import RecoveryStore, Stored, new_response_id
 from .shrink import RecoveryHint, shrink_texts
 
 __all__ = ["DedupStage", "ShrinkStage", "Workers", "original_bytes"]
@@ -45,6 +45,11 @@ def original_bytes(result: Result) -> bytes:
         import json
 
         return json.dumps(result, ensure_ascii=False).encode("utf-8", "surrogatepass")
+
+
+def _store_original(store: RecoveryStore, response_id: str, result: Result) -> Stored:
+    """Serialise and store in one worker job: a 50 MB original is never serialised on the event loop."""
+    return store.store(response_id, original_bytes(result))
 
 
 def _size(result: Result) -> int:
@@ -111,7 +116,7 @@ class DedupStage:
         if len(pointer) >= size:  # the pointer would cost as much as the content: show the content
             return result
         try:
-            stored = await self._workers.run(self._store.store, response_id, original_bytes(result))
+            stored = await self._workers.run(_store_original, self._store, response_id, result)
         except RecoveryError as exc:
             outcome.store_failed = str(exc)
             return result
@@ -175,7 +180,7 @@ class ShrinkStage:
         if shrunk is None:
             return result
         try:
-            stored = await self._workers.run(self._store.store, response_id, original_bytes(result))
+            stored = await self._workers.run(_store_original, self._store, response_id, result)
         except RecoveryError as exc:
             outcome.store_failed = str(exc)
             return result

@@ -1,15 +1,15 @@
-"""Every help text, pinned by golden files (set UPDATE_GOLDEN=1 to rewrite them after a deliberate change)."""
+"""Every help text, pinned by golden files (MCPSQUEEZE_UPDATE_GOLDEN=1 rewrites them after a deliberate change)."""
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 
 from mcpsqueeze.bash._help import first_sentence, render_listing, render_server, render_tool_help
 from mcpsqueeze.bash._listing import Listing
+from rawclient import assert_golden
 
 HERE = Path(__file__).resolve().parent
 GOLDEN = HERE / "golden"
@@ -23,10 +23,7 @@ def listing(down: bool = False) -> Listing:
 
 
 def check_golden(name: str, text: str) -> None:
-    path = GOLDEN / name
-    if os.environ.get("UPDATE_GOLDEN"):
-        path.write_text(text)
-    assert text == path.read_text(), f"{name} changed; rerun with UPDATE_GOLDEN=1 if that is intended"
+    assert_golden(GOLDEN / name, text)
 
 
 def test_listing_shows_every_tool_of_every_server_on_one_line() -> None:

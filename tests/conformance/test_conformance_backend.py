@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from rawclient import stop
+
 ROOT = Path(__file__).resolve().parents[2]
 SERVER = Path(__file__).with_name("everything_server.py")
 
@@ -63,12 +65,7 @@ def backend_url() -> Iterator[str]:
         assert line.startswith("LISTENING "), f"backend did not start (exit {proc.poll()})"
         yield line.split()[1]
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
 
 
 def test_active_suite_all_pass(backend_url: str) -> None:
@@ -106,12 +103,7 @@ def proxy_url(backend_url: str, tmp_path_factory: pytest.TempPathFactory) -> Ite
         assert "serving streamable HTTP on " in line, line
         yield line.rsplit(" ", 1)[1].strip()
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
 
 
 def test_the_proxy_passes_exactly_the_scenarios_the_backend_passes(backend_url: str, proxy_url: str) -> None:

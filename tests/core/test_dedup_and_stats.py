@@ -3,22 +3,19 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 
 from mcpsqueeze.dedup import content_digest, recover_hint, render_pointer
 from mcpsqueeze.stats import Totals, render_summary, summarise_stats_file
+from rawclient import assert_golden
 
 GOLDEN = Path(__file__).with_name("golden")
 
 
 def golden(name: str, text: str) -> None:
-    path = GOLDEN / name
-    if os.environ.get("MCPSQUEEZE_UPDATE_GOLDEN"):
-        path.write_text(text)
-    assert text == path.read_text(), f"{name} changed; rerun with MCPSQUEEZE_UPDATE_GOLDEN=1 if intended"
+    assert_golden(GOLDEN / name, text)
 
 
 def test_the_digest_ignores_key_order_but_not_values() -> None:

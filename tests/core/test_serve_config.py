@@ -21,7 +21,8 @@ def test_the_usual_mcp_servers_json_gives_commands_and_urls() -> None:
             }
         )
     )
-    assert [(s.name, s.command, s.args, s.env, s.cwd) for s in specs][0] == (
+    first = specs[0]
+    assert (first.name, first.command, first.args, first.env, first.cwd) == (
         "github", "node", ("gh.js",), {"TOKEN": "x"}, "/srv",
     )  # fmt: skip
     assert specs[1].url == "https://example.test/mcp" and specs[1].headers["Authorization"] == "Bearer t"

@@ -39,7 +39,10 @@ for line in sys.stdin:
         if "--with-squeeze-recover" not in sys.argv:
             sys.stdout.write("this line is not JSON\n")
             sys.stdout.flush()
-        if params["name"] == "odd":
+        if params["name"] == "huge":  # ~20 MB of JSON text, at once
+            rows = [{"id": i, "name": f"row {i}", "payload": "x" * 150} for i in range(100_000)]
+            reply(message["id"], {"content": [{"type": "text", "text": json.dumps(rows)}]})
+        elif params["name"] == "odd":
             sys.stdout.write(
                 f'{{"jsonrpc":"2.0","id":{json.dumps(message["id"])},"result":{{"content":[{{"type":"text",'
                 '"text":"odd"}],"x-unknown":{"nested":null},"big":123456789012345678901234567890,'

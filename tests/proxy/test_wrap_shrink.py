@@ -194,3 +194,37 @@ def test_wrap_sweeps_old_originals_of_its_directory_at_start(tmp_path: Path) -> 
 
         wait_for(lambda: not old.exists(), what="the retention sweep")
     assert fresh.exists() and other.exists()
+
+
+def test_a_huge_result_being_condensed_does_not_stall_a_small_call(tmp_path: Path) -> None:
+    import sys
+    import time
+
+    backend = [sys.executable, str(Path(__file__).with_name("noisy_backend.py")), "--with-squeeze-recover"]
+    argv = cli("wrap", "--recovery-dir", str(tmp_path / "rec"), "--", *backend)
+    with RawClient(argv) as client:
+        client.initialize()
+        client.send(
+            {
+                "jsonrpc": "2.0",
+                "id": "big",
+                "method": "tools/call",
+                "params": {"name": "huge", "arguments": {}},
+            }
+        )
+        client.send(
+            {
+                "jsonrpc": "2.0",
+                "id": "small",
+                "method": "tools/call",
+                "params": {"name": "echo", "arguments": {"text": "hi"}},
+            }
+        )
+        small = client.wait_response("small", timeout=60)
+        small_at = time.monotonic()
+        big = client.wait_response("big", timeout=120)
+        big_at = time.monotonic()
+    assert text(small["result"]) == "hi"
+    assert big_at > small_at  # the small answer did not wait behind the 20 MB one
+    assert len(text(big["result"])) <= 20_000
+    assert big["result"]["_meta"]["truncation"]["report"]["original_chars"] > 19_000_000

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -30,11 +29,9 @@ def hint() -> RecoveryHint:
 def golden():  # type: ignore[no-untyped-def]
     """Compare a text with ``golden/<name>``; ``MCPSQUEEZE_UPDATE_GOLDEN=1`` rewrites the files."""
 
+    from rawclient import assert_golden
+
     def check(name: str, text: str) -> None:
-        path = GOLDEN / name
-        if os.environ.get("MCPSQUEEZE_UPDATE_GOLDEN") == "1":
-            path.write_text(text, encoding="utf-8")
-        assert path.exists(), f"missing golden file {path}; run with MCPSQUEEZE_UPDATE_GOLDEN=1"
-        assert text == path.read_text(encoding="utf-8")
+        assert_golden(GOLDEN / name, text)
 
     return check

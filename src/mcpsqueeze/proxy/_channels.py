@@ -41,6 +41,7 @@ __all__ = [
 
 Message = dict[str, Any]
 MAX_LINE = 1 << 31  # one message may be huge (a 50 MB result); the OS pipe, not us, is the limit
+_OFFLOAD_BYTES = 1 << 20  # messages above ~1 MB are (de)serialised in a worker thread
 
 
 @dataclass(frozen=True)
@@ -106,6 +107,24 @@ def parse(line: bytes) -> Message | Invalid:
     return value
 
 
+def _line_of(message: Message) -> bytes:
+    return dumps(message) + b"\n"
+
+
+def _looks_big(message: Message) -> bool:
+    """Cheap size guess without serialising: the text of a result's content blocks."""
+    result = message.get("result")
+    content = result.get("content") if isinstance(result, dict) else None
+    if not isinstance(content, list):
+        return False
+    size = 0
+    for block in content:
+        if isinstance(block, dict):
+            value = block.get("text") or block.get("data") or ""
+            size += len(value) if isinstance(value, str) else 0
+    return size > _OFFLOAD_BYTES
+
+
 class _LineChannel:
     """Newline-delimited JSON over a byte stream pair."""
 
@@ -120,11 +139,16 @@ class _LineChannel:
                 line = await self._receive.receive_until(b"\n", MAX_LINE)
             except (anyio.EndOfStream, anyio.IncompleteRead, anyio.ClosedResourceError, OSError) as exc:
                 raise ChannelClosed from exc
+            if len(line) > _OFFLOAD_BYTES:  # parsing 50 MB takes ~100 ms: never on the event loop
+                return await anyio.to_thread.run_sync(parse, line)
             if line.strip():
                 return parse(line)
 
     async def send(self, message: Message, related_request_id: Any = None) -> None:
-        data = dumps(message) + b"\n"
+        if _looks_big(message):
+            data = await anyio.to_thread.run_sync(_line_of, message)
+        else:
+            data = _line_of(message)
         async with self._send_lock:
             try:
                 await self._send.send(data)
