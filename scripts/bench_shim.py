@@ -171,12 +171,13 @@ def main() -> None:
         env["PYTHONPYCACHEPREFIX"] = str(tmp / "pycache")
         with session(tmp, args.canned) as (sock, what):
             env["MCPSQUEEZE_SOCKET"] = str(sock)
-            shim = [
-                sys.executable,
-                "-I",
-                "-c",
-                "import sys; from mcpsqueeze.bash.shim import main; sys.exit(main())",
-            ]
+            # The installed `mcpsq` next to this interpreter (what a shell runs), else its equivalent.
+            installed = Path(sys.executable).parent / "mcpsq"
+            shim = (
+                [str(installed)]
+                if installed.is_file()
+                else [sys.executable, "-I", "-c", "from mcpsqueeze.bash.shim import console; console()"]
+            )
             rows = [
                 (
                     "python -c pass (interpreter floor)",
@@ -214,6 +215,7 @@ def main() -> None:
             )
             rows.append(("Python MCP client, warm in-process call (small)", float(warm.stdout.strip())))
             with compressor_command(tmp) as command:
+                command_ran = command is not None
                 if command is None:
                     rows.append(("mcp-compressor --cli-mode command (small)", float("nan")))
                 else:
@@ -224,10 +226,14 @@ def main() -> None:
                         ("mcp-compressor --cli-mode command (~200 KB)", median_ms(big, env, args.runs))
                     )
         print(f"Session: {what}; {args.runs} runs each (fresh process: {direct_runs}); medians in ms.\n")
+        print(f"Shim: {' '.join(shim)}\n")
         print("| measurement | median ms |\n|---|---:|")
         for name, value in rows:
             shown = "not installed" if value != value else f"{value:.1f}"
             print(f"| {name} | {shown} |")
+        ours, theirs = rows[2][1], rows[-2][1] if command_ran else float("nan")
+        if theirs == theirs:
+            print(f"\nSmall call: mcp-compressor's command takes {theirs / ours:.1f}x as long as mcpsq.")
 
 
 if __name__ == "__main__":

@@ -169,9 +169,7 @@ class ShrinkStage:
         if sum(map(len, texts)) <= self.budget:
             return result
         response_id = new_response_id()
-        hint = RecoveryHint(
-            response_id, self._store.planned_file(response_id), self._mode, self.recover_tool
-        )
+        hint = RecoveryHint(response_id, self._store.planned_file(response_id), self._mode, self.recover_tool)
         try:
             shrunk = await self._workers.run(shrink_texts, texts, self.budget, hint)
         except ShrinkError as exc:

@@ -203,3 +203,25 @@ def test_refs_optional_any_of_and_nullable_type_lists_read_as_the_plain_type() -
 def test_a_schema_without_properties_gives_no_flags() -> None:
     assert tool_flags({"type": "object"}) == []
     assert tool_flags(None) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [("7", 7), ("+7", 7), (" 7 ", 7), ("007", 7), ("²", None), ("1_0", None), ("7.0", None), ("", None)],
+)
+def test_integers_are_ascii_digits_with_an_optional_sign(text: str, value: int | None) -> None:
+    if value is None:
+        assert "--page-size expects an integer" in refused("--page-id", "p", "--page-size", text)
+    else:
+        assert parse("--page-id", "p", "--page-size", text)["pageSize"] == value
+
+
+@pytest.mark.parametrize("text", ["inf", "-Infinity", "1e999", "nan"])
+def test_numbers_must_be_finite(text: str) -> None:
+    assert "--ratio expects a finite number" in refused("--page-id", "p", f"--ratio={text}")
+
+
+def test_a_negative_number_after_a_flag_is_a_value_and_alone_is_an_unexpected_argument() -> None:
+    assert parse("--page-id", "p", "--ratio", "-0.5")["ratio"] == -0.5
+    assert "unexpected argument '-3'" in refused("--page-id", "p", "-3")
+    assert "unknown flag -x" in refused("--page-id", "p", "-x")

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from mcpsqueeze.bash._names import NameMap, kebab
 
@@ -27,6 +31,17 @@ def test_kebab_turns_camel_snake_and_spaces_into_lowercase_words_joined_by_hyphe
     original: str, expected: str
 ) -> None:
     assert kebab(original) == expected
+
+
+def kebab_by_regex(name: str) -> str:
+    """The definition kebab() had when it used `re` (the shim no longer imports it: too slow)."""
+    words = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1-\2", re.sub(r"([a-z0-9])([A-Z])", r"\1-\2", name))
+    return re.sub(r"[^A-Za-z0-9]+", "-", words).strip("-").lower() or name
+
+
+@given(st.text(alphabet=st.sampled_from("aAbBzZ09_- .éÉß\n"), max_size=16) | st.text(max_size=12))
+def test_kebab_splits_words_exactly_as_the_regular_expressions_did(name: str) -> None:
+    assert kebab(name) == kebab_by_regex(name)
 
 
 def test_both_spellings_of_one_name_collide_deterministically_and_each_stays_reachable() -> None:

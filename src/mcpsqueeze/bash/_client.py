@@ -3,16 +3,19 @@
 Standard library only and deliberately small: ``http.client`` alone costs ~30 ms to import here
 (it pulls in ``email`` and ``ssl``), which is half the shim's whole budget, so this speaks just the
 subset of HTTP/1.1 the session API needs (one request per connection, ``Content-Length`` or
-chunked bodies). The token for TCP is read from its file for each request and never printed.
+chunked bodies). For the same reason it uses ``_socket`` (the C module ``socket`` wraps; ``socket``
+itself imports ``selectors`` and ``enum``) and ``._fastjson`` rather than ``json``. The token for
+TCP is read from its file for each request and never printed.
 """
 
 from __future__ import annotations
 
-import json
+import _socket
 import os
-import socket
 
 from mcpsqueeze._errors import BackendError, UsageError
+
+from ._fastjson import dumps, loads
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -175,7 +178,7 @@ class _Reader:
 
     __slots__ = ("buf", "sock")
 
-    def __init__(self, sock: socket.socket) -> None:
+    def __init__(self, sock: _socket.socket) -> None:
         self.sock = sock
         self.buf = b""
 
@@ -212,7 +215,7 @@ class _Reader:
         return b"".join(parts)
 
 
-def _exchange(sock: socket.socket, head: bytes, body: bytes) -> tuple[int, bytes]:
+def _exchange(sock: _socket.socket, head: bytes, body: bytes) -> tuple[int, bytes]:
     sock.sendall(head + body)
     reader = _Reader(sock)
     status_line = reader.line()
@@ -243,6 +246,28 @@ def _exchange(sock: socket.socket, head: bytes, body: bytes) -> tuple[int, bytes
     return status, reader.rest()
 
 
+def _open(family: int, where: str | tuple[object, ...]) -> _socket.socket:
+    sock = _socket.socket(family, _socket.SOCK_STREAM)
+    sock.settimeout(CONNECT_TIMEOUT)
+    try:
+        sock.connect(where)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
+def _open_tcp(host: str, port: int) -> _socket.socket:
+    """``socket.create_connection``: every address the (loopback) name resolves to, in order."""
+    error: OSError | None = None
+    for family, _type, _proto, _name, where in _socket.getaddrinfo(host, port, 0, _socket.SOCK_STREAM):
+        try:
+            return _open(family, where)
+        except OSError as exc:
+            error = error or exc  # the first failure, as socket.create_connection reports
+    raise error or OSError(f"{host} resolves to no address")
+
+
 class SessionClient:
     """Blocking requests to the session API; one connection per request (the session is local)."""
 
@@ -255,20 +280,13 @@ class SessionClient:
     def from_environ(cls, environ: Mapping[str, str] | None = None) -> SessionClient:
         return cls(locate_session(os.environ if environ is None else environ))
 
-    def _connect(self) -> socket.socket:
+    def _connect(self) -> _socket.socket:
         address = self.address
         try:
             if address.socket_path is not None:
-                sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-                sock.settimeout(CONNECT_TIMEOUT)
-                try:
-                    sock.connect(address.socket_path)
-                except BaseException:
-                    sock.close()
-                    raise
-                return sock
+                return _open(_socket.AF_UNIX, address.socket_path)
             assert address.host is not None and address.port is not None
-            return socket.create_connection((address.host, address.port), timeout=CONNECT_TIMEOUT)
+            return _open_tcp(address.host, address.port)
         except TimeoutError:
             raise SessionUnreachable(
                 f"The mcpsqueeze session at {address.describe()} did not accept the connection in time. "
@@ -285,7 +303,15 @@ class SessionClient:
     ) -> tuple[int, object]:
         """Send one request; return the status and the decoded JSON body (None when not JSON)."""
         address = self.address
-        payload = b"" if body is None else json.dumps(body, ensure_ascii=False).encode("utf-8")
+        try:
+            payload = (
+                b"" if body is None else dumps(body, ensure_ascii=False, allow_nan=False).encode("utf-8")
+            )
+        except ValueError:
+            raise UsageError(
+                "the input holds a number JSON cannot carry (NaN or infinity, e.g. 1e999); "
+                "pass a finite number."
+            ) from None
         host = "localhost" if address.socket_path is not None else f"{address.host}:{address.port}"
         lines = [
             f"{method} {path} HTTP/1.1",
@@ -316,7 +342,7 @@ class SessionClient:
         finally:
             sock.close()
         try:
-            decoded: object = json.loads(raw) if raw else None
+            decoded: object = loads(raw) if raw else None
         except ValueError:
             decoded = None
         return status, decoded

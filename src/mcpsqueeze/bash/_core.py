@@ -9,12 +9,10 @@ the same bytes and exit with the same codes. Stdlib-only: the shim imports this 
 
 from __future__ import annotations
 
-import json
-
 from mcpsqueeze._errors import RecoveryError, RefusedPathError, UsageError
 
+from ._fastjson import dumps
 from ._flags import parse_call
-from ._help import render_listing, render_server, render_tool_help
 from ._listing import Listing, ServerInfo
 
 TYPE_CHECKING = False
@@ -179,6 +177,8 @@ def plan(
     """
     top = f"{prefix}--help" if prefix else "mcpsq --help"
     if not argv or argv[0] in _HELP_WORDS:
+        from ._help import render_listing  # help texts load only when asked for
+
         return Outcome(stdout=render_listing(listing, prefix or "mcpsq "))
     name = argv[0]
     server = listing.server(name)
@@ -190,6 +190,8 @@ def plan(
             f"{_close(name, names)}run `{top}` to list them."
         )
     if len(argv) == 1 or argv[1] in _HELP_WORDS:
+        from ._help import render_server
+
         return Outcome(stdout=render_server(server, prefix))
     typed = argv[1]
     tool = server.tool(typed)
@@ -201,6 +203,8 @@ def plan(
     except UsageError as exc:
         return _usage(f"{prog}: {exc}")
     if parsed.help:
+        from ._help import render_tool_help
+
         return Outcome(stdout=render_tool_help(server.name, tool, prefix))
     return CallPlan(server.name, tool.name, parsed.arguments, full=parsed.full, raw=parsed.raw, prog=prog)
 
@@ -285,7 +289,7 @@ def _text_and_notes(result: dict[str, object]) -> tuple[str, list[str]]:
         else:
             notes.append(f"a {kind} block")
     if not texts and "structuredContent" in result:
-        texts.append(json.dumps(result["structuredContent"], ensure_ascii=False))
+        texts.append(dumps(result["structuredContent"], ensure_ascii=False))
     return "\n".join(texts), notes
 
 
@@ -304,7 +308,7 @@ def render_call(body: object, *, raw: bool = False, paths: tuple[str, str] | Non
         )
     is_error = result.get("isError") is True
     if raw:
-        text = json.dumps(result, ensure_ascii=False)
+        text = dumps(result, ensure_ascii=False)
         return Outcome(stdout=_rewrite(text, paths) + "\n", code=EXIT_TOOL_ERROR if is_error else EXIT_OK)
     text, notes = _text_and_notes(result)
     text = _rewrite(text, paths)
@@ -363,6 +367,8 @@ def run_recover(
     paths: tuple[str, str] | None = None,
 ) -> Outcome:
     """Read one original through the mount-scoped reader and render it (exit 2 when refused)."""
+    import json  # the stdlib one here: recovery is rare, and --pointer output is indented
+
     from mcpsqueeze.recovery._pointer import resolve_pointer
     from mcpsqueeze.recovery._scoped import open_recovery_file
 

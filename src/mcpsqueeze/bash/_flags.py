@@ -16,12 +16,9 @@ Every property becomes ``--kebab-name``:
 
 from __future__ import annotations
 
-import json
-import math
-import re
-
 from mcpsqueeze._errors import UsageError
 
+from ._fastjson import dumps, loads  # json.dumps/loads on the C accelerator, without `re`
 from ._names import NameMap
 
 TYPE_CHECKING = False
@@ -33,12 +30,18 @@ __all__ = ["CONTROL_FLAGS", "Flag", "ParsedCall", "parse_call", "tool_flags"]
 #: Flags the shim keeps for itself; a property with one of these names becomes ``--arg-NAME``.
 CONTROL_FLAGS = frozenset({"json", "full", "raw", "help"})
 
-_INT_RE = re.compile(r"^[+-]?[0-9]+\Z")
 _TRUE = frozenset({"true", "yes", "on", "1"})
 _FALSE = frozenset({"false", "no", "off", "0"})
 _SCALAR_KINDS = ("string", "integer", "number", "boolean")
 _MAX_REF_DEPTH = 32
 _MISSING = object()
+_INF = float("inf")
+
+
+def _is_int(text: str) -> bool:
+    """``[+-]?[0-9]+``, ASCII digits only (``str.isdigit`` alone also takes ``²`` and ``٣``)."""
+    digits = text[1:] if text[:1] in ("+", "-") else text
+    return digits.isascii() and digits.isdigit()
 
 
 class Flag:
@@ -88,7 +91,7 @@ class Flag:
 
 
 def _enum_text(value: object) -> str:
-    return value if isinstance(value, str) else json.dumps(value)
+    return value if isinstance(value, str) else dumps(value)
 
 
 def _enum_of(schema: dict[str, object]) -> list[object] | None:
@@ -276,17 +279,17 @@ def _from_text(flag: Flag, text: str, prog: str) -> object:
     if kind == "string":
         value = text
     elif kind == "integer":
-        if not _INT_RE.match(text.strip()):
+        if not _is_int(text.strip()):
             raise _bad(flag, text, "an integer", prog)
         value = int(text)
         _check_number(flag, value, text, prog)
     elif kind == "number":
         stripped = text.strip()
         try:
-            value = int(stripped) if _INT_RE.match(stripped) else float(stripped)
+            value = int(stripped) if _is_int(stripped) else float(stripped)
         except ValueError:
             raise _bad(flag, text, "a number", prog) from None
-        if not math.isfinite(value):
+        if value != value or value in (_INF, -_INF):  # NaN, or +-inf
             raise _bad(flag, text, "a finite number", prog)
         _check_number(flag, value, text, prog)
     elif kind == "boolean":
@@ -309,7 +312,7 @@ def _from_text(flag: Flag, text: str, prog: str) -> object:
 
 def _json_or_none(text: str, fallback: object = None) -> object:
     try:
-        return json.loads(text)
+        return loads(text)
     except ValueError:
         return fallback
 
@@ -327,8 +330,8 @@ def _from_json(flag: Flag, value: object, prog: str) -> object:
         "array": isinstance(value, list),
     }.get(flag.kind, True)
     if not ok and not (value is None and flag.nullable):
-        raise _bad(flag, json.dumps(value), _describe(flag), prog)
-    _check_enum(flag, value, json.dumps(value), prog)
+        raise _bad(flag, dumps(value), _describe(flag), prog)
+    _check_enum(flag, value, dumps(value), prog)
     return value
 
 
@@ -346,7 +349,7 @@ def _array_values(flag: Flag, text: str, prog: str) -> list[object]:
 
 def _read_json_input(text: str, prog: str) -> dict[str, object]:
     try:
-        value = json.loads(text)
+        value = loads(text)
     except ValueError as exc:
         raise UsageError(
             f'--json is not valid JSON ({exc}); pass one JSON object, e.g. --json \'{{"query": "x"}}\', '
@@ -410,7 +413,7 @@ def parse_call(
                 )
             break
         if not word.startswith("--"):
-            if word.startswith("-") and not _INT_RE.match(word):
+            if word.startswith("-") and not _is_int(word):
                 raise _unknown(word, flags, prog)
             raise UsageError(
                 f"unexpected argument {word!r}: every input is a flag, like --name value; {_see(prog)}"
@@ -467,7 +470,7 @@ def parse_call(
         for key, value in json_input.items():
             known = by_prop.get(key)
             if known is not None and known.enum is not None and value is not None:
-                _check_enum(known, value, json.dumps(value), prog)
+                _check_enum(known, value, dumps(value), prog)
     arguments.update(values)
     missing = [f for f in flags if f.required and f.prop not in arguments]
     if missing:

@@ -7,8 +7,7 @@ entry point or a Just-Bash command (``github search-issues ...``).
 
 from __future__ import annotations
 
-import json
-
+from ._fastjson import dumps
 from ._flags import Flag
 from ._listing import Listing, ServerInfo, ToolInfo
 
@@ -92,7 +91,7 @@ def render_server(server: ServerInfo, prefix: str = "mcpsq ") -> str:
 
 
 def _value_text(value: object) -> str:
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return value if isinstance(value, str) else dumps(value, ensure_ascii=False)
 
 
 def _plural_label(item: Flag) -> str:

@@ -29,7 +29,7 @@ def _sh_quote(text: str) -> str:
 def entry_point_text(python: str) -> str:
     """The script: ``exec PYTHON -I -c '<run the shim>' "${0##*/}" "$@"`` (``-I``: ignore the cwd,
     PYTHONPATH and user site, so nothing in the agent's working directory can stand in for us)."""
-    code = 'import sys; from mcpsqueeze.bash.shim import main; sys.exit(main(sys.argv[1:], prefix=""))'
+    code = 'import sys; from mcpsqueeze.bash.shim import console; console(sys.argv[1:], prefix="")'
     return (
         "#!/bin/sh\n"
         f"{MARKER}\n"

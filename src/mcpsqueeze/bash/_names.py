@@ -9,22 +9,35 @@ typed verbatim as well.
 
 from __future__ import annotations
 
-import re
-
 __all__ = ["NameMap", "kebab"]
 
-_LOWER_UPPER = re.compile(r"([a-z0-9])([A-Z])")
-_ACRONYM_WORD = re.compile(r"([A-Z]+)([A-Z][a-z])")
-_SEPARATORS = re.compile(r"[^A-Za-z0-9]+")
+# ASCII only, as the regular expressions this replaced ([a-z0-9], [A-Z]); `re` costs the shim ~7 ms.
+_UPPER = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+_LOWER = frozenset("abcdefghijklmnopqrstuvwxyz")
+_LOWER_OR_DIGIT = _LOWER | frozenset("0123456789")
+_ALNUM = _UPPER | _LOWER_OR_DIGIT
 
 
 def kebab(name: str) -> str:
     """``searchIssues``/``search_issues``/``HTTPRequest`` -> ``search-issues``/``http-request``.
 
+    A word starts at an upper-case letter after a lower-case letter or digit (``searchIssues``), and
+    at the last capital of an acronym followed by lower case (``HTTPRequest``); every run of other
+    characters (anything but ASCII letters and digits) separates words.
     A name with no letters or digits at all is returned unchanged (there is nothing to convert).
     """
-    words = _ACRONYM_WORD.sub(r"\1-\2", _LOWER_UPPER.sub(r"\1-\2", name))
-    converted = _SEPARATORS.sub("-", words).strip("-").lower()
+    out: list[str] = []
+    last = len(name) - 1
+    for i, char in enumerate(name):
+        if char not in _ALNUM:
+            out.append("-")
+            continue
+        if char in _UPPER and i > 0:
+            before = name[i - 1]
+            if before in _LOWER_OR_DIGIT or (before in _UPPER and i < last and name[i + 1] in _LOWER):
+                out.append("-")
+        out.append(char)
+    converted = "-".join(word for word in "".join(out).split("-") if word).lower()
     return converted or name
 
 
