@@ -166,6 +166,12 @@ def _budget(budget: int | None, shrinkfit: int | None) -> int:
 @click.option("--host", default="127.0.0.1", show_default=True, help="Bind address for streamable-http.")
 @click.option("--port", type=int, default=8765, show_default=True, help="Port for streamable-http (0: any).")
 @click.option("--name", "server_name", default="backend", show_default=True, help="Backend name in stats.")
+@click.option(
+    "--token-file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="streamable-http: require `Authorization: Bearer <token>` from this 0600 file (created if missing).",
+)
 @_shrink_options
 @click.argument("target", nargs=-1, required=True)
 def wrap(target: tuple[str, ...], **opts: Any) -> None:
@@ -189,6 +195,7 @@ def _settings(target: list[str], opts: dict[str, Any]) -> Settings:
         transport=opts["transport"],
         host=opts["host"],
         port=opts["port"],
+        token_file=opts.get("token_file") if opts["transport"] == "streamable-http" else None,
         server_name=opts["server_name"],
         dedup=not opts["no_dedup"],
         shrink=not opts["no_shrink"],
@@ -284,30 +291,20 @@ def _globs(text: str) -> tuple[str, ...]:
 )
 def health(socket_path: Path | None) -> None:
     """Exit 0 when the session answers and all its backends are up (for HEALTHCHECK)."""
-    import http.client
-    import json
-    import socket as socketlib
-
     from ._paths import default_socket
+    from .bash import SessionAddress, SessionClient
 
     path = str(socket_path or default_socket())
-
-    class UnixConnection(http.client.HTTPConnection):
-        def connect(self) -> None:
-            self.sock = socketlib.socket(socketlib.AF_UNIX, socketlib.SOCK_STREAM)
-            self.sock.settimeout(self.timeout)
-            self.sock.connect(path)
-
     try:
-        conn = UnixConnection("localhost", timeout=10)
-        conn.request("GET", "/v1/health")
-        response = conn.getresponse()
-        body = json.loads(response.read() or b"{}")
-    except (OSError, ValueError) as exc:
+        status, body = SessionClient(SessionAddress(socket_path=path)).request(
+            "GET", "/v1/health", timeout=10
+        )
+    except BackendError as exc:
         click.echo(f"mcpsqueeze health: no session at {path}: {exc}", err=True)
         sys.exit(3)
-    down = [name for name, state in body.get("servers", {}).items() if state != "up"]
-    if response.status != 200 or down:
+    states = body.get("servers", {}) if isinstance(body, dict) else {}
+    down = [name for name, state in states.items() if state != "up"]
+    if status != 200 or down:
         click.echo(f"mcpsqueeze health: backends down: {', '.join(down) or '?'}", err=True)
         sys.exit(4)
     click.echo("ok")

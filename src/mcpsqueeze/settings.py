@@ -26,6 +26,7 @@ class Settings:
     transport: Literal["stdio", "streamable-http"] = "stdio"
     host: str = "127.0.0.1"
     port: int = 8765
+    token_file: Path | None = None  # streamable-http frontend: require this bearer token
     server_name: str = "backend"
     dedup: bool = True
     shrink: bool = True

@@ -170,3 +170,32 @@ def test_a_malformed_header_is_a_usage_error(tmp_path: Path) -> None:
     )
     assert done.returncode == 2
     assert "KEY=VALUE" in done.stderr
+
+
+@pytest.mark.anyio
+async def test_http_frontend_with_a_token_file_refuses_requests_without_the_token(tmp_path: Path) -> None:
+    import stat
+
+    token_file = tmp_path / "auth" / "token"
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        },
+    }
+    accept = {"Accept": "application/json, text/event-stream"}
+    with http_proxy(tmp_path, *demo_server(), extra=("--token-file", str(token_file))) as (url, _):
+        token = token_file.read_text().strip()
+        async with httpx2.AsyncClient(timeout=30) as http:
+            refused = await http.post(url, headers=accept, json=initialize)
+            wrong = await http.post(url, headers={**accept, "Authorization": "Bearer nope"}, json=initialize)
+            allowed = await http.post(
+                url, headers={**accept, "Authorization": f"Bearer {token}"}, json=initialize
+            )
+    assert refused.status_code == 401 and wrong.status_code == 401
+    assert allowed.status_code == 200 and "mcpsqueeze-demo" in allowed.text
+    assert stat.S_IMODE(token_file.stat().st_mode) == 0o600 and len(token) == 64

@@ -11,7 +11,7 @@ import pytest
 from mcpsqueeze._errors import ShrinkError
 from mcpsqueeze.shrink import RecoveryHint, shrink_texts
 
-GAP = re.compile(r"^…\[(\d+) items omitted: (\d+)-(\d+)\]$|^…\[item (\d+) omitted\]$")
+GAP = re.compile(r"^…\[#(\d+)-(\d+) omitted\]$|^…\[#(\d+) omitted\]$")
 
 
 def _records(n: int, body: int = 200) -> list[dict[str, Any]]:
@@ -25,7 +25,7 @@ def _gaps(items: list[Any]) -> int:
     omitted = 0
     for item in items:
         if isinstance(item, str) and (m := GAP.match(item)):
-            omitted += int(m.group(1)) if m.group(1) else 1
+            omitted += int(m.group(2)) - int(m.group(1)) + 1 if m.group(1) else 1
     return omitted
 
 
@@ -103,7 +103,7 @@ def test_scalar_string_keeps_its_type_with_an_in_string_marker(hint: RecoveryHin
     result = shrink_texts([json.dumps("word " * 5000)], 2000, hint)
     assert result is not None
     out = json.loads(result.texts[0])
-    assert isinstance(out, str) and re.search(r"…\[\+\d+ chars\]$", out)
+    assert isinstance(out, str) and re.search(r"…\[\+\d+\]$", out)
     assert result.report.strings_truncated == 1
     assert result.notice is not None
 
@@ -113,7 +113,7 @@ def test_long_strings_are_cut_with_an_exact_in_string_count(hint: RecoveryHint) 
     result = shrink_texts([json.dumps(doc)], 2000, hint)
     assert result is not None
     out = json.loads(result.texts[0])
-    match = re.fullmatch(r"(x*)…\[\+(\d+) chars\]", out["a"])
+    match = re.fullmatch(r"(x*)…\[\+(\d+)\]", out["a"])
     assert match is not None and len(match.group(1)) + int(match.group(2)) == 50000
     assert out["b"] == "short"
 

@@ -14,6 +14,7 @@ from typing import Any
 import anyio
 import anyio.abc
 
+from .._auth import bearer_guard, load_or_create_token
 from .._errors import BackendError
 from ..pipeline import Pipeline
 from ..services import SessionServices, build_services, new_pipeline, sweep_forever, uvicorn_server
@@ -194,7 +195,9 @@ async def _serve_http(settings: Settings, services: SessionServices) -> int:
     port = sock.getsockname()[1]
     async with anyio.create_task_group() as tg:
         frontend = HttpFrontend(settings, services, tg)
-        app = Starlette(routes=[Route("/mcp", endpoint=frontend, methods=["GET", "POST", "DELETE"])])
+        app: Any = Starlette(routes=[Route("/mcp", endpoint=frontend, methods=["GET", "POST", "DELETE"])])
+        if settings.token_file is not None:
+            app = bearer_guard(app, load_or_create_token(settings.token_file))
         config = uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=2)
         server = uvicorn_server(config)
 

@@ -6,10 +6,8 @@ The API (docs/session-api.md) is a thin door onto the same `Pipeline.present` th
 from __future__ import annotations
 
 import contextlib
-import hmac
 import os
 import re
-import secrets
 import signal
 import socket
 import stat
@@ -21,6 +19,7 @@ from typing import Any
 import anyio
 import anyio.abc
 
+from .._auth import bearer_guard, load_or_create_token
 from .._errors import BackendError, RecoveryError, UsageError
 from ..pipeline import Call
 from ..recovery import RESPONSE_ID_RE, ensure_private_dir, recover_result
@@ -172,56 +171,11 @@ def build_app(session: Session, token: bytes | None) -> Any:
             Route("/v1/recover/{response_id}", recover),
         ]
     )
-    if token is None:
-        return app
-
-    async def guarded(scope: Any, receive: Any, send: Any) -> None:
-        """Bearer-token gate in front of everything: a refused request never reaches a backend."""
-        if scope["type"] == "http":
-            supplied = b""
-            for key, value in scope.get("headers", []):
-                if key == b"authorization" and value[:7].lower() == b"bearer ":
-                    supplied = value[7:].strip()
-            if not hmac.compare_digest(supplied, token):
-                refused = reply(
-                    401, _err("unauthorized", "missing or wrong bearer token; read it from the token file")
-                )
-                await refused(scope, receive, send)
-                return
-        await app(scope, receive, send)
-
-    return guarded
-
-
-def _private_parent(path: Path) -> None:
-    ensure_private_dir(path.parent)
-
-
-def load_or_create_token(path: Path) -> bytes:
-    """256 random bits, hex, in a 0600 file; never in argv or the environment."""
-    _private_parent(path)
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    except FileExistsError:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-        with os.fdopen(fd, "rb") as fh:
-            info = os.fstat(fh.fileno())
-            if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o077:
-                raise UsageError(f"token file {path} must be a regular 0600 file of ours") from None
-            token = fh.read().strip()
-        if len(token) < 32:
-            raise UsageError(
-                f"token file {path} holds no usable token; delete it to make a new one"
-            ) from None
-        return token
-    token = secrets.token_hex(32).encode()
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(token + b"\n")
-    return token
+    return app if token is None else bearer_guard(app, token)
 
 
 def _bind_unix(path: Path) -> socket.socket:
-    _private_parent(path)
+    ensure_private_dir(path.parent)
     if path.is_symlink() or (path.exists() and not stat.S_ISSOCK(path.lstat().st_mode)):
         raise UsageError(f"{path} exists and is not a socket; refusing to replace it")
     probe = socket.socket(socket.AF_UNIX)

@@ -12,7 +12,7 @@ from mcpsqueeze.shrink._notice import (
     MAX_FIELD_NAME_CHARS,
     RecoveryHint,
     Report,
-    render_message,
+    render_notice,
     render_text_marker,
     truncation_record,
 )
@@ -192,7 +192,7 @@ def shrink_texts(texts: list[str], budget: int, hint: RecoveryHint) -> Shrunk | 
     kind = "mixed" if len(kinds) > 1 else kinds.pop()
     compact = budget < COMPACT_BELOW
     record_room = len(_record_json(worst, hint, kind, compact))
-    notice_room = len(render_message(worst, hint, kind, compact=compact))
+    notice_room = len(render_notice(worst, hint))
     lengths = [len(t) for t in texts]
     slack = 0
     fitted: Shrunk | None = None
@@ -295,7 +295,7 @@ def _assemble(
         for i, rendered in outcome.shrunk_json:
             if blocks[i].sibling:
                 texts[i] = rendered[:-1] + (record if len(rendered) > 2 else record[1:]) + "}"
-        notice = render_message(report, hint, kind, compact=compact) if needs_notice else None
+        notice = render_notice(report, hint) if needs_notice else None
         shown = sum(len(t) for t in texts) + len(notice or "")
         if shown == report.shown_chars:
             break

@@ -256,7 +256,7 @@ class _Builder:
             self.size += _str_size(text)
             self.intact += 1
             return text
-        cut = f"{text[:head]}…[+{len(text) - head} chars]"
+        cut = _cut(text, head)
         self.size += _str_size(cut)
         self.strings_truncated += 1
         return cut
@@ -352,10 +352,8 @@ class _Builder:
         return out
 
     def _gap(self, first: int, last: int) -> str:
-        count = last - first + 1
-        marker = f"…[{count} items omitted: {first}-{last}]" if count > 1 else f"…[item {first} omitted]"
-        self.size += len(marker) + 3
-        return marker
+        self.size += _gap_size(first, last) + 1
+        return _gap_text(first, last)
 
 
 def _trial(root: object, limits: Limits, target: int, plans: dict[int, list[int]]) -> Condensed | None:
@@ -383,7 +381,7 @@ def _trial(root: object, limits: Limits, target: int, plans: dict[int, list[int]
 
 
 _UNLIMITED: Final = 1 << 62
-_STRING_STEPS: Final = (_UNLIMITED, 2000, 500, 200, 80, 32)
+_STRING_STEPS: Final = (_UNLIMITED, 2000, 500, 200, 80, 32, 8)
 
 
 def _best_items(
@@ -577,8 +575,7 @@ class _Aliased(Exception):
 
 
 def _gap_text(first: int, last: int) -> str:
-    count = last - first + 1
-    return f"…[{count} items omitted: {first}-{last}]" if count > 1 else f"…[item {first} omitted]"
+    return f"…[#{first}-{last} omitted]" if last > first else f"…[#{first} omitted]"
 
 
 def _gap_size(first: int, last: int) -> int:
@@ -597,7 +594,7 @@ def _leaf_size(value: object) -> int:
 
 
 def _cut(text: str, head: int) -> str:
-    return f"{text[:head]}…[+{len(text) - head} chars]"
+    return f"{text[:head]}…[+{len(text) - head}]"
 
 
 class _Array:

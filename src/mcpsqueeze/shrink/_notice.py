@@ -15,6 +15,7 @@ __all__ = [
     "RecoveryHint",
     "Report",
     "render_message",
+    "render_notice",
     "render_text_marker",
     "truncation_record",
 ]
@@ -96,11 +97,9 @@ def _call(hint: RecoveryHint) -> str:
     return f"mcpsq recover {hint.response_id}"
 
 
-def _how_to_recover(hint: RecoveryHint, *, compact: bool) -> str:
+def _how_to_recover(hint: RecoveryHint) -> str:
     if hint.mode == "mcp":
         text = f"Full original: {_call(hint)}; one part: add "
-        if compact:
-            return text + '"pointer":"/path/0" or "offset"/"length".'
         text += '"pointer":"/path/0" (JSON pointer) or "offset"/"length" (text window).'
         return text if hint.file is None else f"{text} File: {hint.file}"
     text = f"Full original: {_call(hint)}"
@@ -109,17 +108,34 @@ def _how_to_recover(hint: RecoveryHint, *, compact: bool) -> str:
     return text + "; one part: --pointer /a/0/b."
 
 
+def _one_line(report: Report, hint: RecoveryHint) -> str:
+    """The shortest complete hint: the sizes and the exact recover call."""
+    head = f"shrunk from {report.original_chars} to {report.shown_chars} chars; full original: {_call(hint)}"
+    if hint.mode == "mcp":
+        return head + ' (add "pointer" or "offset"/"length" for a part)'
+    jq = "" if hint.file is None else f"or jq . {hint.file}; "
+    return head + f" ({jq}add --pointer /a/0 for a part)"
+
+
 def render_message(report: Report, hint: RecoveryHint, kind: str, *, compact: bool = False) -> str:
     """The one paragraph a model reads about a shrunk result: what was cut and how to get it back.
 
     ``kind`` is what was shrunk: ``"json"``, ``"text"`` or ``"mixed"``. ``compact`` (for budgets under
-    ``COMPACT_BELOW``) leaves out the list of cuts, and in MCP mode the file (the record names it).
+    ``COMPACT_BELOW``) is the one-line form of the notice: the sizes and the exact recover call (the
+    record around it names the counts and the file).
     """
-    head = f"Shrunk from {report.original_chars} to {report.shown_chars} chars"
     if compact:
-        return f"{head}. {_how_to_recover(hint, compact=True)}"
+        line = _one_line(report, hint)
+        return line[0].upper() + line[1:] + "."
+    head = f"Shrunk from {report.original_chars} to {report.shown_chars} chars"
     what = _what_was_cut(report, kind)
-    return f"{head} ({what}; markers show where). {_how_to_recover(hint, compact=False)}"
+    return f"{head} ({what}; markers show where). {_how_to_recover(hint)}"
+
+
+def render_notice(report: Report, hint: RecoveryHint) -> str:
+    """The trailing text block after an array or scalar whose record lives in ``_meta.truncation``:
+    one line, for clients that do not show ``_meta``, telling how to get the original back."""
+    return f"[mcpsqueeze] {_one_line(report, hint)}"
 
 
 def render_text_marker(omitted_chars: int, hint: RecoveryHint) -> str:

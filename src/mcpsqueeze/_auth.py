@@ -1,0 +1,66 @@
+"""Bearer tokens for local TCP endpoints: 256 random bits in a 0600 file, checked in constant time."""
+
+from __future__ import annotations
+
+import hmac
+import json
+import os
+import secrets
+import stat
+from pathlib import Path
+from typing import Any
+
+from ._errors import UsageError
+from .recovery import ensure_private_dir
+
+__all__ = ["bearer_guard", "load_or_create_token"]
+
+
+def load_or_create_token(path: Path) -> bytes:
+    """The token in `path`, created (0600, in a private directory) when missing; never in argv or env."""
+    ensure_private_dir(path.parent)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except FileExistsError:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as fh:
+            info = os.fstat(fh.fileno())
+            if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o077:
+                raise UsageError(f"token file {path} must be a regular 0600 file of ours") from None
+            token = fh.read().strip()
+        if len(token) < 32:
+            raise UsageError(
+                f"token file {path} holds no usable token; delete it to make a new one"
+            ) from None
+        return token
+    token = secrets.token_hex(32).encode()
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(token + b"\n")
+    return token
+
+
+def bearer_guard(app: Any, token: bytes) -> Any:
+    """ASGI gate in front of everything: a request without the token never reaches the app (or a backend)."""
+    refusal = json.dumps(
+        {
+            "error": {
+                "code": "unauthorized",
+                "message": "missing or wrong bearer token; read it from the token file",
+            }
+        }
+    ).encode()
+
+    async def guarded(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            supplied = b""
+            for key, value in scope.get("headers", []):
+                if key == b"authorization" and value[:7].lower() == b"bearer ":
+                    supplied = value[7:].strip()
+            if not hmac.compare_digest(supplied, token):
+                headers = [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")]
+                await send({"type": "http.response.start", "status": 401, "headers": headers})
+                await send({"type": "http.response.body", "body": refusal})
+                return
+        await app(scope, receive, send)
+
+    return guarded
