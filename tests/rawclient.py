@@ -65,7 +65,7 @@ class RawClient:
         for line in self.proc.stdout:
             if not line.strip():
                 continue
-            message = json.loads(line)
+            message = json.loads(line)  # strict UTF-8: the proxy must never send anything else
             if "method" in message and "id" in message:
                 answer = (self.on_request or _refuse)(message)
                 self.send({"jsonrpc": "2.0", "id": message["id"], **answer})

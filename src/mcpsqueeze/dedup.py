@@ -6,23 +6,16 @@ Pure: hashing and rendering only; the stage in `stages.py` decides and stores.
 from __future__ import annotations
 
 import hashlib
-import json
 from typing import Any
 
-import orjson
+from ._jsonbytes import dumps
 
 __all__ = ["content_digest", "render_pointer"]
 
 
 def content_digest(content: Any) -> str:
     """SHA-256 over a canonical form (sorted keys, compact) of a result's content blocks."""
-    try:
-        canonical = orjson.dumps(content, option=orjson.OPT_SORT_KEYS)
-    except TypeError:  # integers beyond 64 bits
-        canonical = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode(
-            "utf-8", "surrogatepass"
-        )
-    return hashlib.sha256(canonical).hexdigest()
+    return hashlib.sha256(dumps(content, sort_keys=True)).hexdigest()
 
 
 def render_pointer(

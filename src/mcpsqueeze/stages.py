@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 import anyio
-import orjson
 
 from ._errors import RecoveryError, ShrinkError
+from ._jsonbytes import dumps
 from .dedup import content_digest, recover_hint, render_pointer
 from .pipeline import Call, Outcome, Result
 from .recovery import RecoveryStore, Stored, new_response_id
@@ -39,12 +39,7 @@ class Workers:
 
 def original_bytes(result: Result) -> bytes:
     """The complete CallToolResult as stored for recovery."""
-    try:
-        return orjson.dumps(result)
-    except TypeError:
-        import json
-
-        return json.dumps(result, ensure_ascii=False).encode("utf-8", "surrogatepass")
+    return dumps(result)
 
 
 def _store_original(store: RecoveryStore, response_id: str, result: Result) -> Stored:

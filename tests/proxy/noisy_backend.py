@@ -42,6 +42,9 @@ for line in sys.stdin:
         if params["name"] == "huge":  # ~20 MB of JSON text, at once
             rows = [{"id": i, "name": f"row {i}", "payload": "x" * 150} for i in range(100_000)]
             reply(message["id"], {"content": [{"type": "text", "text": json.dumps(rows)}]})
+        elif params["name"] == "surrogate":  # valid JSON: a lone surrogate escape, as json.dumps writes it
+            size = int(params["arguments"].get("repeat", 1))
+            reply(message["id"], {"content": [{"type": "text", "text": "a\ud800b " * size}]})
         elif params["name"] == "odd":
             sys.stdout.write(
                 f'{{"jsonrpc":"2.0","id":{json.dumps(message["id"])},"result":{{"content":[{{"type":"text",'

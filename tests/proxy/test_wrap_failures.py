@@ -122,3 +122,20 @@ def test_wire_details_pass_through_untouched(tmp_path: Path) -> None:
     assert result["x-unknown"] == {"nested": None}
     assert result["big"] == 123456789012345678901234567890
     assert result["_meta"] == {"vendor/flag": True}
+
+
+def test_lone_surrogates_pass_through_and_their_originals_recover(tmp_path: Path) -> None:
+    """JSON allows a lone surrogate escape; the relay must carry it and recovery must read it back."""
+    backend = Path(__file__).with_name("noisy_backend.py")
+    with RawClient(_wrap(tmp_path, "--", sys.executable, str(backend), "--with-squeeze-recover")) as client:
+        client.initialize()
+        client.result("tools/list")  # the backend owns squeeze_recover: ours becomes squeeze_recover_2
+        small = client.call("surrogate", {})
+        big = client.call("surrogate", {"repeat": 6000})
+        recovered = client.call(
+            "squeeze_recover_2", {"response_id": big["_meta"]["truncation"]["response_id"]}
+        )
+    assert text(small) == "a\ud800b "
+    assert len(text(big)) <= 20_000
+    assert recovered.get("isError") is not True
+    assert text(recovered) == "a\ud800b " * 6000

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -20,10 +19,10 @@ from typing import Any, Protocol
 
 import anyio
 import anyio.abc
-import orjson
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from .._errors import BackendError
+from .._jsonbytes import dumps, loads
 
 __all__ = [
     "Channel",
@@ -33,7 +32,6 @@ __all__ = [
     "ProcessChannel",
     "SessionMessageChannel",
     "StdioChannel",
-    "dumps",
     "http_backend",
     "open_process_channel",
     "parse",
@@ -64,33 +62,10 @@ class Channel(Protocol):
     async def aclose(self) -> None: ...
 
 
-def dumps(message: Message) -> bytes:
-    """Serialise compactly; falls back to the stdlib for what orjson refuses (big ints)."""
-    try:
-        return orjson.dumps(message)
-    except TypeError:
-        import json
-
-        return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
-
-
-_LONG_NUMBER = re.compile(rb"\d{19,}")
-
-
-def _loads(line: bytes) -> Any:
-    # orjson turns integers beyond 64 bits into floats (silently losing digits): such lines, rare, take the
-    # stdlib path, which keeps them exact.
-    if _LONG_NUMBER.search(line) is None:
-        return orjson.loads(line)
-    import json
-
-    return json.loads(line)
-
-
 def parse(line: bytes) -> Message | Invalid:
     """Strictly parse one JSON-RPC line; never raises."""
     try:
-        value = _loads(line)
+        value = loads(line)
     except (
         ValueError,
         RecursionError,

@@ -7,9 +7,8 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
-
 from .._errors import RecoveryError
+from .._jsonbytes import loads
 from ._files import FileStore
 from ._memory import MemoryCache
 from ._pointer import read_window, resolve_pointer
@@ -82,7 +81,12 @@ def recover_result(
     original_bytes: bytes, pointer: str | None = None, offset: int | None = None, length: int | None = None
 ) -> dict[str, Any]:
     """The CallToolResult that `squeeze_recover` returns: the original, one JSON node, or a text window."""
-    original = orjson.loads(original_bytes) if original_bytes else {}
+    try:
+        original = loads(original_bytes) if original_bytes else {}
+    except (ValueError, RecursionError) as exc:
+        raise RecoveryError(
+            f"the stored original is not valid JSON ({exc}); it may have been altered"
+        ) from exc
     if pointer is None and offset is None and length is None:
         return {"content": original.get("content", []), "isError": False}
     text = _original_text(original)
