@@ -6,7 +6,9 @@
 from __future__ import annotations
 
 import contextlib
+import signal
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +26,7 @@ __all__ = [
     "build_services",
     "build_store",
     "new_pipeline",
+    "on_signals",
     "sweep_forever",
     "uvicorn_server",
 ]
@@ -94,6 +97,14 @@ async def sweep_forever(settings: Settings) -> None:
         except (RecoveryError, OSError) as exc:
             print(f"mcpsqueeze: retention sweep skipped: {exc}", file=sys.stderr)
         await anyio.sleep(3600)
+
+
+async def on_signals(stop: Callable[[], None]) -> None:
+    """Call `stop` on the first SIGINT or SIGTERM: the caller then ends cleanly and prints its summary."""
+    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async for _ in signals:
+            stop()
+            return
 
 
 def uvicorn_server(config: Any) -> Any:

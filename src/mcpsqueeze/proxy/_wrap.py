@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import contextlib
-import signal
 import socket
 import sys
 import urllib.parse
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
@@ -17,7 +16,14 @@ import anyio.abc
 from .._auth import bearer_guard, load_or_create_token
 from .._errors import BackendError
 from ..pipeline import Pipeline
-from ..services import SessionServices, build_services, new_pipeline, sweep_forever, uvicorn_server
+from ..services import (
+    SessionServices,
+    build_services,
+    new_pipeline,
+    on_signals,
+    sweep_forever,
+    uvicorn_server,
+)
 from ..settings import Settings
 from ..stats import render_summary
 from ._channels import Channel, SessionMessageChannel, StdioChannel, http_backend, open_process_channel
@@ -77,7 +83,7 @@ async def run_wrap(settings: Settings) -> int:
         async with anyio.create_task_group() as tg:
             tg.start_soon(sweep_forever, settings)
             if settings.transport == "stdio":
-                tg.start_soon(_on_signals, tg.cancel_scope.cancel)
+                tg.start_soon(on_signals, tg.cancel_scope.cancel)
                 code = await _relay_stdio(settings, services)
             else:
                 code = await _serve_http(settings, services)
@@ -86,13 +92,6 @@ async def run_wrap(settings: Settings) -> int:
         totals = services.accountant.close()
         print(render_summary(totals), file=sys.stderr)
     return code
-
-
-async def _on_signals(stop: Callable[[], None]) -> None:
-    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-        async for _ in signals:
-            stop()
-            return
 
 
 # -- streamable HTTP frontend ---------------------------------------------------------------------------
@@ -204,7 +203,7 @@ async def _serve_http(settings: Settings, services: SessionServices) -> int:
         def stop() -> None:
             server.should_exit = True
 
-        tg.start_soon(_on_signals, stop)
+        tg.start_soon(on_signals, stop)
         print(
             f"mcpsqueeze: serving streamable HTTP on http://{settings.host}:{port}/mcp",
             file=sys.stderr,

@@ -8,7 +8,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import signal
 import socket
 import stat
 import sys
@@ -23,7 +22,7 @@ from .._auth import bearer_guard, load_or_create_token
 from .._errors import BackendError, RecoveryError, UsageError
 from ..pipeline import Call
 from ..recovery import RESPONSE_ID_RE, ensure_private_dir, recover_result
-from ..services import build_services, new_pipeline, sweep_forever, uvicorn_server
+from ..services import build_services, new_pipeline, on_signals, sweep_forever, uvicorn_server
 from ..settings import Settings
 from ..stats import render_summary
 from ._backends import Backend, BackendTimeout
@@ -231,13 +230,10 @@ async def run_serve(settings: Settings, specs: list[ServerSpec], tools: ToolFilt
             config = uvicorn.Config(build_app(session, token), log_level="warning", lifespan="off")
             server = uvicorn_server(config)
 
-            async def watch_signals() -> None:
-                with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-                    async for _ in signals:
-                        server.should_exit = True
-                        return
+            def stop() -> None:
+                server.should_exit = True
 
-            tg.start_soon(watch_signals)
+            tg.start_soon(on_signals, stop)
             up = [b.name for b in session.backends.values() if b.status == "up"]
             print(
                 f"mcpsqueeze: session ready on {where}; backends up: {', '.join(up) or 'none'}",
