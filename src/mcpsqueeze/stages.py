@@ -17,7 +17,7 @@ import anyio
 from ._errors import RecoveryError, ShrinkError
 from ._jsonbytes import dumps
 from .dedup import content_digest, recover_hint, render_pointer
-from .pipeline import Call, Outcome, Result
+from .pipeline import Call, Outcome, Result, text_of
 from .recovery import RecoveryStore, Stored, new_response_id
 from .shrink import RecoveryHint, shrink_texts
 
@@ -89,9 +89,7 @@ class DedupStage:
             digest = content_digest(content)
         seen = self._seen.get(digest)
         if seen is None:
-            text = "\n".join(
-                b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)
-            )
+            text = text_of(result)  # the same text accounting counts
             future = self._count(text) if self._count is not None and text else None
             self._seen[digest] = _Seen(call.number, call.tool, size, future)
             return result

@@ -12,6 +12,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from ..pipeline import text_of
+
 __all__ = ["run_demo"]
 
 SCRIPT: list[tuple[str, dict[str, Any], str]] = [
@@ -22,10 +24,6 @@ SCRIPT: list[tuple[str, dict[str, Any], str]] = [
     ("read_file", {"path": "docs/architecture.md"}, "the same file again"),
     ("echo", {"text": "hello"}, "a small result"),
 ]
-
-
-def _text(result: dict[str, Any]) -> str:
-    return "\n".join(b.get("text", "") for b in result.get("content", []) if b.get("type") == "text")
 
 
 async def run_demo(budget: int, no_shrink: bool) -> int:
@@ -60,7 +58,7 @@ async def run_demo(budget: int, no_shrink: bool) -> int:
                     first_id = first_id or meta["truncation"]["response_id"]
                 elif "mcpsqueeze/dedup" in meta:
                     action = f"deduplicated (same as call #{meta['mcpsqueeze/dedup']['same_as_call']})"
-                print(f"#{number:<4} {tool:<14} {what:<30} {len(_text(result)):>8}  {action}")
+                print(f"#{number:<4} {tool:<14} {what:<30} {len(text_of(result)):>8}  {action}")
             if first_id:
                 request = types.CallToolRequest(
                     params=types.CallToolRequestParams(
@@ -69,7 +67,7 @@ async def run_demo(budget: int, no_shrink: bool) -> int:
                     )
                 )
                 result = await client.session.send_request(request, raw)
-                print(f"\nsqueeze_recover {first_id} /issues/17/title -> {_text(result)!r}", flush=True)
+                print(f"\nsqueeze_recover {first_id} /issues/17/title -> {text_of(result)!r}", flush=True)
         print()
         from ..stats import summarise_stats_file
 
