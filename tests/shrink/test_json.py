@@ -96,7 +96,7 @@ def test_array_keeps_its_type_and_recovery_goes_to_the_notice(hint: RecoveryHint
     assert out[0]["id"] == 0 and out[-1]["id"] == 299  # first and last kept
     assert result.notice is not None and hint.response_id in result.notice
     assert sum(map(len, result.texts)) + len(result.notice) <= 3000
-    assert result.truncation["report"] == result.report.as_dict(strategy=False)  # compact: no strategy
+    assert result.truncation["report"] == result.report.as_dict(compact=True)  # compact: no strategy
 
 
 def test_scalar_string_keeps_its_type_with_an_in_string_marker(hint: RecoveryHint) -> None:

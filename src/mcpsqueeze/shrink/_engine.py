@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from mcpsqueeze._errors import ShrinkError
-from mcpsqueeze.shrink._json import NOT_JSON, Condensed, condense, dumps, parse_strict
+from mcpsqueeze.shrink._condense import condense
+from mcpsqueeze.shrink._copy import Condensed, Plans
+from mcpsqueeze.shrink._json import NOT_JSON, dumps, parse_strict
 from mcpsqueeze.shrink._notice import (
     COMPACT_BELOW,
     MAX_DROPPED_FIELDS,
@@ -100,7 +102,7 @@ def _shrink_blocks(
     targets: list[int],
     record_room: int,
     hint: RecoveryHint,
-    plans: dict[int, list[int]],
+    plans: Plans,
 ) -> _Outcome:
     totals = Condensed(None)
     out = _Outcome([b.text for b in blocks], [], set(), totals, [])
@@ -144,7 +146,7 @@ def _shrink_blocks(
     return out
 
 
-def _condense_to(value: object, room: int, plans: dict[int, list[int]]) -> tuple[Condensed, str] | None:
+def _condense_to(value: object, room: int, plans: Plans) -> tuple[Condensed, str] | None:
     goal = room
     for _ in range(_ATTEMPTS):
         if goal < 2:
@@ -197,7 +199,7 @@ def shrink_texts(texts: list[str], budget: int, hint: RecoveryHint) -> Shrunk | 
     slack = 0
     fitted: Shrunk | None = None
     fitted_total = refills = 0
-    plans: dict[int, list[int]] = {}  # array sampling orders, kept across attempts
+    plans = Plans()  # what condensing learnt, kept across attempts
     for _ in range(_ATTEMPTS):
         targets = _targets(blocks, lengths, budget - slack, record_room, notice_room, hint)
         if targets is None and sum(b.sibling for b in blocks) > 1:

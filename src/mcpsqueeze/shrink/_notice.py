@@ -50,7 +50,8 @@ class Report:
     dropped_fields: tuple[str, ...] = field(default=())
     strategy: str = ""
 
-    def as_dict(self, *, strategy: bool = True) -> dict[str, object]:
+    def as_dict(self, *, compact: bool = False) -> dict[str, object]:
+        """``compact`` (small budgets) leaves out the diagnostic strategy and an empty field list."""
         report: dict[str, object] = {
             "pruned": self.pruned,
             "fits": self.fits,
@@ -59,9 +60,10 @@ class Report:
             "items_omitted": self.items_omitted,
             "keys_omitted": self.keys_omitted,
             "strings_truncated": self.strings_truncated,
-            "dropped_fields": list(self.dropped_fields),
         }
-        if strategy:
+        if self.dropped_fields or not compact:
+            report["dropped_fields"] = list(self.dropped_fields)
+        if not compact:
             report["strategy"] = self.strategy
         return report
 
@@ -109,12 +111,12 @@ def _how_to_recover(hint: RecoveryHint) -> str:
 
 
 def _one_line(report: Report, hint: RecoveryHint) -> str:
-    """The shortest complete hint: the sizes and the exact recover call."""
-    head = f"shrunk from {report.original_chars} to {report.shown_chars} chars; full original: {_call(hint)}"
-    if hint.mode == "mcp":
-        return head + ' (add "pointer" or "offset"/"length" for a part)'
-    jq = "" if hint.file is None else f"or jq . {hint.file}; "
-    return head + f" ({jq}add --pointer /a/0 for a part)"
+    """The shortest complete hint: the original size and the exact recover call (the recover tool's
+    own description says how to fetch a part)."""
+    head = f"shrunk from {report.original_chars} chars; full original: {_call(hint)}"
+    if hint.mode == "mcp" or hint.file is None:
+        return head
+    return head + f" (or jq . {hint.file})"
 
 
 def render_message(report: Report, hint: RecoveryHint, kind: str, *, compact: bool = False) -> str:
@@ -148,12 +150,12 @@ def truncation_record(
 ) -> dict[str, object]:
     """The record for ``result._meta.truncation`` and the sibling ``truncation`` key of an object.
 
-    ``compact`` uses the compact message and leaves the (diagnostic) strategy out of the report."""
+    ``compact`` uses the compact message and the compact report."""
     record: dict[str, object] = {
         "message": render_message(report, hint, kind, compact=compact),
         "response_id": hint.response_id,
     }
     if hint.file is not None:
         record["original_response_file"] = hint.file
-    record["report"] = report.as_dict(strategy=not compact)
+    record["report"] = report.as_dict(compact=compact)
     return record

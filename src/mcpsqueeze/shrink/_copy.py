@@ -1,0 +1,156 @@
+"""What both condensers share: the condensed copy they return, and the sizes and markers they use.
+
+Sizes are of compact JSON as ``dumps`` writes it, so that a copy's size is known while it is built.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Final
+
+from mcpsqueeze.shrink._json import dumps
+
+if TYPE_CHECKING:
+    from mcpsqueeze.shrink._limits import Limits
+    from mcpsqueeze.shrink._priced import Priced
+
+MAX_DEPTH: Final = 48  # deepest level the condensers descend into; deeper containers are collapsed
+STRING_SLACK: Final = 16  # a string is only cut when that saves at least a marker's width
+UNLIMITED: Final = 1 << 62
+
+
+@dataclass(slots=True)
+class Condensed:
+    value: object
+    intact: int = 0
+    items_omitted: int = 0
+    keys_omitted: int = 0
+    strings_truncated: int = 0
+    dropped: dict[str, None] = field(default_factory=dict)
+    strategy: str = ""
+    size: int = 0  # estimated serialized size; the caller measures the real one
+    longest_list: int = 0  # longest array / string the trial visited, to stop searching early
+    longest_string: int = 0
+    uneven: bool = False  # the arrays sampled differ in length (so per-array shares may do better)
+    limits: Limits | None = None
+
+
+@dataclass(slots=True)
+class Plans:
+    """What condensing one document learns, kept across attempts at slightly different targets."""
+
+    orders: dict[int, list[int]] = field(default_factory=dict)  # id(array) -> ``priority`` order
+    limits: Limits | None = None  # the limits that won the limit search
+    priced: Priced | None = None  # the document compiled for the priced packing
+    winner: str | None = None  # the condenser that won
+
+    def order(self, node: list[object]) -> list[int]:
+        found = self.orders.get(id(node))  # arrays stay alive as long as the document does
+        if found is None:
+            found = self.orders[id(node)] = priority(node)
+        return found
+
+
+def containers(children: Iterable[object]) -> list[object]:
+    kinds = set(map(type, children))  # C speed over the leaves; most nodes hold no containers
+    if dict in kinds or list in kinds:
+        return [c for c in children if type(c) is dict or type(c) is list]
+    return []
+
+
+def deep_keys(root: object) -> set[str]:
+    keys: set[str] = set()
+    stack = [root]
+    pop, extend = stack.pop, stack.extend
+    while stack:
+        node = pop()
+        if type(node) is dict:
+            keys.update(node)
+            extend(containers(node.values()))
+        else:
+            extend(containers(node))  # type: ignore[arg-type]
+    return keys
+
+
+def priority(items: list[object]) -> list[int]:
+    """Indexes of ``items`` in the order they are worth keeping.
+
+    First and last; then each item that shows a field name not yet shown; then one item of every
+    distinct shape; then the rest from the head.
+    """
+    n = len(items)
+    order = [0, n - 1] if n > 1 else [0]
+    covered: set[str] = set()
+    shapes: set[object] = set()
+    for i in order:
+        item = items[i]
+        if type(item) is dict or type(item) is list:
+            covered |= deep_keys(item)
+        shapes.add(frozenset(item) if type(item) is dict else type(item))
+    cover: list[int] = []
+    distinct: list[int] = []
+    for i in range(1, n - 1):
+        item = items[i]
+        if type(item) is dict:
+            shape: object = frozenset(item)
+            new_shape = shape not in shapes
+            if new_shape:
+                shapes.add(shape)
+            if covered.issuperset(item) and all(
+                type(inner) is list and not containers(inner) for inner in containers(item.values())
+            ):  # no field name below the item's own
+                if new_shape:
+                    distinct.append(i)
+                continue
+        elif type(item) is list:
+            new_shape = list not in shapes
+            shapes.add(list)
+        else:
+            if type(item) not in shapes:
+                shapes.add(type(item))
+                distinct.append(i)
+            continue
+        keys = deep_keys(item)
+        if not covered.issuperset(keys):
+            covered |= keys
+            cover.append(i)
+        elif new_shape:
+            distinct.append(i)
+    chosen = set(order)
+    chosen.update(cover)
+    chosen.update(distinct)
+    order.extend(cover)
+    order.extend(distinct)
+    if len(chosen) < n:
+        order.extend(i for i in range(1, n - 1) if i not in chosen)
+    return order
+
+
+def leaf_size(value: object) -> int:
+    if value is None or value is True:
+        return 4
+    if value is False:
+        return 5
+    if type(value) is float:
+        return len(dumps(value))
+    return len(str(value))
+
+
+def str_size(text: str) -> int:
+    if text.isprintable():
+        return len(text) + 2 + text.count('"') + text.count("\\")
+    return len(dumps(text))  # control characters and lone surrogates: measure the real escapes
+
+
+def gap_text(first: int, last: int) -> str:
+    return f"…[#{first}-{last} omitted]" if last > first else f"…[#{first} omitted]"
+
+
+def gap_size(first: int, last: int) -> int:
+    """Serialized size of the gap marker for items ``first..last`` (0 when the gap is empty)."""
+    return len(gap_text(first, last)) + 2 if last >= first else 0
+
+
+def cut(text: str, head: int) -> str:
+    return f"{text[:head]}…[+{len(text) - head}]"

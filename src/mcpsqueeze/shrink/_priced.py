@@ -1,0 +1,597 @@
+"""Priced packing: the copy of a document that keeps the most verbatim values per character.
+
+Give characters a price ``p`` in values. Then every choice in the document can be made on its own:
+a long string is shown whole when the value it keeps is worth its extra characters (``1 > p * extra``)
+and cut to a short head otherwise; an array item is kept when what it shows is worth its characters,
+else folded into a gap marker, and an array chooses its items with the gap markers' cost in view (a
+small dynamic programme). The lowest price whose copy fits the target is searched for, and the room
+that copy leaves is then topped up greedily (a cut string shown whole, one more item).
+
+Unlike a limit shared by the whole document, each string and each item decides for itself: one long
+description is cut while the short summary next to it stays whole, and a directory tree keeps whole
+subtrees instead of scattering gap markers. Field names stay visible: the items of an array that
+show names seen nowhere else are never folded.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from bisect import bisect_left
+from collections.abc import Callable
+from typing import Final
+
+from mcpsqueeze.shrink._copy import (
+    MAX_DEPTH,
+    STRING_SLACK,
+    Condensed,
+    Plans,
+    cut,
+    deep_keys,
+    gap_size,
+    gap_text,
+    leaf_size,
+    str_size,
+)
+
+__all__ = ["Priced", "priced"]
+
+_NEG: Final = -math.inf
+_HORIZON_MIN: Final = 64  # arrays this short offer every item; longer ones a prefix of their priority
+_SEARCH_STEPS: Final = 22
+_LEAST: Final = 1e-5  # a price at which everything offered is kept whole
+_MOST: Final = 64.0  # a price at which everything that may be folded or cut is
+_TOP_UPS: Final = 512  # at most this many heap entries looked at after the search
+
+# what the top-up may add: (a profile's next cut string) or (an array, an item, priced or folded)
+_Offer = tuple["_Profile | None", "_Array | None", int, bool]
+# (objective, characters, verbatim values) of a choice at one price
+_Score = tuple[float, int, int]
+_NONE: Final[_Score] = (_NEG, 0, 0)
+
+
+class _Profile:
+    """One kept node and everything below it except array items: what it shows in any case, and
+    the strings it may show whole for a price."""
+
+    __slots__ = ("arrays", "cost", "extra", "fixed", "order", "prefix", "sorted_extra", "value")
+
+    def __init__(self) -> None:
+        self.value = 0  # verbatim leaves shown in any case
+        self.cost = 0  # characters in any case (cuttable strings at their cut size)
+        self.extra: list[int] = []  # per cuttable string, in document order: characters to show it whole
+        self.order: list[int] = []  # indexes of ``extra``, cheapest first
+        self.sorted_extra: list[int] = []
+        self.fixed = False  # nothing inside to choose: the same at every price
+        self.prefix: list[int] = [0]  # cumulative ``extra`` in ``order``
+        self.arrays: list[_Array] = []
+
+    def seal(self) -> None:
+        self.order = sorted(range(len(self.extra)), key=self.extra.__getitem__)
+        self.sorted_extra = [self.extra[i] for i in self.order]
+        self.fixed = not self.arrays and not self.extra
+        total = 0
+        for i in self.order:
+            total += self.extra[i]
+            self.prefix.append(total)
+
+    def whole_at(self, p: float) -> int:
+        """How many cuttable strings are shown whole at price ``p`` (those whose extra characters
+        cost less than the value they keep)."""
+        return bisect_left(self.sorted_extra, 1.0 / p) if self.sorted_extra else 0
+
+
+class _Array:
+    __slots__ = ("bonus", "cover", "depth", "ends", "gap", "items", "kept", "must", "n", "node", "positions")
+
+    def __init__(self, node: list[object], depth: int) -> None:
+        self.node = node
+        self.depth = depth
+        self.n = len(node)
+        self.positions: list[int] = []  # offered items, ascending
+        self.items: dict[int, _Profile] = {}
+        self.cover: set[int] = set()  # items that show field names needed nowhere else
+        self.ends: set[int] = set()  # first and last of an array near the top
+        self.must: set[int] = set()  # the items that cannot be folded (relaxed when they do not fit)
+        self.bonus: dict[int, float] = {}
+        self.gap = gap_size(self.n // 2, self.n - 1) + 1  # a typical marker and its comma
+        self.kept: list[int] = []  # the final choice
+
+
+class Priced:
+    """One document compiled for pricing (within each array's horizon), and its packing."""
+
+    def __init__(self, root: object, target: int, head: int, plans: Plans) -> None:
+        self.root = root
+        self.target = target
+        self.head = head
+        self.plans = plans
+        self.arrays: list[_Array] = []
+        self.whole: dict[int, int] = {}  # id(profile) -> cuttable strings shown whole
+        self.profiles: dict[int, _Profile] = {}  # id(profile) -> profile, for the top-up
+        self.price = 1.0  # the price found
+        self.hint: float | None = None  # on a retry: the price found last time
+        self.room = 0  # during the top-up: characters left
+        self.heap: list[tuple[float, int, _Offer]] = []  # the top-up's offers, best first
+        self.pushed = 0
+        needed = deep_keys(root) - self._own_names(root)
+        self.top = self._compile(root, 0, needed or None)
+
+    def reset(self, target: int) -> None:
+        self.target = target
+        self.hint = self.price
+        self.whole.clear()
+        for arr in self.arrays:
+            arr.must = arr.ends | arr.cover
+
+    # -- compiling: the document within each array's horizon, as profiles and arrays ------------------
+
+    def _compile(self, node: object, depth: int, needed: set[str] | None) -> _Profile:
+        profile = _Profile()
+        self.profiles[id(profile)] = profile
+        self._walk(node, depth, profile, needed)
+        profile.seal()
+        return profile
+
+    def _walk(self, node: object, depth: int, profile: _Profile, needed: set[str] | None) -> None:
+        t = type(node)
+        if t is str:
+            text: str = node  # type: ignore[assignment]
+            if len(text) <= self.head + STRING_SLACK:
+                profile.cost += str_size(text)
+                profile.value += 1
+            else:
+                short = str_size(cut(text, self.head))
+                profile.cost += short
+                profile.extra.append(str_size(text) - short)
+            return
+        if t is dict:
+            mapping: dict[str, object] = node  # type: ignore[assignment]
+            n = len(mapping)
+            if n and depth >= MAX_DEPTH:
+                profile.cost += len(f"{{…{n} keys}}") + 2
+                return
+            profile.cost += 1 + n if n else 2
+            for key, child in mapping.items():
+                profile.cost += str_size(key) + 1
+                self._walk(child, depth + 1, profile, needed)
+            return
+        if t is list:
+            items: list[object] = node  # type: ignore[assignment]
+            n = len(items)
+            if not n:
+                profile.cost += 2
+            elif depth >= MAX_DEPTH:
+                profile.cost += len(f"[…{n} items]") + 2
+            else:
+                profile.arrays.append(self._array(items, depth, needed))
+            return
+        profile.cost += leaf_size(node)
+        profile.value += 1
+
+    def _array(self, node: list[object], depth: int, needed: set[str] | None) -> _Array:
+        arr = _Array(node, depth)
+        self.arrays.append(arr)
+        n = arr.n
+        order = list(range(n)) if n <= _HORIZON_MIN else self.plans.order(node)
+        ends = (0, n - 1)
+        top = depth <= 1
+        # Items that show field names still needed somewhere are kept; names inside them are then
+        # needed from their own arrays.
+        musts: dict[int, set[str] | None] = {}
+        if top:
+            arr.ends.update(ends)
+            musts.update(dict.fromkeys(ends))
+        if needed:
+            for i, new in _cover(node, order, needed):
+                musts[i] = new
+                arr.cover.add(i)
+        for i in ends:
+            arr.bonus[i] = 0.5
+        compiled: list[int] = []
+        if n > _HORIZON_MIN:
+            sample = order[:16]
+            sizes = [self._rough_size(node[i]) for i in sample]
+            average = max(sum(sizes) / len(sizes), 1.0)
+            order = order[: max(_HORIZON_MIN, int(2 * self.target / average) + 2)]
+        offered = set(order) | set(musts)
+        arr.must = arr.ends | arr.cover
+        for i in sorted(offered):
+            need = musts.get(i)
+            if need:
+                own = self._own_names(node[i])
+                need = need - own
+            arr.items[i] = self._compile(node[i], depth + 1, need or None)
+            compiled.append(i)
+        arr.positions = compiled
+        return arr
+
+    def _own_names(self, node: object) -> set[str]:
+        """Field names of ``node`` shown even when every array inside it is folded."""
+        names: set[str] = set()
+        stack = [node]
+        while stack:
+            cur = stack.pop()
+            if isinstance(cur, dict):
+                names.update(cur)
+                stack.extend(v for v in cur.values() if type(v) is dict)
+        return names
+
+    def _rough_size(self, node: object) -> int:
+        """About the size of ``node`` with long strings cut (lists judged by their first items)."""
+        if isinstance(node, str):
+            return min(str_size(node), self.head + STRING_SLACK + 10)
+        if isinstance(node, dict):
+            return 2 + sum(len(k) + 4 + self._rough_size(v) for k, v in node.items())
+        if isinstance(node, list):
+            return 2 + sum(self._rough_size(v) + 1 for v in node[:8])
+        return leaf_size(node)
+
+    # -- choosing at one price -------------------------------------------------------------------------
+
+    def score(self, profile: _Profile, p: float, record: bool) -> _Score:
+        if profile.fixed:
+            return profile.value - p * profile.cost, profile.cost, profile.value
+        k = profile.whole_at(p)
+        cost = profile.cost + profile.prefix[k]
+        value = profile.value + k
+        obj = value - p * cost
+        if record:
+            self.whole[id(profile)] = k
+        for arr in profile.arrays:
+            o, c, v = self._choose(arr, p, record)
+            obj += o
+            cost += c
+            value += v
+        return obj, cost, value
+
+    def _choose(self, arr: _Array, p: float, record: bool) -> _Score:
+        """The best items of ``arr`` at price ``p``: two states, after a kept item (K) and inside a
+        gap (G), walked over the offered positions; items between them are always in a gap."""
+        gap_cost = arr.gap
+        gap_obj = p * gap_cost
+        kept: _Score = (-p, 1, 0)  # "[" and "]" less the comma counted per element
+        gap: _Score = _NONE
+        # per position: (forced gap before it came from K, K came from G, G came from K)
+        trail: list[tuple[bool, bool, bool]] = []
+        previous = -1
+        items, must, bonus = arr.items, arr.must, arr.bonus
+        for i in arr.positions:
+            forced = False
+            if i > previous + 1:
+                forced = kept[0] - gap_obj > gap[0]
+                if forced:
+                    gap = (kept[0] - gap_obj, kept[1] + gap_cost, kept[2])
+                kept = _NONE
+            item = items[i]
+            if item.fixed:  # (inlined: most items of most arrays have no choice inside)
+                c, v = item.cost, item.value
+                o = v - p * c
+            else:
+                o, c, v = self.score(item, p, False)
+            from_gap = gap[0] > kept[0]
+            base = gap if from_gap else kept
+            new_kept = (base[0] + o + bonus.get(i, 0.0) - p, base[1] + c + 1, base[2] + v)
+            gap_from_kept = False
+            if i in must:
+                new_gap = _NONE
+            else:
+                gap_from_kept = kept[0] - gap_obj > gap[0]
+                new_gap = (kept[0] - gap_obj, kept[1] + gap_cost, kept[2]) if gap_from_kept else gap
+            trail.append((forced, from_gap, gap_from_kept))
+            kept, gap = new_kept, new_gap
+            previous = i
+        end_forced = False
+        if previous < arr.n - 1:
+            end_forced = kept[0] - gap_obj > gap[0]
+            if end_forced:
+                gap = (kept[0] - gap_obj, kept[1] + gap_cost, kept[2])
+            kept = _NONE
+        in_kept = kept[0] >= gap[0]
+        best = kept if in_kept else gap
+        if record:
+            self._record(arr, p, trail, in_kept or end_forced)
+        return best
+
+    def _record(self, arr: _Array, p: float, trail: list[tuple[bool, bool, bool]], in_kept: bool) -> None:
+        """Walk ``trail`` back from the final state; ``in_kept``: the last position ends in K."""
+        chosen: list[int] = []
+        positions = arr.positions
+        state = in_kept
+        for k in range(len(positions) - 1, -1, -1):
+            forced, from_gap, gap_from_kept = trail[k]
+            if state:
+                chosen.append(positions[k])
+                state = not from_gap
+            else:
+                state = gap_from_kept
+            if not state and forced:  # the gap before this position opened after a kept item
+                state = True
+        chosen.reverse()
+        arr.kept = chosen
+        for i in chosen:
+            self.score(arr.items[i], p, True)
+
+    # -- searching the price, topping up, rendering ----------------------------------------------------
+
+    def run(self) -> Condensed | None:
+        target = self.target
+        costs: dict[float, tuple[int, int]] = {}  # price -> (characters, verbatim values)
+
+        def cost(p: float) -> int:
+            if p not in costs:
+                costs[p] = self.score(self.top, p, False)[1:]
+            return costs[p][0]
+
+        # When the items that must stay do not fit, first and last may go, then the field names.
+        for relax in (None, "ends", "all"):
+            if relax is not None:
+                costs.clear()
+                for arr in self.arrays:
+                    arr.must = arr.cover if relax == "ends" else set()
+            if cost(_MOST) <= target:
+                break
+        else:
+            return None
+        lo, hi = _LEAST, _MOST
+        if cost(lo) <= target:
+            hi = lo
+        else:
+            # The price sought is near the density of the whole copy (on a retry: the last price).
+            guess = self.hint or costs[lo][1] / costs[lo][0]
+            near_lo, near_hi = guess / 1.5, guess * 2.0
+            if lo < near_lo and near_hi < hi and cost(near_hi) <= target:
+                hi = near_hi
+                if cost(near_lo) > target:
+                    lo = near_lo
+            hi = self._search(lo, hi, cost)
+        self.price = hi
+        self.score(self.top, hi, True)
+        out = self.render()
+        self.top_up(out)
+        return self.render()
+
+    def _search(self, lo: float, hi: float, cost: Callable[[float], int]) -> float:
+        """The lowest price (nearly) whose copy fits, between ``lo`` (too big) and ``hi`` (fits):
+        steps interpolated on log price against size, halving when that stalls. The top-up fills
+        what the last percent leaves."""
+        target = self.target
+        lo_cost, hi_cost = cost(lo), cost(hi)
+        for step in range(_SEARCH_STEPS):
+            if hi / lo < 1.001 or hi_cost >= target * 0.99:
+                break
+            span = lo_cost - hi_cost
+            t = (lo_cost - target) / span if span > 0 and step % 3 != 2 else 0.5
+            t = min(max(t, 0.05), 0.95)
+            mid = math.exp(math.log(lo) + t * (math.log(hi) - math.log(lo)))
+            mid_cost = cost(mid)
+            if mid_cost <= target:
+                hi, hi_cost = mid, mid_cost
+            else:
+                lo, lo_cost = mid, mid_cost
+        return hi
+
+    def top_up(self, first: Condensed) -> None:
+        """Spend the room the priced copy left: cut strings shown whole and more items, most values
+        per character first (a heap; an entry whose worth fell since it was pushed is looked at again
+        later)."""
+        self.room = self.target - first.size
+        self._offer_profile(self.top)
+        heap = self.heap
+        for _ in range(_TOP_UPS):
+            if not heap:
+                return
+            _, _, offer = heapq.heappop(heap)
+            now = self._measure(offer)
+            if now is None:
+                continue
+            delta, value = now
+            if delta > self.room:
+                continue  # the room only shrinks: it never fits later
+            ratio = value / max(delta, 1)
+            if heap and -ratio > heap[0][0] + 1e-12:
+                self._push(offer, ratio)
+                continue
+            self.room -= delta
+            self._apply(offer)
+
+    def _push(self, offer: _Offer, ratio: float) -> None:
+        self.pushed += 1
+        heapq.heappush(self.heap, (-ratio, self.pushed, offer))
+
+    def _offer(self, offer: _Offer) -> None:
+        now = self._measure(offer)
+        if now is not None and now[0] <= self.room:
+            self._push(offer, now[1] / max(now[0], 1))
+
+    def _offer_profile(self, profile: _Profile) -> None:
+        """Offer what ``profile`` (shown) and the kept items below it could still show."""
+        stack = [profile]
+        while stack:
+            current = stack.pop()
+            self._offer((current, None, -1, False))
+            for arr in current.arrays:
+                kept = set(arr.kept)
+                for i in arr.positions:
+                    if i in kept:
+                        stack.append(arr.items[i])
+                    else:
+                        self._offer((None, arr, i, True))
+                        self._offer((None, arr, i, False))
+
+    def _measure(self, offer: _Offer) -> tuple[int, int] | None:
+        """(characters, verbatim values) ``offer`` adds now; None when it no longer applies."""
+        profile, arr, i, priced = offer
+        if arr is None:
+            assert profile is not None
+            k = self.whole.get(id(profile), 0)
+            return None if k >= len(profile.order) else (profile.extra[profile.order[k]], 1)
+        kept = arr.kept
+        pos = bisect_left(kept, i)
+        if pos < len(kept) and kept[pos] == i:
+            return None
+        a = kept[pos - 1] + 1 if pos else 0
+        b = kept[pos] - 1 if pos < len(kept) else arr.n - 1
+        left, right = gap_size(a, i - 1), gap_size(i + 1, b)
+        gaps = left + right - gap_size(a, b) + (left > 0) + (right > 0)
+        item = arr.items[i]
+        if priced:  # as chosen at the price found
+            _, size, value = self.score(item, self.price, False)
+        else:  # every string cut, every array inside folded
+            size = item.cost + sum(2 + gap_size(0, inner.n - 1) for inner in item.arrays)
+            value = item.value
+        return (size + gaps, value) if value else None
+
+    def _apply(self, offer: _Offer) -> None:
+        profile, arr, i, priced = offer
+        if arr is None:
+            assert profile is not None
+            self.whole[id(profile)] = self.whole.get(id(profile), 0) + 1
+            self._offer(offer)
+            return
+        arr.kept.insert(bisect_left(arr.kept, i), i)
+        item = arr.items[i]
+        if priced:
+            self.score(item, self.price, True)
+        else:
+            self.whole[id(item)] = 0
+            for inner in item.arrays:
+                inner.kept = []
+        self._offer_profile(item)
+        at = bisect_left(arr.positions, i)
+        for j in arr.positions[max(at - 1, 0) : at + 2]:  # neighbours: their gap changed
+            if j != i:
+                self._offer((None, arr, j, True))
+                self._offer((None, arr, j, False))
+
+    def render(self) -> Condensed:
+        """The chosen copy. It walks the document as ``_walk`` did, so each array and each cuttable
+        string meets its own entry in its profile (in document order, not by ``id()``)."""
+        out = Condensed(None)
+        head = self.head
+
+        def build(node: object, depth: int, at: _At) -> object:
+            t = type(node)
+            if t is str:
+                text: str = node  # type: ignore[assignment]
+                if len(text) <= head + STRING_SLACK:
+                    out.intact += 1
+                    out.size += str_size(text)
+                    return text
+                index = at.strings
+                at.strings += 1
+                if index in at.whole:
+                    out.intact += 1
+                    out.size += str_size(text)
+                    return text
+                out.strings_truncated += 1
+                shown_text = cut(text, head)
+                out.size += str_size(shown_text)
+                return shown_text
+            if t is dict:
+                mapping: dict[str, object] = node  # type: ignore[assignment]
+                n = len(mapping)
+                if n and depth >= MAX_DEPTH:
+                    out.keys_omitted += n
+                    for name in list(mapping)[: max(0, 64 - len(out.dropped))]:
+                        out.dropped[name] = None
+                    out.size += len(f"{{…{n} keys}}") + 2
+                    return f"{{…{n} keys}}"
+                out.size += 1 + n if n else 2
+                result: dict[str, object] = {}
+                for key, child in mapping.items():
+                    out.size += str_size(key) + 1
+                    result[key] = build(child, depth + 1, at)
+                return result
+            if t is list:
+                items: list[object] = node  # type: ignore[assignment]
+                n = len(items)
+                if not n:
+                    out.size += 2
+                    return []
+                if depth >= MAX_DEPTH:
+                    out.items_omitted += n
+                    out.size += len(f"[…{n} items]") + 2
+                    return f"[…{n} items]"
+                arr = at.profile.arrays[at.arrays]
+                at.arrays += 1
+                shown: list[object] = []
+                previous = -1
+                size = 2
+                for i in arr.kept:
+                    if i - previous > 1:
+                        shown.append(gap_text(previous + 1, i - 1))
+                        size += gap_size(previous + 1, i - 1)
+                    shown.append(build(items[i], depth + 1, self._at(arr.items[i])))
+                    previous = i
+                if previous < n - 1:
+                    shown.append(gap_text(previous + 1, n - 1))
+                    size += gap_size(previous + 1, n - 1)
+                out.size += size + len(shown) - 1
+                out.items_omitted += n - len(arr.kept)
+                return shown
+            out.intact += 1
+            out.size += leaf_size(node)
+            return node
+
+        out.value = build(self.root, 0, self._at(self.top))
+        return out
+
+    def _at(self, profile: _Profile) -> _At:
+        return _At(profile, set(profile.order[: self.whole.get(id(profile), 0)]))
+
+
+class _At:
+    """Where ``render`` is in one profile: its next array and next cuttable string."""
+
+    __slots__ = ("arrays", "profile", "strings", "whole")
+
+    def __init__(self, profile: _Profile, whole: set[int]) -> None:
+        self.profile = profile
+        self.whole = whole  # indexes of the cuttable strings shown whole
+        self.arrays = 0
+        self.strings = 0
+
+
+def _cover(node: list[object], order: list[int], needed: set[str]) -> list[tuple[int, set[str]]]:
+    """Few items of ``node`` that together show every name of ``needed`` they can (largest first,
+    taken from the candidates met in ``order`` until they show them all); ``needed`` loses them."""
+    candidates: list[tuple[int, set[str]]] = []
+    union: set[str] = set()
+    for i in order:
+        item = node[i]
+        if type(item) is dict or type(item) is list:
+            new = deep_keys(item) & needed
+            if new and not union.issuperset(new):
+                candidates.append((i, new))
+                union |= new
+                if union >= needed:
+                    break
+    chosen: list[tuple[int, set[str]]] = []
+    while candidates and needed:
+        best = max(range(len(candidates)), key=lambda k: len(candidates[k][1] & needed))
+        i, new = candidates.pop(best)
+        new &= needed
+        if not new:
+            break
+        chosen.append((i, new))
+        needed -= new
+    return chosen
+
+
+def priced(root: object, target: int, head: int, plans: Plans) -> Condensed | None:
+    """The priced copy of ``root`` within ``target`` characters, cut strings keeping ``head``
+    characters; None when the items that must stay do not fit."""
+    if type(root) is not dict and type(root) is not list:
+        return None
+    packing = plans.priced
+    if (
+        packing is None
+        or packing.root is not root
+        or packing.head != head
+        or target > packing.target * 5 // 4
+    ):
+        packing = plans.priced = Priced(root, target, head, plans)
+    else:
+        packing.reset(target)  # a retry at about the same target: the horizons still hold
+    return packing.run()
