@@ -6,10 +6,16 @@ output equal a leaf of the original (verbatim values; for text: verbatim lines),
 document's distinct field names are visible, and the time per MB of input. The shrinkfit columns are
 skipped when the package is not installed (``pip install shrinkfit``).
 
-Our budget includes the truncation record (message, response id, file path, report) or the notice;
-shrinkfit's output carries no recovery information and gets the whole budget for content. The
-``sf@room`` columns give shrinkfit only the room our content had (budget minus our recovery text), for
-a like-for-like density comparison.
+Three views of shrinkfit:
+
+- ``shrinkfit``: the bare package at the whole budget. Its output carries no recovery information,
+  while ours must fit the truncation record (message, response id, file path, report) or the trailing
+  notice into the same budget.
+- ``sf@room``: shrinkfit given only the room our content had (budget minus our recovery text): the
+  like-for-like density comparison (verbatim values per character of content).
+- ``mcp-compressor``: shrinkfit as shipped, i.e. ``mcp-compressor --shrinkfit=N`` in front of a backend
+  returning the same text, with its own recovery notice inside the budget (``scripts/_compressor_shrink.py``;
+  skipped when ``mcp-compressor`` is not installed). ``refused`` means it answered with an error.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from mcpsqueeze.shrink import RecoveryHint, shrink_texts
 
@@ -30,6 +37,8 @@ try:
     import shrinkfit
 except ImportError:  # pragma: no cover - optional comparison
     shrinkfit = None
+
+from _compressor_shrink import COMPRESSOR, compressor_results
 
 BUDGETS = (20000, 10000, 4000, 1024)
 HINT = RecoveryHint(
@@ -248,6 +257,16 @@ def theirs(text: str, budget: int) -> str:
     return str(shrinkfit.shrink(text, budget, indent=0))
 
 
+def compressor_measure(original: str, result: dict[str, Any] | None) -> str:
+    """mcp-compressor's presented length, verbatim values and field names (first text block: the
+    shrunk value; later blocks: its notice)."""
+    if result is None:
+        return f"{'refused':>22}"
+    texts = [b["text"] for b in result.get("content", []) if b.get("type") == "text"]
+    values, fields = measure(original, texts[0]) if texts else (0, "-")
+    return f"{sum(map(len, texts)):>6} {values:>6} {fields:>7}"
+
+
 def main() -> None:
     rng = random.Random(20240601)
     inputs = {
@@ -260,14 +279,13 @@ def main() -> None:
     }
     big = {"issues": records_object(random.Random(1), n=300)["issues"] * 12}
     inputs["1 MB object (timing)"] = json.dumps(big)
-    header = (
-        f"{'input':<22} {'chars':>8} {'budget':>6} | {'ours len':>8} {'values':>6} {'fields':>7} {'ms/MB':>6}"
-        + (
-            f" | {'sf len':>6} {'values':>6} {'fields':>7} {'ms/MB':>6} | {'sf@room':>7} {'values':>6}"
-            if shrinkfit
-            else " | shrinkfit n/a"
-        )
-    )
+    compressed = compressor_results(inputs, BUDGETS) if Path(COMPRESSOR).exists() else None
+    header = f"{'input':<22} {'chars':>8} {'budget':>6}"
+    header += f" | {'ours len':>8} {'values':>6} {'fields':>7} {'ms/MB':>6}"
+    if shrinkfit:
+        header += f" | {'sf len':>6} {'values':>6} {'fields':>7} {'ms/MB':>6} | {'sf@room':>7} {'values':>6}"
+    if compressed is not None:
+        header += f" | {'mcpc len':>8} {'values':>6} {'fields':>7}"
     print(header)
     print("-" * len(header))
     for name, text in inputs.items():
@@ -288,7 +306,9 @@ def main() -> None:
                     same, _ = measure(text, theirs(text, room))
                     row += f" | {room:>7} {same:>6}"
                 except Exception as exc:  # shrinkfit refuses prose
-                    row += f" | {'error: ' + type(exc).__name__:>29}"
+                    row += f" | {'error: ' + type(exc).__name__:>29} | {'':>14}"
+            if compressed is not None and "timing" not in name:
+                row += " | " + compressor_measure(text, compressed.get((name, budget)))
             print(row)
 
 

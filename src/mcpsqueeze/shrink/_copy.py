@@ -133,7 +133,7 @@ def leaf_size(value: object) -> int:
     if value is False:
         return 5
     if type(value) is float:
-        return len(dumps(value))
+        return len(repr(value))  # as ``dumps`` writes it
     return len(str(value))
 
 

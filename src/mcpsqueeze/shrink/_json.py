@@ -7,8 +7,6 @@ import math
 import re
 from typing import Final
 
-import orjson
-
 __all__ = ["NOT_JSON", "JsonValue", "dumps", "parse_strict"]
 
 JsonValue = object
@@ -50,9 +48,11 @@ def _escape_surrogate(match: re.Match[str]) -> str:
 
 
 def dumps(value: object) -> str:
-    """Compact JSON text for ``value``; lone surrogates are written as ``\\uXXXX`` escapes."""
-    try:
-        return orjson.dumps(value).decode()
-    except TypeError:
-        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-        return _SURROGATE.sub(_escape_surrogate, text)
+    """Compact JSON text for ``value``; lone surrogates are written as ``\\uXXXX`` escapes.
+
+    Always the stdlib encoder (whose C encoder is quick on previews of a budget's size), so that a
+    float is written as ``repr`` writes it whatever else the value holds: the condensers size a copy
+    while building it, and orjson writes some floats differently (``0.00001`` for ``1e-05``) and
+    refuses integers beyond 64 bits, which would switch encoders mid-document."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return _SURROGATE.sub(_escape_surrogate, text) if _SURROGATE.search(text) else text

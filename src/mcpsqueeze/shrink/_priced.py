@@ -9,8 +9,9 @@ that copy leaves is then topped up greedily (a cut string shown whole, one more 
 
 Unlike a limit shared by the whole document, each string and each item decides for itself: one long
 description is cut while the short summary next to it stays whole, and a directory tree keeps whole
-subtrees instead of scattering gap markers. Field names stay visible: the items of an array that
-show names seen nowhere else are never folded.
+subtrees instead of scattering gap markers. Field names stay visible: the fewest items that show
+every name are kept whatever their price, and so are the first and last items of the arrays at the
+top; when those alone do not fit, first and last may go, then the names.
 """
 
 from __future__ import annotations
@@ -82,12 +83,12 @@ class _Profile:
 
 
 class _Array:
-    __slots__ = ("bonus", "cover", "depth", "ends", "gap", "items", "kept", "must", "n", "node", "positions")
+    """One array within a kept profile: the items it offers and which it keeps."""
 
-    def __init__(self, node: list[object], depth: int) -> None:
-        self.node = node
-        self.depth = depth
-        self.n = len(node)
+    __slots__ = ("bonus", "cover", "ends", "gap", "items", "kept", "must", "n", "positions")
+
+    def __init__(self, n: int) -> None:
+        self.n = n
         self.positions: list[int] = []  # offered items, ascending
         self.items: dict[int, _Profile] = {}
         self.cover: set[int] = set()  # items that show field names needed nowhere else
@@ -108,7 +109,6 @@ class Priced:
         self.plans = plans
         self.arrays: list[_Array] = []
         self.whole: dict[int, int] = {}  # id(profile) -> cuttable strings shown whole
-        self.profiles: dict[int, _Profile] = {}  # id(profile) -> profile, for the top-up
         self.price = 1.0  # the price found
         self.hint: float | None = None  # on a retry: the price found last time
         self.room = 0  # during the top-up: characters left
@@ -128,7 +128,6 @@ class Priced:
 
     def _compile(self, node: object, depth: int, needed: set[str] | None) -> _Profile:
         profile = _Profile()
-        self.profiles[id(profile)] = profile
         self._walk(node, depth, profile, needed)
         profile.seal()
         return profile
@@ -170,7 +169,7 @@ class Priced:
         profile.value += 1
 
     def _array(self, node: list[object], depth: int, needed: set[str] | None) -> _Array:
-        arr = _Array(node, depth)
+        arr = _Array(len(node))
         self.arrays.append(arr)
         n = arr.n
         order = list(range(n)) if n <= _HORIZON_MIN else self.plans.order(node)
