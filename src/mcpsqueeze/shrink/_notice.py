@@ -51,7 +51,7 @@ class Report:
     strategy: str = ""
 
     def as_dict(self, *, compact: bool = False) -> dict[str, object]:
-        """``compact`` (small budgets) leaves out the diagnostic strategy and an empty field list."""
+        """``compact`` (small budgets) leaves out the diagnostic strategy."""
         report: dict[str, object] = {
             "pruned": self.pruned,
             "fits": self.fits,
@@ -60,9 +60,8 @@ class Report:
             "items_omitted": self.items_omitted,
             "keys_omitted": self.keys_omitted,
             "strings_truncated": self.strings_truncated,
+            "dropped_fields": list(self.dropped_fields),
         }
-        if self.dropped_fields or not compact:
-            report["dropped_fields"] = list(self.dropped_fields)
         if not compact:
             report["strategy"] = self.strategy
         return report

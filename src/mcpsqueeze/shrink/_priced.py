@@ -108,6 +108,7 @@ class Priced:
         self.head = head
         self.plans = plans
         self.arrays: list[_Array] = []
+        self.covers: list[tuple[int, _Array, int]] = []  # (names shown, array, item) of the cover items
         self.whole: dict[int, int] = {}  # id(profile) -> cuttable strings shown whole
         self.price = 1.0  # the price found
         self.hint: float | None = None  # on a retry: the price found last time
@@ -121,8 +122,6 @@ class Priced:
         self.target = target
         self.hint = self.price
         self.whole.clear()
-        for arr in self.arrays:
-            arr.must = arr.ends | arr.cover
 
     # -- compiling: the document within each array's horizon, as profiles and arrays ------------------
 
@@ -185,6 +184,7 @@ class Priced:
             for i, new in _cover(node, order, needed):
                 musts[i] = new
                 arr.cover.add(i)
+                self.covers.append((len(new), arr, i))
         for i in ends:
             arr.bonus[i] = 0.5
         compiled: list[int] = []
@@ -322,16 +322,21 @@ class Priced:
                 costs[p] = self.score(self.top, p, False)[1:]
             return costs[p][0]
 
-        # When the items that must stay do not fit, first and last may go, then the field names.
-        for relax in (None, "ends", "all"):
-            if relax is not None:
-                costs.clear()
+        # When the items that must stay do not fit, first and last may go, then the items that show
+        # field names, the one that shows the fewest first.
+        dropping = sorted(self.covers, key=lambda cover: cover[0], reverse=True)
+        for arr in self.arrays:
+            arr.must = arr.ends | arr.cover
+        while cost(_MOST) > target:
+            costs.clear()
+            if any(arr.must - arr.cover for arr in self.arrays):
                 for arr in self.arrays:
-                    arr.must = arr.cover if relax == "ends" else set()
-            if cost(_MOST) <= target:
-                break
-        else:
-            return None
+                    arr.must = set(arr.cover)
+            elif dropping:
+                _, arr, i = dropping.pop()
+                arr.must.discard(i)
+            else:
+                return None
         lo, hi = _LEAST, _MOST
         if cost(lo) <= target:
             hi = lo
