@@ -251,7 +251,7 @@ class Priced:
         gap_obj = p * gap_cost
         kept: _Score = (-p, 1, 0)  # "[" and "]" less the comma counted per element
         gap: _Score = _NONE
-        # per position: (forced gap before it came from K, K came from G, G came from K)
+        # when recording, per position: (a forced gap before it came from K, K came from G, G from K)
         trail: list[tuple[bool, bool, bool]] = []
         previous = -1
         items, must, bonus = arr.items, arr.must, arr.bonus
@@ -277,7 +277,8 @@ class Priced:
             else:
                 gap_from_kept = kept[0] - gap_obj > gap[0]
                 new_gap = (kept[0] - gap_obj, kept[1] + gap_cost, kept[2]) if gap_from_kept else gap
-            trail.append((forced, from_gap, gap_from_kept))
+            if record:
+                trail.append((forced, from_gap, gap_from_kept))
             kept, gap = new_kept, new_gap
             previous = i
         end_forced = False
