@@ -207,3 +207,13 @@ def test_generated_documents_fit_exactly(doc: Any, target: int) -> None:
     if isinstance(doc, dict):
         assert list(copy.value) == list(doc)  # type: ignore[call-overload]
     assert _counts(copy.value)[1] == copy.strings_truncated
+
+
+def test_many_deeply_nested_items_are_sized_without_deep_recursion() -> None:
+    deep: Any = "x"
+    for _ in range(900):  # about as deep as the JSON parser goes
+        deep = [deep, "pad" * 5]
+    doc = json.loads(json.dumps({"items": [deep] * 100}))
+    copy = priced(doc, 4000, 8, Plans())
+    assert copy is not None
+    assert len(dumps(copy.value)) == copy.size <= 4000

@@ -39,6 +39,7 @@ __all__ = ["Priced", "priced"]
 
 _NEG: Final = -math.inf
 _HORIZON_MIN: Final = 64  # arrays this short offer every item; longer ones a prefix of their priority
+_ROUGH_DEPTH: Final = 8  # the size of a horizon's sample items is guessed from this many levels
 _SEARCH_STEPS: Final = 22
 _LEAST: Final = 1e-5  # a price at which everything offered is kept whole
 _MOST: Final = 64.0  # a price at which everything that may be folded or cut is
@@ -216,14 +217,17 @@ class Priced:
                 stack.extend(v for v in cur.values() if type(v) is dict)
         return names
 
-    def _rough_size(self, node: object) -> int:
-        """About the size of ``node`` with long strings cut (lists judged by their first items)."""
+    def _rough_size(self, node: object, depth: int = 0) -> int:
+        """About the size of ``node`` with long strings cut (lists judged by their first items,
+        nesting by its first levels)."""
         if isinstance(node, str):
             return min(str_size(node), self.head + STRING_SLACK + 10)
+        if depth >= _ROUGH_DEPTH and isinstance(node, dict | list):
+            return 16
         if isinstance(node, dict):
-            return 2 + sum(len(k) + 4 + self._rough_size(v) for k, v in node.items())
+            return 2 + sum(len(k) + 4 + self._rough_size(v, depth + 1) for k, v in node.items())
         if isinstance(node, list):
-            return 2 + sum(self._rough_size(v) + 1 for v in node[:8])
+            return 2 + sum(self._rough_size(v, depth + 1) + 1 for v in node[:8])
         return leaf_size(node)
 
     # -- choosing at one price -------------------------------------------------------------------------
