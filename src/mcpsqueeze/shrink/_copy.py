@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 MAX_DEPTH: Final = 48  # deepest level the condensers descend into; deeper containers are collapsed
 STRING_SLACK: Final = 16  # a string is only cut when that saves at least a marker's width
 UNLIMITED: Final = 1 << 62
+_WALKED: Final = 64  # ``Plans.names`` walks arrays this short; longer ones get a ``priority`` pass
 
 
 @dataclass(slots=True)
@@ -40,13 +41,34 @@ class Condensed:
 class Plans:
     """What condensing one document learns, kept across attempts at slightly different targets."""
 
-    orders: dict[int, list[int]] = field(default_factory=dict)  # id(array) -> ``priority`` order
+    # id(array) -> its ``priority`` order and the field names below it (arrays stay alive as long as
+    # the document does)
+    orders: dict[int, tuple[list[int], set[str]]] = field(default_factory=dict)
     limits: Limits | None = None  # the limits that won the limit search
     priced: Priced | None = None  # the document compiled for the priced packing
     winner: str | None = None  # the condenser that won
 
     def order(self, node: list[object]) -> list[int]:
-        found = self.orders.get(id(node))  # arrays stay alive as long as the document does
+        return self._ordered(node)[0]
+
+    def names(self, root: object) -> set[str]:
+        """``deep_keys(root)``, taking a long array's names from its ``priority`` pass, which finds
+        them anyway, instead of walking it a second time."""
+        keys: set[str] = set()
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            if type(node) is dict:
+                keys.update(node)
+                stack.extend(containers(node.values()))
+            elif len(node) > _WALKED:  # type: ignore[arg-type]
+                keys |= self._ordered(node)[1]  # type: ignore[arg-type]
+            else:
+                stack.extend(containers(node))  # type: ignore[arg-type]
+        return keys
+
+    def _ordered(self, node: list[object]) -> tuple[list[int], set[str]]:
+        found = self.orders.get(id(node))
         if found is None:
             found = self.orders[id(node)] = priority(node)
         return found
@@ -73,11 +95,12 @@ def deep_keys(root: object) -> set[str]:
     return keys
 
 
-def priority(items: list[object]) -> list[int]:
-    """Indexes of ``items`` in the order they are worth keeping.
+def priority(items: list[object]) -> tuple[list[int], set[str]]:
+    """Indexes of ``items`` in the order they are worth keeping, and every field name below them.
 
     First and last; then each item that shows a field name not yet shown; then one item of every
-    distinct shape; then the rest from the head.
+    distinct shape; then the rest from the head. (An item is only searched for names when it may
+    hold one not seen yet, so the names come almost for free.)
     """
     n = len(items)
     order = [0, n - 1] if n > 1 else [0]
@@ -124,7 +147,7 @@ def priority(items: list[object]) -> list[int]:
     order.extend(distinct)
     if len(chosen) < n:
         order.extend(i for i in range(1, n - 1) if i not in chosen)
-    return order
+    return order, covered
 
 
 def leaf_size(value: object) -> int:

@@ -96,7 +96,9 @@ class _Array:
         self.ends: set[int] = set()  # first and last of an array near the top
         self.must: set[int] = set()  # the items that cannot be folded (relaxed when they do not fit)
         self.bonus: dict[int, float] = {}
-        self.gap = gap_size(self.n // 2, self.n - 1) + 1  # a typical marker and its comma
+        # the longest gap marker the array can have, and its comma: the price search may then
+        # overestimate a copy by a few characters, never underestimate it
+        self.gap = gap_size(max(n - 2, 0), n - 1) + 1
         self.kept: list[int] = []  # the final choice
 
 
@@ -116,7 +118,7 @@ class Priced:
         self.room = 0  # during the top-up: characters left
         self.heap: list[tuple[float, int, _Offer]] = []  # the top-up's offers, best first
         self.pushed = 0
-        needed = deep_keys(root) - self._own_names(root)
+        needed = plans.names(root) - self._own_names(root)
         self.top = self._compile(root, 0, needed or None)
 
     def reset(self, target: int) -> None:
