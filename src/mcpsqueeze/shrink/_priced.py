@@ -56,7 +56,7 @@ class _Profile:
     """One kept node and everything below it except array items: what it shows in any case, and
     the strings it may show whole for a price."""
 
-    __slots__ = ("arrays", "cost", "extra", "fixed", "order", "prefix", "sorted_extra", "value")
+    __slots__ = ("arrays", "cost", "extra", "fixed", "order", "prefix", "shown", "sorted_extra", "value")
 
     def __init__(self) -> None:
         self.value = 0  # verbatim leaves shown in any case
@@ -67,6 +67,7 @@ class _Profile:
         self.fixed = False  # nothing inside to choose: the same at every price
         self.prefix: list[int] = [0]  # cumulative ``extra`` in ``order``
         self.arrays: list[_Array] = []
+        self.shown = 0  # in the current choice: how many cuttable strings are shown whole
 
     def seal(self) -> None:
         self.order = sorted(range(len(self.extra)), key=self.extra.__getitem__)
@@ -112,7 +113,6 @@ class Priced:
         self.plans = plans
         self.arrays: list[_Array] = []
         self.covers: list[tuple[int, _Array, int]] = []  # (names shown, array, item) of the cover items
-        self.whole: dict[int, int] = {}  # id(profile) -> cuttable strings shown whole
         self.price = 1.0  # the price found
         self.hint: float | None = None  # on a retry: the price found last time
         self.room = 0  # during the top-up: characters left
@@ -124,7 +124,6 @@ class Priced:
     def reset(self, target: int) -> None:
         self.target = target
         self.hint = self.price
-        self.whole.clear()
 
     # -- compiling: the document within each array's horizon, as profiles and arrays ------------------
 
@@ -190,22 +189,17 @@ class Priced:
                 self.covers.append((len(new), arr, i))
         for i in ends:
             arr.bonus[i] = 0.5
-        compiled: list[int] = []
         if n > _HORIZON_MIN:
             sample = order[:16]
             sizes = [self._rough_size(node[i]) for i in sample]
             average = max(sum(sizes) / len(sizes), 1.0)
             order = order[: max(_HORIZON_MIN, int(2 * self.target / average) + 2)]
-        offered = set(order) | set(musts)
-        arr.must = arr.ends | arr.cover
-        for i in sorted(offered):
+        arr.positions = sorted(set(order) | set(musts))
+        for i in arr.positions:
             need = musts.get(i)
             if need:
-                own = self._own_names(node[i])
-                need = need - own
+                need = need - self._own_names(node[i])
             arr.items[i] = self._compile(node[i], depth + 1, need or None)
-            compiled.append(i)
-        arr.positions = compiled
         return arr
 
     def _own_names(self, node: object) -> set[str]:
@@ -242,7 +236,7 @@ class Priced:
         value = profile.value + k
         obj = value - p * cost
         if record:
-            self.whole[id(profile)] = k
+            profile.shown = k
         for arr in profile.arrays:
             o, c, v = self._choose(arr, p, record)
             obj += o
@@ -358,8 +352,7 @@ class Priced:
             hi = self._search(lo, hi, cost)
         self.price = hi
         self.score(self.top, hi, True)
-        out = self.render()
-        self.top_up(out)
+        self.top_up(self.target - self._size(self.top))
         return self.render()
 
     def _search(self, lo: float, hi: float, cost: Callable[[float], int]) -> float:
@@ -382,11 +375,26 @@ class Priced:
                 lo, lo_cost = mid, mid_cost
         return hi
 
-    def top_up(self, first: Condensed) -> None:
-        """Spend the room the priced copy left: cut strings shown whole and more items, most values
-        per character first (a heap; an entry whose worth fell since it was pushed is looked at again
-        later)."""
-        self.room = self.target - first.size
+    def _size(self, profile: _Profile) -> int:
+        """The exact serialized size of ``profile`` in the current choice (the price search counts
+        gap markers at their longest)."""
+        size = profile.cost + profile.prefix[profile.shown]
+        for arr in profile.arrays:
+            size += 1  # "[" and "]" less the comma counted per element
+            previous = -1
+            for i in arr.kept:
+                if i - previous > 1:
+                    size += gap_size(previous + 1, i - 1) + 1
+                size += self._size(arr.items[i]) + 1
+                previous = i
+            size += gap_size(previous + 1, arr.n - 1) + (previous < arr.n - 1)
+        return size
+
+    def top_up(self, room: int) -> None:
+        """Spend ``room``, what the priced copy left: cut strings shown whole and more items, most
+        values per character first (a heap; an entry whose worth fell since it was pushed is looked
+        at again later)."""
+        self.room = room
         self._offer_profile(self.top)
         heap = self.heap
         for _ in range(_TOP_UPS):
@@ -435,7 +443,7 @@ class Priced:
         profile, arr, i, priced = offer
         if arr is None:
             assert profile is not None
-            k = self.whole.get(id(profile), 0)
+            k = profile.shown
             return None if k >= len(profile.order) else (profile.extra[profile.order[k]], 1)
         kept = arr.kept
         pos = bisect_left(kept, i)
@@ -457,7 +465,7 @@ class Priced:
         profile, arr, i, priced = offer
         if arr is None:
             assert profile is not None
-            self.whole[id(profile)] = self.whole.get(id(profile), 0) + 1
+            profile.shown += 1
             self._offer(offer)
             return
         arr.kept.insert(bisect_left(arr.kept, i), i)
@@ -465,7 +473,7 @@ class Priced:
         if priced:
             self.score(item, self.price, True)
         else:
-            self.whole[id(item)] = 0
+            item.shown = 0
             for inner in item.arrays:
                 inner.kept = []
         self._offer_profile(item)
@@ -549,7 +557,7 @@ class Priced:
         return out
 
     def _at(self, profile: _Profile) -> _At:
-        return _At(profile, set(profile.order[: self.whole.get(id(profile), 0)]))
+        return _At(profile, set(profile.order[: profile.shown]))
 
 
 class _At:
