@@ -341,20 +341,6 @@ def compressor_results(
     return out
 
 
-def compressor_outputs(inputs: dict[str, str], budgets: Iterable[int]) -> dict[tuple[str, int], str | None]:
-    """For each input text and budget: the text mcp-compressor ``--shrinkfit=budget`` presents to an agent.
-
-    The tool returns the input as one text content block; the presented text is the concatenation, in
-    order and with no separator, of every text block of the compressor's result (for shrunk arrays and
-    scalars that is the shrunk value followed by a ``{"truncation": ...}`` notice block). ``_meta`` and
-    ``structuredContent`` are left out. None when mcp-compressor fails or refuses (reason on stderr).
-    """
-    return {
-        key: None if result is None else presented_text(result)
-        for key, result in compressor_results(inputs, budgets).items()
-    }
-
-
 def _demo() -> None:
     items = [
         {"id": i, "name": f"item {i}", "tags": ["alpha", "beta"], "note": f"record number {i} " * 4}
