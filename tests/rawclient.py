@@ -29,6 +29,23 @@ def cli(*args: str) -> list[str]:
     return [sys.executable, "-m", "mcpsqueeze.cli", *args]
 
 
+# The demo server's kitchen-sink tool takes one flag of every kind; these flags and the typed
+# arguments they must become are checked by the flag parser's unit test and through a real session.
+KITCHEN_SINK_FLAGS = (
+    "--page-id", "p1", "--page-size", "25", "--ratio", "0.25", "--verbose",
+    "--tags", "a", "--tags", "b", "--filter", '{"state": "open"}', "--mode", "slow",
+)  # fmt: skip
+KITCHEN_SINK_ARGS = {
+    "page_id": "p1",
+    "pageSize": 25,
+    "ratio": 0.25,
+    "verbose": True,
+    "tags": ["a", "b"],
+    "filter": {"state": "open"},
+    "mode": "slow",
+}
+
+
 def demo_server() -> list[str]:
     return [sys.executable, "-m", "mcpsqueeze.demo.server"]
 

@@ -9,6 +9,7 @@ import pytest
 
 from mcpsqueeze._errors import UsageError
 from mcpsqueeze.bash._flags import parse_call, tool_flags
+from rawclient import KITCHEN_SINK_ARGS, KITCHEN_SINK_FLAGS
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 PROG = "demo kitchen-sink"
@@ -47,19 +48,7 @@ def test_kitchen_sink_properties_become_kebab_flags_in_schema_order() -> None:
 
 
 def test_every_kind_of_flag_is_coerced_to_its_json_type() -> None:
-    args = parse(
-        "--page-id", "p1", "--page-size", "25", "--ratio", "0.25", "--verbose",
-        "--tags", "a", "--tags", "b", "--filter", '{"state": "open"}', "--mode", "slow",
-    )  # fmt: skip
-    assert args == {
-        "page_id": "p1",
-        "pageSize": 25,
-        "ratio": 0.25,
-        "verbose": True,
-        "tags": ["a", "b"],
-        "filter": {"state": "open"},
-        "mode": "slow",
-    }
+    assert parse(*KITCHEN_SINK_FLAGS) == KITCHEN_SINK_ARGS
 
 
 def test_only_given_flags_are_sent_so_the_tool_applies_its_own_defaults() -> None:

@@ -16,7 +16,15 @@ from pathlib import Path
 
 import pytest
 
-from rawclient import cli, demo_server, free_port, require_node_paths, wait_for
+from rawclient import (
+    KITCHEN_SINK_ARGS,
+    KITCHEN_SINK_FLAGS,
+    cli,
+    demo_server,
+    free_port,
+    require_node_paths,
+    wait_for,
+)
 
 
 @dataclass
@@ -76,21 +84,9 @@ def test_listing_shows_servers_and_kebab_case_tools(session: Session) -> None:
 
 
 def test_flags_of_every_kind_reach_the_tool_as_typed_arguments(session: Session) -> None:
-    done = session.shim(
-        "demo", "kitchen-sink", "--page-id", "p1", "--page-size", "25", "--ratio", "0.25", "--verbose",
-        "--tags", "a", "--tags", "b", "--filter", '{"state": "open"}', "--mode", "slow",
-    )  # fmt: skip
+    done = session.shim("demo", "kitchen-sink", *KITCHEN_SINK_FLAGS)
     assert done.returncode == 0, done.stderr
-    echoed = json.loads(done.stdout)
-    assert echoed == {
-        "page_id": "p1",
-        "pageSize": 25,
-        "ratio": 0.25,
-        "verbose": True,
-        "tags": ["a", "b"],
-        "filter": {"state": "open"},
-        "mode": "slow",
-    }
+    assert json.loads(done.stdout) == KITCHEN_SINK_ARGS
 
 
 def test_json_input_from_stdin_and_usage_errors_exit_2(session: Session) -> None:
