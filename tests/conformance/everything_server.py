@@ -142,9 +142,13 @@ async def test_tool_with_progress(ctx: Context) -> str:
 async def test_sampling(prompt: str, ctx: Context) -> str:
     """Asks the client for an LLM completion (sampling/createMessage)."""
     try:
+        # related_request_id puts the request on this call's own POST stream. Without it the SDK sends
+        # it on the standalone GET stream, which the client may not have opened yet: the request is then
+        # stored silently and the call hangs until the client's 60 s timeout (1 run in ~8 here).
         result = await ctx.session.create_message(
             messages=[SamplingMessage(role="user", content=TextContent(type="text", text=prompt))],
             max_tokens=100,
+            related_request_id=ctx.request_id,
         )
         text = result.content.text if result.content.type == "text" else "No response"
         return f"LLM response: {text}"
