@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 MAX_DEPTH: Final = 48  # deepest level the condensers descend into; deeper containers are collapsed
 STRING_SLACK: Final = 16  # a string is only cut when that saves at least a marker's width
 UNLIMITED: Final = 1 << 62
+MAX_DROPPED: Final = 64  # the most field names a report lists as dropped (it counts them all)
 _WALKED: Final = 64  # ``Plans.names`` walks arrays this short; longer ones get a ``priority`` pass
 
 
@@ -173,6 +174,24 @@ def gap_text(first: int, last: int) -> str:
 def gap_size(first: int, last: int) -> int:
     """Serialized size of the gap marker for items ``first..last`` (0 when the gap is empty)."""
     return len(gap_text(first, last)) + 2 if last >= first else 0
+
+
+def collapsed_keys(n: int) -> str:
+    """What stands for an object of ``n`` keys nested deeper than the condensers descend."""
+    return f"{{…{n} keys}}"
+
+
+def collapsed_items(n: int) -> str:
+    """What stands for an array of ``n`` items nested deeper than the condensers descend."""
+    return f"[…{n} items]"
+
+
+def note_dropped(dropped: dict[str, None], names: Iterable[str]) -> None:
+    """Add ``names`` to a report's dropped field names, up to ``MAX_DROPPED``."""
+    for name in names:
+        if len(dropped) >= MAX_DROPPED:
+            break
+        dropped[name] = None
 
 
 def cut(text: str, head: int) -> str:

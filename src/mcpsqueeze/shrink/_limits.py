@@ -19,10 +19,13 @@ from mcpsqueeze.shrink._copy import (
     UNLIMITED,
     Condensed,
     Plans,
+    collapsed_items,
+    collapsed_keys,
     cut,
     gap_size,
     gap_text,
     leaf_size,
+    note_dropped,
     str_size,
 )
 
@@ -83,11 +86,7 @@ class _Builder:
 
     def _drop_keys(self, keys: list[str]) -> None:
         self.keys_omitted += len(keys)
-        dropped = self.dropped
-        for key in keys:
-            if len(dropped) >= 64:
-                break
-            dropped[key] = None
+        note_dropped(self.dropped, keys)
 
     def string(self, text: str) -> str:
         head = self.limits.strings
@@ -118,7 +117,7 @@ class _Builder:
         limits = self.limits
         n = len(node)
         if n and depth >= limits.depth:
-            marker = f"{{…{n} keys}}"
+            marker = collapsed_keys(n)
             self.size += len(marker) + 2
             self._drop_keys(list(node))
             return marker
@@ -151,7 +150,7 @@ class _Builder:
         if n > self.longest_list:
             self.longest_list = n
         if n and depth >= limits.depth:
-            marker = f"[…{n} items]"
+            marker = collapsed_items(n)
             self.size += len(marker) + 2
             self.items_omitted += n
             return marker

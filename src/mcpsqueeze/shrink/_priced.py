@@ -27,11 +27,14 @@ from mcpsqueeze.shrink._copy import (
     STRING_SLACK,
     Condensed,
     Plans,
+    collapsed_items,
+    collapsed_keys,
     cut,
     deep_keys,
     gap_size,
     gap_text,
     leaf_size,
+    note_dropped,
     str_size,
 )
 
@@ -149,7 +152,7 @@ class Priced:
             mapping: dict[str, object] = node  # type: ignore[assignment]
             n = len(mapping)
             if n and depth >= MAX_DEPTH:
-                profile.cost += len(f"{{…{n} keys}}") + 2
+                profile.cost += str_size(collapsed_keys(n))
                 return
             profile.cost += 1 + n if n else 2
             for key, child in mapping.items():
@@ -162,7 +165,7 @@ class Priced:
             if not n:
                 profile.cost += 2
             elif depth >= MAX_DEPTH:
-                profile.cost += len(f"[…{n} items]") + 2
+                profile.cost += str_size(collapsed_items(n))
             else:
                 profile.arrays.append(self._array(items, depth, needed))
             return
@@ -423,6 +426,12 @@ class Priced:
         if now is not None and now[0] <= self.room:
             self._push(offer, now[1] / max(now[0], 1))
 
+    def _offer_item(self, arr: _Array, i: int) -> None:
+        """Offer item ``i`` of ``arr`` both ways: as priced, and with its strings cut and its arrays
+        folded."""
+        self._offer((None, arr, i, True))
+        self._offer((None, arr, i, False))
+
     def _offer_profile(self, profile: _Profile) -> None:
         """Offer what ``profile`` (shown) and the kept items below it could still show."""
         stack = [profile]
@@ -435,8 +444,7 @@ class Priced:
                     if i in kept:
                         stack.append(arr.items[i])
                     else:
-                        self._offer((None, arr, i, True))
-                        self._offer((None, arr, i, False))
+                        self._offer_item(arr, i)
 
     def _measure(self, offer: _Offer) -> tuple[int, int] | None:
         """(characters, verbatim values) ``offer`` adds now; None when it no longer applies."""
@@ -480,8 +488,7 @@ class Priced:
         at = bisect_left(arr.positions, i)
         for j in arr.positions[max(at - 1, 0) : at + 2]:  # neighbours: their gap changed
             if j != i:
-                self._offer((None, arr, j, True))
-                self._offer((None, arr, j, False))
+                self._offer_item(arr, j)
 
     def render(self) -> Condensed:
         """The chosen copy. It walks the document as ``_walk`` did, so each array and each cuttable
@@ -495,65 +502,48 @@ class Priced:
                 text: str = node  # type: ignore[assignment]
                 if len(text) <= head + STRING_SLACK:
                     out.intact += 1
-                    out.size += str_size(text)
                     return text
                 index = at.strings
                 at.strings += 1
                 if index in at.whole:
                     out.intact += 1
-                    out.size += str_size(text)
                     return text
                 out.strings_truncated += 1
-                shown_text = cut(text, head)
-                out.size += str_size(shown_text)
-                return shown_text
+                return cut(text, head)
             if t is dict:
                 mapping: dict[str, object] = node  # type: ignore[assignment]
                 n = len(mapping)
                 if n and depth >= MAX_DEPTH:
                     out.keys_omitted += n
-                    for name in list(mapping)[: max(0, 64 - len(out.dropped))]:
-                        out.dropped[name] = None
-                    out.size += len(f"{{…{n} keys}}") + 2
-                    return f"{{…{n} keys}}"
-                out.size += 1 + n if n else 2
-                result: dict[str, object] = {}
-                for key, child in mapping.items():
-                    out.size += str_size(key) + 1
-                    result[key] = build(child, depth + 1, at)
-                return result
+                    note_dropped(out.dropped, mapping)
+                    return collapsed_keys(n)
+                return {key: build(child, depth + 1, at) for key, child in mapping.items()}
             if t is list:
                 items: list[object] = node  # type: ignore[assignment]
                 n = len(items)
                 if not n:
-                    out.size += 2
                     return []
                 if depth >= MAX_DEPTH:
                     out.items_omitted += n
-                    out.size += len(f"[…{n} items]") + 2
-                    return f"[…{n} items]"
+                    return collapsed_items(n)
                 arr = at.profile.arrays[at.arrays]
                 at.arrays += 1
                 shown: list[object] = []
                 previous = -1
-                size = 2
                 for i in arr.kept:
                     if i - previous > 1:
                         shown.append(gap_text(previous + 1, i - 1))
-                        size += gap_size(previous + 1, i - 1)
                     shown.append(build(items[i], depth + 1, self._at(arr.items[i])))
                     previous = i
                 if previous < n - 1:
                     shown.append(gap_text(previous + 1, n - 1))
-                    size += gap_size(previous + 1, n - 1)
-                out.size += size + len(shown) - 1
                 out.items_omitted += n - len(arr.kept)
                 return shown
             out.intact += 1
-            out.size += leaf_size(node)
             return node
 
         out.value = build(self.root, 0, self._at(self.top))
+        out.size = self._size(self.top)  # exact: the tests hold it against the rendered copy
         return out
 
     def _at(self, profile: _Profile) -> _At:
