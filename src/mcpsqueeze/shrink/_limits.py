@@ -273,8 +273,8 @@ def _name(strings: int, items: int, longest: int, depth: int, keys: int, *, shar
 def limit_search(root: object, target: int, plans: Plans) -> Condensed | None:
     """The copy of ``root`` under the limits that keep the most verbatim leaves within ``target``
     (estimated serialized characters), or None when not even the smallest copy fits. ``plans``
-    caches array orders by ``id()`` and, under ``-id(root)``, the limits that won, so that a retry at
-    a slightly different target redoes only those."""
+    keeps the array orders and the limits that won, so that a retry at a slightly different target
+    redoes only those."""
     memo = plans.limits  # a retry at a slightly different target: redo only what won
     if memo is not None:
         strings, keys, depth, share = memo.strings, memo.keys, memo.depth, memo.share
