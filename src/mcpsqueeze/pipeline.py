@@ -10,10 +10,9 @@ from __future__ import annotations
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from .stats import Accountant
+from .stats import Accountant, CallRecord
 
 __all__ = ["Call", "Outcome", "Pipeline", "Stage", "text_of"]
 
@@ -88,8 +87,6 @@ class Pipeline:
         return presented, outcome
 
     def _account(self, call: Call, result: Result, presented: Result, outcome: Outcome, took: float) -> None:
-        from .stats import CallRecord
-
         assert self.accountant is not None
         self.accountant.record(
             CallRecord(
