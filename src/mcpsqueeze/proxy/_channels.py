@@ -66,10 +66,8 @@ def parse(line: bytes) -> Message | Invalid:
     """Strictly parse one JSON-RPC line; never raises."""
     try:
         value = loads(line)
-    except (
-        ValueError,
-        RecursionError,
-    ) as exc:  # orjson.JSONDecodeError and UnicodeDecodeError are ValueErrors
+    # (orjson.JSONDecodeError and UnicodeDecodeError are ValueErrors)
+    except (ValueError, RecursionError) as exc:
         return Invalid(f"Parse error: {exc}")
     if not isinstance(value, dict):
         return Invalid("Invalid Request: a JSON-RPC message must be a JSON object")
