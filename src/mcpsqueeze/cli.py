@@ -144,6 +144,22 @@ def _shrink_options(func: Any) -> Any:
     return func
 
 
+_CONFIG_HELP = (
+    'Settings file (TOML: [defaults], [policies."server:tool"]) [default: MCPSQUEEZE_CONFIG or '
+    "<user config dir>/config.toml]; see docs/config.md."
+)
+
+
+def _config_option(func: Any) -> Any:
+    return click.option(
+        "--config",
+        "config",
+        type=click.Path(path_type=Path, dir_okay=False),
+        default=None,
+        help=_CONFIG_HELP,
+    )(func)
+
+
 def _budget(budget: int | None, shrinkfit: int | None) -> int:
     value = budget if budget is not None else shrinkfit if shrinkfit is not None else DEFAULT_BUDGET
     if value < MIN_BUDGET:
@@ -172,6 +188,7 @@ def _budget(budget: int | None, shrinkfit: int | None) -> int:
     default=None,
     help="streamable-http: require `Authorization: Bearer <token>` from this 0600 file (created if missing).",
 )
+@_config_option
 @_shrink_options
 @click.argument("target", nargs=-1, required=True)
 def wrap(target: tuple[str, ...], **opts: Any) -> None:
@@ -182,7 +199,16 @@ def wrap(target: tuple[str, ...], **opts: Any) -> None:
     sys.exit(_run(run_wrap, settings))
 
 
-def _settings(target: list[str], opts: dict[str, Any]) -> Settings:
+def _settings(target: list[str], opts: dict[str, Any], choice: Any = None) -> Settings:
+    """Settings from the flags, with the config file's defaults and policies under them."""
+    from ._cliconfig import apply_config, read_config
+
+    if choice is None:
+        choice = read_config(opts.get("config"))
+    return apply_config(_flag_settings(target, opts), choice.settings, click.get_current_context())
+
+
+def _flag_settings(target: list[str], opts: dict[str, Any]) -> Settings:
     if opts["timeout"] is not None and opts["timeout"] <= 0:
         raise click.BadParameter("--timeout must be positive")
     if opts["jobs"] < 1:
@@ -216,7 +242,14 @@ def _settings(target: list[str], opts: dict[str, Any]) -> Settings:
     "--config",
     "config",
     type=click.Path(path_type=Path, dir_okay=False),
-    envvar="MCPSQUEEZE_CONFIG",
+    default=None,
+    help=_CONFIG_HELP + ' A servers JSON ({"mcpServers": ...}) is also accepted here, as --servers.',
+)
+@click.option(
+    "--servers",
+    "servers_file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
     help='Servers JSON: {"mcpServers": {name: {command, args, env, cwd} | {url, headers}}}.',
 )
 @click.option("-n", "--name", "name", default=None, help="Name of the one backend given after '--'.")
@@ -247,18 +280,33 @@ def _settings(target: list[str], opts: dict[str, Any]) -> Settings:
 @click.argument("target", nargs=-1)
 def serve(target: tuple[str, ...], **opts: Any) -> None:
     """Run the session proxy for the bash shim: `serve --config FILE` or `serve -n NAME -- CMD|URL`."""
+    from ._cliconfig import read_config
     from ._paths import default_socket
-    from .serve import Listen, ToolFilter, parse_config, run_serve, spec_from_argv
+    from .serve import Listen, ToolFilter, parse_config, parse_servers, run_serve, spec_from_argv
 
+    choice = read_config(opts["config"])
     try:
-        if opts["config"] is not None and target:
-            raise UsageError("give either --config FILE or -n NAME -- COMMAND|URL, not both")
-        if opts["config"] is not None:
-            specs = parse_config(opts["config"].read_text(encoding="utf-8"), str(opts["config"]))
+        servers_json = choice.servers_json
+        if servers_json is not None and opts["config"] is None and (opts["servers_file"] or target):
+            servers_json = None  # MCPSQUEEZE_CONFIG names a servers JSON, but servers were given here
+        given = [opts["servers_file"] is not None, servers_json is not None, bool(target)]
+        if sum(given) > 1:
+            raise UsageError(
+                "give the servers one way: --servers FILE, a servers JSON as --config, or -- CMD|URL"
+            )
+        if opts["servers_file"] is not None:
+            specs = parse_config(opts["servers_file"].read_text(encoding="utf-8"), str(opts["servers_file"]))
+        elif servers_json is not None:
+            specs = parse_servers(servers_json.servers, str(servers_json.path))
         elif target:
             specs = [spec_from_argv(opts["name"] or "backend", list(target), _parse_headers(opts["headers"]))]
+        elif choice.settings.servers:
+            specs = parse_servers(choice.settings.servers, str(choice.settings.path))
         else:
-            raise UsageError("no backend: give --config FILE or -n NAME -- COMMAND|URL")
+            raise UsageError(
+                "no backend: give --servers servers.json, a config file with [mcpServers.NAME] tables, "
+                "or -n NAME -- COMMAND|URL"
+            )
     except (UsageError, OSError) as exc:
         raise click.UsageError(str(exc)) from exc
     tools = ToolFilter(_globs(opts["include_tools"]), _globs(opts["exclude_tools"]))
@@ -276,13 +324,41 @@ def serve(target: tuple[str, ...], **opts: Any) -> None:
     token_file = (opts["token_file"] or socket_path.parent / "token") if tcp else None
     listen = Listen(None if tcp else socket_path, tcp, token_file)
     settings = _settings(
-        [], {**opts, "transport": "stdio", "host": "127.0.0.1", "port": 0, "server_name": ""}
+        [], {**opts, "transport": "stdio", "host": "127.0.0.1", "port": 0, "server_name": ""}, choice
     )
     sys.exit(_run(run_serve, settings, specs, tools, listen))
 
 
 def _globs(text: str) -> tuple[str, ...]:
     return tuple(p.strip() for p in text.split(",") if p.strip())
+
+
+@main.command("config", context_settings={"ignore_unknown_options": False})
+@click.option(
+    "--tool",
+    "tools",
+    multiple=True,
+    metavar="SERVER:TOOL",
+    help="Also print the effective policy of this tool (repeatable).",
+)
+@click.option(
+    "--name", "server_name", default="backend", show_default=True, help="Backend name, as for wrap."
+)
+@click.option("--timeout", type=float, default=None, help="As for wrap.")
+@_config_option
+@_shrink_options
+@click.argument("target", nargs=-1)
+def config_command(target: tuple[str, ...], tools: tuple[str, ...], **opts: Any) -> None:
+    """Print the effective settings and where each came from: flag, env, file:line or default.
+
+    Takes the same options as `wrap` (`mcpsqueeze config --config F --budget 9000`).
+    """
+    from ._cliconfig import read_config, render_effective
+
+    choice = read_config(opts["config"])
+    flags = {"headers": (), "transport": "stdio", "host": "127.0.0.1", "port": 0, "token_file": None}
+    settings = _settings(list(target), {**flags, **opts}, choice)
+    click.echo(render_effective(settings, choice, click.get_current_context(), tools), nl=False)
 
 
 @main.command()

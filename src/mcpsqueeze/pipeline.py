@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from .policy import Policy
 from .stats import Accountant, CallRecord
 
 __all__ = ["Call", "Outcome", "Pipeline", "Stage", "text_of"]
@@ -29,6 +31,9 @@ class Call:
     number: int
     full: bool = False  # the caller asked for the unshrunk result (`_meta["mcpsqueeze/full"]`, `--full`)
     started: float = field(default_factory=time.perf_counter)
+    policy: Policy | None = (
+        None  # resolved by the pipeline for (server, tool); None: the stages' own settings
+    )
 
 
 @dataclass
@@ -62,15 +67,23 @@ def text_of(result: Result) -> str:
 class Pipeline:
     """The ordered stages of one session, and the hand-off to accounting."""
 
-    def __init__(self, stages: list[Stage], accountant: Accountant | None = None) -> None:
+    def __init__(
+        self,
+        stages: list[Stage],
+        accountant: Accountant | None = None,
+        policy_for: Callable[[str, str], Policy] | None = None,
+    ) -> None:
         self.stages = stages
         self.accountant = accountant
+        self.policy_for = policy_for
 
     async def present(self, call: Call, result: Result) -> tuple[Result, Outcome]:
         """The result to show for `call`; a failing stage never loses the result (it passes unchanged)."""
         started = time.perf_counter()
         outcome = Outcome()
         presented = result
+        if call.policy is None and self.policy_for is not None:
+            call.policy = self.policy_for(call.server, call.tool)
         if result.get("isError") is True:
             outcome.action = "error"
         elif call.full:

@@ -16,6 +16,7 @@ import anyio
 
 from ._errors import RecoveryError
 from .pipeline import Pipeline, Stage
+from .policy import Policy
 from .recovery import FileStore, MemoryCache, RecoveryStore, clean_directory
 from .settings import Settings
 from .stages import DedupStage, ShrinkStage, Workers
@@ -44,7 +45,7 @@ class SessionServices:
 
 
 def build_store(settings: Settings) -> RecoveryStore | None:
-    if not (settings.shrink or settings.dedup):
+    if not (_stage_on(settings, "shrink") or _stage_on(settings, "dedup")):
         return None
     memory = files = None
     if settings.recovery in ("memory", "both"):
@@ -74,13 +75,19 @@ def new_pipeline(settings: Settings, services: SessionServices, mode: str = "mcp
     stages: list[Stage] = []
     store = services.store
     recover_tool = "squeeze_recover" if mode == "mcp" else None
-    if store is not None and settings.dedup:
+    if store is not None and _stage_on(settings, "dedup"):
         stages.append(DedupStage(store, services.workers, services.accountant.count, recover_tool))
-    if store is not None and settings.shrink:
+    if store is not None and _stage_on(settings, "shrink"):
         stages.append(
             ShrinkStage(store, services.workers, settings.budget, "mcp" if mode == "mcp" else "shell")
         )
-    return Pipeline(stages, services.accountant)
+    policy_for = settings.policies.resolver(Policy.from_settings(settings))
+    return Pipeline(stages, services.accountant, policy_for)
+
+
+def _stage_on(settings: Settings, key: str) -> bool:
+    """A stage runs when the session default has it on or some per-tool policy turns it on."""
+    return bool(getattr(settings, key)) or settings.policies.may_enable(key)
 
 
 async def sweep_forever(settings: Settings) -> None:

@@ -8,6 +8,8 @@ from typing import Literal
 
 import platformdirs
 
+from .policy import PolicySet
+
 __all__ = ["DEFAULT_BUDGET", "MIN_BUDGET", "Settings", "default_recovery_dir"]
 
 DEFAULT_BUDGET = 20_000
@@ -39,6 +41,7 @@ class Settings:
     retention: float | None = 24 * 3600.0
     jobs: int = 4
     stats_file: Path | None = None
+    policies: PolicySet = field(default_factory=PolicySet)  # per-tool rules from the config file
 
     @property
     def is_url(self) -> bool:

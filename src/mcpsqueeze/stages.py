@@ -79,6 +79,8 @@ class DedupStage:
         self._seen: dict[str, _Seen] = {}
 
     async def __call__(self, call: Call, result: Result, outcome: Outcome) -> Result:
+        if call.policy is not None and not call.policy.dedup:
+            return result
         content = result.get("content")
         if not isinstance(content, list) or not content:
             return result
@@ -148,8 +150,9 @@ class ShrinkStage:
         self.recover_tool = recover_tool
 
     async def __call__(self, call: Call, result: Result, outcome: Outcome) -> Result:
-        if outcome.action == "dedup":
+        if outcome.action == "dedup" or (call.policy is not None and not call.policy.shrink):
             return result
+        budget = call.policy.budget if call.policy is not None else self.budget
         content = result.get("content")
         if not isinstance(content, list):
             return result
@@ -159,12 +162,12 @@ class ShrinkStage:
             if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
         ]
         texts = [content[i]["text"] for i in indexes]
-        if sum(map(len, texts)) <= self.budget:
+        if sum(map(len, texts)) <= budget:
             return result
         response_id = new_response_id()
         hint = RecoveryHint(response_id, self._store.planned_file(response_id), self._mode, self.recover_tool)
         try:
-            shrunk = await self._workers.run(shrink_texts, texts, self.budget, hint)
+            shrunk = await self._workers.run(shrink_texts, texts, budget, hint)
         except ShrinkError as exc:
             outcome.store_failed = f"no preview fits the budget: {exc}"
             return result
@@ -178,7 +181,7 @@ class ShrinkStage:
         if stored.file != hint.file:  # the file store failed but memory holds it: don't name a missing file
             hint = RecoveryHint(response_id, stored.file, self._mode, self.recover_tool)
             try:
-                shrunk = await self._workers.run(shrink_texts, texts, self.budget, hint)
+                shrunk = await self._workers.run(shrink_texts, texts, budget, hint)
             except ShrinkError:
                 shrunk = None
             if shrunk is None:

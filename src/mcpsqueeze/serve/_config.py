@@ -9,7 +9,7 @@ from typing import Any
 
 from .._errors import UsageError
 
-__all__ = ["ServerSpec", "ToolFilter", "parse_config", "spec_from_argv"]
+__all__ = ["ServerSpec", "ToolFilter", "parse_config", "parse_servers", "spec_from_argv"]
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,11 @@ def parse_config(text: str, source: str = "config") -> list[ServerSpec]:
         document = json.loads(text)
     except ValueError as exc:
         raise UsageError(f"{source} is not valid JSON: {exc}") from exc
-    servers = document.get("mcpServers") if isinstance(document, dict) else None
+    return parse_servers(document.get("mcpServers") if isinstance(document, dict) else None, source)
+
+
+def parse_servers(servers: Any, source: str = "config") -> list[ServerSpec]:
+    """The `mcpServers` table (from servers JSON or a TOML config file's `[mcpServers.NAME]`)."""
     if not isinstance(servers, dict) or not servers:
         raise UsageError(
             f'{source} needs a non-empty "mcpServers" object: {{"mcpServers": {{"name": {{...}}}}}}'

@@ -1,0 +1,62 @@
+"""Per-tool policies inside the pipeline, directly (no subprocess): budget, shrink and dedup per server:tool."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from mcpsqueeze.config import parse_config_text
+from mcpsqueeze.pipeline import Call
+from mcpsqueeze.services import build_services, new_pipeline
+from mcpsqueeze.settings import Settings
+
+pytestmark = pytest.mark.anyio
+
+CONFIG = """\
+[defaults]
+budget = 5000
+[policies."s:small"]
+budget = 1500
+[policies."s:raw"]
+shrink = false
+[policies."*:nodedup"]
+dedup = false
+"""
+
+
+def _big(tag: str = "") -> dict[str, Any]:
+    rows = [{"id": i, "name": f"{tag} row {i}", "note": "x" * 40} for i in range(400)]
+    return {"content": [{"type": "text", "text": json.dumps(rows)}]}
+
+
+def _chars(result: dict[str, Any]) -> int:
+    return sum(len(b["text"]) for b in result["content"])
+
+
+async def test_each_tool_gets_the_budget_and_stages_its_policy_gives() -> None:
+    config = parse_config_text(CONFIG)
+    settings = config.apply(Settings(target=[], recovery="memory"))
+    pipeline = new_pipeline(settings, build_services(settings))
+    outcomes = {}
+    for number, tool in enumerate(["small", "other", "raw", "nodedup", "nodedup", "other"], start=1):
+        presented, outcome = await pipeline.present(Call("s", tool, {}, number), _big(tool))
+        outcomes[(tool, outcome.action)] = _chars(presented)
+    assert outcomes[("small", "shrink")] <= 1500
+    assert 1500 < outcomes[("other", "shrink")] <= 5000
+    assert outcomes[("raw", "passthrough")] == _chars(_big("raw"))
+    assert ("nodedup", "dedup") not in outcomes  # the same result twice, yet no pointer for this tool
+    assert ("other", "dedup") in outcomes  # the second `other` repeats the first: deduplicated
+
+
+async def test_a_policy_can_turn_shrinking_on_for_one_tool_when_the_default_is_off() -> None:
+    config = parse_config_text(
+        '[defaults]\nshrink = false\n[policies."s:on"]\nshrink = true\nbudget = 2000\n'
+    )
+    settings = config.apply(Settings(target=[], recovery="memory", dedup=False))
+    pipeline = new_pipeline(settings, build_services(settings))
+    off, off_outcome = await pipeline.present(Call("s", "off", {}, 1), _big())
+    on, on_outcome = await pipeline.present(Call("s", "on", {}, 2), _big())
+    assert off_outcome.action == "passthrough" and _chars(off) == _chars(_big())
+    assert on_outcome.action == "shrink" and _chars(on) <= 2000
