@@ -391,19 +391,38 @@ def health(socket_path: Path | None) -> None:
 @click.option(
     "--server", "servers", multiple=True, help="Server name (repeatable) [default: ask the session]."
 )
-def install_commands(directory: Path, servers: tuple[str, ...]) -> None:
-    """Write one command per server into DIRECTORY, so an agent can type `github search-issues --query x`."""
+@click.option(
+    "--lang",
+    type=click.Choice(["bash", "python", "typescript"]),
+    default="bash",
+    show_default=True,
+    help="bash: one shell command per server; python/typescript: Code Mode modules of typed functions.",
+)
+def install_commands(directory: Path, servers: tuple[str, ...], lang: str) -> None:
+    """Write one command (or Code Mode module) per server into DIRECTORY.
+
+    bash: `DIR/github search-issues --query x`; python/typescript: `github.search_issues(query="x")`
+    (see docs/code-mode.md).
+    """
     from .bash import SessionClient
     from .bash import install_commands as install
 
     try:
-        names = list(servers)
-        if not names:
-            status, body = SessionClient.from_environ().request("GET", "/v1/servers")
+        listing: list[dict[str, Any]] = []
+        client = SessionClient.from_environ()
+        if not servers or lang != "bash":
+            status, body = client.request("GET", "/v1/servers")
             if status != 200 or not isinstance(body, dict):
                 raise BackendError(f"the session answered HTTP {status} to /v1/servers")
-            names = [server["name"] for server in body.get("servers", [])]
-        for path in install(directory, names, sys.executable):
+            listing = [s for s in body.get("servers", []) if not servers or s["name"] in servers]
+            missing = sorted(set(servers) - {s["name"] for s in listing})
+            if missing:
+                raise UsageError(f"the session has no server named {', '.join(missing)}")
+        if lang == "bash":
+            paths = install(directory, list(servers) or [s["name"] for s in listing], sys.executable)
+        else:
+            paths = _write_code_mode(lang, directory, listing, client.address)
+        for path in paths:
             click.echo(path)
     except BackendError as exc:
         click.echo(f"mcpsqueeze install-commands: {exc}", err=True)
@@ -411,6 +430,19 @@ def install_commands(directory: Path, servers: tuple[str, ...]) -> None:
     except MCPSqueezeError as exc:
         click.echo(f"mcpsqueeze install-commands: {exc}", err=True)
         sys.exit(2)
+
+
+def _write_code_mode(lang: str, directory: Path, listing: list[dict[str, Any]], address: Any) -> list[Path]:
+    from .codemode import Endpoint, write_code_client
+
+    if address.socket_path is not None:
+        endpoint = Endpoint(socket_path=str(Path(address.socket_path).absolute()))
+    else:
+        host = f"[{address.host}]" if ":" in address.host else address.host
+        token = str(Path(address.token_file).absolute()) if address.token_file else None
+        endpoint = Endpoint(url=f"http://{host}:{address.port}", token_file=token)
+    tools = {server["name"]: server.get("tools") or [] for server in listing}
+    return write_code_client("python" if lang == "python" else "typescript", directory, tools, endpoint)
 
 
 @main.command()

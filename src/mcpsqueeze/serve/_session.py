@@ -102,10 +102,12 @@ class Session:
             "original_response_file": outcome.original_file,
         }
 
-    def recover(self, response_id: str, pointer: str | None) -> dict[str, Any]:
+    def recover(
+        self, response_id: str, pointer: str | None, offset: int | None = None, length: int | None = None
+    ) -> dict[str, Any]:
         if self.services.store is None:
             raise RecoveryError("this session keeps no originals")
-        return recover_result(self.services.store.load(response_id), pointer)
+        return recover_result(self.services.store.load(response_id), pointer, offset, length)
 
     def stop(self) -> None:
         for backend in self.backends.values():
@@ -154,9 +156,13 @@ def build_app(session: Session, token: bytes | None) -> Any:
         response_id = request.path_params["response_id"]
         if not re.fullmatch(RESPONSE_ID_RE, response_id):
             return reply(400, _err("bad_request", "a response id is 32 lowercase hex characters"))
+        window = [request.query_params.get(k) for k in ("offset", "length")]
+        if not all(v is None or v.isdigit() for v in window):
+            return reply(400, _err("bad_request", "offset and length are whole numbers of characters"))
+        offset, length = (None if v is None else int(v) for v in window)
         try:
             result = await anyio.to_thread.run_sync(
-                session.recover, response_id, request.query_params.get("pointer")
+                session.recover, response_id, request.query_params.get("pointer"), offset, length
             )
         except (RecoveryError, UsageError) as exc:
             return reply(404, _err("not_found", str(exc)))

@@ -1,0 +1,145 @@
+"""Generated Python: one module per server, one typed function per tool. Templates -> text, pure."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ._python_runtime import PYTHON_RUNTIME
+from ._schema import MISSING, Param, Tool, py_type
+
+__all__ = ["MARKER", "RUNTIME_MODULE", "python_module", "python_runtime"]
+
+MARKER = "# mcpsqueeze-code-mode v1"
+RUNTIME_MODULE = "squeeze_runtime"
+RESERVED = {"squeeze_recover", "truncation_of", "invoke", "call_tool", "SERVER"}
+
+
+def python_runtime(socket_path: str | None, url: str | None, token_file: str | None) -> str:
+    text = PYTHON_RUNTIME
+    for key, value in (("__SOCKET__", socket_path), ("__URL__", url), ("__TOKEN_FILE__", token_file)):
+        text = text.replace(key, "None" if value is None else _q(value), 1)
+    return f"{MARKER}\n{text}"
+
+
+def _doc(text: str, indent: str) -> str:
+    """A docstring literal holding `text` exactly (backslashes and triple quotes escaped)."""
+    body = text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"').strip()
+    if body.endswith('"'):
+        body += " "
+    lines = [line.rstrip() for line in body.splitlines()]
+    if len(lines) <= 1:
+        return f'{indent}"""{body}"""'
+    rest = [f"{indent}{line}" if line else "" for line in lines[1:]]
+    return "\n".join([f'{indent}"""{lines[0]}', *rest, f'{indent}"""'])
+
+
+def _literal(value: Any) -> str | None:
+    """A Python literal for a JSON default, or None when the default is better left to the server."""
+    if isinstance(value, str):
+        return _q(value)
+    if value is None or isinstance(value, bool | int | float):
+        return repr(value)
+    return None
+
+
+def _q(text: str) -> str:
+    """A double-quoted Python string literal (JSON's escapes are all valid Python)."""
+    return json.dumps(text)
+
+
+def _sentence(text: str) -> str:
+    line = " ".join(text.split())
+    return line if not line or line[-1] in ".!?:" else line + "."
+
+
+def _signature(params: tuple[Param, ...]) -> list[str]:
+    parts = []
+    for p in params:
+        kind = py_type(p.schema)
+        if p.required:
+            parts.append(f"{p.py}: {kind}")
+            continue
+        literal = _literal(p.default) if p.default is not MISSING else None
+        if literal is None or literal == "None":
+            optional = (
+                kind if kind == "Any" or kind.endswith("| None") or kind == "None" else f"{kind} | None"
+            )
+            parts.append(f"{p.py}: {optional} = None")
+        else:
+            parts.append(f"{p.py}: {kind} = {literal}")
+    return parts
+
+
+def _docstring(tool: Tool) -> str:
+    lines = [tool.description.strip() or f"Call the tool {tool.name!r}."]
+    if tool.params:
+        lines += ["", "Args:"]
+        for p in tool.params:
+            text = _sentence(p.description) or "(no description)"
+            if not p.required and p.default is not MISSING:
+                text += f" Default: {_literal(p.default) or repr(p.default)}."
+            lines.append(f"    {p.py}: {text}" + ("" if p.required else " Optional."))
+    lines += [
+        "",
+        "Returns parsed JSON (or the text); truncation_of(value) when shrunk. Raises SqueezeToolError.",
+    ]
+    return _doc("\n".join(lines), "    ")
+
+
+def _function(tool: Tool) -> str:
+    items = [f"{_q(p.name)}: {p.py}" for p in tool.params]
+    call = f"    return _invoke(SERVER, {_q(tool.name)}, {{{', '.join(items)}}})"
+    if len(call) > 100:
+        body = "".join(f"            {item},\n" for item in items)
+        opening = f"    return _invoke(\n        SERVER,\n        {_q(tool.name)},\n"
+        call = f"{opening}        {{\n{body}        }},\n    )"
+    signature = _signature(tool.params)
+    head = f"def {tool.py}({', '.join(signature)}) -> Any:"
+    if len(head) > 100:
+        head = f"def {tool.py}(\n" + "".join(f"    {part},\n" for part in signature) + ") -> Any:"
+    return f"{head}\n{_docstring(tool)}\n{call}\n"
+
+
+def python_module(server: str, tools: list[Tool]) -> str:
+    names = [
+        "SERVER",
+        "SqueezeError",
+        "SqueezeSessionError",
+        "SqueezeToolError",
+        "squeeze_recover",
+        "truncation_of",
+    ]
+    exported = sorted({*names, *(t.py for t in tools)})
+    functions = [_function(t) for t in tools]
+    uses_literal = any("Literal[" in f.split('"""', 1)[0] for f in functions)
+    header = _doc(
+        f"Tools of the mcpsqueeze session's server {_q(server)}, as typed functions (Code Mode).\n\n"
+        "Written by `mcpsqueeze install-commands --lang python`; regenerate rather than edit. Every call\n"
+        "goes through the running `mcpsqueeze serve` session (see squeeze_runtime.py for where it is).",
+        "",
+    )
+    lines = [
+        MARKER,
+        header,
+        "",
+        "from __future__ import annotations",
+        "",
+        "from typing import Any, Literal" if uses_literal else "from typing import Any",
+        "",
+        f"from {RUNTIME_MODULE} import (",
+        "    SqueezeError,",
+        "    SqueezeSessionError,",
+        "    SqueezeToolError,",
+        "    squeeze_recover,",
+        "    truncation_of,",
+        ")",
+        f"from {RUNTIME_MODULE} import invoke as _invoke",
+        "",
+        "__all__ = [",
+        *(f"    {_q(name)}," for name in exported),
+        "]",
+        "",
+        f"SERVER = {_q(server)}",
+    ]
+    return "\n".join(lines) + "\n\n\n" + "\n\n".join(functions)

@@ -1,0 +1,106 @@
+"""Generated TypeScript: one module per server, one typed async function per tool. Templates -> text, pure."""
+
+from __future__ import annotations
+
+import json
+
+from ._schema import MISSING, Tool, ts_type
+from ._ts_runtime import TS_RUNTIME
+
+__all__ = ["MARKER", "RUNTIME_MODULE", "typescript_module", "typescript_runtime"]
+
+MARKER = "// mcpsqueeze-code-mode v1"
+RUNTIME_MODULE = "squeezeRuntime"
+RESERVED = {"squeeze_recover", "squeezeRecover", "truncationOf", "squeezedOf", "invoke", "callTool", "SERVER"}
+
+
+def typescript_runtime(socket_path: str | None, url: str | None, token_file: str | None) -> str:
+    text = TS_RUNTIME
+    for key, value in (("__SOCKET__", socket_path), ("__URL__", url), ("__TOKEN_FILE__", token_file)):
+        text = text.replace(key, json.dumps(value), 1)
+    return f"{MARKER}\n{text}"
+
+
+def _comment(text: str, indent: str = "") -> list[str]:
+    """A JSDoc block holding `text` (a `*/` inside cannot end it early)."""
+    lines = [line.rstrip() for line in text.replace("*/", "*\\/").strip().splitlines()]
+    if len(lines) == 1 and len(indent) + len(lines[0]) < 100:
+        return [f"{indent}/** {lines[0]} */"]
+    return [f"{indent}/**", *(f"{indent} * {line}".rstrip() for line in lines), f"{indent} */"]
+
+
+def _sentence(text: str) -> str:
+    """One line, ending with a full stop (descriptions are often bare titles such as "Limit")."""
+    line = " ".join(text.split())
+    return line if not line or line[-1] in ".!?:" else line + "."
+
+
+def _pascal(ident: str) -> str:
+    return ident[0].upper() + ident[1:]
+
+
+def _function(tool: Tool) -> list[str]:
+    out: list[str] = []
+    args_type = f"{_pascal(tool.ts)}Args"
+    if tool.params:
+        out.append(f"export interface {args_type} {{")
+        for p in tool.params:
+            doc = _sentence(p.description)
+            if not p.required and p.default is not MISSING:
+                doc = f"{doc} Default: {json.dumps(p.default)}.".strip()
+            if doc:
+                out += _comment(doc, "  ")
+            out.append(f"  {p.ts}{'' if p.required else '?'}: {ts_type(p.schema)};")
+        out += ["}", ""]
+    description = tool.description.strip() or f"Call the tool {json.dumps(tool.name)}."
+    out += _comment(
+        f"{description}\n\n"
+        "@returns the parsed JSON result (or its text); `truncationOf(value)` is its truncation record\n"
+        "when it was shrunk (recover the original with `squeezeRecover`).\n"
+        "@throws SqueezeToolError when the tool reports an error."
+    )
+    if tool.params:
+        optional = all(not p.required for p in tool.params)
+        signature = f"args: {args_type}" + (" = {}" if optional else "")
+        sent = []
+        for p in tool.params:
+            value = f"args.{p.ts}"
+            if not p.required and p.default is not MISSING:
+                value += f" ?? {json.dumps(p.default)}"
+            sent.append(f"{json.dumps(p.name)}: {value}")
+        payload = "{ " + ", ".join(sent) + " }"
+        if len(payload) > 60:
+            payload = "{\n" + "".join(f"    {item},\n" for item in sent) + "  }"
+    else:
+        signature, payload = "", "{}"
+    out += [
+        f"export async function {tool.ts}({signature}): Promise<unknown> {{",
+        f"  return invoke(SERVER, {json.dumps(tool.name)}, {payload});",
+        "}",
+    ]
+    return out
+
+
+def typescript_module(server: str, tools: list[Tool]) -> str:
+    lines = [
+        MARKER,
+        f"// Tools of the mcpsqueeze session's server {json.dumps(server)}, as typed functions (Code Mode).",
+        "// Written by `mcpsqueeze install-commands --lang typescript`; regenerate rather than edit.",
+        "// Every call goes through the running `mcpsqueeze serve` session (see squeezeRuntime.ts).",
+        "",
+        f'import {{ invoke }} from "./{RUNTIME_MODULE}.ts";',
+        "export {",
+        "  SqueezeError,",
+        "  SqueezeSessionError,",
+        "  SqueezeToolError,",
+        "  squeezeRecover,",
+        "  squeeze_recover,",
+        "  squeezedOf,",
+        "  truncationOf,",
+        f'}} from "./{RUNTIME_MODULE}.ts";',
+        "",
+        f"export const SERVER = {json.dumps(server)};",
+    ]
+    for tool in tools:
+        lines += ["", *_function(tool)]
+    return "\n".join(lines) + "\n"
