@@ -317,15 +317,15 @@ def serve(target: tuple[str, ...], **opts: Any) -> None:
         if not host or not port.isdigit():
             raise click.BadParameter("use HOST:PORT, e.g. 127.0.0.1:8766", param_hint="--listen")
         tcp = (host.strip("[]"), int(port))
-    if opts["recovery"] == "memory":
-        raise click.BadParameter(
-            "serve always keeps recovery files (the shim reads them)", param_hint="--recovery"
-        )
     token_file = (opts["token_file"] or socket_path.parent / "token") if tcp else None
     listen = Listen(None if tcp else socket_path, tcp, token_file)
     settings = _settings(
         [], {**opts, "transport": "stdio", "host": "127.0.0.1", "port": 0, "server_name": ""}, choice
     )
+    if settings.recovery == "memory":  # from the flag or the config file
+        raise click.BadParameter(
+            "serve always keeps recovery files (the shim reads them)", param_hint="--recovery"
+        )
     sys.exit(_run(run_serve, settings, specs, tools, listen))
 
 
