@@ -315,3 +315,14 @@ def test_files_not_written_by_us_are_never_overwritten(tmp_path: Path) -> None:
     ).exists()
     written = write_code_client("python", tmp_path / "fresh", {"demo": []}, Endpoint("/s.sock"))
     assert write_code_client("python", tmp_path / "fresh", {"demo": []}, Endpoint("/s.sock")) == written
+
+
+def test_install_commands_for_a_server_the_session_does_not_have_exits_2(
+    unix_session: Serve, tmp_path: Path
+) -> None:
+    done = subprocess.run(
+        cli("install-commands", "--lang", "typescript", "--server", "nope", str(tmp_path / "ts")),
+        capture_output=True, text=True, env=unix_session.env,
+    )  # fmt: skip
+    assert done.returncode == 2 and "no server named nope" in done.stderr
+    assert not (tmp_path / "ts").exists()

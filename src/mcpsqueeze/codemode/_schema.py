@@ -198,7 +198,7 @@ def _params(input_schema: Any) -> tuple[Param, ...]:
     names = list(props)
     # required first (in schema order), then the optional ones: Python needs defaults last
     names.sort(key=lambda n: n not in required)
-    pys = unique([snake(n) for n in names], {"self", "full"})
+    pys = unique([snake(n) for n in names])
     tss = unique([camel(n) for n in names])
     out = []
     for name, py, ts in zip(names, pys, tss, strict=True):
