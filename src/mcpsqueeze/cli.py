@@ -193,9 +193,16 @@ def _budget(budget: int | None, shrinkfit: int | None) -> int:
 @click.argument("target", nargs=-1, required=True)
 def wrap(target: tuple[str, ...], **opts: Any) -> None:
     """Proxy one MCP server: `wrap [OPTIONS] -- COMMAND [ARGS...]` or `wrap [OPTIONS] -- URL`."""
+    from ._cliconfig import read_config
     from .proxy import run_wrap
 
-    settings = _settings(list(target), opts)
+    choice = read_config(opts["config"])
+    if choice.servers_json is not None and opts["config"] is not None:
+        raise click.UsageError(
+            f"{opts['config']} is a servers JSON (for serve); wrap takes its backend after '--' and a TOML "
+            "settings file as --config (see docs/config.md)"
+        )
+    settings = _settings(list(target), opts, choice)
     sys.exit(_run(run_wrap, settings))
 
 

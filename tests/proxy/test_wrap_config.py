@@ -60,3 +60,18 @@ def test_a_flag_overrides_the_file_default_but_not_a_per_tool_policy(tmp_path: P
         issues = client.call("search_issues", {"query": "flag"})
     assert 2000 < _chars(rows) <= 3000
     assert _chars(issues) <= 2000
+
+
+def test_wrap_refuses_a_servers_json_as_its_config_and_names_the_fix(tmp_path: Path) -> None:
+    import subprocess
+
+    servers = tmp_path / "servers.json"
+    servers.write_text('{"mcpServers": {}}')
+    done = subprocess.run(
+        cli("wrap", "--config", str(servers), "--", *demo_server()),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert "is a servers JSON (for serve); wrap takes its backend after '--'" in done.stderr
