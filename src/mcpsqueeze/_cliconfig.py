@@ -49,6 +49,7 @@ class ConfigChoice:
     settings: Config
     how: str  # --config | MCPSQUEEZE_CONFIG | default | none
     servers_json: Config | None = None
+    servers_how: str = ""  # how the servers JSON was named: --config or MCPSQUEEZE_CONFIG
 
 
 def read_config(flag: Path | None) -> ConfigChoice:
@@ -68,8 +69,8 @@ def read_config(flag: Path | None) -> ConfigChoice:
             return ConfigChoice(config, how)
         default = default_config_path()
         if default.is_file() and default != path:
-            return ConfigChoice(load_config(default), "default", config)
-        return ConfigChoice(Config(), "none", config)
+            return ConfigChoice(load_config(default), "default", config, how)
+        return ConfigChoice(Config(), "none", config, how)
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from exc
 
@@ -127,7 +128,7 @@ def render_effective(
     else:
         lines = [f"config file: none ({default_config_path()} does not exist)"]
     if choice.servers_json is not None:
-        lines.append(f"servers file: {choice.servers_json.path} (--config, servers JSON)")
+        lines.append(f"servers file: {choice.servers_json.path} (servers JSON, from {choice.servers_how})")
     rows = [(f, _show(f, getattr(settings, f)), _source(ctx, config, f)) for f in _SHOWN]
     rows += [
         (f, _show(f, value), _source(ctx, config, f))
