@@ -31,9 +31,8 @@ class Call:
     number: int
     full: bool = False  # the caller asked for the unshrunk result (`_meta["mcpsqueeze/full"]`, `--full`)
     started: float = field(default_factory=time.perf_counter)
-    policy: Policy | None = (
-        None  # resolved by the pipeline for (server, tool); None: the stages' own settings
-    )
+    # resolved by the pipeline for (server, tool); None: the stages' own settings
+    policy: Policy | None = None
 
 
 @dataclass
