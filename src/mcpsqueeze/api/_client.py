@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any, Literal
@@ -29,6 +30,8 @@ from ._recover_tool import recover_tool_spec
 from ._squeezer import RECOVER_TOOL, MiB, Squeezer
 
 __all__ = ["Client", "ToolError"]
+
+_REMEMBERED = 4096  # calls whose original `full=True` can return without running the tool again
 
 
 class ToolError(MCPSqueezeError):
@@ -94,7 +97,8 @@ class Client:
         self._backends = {spec.name: Backend(spec, tools, timeout) for spec in specs}
         self._portal: Portal | None = None
         self._open = False
-        self._last: dict[str, str] = {}  # (server, tool, arguments) -> response id of its last original
+        # (server, tool, arguments) -> the response id of its last stored original, for full=True
+        self._last: OrderedDict[str, str] = OrderedDict()
 
     # -- lifecycle -------------------------------------------------------------------------------------
 
@@ -238,6 +242,9 @@ class Client:
         record = meta.get("truncation") if isinstance(meta, dict) else None
         if isinstance(record, dict) and isinstance(record.get("response_id"), str):
             self._last[key] = record["response_id"]
+            self._last.move_to_end(key)
+            while len(self._last) > _REMEMBERED:
+                self._last.popitem(last=False)
         return presented
 
     async def _recover(

@@ -25,19 +25,26 @@ MiB = 1024 * 1024
 
 def as_result(value: object) -> dict[str, Any]:
     """A handler's return value as a CallToolResult dict: a `str` is one text block, an MCP
-    CallToolResult (pydantic) is itself, anything else is its JSON text. TypeError when not JSON."""
+    CallToolResult is itself, any other value its JSON text (a pydantic model: its JSON dump).
+    TypeError when it is none of these."""
     if isinstance(value, str):
-        return {"content": [{"type": "text", "text": value}], "isError": False}
-    dump = getattr(value, "model_dump", None)
-    if callable(dump) and type(value).__name__ == "CallToolResult":
-        result: dict[str, Any] = dump(by_alias=True, exclude_none=True, mode="json")
-        return result
+        return _text(value)
+    if hasattr(value, "model_dump"):  # pydantic: only then is the SDK's result type worth importing
+        import mcp_types
+
+        if isinstance(value, mcp_types.CallToolResult):
+            result: dict[str, Any] = value.model_dump(by_alias=True, exclude_none=True, mode="json")
+            return result
+        value = value.model_dump(mode="json")
     try:
-        text = json.dumps(value, ensure_ascii=False)
+        return _text(json.dumps(value, ensure_ascii=False))
     except (TypeError, ValueError) as exc:
         raise TypeError(
             f"a tool returned {type(value).__name__}, which is neither str, JSON nor a CallToolResult: {exc}"
         ) from exc
+
+
+def _text(text: str) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": text}], "isError": False}
 
 
