@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import inspect
 import json
+import socket
+import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from mcpsqueeze import BackendError, Client, RecoveryError, ToolError, UsageError
-from rawclient import require_node_paths
+from rawclient import demo_server, free_port, require_node_paths, wait_for
 
 DEMO = {"demo": {"command": sys.executable, "args": ["-m", "mcpsqueeze.demo.server"]}}
 
@@ -134,3 +138,37 @@ def test_server_filesystem_through_the_client(tmp_path: Path) -> None:
         again = client.call("fs", "read_text_file", args)
         assert client.recover(record(again)["response_id"]) == body
         assert text(client.call("fs", "read_text_file", args, full=True)) == body
+
+
+@contextmanager
+def demo_over_http() -> Iterator[str]:
+    port = free_port()
+    argv = [*demo_server(), "--transport", "streamable-http", "--host", "127.0.0.1", "--port", str(port)]
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def listening() -> bool:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return True
+        except OSError:
+            return False
+
+    try:
+        wait_for(listening, what="demo HTTP server")
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def test_a_streamable_http_server_and_a_stdio_server_in_one_client() -> None:
+    with demo_over_http() as url:
+        servers = {**DEMO, "web": {"url": url, "headers": {"X-Test": "1"}}}
+        with Client(servers, budget=4000) as client:
+            assert set(client.tools) == {"demo", "web"}
+            over_http = client.call("web", "search_issues", {"query": "http", "limit": 100})
+            rid = record(over_http)["response_id"]
+            assert len(json.loads(client.recover(rid))["issues"]) == 100
+            # dedup spans the client's servers: the same content from the stdio server is a pointer
+            same = client.call("demo", "search_issues", {"query": "http", "limit": 100})
+            assert "identical to the result of call #1" in record(same)["message"]

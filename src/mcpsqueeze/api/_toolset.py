@@ -121,12 +121,10 @@ class Toolset:
 
     async def _run(self, tool: HostTool, arguments: dict[str, Any]) -> Any:
         kwargs = tool.arguments.check(arguments) if tool.arguments is not None else arguments
-        if inspect.iscoroutinefunction(tool.handler) or inspect.iscoroutinefunction(
-            getattr(tool.handler, "__call__", None)  # noqa: B004 - an object with an async __call__
-        ):
+        if inspect.iscoroutinefunction(tool.handler):
             return await tool.handler(**kwargs)
         value = await anyio.to_thread.run_sync(lambda: tool.handler(**kwargs))
-        if inspect.isawaitable(value):  # a sync wrapper that returned a coroutine
+        if inspect.isawaitable(value):  # an object with an async __call__, or a wrapper returning a coroutine
             value = await value
         return value
 
