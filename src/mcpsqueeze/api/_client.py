@@ -199,14 +199,18 @@ class Client:
         `schema` (its input JSON schema). Sync under `with`, coroutine functions under `async with`."""
         self._require_open()
         pairs = [(server, t) for server, tools in self.tools.items() for t in tools]
-        names = unique_names([f"{server}_{t['name']}" for server, t in pairs] + [RECOVER_TOOL])
+        # The recover function keeps its name (the hints in every result name it); a tool clashing with
+        # it is the one suffixed.
+        recover_name, *names = unique_names([RECOVER_TOOL] + [f"{server}_{t['name']}" for server, t in pairs])
         functions = [
             make_function(name, tool["description"], tool["input_schema"], self._caller(server, tool["name"]))
-            for (server, tool), name in zip(pairs, names, strict=False)
+            for (server, tool), name in zip(pairs, names, strict=True)
         ]
-        recover = recover_tool_spec(names[-1])
+        recover = recover_tool_spec(recover_name)
         functions.append(
-            make_function(names[-1], recover["description"], recover["input_schema"], self._recover_caller())
+            make_function(
+                recover_name, recover["description"], recover["input_schema"], self._recover_caller()
+            )
         )
         return functions
 
