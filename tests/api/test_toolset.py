@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import pytest
+from pydantic import BaseModel
 
 from mcpsqueeze import UsageError, shrink_tools
 from rawclient import assert_golden
@@ -190,3 +191,20 @@ def test_the_recover_tool_as_the_host_api_shows_it_is_pinned() -> None:
     with shrink_tools([big_json]) as toolset:
         spec = toolset.tools[-1]
     assert_golden(GOLDEN / "recover_tool.json", json.dumps(spec, indent=2) + "\n")
+
+
+class Filter(BaseModel):
+    state: str
+
+
+def test_a_schema_keeps_a_property_called_title_and_nested_models() -> None:
+    def find(title: str, mode: Literal["a", "b"] = "a", where: Filter | None = None) -> str:
+        """Find things."""
+        return f"{title}:{mode}:{where.state if where else '-'}"
+
+    with shrink_tools([find]) as toolset:
+        schema = toolset.tools[0]["input_schema"]
+        assert schema["properties"]["title"] == {"type": "string"}
+        assert schema["properties"]["mode"] == {"default": "a", "enum": ["a", "b"], "type": "string"}
+        result = toolset.call_sync("find", {"title": "t", "where": {"state": "open"}})
+        assert result["content"][0]["text"] == "t:a:open"

@@ -177,3 +177,16 @@ def test_an_alias_file_is_only_readable_through_its_target(store: RecoveryStore)
     os.unlink(store.files.path_for(first))
     with pytest.raises(Exception, match="no recovery file"):
         store.files.read(second)
+
+
+async def test_without_dedup_a_repeat_is_shrunk_again_and_its_record_names_the_one_stored_file(
+    store: RecoveryStore,
+) -> None:
+    steps = pipeline(store, dedup=False)
+    first, one = await steps.present(call(1), big_result())
+    again, two = await steps.present(call(2), big_result())
+    assert one.response_id != two.response_id
+    file = first["_meta"]["truncation"]["original_response_file"]
+    assert again["_meta"]["truncation"]["original_response_file"] == file
+    assert file in again["_meta"]["truncation"]["message"]
+    assert recover_call(store, {"response_id": two.response_id})["content"] == big_result()["content"]

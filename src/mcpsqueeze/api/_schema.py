@@ -67,17 +67,18 @@ def schema_of(arguments: Arguments) -> dict[str, Any]:
     return schema
 
 
-def _drop_titles(node: Any) -> None:
-    if isinstance(node, dict):
-        title = node.get("title")
-        if isinstance(title, str):
-            del node["title"]
-        for key, value in node.items():
-            if key != "properties":
-                _drop_titles(value)
-            else:
-                for prop in value.values():
-                    _drop_titles(prop)
-    elif isinstance(node, list):
-        for item in node:
-            _drop_titles(item)
+def _drop_titles(schema: Any) -> None:
+    """pydantic's generated `title`s repeat the names. Only subschemas are visited, so a property
+    called `title` or a default value holding a "title" key is left alone."""
+    if not isinstance(schema, dict):
+        return
+    if isinstance(schema.get("title"), str):
+        del schema["title"]
+    for key in ("properties", "$defs"):
+        for child in (schema.get(key) or {}).values():
+            _drop_titles(child)
+    for key in ("items", "additionalProperties"):
+        _drop_titles(schema.get(key))
+    for key in ("anyOf", "allOf", "oneOf", "prefixItems"):
+        for child in schema.get(key) or ():
+            _drop_titles(child)
