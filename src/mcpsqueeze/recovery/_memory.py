@@ -136,9 +136,10 @@ class MemoryCache:
             self._gone.popitem(last=False)
 
     def _message(self, response_id: str, reason: str | None) -> str:
+        # Door-neutral: the MCP proxy, the shim and the Python API all show this text.
         fallback = (
-            "If the truncation record names an original_response_file, read that file "
-            "(`mcpsq recover <response id>`); otherwise call the tool again."
+            "If the truncation record names an original_response_file, that file still holds it; "
+            "otherwise call the tool again."
         )
         if not RESPONSE_ID_RE.match(response_id):
             return (
