@@ -19,7 +19,7 @@ ROWS = [{"id": i, "name": f"row {i}", "tags": ["a", "b"], "body": "payload " * 1
 
 
 def big_json(limit: int = 2300) -> dict[str, Any]:
-    """Return about 200 KB of rows as JSON."""
+    """Return over 200 KB (about 330 KB) of rows as JSON."""
     return {"total": limit, "rows": ROWS[:limit]}
 
 
