@@ -7,18 +7,26 @@ from ._errors import BackendError, MCPSqueezeError, RecoveryError, RefusedPathEr
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the shim imports this package and must start fast
 if TYPE_CHECKING:
+    from .api import Client, Squeezer, ToolError, Toolset, shrink_tools
     from .settings import Settings
 
 __all__ = [
     "BackendError",
+    "Client",
     "MCPSqueezeError",
     "RecoveryError",
     "RefusedPathError",
     "Settings",
     "ShrinkError",
+    "Squeezer",
+    "ToolError",
+    "Toolset",
     "UsageError",
     "__version__",
+    "shrink_tools",
 ]
+
+_API = {"Client", "Squeezer", "ToolError", "Toolset", "shrink_tools"}
 
 __version__ = "0.1.0"
 
@@ -29,4 +37,8 @@ def __getattr__(name: str) -> object:
         from .settings import Settings
 
         return Settings
+    if name in _API:  # the library doors import anyio, pydantic and the SDK: only when asked for
+        from . import api
+
+        return getattr(api, name)
     raise AttributeError(name)

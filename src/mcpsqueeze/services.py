@@ -70,16 +70,23 @@ def build_services(settings: Settings) -> SessionServices:
     )
 
 
-def new_pipeline(settings: Settings, services: SessionServices, mode: str = "mcp") -> Pipeline:
-    """The stages of one session, in the contract's order: dedup, then shrink."""
+def new_pipeline(
+    settings: Settings, services: SessionServices, mode: str = "mcp", recover_tool: str = "squeeze_recover"
+) -> Pipeline:
+    """The stages of one session, in the contract's order: dedup, then shrink.
+
+    ``recover_tool`` names the tool that MCP-mode hints tell the agent to call (the Python API's
+    toolset may have to suffix it)."""
     stages: list[Stage] = []
     store = services.store
-    recover_tool = "squeeze_recover" if mode == "mcp" else None
+    tool = recover_tool if mode == "mcp" else None
     if store is not None and _stage_on(settings, "dedup"):
-        stages.append(DedupStage(store, services.workers, services.accountant.count, recover_tool))
+        stages.append(DedupStage(store, services.workers, services.accountant.count, tool))
     if store is not None and _stage_on(settings, "shrink"):
         stages.append(
-            ShrinkStage(store, services.workers, settings.budget, "mcp" if mode == "mcp" else "shell")
+            ShrinkStage(
+                store, services.workers, settings.budget, "mcp" if mode == "mcp" else "shell", recover_tool
+            )
         )
     policy_for = settings.policies.resolver(Policy.from_settings(settings))
     return Pipeline(stages, services.accountant, policy_for)

@@ -122,12 +122,13 @@ class DedupStage:
         presented = {k: v for k, v in result.items() if k != "content"}
         presented["content"] = [{"type": "text", "text": pointer}]
         meta = dict(presented.get("_meta") or {})
-        meta["mcpsqueeze/dedup"] = {
-            "same_as_call": seen.number,
-            "tool": seen.tool,
-            "response_id": response_id,
-            **({"original_response_file": stored.file} if stored.file else {}),
-        }
+        where: dict[str, Any] = {"response_id": response_id}
+        if stored.file:
+            where["original_response_file"] = stored.file
+        # The seed's recipe (`.truncation // ._meta.truncation`) finds every changed result's recovery here;
+        # `mcpsqueeze/dedup` keeps what only a pointer has (which call it repeats), for the shim and stats.
+        meta["truncation"] = {"message": pointer, **where}
+        meta["mcpsqueeze/dedup"] = {"same_as_call": seen.number, "tool": seen.tool, **where}
         presented["_meta"] = meta
         return presented
 

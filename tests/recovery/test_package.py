@@ -31,6 +31,7 @@ def test_the_public_api_is_exactly_the_documented_names() -> None:
             "parse_duration",
             "parse_size",
             "read_window",
+            "recover_call",
             "recover_result",
             "resolve_pointer",
         ]

@@ -237,7 +237,7 @@ def notice_line(meta: object, paths: tuple[str, str] | None = None) -> str:
     if not isinstance(meta, dict):
         return ""
     record = meta.get("truncation")
-    if isinstance(record, dict):
+    if isinstance(record, dict) and "mcpsqueeze/dedup" not in meta:  # a pointer has its own line below
         rid = record.get("response_id")
         file = record.get("original_response_file")
         message = record.get("message")

@@ -8,7 +8,6 @@ proxy itself must give (backend gone, timeout, malformed input).
 from __future__ import annotations
 
 import contextlib
-import re
 import sys
 import time
 from dataclasses import dataclass, field
@@ -19,7 +18,7 @@ import anyio.abc
 
 from .._errors import RecoveryError, UsageError
 from ..pipeline import Call, Pipeline
-from ..recovery import RESPONSE_ID_RE, recover_result
+from ..recovery import recover_call
 from ..services import SessionServices
 from ._channels import Channel, ChannelClosed, Invalid, Message, ProcessChannel
 
@@ -324,23 +323,7 @@ class Relay:
         await self._to_front({"jsonrpc": "2.0", "id": request_id, "result": result})
 
     def _recover(self, arguments: Any) -> dict[str, Any]:
-        if self.services.store is None:
-            raise RecoveryError("this proxy keeps no originals (--no-shrink and --no-dedup)")
-        if not isinstance(arguments, dict):
-            raise UsageError("arguments must be an object with response_id")
-        response_id = arguments.get("response_id")
-        if not isinstance(response_id, str) or not re.fullmatch(RESPONSE_ID_RE, response_id):
-            raise UsageError("response_id must be the 32 hex characters shown in the truncation notice")
-        pointer = arguments.get("pointer")
-        offset = arguments.get("offset")
-        length = arguments.get("length")
-        if pointer is not None and not isinstance(pointer, str):
-            raise UsageError("pointer must be a string such as /issues/17")
-        for name, value in (("offset", offset), ("length", length)):
-            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
-                raise UsageError(f"{name} must be a non-negative integer")
-        original = self.services.store.load(response_id)
-        return recover_result(original, pointer, offset, length)
+        return recover_call(self.services.store, arguments)
 
     # -- sending ---------------------------------------------------------------------------------------
 

@@ -18,7 +18,7 @@ from ._pointer import read_window, resolve_pointer
 from ._scoped import open_recovery_file
 
 if TYPE_CHECKING:
-    from ._store import RecoveryStore, Stored, recover_result
+    from ._store import RecoveryStore, Stored, recover_call, recover_result
 
 __all__ = [
     "RESPONSE_ID_RE",
@@ -34,11 +34,12 @@ __all__ = [
     "parse_duration",
     "parse_size",
     "read_window",
+    "recover_call",
     "recover_result",
     "resolve_pointer",
 ]
 
-_LAZY = {"RecoveryStore", "Stored", "recover_result"}
+_LAZY = {"RecoveryStore", "Stored", "recover_call", "recover_result"}
 
 
 def __getattr__(name: str) -> Any:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from mcpsqueeze._errors import RecoveryError
 
-from ._ids import RESPONSE_ID_RE, final_name, tmp_name
+from ._ids import RESPONSE_ID_RE, alias_record, final_name, tmp_name
 from ._scoped import read_member
 
 __all__ = ["FileStore", "check_private_dir", "ensure_private_dir", "open_private_dir"]
@@ -161,6 +161,26 @@ class FileStore:
         finally:
             os.close(dir_fd)
         return final
+
+    def alias(self, response_id: str, target_id: str) -> Path:
+        """Make ``response_id`` stand for the original already stored under ``target_id``; return the
+        target's path (the file that holds the bytes). RecoveryError when the target is gone or odd.
+
+        The target's mtime is refreshed first, so retention never removes it before its alias."""
+        target = self.path_for(target_id)
+        dir_fd = self._open_dir()
+        try:
+            try:
+                st = os.stat(target.name, dir_fd=dir_fd, follow_symlinks=False)
+                if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or st.st_nlink != 1:
+                    raise RecoveryError(f"{target} is not a plain recovery file of ours")
+                os.utime(target.name, dir_fd=dir_fd, follow_symlinks=False)
+            except OSError as exc:
+                raise self._failed(response_id, exc) from exc
+        finally:
+            os.close(dir_fd)
+        self.write(response_id, alias_record(target_id))
+        return target
 
     def read(self, response_id: str) -> bytes:
         """Return a stored original; RecoveryError when there is none."""

@@ -1,7 +1,10 @@
-"""Response ids and the two recovery file names built from them.
+"""Response ids, the two recovery file names built from them, and the alias record.
 
 Every other recovery module (and the shell shim) agrees on these names, so they live in one
 stdlib-only place. Patterns end in ``\\Z`` so that ``.match`` cannot accept a trailing newline.
+
+A repeated original is stored once: the file of a later id holding the same bytes is an alias record,
+``{"mcpsqueeze/alias_of":"<earlier id>"}`` exactly, which readers follow one step (never a chain).
 """
 
 from __future__ import annotations
@@ -10,9 +13,12 @@ import re
 import secrets
 
 __all__ = [
+    "ALIAS_RE",
     "FINAL_NAME_RE",
     "RESPONSE_ID_RE",
     "TMP_NAME_RE",
+    "alias_record",
+    "alias_target",
     "final_name",
     "new_response_id",
     "tmp_name",
@@ -21,6 +27,7 @@ __all__ = [
 RESPONSE_ID_RE = re.compile(r"^[0-9a-f]{32}\Z")
 FINAL_NAME_RE = re.compile(r"^mcpsqueeze-([0-9a-f]{32})\.json\Z")
 TMP_NAME_RE = re.compile(r"^\.mcpsqueeze-([0-9a-f]{32})\.json\.tmp\Z")
+ALIAS_RE = re.compile(rb'^\{"mcpsqueeze/alias_of":"([0-9a-f]{32})"\}\Z')
 
 
 def new_response_id() -> str:
@@ -36,3 +43,16 @@ def final_name(response_id: str) -> str:
 def tmp_name(response_id: str) -> str:
     """The hidden name an original is written under before the rename makes it visible."""
     return f".mcpsqueeze-{response_id}.json.tmp"
+
+
+def alias_record(target_id: str) -> bytes:
+    """The whole content of a file that stands for the original stored under ``target_id``."""
+    return b'{"mcpsqueeze/alias_of":"' + target_id.encode("ascii") + b'"}'
+
+
+def alias_target(data: bytes) -> str | None:
+    """The id an alias record points to; None for an ordinary original."""
+    if len(data) > 64:
+        return None
+    match = ALIAS_RE.match(data)
+    return match.group(1).decode("ascii") if match else None

@@ -2,7 +2,9 @@
 
 Bounded three ways (age, count, bytes) because a proxy runs for hours and must not grow
 with every large result. Ids that were dropped are remembered for a while so that a late
-request hears *why* the original is gone, not just that the id is unknown.
+request hears *why* the original is gone, not just that the id is unknown. Several ids may share one
+stored original (a repeated result): entries name a blob by its content key, and the byte bound counts
+each blob once.
 """
 
 from __future__ import annotations
@@ -24,8 +26,14 @@ _TOMBSTONES = 1024
 
 @dataclass(frozen=True, slots=True)
 class _Entry:
-    original: bytes
+    key: str  # the blob this id shows: its content key, or the id itself when none was given
     stored_at: float
+
+
+@dataclass(slots=True)
+class _Blob:
+    original: bytes
+    refs: int
 
 
 class MemoryCache:
@@ -46,14 +54,18 @@ class MemoryCache:
         self._clock = clock
         self._lock = threading.Lock()
         self._entries: OrderedDict[str, _Entry] = OrderedDict()
+        self._blobs: dict[str, _Blob] = {}
         self._bytes = 0
         # id -> reason it left; bounded so that a long session cannot grow it without limit.
         self._gone: OrderedDict[str, str] = OrderedDict()
 
-    def put(self, response_id: str, original: bytes) -> bool:
-        """Store an original; False when it alone is larger than the whole cache."""
+    def put(self, response_id: str, original: bytes, key: str | None = None) -> bool:
+        """Store an original; False when it alone is larger than the whole cache.
+
+        ``key`` names the content (e.g. its digest): ids put with the same key share one copy."""
         if not RESPONSE_ID_RE.match(response_id):
             raise ValueError(f"not a response id: {response_id!r}")
+        key = response_id if key is None else "=" + key  # "=": a content key never equals an id
         with self._lock:
             self._drop(response_id, None)
             if len(original) > self.max_bytes:
@@ -61,12 +73,17 @@ class MemoryCache:
                 return False
             self._expire(self._clock())
             while self._entries and (
-                len(self._entries) >= self.max_entries or self._bytes + len(original) > self.max_bytes
+                len(self._entries) >= self.max_entries
+                or self._bytes + (0 if key in self._blobs else len(original)) > self.max_bytes
             ):
                 oldest = next(iter(self._entries))
                 self._drop(oldest, "evicted")
-            self._entries[response_id] = _Entry(original, self._clock())
-            self._bytes += len(original)
+            blob = self._blobs.get(key)
+            if blob is None:
+                blob = self._blobs[key] = _Blob(original, 0)
+                self._bytes += len(original)
+            blob.refs += 1
+            self._entries[response_id] = _Entry(key, self._clock())
             self._gone.pop(response_id, None)
             return True
 
@@ -80,7 +97,7 @@ class MemoryCache:
                 entry = None
             if entry is not None:
                 self._entries.move_to_end(response_id)
-                return entry.original
+                return self._blobs[entry.key].original
             reason = self._gone.get(response_id)
         raise RecoveryError(self._message(response_id, reason))
 
@@ -91,7 +108,7 @@ class MemoryCache:
 
     @property
     def total_bytes(self) -> int:
-        """Bytes held by entries that have not expired."""
+        """Bytes held by entries that have not expired (a shared original counts once)."""
         with self._lock:
             self._expire(self._clock())
             return self._bytes
@@ -104,7 +121,11 @@ class MemoryCache:
     def _drop(self, response_id: str, reason: str | None) -> None:
         entry = self._entries.pop(response_id, None)
         if entry is not None:
-            self._bytes -= len(entry.original)
+            blob = self._blobs[entry.key]
+            blob.refs -= 1
+            if blob.refs == 0:
+                del self._blobs[entry.key]
+                self._bytes -= len(blob.original)
             if reason is not None:
                 self._remember(response_id, reason)
 
@@ -115,9 +136,10 @@ class MemoryCache:
             self._gone.popitem(last=False)
 
     def _message(self, response_id: str, reason: str | None) -> str:
+        # Door-neutral: the MCP proxy, the shim and the Python API all show this text.
         fallback = (
-            "If the truncation record names an original_response_file, read that file "
-            "(`mcpsq recover <response id>`); otherwise call the tool again."
+            "If the truncation record names an original_response_file, that file still holds it; "
+            "otherwise call the tool again."
         )
         if not RESPONSE_ID_RE.match(response_id):
             return (

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from mcpsqueeze._errors import RecoveryError, RefusedPathError
 
-from ._ids import FINAL_NAME_RE, RESPONSE_ID_RE, final_name
+from ._ids import FINAL_NAME_RE, RESPONSE_ID_RE, alias_target, final_name
 
 __all__ = ["open_directory", "open_recovery_file", "read_member"]
 
@@ -49,11 +49,12 @@ def open_directory(directory: Path) -> int:
         raise RecoveryError(f"Cannot open the recovery directory {directory}: {exc.strerror}.") from exc
 
 
-def read_member(dir_fd: int, name: str, directory: Path, ref: str) -> bytes:
+def read_member(dir_fd: int, name: str, directory: Path, ref: str, *, follow_alias: bool = True) -> bytes:
     """Read one recovery file by name relative to an open directory, refusing anything odd.
 
     The lstat before the open keeps us from even opening a device (opening can have side
-    effects); the fstat after it proves we read the very inode we checked.
+    effects); the fstat after it proves we read the very inode we checked. An alias record (a
+    repeated original, stored once) is followed one step to the file it names, in the same directory.
     """
     if not FINAL_NAME_RE.match(name):
         raise _refuse(ref, directory, f"the name {name!r} is not a recovery file name")
@@ -77,9 +78,15 @@ def read_member(dir_fd: int, name: str, directory: Path, ref: str) -> bytes:
         chunks: list[bytes] = []
         while chunk := os.read(fd, _CHUNK):
             chunks.append(chunk)
-        return b"".join(chunks)
     finally:
         os.close(fd)
+    data = b"".join(chunks)
+    target = alias_target(data)
+    if target is None:
+        return data
+    if not follow_alias:
+        raise _refuse(ref, directory, "it is an alias of an alias (aliases are never chained)")
+    return read_member(dir_fd, final_name(target), directory, ref, follow_alias=False)
 
 
 def _check_member(st: os.stat_result, ref: str, directory: Path) -> None:

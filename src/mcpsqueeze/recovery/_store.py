@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
-from .._errors import RecoveryError
+from .._errors import RecoveryError, UsageError
 from .._jsonbytes import loads
 from ._files import FileStore
+from ._ids import RESPONSE_ID_RE
 from ._memory import MemoryCache
 from ._pointer import read_window, resolve_pointer
 
-__all__ = ["RecoveryStore", "Stored", "recover_result"]
+__all__ = ["RecoveryStore", "Stored", "recover_call", "recover_result"]
 
 
 @dataclass(frozen=True)
@@ -22,14 +26,39 @@ class Stored:
     file: str | None
 
 
+_DIGESTS = 4096  # how many distinct stored originals a store remembers for content addressing
+
+
 class RecoveryStore:
-    """Stores each original before its preview is shown; an original stored nowhere is never previewed."""
+    """Stores each original before its preview is shown; an original stored nowhere is never previewed.
+
+    Content-addressed: an original byte-identical to one stored before (a repeated result) is kept
+    once; the later id shares the memory entry's bytes and its file is an alias record."""
 
     def __init__(self, memory: MemoryCache | None, files: FileStore | None) -> None:
         if memory is None and files is None:
             raise ValueError("a recovery store needs memory, files, or both")
         self.memory = memory
         self.files = files
+        self._lock = threading.Lock()
+        self._written: OrderedDict[str, str] = OrderedDict()  # digest -> id whose file holds the bytes
+
+    def _file_for(self, response_id: str, original: bytes, digest: str) -> str:
+        assert self.files is not None
+        with self._lock:
+            earlier = self._written.get(digest)
+        if earlier is not None:
+            try:
+                return str(self.files.alias(response_id, earlier))
+            except RecoveryError:
+                pass  # the earlier file is gone (retention): store this one in full
+        path = str(self.files.write(response_id, original))
+        with self._lock:
+            self._written[digest] = response_id
+            self._written.move_to_end(digest)
+            while len(self._written) > _DIGESTS:
+                self._written.popitem(last=False)
+        return path
 
     def planned_file(self, response_id: str) -> str | None:
         return str(self.files.path_for(response_id)) if self.files is not None else None
@@ -38,14 +67,15 @@ class RecoveryStore:
         """Blocking (run it in a worker). Raises RecoveryError when the original was stored nowhere."""
         errors: list[str] = []
         in_memory = False
+        digest = hashlib.sha256(original).hexdigest()
         if self.memory is not None:
-            in_memory = self.memory.put(response_id, original)
+            in_memory = self.memory.put(response_id, original, key=digest)
             if not in_memory:
                 errors.append(f"{len(original)} bytes exceed the memory cache limit")
         file: str | None = None
         if self.files is not None:
             try:
-                file = str(self.files.write(response_id, original))
+                file = self._file_for(response_id, original, digest)
             except RecoveryError as exc:
                 errors.append(str(exc))
                 print(f"mcpsqueeze: could not store an original: {exc}", file=sys.stderr)
@@ -110,3 +140,26 @@ def recover_result(
         "isError": False,
         "_meta": {"mcpsqueeze/window": {"offset": start, "length": len(window), "total_chars": total}},
     }
+
+
+def recover_call(store: RecoveryStore | None, arguments: object) -> dict[str, Any]:
+    """The recover tool's answer to its ``arguments``, for every door that offers the tool (the MCP
+    proxy and the Python API): check them, load the original (never re-running a tool), render it.
+
+    Raises UsageError for malformed arguments and RecoveryError when the original is not available."""
+    if store is None:
+        raise RecoveryError("this proxy keeps no originals (--no-shrink and --no-dedup)")
+    if not isinstance(arguments, dict):
+        raise UsageError("arguments must be an object with response_id")
+    response_id = arguments.get("response_id")
+    if not isinstance(response_id, str) or not RESPONSE_ID_RE.match(response_id):
+        raise UsageError("response_id must be the 32 hex characters shown in the truncation notice")
+    pointer = arguments.get("pointer")
+    offset = arguments.get("offset")
+    length = arguments.get("length")
+    if pointer is not None and not isinstance(pointer, str):
+        raise UsageError("pointer must be a string such as /issues/17")
+    for name, value in (("offset", offset), ("length", length)):
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
+            raise UsageError(f"{name} must be a non-negative integer")
+    return recover_result(store.load(response_id), pointer, offset, length)

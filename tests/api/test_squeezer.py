@@ -1,0 +1,65 @@
+"""Squeezer: a host with a result in hand presents it and recovers the original, in process."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from mcpsqueeze import RecoveryError, Squeezer, UsageError
+
+pytestmark = pytest.mark.anyio
+
+TEXT = json.dumps({"items": [{"n": i, "word": "squeeze " * 5} for i in range(1500)]})
+
+
+async def test_present_shrinks_a_result_dict_and_recover_returns_its_text() -> None:
+    squeezer = Squeezer(budget=3000)
+    result = {"content": [{"type": "text", "text": TEXT}], "isError": False}
+    presented = await squeezer.present("github", "search", {"q": "x"}, result)
+    assert len(presented["content"][0]["text"]) <= 3000
+    rid = presented["_meta"]["truncation"]["response_id"]
+    assert squeezer.recover(rid) == TEXT
+    assert squeezer.recover(rid, pointer="/items/3/n") == "3"
+    assert squeezer.recover(rid, offset=5, length=5) == TEXT[5:10]
+    assert squeezer.original(rid) == result
+    squeezer.close()
+
+
+async def test_present_takes_an_sdk_call_tool_result() -> None:
+    from mcp_types import CallToolResult, TextContent
+
+    squeezer = Squeezer(budget=3000)
+    presented = await squeezer.present(
+        "s", "t", {}, CallToolResult(content=[TextContent(type="text", text=TEXT)])
+    )
+    assert squeezer.recover(presented["_meta"]["truncation"]["response_id"]) == TEXT
+    squeezer.close()
+
+
+async def test_files_recovery_names_the_file_and_a_repeat_shares_it(tmp_path: Path) -> None:
+    squeezer = Squeezer(budget=3000, recovery="both", recovery_dir=tmp_path / "rec")
+    result = {"content": [{"type": "text", "text": TEXT}]}
+    first = (await squeezer.present("s", "t", {}, result))["_meta"]["truncation"]
+    again = (await squeezer.present("s", "t", {}, result))["_meta"]["truncation"]
+    assert json.loads(Path(first["original_response_file"]).read_text()) == result
+    assert again["original_response_file"] == first["original_response_file"]
+    assert squeezer.recover(again["response_id"]) == TEXT
+    squeezer.close()
+
+
+async def test_recovering_a_malformed_or_unknown_id_raises() -> None:
+    squeezer = Squeezer()
+    with pytest.raises(UsageError, match="32 hex characters"):
+        squeezer.recover("abc")
+    with pytest.raises(RecoveryError, match="Unknown response id"):
+        squeezer.recover("f" * 32)
+    squeezer.close()
+
+
+def test_bad_settings_are_refused() -> None:
+    with pytest.raises(UsageError, match="recovery must be"):
+        Squeezer(recovery="disk")  # type: ignore[arg-type]
+    with pytest.raises(UsageError, match="positive"):
+        Squeezer(cache_entries=0)
