@@ -18,7 +18,7 @@ from ._errors import RecoveryError
 from .pipeline import Pipeline, Stage
 from .recovery import FileStore, MemoryCache, RecoveryStore, clean_directory
 from .settings import Settings
-from .stages import DedupStage, ShrinkStage, Workers
+from .stages import DedupStage, ShrinkStage, ToonStage, Workers
 from .stats import Accountant
 
 __all__ = [
@@ -44,7 +44,7 @@ class SessionServices:
 
 
 def build_store(settings: Settings) -> RecoveryStore | None:
-    if not (settings.shrink or settings.dedup):
+    if not (settings.shrink or settings.dedup or settings.toonify):
         return None
     memory = files = None
     if settings.recovery in ("memory", "both"):
@@ -70,7 +70,7 @@ def build_services(settings: Settings) -> SessionServices:
 
 
 def new_pipeline(settings: Settings, services: SessionServices, mode: str = "mcp") -> Pipeline:
-    """The stages of one session, in the contract's order: dedup, then shrink."""
+    """The stages of one session, in the contract's order: dedup, then shrink, then TOON (opt-in)."""
     stages: list[Stage] = []
     store = services.store
     recover_tool = "squeeze_recover" if mode == "mcp" else None
@@ -78,8 +78,16 @@ def new_pipeline(settings: Settings, services: SessionServices, mode: str = "mcp
         stages.append(DedupStage(store, services.workers, services.accountant.count, recover_tool))
     if store is not None and settings.shrink:
         stages.append(
-            ShrinkStage(store, services.workers, settings.budget, "mcp" if mode == "mcp" else "shell")
+            ShrinkStage(
+                store,
+                services.workers,
+                settings.budget,
+                "mcp" if mode == "mcp" else "shell",
+                block_limit=settings.truncate_chars,
+            )
         )
+    if store is not None and settings.toonify:
+        stages.append(ToonStage(store, services.workers, "mcp" if mode == "mcp" else "shell"))
     return Pipeline(stages, services.accountant)
 
 
