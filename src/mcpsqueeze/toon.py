@@ -52,9 +52,11 @@ def render_toon_message(original_chars: int, shown_chars: int, hint: RecoveryHin
         f"Shown as TOON ({original_chars} chars of JSON as {shown_chars}; nothing omitted). "
         f"Original JSON, byte for byte: {recover_call(hint)}"
     )
-    if hint.file is not None:
-        text += f" (or jq . {hint.file})" if hint.mode == "shell" else f". File: {hint.file}"
-    return text + "."
+    if hint.file is None:
+        return text + "."
+    if hint.mode == "shell":
+        return text + f" (or jq . {hint.file})."
+    return text + f". File: {hint.file}"  # no full stop after a path, as in the shrink notice
 
 
 def toon_record(original_chars: int, shown_chars: int, hint: RecoveryHint) -> dict[str, object]:
