@@ -65,7 +65,10 @@ def test_no_block_is_ever_longer_than_the_limit_nor_the_whole_longer_than_the_bu
     sizes: list[int], kinds: list[str], limit: int, budget: int
 ) -> None:
     source = {"object": OBJECT, "array": ARRAY, "prose": PROSE}
-    texts = [source[kind][:size] if kind == "prose" else source[kind] for size, kind in zip(sizes, kinds)]
+    texts = [
+        source[kind][:size] if kind == "prose" else source[kind]
+        for size, kind in zip(sizes, kinds, strict=False)
+    ]
     hint = RecoveryHint("0" * 32, "/r/mcpsqueeze-" + "0" * 32 + ".json", "mcp")
     try:
         shrunk = shrink_texts(texts, budget, hint, block_limit=limit)
