@@ -21,7 +21,11 @@ from seed_recipe import run_recipe
 
 def _shim(env: dict[str, str], *argv: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "mcpsqueeze.bash.shim", *argv], env=env, capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "mcpsqueeze.bash.shim", *argv],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
 
 
