@@ -64,24 +64,6 @@ def test_two_identical_large_calls_are_truncated_then_deduplicated_saving_at_lea
     assert float(percent) >= SEED_SAVED_PERCENT
 
 
-def test_small_results_pass_byte_for_byte_and_the_stricter_of_budget_and_limit_applies(
-    tmp_path: Path,
-) -> None:
-    argv = cli(
-        "wrap", "--truncate-chars", "3000", "--budget", "1500", "--recovery-dir", str(tmp_path / "rec"),
-        "--", *FIXTURE,
-    )  # fmt: skip
-    with RawClient(FIXTURE) as direct:
-        direct.initialize()
-        small = direct.call("echo", {"text": "hello"})
-    with RawClient(argv) as client:
-        client.initialize()
-        echoed = client.call("echo", {"text": "hello"})
-        big = client.call("get_large_text")
-    assert echoed == small
-    assert len(text(big)) <= 1500 and MARKER.search(text(big))
-
-
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
