@@ -17,7 +17,9 @@ import pytest
 from rawclient import ROOT, RawClient, cli, text
 
 FIXTURE = [sys.executable, str(ROOT / "tests" / "fixtures" / "seed_server.py")]
-SEED_SAVED_PERCENT = 79.2  # "tokens saved: 1916 (79.2%)"
+# "tokens saved: 1916 (79.2%)". Ours is 79.3-79.6 % here: the two random response ids (marker and
+# pointer, 12-26 tokens each) are the recovery the seed did not offer, and they are most of the margin.
+SEED_SAVED_PERCENT = 79.2
 MARKER = re.compile(r"\[\.\.\.truncated (\d+) characters; recover with squeeze_recover (\{.*?\})\]")
 
 
