@@ -40,10 +40,24 @@ def toonify_text(text: str) -> str | None:
     if saved < MIN_SAVED_CHARS or saved < len(text) * MIN_SAVED_SHARE:
         return None
     try:
-        same = toon_format.loads(rendered) == value
+        same = _same(toon_format.loads(rendered), value)
     except (ValueError, RecursionError):  # ToonDecodeError is a ValueError
         return None
     return rendered if same else None
+
+
+def _same(a: object, b: object) -> bool:
+    """Equal in the JSON data model: numbers by value (TOON writes ``1.0`` as ``1``), but ``true`` is
+    not ``1`` and ``"1"`` is not ``1`` (Python's ``==`` would let ``True == 1`` through)."""
+    if isinstance(a, bool) or isinstance(b, bool) or a is None or b is None:
+        return type(a) is type(b) and a == b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    return type(a) is type(b) and a == b
 
 
 def render_toon_message(original_chars: int, shown_chars: int, hint: RecoveryHint) -> str:

@@ -39,6 +39,15 @@ def test_prose_scalars_malformed_json_and_nan_stay_as_they_are() -> None:
         assert toonify_text(text) is None, text
 
 
+def test_the_round_trip_check_tells_booleans_and_strings_from_numbers_but_not_1_from_1_0() -> None:
+    from mcpsqueeze.toon import _same
+
+    assert _same({"a": [1, 2.5]}, {"a": [1.0, 2.5]})
+    assert not _same([True], [1]) and not _same([0], [False]) and not _same(["1"], [1])
+    assert not _same({"a": 1, "b": 2}, {"b": 2, "a": 1})  # key order is part of what the agent reads
+    assert not _same([None], [0]) and not _same([[1]], [1])
+
+
 def test_json_whose_toon_would_not_save_enough_is_left_alone() -> None:
     assert toonify_text('{"a": 1, "b": 2, "sum": 3}') is None  # saves a few characters only
     irregular = json.dumps([{"k": [{"x": [i, {"y": i}]}]} for i in range(50)], separators=(",", ":"))
