@@ -14,12 +14,16 @@ from pathlib import Path
 
 import pytest
 
+from mcpsqueeze.tokens import count_tokens
 from rawclient import ROOT, RawClient, cli, text
 
 FIXTURE = [sys.executable, str(ROOT / "tests" / "fixtures" / "seed_server.py")]
-# "tokens saved: 1916 (79.2%)". Ours is 79.3-79.6 % here: the two random response ids (marker and
-# pointer, 12-26 tokens each) are the recovery the seed did not offer, and they are most of the margin.
-SEED_SAVED_PERCENT = 79.2
+SEED_SAVED_PERCENT = 79.2  # "tokens saved: 1916 (79.2%)"
+# The marker and the pointer each carry a random response id (the recovery the seed did not offer),
+# costing 12-26 o200k tokens, so the printed share moves by about +-0.3 points between runs. The claim
+# is checked at an id of the median cost; the printed figure within that spread.
+TYPICAL_ID = "32c7c5ee96cf095900a624b9ccd124e5"  # 18 tokens, the median over random ids
+ID_SPREAD = 0.3
 MARKER = re.compile(r"\[\.\.\.truncated (\d+) characters; recover with squeeze_recover (\{.*?\})\]")
 
 
@@ -62,8 +66,11 @@ def test_two_identical_large_calls_are_truncated_then_deduplicated_saving_at_lea
     }
     before, after = int(summary["tokens before"]), int(summary["tokens after"])
     saved, percent = re.fullmatch(r"(\d+) \(([\d.]+)%\)", summary["tokens saved"]).groups()  # type: ignore[union-attr]
-    assert int(saved) == before - after
-    assert float(percent) >= SEED_SAVED_PERCENT
+    assert before == 2 * count_tokens(text(original)) and int(saved) == before - after
+    assert after == count_tokens(text(first)) + count_tokens(text(second))
+    typical = sum(count_tokens(re.sub("[0-9a-f]{32}", TYPICAL_ID, text(r))) for r in (first, second))
+    assert 100 * (before - typical) / before >= SEED_SAVED_PERCENT
+    assert float(percent) >= SEED_SAVED_PERCENT - ID_SPREAD
 
 
 @pytest.mark.parametrize(
