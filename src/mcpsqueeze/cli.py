@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from ._errors import BackendError, MCPSqueezeError, UsageError
-from .settings import DEFAULT_BUDGET, MIN_BUDGET, Settings, default_recovery_dir
+from .settings import DEFAULT_BUDGET, MIN_BUDGET, MIN_TRUNCATE_CHARS, Settings, default_recovery_dir
 
 __all__ = ["main"]
 
@@ -103,6 +103,20 @@ def _shrink_options(func: Any) -> Any:
             metavar="[N]",
             help="Alias of --budget (mcp-compressor compatible).",
         ),
+        click.option(
+            "--truncate-chars",
+            type=int,
+            default=None,
+            metavar="N",
+            help="Also cap each text block at N characters, marker included (MCP Squeeze compatible; "
+            f"at least {MIN_TRUNCATE_CHARS}). With --budget, the stricter applies to each block.",
+        ),
+        click.option(
+            "--toonify",
+            is_flag=True,
+            help="Show JSON results that are not shrunk as TOON (mcp-compressor compatible); the original "
+            "JSON stays recoverable byte for byte.",
+        ),
         click.option("--no-shrink", is_flag=True, help="Never shrink results."),
         click.option("--no-dedup", is_flag=True, help="Never replace repeated results with a pointer."),
         click.option(
@@ -158,6 +172,20 @@ def _config_option(func: Any) -> Any:
         default=None,
         help=_CONFIG_HELP,
     )(func)
+
+
+def _truncate_chars(value: int | None, shrink: bool) -> int | None:
+    if value is None:
+        return None
+    if not shrink:
+        raise click.BadParameter("--truncate-chars shrinks results; it cannot go with --no-shrink")
+    if value < MIN_TRUNCATE_CHARS:
+        raise click.BadParameter(
+            f"each text block needs at least {MIN_TRUNCATE_CHARS} characters for a preview and its "
+            f"recovery marker, got {value}",
+            param_hint="--truncate-chars",
+        )
+    return value
 
 
 def _budget(budget: int | None, shrinkfit: int | None) -> int:
@@ -233,6 +261,8 @@ def _flag_settings(target: list[str], opts: dict[str, Any]) -> Settings:
         dedup=not opts["no_dedup"],
         shrink=not opts["no_shrink"],
         budget=_budget(opts["budget"], opts["shrinkfit"]),
+        truncate_chars=_truncate_chars(opts["truncate_chars"], not opts["no_shrink"]),
+        toonify=opts["toonify"],
         recovery=opts["recovery"],
         recovery_dir=opts["recovery_dir"] or default_recovery_dir(),
         cache_ttl=ttl if ttl is not None else 300.0,

@@ -39,7 +39,7 @@ class Call:
 class Outcome:
     """What the stages did to one result; read by accounting after the response is sent."""
 
-    action: str = "passthrough"  # passthrough | dedup | shrink | error | full
+    action: str = "passthrough"  # passthrough | dedup | shrink | toon | error | full
     response_id: str | None = None
     original_file: str | None = None
     dedup_of: int | None = None

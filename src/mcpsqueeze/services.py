@@ -19,7 +19,7 @@ from .pipeline import Pipeline, Stage
 from .policy import Policy
 from .recovery import FileStore, MemoryCache, RecoveryStore, clean_directory
 from .settings import Settings
-from .stages import DedupStage, ShrinkStage, Workers
+from .stages import DedupStage, ShrinkStage, ToonStage, Workers
 from .stats import Accountant
 
 __all__ = [
@@ -45,7 +45,7 @@ class SessionServices:
 
 
 def build_store(settings: Settings) -> RecoveryStore | None:
-    if not (_stage_on(settings, "shrink") or _stage_on(settings, "dedup")):
+    if not (_stage_on(settings, "shrink") or _stage_on(settings, "dedup") or settings.toonify):
         return None
     memory = files = None
     if settings.recovery in ("memory", "both"):
@@ -73,7 +73,7 @@ def build_services(settings: Settings) -> SessionServices:
 def new_pipeline(
     settings: Settings, services: SessionServices, mode: str = "mcp", recover_tool: str = "squeeze_recover"
 ) -> Pipeline:
-    """The stages of one session, in the contract's order: dedup, then shrink.
+    """The stages of one session, in the contract's order: dedup, then shrink, then TOON (opt-in).
 
     ``recover_tool`` names the tool that MCP-mode hints tell the agent to call (the Python API's
     toolset may have to suffix it)."""
@@ -85,9 +85,16 @@ def new_pipeline(
     if store is not None and _stage_on(settings, "shrink"):
         stages.append(
             ShrinkStage(
-                store, services.workers, settings.budget, "mcp" if mode == "mcp" else "shell", recover_tool
+                store,
+                services.workers,
+                settings.budget,
+                "mcp" if mode == "mcp" else "shell",
+                recover_tool,
+                block_limit=settings.truncate_chars,
             )
         )
+    if store is not None and settings.toonify:
+        stages.append(ToonStage(store, services.workers, "mcp" if mode == "mcp" else "shell", recover_tool))
     policy_for = settings.policies.resolver(Policy.from_settings(settings))
     return Pipeline(stages, services.accountant, policy_for)
 

@@ -10,10 +10,11 @@ import platformdirs
 
 from .policy import PolicySet
 
-__all__ = ["DEFAULT_BUDGET", "MIN_BUDGET", "Settings", "default_recovery_dir"]
+__all__ = ["DEFAULT_BUDGET", "MIN_BUDGET", "MIN_TRUNCATE_CHARS", "Settings", "default_recovery_dir"]
 
 DEFAULT_BUDGET = 20_000
 MIN_BUDGET = 1024
+MIN_TRUNCATE_CHARS = 256  # the smallest block that still holds a useful preview next to its marker
 
 
 def default_recovery_dir() -> Path:
@@ -33,6 +34,8 @@ class Settings:
     dedup: bool = True
     shrink: bool = True
     budget: int = DEFAULT_BUDGET
+    truncate_chars: int | None = None  # MCP Squeeze's per-text-block limit, on top of the budget
+    toonify: bool = False  # render JSON results that were not shrunk as TOON (original kept)
     recovery: Literal["memory", "files", "both"] = "both"
     recovery_dir: Path = field(default_factory=default_recovery_dir)
     cache_ttl: float = 300.0

@@ -1,4 +1,4 @@
-"""The result stages: dedup, then shrink. Glue between the pure engines and the recovery store.
+"""The result stages: dedup, shrink, then (opt-in) TOON. Glue between the pure engines and the store.
 
 Heavy work (hashing and condensing big results, writing files) runs in a bounded worker pool so one
 50 MB result never stalls the other calls in flight.
@@ -19,9 +19,9 @@ from ._jsonbytes import dumps
 from .dedup import content_digest, recover_hint, render_pointer
 from .pipeline import Call, Outcome, Result, text_of
 from .recovery import RecoveryStore, Stored, new_response_id
-from .shrink import RecoveryHint, shrink_texts
+from .shrink import RecoveryHint, Shrunk, shrink_texts
 
-__all__ = ["DedupStage", "ShrinkStage", "Workers", "original_bytes"]
+__all__ = ["DedupStage", "ShrinkStage", "ToonStage", "Workers", "original_bytes"]
 
 T = TypeVar("T")
 _INLINE_LIMIT = 64 * 1024  # below this, hashing inline is cheaper than a thread hop
@@ -143,12 +143,17 @@ class ShrinkStage:
         budget: int,
         mode: Literal["mcp", "shell"],
         recover_tool: str = "squeeze_recover",
+        block_limit: int | None = None,
     ) -> None:
         self._store = store
         self._workers = workers
         self.budget = budget
         self._mode = mode
         self.recover_tool = recover_tool
+        self.block_limit = block_limit  # --truncate-chars: a cap on each text block as well
+
+    def _shrink(self, texts: list[str], budget: int, hint: RecoveryHint) -> Shrunk | None:
+        return shrink_texts(texts, budget, hint, block_limit=self.block_limit)
 
     async def __call__(self, call: Call, result: Result, outcome: Outcome) -> Result:
         if outcome.action == "dedup" or (call.policy is not None and not call.policy.shrink):
@@ -163,12 +168,14 @@ class ShrinkStage:
             if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
         ]
         texts = [content[i]["text"] for i in indexes]
-        if sum(map(len, texts)) <= budget:
+        limit = self.block_limit
+        longest = max(map(len, texts), default=0)
+        if sum(map(len, texts)) <= budget and (limit is None or longest <= limit):
             return result
         response_id = new_response_id()
         hint = RecoveryHint(response_id, self._store.planned_file(response_id), self._mode, self.recover_tool)
         try:
-            shrunk = await self._workers.run(shrink_texts, texts, budget, hint)
+            shrunk = await self._workers.run(self._shrink, texts, budget, hint)
         except ShrinkError as exc:
             outcome.store_failed = f"no preview fits the budget: {exc}"
             return result
@@ -182,7 +189,7 @@ class ShrinkStage:
         if stored.file != hint.file:  # the file store failed but memory holds it: don't name a missing file
             hint = RecoveryHint(response_id, stored.file, self._mode, self.recover_tool)
             try:
-                shrunk = await self._workers.run(shrink_texts, texts, budget, hint)
+                shrunk = await self._workers.run(self._shrink, texts, budget, hint)
             except ShrinkError:
                 shrunk = None
             if shrunk is None:
@@ -201,4 +208,78 @@ class ShrinkStage:
         outcome.response_id = response_id
         outcome.original_file = stored.file
         outcome.report = shrunk.report.as_dict()
+        return presented
+
+
+def _toonify_all(texts: list[str]) -> list[str | None]:
+    from .toon import toonify_text
+
+    return [toonify_text(text) for text in texts]
+
+
+class ToonStage:
+    """``--toonify``: JSON text results that were neither shrunk nor deduplicated are shown as TOON.
+
+    Runs after shrink, so a shrunk preview and its truncation record always stay JSON (seed 000's
+    precedence). TOON is lossless for the data but not for the bytes: the original is stored first and
+    named in ``_meta.truncation`` (``pruned: false``, ``format: toon``), so recovery returns the JSON
+    byte for byte; when it cannot be stored the result passes unchanged.
+    """
+
+    def __init__(
+        self,
+        store: RecoveryStore,
+        workers: Workers,
+        mode: Literal["mcp", "shell"],
+        recover_tool: str = "squeeze_recover",
+    ) -> None:
+        self._store = store
+        self._workers = workers
+        self._mode = mode
+        self.recover_tool = recover_tool
+
+    async def __call__(self, call: Call, result: Result, outcome: Outcome) -> Result:
+        if outcome.action != "passthrough":  # shrunk or deduplicated: stays as it is
+            return result
+        content = result.get("content")
+        if not isinstance(content, list):
+            return result
+        indexes = [
+            i
+            for i, b in enumerate(content)
+            if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+        ]
+        texts = [content[i]["text"] for i in indexes]
+        if not texts:
+            return result
+        if sum(map(len, texts)) >= _INLINE_LIMIT:
+            rendered = await self._workers.run(_toonify_all, texts)
+        else:
+            rendered = _toonify_all(texts)
+        if all(r is None for r in rendered):
+            return result
+        response_id = new_response_id()
+        try:
+            stored = await self._workers.run(_store_original, self._store, response_id, result)
+        except RecoveryError as exc:
+            outcome.store_failed = str(exc)
+            return result
+        from .toon import toon_record
+
+        new_content = list(content)
+        for i, toon in zip(indexes, rendered, strict=True):
+            if toon is not None:
+                new_content[i] = {**content[i], "text": toon}
+        shown = sum(len(t if r is None else r) for t, r in zip(texts, rendered, strict=True))
+        hint = RecoveryHint(response_id, stored.file, self._mode, self.recover_tool)
+        record = toon_record(sum(map(len, texts)), shown, hint)
+        presented = {k: v for k, v in result.items() if k != "content"}
+        presented["content"] = new_content
+        meta = dict(presented.get("_meta") or {})
+        meta["truncation"] = record
+        presented["_meta"] = meta
+        outcome.action = "toon"
+        outcome.response_id = response_id
+        outcome.original_file = stored.file
+        outcome.report = record["report"]  # type: ignore[assignment]
         return presented

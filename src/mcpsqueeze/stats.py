@@ -49,6 +49,7 @@ class Totals:
     shrunk: int = 0
     errors: int = 0
     full: int = 0
+    toonified: int = 0  # --toonify: shown as TOON (nothing cut)
     store_failures: int = 0
     tokens_before: int = 0
     tokens_after: int = 0
@@ -71,6 +72,8 @@ class Totals:
             self.errors += 1
         elif action == "full":
             self.full += 1
+        elif action == "toon":
+            self.toonified += 1
         else:
             self.passthrough += 1
         self.store_failures += int(store_failed)
@@ -86,6 +89,7 @@ def render_summary(totals: Totals, title: str = "mcpsqueeze session summary") ->
         f"  passed through   {totals.passthrough + totals.errors + totals.full}",
         f"  deduplicated     {totals.deduplicated}",
         f"  shrunk           {totals.shrunk}",
+        *([f"  shown as TOON    {totals.toonified}"] if totals.toonified else []),
         f"  tokens before    {totals.tokens_before}",
         f"  tokens after     {totals.tokens_after}",
         f"  tokens saved     {totals.saved} ({totals.percent:.1f}%)",

@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 
+from seed_recipe import RECIPE
+
 from .conftest import IMAGE_GID, IMAGE_UID, Box, empty, wait_ready
 
 pytestmark = pytest.mark.container
@@ -269,6 +271,35 @@ def test_jq_is_in_the_image(sandbox: Box) -> None:
         if os.environ.get("CI"):
             pytest.fail("jq is missing from the image built on CI (add it to the base image)")
         pytest.skip("this base image has no jq")
+
+
+@pytest.mark.parametrize(
+    ("kind", "command"),
+    [
+        ("object", "mcpsq demo search-issues --query seed-recipe"),  # the preview itself has .truncation
+        ("array", "mcpsq demo list-rows --table seed-recipe --raw"),  # the envelope has _meta.truncation
+    ],
+)
+def test_the_seed_jq_recipe_finds_and_reads_the_original_inside_the_container(
+    proxy: Box, kind: str, command: str
+) -> None:
+    """Seed 000's shell recipe, verbatim, on what `mcpsq` prints, with the image's own jq."""
+    if proxy.sh("command -v jq").code != 0:
+        if os.environ.get("CI"):
+            pytest.fail("jq is missing from the image built on CI (add it to the base image)")
+        pytest.skip("this base image has no jq")
+    result = proxy.sh(
+        f"cd /tmp && {command} > response-{kind}.json 2>/dev/null && "
+        + RECIPE.replace("response.json", f"response-{kind}.json")
+    )
+
+    assert result.code == 0, result
+    content = json.loads(result.stdout)  # the original's .content (no structuredContent here)
+    original = json.loads(content[0]["text"])
+    if kind == "object":
+        assert len(original["issues"]) == 300
+    else:
+        assert isinstance(original, list) and len(original) == 500
 
 
 @pytest.mark.parametrize(

@@ -40,5 +40,8 @@ def test_public_dataclasses_are_frozen_and_hint_defaults_to_squeeze_recover() ->
     assert shrink.RecoveryHint("0" * 32, None, "mcp").recover_tool == "squeeze_recover"
 
 
-def test_shrink_texts_signature_is_texts_budget_hint() -> None:
-    assert list(inspect.signature(shrink.shrink_texts).parameters) == ["texts", "budget", "hint"]
+def test_shrink_texts_signature_is_texts_budget_hint_and_a_keyword_block_limit() -> None:
+    parameters = inspect.signature(shrink.shrink_texts).parameters
+    assert list(parameters) == ["texts", "budget", "hint", "block_limit"]
+    assert parameters["block_limit"].kind is inspect.Parameter.KEYWORD_ONLY
+    assert parameters["block_limit"].default is None

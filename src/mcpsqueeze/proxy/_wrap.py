@@ -70,7 +70,7 @@ async def _relay_stdio(settings: Settings, services: SessionServices) -> int:
 
 
 def _recover(settings: Settings) -> str | None:
-    return "squeeze_recover" if (settings.shrink or settings.dedup) else None
+    return "squeeze_recover" if (settings.shrink or settings.dedup or settings.toonify) else None
 
 
 async def run_wrap(settings: Settings) -> int:

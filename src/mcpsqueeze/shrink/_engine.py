@@ -179,20 +179,25 @@ def _worst_report(original: int, budget: int) -> Report:
     )
 
 
-def shrink_texts(texts: list[str], budget: int, hint: RecoveryHint) -> Shrunk | None:
+def shrink_texts(
+    texts: list[str], budget: int, hint: RecoveryHint, *, block_limit: int | None = None
+) -> Shrunk | None:
     """Shrink ``texts`` so that they and the notice fit ``budget`` characters together.
 
-    None when they already fit. Otherwise ``sum(map(len, result.texts)) + len(result.notice or "")``
-    is at most ``budget``; raises ``ShrinkError`` when no useful preview plus notice fits.
+    ``block_limit`` (``--truncate-chars``) also caps each text block on its own, its in-block record or
+    marker included; the stricter of the two applies to each block. None when everything already
+    fits. Otherwise ``sum(map(len, result.texts)) + len(result.notice or "")`` is at most ``budget``
+    and no text is longer than ``block_limit``; raises ``ShrinkError`` when no useful preview plus
+    notice fits.
     """
     original = sum(len(t) for t in texts)
-    if original <= budget:
+    if original <= budget and (block_limit is None or max(map(len, texts), default=0) <= block_limit):
         return None
     blocks = [_classify(t) for t in texts]
     worst = _worst_report(original, budget)
     kinds = {"text" if b.value is NOT_JSON else "json" for b in blocks}
     kind = "mixed" if len(kinds) > 1 else kinds.pop()
-    compact = budget < COMPACT_BELOW
+    compact = min(budget, block_limit or budget) < COMPACT_BELOW
     record_room = len(_record_json(worst, hint, kind, compact))
     notice_room = len(render_notice(worst, hint))
     lengths = [len(t) for t in texts]
@@ -201,13 +206,14 @@ def shrink_texts(texts: list[str], budget: int, hint: RecoveryHint) -> Shrunk | 
     fitted_total = refills = 0
     plans = Plans()  # what condensing learnt, kept across attempts
     for _ in range(_ATTEMPTS):
-        targets = _targets(blocks, lengths, budget - slack, record_room, notice_room, hint)
-        if targets is None and sum(b.sibling for b in blocks) > 1:
-            # No room for a record in every object: give the record once, in the notice.
+        targets = _targets(blocks, lengths, budget - slack, record_room, notice_room, hint, block_limit)
+        if targets is None and (sum(b.sibling for b in blocks) > 1 or block_limit is not None):
+            # No room for a record in every object (or in a block of --truncate-chars): give the
+            # record once, in the notice.
             for block in blocks:
                 if block.sibling:
                     block.sibling, block.needs_notice = False, True
-            targets = _targets(blocks, lengths, budget - slack, record_room, notice_room, hint)
+            targets = _targets(blocks, lengths, budget - slack, record_room, notice_room, hint, block_limit)
         if targets is None:
             break
         outcome = _shrink_blocks(blocks, targets, record_room, hint, plans)
@@ -244,8 +250,11 @@ def _targets(
     record_room: int,
     notice_room: int,
     hint: RecoveryHint,
+    block_limit: int | None = None,
 ) -> list[int] | None:
-    """Each block's target. Which blocks shrink decides whether a notice is needed, and back."""
+    """Each block's target. Which blocks shrink decides whether a notice is needed, and back.
+
+    With ``block_limit`` no target exceeds it; a block whose floor is above it cannot be previewed."""
     floors = [
         (record_room if b.sibling else 0) + _MIN_PREVIEW
         if b.value is not NOT_JSON
@@ -258,6 +267,10 @@ def _targets(
         targets = _allocate(lengths, floors, avail - (notice_room if needs_notice else 0))
         if targets is None:
             return None
+        if block_limit is not None:
+            if any(lengths[i] > block_limit and floors[i] > block_limit for i in range(len(blocks))):
+                return None
+            targets = [min(t, block_limit) for t in targets]
         shrinking = [lengths[i] > targets[i] for i in range(len(blocks))]
         wanted = any(shrinking[i] and b.needs_notice for i, b in enumerate(blocks))
         if wanted == needs_notice:
