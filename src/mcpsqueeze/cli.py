@@ -144,6 +144,25 @@ def _shrink_options(func: Any) -> Any:
     return func
 
 
+def _output_options(func: Any) -> Any:
+    """What the proxy says on stderr: the exit summary (`--quiet`) and the log level of per-call lines."""
+    func = click.option(
+        "--log-level",
+        type=click.Choice(["debug", "info", "warning", "error"], case_sensitive=False),
+        envvar="MCPSQUEEZE_LOG_LEVEL",
+        default="warning",
+        show_default=True,
+        help="'info': one stderr line per shrunk or deduplicated call (tool, chars, tokens, response id).",
+    )(func)
+    return click.option("-q", "--quiet", is_flag=True, help="No session summary on exit.")(func)
+
+
+def _configure_logging(level: str) -> None:
+    import logging
+
+    logging.basicConfig(level=level.upper(), format="mcpsqueeze: %(message)s", stream=sys.stderr)
+
+
 def _budget(budget: int | None, shrinkfit: int | None) -> int:
     value = budget if budget is not None else shrinkfit if shrinkfit is not None else DEFAULT_BUDGET
     if value < MIN_BUDGET:
@@ -151,7 +170,9 @@ def _budget(budget: int | None, shrinkfit: int | None) -> int:
     return value
 
 
-@main.command(context_settings={"ignore_unknown_options": False})
+# The server command starts at wrap's first positional argument and everything after it is the server's
+# (its own flags too), with or without `--`: some clients (the MCP Inspector CLI) drop the separator.
+@main.command(context_settings={"allow_interspersed_args": False})
 @click.option(
     "-H", "--header", "headers", multiple=True, metavar="KEY=VALUE", help="HTTP header for a URL backend."
 )
@@ -173,12 +194,17 @@ def _budget(budget: int | None, shrinkfit: int | None) -> int:
     help="streamable-http: require `Authorization: Bearer <token>` from this 0600 file (created if missing).",
 )
 @_shrink_options
-@click.argument("target", nargs=-1, required=True)
+@_output_options
+@click.argument("target", nargs=-1, required=True, type=click.UNPROCESSED)
 def wrap(target: tuple[str, ...], **opts: Any) -> None:
-    """Proxy one MCP server: `wrap [OPTIONS] -- COMMAND [ARGS...]` or `wrap [OPTIONS] -- URL`."""
+    """Proxy one MCP server: `wrap [OPTIONS] [--] COMMAND [ARGS...]` or `wrap [OPTIONS] [--] URL`.
+
+    Everything from COMMAND on belongs to the server, its own options included.
+    """
     from .proxy import run_wrap
 
     settings = _settings(list(target), opts)
+    _configure_logging(opts["log_level"])
     sys.exit(_run(run_wrap, settings))
 
 
@@ -208,6 +234,7 @@ def _settings(target: list[str], opts: dict[str, Any]) -> Settings:
         retention=_duration(opts["retention"]),
         jobs=opts["jobs"],
         stats_file=opts["stats_file"],
+        quiet=opts.get("quiet", False),
     )
 
 
@@ -244,6 +271,7 @@ def _settings(target: list[str], opts: dict[str, Any]) -> Settings:
 )
 @click.option("--timeout", type=float, default=None, help="Seconds before a backend call is abandoned.")
 @_shrink_options
+@_output_options
 @click.argument("target", nargs=-1)
 def serve(target: tuple[str, ...], **opts: Any) -> None:
     """Run the session proxy for the bash shim: `serve --config FILE` or `serve -n NAME -- CMD|URL`."""
@@ -278,6 +306,7 @@ def serve(target: tuple[str, ...], **opts: Any) -> None:
     settings = _settings(
         [], {**opts, "transport": "stdio", "host": "127.0.0.1", "port": 0, "server_name": ""}
     )
+    _configure_logging(opts["log_level"])
     sys.exit(_run(run_serve, settings, specs, tools, listen))
 
 

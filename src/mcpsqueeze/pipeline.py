@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from .stats import Accountant, CallRecord
+from .stats import Accountant, CallRecord, new_session_id
 
 __all__ = ["Call", "Outcome", "Pipeline", "Stage", "text_of"]
 
@@ -65,6 +65,7 @@ class Pipeline:
     def __init__(self, stages: list[Stage], accountant: Accountant | None = None) -> None:
         self.stages = stages
         self.accountant = accountant
+        self.session = new_session_id()  # call numbers restart per pipeline: the stats file tells them apart
 
     async def present(self, call: Call, result: Result) -> tuple[Result, Outcome]:
         """The result to show for `call`; a failing stage never loses the result (it passes unchanged)."""
@@ -100,5 +101,6 @@ class Pipeline:
                 response_id=outcome.response_id,
                 report=outcome.report,
                 store_failed=outcome.store_failed,
+                session=self.session,
             )
         )

@@ -39,6 +39,7 @@ class Settings:
     retention: float | None = 24 * 3600.0
     jobs: int = 4
     stats_file: Path | None = None
+    quiet: bool = False  # no session summary on exit
 
     @property
     def is_url(self) -> bool:

@@ -11,17 +11,33 @@ import concurrent.futures
 import contextlib
 import json
 import os
+import secrets
 import sys
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 from .tokens import count_tokens
 
-__all__ = ["Accountant", "CallRecord", "Totals", "render_summary", "summarise_stats_file"]
+__all__ = [
+    "Accountant",
+    "CallObserver",
+    "CallRecord",
+    "Totals",
+    "new_session_id",
+    "print_summary",
+    "render_summary",
+    "summarise_stats_file",
+]
+
+
+def new_session_id() -> str:
+    """Tells sessions apart in a shared stats file (call numbers restart in each session)."""
+    return secrets.token_hex(6)
 
 
 @dataclass
@@ -39,6 +55,15 @@ class CallRecord:
     report: dict[str, Any] | None = None
     store_failed: str | None = None
     time: float = field(default_factory=time.time)
+    session: str = ""
+
+
+class CallObserver(Protocol):
+    """Told about every counted call and every recovery (metrics, the per-call log line)."""
+
+    def on_call(self, record: CallRecord, tokens_before: int, tokens_after: int) -> None: ...
+
+    def on_recover(self, response_id: str, chars: int) -> None: ...
 
 
 @dataclass
@@ -95,6 +120,12 @@ def render_summary(totals: Totals, title: str = "mcpsqueeze session summary") ->
     return "\n".join(lines)
 
 
+def print_summary(totals: Totals, quiet: bool = False) -> None:
+    """The exit summary on stderr, unless asked for quiet or nothing was called (it would be all zeros)."""
+    if not quiet and totals.calls:
+        print(render_summary(totals), file=sys.stderr, flush=True)
+
+
 def _lower_priority() -> None:
     """Counting is background work: on Linux a thread can be niced alone, so it yields the CPU to relaying."""
     with contextlib.suppress(AttributeError, OSError):
@@ -104,8 +135,9 @@ def _lower_priority() -> None:
 class Accountant:
     """Counts tokens in a worker thread and keeps the session totals."""
 
-    def __init__(self, stats_file: Path | None = None) -> None:
+    def __init__(self, stats_file: Path | None = None, observers: Iterable[CallObserver] = ()) -> None:
         self.totals = Totals()
+        self.observers = list(observers)
         self._lock = threading.Lock()
         self._pool = concurrent.futures.ThreadPoolExecutor(
             max_workers=1, thread_name_prefix="mcpsqueeze-tokens"
@@ -123,6 +155,26 @@ class Accountant:
         """Enqueue a finished call; returns immediately."""
         self._pool.submit(self._account, record)
 
+    def record_recovery(self, response_id: str, chars: int) -> None:
+        """Enqueue one recovery of an original (a stats line and the observers); returns immediately."""
+        self._pool.submit(self._account_recovery, response_id, chars, time.time())
+
+    def _account_recovery(self, response_id: str, chars: int, when: float) -> None:
+        with self._lock:
+            if self._stats is not None:
+                line = {"time": round(when, 3), "action": "recover", "response_id": response_id}
+                line["chars"] = chars
+                self._stats.write(json.dumps(line) + "\n")
+                self._stats.flush()
+        self._tell(lambda o: o.on_recover(response_id, chars))
+
+    def _tell(self, event: Any) -> None:
+        for observer in self.observers:
+            try:
+                event(observer)
+            except Exception as exc:  # an observer's bug must not stop the accounting
+                print(f"mcpsqueeze: stats observer failed: {exc!r}", file=sys.stderr)
+
     def _account(self, record: CallRecord) -> None:
         try:
             before = count_tokens(record.before_text)
@@ -135,6 +187,7 @@ class Accountant:
             if self._stats is not None:
                 line = {
                     "time": round(record.time, 3),
+                    "session": record.session,
                     "server": record.server,
                     "tool": record.tool,
                     "call": record.number,
@@ -153,6 +206,7 @@ class Accountant:
                     line["store_failed"] = record.store_failed
                 self._stats.write(json.dumps(line, ensure_ascii=False) + "\n")
                 self._stats.flush()
+        self._tell(lambda o: o.on_call(record, before, after))
 
     def close(self, timeout: float = 30.0) -> Totals:
         """Finish pending counts (bounded) and return the totals."""
