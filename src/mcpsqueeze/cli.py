@@ -367,15 +367,34 @@ def install_commands(directory: Path, servers: tuple[str, ...]) -> None:
 
 
 @main.command()
-@click.argument("path", type=click.Path(path_type=Path, exists=True, dir_okay=False))
+@click.argument(
+    "paths", nargs=-1, required=True, type=click.Path(path_type=Path, exists=True, dir_okay=False)
+)
 @click.option(
     "--top", type=int, default=5, show_default=True, help="How many of the biggest results to list."
 )
-def stats(path: Path, top: int) -> None:
-    """Summarise a --stats-file: totals, per tool, biggest results."""
-    from .stats import summarise_stats_file
+@click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
+@click.option(
+    "--html",
+    "html_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Also write a self-contained HTML page (charts, no network) to this file.",
+)
+def stats(paths: tuple[Path, ...], top: int, as_json: bool, html_path: Path | None) -> None:
+    """Summarise --stats-file files: totals, per tool, per session, biggest results, recoveries."""
+    from .stats_report import load_report, render_json, render_text, write_html
 
-    click.echo(summarise_stats_file(path, top))
+    try:
+        report = load_report(list(paths), top)
+        if html_path is not None:
+            write_html(report, html_path)
+    except OSError as exc:
+        click.echo(f"mcpsqueeze stats: {exc}", err=True)
+        sys.exit(2)
+    click.echo(render_json(report) if as_json else render_text(report))
+    if html_path is not None:
+        click.echo(f"mcpsqueeze stats: wrote {html_path}", err=True)
 
 
 @main.command()

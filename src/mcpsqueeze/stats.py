@@ -15,7 +15,6 @@ import secrets
 import sys
 import threading
 import time
-from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -223,46 +222,7 @@ class Accountant:
 
 
 def summarise_stats_file(path: Path, top: int = 5) -> str:
-    """`mcpsqueeze stats PATH`: totals, per tool, and the biggest results of a stats file."""
-    totals = Totals()
-    per_tool: dict[str, Totals] = defaultdict(Totals)
-    rows: list[dict[str, Any]] = []
-    bad = 0
-    with path.open(encoding="utf-8") as fh:
-        for line in fh:
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-                action = str(row["action"])
-                before = int(row["tokens_before"])
-                after = int(row["tokens_after"])
-                tool = str(row["tool"])
-            except (ValueError, KeyError, TypeError):
-                bad += 1
-                continue
-            store_failed = bool(row.get("store_failed"))
-            totals.add(action, before, after, store_failed)
-            per_tool[tool].add(action, before, after, store_failed)
-            rows.append(row)
-    out = [render_summary(totals, f"{path}: {totals.calls} calls")]
-    if per_tool:
-        out.append("")
-        header = ("tool", "calls", "dedup", "shrunk", "before", "after", "saved")
-        out.append("  {:<28} {:>6} {:>6} {:>6} {:>10} {:>10} {:>7}".format(*header))
-        for tool, t in sorted(per_tool.items(), key=lambda kv: -kv[1].saved):
-            out.append(
-                f"  {tool[:28]:<28} {t.calls:>6} {t.deduplicated:>6} {t.shrunk:>6} "
-                f"{t.tokens_before:>10} {t.tokens_after:>10} {t.percent:>6.1f}%"
-            )
-    if rows:
-        out.append("")
-        out.append("  biggest results (tokens before -> after):")
-        for row in sorted(rows, key=lambda r: -int(r["tokens_before"]))[:top]:
-            out.append(
-                f"  #{row.get('call', '?'):<5} {str(row['tool'])[:28]:<28} {row['tokens_before']:>10} -> "
-                f"{row['tokens_after']:<10} {row['action']}"
-            )
-    if bad:
-        out.append(f"\n  skipped {bad} malformed line(s)")
-    return "\n".join(out)
+    """`mcpsqueeze stats PATH`: totals, per tool, per session and the biggest results of a stats file."""
+    from .stats_report import load_report, render_text
+
+    return render_text(load_report([path], top))
