@@ -210,3 +210,11 @@ def test_inspector_cli_lists_and_calls_tools_through_wrap_as_documented(world: W
     listing, called = outputs
     assert {"git_status", "squeeze_recover"} <= {t["name"] for t in listing["tools"]}
     assert called["isError"] is False and "On branch" in called["content"][0]["text"]
+
+
+def test_the_readme_shows_the_tested_snippets() -> None:
+    readme = (ROOT / "README.md").read_text()
+    add = snippets()["claude-code-add"][1].splitlines()[0]
+    assert f"```bash\n{add}\n```" in readme
+    (config,) = [json.loads(b) for b in re.findall(r"```json\n(.*?)\n```", readme, re.S) if "mcpServers" in b]
+    assert config == json.loads(snippets()["claude-desktop"][1])
