@@ -50,6 +50,13 @@ class Metrics:
             buckets=_LATENCY_BUCKETS,
             registry=self.registry,
         )
+        self.call_latency = Histogram(
+            "mcpsqueeze_call_latency_seconds",
+            "Time from the tool call's request to its presented result, the backend's time included.",
+            labels,
+            buckets=_LATENCY_BUCKETS,
+            registry=self.registry,
+        )
         self._lock = threading.Lock()
         self._tools: set[tuple[str, str]] = set()
         self._origins: OrderedDict[str, tuple[str, str]] = OrderedDict()
@@ -76,6 +83,7 @@ class Metrics:
         self.tokens_before.labels(server, tool).inc(tokens_before)
         self.tokens_after.labels(server, tool).inc(tokens_after)
         self.added_latency.labels(server, tool).observe(record.added_latency_ms / 1000.0)
+        self.call_latency.labels(server, tool).observe(record.call_latency_ms / 1000.0)
         if record.response_id:
             with self._lock:
                 self._origins[record.response_id] = (server, tool)

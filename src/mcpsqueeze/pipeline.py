@@ -102,5 +102,6 @@ class Pipeline:
                 report=outcome.report,
                 store_failed=outcome.store_failed,
                 session=self.session,
+                call_latency_ms=(time.perf_counter() - call.started) * 1000,
             )
         )

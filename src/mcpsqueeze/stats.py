@@ -55,6 +55,7 @@ class CallRecord:
     store_failed: str | None = None
     time: float = field(default_factory=time.time)
     session: str = ""
+    call_latency_ms: float = 0.0  # request in -> result presented (backend time included), for metrics
 
 
 class CallObserver(Protocol):

@@ -101,6 +101,9 @@ async def test_wrap_http_metrics_need_the_token_and_move_during_a_session(tmp_pa
     tokens_after = during[_key("mcpsqueeze_tokens_after_total", "backend", "list_rows")]
     assert tokens_before > 2 * tokens_after > 0
     assert during[_key("mcpsqueeze_added_latency_seconds_count", "backend", "list_rows")] == 2
+    assert during[_key("mcpsqueeze_call_latency_seconds_count", "backend", "list_rows")] == 2
+    call_seconds = during[_key("mcpsqueeze_call_latency_seconds_sum", "backend", "list_rows")]
+    assert call_seconds >= during[_key("mcpsqueeze_added_latency_seconds_sum", "backend", "list_rows")] > 0
     assert during.get(_key("mcpsqueeze_store_failures_total", "backend", "list_rows"), 0) == 0
 
 
