@@ -98,8 +98,8 @@ def _timeline(data: dict[str, Any]) -> str:
             f'<polyline points="{_pts(pts)}" fill="none" stroke="{color}" stroke-width="2.5" '
             f'stroke-linejoin="round" data-series="{name}" data-values="{values}"/>'
         )
-    # session boundaries
-    last = None
+    # session boundaries; a label only where there is room for it (many short sessions would overlap)
+    last, labelled_at = None, -1e9
     for i, p in enumerate(points):
         if p["session"] != last:
             last = p["session"]
@@ -107,6 +107,9 @@ def _timeline(data: dict[str, Any]) -> str:
                 parts.append(
                     f'<line x1="{x(i):.1f}" x2="{x(i):.1f}" y1="{top}" y2="{top + plot_h}" class="split"/>'
                 )
+            if x(i) - labelled_at < 100:
+                continue
+            labelled_at = x(i)
             parts.append(
                 f'<text x="{x(i) + 4:.1f}" y="{top + 12}" class="session-label">{_e(p["session"][:12])}'
                 f"<title>session {_e(p['session'])} from {_e(_clock(p['time']))}</title></text>"

@@ -158,9 +158,11 @@ def _output_options(func: Any) -> Any:
 
 
 def _configure_logging(level: str) -> None:
+    """Our loggers at `level`; libraries (the SDK logs every request at INFO) stay at WARNING."""
     import logging
 
-    logging.basicConfig(level=level.upper(), format="mcpsqueeze: %(message)s", stream=sys.stderr)
+    logging.basicConfig(level=logging.WARNING, format="mcpsqueeze: %(message)s", stream=sys.stderr)
+    logging.getLogger("mcpsqueeze").setLevel(level.upper())
 
 
 def _budget(budget: int | None, shrinkfit: int | None) -> int:
