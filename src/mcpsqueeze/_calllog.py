@@ -36,5 +36,5 @@ class CallLog:
             record.response_id or "-",
         )
 
-    def on_recover(self, response_id: str, chars: int) -> None:
-        log.info("recovered response %s: %d chars of the original", response_id, chars)
+    def on_recover(self, response_id: str, size: int) -> None:
+        log.info("recovered response %s (original of %d bytes)", response_id, size)

@@ -236,12 +236,12 @@ def _recovered(data: dict[str, Any]) -> str:
         origin = f"#{r['call']} {r['tool']}" if r["tool"] else "(not in these files)"
         rid = r["response_id"]
         body.append(
-            f'<tr data-response-id="{_e(rid)}" data-chars="{r["chars"]}">'
+            f'<tr data-response-id="{_e(rid)}" data-bytes="{r["bytes"]}">'
             f"<td>{_e(_clock(r['time'], False))}</td><td>{_e(origin)}</td>"
-            f'<td class="num">{_n(r["chars"])}</td>'
+            f'<td class="num">{_n(r["bytes"])}</td>'
             f'<td class="mono dim" title="{_e(rid)}">{_e(rid[:10])}…</td></tr>'
         )
-    head = '<tr><th>when</th><th>result of</th><th class="num">chars</th><th>response</th></tr>'
+    head = '<tr><th>when</th><th>result of</th><th class="num">original bytes</th><th>response</th></tr>'
     return f'<table data-table="recovered"><thead>{head}</thead><tbody>{"".join(body)}</tbody></table>'
 
 

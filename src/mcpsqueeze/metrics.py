@@ -90,7 +90,7 @@ class Metrics:
                 while len(self._origins) > MAX_ORIGINS:
                     self._origins.popitem(last=False)
 
-    def on_recover(self, response_id: str, chars: int) -> None:
+    def on_recover(self, response_id: str, size: int) -> None:
         with self._lock:
             server, tool = self._origins.get(response_id, ("", ""))
         self.recovered.labels(server, tool).inc()

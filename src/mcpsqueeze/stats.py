@@ -63,7 +63,7 @@ class CallObserver(Protocol):
 
     def on_call(self, record: CallRecord, tokens_before: int, tokens_after: int) -> None: ...
 
-    def on_recover(self, response_id: str, chars: int) -> None: ...
+    def on_recover(self, response_id: str, size: int) -> None: ...
 
 
 @dataclass
@@ -155,18 +155,18 @@ class Accountant:
         """Enqueue a finished call; returns immediately."""
         self._pool.submit(self._account, record)
 
-    def record_recovery(self, response_id: str, chars: int) -> None:
+    def record_recovery(self, response_id: str, size: int) -> None:
         """Enqueue one recovery of an original (a stats line and the observers); returns immediately."""
-        self._pool.submit(self._account_recovery, response_id, chars, time.time())
+        self._pool.submit(self._account_recovery, response_id, size, time.time())
 
-    def _account_recovery(self, response_id: str, chars: int, when: float) -> None:
+    def _account_recovery(self, response_id: str, size: int, when: float) -> None:
         with self._lock:
             if self._stats is not None:
                 line = {"time": round(when, 3), "action": "recover", "response_id": response_id}
-                line["chars"] = chars
+                line["bytes"] = size
                 self._stats.write(json.dumps(line) + "\n")
                 self._stats.flush()
-        self._tell(lambda o: o.on_recover(response_id, chars))
+        self._tell(lambda o: o.on_recover(response_id, size))
 
     def _tell(self, event: Any) -> None:
         for observer in self.observers:

@@ -41,7 +41,7 @@ class CallRow:
 class Recovery:
     time: float
     response_id: str
-    chars: int
+    bytes: int  # size of the stored original (the CallToolResult as JSON)
     session: str | None = None  # of the call whose original was read back, when it is in the files
     call: int | None = None
     tool: str | None = None
@@ -106,7 +106,7 @@ def _read(path: Path, calls: list[CallRow], recoveries: list[Recovery]) -> int:
                 if row["action"] == "recover":
                     recoveries.append(
                         Recovery(
-                            float(row.get("time") or 0), str(row["response_id"]), int(row.get("chars") or 0)
+                            float(row.get("time") or 0), str(row["response_id"]), int(row.get("bytes") or 0)
                         )
                     )
                     continue

@@ -202,7 +202,7 @@ def test_the_html_page_renders_in_chromium_without_console_errors_and_shows_the_
             tag="tr", **{"data-session": session["session"], "data-calls": str(session["calls"])}
         )
         assert int(row["data-tokens-before"]) == session["tokens_before"]
-    assert len(parsed.where(tag="tr", **{"data-chars": str(data["recovered"][0]["chars"])})) == 1
+    assert len(parsed.where(tag="tr", **{"data-bytes": str(data["recovered"][0]["bytes"])})) == 1
     # the page really shows the numbers, not only carries them
     assert f"{totals['tokens_saved']:,}" in dom.stdout and f"{totals['percent_saved']}%" in dom.stdout
 

@@ -109,4 +109,4 @@ def test_each_session_in_a_shared_stats_file_has_its_own_id_and_recoveries_are_r
     assert calls[0]["session"] != calls[1]["session"]  # ...and the session ids tell them apart
     assert all(re.fullmatch(r"[0-9a-f]{12}", r["session"]) for r in calls)
     assert [r["response_id"] for r in recoveries] == [r["response_id"] for r in calls]
-    assert all(r["chars"] > 2000 for r in recoveries)
+    assert all(r["bytes"] > 2000 for r in recoveries)
