@@ -84,6 +84,20 @@ def test_text_and_json_report_the_same_numbers_sessions_apart(stats_file: Path) 
     }
 
 
+def test_each_line_names_its_session_and_each_recovery_has_a_line(stats_file: Path) -> None:
+    rows = [json.loads(line) for line in stats_file.read_text().splitlines()]
+    calls = [r for r in rows if r["action"] != "recover"]
+    recoveries = [r for r in rows if r["action"] == "recover"]
+    sessions = list(dict.fromkeys(r["session"] for r in calls))
+    assert len(sessions) == 2 and all(re.fullmatch(r"[0-9a-f]{12}", s) for s in sessions)
+    for session, plan in zip(sessions, PLANS.values(), strict=True):
+        numbers = [r["call"] for r in calls if r["session"] == session]
+        assert numbers == list(range(1, len(plan) + 1))  # numbers restart; the session id tells them apart
+    shrunk_ids = {r["response_id"] for r in calls if r["action"] == "shrink"}
+    assert len(recoveries) == 2 and {r["response_id"] for r in recoveries} <= shrunk_ids
+    assert all(r["bytes"] > 2000 for r in recoveries)
+
+
 def test_old_files_without_session_ids_split_where_call_numbers_restart(tmp_path: Path) -> None:
     old = tmp_path / "old.jsonl"
     rows = [

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 import subprocess
 from pathlib import Path
@@ -89,24 +88,3 @@ def test_log_level_info_writes_one_line_per_shrunk_and_per_deduplicated_call(tmp
     assert chars is not None
     before, after, tokens_before, tokens_after = map(int, chars.groups())
     assert after <= 2000 < before and tokens_after < tokens_before
-
-
-def test_each_session_in_a_shared_stats_file_has_its_own_id_and_recoveries_are_recorded(
-    tmp_path: Path,
-) -> None:
-    stats = tmp_path / "stats.jsonl"
-    for _ in range(2):
-        with RawClient(_proxy(tmp_path, "--budget", "2000", "--stats-file", str(stats))) as client:
-            client.initialize()
-            shrunk = client.call("list_rows", {"table": "t"})
-            rid = shrunk["_meta"]["truncation"]["response_id"]
-            client.call("squeeze_recover", {"response_id": rid})
-            assert client.close() == 0
-    rows = [json.loads(line) for line in stats.read_text().splitlines()]
-    calls = [r for r in rows if r["action"] != "recover"]
-    recoveries = [r for r in rows if r["action"] == "recover"]
-    assert [r["call"] for r in calls] == [1, 1]  # numbers restart per session...
-    assert calls[0]["session"] != calls[1]["session"]  # ...and the session ids tell them apart
-    assert all(re.fullmatch(r"[0-9a-f]{12}", r["session"]) for r in calls)
-    assert [r["response_id"] for r in recoveries] == [r["response_id"] for r in calls]
-    assert all(r["bytes"] > 2000 for r in recoveries)
