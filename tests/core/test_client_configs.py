@@ -141,8 +141,9 @@ def test_json_snippet_has_the_clients_shape_and_its_command_answers_mcp(name: st
 
 def _claude(world: World, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     claude = require_node_paths("CLAUDE_BIN")["CLAUDE_BIN"]
-    env = {**world.env, **({"CI": "true"} if world.env["CI"] else {})}
-    return subprocess.run([claude, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [claude, *args], cwd=cwd, env=world.env, capture_output=True, text=True, timeout=120
+    )
 
 
 def _connected(listing: str, name: str) -> bool:
