@@ -3,6 +3,7 @@
 # .cache/node/ (git-ignored), with exact pinned versions, and write .cache/node/paths.env:
 #
 #   NODE22=<node >= 22 binary>   CONFORMANCE_JS=...   EVERYTHING_JS=...   FILESYSTEM_JS=...   MEMORY_JS=...
+#   CLAUDE_BIN=<Claude Code CLI>   INSPECTOR_JS=<MCP Inspector launcher> (real clients, in .cache/clients/)
 #   PY_SERVERS_BIN=<venv bin with mcp-server-git, mcp-server-time> (once installed with --python)
 #
 # Usage: scripts/install-test-deps.sh [--check] [--python] [--force]
@@ -23,6 +24,9 @@ CONFORMANCE_VERSION=0.1.16
 NODE_RUNTIME_VERSION=22.23.5
 MCP_SERVER_GIT_VERSION=2026.10.19
 MCP_SERVER_TIME_VERSION=2026.10.19
+# Real MCP clients for the client-config tests (npm view, 2026-12-01); both need Node >= 22.
+CLAUDE_CODE_VERSION=2.1.332
+INSPECTOR_VERSION=2.12.0
 
 CHECK=0; PYTHON=0; FORCE=0
 for arg in "$@"; do
@@ -103,6 +107,37 @@ esac
   echo "FILESYSTEM_JS=$FILESYSTEM_JS"
   echo "MEMORY_JS=$MEMORY_JS"
 } >"$PREFIX/paths.env.tmp"
+
+# ---- real MCP clients (Claude Code CLI, MCP Inspector): their own prefix and stamp ------------------
+CLIENTS="$ROOT/.cache/clients"
+CLIENTS_SPEC="@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION @modelcontextprotocol/inspector@$INSPECTOR_VERSION"
+CLAUDE_BIN="$CLIENTS/node_modules/@anthropic-ai/claude-code/bin/claude.exe"
+INSPECTOR_JS="$CLIENTS/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js"
+if [[ $FORCE == 1 || ! -f "$CLIENTS/.installed-spec" || "$(cat "$CLIENTS/.installed-spec")" != "$CLIENTS_SPEC" \
+      || ! -x "$CLAUDE_BIN" || ! -f "$INSPECTOR_JS" ]]; then
+  mkdir -p "$CLIENTS"
+  cat >"$CLIENTS/package.json" <<EOF
+{
+  "name": "mcpsqueeze-test-clients",
+  "private": true,
+  "description": "Written by scripts/install-test-deps.sh; do not edit.",
+  "dependencies": {
+    "@anthropic-ai/claude-code": "$CLAUDE_CODE_VERSION",
+    "@modelcontextprotocol/inspector": "$INSPECTOR_VERSION"
+  }
+}
+EOF
+  echo "installing into $CLIENTS: $CLIENTS_SPEC"
+  # Their install scripts need Node >= 22: the pinned runtime goes first on PATH.
+  PATH="$(dirname "$NODE22"):$PATH" npm install --prefix "$CLIENTS" --no-audit --no-fund --loglevel=error \
+    --no-update-notifier >&2
+  "$CLAUDE_BIN" --version >/dev/null
+  echo "$CLIENTS_SPEC" >"$CLIENTS/.installed-spec"
+fi
+{
+  echo "CLAUDE_BIN=$CLAUDE_BIN"
+  echo "INSPECTOR_JS=$INSPECTOR_JS"
+} >>"$PREFIX/paths.env.tmp"
 
 if [[ $PYTHON == 1 ]]; then
   PYVENV="$ROOT/.cache/pyservers"

@@ -188,6 +188,27 @@ def _truncate_chars(value: int | None, shrink: bool) -> int | None:
     return value
 
 
+def _output_options(func: Any) -> Any:
+    """What the proxy says on stderr: the exit summary (`--quiet`) and the log level of per-call lines."""
+    func = click.option(
+        "--log-level",
+        type=click.Choice(["debug", "info", "warning", "error"], case_sensitive=False),
+        envvar="MCPSQUEEZE_LOG_LEVEL",
+        default="warning",
+        show_default=True,
+        help="'info': one stderr line per shrunk or deduplicated call (tool, chars, tokens, response id).",
+    )(func)
+    return click.option("-q", "--quiet", is_flag=True, help="No session summary on exit.")(func)
+
+
+def _configure_logging(level: str) -> None:
+    """Our loggers at `level`; libraries (the SDK logs every request at INFO) stay at WARNING."""
+    import logging
+
+    logging.basicConfig(level=logging.WARNING, format="mcpsqueeze: %(message)s", stream=sys.stderr)
+    logging.getLogger("mcpsqueeze").setLevel(level.upper())
+
+
 def _budget(budget: int | None, shrinkfit: int | None) -> int:
     value = budget if budget is not None else shrinkfit if shrinkfit is not None else DEFAULT_BUDGET
     if value < MIN_BUDGET:
@@ -195,7 +216,9 @@ def _budget(budget: int | None, shrinkfit: int | None) -> int:
     return value
 
 
-@main.command(context_settings={"ignore_unknown_options": False})
+# The server command starts at wrap's first positional argument and everything after it is the server's
+# (its own flags too), with or without `--`: some clients (the MCP Inspector CLI) drop the separator.
+@main.command(context_settings={"allow_interspersed_args": False})
 @click.option(
     "-H", "--header", "headers", multiple=True, metavar="KEY=VALUE", help="HTTP header for a URL backend."
 )
@@ -218,9 +241,13 @@ def _budget(budget: int | None, shrinkfit: int | None) -> int:
 )
 @_config_option
 @_shrink_options
-@click.argument("target", nargs=-1, required=True)
+@_output_options
+@click.argument("target", nargs=-1, required=True, type=click.UNPROCESSED)
 def wrap(target: tuple[str, ...], **opts: Any) -> None:
-    """Proxy one MCP server: `wrap [OPTIONS] -- COMMAND [ARGS...]` or `wrap [OPTIONS] -- URL`."""
+    """Proxy one MCP server: `wrap [OPTIONS] [--] COMMAND [ARGS...]` or `wrap [OPTIONS] [--] URL`.
+
+    Everything from COMMAND on belongs to the server, its own options included.
+    """
     from ._cliconfig import read_config
     from .proxy import run_wrap
 
@@ -231,6 +258,7 @@ def wrap(target: tuple[str, ...], **opts: Any) -> None:
             "settings file as --config (see docs/config.md)"
         )
     settings = _settings(list(target), opts, choice)
+    _configure_logging(opts["log_level"])
     sys.exit(_run(run_wrap, settings))
 
 
@@ -271,6 +299,7 @@ def _flag_settings(target: list[str], opts: dict[str, Any]) -> Settings:
         retention=_duration(opts["retention"]),
         jobs=opts["jobs"],
         stats_file=opts["stats_file"],
+        quiet=opts.get("quiet", False),
     )
 
 
@@ -314,6 +343,7 @@ def _flag_settings(target: list[str], opts: dict[str, Any]) -> Settings:
 )
 @click.option("--timeout", type=float, default=None, help="Seconds before a backend call is abandoned.")
 @_shrink_options
+@_output_options
 @click.argument("target", nargs=-1)
 def serve(target: tuple[str, ...], **opts: Any) -> None:
     """Run the session proxy for the bash shim: `serve --config FILE` or `serve -n NAME -- CMD|URL`."""
@@ -363,6 +393,7 @@ def serve(target: tuple[str, ...], **opts: Any) -> None:
         raise click.BadParameter(
             "serve always keeps recovery files (the shim reads them)", param_hint="--recovery"
         )
+    _configure_logging(opts["log_level"])
     sys.exit(_run(run_serve, settings, specs, tools, listen))
 
 
@@ -483,15 +514,34 @@ def _write_code_mode(lang: str, directory: Path, listing: list[dict[str, Any]], 
 
 
 @main.command()
-@click.argument("path", type=click.Path(path_type=Path, exists=True, dir_okay=False))
+@click.argument(
+    "paths", nargs=-1, required=True, type=click.Path(path_type=Path, exists=True, dir_okay=False)
+)
 @click.option(
     "--top", type=int, default=5, show_default=True, help="How many of the biggest results to list."
 )
-def stats(path: Path, top: int) -> None:
-    """Summarise a --stats-file: totals, per tool, biggest results."""
-    from .stats import summarise_stats_file
+@click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
+@click.option(
+    "--html",
+    "html_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Also write a self-contained HTML page (charts, no network) to this file.",
+)
+def stats(paths: tuple[Path, ...], top: int, as_json: bool, html_path: Path | None) -> None:
+    """Summarise --stats-file files: totals, per tool, per session, biggest results, recoveries."""
+    from .stats_report import load_report, render_json, render_text, write_html
 
-    click.echo(summarise_stats_file(path, top))
+    try:
+        report = load_report(list(paths), top)
+        if html_path is not None:
+            write_html(report, html_path)
+    except OSError as exc:
+        click.echo(f"mcpsqueeze stats: {exc}", err=True)
+        sys.exit(2)
+    click.echo(render_json(report) if as_json else render_text(report))
+    if html_path is not None:
+        click.echo(f"mcpsqueeze stats: wrote {html_path}", err=True)
 
 
 @main.command()

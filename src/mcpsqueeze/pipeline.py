@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from .policy import Policy
-from .stats import Accountant, CallRecord
+from .stats import Accountant, CallRecord, new_session_id
 
 __all__ = ["Call", "Outcome", "Pipeline", "Stage", "text_of"]
 
@@ -75,6 +75,7 @@ class Pipeline:
         self.stages = stages
         self.accountant = accountant
         self.policy_for = policy_for
+        self.session = new_session_id()  # call numbers restart per pipeline: the stats file tells them apart
 
     async def present(self, call: Call, result: Result) -> tuple[Result, Outcome]:
         """The result to show for `call`; a failing stage never loses the result (it passes unchanged)."""
@@ -112,5 +113,7 @@ class Pipeline:
                 response_id=outcome.response_id,
                 report=outcome.report,
                 store_failed=outcome.store_failed,
+                session=self.session,
+                call_latency_ms=(time.perf_counter() - call.started) * 1000,
             )
         )

@@ -10,19 +10,24 @@ import signal
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from ._calllog import CallLog
 from ._errors import RecoveryError
 from .pipeline import Pipeline, Stage
 from .policy import Policy
 from .recovery import FileStore, MemoryCache, RecoveryStore, clean_directory
 from .settings import Settings
 from .stages import DedupStage, ShrinkStage, ToonStage, Workers
-from .stats import Accountant
+from .stats import Accountant, CallObserver
+
+if TYPE_CHECKING:
+    from .metrics import Metrics
 
 __all__ = [
+    "ObservedStore",
     "SessionServices",
     "build_services",
     "build_store",
@@ -42,6 +47,20 @@ class SessionServices:
     workers: Workers
     server_name: str
     timeout: float | None = None
+    metrics: Metrics | None = None  # for GET /metrics on the HTTP doors
+
+
+class ObservedStore(RecoveryStore):
+    """The recovery store that reports each original read back (for the stats file and the metrics)."""
+
+    on_load: Callable[[str, int], None] | None = None
+
+    def load(self, response_id: str) -> bytes:
+        original = super().load(response_id)
+        if self.on_load is not None:
+            with contextlib.suppress(RuntimeError):  # accounting already closed: the recovery still works
+                self.on_load(response_id, len(original))
+        return original
 
 
 def build_store(settings: Settings) -> RecoveryStore | None:
@@ -57,16 +76,29 @@ def build_store(settings: Settings) -> RecoveryStore | None:
             if memory is None:
                 raise
             print(f"mcpsqueeze: recovery files disabled: {exc}", file=sys.stderr)
-    return RecoveryStore(memory, files)
+    return ObservedStore(memory, files)
 
 
-def build_services(settings: Settings) -> SessionServices:
+def build_services(settings: Settings, metrics: bool = False) -> SessionServices:
+    """`metrics`: also keep Prometheus metrics (the doors that serve HTTP expose them)."""
+    observers: list[CallObserver] = [CallLog()]
+    registry = None
+    if metrics:
+        from .metrics import Metrics
+
+        registry = Metrics()
+        observers.append(registry)
+    accountant = Accountant(settings.stats_file, observers)
+    store = build_store(settings)
+    if isinstance(store, ObservedStore):
+        store.on_load = accountant.record_recovery
     return SessionServices(
-        accountant=Accountant(settings.stats_file),
-        store=build_store(settings),
+        accountant=accountant,
+        store=store,
         workers=Workers(settings.jobs),
         server_name=settings.server_name,
         timeout=settings.timeout,
+        metrics=registry,
     )
 
 

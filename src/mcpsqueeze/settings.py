@@ -45,6 +45,7 @@ class Settings:
     jobs: int = 4
     stats_file: Path | None = None
     policies: PolicySet = field(default_factory=PolicySet)  # per-tool rules from the config file
+    quiet: bool = False  # no session summary on exit
 
     @property
     def is_url(self) -> bool:

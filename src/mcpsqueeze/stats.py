@@ -11,17 +11,32 @@ import concurrent.futures
 import contextlib
 import json
 import os
+import secrets
 import sys
 import threading
 import time
-from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 from .tokens import count_tokens
 
-__all__ = ["Accountant", "CallRecord", "Totals", "render_summary", "summarise_stats_file"]
+__all__ = [
+    "Accountant",
+    "CallObserver",
+    "CallRecord",
+    "Totals",
+    "new_session_id",
+    "print_summary",
+    "render_summary",
+    "summarise_stats_file",
+]
+
+
+def new_session_id() -> str:
+    """Tells sessions apart in a shared stats file (call numbers restart in each session)."""
+    return secrets.token_hex(6)
 
 
 @dataclass
@@ -39,6 +54,16 @@ class CallRecord:
     report: dict[str, Any] | None = None
     store_failed: str | None = None
     time: float = field(default_factory=time.time)
+    session: str = ""
+    call_latency_ms: float = 0.0  # request in -> result presented (backend time included), for metrics
+
+
+class CallObserver(Protocol):
+    """Told about every counted call and every recovery (metrics, the per-call log line)."""
+
+    def on_call(self, record: CallRecord, tokens_before: int, tokens_after: int) -> None: ...
+
+    def on_recover(self, response_id: str, size: int) -> None: ...
 
 
 @dataclass
@@ -99,6 +124,12 @@ def render_summary(totals: Totals, title: str = "mcpsqueeze session summary") ->
     return "\n".join(lines)
 
 
+def print_summary(totals: Totals, quiet: bool = False) -> None:
+    """The exit summary on stderr, unless asked for quiet or nothing was called (it would be all zeros)."""
+    if not quiet and totals.calls:
+        print(render_summary(totals), file=sys.stderr, flush=True)
+
+
 def _lower_priority() -> None:
     """Counting is background work: on Linux a thread can be niced alone, so it yields the CPU to relaying."""
     with contextlib.suppress(AttributeError, OSError):
@@ -108,8 +139,9 @@ def _lower_priority() -> None:
 class Accountant:
     """Counts tokens in a worker thread and keeps the session totals."""
 
-    def __init__(self, stats_file: Path | None = None) -> None:
+    def __init__(self, stats_file: Path | None = None, observers: Iterable[CallObserver] = ()) -> None:
         self.totals = Totals()
+        self.observers = list(observers)
         self._lock = threading.Lock()
         self._pool = concurrent.futures.ThreadPoolExecutor(
             max_workers=1, thread_name_prefix="mcpsqueeze-tokens"
@@ -127,6 +159,26 @@ class Accountant:
         """Enqueue a finished call; returns immediately."""
         self._pool.submit(self._account, record)
 
+    def record_recovery(self, response_id: str, size: int) -> None:
+        """Enqueue one recovery of an original (a stats line and the observers); returns immediately."""
+        self._pool.submit(self._account_recovery, response_id, size, time.time())
+
+    def _account_recovery(self, response_id: str, size: int, when: float) -> None:
+        with self._lock:
+            if self._stats is not None:
+                line = {"time": round(when, 3), "action": "recover", "response_id": response_id}
+                line["bytes"] = size
+                self._stats.write(json.dumps(line) + "\n")
+                self._stats.flush()
+        self._tell(lambda o: o.on_recover(response_id, size))
+
+    def _tell(self, event: Any) -> None:
+        for observer in self.observers:
+            try:
+                event(observer)
+            except Exception as exc:  # an observer's bug must not stop the accounting
+                print(f"mcpsqueeze: stats observer failed: {exc!r}", file=sys.stderr)
+
     def _account(self, record: CallRecord) -> None:
         try:
             before = count_tokens(record.before_text)
@@ -139,6 +191,7 @@ class Accountant:
             if self._stats is not None:
                 line = {
                     "time": round(record.time, 3),
+                    "session": record.session,
                     "server": record.server,
                     "tool": record.tool,
                     "call": record.number,
@@ -157,6 +210,7 @@ class Accountant:
                     line["store_failed"] = record.store_failed
                 self._stats.write(json.dumps(line, ensure_ascii=False) + "\n")
                 self._stats.flush()
+        self._tell(lambda o: o.on_call(record, before, after))
 
     def close(self, timeout: float = 30.0) -> Totals:
         """Finish pending counts (bounded) and return the totals."""
@@ -173,46 +227,7 @@ class Accountant:
 
 
 def summarise_stats_file(path: Path, top: int = 5) -> str:
-    """`mcpsqueeze stats PATH`: totals, per tool, and the biggest results of a stats file."""
-    totals = Totals()
-    per_tool: dict[str, Totals] = defaultdict(Totals)
-    rows: list[dict[str, Any]] = []
-    bad = 0
-    with path.open(encoding="utf-8") as fh:
-        for line in fh:
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-                action = str(row["action"])
-                before = int(row["tokens_before"])
-                after = int(row["tokens_after"])
-                tool = str(row["tool"])
-            except (ValueError, KeyError, TypeError):
-                bad += 1
-                continue
-            store_failed = bool(row.get("store_failed"))
-            totals.add(action, before, after, store_failed)
-            per_tool[tool].add(action, before, after, store_failed)
-            rows.append(row)
-    out = [render_summary(totals, f"{path}: {totals.calls} calls")]
-    if per_tool:
-        out.append("")
-        header = ("tool", "calls", "dedup", "shrunk", "before", "after", "saved")
-        out.append("  {:<28} {:>6} {:>6} {:>6} {:>10} {:>10} {:>7}".format(*header))
-        for tool, t in sorted(per_tool.items(), key=lambda kv: -kv[1].saved):
-            out.append(
-                f"  {tool[:28]:<28} {t.calls:>6} {t.deduplicated:>6} {t.shrunk:>6} "
-                f"{t.tokens_before:>10} {t.tokens_after:>10} {t.percent:>6.1f}%"
-            )
-    if rows:
-        out.append("")
-        out.append("  biggest results (tokens before -> after):")
-        for row in sorted(rows, key=lambda r: -int(r["tokens_before"]))[:top]:
-            out.append(
-                f"  #{row.get('call', '?'):<5} {str(row['tool'])[:28]:<28} {row['tokens_before']:>10} -> "
-                f"{row['tokens_after']:<10} {row['action']}"
-            )
-    if bad:
-        out.append(f"\n  skipped {bad} malformed line(s)")
-    return "\n".join(out)
+    """`mcpsqueeze stats PATH`: totals, per tool, per session and the biggest results of a stats file."""
+    from .stats_report import load_report, render_text
+
+    return render_text(load_report([path], top))

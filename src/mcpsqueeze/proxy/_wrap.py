@@ -25,7 +25,7 @@ from ..services import (
     uvicorn_server,
 )
 from ..settings import Settings
-from ..stats import render_summary
+from ..stats import print_summary
 from ._channels import Channel, SessionMessageChannel, StdioChannel, http_backend, open_process_channel
 from ._relay import Relay
 
@@ -77,7 +77,7 @@ async def run_wrap(settings: Settings) -> int:
     """Run the proxy; the summary always reaches stderr, whatever ends the session."""
     if settings.is_url:
         await anyio.to_thread.run_sync(_check_reachable, settings.target[0])
-    services = build_services(settings)
+    services = build_services(settings, metrics=settings.transport == "streamable-http")
     code = 0
     try:
         async with anyio.create_task_group() as tg:
@@ -89,8 +89,7 @@ async def run_wrap(settings: Settings) -> int:
                 code = await _serve_http(settings, services)
             tg.cancel_scope.cancel()
     finally:
-        totals = services.accountant.close()
-        print(render_summary(totals), file=sys.stderr)
+        print_summary(services.accountant.close(), settings.quiet)
     return code
 
 
@@ -194,7 +193,13 @@ async def _serve_http(settings: Settings, services: SessionServices) -> int:
     port = sock.getsockname()[1]
     async with anyio.create_task_group() as tg:
         frontend = HttpFrontend(settings, services, tg)
-        app: Any = Starlette(routes=[Route("/mcp", endpoint=frontend, methods=["GET", "POST", "DELETE"])])
+        routes = [Route("/mcp", endpoint=frontend, methods=["GET", "POST", "DELETE"])]
+        if services.metrics is not None:
+            from ..metrics import metrics_endpoint
+
+            loopback = settings.host in ("127.0.0.1", "localhost", "::1")
+            routes.append(Route("/metrics", metrics_endpoint(services.metrics, check_host=loopback)))
+        app: Any = Starlette(routes=routes)
         if settings.token_file is not None:
             app = bearer_guard(app, load_or_create_token(settings.token_file))
         config = uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=2)

@@ -24,7 +24,7 @@ from ..pipeline import Call
 from ..recovery import RESPONSE_ID_RE, ensure_private_dir, recover_result
 from ..services import build_services, new_pipeline, on_signals, sweep_forever, uvicorn_server
 from ..settings import Settings
-from ..stats import render_summary
+from ..stats import print_summary
 from ._backends import Backend, BackendTimeout
 from ._config import ServerSpec, ToolFilter
 
@@ -43,7 +43,7 @@ class Listen:
 class Session:
     def __init__(self, settings: Settings, specs: list[ServerSpec], tools: ToolFilter) -> None:
         self.settings = settings
-        self.services = build_services(settings)
+        self.services = build_services(settings, metrics=True)
         self.pipeline = new_pipeline(settings, self.services, mode="shell")
         self.backends = {spec.name: Backend(spec, tools, settings.timeout) for spec in specs}
         self.calls = 0
@@ -174,9 +174,20 @@ def build_app(session: Session, token: bytes | None) -> Any:
             Route("/v1/health", health),
             Route("/v1/call", call, methods=["POST"]),
             Route("/v1/recover/{response_id}", recover),
+            *_metrics_routes(session),
         ]
     )
     return app if token is None else bearer_guard(app, token)
+
+
+def _metrics_routes(session: Session) -> list[Any]:
+    """GET /metrics (Prometheus), behind the same token as the rest of the API."""
+    from starlette.routing import Route
+
+    from ..metrics import metrics_endpoint
+
+    metrics = session.services.metrics
+    return [] if metrics is None else [Route("/metrics", metrics_endpoint(metrics))]
 
 
 def _bind_unix(path: Path) -> socket.socket:
@@ -253,5 +264,5 @@ async def run_serve(settings: Settings, specs: list[ServerSpec], tools: ToolFilt
         if listen.socket_path is not None:
             with contextlib.suppress(OSError):
                 listen.socket_path.unlink()
-        print(render_summary(session.services.accountant.close()), file=sys.stderr)
+        print_summary(session.services.accountant.close(), settings.quiet)
     return 0

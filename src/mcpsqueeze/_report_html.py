@@ -1,0 +1,392 @@
+"""The `stats --html` page: one self-contained file, inline SVG drawn here, no script, no network.
+
+It draws `stats_report.report_data` and nothing else, and it carries that data twice for checking: as the
+embedded JSON block `#mcpsqueeze-data`, and as `data-*` attributes on the elements that show each number.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+import time
+from typing import Any
+
+__all__ = ["render_html"]
+
+BEFORE = "#94a3b8"
+AFTER = "#2563eb"
+SAVED = "#16a34a"
+DEDUP = "#9333ea"
+
+
+def _e(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _n(value: int | float) -> str:
+    return f"{value:,}"
+
+
+def _short(value: float) -> str:
+    for unit, size in (("M", 1e6), ("k", 1e3)):
+        if abs(value) >= size:
+            text = f"{value / size:.1f}".rstrip("0").rstrip(".")
+            return f"{text}{unit}"
+    return f"{value:g}"
+
+
+def _clock(when: float, with_date: bool = True) -> str:
+    if not when:
+        return "-"
+    return time.strftime("%Y-%m-%d %H:%M:%S" if with_date else "%H:%M:%S", time.localtime(when))
+
+
+def _ticks(top: float, count: int = 5) -> list[float]:
+    """Round axis steps from 0 to at least `top`."""
+    if top <= 0:
+        return [0.0, 1.0]
+    raw = top / count
+    magnitude = 10 ** math.floor(math.log10(raw))
+    step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
+    return [i * step for i in range(math.ceil(top / step - 1e-9) + 1)]
+
+
+# -- charts ------------------------------------------------------------------------------------------------
+
+
+def _timeline(data: dict[str, Any]) -> str:
+    points = data["timeline"]
+    width, height = 1040, 300
+    left, right, top, bottom = 64, 16, 16, 40
+    plot_w, plot_h = width - left - right, height - top - bottom
+    final_before = points[-1]["tokens_before"] if points else 0
+    final_after = points[-1]["tokens_after"] if points else 0
+    ticks = _ticks(max(final_before, final_after, 1))
+    y_max = ticks[-1]
+    n = max(len(points), 1)
+
+    def x(i: int) -> float:
+        return left + plot_w * (i / n)
+
+    def y(v: float) -> float:
+        return top + plot_h * (1 - v / y_max)
+
+    parts = [
+        f'<svg class="chart" viewBox="0 0 {width} {height}" role="img" data-chart="timeline" '
+        f'data-final-before="{final_before}" data-final-after="{final_after}" data-points="{len(points)}">',
+        "<title>Cumulative tokens before and after, call by call</title>",
+    ]
+    for tick in ticks:
+        parts.append(
+            f'<line x1="{left}" x2="{width - right}" y1="{y(tick):.1f}" y2="{y(tick):.1f}" class="grid"/>'
+            f'<text x="{left - 8}" y="{y(tick) + 4:.1f}" class="axis" text-anchor="end">{_short(tick)}</text>'
+        )
+    before_pts = [(x(0), y(0))] + [(x(i + 1), y(p["tokens_before"])) for i, p in enumerate(points)]
+    after_pts = [(x(0), y(0))] + [(x(i + 1), y(p["tokens_after"])) for i, p in enumerate(points)]
+    band = before_pts + list(reversed(after_pts))
+    parts.append(
+        f'<polygon points="{_pts(band)}" fill="{SAVED}" fill-opacity="0.12">'
+        "<title>tokens saved</title></polygon>"
+    )
+    parts.append(
+        f'<polygon points="{_pts([*after_pts, (x(len(points)), y(0))])}" fill="{AFTER}" fill-opacity="0.10"/>'
+    )
+    for name, pts, color in (("before", before_pts, BEFORE), ("after", after_pts, AFTER)):
+        values = " ".join(str(p[f"tokens_{name}"]) for p in points)
+        parts.append(
+            f'<polyline points="{_pts(pts)}" fill="none" stroke="{color}" stroke-width="2.5" '
+            f'stroke-linejoin="round" data-series="{name}" data-values="{values}"/>'
+        )
+    # session boundaries; a label only where there is room for it (many short sessions would overlap)
+    last, labelled_at = None, -1e9
+    for i, p in enumerate(points):
+        if p["session"] != last:
+            last = p["session"]
+            if i:
+                parts.append(
+                    f'<line x1="{x(i):.1f}" x2="{x(i):.1f}" y1="{top}" y2="{top + plot_h}" class="split"/>'
+                )
+            if x(i) - labelled_at < 100:
+                continue
+            labelled_at = x(i)
+            parts.append(
+                f'<text x="{x(i) + 4:.1f}" y="{top + 12}" class="session-label">{_e(p["session"][:12])}'
+                f"<title>session {_e(p['session'])} from {_e(_clock(p['time']))}</title></text>"
+            )
+    for i, p in enumerate(points):  # hover targets: one per call
+        parts.append(
+            f'<circle cx="{x(i + 1):.1f}" cy="{y(p["tokens_after"]):.1f}" r="3" fill="{AFTER}" class="dot">'
+            f"<title>#{p['call']} {_e(p['tool'])} at {_e(_clock(p['time'], False))}: cumulative "
+            f"{_n(p['tokens_before'])} → {_n(p['tokens_after'])} tokens</title></circle>"
+        )
+    x_ticks = sorted({round(n * f) for f in (0, 0.25, 0.5, 0.75, 1)})
+    for t in x_ticks:
+        parts.append(
+            f'<text x="{x(t):.1f}" y="{height - bottom + 18}" class="axis" text-anchor="middle">{t}</text>'
+        )
+    parts.append(
+        f'<text x="{left + plot_w / 2:.1f}" y="{height - 4}" class="axis" text-anchor="middle">'
+        "calls, in time order</text>"
+    )
+    parts.append(
+        f'<line x1="{left}" x2="{width - right}" y1="{top + plot_h}" y2="{top + plot_h}" class="baseline"/>'
+    )
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _pts(points: list[tuple[float, float]]) -> str:
+    return " ".join(f"{a:.1f},{b:.1f}" for a, b in points)
+
+
+def _tools(data: dict[str, Any], limit: int = 15) -> str:
+    tools = data["tools"][:limit]
+    row_h, label_w, width = 34, 220, 1040
+    bar_w = width - label_w - 230
+    height = max(row_h * len(tools) + 8, 40)
+    peak = max([t["tokens_before"] for t in tools] + [t["tokens_after"] for t in tools] + [1])
+    parts = [f'<svg class="chart" viewBox="0 0 {width} {height}" role="img" data-chart="tools">']
+    parts.append("<title>Tokens before and after, per tool</title>")
+    for i, t in enumerate(tools):
+        y0 = 4 + i * row_h
+        wb = bar_w * t["tokens_before"] / peak
+        wa = bar_w * t["tokens_after"] / peak
+        parts.append(
+            f'<g data-tool="{_e(t["tool"])}" data-tokens-before="{t["tokens_before"]}" '
+            f'data-tokens-after="{t["tokens_after"]}" data-calls="{t["calls"]}">'
+            f"<title>{_e(t['tool'])}: {t['calls']} calls, {t['shrunk']} shrunk, "
+            f"{t['deduplicated']} deduplicated</title>"
+            f'<text x="{label_w - 10}" y="{y0 + 19}" class="label" text-anchor="end">'
+            f"{_e(t['tool'][:30])}</text>"
+            f'<rect x="{label_w}" y="{y0 + 3}" width="{max(wb, 1):.1f}" height="22" rx="4" fill="{BEFORE}" '
+            f'fill-opacity="0.45"/>'
+            f'<rect x="{label_w}" y="{y0 + 8}" width="{max(wa, 1):.1f}" height="12" rx="3" fill="{AFTER}"/>'
+            f'<text x="{label_w + max(wb, wa) + 10:.1f}" y="{y0 + 19}" class="value">'
+            f"{_n(t['tokens_before'])} → {_n(t['tokens_after'])}"
+            f"{_saved_span(t['percent_saved'])}</text>"
+            "</g>"
+        )
+    parts.append("</svg>")
+    more = len(data["tools"]) - len(tools)
+    note = f'<p class="note">and {more} more tool(s) in the JSON (stats --json)</p>' if more > 0 else ""
+    return "".join(parts) + note
+
+
+def _saved_span(percent: float) -> str:
+    if percent > 0:
+        return f'<tspan class="saved"> −{percent}%</tspan>'
+    return '<tspan class="unchanged"> unchanged</tspan>' if percent == 0 else f"<tspan> +{-percent}%</tspan>"
+
+
+# -- tables ------------------------------------------------------------------------------------------------
+
+
+def _bar(before: int, after: int, peak: int) -> str:
+    wb = 100 * before / peak if peak else 0
+    wa = 100 * after / peak if peak else 0
+    return (
+        f'<svg class="mini" viewBox="0 0 100 10" preserveAspectRatio="none">'
+        f'<rect width="{wb:.2f}" height="10" fill="{BEFORE}" fill-opacity="0.45"/>'
+        f'<rect y="2.5" width="{wa:.2f}" height="5" fill="{AFTER}"/></svg>'
+    )
+
+
+def _sessions(data: dict[str, Any]) -> str:
+    rows = []
+    for s in data["sessions"]:
+        rows.append(
+            f'<tr data-session="{_e(s["session"])}" data-tokens-before="{s["tokens_before"]}" '
+            f'data-tokens-after="{s["tokens_after"]}" data-calls="{s["calls"]}">'
+            f'<td class="mono">{_e(s["session"])}</td><td>{_e(", ".join(s["servers"]) or "-")}</td>'
+            f"<td>{_e(_clock(s['started']))}</td><td>{_e(_clock(s['ended'], False))}</td>"
+            f'<td class="num">{s["calls"]}</td><td class="num">{_n(s["tokens_before"])}</td>'
+            f'<td class="num">{_n(s["tokens_after"])}</td>'
+            f'<td class="num saved">{s["percent_saved"]}%</td></tr>'
+        )
+    head = '<tr><th>session</th><th>servers</th><th>started</th><th>last call</th><th class="num">calls</th>'
+    head += '<th class="num">tokens before</th><th class="num">after</th><th class="num">saved</th></tr>'
+    return f'<table data-table="sessions"><thead>{head}</thead><tbody>{"".join(rows)}</tbody></table>'
+
+
+def _calls(rows: list[dict[str, Any]], name: str) -> str:
+    peak = max([r["tokens_before"] for r in rows] + [1])
+    body = []
+    for r in rows:
+        body.append(
+            f'<tr data-call="{r["call"]}" data-session="{_e(r["session"])}" '
+            f'data-tokens-before="{r["tokens_before"]}" data-tokens-after="{r["tokens_after"]}">'
+            f'<td class="num">#{r["call"]}</td><td>{_e(r["tool"])}</td>'
+            f'<td><span class="tag {_e(r["action"])}">{_e(r["action"])}</span></td>'
+            f'<td class="num">{_n(r["tokens_before"])}</td><td class="num">{_n(r["tokens_after"])}</td>'
+            f'<td class="barcell">{_bar(r["tokens_before"], r["tokens_after"], peak)}</td>'
+            f'<td class="mono dim">{_e(r["session"])}</td></tr>'
+        )
+    head = '<tr><th class="num">call</th><th>tool</th><th>action</th><th class="num">before</th>'
+    head += '<th class="num">after</th><th></th>'
+    head += "<th>session</th></tr>"
+    return f'<table data-table="{name}"><thead>{head}</thead><tbody>{"".join(body)}</tbody></table>'
+
+
+def _recovered(data: dict[str, Any]) -> str:
+    if not data["recovered"]:
+        return '<p class="note">No original was read back in these sessions.</p>'
+    body = []
+    for r in data["recovered"]:
+        origin = f"#{r['call']} {r['tool']}" if r["tool"] else "(not in these files)"
+        rid = r["response_id"]
+        body.append(
+            f'<tr data-response-id="{_e(rid)}" data-bytes="{r["bytes"]}">'
+            f"<td>{_e(_clock(r['time'], False))}</td><td>{_e(origin)}</td>"
+            f'<td class="num">{_n(r["bytes"])}</td>'
+            f'<td class="mono dim" title="{_e(rid)}">{_e(rid[:10])}…</td></tr>'
+        )
+    head = '<tr><th>when</th><th>result of</th><th class="num">original bytes</th><th>response</th></tr>'
+    return f'<table data-table="recovered"><thead>{head}</thead><tbody>{"".join(body)}</tbody></table>'
+
+
+def _dedup(data: dict[str, Any]) -> str:
+    hits = data["dedup_hits"]
+    if not hits:
+        return '<p class="note">No repeated result in these sessions.</p>'
+    body = []
+    for r in hits:
+        body.append(
+            f'<tr data-call="{r["call"]}" data-session="{_e(r["session"])}" '
+            f'data-tokens-before="{r["tokens_before"]}" data-tokens-after="{r["tokens_after"]}">'
+            f'<td class="num">#{r["call"]}</td><td>{_e(r["tool"])}</td>'
+            f'<td class="num">{_n(r["tokens_before"] - r["tokens_after"])}</td>'
+            f'<td class="mono dim">{_e(r["session"][:12])}</td></tr>'
+        )
+    head = '<tr><th class="num">call</th><th>tool</th><th class="num">tokens not resent</th>'
+    head += "<th>session</th></tr>"
+    return f'<table data-table="dedup"><thead>{head}</thead><tbody>{"".join(body)}</tbody></table>'
+
+
+# -- page --------------------------------------------------------------------------------------------------
+
+
+def _card(label: str, metric: str, value: int | float, shown: str, sub: str = "", cls: str = "") -> str:
+    return (
+        f'<div class="card {cls}" data-metric="{metric}" data-value="{value}">'
+        f'<div class="card-label">{label}</div><div class="card-value">{shown}</div>'
+        f'<div class="card-sub">{sub}</div></div>'
+    )
+
+
+CSS = """
+:root{--fg:#0f172a;--dim:#64748b;--line:#e2e8f0;--bg:#f8fafc}
+*{box-sizing:border-box}
+body{margin:0;background:var(--bg);color:var(--fg);font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,
+"Helvetica Neue",Arial,sans-serif}
+main{max-width:1100px;margin:0 auto;padding:28px 24px 40px}
+h1{font-size:24px;margin:0 0 4px;letter-spacing:-.01em}
+h2{font-size:16px;margin:0 0 12px}
+.sub{color:var(--dim);margin:0 0 20px}
+.cards{display:grid;grid-template-columns:repeat(6,1fr);gap:12px;margin-bottom:18px}
+.card{background:#fff;border:1px solid var(--line);border-radius:10px;padding:12px 14px}
+.card-label{color:var(--dim);font-size:12px;text-transform:uppercase;letter-spacing:.04em}
+.card-value{font-size:22px;font-weight:650;margin-top:2px;font-variant-numeric:tabular-nums}
+.card-sub{color:var(--dim);font-size:12px;min-height:16px}
+.card.good .card-value{color:#15803d}
+section{background:#fff;border:1px solid var(--line);border-radius:10px;padding:16px 18px;margin-bottom:16px}
+.legend{display:flex;gap:16px;color:var(--dim);font-size:12px;margin:-4px 0 8px}
+.legend i{display:inline-block;width:12px;height:12px;border-radius:3px;margin-right:6px;vertical-align:-2px}
+.chart{width:100%;height:auto;display:block}
+.grid{stroke:var(--line);stroke-width:1}
+.baseline{stroke:#cbd5e1;stroke-width:1}
+.split{stroke:#cbd5e1;stroke-dasharray:4 4}
+.axis{fill:var(--dim);font-size:11px}
+.session-label{fill:var(--dim);font-size:11px;font-family:ui-monospace,Menlo,Consolas,monospace}
+.label{fill:var(--fg);font-size:13px}
+.value{fill:var(--fg);font-size:12px;font-variant-numeric:tabular-nums}
+.saved{fill:#15803d;color:#15803d;font-weight:600}
+.dot{opacity:.0}.dot:hover{opacity:1}
+table{width:100%;border-collapse:collapse;font-variant-numeric:tabular-nums}
+th{text-align:left;color:var(--dim);font-weight:500;font-size:12px;border-bottom:1px solid var(--line);
+padding:6px 8px}
+td{padding:6px 8px;border-bottom:1px solid #f1f5f9;vertical-align:middle}
+td.num,th.num{text-align:right}
+.mono{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px}
+.dim{color:var(--dim)}
+.barcell{width:160px}.mini{width:150px;height:10px;display:block}
+.tag{display:inline-block;padding:1px 8px;border-radius:999px;font-size:12px;background:#f1f5f9}
+.tag.shrink{background:#dbeafe;color:#1d4ed8}.tag.dedup{background:#f3e8ff;color:#7e22ce}
+.tag.error{background:#fee2e2;color:#b91c1c}
+.two{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr);gap:16px;margin-bottom:16px}
+.unchanged{fill:var(--dim)}
+.two section{margin-bottom:0}
+.note{color:var(--dim);margin:4px 0 0}
+footer{color:var(--dim);font-size:12px;margin-top:18px}
+code{white-space:nowrap}
+"""
+
+
+def render_html(data: dict[str, Any]) -> str:
+    t = data["totals"]
+    times = [p["time"] for p in data["timeline"] if p["time"]]
+    period = f"{_clock(min(times))} – {_clock(max(times))}" if times else "no calls"
+    files = ", ".join(f.rsplit("/", 1)[-1] for f in data["files"])
+    cards = "".join(
+        [
+            _card(
+                "Tokens before",
+                "tokens_before",
+                t["tokens_before"],
+                _n(t["tokens_before"]),
+                "as the servers sent",
+            ),
+            _card(
+                "Tokens after", "tokens_after", t["tokens_after"], _n(t["tokens_after"]), "as the agent read"
+            ),
+            _card(
+                "Saved",
+                "tokens_saved",
+                t["tokens_saved"],
+                _n(t["tokens_saved"]),
+                f"{t['percent_saved']}%",
+                "good",
+            ),
+            _card("Calls", "calls", t["calls"], _n(t["calls"]), f"{len(data['sessions'])} session(s)"),
+            _card(
+                "Shrunk · dedup",
+                "shrunk",
+                t["shrunk"],
+                f"{t['shrunk']} · {t['deduplicated']}",
+                f"{t['store_failures']} not stored" if t["store_failures"] else "all originals kept",
+            ),
+            _card("Recovered", "recovered", t["recovered"], _n(t["recovered"]), "originals read back"),
+        ]
+    )
+    legend = (
+        f'<div class="legend"><span><i style="background:{BEFORE}"></i>before</span>'
+        f'<span><i style="background:{AFTER}"></i>after</span>'
+        f'<span><i style="background:{SAVED};opacity:.35"></i>saved</span></div>'
+    )
+    embedded = json.dumps(data, ensure_ascii=False).replace("<", "\\u003c")
+    skipped = f" · skipped {data['skipped_lines']} malformed line(s)" if data["skipped_lines"] else ""
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy"
+ content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
+<title>mcpsqueeze savings</title><style>{CSS}</style></head>
+<body><main>
+<h1>mcpsqueeze savings</h1>
+<p class="sub">{_e(period)} · {_e(files)}{_e(skipped)}</p>
+<div class="cards">{cards}</div>
+<section><h2>Tokens over time (cumulative)</h2>{legend}{_timeline(data)}</section>
+<section><h2>Per tool</h2>{legend}{_tools(data)}</section>
+<section><h2>Sessions</h2>{_sessions(data)}</section>
+<section><h2>Biggest results</h2>{_calls(data["biggest"], "biggest")}</section>
+<div class="two">
+<section><h2>Deduplicated ({len(data["dedup_hits"])})</h2>{_dedup(data)}</section>
+<section><h2>Recovered ({len(data["recovered"])})</h2>{_recovered(data)}</section>
+</div>
+<footer>Tokens are counted with o200k_base (offline); other models' tokenizers give other counts.
+Written by <code>mcpsqueeze stats --html</code>; the same numbers as
+<code>mcpsqueeze stats --json</code>.</footer>
+</main>
+<script type="application/json" id="mcpsqueeze-data">{embedded}</script>
+</body></html>
+"""
