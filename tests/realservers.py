@@ -16,12 +16,14 @@ from pathlib import Path
 import pytest
 
 REDIS = shutil.which("redis-server")
-HAPROXY = shutil.which("haproxy") or (
-    "/usr/sbin/haproxy" if Path("/usr/sbin/haproxy").exists() else None
-)
+HAPROXY = shutil.which("haproxy") or ("/usr/sbin/haproxy" if Path("/usr/sbin/haproxy").exists() else None)
 
-needs_redis = pytest.mark.skipif(REDIS is None, reason="redis-server is not installed (apt-get install redis-server)")
-needs_haproxy = pytest.mark.skipif(HAPROXY is None, reason="haproxy is not installed (apt-get install haproxy)")
+needs_redis = pytest.mark.skipif(
+    REDIS is None, reason="redis-server is not installed (apt-get install redis-server)"
+)
+needs_haproxy = pytest.mark.skipif(
+    HAPROXY is None, reason="haproxy is not installed (apt-get install haproxy)"
+)
 
 
 def free_port() -> int:
@@ -110,10 +112,14 @@ def haproxy(directory: Path, backends: list[tuple[str, int]]) -> Iterator[int]:
     """HAProxy on an ephemeral loopback port in front of `backends` (name, port); yields its port."""
     assert HAPROXY is not None
     port = free_port()
-    servers = "\n".join(f"    server {name} 127.0.0.1:{p} check inter 500ms fall 1 rise 1" for name, p in backends)
+    servers = "\n".join(
+        f"    server {name} 127.0.0.1:{p} check inter 500ms fall 1 rise 1" for name, p in backends
+    )
     cfg = directory / "haproxy.cfg"
     cfg.write_text(HAPROXY_CFG.format(port=port, servers=servers))
-    proc = subprocess.Popen([HAPROXY, "-db", "-f", str(cfg)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [HAPROXY, "-db", "-f", str(cfg)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
     try:
         wait_port(port, proc=proc)
         yield port

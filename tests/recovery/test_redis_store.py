@@ -7,11 +7,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from realservers import RedisServer, needs_redis, redis_server
 
 from mcpsqueeze._errors import RecoveryError, UsageError
 from mcpsqueeze.recovery import MemoryCache, RecoveryStore, new_response_id
 from mcpsqueeze.recovery._redis import RedisStore
+from realservers import RedisServer, needs_redis, redis_server
 
 pytestmark = needs_redis
 
@@ -116,7 +116,7 @@ def test_a_stopped_redis_fails_fast_and_the_store_resumes_when_it_is_back(tmp_pa
         srv.stop()
         started = time.monotonic()
         for _ in range(20):
-            with pytest.raises(RecoveryError, match="unavailable|could not"):
+            with pytest.raises(RecoveryError, match=r"unavailable|could not"):
                 store.put("alice", new_response_id(), b"during")
         print(f"20 refused puts while Redis was down took {time.monotonic() - started:.3f} s")
         srv.start()
@@ -158,7 +158,9 @@ def test_an_original_stored_by_one_replica_loads_through_another(server: RedisSe
 def test_tenants_of_one_process_cannot_load_each_others_originals_from_local_memory(
     server: RedisServer,
 ) -> None:
-    base = RecoveryStore(MemoryCache(), None, RedisStore(server.url, 3600.0, prefix=f"t{new_response_id()[:8]}"))
+    base = RecoveryStore(
+        MemoryCache(), None, RedisStore(server.url, 3600.0, prefix=f"t{new_response_id()[:8]}")
+    )
     alice, bob = base.scoped("alice", isolate=True), base.scoped("bob", isolate=True)
     rid = new_response_id()
     alice.store(rid, b"alice's")
