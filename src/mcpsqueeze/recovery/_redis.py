@@ -25,7 +25,7 @@ from ._ids import RESPONSE_ID_RE
 if TYPE_CHECKING:
     import redis
 
-__all__ = ["TENANT_RE", "RedisStore"]
+__all__ = ["TENANT_RE", "RedisStore", "safe_url"]
 
 TENANT_RE = re.compile(r"^[A-Za-z0-9_.@-]{1,64}\Z")
 DEFAULT_MAX_BYTES = 1024 * 1024 * 1024  # per tenant
@@ -224,7 +224,7 @@ class RedisStore:
                 self._down_until = time.monotonic() + _RETRY_AFTER
                 self._last_error = f"{type(exc).__name__}: {exc}"
             raise RecoveryError(
-                f"could not {what} in Redis at {_safe(self.url)}: {exc}; "
+                f"could not {what} in Redis at {safe_url(self.url)}: {exc}; "
                 "results pass unshrunk until it is back"
             ) from exc
 
@@ -239,7 +239,7 @@ def _check(tenant: str, response_id: str | None) -> None:
         )
 
 
-def _safe(url: str) -> str:
+def safe_url(url: str) -> str:
     """The URL without a password, for messages."""
     parts = urllib.parse.urlsplit(url)
     if parts.password is None:
