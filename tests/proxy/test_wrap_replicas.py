@@ -276,6 +276,14 @@ async def test_200_concurrent_calls_on_three_replicas_lose_nothing_and_recover_t
             f"recovered {recovered}/{len(tally.shrunk)} through another replica ({from_dead} shrunk by the dead one)"
         )
 
+        # a session belongs to the token that opened it: bob presenting alice's session id gets 404
+        for name, alices_session in by_tenant["alice"].items():
+            hijack = Client(http, cluster.url, cluster.tokens["bob"])
+            hijack.session = alices_session.session
+            with pytest.raises(SessionLost, match="404"):
+                await hijack.call("squeeze_recover", {"response_id": tally.shrunk[0].response_id})
+            assert name in cluster.live()
+
         # tenant isolation: bob gets nothing of alice's, on any replica (the shrinking one included)
         alices = [item for item in tally.shrunk if item.tenant == "alice"][:10]
         for item in alices:
