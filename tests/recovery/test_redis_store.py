@@ -170,3 +170,20 @@ def test_tenants_of_one_process_cannot_load_each_others_originals_from_local_mem
     without_redis = RecoveryStore(base.memory, None)
     with pytest.raises(RecoveryError):
         without_redis.scoped("bob", isolate=True).load(rid)
+
+
+def test_a_full_redis_refuses_one_original_without_taking_the_store_offline(server: RedisServer) -> None:
+    import redis
+
+    admin = redis.Redis.from_url(server.url)
+    store = _store(server)
+    admin.config_set("maxmemory-policy", "noeviction")
+    admin.config_set("maxmemory", 1)  # below what Redis already uses: every write is refused (OOM)
+    try:
+        with pytest.raises(RecoveryError, match=r"OOM|maxmemory"):
+            store.put("alice", new_response_id(), b"refused")
+    finally:
+        admin.config_set("maxmemory", 0)
+    rid = new_response_id()
+    store.put("alice", rid, b"stored")  # no back-off: a full Redis is not a dead one
+    assert store.get("alice", rid) == b"stored"

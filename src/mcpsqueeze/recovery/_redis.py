@@ -12,6 +12,7 @@ unshrunk. The client library reconnects by itself once Redis answers again.
 
 from __future__ import annotations
 
+import logging
 import re
 import threading
 import time
@@ -27,29 +28,41 @@ if TYPE_CHECKING:
 
 __all__ = ["TENANT_RE", "RedisStore", "safe_url"]
 
+log = logging.getLogger("mcpsqueeze.recovery")
+
 TENANT_RE = re.compile(r"^[A-Za-z0-9_.@-]{1,64}\Z")
 DEFAULT_MAX_BYTES = 1024 * 1024 * 1024  # per tenant
 DEFAULT_TIMEOUT = 0.5  # seconds, connect and each command
 _RETRY_AFTER = 1.0  # seconds a failed Redis is skipped before the next attempt
 
-# KEYS: original, index (zset id -> stored ms), sizes (hash id -> bytes), total (bytes counter)
-# ARGV: original bytes, ttl ms (0: keep), max bytes, now ms, response id, key prefix of originals
+# KEYS: original, index (zset id -> stored at, in Redis' own microseconds, strictly increasing),
+#       sizes (hash id -> bytes), total (bytes counter)
+# ARGV: original bytes, ttl ms (0: keep), max bytes, response id, key prefix of originals
 _PUT = """
-local data, ttl, max, now, id, prefix = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]),
-  ARGV[5], ARGV[6]
+local data, ttl, max, id, prefix = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4], ARGV[5]
 local len = string.len(data)
 if len > max then return -1 end
-local function drop(old)
+-- The original first: the script's first write is the one Redis refuses when it is full (maxmemory), so
+-- a refused original changes nothing; after a first write Redis lets a script finish.
+if ttl > 0 then redis.call('SET', KEYS[1], data, 'PX', ttl) else redis.call('SET', KEYS[1], data) end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local last = redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')
+if #last == 2 and tonumber(last[2]) >= now then now = tonumber(last[2]) + 1 end
+local function forget(old)
   local size = tonumber(redis.call('HGET', KEYS[3], old) or '0')
   redis.call('HDEL', KEYS[3], old)
   redis.call('ZREM', KEYS[2], old)
-  redis.call('DEL', prefix .. old)
   redis.call('DECRBY', KEYS[4], size)
 end
-if ttl > 0 then
-  for _, old in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now - ttl)) do drop(old) end
+local function drop(old)
+  forget(old)
+  redis.call('DEL', prefix .. old)
 end
-drop(id)
+forget(id)
+if ttl > 0 then
+  for _, old in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now - ttl * 1000)) do drop(old) end
+end
 local evicted = 0
 while tonumber(redis.call('GET', KEYS[4]) or '0') + len > max do
   local oldest = redis.call('ZRANGE', KEYS[2], 0, 0)
@@ -57,7 +70,6 @@ while tonumber(redis.call('GET', KEYS[4]) or '0') + len > max do
   drop(oldest[1])
   evicted = evicted + 1
 end
-if ttl > 0 then redis.call('SET', KEYS[1], data, 'PX', ttl) else redis.call('SET', KEYS[1], data) end
 redis.call('ZADD', KEYS[2], now, id)
 redis.call('HSET', KEYS[3], id, len)
 redis.call('INCRBY', KEYS[4], len)
@@ -120,6 +132,13 @@ class RedisStore:
         self.timeout = timeout if timeout is not None else url_timeout
         self.prefix = prefix
         self._redis_errors: tuple[type[BaseException], ...] = (redis.RedisError, OSError)
+        # Only these mean "Redis is not there": skip it for a moment. Others (out of memory, a command
+        # this Redis lacks) fail just the one operation.
+        self._outages: tuple[type[BaseException], ...] = (
+            redis.ConnectionError,
+            redis.TimeoutError,
+            OSError,
+        )
         self._client: redis.Redis = redis.Redis.from_url(
             plain_url,
             socket_timeout=self.timeout,
@@ -131,6 +150,7 @@ class RedisStore:
         self._lock = threading.Lock()
         self._down_until = 0.0
         self._last_error = ""
+        self._healthy = True  # so an outage is reported once when it starts and once when it ends
 
     # -- the port -----------------------------------------------------------------------------------
 
@@ -138,7 +158,7 @@ class RedisStore:
         """Store an original under the tenant, or raise RecoveryError (it was not stored)."""
         _check(tenant, response_id)
         keys = self._keys(tenant)
-        args = [original, self._ttl_ms(), self.max_bytes, int(time.time() * 1000), response_id, keys["o"]]
+        args = [original, self._ttl_ms(), self.max_bytes, response_id, keys["o"]]
         result = self._do(
             "store an original",
             self._put,
@@ -218,15 +238,31 @@ class RedisStore:
             if time.monotonic() < self._down_until:
                 raise RecoveryError(f"the Redis recovery store is unavailable ({self._last_error})")
         try:
-            return func(*args, **kwargs)
+            result = func(*args, **kwargs)
         except self._redis_errors as exc:
+            outage = isinstance(exc, self._outages)
             with self._lock:
-                self._down_until = time.monotonic() + _RETRY_AFTER
+                if outage:
+                    self._down_until = time.monotonic() + _RETRY_AFTER
                 self._last_error = f"{type(exc).__name__}: {exc}"
+                was_healthy, self._healthy = self._healthy, self._healthy and not outage
+            if was_healthy and outage:
+                log.warning(
+                    "mcpsqueeze: the Redis recovery store at %s failed (%s); results pass unshrunk "
+                    "until it answers again",
+                    safe_url(self.url),
+                    exc,
+                )
             raise RecoveryError(
                 f"could not {what} in Redis at {safe_url(self.url)}: {exc}; "
                 "results pass unshrunk until it is back"
             ) from exc
+        if not self._healthy:
+            with self._lock:
+                was_healthy, self._healthy = self._healthy, True
+            if not was_healthy:
+                log.warning("mcpsqueeze: the Redis recovery store answers again; shrinking resumes")
+        return result
 
 
 def _check(tenant: str, response_id: str | None) -> None:
