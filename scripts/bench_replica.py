@@ -124,6 +124,27 @@ async def drive(url: str, clients: int, seconds: float, size: int) -> tuple[int,
     return calls, shrunk
 
 
+def store_costs(port: int, size: int, n: int = 500) -> None:
+    """What the Redis store adds to one shrunk call: one put and one dedup-index check, timed directly."""
+    from mcpsqueeze.recovery._ids import new_response_id
+    from mcpsqueeze.recovery._redis import RedisStore
+
+    store = RedisStore(f"redis://127.0.0.1:{port}/1", 3600.0)
+    original = json.dumps({"content": [{"type": "text", "text": "x" * size}]}).encode()
+    ids = [new_response_id() for _ in range(n)]
+    started = time.perf_counter()
+    for rid in ids:
+        store.put("bench", rid, original)
+    put = (time.perf_counter() - started) / n
+    started = time.perf_counter()
+    for rid in ids:
+        store.first_seen("bench", "s", rid, b'{"number": 1, "tool": "t", "chars": 1}')
+    seen = (time.perf_counter() - started) / n
+    print(f"Redis store, one thread: put {put * 1e6:.0f} us, dedup-index check {seen * 1e6:.0f} us "
+          f"({len(original)}-byte originals, {n} each)")  # fmt: skip
+    store.close()
+
+
 def main() -> None:
     if sys.argv[1:] == ["--backend"]:
         backend()
@@ -174,6 +195,7 @@ def main() -> None:
             print(f"Redis: {originals} originals, used_memory +{used} bytes = {per:.0f} bytes per original "
                   f"of {payload:.0f} stored bytes ({per - payload:.0f} bytes overhead); "
                   f"used_memory_rss {after['used_memory_rss_human'].strip()}")  # fmt: skip
+            store_costs(rport, args.size)  # after the memory figure: it stores originals of its own
 
 
 if __name__ == "__main__":
