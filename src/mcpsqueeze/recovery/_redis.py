@@ -86,7 +86,9 @@ def _split_url(url: str) -> tuple[str, int, float]:
 
     parts = urllib.parse.urlsplit(url)
     if parts.scheme not in ("redis", "rediss", "unix"):
-        raise UsageError(f"--recovery-url {url!r}: use redis://HOST:PORT/DB (or rediss://, unix://)")
+        raise UsageError(
+            f"--recovery-url {safe_url(url)!r}: use redis://HOST:PORT/DB (or rediss://, unix://)"
+        )
     query = urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
     max_bytes, timeout = DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT
     rest = []
