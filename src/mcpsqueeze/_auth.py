@@ -2,18 +2,71 @@
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import json
 import os
+import re
 import secrets
 import stat
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ._errors import UsageError
 from .recovery import ensure_private_dir
 
-__all__ = ["bearer_guard", "load_or_create_token"]
+__all__ = [
+    "PRINCIPAL_KEY",
+    "Tokens",
+    "bearer_guard",
+    "load_or_create_token",
+    "load_tokens",
+    "token_principal",
+]
+
+PRINCIPAL_KEY = "mcpsqueeze.principal"  # ASGI scope key: the principal of the request's bearer token
+_TENANT_RE = re.compile(rb"^[A-Za-z0-9_.@-]{1,64}\Z")
+
+
+@dataclass(frozen=True)
+class Tokens:
+    """Accepted bearer tokens and the principal (tenant) each one stands for."""
+
+    principals: Mapping[bytes, str]
+    named: bool  # the file names tenants (`tenant:token` lines): one process serves several tenants
+
+
+def token_principal(token: bytes) -> str:
+    """The principal of a plain token: derived from its hash, so the token itself is never a key."""
+    return "token-" + hashlib.sha256(token).hexdigest()[:16]
+
+
+def load_tokens(path: Path) -> Tokens:
+    """The tokens in `path` (created with one plain token when missing).
+
+    A file of `tenant:token` lines (blank lines and `#` comments allowed) gives each tenant its own
+    token; a file holding one plain token stands for one principal derived from the token's hash.
+    """
+    load_or_create_token(path)  # creates the file, checks its owner and mode
+    with open(path, "rb") as fh:
+        lines = [line.strip() for line in fh.read().splitlines()]
+    lines = [line for line in lines if line and not line.startswith(b"#")]
+    if len(lines) == 1 and b":" not in lines[0]:
+        return Tokens({lines[0]: token_principal(lines[0])}, named=False)
+    principals: dict[bytes, str] = {}
+    for line in lines:
+        name, sep, token = line.partition(b":")
+        if not sep or not _TENANT_RE.match(name) or len(token) < 32:
+            raise UsageError(
+                f"token file {path}: each line must be TENANT:TOKEN (tenant: letters, digits, _.@-, at most "
+                "64; token: at least 32 characters, e.g. from `openssl rand -hex 32`)"
+            )
+        if token in principals:
+            raise UsageError(f"token file {path}: one token is given to two tenants; give each its own")
+        principals[token] = name.decode()
+    return Tokens(principals, named=True)
 
 
 def load_or_create_token(path: Path) -> bytes:
@@ -39,8 +92,12 @@ def load_or_create_token(path: Path) -> bytes:
     return token
 
 
-def bearer_guard(app: Any, token: bytes) -> Any:
-    """ASGI gate in front of everything: a request without the token never reaches the app (or a backend)."""
+def bearer_guard(app: Any, token: bytes | Tokens) -> Any:
+    """ASGI gate in front of everything: a request without the token never reaches the app (or a backend).
+
+    The app finds the caller's principal in `scope[PRINCIPAL_KEY]`.
+    """
+    tokens = token if isinstance(token, Tokens) else Tokens({token: token_principal(token)}, named=False)
     refusal = json.dumps(
         {
             "error": {
@@ -56,11 +113,16 @@ def bearer_guard(app: Any, token: bytes) -> Any:
             for key, value in scope.get("headers", []):
                 if key == b"authorization" and value[:7].lower() == b"bearer ":
                     supplied = value[7:].strip()
-            if not hmac.compare_digest(supplied, token):
+            principal = None
+            for known, name in tokens.principals.items():  # every token compared, in constant time each
+                if hmac.compare_digest(supplied, known):
+                    principal = name
+            if principal is None:
                 headers = [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")]
                 await send({"type": "http.response.start", "status": 401, "headers": headers})
                 await send({"type": "http.response.body", "body": refusal})
                 return
+            scope = {**scope, PRINCIPAL_KEY: principal}
         await app(scope, receive, send)
 
     return guarded

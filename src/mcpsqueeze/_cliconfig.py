@@ -105,6 +105,10 @@ def _source(ctx: click.Context, config: Config, field: str) -> str:
 
 
 def _show(field: str, value: Any) -> str:
+    if field == "recovery_url" and isinstance(value, str):
+        from .recovery._redis import safe_url
+
+        return safe_url(value)  # a password in the URL is never printed
     if isinstance(value, bool):
         return "true" if value else "false"
     if value is None:

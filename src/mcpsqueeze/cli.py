@@ -139,6 +139,20 @@ def _shrink_options(func: Any) -> Any:
         ),
         click.option("--cache-bytes", default="32M", show_default=True, help="Memory cache size."),
         click.option(
+            "--recovery-url",
+            envvar="MCPSQUEEZE_RECOVERY_URL",
+            default=None,
+            metavar="redis://HOST:PORT/DB",
+            help="Also keep originals in this Redis, shared by replicas (needs mcpsqueeze[redis]; "
+            "see docs/scale-out.md).",
+        ),
+        click.option(
+            "--tenant",
+            envvar="MCPSQUEEZE_TENANT",
+            default=None,
+            help="Whose originals these are when the bearer token names no tenant.",
+        ),
+        click.option(
             "--retention",
             default="24h",
             show_default=True,
@@ -300,7 +314,21 @@ def _flag_settings(target: list[str], opts: dict[str, Any]) -> Settings:
         jobs=opts["jobs"],
         stats_file=opts["stats_file"],
         quiet=opts.get("quiet", False),
+        **_shared_store(opts),
     )
+
+
+def _shared_store(opts: dict[str, Any]) -> dict[str, Any]:
+    """--recovery-url and --tenant, checked as the config file checks them."""
+    from .config import DEFAULT_KEYS
+
+    values = {k: opts.get(k) for k in ("recovery_url", "tenant") if opts.get(k) is not None}
+    for key, value in values.items():
+        try:
+            DEFAULT_KEYS[key](value)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--" + key.replace("_", "-")) from exc
+    return values
 
 
 @main.command(context_settings={"ignore_unknown_options": False})

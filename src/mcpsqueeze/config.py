@@ -141,6 +141,20 @@ def _timeout(value: Any) -> float:
     return float(value)
 
 
+def _recovery_url(value: Any) -> str:
+    if not isinstance(value, str) or not value.startswith(("redis://", "rediss://", "unix://")):
+        raise ValueError('must be a Redis URL such as "redis://127.0.0.1:6379/0"')
+    return value
+
+
+def _tenant(value: Any) -> str:
+    from .recovery._redis import TENANT_RE
+
+    if not isinstance(value, str) or not TENANT_RE.match(value):
+        raise ValueError("must be 1-64 letters, digits or _.@-")
+    return value
+
+
 DEFAULT_KEYS: dict[str, Callable[[Any], Any]] = {
     **POLICY_KEYS,  # budget, shrink, dedup, ...: a session-wide default for every per-tool knob
     "recovery": _recovery,
@@ -152,6 +166,8 @@ DEFAULT_KEYS: dict[str, Callable[[Any], Any]] = {
     "jobs": _positive_int,
     "timeout": _timeout,
     "stats_file": _path,
+    "recovery_url": _recovery_url,
+    "tenant": _tenant,
 }
 
 

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import signal
 import sys
 from collections.abc import Callable
@@ -31,6 +32,7 @@ __all__ = [
     "SessionServices",
     "build_services",
     "build_store",
+    "for_caller",
     "new_pipeline",
     "on_signals",
     "sweep_forever",
@@ -76,7 +78,32 @@ def build_store(settings: Settings) -> RecoveryStore | None:
             if memory is None:
                 raise
             print(f"mcpsqueeze: recovery files disabled: {exc}", file=sys.stderr)
-    return ObservedStore(memory, files)
+    shared = None
+    if settings.recovery_url is not None:
+        from .recovery._redis import RedisStore
+
+        shared = RedisStore(settings.recovery_url, settings.retention)
+        if not shared.ping():
+            print(
+                "mcpsqueeze: the Redis recovery store does not answer yet; "
+                "results pass unshrunk until it does",
+                file=sys.stderr,
+            )
+    return ObservedStore(memory, files, shared).scoped(settings.tenant or "default")
+
+
+def for_caller(services: SessionServices, principal: str | None, named: bool) -> SessionServices:
+    """The services one caller's session uses: its originals and dedup index scoped to its tenant.
+
+    A tenant named in the token file wins; else the configured `tenant`; else the plain token's principal.
+    """
+    if services.store is None:
+        return services
+    if named and principal is not None:
+        tenant = principal
+    else:
+        tenant = services.store.tenant if services.store.tenant != "default" else principal or "default"
+    return dataclasses.replace(services, store=services.store.scoped(tenant, isolate=named))
 
 
 def build_services(settings: Settings, metrics: bool = False) -> SessionServices:
@@ -103,17 +130,22 @@ def build_services(settings: Settings, metrics: bool = False) -> SessionServices
 
 
 def new_pipeline(
-    settings: Settings, services: SessionServices, mode: str = "mcp", recover_tool: str = "squeeze_recover"
+    settings: Settings,
+    services: SessionServices,
+    mode: str = "mcp",
+    recover_tool: str = "squeeze_recover",
+    dedup_scope: str | None = None,
 ) -> Pipeline:
     """The stages of one session, in the contract's order: dedup, then shrink, then TOON (opt-in).
 
     ``recover_tool`` names the tool that MCP-mode hints tell the agent to call (the Python API's
-    toolset may have to suffix it)."""
+    toolset may have to suffix it); ``dedup_scope`` names this session's dedup index in the shared
+    store (when there is one)."""
     stages: list[Stage] = []
     store = services.store
     tool = recover_tool if mode == "mcp" else None
     if store is not None and _stage_on(settings, "dedup"):
-        stages.append(DedupStage(store, services.workers, services.accountant.count, tool))
+        stages.append(DedupStage(store, services.workers, services.accountant.count, tool, dedup_scope))
     if store is not None and _stage_on(settings, "shrink"):
         stages.append(
             ShrinkStage(

@@ -46,6 +46,8 @@ class Settings:
     stats_file: Path | None = None
     policies: PolicySet = field(default_factory=PolicySet)  # per-tool rules from the config file
     quiet: bool = False  # no session summary on exit
+    recovery_url: str | None = None  # redis://HOST:PORT/DB: originals shared by every replica
+    tenant: str | None = None  # whose originals these are when the token names no tenant
 
     @property
     def is_url(self) -> bool:

@@ -15,7 +15,7 @@ from typing import Any, Literal, TypeVar
 import anyio
 
 from ._errors import RecoveryError, ShrinkError
-from ._jsonbytes import dumps
+from ._jsonbytes import dumps, loads
 from .dedup import content_digest, recover_hint, render_pointer
 from .pipeline import Call, Outcome, Result, text_of
 from .recovery import RecoveryStore, Stored, new_response_id
@@ -71,12 +71,15 @@ class DedupStage:
         workers: Workers,
         count_tokens: Callable[[str], concurrent.futures.Future[int]] | None,
         recover_tool: str | None,
+        shared_scope: str | None = None,
     ) -> None:
         self._store = store
         self._workers = workers
         self._count = count_tokens
         self.recover_tool = recover_tool
         self._seen: dict[str, _Seen] = {}
+        # With a shared store: the index of this scope (a session, or a tenant's stateless calls) in Redis
+        self._shared_scope = shared_scope if store.shared is not None else None
 
     async def __call__(self, call: Call, result: Result, outcome: Outcome) -> Result:
         if call.policy is not None and not call.policy.dedup:
@@ -90,6 +93,8 @@ class DedupStage:
         else:
             digest = content_digest(content)
         seen = self._seen.get(digest)
+        if seen is None and self._shared_scope is not None:
+            seen = await self._shared_seen(digest, call, size)
         if seen is None:
             text = text_of(result)  # the same text accounting counts
             future = self._count(text) if self._count is not None and text else None
@@ -131,6 +136,19 @@ class DedupStage:
         meta["mcpsqueeze/dedup"] = {"same_as_call": seen.number, "tool": seen.tool, **where}
         presented["_meta"] = meta
         return presented
+
+    async def _shared_seen(self, digest: str, call: Call, size: int) -> _Seen | None:
+        """The first sighting of `digest` in the shared index (recording this one when it is the first)."""
+        assert self._shared_scope is not None
+        record = dumps({"number": call.number, "tool": call.tool, "chars": size})
+        try:
+            old = await self._workers.run(self._store.first_seen, self._shared_scope, digest, record)
+        except RecoveryError:
+            return None  # Redis is down: the content is shown as new, never a pointer to nothing
+        if old is None:
+            return None
+        first = loads(old)
+        return _Seen(int(first["number"]), str(first["tool"]), int(first["chars"]), None)
 
 
 class ShrinkStage:

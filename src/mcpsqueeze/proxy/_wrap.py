@@ -13,12 +13,13 @@ from typing import Any
 import anyio
 import anyio.abc
 
-from .._auth import bearer_guard, load_or_create_token
+from .._auth import PRINCIPAL_KEY, bearer_guard, load_tokens
 from .._errors import BackendError
 from ..pipeline import Pipeline
 from ..services import (
     SessionServices,
     build_services,
+    for_caller,
     new_pipeline,
     on_signals,
     sweep_forever,
@@ -106,6 +107,8 @@ class HttpFrontend:
         self.services = services
         self.tg = tg
         self.sessions: dict[str, Any] = {}
+        self.principals: dict[str, str | None] = {}  # session id -> the principal that opened it
+        self.named_tenants = False  # the token file names tenants: keep their local originals apart
         self.exit_code = 0
         loopback = settings.host in ("127.0.0.1", "localhost", "::1")
         self.security = TransportSecuritySettings(
@@ -125,7 +128,7 @@ class HttpFrontend:
         session_id = request.headers.get(MCP_SESSION_ID_HEADER)
         if session_id is not None:
             transport = self.sessions.get(session_id)
-            if transport is None:
+            if transport is None or self.principals.get(session_id) != scope.get(PRINCIPAL_KEY):
                 response = JSONResponse(
                     {"jsonrpc": "2.0", "id": None, "error": {"code": -32001, "message": "Session not found"}},
                     status_code=404,
@@ -148,16 +151,17 @@ class HttpFrontend:
         )
         assert transport.mcp_session_id is not None
         self.sessions[transport.mcp_session_id] = transport
+        self.principals[transport.mcp_session_id] = scope.get(PRINCIPAL_KEY)
         await self.tg.start(self._run_session, transport)
         await transport.handle_request(scope, receive, send)
 
-    async def _relay(self, front: Channel, pipeline: Pipeline) -> int:
+    async def _relay(self, front: Channel, pipeline: Pipeline, services: SessionServices) -> int:
         try:
             async with open_backend(self.settings) as back:
-                relay = Relay(front, back, pipeline, self.services, recover_tool=_recover(self.settings))
+                relay = Relay(front, back, pipeline, services, recover_tool=_recover(self.settings))
                 return await relay.run()
         except BackendError as exc:
-            dead = Relay(front, None, pipeline, self.services, recover_tool=None, dead_reason=str(exc))
+            dead = Relay(front, None, pipeline, services, recover_tool=None, dead_reason=str(exc))
             return await dead.run()
 
     async def _run_session(self, transport: Any, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
@@ -165,13 +169,16 @@ class HttpFrontend:
             async with transport.connect() as (read, write):
                 task_status.started()
                 front = SessionMessageChannel(read, write, server_side=True)
-                pipeline = new_pipeline(self.settings, self.services)
+                principal = self.principals.get(transport.mcp_session_id)
+                services = for_caller(self.services, principal, self.named_tenants)
+                pipeline = new_pipeline(self.settings, services, dedup_scope=transport.mcp_session_id)
                 code = 0
                 with transport.idle_scope or contextlib.nullcontext():  # abandoned sessions end
-                    code = await self._relay(front, pipeline)
+                    code = await self._relay(front, pipeline, services)
                 self.exit_code = self.exit_code or code
         finally:
             self.sessions.pop(transport.mcp_session_id, None)
+            self.principals.pop(transport.mcp_session_id, None)
             with anyio.CancelScope(shield=True):
                 await transport.terminate()
 
@@ -201,7 +208,9 @@ async def _serve_http(settings: Settings, services: SessionServices) -> int:
             routes.append(Route("/metrics", metrics_endpoint(services.metrics, check_host=loopback)))
         app: Any = Starlette(routes=routes)
         if settings.token_file is not None:
-            app = bearer_guard(app, load_or_create_token(settings.token_file))
+            tokens = load_tokens(settings.token_file)
+            frontend.named_tenants = tokens.named
+            app = bearer_guard(app, tokens)
         config = uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=2)
         server = uvicorn_server(config)
 

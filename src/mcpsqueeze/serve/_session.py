@@ -18,11 +18,19 @@ from typing import Any
 import anyio
 import anyio.abc
 
-from .._auth import bearer_guard, load_or_create_token
+from .._auth import PRINCIPAL_KEY, Tokens, bearer_guard, load_tokens
 from .._errors import BackendError, RecoveryError, UsageError
-from ..pipeline import Call
+from ..pipeline import Call, Pipeline
 from ..recovery import RESPONSE_ID_RE, ensure_private_dir, recover_result
-from ..services import build_services, new_pipeline, on_signals, sweep_forever, uvicorn_server
+from ..services import (
+    SessionServices,
+    build_services,
+    for_caller,
+    new_pipeline,
+    on_signals,
+    sweep_forever,
+    uvicorn_server,
+)
 from ..settings import Settings
 from ..stats import print_summary
 from ._backends import Backend, BackendTimeout
@@ -48,6 +56,17 @@ class Session:
         self.backends = {spec.name: Backend(spec, tools, settings.timeout) for spec in specs}
         self.calls = 0
         self.tg: anyio.abc.TaskGroup | None = None
+        self.named_tenants = False  # the token file names tenants: each gets its own pipeline and store view
+        self._callers: dict[str, tuple[SessionServices, Pipeline]] = {}
+
+    def _for(self, principal: str | None) -> tuple[SessionServices, Pipeline]:
+        """The store view and pipeline (dedup index) of one caller; the plain ones without a principal."""
+        if principal is None:
+            return self.services, self.pipeline
+        if principal not in self._callers:
+            services = for_caller(self.services, principal, self.named_tenants)
+            self._callers[principal] = (services, new_pipeline(self.settings, services, mode="shell"))
+        return self._callers[principal]
 
     async def start(self, tg: anyio.abc.TaskGroup) -> None:
         self.tg = tg
@@ -71,7 +90,9 @@ class Session:
             "recovery_dir": str(self.settings.recovery_dir),
         }
 
-    async def call(self, server: str, tool: str, arguments: dict[str, Any], full: bool) -> tuple[int, Any]:
+    async def call(
+        self, server: str, tool: str, arguments: dict[str, Any], full: bool, principal: str | None = None
+    ) -> tuple[int, Any]:
         backend = self.backends.get(server)
         if backend is None:
             known = ", ".join(sorted(self.backends)) or "none"
@@ -94,7 +115,7 @@ class Session:
             return 504, _err("timeout", str(exc))
         except BackendError as exc:
             return 502, _err("backend", str(exc))
-        presented, outcome = await self.pipeline.present(call, result)
+        presented, outcome = await self._for(principal)[1].present(call, result)
         return 200, {
             "result": presented,
             "action": outcome.action,
@@ -103,11 +124,17 @@ class Session:
         }
 
     def recover(
-        self, response_id: str, pointer: str | None, offset: int | None = None, length: int | None = None
+        self,
+        response_id: str,
+        pointer: str | None,
+        offset: int | None = None,
+        length: int | None = None,
+        principal: str | None = None,
     ) -> dict[str, Any]:
-        if self.services.store is None:
+        store = self._for(principal)[0].store
+        if store is None:
             raise RecoveryError("this session keeps no originals")
-        return recover_result(self.services.store.load(response_id), pointer, offset, length)
+        return recover_result(store.load(response_id), pointer, offset, length)
 
     def stop(self) -> None:
         for backend in self.backends.values():
@@ -118,7 +145,7 @@ def _err(code: str, message: str) -> dict[str, Any]:
     return {"error": {"code": code, "message": message}}
 
 
-def build_app(session: Session, token: bytes | None) -> Any:
+def build_app(session: Session, token: bytes | Tokens | None) -> Any:
     from starlette.applications import Starlette
     from starlette.requests import Request
     from starlette.responses import JSONResponse, Response
@@ -147,9 +174,9 @@ def build_app(session: Session, token: bytes | None) -> Any:
         arguments = body.get("arguments") or {}
         if not isinstance(arguments, dict):
             return reply(400, _err("bad_request", "arguments must be a JSON object"))
-        status, payload = await session.call(
-            body["server"], body["tool"], arguments, body.get("full") is True
-        )
+        full = body.get("full") is True
+        principal = request.scope.get(PRINCIPAL_KEY)
+        status, payload = await session.call(body["server"], body["tool"], arguments, full, principal)
         return reply(status, payload)
 
     async def recover(request: Request) -> Response:
@@ -162,7 +189,12 @@ def build_app(session: Session, token: bytes | None) -> Any:
         offset, length = (None if v is None else int(v) for v in window)
         try:
             result = await anyio.to_thread.run_sync(
-                session.recover, response_id, request.query_params.get("pointer"), offset, length
+                session.recover,
+                response_id,
+                request.query_params.get("pointer"),
+                offset,
+                length,
+                request.scope.get(PRINCIPAL_KEY),
             )
         except (RecoveryError, UsageError) as exc:
             return reply(404, _err("not_found", str(exc)))
@@ -232,7 +264,7 @@ async def run_serve(settings: Settings, specs: list[ServerSpec], tools: ToolFilt
     token = None
     if listen.tcp is not None:
         assert listen.token_file is not None
-        token = load_or_create_token(listen.token_file)
+        token = load_tokens(listen.token_file)
         sock = _bind_tcp(*listen.tcp)
         where = "http://{}:{}".format(*sock.getsockname()[:2])
     else:
@@ -240,6 +272,7 @@ async def run_serve(settings: Settings, specs: list[ServerSpec], tools: ToolFilt
         sock = _bind_unix(listen.socket_path)
         where = str(listen.socket_path)
     session = Session(settings, specs, tools)
+    session.named_tenants = token is not None and token.named
     try:
         async with anyio.create_task_group() as tg:
             await session.start(tg)

@@ -1,0 +1,287 @@
+"""Originals in a shared Redis, so any replica can recover what another one shrank.
+
+One more layer of the same port as `MemoryCache` and `FileStore` (put an original, get it back), plus
+the dedup index (`first_seen`). Every key carries the tenant, so one tenant can never read, evict or be
+deduplicated against another's results. Retention is a TTL on every key; the size bound is per tenant
+and enforced atomically in Redis (a Lua script evicts the oldest originals first).
+
+A dead Redis must never stall a call: timeouts are short, and after a failure the store reports
+"unavailable" at once for a moment instead of waiting on every call; the caller then passes results
+unshrunk. The client library reconnects by itself once Redis answers again.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import time
+import urllib.parse
+from typing import TYPE_CHECKING, Any
+
+from mcpsqueeze._errors import RecoveryError, UsageError
+
+from ._ids import RESPONSE_ID_RE
+
+if TYPE_CHECKING:
+    import redis
+
+__all__ = ["TENANT_RE", "RedisStore", "safe_url"]
+
+log = logging.getLogger("mcpsqueeze.recovery")
+
+TENANT_RE = re.compile(r"^[A-Za-z0-9_.@-]{1,64}\Z")
+DEFAULT_MAX_BYTES = 1024 * 1024 * 1024  # per tenant
+DEFAULT_TIMEOUT = 0.5  # seconds, connect and each command
+_RETRY_AFTER = 1.0  # seconds a failed Redis is skipped before the next attempt
+
+# KEYS: original, index (zset id -> stored at, in Redis' own microseconds, strictly increasing),
+#       sizes (hash id -> bytes), total (bytes counter)
+# ARGV: original bytes, ttl ms (0: keep), max bytes, response id, key prefix of originals
+_PUT = """
+local data, ttl, max, id, prefix = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4], ARGV[5]
+local len = string.len(data)
+if len > max then return -1 end
+-- The original first: the script's first write is the one Redis refuses when it is full (maxmemory), so
+-- a refused original changes nothing; after a first write Redis lets a script finish.
+if ttl > 0 then redis.call('SET', KEYS[1], data, 'PX', ttl) else redis.call('SET', KEYS[1], data) end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local last = redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')
+if #last == 2 and tonumber(last[2]) >= now then now = tonumber(last[2]) + 1 end
+local function forget(old)
+  local size = tonumber(redis.call('HGET', KEYS[3], old) or '0')
+  redis.call('HDEL', KEYS[3], old)
+  redis.call('ZREM', KEYS[2], old)
+  redis.call('DECRBY', KEYS[4], size)
+end
+local function drop(old)
+  forget(old)
+  redis.call('DEL', prefix .. old)
+end
+forget(id)
+if ttl > 0 then
+  for _, old in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now - ttl * 1000)) do drop(old) end
+end
+local evicted = 0
+while tonumber(redis.call('GET', KEYS[4]) or '0') + len > max do
+  local oldest = redis.call('ZRANGE', KEYS[2], 0, 0)
+  if #oldest == 0 then redis.call('SET', KEYS[4], 0) break end
+  drop(oldest[1])
+  evicted = evicted + 1
+end
+redis.call('ZADD', KEYS[2], now, id)
+redis.call('HSET', KEYS[3], id, len)
+redis.call('INCRBY', KEYS[4], len)
+if ttl > 0 then
+  for i = 2, 4 do redis.call('PEXPIRE', KEYS[i], ttl) end
+end
+return evicted
+"""
+
+
+def _split_url(url: str) -> tuple[str, int, float]:
+    """Our own query parameters (max_bytes, timeout) out of the URL; the rest is redis-py's."""
+    from ._clean import parse_size
+
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme not in ("redis", "rediss", "unix"):
+        raise UsageError(
+            f"--recovery-url {safe_url(url)!r}: use redis://HOST:PORT/DB (or rediss://, unix://)"
+        )
+    query = urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
+    max_bytes, timeout = DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT
+    rest = []
+    for key, value in query:
+        try:
+            if key == "max_bytes":
+                max_bytes = parse_size(value)
+            elif key == "timeout":
+                timeout = float(value)
+                if not timeout > 0:
+                    raise ValueError
+            else:
+                rest.append((key, value))
+        except (UsageError, ValueError):
+            raise UsageError(
+                f"--recovery-url: {key}={value!r} is not valid (e.g. max_bytes=1G, timeout=0.5)"
+            ) from None
+    return urllib.parse.urlunsplit(parts._replace(query=urllib.parse.urlencode(rest))), max_bytes, timeout
+
+
+class RedisStore:
+    """Thread-safe; every method either does its work or raises RecoveryError, never hangs."""
+
+    def __init__(
+        self,
+        url: str,
+        retention: float | None,
+        *,
+        max_bytes: int | None = None,
+        timeout: float | None = None,
+        prefix: str = "mcpsqueeze",
+    ) -> None:
+        try:
+            import redis
+        except ImportError:
+            raise UsageError(
+                "--recovery-url needs the Redis client: pip install 'mcpsqueeze[redis]'"
+            ) from None
+        plain_url, url_max, url_timeout = _split_url(url)
+        self.url = url
+        self.retention = retention
+        self.max_bytes = max_bytes if max_bytes is not None else url_max
+        self.timeout = timeout if timeout is not None else url_timeout
+        self.prefix = prefix
+        self._redis_errors: tuple[type[BaseException], ...] = (redis.RedisError, OSError)
+        # Only these mean "Redis is not there": skip it for a moment. Others (out of memory, a command
+        # this Redis lacks) fail just the one operation.
+        self._outages: tuple[type[BaseException], ...] = (
+            redis.ConnectionError,
+            redis.TimeoutError,
+            OSError,
+        )
+        self._client: redis.Redis = redis.Redis.from_url(
+            plain_url,
+            socket_timeout=self.timeout,
+            socket_connect_timeout=self.timeout,
+            retry_on_timeout=False,
+            health_check_interval=30,
+        )
+        self._put = self._client.register_script(_PUT)
+        self._lock = threading.Lock()
+        self._down_until = 0.0
+        self._last_error = ""
+        self._healthy = True  # so an outage is reported once when it starts and once when it ends
+
+    # -- the port -----------------------------------------------------------------------------------
+
+    def put(self, tenant: str, response_id: str, original: bytes) -> None:
+        """Store an original under the tenant, or raise RecoveryError (it was not stored)."""
+        _check(tenant, response_id)
+        keys = self._keys(tenant)
+        args = [original, self._ttl_ms(), self.max_bytes, response_id, keys["o"]]
+        result = self._do(
+            "store an original",
+            self._put,
+            [keys["o"] + response_id, keys["idx"], keys["sizes"], keys["total"]],
+            args,
+        )
+        if result == -1:
+            raise RecoveryError(
+                f"{len(original)} bytes exceed the Redis recovery store's limit of {self.max_bytes} bytes "
+                "per tenant (max_bytes in --recovery-url)"
+            )
+
+    def get(self, tenant: str, response_id: str) -> bytes:
+        """The original, or RecoveryError saying it is not (or no longer) in Redis."""
+        _check(tenant, response_id)
+        value = self._do("read an original", self._client.get, self._keys(tenant)["o"] + response_id)
+        if value is None:
+            keep = f"{self.retention:g} s" if self.retention is not None else "no time limit"
+            raise RecoveryError(
+                f"Unknown response id {response_id}: the shared recovery store holds no such response for "
+                f"this caller (it may belong to another tenant, or have expired: retention {keep}). "
+                "Call the tool again."
+            )
+        assert isinstance(value, bytes)
+        return value
+
+    def first_seen(self, tenant: str, scope: str, digest: str, record: bytes) -> bytes | None:
+        """The dedup index: None when `digest` is new in (tenant, scope) (and `record` is kept for it),
+        else the record stored when it was first seen. Atomic across replicas (SET NX GET)."""
+        _check(tenant, None)
+        key = f"{self._keys(tenant)['d']}{scope}:{digest}"
+        ttl = self._ttl_ms()
+        if ttl:
+            old = self._do("check the dedup index", self._client.set, key, record, nx=True, get=True, px=ttl)
+        else:
+            old = self._do("check the dedup index", self._client.set, key, record, nx=True, get=True)
+        return old if isinstance(old, bytes) else None
+
+    def ping(self) -> bool:
+        """True when Redis answers now (resets the back-off)."""
+        with self._lock:
+            self._down_until = 0.0
+        try:
+            self._do("ping", self._client.ping)
+        except RecoveryError:
+            return False
+        return True
+
+    def usage(self, tenant: str) -> tuple[int, int]:
+        """(originals, bytes) held for one tenant."""
+        keys = self._keys(tenant)
+        count = self._do("count originals", self._client.zcard, keys["idx"])
+        total = self._do("count bytes", self._client.get, keys["total"])
+        return int(count), int(total or 0)
+
+    def close(self) -> None:
+        self._client.close()
+
+    # -- internals ----------------------------------------------------------------------------------
+
+    def _ttl_ms(self) -> int:
+        return 0 if self.retention is None else max(1, int(self.retention * 1000))
+
+    def _keys(self, tenant: str) -> dict[str, str]:
+        # {tenant} is a hash tag: one tenant's keys share a slot, so the Lua script also works on a cluster.
+        base = f"{self.prefix}:{{{tenant}}}:"
+        return {
+            "o": base + "o:",
+            "idx": base + "idx",
+            "sizes": base + "sizes",
+            "total": base + "bytes",
+            "d": base + "d:",
+        }
+
+    def _do(self, what: str, func: Any, *args: Any, **kwargs: Any) -> Any:
+        with self._lock:
+            if time.monotonic() < self._down_until:
+                raise RecoveryError(f"the Redis recovery store is unavailable ({self._last_error})")
+        try:
+            result = func(*args, **kwargs)
+        except self._redis_errors as exc:
+            outage = isinstance(exc, self._outages)
+            with self._lock:
+                if outage:
+                    self._down_until = time.monotonic() + _RETRY_AFTER
+                self._last_error = f"{type(exc).__name__}: {exc}"
+                was_healthy, self._healthy = self._healthy, self._healthy and not outage
+            if was_healthy and outage:
+                log.warning(
+                    "mcpsqueeze: the Redis recovery store at %s failed (%s); results pass unshrunk "
+                    "until it answers again",
+                    safe_url(self.url),
+                    exc,
+                )
+            raise RecoveryError(
+                f"could not {what} in Redis at {safe_url(self.url)}: {exc}; "
+                "results pass unshrunk until it is back"
+            ) from exc
+        if not self._healthy:
+            with self._lock:
+                was_healthy, self._healthy = self._healthy, True
+            if not was_healthy:
+                log.warning("mcpsqueeze: the Redis recovery store answers again; shrinking resumes")
+        return result
+
+
+def _check(tenant: str, response_id: str | None) -> None:
+    if not TENANT_RE.match(tenant):
+        raise ValueError(f"not a tenant name: {tenant!r}")
+    if response_id is not None and not RESPONSE_ID_RE.match(response_id):
+        raise RecoveryError(
+            f"{response_id!r} is not a response id (32 lowercase hex characters); "
+            "copy response_id from the truncation record."
+        )
+
+
+def safe_url(url: str) -> str:
+    """The URL without a password, for messages."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = f"{parts.username or ''}:***@{host}" + (f":{parts.port}" if parts.port else "")
+    return urllib.parse.urlunsplit(parts._replace(netloc=netloc))

@@ -1,0 +1,189 @@
+"""The Redis store against a real redis-server (started by the test on a loopback port): no mocks."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from mcpsqueeze._errors import RecoveryError, UsageError
+from mcpsqueeze.recovery import MemoryCache, RecoveryStore, new_response_id
+from mcpsqueeze.recovery._redis import RedisStore
+from realservers import RedisServer, needs_redis, redis_server
+
+pytestmark = needs_redis
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    with redis_server(tmp_path_factory.mktemp("redis")) as srv:
+        yield srv
+
+
+def _store(server: RedisServer, **kwargs: object) -> RedisStore:
+    retention = kwargs.pop("retention", 3600.0)
+    return RedisStore(server.url, retention, prefix=f"t{new_response_id()[:8]}", **kwargs)  # type: ignore[arg-type]
+
+
+def _poll(check: object, deadline: float = 10.0) -> None:
+    end = time.monotonic() + deadline
+    while not check():  # type: ignore[operator]
+        assert time.monotonic() < end, "condition not reached before the deadline"
+        time.sleep(0.05)
+
+
+def test_an_original_comes_back_byte_for_byte_for_its_tenant(server: RedisServer) -> None:
+    store = _store(server)
+    rid = new_response_id()
+    store.put("alice", rid, b'{"content": [{"type": "text", "text": "\xc3\xa9"}]}')
+    assert store.get("alice", rid) == b'{"content": [{"type": "text", "text": "\xc3\xa9"}]}'
+    assert store.usage("alice") == (1, 45)
+
+
+def test_another_tenant_cannot_read_an_original(server: RedisServer) -> None:
+    store = _store(server)
+    rid = new_response_id()
+    store.put("alice", rid, b"secret")
+    with pytest.raises(RecoveryError, match="another tenant"):
+        store.get("bob", rid)
+
+
+def test_originals_expire_after_the_retention(server: RedisServer) -> None:
+    store = _store(server, retention=0.2)
+    rid = new_response_id()
+    store.put("alice", rid, b"x" * 100)
+
+    def gone() -> bool:
+        try:
+            store.get("alice", rid)
+        except RecoveryError:
+            return True
+        return False
+
+    _poll(gone)
+
+
+def test_the_size_bound_evicts_the_oldest_originals_first(server: RedisServer) -> None:
+    store = _store(server, max_bytes=250)
+    ids = [new_response_id() for _ in range(4)]
+    for rid in ids:
+        store.put("alice", rid, b"y" * 100)
+    assert store.usage("alice") == (2, 200)
+    for rid in ids[:2]:
+        with pytest.raises(RecoveryError):
+            store.get("alice", rid)
+    assert [store.get("alice", rid) for rid in ids[2:]] == [b"y" * 100] * 2
+
+
+def test_one_tenant_filling_its_bound_evicts_nothing_of_another(server: RedisServer) -> None:
+    store = _store(server, max_bytes=250)
+    kept = new_response_id()
+    store.put("bob", kept, b"b" * 200)
+    for _ in range(5):
+        store.put("alice", new_response_id(), b"a" * 200)
+    assert store.get("bob", kept) == b"b" * 200
+
+
+def test_an_original_larger_than_the_bound_is_refused(server: RedisServer) -> None:
+    store = _store(server, max_bytes=10)
+    with pytest.raises(RecoveryError, match="exceed"):
+        store.put("alice", new_response_id(), b"z" * 11)
+
+
+def test_the_dedup_index_remembers_the_first_sighting_per_tenant_and_scope(server: RedisServer) -> None:
+    store = _store(server)
+    assert store.first_seen("alice", "s1", "d" * 32, b"first") is None
+    assert store.first_seen("alice", "s1", "d" * 32, b"second") == b"first"
+    assert store.first_seen("bob", "s1", "d" * 32, b"bobs") is None
+    assert store.first_seen("alice", "s2", "d" * 32, b"other session") is None
+
+
+def test_url_parameters_set_the_bound_and_timeout_and_bad_ones_are_refused(server: RedisServer) -> None:
+    store = RedisStore(server.url + "?max_bytes=1K&timeout=0.25", None)
+    assert (store.max_bytes, store.timeout) == (1024, 0.25)
+    with pytest.raises(UsageError, match="max_bytes"):
+        RedisStore(server.url + "?max_bytes=lots", None)
+    with pytest.raises(UsageError, match="redis://"):
+        RedisStore("http://127.0.0.1:1/0", None)
+
+
+def test_a_stopped_redis_fails_fast_and_the_store_resumes_when_it_is_back(tmp_path: Path) -> None:
+    with redis_server(tmp_path) as srv:
+        store = RedisStore(srv.url, 3600.0)
+        store.put("alice", new_response_id(), b"before")
+        srv.stop()
+        started = time.monotonic()
+        for _ in range(20):
+            with pytest.raises(RecoveryError, match=r"unavailable|could not"):
+                store.put("alice", new_response_id(), b"during")
+        print(f"20 refused puts while Redis was down took {time.monotonic() - started:.3f} s")
+        srv.start()
+        rid = new_response_id()
+
+        def stored() -> bool:
+            try:
+                store.put("alice", rid, b"after")
+            except RecoveryError:
+                return False
+            return True
+
+        _poll(stored)
+        assert store.get("alice", rid) == b"after"
+
+
+def test_the_facade_refuses_to_store_when_redis_is_down_even_with_memory_in_front(tmp_path: Path) -> None:
+    with redis_server(tmp_path) as srv:
+        facade = RecoveryStore(MemoryCache(), None, RedisStore(srv.url, 3600.0))
+        srv.stop()
+        rid = new_response_id()
+        with pytest.raises(RecoveryError):
+            facade.store(rid, b"original")
+        with pytest.raises(RecoveryError):
+            facade.load(rid)  # not half-stored in memory either
+
+
+def test_an_original_stored_by_one_replica_loads_through_another(server: RedisServer) -> None:
+    prefix = f"t{new_response_id()[:8]}"
+    one = RecoveryStore(MemoryCache(), None, RedisStore(server.url, 3600.0, prefix=prefix)).scoped("acme")
+    two = RecoveryStore(MemoryCache(), None, RedisStore(server.url, 3600.0, prefix=prefix)).scoped("acme")
+    rid = new_response_id()
+    one.store(rid, b"shrunk on one")
+    assert two.load(rid) == b"shrunk on one"
+    with pytest.raises(RecoveryError):
+        two.scoped("globex").load(rid)
+
+
+def test_tenants_of_one_process_cannot_load_each_others_originals_from_local_memory(
+    server: RedisServer,
+) -> None:
+    base = RecoveryStore(
+        MemoryCache(), None, RedisStore(server.url, 3600.0, prefix=f"t{new_response_id()[:8]}")
+    )
+    alice, bob = base.scoped("alice", isolate=True), base.scoped("bob", isolate=True)
+    rid = new_response_id()
+    alice.store(rid, b"alice's")
+    assert alice.load(rid) == b"alice's"
+    with pytest.raises(RecoveryError):
+        bob.load(rid)
+    without_redis = RecoveryStore(base.memory, None)
+    with pytest.raises(RecoveryError):
+        without_redis.scoped("bob", isolate=True).load(rid)
+
+
+def test_a_full_redis_refuses_one_original_without_taking_the_store_offline(server: RedisServer) -> None:
+    import redis
+
+    admin = redis.Redis.from_url(server.url)
+    store = _store(server)
+    admin.config_set("maxmemory-policy", "noeviction")
+    admin.config_set("maxmemory", 1)  # below what Redis already uses: every write is refused (OOM)
+    try:
+        with pytest.raises(RecoveryError, match=r"OOM|maxmemory"):
+            store.put("alice", new_response_id(), b"refused")
+    finally:
+        admin.config_set("maxmemory", 0)
+    rid = new_response_id()
+    store.put("alice", rid, b"stored")  # no back-off: a full Redis is not a dead one
+    assert store.get("alice", rid) == b"stored"
