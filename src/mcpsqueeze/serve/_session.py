@@ -28,7 +28,9 @@ from ..stats import render_summary
 from ._backends import Backend, BackendTimeout
 from ._config import ServerSpec, ToolFilter
 
-__all__ = ["Listen", "run_serve"]
+__all__ = ["SHUTDOWN_GRACE", "Listen", "run_serve"]
+
+SHUTDOWN_GRACE = 5.0  # seconds in-flight calls get after SIGTERM/SIGINT before they are cancelled
 
 
 @dataclass(frozen=True)
@@ -227,7 +229,12 @@ async def run_serve(settings: Settings, specs: list[ServerSpec], tools: ToolFilt
         async with anyio.create_task_group() as tg:
             await session.start(tg)
             tg.start_soon(sweep_forever, settings)
-            config = uvicorn.Config(build_app(session, token), log_level="warning", lifespan="off")
+            config = uvicorn.Config(
+                build_app(session, token),
+                log_level="warning",
+                lifespan="off",
+                timeout_graceful_shutdown=SHUTDOWN_GRACE,  # a call to a hung backend must not block exit
+            )
             server = uvicorn_server(config)
 
             def stop() -> None:
