@@ -30,7 +30,7 @@ from ._config import ServerSpec, ToolFilter
 
 __all__ = ["SHUTDOWN_GRACE", "Listen", "run_serve"]
 
-SHUTDOWN_GRACE = 5.0  # seconds in-flight calls get after SIGTERM/SIGINT before they are cancelled
+SHUTDOWN_GRACE = 5  # seconds in-flight calls get after SIGTERM/SIGINT before they are cancelled
 
 
 @dataclass(frozen=True)
