@@ -61,7 +61,8 @@ class Backend:
     garbage prints a non-JSON line first · deep(depth) answers nested `depth` deep (raw text) ·
     nan answers with a NaN inside · wrong_id answers an id it never got, then the right one ·
     twice answers twice · storm(n) sends n progress notifications first · big(size) answers size chars ·
-    ask sends the agent a request (roots/list) with an odd id first · die exits mid-call.
+    ask sends the agent a request (roots/list) with an odd id first · die exits mid-call ·
+    raw(lines) writes the given lines (hex-encoded bytes) first.
     """
 
     received: list[dict[str, Any]] = field(default_factory=list)
@@ -165,7 +166,11 @@ class Backend:
                     }
                 )
         elif tool == "big":
-            text = {"content": [{"type": "text", "text": "x" * int(args.get("size", 100_000))}]}
+            body = str(args.get("text", "")) + "x" * int(args.get("size", 100_000))
+            text = {"content": [{"type": "text", "text": body}]}
+        elif tool == "raw":  # the agent's call carries lines (hex) the backend writes before answering
+            for chunk in args.get("lines", []):
+                await out(bytes.fromhex(chunk) + b"\n")
         elif tool == "ask":
             await out({"jsonrpc": "2.0", "id": {"odd": True}, "method": "roots/list"})
         elif tool == "die":
