@@ -16,7 +16,9 @@ SCALARS = st.one_of(
     st.booleans(),
     st.integers(min_value=-(10**40), max_value=10**40),  # beyond 64 bits too
     st.floats(allow_nan=False, allow_infinity=False),
-    st.text(alphabet=st.characters(exclude_categories=[])),  # lone surrogates included
+    st.text(  # lone surrogates, quotes, backslashes and control characters often
+        alphabet=st.one_of(st.characters(exclude_categories=[]), st.sampled_from('\ud800\udfff\x00"\\é'))
+    ),
 )
 VALUES = st.recursive(
     SCALARS,
