@@ -150,21 +150,23 @@ class Relay:
         with anyio.move_on_after(grace):
             while self._pending:
                 await self._changed()
-        for backend_id in list(self._pending):
-            pending = self._take(backend_id, abandon=True)
-            if pending is not None:
-                with self._working():
-                    await self._to_front(
-                        _error(
-                            pending.request["id"],
-                            TIMEOUT,
-                            f"mcpsqueeze: the agent closed its input and the backend did not answer "
-                            f"{pending.what} within {grace:g} s after that; the request was cancelled.",
+        # Bounded again: an agent that stopped reading its stdout must not keep the proxy alive.
+        with anyio.move_on_after(grace + self.drain_grace):
+            for backend_id in list(self._pending):
+                pending = self._take(backend_id, abandon=True)
+                if pending is not None:
+                    with self._working():
+                        await self._to_front(
+                            _error(
+                                pending.request["id"],
+                                TIMEOUT,
+                                f"mcpsqueeze: the agent closed its input and the backend did not answer "
+                                f"{pending.what} within {grace:g} s after that; the request was cancelled.",
+                            )
                         )
-                    )
-                    await self._cancel_in_backend(backend_id, "the agent closed its input (mcpsqueeze)")
-        while self._busy:  # results already answered by the backend, still being presented
-            await self._changed()
+                        await self._cancel_in_backend(backend_id, "the agent closed its input (mcpsqueeze)")
+            while self._busy:  # results the backend already gave, still being presented or written
+                await self._changed()
 
     async def _changed(self) -> None:
         self._settled = anyio.Event()
