@@ -30,7 +30,8 @@ from ._config import ServerSpec, ToolFilter
 
 __all__ = ["SHUTDOWN_GRACE", "Listen", "run_serve"]
 
-SHUTDOWN_GRACE = 5  # seconds in-flight calls get after SIGTERM/SIGINT before they are cancelled
+SHUTDOWN_GRACE = 3  # seconds in-flight calls get after SIGTERM/SIGINT; the SDK then takes up to ~4 s
+# to stop a hung backend (stdin closed, SIGTERM, SIGKILL): together under the 10 s a container runtime gives
 
 
 @dataclass(frozen=True)
