@@ -210,13 +210,18 @@ async def run_relay(
     timeout: float | None = None,
     drain_grace: float = 5.0,
     backend: Backend | None = None,
+    stages: list[Any] | None = None,
     **setting_overrides: Any,
 ) -> Run:
-    """Run a relay session; `agent` is a list of lines (sent, then stdin closes) or a coroutine."""
+    """Run a relay session; `agent` is a list of lines (sent, then stdin closes) or a coroutine.
+
+    `stages` replaces the session's result stages (dedup, shrink) with the given ones."""
     backend = backend or Backend()
     cfg = settings(timeout=timeout, **setting_overrides)
     services = build_services(cfg)
-    pipeline: Pipeline = new_pipeline(cfg, services)
+    pipeline: Pipeline = (
+        new_pipeline(cfg, services) if stages is None else Pipeline(stages, services.accountant)
+    )
     to_relay, relay_in = memory_pipe()
     relay_out, from_relay = memory_pipe()
     to_back, back_in = memory_pipe()

@@ -233,3 +233,31 @@ def test_every_line_the_harness_checks_must_be_jsonrpc() -> None:
     ):
         with pytest.raises((ValueError, AssertionError)):
             check_jsonrpc(bad)
+
+
+class _SlowStage:
+    """A result stage that takes a while (like shrinking 50 MB), and says when it has started."""
+
+    def __init__(self) -> None:
+        self.started = anyio.Event()
+
+    async def __call__(self, call: Any, result: dict[str, Any], outcome: Any) -> dict[str, Any]:
+        self.started.set()
+        await anyio.sleep(0.2)  # far beyond the drain grace below
+        return {**result, "content": [{"type": "text", "text": "presented"}]}
+
+
+async def test_a_short_drain_grace_never_cuts_an_answer_already_being_presented() -> None:
+    """Found by the fuzz campaign under load: the flush after the grace was bounded by the grace itself."""
+    stage = _SlowStage()
+
+    async def agent(send: MemoryByteSend, receive: MemoryByteReceive, backend: Backend) -> None:
+        await send.send(INITIALIZE)
+        await send.send(call(1, "echo", text="m"))
+        with anyio.fail_after(30):
+            await stage.started.wait()
+        # returning closes the agent's side: the drain begins with the result still being presented
+
+    run = await run_relay(agent, drain_grace=0.001, stages=[stage])
+    (answer,) = run.answers_to(1)
+    assert _text(answer) == "presented"

@@ -42,6 +42,7 @@ BACKEND_GONE = -32000  # implementation-defined server error range
 TIMEOUT = -32001
 UNREADABLE = -32002  # the backend's answer could not be parsed or encoded
 START_FAILURE_GRACE = 5.0  # seconds a backend that failed at start still has its requests answered
+FLUSH_SECONDS = 30.0  # after the drain, at most this long to write the last answers
 NEW_ENVELOPE = "2026-07-28"
 FULL_META_KEY = "mcpsqueeze/full"
 
@@ -150,8 +151,10 @@ class Relay:
         with anyio.move_on_after(grace):
             while self._pending:
                 await self._changed()
-        # Bounded again: an agent that stopped reading its stdout must not keep the proxy alive.
-        with anyio.move_on_after(grace + self.drain_grace):
+        # Then flush: the expiry errors, and results the backend gave that are still being presented. Bounded
+        # apart from the grace (a short grace must not cut a shrink in progress), so that an agent that
+        # stopped reading its stdout cannot keep the proxy alive either.
+        with anyio.move_on_after(FLUSH_SECONDS):
             for backend_id in list(self._pending):
                 pending = self._take(backend_id, abandon=True)
                 if pending is not None:
