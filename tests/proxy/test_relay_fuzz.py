@@ -91,7 +91,7 @@ def scripts(draw: st.DrawFn) -> Script:
                 + ["bad_id", "garbage", "deep_request", "nan_request", "notify", "storm", "reply"]
             )
         )
-        marker = f"m{n}"
+        marker = f"m{n}."  # prefix-free: a shrunk text is matched by its head
         if kind == "call":
             request_id = draw(VALID_IDS)
             tool = draw(st.sampled_from(TOOLS))
@@ -195,7 +195,9 @@ def _check(script: Script, run: Run) -> None:
             unmatched.remove(mine[0])
         elif key not in script.cancelled:
             lost.append((key, marker, tool))
-    assert not lost, f"requests never answered: {lost}"
+    assert not lost, (
+        f"requests never answered: {lost}; answers: {[(r['id'], str(r.get('result') or r.get('error'))[:90]) for r in responses]}"
+    )
     assert not unmatched, f"answers to no request (or to the wrong one): {unmatched[:3]}"
     TOTALS["examples"] += 1
     TOTALS["requests"] += len(script.requests)
