@@ -1,7 +1,8 @@
 """A hand-written stdio MCP backend that misbehaves on purpose (used by the failure tests).
 
 It prints one line of garbage before each tools/call answer, and its `odd` tool returns wire details an
-SDK model would normalise away: unknown fields, explicit nulls and an integer beyond 64 bits.
+SDK model would normalise away: unknown fields, explicit nulls and an integer beyond 64 bits. `deep`
+answers nested 10,000 levels deep, `nan` sends a line with `"id":NaN` first, `hang` never answers.
 """
 
 from __future__ import annotations
@@ -45,6 +46,16 @@ for line in sys.stdin:
         elif params["name"] == "surrogate":  # valid JSON: a lone surrogate escape, as json.dumps writes it
             size = int(params["arguments"].get("repeat", 1))
             reply(message["id"], {"content": [{"type": "text", "text": "a\ud800b " * size}]})
+        elif params["name"] == "deep":  # valid JSON-RPC framing, but nested 10,000 deep: unparseable
+            depth = 10_000
+            sys.stdout.write(f'{{"jsonrpc":"2.0","id":{json.dumps(message["id"])},"result":')
+            sys.stdout.write("[" * depth + "]" * depth + "}\n")
+            sys.stdout.flush()
+        elif params["name"] == "nan":  # the campaign's line: a NaN id and a lone-surrogate escape
+            sys.stdout.write('{"jsonrpc":"2.0","id":NaN,"result":{"text":"\\ud800"}}\n')
+            reply(message["id"], {"content": [{"type": "text", "text": "after nan"}]})
+        elif params["name"] == "hang":
+            continue
         elif params["name"] == "odd":
             sys.stdout.write(
                 f'{{"jsonrpc":"2.0","id":{json.dumps(message["id"])},"result":{{"content":[{{"type":"text",'

@@ -9,7 +9,9 @@ SDK's streamable-HTTP streams of `SessionMessage`, adapted to dicts at the edge.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -35,11 +37,14 @@ __all__ = [
     "http_backend",
     "open_process_channel",
     "parse",
+    "scan_id",
+    "valid_id",
 ]
 
 Message = dict[str, Any]
 MAX_LINE = 1 << 31  # one message may be huge (a 50 MB result); the OS pipe, not us, is the limit
 _OFFLOAD_BYTES = 1 << 20  # messages above ~1 MB are (de)serialised in a worker thread
+_FINISH_LINE_SECONDS = 5.0
 
 
 @dataclass(frozen=True)
@@ -62,22 +67,80 @@ class Channel(Protocol):
     async def aclose(self) -> None: ...
 
 
+def valid_id(value: Any) -> bool:
+    """A JSON-RPC id we can carry: a string or a number (never a bool, array, object or null)."""
+    return isinstance(value, (str, int, float)) and not isinstance(value, bool)
+
+
+def _id_or_none(value: Any) -> Any:
+    return value if valid_id(value) else None
+
+
 def parse(line: bytes) -> Message | Invalid:
     """Strictly parse one JSON-RPC line; never raises."""
     try:
         value = loads(line)
-    # (orjson.JSONDecodeError and UnicodeDecodeError are ValueErrors)
-    except (ValueError, RecursionError) as exc:
-        return Invalid(f"Parse error: {exc}")
+    except ValueError as exc:  # (orjson.JSONDecodeError and UnicodeDecodeError are ValueErrors)
+        return Invalid(f"Parse error: {exc}", scan_id(line))
     if not isinstance(value, dict):
         return Invalid("Invalid Request: a JSON-RPC message must be a JSON object")
+    request_id = _id_or_none(value.get("id"))
     if value.get("jsonrpc") != "2.0":
-        return Invalid('Invalid Request: "jsonrpc" must be "2.0"', value.get("id"))
+        return Invalid('Invalid Request: "jsonrpc" must be "2.0"', request_id)
     if "method" in value and not isinstance(value["method"], str):
-        return Invalid('Invalid Request: "method" must be a string', value.get("id"))
+        return Invalid('Invalid Request: "method" must be a string', request_id)
     if "method" not in value and "result" not in value and "error" not in value:
-        return Invalid("Invalid Request: neither a request, a notification nor a response", value.get("id"))
+        return Invalid("Invalid Request: neither a request, a notification nor a response", request_id)
+    if "id" in value and request_id is None and ("method" in value or value["id"] is not None):
+        # null is allowed only in an error response that could not tell which request it answers
+        return Invalid('Invalid Request: "id" must be a string or a number')
     return value
+
+
+_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{},:]')
+_SCALAR = re.compile(rb'\s*(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|"(?:[^"\\]|\\.)*")\s*[,}]')
+
+
+def scan_id(line: bytes) -> Any:
+    """The top-level "id" of a line too broken (or too deep) to parse, when it can be told; else None.
+
+    One pass of a regular expression over strings and brackets: no recursion, linear in the line, so a reply
+    nested 100,000 deep can still be answered to the request it belongs to.
+    """
+    depth = 0
+    expect_key = False
+    for match in _TOKEN.finditer(line):
+        token = match.group()
+        if token in (b"{", b"["):
+            if depth == 0 and token != b"{":
+                return None
+            depth += 1
+            expect_key = depth == 1
+        elif token in (b"}", b"]"):
+            depth -= 1
+            if depth <= 0:
+                return None
+        elif token == b",":
+            expect_key = depth == 1
+        elif token == b":":
+            pass
+        elif expect_key:
+            expect_key = False
+            if token == b'"id"':
+                rest = line[match.end() :]
+                colon = rest.lstrip()[:1]
+                if colon != b":":
+                    return None
+                value = _SCALAR.match(rest, rest.index(b":") + 1)
+                if value is None:
+                    return None
+                try:
+                    return _id_or_none(json.loads(value.group(1)))
+                except ValueError:
+                    return None
+        elif depth == 0:
+            return None
+    return None
 
 
 def _line_of(message: Message) -> bytes:
@@ -166,11 +229,27 @@ class _FdSend(anyio.abc.ByteSendStream):
             try:
                 written = os.write(self._fd, view)
             except BlockingIOError:
-                await anyio.wait_writable(self._fd)
+                if len(view) == len(item):
+                    await anyio.wait_writable(self._fd)  # nothing written yet: cancelling here is clean
+                else:
+                    await self._finish(view)
+                    return
                 continue
             except (BrokenPipeError, ConnectionResetError) as exc:
                 raise anyio.BrokenResourceError from exc
             view = view[written:]
+
+    async def _finish(self, view: memoryview) -> None:
+        """Once part of a line is out, finish it even when cancelled (a cut line is invalid JSON), within
+        a bound in case the reader has stopped reading."""
+        with anyio.CancelScope(shield=True), anyio.move_on_after(_FINISH_LINE_SECONDS):
+            while view:
+                try:
+                    view = view[os.write(self._fd, view) :]
+                except BlockingIOError:
+                    await anyio.wait_writable(self._fd)
+                except (BrokenPipeError, ConnectionResetError) as exc:
+                    raise anyio.BrokenResourceError from exc
 
     async def aclose(self) -> None:
         with contextlib.suppress(OSError):

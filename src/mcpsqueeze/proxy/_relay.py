@@ -3,32 +3,45 @@
 Everything passes through unchanged except: tools/call results (through the pipeline), tools/list
 (gains the recover tool), calls of the recover tool (answered here, never forwarded), and the errors the
 proxy itself must give (backend gone, timeout, malformed input).
+
+Request ids are the one thing rewritten on the way: the backend sees ids the proxy owns (1, 2, 3...) and
+each answer gets the agent's own id back. So an answer that comes after a timeout, a cancellation or the
+end of the drain can never reach a later request that reuses the id, two concurrent requests with one id
+each get their own answer, and an id the backend makes up is dropped, never forwarded.
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
+import logging
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
 import anyio.abc
 
-from .._errors import RecoveryError, UsageError
+from .._errors import MCPSqueezeError, RecoveryError, UsageError
 from ..pipeline import Call, Pipeline
 from ..recovery import recover_call
 from ..services import SessionServices
-from ._channels import Channel, ChannelClosed, Invalid, Message, ProcessChannel
+from ._channels import Channel, ChannelClosed, Invalid, Message, ProcessChannel, valid_id
 
-__all__ = ["BACKEND_GONE", "TIMEOUT", "Relay", "recover_tool_definition"]
+__all__ = ["BACKEND_GONE", "TIMEOUT", "UNREADABLE", "Relay", "recover_tool_definition"]
+
+logger = logging.getLogger("mcpsqueeze.proxy")
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 INVALID_PARAMS = -32602
 BACKEND_GONE = -32000  # implementation-defined server error range
 TIMEOUT = -32001
+UNREADABLE = -32002  # the backend's answer could not be parsed or encoded
+START_FAILURE_GRACE = 5.0  # seconds a backend that failed at start still has its requests answered
+FLUSH_SECONDS = 30.0  # after the drain, at most this long to write the last answers
 NEW_ENVELOPE = "2026-07-28"
 FULL_META_KEY = "mcpsqueeze/full"
 
@@ -74,10 +87,15 @@ def _key(request_id: Any) -> tuple[str, Any]:
 @dataclass
 class _Pending:
     method: str
-    request: Message
+    request: Message  # as the agent sent it, with the agent's id
     call: Call | None = None
     watchdog: anyio.CancelScope | None = None
     started: float = field(default_factory=time.perf_counter)
+    progress: tuple[str, Any] | None = None  # the key of its progressToken in Relay._progress
+
+    @property
+    def what(self) -> str:
+        return self.method + (f" ({self.call.tool})" if self.call else "")
 
 
 class Relay:
@@ -90,21 +108,28 @@ class Relay:
         *,
         recover_tool: str | None,
         dead_reason: str | None = None,
+        drain_grace: float = 10.0,
+        start_failure_grace: float = START_FAILURE_GRACE,
     ) -> None:
         self.front = front
         self.back = back
         self.pipeline = pipeline
         self.services = services
         self.recover_tool = recover_tool  # None: pure passthrough, no extra tool
+        self.drain_grace = drain_grace  # after the agent closes its input, how long pending requests get
+        self.start_failure_grace = start_failure_grace
         self.dead_reason = dead_reason if back is not None else (dead_reason or "no backend")
         self.exit_code = 0 if back is not None else 3
-        self._pending: dict[tuple[str, Any], _Pending] = {}
-        self._timed_out: set[tuple[str, Any]] = set()
+        self._pending: dict[int, _Pending] = {}  # by the id the backend saw
+        self._abandoned: set[int] = set()  # answered already (timeout, cancel, drain): late answers dropped
+        self._ids = itertools.count(1)
+        self._busy = 0  # answers being written or presented: the drain waits for them
+        self._settled: anyio.Event | None = None
         self._calls = 0
         self._backend_spoke = False
         self._protocol: str | None = None
         self._tg: anyio.abc.TaskGroup | None = None
-        self._progress: dict[Any, Any] = {}  # progressToken -> request id, to route progress over HTTP
+        self._progress: dict[tuple[str, Any], Any] = {}  # progressToken -> agent's request id (HTTP routing)
 
     # -- lifecycle -------------------------------------------------------------------------------------
 
@@ -115,8 +140,71 @@ class Relay:
             if self.back is not None:
                 tg.start_soon(self._pump_back)
             await self._pump_front()
+            await self._drain()
             tg.cancel_scope.cancel()
         return self.exit_code
+
+    async def _drain(self) -> None:
+        """The agent closed its input: answers still on their way are delivered, within a grace period."""
+        grace = self.services.timeout or self.drain_grace
+        with anyio.move_on_after(grace):
+            while self._pending:
+                await self._changed()
+        # Then flush: the expiry errors, and results the backend gave that are still being presented. Bounded
+        # apart from the grace (a short grace must not cut a shrink in progress), so that an agent that
+        # stopped reading its stdout cannot keep the proxy alive either.
+        with anyio.move_on_after(FLUSH_SECONDS):
+            for backend_id in list(self._pending):
+                pending = self._take(backend_id, abandon=True)
+                if pending is not None:
+                    with self._working():
+                        await self._to_front(
+                            _error(
+                                pending.request["id"],
+                                TIMEOUT,
+                                f"mcpsqueeze: the agent closed its input and the backend did not answer "
+                                f"{pending.what} within {grace:g} s after that; the request was cancelled.",
+                            )
+                        )
+                        await self._cancel_in_backend(backend_id, "the agent closed its input (mcpsqueeze)")
+            while self._busy:  # results the backend already gave, still being presented or written
+                await self._changed()
+
+    async def _changed(self) -> None:
+        self._settled = anyio.Event()
+        await self._settled.wait()
+
+    def _notify(self) -> None:
+        if self._settled is not None:
+            self._settled.set()
+
+    @contextlib.contextmanager
+    def _working(self) -> Iterator[None]:
+        """An answer is being produced: the drain must not end the relay under it."""
+        self._busy += 1
+        try:
+            yield
+        finally:
+            self._busy -= 1
+            self._notify()
+
+    def _take(self, backend_id: Any, *, abandon: bool = False) -> _Pending | None:
+        """Remove a pending request (it is being answered now); None when the id is not ours.
+
+        `abandon`: answered without the backend's answer, which may still come and is then dropped.
+        """
+        if type(backend_id) is not int:
+            return None
+        pending = self._pending.pop(backend_id, None)
+        if pending is not None:
+            if abandon:
+                self._abandoned.add(backend_id)
+            if pending.progress is not None:
+                self._progress.pop(pending.progress, None)
+            if pending.watchdog is not None:
+                pending.watchdog.cancel()
+            self._notify()
+        return pending
 
     async def _pump_front(self) -> None:
         while True:
@@ -133,8 +221,8 @@ class Relay:
                 await self._front_notification(message)
             else:
                 await self._to_back(message)  # the agent answering a backend's request (sampling, roots...)
-            if self.exit_code and not self._backend_spoke and self.dead_reason:
-                return  # the backend failed at start: nothing to serve
+            if self.back is None and self.dead_reason:
+                return  # no backend could be opened: the first message is answered, nothing else to serve
 
     async def _pump_back(self) -> None:
         assert self.back is not None
@@ -146,12 +234,34 @@ class Relay:
                 return
             self._backend_spoke = True
             if isinstance(message, Invalid):
-                print(f"mcpsqueeze: malformed message from the backend: {message.error}", file=sys.stderr)
-                await self._to_back(_error(message.id, PARSE_ERROR, message.error))
+                await self._back_invalid(message)
             elif "method" in message:
                 await self._to_front(message)  # backend requests and notifications go to the agent as is
             else:
                 await self._back_response(message)
+
+    async def _back_invalid(self, message: Invalid) -> None:
+        """A line from the backend that is not JSON-RPC: when it answers one of ours, answer the agent."""
+        pending = self._take(message.id)
+        if pending is None:
+            print(f"mcpsqueeze: malformed message from the backend: {message.error}", file=sys.stderr)
+            code = PARSE_ERROR if message.error.startswith("Parse error") else INVALID_REQUEST
+            await self._to_back(_error(None, code, message.error))
+            return
+        logger.warning(
+            "mcpsqueeze: the backend's answer to %s could not be read: %s", pending.what, message.error
+        )
+        with self._working():
+            await self._to_front(self._unreadable(pending.request["id"], pending.what, message.error))
+
+    def _unreadable(self, request_id: Any, what: str, why: str) -> Message:
+        return _error(
+            request_id,
+            UNREADABLE,
+            f"mcpsqueeze: the backend's answer to {what} could not be read ({why}); the proxy keeps "
+            "serving. The backend sent something that is not valid JSON-RPC: check the server, or narrow "
+            "the request.",
+        )
 
     async def _backend_gone(self) -> None:
         reason = "the backend closed the connection"
@@ -163,13 +273,14 @@ class Relay:
         self.dead_reason = f"{reason} {started}"
         self.exit_code = 3
         print(f"mcpsqueeze: {self.dead_reason}; later calls get an error", file=sys.stderr)
-        for key, pending in list(self._pending.items()):
-            self._pending.pop(key, None)
-            if pending.watchdog is not None:
-                pending.watchdog.cancel()
-            await self._to_front(self._gone_error(pending.request["id"], pending.method))
+        with self._working():
+            for backend_id in list(self._pending):
+                pending = self._take(backend_id)
+                if pending is not None:
+                    await self._to_front(self._gone_error(pending.request["id"], pending.method))
         if not self._backend_spoke:
-            # Failing at start: tell the agent's pending requests, then stop serving.
+            # Failing at start: requests already sent or arriving soon still get their error, then stop.
+            await anyio.sleep(self.start_failure_grace)
             assert self._tg is not None
             self._tg.cancel_scope.cancel()
 
@@ -191,11 +302,13 @@ class Relay:
             params = {}
         if method == "tools/call" and self.recover_tool and params.get("name") == self.recover_tool:
             assert self._tg is not None
+            self._busy += 1  # released by _answer_recover
             self._tg.start_soon(self._answer_recover, request_id, params.get("arguments") or {})
             return
         if self.dead_reason is not None:
             await self._to_front(self._gone_error(request_id, method))
             return
+        backend_id = next(self._ids)
         pending = _Pending(method, message)
         if method == "tools/call":
             self._calls += 1
@@ -208,16 +321,20 @@ class Relay:
                 number=self._calls,
                 full=isinstance(meta, dict) and meta.get(FULL_META_KEY) is True,
             )
-        key = _key(request_id)
-        self._pending[key] = pending
+        self._pending[backend_id] = pending
         meta = params.get("_meta")
-        if isinstance(meta, dict) and "progressToken" in meta:
-            self._progress[meta["progressToken"]] = request_id
+        if isinstance(meta, dict) and valid_id(meta.get("progressToken")):  # else forwarded, not routed
+            pending.progress = _key(meta["progressToken"])
+            self._progress[pending.progress] = request_id
         if self.services.timeout:
             assert self._tg is not None
             pending.watchdog = anyio.CancelScope()
-            self._tg.start_soon(self._watch, key, pending, self.services.timeout)
-        await self._to_back(self._for_backend(message))
+            self._tg.start_soon(self._watch, backend_id, pending, self.services.timeout)
+        why = await self._to_back(self._for_backend({**message, "id": backend_id}))
+        if why is not None and self._take(backend_id) is not None:
+            await self._to_front(
+                _error(request_id, INVALID_REQUEST, f"mcpsqueeze: cannot forward {method}: {why}")
+            )
 
     def _for_backend(self, message: Message) -> Message:
         """Strip 2026-07-28 envelope keys when the backend negotiated an older protocol."""
@@ -232,68 +349,79 @@ class Relay:
 
     async def _front_notification(self, message: Message) -> None:
         if message["method"] == "notifications/cancelled":
+            # The backend knows the request by our id: cancel each pending request with the agent's id.
+            # An unknown or invalid requestId is dropped: forwarded, it could name another request of ours.
             params = message.get("params")
-            if isinstance(params, dict) and "requestId" in params:
-                pending = self._pending.pop(_key(params["requestId"]), None)
-                if pending is not None and pending.watchdog is not None:
-                    pending.watchdog.cancel()
+            cancelled = params.get("requestId") if isinstance(params, dict) else None
+            if not valid_id(cancelled):
+                return
+            for backend_id, pending in list(self._pending.items()):
+                if _key(pending.request["id"]) == _key(cancelled) and self._take(backend_id, abandon=True):
+                    assert isinstance(params, dict)
+                    await self._to_back(
+                        self._for_backend({**message, "params": {**params, "requestId": backend_id}})
+                    )
+            return
         if self.dead_reason is None:
             await self._to_back(self._for_backend(message))
 
-    async def _watch(self, key: tuple[str, Any], pending: _Pending, timeout: float) -> None:
+    async def _cancel_in_backend(self, backend_id: int, reason: str) -> None:
+        await self._to_back(
+            {
+                "jsonrpc": "2.0",
+                "method": "notifications/cancelled",
+                "params": {"requestId": backend_id, "reason": reason},
+            }
+        )
+
+    async def _watch(self, backend_id: int, pending: _Pending, timeout: float) -> None:
         assert pending.watchdog is not None
         with pending.watchdog:
             await anyio.sleep(timeout)
-            if self._pending.get(key) is not pending:
-                return
-            del self._pending[key]
-            self._timed_out.add(key)
-            request_id = pending.request["id"]
-            what = pending.method + (f" ({pending.call.tool})" if pending.call else "")
+        if pending.watchdog.cancel_called or self._pending.get(backend_id) is not pending:
+            return  # answered (or cancelled) in time
+        self._take(backend_id, abandon=True)
+        with self._working():
             await self._to_front(
                 _error(
-                    request_id,
+                    pending.request["id"],
                     TIMEOUT,
-                    f"mcpsqueeze: the backend did not answer {what} within {timeout:g} s; the request was "
-                    "cancelled and the proxy keeps serving. Retry, narrow the request, or raise --timeout.",
+                    f"mcpsqueeze: the backend did not answer {pending.what} within {timeout:g} s; the "
+                    "request was cancelled and the proxy keeps serving. Retry, narrow the request, or raise "
+                    "--timeout.",
                 )
             )
-            await self._to_back(
-                {
-                    "jsonrpc": "2.0",
-                    "method": "notifications/cancelled",
-                    "params": {
-                        "requestId": request_id,
-                        "reason": f"timed out after {timeout:g} s (mcpsqueeze)",
-                    },
-                }
-            )
+            await self._cancel_in_backend(backend_id, f"timed out after {timeout:g} s (mcpsqueeze)")
 
     # -- backend -> agent ------------------------------------------------------------------------------
 
     async def _back_response(self, message: Message) -> None:
-        key = _key(message.get("id"))
-        pending = self._pending.pop(key, None)
+        backend_id = message.get("id")
+        pending = self._take(backend_id)
         if pending is None:
-            if key in self._timed_out:
-                self._timed_out.discard(key)
-                return  # already answered with a timeout error
-            await self._to_front(message)
+            if type(backend_id) is int and backend_id in self._abandoned:
+                self._abandoned.discard(backend_id)
+                return  # already answered (timeout, cancellation, drain): a late answer goes nowhere
+            logger.warning(
+                "mcpsqueeze: dropped an answer from the backend for id %s, which this proxy never sent",
+                _short(backend_id),
+            )
             return
-        if pending.watchdog is not None:
-            pending.watchdog.cancel()
-        result = message.get("result")
-        if not isinstance(result, dict):
-            await self._to_front(message)
-        elif pending.call is not None:
-            assert self._tg is not None
-            self._tg.start_soon(self._present, pending.call, message, result)
-        elif pending.method == "tools/list":
-            await self._to_front(self._with_recover_tool(message, result))
-        else:
-            if pending.method == "initialize" and isinstance(result.get("protocolVersion"), str):
-                self._protocol = result["protocolVersion"]
-            await self._to_front(message)
+        message = {**message, "id": pending.request["id"]}
+        with self._working():
+            result = message.get("result")
+            if not isinstance(result, dict):
+                await self._to_front(message)
+            elif pending.call is not None:
+                assert self._tg is not None
+                self._busy += 1  # released by _present
+                self._tg.start_soon(self._present, pending.call, message, result)
+            elif pending.method == "tools/list":
+                await self._to_front(self._with_recover_tool(message, result))
+            else:
+                if pending.method == "initialize" and isinstance(result.get("protocolVersion"), str):
+                    self._protocol = result["protocolVersion"]
+                await self._to_front(message)
 
     def _with_recover_tool(self, message: Message, result: dict[str, Any]) -> Message:
         tools = result.get("tools")
@@ -312,15 +440,27 @@ class Relay:
         return {**message, "result": {**result, "tools": [*tools, recover_tool_definition(name)]}}
 
     async def _present(self, call: Call, message: Message, result: dict[str, Any]) -> None:
-        presented, _ = await self.pipeline.present(call, result)
-        await self._to_front(message if presented is result else {**message, "result": presented})
+        try:
+            try:
+                presented, _ = await self.pipeline.present(call, result)
+            except Exception as exc:  # never lose the answer: the original goes out unchanged
+                logger.warning("mcpsqueeze: presenting %s failed (%r); result passed through", call.tool, exc)
+                presented = result
+            await self._to_front(message if presented is result else {**message, "result": presented})
+        finally:
+            self._busy -= 1
+            self._notify()
 
     async def _answer_recover(self, request_id: Any, arguments: Any) -> None:
         try:
-            result = await self.services.workers.run(self._recover, arguments)
-        except (RecoveryError, UsageError) as exc:
-            result = {"content": [{"type": "text", "text": f"mcpsqueeze: {exc}"}], "isError": True}
-        await self._to_front({"jsonrpc": "2.0", "id": request_id, "result": result})
+            try:
+                result = await self.services.workers.run(self._recover, arguments)
+            except (RecoveryError, UsageError) as exc:
+                result = {"content": [{"type": "text", "text": f"mcpsqueeze: {exc}"}], "isError": True}
+            await self._to_front({"jsonrpc": "2.0", "id": request_id, "result": result})
+        finally:
+            self._busy -= 1  # taken by _front_request
+            self._notify()
 
     def _recover(self, arguments: Any) -> dict[str, Any]:
         return recover_call(self.services.store, arguments)
@@ -331,16 +471,32 @@ class Relay:
         related = None
         if message.get("method") == "notifications/progress":
             params = message.get("params")
-            if isinstance(params, dict):
-                related = self._progress.get(params.get("progressToken"))
-        elif "id" in message and "method" not in message:
-            for token in [t for t, rid in self._progress.items() if rid == message["id"]]:
-                del self._progress[token]
+            if isinstance(params, dict) and valid_id(params.get("progressToken")):
+                related = self._progress.get(_key(params["progressToken"]))
         with contextlib.suppress(ChannelClosed):  # the agent is gone; _pump_front ends the relay
-            await self.front.send(message, related)
+            try:
+                await self.front.send(message, related)
+            except (ValueError, TypeError, RecursionError, MCPSqueezeError) as exc:
+                # Parsed but not writable (e.g. what the HTTP transport's models refuse): never a crash,
+                # and a response still answers its request.
+                if "method" in message or not valid_id(message.get("id")):
+                    logger.warning("mcpsqueeze: dropped a message the agent's side cannot carry: %s", exc)
+                    return
+                await self.front.send(self._unreadable(message["id"], "the request", str(exc)), related)
 
-    async def _to_back(self, message: Message) -> None:
+    async def _to_back(self, message: Message) -> str | None:
+        """Send to the backend; returns why the message could not be encoded, None when sent (or gone)."""
         if self.back is None or self.dead_reason is not None:
-            return
+            return None
         with contextlib.suppress(ChannelClosed):  # _pump_back notices the closed backend and reports it
-            await self.back.send(message)
+            try:
+                await self.back.send(message)
+            except (ValueError, TypeError, RecursionError, MCPSqueezeError) as exc:
+                logger.warning("mcpsqueeze: could not send a message to the backend: %s", exc)
+                return str(exc)
+        return None
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."

@@ -36,7 +36,10 @@ from ..stats import print_summary
 from ._backends import Backend, BackendTimeout
 from ._config import ServerSpec, ToolFilter
 
-__all__ = ["Listen", "run_serve"]
+__all__ = ["SHUTDOWN_GRACE", "Listen", "run_serve"]
+
+SHUTDOWN_GRACE = 3  # seconds in-flight calls get after SIGTERM/SIGINT; the SDK then takes up to ~4 s
+# to stop a hung backend (stdin closed, SIGTERM, SIGKILL): together under the 10 s a container runtime gives
 
 
 @dataclass(frozen=True)
@@ -277,7 +280,12 @@ async def run_serve(settings: Settings, specs: list[ServerSpec], tools: ToolFilt
         async with anyio.create_task_group() as tg:
             await session.start(tg)
             tg.start_soon(sweep_forever, settings)
-            config = uvicorn.Config(build_app(session, token), log_level="warning", lifespan="off")
+            config = uvicorn.Config(
+                build_app(session, token),
+                log_level="warning",
+                lifespan="off",
+                timeout_graceful_shutdown=SHUTDOWN_GRACE,  # a call to a hung backend must not block exit
+            )
             server = uvicorn_server(config)
 
             def stop() -> None:

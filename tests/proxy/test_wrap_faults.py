@@ -1,0 +1,176 @@
+"""Faults around the real `mcpsqueeze wrap` CLI (issue 12): backends killed, hung, dead at start or speaking
+garbage, and agents leaving mid-call. Nothing is lost, every request gets an answer or a clear error, the
+stdout stream stays valid JSON-RPC, and no zombie processes or file descriptors are left behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from jsonrpc_check import check_jsonrpc
+
+from rawclient import PROTOCOL, RawClient, cli, text, wait_for
+
+NOISY = Path(__file__).with_name("noisy_backend.py")
+BACKEND_GONE = -32000
+TIMEOUT = -32001
+UNREADABLE = -32002
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+}
+
+
+def _wrap(tmp_path: Path, *args: str) -> list[str]:
+    return cli("wrap", "--recovery-dir", str(tmp_path / "rec"), *args)
+
+
+def _children(pid: int) -> list[int]:
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        found += [int(c) for c in (task / "children").read_text().split()]
+    return found
+
+
+def _state(pid: int) -> str | None:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1][0]
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+
+
+def _fds(pid: int) -> int:
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+def _lines(stdout: bytes) -> list[dict[str, Any]]:
+    return [check_jsonrpc(raw) for raw in stdout.splitlines() if raw.strip()]
+
+
+def test_closing_stdin_right_after_initialize_still_delivers_the_reply(tmp_path: Path) -> None:
+    """`printf '<initialize>\\n' | mcpsqueeze wrap -- server` answers before exiting."""
+    done = subprocess.run(
+        _wrap(tmp_path, "--", sys.executable, str(NOISY)),
+        input=json.dumps(INITIALIZE).encode() + b"\n",
+        capture_output=True,
+        timeout=60,
+    )
+    messages = _lines(done.stdout)
+    assert [m["id"] for m in messages] == [1]
+    assert messages[0]["result"]["serverInfo"]["name"] == "noisy"
+    assert done.returncode == 0
+
+
+def test_closing_stdin_with_a_call_to_a_hung_backend_pending_answers_it_within_the_timeout(
+    tmp_path: Path,
+) -> None:
+    hung = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "hang", "arguments": {}}}
+    script = json.dumps(INITIALIZE) + "\n" + json.dumps(hung) + "\n"
+    done = subprocess.run(
+        _wrap(tmp_path, "--timeout", "3", "--", sys.executable, str(NOISY)),
+        input=script.encode(),
+        capture_output=True,
+        timeout=60,
+    )
+    by_id = {m["id"]: m for m in _lines(done.stdout)}
+    assert set(by_id) == {1, 2}
+    assert by_id[2]["error"]["code"] == TIMEOUT and "(hang)" in by_id[2]["error"]["message"]
+
+
+def test_a_backend_dying_before_the_agents_first_message_answers_the_later_initialize(tmp_path: Path) -> None:
+    argv = _wrap(tmp_path, "--", sys.executable, "-c", "import sys; sys.exit(4)")
+    with RawClient(argv) as client:
+        wait_for(lambda: "before answering anything" in client.stderr, 30, "the backend to die")
+        response = client.request(
+            "initialize", {"protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "t"}}
+        )
+        code = client.proc.wait(30)
+    assert response["error"]["code"] == BACKEND_GONE
+    assert "exited with code 4" in response["error"]["message"]
+    assert code == 3
+
+
+def test_an_unparseable_backend_reply_is_answered_with_an_error_naming_the_cause_without_timeout(
+    tmp_path: Path,
+) -> None:
+    with RawClient(_wrap(tmp_path, "--", sys.executable, str(NOISY))) as client:
+        client.initialize()
+        deep = client.request("tools/call", {"name": "deep", "arguments": {}})
+        after = client.call("echo", {"text": "still serving"})
+    assert deep["error"]["code"] == UNREADABLE
+    assert "could not be read" in deep["error"]["message"] and "nested deeper" in deep["error"]["message"]
+    assert text(after) == "still serving"
+
+
+def test_a_backend_line_with_a_nan_id_is_never_forwarded_and_stdout_stays_valid_json(tmp_path: Path) -> None:
+    calls = [
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "nan", "arguments": {}}},
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"text": "x"}},
+        },
+    ]
+    script = "".join(json.dumps(m) + "\n" for m in [INITIALIZE, *calls])
+    done = subprocess.run(
+        _wrap(tmp_path, "--", sys.executable, str(NOISY)),
+        input=script.encode(),
+        capture_output=True,
+        timeout=60,
+    )
+    by_id = {m["id"]: m for m in _lines(done.stdout)}  # strict: a NaN anywhere fails here
+    assert set(by_id) == {1, 2, 3}
+    assert text(by_id[2]["result"]) == "after nan" and text(by_id[3]["result"]) == "x"
+
+
+def test_a_backend_killed_mid_call_answers_the_call_leaves_no_zombie_and_exits_3(tmp_path: Path) -> None:
+    with RawClient(_wrap(tmp_path, "--", sys.executable, str(NOISY))) as client:
+        client.initialize()
+        (backend,) = _children(client.proc.pid)
+        client.send(
+            {"jsonrpc": "2.0", "id": 50, "method": "tools/call", "params": {"name": "hang", "arguments": {}}}
+        )
+        os.kill(backend, signal.SIGKILL)
+        answer = client.wait_response(50)
+        wait_for(lambda: _state(backend) is None, 10, "the killed backend to be reaped")
+        code = client.close()
+    assert answer["error"]["code"] == BACKEND_GONE and "killed by SIGKILL" in answer["error"]["message"]
+    assert code == 3
+
+
+def test_an_agent_leaving_mid_call_ends_the_proxy_and_its_backend(tmp_path: Path) -> None:
+    with RawClient(_wrap(tmp_path, "--timeout", "2", "--", sys.executable, str(NOISY))) as client:
+        client.initialize()
+        (backend,) = _children(client.proc.pid)
+        client.send(
+            {"jsonrpc": "2.0", "id": 60, "method": "tools/call", "params": {"name": "hang", "arguments": {}}}
+        )
+        code = client.close(timeout=30)  # stdin closes with the call in flight
+        answer = client.wait_response(60)
+    assert answer["error"]["code"] == TIMEOUT
+    assert code == 0
+    wait_for(lambda: _state(backend) is None, 10, "the backend to end with the proxy")
+
+
+def test_garbage_deep_and_unknown_id_replies_leak_no_file_descriptors(tmp_path: Path) -> None:
+    with RawClient(_wrap(tmp_path, "--", sys.executable, str(NOISY))) as client:
+        client.initialize()
+        before = 0
+        for i in range(6):
+            if i == 1:
+                before = _fds(client.proc.pid)  # after one round: lazily opened files are open by now
+            assert "error" in client.request("tools/call", {"name": "deep", "arguments": {}})
+            assert text(client.call("nan")) == "after nan"
+            shrunk = client.call("echo", {"text": f"{i} " + "x" * 30_000})  # stored to a recovery file
+            assert text(shrunk).startswith(f"{i} x") and "truncation" in shrunk["_meta"]
+        after = _fds(client.proc.pid)
+    assert after == before
