@@ -6,6 +6,7 @@ Exit codes (all CLIs): 0 ok, 1 the tool reported an error, 2 usage error or refu
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -28,15 +29,14 @@ def _parse_headers(values: tuple[str, ...]) -> dict[str, str]:
     return headers
 
 
-def _duration(value: str | None) -> float | None:
-    if value is None or value in ("0", "off", "never"):
-        return None
-    from .recovery import parse_duration
+def _keep(value: str, flag: str) -> float | None:
+    """Every lifetime flag through one parser: 'off'/'never' keep forever, 0 is refused as ambiguous."""
+    from .recovery import parse_keep
 
     try:
-        return parse_duration(value)
+        return parse_keep(value, flag)
     except UsageError as exc:
-        raise click.BadParameter(str(exc)) from exc
+        raise click.BadParameter(str(exc), param_hint=flag) from exc
 
 
 def _size(value: str) -> int:
@@ -119,7 +119,9 @@ def _shrink_options(func: Any) -> Any:
             default=None,
             help=f"Private directory for original files [default: {default_recovery_dir()}].",
         ),
-        click.option("--cache-ttl", default="300s", show_default=True, help="Memory cache entry lifetime."),
+        click.option(
+            "--cache-ttl", default="300s", show_default=True, help="Memory cache entry lifetime; 'off' keeps."
+        ),
         click.option(
             "--cache-entries", type=int, default=32, show_default=True, help="Memory cache entries."
         ),
@@ -187,7 +189,7 @@ def _settings(target: list[str], opts: dict[str, Any]) -> Settings:
         raise click.BadParameter("--timeout must be positive")
     if opts["jobs"] < 1:
         raise click.BadParameter("--jobs must be at least 1")
-    ttl = _duration(opts["cache_ttl"])
+    ttl = _keep(opts["cache_ttl"], "--cache-ttl")
     return Settings(
         target=target,
         headers=_parse_headers(opts["headers"]),
@@ -202,10 +204,10 @@ def _settings(target: list[str], opts: dict[str, Any]) -> Settings:
         budget=_budget(opts["budget"], opts["shrinkfit"]),
         recovery=opts["recovery"],
         recovery_dir=opts["recovery_dir"] or default_recovery_dir(),
-        cache_ttl=ttl if ttl is not None else 300.0,
+        cache_ttl=ttl if ttl is not None else math.inf,  # off: entries and bytes still bound it
         cache_entries=opts["cache_entries"],
         cache_bytes=_size(opts["cache_bytes"]),
-        retention=_duration(opts["retention"]),
+        retention=_keep(opts["retention"], "--retention"),
         jobs=opts["jobs"],
         stats_file=opts["stats_file"],
     )
@@ -363,7 +365,9 @@ def demo(budget: int, no_shrink: bool) -> None:
 
 @main.command()
 @click.argument("directory", type=click.Path(path_type=Path, file_okay=False))
-@click.option("--max-age", default="24h", show_default=True, help="Delete originals older than this.")
+@click.option(
+    "--max-age", default="24h", show_default=True, help="Delete originals older than this; 'off' keeps all."
+)
 @click.option("--max-bytes", default=None, help="Then delete oldest first until the directory is this small.")
 @click.option("--dry-run", is_flag=True, help="Say what would be deleted; delete nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
@@ -374,11 +378,9 @@ def clean(directory: Path, max_age: str, max_bytes: str | None, dry_run: bool, a
 
     from .recovery import clean_directory
 
-    age = _duration(max_age)
+    age = _keep(max_age, "--max-age")
     try:
-        report = clean_directory(
-            directory, age if age is not None else 0.0, _size(max_bytes) if max_bytes else None, dry_run
-        )
+        report = clean_directory(directory, age, _size(max_bytes) if max_bytes else None, dry_run)
     except MCPSqueezeError as exc:
         click.echo(f"mcpsqueeze clean: {exc}", err=True)
         sys.exit(2)
