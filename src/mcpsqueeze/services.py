@@ -17,6 +17,7 @@ import anyio
 from ._errors import RecoveryError
 from .pipeline import Pipeline, Stage
 from .recovery import FileStore, MemoryCache, RecoveryStore, clean_directory
+from .recovery._files import readable_by_others
 from .settings import Settings
 from .stages import DedupStage, ShrinkStage, Workers
 from .stats import Accountant
@@ -52,6 +53,9 @@ def build_store(settings: Settings) -> RecoveryStore | None:
     if settings.recovery in ("files", "both"):
         try:
             files = FileStore(settings.recovery_dir)
+            warning = readable_by_others(files.directory)
+            if warning:
+                print(f"mcpsqueeze: warning: {warning}", file=sys.stderr)
         except RecoveryError as exc:
             if memory is None:
                 raise

@@ -18,7 +18,7 @@ from mcpsqueeze._errors import RecoveryError
 from ._ids import RESPONSE_ID_RE, final_name, tmp_name
 from ._scoped import read_member
 
-__all__ = ["FileStore", "check_private_dir", "ensure_private_dir", "open_private_dir"]
+__all__ = ["FileStore", "check_private_dir", "ensure_private_dir", "open_private_dir", "readable_by_others"]
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _TMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -63,6 +63,24 @@ def check_private_dir(st: os.stat_result, path: Path) -> None:
             f"The recovery directory {path} is writable by group or others "
             f"(mode {stat.S_IMODE(st.st_mode):04o}); run `chmod 700 {path}` or choose another directory."
         )
+
+
+def readable_by_others(path: Path) -> str | None:
+    """A warning when a usable directory is still group/world-readable (or -searchable), else None.
+
+    Writable by others is refused by ``check_private_dir``; readable only leaks originals, and the
+    directory may be meant to be shared, so it is used, with a warning that says how to close it.
+    """
+    try:
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        return None
+    if not mode & 0o077:
+        return None
+    return (
+        f"the recovery directory {path} can be read by group or others (mode {mode:04o}), so they can "
+        f"read every original kept there; run `chmod 700 {path}` to make it private."
+    )
 
 
 def ensure_private_dir(path: Path, create: bool = True) -> Path:
