@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import errno
 import hmac
+import ipaddress
 import json
 import os
 import secrets
@@ -13,29 +15,58 @@ from typing import Any
 from ._errors import UsageError
 from .recovery import ensure_private_dir
 
-__all__ = ["bearer_guard", "load_or_create_token"]
+__all__ = ["bearer_guard", "is_loopback", "load_or_create_token"]
+
+_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+# O_NONBLOCK: opening a FIFO planted at the path returns at once (and is refused) instead of hanging.
+_READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+
+def is_loopback(host: str) -> bool:
+    """True for an address (or "localhost") that only this machine can reach."""
+    name = host.strip("[]").lower()
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
 
 
 def load_or_create_token(path: Path) -> bytes:
     """The token in `path`, created (0600, in a private directory) when missing; never in argv or env."""
-    ensure_private_dir(path.parent)
+    ensure_private_dir(path.parent, what="token directory")
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        fd = os.open(path, _CREATE, 0o600)
     except FileExistsError:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-        with os.fdopen(fd, "rb") as fh:
-            info = os.fstat(fh.fileno())
-            if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o077:
-                raise UsageError(f"token file {path} must be a regular 0600 file of ours") from None
-            token = fh.read().strip()
-        if len(token) < 32:
-            raise UsageError(
-                f"token file {path} holds no usable token; delete it to make a new one"
-            ) from None
-        return token
+        return _read_token(path)
+    except OSError as exc:
+        raise UsageError(
+            f"cannot create the token file {path}: {exc.strerror or exc}; choose another --token-file"
+        ) from None
     token = secrets.token_hex(32).encode()
     with os.fdopen(fd, "wb") as fh:
         fh.write(token + b"\n")
+    return token
+
+
+def _read_token(path: Path) -> bytes:
+    try:
+        fd = os.open(path, _READ)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise UsageError(
+                f"token file {path} is a symlink; refusing to follow it. "
+                "Point --token-file at the real file, or delete the link to get a new token."
+            ) from None
+        raise UsageError(f"cannot read the token file {path}: {exc.strerror or exc}") from None
+    with os.fdopen(fd, "rb") as fh:
+        info = os.fstat(fh.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o077:
+            raise UsageError(f"token file {path} must be a regular 0600 file of ours") from None
+        token = fh.read().strip()
+    if len(token) < 32:
+        raise UsageError(f"token file {path} holds no usable token; delete it to make a new one") from None
     return token
 
 

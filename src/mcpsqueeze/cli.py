@@ -174,6 +174,13 @@ def _budget(budget: int | None, shrinkfit: int | None) -> int:
     default=None,
     help="streamable-http: require `Authorization: Bearer <token>` from this 0600 file (created if missing).",
 )
+@click.option(
+    "--max-sessions",
+    type=click.IntRange(min=1),
+    default=16,
+    show_default=True,
+    help="streamable-http: sessions at once (each runs its own backend); more are refused with 503.",
+)
 @_shrink_options
 @click.argument("target", nargs=-1, required=True)
 def wrap(target: tuple[str, ...], **opts: Any) -> None:
@@ -198,6 +205,7 @@ def _settings(target: list[str], opts: dict[str, Any]) -> Settings:
         host=opts["host"],
         port=opts["port"],
         token_file=opts.get("token_file") if opts["transport"] == "streamable-http" else None,
+        max_sessions=opts.get("max_sessions", 16),
         server_name=opts["server_name"],
         dedup=not opts["no_dedup"],
         shrink=not opts["no_shrink"],

@@ -40,27 +40,24 @@ def _cause(exc: OSError) -> str:
     return f"{known} ({detail})" if known else detail
 
 
-def check_private_dir(st: os.stat_result, path: Path) -> None:
-    """Refuse a directory another user could plant files in or swap out."""
+def check_private_dir(st: os.stat_result, path: Path, what: str = "recovery directory") -> None:
+    """Refuse a directory another user could plant files in or swap out; ``what`` names it in messages."""
     if stat.S_ISLNK(st.st_mode):
         raise RecoveryError(
-            f"The recovery directory {path} is a symlink; refusing to follow it. "
+            f"The {what} {path} is a symlink; refusing to follow it. "
             "Point mcpsqueeze at the real directory, or remove the link."
         )
     if not stat.S_ISDIR(st.st_mode):
-        raise RecoveryError(
-            f"The recovery directory {path} is not a directory; "
-            "remove it or choose another recovery directory."
-        )
+        raise RecoveryError(f"The {what} {path} is not a directory; remove it or choose another {what}.")
     uid = os.geteuid()
     if st.st_uid != uid:
         raise RecoveryError(
-            f"The recovery directory {path} is owned by uid {st.st_uid}, not by you (uid {uid}); "
-            "choose a recovery directory of your own."
+            f"The {what} {path} is owned by uid {st.st_uid}, not by you (uid {uid}); "
+            f"choose a {what} of your own."
         )
     if st.st_mode & 0o022:
         raise RecoveryError(
-            f"The recovery directory {path} is writable by group or others "
+            f"The {what} {path} is writable by group or others "
             f"(mode {stat.S_IMODE(st.st_mode):04o}); run `chmod 700 {path}` or choose another directory."
         )
 
@@ -83,25 +80,25 @@ def readable_by_others(path: Path) -> str | None:
     )
 
 
-def ensure_private_dir(path: Path, create: bool = True) -> Path:
-    """Create (0700) or check the recovery directory and return its resolved absolute path."""
+def ensure_private_dir(path: Path, create: bool = True, what: str = "recovery directory") -> Path:
+    """Create (0700) or check a private directory (``what``: its name in messages); its resolved path."""
     path = Path(os.path.abspath(path))
     try:
         st = os.lstat(path)
     except FileNotFoundError:
         if not create:
             raise RecoveryError(
-                f"The recovery directory {path} does not exist; create it (mode 0700) or choose another."
+                f"The {what} {path} does not exist; create it (mode 0700) or choose another."
             ) from None
-        _create(path)
+        _create(path, what)
         st = os.lstat(path)
     except OSError as exc:
-        raise RecoveryError(f"Cannot inspect the recovery directory {path}: {_cause(exc)}.") from exc
-    check_private_dir(st, path)
+        raise RecoveryError(f"Cannot inspect the {what} {path}: {_cause(exc)}.") from exc
+    check_private_dir(st, path, what)
     return Path(os.path.realpath(path))
 
 
-def _create(path: Path) -> None:
+def _create(path: Path, what: str) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         os.mkdir(path, 0o700)
@@ -109,7 +106,7 @@ def _create(path: Path) -> None:
         return  # Someone else made it meanwhile; the caller checks whatever is there now.
     except OSError as exc:
         raise RecoveryError(
-            f"Cannot create the recovery directory {path}: {_cause(exc)}. Choose a writable location."
+            f"Cannot create the {what} {path}: {_cause(exc)}. Choose a writable location."
         ) from exc
     # The umask may have narrowed 0700 (e.g. 0500); we just made it, so set exactly 0700.
     fd = os.open(path, _DIR_FLAGS)
