@@ -74,11 +74,15 @@ def build_services(settings: Settings) -> SessionServices:
 
 
 def new_pipeline(settings: Settings, services: SessionServices, mode: str = "mcp") -> Pipeline:
-    """The stages of one session, in the contract's order: dedup, then shrink."""
+    """The stages of one session, in the contract's order: dedup, then shrink.
+
+    The shell door never deduplicates: there stdout must always carry the result's data, because a
+    pointer (or nothing) piped into `jq` or `grep` reads as an empty answer.
+    """
     stages: list[Stage] = []
     store = services.store
     recover_tool = "squeeze_recover" if mode == "mcp" else None
-    if store is not None and settings.dedup:
+    if store is not None and settings.dedup and mode == "mcp":
         stages.append(DedupStage(store, services.workers, services.accountant.count, recover_tool))
     if store is not None and settings.shrink:
         stages.append(

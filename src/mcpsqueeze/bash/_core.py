@@ -29,6 +29,7 @@ __all__ = [
     "CallPlan",
     "Outcome",
     "RecoverPlan",
+    "dedup_response_id",
     "is_recover",
     "notice_line",
     "plan",
@@ -317,12 +318,22 @@ def render_call(body: object, *, raw: bool = False, paths: tuple[str, str] | Non
         return Outcome(stderr=_line(message), code=EXIT_TOOL_ERROR)
     meta = result.get("_meta")
     stderr = notice_line(meta, paths)
-    if isinstance(meta, dict) and "mcpsqueeze/dedup" in meta:
-        # stdout carries data only: the pointer is a notice (on stderr), so `| jq` never meets prose.
-        return Outcome(stderr=stderr)
     if notes:
         stderr += f"mcpsq: the result also holds {', '.join(notes)}; rerun with --raw to see everything.\n"
     return Outcome(stdout=_line(text) if text else "", stderr=stderr)
+
+
+def dedup_response_id(body: object) -> str | None:
+    """The response id when the session answered with a dedup pointer instead of the data, else None.
+
+    Our `serve` never deduplicates for the shell; a door that meets a pointer anyway (another
+    session) prints the original from the recovery directory, so stdout never lacks the data.
+    """
+    result = body.get("result") if isinstance(body, dict) else None
+    meta = result.get("_meta") if isinstance(result, dict) else None
+    dedup = meta.get("mcpsqueeze/dedup") if isinstance(meta, dict) else None
+    rid = dedup.get("response_id") if isinstance(dedup, dict) else None
+    return rid if isinstance(rid, str) else None
 
 
 def render_error(status: int, body: object, *, prog: str = "mcpsq") -> Outcome:
