@@ -293,3 +293,15 @@ def test_malformed_json_input_exits_2_with_a_clear_message(session: Session) -> 
         done = session.shim("demo", "kitchen-sink", "--json", bad)
         assert done.returncode == 2, done.stderr
         assert "--json is not valid JSON" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_the_pointer_offered_in_the_notice_resolves_for_an_array_result(session: Session) -> None:
+    import re
+
+    done = session.shim("demo", "list-rows", "--table", "big", "--n", "2000")
+    assert done.returncode == 0 and isinstance(json.loads(done.stdout), list)
+    offered = re.search(r"--pointer (\S+?)\.?$", done.stderr.strip())
+    rid = re.search(r"mcpsq recover ([0-9a-f]{32})", done.stderr)
+    assert offered and rid, done.stderr
+    part = session.shim("recover", rid.group(1), "--pointer", offered.group(1))
+    assert part.returncode == 0, part.stderr

@@ -47,11 +47,12 @@ EXIT_BACKEND = 4
 
 _HELP_WORDS = ("-h", "--help", "help")
 _RECOVER_USAGE = (
-    "Usage: {p}recover ID|PATH [--pointer /a/0/b] [--raw]\n"
+    "Usage: {p}recover ID|PATH [--pointer POINTER] [--raw]\n"
     "\n"
     "Print the original of a shrunk or deduplicated result from the recovery directory: its text\n"
     "(the text blocks joined); with --pointer, the one JSON value the RFC 6901 pointer names inside\n"
-    "it (a string as is, anything else as JSON); with --raw, the stored result as JSON.\n"
+    "it (a string as is, anything else as JSON; the notice names one that exists, e.g. /0 or\n"
+    "/issues/0); with --raw, the stored result as JSON.\n"
     "ID is the 32-hex response id from the notice; PATH is mcpsqueeze-ID.json inside the recovery\n"
     "directory. Anything outside that directory, symlinks and other odd files are refused (exit 2).\n"
 )
