@@ -337,8 +337,14 @@ def install_commands(directory: Path, servers: tuple[str, ...]) -> None:
             if status != 200 or not isinstance(body, dict):
                 raise BackendError(f"the session answered HTTP {status} to /v1/servers")
             names = [server["name"] for server in body.get("servers", [])]
+        from .bash._names import server_command
+
         for path in install(directory, names, sys.executable):
             click.echo(path)
+        for name in names:
+            warning = server_command(name)[1]
+            if warning:
+                click.echo(f"mcpsqueeze install-commands: warning: {warning}", err=True)
     except BackendError as exc:
         click.echo(f"mcpsqueeze install-commands: {exc}", err=True)
         sys.exit(3)

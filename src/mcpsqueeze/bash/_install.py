@@ -15,6 +15,8 @@ from pathlib import Path
 
 from mcpsqueeze._errors import UsageError
 
+from ._names import server_command
+
 __all__ = ["MARKER", "entry_point_text", "install_commands"]
 
 MARKER = "# mcpsqueeze-entry-point v1"
@@ -26,10 +28,13 @@ def _sh_quote(text: str) -> str:
     return "'" + text.replace("'", "'\\''") + "'"
 
 
-def entry_point_text(python: str) -> str:
+def entry_point_text(python: str, server: str | None = None) -> str:
     """The script: ``exec PYTHON -I -c '<run the shim>' "${0##*/}" "$@"`` (``-I``: ignore the cwd,
-    PYTHONPATH and user site, so nothing in the agent's working directory can stand in for us)."""
+    PYTHONPATH and user site, so nothing in the agent's working directory can stand in for us).
+
+    ``server`` names the server outright, for a command not named like it (``mcp-time``)."""
     code = 'import sys; from mcpsqueeze.bash.shim import console; console(sys.argv[1:], prefix="")'
+    name = '"${0##*/}"' if server is None else _sh_quote(server)
     return (
         "#!/bin/sh\n"
         f"{MARKER}\n"
@@ -37,7 +42,7 @@ def entry_point_text(python: str) -> str:
         "#   github search-issues --query x      github --help      github search-issues --help\n"
         "# Written by `mcpsqueeze install-commands`; holds no secrets (the session is found through\n"
         "# MCPSQUEEZE_SOCKET, or MCPSQUEEZE_URL + MCPSQUEEZE_TOKEN_FILE, or the default socket).\n"
-        f'exec {_sh_quote(python)} -I -c {_sh_quote(code)} "${{0##*/}}" "$@"\n'
+        f'exec {_sh_quote(python)} -I -c {_sh_quote(code)} {name} "$@"\n'
     )
 
 
@@ -56,6 +61,9 @@ def _is_ours(path: Path) -> bool:
 def install_commands(directory: Path, servers: list[str], python: str) -> list[Path]:
     """Write ``directory/<server>`` (mode 0755) for each server; return the paths written.
 
+    A server named like a shell keyword, builtin or standard tool gets ``mcp-<server>`` instead
+    (see ``server_command``; the CLI prints its warning).
+
     Raises UsageError for a server name that cannot be a command, or a file in the way that was
     not written by us (nothing is written then).
     """
@@ -72,16 +80,17 @@ def install_commands(directory: Path, servers: list[str], python: str) -> list[P
             )
     directory = Path(directory)
     directory.mkdir(mode=0o755, parents=True, exist_ok=True)
-    targets = [directory / name for name in dict.fromkeys(servers)]
+    commands = {name: server_command(name)[0] for name in dict.fromkeys(servers)}
+    targets = [directory / command for command in commands.values()]
     foreign = [str(p) for p in targets if not _is_ours(p)]
     if foreign:
         raise UsageError(
             f"Refusing to overwrite {', '.join(foreign)}: not written by mcpsqueeze install-commands. "
             "Remove them or choose another directory."
         )
-    text = entry_point_text(python).encode()
     written: list[Path] = []
-    for target in targets:
+    for server, target in zip(commands, targets, strict=True):
+        text = entry_point_text(python, None if target.name == server else server).encode()
         tmp = target.with_name(f".{target.name}.mcpsqueeze-tmp-{os.getpid()}")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o755)
         try:

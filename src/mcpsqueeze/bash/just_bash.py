@@ -15,6 +15,7 @@ no Python exception from a command or a write reaches the caller of ``exec``.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import posixpath
 from collections.abc import Mapping
@@ -54,6 +55,7 @@ from ._core import (
     run_recover,
 )
 from ._listing import Listing
+from ._names import server_command
 
 __all__ = [
     "MOUNT_POINT",
@@ -64,6 +66,8 @@ __all__ = [
     "open_bash",
     "recovery_mount",
 ]
+
+logger = logging.getLogger(__name__)
 
 MOUNT_POINT = "/recovery"
 CommandCallback = AsyncCustomCommandCallback
@@ -189,7 +193,10 @@ def bash_commands(
     commands = _Commands(session, Path(os.path.abspath(recovery_dir)), timeout)
     table: dict[str, CommandCallback] = {"mcpsq": commands.command(None)}
     for server in servers:
-        table.setdefault(server, commands.command(server))
+        name, warning = server_command(server)
+        if warning:
+            logger.warning("mcpsqueeze: %s", warning)
+        table.setdefault(name, commands.command(server))
     return table
 
 
