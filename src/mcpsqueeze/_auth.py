@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hmac
 import ipaddress
@@ -14,8 +15,9 @@ from typing import Any
 
 from ._errors import UsageError
 from .recovery import ensure_private_dir
+from .recovery._files import check_private_dir
 
-__all__ = ["bearer_guard", "is_loopback", "load_or_create_token"]
+__all__ = ["bearer_guard", "check_token_path", "is_loopback", "load_or_create_token"]
 
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 # O_NONBLOCK: opening a FIFO planted at the path returns at once (and is refused) instead of hanging.
@@ -31,6 +33,29 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(name).is_loopback
     except ValueError:
         return False
+
+
+def check_token_path(path: Path) -> None:
+    """Refuse an unusable token path before anything is created: an unsafe directory, a symlink or
+    any other non-regular file (a FIFO would hang a reader). A missing file is fine: it is made later."""
+    parent = Path(os.path.abspath(path.parent))
+    with contextlib.suppress(FileNotFoundError):
+        check_private_dir(os.lstat(parent), parent, "token directory")
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(st.st_mode):
+        raise UsageError(_symlink_message(path))
+    if not stat.S_ISREG(st.st_mode):
+        raise UsageError(f"token file {path} must be a regular 0600 file of ours")
+
+
+def _symlink_message(path: Path) -> str:
+    return (
+        f"token file {path} is a symlink; refusing to follow it. "
+        "Point --token-file at the real file, or delete the link to get a new token."
+    )
 
 
 def load_or_create_token(path: Path) -> bytes:
@@ -55,10 +80,7 @@ def _read_token(path: Path) -> bytes:
         fd = os.open(path, _READ)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise UsageError(
-                f"token file {path} is a symlink; refusing to follow it. "
-                "Point --token-file at the real file, or delete the link to get a new token."
-            ) from None
+            raise UsageError(_symlink_message(path)) from None
         raise UsageError(f"cannot read the token file {path}: {exc.strerror or exc}") from None
     with os.fdopen(fd, "rb") as fh:
         info = os.fstat(fh.fileno())

@@ -71,8 +71,13 @@ async def test_refused_host_origin_and_content_type_start_no_backend(tmp_path: P
                 content=b'{"jsonrpc":"2.0","id":1,"method":"initialize"}',
             )
             assert (host.status_code, origin.status_code, plain.status_code) == (421, 403, 400)
-            for _ in range(5):
-                await http.post(url, headers={**ACCEPT, "Host": "evil.example.com"}, json=INITIALIZE)
+            refused = [host.status_code, origin.status_code, plain.status_code]
+            for i in range(17):  # 20 refused in all, as in the campaign (which left 20 backends behind)
+                kind = [{"Host": "evil.example.com"}, {"Origin": "http://evil.example.com"}][i % 2]
+                refused.append(
+                    (await http.post(url, headers={**ACCEPT, **kind}, json=INITIALIZE)).status_code
+                )
+            assert len(refused) == 20 and all(code in (400, 403, 421) for code in refused)
             ok = await http.post(url, headers=ACCEPT, json=INITIALIZE)
             assert ok.status_code == 200 and "mcpsqueeze-demo" in ok.text
     assert _lines(marker) == 1  # only the accepted session got a backend
@@ -128,3 +133,21 @@ def test_the_host_and_origin_checks_stay_on_for_a_non_loopback_bind() -> None:
     assert lan.refusal({"server": ("192.0.2.7", 1)}, "POST", headers) == (403, "Invalid Origin header")
     loop = RequestGuard.for_bind("127.0.0.1")
     assert loop.allows_host("[::1]:9", "::1") and not loop.allows_host(None, "127.0.0.1")
+
+
+def test_a_symlinked_token_file_is_refused_before_the_recovery_dir_is_made(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    real.write_text("z" * 64)
+    real.chmod(0o600)
+    auth = tmp_path / "auth"
+    auth.mkdir(mode=0o700)
+    (auth / "token").symlink_to(real)
+    argv = cli(
+        "wrap", "--transport", "streamable-http", "--port", "0", "--recovery-dir", str(tmp_path / "rec")
+    )
+    done = subprocess.run(
+        [*argv, "--token-file", str(auth / "token"), "--", "true"], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 2, done.stderr
+    assert "symlink" in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "rec").exists()

@@ -36,6 +36,7 @@ def test_a_symlinked_token_file_exits_2_without_a_traceback(tmp_path: Path) -> N
     done = _serve(tmp_path, "--listen", "127.0.0.1:0", "--token-file", str(auth / "token"))
     assert done.returncode == 2, done.stderr
     assert "symlink" in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "rec").exists()  # refused before anything was created
 
 
 def test_a_fifo_token_file_is_refused_and_serve_does_not_hang(tmp_path: Path) -> None:
@@ -47,6 +48,7 @@ def test_a_fifo_token_file_is_refused_and_serve_does_not_hang(tmp_path: Path) ->
     done = _serve(tmp_path, "--listen", "127.0.0.1:0", "--token-file", str(auth / "token"))
     assert done.returncode == 2, done.stderr
     assert "regular 0600 file" in done.stderr
+    assert not (tmp_path / "rec").exists()
 
 
 def test_a_world_writable_socket_directory_is_named_as_the_socket_directory(tmp_path: Path) -> None:

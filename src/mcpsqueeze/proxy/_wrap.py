@@ -14,7 +14,7 @@ from typing import Any
 import anyio
 import anyio.abc
 
-from .._auth import bearer_guard, is_loopback, load_or_create_token
+from .._auth import bearer_guard, check_token_path, is_loopback, load_or_create_token
 from .._errors import BackendError, UsageError
 from ..pipeline import Pipeline
 from ..services import (
@@ -75,8 +75,13 @@ def _recover(settings: Settings) -> str | None:
 
 
 def check_http_bind(settings: Settings) -> None:
-    """Beyond loopback, anyone who reaches the port could drive the backend: require the token first."""
-    if settings.transport != "streamable-http" or is_loopback(settings.host):
+    """Beyond loopback, anyone who reaches the port could drive the backend: require the token first.
+    A given token path is checked here too, before the recovery directory or anything else is made."""
+    if settings.transport != "streamable-http":
+        return
+    if settings.token_file is not None:
+        check_token_path(settings.token_file)
+    if is_loopback(settings.host):
         return
     if settings.token_file is None:
         raise UsageError(

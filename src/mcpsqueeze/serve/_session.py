@@ -18,7 +18,7 @@ from typing import Any
 import anyio
 import anyio.abc
 
-from .._auth import bearer_guard, is_loopback, load_or_create_token
+from .._auth import bearer_guard, check_token_path, is_loopback, load_or_create_token
 from .._errors import BackendError, RecoveryError, UsageError
 from ..pipeline import Call
 from ..recovery import RESPONSE_ID_RE, ensure_private_dir, recover_result
@@ -194,7 +194,7 @@ def check_listen(listen: Listen, recovery_dir: Path) -> None:
                 "(use the Unix socket, or a loopback port behind your own authenticated tunnel)"
             )
         assert listen.token_file is not None
-        _precheck(listen.token_file.parent, "token directory")
+        check_token_path(listen.token_file)
     else:
         assert listen.socket_path is not None
         _precheck(listen.socket_path.parent, "socket directory")
