@@ -44,6 +44,7 @@ async def test_a_repeat_that_arrives_before_counting_ends_still_states_the_exact
 async def test_the_pointer_figure_equals_the_tokens_accounting_counts(tmp_path: Path) -> None:
     from mcpsqueeze.pipeline import text_of
 
+    count_tokens("warm up")  # the first count loads the vocabulary (seconds on a busy machine)
     pool = concurrent.futures.ThreadPoolExecutor(1)
     stage = DedupStage(_store(tmp_path), Workers(1), lambda text: pool.submit(count_tokens, text), None)
     result = _result()
