@@ -83,15 +83,18 @@ def test_wrap_refuses_zero_for_a_keep_flag(flag: str) -> None:
     assert flag in done.output and "off" in done.output
 
 
-def test_settings_read_off_as_keep_forever_for_retention_and_the_cache() -> None:
-    from mcpsqueeze.cli import _settings
+def test_wrap_reads_off_as_keep_forever_for_retention_and_the_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    import mcpsqueeze.proxy
 
-    opts = {
-        "timeout": None, "jobs": 1, "cache_ttl": "never", "retention": "off", "headers": (),
-        "transport": "stdio", "host": "127.0.0.1", "port": 0, "server_name": "x", "no_dedup": False,
-        "no_shrink": False, "budget": None, "shrinkfit": None, "recovery": "both", "recovery_dir": None,
-        "cache_entries": 4, "cache_bytes": "1M", "stats_file": None,
-    }  # fmt: skip
-    settings = _settings(["true"], opts)
-    assert settings.retention is None
-    assert settings.cache_ttl == float("inf")
+    seen = []
+
+    async def fake_run_wrap(settings: object) -> int:
+        seen.append(settings)
+        return 0
+
+    monkeypatch.setattr(mcpsqueeze.proxy, "run_wrap", fake_run_wrap)
+    done = CliRunner().invoke(main, ["wrap", "--retention", "off", "--cache-ttl", "never", "--", "true"])
+    assert done.exit_code == 0, done.output
+    [settings] = seen
+    assert settings.retention is None  # type: ignore[attr-defined]
+    assert settings.cache_ttl == float("inf")  # type: ignore[attr-defined]
