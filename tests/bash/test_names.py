@@ -83,3 +83,21 @@ def test_an_ordinary_server_name_is_its_own_command() -> None:
     from mcpsqueeze.bash._names import server_command
 
     assert server_command("github") == ("github", None)
+
+
+def test_the_prefixed_command_of_a_shell_word_server_calls_that_server_and_names_itself() -> None:
+    import json
+    from pathlib import Path
+
+    from mcpsqueeze.bash._core import CallPlan, Outcome, plan
+    from mcpsqueeze.bash._listing import Listing
+
+    body = json.loads((Path(__file__).with_name("fixtures") / "demo_servers.json").read_text())
+    body["servers"][0]["name"] = "time"
+    listing = Listing.from_json(body)
+    call = plan(["mcp-time", "echo", "--text", "hi"], listing, prefix="")
+    assert isinstance(call, CallPlan)
+    assert (call.server, call.tool, call.prog) == ("time", "echo", "mcp-time echo")
+    helped = plan(["mcp-time", "--help"], listing, prefix="")
+    assert isinstance(helped, Outcome) and "mcp-time echo" in helped.stdout
+    assert not isinstance(plan(["mcp-demo", "echo"], listing, prefix=""), CallPlan)  # not a shell word

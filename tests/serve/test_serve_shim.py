@@ -305,3 +305,32 @@ def test_the_pointer_offered_in_the_notice_resolves_for_an_array_result(session:
     assert offered and rid, done.stderr
     part = session.shim("recover", rid.group(1), "--pointer", offered.group(1))
     assert part.returncode == 0, part.stderr
+
+
+def test_a_server_named_time_is_callable_as_mcp_time_through_installed_commands(tmp_path: Path) -> None:
+    s = _start(tmp_path, "--socket", str(tmp_path / "run" / "s.sock"), "-n", "time", "--", *demo_server())
+    try:
+        installed = subprocess.run(
+            cli("install-commands", str(tmp_path / "bin")),
+            capture_output=True,
+            text=True,
+            env=s.env,
+            timeout=60,
+        )
+        assert installed.returncode == 0, installed.stderr
+        assert installed.stdout.strip() == str(tmp_path / "bin" / "mcp-time")
+        assert "shell keyword" in installed.stderr and "mcpsq time" in installed.stderr
+        entry = tmp_path / "bin" / "mcp-time"
+        # The entry point runs with -I (no PYTHONPATH); here it must run the tree under test.
+        entry.write_text(entry.read_text().replace(" -I -c ", " -c "))
+        env = {**s.env, "PATH": f"{tmp_path / 'bin'}:{s.env['PATH']}"}
+        done = subprocess.run(
+            ["bash", "-c", "mcp-time echo --text hi && mcp-time echo"],
+            capture_output=True,
+            text=True,
+            env=env,
+        )
+        assert done.stdout == "hi\n", done.stderr
+        assert "mcp-time echo" in done.stderr  # the usage error names the command that works
+    finally:
+        s.stop()

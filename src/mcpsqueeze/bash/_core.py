@@ -184,6 +184,9 @@ def plan(
         return Outcome(stdout=render_listing(listing, prefix or "mcpsq "))
     name = argv[0]
     server = listing.server(name)
+    real = name
+    if server is None and not prefix:
+        server, real = _shell_word_alias(listing, name)
     if server is None:
         names = [s.name for s in listing.servers]
         known = ", ".join(names) or "none"
@@ -208,7 +211,23 @@ def plan(
         from ._help import render_tool_help
 
         return Outcome(stdout=render_tool_help(server.name, tool, prefix))
-    return CallPlan(server.name, tool.name, parsed.arguments, full=parsed.full, raw=parsed.raw, prog=prog)
+    return CallPlan(real, tool.name, parsed.arguments, full=parsed.full, raw=parsed.raw, prog=prog)
+
+
+def _shell_word_alias(listing: Listing, typed: str) -> tuple[ServerInfo | None, str]:
+    """``mcp-time`` is the command of a server named ``time`` (a shell keyword): that server, shown
+    under the name typed, so help and errors name the command that works."""
+    from ._names import SERVER_PREFIX, server_command
+
+    real = typed[len(SERVER_PREFIX) :]
+    found = listing.server(real) if typed.startswith(SERVER_PREFIX) else None
+    if found is None or server_command(real)[0] != typed:
+        return None, typed
+    import copy  # rare path: only for such servers
+
+    shown = copy.copy(found)
+    shown.name = typed
+    return shown, real
 
 
 def _unknown_tool(server: ServerInfo, typed: str, prefix: str) -> Outcome:

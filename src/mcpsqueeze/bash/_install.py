@@ -28,13 +28,10 @@ def _sh_quote(text: str) -> str:
     return "'" + text.replace("'", "'\\''") + "'"
 
 
-def entry_point_text(python: str, server: str | None = None) -> str:
+def entry_point_text(python: str) -> str:
     """The script: ``exec PYTHON -I -c '<run the shim>' "${0##*/}" "$@"`` (``-I``: ignore the cwd,
-    PYTHONPATH and user site, so nothing in the agent's working directory can stand in for us).
-
-    ``server`` names the server outright, for a command not named like it (``mcp-time``)."""
+    PYTHONPATH and user site, so nothing in the agent's working directory can stand in for us)."""
     code = 'import sys; from mcpsqueeze.bash.shim import console; console(sys.argv[1:], prefix="")'
-    name = '"${0##*/}"' if server is None else _sh_quote(server)
     return (
         "#!/bin/sh\n"
         f"{MARKER}\n"
@@ -42,7 +39,7 @@ def entry_point_text(python: str, server: str | None = None) -> str:
         "#   github search-issues --query x      github --help      github search-issues --help\n"
         "# Written by `mcpsqueeze install-commands`; holds no secrets (the session is found through\n"
         "# MCPSQUEEZE_SOCKET, or MCPSQUEEZE_URL + MCPSQUEEZE_TOKEN_FILE, or the default socket).\n"
-        f'exec {_sh_quote(python)} -I -c {_sh_quote(code)} {name} "$@"\n'
+        f'exec {_sh_quote(python)} -I -c {_sh_quote(code)} "${{0##*/}}" "$@"\n'
     )
 
 
@@ -88,9 +85,9 @@ def install_commands(directory: Path, servers: list[str], python: str) -> list[P
             f"Refusing to overwrite {', '.join(foreign)}: not written by mcpsqueeze install-commands. "
             "Remove them or choose another directory."
         )
+    text = entry_point_text(python).encode()  # `mcp-time` finds the server `time` by itself
     written: list[Path] = []
-    for server, target in zip(commands, targets, strict=True):
-        text = entry_point_text(python, None if target.name == server else server).encode()
+    for target in targets:
         tmp = target.with_name(f".{target.name}.mcpsqueeze-tmp-{os.getpid()}")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o755)
         try:

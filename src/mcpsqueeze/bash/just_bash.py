@@ -196,7 +196,7 @@ def bash_commands(
         name, warning = server_command(server)
         if warning:
             logger.warning("mcpsqueeze: %s", warning)
-        table.setdefault(name, commands.command(server))
+        table.setdefault(name, commands.command(name))  # `mcp-time` resolves to the server `time`
     return table
 
 
