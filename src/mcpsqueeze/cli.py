@@ -6,6 +6,7 @@ Exit codes (all CLIs): 0 ok, 1 the tool reported an error, 2 usage error or refu
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -28,15 +29,14 @@ def _parse_headers(values: tuple[str, ...]) -> dict[str, str]:
     return headers
 
 
-def _duration(value: str | None) -> float | None:
-    if value is None or value in ("0", "off", "never"):
-        return None
-    from .recovery import parse_duration
+def _keep(value: str, flag: str) -> float | None:
+    """Every lifetime flag through one parser: 'off'/'never' keep forever, 0 is refused as ambiguous."""
+    from .recovery import parse_keep
 
     try:
-        return parse_duration(value)
+        return parse_keep(value, flag)
     except UsageError as exc:
-        raise click.BadParameter(str(exc)) from exc
+        raise click.BadParameter(str(exc), param_hint=flag) from exc
 
 
 def _size(value: str) -> int:
@@ -133,7 +133,9 @@ def _shrink_options(func: Any) -> Any:
             default=None,
             help=f"Private directory for original files [default: {default_recovery_dir()}].",
         ),
-        click.option("--cache-ttl", default="300s", show_default=True, help="Memory cache entry lifetime."),
+        click.option(
+            "--cache-ttl", default="300s", show_default=True, help="Memory cache entry lifetime; 'off' keeps."
+        ),
         click.option(
             "--cache-entries", type=int, default=32, show_default=True, help="Memory cache entries."
         ),
@@ -253,6 +255,13 @@ def _budget(budget: int | None, shrinkfit: int | None) -> int:
     default=None,
     help="streamable-http: require `Authorization: Bearer <token>` from this 0600 file (created if missing).",
 )
+@click.option(
+    "--max-sessions",
+    type=click.IntRange(min=1),
+    default=16,
+    show_default=True,
+    help="streamable-http: sessions at once (each runs its own backend); more are refused with 503.",
+)
 @_config_option
 @_shrink_options
 @_output_options
@@ -290,7 +299,7 @@ def _flag_settings(target: list[str], opts: dict[str, Any]) -> Settings:
         raise click.BadParameter("--timeout must be positive")
     if opts["jobs"] < 1:
         raise click.BadParameter("--jobs must be at least 1")
-    ttl = _duration(opts["cache_ttl"])
+    ttl = _keep(opts["cache_ttl"], "--cache-ttl")
     return Settings(
         target=target,
         headers=_parse_headers(opts["headers"]),
@@ -299,6 +308,7 @@ def _flag_settings(target: list[str], opts: dict[str, Any]) -> Settings:
         host=opts["host"],
         port=opts["port"],
         token_file=opts.get("token_file") if opts["transport"] == "streamable-http" else None,
+        max_sessions=opts.get("max_sessions", 16),
         server_name=opts["server_name"],
         dedup=not opts["no_dedup"],
         shrink=not opts["no_shrink"],
@@ -307,10 +317,10 @@ def _flag_settings(target: list[str], opts: dict[str, Any]) -> Settings:
         toonify=opts["toonify"],
         recovery=opts["recovery"],
         recovery_dir=opts["recovery_dir"] or default_recovery_dir(),
-        cache_ttl=ttl if ttl is not None else 300.0,
+        cache_ttl=ttl if ttl is not None else math.inf,  # off: entries and bytes still bound it
         cache_entries=opts["cache_entries"],
         cache_bytes=_size(opts["cache_bytes"]),
-        retention=_duration(opts["retention"]),
+        retention=_keep(opts["retention"], "--retention"),
         jobs=opts["jobs"],
         stats_file=opts["stats_file"],
         quiet=opts.get("quiet", False),
@@ -514,12 +524,20 @@ def install_commands(directory: Path, servers: tuple[str, ...], lang: str) -> No
             missing = sorted(set(servers) - {s["name"] for s in listing})
             if missing:
                 raise UsageError(f"the session has no server named {', '.join(missing)}")
+        names = list(servers) or [s["name"] for s in listing]
         if lang == "bash":
-            paths = install(directory, list(servers) or [s["name"] for s in listing], sys.executable)
+            paths = install(directory, names, sys.executable)
         else:
             paths = _write_code_mode(lang, directory, listing, client.address)
         for path in paths:
             click.echo(path)
+        if lang == "bash":
+            from .bash._names import server_command
+
+            for name in names:
+                warning = server_command(name)[1]
+                if warning:
+                    click.echo(f"mcpsqueeze install-commands: warning: {warning}", err=True)
     except BackendError as exc:
         click.echo(f"mcpsqueeze install-commands: {exc}", err=True)
         sys.exit(3)
@@ -586,7 +604,9 @@ def demo(budget: int, no_shrink: bool) -> None:
 
 @main.command()
 @click.argument("directory", type=click.Path(path_type=Path, file_okay=False))
-@click.option("--max-age", default="24h", show_default=True, help="Delete originals older than this.")
+@click.option(
+    "--max-age", default="24h", show_default=True, help="Delete originals older than this; 'off' keeps all."
+)
 @click.option("--max-bytes", default=None, help="Then delete oldest first until the directory is this small.")
 @click.option("--dry-run", is_flag=True, help="Say what would be deleted; delete nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
@@ -597,11 +617,9 @@ def clean(directory: Path, max_age: str, max_bytes: str | None, dry_run: bool, a
 
     from .recovery import clean_directory
 
-    age = _duration(max_age)
+    age = _keep(max_age, "--max-age")
     try:
-        report = clean_directory(
-            directory, age if age is not None else 0.0, _size(max_bytes) if max_bytes else None, dry_run
-        )
+        report = clean_directory(directory, age, _size(max_bytes) if max_bytes else None, dry_run)
     except MCPSqueezeError as exc:
         click.echo(f"mcpsqueeze clean: {exc}", err=True)
         sys.exit(2)

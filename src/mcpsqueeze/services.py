@@ -20,6 +20,7 @@ from ._errors import RecoveryError
 from .pipeline import Pipeline, Stage
 from .policy import Policy
 from .recovery import FileStore, MemoryCache, RecoveryStore, clean_directory
+from .recovery._files import readable_by_others
 from .settings import Settings
 from .stages import DedupStage, ShrinkStage, ToonStage, Workers
 from .stats import Accountant, CallObserver
@@ -74,6 +75,9 @@ def build_store(settings: Settings) -> RecoveryStore | None:
     if settings.recovery in ("files", "both"):
         try:
             files = FileStore(settings.recovery_dir)
+            warning = readable_by_others(files.directory)
+            if warning:
+                print(f"mcpsqueeze: warning: {warning}", file=sys.stderr)
         except RecoveryError as exc:
             if memory is None:
                 raise
@@ -140,11 +144,14 @@ def new_pipeline(
 
     ``recover_tool`` names the tool that MCP-mode hints tell the agent to call (the Python API's
     toolset may have to suffix it); ``dedup_scope`` names this session's dedup index in the shared
-    store (when there is one)."""
+    store (when there is one).
+
+    The shell door never deduplicates: there stdout must always carry the result's data, because a
+    pointer (or nothing) piped into `jq` or `grep` reads as an empty answer."""
     stages: list[Stage] = []
     store = services.store
     tool = recover_tool if mode == "mcp" else None
-    if store is not None and _stage_on(settings, "dedup"):
+    if store is not None and _stage_on(settings, "dedup") and mode == "mcp":
         stages.append(DedupStage(store, services.workers, services.accountant.count, tool, dedup_scope))
     if store is not None and _stage_on(settings, "shrink"):
         stages.append(

@@ -30,6 +30,7 @@ class Settings:
     host: str = "127.0.0.1"
     port: int = 8765
     token_file: Path | None = None  # streamable-http frontend: require this bearer token
+    max_sessions: int = 16  # streamable-http frontend: sessions (each with its own backend) at once
     server_name: str = "backend"
     dedup: bool = True
     shrink: bool = True

@@ -7,6 +7,7 @@ Heavy work (hashing and condensing big results, writing files) runs in a bounded
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -62,6 +63,24 @@ class _Seen:
     tokens: concurrent.futures.Future[int] | None
 
 
+#: How long a repeat waits for the first sight's token count (queued behind other counting) so the
+#: pointer states the figure the stats line records; past this, it says "~" and estimates.
+COUNT_WAIT = 2.0
+
+
+async def _counted(future: concurrent.futures.Future[int] | None) -> int | None:
+    if future is None:
+        return None
+    if not future.done():
+        with contextlib.suppress(Exception):
+            await anyio.to_thread.run_sync(
+                functools.partial(concurrent.futures.wait, [future], COUNT_WAIT), abandon_on_cancel=True
+            )
+    if future.done() and not future.cancelled() and future.exception() is None:
+        return future.result()
+    return None
+
+
 class DedupStage:
     """Replaces content already returned in this session with a pointer (the tool still ran)."""
 
@@ -100,8 +119,9 @@ class DedupStage:
             future = self._count(text) if self._count is not None and text else None
             self._seen[digest] = _Seen(call.number, call.tool, size, future)
             return result
-        if seen.tokens is not None and seen.tokens.done() and seen.tokens.exception() is None:
-            tokens, approximate = seen.tokens.result(), False
+        counted = await _counted(seen.tokens)
+        if counted is not None:
+            tokens, approximate = counted, False
         else:
             tokens, approximate = max(1, seen.chars // 4), True
         response_id = new_response_id()

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import errno
 import json
 import os
 import secrets
+import stat
 import sys
 import threading
 import time
@@ -20,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Protocol
 
+from ._errors import UsageError
 from .tokens import count_tokens
 
 __all__ = [
@@ -136,6 +139,32 @@ def _lower_priority() -> None:
         os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
 
 
+_STATS_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+
+def open_stats_file(path: Path) -> IO[str]:
+    """Open the stats file for appending: never through a symlink, never a FIFO or device, new ones 0600."""
+    try:
+        fd = os.open(path, _STATS_FLAGS, 0o600)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise UsageError(
+                f"--stats-file {path} is a symlink; refusing to follow it. "
+                "Pass the real file, or remove the link."
+            ) from None
+        if exc.errno == errno.ENXIO:  # a FIFO nobody reads (O_NONBLOCK said so instead of hanging)
+            raise UsageError(f"--stats-file {path} is not a regular file; choose a file path.") from None
+        raise UsageError(
+            f"cannot open --stats-file {path}: {exc.strerror or exc}; choose another path."
+        ) from exc
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        raise UsageError(f"--stats-file {path} is not a regular file; choose a file path.")
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "a", encoding="utf-8")
+
+
 class Accountant:
     """Counts tokens in a worker thread and keeps the session totals."""
 
@@ -148,8 +177,7 @@ class Accountant:
         )
         self._stats: IO[str] | None = None
         if stats_file is not None:
-            fd = os.open(stats_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
-            self._stats = os.fdopen(fd, "a", encoding="utf-8")
+            self._stats = open_stats_file(stats_file)
 
     def count(self, text: str) -> concurrent.futures.Future[int]:
         """Count tokens later; callers that need the number soon may poll the future."""

@@ -119,7 +119,7 @@ class Session:
                 f"Shrunk from {len(original['content'][0]['text'])} chars (297 array items omitted; … marks "
                 f"each cut). To get the whole original, run `mcpsq recover {response_id}` "
                 f"(or `jq . {file}`); "
-                "add `--pointer /a/0/b` to read one part."
+                "add `--pointer /issues/0` to read one part."
             ),
             "response_id": response_id,
             "original_response_file": file,

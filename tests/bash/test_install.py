@@ -84,3 +84,27 @@ def test_quotes_in_the_interpreter_path_are_shell_safe(tmp_path: Path) -> None:
         text=True,
     )
     assert done.returncode == 3 and "mcpsqueeze serve" in done.stderr
+
+
+def test_a_server_named_time_is_installed_as_mcp_time_and_runs_that_server(
+    tmp_path: Path, shim_env: dict[str, str], session: Session
+) -> None:
+    bin_dir = tmp_path / "bin"
+    [path] = install_commands(bin_dir, ["time"], sys.executable)
+    assert path == bin_dir / "mcp-time" and not (bin_dir / "time").exists()
+    # The canned session's server is "demo": a prefixed name that is no shell word resolves to nothing,
+    # and the command names itself as typed (the alias itself is pinned in test_names).
+    env = shim_env | {"PATH": f"{bin_dir}:{shim_env['PATH']}"}
+    done = subprocess.run(["bash", "-c", "mcp-time --help"], env=env, capture_output=True, text=True)
+    assert done.returncode == 2 and "mcp-time" in done.stderr, done.stderr
+
+
+def test_install_commands_cli_warns_about_a_shell_word_server(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from mcpsqueeze.cli import main
+
+    done = CliRunner().invoke(main, ["install-commands", str(tmp_path / "bin"), "--server", "test"])
+    assert done.exit_code == 0, done.output
+    assert str(tmp_path / "bin" / "mcp-test") in done.output
+    assert "builtin" in done.output and "mcpsq test" in done.output

@@ -138,3 +138,19 @@ async def test_install_into_adds_the_commands_and_mount_to_the_hosts_own_shell(
             await install_into(shell, api)
     finally:
         await shell.close()
+
+
+async def test_a_server_named_like_a_shell_word_gets_a_prefixed_command_and_a_warning(
+    session: Session, rec_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from mcpsqueeze.bash.just_bash import bash_commands
+
+    api = AsyncSessionClient(SessionClient(SessionAddress(socket_path=str(session.socket_path))))
+    with caplog.at_level("WARNING", logger="mcpsqueeze.bash.just_bash"):
+        table = bash_commands(api, rec_dir, ["time", "echo", "demo"])
+    assert {"mcp-time", "mcp-echo", "demo", "mcpsq"} == set(table)
+    assert "mcp-time" in caplog.text and "keyword" in caplog.text
+    async with AsyncBash(custom_commands=table) as shell:
+        done = await shell.exec("echo plain; mcp-time --help")
+    assert done.stdout.startswith("plain\n")  # the shell's echo is not hidden
+    assert "mcp-time" in done.stderr  # the canned session has no server `time`; the command names itself

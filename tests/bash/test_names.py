@@ -61,3 +61,43 @@ def test_an_original_already_in_kebab_case_keeps_the_plain_name_on_a_collision()
 
 def test_unknown_names_map_to_nothing() -> None:
     assert NameMap(["echo"]).original("ech") is None
+
+
+@pytest.mark.parametrize(
+    ("server", "kind"),
+    [("time", "keyword"), ("if", "keyword"), ("test", "builtin"), ("echo", "builtin"), ("cd", "builtin"),
+     ("grep", "command"), ("jq", "command")],
+)  # fmt: skip
+def test_a_server_named_like_a_shell_word_gets_a_prefixed_command_and_a_warning(
+    server: str, kind: str
+) -> None:
+    from mcpsqueeze.bash._names import server_command
+
+    command, warning = server_command(server)
+    assert command == f"mcp-{server}"
+    assert warning is not None and kind in warning and f"mcp-{server}" in warning
+    assert f"mcpsq {server}" in warning
+
+
+def test_an_ordinary_server_name_is_its_own_command() -> None:
+    from mcpsqueeze.bash._names import server_command
+
+    assert server_command("github") == ("github", None)
+
+
+def test_the_prefixed_command_of_a_shell_word_server_calls_that_server_and_names_itself() -> None:
+    import json
+    from pathlib import Path
+
+    from mcpsqueeze.bash._core import CallPlan, Outcome, plan
+    from mcpsqueeze.bash._listing import Listing
+
+    body = json.loads((Path(__file__).with_name("fixtures") / "demo_servers.json").read_text())
+    body["servers"][0]["name"] = "time"
+    listing = Listing.from_json(body)
+    call = plan(["mcp-time", "echo", "--text", "hi"], listing, prefix="")
+    assert isinstance(call, CallPlan)
+    assert (call.server, call.tool, call.prog) == ("time", "echo", "mcp-time echo")
+    helped = plan(["mcp-time", "--help"], listing, prefix="")
+    assert isinstance(helped, Outcome) and "mcp-time echo" in helped.stdout
+    assert not isinstance(plan(["mcp-demo", "echo"], listing, prefix=""), CallPlan)  # not a shell word

@@ -93,3 +93,26 @@ def test_a_directory_owned_by_another_user_is_refused_and_left_alone(tmp_path: P
         ensure_private_dir(target)
     st = os.stat(target)
     assert (st.st_uid, stat.S_IMODE(st.st_mode)) == (FOREIGN_UID, 0o700)
+
+
+def test_a_group_or_world_readable_directory_is_used_with_a_warning_that_says_how_to_fix_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from mcpsqueeze.services import build_store
+    from mcpsqueeze.settings import Settings
+
+    loose = tmp_path / "rec"
+    loose.mkdir(mode=0o755)
+    loose.chmod(0o755)
+    store = build_store(Settings(target=["true"], recovery_dir=loose))
+    assert store is not None
+    err = capsys.readouterr().err
+    assert f"chmod 700 {loose}" in err and "0755" in err
+
+
+def test_a_private_directory_gets_no_warning(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from mcpsqueeze.services import build_store
+    from mcpsqueeze.settings import Settings
+
+    build_store(Settings(target=["true"], recovery_dir=tmp_path / "rec"))
+    assert capsys.readouterr().err == ""

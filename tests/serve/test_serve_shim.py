@@ -120,15 +120,9 @@ def test_a_large_result_is_valid_json_on_stdout_with_a_one_line_notice_on_stderr
     assert json.loads(by_id.stdout)["issues"][3]["key"] == pointer.stdout.strip()
 
 
-def test_full_and_raw_and_dedup_across_separate_shim_calls(session: Session) -> None:
+def test_full_and_raw_across_separate_shim_calls(session: Session) -> None:
     full = session.shim("demo", "read-file", "--path", "a.md", "--full")
     assert full.returncode == 0 and len(full.stdout) > 50_000 and full.stderr == ""
-    first = session.shim("demo", "list-rows", "--table", "dup")
-    second = session.shim("demo", "list-rows", "--table", "dup")
-    assert second.returncode == 0
-    assert "identical to the result of call #2 (list_rows)" in second.stderr
-    assert second.stdout == ""  # stdout is data only: `| jq` never meets the pointer prose
-    assert json.loads(first.stdout)
     raw = session.shim("demo", "add", "--a", "2", "--b", "3", "--raw")
     envelope = json.loads(raw.stdout)
     assert envelope["structuredContent"] == {"a": 2, "b": 3, "sum": 5}
@@ -256,5 +250,87 @@ def test_config_with_a_public_server_and_tool_filters(tmp_path: Path) -> None:
         summed = s.shim("everything", "get-sum", "--a", "2", "--b", "40")
         assert "42" in summed.stdout
         wait_for(lambda: s.stats.exists() and len(s.stats.read_text().splitlines()) == 2, what="stats lines")
+    finally:
+        s.stop()
+
+
+def test_a_repeated_call_prints_its_data_on_stdout_every_time_for_jq(session: Session) -> None:
+    # Bash mode: stdout always carries the result's data; a dedup pointer there (or nothing) would
+    # make `| jq` see empty input, and an agent conclude "no match".
+    env = session.env
+    script = "mcpsq demo list-rows --table dup | jq length"
+    shim_dir = Path(sys.executable).parent
+    env = {**env, "PATH": f"{_shim_bin(session)}:{shim_dir}:{env['PATH']}"}
+    counts = [
+        subprocess.run(["bash", "-c", script], capture_output=True, text=True, env=env, timeout=60)
+        for _ in range(3)
+    ]
+    assert [c.returncode for c in counts] == [0, 0, 0], [c.stderr for c in counts]
+    assert counts[0].stdout.strip() and counts[0].stdout == counts[1].stdout == counts[2].stdout
+    assert all("identical" not in c.stdout for c in counts)
+    big = [session.shim("demo", "search-issues", "--query", "same") for _ in range(2)]
+    assert big[0].stdout == big[1].stdout.replace(
+        json.loads(big[1].stdout)["truncation"]["response_id"],
+        json.loads(big[0].stdout)["truncation"]["response_id"],
+    ).replace(
+        json.loads(big[1].stdout)["truncation"]["original_response_file"],
+        json.loads(big[0].stdout)["truncation"]["original_response_file"],
+    )
+
+
+def _shim_bin(session: Session) -> Path:
+    """A directory with an `mcpsq` command that runs this tree's shim."""
+    bindir = session.recovery.parent / "bin"
+    bindir.mkdir(exist_ok=True)
+    shim = bindir / "mcpsq"
+    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m mcpsqueeze.bash.shim "$@"\n')
+    shim.chmod(0o755)
+    return bindir
+
+
+def test_malformed_json_input_exits_2_with_a_clear_message(session: Session) -> None:
+    for bad in ("{bad", '{"page_id": "x"', '"open'):
+        done = session.shim("demo", "kitchen-sink", "--json", bad)
+        assert done.returncode == 2, done.stderr
+        assert "--json is not valid JSON" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_the_pointer_offered_in_the_notice_resolves_for_an_array_result(session: Session) -> None:
+    import re
+
+    done = session.shim("demo", "list-rows", "--table", "big", "--n", "2000")
+    assert done.returncode == 0 and isinstance(json.loads(done.stdout), list)
+    offered = re.search(r"--pointer (\S+?)\.?$", done.stderr.strip())
+    rid = re.search(r"mcpsq recover ([0-9a-f]{32})", done.stderr)
+    assert offered and rid, done.stderr
+    part = session.shim("recover", rid.group(1), "--pointer", offered.group(1))
+    assert part.returncode == 0, part.stderr
+
+
+def test_a_server_named_time_is_callable_as_mcp_time_through_installed_commands(tmp_path: Path) -> None:
+    s = _start(tmp_path, "--socket", str(tmp_path / "run" / "s.sock"), "-n", "time", "--", *demo_server())
+    try:
+        installed = subprocess.run(
+            cli("install-commands", str(tmp_path / "bin")),
+            capture_output=True,
+            text=True,
+            env=s.env,
+            timeout=60,
+        )
+        assert installed.returncode == 0, installed.stderr
+        assert installed.stdout.strip() == str(tmp_path / "bin" / "mcp-time")
+        assert "shell keyword" in installed.stderr and "mcpsq time" in installed.stderr
+        entry = tmp_path / "bin" / "mcp-time"
+        # The entry point runs with -I (no PYTHONPATH); here it must run the tree under test.
+        entry.write_text(entry.read_text().replace(" -I -c ", " -c "))
+        env = {**s.env, "PATH": f"{tmp_path / 'bin'}:{s.env['PATH']}"}
+        done = subprocess.run(
+            ["bash", "-c", "mcp-time echo --text hi && mcp-time echo"],
+            capture_output=True,
+            text=True,
+            env=env,
+        )
+        assert done.stdout == "hi\n", done.stderr
+        assert "mcp-time echo" in done.stderr  # the usage error names the command that works
     finally:
         s.stop()

@@ -25,22 +25,22 @@ REPORT = Report(
 
 
 def test_mcp_message_names_the_cuts_the_recover_tool_and_the_file(golden: Golden) -> None:
-    hint = RecoveryHint(RESPONSE_ID, FILE, "mcp")
+    hint = RecoveryHint(RESPONSE_ID, FILE, "mcp", pointer="/issues/0")
     golden("message_mcp_file.txt", render_message(REPORT, hint, "json"))
 
 
 def test_mcp_message_without_a_file_only_names_the_tool(golden: Golden) -> None:
-    hint = RecoveryHint(RESPONSE_ID, None, "mcp", recover_tool="squeeze_recover_2")
+    hint = RecoveryHint(RESPONSE_ID, None, "mcp", recover_tool="squeeze_recover_2", pointer="/0/name")
     message = render_message(REPORT, hint, "json")
     assert "squeeze_recover_2" in message and "File:" not in message
     golden("message_mcp_memory.txt", message)
 
 
 def test_shell_message_names_the_cli_command_jq_and_pointer(golden: Golden) -> None:
-    hint = RecoveryHint(RESPONSE_ID, FILE, "shell")
+    hint = RecoveryHint(RESPONSE_ID, FILE, "shell", pointer="/issues/0")
     message = render_message(REPORT, hint, "json")
     assert f"mcpsq recover {RESPONSE_ID}" in message and f"jq . {FILE}" in message
-    assert "--pointer /a/0/b" in message
+    assert message.endswith("; one part: --pointer /issues/0.")
     golden("message_shell_file.txt", message)
 
 
@@ -91,3 +91,50 @@ def test_object_preview_snapshot(golden: Golden) -> None:
     result = shrink_texts([json.dumps(doc)], 1500, RecoveryHint(RESPONSE_ID, FILE, "mcp"))
     assert result is not None
     golden("object_preview.json", result.texts[0] + "\n")
+
+
+def _pointer_in(message: str, mode: str) -> str | None:
+    import re
+
+    found = re.search(r'"pointer":"([^"]*)"' if mode == "mcp" else r"--pointer (\S+?)\.?$", message)
+    return found.group(1) if found else None
+
+
+def _resolves(document: object, pointer: str) -> bool:
+    from mcpsqueeze._errors import RecoveryError
+    from mcpsqueeze.recovery import resolve_pointer
+
+    try:
+        resolve_pointer(document, pointer)
+    except RecoveryError:
+        return False
+    return True
+
+
+def test_the_hint_offers_a_pointer_that_exists_in_an_array_rooted_result() -> None:
+    rows = [{"id": i, "name": f"row {i}", "tags": ["a"] * 5} for i in range(500)]
+    for mode in ("mcp", "shell"):
+        shrunk = shrink_texts([json.dumps(rows)], 4000, RecoveryHint(RESPONSE_ID, FILE, mode))  # type: ignore[arg-type]
+        assert shrunk is not None
+        pointer = _pointer_in(str(shrunk.truncation["message"]), mode)
+        assert pointer is not None and _resolves(rows, pointer), (mode, pointer)
+        assert pointer.startswith("/0")
+
+
+def test_the_hint_offers_a_pointer_that_exists_in_an_object_rooted_result() -> None:
+    doc = {"total": 3, "issues": [{"key": f"K-{i}", "body": "b" * 200} for i in range(300)]}
+    for mode in ("mcp", "shell"):
+        shrunk = shrink_texts([json.dumps(doc)], 4000, RecoveryHint(RESPONSE_ID, FILE, mode))  # type: ignore[arg-type]
+        assert shrunk is not None
+        pointer = _pointer_in(str(shrunk.truncation["message"]), mode)
+        assert pointer is not None and _resolves(doc, pointer), (mode, pointer)
+        assert pointer.startswith("/issues/0")
+
+
+def test_a_text_result_is_offered_no_pointer_at_all() -> None:
+    text = "line of plain text\n" * 4000
+    for mode in ("mcp", "shell"):
+        shrunk = shrink_texts([text], 4000, RecoveryHint(RESPONSE_ID, FILE, mode))  # type: ignore[arg-type]
+        assert shrunk is not None
+        message = str(shrunk.truncation["message"])
+        assert "pointer" not in message and "/a/0/b" not in message and "/path/0" not in message

@@ -29,6 +29,7 @@ __all__ = [
     "CallPlan",
     "Outcome",
     "RecoverPlan",
+    "dedup_response_id",
     "is_recover",
     "notice_line",
     "plan",
@@ -46,11 +47,12 @@ EXIT_BACKEND = 4
 
 _HELP_WORDS = ("-h", "--help", "help")
 _RECOVER_USAGE = (
-    "Usage: {p}recover ID|PATH [--pointer /a/0/b] [--raw]\n"
+    "Usage: {p}recover ID|PATH [--pointer POINTER] [--raw]\n"
     "\n"
     "Print the original of a shrunk or deduplicated result from the recovery directory: its text\n"
     "(the text blocks joined); with --pointer, the one JSON value the RFC 6901 pointer names inside\n"
-    "it (a string as is, anything else as JSON); with --raw, the stored result as JSON.\n"
+    "it (a string as is, anything else as JSON; the notice names one that exists, e.g. /0 or\n"
+    "/issues/0); with --raw, the stored result as JSON.\n"
     "ID is the 32-hex response id from the notice; PATH is mcpsqueeze-ID.json inside the recovery\n"
     "directory. Anything outside that directory, symlinks and other odd files are refused (exit 2).\n"
 )
@@ -182,6 +184,9 @@ def plan(
         return Outcome(stdout=render_listing(listing, prefix or "mcpsq "))
     name = argv[0]
     server = listing.server(name)
+    real = name
+    if server is None and not prefix:
+        server, real = _shell_word_alias(listing, name)
     if server is None:
         names = [s.name for s in listing.servers]
         known = ", ".join(names) or "none"
@@ -206,7 +211,23 @@ def plan(
         from ._help import render_tool_help
 
         return Outcome(stdout=render_tool_help(server.name, tool, prefix))
-    return CallPlan(server.name, tool.name, parsed.arguments, full=parsed.full, raw=parsed.raw, prog=prog)
+    return CallPlan(real, tool.name, parsed.arguments, full=parsed.full, raw=parsed.raw, prog=prog)
+
+
+def _shell_word_alias(listing: Listing, typed: str) -> tuple[ServerInfo | None, str]:
+    """``mcp-time`` is the command of a server named ``time`` (a shell keyword): that server, shown
+    under the name typed, so help and errors name the command that works."""
+    from ._names import SERVER_PREFIX, server_command
+
+    real = typed[len(SERVER_PREFIX) :]
+    found = listing.server(real) if typed.startswith(SERVER_PREFIX) else None
+    if found is None or server_command(real)[0] != typed:
+        return None, typed
+    import copy  # rare path: only for such servers
+
+    shown = copy.copy(found)
+    shown.name = typed
+    return shown, real
 
 
 def _unknown_tool(server: ServerInfo, typed: str, prefix: str) -> Outcome:
@@ -317,12 +338,22 @@ def render_call(body: object, *, raw: bool = False, paths: tuple[str, str] | Non
         return Outcome(stderr=_line(message), code=EXIT_TOOL_ERROR)
     meta = result.get("_meta")
     stderr = notice_line(meta, paths)
-    if isinstance(meta, dict) and "mcpsqueeze/dedup" in meta:
-        # stdout carries data only: the pointer is a notice (on stderr), so `| jq` never meets prose.
-        return Outcome(stderr=stderr)
     if notes:
         stderr += f"mcpsq: the result also holds {', '.join(notes)}; rerun with --raw to see everything.\n"
     return Outcome(stdout=_line(text) if text else "", stderr=stderr)
+
+
+def dedup_response_id(body: object) -> str | None:
+    """The response id when the session answered with a dedup pointer instead of the data, else None.
+
+    Our `serve` never deduplicates for the shell; a door that meets a pointer anyway (another
+    session) prints the original from the recovery directory, so stdout never lacks the data.
+    """
+    result = body.get("result") if isinstance(body, dict) else None
+    meta = result.get("_meta") if isinstance(result, dict) else None
+    dedup = meta.get("mcpsqueeze/dedup") if isinstance(meta, dict) else None
+    rid = dedup.get("response_id") if isinstance(dedup, dict) else None
+    return rid if isinstance(rid, str) else None
 
 
 def render_error(status: int, body: object, *, prog: str = "mcpsq") -> Outcome:

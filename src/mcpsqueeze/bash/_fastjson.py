@@ -53,7 +53,9 @@ def loads(data: str | bytes | bytearray) -> object:
         start += 1
     try:
         value, end = _scan(text, start)
-    except StopIteration:
+    except (StopIteration, SystemError):
+        # 3.11's scanner returns NULL without an exception for some errors (a bad key, an open
+        # string) unless json.decoder was imported: let the stdlib decoder raise its own error.
         return _raise_like_json(text)
     while end < n and text[end] in _WHITESPACE:
         end += 1

@@ -61,7 +61,7 @@ def render_listing(listing: Listing, prefix: str = "mcpsq ") -> str:
     if prefix:
         head += [
             f"       {prefix}SERVER --help                    one server's tools",
-            f"       {prefix}recover ID|PATH [--pointer /a/0/b]  print a shrunk result's original",
+            f"       {prefix}recover ID|PATH [--pointer P]    print a shrunk result's original",
         ]
     lines = [*head, ""]
     if listing.servers:

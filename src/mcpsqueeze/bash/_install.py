@@ -15,6 +15,8 @@ from pathlib import Path
 
 from mcpsqueeze._errors import UsageError
 
+from ._names import server_command
+
 __all__ = ["MARKER", "entry_point_text", "install_commands"]
 
 MARKER = "# mcpsqueeze-entry-point v1"
@@ -56,6 +58,9 @@ def _is_ours(path: Path) -> bool:
 def install_commands(directory: Path, servers: list[str], python: str) -> list[Path]:
     """Write ``directory/<server>`` (mode 0755) for each server; return the paths written.
 
+    A server named like a shell keyword, builtin or standard tool gets ``mcp-<server>`` instead
+    (see ``server_command``; the CLI prints its warning).
+
     Raises UsageError for a server name that cannot be a command, or a file in the way that was
     not written by us (nothing is written then).
     """
@@ -72,14 +77,15 @@ def install_commands(directory: Path, servers: list[str], python: str) -> list[P
             )
     directory = Path(directory)
     directory.mkdir(mode=0o755, parents=True, exist_ok=True)
-    targets = [directory / name for name in dict.fromkeys(servers)]
+    commands = {name: server_command(name)[0] for name in dict.fromkeys(servers)}
+    targets = [directory / command for command in commands.values()]
     foreign = [str(p) for p in targets if not _is_ours(p)]
     if foreign:
         raise UsageError(
             f"Refusing to overwrite {', '.join(foreign)}: not written by mcpsqueeze install-commands. "
             "Remove them or choose another directory."
         )
-    text = entry_point_text(python).encode()
+    text = entry_point_text(python).encode()  # `mcp-time` finds the server `time` by itself
     written: list[Path] = []
     for target in targets:
         tmp = target.with_name(f".{target.name}.mcpsqueeze-tmp-{os.getpid()}")

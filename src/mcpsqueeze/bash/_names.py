@@ -9,7 +9,7 @@ typed verbatim as well.
 
 from __future__ import annotations
 
-__all__ = ["NameMap", "kebab"]
+__all__ = ["SHELL_WORDS", "NameMap", "kebab", "server_command"]
 
 # ASCII only, as the regular expressions this replaced ([a-z0-9], [A-Z]); `re` costs the shim ~7 ms.
 _UPPER = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
@@ -86,3 +86,48 @@ class NameMap:
     def items(self) -> list[tuple[str, str]]:
         """``(command, original)`` pairs."""
         return list(self._by_command.items())
+
+
+# Words a shell gives its own meaning: a command file named like a keyword or builtin cannot be
+# called at all (bash runs the builtin; Just-Bash does too for `time`, `test`, `cd`, `true`...),
+# and one named like a standard tool hides that tool (Just-Bash runs custom commands first).
+_KEYWORDS = frozenset((
+    "if", "then", "else", "elif", "fi", "case", "esac", "for", "select", "while", "until", "do",
+    "done", "in", "function", "time", "coproc",
+))  # fmt: skip
+_BUILTINS = frozenset((
+    "alias", "bg", "bind", "break", "builtin", "caller", "cd", "command", "compgen", "complete",
+    "compopt", "continue", "declare", "dirs", "disown", "echo", "enable", "eval", "exec", "exit",
+    "export", "false", "fc", "fg", "getopts", "hash", "help", "history", "jobs", "kill", "let",
+    "local", "logout", "mapfile", "popd", "printf", "pushd", "pwd", "read", "readarray", "readonly",
+    "return", "set", "shift", "shopt", "source", "suspend", "test", "times", "trap", "true", "type",
+    "typeset", "ulimit", "umask", "unalias", "unset", "wait",
+))  # fmt: skip
+_TOOLS = frozenset((
+    "awk", "cat", "cp", "curl", "cut", "date", "diff", "env", "find", "grep", "head", "jq", "ls",
+    "mkdir", "mv", "rm", "sed", "sleep", "sort", "sqlite3", "tail", "tee", "touch", "tr", "uniq",
+    "wc", "xargs",
+))  # fmt: skip
+SHELL_WORDS = _KEYWORDS | _BUILTINS | _TOOLS
+SERVER_PREFIX = "mcp-"
+
+
+def server_command(server: str) -> tuple[str, str | None]:
+    """The command name for a server's entry point, and a warning when its own name cannot serve.
+
+    ``time``, ``test`` or ``grep`` become ``mcp-time``..., so they can be called and hide nothing;
+    ``mcpsq SERVER TOOL`` always works with the server's own name.
+    """
+    if server not in SHELL_WORDS:
+        return server, None
+    if server in _KEYWORDS:
+        why = "a shell keyword, so a command of that name can never be called"
+    elif server in _BUILTINS:
+        why = "a shell builtin, so a command of that name can never be called"
+    else:
+        why = "a standard command, which a command of that name would hide"
+    command = SERVER_PREFIX + server
+    return command, (
+        f"the server {server!r} is named like {why}; its command is `{command}` instead "
+        f"(`mcpsq {server} TOOL ...` works too). Rename the server in the serve config to choose another."
+    )

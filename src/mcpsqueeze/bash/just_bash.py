@@ -15,6 +15,7 @@ no Python exception from a command or a write reaches the caller of ``exec``.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import posixpath
 from collections.abc import Mapping
@@ -45,6 +46,7 @@ from ._core import (
     CallPlan,
     Outcome,
     RecoverPlan,
+    dedup_response_id,
     is_recover,
     plan,
     plan_recover,
@@ -53,6 +55,7 @@ from ._core import (
     run_recover,
 )
 from ._listing import Listing
+from ._names import server_command
 
 __all__ = [
     "MOUNT_POINT",
@@ -63,6 +66,8 @@ __all__ = [
     "open_bash",
     "recovery_mount",
 ]
+
+logger = logging.getLogger(__name__)
 
 MOUNT_POINT = "/recovery"
 CommandCallback = AsyncCustomCommandCallback
@@ -132,6 +137,11 @@ class _Commands:
         status, answer = await self.session.request("POST", "/v1/call", action.body(), timeout=self.timeout)
         if status != 200:
             return render_error(status, answer, prog=action.prog)
+        rid = None if action.raw else dedup_response_id(answer)
+        if rid is not None:  # a pointer instead of data: print the original, never an empty stdout
+            original = run_recover(RecoverPlan(rid, None, False), self.recovery_dir, paths=self.paths)
+            notice = render_call(answer, paths=self.paths).stderr
+            return Outcome(original.stdout, notice + original.stderr, original.code)
         return render_call(answer, raw=action.raw, paths=self.paths)
 
     def _recover(self, argv: list[str], prefix: str, cwd: str) -> Outcome:
@@ -183,7 +193,10 @@ def bash_commands(
     commands = _Commands(session, Path(os.path.abspath(recovery_dir)), timeout)
     table: dict[str, CommandCallback] = {"mcpsq": commands.command(None)}
     for server in servers:
-        table.setdefault(server, commands.command(server))
+        name, warning = server_command(server)
+        if warning:
+            logger.warning("mcpsqueeze: %s", warning)
+        table.setdefault(name, commands.command(name))  # `mcp-time` resolves to the server `time`
     return table
 
 

@@ -33,6 +33,8 @@ from ._core import (
     EXIT_USAGE,
     CallPlan,
     Outcome,
+    RecoverPlan,
+    dedup_response_id,
     is_recover,
     plan,
     plan_recover,
@@ -116,6 +118,13 @@ def _run(
     status, body = session.request("POST", "/v1/call", action.body(), timeout=_timeout(environ))
     if status != 200:
         return render_error(status, body, prog=action.prog)
+    rid = None if action.raw else dedup_response_id(body)
+    if rid is not None:  # a pointer instead of data: print the original, never an empty stdout
+        from pathlib import Path
+
+        original = run_recover(RecoverPlan(rid, None, False), Path(_recovery_dir(environ, session)))
+        notice = render_call(body).stderr
+        return Outcome(original.stdout, notice + original.stderr, original.code)
     return render_call(body, raw=action.raw)
 
 

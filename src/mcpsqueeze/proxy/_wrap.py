@@ -8,13 +8,14 @@ import sys
 import urllib.parse
 import uuid
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
 import anyio.abc
 
-from .._auth import PRINCIPAL_KEY, bearer_guard, load_tokens
-from .._errors import BackendError
+from .._auth import PRINCIPAL_KEY, bearer_guard, check_token_path, is_loopback, load_tokens
+from .._errors import BackendError, UsageError
 from ..pipeline import Pipeline
 from ..services import (
     SessionServices,
@@ -30,7 +31,7 @@ from ..stats import print_summary
 from ._channels import Channel, SessionMessageChannel, StdioChannel, http_backend, open_process_channel
 from ._relay import Relay
 
-__all__ = ["open_backend", "run_wrap"]
+__all__ = ["RequestGuard", "check_http_bind", "open_backend", "run_wrap"]
 
 SESSION_IDLE_TIMEOUT = 1800.0  # seconds without any request before an HTTP session and its backend end
 
@@ -74,8 +75,26 @@ def _recover(settings: Settings) -> str | None:
     return "squeeze_recover" if (settings.shrink or settings.dedup or settings.toonify) else None
 
 
+def check_http_bind(settings: Settings) -> None:
+    """Beyond loopback, anyone who reaches the port could drive the backend: require the token first.
+    A given token path is checked here too, before the recovery directory or anything else is made."""
+    if settings.transport != "streamable-http":
+        return
+    if settings.token_file is not None:
+        check_token_path(settings.token_file)
+    if is_loopback(settings.host):
+        return
+    if settings.token_file is None:
+        raise UsageError(
+            f"--host {settings.host} is reachable from other machines, so it needs a token: add "
+            "--token-file PATH (created 0600 if missing; clients send "
+            "`Authorization: Bearer <its content>`), or bind --host 127.0.0.1"
+        )
+
+
 async def run_wrap(settings: Settings) -> int:
     """Run the proxy; the summary always reaches stderr, whatever ends the session."""
+    check_http_bind(settings)
     if settings.is_url:
         await anyio.to_thread.run_sync(_check_reachable, settings.target[0])
     services = build_services(settings, metrics=settings.transport == "streamable-http")
@@ -97,8 +116,66 @@ async def run_wrap(settings: Settings) -> int:
 # -- streamable HTTP frontend ---------------------------------------------------------------------------
 
 
+_LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+def _host_of(value: str) -> str | None:
+    """The host name in a Host header or an Origin ("[::1]:8080" -> "::1"), lowercased; None if none."""
+    try:
+        return urllib.parse.urlsplit(value if "//" in value else f"//{value}").hostname
+    except ValueError:
+        return None
+
+
+@dataclass(frozen=True)
+class RequestGuard:
+    """Host and Origin checks against DNS rebinding and cross-site requests, for any bind address.
+
+    Loopback names are always allowed; a specific bind address adds itself; a wildcard bind (0.0.0.0,
+    ::) adds the address each request actually arrived on and this machine's name. A rebinding page
+    sends its own domain as Host, which is never among them.
+    """
+
+    names: frozenset[str]
+    arrival: bool = False
+
+    @classmethod
+    def for_bind(cls, host: str) -> RequestGuard:
+        name = host.strip("[]").lower()
+        if is_loopback(name):
+            return cls(_LOOPBACK_NAMES)
+        if name in ("0.0.0.0", "::", ""):
+            return cls(_LOOPBACK_NAMES | {socket.gethostname().lower()}, arrival=True)
+        return cls(_LOOPBACK_NAMES | {name})
+
+    def allows_host(self, host: str | None, arrived_on: str | None) -> bool:
+        name = _host_of(host) if host else None
+        if name is None:
+            return False
+        return name in self.names or (self.arrival and arrived_on is not None and name == arrived_on.lower())
+
+    def refusal(self, scope: Any, method: str, headers: Any) -> tuple[int, str] | None:
+        """(status, reason) for a request to refuse before it can create a session, else None."""
+        if method == "POST":
+            content_type = headers.get("content-type") or ""
+            if not content_type.lower().startswith("application/json"):
+                return 400, "Invalid Content-Type header"
+        server = scope.get("server")
+        arrived_on = str(server[0]) if server else None
+        if not self.allows_host(headers.get("host"), arrived_on):
+            return 421, "Invalid Host header"
+        origin = headers.get("origin")
+        if origin and not self.allows_host(origin, arrived_on):
+            return 403, "Invalid Origin header"
+        return None
+
+
 class HttpFrontend:
-    """A minimal session manager: each HTTP session gets its own backend connection and relay."""
+    """A minimal session manager: each HTTP session gets its own backend connection and relay.
+
+    Every request is checked (Host, Origin, Content-Type) before it is dispatched, so a refused one
+    never starts a backend; at most ``settings.max_sessions`` sessions (and backends) run at once.
+    """
 
     def __init__(self, settings: Settings, services: SessionServices, tg: anyio.abc.TaskGroup) -> None:
         from mcp.server.transport_security import TransportSecuritySettings
@@ -110,21 +187,22 @@ class HttpFrontend:
         self.principals: dict[str, str | None] = {}  # session id -> the principal that opened it
         self.named_tenants = False  # the token file names tenants: keep their local originals apart
         self.exit_code = 0
-        loopback = settings.host in ("127.0.0.1", "localhost", "::1")
-        self.security = TransportSecuritySettings(
-            enable_dns_rebinding_protection=loopback,
-            allowed_hosts=["127.0.0.1", "127.0.0.1:*", "localhost", "localhost:*", "[::1]", "[::1]:*"],
-            allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
-        )
+        self.guard = RequestGuard.for_bind(settings.host)
+        # The guard above already checked Host and Origin (with the arrival address for wildcard binds).
+        self.security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, StreamableHTTPServerTransport
         from starlette.requests import Request
-        from starlette.responses import JSONResponse
+        from starlette.responses import JSONResponse, Response
 
         if scope["type"] != "http":
             return
         request = Request(scope, receive)
+        refused = self.guard.refusal(scope, request.method, request.headers)
+        if refused is not None:
+            await Response(refused[1], status_code=refused[0])(scope, receive, send)
+            return
         session_id = request.headers.get(MCP_SESSION_ID_HEADER)
         if session_id is not None:
             transport = self.sessions.get(session_id)
@@ -141,6 +219,19 @@ class HttpFrontend:
             response = JSONResponse(
                 {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "Missing session ID"}},
                 status_code=400,
+            )
+            await response(scope, receive, send)
+            return
+        cap = self.settings.max_sessions
+        if len(self.sessions) >= cap:
+            message = (
+                f"this proxy already runs {cap} sessions (the --max-sessions limit); end one "
+                "(HTTP DELETE with its mcp-session-id header) or restart wrap with a higher --max-sessions"
+            )
+            response = JSONResponse(
+                {"jsonrpc": "2.0", "id": None, "error": {"code": -32000, "message": message}},
+                status_code=503,
+                headers={"Retry-After": "5"},
             )
             await response(scope, receive, send)
             return

@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from ._clean import CleanReport, clean_directory, parse_duration, parse_size
+from ._clean import CleanReport, clean_directory, parse_duration, parse_keep, parse_size
 from ._files import FileStore, ensure_private_dir
 from ._ids import RESPONSE_ID_RE, new_response_id
 from ._memory import MemoryCache
@@ -32,6 +32,7 @@ __all__ = [
     "new_response_id",
     "open_recovery_file",
     "parse_duration",
+    "parse_keep",
     "parse_size",
     "read_window",
     "recover_call",

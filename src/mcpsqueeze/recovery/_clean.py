@@ -7,6 +7,7 @@ proxies, a cron job) may run at once, so a file that vanishes under us is not an
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import stat
@@ -20,7 +21,14 @@ from mcpsqueeze._errors import RecoveryError, UsageError
 from ._files import check_private_dir
 from ._ids import FINAL_NAME_RE, TMP_NAME_RE
 
-__all__ = ["CleanReport", "clean_directory", "parse_duration", "parse_size"]
+__all__ = [
+    "KEEP_FOREVER_WORDS",
+    "CleanReport",
+    "clean_directory",
+    "parse_duration",
+    "parse_keep",
+    "parse_size",
+]
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 # A .tmp file is still being written until it is at least this old.
@@ -50,7 +58,7 @@ class _Candidate:
 
 def clean_directory(
     directory: Path,
-    max_age: float,
+    max_age: float | None,
     max_bytes: int | None = None,
     dry_run: bool = False,
     now: float | None = None,
@@ -60,9 +68,11 @@ def clean_directory(
     Only regular files named ``mcpsqueeze-<id>.json`` or ``.mcpsqueeze-<id>.json.tmp`` count;
     a ``.tmp`` is never deleted before it is older than max(1 hour, max_age), because it may
     still be being written. The size cap deletes the oldest final files first, whatever their
-    age: a cap is a promise about disk use. ``kept``/``kept_bytes`` count recovery files only.
+    age: a cap is a promise about disk use. ``max_age`` None keeps final files whatever their age
+    (a stale ``.tmp`` is a failed write, not an original: it still goes after the hour).
+    ``kept``/``kept_bytes`` count recovery files only.
     """
-    if max_age < 0:
+    if max_age is not None and max_age < 0:
         raise UsageError(f"max-age must be 0 or more, not {max_age}.")
     if max_bytes is not None and max_bytes < 0:
         raise UsageError(f"max-bytes must be 0 or more, not {max_bytes}.")
@@ -73,11 +83,12 @@ def clean_directory(
     try:
         # Oldest first, so both the report and the size cap read in deletion order.
         candidates = sorted(_scan(dir_fd, report), key=lambda c: (c.mtime, c.name))
-        tmp_age = max(TMP_GRACE, max_age)
+        final_age = math.inf if max_age is None else max_age
+        tmp_age = TMP_GRACE if max_age is None else max(TMP_GRACE, max_age)
         doomed: list[_Candidate] = []
         remaining: list[_Candidate] = []
         for cand in candidates:
-            limit = tmp_age if cand.is_tmp else max_age
+            limit = tmp_age if cand.is_tmp else final_age
             (doomed if now - cand.mtime > limit else remaining).append(cand)
         if max_bytes is not None:
             total = sum(c.size for c in remaining)
@@ -178,6 +189,29 @@ def parse_duration(text: str) -> float:
     raise UsageError(
         f"Cannot read {text!r} as a duration; use a number of seconds or units like 30s, 90m, 24h, 7d, 1h30m."
     )
+
+
+#: The words that mean "never expire" on every flag that takes a lifetime.
+KEEP_FOREVER_WORDS = ("off", "never")
+
+
+def parse_keep(text: str, flag: str) -> float | None:
+    """A lifetime flag (``--retention``, ``--cache-ttl``, ``clean --max-age``): seconds, or None for ever.
+
+    One parser for all of them, so one word means one thing: ``off``/``never`` keep forever, and a
+    zero lifetime is refused, because "0" reads as "off" to some and "expire at once" to others
+    (and at once, for clean, means deleting every original).
+    """
+    cleaned = text.strip().lower()
+    if cleaned in KEEP_FOREVER_WORDS:
+        return None
+    seconds = parse_duration(cleaned)
+    if seconds == 0:
+        raise UsageError(
+            f"{flag} {text.strip()!r} is ambiguous; write 'off' (or 'never') to keep forever, "
+            "or a lifetime such as 30s, 24h or 7d."
+        )
+    return seconds
 
 
 _SIZE_UNITS = {

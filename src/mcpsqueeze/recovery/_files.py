@@ -18,7 +18,7 @@ from mcpsqueeze._errors import RecoveryError
 from ._ids import RESPONSE_ID_RE, alias_record, final_name, tmp_name
 from ._scoped import read_member
 
-__all__ = ["FileStore", "check_private_dir", "ensure_private_dir", "open_private_dir"]
+__all__ = ["FileStore", "check_private_dir", "ensure_private_dir", "open_private_dir", "readable_by_others"]
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _TMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -40,50 +40,65 @@ def _cause(exc: OSError) -> str:
     return f"{known} ({detail})" if known else detail
 
 
-def check_private_dir(st: os.stat_result, path: Path) -> None:
-    """Refuse a directory another user could plant files in or swap out."""
+def check_private_dir(st: os.stat_result, path: Path, what: str = "recovery directory") -> None:
+    """Refuse a directory another user could plant files in or swap out; ``what`` names it in messages."""
     if stat.S_ISLNK(st.st_mode):
         raise RecoveryError(
-            f"The recovery directory {path} is a symlink; refusing to follow it. "
+            f"The {what} {path} is a symlink; refusing to follow it. "
             "Point mcpsqueeze at the real directory, or remove the link."
         )
     if not stat.S_ISDIR(st.st_mode):
-        raise RecoveryError(
-            f"The recovery directory {path} is not a directory; "
-            "remove it or choose another recovery directory."
-        )
+        raise RecoveryError(f"The {what} {path} is not a directory; remove it or choose another {what}.")
     uid = os.geteuid()
     if st.st_uid != uid:
         raise RecoveryError(
-            f"The recovery directory {path} is owned by uid {st.st_uid}, not by you (uid {uid}); "
-            "choose a recovery directory of your own."
+            f"The {what} {path} is owned by uid {st.st_uid}, not by you (uid {uid}); "
+            f"choose a {what} of your own."
         )
     if st.st_mode & 0o022:
         raise RecoveryError(
-            f"The recovery directory {path} is writable by group or others "
+            f"The {what} {path} is writable by group or others "
             f"(mode {stat.S_IMODE(st.st_mode):04o}); run `chmod 700 {path}` or choose another directory."
         )
 
 
-def ensure_private_dir(path: Path, create: bool = True) -> Path:
-    """Create (0700) or check the recovery directory and return its resolved absolute path."""
+def readable_by_others(path: Path) -> str | None:
+    """A warning when a usable directory is still group/world-readable (or -searchable), else None.
+
+    Writable by others is refused by ``check_private_dir``; readable only leaks originals, and the
+    directory may be meant to be shared, so it is used, with a warning that says how to close it.
+    """
+    try:
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        return None
+    if not mode & 0o077:
+        return None
+    return (
+        f"the recovery directory {path} can be read by group or others (mode {mode:04o}), so they can "
+        f"read every original kept there; run `chmod 700 {path}` to make it private."
+    )
+
+
+def ensure_private_dir(path: Path, create: bool = True, what: str = "recovery directory") -> Path:
+    """Create (0700) or check a private directory (``what``: its name in messages); its resolved path."""
     path = Path(os.path.abspath(path))
     try:
         st = os.lstat(path)
     except FileNotFoundError:
         if not create:
             raise RecoveryError(
-                f"The recovery directory {path} does not exist; create it (mode 0700) or choose another."
+                f"The {what} {path} does not exist; create it (mode 0700) or choose another."
             ) from None
-        _create(path)
+        _create(path, what)
         st = os.lstat(path)
     except OSError as exc:
-        raise RecoveryError(f"Cannot inspect the recovery directory {path}: {_cause(exc)}.") from exc
-    check_private_dir(st, path)
+        raise RecoveryError(f"Cannot inspect the {what} {path}: {_cause(exc)}.") from exc
+    check_private_dir(st, path, what)
     return Path(os.path.realpath(path))
 
 
-def _create(path: Path) -> None:
+def _create(path: Path, what: str) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         os.mkdir(path, 0o700)
@@ -91,7 +106,7 @@ def _create(path: Path) -> None:
         return  # Someone else made it meanwhile; the caller checks whatever is there now.
     except OSError as exc:
         raise RecoveryError(
-            f"Cannot create the recovery directory {path}: {_cause(exc)}. Choose a writable location."
+            f"Cannot create the {what} {path}: {_cause(exc)}. Choose a writable location."
         ) from exc
     # The umask may have narrowed 0700 (e.g. 0500); we just made it, so set exactly 0700.
     fd = os.open(path, _DIR_FLAGS)

@@ -18,10 +18,11 @@ from typing import Any
 import anyio
 import anyio.abc
 
-from .._auth import PRINCIPAL_KEY, Tokens, bearer_guard, load_tokens
+from .._auth import PRINCIPAL_KEY, Tokens, bearer_guard, check_token_path, is_loopback, load_tokens
 from .._errors import BackendError, RecoveryError, UsageError
 from ..pipeline import Call, Pipeline
 from ..recovery import RESPONSE_ID_RE, ensure_private_dir, recover_result
+from ..recovery._files import check_private_dir
 from ..services import (
     SessionServices,
     build_services,
@@ -225,8 +226,35 @@ def _metrics_routes(session: Session) -> list[Any]:
     return [] if metrics is None else [Route("/metrics", metrics_endpoint(metrics))]
 
 
+def _precheck(path: Path, what: str) -> None:
+    """Refuse an existing unsafe directory before anything is created; a missing one is made later."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise UsageError(f"cannot inspect the {what} {path}: {exc.strerror or exc}") from None
+    check_private_dir(st, Path(os.path.abspath(path)), what)
+
+
+def check_listen(listen: Listen, recovery_dir: Path) -> None:
+    """Every refusal that needs no side effect, first: nothing is created for a session that cannot run."""
+    if listen.tcp is not None:
+        if not is_loopback(listen.tcp[0]):
+            raise UsageError(
+                f"--listen {listen.tcp[0]} is not a loopback address; serve accepts 127.0.0.1 or ::1 only "
+                "(use the Unix socket, or a loopback port behind your own authenticated tunnel)"
+            )
+        assert listen.token_file is not None
+        check_token_path(listen.token_file)
+    else:
+        assert listen.socket_path is not None
+        _precheck(listen.socket_path.parent, "socket directory")
+    _precheck(recovery_dir, "recovery directory")
+
+
 def _bind_unix(path: Path) -> socket.socket:
-    ensure_private_dir(path.parent)
+    ensure_private_dir(path.parent, what="socket directory")
     if path.is_symlink() or (path.exists() and not stat.S_ISSOCK(path.lstat().st_mode)):
         raise UsageError(f"{path} exists and is not a socket; refusing to replace it")
     probe = socket.socket(socket.AF_UNIX)
@@ -251,8 +279,6 @@ def _bind_unix(path: Path) -> socket.socket:
 
 
 def _bind_tcp(host: str, port: int) -> socket.socket:
-    if host not in ("127.0.0.1", "::1", "localhost"):
-        raise UsageError("--listen accepts loopback addresses only (127.0.0.1 or ::1)")
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
@@ -263,6 +289,7 @@ def _bind_tcp(host: str, port: int) -> socket.socket:
 async def run_serve(settings: Settings, specs: list[ServerSpec], tools: ToolFilter, listen: Listen) -> int:
     import uvicorn
 
+    check_listen(listen, settings.recovery_dir)
     ensure_private_dir(settings.recovery_dir)
     token = None
     if listen.tcp is not None:

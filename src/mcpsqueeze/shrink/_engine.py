@@ -14,6 +14,7 @@ from mcpsqueeze.shrink._notice import (
     MAX_FIELD_NAME_CHARS,
     RecoveryHint,
     Report,
+    example_pointer,
     render_notice,
     render_text_marker,
     truncation_record,
@@ -194,6 +195,9 @@ def shrink_texts(
     if original <= budget and (block_limit is None or max(map(len, texts), default=0) <= block_limit):
         return None
     blocks = [_classify(t) for t in texts]
+    # Recovery reads a pointer inside the text blocks joined: one JSON block is one document.
+    single = blocks[0].value if len(blocks) == 1 and blocks[0].value is not NOT_JSON else None
+    hint = replace(hint, pointer=example_pointer(single) if single is not None else None)
     worst = _worst_report(original, budget)
     kinds = {"text" if b.value is NOT_JSON else "json" for b in blocks}
     kind = "mixed" if len(kinds) > 1 else kinds.pop()

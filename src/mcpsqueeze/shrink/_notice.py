@@ -7,6 +7,7 @@ trailing notice) is produced here, so the golden files in ``tests/shrink/golden/
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -14,6 +15,7 @@ __all__ = [
     "COMPACT_BELOW",
     "RecoveryHint",
     "Report",
+    "example_pointer",
     "render_message",
     "render_notice",
     "render_text_marker",
@@ -34,6 +36,34 @@ class RecoveryHint:
     file: str | None
     mode: Literal["mcp", "shell"]
     recover_tool: str = "squeeze_recover"
+    #: A JSON pointer that exists in this original, offered as the example of reading one part
+    #: (None: the original is not one JSON document, so only a text window is offered).
+    pointer: str | None = None
+
+
+_SAFE_KEY = re.compile(r"[A-Za-z0-9_.-]{1,40}\Z")
+
+
+def example_pointer(value: object, depth: int = 3) -> str | None:
+    """A pointer into ``value`` that resolves: the first item of arrays, a container-valued key of
+    objects, at most ``depth`` segments; None for a scalar. Only keys that need no escaping in JSON,
+    a shell or RFC 6901 are used, so the hint can be copied as it is."""
+    parts: list[str] = []
+    node = value
+    for _ in range(depth):
+        if isinstance(node, list) and node:
+            parts.append("0")
+            node = node[0]
+        elif isinstance(node, dict):
+            keys = [k for k in node if isinstance(k, str) and _SAFE_KEY.match(k)]
+            if not keys:
+                break
+            key = next((k for k in keys if isinstance(node[k], (list, dict)) and node[k]), keys[0])
+            parts.append(key)
+            node = node[key]
+        else:
+            break
+    return "/" + "/".join(parts) if parts else None
 
 
 @dataclass(frozen=True)
@@ -101,12 +131,14 @@ def _call(hint: RecoveryHint) -> str:
 def _how_to_recover(hint: RecoveryHint) -> str:
     if hint.mode == "mcp":
         text = f"Full original: {_call(hint)}; one part: add "
-        text += '"pointer":"/path/0" (JSON pointer) or "offset"/"length" (text window).'
+        if hint.pointer is not None:
+            text += f'"pointer":"{hint.pointer}" (JSON pointer) or '
+        text += '"offset"/"length" (text window).'
         return text if hint.file is None else f"{text} File: {hint.file}"
     text = f"Full original: {_call(hint)}"
     if hint.file is not None:
         text += f" (or jq . {hint.file})"
-    return text + "; one part: --pointer /a/0/b."
+    return text + (f"; one part: --pointer {hint.pointer}." if hint.pointer is not None else ".")
 
 
 def _one_line(report: Report, hint: RecoveryHint) -> str:

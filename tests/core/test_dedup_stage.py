@@ -1,0 +1,55 @@
+"""The dedup stage's pointer states the same token figure the stats line records for that call."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import json
+import threading
+from pathlib import Path
+
+import pytest
+
+from mcpsqueeze.pipeline import Call, Outcome
+from mcpsqueeze.recovery import FileStore, RecoveryStore
+from mcpsqueeze.stages import DedupStage, Workers
+from mcpsqueeze.tokens import count_tokens
+
+
+def _result() -> dict[str, object]:
+    rows = [{"id": i, "title": f"row {i} of the table", "n": i * 7} for i in range(3000)]
+    return {"content": [{"type": "text", "text": json.dumps(rows)}], "isError": False}
+
+
+def _store(tmp_path: Path) -> RecoveryStore:
+    return RecoveryStore(None, FileStore(tmp_path / "rec"))
+
+
+@pytest.mark.anyio
+async def test_a_repeat_that_arrives_before_counting_ends_still_states_the_exact_count(
+    tmp_path: Path,
+) -> None:
+    pending: concurrent.futures.Future[int] = concurrent.futures.Future()
+    stage = DedupStage(_store(tmp_path), Workers(1), lambda text: pending, "squeeze_recover")
+    await stage(Call("s", "list", {}, 1), _result(), Outcome())
+    # Counting finishes only once the repeat is being presented (a busy accountant).
+    threading.Timer(0.05, pending.set_result, args=(108_121 + 7_185,)).start()
+    outcome = Outcome()
+    presented = await stage(Call("s", "list", {}, 2), _result(), outcome)
+    text = presented["content"][0]["text"]  # type: ignore[index]
+    assert outcome.action == "dedup"
+    assert "115306 tokens not resent" in text and "~" not in text
+
+
+@pytest.mark.anyio
+async def test_the_pointer_figure_equals_the_tokens_accounting_counts(tmp_path: Path) -> None:
+    from mcpsqueeze.pipeline import text_of
+
+    count_tokens("warm up")  # the first count loads the vocabulary (seconds on a busy machine)
+    pool = concurrent.futures.ThreadPoolExecutor(1)
+    stage = DedupStage(_store(tmp_path), Workers(1), lambda text: pool.submit(count_tokens, text), None)
+    result = _result()
+    await stage(Call("s", "list", {}, 1), result, Outcome())
+    presented = await stage(Call("s", "list", {}, 2), _result(), Outcome())
+    expected = count_tokens(text_of(result))  # what the stats line records as tokens_before
+    assert f"call #1 (list), {expected} tokens not resent" in presented["content"][0]["text"]  # type: ignore[index]
+    pool.shutdown()

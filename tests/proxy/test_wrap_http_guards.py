@@ -1,0 +1,153 @@
+"""`wrap`'s HTTP frontend refuses before it spends: no backend for a refused request, a session cap,
+and a token for any bind beyond loopback."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx2
+import pytest
+
+from rawclient import cli
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    },
+}
+ACCEPT = {"Accept": "application/json, text/event-stream"}
+
+
+def _marked_backend(marker: Path) -> list[str]:
+    """The demo server, with one line appended to `marker` each time a backend process starts."""
+    return ["sh", "-c", f'echo started >> "{marker}"; exec "{sys.executable}" -m mcpsqueeze.demo.server']
+
+
+@contextmanager
+def _proxy(tmp_path: Path, target: list[str], *extra: str) -> Iterator[str]:
+    argv = cli(
+        "wrap", "--transport", "streamable-http", "--port", "0", "--recovery-dir", str(tmp_path / "rec")
+    )
+    proc = subprocess.Popen(
+        [*argv, *extra, "--", *target], stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True
+    )
+    assert proc.stderr is not None
+    try:
+        line = proc.stderr.readline()
+        match = re.search(r"(http://127\.0\.0\.1:\d+/mcp)", line)
+        assert match, line
+        yield match.group(1)
+    finally:
+        proc.terminate()
+        proc.wait(15)
+
+
+def _lines(path: Path) -> int:
+    return len(path.read_text().splitlines()) if path.exists() else 0
+
+
+@pytest.mark.anyio
+async def test_refused_host_origin_and_content_type_start_no_backend(tmp_path: Path) -> None:
+    marker = tmp_path / "starts"
+    with _proxy(tmp_path, _marked_backend(marker)) as url:
+        async with httpx2.AsyncClient(timeout=30) as http:
+            host = await http.post(url, headers={**ACCEPT, "Host": "evil.example.com"}, json=INITIALIZE)
+            origin = await http.post(
+                url, headers={**ACCEPT, "Origin": "http://evil.example.com"}, json=INITIALIZE
+            )
+            plain = await http.post(
+                url,
+                headers={**ACCEPT, "Content-Type": "text/plain", "Origin": "http://evil.example.com"},
+                content=b'{"jsonrpc":"2.0","id":1,"method":"initialize"}',
+            )
+            assert (host.status_code, origin.status_code, plain.status_code) == (421, 403, 400)
+            refused = [host.status_code, origin.status_code, plain.status_code]
+            for i in range(17):  # 20 refused in all, as in the campaign (which left 20 backends behind)
+                kind = [{"Host": "evil.example.com"}, {"Origin": "http://evil.example.com"}][i % 2]
+                refused.append(
+                    (await http.post(url, headers={**ACCEPT, **kind}, json=INITIALIZE)).status_code
+                )
+            assert len(refused) == 20 and all(code in (400, 403, 421) for code in refused)
+            ok = await http.post(url, headers=ACCEPT, json=INITIALIZE)
+            assert ok.status_code == 200 and "mcpsqueeze-demo" in ok.text
+    assert _lines(marker) == 1  # only the accepted session got a backend
+
+
+@pytest.mark.anyio
+async def test_sessions_beyond_max_sessions_are_refused_with_a_clear_error(tmp_path: Path) -> None:
+    marker = tmp_path / "starts"
+    with _proxy(tmp_path, _marked_backend(marker), "--max-sessions", "2") as url:
+        async with httpx2.AsyncClient(timeout=30) as http:
+            first = await http.post(url, headers=ACCEPT, json=INITIALIZE)
+            second = await http.post(url, headers=ACCEPT, json=INITIALIZE)
+            third = await http.post(url, headers=ACCEPT, json=INITIALIZE)
+            assert first.status_code == 200 and second.status_code == 200
+            assert third.status_code == 503
+            message = third.json()["error"]["message"]
+            assert "2 sessions" in message and "--max-sessions" in message
+            sid = first.headers["mcp-session-id"]
+            closed = await http.delete(url, headers={**ACCEPT, "mcp-session-id": sid})
+            assert closed.status_code == 200
+            # The session ends in the background; its slot frees within a few retries.
+            statuses = []
+            while not statuses or (statuses[-1] == 503 and len(statuses) < 500):
+                statuses.append((await http.post(url, headers=ACCEPT, json=INITIALIZE)).status_code)
+            assert statuses[-1] == 200, statuses
+    assert _lines(marker) == 3
+
+
+def test_a_non_loopback_bind_without_a_token_file_is_refused_before_binding(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [*cli("wrap", "--transport", "streamable-http", "--host", "0.0.0.0", "--port", "0"), "--", "true"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "--token-file" in done.stderr and "0.0.0.0" in done.stderr
+    assert "serving" not in done.stderr
+
+
+def test_the_host_and_origin_checks_stay_on_for_a_non_loopback_bind() -> None:
+    from mcpsqueeze.proxy._wrap import RequestGuard
+
+    wide = RequestGuard.for_bind("0.0.0.0")
+    assert not wide.allows_host("evil.example.com", "192.0.2.7")
+    assert not wide.allows_host("evil.example.com:8765", "192.0.2.7")
+    assert wide.allows_host("192.0.2.7:8765", "192.0.2.7")  # the address the request arrived on
+    assert wide.allows_host("localhost:8765", "127.0.0.1")
+    lan = RequestGuard.for_bind("192.0.2.7")
+    assert lan.allows_host("192.0.2.7:1234", "192.0.2.7")
+    assert not lan.allows_host("198.51.100.1", "192.0.2.7")
+    headers = {"content-type": "application/json", "host": "192.0.2.7:1", "origin": "http://evil.example.com"}
+    assert lan.refusal({"server": ("192.0.2.7", 1)}, "POST", headers) == (403, "Invalid Origin header")
+    loop = RequestGuard.for_bind("127.0.0.1")
+    assert loop.allows_host("[::1]:9", "::1") and not loop.allows_host(None, "127.0.0.1")
+
+
+def test_a_symlinked_token_file_is_refused_before_the_recovery_dir_is_made(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    real.write_text("z" * 64)
+    real.chmod(0o600)
+    auth = tmp_path / "auth"
+    auth.mkdir(mode=0o700)
+    (auth / "token").symlink_to(real)
+    argv = cli(
+        "wrap", "--transport", "streamable-http", "--port", "0", "--recovery-dir", str(tmp_path / "rec")
+    )
+    done = subprocess.run(
+        [*argv, "--token-file", str(auth / "token"), "--", "true"], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 2, done.stderr
+    assert "symlink" in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "rec").exists()
