@@ -90,8 +90,10 @@ def _duration(value: Any, *, allow_off: bool) -> float | None:
 
     if isinstance(value, bool):
         raise ValueError("must be a duration such as 30s, 90m, 24h or 7d")
-    if allow_off and value in ("off", "never", 0, "0"):
-        return None
+    if allow_off and isinstance(value, str) and value.strip().lower() in ("off", "never"):
+        return None  # keep forever: the same words, the same meaning as the flags (recovery.parse_keep)
+    if value in (0, "0"):
+        raise ValueError("0 is ambiguous; write 'off' to keep forever, or a positive duration such as 24h")
     if isinstance(value, int | float):
         if value <= 0:
             raise ValueError("must be positive")
