@@ -13,7 +13,7 @@ import stat
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 import anyio.abc
@@ -38,6 +38,20 @@ class Listen:
     socket_path: Path | None
     tcp: tuple[str, int] | None = None
     token_file: Path | None = None
+
+
+class SessionAPI(Protocol):
+    """What the API app needs of a session: `serve`'s own, or a `Client`'s (api/_codeapi.py)."""
+
+    @property
+    def backends(self) -> dict[str, Backend]: ...
+    def listing(self) -> dict[str, Any]: ...
+    async def call(
+        self, server: str, tool: str, arguments: dict[str, Any], full: bool
+    ) -> tuple[int, Any]: ...
+    def recover(
+        self, response_id: str, pointer: str | None, offset: int | None = None, length: int | None = None
+    ) -> dict[str, Any]: ...
 
 
 class Session:
@@ -118,7 +132,7 @@ def _err(code: str, message: str) -> dict[str, Any]:
     return {"error": {"code": code, "message": message}}
 
 
-def build_app(session: Session, token: bytes | None) -> Any:
+def build_app(session: SessionAPI, token: bytes | None) -> Any:
     from starlette.applications import Starlette
     from starlette.requests import Request
     from starlette.responses import JSONResponse, Response
