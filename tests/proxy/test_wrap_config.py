@@ -82,11 +82,14 @@ RECORDS = [sys.executable, str(Path(__file__).parents[1] / "fixtures" / "records
 RESULT_CONFIG = """\
 [defaults]
 budget = 100000
+shrink = false
+dedup = false
 
 [policies."records:get_records"]
 toonify = true
 
 [policies."records:get_note"]
+shrink = true
 truncate_chars = 300
 """
 
@@ -106,12 +109,14 @@ def test_toonify_and_truncate_chars_apply_only_to_the_tools_whose_policies_set_t
     with RawClient(argv) as client:
         client.initialize()
         rows = client.call("get_records", {"n": 40})
-        accounts = client.call("get_accounts", {"n": 41})  # 41: not a repeat of the first
+        tools = [t["name"] for t in client.result("tools/list", {})["tools"]]
+        accounts = client.call("get_accounts", {"n": 41})
         note = client.call("get_note")
         recovered = client.call(
             "squeeze_recover", {"response_id": rows["_meta"]["truncation"]["response_id"]}
         )
     original = records_server.get_records(40)
+    assert "squeeze_recover" in tools  # offered: policies turn stages on that the defaults leave off
     assert accounts["content"][0]["text"] == records_server.get_accounts(41)  # not toonified, not capped
     assert "truncation" not in (accounts.get("_meta") or {}) and _chars(accounts) > 300
     record = rows["_meta"]["truncation"]
