@@ -36,6 +36,13 @@ def _chars(result: dict[str, Any]) -> int:
     return sum(len(b["text"]) for b in result["content"] if b["type"] == "text")
 
 
+def _settings(*args: Any, **kw: Any) -> Any:
+    """The effective settings of a Client, never opened (no server started)."""
+    client = Client(*args, **kw)
+    client.close()
+    return client.settings
+
+
 @pytest.fixture
 def config(tmp_path: Path) -> Path:
     path = tmp_path / "config.toml"
@@ -70,14 +77,14 @@ def test_the_file_is_found_as_the_cli_finds_it_and_config_false_reads_none(
 ) -> None:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
     monkeypatch.setenv("MCPSQUEEZE_CONFIG", str(config))
-    assert Client(DEMO).settings.budget == 6000
-    assert Client(DEMO, config=False).settings.budget == 20_000
+    assert _settings(DEMO).budget == 6000
+    assert _settings(DEMO, config=False).budget == 20_000
     monkeypatch.delenv("MCPSQUEEZE_CONFIG")
     default = tmp_path / "xdg" / "mcpsqueeze" / "config.toml"
     default.parent.mkdir(parents=True)
     default.write_text("[defaults]\nbudget = 7000\n", encoding="utf-8")
-    assert Client(DEMO).settings.budget == 7000
-    assert Client(DEMO, config=config).settings.budget == 6000  # named: beats the default place
+    assert _settings(DEMO).budget == 7000
+    assert _settings(DEMO, config=config).budget == 6000  # named: beats the default place
     default.write_text("[defaults]\nbudget = 7\n", encoding="utf-8")
     with pytest.raises(ConfigError, match=r"config.toml:2: budget = 7: must be at least 1024"):
         Client(DEMO)
@@ -133,14 +140,9 @@ def test_toonify_and_truncate_chars_come_per_tool_from_the_file_and_as_keywords(
 def test_keywords_beat_the_files_defaults_and_truncate_chars_0_lifts_its_cap(tmp_path: Path) -> None:
     path = tmp_path / "config.toml"
     path.write_text("[defaults]\ntruncate_chars = 500\ntoonify = true\n", encoding="utf-8")
-    assert (
-        Client(RECORDS, config=path).settings.truncate_chars,
-        Client(RECORDS, config=path).settings.toonify,
-    ) == (
-        500,
-        True,
-    )
-    lifted = Client(RECORDS, config=path, truncate_chars=0, toonify=False).settings
+    from_file = _settings(RECORDS, config=path)
+    assert (from_file.truncate_chars, from_file.toonify) == (500, True)
+    lifted = _settings(RECORDS, config=path, truncate_chars=0, toonify=False)
     assert (lifted.truncate_chars, lifted.toonify) == (None, False)
 
 
