@@ -29,6 +29,8 @@ _SHOWN = (
     "budget",
     "shrink",
     "dedup",
+    "truncate_chars",
+    "toonify",
     "recovery",
     "recovery_dir",
     "retention",

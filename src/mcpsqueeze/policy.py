@@ -28,6 +28,8 @@ class Policy:
     budget: int = 20_000
     shrink: bool = True
     dedup: bool = True
+    truncate_chars: int | None = None  # a cap on each text block as well (None: the budget only)
+    toonify: bool = False  # show JSON results that are not shrunk as TOON
 
     @classmethod
     def from_settings(cls, settings: Any) -> Policy:
@@ -52,11 +54,25 @@ def _check_budget(value: Any) -> int:
     return value
 
 
+def _check_truncate_chars(value: Any) -> int | None:
+    from .settings import MIN_TRUNCATE_CHARS
+
+    if value is False:  # a rule can lift a per-block cap that the defaults set
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError("must be a whole number of characters, or false for no per-block cap")
+    if value < MIN_TRUNCATE_CHARS:
+        raise ValueError(f"must be at least {MIN_TRUNCATE_CHARS} characters, got {value}")
+    return value
+
+
 # key -> checker (returns the value to use, raises ValueError with a short reason). One line per knob.
 POLICY_KEYS: dict[str, Callable[[Any], Any]] = {
     "budget": _check_budget,
     "shrink": _check_bool,
     "dedup": _check_bool,
+    "truncate_chars": _check_truncate_chars,
+    "toonify": _check_bool,
 }
 
 

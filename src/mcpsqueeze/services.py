@@ -67,7 +67,7 @@ class ObservedStore(RecoveryStore):
 
 
 def build_store(settings: Settings) -> RecoveryStore | None:
-    if not (_stage_on(settings, "shrink") or _stage_on(settings, "dedup") or settings.toonify):
+    if not (_stage_on(settings, "shrink") or _stage_on(settings, "dedup") or _stage_on(settings, "toonify")):
         return None
     memory = files = None
     if settings.recovery in ("memory", "both"):
@@ -164,7 +164,7 @@ def new_pipeline(
                 block_limit=settings.truncate_chars,
             )
         )
-    if store is not None and settings.toonify:
+    if store is not None and _stage_on(settings, "toonify"):
         stages.append(ToonStage(store, services.workers, "mcp" if mode == "mcp" else "shell", recover_tool))
     policy_for = settings.policies.resolver(Policy.from_settings(settings))
     return Pipeline(stages, services.accountant, policy_for)

@@ -190,8 +190,8 @@ class ShrinkStage:
         self.recover_tool = recover_tool
         self.block_limit = block_limit  # --truncate-chars: a cap on each text block as well
 
-    def _shrink(self, texts: list[str], budget: int, hint: RecoveryHint) -> Shrunk | None:
-        return shrink_texts(texts, budget, hint, block_limit=self.block_limit)
+    def _shrink(self, texts: list[str], budget: int, hint: RecoveryHint, limit: int | None) -> Shrunk | None:
+        return shrink_texts(texts, budget, hint, block_limit=limit)
 
     async def __call__(self, call: Call, result: Result, outcome: Outcome) -> Result:
         if outcome.action == "dedup" or (call.policy is not None and not call.policy.shrink):
@@ -206,14 +206,14 @@ class ShrinkStage:
             if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
         ]
         texts = [content[i]["text"] for i in indexes]
-        limit = self.block_limit
+        limit = call.policy.truncate_chars if call.policy is not None else self.block_limit
         longest = max(map(len, texts), default=0)
         if sum(map(len, texts)) <= budget and (limit is None or longest <= limit):
             return result
         response_id = new_response_id()
         hint = RecoveryHint(response_id, self._store.planned_file(response_id), self._mode, self.recover_tool)
         try:
-            shrunk = await self._workers.run(self._shrink, texts, budget, hint)
+            shrunk = await self._workers.run(self._shrink, texts, budget, hint, limit)
         except ShrinkError as exc:
             outcome.store_failed = f"no preview fits the budget: {exc}"
             return result
@@ -227,7 +227,7 @@ class ShrinkStage:
         if stored.file != hint.file:  # the file store failed but memory holds it: don't name a missing file
             hint = RecoveryHint(response_id, stored.file, self._mode, self.recover_tool)
             try:
-                shrunk = await self._workers.run(self._shrink, texts, budget, hint)
+                shrunk = await self._workers.run(self._shrink, texts, budget, hint, limit)
             except ShrinkError:
                 shrunk = None
             if shrunk is None:
@@ -278,6 +278,8 @@ class ToonStage:
 
     async def __call__(self, call: Call, result: Result, outcome: Outcome) -> Result:
         if outcome.action != "passthrough":  # shrunk or deduplicated: stays as it is
+            return result
+        if call.policy is not None and not call.policy.toonify:  # on for other tools only
             return result
         content = result.get("content")
         if not isinstance(content, list):

@@ -60,3 +60,20 @@ async def test_a_policy_can_turn_shrinking_on_for_one_tool_when_the_default_is_o
     on, on_outcome = await pipeline.present(Call("s", "on", {}, 2), _big())
     assert off_outcome.action == "passthrough" and _chars(off) == _chars(_big())
     assert on_outcome.action == "shrink" and _chars(on) <= 2000
+
+
+async def test_toonify_and_truncate_chars_follow_each_tools_policy_and_can_be_lifted() -> None:
+    config = parse_config_text(
+        "[defaults]\nbudget = 100000\ntruncate_chars = 3000\n"
+        '[policies."s:toon"]\ntoonify = true\ntruncate_chars = false\n'
+        '[policies."s:tight"]\ntruncate_chars = 1000\n'
+    )
+    settings = config.apply(Settings(target=[], recovery="memory", dedup=False))
+    pipeline = new_pipeline(settings, build_services(settings))
+    toon, toon_outcome = await pipeline.present(Call("s", "toon", {}, 1), _big("t"))
+    tight, tight_outcome = await pipeline.present(Call("s", "tight", {}, 2), _big("t"))
+    other, other_outcome = await pipeline.present(Call("s", "other", {}, 3), _big("t"))
+    assert toon_outcome.action == "toon" and toon["content"][0]["text"].startswith("[400]{id,name,note}:")
+    assert tight_outcome.action == "shrink" and all(len(b["text"]) <= 1000 for b in tight["content"])
+    assert other_outcome.action == "shrink" and 1000 < max(len(b["text"]) for b in other["content"]) <= 3000
+    assert "format" not in other["_meta"]["truncation"]  # shrunk, never toonified: no policy turned it on

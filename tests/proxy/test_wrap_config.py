@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -75,3 +76,52 @@ def test_wrap_refuses_a_servers_json_as_its_config_and_names_the_fix(tmp_path: P
     )
     assert done.returncode == 2
     assert "is a servers JSON (for serve); wrap takes its backend after '--'" in done.stderr
+
+
+RECORDS = [sys.executable, str(Path(__file__).parents[1] / "fixtures" / "records_server.py")]
+RESULT_CONFIG = """\
+[defaults]
+budget = 100000
+shrink = false
+dedup = false
+
+[policies."records:get_records"]
+toonify = true
+
+[policies."records:get_note"]
+shrink = true
+truncate_chars = 300
+"""
+
+
+def test_toonify_and_truncate_chars_apply_only_to_the_tools_whose_policies_set_them(tmp_path: Path) -> None:
+    sys.path.insert(0, str(RECORDS[1].rsplit("/", 1)[0]))
+    try:
+        import records_server
+    finally:
+        sys.path.pop(0)
+    config = tmp_path / "config.toml"
+    config.write_text(RESULT_CONFIG, encoding="utf-8")
+    argv = cli(
+        "wrap", "--config", str(config), "--name", "records", "--recovery-dir", str(tmp_path / "rec"),
+        "--", *RECORDS,
+    )  # fmt: skip
+    with RawClient(argv) as client:
+        client.initialize()
+        rows = client.call("get_records", {"n": 40})
+        tools = [t["name"] for t in client.result("tools/list", {})["tools"]]
+        accounts = client.call("get_accounts", {"n": 41})
+        note = client.call("get_note")
+        recovered = client.call(
+            "squeeze_recover", {"response_id": rows["_meta"]["truncation"]["response_id"]}
+        )
+    original = records_server.get_records(40)
+    assert "squeeze_recover" in tools  # offered: policies turn stages on that the defaults leave off
+    assert accounts["content"][0]["text"] == records_server.get_accounts(41)  # not toonified, not capped
+    assert "truncation" not in (accounts.get("_meta") or {}) and _chars(accounts) > 300
+    record = rows["_meta"]["truncation"]
+    assert record["format"] == "toon" and record["report"]["pruned"] is False
+    assert rows["content"][0]["text"].startswith("[40]{") and _chars(rows) < len(original) / 2
+    assert recovered["content"][0]["text"] == original  # the JSON, byte for byte
+    assert note["_meta"]["truncation"]["report"]["pruned"] is True  # 672 chars of prose, capped at 300
+    assert all(len(b["text"]) <= 300 for b in note["content"] if b["type"] == "text")

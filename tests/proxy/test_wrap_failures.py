@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from rawclient import RawClient, cli, demo_server, text
+from rawclient import RawClient, cli, demo_server, text, wait_for
 
 BACKEND_GONE = -32000
 TIMEOUT = -32001
@@ -76,10 +76,19 @@ def test_a_backend_dying_mid_session_fails_pending_and_later_calls_then_exits_no
     assert "mcpsqueeze session summary:" in client.stderr
 
 
+# The demo server, signalling through a file once its imports are done. `--timeout` covers every request,
+# initialize too, and on a loaded machine the imports alone can take longer than the test's short timeout.
+_READY_DEMO = (
+    "import pathlib, sys; import mcp.server.stdio; from mcpsqueeze.demo import server; "
+    "pathlib.Path(sys.argv[1]).touch(); server.main([])"
+)
+
+
 def test_a_hanging_call_times_out_and_the_proxy_keeps_working(tmp_path: Path) -> None:
-    # 4 s, not 1: on a loaded 2-core machine the demo server alone can take over a second to answer
-    # initialize, which the timeout covers too.
-    with RawClient(_wrap(tmp_path, "--timeout", "4", "--", *demo_server())) as client:
+    ready = tmp_path / "backend-ready"
+    argv = _wrap(tmp_path, "--timeout", "4", "--", sys.executable, "-c", _READY_DEMO, str(ready))
+    with RawClient(argv) as client:
+        wait_for(ready.exists, timeout=60, what="the demo server to finish its imports")
         client.initialize()
         started = time.monotonic()
         hung = client.request("tools/call", {"name": "sleep", "arguments": {"seconds": 60}})
@@ -87,7 +96,7 @@ def test_a_hanging_call_times_out_and_the_proxy_keeps_working(tmp_path: Path) ->
         after = client.call("echo", {"text": "still here"})
     assert hung["error"]["code"] == TIMEOUT
     assert "within 4 s" in hung["error"]["message"] and "(sleep)" in hung["error"]["message"]
-    assert waited < 30
+    assert 4 <= waited < 30  # the proxy's deadline, not the tool's 60 s
     assert text(after) == "still here"
 
 

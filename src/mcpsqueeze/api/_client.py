@@ -10,20 +10,24 @@ same names as coroutines.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
 import anyio
+import anyio.abc
 
 from .._errors import BackendError, MCPSqueezeError, RecoveryError, UsageError
-from ..pipeline import text_of
+from ..config import Config, find_config, load_config
+from ..pipeline import Outcome, text_of
 from ..serve._backends import Backend
 from ..serve._config import ServerSpec, ToolFilter, parse_config
-from ..settings import DEFAULT_BUDGET
+from ..settings import DEFAULT_BUDGET, Settings
+from ._codeapi import ClientSessionAPI
 from ._functions import make_function, unique_names
 from ._portal import Portal
 from ._recover_tool import recover_tool_spec
@@ -42,8 +46,44 @@ class ToolError(MCPSqueezeError):
         self.result = result
 
 
-def _specs(servers: dict[str, Any] | str | os.PathLike[str]) -> list[ServerSpec]:
-    if isinstance(servers, dict):
+# The Client's own defaults, where they differ from the CLI's: a library keeps originals in memory.
+_DEFAULTS: dict[str, Any] = {
+    "budget": DEFAULT_BUDGET,
+    "dedup": True,
+    "shrink": True,
+    "recovery": "memory",
+    "cache_entries": 128,
+    "cache_bytes": 64 * MiB,
+    "cache_ttl": 300.0,
+    "retention": None,
+    "truncate_chars": None,
+    "toonify": False,
+    "timeout": None,
+}
+
+
+def _read_config(config: str | os.PathLike[str] | Literal[False] | None) -> Config:
+    """The config file as the CLI finds it (`MCPSQUEEZE_CONFIG`, else the user config dir's file),
+    or the one named; `False`: none."""
+    if config is False:
+        return Config()
+    path, _ = find_config(None if config is None else Path(config))
+    return Config() if path is None else load_config(path)
+
+
+def _settings(config: Config, given: dict[str, Any]) -> Settings:
+    """The Client's defaults, under the config file's `[defaults]` and policies, under the keywords given."""
+    explicit = {k: v for k, v in given.items() if v is not None}
+    base = Settings(target=[], **{**_DEFAULTS, **explicit})
+    settings = config.apply(base, keep=frozenset(explicit))
+    if settings.truncate_chars == 0:  # truncate_chars=0: no per-block cap, whatever the file says
+        settings = dataclasses.replace(settings, truncate_chars=None)
+    return settings
+
+
+def _specs(servers: Mapping[str, Any] | str | os.PathLike[str]) -> list[ServerSpec]:
+    if isinstance(servers, Mapping):
+        servers = dict(servers)
         document = servers if "mcpServers" in servers else {"mcpServers": servers}
         return parse_config(json.dumps(document), "the servers config")
     path = Path(servers)
@@ -62,41 +102,79 @@ class Client:
     """Call the tools of your MCP servers with every result shrunk, deduplicated and recoverable.
 
     `servers` is an `mcpServers` dict (`{"name": {"command", "args", "env", "cwd"} | {"url",
-    "headers"}}`, with or without the outer `"mcpServers"` key) or the path of such a JSON file.
+    "headers"}}`, with or without the outer `"mcpServers"` key) or the path of such a JSON file; when
+    omitted, the config file's `[mcpServers.NAME]` tables.
+
+    `config` is the TOML config file of `wrap` and `serve` (docs/config.md): by default the same one
+    they find (`MCPSQUEEZE_CONFIG`, else `<user config dir>/mcpsqueeze/config.toml` when it exists);
+    `False` reads none. Its `[defaults]` apply where a keyword here is not given (None), and its
+    `[policies."server:tool"]` refine them per tool. Without a file: budget 20000, originals in memory
+    (128 entries / 64 MiB / 5 min). `truncate_chars=0` turns off a per-block cap the file sets.
     """
 
     def __init__(
         self,
-        servers: dict[str, Any] | str | os.PathLike[str],
-        budget: int = DEFAULT_BUDGET,
+        servers: Mapping[str, Any] | str | os.PathLike[str] | None = None,
+        budget: int | None = None,
         *,
-        dedup: bool = True,
-        shrink: bool = True,
-        recovery: Literal["memory", "files", "both"] = "memory",
+        config: str | os.PathLike[str] | Literal[False] | None = None,
+        dedup: bool | None = None,
+        shrink: bool | None = None,
+        recovery: Literal["memory", "files", "both"] | None = None,
         recovery_dir: str | Path | None = None,
-        cache_entries: int = 128,
-        cache_bytes: int = 64 * MiB,
-        cache_ttl: float = 300.0,
+        cache_entries: int | None = None,
+        cache_bytes: int | None = None,
+        cache_ttl: float | None = None,
         timeout: float | None = None,
+        truncate_chars: int | None = None,
+        toonify: bool | None = None,
         include_tools: tuple[str, ...] = (),
         exclude_tools: tuple[str, ...] = (),
     ) -> None:
+        file = _read_config(config)
+        if servers is None:
+            if not file.servers:
+                raise UsageError(
+                    "no servers: give an mcpServers dict or JSON file, or [mcpServers.NAME] tables in the "
+                    f"config file ({file.path or 'none found'})"
+                )
+            servers = file.servers
         specs = _specs(servers)
+        given = {
+            "budget": budget,
+            "dedup": dedup,
+            "shrink": shrink,
+            "recovery": recovery,
+            "recovery_dir": None if recovery_dir is None else Path(recovery_dir),
+            "cache_entries": cache_entries,
+            "cache_bytes": cache_bytes,
+            "cache_ttl": cache_ttl,
+            "timeout": timeout,
+            "truncate_chars": truncate_chars,
+            "toonify": toonify,
+        }
+        settings = self.settings = _settings(file, given)
         self.squeezer = Squeezer(
-            budget,
-            dedup=dedup,
-            shrink=shrink,
-            recovery=recovery,
-            recovery_dir=recovery_dir,
-            cache_entries=cache_entries,
-            cache_bytes=cache_bytes,
-            cache_ttl=cache_ttl,
+            settings.budget,
+            dedup=settings.dedup,
+            shrink=settings.shrink,
+            recovery=settings.recovery,
+            recovery_dir=settings.recovery_dir,
+            cache_entries=settings.cache_entries,
+            cache_bytes=settings.cache_bytes,
+            cache_ttl=settings.cache_ttl,
             recover_tool=RECOVER_TOOL,
+            jobs=settings.jobs,
+            truncate_chars=settings.truncate_chars,
+            toonify=settings.toonify,
+            policies=settings.policies,
         )
         tools = ToolFilter(tuple(include_tools), tuple(exclude_tools))
-        self._backends = {spec.name: Backend(spec, tools, timeout) for spec in specs}
+        self._backends = {spec.name: Backend(spec, tools, settings.timeout) for spec in specs}
         self._portal: Portal | None = None
         self._open = False
+        self._tg: anyio.abc.TaskGroup | None = None
+        self._code_api: ClientSessionAPI | None = None
         # (server, tool, arguments) -> the response id of its last stored original, for full=True
         self._last: OrderedDict[str, str] = OrderedDict()
 
@@ -115,11 +193,14 @@ class Client:
                 self._stop_backends()
                 tg.cancel_scope.cancel()
                 raise
-            self._open = True
+            self._open, self._tg = True, tg
             try:
                 yield
             finally:
-                self._open = False
+                self._open, self._tg = False, None
+                if self._code_api is not None:
+                    self._code_api.close()
+                    self._code_api = None
                 self._stop_backends()
                 tg.cancel_scope.cancel()
 
@@ -214,7 +295,30 @@ class Client:
         )
         return functions
 
+    def write_code_client(self, lang: Literal["python", "typescript"], directory: str | Path) -> list[Path]:
+        """Write Code Mode files for this client's servers into `directory` (docs/code-mode.md): one module
+        per server, one typed function per tool, plus `squeeze_recover`. They call this client's tools
+        through its pipeline over a private Unix socket (0700 directory, 0600 socket) that lives as long
+        as the client. Returns the paths written (awaitable under `async with`)."""
+        return self._run(self._write_code_client, lang, directory)  # type: ignore[no-any-return]
+
     # -- internals -------------------------------------------------------------------------------------
+
+    async def _write_code_client(
+        self, lang: Literal["python", "typescript"], directory: str | Path
+    ) -> list[Path]:
+        from ..codemode import Endpoint, write_code_client
+
+        self._require_open()
+        if self._code_api is None:
+            assert self._tg is not None
+            api = ClientSessionAPI(self)
+            await api.start(self._tg)
+            self._code_api = api
+        assert self._code_api.socket_path is not None
+        endpoint = Endpoint(socket_path=str(self._code_api.socket_path))
+        listings = {name: backend.tools for name, backend in self._backends.items()}
+        return await anyio.to_thread.run_sync(write_code_client, lang, directory, listings, endpoint)
 
     def _run(self, func: Callable[..., Any], *args: Any) -> Any:
         if self._portal is not None:
@@ -226,6 +330,13 @@ class Client:
             raise UsageError("open the client first: `with Client(...) as client:` or `async with`")
 
     async def _call(self, server: str, tool: str, arguments: dict[str, Any], full: bool) -> dict[str, Any]:
+        presented, _ = await self._invoke(server, tool, arguments, full)
+        return presented
+
+    async def _invoke(
+        self, server: str, tool: str, arguments: dict[str, Any], full: bool
+    ) -> tuple[dict[str, Any], Outcome]:
+        """One call through the pipeline, and what the stages did (for the session API's answer)."""
         self._require_open()
         backend = self._backends.get(server)
         if backend is None:
@@ -237,11 +348,12 @@ class Client:
         key = _canonical(server, tool, arguments)
         if full and key in self._last:
             with contextlib.suppress(RecoveryError):
-                return await anyio.to_thread.run_sync(self.squeezer.original, self._last[key])
+                original = await anyio.to_thread.run_sync(self.squeezer.original, self._last[key])
+                return original, Outcome(action="full")
         if backend.status != "up":
             raise BackendError(f"server {server!r} is not connected: {backend.error}")
         result = await backend.call(tool, arguments)
-        presented = await self.squeezer.present(server, tool, arguments, result, full=full)
+        presented, outcome = await self.squeezer.present_outcome(server, tool, arguments, result, full=full)
         meta = presented.get("_meta")
         record = meta.get("truncation") if isinstance(meta, dict) else None
         if isinstance(record, dict) and isinstance(record.get("response_id"), str):
@@ -249,7 +361,7 @@ class Client:
             self._last.move_to_end(key)
             while len(self._last) > _REMEMBERED:
                 self._last.popitem(last=False)
-        return presented
+        return presented, outcome
 
     async def _recover(
         self, response_id: str, pointer: str | None, offset: int | None, length: int | None

@@ -12,10 +12,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .._errors import RecoveryError, UsageError
-from ..pipeline import Call, text_of
+from ..pipeline import Call, Outcome, text_of
+from ..policy import PolicySet
 from ..recovery import recover_call
 from ..services import build_services, new_pipeline
-from ..settings import DEFAULT_BUDGET, MIN_BUDGET, Settings
+from ..settings import DEFAULT_BUDGET, MIN_BUDGET, MIN_TRUNCATE_CHARS, Settings
 
 __all__ = ["RECOVER_TOOL", "Squeezer", "as_result"]
 
@@ -53,7 +54,10 @@ class Squeezer:
 
     Originals are kept in memory only by default (`cache_entries` / `cache_bytes` / `cache_ttl`);
     `recovery="files"` or `"both"` also writes them to `recovery_dir` as the proxy does. Unknown,
-    expired and evicted ids raise `RecoveryError`; recovery never re-runs a tool.
+    expired and evicted ids raise `RecoveryError`; recovery never re-runs a tool. `truncate_chars`
+    also caps each text block (`--truncate-chars`); `toonify` shows JSON results that are not shrunk
+    as TOON (`--toonify`); `policies` (a config file's, `load_config(path).policies`) refine all of
+    these per `server:tool`.
     """
 
     def __init__(
@@ -69,9 +73,16 @@ class Squeezer:
         cache_ttl: float = 300.0,
         recover_tool: str = RECOVER_TOOL,
         jobs: int = 4,
+        truncate_chars: int | None = None,
+        toonify: bool = False,
+        policies: PolicySet | None = None,
     ) -> None:
         if budget < MIN_BUDGET:
             raise UsageError(f"budget must be at least {MIN_BUDGET} characters (got {budget})")
+        if truncate_chars is not None and truncate_chars < MIN_TRUNCATE_CHARS:
+            raise UsageError(
+                f"truncate_chars must be at least {MIN_TRUNCATE_CHARS} characters (got {truncate_chars})"
+            )
         if recovery not in ("memory", "files", "both"):
             raise UsageError('recovery must be "memory", "files" or "both"')
         if cache_entries < 1 or cache_bytes < 1 or cache_ttl <= 0:
@@ -87,6 +98,9 @@ class Squeezer:
             cache_bytes=cache_bytes,
             retention=None,
             jobs=jobs,
+            truncate_chars=truncate_chars,
+            toonify=toonify,
+            policies=policies or PolicySet(),
         )
         if recovery_dir is not None:
             settings.recovery_dir = Path(recovery_dir)
@@ -101,11 +115,17 @@ class Squeezer:
     ) -> dict[str, Any]:
         """The result to show for one call (a dict or an MCP CallToolResult): deduplicated, shrunk, or
         unchanged; a changed result carries `_meta.truncation` with its `response_id`."""
+        presented, _ = await self.present_outcome(server, tool, arguments, result, full=full)
+        return presented
+
+    async def present_outcome(
+        self, server: str, tool: str, arguments: dict[str, Any] | None, result: object, *, full: bool = False
+    ) -> tuple[dict[str, Any], Outcome]:
+        """`present`, and what the stages did (`action`, `response_id`, `original_file`)."""
         self._calls += 1
         call = Call(server=server, tool=tool, arguments=arguments or {}, number=self._calls, full=full)
         raw = result if isinstance(result, dict) else as_result(result)
-        presented, _ = await self._pipeline.present(call, raw)
-        return presented
+        return await self._pipeline.present(call, raw)
 
     def recover_result(
         self,

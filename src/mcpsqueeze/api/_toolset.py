@@ -152,6 +152,8 @@ def shrink_tools(
     cache_entries: int = 128,
     cache_bytes: int = 64 * MiB,
     cache_ttl: float = 300.0,
+    truncate_chars: int | None = None,
+    toonify: bool = False,
 ) -> Toolset:
     """Wrap host-owned tools: each result is deduplicated and shrunk to `budget` characters, and a
     recover tool (`squeeze_recover`, suffixed `_2`, ... on a name collision) brings back originals.
@@ -160,6 +162,8 @@ def shrink_tools(
     input schema from the type hints) and/or dicts `{"name", "description", "input_schema", "handler"}`
     (the handler is called with the arguments as keywords). A handler may return a `str`, a JSON value
     or an MCP CallToolResult. Originals stay in memory (`cache_*` bounds) unless `recovery` says files.
+    `truncate_chars` also caps each text block; `toonify` shows JSON results that are not shrunk as TOON
+    (the original JSON stays recoverable byte for byte).
     """
     host_tools = [_host_tool(t) for t in tools]
     names = [t.name for t in host_tools]
@@ -176,5 +180,7 @@ def shrink_tools(
         cache_bytes=cache_bytes,
         cache_ttl=cache_ttl,
         recover_tool=_free_name(set(names)),
+        truncate_chars=truncate_chars,
+        toonify=toonify,
     )
     return Toolset(host_tools, squeezer, server)

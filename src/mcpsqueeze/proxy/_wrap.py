@@ -72,7 +72,10 @@ async def _relay_stdio(settings: Settings, services: SessionServices) -> int:
 
 
 def _recover(settings: Settings) -> str | None:
-    return "squeeze_recover" if (settings.shrink or settings.dedup or settings.toonify) else None
+    """The recover tool is offered when some stage can change a result: by default or by a policy."""
+    keys = ("shrink", "dedup", "toonify")
+    on = any(getattr(settings, k) or settings.policies.may_enable(k) for k in keys)
+    return "squeeze_recover" if on else None
 
 
 def check_http_bind(settings: Settings) -> None:

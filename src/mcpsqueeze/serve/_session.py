@@ -13,7 +13,7 @@ import stat
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 import anyio.abc
@@ -37,6 +37,9 @@ from ..stats import print_summary
 from ._backends import Backend, BackendTimeout
 from ._config import ServerSpec, ToolFilter
 
+if TYPE_CHECKING:
+    from ..metrics import Metrics
+
 __all__ = ["SHUTDOWN_GRACE", "Listen", "run_serve"]
 
 SHUTDOWN_GRACE = 3  # seconds in-flight calls get after SIGTERM/SIGINT; the SDK then takes up to ~4 s
@@ -52,6 +55,27 @@ class Listen:
     token_file: Path | None = None
 
 
+class SessionAPI(Protocol):
+    """What the API app needs of a session: `serve`'s own, or a `Client`'s (api/_codeapi.py)."""
+
+    @property
+    def backends(self) -> dict[str, Backend]: ...
+    def listing(self) -> dict[str, Any]: ...
+    @property
+    def metrics(self) -> Metrics | None: ...
+    async def call(
+        self, server: str, tool: str, arguments: dict[str, Any], full: bool, principal: str | None = None
+    ) -> tuple[int, Any]: ...
+    def recover(
+        self,
+        response_id: str,
+        pointer: str | None,
+        offset: int | None = None,
+        length: int | None = None,
+        principal: str | None = None,
+    ) -> dict[str, Any]: ...
+
+
 class Session:
     def __init__(self, settings: Settings, specs: list[ServerSpec], tools: ToolFilter) -> None:
         self.settings = settings
@@ -62,6 +86,10 @@ class Session:
         self.tg: anyio.abc.TaskGroup | None = None
         self.named_tenants = False  # the token file names tenants: each gets its own pipeline and store view
         self._callers: dict[str, tuple[SessionServices, Pipeline]] = {}
+
+    @property
+    def metrics(self) -> Metrics | None:
+        return self.services.metrics
 
     def _for(self, principal: str | None) -> tuple[SessionServices, Pipeline]:
         """The store view and pipeline (dedup index) of one caller; the plain ones without a principal."""
@@ -149,7 +177,7 @@ def _err(code: str, message: str) -> dict[str, Any]:
     return {"error": {"code": code, "message": message}}
 
 
-def build_app(session: Session, token: bytes | Tokens | None) -> Any:
+def build_app(session: SessionAPI, token: bytes | Tokens | None) -> Any:
     from starlette.applications import Starlette
     from starlette.requests import Request
     from starlette.responses import JSONResponse, Response
@@ -216,13 +244,13 @@ def build_app(session: Session, token: bytes | Tokens | None) -> Any:
     return app if token is None else bearer_guard(app, token)
 
 
-def _metrics_routes(session: Session) -> list[Any]:
+def _metrics_routes(session: SessionAPI) -> list[Any]:
     """GET /metrics (Prometheus), behind the same token as the rest of the API."""
     from starlette.routing import Route
 
     from ..metrics import metrics_endpoint
 
-    metrics = session.services.metrics
+    metrics = session.metrics
     return [] if metrics is None else [Route("/metrics", metrics_endpoint(metrics))]
 
 

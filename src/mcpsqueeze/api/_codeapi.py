@@ -1,0 +1,134 @@
+"""The session API of a `Client`, for the Code Mode files it writes (`client.write_code_client`).
+
+The generated Python and TypeScript talk to `mcpsqueeze serve`'s API (docs/session-api.md). A Client
+offers the same API — serve's own app (serve/_session.py `build_app`) — backed by the Client's own
+backends and pipeline, on a private Unix socket: a fresh 0700 directory with an unguessable name, a
+0600 socket, no token needed. It runs on the Client's event loop for the Client's lifetime and is
+removed when the Client closes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio.abc
+
+from .._errors import BackendError
+from ..serve._backends import Backend, BackendTimeout
+
+if TYPE_CHECKING:
+    from ._client import Client
+
+__all__ = ["ClientSessionAPI"]
+
+
+def _err(code: str, message: str) -> dict[str, Any]:
+    return {"error": {"code": code, "message": message}}
+
+
+class ClientSessionAPI:
+    """serve's session API over one Client (the `SessionAPI` protocol of serve/_session.py)."""
+
+    def __init__(self, client: Client) -> None:
+        self._client = client
+        self._server: Any = None
+        self.directory: Path | None = None
+        self.socket_path: Path | None = None
+
+    # -- what build_app reads ----------------------------------------------------------------------
+
+    @property
+    def backends(self) -> dict[str, Backend]:
+        return self._client._backends
+
+    def listing(self) -> dict[str, Any]:
+        return {
+            "servers": [
+                {"name": b.name, "status": b.status, "error": b.error, "tools": b.tools}
+                for b in self.backends.values()
+            ],
+            "recovery_dir": str(self._client.squeezer.settings.recovery_dir),
+        }
+
+    metrics = None  # the Client exports no Prometheus metrics
+
+    async def call(
+        self, server: str, tool: str, arguments: dict[str, Any], full: bool, principal: str | None = None
+    ) -> tuple[int, Any]:
+        backend = self.backends.get(server)
+        if backend is None:
+            known = ", ".join(sorted(self.backends)) or "none"
+            return 404, _err("unknown_server", f"no server named {server!r}; this client has: {known}")
+        if not any(t["name"] == tool for t in backend.tools):
+            names = ", ".join(t["name"] for t in backend.tools) or "none"
+            return 404, _err(
+                "unknown_tool", f"server {server!r} has no tool {tool!r}; its tools are: {names}"
+            )
+        try:
+            presented, outcome = await self._client._invoke(server, tool, arguments, full)
+        except BackendTimeout as exc:
+            return 504, _err("timeout", str(exc))
+        except BackendError as exc:
+            return 502, _err("backend", str(exc))
+        return 200, {
+            "result": presented,
+            "action": outcome.action,
+            "response_id": outcome.response_id,
+            "original_response_file": outcome.original_file,
+        }
+
+    def recover(
+        self,
+        response_id: str,
+        pointer: str | None,
+        offset: int | None = None,
+        length: int | None = None,
+        principal: str | None = None,
+    ) -> dict[str, Any]:
+        """The caller's principal is ignored: a Client's private socket has one caller, the Client itself.
+
+        RecoveryError (404 from the app) when the id is unknown, expired or evicted."""
+        return self._client.squeezer.recover_result(response_id, pointer, offset, length)
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+
+    async def start(self, tg: anyio.abc.TaskGroup) -> Path:
+        """Bind the private socket and serve the API from `tg` (the Client's task group)."""
+        import uvicorn
+
+        from ..serve._session import _bind_unix, build_app
+        from ..services import uvicorn_server
+
+        directory = Path(tempfile.mkdtemp(prefix="mcpsqueeze-client-"))  # 0700, unguessable name
+        path = directory / "session.sock"
+        try:
+            sock = _bind_unix(path)  # 0600, listening: a caller's connection queues until uvicorn runs
+        except BaseException:
+            directory.rmdir()
+            raise
+        self.directory, self.socket_path = directory, path
+        config = uvicorn.Config(build_app(self, None), log_level="warning", lifespan="off")
+        self._server = uvicorn_server(config)
+        tg.start_soon(self._serve, sock)
+        return path
+
+    async def _serve(self, sock: Any) -> None:
+        try:
+            await self._server.serve(sockets=[sock])
+        finally:
+            sock.close()
+
+    def close(self) -> None:
+        """Stop serving and remove the socket and its directory."""
+        if self._server is not None:
+            self._server.should_exit = True
+        if self.socket_path is not None:
+            with contextlib.suppress(OSError):
+                self.socket_path.unlink()
+        if self.directory is not None:
+            with contextlib.suppress(OSError):
+                self.directory.rmdir()
+        self.socket_path = self.directory = None
