@@ -515,8 +515,9 @@ def install_commands(directory: Path, servers: tuple[str, ...], lang: str) -> No
 
     try:
         listing: list[dict[str, Any]] = []
-        client = SessionClient.from_environ()
+        client = None  # bash commands for named servers need no session now (they find it at call time)
         if not servers or lang != "bash":
+            client = SessionClient.from_environ()
             status, body = client.request("GET", "/v1/servers")
             if status != 200 or not isinstance(body, dict):
                 raise BackendError(f"the session answered HTTP {status} to /v1/servers")
@@ -528,6 +529,7 @@ def install_commands(directory: Path, servers: tuple[str, ...], lang: str) -> No
         if lang == "bash":
             paths = install(directory, names, sys.executable)
         else:
+            assert client is not None
             paths = _write_code_mode(lang, directory, listing, client.address)
         for path in paths:
             click.echo(path)
