@@ -19,7 +19,7 @@ from ._jsonbytes import dumps
 from .dedup import content_digest, recover_hint, render_pointer
 from .pipeline import Call, Outcome, Result, text_of
 from .recovery import RecoveryStore, Stored, new_response_id
-from .shrink import RecoveryHint, shrink_texts
+from .shrink import RecoveryHint, query_terms, shrink_texts
 
 __all__ = ["DedupStage", "ShrinkStage", "Workers", "original_bytes"]
 
@@ -164,7 +164,9 @@ class ShrinkStage:
         response_id = new_response_id()
         hint = RecoveryHint(response_id, self._store.planned_file(response_id), self._mode, self.recover_tool)
         try:
-            shrunk = await self._workers.run(shrink_texts, texts, self.budget, hint)
+            shrunk = await self._workers.run(
+                shrink_texts, texts, self.budget, hint, query_terms(call.arguments)
+            )
         except ShrinkError as exc:
             outcome.store_failed = f"no preview fits the budget: {exc}"
             return result
@@ -178,7 +180,9 @@ class ShrinkStage:
         if stored.file != hint.file:  # the file store failed but memory holds it: don't name a missing file
             hint = RecoveryHint(response_id, stored.file, self._mode, self.recover_tool)
             try:
-                shrunk = await self._workers.run(shrink_texts, texts, self.budget, hint)
+                shrunk = await self._workers.run(
+                    shrink_texts, texts, self.budget, hint, query_terms(call.arguments)
+                )
             except ShrinkError:
                 shrunk = None
             if shrunk is None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from mcpsqueeze._errors import ShrinkError
@@ -18,6 +19,7 @@ from mcpsqueeze.shrink._notice import (
     render_text_marker,
     truncation_record,
 )
+from mcpsqueeze.shrink._outline import outline
 from mcpsqueeze.shrink._text import head_tail
 
 __all__ = ["Shrunk", "shrink_texts"]
@@ -44,6 +46,7 @@ class _Block:
     value: object  # parsed JSON, or NOT_JSON for text
     sibling: bool  # a JSON object free to take the "truncation" key
     needs_notice: bool  # JSON whose type cannot carry the record
+    first_line: int = 1  # the number of its first line in the original's joined text
 
 
 def _classify(text: str) -> _Block:
@@ -103,6 +106,7 @@ def _shrink_blocks(
     record_room: int,
     hint: RecoveryHint,
     plans: Plans,
+    terms: Sequence[str] = (),
 ) -> _Outcome:
     totals = Condensed(None)
     out = _Outcome([b.text for b in blocks], [], set(), totals, [])
@@ -115,6 +119,12 @@ def _shrink_blocks(
         if len(block.text) <= target:
             continue
         if block.value is NOT_JSON:
+            shaped = outline(block.text, target, hint, first_line=block.first_line, terms=terms)
+            if shaped is not None:
+                out.texts[i] = shaped[0]
+                out.kinds.add("text")
+                out.strategies.append(shaped[1])
+                continue
             cut = head_tail(block.text, target, marker)
             if cut is None or target < _MIN_PREVIEW:
                 raise ShrinkError(
@@ -179,8 +189,13 @@ def _worst_report(original: int, budget: int) -> Report:
     )
 
 
-def shrink_texts(texts: list[str], budget: int, hint: RecoveryHint) -> Shrunk | None:
+def shrink_texts(
+    texts: list[str], budget: int, hint: RecoveryHint, query_terms: Sequence[str] = ()
+) -> Shrunk | None:
     """Shrink ``texts`` so that they and the notice fit ``budget`` characters together.
+
+    Text in a recognised format becomes an outline (``_outline``); ``query_terms`` (from the call's
+    arguments, see ``query_terms``) pick the lines kept first when lines must be left out.
 
     None when they already fit. Otherwise ``sum(map(len, result.texts)) + len(result.notice or "")``
     is at most ``budget``; raises ``ShrinkError`` when no useful preview plus notice fits.
@@ -189,6 +204,10 @@ def shrink_texts(texts: list[str], budget: int, hint: RecoveryHint) -> Shrunk | 
     if original <= budget:
         return None
     blocks = [_classify(t) for t in texts]
+    line = 1
+    for block in blocks:  # line numbers of the texts joined by "\n", as recovery numbers them
+        block.first_line = line
+        line += block.text.count("\n") + 1
     worst = _worst_report(original, budget)
     kinds = {"text" if b.value is NOT_JSON else "json" for b in blocks}
     kind = "mixed" if len(kinds) > 1 else kinds.pop()
@@ -210,7 +229,7 @@ def shrink_texts(texts: list[str], budget: int, hint: RecoveryHint) -> Shrunk | 
             targets = _targets(blocks, lengths, budget - slack, record_room, notice_room, hint)
         if targets is None:
             break
-        outcome = _shrink_blocks(blocks, targets, record_room, hint, plans)
+        outcome = _shrink_blocks(blocks, targets, record_room, hint, plans, query_terms)
         shrunk = _assemble(blocks, outcome, original, hint, compact)
         total = sum(len(t) for t in shrunk.texts) + len(shrunk.notice or "")
         if total <= budget:
