@@ -136,7 +136,8 @@ LANGUAGES: dict[str, _Language] = {
             r"^[ \t]*(?:export[ \t]+)?(?:default[ \t]+)?(?:async[ \t]+)?function\b[ \t*]*\w+"
             r"|^[ \t]*(?:export[ \t]+)?(?:default[ \t]+)?(?:abstract[ \t]+)?class[ \t]+\w+"
             r"|^[ \t]*(?:export[ \t]+)?(?:const|let|var)[ \t]+\w+[ \t]*(?::[^=\n]+)?=[ \t]*(?:async[ \t]+)?"
-            r"(?:\([^)\n]*\)|\w+)[ \t]*(?::[^=\n]+)?=>"
+            r"(?:<[^>\n]*>)?(?:\([^)\n]*\)|\w+)[ \t]*(?::[^=\n]+)?=>"
+            r"|^[ \t]+constructor[ \t]*\("
             r"|^[ \t]*(?:(?:export[ \t]+)?(?:const|let|var)[ \t]+\w+|[\w$]+(?:\.[\w$]+)+)[ \t]*=[ \t]*"
             r"(?:async[ \t]+)?function\b"
             r"|^[ \t]*(?:export[ \t]+)?(?:declare[ \t]+)?(?:interface|type|enum|namespace)[ \t]+\w+"
@@ -196,6 +197,10 @@ def _table(lines: list[str]) -> Format | None:
         return None
     width = len(parsed[0])
     if width < 2 or sum(len(r) == width for r in parsed) < 0.97 * len(parsed):
+        return None
+    if any(len(name) > 40 or len(name.split()) > 3 for name in parsed[0]):
+        return None  # a header names columns; prose with commas does not
+    if len(set(rows)) < 0.5 * len(rows):
         return None
     if any(line.count('"') % 2 for line in rows):
         return None
@@ -294,9 +299,10 @@ def _log(lines: list[str]) -> Format | None:
     if stamped >= 0.6 * min(len(body), _SAMPLE_LINES):
         return Format("log", "log")
     long = [line for line in body if len(line.strip()) >= 12]  # a lone "}" repeats in any code
-    distinct = len({shape(line) for line in long})
-    if len(long) >= 0.5 * len(body) and distinct <= 0.7 * len(long):  # 3 in 10 lines repeat one above
-        return Format("log", "repetitive text")
+    # Without timestamps, only exact repeats count: lines that differ in a number (file_0001.txt,
+    # file_0002.txt) are a listing, and every one of them says something.
+    if len(long) >= 0.5 * len(body) and len(set(long)) <= 0.7 * len(long):  # 3 in 10 repeat one above
+        return Format("repeats", "repetitive text")
     return None
 
 

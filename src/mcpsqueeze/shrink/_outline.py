@@ -53,11 +53,32 @@ def _pack(
     avail = target - header_room
     if avail < 2 * marker_room:
         return None
+    limit, fill_limit = avail, min(avail, soft - header_room)
+    for _attempt in range(4):
+        kept, body, example = _choose(lines, plan, limit, fill_limit, marker_room, first, detail)
+        size = sum(map(len, body))
+        if size <= avail:
+            if not any(kept):
+                return None
+            header = render_outline_header(plan.label, first, last, example or f"{first}-{last}", hint)
+            return header + "\n" + "".join(body)
+        # Later rounds count markers at their real length, which can grow as a fold shrinks (its
+        # indentation, a digit): rare, and then the limits come down by the overshoot.
+        limit -= size - avail + marker_room
+        fill_limit = min(fill_limit, limit)
+    return None
+
+
+def _choose(
+    lines: Sequence[str], plan: Plan, limit: int, fill_limit: int, marker_room: int, first: int, detail: int
+) -> tuple[bytearray, list[str], str]:
+    """The kept lines under ``limit`` (value tiers) and ``fill_limit`` (fill), rendered."""
+    n = len(lines)
     kept = bytearray(n)
     used = marker_room  # nothing kept yet: one marker folds it all
 
     def offer(i: int, limit: int) -> bool:
-        """Keep line ``i`` if it fits under ``limit``; the marker costs are upper bounds."""
+        """Keep line ``i`` if it fits under ``limit``, counting a new marker at its longest."""
         nonlocal used
         if kept[i]:
             return True
@@ -67,9 +88,7 @@ def _pack(
         left = i == 0 or kept[i - 1]
         right = i == n - 1 or kept[i + 1]
         delta = len(line) + (0 if line.endswith("\n") else 1)
-        if left and right:
-            delta -= marker_room  # the one-line fold it sat in disappears
-        elif not left and not right:
+        if not left and not right:
             delta += marker_room  # its fold splits in two
         if used + delta > limit:
             return False
@@ -83,22 +102,17 @@ def _pack(
         before = sum(kept)
         for tier in plan.tiers:
             for i in tier:
-                offer(i, avail)
+                offer(i, limit)
         body, example = _render(lines, kept, plan, first, detail)
         used = sum(map(len, body))
         if sum(kept) == before:
             break
-    fill_limit = min(avail, soft - header_room)
     if plan.fill and used < fill_limit:
         for i in plan.fill:
             if used >= fill_limit or not offer(i, fill_limit):
                 break
         body, example = _render(lines, kept, plan, first, detail)
-    if not any(kept):
-        return None
-    header = render_outline_header(plan.label, first, last, example or f"{first}-{last}", hint)
-    preview = header + "\n" + "".join(body)
-    return preview if len(preview) <= target else None
+    return kept, body, example
 
 
 def _render(

@@ -35,6 +35,7 @@ _SHORT_HEAD = 8  # ... of a config file, a Markdown text
 _SIGNATURE = 6  # continuation lines of a definition whose signature spans lines
 _HUNK_VALUE = 6  # changed lines of each hunk the plan values
 _SAMPLE_ROWS = 20  # rows of a table
+_LOG_HEAD, _LOG_TAIL = 3, 10  # lines of a log shown whatever they repeat
 
 
 @dataclass
@@ -378,7 +379,8 @@ _WARN_RE = re.compile(r"warn", re.IGNORECASE)
 
 def _log(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
     lines = t.lines
-    shapes = [shape(line) for line in lines]
+    alike = fmt.name == "log"  # a log's lines are alike when they differ only in numbers
+    shapes = [shape(line) for line in lines] if alike else list(lines)
     first: dict[str, int] = {}
     for i, s in enumerate(shapes):
         first.setdefault(s, i)
@@ -394,12 +396,18 @@ def _log(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
         if a > 0 and all(shapes[j] == shapes[a - 1] for j in range(a, b)):
             return f"{count} more like the line above"
         if all(first[shapes[j]] < a for j in range(a, b)):
-            return f"{count} like lines shown above"
+            return f"{count} {'like lines' if alike else 'repeats of lines'} shown above"
         return ""
 
+    n = len(lines)
+    ends = [  # the latest lines and the first, each unless it only repeats the line before
+        i
+        for i in [*range(max(0, n - _LOG_TAIL), n), *range(min(n, _LOG_HEAD))]
+        if i == 0 or lines[i] != lines[i - 1]
+    ]
     return Plan(
         fmt.label,
-        [_front(ranked, order), _query_tier(ranked, len(lines))],
+        [_front(ranked, order), _query_tier(ranked, n), ends],
         describe=describe,
         detail=32,
         indent=False,
@@ -448,6 +456,6 @@ def plan_for(fmt: Format | None, lines: Sequence[str], ranked: Sequence[int]) ->
 
 def landmark_lines(fmt: Format | None, lines: Sequence[str]) -> list[int]:
     """Indexes of the landmark lines of ``lines`` (none for tables, logs and unknown text)."""
-    if fmt is None or fmt.name in ("csv", "tsv", "log"):
+    if fmt is None or fmt.name in ("csv", "tsv", "log", "repeats"):
         return []
     return plan_for(fmt, lines, []).landmarks
