@@ -8,11 +8,11 @@ import re
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from outlines import folds, rebuild
 
 from mcpsqueeze._errors import ShrinkError
 from mcpsqueeze.recovery import read_lines, split_lines
 from mcpsqueeze.shrink import RecoveryHint, shrink_texts
-from outlines import folds, rebuild
 
 HINTS = st.sampled_from(
     [
