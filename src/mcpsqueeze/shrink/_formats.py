@@ -19,6 +19,7 @@ from dataclasses import dataclass
 __all__ = ["LANGUAGES", "Format", "detect", "shape"]
 
 _SAMPLE_CHARS = 256 * 1024
+_CODE_SAMPLE = 16 * 1024  # the whole-text regexes of code and Markdown look at this much
 _SAMPLE_LINES = 400  # for the line-by-line tests
 _MAX_LINE = 2000  # a text with longer lines (minified code, base64) is no outline's business
 
@@ -283,12 +284,13 @@ _LOG_LINE_RE = re.compile(
     r"^[\[(]?(?:\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}|\d{2}:\d{2}:\d{2}|[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2}"
     r"|\d{10}(?:\.\d+)?\b|(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|CRITICAL|FATAL|PANIC)\b)"
 )
-_SHAPE_RE = re.compile(r"0x[0-9a-fA-F]+|[0-9a-fA-F]{8,}|\d+")
+_DIGITS = str.maketrans("0123456789", "##########")
 
 
-def shape(line: str) -> str:
-    """A line with its numbers and hex ids masked: log lines that differ only there are alike."""
-    return _SHAPE_RE.sub("#", line.rstrip("\r\n"))
+def shape(text: str) -> str:
+    """``text`` with every digit masked: log lines that differ only in their numbers (of the same
+    widths: timestamps, most ids) are alike. A translation, not a regex: C speed on 50 MB logs."""
+    return text.translate(_DIGITS)
 
 
 def _log(lines: list[str]) -> Format | None:
@@ -325,10 +327,10 @@ def detect(text: str, lines: list[str]) -> Format | None:
     head = [line for line in sample_lines[:_SAMPLE_LINES] if line.strip()]
     if len(head) >= 5 and sum(bool(_ONELINE_RE.match(line)) for line in head) >= 0.95 * len(head):
         return Format("oneline", "git log")
-    found = _table(lines) or _code(sample) or _config(lines)
+    found = _table(lines) or _code(sample[:_CODE_SAMPLE]) or _config(lines)
     if found is not None:
         return found
-    found = _markdown(sample, lines)
+    found = _markdown(sample[:_CODE_SAMPLE], lines)
     if found is not None:
         return found
     return _log(lines)

@@ -98,15 +98,14 @@ def _choose(
 
     body: list[str] = []
     example = ""
+    offers = [i for tier in plan.tiers for i in tier]
     for _round in range(3):  # markers are shorter than their bound: offer the room they left
-        before = sum(kept)
-        for tier in plan.tiers:
-            for i in tier:
-                offer(i, limit)
+        refused = [i for i in offers if not offer(i, limit)]
         body, example = _render(lines, kept, plan, first, detail)
         used = sum(map(len, body))
-        if sum(kept) == before:
+        if len(refused) == len(offers):
             break
+        offers = refused
     if plan.fill and used < fill_limit:
         for i in plan.fill:
             if used >= fill_limit or not offer(i, fill_limit):
@@ -126,12 +125,13 @@ def _render(
     i = 0
     while i < n:
         if kept[i]:
-            body.append(lines[i])
-            i += 1
+            j = kept.find(0, i)
+            j = n if j < 0 else j
+            body.extend(lines[i:j])
+            i = j
             continue
-        j = i
-        while j < n and not kept[j]:
-            j += 1
+        j = kept.find(1, i)
+        j = n if j < 0 else j
         marker = render_fold_marker(first + i, first + j - 1, plan.describe(i, j)[:detail])
         marker = (_fold_indent(lines, i, j) if plan.indent else "") + marker + ("\n" if j < n else "")
         if j - i <= 3 and sum(len(lines[k]) for k in range(i, j)) <= len(marker):

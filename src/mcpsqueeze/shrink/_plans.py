@@ -14,6 +14,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from itertools import accumulate
 
 from mcpsqueeze.shrink._formats import (
     COMMIT_RE,
@@ -60,11 +61,7 @@ class _Text:
     def __init__(self, lines: Sequence[str]) -> None:
         self.lines = lines
         self.text = "".join(lines)
-        self.starts: list[int] = []
-        position = 0
-        for line in lines:
-            self.starts.append(position)
-            position += len(line)
+        self.starts = list(accumulate(map(len, lines), initial=0))
 
     def matching(self, pattern: re.Pattern[str]) -> list[int]:
         """Indexes of the lines where ``pattern`` (multi-line, anchored at ``^``) matches."""
@@ -214,11 +211,8 @@ def _diff(fmt: Format, t: _Text, ranked: Sequence[int]) -> tuple[Plan, bytearray
     commits, details = _commits(lines, t)  # git show, git log -p
     landmarks = sorted([*files, *hunks, *commits])
     priority = [*commits, *files, *hunks]  # the file list first when not every header fits
-    value = [h[k] for k in range(_HUNK_VALUE) for h in changed if k < len(h)]
-    rest = [
-        h[k] for k in range(_HUNK_VALUE, max(map(len, changed), default=0)) for h in changed if k < len(h)
-    ]
-    rest += [c[k] for k in range(max(map(len, unchanged), default=0)) for c in unchanged if k < len(c)]
+    value = _round_robin([h[:_HUNK_VALUE] for h in changed])
+    rest = _round_robin([h[_HUNK_VALUE:] for h in changed]) + _round_robin(unchanged)
     index = t.matching(re.compile(r"^index [0-9a-f]+\.\.[0-9a-f]+", re.M))
     plan = Plan(
         fmt.label,
@@ -228,6 +222,12 @@ def _diff(fmt: Format, t: _Text, ranked: Sequence[int]) -> tuple[Plan, bytearray
         indent=False,
     )
     return plan, kinds
+
+
+def _round_robin(groups: list[list[int]]) -> list[int]:
+    """The first of each group, then the second of each, and so on (sorted, not a loop over the
+    longest group times the number of groups: one hunk of a new file can have 20,000 lines)."""
+    return [i for _, _, i in sorted((k, g, i) for g, group in enumerate(groups) for k, i in enumerate(group))]
 
 
 def _describe_diff(kinds: bytearray) -> Callable[[int, int], str]:
@@ -321,27 +321,29 @@ def _config(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
 
 
 # ------------------------------------------------------------------------------------- prose, tables
+_MARKDOWN_LINE_RE = re.compile(r"^(?:[ \t]*(?:```|~~~)|#{1,6}[ \t]+\S|(?:=+|-{2,})[ \t]*$)", re.M)
+
+
 def _markdown(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
     lines = t.lines
     n = len(lines)
     headings: list[int] = []
     fence: str | None = None
-    for i, line in enumerate(lines):
+    for i in t.matching(_MARKDOWN_LINE_RE):  # fence, heading and underline lines, found in one scan
+        line = lines[i]
         stripped = line.lstrip()
         if stripped.startswith(("```", "~~~")):
             mark = stripped[:3]
             fence = None if fence == mark else (fence or mark)
+        elif fence is not None:
             continue
-        if fence is not None:
-            continue
-        if HEADING_RE.match(line):
+        elif HEADING_RE.match(line):
             headings.append(i)
         elif (
             i > 0
-            and re.match(r"^(?:=+|-{2,})[ \t]*$", line)
             and lines[i - 1].strip()
-            and not lines[i - 1].startswith((" ", "-", "*"))
-            and (i - 1) not in headings
+            and not lines[i - 1].startswith((" ", "-", "*", "#"))
+            and (not headings or headings[-1] != i - 1)
         ):
             headings.extend((i - 1, i))
     paragraphs = [j for h in headings for j in _first_nonblank_after(lines, h)]
@@ -380,7 +382,10 @@ _WARN_RE = re.compile(r"warn", re.IGNORECASE)
 def _log(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
     lines = t.lines
     alike = fmt.name == "log"  # a log's lines are alike when they differ only in numbers
-    shapes = [shape(line) for line in lines] if alike else list(lines)
+    if alike:  # one substitution over the whole text: a number never spans lines
+        shapes = shape(t.text).split("\n")[: len(lines)]
+    else:
+        shapes = list(lines)
     first: dict[str, int] = {}
     for i, s in enumerate(shapes):
         first.setdefault(s, i)
