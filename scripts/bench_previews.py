@@ -103,9 +103,8 @@ def _preview(text: str, budget: int, outlines: bool) -> str | None:
 def coverage(verbose: bool) -> None:
     corpus = list(inputs())
     print(f"{len(corpus)} inputs, {sum(map(len, (t for _, t in corpus))) / 1e6:.1f} MB")
-    print(
-        f"{'budget':>7} {'shrunk':>6} {'landmarks':>9} {'before':>8} {'after':>8} {'chars before':>13} {'after':>9}"
-    )
+    head = f"{'budget':>7} {'shrunk':>6} {'landmarks':>9} {'before':>8} {'after':>8}"
+    print(f"{head} {'chars before':>13} {'after':>9}")
     for budget in BUDGETS:
         totals = {"marks": 0, True: 0, False: 0, "chars_True": 0, "chars_False": 0, "shrunk": 0}
         for name, text in corpus:
@@ -159,8 +158,8 @@ def speed() -> None:
     print(f"\n{'1 MB of':<20} {'head+tail ms':>13} {'outline ms':>11} {'strategy':<24}")
     for name, text in big.items():
         mb = len(text) / (1 << 20)
-        before = _timed(lambda: _preview(text, 20000, outlines=False)) / mb
-        after = _timed(lambda: _preview(text, 20000, outlines=True)) / mb
+        before = _timed(lambda text=text: _preview(text, 20000, outlines=False)) / mb
+        after = _timed(lambda text=text: _preview(text, 20000, outlines=True)) / mb
         result = shrink_texts([text], 20000, HINT)
         strategy = result.report.strategy if result else "-"
         print(f"{name:<20} {before * 1000:>13.1f} {after * 1000:>11.1f} {strategy:<24}")

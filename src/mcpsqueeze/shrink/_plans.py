@@ -170,7 +170,9 @@ def _diff(fmt: Format, t: _Text, ranked: Sequence[int]) -> tuple[Plan, bytearray
     lines = t.lines
     n = len(lines)
     kinds = bytearray(n)  # 0 other, 1 unchanged, 2 added, 3 removed
-    files: list[int] = []
+    files: list[int] = []  # diff --git lines, or ---/+++ where there is none (mcp-server-git's git_show)
+    headers: list[int] = []  # the other file header lines
+    named = False
     hunks: list[int] = []
     changed: list[list[int]] = []  # per hunk
     unchanged: list[list[int]] = []
@@ -179,11 +181,15 @@ def _diff(fmt: Format, t: _Text, ranked: Sequence[int]) -> tuple[Plan, bytearray
         line = lines[i]
         match = HUNK_RE.match(line)
         if match is None:
-            if _FILE_HEADER_RE.match(line):
+            if line.startswith(("diff --git ", "diff --cc ")):
                 files.append(i)
+                named = True  # its ---/+++ lines repeat the paths: details, not landmarks
+            elif _FILE_HEADER_RE.match(line):
+                (headers if named else files).append(i)
             i += 1
             continue
         hunks.append(i)
+        named = False
         old = 1 if match.group(2) is None else int(match.group(2))
         new = 1 if match.group(4) is None else int(match.group(4))
         mine: list[int] = []
@@ -216,7 +222,7 @@ def _diff(fmt: Format, t: _Text, ranked: Sequence[int]) -> tuple[Plan, bytearray
     index = t.matching(re.compile(r"^index [0-9a-f]+\.\.[0-9a-f]+", re.M))
     plan = Plan(
         fmt.label,
-        [_front(ranked, priority), _query_tier(ranked, n), [0, *details], value, index],
+        [_front(ranked, priority), _query_tier(ranked, n), [0, *details], headers, value, index],
         fill=rest,
         landmarks=landmarks,
         indent=False,
@@ -382,10 +388,8 @@ _WARN_RE = re.compile(r"warn", re.IGNORECASE)
 def _log(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
     lines = t.lines
     alike = fmt.name == "log"  # a log's lines are alike when they differ only in numbers
-    if alike:  # one substitution over the whole text: a number never spans lines
-        shapes = shape(t.text).split("\n")[: len(lines)]
-    else:
-        shapes = list(lines)
+    # One translation of the whole text (a digit never spans lines), then split like the lines.
+    shapes = shape(t.text).split("\n")[: len(lines)] if alike else list(lines)
     first: dict[str, int] = {}
     for i, s in enumerate(shapes):
         first.setdefault(s, i)
