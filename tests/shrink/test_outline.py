@@ -175,3 +175,9 @@ def test_summary_says_lines_were_folded(hint: RecoveryHint) -> None:
     message = result.truncation["message"]
     assert isinstance(message, str)
     assert "lines folded" in message and "middle of long text" not in message
+
+
+def test_a_document_that_quotes_a_diff_is_not_a_diff() -> None:
+    quoted = "# Notes\n\nThe fix was:\n\n```diff\n" + _text("mcp_git_diff.txt").split("\n", 1)[1] + "```\n"
+    found = detect(quoted, split_lines(quoted))
+    assert found is None or found.name != "diff"

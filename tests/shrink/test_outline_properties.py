@@ -31,13 +31,13 @@ ANY_LINE = st.text(st.characters(codec="utf-8", exclude_characters="\n"), max_si
 @st.composite
 def python_source(draw: st.DrawFn) -> str:
     out = [f'"""{draw(WORDS)}"""\n', "\n", "import os\n", "from typing import Any\n", "\n"]
-    for _ in range(draw(st.integers(8, 40))):
+    for _ in range(draw(st.integers(8, 30))):
         indent = "    " * draw(st.integers(0, 2))
         keyword = draw(st.sampled_from(["def", "async def", "class"]))
         out.append(f"{indent}{keyword} {draw(NAME)}(self, x: Any) -> None:\n" if keyword != "class" else "")
         if keyword == "class":
             out.append(f"{indent}class {draw(NAME)}(object):\n")
-        body = draw(st.lists(ANY_LINE, min_size=1, max_size=12))
+        body = draw(st.lists(ANY_LINE, min_size=1, max_size=8))
         out.extend(f"{indent}    x = {line}\n" for line in body)
         out.append(draw(st.sampled_from(["\n", ""])))
     return "".join(out) + draw(st.sampled_from(["", "tail_without_newline = 1"]))
@@ -141,7 +141,7 @@ def test_outlines_fit_and_rebuild_the_original_exactly(text: str, budget: int, h
     _check([text], budget, hint)
 
 
-@SETTINGS
+@settings(SETTINGS, max_examples=12)
 @given(FORMATTED, FORMATTED, BUDGETS, HINTS)
 def test_outlines_of_several_blocks_number_lines_in_the_joined_text(
     first: str, second: str, budget: int, hint: RecoveryHint

@@ -70,6 +70,18 @@ def _diff_ok(lines: list[str]) -> bool:
     return hunks > 0
 
 
+def _diff_start(lines: list[str]) -> bool:
+    """The text is a diff from its start (not a document quoting one): its first line is a diff or
+    commit header, or one line ending in ':' (mcp-server-git's "Diff with HEAD~3:") comes before one."""
+    heads = [line for line in lines[:3] if line.strip()]
+    for k, line in enumerate(heads[:2]):
+        if line.startswith(("diff --git ", "diff --cc ", "--- ")) or COMMIT_RE.match(line):
+            return True
+        if k > 0 or not line.rstrip().endswith(":"):
+            return False
+    return False
+
+
 # ----------------------------------------------------------------------------------------------- code
 @dataclass(frozen=True)
 class _Language:
@@ -316,7 +328,7 @@ def detect(text: str, lines: list[str]) -> Format | None:
     if len(lines) < 3 or any(len(line) > _MAX_LINE for line in sample_lines):
         return None
     if _HUNK_M_RE.search(sample) and (_DIFF_GIT_RE.search(sample) or _FILE_PAIR_RE.search(sample)):
-        if _diff_ok(sample_lines):
+        if _diff_start(sample_lines) and _diff_ok(sample_lines):
             return Format("diff", "unified diff")
         return None
     first = _COMMIT_M_RE.search(sample)
