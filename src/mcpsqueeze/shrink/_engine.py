@@ -19,7 +19,7 @@ from mcpsqueeze.shrink._notice import (
     render_text_marker,
     truncation_record,
 )
-from mcpsqueeze.shrink._outline import outline
+from mcpsqueeze.shrink._outline import SOFT_CHARS, outline
 from mcpsqueeze.shrink._text import head_tail
 
 __all__ = ["Shrunk", "shrink_texts"]
@@ -107,6 +107,7 @@ def _shrink_blocks(
     hint: RecoveryHint,
     plans: Plans,
     terms: Sequence[str] = (),
+    soft: int = SOFT_CHARS,
 ) -> _Outcome:
     totals = Condensed(None)
     out = _Outcome([b.text for b in blocks], [], set(), totals, [])
@@ -119,7 +120,7 @@ def _shrink_blocks(
         if len(block.text) <= target:
             continue
         if block.value is NOT_JSON:
-            shaped = outline(block.text, target, hint, first_line=block.first_line, terms=terms)
+            shaped = outline(block.text, target, hint, first_line=block.first_line, terms=terms, soft=soft)
             if shaped is not None:
                 out.texts[i] = shaped[0]
                 out.kinds.add("text")
@@ -229,7 +230,8 @@ def shrink_texts(
             targets = _targets(blocks, lengths, budget - slack, record_room, notice_room, hint)
         if targets is None:
             break
-        outcome = _shrink_blocks(blocks, targets, record_room, hint, plans, query_terms)
+        soft = max(SOFT_CHARS, budget // 5)  # a raised budget raises the size by value too
+        outcome = _shrink_blocks(blocks, targets, record_room, hint, plans, query_terms, soft)
         shrunk = _assemble(blocks, outcome, original, hint, compact)
         total = sum(len(t) for t in shrunk.texts) + len(shrunk.notice or "")
         if total <= budget:

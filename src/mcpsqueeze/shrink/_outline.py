@@ -5,7 +5,8 @@ names its exact line range.
 head and tail), asks the plan which lines matter, and packs them:
 
 - the plan's value tiers go in while they fit the budget (the hard maximum);
-- its fill lines go in only while the preview stays under ``soft`` characters (the size by value):
+- its fill lines go in only while the preview stays under ``soft`` characters (the size by value;
+  the engine passes ``SOFT_CHARS``, or a fifth of a budget raised above 20,000):
   once the outline shows the text's structure, more body text mostly costs the agent tokens it did
   not ask for, and any folded range is one exact call away (docs/previews.md says why 4000).
 
