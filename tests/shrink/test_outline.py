@@ -181,3 +181,17 @@ def test_a_document_that_quotes_a_diff_is_not_a_diff() -> None:
     quoted = "# Notes\n\nThe fix was:\n\n```diff\n" + _text("mcp_git_diff.txt").split("\n", 1)[1] + "```\n"
     found = detect(quoted, split_lines(quoted))
     assert found is None or found.name != "diff"
+
+
+def test_query_terms_come_from_what_to_look_for_not_where() -> None:
+    from mcpsqueeze.shrink import query_terms
+
+    arguments = {"repo_path": "/work/big-repo", "pattern": "parse_line", "path": "src/x.py", "max_count": 5}
+    assert query_terms(arguments) == ("parse_line", "src")
+    assert query_terms({"query": "read-text file", "nested": {"q": ["Needle"]}}) == (
+        "read-text",
+        "read",
+        "text",
+        "file",
+        "needle",
+    )

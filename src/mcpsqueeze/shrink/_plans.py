@@ -84,8 +84,8 @@ def _front(ranked: Sequence[int], chosen: Sequence[int]) -> list[int]:
 
 
 def _query_tier(ranked: Sequence[int], n: int) -> list[int]:
-    """The matching lines, then one line of context on each side of each."""
-    around = [j for i in ranked for j in (i - 1, i + 1) if 0 <= j < n]
+    """The matching lines, then one line of context on each side of the best ten."""
+    around = [j for i in ranked[:10] for j in (i - 1, i + 1) if 0 <= j < n]
     return list(ranked) + around
 
 

@@ -22,12 +22,18 @@ _K1 = 1.2
 _B = 0.75
 
 
+#: Arguments that name where to work (a repository, a root directory), not what to look for: their
+#: words are in every path of a diff or listing and would only crowd out the real matches.
+_PLACE_RE = re.compile(r"repo|root|cwd|workdir|workspace|base_?dir|directory", re.IGNORECASE)
+
+
 def _strings(value: object, depth: int = 0) -> Iterable[str]:
     if isinstance(value, str):
         yield value
     elif depth < 3 and isinstance(value, Mapping):
-        for item in value.values():
-            yield from _strings(item, depth + 1)
+        for key, item in value.items():
+            if not (isinstance(key, str) and _PLACE_RE.search(key)):
+                yield from _strings(item, depth + 1)
     elif depth < 3 and isinstance(value, list | tuple):
         for item in value:
             yield from _strings(item, depth + 1)
@@ -35,7 +41,8 @@ def _strings(value: object, depth: int = 0) -> Iterable[str]:
 
 def query_terms(arguments: Mapping[str, object] | None) -> tuple[str, ...]:
     """The search terms in a call's arguments: words of 3+ characters from its short strings,
-    lower-cased, first occurrence first (so the order, and the ranking, is deterministic)."""
+    lower-cased, first occurrence first (so the order, and the ranking, is deterministic). Arguments
+    named for a place to work in (``repo_path``, ``root``, ``directory``) are left out."""
     if not arguments:
         return ()
     seen: dict[str, None] = {}
