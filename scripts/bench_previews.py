@@ -28,7 +28,17 @@ from mcpsqueeze.shrink import RecoveryHint, landmarks, shrink_texts  # noqa: E40
 
 HINT = RecoveryHint("0123456789abcdef0123456789abcdef", str(Path.home() / "rec" / "x.json"), "mcp")
 BUDGETS = (20000, 8000, 4000)
-_OUTLINE = engine.outline
+_OUTLINER = engine.Outliner
+
+
+class _NoOutline:
+    """Stands in for the engine's Outliner: every text keeps its head and tail, as before outlines."""
+
+    def __init__(self, *args: object) -> None:
+        pass
+
+    def pack(self, *args: object, **kwargs: object) -> None:
+        return None
 
 
 def _git(*args: str) -> str:
@@ -92,11 +102,11 @@ def inputs() -> Iterator[tuple[str, str]]:
 
 
 def _preview(text: str, budget: int, outlines: bool) -> str | None:
-    engine.outline = _OUTLINE if outlines else (lambda *a, **k: None)
+    engine.Outliner = _OUTLINER if outlines else _NoOutline  # type: ignore[misc]
     try:
         result = shrink_texts([text], budget, HINT)
     finally:
-        engine.outline = _OUTLINE
+        engine.Outliner = _OUTLINER  # type: ignore[misc]
     return None if result is None else result.texts[0]
 
 

@@ -19,7 +19,7 @@ from mcpsqueeze.shrink._notice import (
     render_text_marker,
     truncation_record,
 )
-from mcpsqueeze.shrink._outline import SOFT_CHARS, outline
+from mcpsqueeze.shrink._outline import SOFT_CHARS, Outliner
 from mcpsqueeze.shrink._text import head_tail
 
 __all__ = ["Shrunk", "shrink_texts"]
@@ -47,6 +47,7 @@ class _Block:
     sibling: bool  # a JSON object free to take the "truncation" key
     needs_notice: bool  # JSON whose type cannot carry the record
     first_line: int = 1  # the number of its first line in the original's joined text
+    outliner: Outliner | None = None  # its format and plan, worked out on the first attempt
 
 
 def _classify(text: str) -> _Block:
@@ -120,7 +121,9 @@ def _shrink_blocks(
         if len(block.text) <= target:
             continue
         if block.value is NOT_JSON:
-            shaped = outline(block.text, target, hint, first_line=block.first_line, terms=terms, soft=soft)
+            if block.outliner is None:
+                block.outliner = Outliner(block.text, terms)
+            shaped = block.outliner.pack(target, hint, first_line=block.first_line, soft=soft)
             if shaped is not None:
                 out.texts[i] = shaped[0]
                 out.kinds.add("text")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import csv
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 __all__ = ["LANGUAGES", "Format", "detect", "shape"]
@@ -229,24 +230,50 @@ REQUIREMENT_RE = re.compile(r"^[A-Za-z0-9][\w.\-]*(?:\[[^\]\n]*\])?[ \t]*(?:===?
 GOSUM_RE = re.compile(r"^\S+ v\S+ h1:\S+=$")
 
 
+def _few_fail(lines: list[str], ok: Callable[[str], object], share: float) -> bool:
+    """At most ``share`` of ``lines`` fail ``ok``; stops at the first failure too many (prose fails
+    a config test within a few lines, and these tests run on every text result)."""
+    allowed = int(share * len(lines))
+    for line in lines:
+        if not ok(line):
+            allowed -= 1
+            if allowed < 0:
+                return False
+    return True
+
+
+def _requirement(line: str) -> bool:
+    return bool(REQUIREMENT_RE.match(line) or GOSUM_RE.match(line))
+
+
+def _toml_line(line: str) -> bool:
+    return bool(SECTION_RE.match(line) or _KEY_RE.match(line) or _CONT_RE.match(line))
+
+
+def _yaml_line(line: str) -> bool:
+    return bool(YAML_KEY_RE.match(line) or _YAML_OTHER_RE.match(line))
+
+
 def _config(lines: list[str]) -> Format | None:
     body = [
         line for line in lines[:_SAMPLE_LINES] if line.strip() and not line.lstrip().startswith(("#", ";"))
     ]
     if len(body) < 3:
         return None
-    if sum(bool(REQUIREMENT_RE.match(line) or GOSUM_RE.match(line)) for line in body) >= 0.9 * len(body):
+    if _few_fail(body, _requirement, 0.1):
         return Format("requirements", "requirements/lock list")
     if lines[0].startswith("# yarn lockfile") or (
         sum(line.startswith('  version "') for line in body) >= 2
         and sum(bool(line[:1].strip()) and line.rstrip().endswith(":") for line in body) >= 2
     ):
         return Format("yarn", "yarn lock file")
-    sections = sum(bool(SECTION_RE.match(line)) for line in body)
-    keys = sum(bool(_KEY_RE.match(line)) for line in body)
-    other = sum(not (SECTION_RE.match(line) or _KEY_RE.match(line) or _CONT_RE.match(line)) for line in body)
-    if sections >= 1 and keys >= 2 and other <= 0.03 * len(body) and sections + keys >= 0.3 * len(body):
-        return Format("toml", "TOML/INI file")
+    if _few_fail(body, _toml_line, 0.03):
+        sections = sum(bool(SECTION_RE.match(line)) for line in body)
+        keys = sum(bool(_KEY_RE.match(line)) for line in body)
+        if sections >= 1 and keys >= 2 and sections + keys >= 0.3 * len(body):
+            return Format("toml", "TOML/INI file")
+    if not _few_fail(body, _yaml_line, 0.03):
+        return None
     yaml_keys = [YAML_KEY_RE.match(line) for line in body]
     nested = any(
         m is not None
@@ -255,8 +282,7 @@ def _config(lines: list[str]) -> Format | None:
         and _indent(body[i + 1]) > len(m.group(1))
         for i, (m, line) in enumerate(zip(yaml_keys, body, strict=True))
     )
-    bad = sum(m is None and not _YAML_OTHER_RE.match(line) for m, line in zip(yaml_keys, body, strict=True))
-    if nested and sum(m is not None for m in yaml_keys) >= 3 and bad <= 0.03 * len(body):
+    if nested and sum(m is not None for m in yaml_keys) >= 3:
         return Format("yaml", "YAML file")
     return None
 

@@ -25,7 +25,7 @@ from mcpsqueeze.shrink._notice import RecoveryHint, render_fold_marker, render_o
 from mcpsqueeze.shrink._plans import Plan, landmark_lines, plan_for
 from mcpsqueeze.shrink._rank import rank_lines
 
-__all__ = ["SOFT_CHARS", "landmarks", "outline"]
+__all__ = ["SOFT_CHARS", "Outliner", "landmarks", "outline"]
 
 #: The size by value: fill lines stop here (the budget stays the hard maximum for landmarks).
 SOFT_CHARS = 4000
@@ -152,6 +152,32 @@ def _strategy(fmt: Format | None) -> str:
     return "text:outline-" + (fmt.language or fmt.name)
 
 
+class Outliner:
+    """One text's lines, format and plan, worked out once: the engine may pack the same text at a
+    few targets while it fits the blocks of a result and their record together."""
+
+    def __init__(self, text: str, terms: Sequence[str] = ()) -> None:
+        self.lines = split_lines(text)
+        self.format: Format | None = None
+        self.plan: Plan | None = None
+        if len(self.lines) < 3:
+            return
+        self.format = detect(text, self.lines)
+        ranked = rank_lines(self.lines, terms) if terms else []
+        if self.format is not None or ranked:
+            self.plan = plan_for(self.format, self.lines, ranked)
+
+    def pack(
+        self, target: int, hint: RecoveryHint, *, first_line: int = 1, soft: int = SOFT_CHARS
+    ) -> tuple[str, str] | None:
+        """(the outline in at most ``target`` characters, its strategy name), or None when the
+        format is unsure (and no line matched the terms) or no outline fits."""
+        if self.plan is None:
+            return None
+        preview = _pack(self.lines, self.plan, target, max(soft, 0), hint, first_line)
+        return None if preview is None else (preview, _strategy(self.format))
+
+
 def outline(
     text: str,
     target: int,
@@ -166,15 +192,7 @@ def outline(
 
     ``first_line`` is the number of the text's first line in the original (a later text block of a
     result starts further down); ``terms`` are the call's query terms, whose lines are kept first."""
-    lines = split_lines(text)
-    if len(lines) < 3:
-        return None
-    fmt = detect(text, lines)
-    ranked = rank_lines(lines, terms) if terms else []
-    if fmt is None and not ranked:
-        return None
-    preview = _pack(lines, plan_for(fmt, lines, ranked), target, max(soft, 0), hint, first_line)
-    return None if preview is None else (preview, _strategy(fmt))
+    return Outliner(text, terms).pack(target, hint, first_line=first_line, soft=soft)
 
 
 def landmarks(text: str) -> list[str]:
