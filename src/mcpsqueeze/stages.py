@@ -9,7 +9,7 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
@@ -20,7 +20,7 @@ from ._jsonbytes import dumps, loads
 from .dedup import content_digest, recover_hint, render_pointer
 from .pipeline import Call, Outcome, Result, text_of
 from .recovery import RecoveryStore, Stored, new_response_id
-from .shrink import RecoveryHint, Shrunk, shrink_texts
+from .shrink import RecoveryHint, Shrunk, query_terms, shrink_texts
 
 __all__ = ["DedupStage", "ShrinkStage", "ToonStage", "Workers", "original_bytes"]
 
@@ -190,8 +190,10 @@ class ShrinkStage:
         self.recover_tool = recover_tool
         self.block_limit = block_limit  # --truncate-chars: a cap on each text block as well
 
-    def _shrink(self, texts: list[str], budget: int, hint: RecoveryHint, limit: int | None) -> Shrunk | None:
-        return shrink_texts(texts, budget, hint, block_limit=limit)
+    def _shrink(
+        self, texts: list[str], budget: int, hint: RecoveryHint, limit: int | None, terms: Sequence[str]
+    ) -> Shrunk | None:
+        return shrink_texts(texts, budget, hint, terms, block_limit=limit)
 
     async def __call__(self, call: Call, result: Result, outcome: Outcome) -> Result:
         if outcome.action == "dedup" or (call.policy is not None and not call.policy.shrink):
@@ -213,7 +215,9 @@ class ShrinkStage:
         response_id = new_response_id()
         hint = RecoveryHint(response_id, self._store.planned_file(response_id), self._mode, self.recover_tool)
         try:
-            shrunk = await self._workers.run(self._shrink, texts, budget, hint, limit)
+            shrunk = await self._workers.run(
+                self._shrink, texts, budget, hint, limit, query_terms(call.arguments)
+            )
         except ShrinkError as exc:
             outcome.store_failed = f"no preview fits the budget: {exc}"
             return result
@@ -227,7 +231,9 @@ class ShrinkStage:
         if stored.file != hint.file:  # the file store failed but memory holds it: don't name a missing file
             hint = RecoveryHint(response_id, stored.file, self._mode, self.recover_tool)
             try:
-                shrunk = await self._workers.run(self._shrink, texts, budget, hint, limit)
+                shrunk = await self._workers.run(
+                    self._shrink, texts, budget, hint, limit, query_terms(call.arguments)
+                )
             except ShrinkError:
                 shrunk = None
             if shrunk is None:

@@ -279,3 +279,19 @@ def test_the_runtime_dir_platformdirs_picks_here_is_among_the_candidates() -> No
         warnings.simplefilter("ignore")
         runtime = platformdirs.PlatformDirs("mcpsqueeze", ensure_exists=False).user_runtime_dir
     assert os.path.join(runtime, "session.sock") in default_socket_candidates(os.environ)
+
+
+def test_recover_lines_prints_exactly_the_lines_a_fold_marker_names(rec_dir: Path, tmp_path: Path) -> None:
+    rid = "a1" * 16
+    original = {"content": [{"type": "text", "text": "one\ntwo\nthree"}, {"type": "text", "text": "four\n"}]}
+    (rec_dir / f"mcpsqueeze-{rid}.json").write_text(json.dumps(original))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MCPSQUEEZE_")}
+    env |= {"MCPSQUEEZE_RECOVERY_DIR": str(rec_dir), "MCPSQUEEZE_SOCKET": str(tmp_path / "none.sock")}
+    middle = mcpsq(env, "recover", rid, "--lines", "2-4")
+    tail = mcpsq(env, "recover", rid, "--lines=4-")
+    past = mcpsq(env, "recover", rid, "--lines", "9-10")
+    both = mcpsq(env, "recover", rid, "--lines", "1", "--pointer", "/a")
+    assert (middle.returncode, middle.stdout) == (0, "two\nthree\nfour\n")  # blocks joined by a newline
+    assert (tail.returncode, tail.stdout) == (0, "four\n")
+    assert past.returncode == 2 and "has 4 line(s)" in past.stderr
+    assert both.returncode == 2 and "not both" in both.stderr

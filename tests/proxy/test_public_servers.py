@@ -88,4 +88,4 @@ def test_server_filesystem_results_sent_twice_keep_structured_content_intact(tmp
     assert tools == expected_tools
     assert got["structuredContent"] == expected["structuredContent"]  # never modified
     assert len(text(got)) <= 20_000 < len(text(expected))
-    assert "[...truncated" in text(got)
+    assert "[lines 2-6000 folded: the line above 5999 more times]" in text(got)  # repeats collapse

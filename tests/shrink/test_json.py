@@ -208,7 +208,10 @@ def test_objects_with_many_keys_drop_and_name_some(hint: RecoveryHint) -> None:
 def test_several_blocks_share_the_budget_and_small_ones_stay_whole(hint: RecoveryHint) -> None:
     small = '{"status": "ok"}'
     big_json = json.dumps({"rows": _records(1000)})
-    big_text = "line of text\n" * 3000
+    big_text = "".join(
+        f"line {i} of text {i * 7919 % 104729:x}{chr(97 + i % 26)}{chr(97 + i // 26 % 26)}\n"
+        for i in range(3000)
+    )
     result = shrink_texts([small, big_json, big_text], 10000, hint)
     assert result is not None
     assert result.texts[0] == small

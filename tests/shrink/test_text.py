@@ -12,8 +12,15 @@ from mcpsqueeze.shrink import RecoveryHint, render_text_marker, shrink_texts
 MARKER = re.compile(r"\[\.\.\.truncated (\d+) characters; recover with [^\]]*\]")
 
 
+WORDS = ("amber", "basil", "cedar", "delta", "ember", "fjord", "grove", "heron", "indigo", "juniper", "kelp")
+
+
 def _lines(n: int) -> str:
-    return "".join(f"line {i:05d} some words here\n" for i in range(n))
+    """Lines of no known format, none repeating another (repeats would make it a log)."""
+    return "".join(
+        f"line {i:05d} {WORDS[i % 7]} {WORDS[i % 11]} {WORDS[i % 5]} {WORDS[(i // 77) % 11]} here\n"
+        for i in range(n)
+    )
 
 
 def test_text_under_budget_is_left_alone(hint: RecoveryHint) -> None:

@@ -47,12 +47,13 @@ EXIT_BACKEND = 4
 
 _HELP_WORDS = ("-h", "--help", "help")
 _RECOVER_USAGE = (
-    "Usage: {p}recover ID|PATH [--pointer POINTER] [--raw]\n"
+    "Usage: {p}recover ID|PATH [--pointer POINTER | --lines 120-180] [--raw]\n"
     "\n"
     "Print the original of a shrunk or deduplicated result from the recovery directory: its text\n"
     "(the text blocks joined); with --pointer, the one JSON value the RFC 6901 pointer names inside\n"
     "it (a string as is, anything else as JSON; the notice names one that exists, e.g. /0 or\n"
-    "/issues/0); with --raw, the stored result as JSON.\n"
+    "/issues/0); with --lines, exactly the lines a preview's [lines A-B folded] marker names; with\n"
+    "--raw, the stored result as JSON.\n"
     "ID is the 32-hex response id from the notice; PATH is mcpsqueeze-ID.json inside the recovery\n"
     "directory. Anything outside that directory, symlinks and other odd files are refused (exit 2).\n"
 )
@@ -96,14 +97,15 @@ class CallPlan:
 
 
 class RecoverPlan:
-    """``recover ID|PATH [--pointer P] [--raw]``."""
+    """``recover ID|PATH [--pointer P | --lines A-B] [--raw]``."""
 
-    __slots__ = ("pointer", "raw", "ref")
+    __slots__ = ("lines", "pointer", "raw", "ref")
 
-    def __init__(self, ref: str, pointer: str | None, raw: bool) -> None:
+    def __init__(self, ref: str, pointer: str | None, raw: bool, lines: str | None = None) -> None:
         self.ref = ref
         self.pointer = pointer
         self.raw = raw
+        self.lines = lines
 
 
 def _line(text: str) -> str:
@@ -127,12 +129,23 @@ def plan_recover(argv: list[str], prefix: str = "mcpsq ") -> RecoverPlan | Outco
     see = f"see `{prefix}recover --help`"
     ref: str | None = None
     pointer: str | None = None
+    lines: str | None = None
     raw = False
     i = 0
     while i < len(words):
         word = words[i]
         if word == "--raw":
             raw = True
+        elif word == "--lines" or word.startswith("--lines="):
+            if lines is not None:
+                return _usage(f"{prefix}recover: --lines given twice; pass one range; {see}")
+            if "=" in word:
+                lines = word.split("=", 1)[1]
+            elif i + 1 < len(words):
+                i += 1
+                lines = words[i]
+            else:
+                return _usage(f"{prefix}recover: --lines needs a line range like 120-180; {see}")
         elif word == "--pointer" or word.startswith("--pointer="):
             if pointer is not None:
                 return _usage(f"{prefix}recover: --pointer given twice; pass one pointer; {see}")
@@ -155,7 +168,9 @@ def plan_recover(argv: list[str], prefix: str = "mcpsq ") -> RecoverPlan | Outco
             f"{prefix}recover: missing the response id (32 hex characters from the shrink notice) or the "
             f"recovery file path; {see}"
         )
-    return RecoverPlan(ref, pointer, raw)
+    if lines is not None and pointer is not None:
+        return _usage(f"{prefix}recover: give --pointer or --lines, not both; {see}")
+    return RecoverPlan(ref, pointer, raw, lines)
 
 
 def _close(word: str, candidates: list[str]) -> str:
@@ -418,6 +433,8 @@ def run_recover(
         return _usage(f"{prog}: {request.ref!r} does not hold a tool result; pass a response id instead.")
     if request.raw and request.pointer is None:
         return Outcome(stdout=_line(data.decode("utf-8", "replace")))
+    if request.lines is not None:
+        return _recover_lines(original, request.lines, prog)
     text, _notes = _text_and_notes(original)
     if request.pointer is None:
         return Outcome(stdout=_line(text) if text else "")
@@ -436,3 +453,21 @@ def run_recover(
         return _usage(f"{prog}: {exc}")
     shown = node if isinstance(node, str) else json.dumps(node, ensure_ascii=False, indent=1)
     return Outcome(stdout=_line(shown))
+
+
+def _recover_lines(original: dict[str, object], spec: str, prog: str) -> Outcome:
+    """The lines ``spec`` names, numbered as the engine numbers them: over the text blocks joined
+    by newlines (what the preview showed), printed exactly (no newline added)."""
+    from mcpsqueeze.recovery._lines import read_lines
+
+    content = original.get("content")
+    texts = [
+        block["text"]
+        for block in (content if isinstance(content, list) else [])
+        if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)
+    ]
+    try:
+        chosen, _first, _last, _total = read_lines("\n".join(texts), spec)
+    except UsageError as exc:
+        return _usage(f"{prog}: {exc}")
+    return Outcome(stdout=chosen)

@@ -54,8 +54,9 @@ def recover_tool_definition(name: str) -> dict[str, Any]:
             "Return the complete original of a tool result that mcpsqueeze shrank or deduplicated. "
             "Give the response_id from the truncation notice. For a large original, read one part: "
             "'pointer' is an RFC 6901 JSON pointer into the original JSON (e.g. /issues/17), and "
-            "'offset'/'length' select a window of characters of the original (or of the pointed part). "
-            "Never re-runs the tool."
+            "'offset'/'length' select a window of characters of the original (or of the pointed part), "
+            "and 'lines' a range of its lines, e.g. \"120-180\" (as a preview's [lines A-B folded] markers "
+            "name them). Never re-runs the tool."
         ),
         "inputSchema": {
             "type": "object",
@@ -64,6 +65,7 @@ def recover_tool_definition(name: str) -> dict[str, Any]:
                 "pointer": {"type": "string", "description": "RFC 6901 JSON pointer, e.g. /issues/17"},
                 "offset": {"type": "integer", "minimum": 0, "description": "first character of the window"},
                 "length": {"type": "integer", "minimum": 1, "description": "characters in the window"},
+                "lines": {"type": "string", "description": "a line range of the original, e.g. 120-180"},
             },
             "required": ["response_id"],
             "additionalProperties": False,

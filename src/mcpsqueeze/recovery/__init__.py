@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from ._clean import CleanReport, clean_directory, parse_duration, parse_keep, parse_size
 from ._files import FileStore, ensure_private_dir
 from ._ids import RESPONSE_ID_RE, new_response_id
+from ._lines import parse_line_range, read_lines, split_lines
 from ._memory import MemoryCache
 from ._pointer import read_window, resolve_pointer
 from ._scoped import open_recovery_file
@@ -33,11 +34,14 @@ __all__ = [
     "open_recovery_file",
     "parse_duration",
     "parse_keep",
+    "parse_line_range",
     "parse_size",
+    "read_lines",
     "read_window",
     "recover_call",
     "recover_result",
     "resolve_pointer",
+    "split_lines",
 ]
 
 _LAZY = {"RecoveryStore", "Stored", "recover_call", "recover_result"}

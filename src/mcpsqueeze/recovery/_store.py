@@ -15,6 +15,7 @@ from .._errors import RecoveryError, UsageError
 from .._jsonbytes import loads
 from ._files import FileStore
 from ._ids import RESPONSE_ID_RE
+from ._lines import read_lines
 from ._memory import MemoryCache
 from ._pointer import read_window, resolve_pointer
 
@@ -153,16 +154,23 @@ def _original_text(original: dict[str, Any]) -> str:
 
 
 def recover_result(
-    original_bytes: bytes, pointer: str | None = None, offset: int | None = None, length: int | None = None
+    original_bytes: bytes,
+    pointer: str | None = None,
+    offset: int | None = None,
+    length: int | None = None,
+    lines: str | None = None,
 ) -> dict[str, Any]:
-    """The CallToolResult that `squeeze_recover` returns: the original, one JSON node, or a text window."""
+    """The CallToolResult that `squeeze_recover` returns: the original, one JSON node, a text window,
+    or a range of lines (numbered as the preview's fold markers number them)."""
+    if lines is not None and (offset is not None or length is not None):
+        raise UsageError("give either lines or offset/length, not both")
     try:
         original = loads(original_bytes) if original_bytes else {}
     except (ValueError, RecursionError) as exc:
         raise RecoveryError(
             f"the stored original is not valid JSON ({exc}); it may have been altered"
         ) from exc
-    if pointer is None and offset is None and length is None:
+    if pointer is None and offset is None and length is None and lines is None:
         return {"content": original.get("content", []), "isError": False}
     text = _original_text(original)
     if pointer is not None:
@@ -177,6 +185,13 @@ def recover_result(
             document = original["structuredContent"]
         node = resolve_pointer(document, pointer)
         text = node if isinstance(node, str) else json.dumps(node, ensure_ascii=False, indent=1)
+    if lines is not None:
+        chosen, first, last, total_lines = read_lines(text, lines)
+        return {
+            "content": [{"type": "text", "text": chosen}],
+            "isError": False,
+            "_meta": {"mcpsqueeze/lines": {"first": first, "last": last, "total_lines": total_lines}},
+        }
     window, total = read_window(text, offset or 0, length)
     start = offset or 0
     # The window is the exact text (so windows concatenate back to the original); its place is in _meta.
@@ -207,4 +222,7 @@ def recover_call(store: RecoveryStore | None, arguments: object) -> dict[str, An
     for name, value in (("offset", offset), ("length", length)):
         if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
             raise UsageError(f"{name} must be a non-negative integer")
-    return recover_result(store.load(response_id), pointer, offset, length)
+    lines = arguments.get("lines")
+    if lines is not None and not isinstance(lines, str):
+        raise UsageError("lines must be a string such as 120-180")
+    return recover_result(store.load(response_id), pointer, offset, length, lines)

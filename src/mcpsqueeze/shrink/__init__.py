@@ -8,11 +8,15 @@ from __future__ import annotations
 
 from mcpsqueeze.shrink._engine import Shrunk, shrink_texts
 from mcpsqueeze.shrink._notice import RecoveryHint, Report, render_message, render_text_marker
+from mcpsqueeze.shrink._outline import landmarks
+from mcpsqueeze.shrink._rank import query_terms
 
 __all__ = [
     "RecoveryHint",
     "Report",
     "Shrunk",
+    "landmarks",
+    "query_terms",
     "render_message",
     "render_text_marker",
     "shrink_texts",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from mcpsqueeze._errors import ShrinkError
@@ -19,6 +20,7 @@ from mcpsqueeze.shrink._notice import (
     render_text_marker,
     truncation_record,
 )
+from mcpsqueeze.shrink._outline import SOFT_CHARS, Outliner
 from mcpsqueeze.shrink._text import head_tail
 
 __all__ = ["Shrunk", "shrink_texts"]
@@ -45,6 +47,8 @@ class _Block:
     value: object  # parsed JSON, or NOT_JSON for text
     sibling: bool  # a JSON object free to take the "truncation" key
     needs_notice: bool  # JSON whose type cannot carry the record
+    first_line: int = 1  # the number of its first line in the original's joined text
+    outliner: Outliner | None = None  # its format and plan, worked out on the first attempt
 
 
 def _classify(text: str) -> _Block:
@@ -104,6 +108,8 @@ def _shrink_blocks(
     record_room: int,
     hint: RecoveryHint,
     plans: Plans,
+    terms: Sequence[str] = (),
+    soft: int = SOFT_CHARS,
 ) -> _Outcome:
     totals = Condensed(None)
     out = _Outcome([b.text for b in blocks], [], set(), totals, [])
@@ -116,6 +122,14 @@ def _shrink_blocks(
         if len(block.text) <= target:
             continue
         if block.value is NOT_JSON:
+            if block.outliner is None:
+                block.outliner = Outliner(block.text, terms)
+            shaped = block.outliner.pack(target, hint, first_line=block.first_line, soft=soft)
+            if shaped is not None:
+                out.texts[i] = shaped[0]
+                out.kinds.add("text")
+                out.strategies.append(shaped[1])
+                continue
             cut = head_tail(block.text, target, marker)
             if cut is None or target < _MIN_PREVIEW:
                 raise ShrinkError(
@@ -181,10 +195,17 @@ def _worst_report(original: int, budget: int) -> Report:
 
 
 def shrink_texts(
-    texts: list[str], budget: int, hint: RecoveryHint, *, block_limit: int | None = None
+    texts: list[str],
+    budget: int,
+    hint: RecoveryHint,
+    query_terms: Sequence[str] = (),
+    *,
+    block_limit: int | None = None,
 ) -> Shrunk | None:
     """Shrink ``texts`` so that they and the notice fit ``budget`` characters together.
 
+    Text in a recognised format becomes an outline (``_outline``); ``query_terms`` (from the call's
+    arguments, see ``query_terms``) pick the lines kept first when lines must be left out.
     ``block_limit`` (``--truncate-chars``) also caps each text block on its own, its in-block record or
     marker included; the stricter of the two applies to each block. None when everything already
     fits. Otherwise ``sum(map(len, result.texts)) + len(result.notice or "")`` is at most ``budget``
@@ -198,6 +219,10 @@ def shrink_texts(
     # Recovery reads a pointer inside the text blocks joined: one JSON block is one document.
     single = blocks[0].value if len(blocks) == 1 and blocks[0].value is not NOT_JSON else None
     hint = replace(hint, pointer=example_pointer(single) if single is not None else None)
+    line = 1
+    for block in blocks:  # line numbers of the texts joined by "\n", as recovery numbers them
+        block.first_line = line
+        line += block.text.count("\n") + 1
     worst = _worst_report(original, budget)
     kinds = {"text" if b.value is NOT_JSON else "json" for b in blocks}
     kind = "mixed" if len(kinds) > 1 else kinds.pop()
@@ -220,7 +245,8 @@ def shrink_texts(
             targets = _targets(blocks, lengths, budget - slack, record_room, notice_room, hint, block_limit)
         if targets is None:
             break
-        outcome = _shrink_blocks(blocks, targets, record_room, hint, plans)
+        soft = max(SOFT_CHARS, budget // 5)  # a raised budget raises the size by value too
+        outcome = _shrink_blocks(blocks, targets, record_room, hint, plans, query_terms, soft)
         shrunk = _assemble(blocks, outcome, original, hint, compact)
         total = sum(len(t) for t in shrunk.texts) + len(shrunk.notice or "")
         if total <= budget:

@@ -110,7 +110,10 @@ def _what_was_cut(report: Report, kind: str) -> str:
     if report.strings_truncated:
         parts.append(_plural(report.strings_truncated, "long string", "long strings") + " cut short")
     if kind in ("text", "mixed"):
-        parts.append("the middle of long text cut out")
+        if "text:outline" in report.strategy:  # outlines fold lines; their markers name the ranges
+            parts.append("lines folded")
+        if "text:outline" not in report.strategy or "text:head-tail" in report.strategy:
+            parts.append("the middle of long text cut out")
     if not parts:
         return "only whitespace removed"
     if len(parts) > 1:
@@ -190,3 +193,26 @@ def truncation_record(
         record["original_response_file"] = hint.file
     record["report"] = report.as_dict(compact=compact)
     return record
+
+
+def _lines_call(hint: RecoveryHint, example: str) -> str:
+    if hint.mode == "mcp":
+        arguments = {"response_id": hint.response_id, "lines": example}
+        return f"{hint.recover_tool} " + json.dumps(arguments, separators=(",", ":"))
+    return f"mcpsq recover {hint.response_id} --lines {example}"
+
+
+def render_outline_header(label: str, first: int, last: int, example: str, hint: RecoveryHint) -> str:
+    """The first line of an outline preview: what the text is, that folded lines are marked with
+    their exact line range, and the exact call that reads one range back (``example``)."""
+    span = f"{last - first + 1} lines" if first == 1 else f"lines {first}-{last}"
+    return (
+        f"[mcpsqueeze] Outline of {span} ({label}); each [lines A-B folded] marker stands for exactly those "
+        f"lines. Read them: {_lines_call(hint, example)}"
+    )
+
+
+def render_fold_marker(first: int, last: int, detail: str = "") -> str:
+    """The marker for the original's lines ``first``..``last`` (1-based, inclusive) left out."""
+    span = f"line {first}" if first == last else f"lines {first}-{last}"
+    return f"[{span} folded: {detail}]" if detail else f"[{span} folded]"

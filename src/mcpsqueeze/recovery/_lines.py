@@ -1,0 +1,67 @@
+"""Lines of an original's text, numbered exactly as the preview's fold markers name them.
+
+One definition shared by the condense engine (which writes ``[lines 120-180 folded]``) and every
+door that reads lines back (``squeeze_recover`` ``lines``, ``mcpsq recover --lines``), so a range a
+marker names always comes back as exactly those lines. Pure and stdlib-only: the shim imports it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from mcpsqueeze._errors import UsageError
+
+__all__ = ["parse_line_range", "read_lines", "split_lines"]
+
+_RANGE_RE = re.compile(r"[ \t]*([0-9]+)[ \t]*(?:(-)[ \t]*([0-9]*)[ \t]*)?\Z")
+
+
+def split_lines(text: str) -> list[str]:
+    """The lines of ``text``, each with its ``\\n`` (the last without one when the text has none).
+
+    Only ``\\n`` ends a line (a ``\\r`` stays part of its line), so ``"".join(split_lines(t)) == t``
+    and line N is ``split_lines(t)[N - 1]``; a text ending in ``\\n`` has no empty last line."""
+    parts = text.split("\n")
+    lines = [part + "\n" for part in parts[:-1]]
+    if parts[-1]:
+        lines.append(parts[-1])
+    return lines
+
+
+def parse_line_range(spec: str) -> tuple[int, int | None]:
+    """``"120-180"`` -> (120, 180); ``"120"`` -> (120, 120); ``"120-"`` -> (120, None: to the end).
+
+    Lines count from 1; a range that ends before it starts is a usage error."""
+    match = _RANGE_RE.match(spec)
+    if match is None:
+        raise UsageError(
+            f"lines {spec!r} must be a line range such as '120-180' (or '120' for one line, "
+            "'120-' to the end); lines count from 1."
+        )
+    start = int(match.group(1))
+    end: int | None = start
+    if match.group(2):
+        end = int(match.group(3)) if match.group(3) else None
+    if start < 1:
+        raise UsageError(f"lines {spec!r}: lines count from 1, so start at 1 or later.")
+    if end is not None and end < start:
+        raise UsageError(f"lines {spec!r} ends before it starts; write the smaller number first.")
+    return start, end
+
+
+def read_lines(text: str, spec: str) -> tuple[str, int, int, int]:
+    """The exact text of the lines ``spec`` names, with (first, last, total lines).
+
+    Each line keeps its ``\\n``, so the ranges of a preview's markers and its shown lines join back
+    into the original. A range running past the end stops at the last line (``last`` says where); a
+    start past the end is a usage error that names the number of lines."""
+    start, end = parse_line_range(spec)
+    lines = split_lines(text)
+    total = len(lines)
+    if start > total:
+        raise UsageError(
+            f"lines {spec!r} start past the end of the text, which has {total} line(s); "
+            f"ask for lines 1-{total} or fewer."
+        )
+    last = total if end is None else min(end, total)
+    return "".join(lines[start - 1 : last]), start, last, total

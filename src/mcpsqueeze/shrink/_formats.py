@@ -1,0 +1,378 @@
+"""Strict detection of what a text result is: source code, a diff, a git log, a config or lock
+file, Markdown, CSV/TSV or a log.
+
+Strict because a wrong guess costs more than no guess: an outline of prose that was taken for
+code hides what matters, while the head-and-tail fallback is merely ordinary. Each test asks for
+several independent signs, looks at a bounded sample (detection stays cheap on 50 MB), and
+anything unsure is ``None``. The texts are what servers really send: mcp-server-git prefixes its
+diffs ("Diff with HEAD~3:") and logs ("Commit history:") with one line, and writes commits as
+``Commit: <sha>`` / ``Message: ...``; its ``git_show`` has ``---``/``+++`` file headers without
+``diff --git``; server-filesystem returns a file's raw text.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+__all__ = ["LANGUAGES", "Format", "detect", "shape"]
+
+_SAMPLE_CHARS = 256 * 1024
+_CODE_LINE = 90  # code's lines are shorter than this on average
+_CODE_SAMPLE = 16 * 1024  # the whole-text regexes of code and Markdown look at this much
+_SAMPLE_LINES = 400  # for the line-by-line tests
+_MAX_LINE = 2000  # a text with longer lines (minified code, base64) is no outline's business
+
+
+@dataclass(frozen=True)
+class Format:
+    """``name`` picks the plan; ``label`` is what the preview's header calls the text."""
+
+    name: str
+    label: str
+    language: str = ""
+
+
+# ----------------------------------------------------------------------------------------- diffs, logs
+HUNK_RE = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+_DIFF_GIT_RE = re.compile(r"^diff --git \S", re.M)
+_FILE_PAIR_RE = re.compile(r"^--- \S.*\n\+\+\+ \S", re.M)
+_HUNK_M_RE = re.compile(r"^@@ -\d+(?:,\d+)? \+\d+(?:,\d+)? @@", re.M)
+#: ``git log`` / ``git show`` ("commit <sha>") and mcp-server-git's git_log ("Commit: <sha>").
+COMMIT_RE = re.compile(r"^(?:commit [0-9a-f]{7,64}(?: \(.*\))?|Commit: [0-9a-f]{40})[ \t]*$")
+_COMMIT_M_RE = re.compile(r"^(?:commit [0-9a-f]{7,64}(?: \(.*\))?|Commit: [0-9a-f]{40})[ \t]*\n", re.M)
+_AFTER_COMMIT_RE = re.compile(r"^(?:Author|Merge|Date|AuthorDate|Commit|CommitDate): ", re.M)
+_ONELINE_RE = re.compile(r"^(?:[*|\\/ ]+ )?[0-9a-f]{7,40} \S")
+
+
+def _diff_ok(lines: list[str]) -> bool:
+    """Every hunk in the sample parses: its counted lines all carry a diff prefix."""
+    i, hunks = 0, 0
+    while i < len(lines):
+        match = HUNK_RE.match(lines[i])
+        i += 1
+        if match is None:
+            continue
+        hunks += 1
+        old = 1 if match.group(2) is None else int(match.group(2))
+        new = 1 if match.group(4) is None else int(match.group(4))
+        while (old > 0 or new > 0) and i < len(lines):
+            head = lines[i][:1]
+            if head in (" ", "", "\n"):
+                old, new = old - 1, new - 1
+            elif head == "-":
+                old -= 1
+            elif head == "+":
+                new -= 1
+            elif head != "\\":
+                return False
+            i += 1
+    return hunks > 0
+
+
+def _diff_start(lines: list[str]) -> bool:
+    """The text is a diff from its start (not a document quoting one): its first line is a diff or
+    commit header, or one line ending in ':' (mcp-server-git's "Diff with HEAD~3:") comes before one."""
+    heads = [line for line in lines[:3] if line.strip()]
+    for k, line in enumerate(heads[:2]):
+        if line.startswith(("diff --git ", "diff --cc ", "--- ")) or COMMIT_RE.match(line):
+            return True
+        if k > 0 or not line.rstrip().endswith(":"):
+            return False
+    return False
+
+
+# ----------------------------------------------------------------------------------------------- code
+@dataclass(frozen=True)
+class _Language:
+    name: str
+    label: str
+    definition: re.Pattern[str]
+    signs: re.Pattern[str]  # lines that only this language (family) writes
+    min_signs: int
+
+
+_M = re.M
+LANGUAGES: dict[str, _Language] = {
+    "python": _Language(
+        "python",
+        "Python source",
+        re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+\w+[ \t]*[(\[]|^[ \t]*class[ \t]+\w+[ \t]*[(:\[]", _M),
+        re.compile(
+            r"^(?:from[ \t]+[\w.]+[ \t]+import[ \t]|import[ \t]+[\w.]+[ \t]*$|if __name__ == "
+            r"|[ \t]*@\w[\w.]*)"
+            r"|^[ \t]*(?:elif|except|self\.|raise|yield)\b|^[ \t]*(?:if|for|while|with|else|try)\b.*:[ \t]*$",
+            _M,
+        ),
+        3,
+    ),
+    "rust": _Language(
+        "rust",
+        "Rust source",
+        re.compile(
+            r"^[ \t]*(?:pub(?:\([^)\n]*\))?[ \t]+)?"
+            r"(?:(?:async|const|unsafe|extern(?:[ \t]+\"[^\"\n]*\")?)[ \t]+)*"
+            r"fn[ \t]+\w+|^[ \t]*(?:pub(?:\([^)\n]*\))?[ \t]+)?(?:struct|enum|trait|union|mod)[ \t]+\w+"
+            r"|^[ \t]*(?:unsafe[ \t]+)?impl\b|^[ \t]*macro_rules![ \t]*\w+",
+            _M,
+        ),
+        re.compile(
+            r"^[ \t]*(?:use[ \t]+[\w:{}, *]+;|let[ \t]+(?:mut[ \t]+)?\w+|#\[\w|//[/!] )|->[ \t]*[\w&(<]", _M
+        ),
+        2,
+    ),
+    "go": _Language(
+        "go",
+        "Go source",
+        re.compile(r"^func[ \t]|^type[ \t]+\w+[ \t]+(?:struct|interface|func)\b|^type[ \t]+\w+[ \t]+\w", _M),
+        re.compile(r"^package[ \t]+\w+[ \t]*$|^import[ \t]+(?:\(|\")|:=", _M),
+        2,
+    ),
+    "java": _Language(
+        "java",
+        "Java source",
+        re.compile(
+            r"^[ \t]*(?:(?:public|protected|private|static|final|abstract|sealed|non-sealed|strictfp)[ \t]+)*"
+            r"(?:class|interface|enum|record|@interface)[ \t]+\w+"
+            r"|^[ \t]*(?:(?:public|protected|private|static|final|abstract|synchronized|native|default"
+            r"|strictfp)[ \t]+)+"
+            r"(?:<[^>\n]+>[ \t]+)?(?:[\w<>\[\],.?]+[ \t]+)?\w+[ \t]*\(",
+            _M,
+        ),
+        re.compile(r"^(?:package[ \t]+[\w.]+;|import[ \t]+(?:static[ \t]+)?[\w.*]+;)|^[ \t]*@Override\b", _M),
+        1,
+    ),
+    "js": _Language(
+        "js",
+        "JavaScript/TypeScript source",
+        re.compile(
+            r"^[ \t]*(?:export[ \t]+)?(?:default[ \t]+)?(?:async[ \t]+)?function\b[ \t*]*\w+"
+            r"|^[ \t]*(?:export[ \t]+)?(?:default[ \t]+)?(?:abstract[ \t]+)?class[ \t]+\w+"
+            r"|^[ \t]*(?:export[ \t]+)?(?:const|let|var)[ \t]+\w+[ \t]*(?::[^=\n]+)?=[ \t]*(?:async[ \t]+)?"
+            r"(?:<[^>\n]*>)?(?:\([^)\n]*\)|\w+)[ \t]*(?::[^=\n]+)?=>"
+            r"|^[ \t]+constructor[ \t]*\("
+            r"|^[ \t]*(?:(?:export[ \t]+)?(?:const|let|var)[ \t]+\w+|[\w$]+(?:\.[\w$]+)+)[ \t]*=[ \t]*"
+            r"(?:async[ \t]+)?function\b"
+            r"|^[ \t]*(?:export[ \t]+)?(?:declare[ \t]+)?(?:interface|type|enum|namespace)[ \t]+\w+"
+            r"|^[ \t]+(?:(?:public|private|protected|static|async|readonly|override|abstract|get|set)[ \t]+)*"
+            r"(?!(?:if|for|while|switch|catch|return|function|else|do|try|with)\b)#?\w+[ \t]*(?:<[^>\n]*>)?"
+            r"\([^)\n]*\)[ \t]*(?::[^{\n]+)?\{[ \t]*$",
+            _M,
+        ),
+        re.compile(
+            r"^[ \t]*(?:import[ \t].*from[ \t]+['\"]|import[ \t]+['\"]|export[ \t]"
+            r"|(?:const|let|var)[ \t]+\w+[ \t]*=)"
+            r"|require\(['\"]|=>|;[ \t]*$|module\.exports|['\"]use strict['\"]",
+            _M,
+        ),
+        3,
+    ),
+}
+_FENCED_RE = re.compile(r"^[ \t]*(```|~~~).*?^[ \t]*\1[ \t]*$", re.M | re.S)
+
+
+def _code(sample: str) -> Format | None:
+    """The language whose definitions and own signs both show, clearly ahead of the others."""
+    body = [line for line in sample.split("\n", 400)[:400] if line.strip()]
+    if not body or sum(map(len, body)) > _CODE_LINE * len(body):
+        return None  # paragraphs, not code: skip the costly patterns
+    outside = _FENCED_RE.sub("", sample)  # code blocks of a Markdown text are not the text
+    scored: list[tuple[int, str]] = []
+    for language in LANGUAGES.values():
+        definitions = len(language.definition.findall(outside))
+        signs = len(language.signs.findall(outside))
+        if definitions >= 2 and signs >= language.min_signs:
+            scored.append((definitions + signs, language.name))
+    if not scored:
+        return None
+    scored.sort(reverse=True)
+    if len(scored) > 1 and scored[1][0] * 4 > scored[0][0] * 3:
+        # Two languages nearly tied: a JavaScript file that Java's patterns also read, say.
+        pair = {scored[0][1], scored[1][1]}
+        if pair != {"js", "java"}:
+            return None
+    language = LANGUAGES[scored[0][1]]
+    return Format("code", language.label, language.name)
+
+
+# ------------------------------------------------------------------------------------- tables, config
+def _table(lines: list[str]) -> Format | None:
+    """CSV or TSV: a header of 2+ fields and rows with the same field count, one row per line."""
+    if len(lines) < 6:
+        return None
+    head = lines[0]
+    delimiter = "\t" if head.count("\t") >= 1 and head.count("\t") >= head.count(",") else ","
+    if head.count(delimiter) < 1:
+        return None
+    rows = [line.rstrip("\r\n") for line in lines[:_SAMPLE_LINES] if line.strip()]
+    try:
+        parsed = list(csv.reader(rows, delimiter=delimiter, strict=True))
+    except csv.Error:
+        return None
+    if len(parsed) != len(rows):  # a quoted field spans lines: rows are not lines
+        return None
+    width = len(parsed[0])
+    if width < 2 or sum(len(r) == width for r in parsed) < 0.97 * len(parsed):
+        return None
+    if any(len(name) > 40 or len(name.split()) > 3 for name in parsed[0]):
+        return None  # a header names columns; prose with commas does not
+    if len(set(rows)) < 0.5 * len(rows):
+        return None
+    if any(line.count('"') % 2 for line in rows):
+        return None
+    return Format("tsv", "TSV table") if delimiter == "\t" else Format("csv", "CSV table")
+
+
+SECTION_RE = re.compile(r"^[ \t]*\[{1,2}[^\[\]\n=]+\]{1,2}[ \t]*(?:[#;].*)?$")
+_KEY_RE = re.compile(r"^[ \t]*[\w.\-\"' ]+?[ \t]*(?:=|:(?=[ \t]))[ \t]*\S")
+_CONT_RE = re.compile(r"^(?:[ \t]+\S|[\"'\]\[{}]|[ \t]*[#;]|[ \t]*$)")
+YAML_KEY_RE = re.compile(r"^([ \t]*)(?:- )*(?:\"[^\"\n]*\"|'[^'\n]*'|[^\s#:\"'\-][^:#\n]*?):(?:[ \t]|$)")
+_YAML_OTHER_RE = re.compile(r"^(?:[ \t]*- |[ \t]*-$|---|\.\.\.|[ \t]*#|[ \t]*$|[ \t]+\S)")
+REQUIREMENT_RE = re.compile(r"^[A-Za-z0-9][\w.\-]*(?:\[[^\]\n]*\])?[ \t]*(?:===?|[<>!~]=|@|[<>])[ \t]*\S")
+GOSUM_RE = re.compile(r"^\S+ v\S+ h1:\S+=$")
+
+
+def _few_fail(lines: list[str], ok: Callable[[str], object], share: float) -> bool:
+    """At most ``share`` of ``lines`` fail ``ok``; stops at the first failure too many (prose fails
+    a config test within a few lines, and these tests run on every text result)."""
+    allowed = int(share * len(lines))
+    for line in lines:
+        if not ok(line):
+            allowed -= 1
+            if allowed < 0:
+                return False
+    return True
+
+
+def _requirement(line: str) -> bool:
+    return bool(REQUIREMENT_RE.match(line) or GOSUM_RE.match(line))
+
+
+def _toml_line(line: str) -> bool:
+    return bool(SECTION_RE.match(line) or _KEY_RE.match(line) or _CONT_RE.match(line))
+
+
+def _yaml_line(line: str) -> bool:
+    return bool(YAML_KEY_RE.match(line) or _YAML_OTHER_RE.match(line))
+
+
+def _config(lines: list[str]) -> Format | None:
+    body = [
+        line for line in lines[:_SAMPLE_LINES] if line.strip() and not line.lstrip().startswith(("#", ";"))
+    ]
+    if len(body) < 3:
+        return None
+    if _few_fail(body, _requirement, 0.1):
+        return Format("requirements", "requirements/lock list")
+    if lines[0].startswith("# yarn lockfile") or (
+        sum(line.startswith('  version "') for line in body) >= 2
+        and sum(bool(line[:1].strip()) and line.rstrip().endswith(":") for line in body) >= 2
+    ):
+        return Format("yarn", "yarn lock file")
+    if _few_fail(body, _toml_line, 0.03):
+        sections = sum(bool(SECTION_RE.match(line)) for line in body)
+        keys = sum(bool(_KEY_RE.match(line)) for line in body)
+        if sections >= 1 and keys >= 2 and sections + keys >= 0.3 * len(body):
+            return Format("toml", "TOML/INI file")
+    if not _few_fail(body, _yaml_line, 0.03):
+        return None
+    yaml_keys = [YAML_KEY_RE.match(line) for line in body]
+    nested = any(
+        m is not None
+        and line.rstrip().endswith(":")
+        and i + 1 < len(body)
+        and _indent(body[i + 1]) > len(m.group(1))
+        for i, (m, line) in enumerate(zip(yaml_keys, body, strict=True))
+    )
+    if nested and sum(m is not None for m in yaml_keys) >= 3:
+        return Format("yaml", "YAML file")
+    return None
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" \t"))
+
+
+# --------------------------------------------------------------------------------------- prose, logs
+HEADING_RE = re.compile(r"^#{1,6}[ \t]+\S")
+_SETEXT_RE = re.compile(r"^(?:=+|-+)[ \t]*$")
+_MARKDOWN_SIGNS_RE = re.compile(
+    r"^[ \t]*(?:```|~~~)|^[ \t]*(?:[-*+]|\d+[.)])[ \t]+\S|\[[^\]\n]+\]\([^)\n]+\)|^[ \t]*\|.*\|[ \t]*$"
+    r"|\*\*\w|`\w[^`\n]*`",
+    re.M,
+)
+_CODE_END_RE = re.compile(r"(?:[;{}\\]|&&|\|\|)[ \t]*$|^[ \t]*(?:FROM|RUN|COPY|ENV|ARG|fi|done|esac)\b", re.M)
+
+
+def _markdown(sample: str, lines: list[str]) -> Format | None:
+    outside = _FENCED_RE.sub("", sample)
+    headings = len(re.findall(r"^#{1,6}[ \t]+\S", outside, re.M))
+    headings += sum(
+        bool(_SETEXT_RE.match(lines[i])) and bool(lines[i - 1].strip()) and not lines[i - 1].startswith(" ")
+        for i in range(1, min(len(lines), _SAMPLE_LINES))
+    )
+    if headings < 2 or len(_MARKDOWN_SIGNS_RE.findall(sample)) < 2 or sample.startswith("#!"):
+        return None
+    body = [line for line in outside.split("\n") if line.strip()]
+    hashed = sum(line.startswith("#") for line in body)
+    if hashed > 0.3 * len(body) or len(_CODE_END_RE.findall(outside)) > 0.05 * len(body):
+        return None  # a script's comments are not headings
+    return Format("markdown", "Markdown")
+
+
+_LOG_LINE_RE = re.compile(
+    r"^[\[(]?(?:\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}|\d{2}:\d{2}:\d{2}|[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2}"
+    r"|\d{10}(?:\.\d+)?\b|(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|CRITICAL|FATAL|PANIC)\b)"
+)
+_DIGITS = str.maketrans("0123456789", "##########")
+
+
+def shape(text: str) -> str:
+    """``text`` with every digit masked: log lines that differ only in their numbers (of the same
+    widths: timestamps, most ids) are alike. A translation, not a regex: C speed on 50 MB logs."""
+    return text.translate(_DIGITS)
+
+
+def _log(lines: list[str]) -> Format | None:
+    body = [line for line in lines[: _SAMPLE_LINES * 5] if line.strip()]
+    if len(body) < 20:
+        return None
+    stamped = sum(bool(_LOG_LINE_RE.match(line)) for line in body[:_SAMPLE_LINES])
+    if stamped >= 0.6 * min(len(body), _SAMPLE_LINES):
+        return Format("log", "log")
+    long = [line for line in body if len(line.strip()) >= 12]  # a lone "}" repeats in any code
+    # Without timestamps, only exact repeats count: lines that differ in a number (file_0001.txt,
+    # file_0002.txt) are a listing, and every one of them says something.
+    if len(long) >= 0.5 * len(body) and len(set(long)) <= 0.7 * len(long):  # 3 in 10 repeat one above
+        return Format("repeats", "repetitive text")
+    return None
+
+
+# ------------------------------------------------------------------------------------------- detect
+def detect(text: str, lines: list[str]) -> Format | None:
+    """The format of ``text`` (``lines`` is its ``split_lines``), or None when unsure."""
+    sample = text[:_SAMPLE_CHARS]
+    sample_lines = lines[: _SAMPLE_LINES * 5]
+    if len(lines) < 3 or any(len(line) > _MAX_LINE for line in sample_lines):
+        return None
+    if _HUNK_M_RE.search(sample) and (_DIFF_GIT_RE.search(sample) or _FILE_PAIR_RE.search(sample)):
+        if _diff_start(sample_lines) and _diff_ok(sample_lines):
+            return Format("diff", "unified diff")
+        return None
+    first = _COMMIT_M_RE.search(sample)
+    if first is not None and sample.count("\n", 0, first.start()) <= 2:
+        after = _AFTER_COMMIT_RE.match(sample, first.end())
+        if after is not None:
+            return Format("gitlog", "git log")
+    head = [line for line in sample_lines[:_SAMPLE_LINES] if line.strip()]
+    if len(head) >= 5 and sum(bool(_ONELINE_RE.match(line)) for line in head) >= 0.95 * len(head):
+        return Format("oneline", "git log")
+    found = _table(lines) or _code(sample[:_CODE_SAMPLE]) or _config(lines)
+    if found is not None:
+        return found
+    found = _markdown(sample[:_CODE_SAMPLE], lines)
+    if found is not None:
+        return found
+    return _log(lines)

@@ -1,0 +1,205 @@
+"""Outline previews of text: the lines a plan values most, every gap folded into a marker that
+names its exact line range.
+
+``outline`` detects the text's format (strictly: None when unsure, and the caller falls back to
+head and tail), asks the plan which lines matter, and packs them:
+
+- the plan's value tiers go in while they fit the budget (the hard maximum);
+- its fill lines go in only while the preview stays under ``soft`` characters (the size by value;
+  the engine passes ``SOFT_CHARS``, or a fifth of a budget raised above 20,000):
+  once the outline shows the text's structure, more body text mostly costs the agent tokens it did
+  not ask for, and any folded range is one exact call away (docs/previews.md says why 4000).
+
+Kept lines are verbatim and in order, and markers name 1-based line numbers of the original text
+as ``recovery._lines`` numbers them, so shown lines and recovered ranges join back into the
+original byte for byte.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from mcpsqueeze.recovery._lines import split_lines
+from mcpsqueeze.shrink._formats import Format, detect
+from mcpsqueeze.shrink._notice import RecoveryHint, render_fold_marker, render_outline_header
+from mcpsqueeze.shrink._plans import Plan, landmark_lines, plan_for
+from mcpsqueeze.shrink._rank import rank_lines
+
+__all__ = ["SOFT_CHARS", "Outliner", "landmarks", "outline"]
+
+#: The size by value: fill lines stop here (the budget stays the hard maximum for landmarks).
+SOFT_CHARS = 4000
+_DETAIL = 48  # a marker's words are cut to this many characters
+_MAX_INDENT = 8  # a marker takes the indentation of what it folds, up to this
+_MAX_LINE = 2000
+
+
+def _fold_indent(lines: Sequence[str], a: int, b: int) -> str:
+    for j in range(a, min(b, a + 4)):
+        line = lines[j]
+        if line.strip():
+            indent = line[: len(line) - len(line.lstrip(" \t"))]
+            return indent[:_MAX_INDENT]
+    return ""
+
+
+def _pack(
+    lines: Sequence[str], plan: Plan, target: int, soft: int, hint: RecoveryHint, first: int
+) -> str | None:
+    n = len(lines)
+    last = first + n - 1
+    header_room = len(render_outline_header(plan.label, first, last, f"{last}-{last}", hint)) + 1
+    detail = min(_DETAIL, plan.detail_room(len(str(last))))
+    marker_room = len(render_fold_marker(last - 1, last, "x" * detail)) + _MAX_INDENT + 1
+    avail = target - header_room
+    if avail < 2 * marker_room:
+        return None
+    limit, fill_limit = avail, min(avail, soft - header_room)
+    for _attempt in range(4):
+        kept, body, example = _choose(lines, plan, limit, fill_limit, marker_room, first, detail)
+        size = sum(map(len, body))
+        if size <= avail:
+            if not any(kept):
+                return None
+            header = render_outline_header(plan.label, first, last, example or f"{first}-{last}", hint)
+            return header + "\n" + "".join(body)
+        # Later rounds count markers at their real length, which can grow as a fold shrinks (its
+        # indentation, a digit): rare, and then the limits come down by the overshoot.
+        limit -= size - avail + marker_room
+        fill_limit = min(fill_limit, limit)
+    return None
+
+
+def _choose(
+    lines: Sequence[str], plan: Plan, limit: int, fill_limit: int, marker_room: int, first: int, detail: int
+) -> tuple[bytearray, list[str], str]:
+    """The kept lines under ``limit`` (value tiers) and ``fill_limit`` (fill), rendered."""
+    n = len(lines)
+    kept = bytearray(n)
+    used = marker_room  # nothing kept yet: one marker folds it all
+
+    def offer(i: int, limit: int) -> bool:
+        """Keep line ``i`` if it fits under ``limit``, counting a new marker at its longest."""
+        nonlocal used
+        if kept[i]:
+            return True
+        line = lines[i]
+        if len(line) > _MAX_LINE:
+            return False
+        left = i == 0 or kept[i - 1]
+        right = i == n - 1 or kept[i + 1]
+        delta = len(line) + (0 if line.endswith("\n") else 1)
+        if not left and not right:
+            delta += marker_room  # its fold splits in two
+        if used + delta > limit:
+            return False
+        kept[i] = 1
+        used += delta
+        return True
+
+    body: list[str] = []
+    example = ""
+    offers = [i for tier in plan.tiers for i in tier]
+    for _round in range(3):  # markers are shorter than their bound: offer the room they left
+        refused = [i for i in offers if not offer(i, limit)]
+        body, example = _render(lines, kept, plan, first, detail)
+        used = sum(map(len, body))
+        if len(refused) == len(offers):
+            break
+        offers = refused
+    if plan.fill and used < fill_limit:
+        for i in plan.fill:
+            if used >= fill_limit or not offer(i, fill_limit):
+                break
+        body, example = _render(lines, kept, plan, first, detail)
+    return kept, body, example
+
+
+def _render(
+    lines: Sequence[str], kept: bytearray, plan: Plan, first: int, detail: int
+) -> tuple[list[str], str]:
+    """The kept lines and a marker for each run of the others (short runs shown instead, and then
+    marked kept); and the first marker's range, for the header's example call."""
+    n = len(lines)
+    body: list[str] = []
+    example = ""
+    i = 0
+    while i < n:
+        if kept[i]:
+            j = kept.find(0, i)
+            j = n if j < 0 else j
+            body.extend(lines[i:j])
+            i = j
+            continue
+        j = kept.find(1, i)
+        j = n if j < 0 else j
+        marker = render_fold_marker(first + i, first + j - 1, plan.describe(i, j)[:detail])
+        marker = (_fold_indent(lines, i, j) if plan.indent else "") + marker + ("\n" if j < n else "")
+        if j - i <= 3 and sum(len(lines[k]) for k in range(i, j)) <= len(marker):
+            body.extend(lines[i:j])  # a short gap costs less shown than marked
+            kept[i:j] = b"\x01" * (j - i)
+        else:
+            if not example:
+                example = f"{first + i}-{first + j - 1}"
+            body.append(marker)
+        i = j
+    return body, example
+
+
+def _strategy(fmt: Format | None) -> str:
+    if fmt is None:
+        return "text:outline-query"
+    return "text:outline-" + (fmt.language or fmt.name)
+
+
+class Outliner:
+    """One text's lines, format and plan, worked out once: the engine may pack the same text at a
+    few targets while it fits the blocks of a result and their record together."""
+
+    def __init__(self, text: str, terms: Sequence[str] = ()) -> None:
+        self.lines = split_lines(text)
+        self.format: Format | None = None
+        self.plan: Plan | None = None
+        if len(self.lines) < 3:
+            return
+        self.format = detect(text, self.lines)
+        ranked = rank_lines(self.lines, terms) if terms else []
+        if self.format is not None or ranked:
+            self.plan = plan_for(self.format, self.lines, ranked)
+
+    def pack(
+        self, target: int, hint: RecoveryHint, *, first_line: int = 1, soft: int = SOFT_CHARS
+    ) -> tuple[str, str] | None:
+        """(the outline in at most ``target`` characters, its strategy name), or None when the
+        format is unsure (and no line matched the terms) or no outline fits."""
+        if self.plan is None:
+            return None
+        preview = _pack(self.lines, self.plan, target, max(soft, 0), hint, first_line)
+        return None if preview is None else (preview, _strategy(self.format))
+
+
+def outline(
+    text: str,
+    target: int,
+    hint: RecoveryHint,
+    *,
+    first_line: int = 1,
+    terms: Sequence[str] = (),
+    soft: int = SOFT_CHARS,
+) -> tuple[str, str] | None:
+    """(an outline preview of ``text`` in at most ``target`` characters, its strategy name), or None
+    when the format is unsure (and no line matches ``terms``) or no outline fits.
+
+    ``first_line`` is the number of the text's first line in the original (a later text block of a
+    result starts further down); ``terms`` are the call's query terms, whose lines are kept first."""
+    return Outliner(text, terms).pack(target, hint, first_line=first_line, soft=soft)
+
+
+def landmarks(text: str) -> list[str]:
+    """The landmark lines of ``text`` an agent navigates by, without their line ends: definition
+    lines of source code, file and hunk headers of diffs, commit headers and subjects of logs,
+    section headers and package names of config and lock files, Markdown headings."""
+    lines = split_lines(text)
+    if len(lines) < 3:
+        return []
+    return [lines[i].rstrip("\r\n") for i in landmark_lines(detect(text, lines), lines)]

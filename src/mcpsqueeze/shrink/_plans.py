@@ -1,0 +1,470 @@
+"""Per-format plans: which lines of a text an outline shows, most valuable first.
+
+A plan lists line indexes in tiers. The first tier holds the landmarks an agent navigates by (every
+definition line, every file and hunk header, every commit header and subject, section headers and
+package names, headings); later tiers add what explains them (signatures, the head, the first
+changed lines of each hunk, a sample of rows). ``fill`` lines come last and only while the preview
+is small (see ``_outline``). Lines matching the call's own arguments go right after the landmarks,
+and landmarks that match go first, so a cut never hides what the agent searched for.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from itertools import accumulate
+
+from mcpsqueeze.shrink._formats import (
+    COMMIT_RE,
+    GOSUM_RE,
+    HEADING_RE,
+    HUNK_RE,
+    LANGUAGES,
+    REQUIREMENT_RE,
+    SECTION_RE,
+    YAML_KEY_RE,
+    Format,
+    shape,
+)
+
+__all__ = ["Plan", "landmark_lines", "plan_for"]
+
+_HEAD = 20  # lines of the head an outline shows (a module docstring and its imports)
+_SHORT_HEAD = 8  # ... of a config file, a Markdown text
+_SIGNATURE = 6  # continuation lines of a definition whose signature spans lines
+_HUNK_VALUE = 6  # changed lines of each hunk the plan values
+_SAMPLE_ROWS = 20  # rows of a table
+_LOG_HEAD, _LOG_TAIL = 3, 10  # lines of a log shown whatever they repeat
+
+
+@dataclass
+class Plan:
+    """Tiers of line indexes (best first), the fill, and the words a fold marker adds."""
+
+    label: str
+    tiers: list[list[int]]
+    fill: list[int] = field(default_factory=list)
+    describe: Callable[[int, int], str] = field(default=lambda a, b: "")
+    landmarks: list[int] = field(default_factory=list)
+    detail: int = 0  # the most characters ``describe`` writes, with this many digits per number
+    indent: bool = True  # markers take the indentation of what they fold (code, config, prose)
+
+    def detail_room(self, digits: int) -> int:
+        return self.detail * (digits + 8) // 8 if self.detail else 0
+
+
+class _Text:
+    """The lines of a text with their offsets, for whole-text regex scans mapped back to lines."""
+
+    def __init__(self, lines: Sequence[str]) -> None:
+        self.lines = lines
+        self.text = "".join(lines)
+        self.starts = list(accumulate(map(len, lines), initial=0))
+
+    def matching(self, pattern: re.Pattern[str]) -> list[int]:
+        """Indexes of the lines where ``pattern`` (multi-line, anchored at ``^``) matches."""
+        found: list[int] = []
+        last = -1
+        for match in pattern.finditer(self.text):
+            index = bisect_right(self.starts, match.start()) - 1
+            if index != last:
+                found.append(index)
+                last = index
+        return found
+
+
+def _front(ranked: Sequence[int], chosen: Sequence[int]) -> list[int]:
+    """``chosen`` with the ones the query ranked moved to the front, best first."""
+    wanted = set(chosen)
+    first = [i for i in ranked if i in wanted]
+    taken = set(first)
+    return first + [i for i in chosen if i not in taken]
+
+
+def _query_tier(ranked: Sequence[int], n: int) -> list[int]:
+    """The matching lines, then one line of context on each side of the best ten."""
+    around = [j for i in ranked[:10] for j in (i - 1, i + 1) if 0 <= j < n]
+    return list(ranked) + around
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" \t"))
+
+
+def _first_nonblank_after(lines: Sequence[str], index: int, limit: int = 4) -> list[int]:
+    for j in range(index + 1, min(len(lines), index + 1 + limit)):
+        if lines[j].strip():
+            return [j]
+    return []
+
+
+# ---------------------------------------------------------------------------------------------- code
+_OPENS_BODY = (":", "{", ";", "=>", "}")
+
+
+def _code(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
+    lines = t.lines
+    language = LANGUAGES[fmt.language]
+    definitions = t.matching(language.definition)
+    by_depth = sorted(definitions, key=lambda i: (_indent(lines[i]), i))
+    signatures: list[int] = []
+    bodies: list[int] = []
+    for d in definitions:
+        end = d
+        while end - d < _SIGNATURE and end + 1 < len(lines) and not lines[end].rstrip().endswith(_OPENS_BODY):
+            end += 1
+            signatures.append(end)
+        back = d - 1
+        while back >= 0 and d - back <= 3 and lines[back].lstrip().startswith(("@", "#[", "#!")):
+            signatures.append(back)  # decorators and attributes belong to the definition
+            back -= 1
+        bodies.extend(_first_nonblank_after(lines, end))
+    return Plan(
+        fmt.label,
+        [
+            _front(ranked, by_depth),
+            signatures,
+            _query_tier(ranked, len(lines)),
+            list(range(min(_HEAD, len(lines)))),
+            bodies,
+        ],
+        fill=list(range(len(lines))),
+        landmarks=definitions,
+    )
+
+
+# ------------------------------------------------------------------------------------ diffs and logs
+_FILE_HEADER_RE = re.compile(
+    r"^(?:diff --git |diff --cc |--- (?:a/|/dev/null)|\+\+\+ (?:b/|/dev/null)|new file mode "
+    r"|deleted file mode |rename (?:from|to) |similarity index |Binary files )"
+)
+_SUBJECT_SCAN = 8
+
+
+def _commits(lines: Sequence[str], t: _Text) -> tuple[list[int], list[int]]:
+    """(commit header and subject indexes, interleaved; the Author/Date lines)."""
+    landmarks: list[int] = []
+    details: list[int] = []
+    for h in t.matching(re.compile(r"^(?:commit [0-9a-f]{7,64}|Commit: [0-9a-f]{40})", re.M)):
+        if not COMMIT_RE.match(lines[h]):
+            continue
+        landmarks.append(h)
+        for j in range(h + 1, min(len(lines), h + _SUBJECT_SCAN)):
+            line = lines[j]
+            if line.startswith(("Author:", "Date:", "Merge:", "AuthorDate:", "CommitDate:", "Commit:")) and (
+                not line.startswith("Commit: ") or not COMMIT_RE.match(line)
+            ):
+                details.append(j)
+                continue
+            if line.startswith("Message: ") or (line.startswith("    ") and line.strip()):
+                landmarks.append(j)
+                break
+            if line.strip():
+                break
+    return landmarks, details
+
+
+def _diff(fmt: Format, t: _Text, ranked: Sequence[int]) -> tuple[Plan, bytearray]:
+    lines = t.lines
+    n = len(lines)
+    kinds = bytearray(n)  # 0 other, 1 unchanged, 2 added, 3 removed
+    files: list[int] = []  # diff --git lines, or ---/+++ where there is none (mcp-server-git's git_show)
+    headers: list[int] = []  # the other file header lines
+    named = False
+    hunks: list[int] = []
+    changed: list[list[int]] = []  # per hunk
+    unchanged: list[list[int]] = []
+    i = 0
+    while i < n:
+        line = lines[i]
+        match = HUNK_RE.match(line)
+        if match is None:
+            if line.startswith(("diff --git ", "diff --cc ")):
+                files.append(i)
+                named = True  # its ---/+++ lines repeat the paths: details, not landmarks
+            elif _FILE_HEADER_RE.match(line):
+                (headers if named else files).append(i)
+            i += 1
+            continue
+        hunks.append(i)
+        named = False
+        old = 1 if match.group(2) is None else int(match.group(2))
+        new = 1 if match.group(4) is None else int(match.group(4))
+        mine: list[int] = []
+        context: list[int] = []
+        i += 1
+        while (old > 0 or new > 0) and i < n:
+            head = lines[i][:1]
+            if head == "-":
+                old -= 1
+                kinds[i] = 3
+                mine.append(i)
+            elif head == "+":
+                new -= 1
+                kinds[i] = 2
+                mine.append(i)
+            elif head == "\\":
+                pass
+            else:
+                old, new = old - 1, new - 1
+                kinds[i] = 1
+                context.append(i)
+            i += 1
+        changed.append(mine)
+        unchanged.append(context)
+    commits, details = _commits(lines, t)  # git show, git log -p
+    landmarks = sorted([*files, *hunks, *commits])
+    priority = [*commits, *files, *hunks]  # the file list first when not every header fits
+    value = _round_robin([h[:_HUNK_VALUE] for h in changed])
+    rest = _round_robin([h[_HUNK_VALUE:] for h in changed]) + _round_robin(unchanged)
+    index = t.matching(re.compile(r"^index [0-9a-f]+\.\.[0-9a-f]+", re.M))
+    plan = Plan(
+        fmt.label,
+        [_front(ranked, priority), _query_tier(ranked, n), [0, *details], headers, value, index],
+        fill=rest,
+        landmarks=landmarks,
+        indent=False,
+    )
+    return plan, kinds
+
+
+def _round_robin(groups: list[list[int]]) -> list[int]:
+    """The first of each group, then the second of each, and so on (sorted, not a loop over the
+    longest group times the number of groups: one hunk of a new file can have 20,000 lines)."""
+    return [i for _, _, i in sorted((k, g, i) for g, group in enumerate(groups) for k, i in enumerate(group))]
+
+
+def _describe_diff(kinds: bytearray) -> Callable[[int, int], str]:
+    def describe(a: int, b: int) -> str:
+        part = kinds[a:b]
+        counts = [(part.count(2), "added"), (part.count(3), "removed"), (part.count(1), "unchanged")]
+        words = [f"{c} {name}" for c, name in counts if c]
+        other = (b - a) - sum(c for c, _ in counts)
+        if other and words:
+            words.append(f"{other} other")
+        return ", ".join(words)
+
+    return describe
+
+
+def _gitlog(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
+    lines = t.lines
+    landmarks, details = _commits(lines, t)
+    subjects = set(landmarks)
+    bodies = [
+        j
+        for i in sorted(subjects)
+        if not COMMIT_RE.match(lines[i])
+        for j in range(i + 1, min(len(lines), i + 3))
+        if lines[j].strip() and j not in subjects and not COMMIT_RE.match(lines[j])
+    ]
+    headers = [0] * (len(lines) + 1)  # commit headers before each line, to count them in a fold
+    for i, line in enumerate(lines):
+        headers[i + 1] = headers[i] + bool(line[:1] in "cC" and COMMIT_RE.match(line))
+
+    def describe(a: int, b: int) -> str:
+        count = headers[b] - headers[a]
+        return "" if not count else f"{count} commit{'s' if count != 1 else ''}"
+
+    return Plan(
+        fmt.label,
+        [_front(ranked, landmarks), _query_tier(ranked, len(lines)), [0, *details], bodies],
+        fill=list(range(len(lines))),
+        describe=describe,
+        landmarks=sorted(landmarks),
+        detail=12,
+        indent=False,
+    )
+
+
+# ------------------------------------------------------------------------------------ config, lock
+_NAME_RE = re.compile(r"^[ \t]*(?:- )?[\"']?(?:name|version)[\"']?[ \t]*[=:]", re.M)
+_NAME_LINE_RE = re.compile(r"^[ \t]*(?:- )?[\"']?(?:name|version)[\"']?[ \t]*[=:]")
+
+
+def _config(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
+    lines = t.lines
+    n = len(lines)
+    head = list(range(min(_SHORT_HEAD, n)))
+    if fmt.name in ("requirements",):
+        every = [i for i, line in enumerate(lines) if REQUIREMENT_RE.match(line) or GOSUM_RE.match(line)]
+        return Plan(fmt.label, [_front(ranked, every), _query_tier(ranked, n), head], landmarks=every)
+    names = t.matching(_NAME_RE)
+    if fmt.name == "toml":
+        sections = [i for i, line in enumerate(lines) if SECTION_RE.match(line)]
+        second = [j for s in sections for j in _first_nonblank_after(lines, s, 3)]
+        deeper: list[int] = []
+    elif fmt.name == "yarn":
+        sections = [
+            i
+            for i, line in enumerate(lines)
+            if line[:1].strip() and line[:1] != "#" and line.rstrip().endswith(":")
+        ]
+        names = [i for i, line in enumerate(lines) if line.startswith('  version "')]
+        second, deeper = [], []
+    else:  # yaml
+        sections, second, deeper = [], [], []
+        for i, line in enumerate(lines):
+            match = YAML_KEY_RE.match(line)
+            if match is None:
+                continue
+            depth = len(match.group(1))
+            if depth == 0 and line.rstrip().endswith(":"):
+                sections.append(i)
+            elif depth <= 2:
+                second.append(i)
+            else:
+                deeper.append(i)
+    landmarks = sorted({*sections, *names})
+    return Plan(
+        fmt.label,
+        [_front(ranked, [*sections, *names]), _query_tier(ranked, n), head, second, deeper],
+        fill=list(range(n)),
+        landmarks=landmarks,
+    )
+
+
+# ------------------------------------------------------------------------------------- prose, tables
+_MARKDOWN_LINE_RE = re.compile(r"^(?:[ \t]*(?:```|~~~)|#{1,6}[ \t]+\S|(?:=+|-{2,})[ \t]*$)", re.M)
+
+
+def _markdown(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
+    lines = t.lines
+    n = len(lines)
+    headings: list[int] = []
+    fence: str | None = None
+    for i in t.matching(_MARKDOWN_LINE_RE):  # fence, heading and underline lines, found in one scan
+        line = lines[i]
+        stripped = line.lstrip()
+        if stripped.startswith(("```", "~~~")):
+            mark = stripped[:3]
+            fence = None if fence == mark else (fence or mark)
+        elif fence is not None:
+            continue
+        elif HEADING_RE.match(line):
+            headings.append(i)
+        elif (
+            i > 0
+            and lines[i - 1].strip()
+            and not lines[i - 1].startswith((" ", "-", "*", "#"))
+            and (not headings or headings[-1] != i - 1)
+        ):
+            headings.extend((i - 1, i))
+    paragraphs = [j for h in headings for j in _first_nonblank_after(lines, h)]
+    return Plan(
+        fmt.label,
+        [_front(ranked, headings), _query_tier(ranked, n), list(range(min(_SHORT_HEAD, n))), paragraphs],
+        fill=list(range(n)),
+        landmarks=[
+            h for h in headings if HEADING_RE.match(lines[h]) or not re.match(r"^[=-]+[ \t]*$", lines[h])
+        ],
+    )
+
+
+def _table(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
+    n = len(t.lines)
+    rows = [i for i in range(1, n) if t.lines[i].strip()]
+    sample = rows[:5] + rows[-3:]
+    if len(rows) > 8:
+        step = max(1, len(rows) // (_SAMPLE_ROWS - 8))
+        sample += rows[5:-3:step][: _SAMPLE_ROWS - 8]
+    label = f"{fmt.label} of {len(rows)} rows"
+
+    def describe(a: int, b: int) -> str:
+        count = sum(1 for i in range(a, b) if t.lines[i].strip()) if b - a < 5000 else b - a
+        return f"{count} rows" if count != 1 else "1 row"
+
+    return Plan(
+        label, [[0], [i for i in ranked if i > 0], sorted(sample)], describe=describe, detail=12, indent=False
+    )
+
+
+_ALARM_RE = re.compile(r"error|fatal|panic|exception|traceback|fail|critical", re.IGNORECASE)
+_WARN_RE = re.compile(r"warn", re.IGNORECASE)
+
+
+def _log(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
+    lines = t.lines
+    alike = fmt.name == "log"  # a log's lines are alike when they differ only in numbers
+    # One translation of the whole text (a digit never spans lines), then split like the lines.
+    shapes = shape(t.text).split("\n")[: len(lines)] if alike else list(lines)
+    first: dict[str, int] = {}
+    for i, s in enumerate(shapes):
+        first.setdefault(s, i)
+    distinct = sorted(first.values())
+    alarms = [i for i in distinct if _ALARM_RE.search(lines[i])]
+    warnings = [i for i in distinct if _WARN_RE.search(lines[i])]
+    order = [*alarms, *warnings, *distinct[:30], *reversed(distinct[-30:]), *distinct]
+
+    def describe(a: int, b: int) -> str:
+        count = b - a
+        if a > 0 and all(lines[j] == lines[a - 1] for j in range(a, b)):
+            return f"the line above {count} more time{'s' if count != 1 else ''}"
+        if a > 0 and all(shapes[j] == shapes[a - 1] for j in range(a, b)):
+            return f"{count} more like the line above"
+        if all(first[shapes[j]] < a for j in range(a, b)):
+            return f"{count} {'like lines' if alike else 'repeats of lines'} shown above"
+        return ""
+
+    n = len(lines)
+    ends = [  # the latest lines and the first, each unless it only repeats the line before
+        i
+        for i in [*range(max(0, n - _LOG_TAIL), n), *range(min(n, _LOG_HEAD))]
+        if i == 0 or lines[i] != lines[i - 1]
+    ]
+    return Plan(
+        fmt.label,
+        [_front(ranked, order), _query_tier(ranked, n), ends],
+        describe=describe,
+        detail=32,
+        indent=False,
+    )
+
+
+def _lines(t: _Text, ranked: Sequence[int]) -> Plan:
+    """Unrecognised text with lines that match the query: those lines, then head and tail."""
+    n = len(t.lines)
+    ends: list[int] = []
+    head, tail = 0, n - 1
+    while head <= tail:
+        ends.append(head)
+        head += 1
+        if head <= tail and head % 2 == 0:
+            ends.append(tail)
+            tail -= 1
+    return Plan("text", [_query_tier(ranked, n), ends])
+
+
+def plan_for(fmt: Format | None, lines: Sequence[str], ranked: Sequence[int]) -> Plan:
+    """The plan for ``lines`` in ``fmt`` (None: the query-led plan of unrecognised text)."""
+    t = _Text(lines)
+    if fmt is None:
+        return _lines(t, ranked)
+    if fmt.name == "code":
+        return _code(fmt, t, ranked)
+    if fmt.name == "diff":
+        plan, kinds = _diff(fmt, t, ranked)
+        plan.describe = _describe_diff(kinds)
+        plan.detail = 40  # "12 added, 20 removed, 3 unchanged, 2 other"
+        return plan
+    if fmt.name == "gitlog":
+        return _gitlog(fmt, t, ranked)
+    if fmt.name == "oneline":
+        every = list(range(len(lines)))
+        return Plan(fmt.label, [_front(ranked, every)], landmarks=every, indent=False)
+    if fmt.name in ("toml", "yaml", "yarn", "requirements"):
+        return _config(fmt, t, ranked)
+    if fmt.name == "markdown":
+        return _markdown(fmt, t, ranked)
+    if fmt.name in ("csv", "tsv"):
+        return _table(fmt, t, ranked)
+    return _log(fmt, t, ranked)
+
+
+def landmark_lines(fmt: Format | None, lines: Sequence[str]) -> list[int]:
+    """Indexes of the landmark lines of ``lines`` (none for tables, logs and unknown text)."""
+    if fmt is None or fmt.name in ("csv", "tsv", "log", "repeats"):
+        return []
+    return plan_for(fmt, lines, []).landmarks
