@@ -61,6 +61,7 @@ def test_sigterm_ends_serve_within_the_grace_period_while_a_call_to_a_hung_backe
                 proc.kill()
     print(f"serve exited {took:.2f} s after SIGTERM")
     assert code == 0
-    assert "mcpsqueeze session summary:" in err
+    # No tool call completed, so there is nothing to sum up (quiet when nothing was proxied).
+    assert "mcpsqueeze session summary:" not in err
     assert shim_code in (3, 4)  # the call is refused or reported, never left hanging
     wait_for(lambda: not _alive(backend_pid), 10, "the hung backend to be gone")

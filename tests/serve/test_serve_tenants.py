@@ -68,7 +68,9 @@ def test_serve_keeps_each_named_tenants_originals_and_dedup_index_apart(tmp_path
             status, theirs = _api(port, bob, f"/v1/recover/{rid}")
             assert status == 404 and '"key": "k"' not in json.dumps(theirs)
             status, repeat = _api(port, alice, "/v1/call", call)
-            assert repeat["action"] == "dedup"  # alice's own repeat still is
+            # The shell door never deduplicates (stdout must carry data); the dedup index's tenant
+            # isolation is tested through wrap (tests/proxy/test_wrap_replicas.py) and the Redis store.
+            assert repeat["action"] == "shrink" and repeat["response_id"] != rid
         finally:
             proc.send_signal(signal.SIGTERM)
             proc.communicate(timeout=30)
