@@ -23,7 +23,7 @@ from ..recovery import RESPONSE_ID_RE, recover_result
 from ..services import SessionServices
 from ._channels import Channel, ChannelClosed, Invalid, Message, ProcessChannel
 
-__all__ = ["BACKEND_GONE", "TIMEOUT", "Relay", "recover_tool_definition"]
+__all__ = ["BACKEND_GONE", "TIMEOUT", "Relay", "recover_call", "recover_tool_definition"]
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -324,23 +324,7 @@ class Relay:
         await self._to_front({"jsonrpc": "2.0", "id": request_id, "result": result})
 
     def _recover(self, arguments: Any) -> dict[str, Any]:
-        if self.services.store is None:
-            raise RecoveryError("this proxy keeps no originals (--no-shrink and --no-dedup)")
-        if not isinstance(arguments, dict):
-            raise UsageError("arguments must be an object with response_id")
-        response_id = arguments.get("response_id")
-        if not isinstance(response_id, str) or not re.fullmatch(RESPONSE_ID_RE, response_id):
-            raise UsageError("response_id must be the 32 hex characters shown in the truncation notice")
-        pointer = arguments.get("pointer")
-        offset = arguments.get("offset")
-        length = arguments.get("length")
-        if pointer is not None and not isinstance(pointer, str):
-            raise UsageError("pointer must be a string such as /issues/17")
-        for name, value in (("offset", offset), ("length", length)):
-            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
-                raise UsageError(f"{name} must be a non-negative integer")
-        original = self.services.store.load(response_id)
-        return recover_result(original, pointer, offset, length)
+        return recover_call(self.services, arguments)
 
     # -- sending ---------------------------------------------------------------------------------------
 
@@ -361,3 +345,24 @@ class Relay:
             return
         with contextlib.suppress(ChannelClosed):  # _pump_back notices the closed backend and reports it
             await self.back.send(message)
+
+
+def recover_call(services: SessionServices, arguments: Any) -> dict[str, Any]:
+    """Answer a recover-tool call from the store (shared by the session relay and the stateless path)."""
+    if services.store is None:
+        raise RecoveryError("this proxy keeps no originals (--no-shrink and --no-dedup)")
+    if not isinstance(arguments, dict):
+        raise UsageError("arguments must be an object with response_id")
+    response_id = arguments.get("response_id")
+    if not isinstance(response_id, str) or not re.fullmatch(RESPONSE_ID_RE, response_id):
+        raise UsageError("response_id must be the 32 hex characters shown in the truncation notice")
+    pointer = arguments.get("pointer")
+    offset = arguments.get("offset")
+    length = arguments.get("length")
+    if pointer is not None and not isinstance(pointer, str):
+        raise UsageError("pointer must be a string such as /issues/17")
+    for name, value in (("offset", offset), ("length", length)):
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
+            raise UsageError(f"{name} must be a non-negative integer")
+    original = services.store.load(response_id)
+    return recover_result(original, pointer, offset, length)

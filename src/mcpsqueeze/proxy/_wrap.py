@@ -28,6 +28,7 @@ from ..settings import Settings
 from ..stats import render_summary
 from ._channels import Channel, SessionMessageChannel, StdioChannel, http_backend, open_process_channel
 from ._relay import Relay
+from ._stateless import StatelessFrontend, is_stateless_request
 
 __all__ = ["open_backend", "run_wrap"]
 
@@ -114,6 +115,7 @@ class HttpFrontend:
             allowed_hosts=["127.0.0.1", "127.0.0.1:*", "localhost", "localhost:*", "[::1]", "[::1]:*"],
             allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
         )
+        self.stateless = StatelessFrontend(settings, services, tg, self.security)
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, StreamableHTTPServerTransport
@@ -134,6 +136,9 @@ class HttpFrontend:
                 await response(scope, receive, send)
                 return
             await transport.handle_request(scope, receive, send)
+            return
+        if is_stateless_request(request.headers):  # MCP 2026-07-28: no session, one POST per request
+            await self.stateless.handle(scope, receive, send)
             return
         if request.method != "POST":
             response = JSONResponse(

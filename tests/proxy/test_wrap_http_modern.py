@@ -1,0 +1,90 @@
+"""MCP 2026-07-28 (stateless streamable HTTP) through the HTTP frontend, with the SDK's own client.
+
+A 2026-07-28 client and a 2025-11-25 client use the same `wrap --transport streamable-http` process at
+the same time; both get shrunk results they can recover, whatever protocol the backend speaks.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import mcp_types as types
+import pytest
+from mcp import Client
+from pydantic import TypeAdapter
+from test_wrap_http import demo_http_server, http_proxy
+
+from rawclient import demo_server, text
+
+RAW: Any = TypeAdapter(dict[str, Any])
+MODERN = "2026-07-28"
+
+
+async def _raw_call(client: Client, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    request = types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments=arguments))
+    result: dict[str, Any] = await client.session.send_request(request, RAW)
+    return result
+
+
+async def _shrink_and_recover(url: str, mode: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    async with Client(url, mode=mode) as client:
+        out["protocol"] = client.protocol_version
+        out["tools"] = sorted(t.name for t in (await client.list_tools()).tools)
+        out["echo"] = text(await _raw_call(client, "echo", {"text": f"hello {mode}"}))
+        big = await _raw_call(client, "search_issues", {"query": mode})
+        notice = json.loads(big["content"][0]["text"])["truncation"]
+        out["big_chars"] = len(text(big))
+        recovered = await _raw_call(client, "squeeze_recover", {"response_id": notice["response_id"]})
+        out["recovered"] = json.loads(text(recovered))
+        out["original_chars"] = notice["report"]["original_chars"]
+    return out
+
+
+@pytest.mark.anyio
+async def test_a_2026_client_and_a_2025_client_share_one_proxy_over_a_stdio_backend(tmp_path: Path) -> None:
+    with http_proxy(tmp_path, *demo_server()) as (url, _):
+        results: dict[str, dict[str, Any]] = {}
+
+        async def run(mode: str) -> None:
+            results[mode] = await _shrink_and_recover(url, mode)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(run, MODERN)
+            tg.start_soon(run, "legacy")
+    modern, legacy = results[MODERN], results["legacy"]
+    assert modern["protocol"] == MODERN and legacy["protocol"] == "2025-11-25"
+    for got, mode in ((modern, MODERN), (legacy, "legacy")):
+        assert "squeeze_recover" in got["tools"] and "search_issues" in got["tools"]
+        assert got["echo"] == f"hello {mode}"
+        assert got["big_chars"] <= 20_000
+        assert len(json.dumps(got["recovered"])) > 20_000  # the whole original came back
+
+
+@pytest.mark.anyio
+async def test_a_2026_client_through_the_proxy_to_a_2026_http_backend(tmp_path: Path) -> None:
+    with demo_http_server() as backend, http_proxy(tmp_path, backend) as (url, _):
+        got = await _shrink_and_recover(url, MODERN)
+    assert got["protocol"] == MODERN
+    assert got["echo"] == f"hello {MODERN}"
+    assert got["big_chars"] <= 20_000 < len(json.dumps(got["recovered"]))
+
+
+@pytest.mark.anyio
+async def test_a_2026_request_without_the_envelope_is_refused_with_a_clear_error(tmp_path: Path) -> None:
+    headers = {
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": MODERN,
+        "Mcp-Method": "tools/list",
+    }
+    with http_proxy(tmp_path, *demo_server()) as (url, _):
+        async with httpx2.AsyncClient(timeout=30) as http:
+            response = await http.post(
+                url, headers=headers, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+            )
+    assert response.status_code == 400
+    assert "envelope" in response.json()["error"]["message"]
