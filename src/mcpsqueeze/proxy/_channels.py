@@ -302,9 +302,14 @@ async def http_backend(url: str, headers: Mapping[str, str], timeout: float | No
     import httpx2
     from mcp.client.streamable_http import streamable_http_client
 
+    from ..oauth import backend_auth
+
     http_timeout = httpx2.Timeout(30.0, read=timeout if timeout else 300.0)
+    auth = backend_auth(url, headers)  # OAuth with stored tokens, unless -H gives Authorization
     async with (
-        httpx2.AsyncClient(headers=dict(headers), timeout=http_timeout, follow_redirects=False) as client,
+        httpx2.AsyncClient(
+            headers=dict(headers), timeout=http_timeout, follow_redirects=False, auth=auth
+        ) as client,
         streamable_http_client(url, http_client=client) as (read, write),
     ):
         yield SessionMessageChannel(read, write)

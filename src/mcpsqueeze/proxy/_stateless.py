@@ -275,10 +275,15 @@ class _ModernHttpBackend:
     def __init__(self, settings: Settings) -> None:
         import httpx2
 
+        from ..oauth import backend_auth
+
         self.url = settings.target[0]
         timeout = httpx2.Timeout(30.0, read=settings.timeout if settings.timeout else 300.0)
         self.client = httpx2.AsyncClient(
-            headers=dict(settings.headers), timeout=timeout, follow_redirects=False
+            headers=dict(settings.headers),
+            timeout=timeout,
+            follow_redirects=False,
+            auth=backend_auth(self.url, settings.headers),
         )
 
     async def aclose(self) -> None:

@@ -77,7 +77,10 @@ def _recover(settings: Settings) -> str | None:
 async def run_wrap(settings: Settings) -> int:
     """Run the proxy; the summary always reaches stderr, whatever ends the session."""
     if settings.is_url:
+        from ..oauth import preflight
+
         await anyio.to_thread.run_sync(_check_reachable, settings.target[0])
+        await preflight(settings.target[0], settings.headers)  # refresh or "log in again" before serving
     services = build_services(settings)
     code = 0
     try:
