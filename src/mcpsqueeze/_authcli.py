@@ -65,9 +65,18 @@ def auth() -> None:
 @click.option(
     "--timeout", type=float, default=300.0, show_default=True, help="Seconds to wait for the browser."
 )
+@click.option(
+    "--fetch-authorize-url",
+    "fetch",
+    is_flag=True,
+    help="Headless (CI, tests): GET the authorization URL with an HTTP client instead of a browser; "
+    "works only with an authorization server that approves without a person.",
+)
 @_SERVERS
 @_CONFIG
-def login(target: str, port: int, timeout: float, servers_file: Path | None, config: Path | None) -> None:
+def login(
+    target: str, port: int, timeout: float, fetch: bool, servers_file: Path | None, config: Path | None
+) -> None:
     """Authorize mcpsqueeze for a backend: `auth login URL` or `auth login NAME` (from the servers config).
 
     Prints the authorization URL to open in a browser and accepts the redirect on 127.0.0.1.
@@ -78,7 +87,9 @@ def login(target: str, port: int, timeout: float, servers_file: Path | None, con
 
     try:
         url, headers = _resolve(target, servers_file, config)
-        path: Any = anyio.run(lambda: run_login(url, port=port, timeout=timeout, headers=headers))
+        path: Any = anyio.run(
+            lambda: run_login(url, port=port, timeout=timeout, headers=headers, fetch=fetch)
+        )
     except (UsageError, OSError) as exc:
         click.echo(f"mcpsqueeze auth: {exc}", err=True)
         sys.exit(2)

@@ -304,7 +304,12 @@ async def _accept_redirect(listener: Any, got: dict[str, str], done: anyio.Event
 
 
 async def login(
-    url: str, *, port: int = 0, timeout: float = 300.0, headers: Mapping[str, str] | None = None
+    url: str,
+    *,
+    port: int = 0,
+    timeout: float = 300.0,
+    headers: Mapping[str, str] | None = None,
+    fetch: bool = False,
 ) -> str:
     """Authorize mcpsqueeze for `url` and store the tokens; returns the token file path."""
     import httpx2
@@ -324,6 +329,10 @@ async def login(
             file=sys.stderr,
             flush=True,
         )
+        if fetch:  # headless: an authorization server that approves without a person redirects at once
+            async with httpx2.AsyncClient(timeout=30.0, follow_redirects=True) as browser:
+                with contextlib.suppress(httpx2.HTTPError):
+                    await browser.get(authorization_url)
 
     async def wait_redirect() -> AuthorizationCodeResult:
         with anyio.fail_after(timeout):
