@@ -88,3 +88,24 @@ async def test_a_2026_request_without_the_envelope_is_refused_with_a_clear_error
             )
     assert response.status_code == 400
     assert "envelope" in response.json()["error"]["message"]
+
+
+@pytest.mark.anyio
+async def test_a_stdio_backends_elicitation_reaches_the_2026_client_as_input_required_and_its_retry(
+    tmp_path: Path,
+) -> None:
+    """MRTR through the shared connection: the proxy holds the backend's call open across the retry."""
+    asked: list[str] = []
+
+    async def answer(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"answer": "forty-two"})
+
+    with http_proxy(tmp_path, *demo_server()) as (url, _):
+        async with Client(url, mode=MODERN, elicitation_callback=answer) as client:
+            called = await client.call_tool("ask_user", {"question": "What is the answer?"})
+            result = called.model_dump(by_alias=True, mode="json", exclude_none=True)
+            again = await _raw_call(client, "echo", {"text": "still serving"})
+    assert asked == ["What is the answer?"]
+    assert text(result) == "forty-two"
+    assert text(again) == "still serving"

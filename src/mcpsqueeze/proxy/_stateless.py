@@ -24,6 +24,7 @@ import contextlib
 import itertools
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
@@ -447,8 +448,33 @@ def _render_event(event: dict[str, str]) -> bytes:
 # -- a handshake-era backend behind one shared connection -----------------------------------------------
 
 
+INTERACTIVE = frozenset({"tools/call", "prompts/get", "resources/read"})
+INPUT_METHODS = frozenset({"elicitation/create", "sampling/createMessage", "roots/list"})
+INPUT_KEY = "mcpsqueeze-input"
+STATE_PREFIX = "mcpsqueeze-state-"
+PARK_SECONDS = 300.0  # how long a call waiting for the client's input (MRTR) is kept for its retry
+
+
+@dataclass
+class _Flight:
+    """One backend request of a stateless client; it may outlive the HTTP request (MRTR rounds)."""
+
+    method: str
+    notify: Send
+    outcome: MemoryObjectSendStream[Message]
+    results: MemoryObjectReceiveStream[Message]
+    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+    asking: Message | None = None  # the backend's server-to-client request awaiting the client's answer
+    parked: bool = False
+
+
 class _SharedBackend:
-    """One initialised connection to a 2025-11-25 (or older) backend, carrying every stateless request."""
+    """One initialised connection to a 2025-11-25 (or older) backend, carrying every stateless request.
+
+    A server-to-client request (elicitation, sampling, roots) that arrives while exactly one interactive
+    request is in flight is turned into an `InputRequiredResult` for that request's client; the backend
+    call stays open, and the client's retry (with `inputResponses` and our `requestState`) answers it.
+    """
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -457,7 +483,10 @@ class _SharedBackend:
         self.initialize: dict[str, Any] = {}
         self._ids = itertools.count(1)
         self._pending: dict[str, MemoryObjectSendStream[Message]] = {}
-        self._progress: dict[str, tuple[Any, Send]] = {}  # proxy token -> (client token, notify)
+        self._progress: dict[str, tuple[Any, _Flight]] = {}  # proxy token -> (client token, flight)
+        self._flights: list[_Flight] = []
+        self._parked: dict[str, _Flight] = {}
+        self._tg: anyio.abc.TaskGroup | None = None
 
     async def run(self, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
         from ._wrap import open_backend
@@ -466,6 +495,7 @@ class _SharedBackend:
         try:
             async with open_backend(self.settings) as channel, anyio.create_task_group() as tg:
                 self.channel = channel
+                self._tg = tg
                 tg.start_soon(self._read, tg.cancel_scope)
                 answer = await self._exchange(
                     {
@@ -473,7 +503,7 @@ class _SharedBackend:
                         "method": "initialize",
                         "params": {
                             "protocolVersion": HANDSHAKE_VERSION,
-                            "capabilities": {},
+                            "capabilities": {"elicitation": {}, "sampling": {}, "roots": {}},
                             "clientInfo": {"name": "mcpsqueeze", "version": _version()},
                         },
                     }
@@ -533,13 +563,20 @@ class _SharedBackend:
         if message["method"] == "ping":
             reply: Message = {"jsonrpc": "2.0", "id": message["id"], "result": {}}
         else:
-            # On one shared connection a server-to-client request cannot be tied to the stateless client that
-            # caused it; answered, not left hanging.
+            if message["method"] in INPUT_METHODS:
+                waiting = [f for f in self._flights if f.method in INTERACTIVE and f.asking is None]
+                if len(waiting) == 1:  # then it can only be that request's (MRTR through the proxy)
+                    waiting[0].asking = message
+                    with contextlib.suppress(anyio.WouldBlock, anyio.BrokenResourceError):
+                        waiting[0].outcome.send_nowait({"input": message})
+                        return
+            # With several stateless requests in flight on one connection, a server-to-client request
+            # cannot be tied to the client that caused it; answered, not left hanging.
             reply = _error(
                 message["id"],
                 -32601,
-                f"mcpsqueeze: {message['method']} cannot reach the 2026-07-28 client (stateless requests "
-                "share one backend connection)",
+                f"mcpsqueeze: {message['method']} cannot reach a 2026-07-28 client here (several stateless "
+                "requests share one backend connection)",
             )
         with contextlib.suppress(ChannelClosed):
             await self.channel.send(reply)
@@ -549,8 +586,8 @@ class _SharedBackend:
         if message["method"] == "notifications/progress" and isinstance(params, dict):
             route = self._progress.get(str(params.get("progressToken")))
             if route is not None:
-                token, notify = route
-                await notify({**message, "params": {**params, "progressToken": token}})
+                token, flight = route
+                await flight.notify({**message, "params": {**params, "progressToken": token}})
             return
         log.debug("dropped backend notification %s (no stateless stream to carry it)", message["method"])
 
@@ -603,17 +640,21 @@ class _SharedBackend:
             result["_meta"] = {SERVER_INFO_META: init["serverInfo"]}
         return {"jsonrpc": "2.0", "id": request_id, "result": result}
 
-    async def call(self, message: Message, notify: Send) -> Message:
-        """One stateless request over the shared connection, answered with the client's own id."""
+    def _start(self, message: Message, notify: Send) -> _Flight:
+        """Send one stateless request over the shared connection; its outcomes arrive on the flight."""
         method: str = message["method"]
         params = dict(message["params"]) if isinstance(message.get("params"), dict) else {}
+        params.pop("inputResponses", None)  # MRTR fields are between the client and us
+        params.pop("requestState", None)
+        send_stream, receive_stream = anyio.create_memory_object_stream[Message](8)
+        flight = _Flight(method, notify, send_stream, receive_stream)
         meta = params.get("_meta")
         token_key: str | None = None
         if isinstance(meta, dict):
             meta = {k: v for k, v in meta.items() if not k.startswith(ENVELOPE_PREFIX)}
             if "progressToken" in meta:  # tokens of different clients may collide: proxy-owned ones
                 token_key = f"mcpsqueeze-progress-{next(self._ids)}"
-                self._progress[token_key] = (meta["progressToken"], notify)
+                self._progress[token_key] = (meta["progressToken"], flight)
                 meta["progressToken"] = token_key
             if meta:
                 params["_meta"] = meta
@@ -622,23 +663,100 @@ class _SharedBackend:
         outgoing: Message = {"jsonrpc": "2.0", "method": method}
         if params or "params" in message:
             outgoing["params"] = params
+        self._flights.append(flight)
+        assert self._tg is not None
+        self._tg.start_soon(self._fly, flight, outgoing, token_key)
+        return flight
+
+    async def _fly(self, flight: _Flight, outgoing: Message, token_key: str | None) -> None:
         try:
-            answer = await self._exchange(outgoing)
+            with flight.scope:
+                answer = await self._exchange(outgoing)
+                result = answer.get("result")
+                if isinstance(result, dict):
+                    extra: dict[str, Any] = {}
+                    if "resultType" not in result:
+                        extra["resultType"] = "complete"
+                    if flight.method in CACHEABLE:
+                        extra["ttlMs"] = result.get("ttlMs", 0)
+                        extra["cacheScope"] = result.get("cacheScope", "private")
+                    if extra:
+                        answer = {**answer, "result": {**result, **extra}}
+                with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+                    await flight.outcome.send({"final": answer})
         finally:
+            if flight in self._flights:
+                self._flights.remove(flight)
             if token_key is not None:
                 self._progress.pop(token_key, None)
-        answer = {**answer, "id": message["id"]}
-        result = answer.get("result")
-        if isinstance(result, dict):
-            extra: dict[str, Any] = {}
-            if "resultType" not in result:
-                extra["resultType"] = "complete"
-            if method in CACHEABLE:
-                extra.setdefault("ttlMs", result.get("ttlMs", 0))
-                extra.setdefault("cacheScope", result.get("cacheScope", "private"))
-            if extra:
-                answer["result"] = {**result, **extra}
-        return answer
+            flight.outcome.close()
+
+    async def _expire(self, token: str) -> None:
+        await anyio.sleep(PARK_SECONDS)
+        flight = self._parked.pop(token, None)
+        if flight is not None:
+            flight.scope.cancel()  # the client never retried: the backend call is cancelled
+
+    async def _resume(self, token: str, params: dict[str, Any], notify: Send) -> _Flight | Message:
+        """The retry of a request that got our InputRequiredResult: answer the backend, keep waiting."""
+        flight = self._parked.pop(token, None)
+        if flight is None or flight.asking is None:
+            return {
+                "code": -32602,
+                "message": "mcpsqueeze: unknown or expired requestState (it was used already, timed out, "
+                "or the proxy restarted); send the request again without it",
+            }
+        responses = params.get("inputResponses")
+        answer = responses.get(INPUT_KEY) if isinstance(responses, dict) else None
+        flight.notify = notify
+        flight.parked = False
+        if answer is None:  # not answered: ask again
+            with contextlib.suppress(anyio.WouldBlock, anyio.BrokenResourceError):
+                flight.outcome.send_nowait({"input": flight.asking})
+            return flight
+        assert self.channel is not None
+        asking, flight.asking = flight.asking, None
+        with contextlib.suppress(ChannelClosed):
+            await self.channel.send({"jsonrpc": "2.0", "id": asking["id"], "result": answer})
+        return flight
+
+    def _input_required(self, request_id: Any, flight: _Flight, asking: Message) -> Message:
+        import secrets
+
+        token = STATE_PREFIX + secrets.token_urlsafe(24)
+        flight.parked = True
+        self._parked[token] = flight
+        assert self._tg is not None
+        self._tg.start_soon(self._expire, token)
+        entry: dict[str, Any] = {"method": asking["method"]}
+        if "params" in asking:
+            entry["params"] = asking["params"]
+        result = {"resultType": "input_required", "inputRequests": {INPUT_KEY: entry}, "requestState": token}
+        return {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+    async def call(self, message: Message, notify: Send) -> Message:
+        """One stateless request (or MRTR retry), answered with the client's own id."""
+        params = message.get("params") if isinstance(message.get("params"), dict) else {}
+        assert isinstance(params, dict)
+        token = params.get("requestState")
+        if isinstance(token, str) and token.startswith(STATE_PREFIX):
+            resumed = await self._resume(token, params, notify)
+            if not isinstance(resumed, _Flight):
+                return {"jsonrpc": "2.0", "id": message["id"], "error": resumed}
+            flight = resumed
+        else:
+            flight = self._start(message, notify)
+        try:
+            item = await flight.results.receive()
+        except anyio.EndOfStream:
+            return _error(message["id"], BACKEND_GONE, f"mcpsqueeze: {self.dead or 'the call ended'}")
+        except anyio.get_cancelled_exc_class():
+            if not flight.parked:
+                flight.scope.cancel()  # the client closed its stream: cancel the backend's work
+            raise
+        if "input" in item:
+            return self._input_required(message["id"], flight, item["input"])
+        return {**item["final"], "id": message["id"]}
 
     async def relay(
         self,
