@@ -7,6 +7,7 @@ the same time; both get shrunk results they can recover, whatever protocol the b
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -109,3 +110,25 @@ async def test_a_stdio_backends_elicitation_reaches_the_2026_client_as_input_req
     assert asked == ["What is the answer?"]
     assert text(result) == "forty-two"
     assert text(again) == "still serving"
+
+
+@pytest.mark.anyio
+async def test_subscriptions_listen_carries_a_stdio_backends_change_notifications(tmp_path: Path) -> None:
+    backend = [sys.executable, str(Path(__file__).with_name("notifying_backend.py"))]
+    events: list[Any] = []
+    with http_proxy(tmp_path, *backend) as (url, _):
+        async with (
+            Client(url, mode=MODERN) as client,
+            client.listen(tools_list_changed=True, resource_subscriptions=["test://a"]) as sub,
+        ):
+            honored = sub.honored
+            await _raw_call(client, "touch", {})
+            with anyio.fail_after(20):
+                async for event in sub:
+                    events.append(event)
+                    if len(events) == 2:
+                        break
+    assert honored.tools_list_changed is True and honored.resource_subscriptions == ["test://a"]
+    kinds = sorted(type(e).__name__ for e in events)
+    assert len(kinds) == 2, kinds
+    assert any("Resource" in k for k in kinds) and any("Tool" in k for k in kinds), kinds

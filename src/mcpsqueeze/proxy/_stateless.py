@@ -455,6 +455,37 @@ STATE_PREFIX = "mcpsqueeze-state-"
 PARK_SECONDS = 300.0  # how long a call waiting for the client's input (MRTR) is kept for its retry
 
 
+SUBSCRIPTION_ID_META = "io.modelcontextprotocol/subscriptionId"
+LISTEN_KINDS = {
+    "notifications/tools/list_changed": "toolsListChanged",
+    "notifications/prompts/list_changed": "promptsListChanged",
+    "notifications/resources/list_changed": "resourcesListChanged",
+    "notifications/resources/updated": "resourceSubscriptions",
+}
+
+
+@dataclass
+class _Listener:
+    """One open `subscriptions/listen` stream and what it was granted."""
+
+    honored: dict[str, Any]
+    uris: frozenset[str]
+    events: MemoryObjectSendStream[Message]
+    meta: dict[str, Any]
+
+    def wants(self, kind: str, uri: Any) -> bool:
+        if kind == "resourceSubscriptions":
+            return uri in self.uris
+        return self.honored.get(kind) is True
+
+    def stamp(self, message: Message) -> Message:
+        params = message.get("params") if isinstance(message.get("params"), dict) else {}
+        assert isinstance(params, dict)
+        meta = params.get("_meta")
+        merged = {**meta, **self.meta} if isinstance(meta, dict) else dict(self.meta)
+        return {**message, "params": {**params, "_meta": merged}}
+
+
 @dataclass
 class _Flight:
     """One backend request of a stateless client; it may outlive the HTTP request (MRTR rounds)."""
@@ -487,6 +518,8 @@ class _SharedBackend:
         self._flights: list[_Flight] = []
         self._parked: dict[str, _Flight] = {}
         self._tg: anyio.abc.TaskGroup | None = None
+        self._listeners: list[_Listener] = []
+        self._subscribed: dict[str, int] = {}  # resource uri -> listeners wanting its updates
 
     async def run(self, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
         from ._wrap import open_backend
@@ -583,6 +616,14 @@ class _SharedBackend:
 
     async def _notification(self, message: Message) -> None:
         params = message.get("params")
+        kind = LISTEN_KINDS.get(message["method"])
+        if kind is not None:
+            uri = params.get("uri") if isinstance(params, dict) else None
+            for listener in list(self._listeners):
+                if listener.wants(kind, uri):
+                    with contextlib.suppress(anyio.WouldBlock, anyio.BrokenResourceError):
+                        listener.events.send_nowait(listener.stamp(message))
+            return
         if message["method"] == "notifications/progress" and isinstance(params, dict):
             route = self._progress.get(str(params.get("progressToken")))
             if route is not None:
@@ -734,6 +775,73 @@ class _SharedBackend:
         result = {"resultType": "input_required", "inputRequests": {INPUT_KEY: entry}, "requestState": token}
         return {"jsonrpc": "2.0", "id": request_id, "result": result}
 
+    async def listen(self, message: Message, send: Any, receive: Any) -> None:
+        """`subscriptions/listen` from the backend's handshake-era notifications (list_changed, updated)."""
+        params = message.get("params") if isinstance(message.get("params"), dict) else {}
+        assert isinstance(params, dict)
+        wanted = params.get("notifications") if isinstance(params.get("notifications"), dict) else {}
+        assert isinstance(wanted, dict)
+        caps = self.initialize.get("capabilities") or {}
+        honored: dict[str, Any] = {}
+        for key, capability in (
+            ("toolsListChanged", "tools"),
+            ("promptsListChanged", "prompts"),
+            ("resourcesListChanged", "resources"),
+        ):
+            if wanted.get(key) is True and (caps.get(capability) or {}).get("listChanged"):
+                honored[key] = True
+        uris = [u for u in wanted.get("resourceSubscriptions") or [] if isinstance(u, str)]
+        if uris and (caps.get("resources") or {}).get("subscribe"):
+            honored["resourceSubscriptions"] = uris
+        else:
+            uris = []
+        meta = {SUBSCRIPTION_ID_META: message["id"]}
+        events, events_out = anyio.create_memory_object_stream[Message](64)
+        listener = _Listener(honored, frozenset(uris), events, meta)
+        self._listeners.append(listener)
+        for uri in uris:
+            self._subscribed[uri] = self._subscribed.get(uri, 0) + 1
+            if self._subscribed[uri] == 1:
+                await self._exchange(
+                    {"jsonrpc": "2.0", "method": "resources/subscribe", "params": {"uri": uri}}
+                )
+        ack = {
+            "jsonrpc": "2.0",
+            "method": "notifications/subscriptions/acknowledged",
+            "params": {"notifications": honored, "_meta": meta},
+        }
+        try:
+            with anyio.CancelScope() as cancel:
+                async with anyio.create_task_group() as tg, events_out:
+                    tg.start_soon(_watch_disconnect, receive, cancel)
+                    await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
+                    await send({"type": "http.response.body", "body": _sse_event(ack), "more_body": True})
+                    while self.dead is None:
+                        note: Message | None = None
+                        with anyio.move_on_after(_PING_INTERVAL):
+                            note = await events_out.receive()
+                        chunk = b": ping\r\n\r\n" if note is None else _sse_event(note)
+                        await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                    done = {
+                        "jsonrpc": "2.0",
+                        "id": message["id"],
+                        "result": {"_meta": meta, "resultType": "complete"},
+                    }
+                    await send({"type": "http.response.body", "body": _sse_event(done), "more_body": False})
+                    tg.cancel_scope.cancel()
+        finally:
+            self._listeners.remove(listener)
+            events.close()
+            with anyio.CancelScope(shield=True):
+                for uri in uris:
+                    self._subscribed[uri] -= 1
+                    if self._subscribed[uri] == 0 and self.dead is None:
+                        del self._subscribed[uri]
+                        with anyio.move_on_after(5):
+                            await self._exchange(
+                                {"jsonrpc": "2.0", "method": "resources/unsubscribe", "params": {"uri": uri}}
+                            )
+
     async def call(self, message: Message, notify: Send) -> Message:
         """One stateless request (or MRTR retry), answered with the client's own id."""
         params = message.get("params") if isinstance(message.get("params"), dict) else {}
@@ -775,15 +883,7 @@ class _SharedBackend:
             await _respond_json(send, self.discover(message["id"]))
             return
         if method == "subscriptions/listen":
-            await _respond_json(
-                send,
-                _error(
-                    message["id"],
-                    -32601,
-                    "mcpsqueeze: subscriptions/listen needs a backend that speaks 2026-07-28; "
-                    "this one does not",
-                ),
-            )
+            await self.listen(message, send, receive)
             return
         accepts_sse = "text/event-stream" in request.headers.get("accept", "")
         events, events_out = anyio.create_memory_object_stream[Message](16)
