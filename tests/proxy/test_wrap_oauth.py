@@ -172,3 +172,32 @@ def test_without_a_login_wrap_says_to_log_in_and_auth_clear_forgets_the_tokens(
     )
     assert cleared.returncode == 0 and "removed 1" in cleared.stderr
     assert list((tmp_path / "oauth").glob("*.json")) == []
+
+
+@pytest.mark.anyio
+async def test_a_token_revoked_while_serving_gives_the_2026_client_a_clear_error(
+    oauth_backend: str, oauth_env: dict[str, str], tmp_path: Path
+) -> None:
+    import mcp_types as types
+    from mcp import Client
+    from mcp.shared.exceptions import MCPError
+
+    assert _login(oauth_backend, oauth_env).returncode == 0
+    argv = cli("wrap", "--transport", "streamable-http", "--port", "0", "--recovery-dir", str(tmp_path / "r"))
+    proc = subprocess.Popen([*argv, "--", oauth_backend], stderr=subprocess.PIPE, text=True, env=oauth_env)
+    try:
+        assert proc.stderr is not None
+        line = proc.stderr.readline()
+        assert "serving streamable HTTP on " in line, line
+        url = line.rsplit(" ", 1)[1].strip()
+        request = types.CallToolRequest(params=types.CallToolRequestParams(name="whoami", arguments={}))
+        async with Client(url, mode="2026-07-28") as client:
+            first = await client.session.send_request(request, types.CallToolResult)
+            _admin(oauth_backend, "revoke")
+            with pytest.raises(MCPError) as refused:
+                await client.session.send_request(request, types.CallToolResult)
+        assert first.content[0].text == "authorized"  # type: ignore[union-attr]
+        assert f"mcpsqueeze auth login {oauth_backend}" in str(refused.value)
+        assert proc.poll() is None  # the proxy keeps serving
+    finally:
+        stop(proc)

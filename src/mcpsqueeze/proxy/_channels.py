@@ -306,10 +306,21 @@ async def http_backend(url: str, headers: Mapping[str, str], timeout: float | No
 
     http_timeout = httpx2.Timeout(30.0, read=timeout if timeout else 300.0)
     auth = backend_auth(url, headers)  # OAuth with stored tokens, unless -H gives Authorization
-    async with (
-        httpx2.AsyncClient(
-            headers=dict(headers), timeout=http_timeout, follow_redirects=False, auth=auth
-        ) as client,
-        streamable_http_client(url, http_client=client) as (read, write),
-    ):
-        yield SessionMessageChannel(read, write)
+    try:
+        async with (
+            httpx2.AsyncClient(
+                headers=dict(headers), timeout=http_timeout, follow_redirects=False, auth=auth
+            ) as client,
+            streamable_http_client(url, http_client=client) as (read, write),
+        ):
+            yield SessionMessageChannel(read, write)
+    except BaseExceptionGroup as group:
+        # OAuth gave up mid-session (token revoked, refresh refused): the SDK transport's task group
+        # carries our BackendError; unwrap it so it is reported like any backend failure.
+        found = group.subgroup(lambda exc: isinstance(exc, BackendError))
+        if found is None:
+            raise
+        leaf: BaseException = found
+        while isinstance(leaf, BaseExceptionGroup):
+            leaf = leaf.exceptions[0]
+        raise leaf from None
