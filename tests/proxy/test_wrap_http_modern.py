@@ -19,7 +19,7 @@ from mcp import Client
 from pydantic import TypeAdapter
 from test_wrap_http import demo_http_server, http_proxy
 
-from rawclient import demo_server, text
+from rawclient import cli, demo_server, text
 
 RAW: Any = TypeAdapter(dict[str, Any])
 MODERN = "2026-07-28"
@@ -132,3 +132,25 @@ async def test_subscriptions_listen_carries_a_stdio_backends_change_notification
     kinds = sorted(type(e).__name__ for e in events)
     assert len(kinds) == 2, kinds
     assert any("Resource" in k for k in kinds) and any("Tool" in k for k in kinds), kinds
+
+
+@pytest.mark.anyio
+async def test_a_2026_client_over_stdio_reaches_a_url_backend_statelessly(tmp_path: Path) -> None:
+    """The stdio frontend relays 2026-07-28 messages as they are; the HTTP backend channel sends them
+    as stateless POSTs with their routing headers (no initialize, no session)."""
+    import os
+
+    from mcp import StdioServerParameters
+
+    with demo_http_server() as backend:
+        argv = cli("wrap", "--recovery-dir", str(tmp_path / "rec"), "--", backend)
+        target = StdioServerParameters(command=argv[0], args=argv[1:], env=dict(os.environ))
+        async with Client(target, mode=MODERN) as client:
+            protocol = client.protocol_version
+            tools = sorted(t.name for t in (await client.list_tools()).tools)
+            big = await _raw_call(client, "search_issues", {"query": "stdio"})
+            notice = json.loads(big["content"][0]["text"])["truncation"]
+            recovered = await _raw_call(client, "squeeze_recover", {"response_id": notice["response_id"]})
+    assert protocol == MODERN
+    assert "squeeze_recover" in tools and "search_issues" in tools
+    assert len(text(big)) <= 20_000 < len(text(recovered))

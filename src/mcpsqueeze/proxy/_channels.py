@@ -283,9 +283,11 @@ class SessionMessageChannel:
             model = self._adapter.validate_python(message)
         except Exception as exc:  # a message the SDK transport cannot carry
             raise BackendError(f"cannot encode message for streamable HTTP: {exc}") from exc
-        metadata = None
+        metadata: Any = None
         if self._metadata is not None and related_request_id is not None:
             metadata = self._metadata(related_request_id=related_request_id)
+        elif self._metadata is None:
+            metadata = _modern_headers(message)
         try:
             await self._write.send(self._session_message(model, metadata=metadata))
         except (anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
@@ -294,6 +296,27 @@ class SessionMessageChannel:
     async def aclose(self) -> None:
         with contextlib.suppress(Exception):
             await self._write.aclose()
+
+
+def _modern_headers(message: Message) -> Any:
+    """Client side: a 2026-07-28 message (envelope in `params._meta`) goes out with its routing headers.
+
+    The SDK transport then POSTs it statelessly; handshake-era messages carry no metadata, as before.
+    """
+    params = message.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    version = meta.get("io.modelcontextprotocol/protocolVersion") if isinstance(meta, dict) else None
+    if not isinstance(version, str) or not isinstance(message.get("method"), str):
+        return None
+    from mcp.shared.inbound import NAME_BEARING_METHODS, encode_header_value
+    from mcp.shared.message import ClientMessageMetadata
+
+    assert isinstance(params, dict)
+    headers = {"mcp-protocol-version": version, "mcp-method": message["method"]}
+    name = params.get(NAME_BEARING_METHODS.get(message["method"], ""))
+    if isinstance(name, str):
+        headers["mcp-name"] = encode_header_value(name)
+    return ClientMessageMetadata(headers=headers)
 
 
 @contextlib.asynccontextmanager

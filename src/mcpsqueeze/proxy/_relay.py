@@ -192,7 +192,9 @@ class Relay:
             params = {}
         if method == "tools/call" and self.recover_tool and params.get("name") == self.recover_tool:
             assert self._tg is not None
-            self._tg.start_soon(self._answer_recover, request_id, params.get("arguments") or {})
+            meta = params.get("_meta")
+            modern = isinstance(meta, dict) and "io.modelcontextprotocol/protocolVersion" in meta
+            self._tg.start_soon(self._answer_recover, request_id, params.get("arguments") or {}, modern)
             return
         if self.dead_reason is not None:
             await self._to_front(self._gone_error(request_id, method))
@@ -316,11 +318,13 @@ class Relay:
         presented, _ = await self.pipeline.present(call, result)
         await self._to_front(message if presented is result else {**message, "result": presented})
 
-    async def _answer_recover(self, request_id: Any, arguments: Any) -> None:
+    async def _answer_recover(self, request_id: Any, arguments: Any, modern: bool = False) -> None:
         try:
             result = await self.services.workers.run(self._recover, arguments)
         except (RecoveryError, UsageError) as exc:
             result = {"content": [{"type": "text", "text": f"mcpsqueeze: {exc}"}], "isError": True}
+        if modern:  # a 2026-07-28 client requires the result's type
+            result = {**result, "resultType": "complete"}
         await self._to_front({"jsonrpc": "2.0", "id": request_id, "result": result})
 
     def _recover(self, arguments: Any) -> dict[str, Any]:
