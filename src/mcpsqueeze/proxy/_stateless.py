@@ -106,7 +106,10 @@ def _sse_event(message: Message) -> bytes:
 async def _respond(
     send: Any, status: int, body: bytes, content_type: str | None = "application/json"
 ) -> None:
-    headers = [(b"content-type", content_type.encode())] if content_type else []
+    # a plain body with its length, as Starlette's Response sends it (no chunked encoding)
+    headers = [(b"content-length", str(len(body)).encode())]
+    if content_type:
+        headers.append((b"content-type", content_type.encode()))
     if status == 405:
         headers.append((b"allow", b"POST"))
     await send({"type": "http.response.start", "status": status, "headers": headers})
