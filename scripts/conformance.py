@@ -50,7 +50,14 @@ def load_paths(paths_env: Path = PATHS_ENV) -> dict[str, str]:
             if line and not line.startswith("#") and "=" in line:
                 key, _, value = line.partition("=")
                 out[key.strip()] = value.strip()
-    for key in ("NODE22", "CONFORMANCE_JS", "EVERYTHING_JS", "FILESYSTEM_JS", "MEMORY_JS"):
+    for key in (
+        "NODE22",
+        "CONFORMANCE_JS",
+        "CONFORMANCE_NEXT_JS",
+        "EVERYTHING_JS",
+        "FILESYSTEM_JS",
+        "MEMORY_JS",
+    ):
         if os.environ.get(key):
             out[key] = os.environ[key]
     return out
@@ -166,7 +173,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true", help="print {scenario: status, ...} plus totals as JSON")
     ap.add_argument("--suite", default="active", choices=["active", "all", "pending"])
     ap.add_argument("--scenario", action="append", help="run only this scenario (repeatable)")
-    ap.add_argument("--spec-version", help="e.g. 2025-06-18 or 2025-11-25")
+    ap.add_argument(
+        "--spec-version", help="e.g. 2025-11-25, or 2026-07-28 (needs --conformance-js $CONFORMANCE_NEXT_JS)"
+    )
     ap.add_argument("--timeout", type=float, default=180.0, help="seconds for the whole run")
     ap.add_argument("--node", help="Node >= 22 binary (default: NODE22 from .cache/node/paths.env)")
     ap.add_argument("--conformance-js", help="conformance dist/index.js (default: CONFORMANCE_JS)")
@@ -176,6 +185,8 @@ def main(argv: list[str] | None = None) -> int:
     paths = load_paths()
     node = args.node or paths.get("NODE22", "")
     cjs = args.conformance_js or paths.get("CONFORMANCE_JS", "")
+    if not args.conformance_js and args.spec_version == "2026-07-28" and paths.get("CONFORMANCE_NEXT_JS"):
+        cjs = paths["CONFORMANCE_NEXT_JS"]  # only the 0.2 line has the 2026-07-28 scenarios
     try:
         res = run_conformance_detailed(
             args.url,

@@ -4,6 +4,7 @@
 #
 #   NODE22=<node >= 22 binary>   CONFORMANCE_JS=...   EVERYTHING_JS=...   FILESYSTEM_JS=...   MEMORY_JS=...
 #   CLAUDE_BIN=<Claude Code CLI>   INSPECTOR_JS=<MCP Inspector launcher> (real clients, in .cache/clients/)
+#   CONFORMANCE_NEXT_JS=<conformance with the 2026-07-28 scenarios, own prefix .cache/node-conformance-next>
 #   PY_SERVERS_BIN=<venv bin with mcp-server-git, mcp-server-time> (once installed with --python)
 #
 # Usage: scripts/install-test-deps.sh [--check] [--python] [--force]
@@ -157,6 +158,21 @@ fi
 if [[ -f "$ROOT/.cache/pyservers/.installed-spec" && -x "$ROOT/.cache/pyservers/bin/mcp-server-git" ]]; then
   echo "PY_SERVERS_BIN=$ROOT/.cache/pyservers/bin" >>"$PREFIX/paths.env.tmp"
 fi
+# ---- conformance with MCP 2026-07-28 scenarios (issue 13) ---------------------------------------------
+# 0.1.16 (above, the npm "latest") only knows the handshake-era revisions; the 2026-07-28 server scenarios
+# (server-stateless, caching, http-header-validation, input-required-result-*) are in the 0.2.0 alphas.
+# Kept in its own prefix beside the pinned set so the 2025 baseline above does not move.
+CONFORMANCE_NEXT_VERSION=0.2.0-alpha.12
+NEXT_PREFIX="$ROOT/.cache/node-conformance-next"
+CONFORMANCE_NEXT_JS="$NEXT_PREFIX/node_modules/@modelcontextprotocol/conformance/dist/index.js"
+if [[ $FORCE == 1 || ! -f "$CONFORMANCE_NEXT_JS" || "$(cat "$NEXT_PREFIX/.installed-spec" 2>/dev/null)" != "$CONFORMANCE_NEXT_VERSION" ]]; then
+  mkdir -p "$NEXT_PREFIX"
+  printf '{"name": "mcpsqueeze-conformance-next", "private": true, "dependencies": {"@modelcontextprotocol/conformance": "%s"}}\n' \
+    "$CONFORMANCE_NEXT_VERSION" >"$NEXT_PREFIX/package.json"
+  npm install --prefix "$NEXT_PREFIX" --no-audit --no-fund --loglevel=error --no-update-notifier >&2
+  echo "$CONFORMANCE_NEXT_VERSION" >"$NEXT_PREFIX/.installed-spec"
+fi
+echo "CONFORMANCE_NEXT_JS=$CONFORMANCE_NEXT_JS" >>"$PREFIX/paths.env.tmp"
 mv "$PREFIX/paths.env.tmp" "$PREFIX/paths.env"
 cat "$PREFIX/paths.env"
 

@@ -638,5 +638,10 @@ def clean(directory: Path, max_age: str, max_bytes: str | None, dry_run: bool, a
     sys.exit(1 if report.errors else 0)
 
 
+from ._authcli import auth as _auth_group  # noqa: E402 - registered after main is defined
+
+main.add_command(_auth_group, "auth")
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -32,6 +32,7 @@ from mcp.types import (
     EmbeddedResource,
     EmptyResult,
     ImageContent,
+    InputRequiredResult,
     PromptReference,
     ResourceTemplateReference,
     SamplingMessage,
@@ -255,6 +256,50 @@ async def test_reconnection(ctx: Context) -> str:
     await asyncio.sleep(0.2)
     await ctx.info("After reconnect")
     return "Reconnection test completed"
+
+
+# ---- 2026-07-28 multi-round tool requests (SEP-2322): InputRequiredResult, then the retry ----------
+def _input_required(key: str, request: dict[str, Any]) -> InputRequiredResult:
+    return InputRequiredResult.model_validate(
+        {"resultType": "input_required", "inputRequests": {key: request}}
+    )
+
+
+def _answer(ctx: Context, key: str) -> Any:
+    responses = ctx.input_responses or {}
+    answer = responses.get(key)
+    return answer.model_dump(by_alias=True, mode="json", exclude_none=True) if answer is not None else None
+
+
+@app.tool()
+def test_input_required_result_elicitation(ctx: Context) -> str | InputRequiredResult:
+    """Asks for the user's name through an InputRequiredResult (no server-to-client request)."""
+    answer = _answer(ctx, "user_name")
+    if answer is None:
+        schema = {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+        params = {"message": "What is your name?", "requestedSchema": schema}
+        return _input_required("user_name", {"method": "elicitation/create", "params": params})
+    return f"Hello, {(answer.get('content') or {}).get('name', 'stranger')}!"
+
+
+@app.tool()
+def test_input_required_result_sampling(ctx: Context) -> str | InputRequiredResult:
+    """Asks for an LLM completion through an InputRequiredResult."""
+    answer = _answer(ctx, "capital_question")
+    if answer is None:
+        message = {"role": "user", "content": {"type": "text", "text": "What is the capital of France?"}}
+        params = {"messages": [message], "maxTokens": 100}
+        return _input_required("capital_question", {"method": "sampling/createMessage", "params": params})
+    return f"LLM said: {(answer.get('content') or {}).get('text', '')}"
+
+
+@app.tool()
+def test_input_required_result_list_roots(ctx: Context) -> str | InputRequiredResult:
+    """Asks for the client's roots through an InputRequiredResult."""
+    answer = _answer(ctx, "client_roots")
+    if answer is None:
+        return _input_required("client_roots", {"method": "roots/list", "params": {}})
+    return "Roots: " + ", ".join(str(r.get("uri")) for r in answer.get("roots") or [])
 
 
 # SEP-1613: the listing must keep $schema, $defs and additionalProperties as written.

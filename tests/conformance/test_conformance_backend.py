@@ -118,3 +118,32 @@ def test_the_proxy_passes_exactly_the_scenarios_the_backend_passes(backend_url: 
     proxied = run(proxy_url)
     assert len(direct) >= 30
     assert proxied == direct
+
+
+NEXT_JS = PATHS.get(
+    "CONFORMANCE_NEXT_JS",
+    str(ROOT / ".cache/node-conformance-next/node_modules/@modelcontextprotocol/conformance/dist/index.js"),
+)
+
+
+@pytest.mark.skipif(not Path(NEXT_JS).is_file(), reason="run scripts/install-test-deps.sh (conformance 0.2)")
+def test_the_proxy_passes_exactly_the_2026_07_28_scenarios_the_backend_passes(
+    backend_url: str, proxy_url: str
+) -> None:
+    """Stateless 2026-07-28: MRTR rounds, caching hints, routing-header checks, all through the frontend."""
+
+    def run(url: str) -> dict[str, str]:
+        detailed = conformance.run_conformance_detailed(
+            url, PATHS["NODE22"], NEXT_JS, timeout=240, suite="all", spec_version="2026-07-28"
+        )
+        scenarios: dict[str, str] = detailed["scenarios"]
+        return scenarios
+
+    direct = run(backend_url)
+    proxied = run(proxy_url)
+    assert len(direct) >= 35
+    for scenario in ("server-stateless", "caching", "http-header-validation", "tools-call-with-progress"):
+        assert scenario in direct
+    assert direct["input-required-result-basic-elicitation"] == "passed"  # MRTR is exercised, not skipped
+    assert direct["caching"] == "passed"
+    assert proxied == direct

@@ -362,9 +362,11 @@ class SessionMessageChannel:
             model = self._adapter.validate_python(message)
         except Exception as exc:  # a message the SDK transport cannot carry
             raise BackendError(f"cannot encode message for streamable HTTP: {exc}") from exc
-        metadata = None
+        metadata: Any = None
         if self._metadata is not None and related_request_id is not None:
             metadata = self._metadata(related_request_id=related_request_id)
+        elif self._metadata is None:
+            metadata = _modern_headers(message)
         try:
             await self._write.send(self._session_message(model, metadata=metadata))
         except (anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
@@ -375,15 +377,52 @@ class SessionMessageChannel:
             await self._write.aclose()
 
 
+def _modern_headers(message: Message) -> Any:
+    """Client side: a 2026-07-28 message (envelope in `params._meta`) goes out with its routing headers.
+
+    The SDK transport then POSTs it statelessly; handshake-era messages carry no metadata, as before.
+    """
+    params = message.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    version = meta.get("io.modelcontextprotocol/protocolVersion") if isinstance(meta, dict) else None
+    if not isinstance(version, str) or not isinstance(message.get("method"), str):
+        return None
+    from mcp.shared.inbound import NAME_BEARING_METHODS, encode_header_value
+    from mcp.shared.message import ClientMessageMetadata
+
+    assert isinstance(params, dict)
+    headers = {"mcp-protocol-version": version, "mcp-method": message["method"]}
+    name = params.get(NAME_BEARING_METHODS.get(message["method"], ""))
+    if isinstance(name, str):
+        headers["mcp-name"] = encode_header_value(name)
+    return ClientMessageMetadata(headers=headers)
+
+
 @contextlib.asynccontextmanager
 async def http_backend(url: str, headers: Mapping[str, str], timeout: float | None) -> AsyncIterator[Channel]:
     """Connect to a streamable-HTTP backend."""
     import httpx2
     from mcp.client.streamable_http import streamable_http_client
 
+    from ..oauth import backend_auth
+
     http_timeout = httpx2.Timeout(30.0, read=timeout if timeout else 300.0)
-    async with (
-        httpx2.AsyncClient(headers=dict(headers), timeout=http_timeout, follow_redirects=False) as client,
-        streamable_http_client(url, http_client=client) as (read, write),
-    ):
-        yield SessionMessageChannel(read, write)
+    auth = backend_auth(url, headers)  # OAuth with stored tokens, unless -H gives Authorization
+    try:
+        async with (
+            httpx2.AsyncClient(
+                headers=dict(headers), timeout=http_timeout, follow_redirects=False, auth=auth
+            ) as client,
+            streamable_http_client(url, http_client=client) as (read, write),
+        ):
+            yield SessionMessageChannel(read, write)
+    except BaseExceptionGroup as group:
+        # OAuth gave up mid-session (token revoked, refresh refused): the SDK transport's task group
+        # carries our BackendError; unwrap it so it is reported like any backend failure.
+        found = group.subgroup(lambda exc: isinstance(exc, BackendError))
+        if found is None:
+            raise
+        leaf: BaseException = found
+        while isinstance(leaf, BaseExceptionGroup):
+            leaf = leaf.exceptions[0]
+        raise leaf from None

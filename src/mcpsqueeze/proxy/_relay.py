@@ -305,7 +305,9 @@ class Relay:
         if method == "tools/call" and self.recover_tool and params.get("name") == self.recover_tool:
             assert self._tg is not None
             self._busy += 1  # released by _answer_recover
-            self._tg.start_soon(self._answer_recover, request_id, params.get("arguments") or {})
+            meta = params.get("_meta")
+            modern = isinstance(meta, dict) and "io.modelcontextprotocol/protocolVersion" in meta
+            self._tg.start_soon(self._answer_recover, request_id, params.get("arguments") or {}, modern)
             return
         if self.dead_reason is not None:
             await self._to_front(self._gone_error(request_id, method))
@@ -453,12 +455,14 @@ class Relay:
             self._busy -= 1
             self._notify()
 
-    async def _answer_recover(self, request_id: Any, arguments: Any) -> None:
+    async def _answer_recover(self, request_id: Any, arguments: Any, modern: bool = False) -> None:
         try:
             try:
                 result = await self.services.workers.run(self._recover, arguments)
             except (RecoveryError, UsageError) as exc:
                 result = {"content": [{"type": "text", "text": f"mcpsqueeze: {exc}"}], "isError": True}
+            if modern:  # a 2026-07-28 client requires the result's type
+                result = {**result, "resultType": "complete"}
             await self._to_front({"jsonrpc": "2.0", "id": request_id, "result": result})
         finally:
             self._busy -= 1  # taken by _front_request

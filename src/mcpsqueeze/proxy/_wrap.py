@@ -30,6 +30,7 @@ from ..settings import Settings
 from ..stats import print_summary
 from ._channels import Channel, SessionMessageChannel, StdioChannel, http_backend, open_process_channel
 from ._relay import Relay
+from ._stateless import StatelessFrontend, is_stateless_request
 
 __all__ = ["RequestGuard", "check_http_bind", "open_backend", "run_wrap"]
 
@@ -99,7 +100,10 @@ async def run_wrap(settings: Settings) -> int:
     """Run the proxy; the summary always reaches stderr, whatever ends the session."""
     check_http_bind(settings)
     if settings.is_url:
+        from ..oauth import preflight
+
         await anyio.to_thread.run_sync(_check_reachable, settings.target[0])
+        await preflight(settings.target[0], settings.headers)  # refresh or "log in again" before serving
     services = build_services(settings, metrics=settings.transport == "streamable-http")
     code = 0
     try:
@@ -193,6 +197,7 @@ class HttpFrontend:
         self.guard = RequestGuard.for_bind(settings.host)
         # The guard above already checked Host and Origin (with the arrival address for wildcard binds).
         self.security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+        self.stateless = StatelessFrontend(settings, services, tg, self.security)
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, StreamableHTTPServerTransport
@@ -217,6 +222,9 @@ class HttpFrontend:
                 await response(scope, receive, send)
                 return
             await transport.handle_request(scope, receive, send)
+            return
+        if is_stateless_request(request.headers):  # MCP 2026-07-28: no session, one POST per request
+            await self.stateless.handle(scope, receive, send)
             return
         if request.method != "POST":
             response = JSONResponse(
@@ -303,7 +311,7 @@ async def _serve_http(settings: Settings, services: SessionServices) -> int:
         app: Any = Starlette(routes=routes)
         if settings.token_file is not None:
             tokens = load_tokens(settings.token_file)
-            frontend.named_tenants = tokens.named
+            frontend.named_tenants = frontend.stateless.named_tenants = tokens.named
             app = bearer_guard(app, tokens)
         config = uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=2)
         server = uvicorn_server(config)

@@ -173,9 +173,12 @@ async def _http_transport(url: str, headers: dict[str, str], timeout: float | No
     import httpx2
     from mcp.client.streamable_http import streamable_http_client
 
+    from ..oauth import backend_auth
+
     http_timeout = httpx2.Timeout(30.0, read=timeout or 300.0)
+    auth = backend_auth(url, headers)  # OAuth with stored tokens (`mcpsqueeze auth login NAME`)
     async with (
-        httpx2.AsyncClient(headers=headers, timeout=http_timeout) as http,
+        httpx2.AsyncClient(headers=headers, timeout=http_timeout, auth=auth) as http,
         streamable_http_client(url, http_client=http) as streams,
     ):
         yield streams

@@ -1,0 +1,119 @@
+"""`mcpsqueeze auth login|clear`: the one interactive step of OAuth for URL backends (see oauth.py)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ._errors import BackendError, MCPSqueezeError, UsageError
+
+__all__ = ["auth"]
+
+
+def _resolve(target: str, servers_file: Path | None, config: Path | None) -> tuple[str, dict[str, str]]:
+    """A URL as given, or the url (and headers) of the servers-config entry of that name."""
+    if target.startswith(("http://", "https://")):
+        return target, {}
+    from ._cliconfig import read_config
+    from .serve import parse_config, parse_servers
+
+    if servers_file is not None:
+        specs = parse_config(servers_file.read_text(encoding="utf-8"), str(servers_file))
+    else:
+        choice = read_config(config)
+        if choice.servers_json is not None:
+            specs = parse_servers(choice.servers_json.servers, str(choice.servers_json.path))
+        else:
+            specs = parse_servers(choice.settings.servers or {}, str(choice.settings.path))
+    for spec in specs:
+        if spec.name == target:
+            if spec.url is None:
+                raise UsageError(f"server {target!r} runs a command, not a URL: OAuth is for URL backends")
+            return spec.url, dict(spec.headers)
+    names = ", ".join(sorted(s.name for s in specs)) or "none"
+    raise UsageError(f"no server named {target!r} in the servers config (servers: {names}); or give its URL")
+
+
+_SERVERS = click.option(
+    "--servers",
+    "servers_file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Servers JSON to look NAME up in (default: the config file's servers).",
+)
+_CONFIG = click.option(
+    "--config",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Settings or servers file.",
+)
+
+
+@click.group()
+def auth() -> None:
+    """OAuth logins for URL backends (tokens in a 0600 file under the user config directory)."""
+
+
+@auth.command()
+@click.argument("target")
+@click.option(
+    "--port", type=int, default=0, show_default=True, help="Loopback port for the redirect (0: any)."
+)
+@click.option(
+    "--timeout", type=float, default=300.0, show_default=True, help="Seconds to wait for the browser."
+)
+@click.option(
+    "--fetch-authorize-url",
+    "fetch",
+    is_flag=True,
+    help="Headless (CI, tests): GET the authorization URL with an HTTP client instead of a browser; "
+    "works only with an authorization server that approves without a person.",
+)
+@_SERVERS
+@_CONFIG
+def login(
+    target: str, port: int, timeout: float, fetch: bool, servers_file: Path | None, config: Path | None
+) -> None:
+    """Authorize mcpsqueeze for a backend: `auth login URL` or `auth login NAME` (from the servers config).
+
+    Prints the authorization URL to open in a browser and accepts the redirect on 127.0.0.1.
+    """
+    import anyio
+
+    from .oauth import login as run_login
+
+    try:
+        url, headers = _resolve(target, servers_file, config)
+        path: Any = anyio.run(
+            lambda: run_login(url, port=port, timeout=timeout, headers=headers, fetch=fetch)
+        )
+    except (UsageError, OSError) as exc:
+        click.echo(f"mcpsqueeze auth: {exc}", err=True)
+        sys.exit(2)
+    except (BackendError, TimeoutError) as exc:
+        click.echo(f"mcpsqueeze auth: {exc or 'no redirect arrived in time'}", err=True)
+        sys.exit(3)
+    except MCPSqueezeError as exc:
+        click.echo(f"mcpsqueeze auth: {exc}", err=True)
+        sys.exit(2)
+    click.echo(f"mcpsqueeze: logged in to {url}; tokens saved in {path}", err=True)
+
+
+@auth.command()
+@click.argument("target", required=False)
+@_SERVERS
+@_CONFIG
+def clear(target: str | None, servers_file: Path | None, config: Path | None) -> None:
+    """Forget the stored tokens of one backend (URL or NAME), or of all backends."""
+    from .oauth import clear_tokens
+
+    try:
+        url = _resolve(target, servers_file, config)[0] if target else None
+    except (UsageError, OSError) as exc:
+        click.echo(f"mcpsqueeze auth: {exc}", err=True)
+        sys.exit(2)
+    removed = clear_tokens(url)
+    click.echo(f"mcpsqueeze: removed {len(removed)} stored login(s)", err=True)

@@ -1,0 +1,156 @@
+"""MCP 2026-07-28 (stateless streamable HTTP) through the HTTP frontend, with the SDK's own client.
+
+A 2026-07-28 client and a 2025-11-25 client use the same `wrap --transport streamable-http` process at
+the same time; both get shrunk results they can recover, whatever protocol the backend speaks.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import mcp_types as types
+import pytest
+from mcp import Client
+from pydantic import TypeAdapter
+from test_wrap_http import demo_http_server, http_proxy
+
+from rawclient import cli, demo_server, text
+
+RAW: Any = TypeAdapter(dict[str, Any])
+MODERN = "2026-07-28"
+
+
+async def _raw_call(client: Client, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    request = types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments=arguments))
+    result: dict[str, Any] = await client.session.send_request(request, RAW)
+    return result
+
+
+async def _shrink_and_recover(url: str, mode: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    async with Client(url, mode=mode) as client:
+        out["protocol"] = client.protocol_version
+        out["tools"] = sorted(t.name for t in (await client.list_tools()).tools)
+        out["echo"] = text(await _raw_call(client, "echo", {"text": f"hello {mode}"}))
+        big = await _raw_call(client, "search_issues", {"query": mode})
+        notice = json.loads(big["content"][0]["text"])["truncation"]
+        out["big_chars"] = len(text(big))
+        recovered = await _raw_call(client, "squeeze_recover", {"response_id": notice["response_id"]})
+        out["recovered"] = json.loads(text(recovered))
+        out["original_chars"] = notice["report"]["original_chars"]
+    return out
+
+
+@pytest.mark.anyio
+async def test_a_2026_client_and_a_2025_client_share_one_proxy_over_a_stdio_backend(tmp_path: Path) -> None:
+    with http_proxy(tmp_path, *demo_server()) as (url, _):
+        results: dict[str, dict[str, Any]] = {}
+
+        async def run(mode: str) -> None:
+            results[mode] = await _shrink_and_recover(url, mode)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(run, MODERN)
+            tg.start_soon(run, "legacy")
+    modern, legacy = results[MODERN], results["legacy"]
+    assert modern["protocol"] == MODERN and legacy["protocol"] == "2025-11-25"
+    for got, mode in ((modern, MODERN), (legacy, "legacy")):
+        assert "squeeze_recover" in got["tools"] and "search_issues" in got["tools"]
+        assert got["echo"] == f"hello {mode}"
+        assert got["big_chars"] <= 20_000
+        assert len(json.dumps(got["recovered"])) > 20_000  # the whole original came back
+
+
+@pytest.mark.anyio
+async def test_a_2026_client_through_the_proxy_to_a_2026_http_backend(tmp_path: Path) -> None:
+    with demo_http_server() as backend, http_proxy(tmp_path, backend) as (url, _):
+        got = await _shrink_and_recover(url, MODERN)
+    assert got["protocol"] == MODERN
+    assert got["echo"] == f"hello {MODERN}"
+    assert got["big_chars"] <= 20_000 < len(json.dumps(got["recovered"]))
+
+
+@pytest.mark.anyio
+async def test_a_2026_request_without_the_envelope_is_refused_with_a_clear_error(tmp_path: Path) -> None:
+    headers = {
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": MODERN,
+        "Mcp-Method": "tools/list",
+    }
+    with http_proxy(tmp_path, *demo_server()) as (url, _):
+        async with httpx2.AsyncClient(timeout=30) as http:
+            response = await http.post(
+                url, headers=headers, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+            )
+    assert response.status_code == 400
+    assert "envelope" in response.json()["error"]["message"]
+
+
+@pytest.mark.anyio
+async def test_a_stdio_backends_elicitation_reaches_the_2026_client_as_input_required_and_its_retry(
+    tmp_path: Path,
+) -> None:
+    """MRTR through the shared connection: the proxy holds the backend's call open across the retry."""
+    asked: list[str] = []
+
+    async def answer(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"answer": "forty-two"})
+
+    with http_proxy(tmp_path, *demo_server()) as (url, _):
+        async with Client(url, mode=MODERN, elicitation_callback=answer) as client:
+            called = await client.call_tool("ask_user", {"question": "What is the answer?"})
+            result = called.model_dump(by_alias=True, mode="json", exclude_none=True)
+            again = await _raw_call(client, "echo", {"text": "still serving"})
+    assert asked == ["What is the answer?"]
+    assert text(result) == "forty-two"
+    assert text(again) == "still serving"
+
+
+@pytest.mark.anyio
+async def test_subscriptions_listen_carries_a_stdio_backends_change_notifications(tmp_path: Path) -> None:
+    backend = [sys.executable, str(Path(__file__).with_name("notifying_backend.py"))]
+    events: list[Any] = []
+    with http_proxy(tmp_path, *backend) as (url, _):
+        async with (
+            Client(url, mode=MODERN) as client,
+            client.listen(tools_list_changed=True, resource_subscriptions=["test://a"]) as sub,
+        ):
+            honored = sub.honored
+            await _raw_call(client, "touch", {})
+            with anyio.fail_after(20):
+                async for event in sub:
+                    events.append(event)
+                    if len(events) == 2:
+                        break
+    assert honored.tools_list_changed is True and honored.resource_subscriptions == ["test://a"]
+    kinds = sorted(type(e).__name__ for e in events)
+    assert len(kinds) == 2, kinds
+    assert any("Resource" in k for k in kinds) and any("Tool" in k for k in kinds), kinds
+
+
+@pytest.mark.anyio
+async def test_a_2026_client_over_stdio_reaches_a_url_backend_statelessly(tmp_path: Path) -> None:
+    """The stdio frontend relays 2026-07-28 messages as they are; the HTTP backend channel sends them
+    as stateless POSTs with their routing headers (no initialize, no session)."""
+    import os
+
+    from mcp import StdioServerParameters
+
+    with demo_http_server() as backend:
+        argv = cli("wrap", "--recovery-dir", str(tmp_path / "rec"), "--", backend)
+        target = StdioServerParameters(command=argv[0], args=argv[1:], env=dict(os.environ))
+        async with Client(target, mode=MODERN) as client:
+            protocol = client.protocol_version
+            tools = sorted(t.name for t in (await client.list_tools()).tools)
+            big = await _raw_call(client, "search_issues", {"query": "stdio"})
+            notice = json.loads(big["content"][0]["text"])["truncation"]
+            recovered = await _raw_call(client, "squeeze_recover", {"response_id": notice["response_id"]})
+    assert protocol == MODERN
+    assert "squeeze_recover" in tools and "search_issues" in tools
+    assert len(text(big)) <= 20_000 < len(text(recovered))

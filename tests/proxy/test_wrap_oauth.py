@@ -1,0 +1,203 @@
+"""OAuth 2.1 backends: `mcpsqueeze auth login` against a local authorization server, then `wrap -- URL`.
+
+The authorization server is the SDK's server auth support (tests/proxy/oauth_server.py): discovery,
+dynamic client registration, PKCE, refresh rotation. The browser is an HTTP client driving the printed
+authorize URL and the loopback redirect.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+
+from rawclient import RawClient, cli, stop, text
+
+SERVER = Path(__file__).with_name("oauth_server.py")
+
+
+@pytest.fixture
+def oauth_backend() -> Iterator[str]:
+    proc = subprocess.Popen(
+        [sys.executable, str(SERVER), "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert line.startswith("LISTENING "), f"oauth server did not start (exit {proc.poll()})"
+        url = line.split()[1]
+        base = url.rsplit("/", 1)[0]
+        for _ in range(200):  # the line is printed just before uvicorn binds
+            try:
+                httpx2.get(f"{base}/test/counts", timeout=1)
+                break
+            except httpx2.TransportError:
+                import time
+
+                time.sleep(0.05)
+        yield url
+    finally:
+        stop(proc)
+
+
+@pytest.fixture
+def oauth_env(tmp_path: Path) -> dict[str, str]:
+    return {**os.environ, "MCPSQUEEZE_OAUTH_DIR": str(tmp_path / "oauth")}
+
+
+def _login(url: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.Popen(cli("auth", "login", url), stderr=subprocess.PIPE, text=True, env=env)
+    assert proc.stderr is not None
+    seen = []
+    authorize = None
+    for line in proc.stderr:
+        seen.append(line)
+        if line.startswith("http"):
+            authorize = line.strip()
+            break
+    assert authorize is not None, "".join(seen)
+    # the "browser": the authorization server approves at once and redirects to our loopback port
+    approved = httpx2.get(authorize, follow_redirects=False, timeout=10)
+    assert approved.status_code == 302
+    landing = httpx2.get(approved.headers["location"], timeout=10)
+    assert landing.status_code == 200 and "login complete" in landing.text
+    rest = proc.stderr.read()
+    code = proc.wait(30)
+    return subprocess.CompletedProcess(proc.args, code, "", "".join(seen) + rest)
+
+
+def _counts(url: str) -> dict[str, int]:
+    counts: dict[str, int] = httpx2.get(url.rsplit("/", 1)[0] + "/test/counts", timeout=10).json()
+    return counts
+
+
+def _admin(url: str, what: str) -> None:
+    httpx2.post(url.rsplit("/", 1)[0] + f"/test/{what}", timeout=10).raise_for_status()
+
+
+def _session(
+    url: str, env: dict[str, str], tmp_path: Path
+) -> tuple[dict[str, Any], dict[str, Any], int, str]:
+    with RawClient(cli("wrap", "--recovery-dir", str(tmp_path / "rec"), "--", url), env=env) as client:
+        client.initialize()
+        who = client.call("whoami")
+        big = client.call("big_listing", {"n": 2000})
+        code = client.close()
+        return who, big, code, client.stderr
+
+
+def test_login_stores_tokens_privately_and_wrap_uses_them_with_shrinking(
+    oauth_backend: str, oauth_env: dict[str, str], tmp_path: Path
+) -> None:
+    done = _login(oauth_backend, oauth_env)
+    assert done.returncode == 0, done.stderr
+    files = list((tmp_path / "oauth").glob("*.json"))
+    assert len(files) == 1
+    assert stat.S_IMODE(files[0].stat().st_mode) == 0o600
+    assert stat.S_IMODE(files[0].parent.stat().st_mode) == 0o700
+    stored = json.loads(files[0].read_text())
+    assert stored["tokens"]["access_token"] and stored["tokens"]["refresh_token"]
+    assert _counts(oauth_backend)["register"] == 1  # dynamic client registration
+
+    who, big, code, _ = _session(oauth_backend, oauth_env, tmp_path)
+    assert text(who) == "authorized"
+    assert "truncation" in text(big)  # the OAuth backend's big result is shrunk as any other
+    assert code == 0
+
+
+def test_an_expired_access_token_is_refreshed_and_the_new_one_saved(
+    oauth_backend: str, oauth_env: dict[str, str], tmp_path: Path
+) -> None:
+    assert _login(oauth_backend, oauth_env).returncode == 0
+    token_file = next((tmp_path / "oauth").glob("*.json"))
+    before = json.loads(token_file.read_text())
+    _admin(oauth_backend, "expire")  # the server says no to the current access token from now on
+    stored = {**before, "expires_at": 1.0}  # and the client knows it expired (as after a restart, later)
+    token_file.write_text(json.dumps(stored))
+    who, _, code, _ = _session(oauth_backend, oauth_env, tmp_path)
+    after = json.loads(token_file.read_text())
+    assert text(who) == "authorized" and code == 0
+    assert _counts(oauth_backend)["refresh"] >= 1
+    assert after["tokens"]["access_token"] != before["tokens"]["access_token"]
+    assert after["tokens"]["refresh_token"] != before["tokens"]["refresh_token"]  # rotated
+    assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
+
+
+def test_a_revoked_token_is_a_clear_error_naming_the_login_command(
+    oauth_backend: str, oauth_env: dict[str, str], tmp_path: Path
+) -> None:
+    assert _login(oauth_backend, oauth_env).returncode == 0
+    _admin(oauth_backend, "revoke")
+    done = subprocess.run(
+        cli("wrap", "--", oauth_backend),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=oauth_env,
+        stdin=subprocess.PIPE,
+    )
+    assert done.returncode == 3
+    assert f"mcpsqueeze auth login {oauth_backend}" in done.stderr
+    assert "expired or was revoked" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_without_a_login_wrap_says_to_log_in_and_auth_clear_forgets_the_tokens(
+    oauth_backend: str, oauth_env: dict[str, str], tmp_path: Path
+) -> None:
+    done = subprocess.run(
+        cli("wrap", "--", oauth_backend),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=oauth_env,
+        stdin=subprocess.PIPE,
+    )
+    assert done.returncode == 3
+    assert "requires an OAuth login" in done.stderr and "mcpsqueeze auth login" in done.stderr
+    assert _login(oauth_backend, oauth_env).returncode == 0
+    cleared = subprocess.run(
+        cli("auth", "clear", oauth_backend), capture_output=True, text=True, timeout=60, env=oauth_env
+    )
+    assert cleared.returncode == 0 and "removed 1" in cleared.stderr
+    assert list((tmp_path / "oauth").glob("*.json")) == []
+
+
+@pytest.mark.anyio
+async def test_a_token_revoked_while_serving_gives_the_2026_client_a_clear_error(
+    oauth_backend: str, oauth_env: dict[str, str], tmp_path: Path
+) -> None:
+    import mcp_types as types
+    from mcp import Client
+    from mcp.shared.exceptions import MCPError
+
+    assert _login(oauth_backend, oauth_env).returncode == 0
+    argv = cli("wrap", "--transport", "streamable-http", "--port", "0", "--recovery-dir", str(tmp_path / "r"))
+    proc = subprocess.Popen([*argv, "--", oauth_backend], stderr=subprocess.PIPE, text=True, env=oauth_env)
+    try:
+        assert proc.stderr is not None
+        line = proc.stderr.readline()
+        assert "serving streamable HTTP on " in line, line
+        url = line.rsplit(" ", 1)[1].strip()
+        request = types.CallToolRequest(params=types.CallToolRequestParams(name="whoami", arguments={}))
+        async with Client(url, mode="2026-07-28") as client:
+            first = await client.session.send_request(request, types.CallToolResult)
+            _admin(oauth_backend, "revoke")
+            with pytest.raises(MCPError) as refused:
+                await client.session.send_request(request, types.CallToolResult)
+        assert first.content[0].text == "authorized"  # type: ignore[union-attr]
+        assert f"mcpsqueeze auth login {oauth_backend}" in str(refused.value)
+        assert proc.poll() is None  # the proxy keeps serving
+    finally:
+        stop(proc)
