@@ -12,11 +12,14 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+import anyio
+
 from .stats import Accountant, CallRecord
 
 __all__ = ["Call", "Outcome", "Pipeline", "Stage", "text_of"]
 
 Result = dict[str, Any]
+_ROOM_WAIT = 60.0  # seconds a call may wait for the token counter to catch up before it goes on anyway
 
 
 @dataclass
@@ -71,6 +74,12 @@ class Pipeline:
         started = time.perf_counter()
         outcome = Outcome()
         presented = result
+        before_text = ""
+        if self.accountant is not None:  # counting starts now, in the counter's helper, beside the stages
+            if not self.accountant.has_room():  # the counter is far behind: wait rather than grow
+                await anyio.to_thread.run_sync(self.accountant.wait_for_room, _ROOM_WAIT)
+            before_text = text_of(result)
+            self.accountant.begin(before_text)
         if result.get("isError") is True:
             outcome.action = "error"
         elif call.full:
@@ -83,10 +92,11 @@ class Pipeline:
                 print(f"mcpsqueeze: result stage failed ({exc!r}); result passed through", file=sys.stderr)
                 presented, outcome = result, Outcome()
         if self.accountant is not None:
-            self._account(call, result, presented, outcome, time.perf_counter() - started)
+            after_text = before_text if presented is result else text_of(presented)
+            self._account(call, before_text, after_text, outcome, time.perf_counter() - started)
         return presented, outcome
 
-    def _account(self, call: Call, result: Result, presented: Result, outcome: Outcome, took: float) -> None:
+    def _account(self, call: Call, before_text: str, after_text: str, outcome: Outcome, took: float) -> None:
         assert self.accountant is not None
         self.accountant.record(
             CallRecord(
@@ -94,8 +104,8 @@ class Pipeline:
                 number=call.number,
                 server=call.server,
                 action=outcome.action,
-                before_text=text_of(result),
-                after_text=text_of(presented),
+                before_text=before_text,
+                after_text=after_text,
                 added_latency_ms=took * 1000,
                 response_id=outcome.response_id,
                 report=outcome.report,

@@ -1,25 +1,25 @@
 """Token accounting: counts before/after for every call, off the response path.
 
-The proxy hands each finished call to `Accountant.record`, which only enqueues it; one worker thread
-counts tokens (tiktoken releases the GIL) and appends a JSON line to the stats file, flushed per call.
+The proxy hands each finished call to `Accountant.record`, which only enqueues it; a helper process counts
+tokens (so the vocabulary and the encoding never hold this process's GIL) and a JSON line is appended to
+the stats file as soon as a call's figures are in, flushed per call.
 The session summary goes to stderr on exit, never stdout (stdout may be the JSON-RPC channel).
 """
 
 from __future__ import annotations
 
 import concurrent.futures
-import contextlib
 import json
 import os
 import sys
 import threading
 import time
-from collections import defaultdict
+from collections import defaultdict, deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from .tokens import count_tokens
+from ._counter import TokenCounter
 
 __all__ = ["Accountant", "CallRecord", "Totals", "render_summary", "summarise_stats_file"]
 
@@ -95,21 +95,34 @@ def render_summary(totals: Totals, title: str = "mcpsqueeze session summary") ->
     return "\n".join(lines)
 
 
-def _lower_priority() -> None:
-    """Counting is background work: on Linux a thread can be niced alone, so it yields the CPU to relaying."""
-    with contextlib.suppress(AttributeError, OSError):
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
+@dataclass
+class _Pending:
+    """A recorded call waiting for its figures."""
+
+    record: CallRecord
+    before: concurrent.futures.Future[int]
+    after: concurrent.futures.Future[int]
+    sizes: tuple[int, int]
+
+    def ready(self) -> bool:
+        return self.before.done() and self.after.done()
 
 
 class Accountant:
-    """Counts tokens in a worker thread and keeps the session totals."""
+    """Counts tokens in a helper process (`_counter.py`) and keeps the session totals.
+
+    Nothing here blocks the caller: `count` and `record` enqueue, and each call's stats line is written
+    (by the counter's reader thread) as soon as its figures are in. `close` waits for the rest.
+    """
 
     def __init__(self, stats_file: Path | None = None) -> None:
         self.totals = Totals()
-        self._lock = threading.Lock()
-        self._pool = concurrent.futures.ThreadPoolExecutor(
-            max_workers=1, thread_name_prefix="mcpsqueeze-tokens"
-        )
+        self._lock = threading.RLock()  # a future may already be done when `record` adds its callback
+        self._counter = TokenCounter()
+        # Texts being counted for a call still in the pipeline, by identity: the dedup stage asks for the
+        # same text the pipeline already sent, and gets the same figure instead of a second count.
+        self._in_flight: dict[int, tuple[str, concurrent.futures.Future[int]]] = {}
+        self._order: deque[_Pending] = deque()  # recorded calls, in order, until their line is written
         self._stats: IO[str] | None = None
         if stats_file is not None:
             fd = os.open(stats_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
@@ -117,54 +130,96 @@ class Accountant:
 
     def count(self, text: str) -> concurrent.futures.Future[int]:
         """Count tokens later; callers that need the number soon may poll the future."""
-        return self._pool.submit(count_tokens, text)
+        with self._lock:
+            known = self._in_flight.get(id(text))
+        if known is not None and known[0] is text:
+            return known[1]
+        return self._counter.count(text)
+
+    def begin(self, text: str) -> concurrent.futures.Future[int]:
+        """Start counting a call's original text now (while its stages run); `record` finishes the call."""
+        future = self._counter.count(text)
+        with self._lock:
+            self._in_flight[id(text)] = (text, future)
+        return future
+
+    def has_room(self) -> bool:
+        """False while the texts waiting to be counted exceed their byte cap (see `wait_for_room`)."""
+        return self._counter.has_room()
+
+    def wait_for_room(self, timeout: float | None = None) -> bool:
+        """Block (in a worker thread) until the counter's queue is under its cap."""
+        return self._counter.wait_for_room(timeout)
 
     def record(self, record: CallRecord) -> None:
         """Enqueue a finished call; returns immediately."""
-        self._pool.submit(self._account, record)
-
-    def _account(self, record: CallRecord) -> None:
-        try:
-            before = count_tokens(record.before_text)
-            after = before if record.after_text == record.before_text else count_tokens(record.after_text)
-        except Exception as exc:  # never let accounting take the proxy down
-            print(f"mcpsqueeze: token counting failed: {exc}", file=sys.stderr)
-            return
         with self._lock:
-            self.totals.add(record.action, before, after, record.store_failed is not None)
-            if self._stats is not None:
-                line = {
-                    "time": round(record.time, 3),
-                    "server": record.server,
-                    "tool": record.tool,
-                    "call": record.number,
-                    "action": record.action,
-                    "chars_before": len(record.before_text),
-                    "chars_after": len(record.after_text),
-                    "tokens_before": before,
-                    "tokens_after": after,
-                    "added_latency_ms": round(record.added_latency_ms, 3),
-                }
-                if record.response_id:
-                    line["response_id"] = record.response_id
-                if record.report:
-                    line["report"] = record.report
-                if record.store_failed:
-                    line["store_failed"] = record.store_failed
-                self._stats.write(json.dumps(line, ensure_ascii=False) + "\n")
-                self._stats.flush()
+            known = self._in_flight.pop(id(record.before_text), None)
+        if known is not None and known[0] is record.before_text:
+            before = known[1]
+        else:
+            before = self._counter.count(record.before_text)
+        if record.after_text is record.before_text or record.after_text == record.before_text:
+            after = before
+        else:
+            after = self._counter.count(record.after_text)
+        entry = _Pending(record, before, after, (len(record.before_text), len(record.after_text)))
+        # Keep only what the line needs: the texts themselves are the counter's to hold (and to free).
+        record.before_text = record.after_text = ""
+        with self._lock:
+            self._order.append(entry)
+        before.add_done_callback(lambda _: self._flush())
+        if after is not before:
+            after.add_done_callback(lambda _: self._flush())
+
+    def _flush(self) -> None:
+        """Account every call at the head of the queue whose figures are in: stats lines stay in order."""
+        with self._lock:
+            while self._order and self._order[0].ready():
+                self._account(self._order.popleft())
+
+    def _account(self, entry: _Pending) -> None:
+        record = entry.record
+        try:
+            before = entry.before.result()
+            after = entry.after.result()
+        except BaseException as exc:  # never let accounting take the proxy down (cancelled at close, too)
+            if not isinstance(exc, concurrent.futures.CancelledError):
+                print(f"mcpsqueeze: token counting failed: {exc}", file=sys.stderr)
+            return
+        self.totals.add(record.action, before, after, record.store_failed is not None)
+        if self._stats is not None:
+            line = {
+                "time": round(record.time, 3),
+                "server": record.server,
+                "tool": record.tool,
+                "call": record.number,
+                "action": record.action,
+                "chars_before": entry.sizes[0],
+                "chars_after": entry.sizes[1],
+                "tokens_before": before,
+                "tokens_after": after,
+                "added_latency_ms": round(record.added_latency_ms, 3),
+            }
+            if record.response_id:
+                line["response_id"] = record.response_id
+            if record.report:
+                line["report"] = record.report
+            if record.store_failed:
+                line["store_failed"] = record.store_failed
+            self._stats.write(json.dumps(line, ensure_ascii=False) + "\n")
+            self._stats.flush()
 
     def close(self, timeout: float = 30.0) -> Totals:
         """Finish pending counts (bounded) and return the totals."""
-        done = self._pool.submit(lambda: None)
-        try:
-            done.result(timeout=timeout)
-        except concurrent.futures.TimeoutError:
+        if not self._counter.drain(timeout):
             print("mcpsqueeze: token counting did not finish; the summary is partial", file=sys.stderr)
-        self._pool.shutdown(wait=False, cancel_futures=True)
-        if self._stats is not None:
-            self._stats.close()
-            self._stats = None
+        self._counter.close()
+        self._flush()
+        with self._lock:
+            if self._stats is not None:
+                self._stats.close()
+                self._stats = None
         return self.totals
 
 

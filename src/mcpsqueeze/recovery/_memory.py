@@ -26,6 +26,13 @@ _TOMBSTONES = 1024
 class _Entry:
     original: bytes
     stored_at: float
+    cost: int  # bytes the original holds
+
+
+def _cost(original: bytes) -> int:
+    """What the bound counts: the payload bytes an exact-size `bytes` object holds (its header, 33 bytes, is
+    noise). Only exact `bytes` are kept, so no view or over-allocated buffer can pin more than this."""
+    return len(original)
 
 
 class MemoryCache:
@@ -50,23 +57,29 @@ class MemoryCache:
         # id -> reason it left; bounded so that a long session cannot grow it without limit.
         self._gone: OrderedDict[str, str] = OrderedDict()
 
-    def put(self, response_id: str, original: bytes) -> bool:
-        """Store an original; False when it alone is larger than the whole cache."""
+    def put(self, response_id: str, original: bytes | bytearray | memoryview) -> bool:
+        """Store an original; False when it alone is larger than the whole cache.
+
+        The byte bound is real memory: a bytes-like original that is not exact `bytes` (a view into a
+        bigger buffer, a bytearray with spare capacity) is copied into exact-size `bytes` first.
+        """
         if not RESPONSE_ID_RE.match(response_id):
             raise ValueError(f"not a response id: {response_id!r}")
         with self._lock:
             self._drop(response_id, None)
-            if len(original) > self.max_bytes:
+            kept = bytes(original)  # the same object for `bytes`; an exact-size copy for anything else
+            cost = _cost(kept)
+            if cost > self.max_bytes:
                 self._remember(response_id, "too_big")
                 return False
             self._expire(self._clock())
             while self._entries and (
-                len(self._entries) >= self.max_entries or self._bytes + len(original) > self.max_bytes
+                len(self._entries) >= self.max_entries or self._bytes + cost > self.max_bytes
             ):
                 oldest = next(iter(self._entries))
                 self._drop(oldest, "evicted")
-            self._entries[response_id] = _Entry(original, self._clock())
-            self._bytes += len(original)
+            self._entries[response_id] = _Entry(kept, self._clock(), cost)
+            self._bytes += cost
             self._gone.pop(response_id, None)
             return True
 
@@ -104,7 +117,7 @@ class MemoryCache:
     def _drop(self, response_id: str, reason: str | None) -> None:
         entry = self._entries.pop(response_id, None)
         if entry is not None:
-            self._bytes -= len(entry.original)
+            self._bytes -= entry.cost
             if reason is not None:
                 self._remember(response_id, reason)
 
