@@ -176,9 +176,13 @@ def _budget(budget: int | None, shrinkfit: int | None) -> int:
 @click.argument("target", nargs=-1, required=True)
 def wrap(target: tuple[str, ...], **opts: Any) -> None:
     """Proxy one MCP server: `wrap [OPTIONS] -- COMMAND [ARGS...]` or `wrap [OPTIONS] -- URL`."""
+    settings = _settings(list(target), opts)
+    if settings.transport == "stdio" and not settings.is_url:
+        from ._prestart import prestart
+
+        prestart(settings.target)  # the backend boots while the relay is imported
     from .proxy import run_wrap
 
-    settings = _settings(list(target), opts)
     sys.exit(_run(run_wrap, settings))
 
 

@@ -226,10 +226,45 @@ class ProcessChannel(_LineChannel):
             await self.process.wait()
 
 
+class _AdoptedProcess:
+    """A backend spawned before the event loop ran (`_prestart`), with the parts of `anyio.abc.Process`
+    that `ProcessChannel` uses."""
+
+    def __init__(self, popen: subprocess.Popen[bytes]) -> None:
+        assert popen.stdin is not None and popen.stdout is not None
+        self._popen = popen
+        self.pid = popen.pid
+        self.stdin = _FdSend(os.dup(popen.stdin.fileno()))
+        self.stdout = _FdReceive(os.dup(popen.stdout.fileno()))
+        popen.stdin.close()
+        popen.stdout.close()
+
+    @property
+    def returncode(self) -> int | None:
+        return self._popen.poll()
+
+    async def wait(self) -> int:
+        while (code := self._popen.poll()) is None:  # only at shutdown or failure: polling is enough
+            await anyio.sleep(0.01)
+        return code
+
+    def terminate(self) -> None:
+        self._popen.terminate()
+
+    def kill(self) -> None:
+        self._popen.kill()
+
+
 async def open_process_channel(
     argv: Sequence[str], env: Mapping[str, str] | None = None, cwd: str | None = None
 ) -> ProcessChannel:
-    """Spawn the backend; a missing or non-executable command is a clear BackendError."""
+    """Spawn the backend (or adopt the one `_prestart` spawned); a missing command is a clear BackendError."""
+    if env is None and cwd is None:
+        from .._prestart import take
+
+        early = take(argv)
+        if early is not None:
+            return ProcessChannel(_AdoptedProcess(early), argv)  # type: ignore[arg-type]
     try:
         process = await anyio.open_process(
             list(argv),
