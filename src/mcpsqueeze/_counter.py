@@ -6,10 +6,11 @@ child process (`python -m mcpsqueeze._counter`), started on the first text, that
 UTF-8 texts on stdin and writes `seq count` lines on stdout. The client side here sends texts from one
 writer thread (each `os.write` releases the GIL) and resolves a `Future` per text.
 
-Memory stays bounded: texts wait in a queue capped by bytes (`max_pending`); a producer over the cap is
-told to wait (`room`), so a session that outruns the counter slows down rather than growing.
-If the helper cannot start or dies, counting falls back to the in-process tokenizer (`tokens.py`), so a
-figure is never lost, only slower.
+Counting waits for idle time (no call in the pipeline for a moment), except for big texts, which go at
+once so the exit never waits long for them. Memory stays bounded: texts wait in a queue capped by
+characters (`max_pending`); a new call over the cap waits for room (`wait_for_room`), so a session that
+outruns the counter slows down rather than grows. If the helper cannot start or dies, counting falls
+back to the in-process tokenizer (`tokens.py`): a figure is never lost, only slower.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import struct
 import subprocess
 import sys
 import threading
+import time
 from collections import deque
 from pathlib import Path
 from typing import IO
@@ -31,6 +33,8 @@ __all__ = ["TokenCounter", "split_exactly"]
 
 _HEADER = struct.Struct(">QQ")  # sequence number, payload length
 _MAX_PENDING = 8 * 1024 * 1024  # characters of text queued or in flight before new calls wait for the counter
+_EAGER = 2 * 1024 * 1024  # characters: a text this big is counted at once (the exit must not wait for it)
+_IDLE = 0.05  # seconds without calls in the pipeline before smaller texts are counted
 _PIPE_SIZE = 1 << 20  # Linux's default pipe-max-size for unprivileged processes
 _HELPER_WORKERS = 2  # the helper encodes this many texts at once (tiktoken releases the GIL)
 _HELPER_IN_FLIGHT = 16 * 1024 * 1024  # bytes the helper holds before it stops reading
@@ -61,6 +65,13 @@ class TokenCounter:
         self._waiting: dict[int, tuple[str, concurrent.futures.Future[int]]] = {}
         self._pending_bytes = 0
         self._settling = 0  # futures being resolved right now (their callbacks running)
+        # Idle-time counting: while calls are being answered, small texts wait (the helper would take the
+        # CPU the relay and the backend need); they go when the pipeline has been idle for `_IDLE`, when
+        # the queue is half full, when a big text is queued, or when the session ends (`drain`).
+        self._active = 0
+        self._last_active = 0.0
+        self._eager_queued = 0
+        self._draining = False
         self._seq = 0
         self._closed = False
         self._proc: subprocess.Popen[bytes] | None = None
@@ -81,6 +92,7 @@ class TokenCounter:
             self._seq += 1
             self._queue.append((self._seq, text, future))
             self._pending_bytes += len(text)
+            self._eager_queued += len(text) >= _EAGER
             if self._writer is None:
                 self._writer = threading.Thread(target=self._write_loop, name="mcpsqueeze-count", daemon=True)
                 self._writer.start()
@@ -101,9 +113,33 @@ class TokenCounter:
                 lambda: self._pending_bytes < self.max_pending or self._closed, timeout
             )
 
-    def drain(self, timeout: float | None = None) -> bool:
-        """Wait until every text counted so far has its figure; False on timeout."""
+    def busy(self, delta: int) -> None:
+        """+1 when a call enters the pipeline, -1 when it leaves: small texts wait while calls run."""
         with self._cond:
+            self._active += delta
+            self._last_active = time.monotonic()
+            if not self._active:
+                self._cond.notify_all()
+
+    def _may_send(self) -> float | None:
+        """None when the head of the queue may go to the helper now, else the seconds to wait first."""
+        if (
+            self._draining
+            or self._closed
+            or self._eager_queued
+            or self._pending_bytes * 2 >= self.max_pending
+        ):
+            return None
+        if self._active:
+            return _IDLE
+        left = self._last_active + _IDLE - time.monotonic()
+        return left if left > 0 else None
+
+    def drain(self, timeout: float | None = None) -> bool:
+        """Count everything now and wait until every text so far has its figure; False on timeout."""
+        with self._cond:
+            self._draining = True
+            self._cond.notify_all()
             return self._cond.wait_for(
                 lambda: not self._queue and not self._waiting and not self._settling, timeout
             )
@@ -165,10 +201,16 @@ class TokenCounter:
         proc = self._start_helper()
         while True:
             with self._cond:
-                self._cond.wait_for(lambda: self._queue or self._closed)
-                if not self._queue:
-                    return
+                while True:
+                    self._cond.wait_for(lambda: self._queue or self._closed)
+                    if not self._queue:
+                        return
+                    wait = self._may_send()
+                    if wait is None:
+                        break
+                    self._cond.wait(wait)
                 seq, text, future = self._queue.popleft()
+                self._eager_queued -= len(text) >= _EAGER
                 self._waiting[seq] = (text, future)
             if proc is not None and not self._helper_failed:
                 try:

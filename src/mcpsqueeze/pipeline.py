@@ -71,6 +71,15 @@ class Pipeline:
 
     async def present(self, call: Call, result: Result) -> tuple[Result, Outcome]:
         """The result to show for `call`; a failing stage never loses the result (it passes unchanged)."""
+        if self.accountant is None:
+            return await self._present(call, result)
+        self.accountant.busy(+1)  # token counting waits while calls are being answered
+        try:
+            return await self._present(call, result)
+        finally:
+            self.accountant.busy(-1)
+
+    async def _present(self, call: Call, result: Result) -> tuple[Result, Outcome]:
         started = time.perf_counter()
         outcome = Outcome()
         presented = result

@@ -143,6 +143,10 @@ class Accountant:
             self._in_flight[id(text)] = (text, future)
         return future
 
+    def busy(self, delta: int) -> None:
+        """+1 when a call enters the pipeline, -1 when it leaves: counting waits for idle time."""
+        self._counter.busy(delta)
+
     def has_room(self) -> bool:
         """False while the texts waiting to be counted exceed their byte cap (see `wait_for_room`)."""
         return self._counter.has_room()
