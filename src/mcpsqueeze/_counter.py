@@ -376,6 +376,9 @@ def main() -> None:
     # and a niced one starves on a busy machine, which makes the exit wait for its figures.
     with contextlib.suppress(KeyboardInterrupt, BrokenPipeError):
         _serve(sys.stdin.buffer, sys.stdout.buffer)
+    with contextlib.suppress(OSError):
+        sys.stdout.flush()
+    os._exit(0)  # every answer is written: skip freeing the vocabulary's 200k objects (~0.5 s)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ import contextlib
 import subprocess
 from collections.abc import Sequence
 
-__all__ = ["prestart", "take"]
+__all__ = ["discard", "prestart", "take"]
 
 _started: dict[tuple[str, ...], subprocess.Popen[bytes]] = {}
 
@@ -34,3 +34,12 @@ def prestart(argv: Sequence[str]) -> None:
 def take(argv: Sequence[str]) -> subprocess.Popen[bytes] | None:
     """The process `prestart` spawned for exactly this `argv`, once; None if there is none."""
     return _started.pop(tuple(argv), None)
+
+
+def discard() -> None:
+    """Stop every backend `prestart` spawned that the relay never adopted (the proxy did not get that far)."""
+    while _started:
+        _, proc = _started.popitem()
+        with contextlib.suppress(OSError):
+            proc.kill()
+        proc.wait()

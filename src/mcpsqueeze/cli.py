@@ -176,14 +176,22 @@ def _budget(budget: int | None, shrinkfit: int | None) -> int:
 @click.argument("target", nargs=-1, required=True)
 def wrap(target: tuple[str, ...], **opts: Any) -> None:
     """Proxy one MCP server: `wrap [OPTIONS] -- COMMAND [ARGS...]` or `wrap [OPTIONS] -- URL`."""
-    settings = _settings(list(target), opts)
-    if settings.transport == "stdio" and not settings.is_url:
+    if opts["transport"] == "stdio" and not (
+        len(target) == 1 and target[0].startswith(("http://", "https://"))
+    ):
         from ._prestart import prestart
 
-        prestart(settings.target)  # the backend boots while the relay is imported
-    from .proxy import run_wrap
+        prestart(target)  # the backend boots while the settings are checked and the relay is imported
+    try:
+        settings = _settings(list(target), opts)
+        from .proxy import run_wrap
 
-    sys.exit(_run(run_wrap, settings))
+        code = _run(run_wrap, settings)
+    finally:
+        from ._prestart import discard
+
+        discard()  # a backend started early but never adopted (bad settings, failed start) is stopped
+    sys.exit(code)
 
 
 def _settings(target: list[str], opts: dict[str, Any]) -> Settings:

@@ -34,3 +34,27 @@ def test_the_proxy_exits_promptly_after_a_large_result_with_an_exact_summary() -
     expected_before = count_tokens(text(small)) + count_tokens(blob(size, 2))
     assert _summary_value(stderr, "tokens before") == expected_before
     assert _summary_value(stderr, "tokens after") == count_tokens(text(small)) + count_tokens(text(large))
+
+
+def _running(marker: str) -> bool:
+    from pathlib import Path
+
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                if (proc / "cmdline").read_bytes().replace(b"\0", b" ").strip() == marker.encode():
+                    return True
+            except OSError:
+                continue
+    return False
+
+
+def test_a_backend_started_early_does_not_outlive_a_usage_error() -> None:
+    import subprocess
+
+    marker = "sleep 61.2345"  # wrap starts the backend before it checks its own options
+    done = subprocess.run(
+        cli("wrap", "--cache-ttl", "bogus", "--", *marker.split()), capture_output=True, timeout=DEADLINE
+    )
+    assert done.returncode == 2, done.stderr
+    assert not _running(marker)
