@@ -32,19 +32,21 @@ from typing import IO
 __all__ = ["TokenCounter", "split_exactly"]
 
 _HEADER = struct.Struct(">QQ")  # sequence number, payload length
-_MAX_PENDING = 8 * 1024 * 1024  # characters of text queued or in flight before new calls wait for the counter
+_MAX_PENDING = 4 * 1024 * 1024  # characters of text queued or in flight before new calls wait for the counter
 _EAGER = 2 * 1024 * 1024  # characters: a text this big is counted at once (the exit must not wait for it)
 _IDLE = 0.05  # seconds without calls in the pipeline before smaller texts are counted
 _PIPE_SIZE = 1 << 20  # Linux's default pipe-max-size for unprivileged processes
 _HELPER_WORKERS = 2  # the helper encodes this many texts at once (tiktoken releases the GIL)
-_HELPER_IN_FLIGHT = 16 * 1024 * 1024  # bytes the helper holds before it stops reading
+_HELPER_IN_FLIGHT = 4 * 1024 * 1024  # bytes the helper holds before it stops reading (one text may exceed it)
 
 
 def _helper_env() -> dict[str, str]:
     """Our environment, with this package importable however the proxy itself found it."""
+    from ._malloc import ENV
+
     root = str(Path(__file__).resolve().parents[1])
     path = os.environ.get("PYTHONPATH")
-    return {**os.environ, "PYTHONPATH": root + (os.pathsep + path if path else "")}
+    return {**os.environ, **ENV, "PYTHONPATH": root + (os.pathsep + path if path else "")}
 
 
 def _widen(fd: int) -> None:
@@ -330,9 +332,15 @@ def split_exactly(text: str, size: int = _CHUNK) -> list[str]:
 
 
 def _serve(stdin: IO[bytes], stdout: IO[bytes]) -> None:
+    import gc
+
     from .tokens import encoding
 
-    encode = encoding().encode_ordinary
+    enc = encoding()
+    # Counting needs only the Rust core; its Python copy of the 200k ranks is ~28 MB of RSS.
+    enc._mergeable_ranks = {}
+    gc.collect()
+    encode = enc.encode_ordinary
     lock = threading.Lock()
     in_flight = [0]  # bytes read and not yet counted
     cond = threading.Condition()

@@ -15,6 +15,7 @@ import anyio.abc
 
 from .._auth import bearer_guard, load_or_create_token
 from .._errors import BackendError
+from .._malloc import tame_malloc
 from ..pipeline import Pipeline
 from ..services import (
     SessionServices,
@@ -81,6 +82,7 @@ async def run_wrap(settings: Settings) -> int:
     code = 0
     try:
         async with anyio.create_task_group() as tg:
+            tg.start_soon(anyio.to_thread.run_sync, tame_malloc)  # beside the first messages, not before
             tg.start_soon(sweep_forever, settings)
             if settings.transport == "stdio":
                 tg.start_soon(on_signals, tg.cancel_scope.cancel)
