@@ -200,7 +200,8 @@ class TokenCounter:
         return proc
 
     def _write_loop(self) -> None:
-        proc = self._start_helper()
+        proc: subprocess.Popen[bytes] | None = None
+        started = False
         while True:
             with self._cond:
                 while True:
@@ -214,6 +215,8 @@ class TokenCounter:
                 seq, text, future = self._queue.popleft()
                 self._eager_queued -= len(text) >= _EAGER
                 self._waiting[seq] = (text, future)
+            if not started:  # not before the first text may go: spawning takes CPU a first call needs
+                proc, started = self._start_helper(), True
             if proc is not None and not self._helper_failed:
                 try:
                     self._send(proc, seq, text)
