@@ -107,6 +107,23 @@ def configurations(budget: int) -> list[Configuration]:
                 *s.argv,
             ],
         ),
+        Configuration(
+            f"mcpsqueeze wrap --budget {budget} --recovery memory",
+            lambda s, w: [
+                python,
+                "-m",
+                "mcpsqueeze.cli",
+                "wrap",
+                "--budget",
+                str(budget),
+                "--name",
+                s.name,
+                "--recovery",
+                "memory",
+                "--",
+                *s.argv,
+            ],
+        ),
     ]
 
 

@@ -209,14 +209,19 @@ class TokenCounter:
                     if not self._queue:
                         return
                     wait = self._may_send()
-                    if wait is None:
+                    if wait is None or (not started and not self._active):
                         break
                     self._cond.wait(wait)
-                seq, text, future = self._queue.popleft()
-                self._eager_queued -= len(text) >= _EAGER
-                self._waiting[seq] = (text, future)
-            if not started:  # not before the first text may go: spawning takes CPU a first call needs
+                if wait is not None:  # not sending yet, but no call running: load the helper meanwhile
+                    item = None
+                else:
+                    seq, text, future = item = self._queue.popleft()
+                    self._eager_queued -= len(text) >= _EAGER
+                    self._waiting[seq] = (text, future)
+            if not started:  # not while the first call is answered: spawning takes CPU it needs
                 proc, started = self._start_helper(), True
+            if item is None:
+                continue
             if proc is not None and not self._helper_failed:
                 try:
                     self._send(proc, seq, text)
