@@ -35,6 +35,7 @@ _HEADER = struct.Struct(">QQ")  # sequence number, payload length
 _MAX_PENDING = 4 * 1024 * 1024  # characters of text queued or in flight before new calls wait for the counter
 _EAGER = 2 * 1024 * 1024  # characters: a text this big is counted at once (the exit must not wait for it)
 _IDLE = 0.05  # seconds without calls in the pipeline before smaller texts are counted
+_SPAWN_IDLE = 0.5  # seconds without calls before the helper is started (unless needed sooner)
 _PIPE_SIZE = 1 << 20  # Linux's default pipe-max-size for unprivileged processes
 _HELPER_WORKERS = 2  # the helper encodes this many texts at once (tiktoken releases the GIL)
 _HELPER_IN_FLIGHT = 4 * 1024 * 1024  # bytes the helper holds before it stops reading (one text may exceed it)
@@ -123,7 +124,7 @@ class TokenCounter:
             if not self._active:
                 self._cond.notify_all()
 
-    def _may_send(self) -> float | None:
+    def _may_send(self, idle: float) -> float | None:
         """None when the head of the queue may go to the helper now, else the seconds to wait first."""
         if (
             self._draining
@@ -133,8 +134,8 @@ class TokenCounter:
         ):
             return None
         if self._active:
-            return _IDLE
-        left = self._last_active + _IDLE - time.monotonic()
+            return idle
+        left = self._last_active + idle - time.monotonic()
         return left if left > 0 else None
 
     def drain(self, timeout: float | None = None) -> bool:
@@ -208,20 +209,17 @@ class TokenCounter:
                     self._cond.wait_for(lambda: self._queue or self._closed)
                     if not self._queue:
                         return
-                    wait = self._may_send()
-                    if wait is None or (not started and not self._active):
+                    # Before the helper runs, wait for a longer lull: its start (~0.4 s of CPU) would
+                    # slow the calls of this proxy and of the agent's other servers.
+                    wait = self._may_send(_IDLE if started else _SPAWN_IDLE)
+                    if wait is None:
                         break
                     self._cond.wait(wait)
-                if wait is not None:  # not sending yet, but no call running: load the helper meanwhile
-                    item = None
-                else:
-                    seq, text, future = item = self._queue.popleft()
-                    self._eager_queued -= len(text) >= _EAGER
-                    self._waiting[seq] = (text, future)
-            if not started:  # not while the first call is answered: spawning takes CPU it needs
+                seq, text, future = self._queue.popleft()
+                self._eager_queued -= len(text) >= _EAGER
+                self._waiting[seq] = (text, future)
+            if not started:
                 proc, started = self._start_helper(), True
-            if item is None:
-                continue
             if proc is not None and not self._helper_failed:
                 try:
                     self._send(proc, seq, text)
