@@ -19,12 +19,12 @@ from ._jsonbytes import dumps
 from .dedup import content_digest, recover_hint, render_pointer
 from .pipeline import Call, Outcome, Result, text_of
 from .recovery import RecoveryStore, Stored, new_response_id
-from .shrink import RecoveryHint, shrink_texts
+from .shrink import RecoveryHint, Shrunk, shrink_texts
 
 __all__ = ["DedupStage", "ShrinkStage", "Workers", "original_bytes"]
 
 T = TypeVar("T")
-_INLINE_LIMIT = 64 * 1024  # below this, hashing inline is cheaper than a thread hop
+_INLINE_LIMIT = 256 * 1024  # below this, hashing inline (~1 ms) is cheaper than a thread hop under load
 
 
 class Workers:
@@ -45,6 +45,16 @@ def original_bytes(result: Result) -> bytes:
 def _store_original(store: RecoveryStore, response_id: str, result: Result) -> Stored:
     """Serialise and store in one worker job: a 50 MB original is never serialised on the event loop."""
     return store.store(response_id, original_bytes(result))
+
+
+def _shrink_and_store(
+    texts: list[str], budget: int, hint: RecoveryHint, store: RecoveryStore, response_id: str, result: Result
+) -> tuple[Shrunk | None, Stored | None]:
+    """Condense, then (only if that gave a preview) store the original; RecoveryError if it was not stored."""
+    shrunk = shrink_texts(texts, budget, hint)
+    if shrunk is None:
+        return None, None
+    return shrunk, _store_original(store, response_id, result)
 
 
 def _size(result: Result) -> int:
@@ -163,17 +173,17 @@ class ShrinkStage:
             return result
         response_id = new_response_id()
         hint = RecoveryHint(response_id, self._store.planned_file(response_id), self._mode, self.recover_tool)
-        try:
-            shrunk = await self._workers.run(shrink_texts, texts, self.budget, hint)
+        try:  # one worker job, not two: each hop to a thread and back costs ms on a busy machine
+            shrunk, stored = await self._workers.run(
+                _shrink_and_store, texts, self.budget, hint, self._store, response_id, result
+            )
         except ShrinkError as exc:
             outcome.store_failed = f"no preview fits the budget: {exc}"
             return result
-        if shrunk is None:
-            return result
-        try:
-            stored = await self._workers.run(_store_original, self._store, response_id, result)
         except RecoveryError as exc:
             outcome.store_failed = str(exc)
+            return result
+        if shrunk is None or stored is None:
             return result
         if stored.file != hint.file:  # the file store failed but memory holds it: don't name a missing file
             hint = RecoveryHint(response_id, stored.file, self._mode, self.recover_tool)
