@@ -10,7 +10,7 @@ import concurrent.futures
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import anyio
 
@@ -19,7 +19,9 @@ from ._jsonbytes import dumps
 from .dedup import content_digest, recover_hint, render_pointer
 from .pipeline import Call, Outcome, Result, text_of
 from .recovery import RecoveryStore, Stored, new_response_id
-from .shrink import RecoveryHint, Shrunk, shrink_texts
+
+if TYPE_CHECKING:
+    from .shrink import RecoveryHint, Shrunk
 
 __all__ = ["DedupStage", "ShrinkStage", "Workers", "original_bytes"]
 
@@ -51,6 +53,8 @@ def _shrink_and_store(
     texts: list[str], budget: int, hint: RecoveryHint, store: RecoveryStore, response_id: str, result: Result
 ) -> tuple[Shrunk | None, Stored | None]:
     """Condense, then (only if that gave a preview) store the original; RecoveryError if it was not stored."""
+    from .shrink import shrink_texts
+
     shrunk = shrink_texts(texts, budget, hint)
     if shrunk is None:
         return None, None
@@ -171,6 +175,9 @@ class ShrinkStage:
         texts = [content[i]["text"] for i in indexes]
         if sum(map(len, texts)) <= self.budget:
             return result
+        # The engine is imported on the first result over the budget: not on the way to the first answer.
+        from .shrink import RecoveryHint, shrink_texts
+
         response_id = new_response_id()
         hint = RecoveryHint(response_id, self._store.planned_file(response_id), self._mode, self.recover_tool)
         try:  # one worker job, not two: each hop to a thread and back costs ms on a busy machine

@@ -74,6 +74,13 @@ def _recover(settings: Settings) -> str | None:
     return "squeeze_recover" if (settings.shrink or settings.dedup) else None
 
 
+def _warm_up() -> None:
+    """What the first answers do not need, done while the backend starts: the allocator's settings, and
+    the condense engine's import (so the first big result does not pay it)."""
+    tame_malloc()
+    import mcpsqueeze.shrink  # noqa: F401
+
+
 async def run_wrap(settings: Settings) -> int:
     """Run the proxy; the summary always reaches stderr, whatever ends the session."""
     if settings.is_url:
@@ -82,7 +89,7 @@ async def run_wrap(settings: Settings) -> int:
     code = 0
     try:
         async with anyio.create_task_group() as tg:
-            tg.start_soon(anyio.to_thread.run_sync, tame_malloc)  # beside the first messages, not before
+            tg.start_soon(anyio.to_thread.run_sync, _warm_up)  # beside the first messages, not before
             tg.start_soon(sweep_forever, settings)
             if settings.transport == "stdio":
                 tg.start_soon(on_signals, tg.cancel_scope.cancel)
