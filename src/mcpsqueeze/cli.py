@@ -271,18 +271,31 @@ def wrap(target: tuple[str, ...], **opts: Any) -> None:
 
     Everything from COMMAND on belongs to the server, its own options included.
     """
-    from ._cliconfig import read_config
-    from .proxy import run_wrap
+    if opts["transport"] == "stdio" and not (
+        len(target) == 1 and target[0].startswith(("http://", "https://"))
+    ):
+        from ._prestart import prestart
 
-    choice = read_config(opts["config"])
-    if choice.servers_json is not None and opts["config"] is not None:
-        raise click.UsageError(
-            f"{opts['config']} is a servers JSON (for serve); wrap takes its backend after '--' and a TOML "
-            "settings file as --config (see docs/config.md)"
-        )
-    settings = _settings(list(target), opts, choice)
-    _configure_logging(opts["log_level"])
-    sys.exit(_run(run_wrap, settings))
+        prestart(target)  # the backend boots while the settings are checked and the relay is imported
+    try:
+        from ._cliconfig import read_config
+
+        choice = read_config(opts["config"])
+        if choice.servers_json is not None and opts["config"] is not None:
+            raise click.UsageError(
+                f"{opts['config']} is a servers JSON (for serve); wrap takes its backend after '--' and a "
+                "TOML settings file as --config (see docs/config.md)"
+            )
+        settings = _settings(list(target), opts, choice)
+        _configure_logging(opts["log_level"])
+        from .proxy import run_wrap
+
+        code = _run(run_wrap, settings)
+    finally:
+        from ._prestart import discard
+
+        discard()  # a backend started early but never adopted (bad settings, failed start) is stopped
+    sys.exit(code)
 
 
 def _settings(target: list[str], opts: dict[str, Any], choice: Any = None) -> Settings:

@@ -13,12 +13,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+import anyio
+
 from .policy import Policy
 from .stats import Accountant, CallRecord, new_session_id
 
 __all__ = ["Call", "Outcome", "Pipeline", "Stage", "text_of"]
 
 Result = dict[str, Any]
+_ROOM_WAIT = 60.0  # seconds a call may wait for the token counter to catch up before it goes on anyway
 
 
 @dataclass
@@ -79,11 +82,26 @@ class Pipeline:
 
     async def present(self, call: Call, result: Result) -> tuple[Result, Outcome]:
         """The result to show for `call`; a failing stage never loses the result (it passes unchanged)."""
+        if self.accountant is None:
+            return await self._present(call, result)
+        self.accountant.busy(+1)  # token counting waits while calls are being answered
+        try:
+            return await self._present(call, result)
+        finally:
+            self.accountant.busy(-1)
+
+    async def _present(self, call: Call, result: Result) -> tuple[Result, Outcome]:
         started = time.perf_counter()
         outcome = Outcome()
         presented = result
         if call.policy is None and self.policy_for is not None:
             call.policy = self.policy_for(call.server, call.tool)
+        before_text = ""
+        if self.accountant is not None:  # counting starts now, in the counter's helper, beside the stages
+            if not self.accountant.has_room():  # the counter is far behind: wait rather than grow
+                await anyio.to_thread.run_sync(self.accountant.wait_for_room, _ROOM_WAIT)
+            before_text = text_of(result)
+            self.accountant.begin(before_text)
         if result.get("isError") is True:
             outcome.action = "error"
         elif call.full:
@@ -96,10 +114,11 @@ class Pipeline:
                 print(f"mcpsqueeze: result stage failed ({exc!r}); result passed through", file=sys.stderr)
                 presented, outcome = result, Outcome()
         if self.accountant is not None:
-            self._account(call, result, presented, outcome, time.perf_counter() - started)
+            after_text = before_text if presented is result else text_of(presented)
+            self._account(call, before_text, after_text, outcome, time.perf_counter() - started)
         return presented, outcome
 
-    def _account(self, call: Call, result: Result, presented: Result, outcome: Outcome, took: float) -> None:
+    def _account(self, call: Call, before_text: str, after_text: str, outcome: Outcome, took: float) -> None:
         assert self.accountant is not None
         self.accountant.record(
             CallRecord(
@@ -107,8 +126,8 @@ class Pipeline:
                 number=call.number,
                 server=call.server,
                 action=outcome.action,
-                before_text=text_of(result),
-                after_text=text_of(presented),
+                before_text=before_text,
+                after_text=after_text,
                 added_latency_ms=took * 1000,
                 response_id=outcome.response_id,
                 report=outcome.report,

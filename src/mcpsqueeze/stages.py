@@ -11,7 +11,7 @@ import contextlib
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import anyio
 
@@ -20,12 +20,16 @@ from ._jsonbytes import dumps, loads
 from .dedup import content_digest, recover_hint, render_pointer
 from .pipeline import Call, Outcome, Result, text_of
 from .recovery import RecoveryStore, Stored, new_response_id
-from .shrink import RecoveryHint, Shrunk, query_terms, shrink_texts
+
+if (
+    TYPE_CHECKING
+):  # the engine is imported on the first result over the budget, not on the way to the first answer
+    from .shrink import RecoveryHint, Shrunk
 
 __all__ = ["DedupStage", "ShrinkStage", "ToonStage", "Workers", "original_bytes"]
 
 T = TypeVar("T")
-_INLINE_LIMIT = 64 * 1024  # below this, hashing inline is cheaper than a thread hop
+_INLINE_LIMIT = 256 * 1024  # below this, hashing inline (~1 ms) is cheaper than a thread hop under load
 
 
 class Workers:
@@ -193,7 +197,26 @@ class ShrinkStage:
     def _shrink(
         self, texts: list[str], budget: int, hint: RecoveryHint, limit: int | None, terms: Sequence[str]
     ) -> Shrunk | None:
+        from .shrink import shrink_texts
+
         return shrink_texts(texts, budget, hint, terms, block_limit=limit)
+
+    def _shrink_and_store(
+        self,
+        texts: list[str],
+        budget: int,
+        hint: RecoveryHint,
+        limit: int | None,
+        terms: Sequence[str],
+        response_id: str,
+        result: Result,
+    ) -> tuple[Shrunk | None, Stored | None]:
+        """Condense, then (only if that gave a preview) store the original, in ONE worker job: each hop
+        to a thread and back costs milliseconds on a busy machine. RecoveryError if it was not stored."""
+        shrunk = self._shrink(texts, budget, hint, limit, terms)
+        if shrunk is None:
+            return None, None
+        return shrunk, _store_original(self._store, response_id, result)
 
     async def __call__(self, call: Call, result: Result, outcome: Outcome) -> Result:
         if outcome.action == "dedup" or (call.policy is not None and not call.policy.shrink):
@@ -212,28 +235,27 @@ class ShrinkStage:
         longest = max(map(len, texts), default=0)
         if sum(map(len, texts)) <= budget and (limit is None or longest <= limit):
             return result
+        from .shrink import RecoveryHint, query_terms
+
+        terms = query_terms(call.arguments)
         response_id = new_response_id()
         hint = RecoveryHint(response_id, self._store.planned_file(response_id), self._mode, self.recover_tool)
         try:
-            shrunk = await self._workers.run(
-                self._shrink, texts, budget, hint, limit, query_terms(call.arguments)
+            shrunk, stored = await self._workers.run(
+                self._shrink_and_store, texts, budget, hint, limit, terms, response_id, result
             )
         except ShrinkError as exc:
             outcome.store_failed = f"no preview fits the budget: {exc}"
             return result
-        if shrunk is None:
-            return result
-        try:
-            stored = await self._workers.run(_store_original, self._store, response_id, result)
         except RecoveryError as exc:
             outcome.store_failed = str(exc)
+            return result
+        if shrunk is None or stored is None:
             return result
         if stored.file != hint.file:  # the file store failed but memory holds it: don't name a missing file
             hint = RecoveryHint(response_id, stored.file, self._mode, self.recover_tool)
             try:
-                shrunk = await self._workers.run(
-                    self._shrink, texts, budget, hint, limit, query_terms(call.arguments)
-                )
+                shrunk = await self._workers.run(self._shrink, texts, budget, hint, limit, terms)
             except ShrinkError:
                 shrunk = None
             if shrunk is None:
@@ -310,6 +332,7 @@ class ToonStage:
         except RecoveryError as exc:
             outcome.store_failed = str(exc)
             return result
+        from .shrink import RecoveryHint
         from .toon import toon_record
 
         new_content = list(content)

@@ -1,14 +1,14 @@
 """Token accounting: counts before/after for every call, off the response path.
 
-The proxy hands each finished call to `Accountant.record`, which only enqueues it; one worker thread
-counts tokens (tiktoken releases the GIL) and appends a JSON line to the stats file, flushed per call.
+The proxy hands each finished call to `Accountant.record`, which only enqueues it; a helper process
+(`_counter.py`) counts tokens in idle time, so neither the vocabulary nor the encoding holds the proxy's
+GIL, and each call's JSON line is appended to the stats file (flushed) as soon as its figures are in.
 The session summary goes to stderr on exit, never stdout (stdout may be the JSON-RPC channel).
 """
 
 from __future__ import annotations
 
 import concurrent.futures
-import contextlib
 import errno
 import json
 import os
@@ -17,13 +17,14 @@ import stat
 import sys
 import threading
 import time
+from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Protocol
 
+from ._counter import TokenCounter
 from ._errors import UsageError
-from .tokens import count_tokens
 
 __all__ = [
     "Accountant",
@@ -59,6 +60,9 @@ class CallRecord:
     time: float = field(default_factory=time.time)
     session: str = ""
     call_latency_ms: float = 0.0  # request in -> result presented (backend time included), for metrics
+    # Set by `Accountant.record`, which then lets go of the texts (the counter holds them until counted).
+    chars_before: int = 0
+    chars_after: int = 0
 
 
 class CallObserver(Protocol):
@@ -133,12 +137,6 @@ def print_summary(totals: Totals, quiet: bool = False) -> None:
         print(render_summary(totals), file=sys.stderr, flush=True)
 
 
-def _lower_priority() -> None:
-    """Counting is background work: on Linux a thread can be niced alone, so it yields the CPU to relaying."""
-    with contextlib.suppress(AttributeError, OSError):
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
-
-
 _STATS_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
@@ -165,36 +163,93 @@ def open_stats_file(path: Path) -> IO[str]:
     return os.fdopen(fd, "a", encoding="utf-8")
 
 
+@dataclass
+class _Pending:
+    """A recorded call waiting for its figures."""
+
+    record: CallRecord
+    before: concurrent.futures.Future[int]
+    after: concurrent.futures.Future[int]
+    sizes: tuple[int, int]
+
+    def ready(self) -> bool:
+        return self.before.done() and self.after.done()
+
+
 class Accountant:
-    """Counts tokens in a worker thread and keeps the session totals."""
+    """Counts tokens in a helper process (`_counter.py`) and keeps the session totals.
+
+    Nothing here blocks the caller: `count` and `record` enqueue, and each call's stats line is written
+    (by the counter's reader thread) as soon as its figures are in. `close` waits for the rest.
+    """
 
     def __init__(self, stats_file: Path | None = None, observers: Iterable[CallObserver] = ()) -> None:
         self.totals = Totals()
         self.observers = list(observers)
-        self._lock = threading.Lock()
-        self._pool = concurrent.futures.ThreadPoolExecutor(
-            max_workers=1, thread_name_prefix="mcpsqueeze-tokens"
-        )
+        self._lock = threading.RLock()  # a future may already be done when `record` adds its callback
+        self._counter = TokenCounter()
+        # Texts being counted for a call still in the pipeline, by identity: the dedup stage asks for the
+        # same text the pipeline already sent, and gets the same figure instead of a second count.
+        self._in_flight: dict[int, tuple[str, concurrent.futures.Future[int]]] = {}
+        self._order: deque[_Pending] = deque()  # recorded calls, in order, until their line is written
         self._stats: IO[str] | None = None
         if stats_file is not None:
             self._stats = open_stats_file(stats_file)
 
     def count(self, text: str) -> concurrent.futures.Future[int]:
         """Count tokens later; callers that need the number soon may poll the future."""
-        return self._pool.submit(count_tokens, text)
+        with self._lock:
+            known = self._in_flight.get(id(text))
+        if known is not None and known[0] is text:
+            return known[1]
+        return self._counter.count(text)
+
+    def begin(self, text: str) -> concurrent.futures.Future[int]:
+        """Start counting a call's original text now (while its stages run); `record` finishes the call."""
+        future = self._counter.count(text)
+        with self._lock:
+            self._in_flight[id(text)] = (text, future)
+        return future
+
+    def busy(self, delta: int) -> None:
+        """+1 when a call enters the pipeline, -1 when it leaves: counting waits for idle time."""
+        self._counter.busy(delta)
+
+    def has_room(self) -> bool:
+        """False while the texts waiting to be counted exceed their byte cap (see `wait_for_room`)."""
+        return self._counter.has_room()
+
+    def wait_for_room(self, timeout: float | None = None) -> bool:
+        """Block (in a worker thread) until the counter's queue is under its cap."""
+        return self._counter.wait_for_room(timeout)
 
     def record(self, record: CallRecord) -> None:
         """Enqueue a finished call; returns immediately."""
-        self._pool.submit(self._account, record)
+        with self._lock:
+            known = self._in_flight.pop(id(record.before_text), None)
+        if known is not None and known[0] is record.before_text:
+            before = known[1]
+        else:
+            before = self._counter.count(record.before_text)
+        if record.after_text is record.before_text or record.after_text == record.before_text:
+            after = before
+        else:
+            after = self._counter.count(record.after_text)
+        record.chars_before, record.chars_after = len(record.before_text), len(record.after_text)
+        entry = _Pending(record, before, after, (record.chars_before, record.chars_after))
+        # Keep only what the line needs: the texts themselves are the counter's to hold (and to free).
+        record.before_text = record.after_text = ""
+        with self._lock:
+            self._order.append(entry)
+        before.add_done_callback(lambda _: self._flush())
+        if after is not before:
+            after.add_done_callback(lambda _: self._flush())
 
     def record_recovery(self, response_id: str, size: int) -> None:
-        """Enqueue one recovery of an original (a stats line and the observers); returns immediately."""
-        self._pool.submit(self._account_recovery, response_id, size, time.time())
-
-    def _account_recovery(self, response_id: str, size: int, when: float) -> None:
+        """One recovery of an original: a stats line and the observers (no counting, so no wait)."""
         with self._lock:
             if self._stats is not None:
-                line = {"time": round(when, 3), "action": "recover", "response_id": response_id}
+                line = {"time": round(time.time(), 3), "action": "recover", "response_id": response_id}
                 line["bytes"] = size
                 self._stats.write(json.dumps(line) + "\n")
                 self._stats.flush()
@@ -207,50 +262,56 @@ class Accountant:
             except Exception as exc:  # an observer's bug must not stop the accounting
                 print(f"mcpsqueeze: stats observer failed: {exc!r}", file=sys.stderr)
 
-    def _account(self, record: CallRecord) -> None:
-        try:
-            before = count_tokens(record.before_text)
-            after = before if record.after_text == record.before_text else count_tokens(record.after_text)
-        except Exception as exc:  # never let accounting take the proxy down
-            print(f"mcpsqueeze: token counting failed: {exc}", file=sys.stderr)
-            return
+    def _flush(self) -> None:
+        """Account every call at the head of the queue whose figures are in: stats lines stay in order."""
         with self._lock:
-            self.totals.add(record.action, before, after, record.store_failed is not None)
-            if self._stats is not None:
-                line = {
-                    "time": round(record.time, 3),
-                    "session": record.session,
-                    "server": record.server,
-                    "tool": record.tool,
-                    "call": record.number,
-                    "action": record.action,
-                    "chars_before": len(record.before_text),
-                    "chars_after": len(record.after_text),
-                    "tokens_before": before,
-                    "tokens_after": after,
-                    "added_latency_ms": round(record.added_latency_ms, 3),
-                }
-                if record.response_id:
-                    line["response_id"] = record.response_id
-                if record.report:
-                    line["report"] = record.report
-                if record.store_failed:
-                    line["store_failed"] = record.store_failed
-                self._stats.write(json.dumps(line, ensure_ascii=False) + "\n")
-                self._stats.flush()
+            while self._order and self._order[0].ready():
+                self._account(self._order.popleft())
+
+    def _account(self, entry: _Pending) -> None:
+        record = entry.record
+        try:
+            before = entry.before.result()
+            after = entry.after.result()
+        except BaseException as exc:  # never let accounting take the proxy down (cancelled at close, too)
+            if not isinstance(exc, concurrent.futures.CancelledError):
+                print(f"mcpsqueeze: token counting failed: {exc}", file=sys.stderr)
+            return
+        self.totals.add(record.action, before, after, record.store_failed is not None)
+        if self._stats is not None:
+            line = {
+                "time": round(record.time, 3),
+                "session": record.session,
+                "server": record.server,
+                "tool": record.tool,
+                "call": record.number,
+                "action": record.action,
+                "chars_before": entry.sizes[0],
+                "chars_after": entry.sizes[1],
+                "tokens_before": before,
+                "tokens_after": after,
+                "added_latency_ms": round(record.added_latency_ms, 3),
+            }
+            if record.response_id:
+                line["response_id"] = record.response_id
+            if record.report:
+                line["report"] = record.report
+            if record.store_failed:
+                line["store_failed"] = record.store_failed
+            self._stats.write(json.dumps(line, ensure_ascii=False) + "\n")
+            self._stats.flush()
         self._tell(lambda o: o.on_call(record, before, after))
 
     def close(self, timeout: float = 30.0) -> Totals:
         """Finish pending counts (bounded) and return the totals."""
-        done = self._pool.submit(lambda: None)
-        try:
-            done.result(timeout=timeout)
-        except concurrent.futures.TimeoutError:
+        if not self._counter.drain(timeout):
             print("mcpsqueeze: token counting did not finish; the summary is partial", file=sys.stderr)
-        self._pool.shutdown(wait=False, cancel_futures=True)
-        if self._stats is not None:
-            self._stats.close()
-            self._stats = None
+        self._counter.close()
+        self._flush()
+        with self._lock:
+            if self._stats is not None:
+                self._stats.close()
+                self._stats = None
         return self.totals
 
 

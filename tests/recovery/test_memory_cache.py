@@ -143,3 +143,15 @@ def test_nonsensical_limits_are_rejected() -> None:
     for kwargs in [{"ttl": 0.0}, {"max_entries": 0}, {"max_bytes": 0}]:
         with pytest.raises(ValueError):
             MemoryCache(**kwargs)  # type: ignore[arg-type]
+
+
+def test_a_view_into_a_big_buffer_is_kept_as_its_own_bytes_and_counted_so() -> None:
+    buffer = bytearray(b"y" * 1_000_000)
+    cache = MemoryCache(max_bytes=100)
+    rid = new_response_id()
+    assert cache.put(rid, memoryview(buffer)[:10])
+    kept = cache.get(rid)
+    assert type(kept) is bytes and kept == b"y" * 10
+    assert cache.total_bytes == 10
+    buffer[:10] = b"z" * 10  # the cache holds a copy, not a view that pins (or follows) the buffer
+    assert cache.get(rid) == b"y" * 10

@@ -45,6 +45,7 @@ Message = dict[str, Any]
 MAX_LINE = 1 << 31  # one message may be huge (a 50 MB result); the OS pipe, not us, is the limit
 _OFFLOAD_BYTES = 1 << 20  # messages above ~1 MB are (de)serialised in a worker thread
 _FINISH_LINE_SECONDS = 5.0
+_RAW_BYTES = 256 * 1024  # results up to this size keep their line, forwarded as is when unchanged
 
 
 @dataclass(frozen=True)
@@ -143,7 +144,54 @@ def scan_id(line: bytes) -> Any:
     return None
 
 
+_NONFINITE = re.compile(rb"NaN|Infinity")
+
+
+class _Received(dict[str, Any]):
+    """A message as parsed, with the line it came from: forwarded unchanged, it goes out byte for byte.
+
+    An unchanged result (most are) then costs no serialisation at all. "Unchanged" is checked at send
+    time: the same top-level values, by identity, so a message rebuilt or re-pointed (a new id, a shrunk
+    result) is serialised as usual. Nested values are never edited in place on the relay's path.
+    """
+
+    __slots__ = ("_line", "_values")
+
+    def __init__(self, value: Message, line: bytes) -> None:
+        super().__init__(value)
+        self._line = line
+        self._values = tuple(map(id, value.values()))
+
+    def line_if_unchanged(self) -> bytes | None:
+        if len(self) != len(self._values) or tuple(map(id, self.values())) != self._values:
+            return None
+        return self._line
+
+
+def _parse_line(line: bytes) -> Message | Invalid:
+    """`parse`, keeping the line of a mid-size result so that it can be forwarded as is.
+
+    Only results (the relay's stages build new dicts; nothing edits them in place), only up to
+    `_RAW_BYTES` (bigger ones are shrunk anyway, and the line would double their memory), and only
+    strict JSON (no NaN or Infinity, which the lenient fallback parser accepts).
+    """
+    message = parse(line)
+    if (
+        type(message) is dict
+        and len(line) <= _RAW_BYTES
+        and "result" in message
+        and "method" not in message
+        and _NONFINITE.search(line) is None
+    ):
+        return _Received(message, line.strip())
+    return message
+
+
 def _line_of(message: Message) -> bytes:
+    if type(message) is _Received:
+        line = message.line_if_unchanged()
+        if line is not None:
+            return line + b"\n"
     return dumps(message) + b"\n"
 
 
@@ -176,9 +224,9 @@ class _LineChannel:
             except (anyio.EndOfStream, anyio.IncompleteRead, anyio.ClosedResourceError, OSError) as exc:
                 raise ChannelClosed from exc
             if len(line) > _OFFLOAD_BYTES:  # parsing 50 MB takes ~100 ms: never on the event loop
-                return await anyio.to_thread.run_sync(parse, line)
+                return await anyio.to_thread.run_sync(_parse_line, line)
             if line.strip():
-                return parse(line)
+                return _parse_line(line)
 
     async def send(self, message: Message, related_request_id: Any = None) -> None:
         if _looks_big(message):
@@ -305,10 +353,45 @@ class ProcessChannel(_LineChannel):
             await self.process.wait()
 
 
+class _AdoptedProcess:
+    """A backend spawned before the event loop ran (`_prestart`), with the parts of `anyio.abc.Process`
+    that `ProcessChannel` uses."""
+
+    def __init__(self, popen: subprocess.Popen[bytes]) -> None:
+        assert popen.stdin is not None and popen.stdout is not None
+        self._popen = popen
+        self.pid = popen.pid
+        self.stdin = _FdSend(os.dup(popen.stdin.fileno()))
+        self.stdout = _FdReceive(os.dup(popen.stdout.fileno()))
+        popen.stdin.close()
+        popen.stdout.close()
+
+    @property
+    def returncode(self) -> int | None:
+        return self._popen.poll()
+
+    async def wait(self) -> int:
+        while (code := self._popen.poll()) is None:  # only at shutdown or failure: polling is enough
+            await anyio.sleep(0.01)
+        return code
+
+    def terminate(self) -> None:
+        self._popen.terminate()
+
+    def kill(self) -> None:
+        self._popen.kill()
+
+
 async def open_process_channel(
     argv: Sequence[str], env: Mapping[str, str] | None = None, cwd: str | None = None
 ) -> ProcessChannel:
-    """Spawn the backend; a missing or non-executable command is a clear BackendError."""
+    """Spawn the backend (or adopt the one `_prestart` spawned); a missing command is a clear BackendError."""
+    if env is None and cwd is None:
+        from .._prestart import take
+
+        early = take(argv)
+        if early is not None:
+            return ProcessChannel(_AdoptedProcess(early), argv)  # type: ignore[arg-type]
     try:
         process = await anyio.open_process(
             list(argv),

@@ -16,6 +16,7 @@ import anyio.abc
 
 from .._auth import PRINCIPAL_KEY, bearer_guard, check_token_path, is_loopback, load_tokens
 from .._errors import BackendError, UsageError
+from .._malloc import tame_malloc
 from ..pipeline import Pipeline
 from ..services import (
     SessionServices,
@@ -96,6 +97,13 @@ def check_http_bind(settings: Settings) -> None:
         )
 
 
+def _warm_up() -> None:
+    """What the first answers do not need, done while the backend starts: the allocator's settings, and
+    the condense engine's import (so the first big result does not pay it)."""
+    tame_malloc()
+    import mcpsqueeze.shrink  # noqa: F401
+
+
 async def run_wrap(settings: Settings) -> int:
     """Run the proxy; the summary always reaches stderr, whatever ends the session."""
     check_http_bind(settings)
@@ -108,6 +116,7 @@ async def run_wrap(settings: Settings) -> int:
     code = 0
     try:
         async with anyio.create_task_group() as tg:
+            tg.start_soon(anyio.to_thread.run_sync, _warm_up)  # beside the first messages, not before
             tg.start_soon(sweep_forever, settings)
             if settings.transport == "stdio":
                 tg.start_soon(on_signals, tg.cancel_scope.cancel)

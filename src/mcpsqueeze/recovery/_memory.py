@@ -28,6 +28,13 @@ _TOMBSTONES = 1024
 class _Entry:
     key: str  # the blob this id shows: its content key, or the id itself when none was given
     stored_at: float
+    cost: int  # bytes the original holds
+
+
+def _cost(original: bytes) -> int:
+    """What the bound counts: the payload bytes an exact-size `bytes` object holds (its header, 33 bytes, is
+    noise). Only exact `bytes` are kept, so no view or over-allocated buffer can pin more than this."""
+    return len(original)
 
 
 @dataclass(slots=True)
@@ -59,31 +66,35 @@ class MemoryCache:
         # id -> reason it left; bounded so that a long session cannot grow it without limit.
         self._gone: OrderedDict[str, str] = OrderedDict()
 
-    def put(self, response_id: str, original: bytes, key: str | None = None) -> bool:
+    def put(self, response_id: str, original: bytes | bytearray | memoryview, key: str | None = None) -> bool:
         """Store an original; False when it alone is larger than the whole cache.
 
-        ``key`` names the content (e.g. its digest): ids put with the same key share one copy."""
+        ``key`` names the content (e.g. its digest): ids put with the same key share one copy. The byte
+        bound is real memory: a bytes-like original that is not exact `bytes` (a view into a bigger
+        buffer, a bytearray with spare capacity) is copied into exact-size `bytes` first."""
         if not RESPONSE_ID_RE.match(response_id):
             raise ValueError(f"not a response id: {response_id!r}")
         key = response_id if key is None else "=" + key  # "=": a content key never equals an id
         with self._lock:
             self._drop(response_id, None)
-            if len(original) > self.max_bytes:
+            kept = bytes(original)  # the same object for `bytes`; an exact-size copy for anything else
+            cost = _cost(kept)
+            if cost > self.max_bytes:
                 self._remember(response_id, "too_big")
                 return False
             self._expire(self._clock())
             while self._entries and (
                 len(self._entries) >= self.max_entries
-                or self._bytes + (0 if key in self._blobs else len(original)) > self.max_bytes
+                or self._bytes + (0 if key in self._blobs else cost) > self.max_bytes
             ):
                 oldest = next(iter(self._entries))
                 self._drop(oldest, "evicted")
             blob = self._blobs.get(key)
             if blob is None:
-                blob = self._blobs[key] = _Blob(original, 0)
-                self._bytes += len(original)
+                blob = self._blobs[key] = _Blob(kept, 0)
+                self._bytes += cost
             blob.refs += 1
-            self._entries[response_id] = _Entry(key, self._clock())
+            self._entries[response_id] = _Entry(key, self._clock(), cost)
             self._gone.pop(response_id, None)
             return True
 
