@@ -26,6 +26,7 @@ INITIALIZE = {
     },
 }
 ACCEPT = {"Accept": "application/json, text/event-stream"}
+PING = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
 
 
 def _marked_backend(marker: Path) -> list[str]:
@@ -84,21 +85,47 @@ async def test_refused_host_origin_and_content_type_start_no_backend(tmp_path: P
 
 
 @pytest.mark.anyio
-async def test_sessions_beyond_max_sessions_are_refused_with_a_clear_error(tmp_path: Path) -> None:
+async def test_at_max_sessions_the_session_idle_longest_makes_room(tmp_path: Path) -> None:
     marker = tmp_path / "starts"
     with _proxy(tmp_path, _marked_backend(marker), "--max-sessions", "2") as url:
         async with httpx2.AsyncClient(timeout=30) as http:
             first = await http.post(url, headers=ACCEPT, json=INITIALIZE)
             second = await http.post(url, headers=ACCEPT, json=INITIALIZE)
             third = await http.post(url, headers=ACCEPT, json=INITIALIZE)
-            assert first.status_code == 200 and second.status_code == 200
-            assert third.status_code == 503
-            message = third.json()["error"]["message"]
-            assert "2 sessions" in message and "--max-sessions" in message
-            sid = first.headers["mcp-session-id"]
-            closed = await http.delete(url, headers={**ACCEPT, "mcp-session-id": sid})
-            assert closed.status_code == 200
-            # The session ends in the background; its slot frees within a few retries.
+            assert (first.status_code, second.status_code, third.status_code) == (200, 200, 200)
+            # The first (idle longest) was ended: its id is unknown now, as the spec's 404 says.
+            gone = await http.post(
+                url, headers={**ACCEPT, "mcp-session-id": first.headers["mcp-session-id"]}, json=PING
+            )
+            assert gone.status_code == 404
+            kept = await http.post(
+                url, headers={**ACCEPT, "mcp-session-id": second.headers["mcp-session-id"]}, json=PING
+            )
+            assert kept.status_code == 200
+    assert _lines(marker) == 3
+
+
+@pytest.mark.anyio
+async def test_sessions_beyond_max_sessions_are_refused_when_every_session_is_busy(tmp_path: Path) -> None:
+    marker = tmp_path / "starts"
+    with _proxy(tmp_path, _marked_backend(marker), "--max-sessions", "2") as url:
+        async with httpx2.AsyncClient(timeout=30) as http:
+            ids = []
+            for _ in range(2):
+                opened = await http.post(url, headers=ACCEPT, json=INITIALIZE)
+                assert opened.status_code == 200
+                ids.append(opened.headers["mcp-session-id"])
+            sse = {"Accept": "text/event-stream", "mcp-protocol-version": "2025-11-25"}
+            async with (
+                http.stream("GET", url, headers={**sse, "mcp-session-id": ids[0]}) as one,
+                http.stream("GET", url, headers={**sse, "mcp-session-id": ids[1]}) as two,
+            ):
+                assert one.status_code == two.status_code == 200  # both sessions hold an open stream
+                third = await http.post(url, headers=ACCEPT, json=INITIALIZE)
+                assert third.status_code == 503
+                message = third.json()["error"]["message"]
+                assert "2 sessions" in message and "--max-sessions" in message
+            # Streams closed: the idle-longest session makes room (its end runs in the background).
             statuses = []
             while not statuses or (statuses[-1] == 503 and len(statuses) < 500):
                 statuses.append((await http.post(url, headers=ACCEPT, json=INITIALIZE)).status_code)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import socket
 import sys
+import time
 import urllib.parse
 import uuid
 from collections.abc import AsyncIterator
@@ -32,6 +34,8 @@ from ..stats import print_summary
 from ._channels import Channel, SessionMessageChannel, StdioChannel, http_backend, open_process_channel
 from ._relay import Relay
 from ._stateless import StatelessFrontend, is_stateless_request
+
+logger = logging.getLogger("mcpsqueeze.proxy")
 
 __all__ = ["RequestGuard", "check_http_bind", "open_backend", "run_wrap"]
 
@@ -190,7 +194,10 @@ class HttpFrontend:
     """A minimal session manager: each HTTP session gets its own backend connection and relay.
 
     Every request is checked (Host, Origin, Content-Type) before it is dispatched, so a refused one
-    never starts a backend; at most ``settings.max_sessions`` sessions (and backends) run at once.
+    never starts a backend; at most ``settings.max_sessions`` sessions (and backends) run at once. At the
+    cap, the session idle longest (no request in flight, no open stream) is ended to make room — many
+    clients never DELETE their sessions, and the spec has them start a new one on 404 — and only when
+    every session is busy is a new one refused with 503.
     """
 
     def __init__(self, settings: Settings, services: SessionServices, tg: anyio.abc.TaskGroup) -> None:
@@ -201,6 +208,8 @@ class HttpFrontend:
         self.tg = tg
         self.sessions: dict[str, Any] = {}
         self.principals: dict[str, str | None] = {}  # session id -> the principal that opened it
+        self._in_flight: dict[str, int] = {}  # session id -> requests (and open streams) being handled
+        self._last_seen: dict[str, float] = {}  # session id -> when its last request ended (monotonic)
         self.named_tenants = False  # the token file names tenants: keep their local originals apart
         self.exit_code = 0
         self.guard = RequestGuard.for_bind(settings.host)
@@ -230,7 +239,7 @@ class HttpFrontend:
                 )
                 await response(scope, receive, send)
                 return
-            await transport.handle_request(scope, receive, send)
+            await self._handle(session_id, transport, scope, receive, send)
             return
         if is_stateless_request(request.headers):  # MCP 2026-07-28: no session, one POST per request
             await self.stateless.handle(scope, receive, send)
@@ -243,7 +252,7 @@ class HttpFrontend:
             await response(scope, receive, send)
             return
         cap = self.settings.max_sessions
-        if len(self.sessions) >= cap:
+        if len(self.sessions) >= cap and not await self._end_idlest():
             message = (
                 f"this proxy already runs {cap} sessions (the --max-sessions limit); end one "
                 "(HTTP DELETE with its mcp-session-id header) or restart wrap with a higher --max-sessions"
@@ -264,7 +273,28 @@ class HttpFrontend:
         self.sessions[transport.mcp_session_id] = transport
         self.principals[transport.mcp_session_id] = scope.get(PRINCIPAL_KEY)
         await self.tg.start(self._run_session, transport)
-        await transport.handle_request(scope, receive, send)
+        await self._handle(transport.mcp_session_id, transport, scope, receive, send)
+
+    async def _handle(self, session_id: str, transport: Any, scope: Any, receive: Any, send: Any) -> None:
+        self._in_flight[session_id] = self._in_flight.get(session_id, 0) + 1
+        try:
+            await transport.handle_request(scope, receive, send)
+        finally:
+            if session_id in self.sessions:  # not ended meanwhile (its own finally forgets it)
+                self._in_flight[session_id] -= 1
+                self._last_seen[session_id] = time.monotonic()
+
+    async def _end_idlest(self) -> bool:
+        """End the session idle longest to make room under the cap; False when every session is busy."""
+        idle = [sid for sid in self.sessions if not self._in_flight.get(sid)]
+        if not idle:
+            return False
+        sid = min(idle, key=lambda s: self._last_seen.get(s, 0.0))
+        transport = self.sessions.pop(sid)
+        self.principals.pop(sid, None)
+        logger.info("session %s ended to make room under --max-sessions (idle longest)", sid)
+        await transport.terminate()
+        return True
 
     async def _relay(self, front: Channel, pipeline: Pipeline, services: SessionServices) -> int:
         try:
@@ -290,6 +320,8 @@ class HttpFrontend:
         finally:
             self.sessions.pop(transport.mcp_session_id, None)
             self.principals.pop(transport.mcp_session_id, None)
+            self._in_flight.pop(transport.mcp_session_id, None)
+            self._last_seen.pop(transport.mcp_session_id, None)
             with anyio.CancelScope(shield=True):
                 await transport.terminate()
 
