@@ -13,7 +13,7 @@ from __future__ import annotations
 import _socket
 import os
 
-from mcpsqueeze._errors import BackendError, UsageError
+from mcpsqueeze._errors import BackendError, BackendFailure, UsageError
 
 from ._fastjson import dumps, loads
 
@@ -46,7 +46,7 @@ class SessionUnreachable(BackendError):
     """No session answers where we looked (exit 3)."""
 
 
-class SessionTimeout(BackendError):
+class SessionTimeout(BackendFailure):
     """The session took longer than the timeout (exit 4)."""
 
 

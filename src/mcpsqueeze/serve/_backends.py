@@ -13,7 +13,7 @@ from typing import Any
 import anyio
 import anyio.abc
 
-from .._errors import BackendError
+from .._errors import BackendError, BackendFailure
 from ._config import ServerSpec, ToolFilter
 
 __all__ = ["Backend", "BackendTimeout"]
@@ -22,7 +22,7 @@ __all__ = ["Backend", "BackendTimeout"]
 CONNECT_TIMEOUT = 60.0
 
 
-class BackendTimeout(BackendError):
+class BackendTimeout(BackendFailure):
     """The backend did not answer within --timeout."""
 
 
@@ -114,7 +114,7 @@ class Backend:
             if self._client is None or "closed" in str(exc).lower():
                 self.status, self.error = "down", _describe(exc)
                 self.stop()  # release the dead connection; the next call reconnects
-            raise BackendError(f"backend {self.name!r} failed on {tool}: {_describe(exc)}") from exc
+            raise BackendFailure(f"backend {self.name!r} failed on {tool}: {_describe(exc)}") from exc
         if result.get("resultType") == "complete":  # 2026-07-28 envelope marker, not part of the result
             del result["resultType"]
         return result
