@@ -15,7 +15,7 @@ from pathlib import Path
 
 from mcpsqueeze._errors import RecoveryError
 
-from ._ids import RESPONSE_ID_RE, alias_record, final_name, tmp_name
+from ._ids import alias_record, final_name, require_response_id, tmp_name
 from ._scoped import read_member
 
 __all__ = ["FileStore", "check_private_dir", "ensure_private_dir", "open_private_dir", "readable_by_others"]
@@ -145,7 +145,7 @@ class FileStore:
 
     def path_for(self, response_id: str) -> Path:
         """Where the original of ``response_id`` is (or would be) stored."""
-        _require_id(response_id)
+        require_response_id(response_id, ValueError)
         return self.directory / final_name(response_id)
 
     def write(self, response_id: str, original: bytes) -> Path:
@@ -199,11 +199,7 @@ class FileStore:
 
     def read(self, response_id: str) -> bytes:
         """Return a stored original; RecoveryError when there is none."""
-        if not RESPONSE_ID_RE.match(response_id):
-            raise RecoveryError(
-                f"{response_id!r} is not a response id (32 lowercase hex characters); "
-                "copy response_id from the truncation record."
-            )
+        require_response_id(response_id)
         dir_fd = self._open_dir()
         try:
             return read_member(dir_fd, final_name(response_id), self.directory, response_id)
@@ -220,11 +216,6 @@ class FileStore:
             f"Could not store the original of response {response_id} in {self.directory}: {_cause(exc)}. "
             "Free some space, fix the directory's permissions, or choose another recovery directory."
         )
-
-
-def _require_id(response_id: str) -> None:
-    if not RESPONSE_ID_RE.match(response_id):
-        raise ValueError(f"not a response id: {response_id!r}")
 
 
 def _unlink_quietly(name: str, dir_fd: int) -> None:

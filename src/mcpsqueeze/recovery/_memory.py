@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from mcpsqueeze._errors import RecoveryError
 
-from ._ids import RESPONSE_ID_RE
+from ._ids import bad_id_message, is_response_id, require_response_id
 
 __all__ = ["MemoryCache"]
 
@@ -63,8 +63,7 @@ class MemoryCache:
         """Store an original; False when it alone is larger than the whole cache.
 
         ``key`` names the content (e.g. its digest): ids put with the same key share one copy."""
-        if not RESPONSE_ID_RE.match(response_id):
-            raise ValueError(f"not a response id: {response_id!r}")
+        require_response_id(response_id, ValueError)
         key = response_id if key is None else "=" + key  # "=": a content key never equals an id
         with self._lock:
             self._drop(response_id, None)
@@ -141,11 +140,8 @@ class MemoryCache:
             "If the truncation record names an original_response_file, that file still holds it; "
             "otherwise call the tool again."
         )
-        if not RESPONSE_ID_RE.match(response_id):
-            return (
-                f"{response_id!r} is not a response id (32 lowercase hex characters); "
-                "copy response_id from the truncation record."
-            )
+        if not is_response_id(response_id):
+            return bad_id_message(response_id)
         if reason == "expired":
             return (
                 f"Response {response_id} expired after {self.ttl:g} s; its original is no longer "

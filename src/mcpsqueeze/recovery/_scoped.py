@@ -14,7 +14,7 @@ from pathlib import Path
 
 from mcpsqueeze._errors import RecoveryError, RefusedPathError
 
-from ._ids import FINAL_NAME_RE, RESPONSE_ID_RE, alias_target, final_name
+from ._ids import FINAL_NAME_RE, alias_target, final_name, is_response_id
 
 __all__ = ["open_directory", "open_recovery_file", "read_member"]
 
@@ -103,7 +103,7 @@ def _check_member(st: os.stat_result, ref: str, directory: Path) -> None:
 
 def _name_for(directory: Path, ref: str) -> str:
     """Turn an id, bare name or path into a name directly inside ``directory``, or refuse."""
-    if RESPONSE_ID_RE.match(ref):
+    if is_response_id(ref):
         return final_name(ref)
     if not ref or "\0" in ref:
         raise _refuse(ref, directory, "it is empty or contains a NUL byte")

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from .._errors import RecoveryError, UsageError
 from .._jsonbytes import loads
 from ._files import FileStore
-from ._ids import RESPONSE_ID_RE
+from ._ids import is_response_id
 from ._memory import MemoryCache
 from ._pointer import read_window, resolve_pointer
 
@@ -197,7 +197,7 @@ def recover_call(store: RecoveryStore | None, arguments: object) -> dict[str, An
     if not isinstance(arguments, dict):
         raise UsageError("arguments must be an object with response_id")
     response_id = arguments.get("response_id")
-    if not isinstance(response_id, str) or not RESPONSE_ID_RE.match(response_id):
+    if not is_response_id(response_id):
         raise UsageError("response_id must be the 32 hex characters shown in the truncation notice")
     pointer = arguments.get("pointer")
     offset = arguments.get("offset")

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import socket
 import stat
 import sys
@@ -21,7 +20,7 @@ import anyio.abc
 from .._auth import PRINCIPAL_KEY, Tokens, bearer_guard, check_token_path, is_loopback, load_tokens
 from .._errors import BackendError, RecoveryError, UsageError
 from ..pipeline import Call, Pipeline
-from ..recovery import RESPONSE_ID_RE, ensure_private_dir, recover_result
+from ..recovery import ensure_private_dir, is_response_id, recover_result
 from ..recovery._files import check_private_dir
 from ..services import (
     SessionServices,
@@ -213,7 +212,7 @@ def build_app(session: SessionAPI, token: bytes | Tokens | None) -> Any:
 
     async def recover(request: Request) -> Response:
         response_id = request.path_params["response_id"]
-        if not re.fullmatch(RESPONSE_ID_RE, response_id):
+        if not is_response_id(response_id):
             return reply(400, _err("bad_request", "a response id is 32 lowercase hex characters"))
         window = [request.query_params.get(k) for k in ("offset", "length")]
         if not all(v is None or v.isdigit() for v in window):
