@@ -16,11 +16,17 @@ from pathlib import Path
 from mcpsqueeze._errors import RecoveryError
 
 from ._ids import alias_record, final_name, require_response_id, tmp_name
-from ._scoped import read_member
+from ._scoped import DIR_FLAGS, open_directory, read_member
 
-__all__ = ["FileStore", "check_private_dir", "ensure_private_dir", "open_private_dir", "readable_by_others"]
+__all__ = [
+    "FileStore",
+    "check_if_present",
+    "check_private_dir",
+    "ensure_private_dir",
+    "open_private_dir",
+    "readable_by_others",
+]
 
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _TMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 _CAUSES = {
@@ -98,6 +104,18 @@ def ensure_private_dir(path: Path, create: bool = True, what: str = "recovery di
     return Path(os.path.realpath(path))
 
 
+def check_if_present(path: Path, what: str) -> None:
+    """Refuse an existing unsafe directory before anything is created; a missing one is made later."""
+    path = Path(os.path.abspath(path))
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise RecoveryError(f"Cannot inspect the {what} {path}: {_cause(exc)}.") from exc
+    check_private_dir(st, path, what)
+
+
 def _create(path: Path, what: str) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -109,7 +127,7 @@ def _create(path: Path, what: str) -> None:
             f"Cannot create the {what} {path}: {_cause(exc)}. Choose a writable location."
         ) from exc
     # The umask may have narrowed 0700 (e.g. 0500); we just made it, so set exactly 0700.
-    fd = os.open(path, _DIR_FLAGS)
+    fd = os.open(path, DIR_FLAGS)
     try:
         os.fchmod(fd, 0o700)
     finally:
@@ -118,12 +136,7 @@ def _create(path: Path, what: str) -> None:
 
 def open_private_dir(path: Path) -> int:
     """Open the directory no-follow and re-check it, so a later swap cannot redirect our writes."""
-    try:
-        fd = os.open(path, _DIR_FLAGS)
-    except OSError as exc:
-        if os.path.islink(path):
-            raise RecoveryError(f"The recovery directory {path} has been replaced by a symlink.") from exc
-        raise RecoveryError(f"Cannot open the recovery directory {path}: {_cause(exc)}.") from exc
+    fd = open_directory(path)
     try:
         check_private_dir(os.fstat(fd), path)
     except BaseException:

@@ -21,7 +21,7 @@ from .._auth import PRINCIPAL_KEY, Tokens, bearer_guard, check_token_path, is_lo
 from .._errors import BackendError, RecoveryError, UsageError
 from ..pipeline import Call, Pipeline
 from ..recovery import ensure_private_dir, is_response_id, recover_result
-from ..recovery._files import check_private_dir
+from ..recovery._files import check_if_present
 from ..services import (
     SessionServices,
     build_services,
@@ -253,17 +253,6 @@ def _metrics_routes(session: SessionAPI) -> list[Any]:
     return [] if metrics is None else [Route("/metrics", metrics_endpoint(metrics))]
 
 
-def _precheck(path: Path, what: str) -> None:
-    """Refuse an existing unsafe directory before anything is created; a missing one is made later."""
-    try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        return
-    except OSError as exc:
-        raise UsageError(f"cannot inspect the {what} {path}: {exc.strerror or exc}") from None
-    check_private_dir(st, Path(os.path.abspath(path)), what)
-
-
 def check_listen(listen: Listen, recovery_dir: Path) -> None:
     """Every refusal that needs no side effect, first: nothing is created for a session that cannot run."""
     if listen.tcp is not None:
@@ -276,8 +265,8 @@ def check_listen(listen: Listen, recovery_dir: Path) -> None:
         check_token_path(listen.token_file)
     else:
         assert listen.socket_path is not None
-        _precheck(listen.socket_path.parent, "socket directory")
-    _precheck(recovery_dir, "recovery directory")
+        check_if_present(listen.socket_path.parent, "socket directory")
+    check_if_present(recovery_dir, "recovery directory")
 
 
 def _bind_unix(path: Path) -> socket.socket:
