@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import re
 import secrets
-from typing import TYPE_CHECKING
 
 from mcpsqueeze._errors import RecoveryError
+
+TYPE_CHECKING = False  # not `from typing`: the shim loads this module and typing costs milliseconds
 
 if TYPE_CHECKING:
     from typing import TypeGuard
