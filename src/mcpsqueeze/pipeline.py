@@ -13,12 +13,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ._results import Result, text_of
 from .policy import Policy
 from .stats import Accountant, CallRecord, new_session_id
 
-__all__ = ["Call", "Outcome", "Pipeline", "Stage", "text_of"]
-
-Result = dict[str, Any]
+__all__ = ["Call", "Outcome", "Pipeline", "Result", "Stage", "text_of"]  # Result, text_of: from _results
 
 
 @dataclass
@@ -49,18 +48,6 @@ class Outcome:
 
 class Stage(Protocol):
     async def __call__(self, call: Call, result: Result, outcome: Outcome) -> Result: ...
-
-
-def text_of(result: Result) -> str:
-    """The text an agent reads from a result: its text blocks, joined."""
-    content = result.get("content")
-    if not isinstance(content, list):
-        return ""
-    return "\n".join(
-        block["text"]
-        for block in content
-        if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)
-    )
 
 
 class Pipeline:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._errors import RecoveryError, UsageError
 from .._jsonbytes import loads
+from .._results import text_of
 from ._files import FileStore
 from ._ids import is_response_id
 from ._memory import MemoryCache
@@ -146,12 +147,6 @@ class RecoveryStore:
         raise memory_error
 
 
-def _original_text(original: dict[str, Any]) -> str:
-    from ..pipeline import text_of
-
-    return text_of(original)
-
-
 def recover_result(
     original_bytes: bytes, pointer: str | None = None, offset: int | None = None, length: int | None = None
 ) -> dict[str, Any]:
@@ -164,7 +159,7 @@ def recover_result(
         ) from exc
     if pointer is None and offset is None and length is None:
         return {"content": original.get("content", []), "isError": False}
-    text = _original_text(original)
+    text = text_of(original)
     if pointer is not None:
         try:
             document = json.loads(text)
