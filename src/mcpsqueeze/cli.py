@@ -91,6 +91,7 @@ def main() -> None:
 
     Every shrunk or deduplicated result stays recoverable, byte for byte.
     """
+    _configure_logging("warning")  # every command shows the library's warnings; wrap/serve set --log-level
 
 
 def _shrink_options(func: Any) -> Any:
@@ -227,10 +228,9 @@ def _output_options(func: Any) -> Any:
 
 def _configure_logging(level: str) -> None:
     """Our loggers at `level`; libraries (the SDK logs every request at INFO) stay at WARNING."""
-    import logging
+    from ._logging import configure_logging
 
-    logging.basicConfig(level=logging.WARNING, format="mcpsqueeze: %(message)s", stream=sys.stderr)
-    logging.getLogger("mcpsqueeze").setLevel(level.upper())
+    configure_logging(level)
 
 
 def _budget(budget: int | None, shrinkfit: int | None) -> int:

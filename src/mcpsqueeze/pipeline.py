@@ -7,7 +7,7 @@ note what it did on the `Outcome`, which accounting reads later, off the respons
 
 from __future__ import annotations
 
-import sys
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -18,6 +18,8 @@ from .policy import Policy
 from .stats import Accountant, CallRecord, new_session_id
 
 __all__ = ["Call", "Outcome", "Pipeline", "Result", "Stage", "text_of"]  # Result, text_of: from _results
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -80,7 +82,7 @@ class Pipeline:
                 for stage in self.stages:
                     presented = await stage(call, presented, outcome)
             except Exception as exc:  # a bug in a stage must never cost the agent its result
-                print(f"mcpsqueeze: result stage failed ({exc!r}); result passed through", file=sys.stderr)
+                logger.warning(f"mcpsqueeze: result stage failed ({exc!r}); result passed through")
                 presented, outcome = result, Outcome()
         if self.accountant is not None:
             self._account(call, result, presented, outcome, time.perf_counter() - started)

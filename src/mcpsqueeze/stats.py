@@ -11,10 +11,10 @@ import concurrent.futures
 import contextlib
 import errno
 import json
+import logging
 import os
 import secrets
 import stat
-import sys
 import threading
 import time
 from collections.abc import Iterable
@@ -35,6 +35,8 @@ __all__ = [
     "render_summary",
     "summarise_stats_file",
 ]
+
+logger = logging.getLogger(__name__)
 
 
 def new_session_id() -> str:
@@ -130,7 +132,7 @@ def render_summary(totals: Totals, title: str = "mcpsqueeze session summary") ->
 def print_summary(totals: Totals, quiet: bool = False) -> None:
     """The exit summary on stderr, unless asked for quiet or nothing was called (it would be all zeros)."""
     if not quiet and totals.calls:
-        print(render_summary(totals), file=sys.stderr, flush=True)
+        logger.warning(render_summary(totals))
 
 
 def _lower_priority() -> None:
@@ -205,14 +207,14 @@ class Accountant:
             try:
                 event(observer)
             except Exception as exc:  # an observer's bug must not stop the accounting
-                print(f"mcpsqueeze: stats observer failed: {exc!r}", file=sys.stderr)
+                logger.warning(f"mcpsqueeze: stats observer failed: {exc!r}")
 
     def _account(self, record: CallRecord) -> None:
         try:
             before = count_tokens(record.before_text)
             after = before if record.after_text == record.before_text else count_tokens(record.after_text)
         except Exception as exc:  # never let accounting take the proxy down
-            print(f"mcpsqueeze: token counting failed: {exc}", file=sys.stderr)
+            logger.warning(f"mcpsqueeze: token counting failed: {exc}")
             return
         with self._lock:
             self.totals.add(record.action, before, after, record.store_failed is not None)
@@ -246,7 +248,7 @@ class Accountant:
         try:
             done.result(timeout=timeout)
         except concurrent.futures.TimeoutError:
-            print("mcpsqueeze: token counting did not finish; the summary is partial", file=sys.stderr)
+            logger.warning("mcpsqueeze: token counting did not finish; the summary is partial")
         self._pool.shutdown(wait=False, cancel_futures=True)
         if self._stats is not None:
             self._stats.close()

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import socket
-import sys
 import urllib.parse
 import uuid
 from collections.abc import AsyncIterator
@@ -32,6 +32,8 @@ from ._channels import Channel, SessionMessageChannel, StdioChannel, http_backen
 from ._relay import Relay
 
 __all__ = ["RequestGuard", "check_http_bind", "open_backend", "run_wrap"]
+
+logger = logging.getLogger(__name__)
 
 SESSION_IDLE_TIMEOUT = 1800.0  # seconds without any request before an HTTP session and its backend end
 
@@ -312,11 +314,7 @@ async def _serve_http(settings: Settings, services: SessionServices) -> int:
             server.should_exit = True
 
         tg.start_soon(on_signals, stop)
-        print(
-            f"mcpsqueeze: serving streamable HTTP on http://{settings.host}:{port}/mcp",
-            file=sys.stderr,
-            flush=True,
-        )
+        logger.warning(f"mcpsqueeze: serving streamable HTTP on http://{settings.host}:{port}/mcp")
         try:
             await server.serve(sockets=[sock])
         finally:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-import sys
+import logging
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from ._redis import RedisStore
 
 __all__ = ["RecoveryStore", "Stored", "recover_call", "recover_result"]
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -114,7 +116,7 @@ class RecoveryStore:
                 file = self._file_for(response_id, original, digest)
             except RecoveryError as exc:
                 errors.append(str(exc))
-                print(f"mcpsqueeze: could not store an original: {exc}", file=sys.stderr)
+                logger.warning(f"mcpsqueeze: could not store an original: {exc}")
         if not in_memory and file is None and self.shared is None:
             raise RecoveryError("; ".join(errors) or "no recovery store accepted the original")
         return Stored(public, file)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import logging
 import os
 import sys
 import warnings
@@ -17,6 +18,8 @@ from .._errors import BackendError, BackendFailure
 from ._config import ServerSpec, ToolFilter
 
 __all__ = ["Backend", "BackendTimeout"]
+
+logger = logging.getLogger(__name__)
 
 
 CONNECT_TIMEOUT = 60.0
@@ -88,7 +91,7 @@ class Backend:
             self.status, self.error = "down", _describe(exc)
             if not started:
                 raise
-            print(f"mcpsqueeze: backend {self.name!r} went down: {self.error}", file=sys.stderr)
+            logger.warning(f"mcpsqueeze: backend {self.name!r} went down: {self.error}")
         finally:
             self._client = None
             if self.status == "up":

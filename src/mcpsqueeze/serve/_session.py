@@ -6,10 +6,10 @@ The API (docs/session-api.md) is a thin door onto the same `Pipeline.present` th
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import socket
 import stat
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -40,6 +40,8 @@ if TYPE_CHECKING:
     from ..metrics import Metrics
 
 __all__ = ["SHUTDOWN_GRACE", "Listen", "run_serve"]
+
+logger = logging.getLogger(__name__)
 
 SHUTDOWN_GRACE = 3  # seconds in-flight calls get after SIGTERM/SIGINT; the SDK then takes up to ~4 s
 # to stop a hung backend (stdin closed, SIGTERM, SIGKILL): together under the 10 s a container runtime gives
@@ -110,7 +112,7 @@ class Session:
         try:
             await backend.ensure(self.tg)
         except BackendError as exc:
-            print(f"mcpsqueeze: {exc}", file=sys.stderr)
+            logger.warning(f"mcpsqueeze: {exc}")
 
     def listing(self) -> dict[str, Any]:
         return {
@@ -336,11 +338,8 @@ async def run_serve(settings: Settings, specs: list[ServerSpec], tools: ToolFilt
 
             tg.start_soon(on_signals, stop)
             up = [b.name for b in session.backends.values() if b.status == "up"]
-            print(
-                f"mcpsqueeze: session ready on {where}; backends up: {', '.join(up) or 'none'}",
-                file=sys.stderr,
-            )
-            print(f"mcpsqueeze: recovery directory {settings.recovery_dir}", file=sys.stderr, flush=True)
+            logger.warning(f"mcpsqueeze: session ready on {where}; backends up: {', '.join(up) or 'none'}")
+            logger.warning(f"mcpsqueeze: recovery directory {settings.recovery_dir}")
             await server.serve(sockets=[sock])
             session.stop()
             tg.cancel_scope.cancel()
