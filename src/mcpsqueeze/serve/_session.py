@@ -19,7 +19,7 @@ import anyio.abc
 
 from .._auth import PRINCIPAL_KEY, Tokens, bearer_guard, check_token_path, is_loopback, load_tokens
 from .._errors import BackendError, RecoveryError, UsageError
-from ..pipeline import Call, Pipeline
+from ..pipeline import Call, Outcome, Pipeline
 from ..recovery import ensure_private_dir, is_response_id, recover_result
 from ..recovery._files import check_if_present
 from ..services import (
@@ -144,17 +144,10 @@ class Session:
         call = Call(server=server, tool=tool, arguments=arguments, number=self.calls, full=full)
         try:
             result = await backend.call(tool, arguments)
-        except BackendTimeout as exc:
-            return 504, _err("timeout", str(exc))
         except BackendError as exc:
-            return 502, _err("backend", str(exc))
+            return failure_answer(exc)
         presented, outcome = await self._for(principal)[1].present(call, result)
-        return 200, {
-            "result": presented,
-            "action": outcome.action,
-            "response_id": outcome.response_id,
-            "original_response_file": outcome.original_file,
-        }
+        return call_answer(presented, outcome)
 
     def recover(
         self,
@@ -176,6 +169,23 @@ class Session:
 
 def _err(code: str, message: str) -> dict[str, Any]:
     return {"error": {"code": code, "message": message}}
+
+
+def call_answer(presented: dict[str, Any], outcome: Outcome) -> tuple[int, dict[str, Any]]:
+    """The `POST /v1/call` answer for a presented result (serve's session and a Client's alike)."""
+    return 200, {
+        "result": presented,
+        "action": outcome.action,
+        "response_id": outcome.response_id,
+        "original_response_file": outcome.original_file,
+    }
+
+
+def failure_answer(exc: BackendError) -> tuple[int, dict[str, Any]]:
+    """A backend that timed out (504) or failed (502), as the session API reports it."""
+    if isinstance(exc, BackendTimeout):
+        return 504, _err("timeout", str(exc))
+    return 502, _err("backend", str(exc))
 
 
 def build_app(session: SessionAPI, token: bytes | Tokens | None) -> Any:
