@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import hashlib
 import hmac
@@ -19,7 +18,7 @@ from typing import Any
 
 from ._errors import UsageError
 from .recovery import ensure_private_dir
-from .recovery._files import check_private_dir
+from .recovery._files import check_if_present
 
 __all__ = [
     "PRINCIPAL_KEY",
@@ -54,9 +53,7 @@ def is_loopback(host: str) -> bool:
 def check_token_path(path: Path) -> None:
     """Refuse an unusable token path before anything is created: an unsafe directory, a symlink or
     any other non-regular file (a FIFO would hang a reader). A missing file is fine: it is made later."""
-    parent = Path(os.path.abspath(path.parent))
-    with contextlib.suppress(FileNotFoundError):
-        check_private_dir(os.lstat(parent), parent, "token directory")
+    check_if_present(path.parent, "token directory")
     try:
         st = os.lstat(path)
     except FileNotFoundError:

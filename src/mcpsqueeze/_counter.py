@@ -18,6 +18,7 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import fcntl
+import logging
 import os
 import re
 import struct
@@ -28,6 +29,8 @@ import time
 from collections import deque
 from pathlib import Path
 from typing import IO
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["TokenCounter", "split_exactly"]
 
@@ -185,10 +188,7 @@ class TokenCounter:
                 start_new_session=True,  # the agent's Ctrl-C goes to the proxy, which closes us in order
             )
         except OSError as exc:
-            print(
-                f"mcpsqueeze: token counter helper did not start ({exc}); counting in-process",
-                file=sys.stderr,
-            )
+            logger.warning("mcpsqueeze: token counter helper did not start (%s); counting in-process", exc)
             self._helper_failed = True
             return None
         self._proc = proc
@@ -245,7 +245,7 @@ class TokenCounter:
             if self._helper_failed:
                 return
             self._helper_failed = True
-        print("mcpsqueeze: the token counter helper stopped; counting in-process", file=sys.stderr)
+        logger.warning("mcpsqueeze: the token counter helper stopped; counting in-process")
         with self._cond:
             lost = list(self._waiting)
         for seq in lost:

@@ -1,30 +1,120 @@
-"""Default places, computed with the standard library only (the shim shares them and must start fast)."""
+"""Every default place mcpsqueeze uses (recovery dir, config file, session socket), in one module.
+
+Standard library only and no pathlib at import time: the bash shim shares these on every command and
+must start fast. On Linux and other XDG systems the answers are what ``platformdirs`` gives; elsewhere
+(macOS, Windows) ``platformdirs`` itself is asked, lazily, so the proxy and the shim always agree.
+"""
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
+import sys
 
-__all__ = ["default_socket", "runtime_dir"]
+TYPE_CHECKING = False  # not `from typing`: the shim loads this module and typing costs milliseconds
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from pathlib import Path
+
+__all__ = [
+    "cache_home",
+    "default_config_path",
+    "default_recovery_dir",
+    "default_socket",
+    "recovery_dir_in",
+    "runtime_dir",
+    "socket_candidates",
+]
+
+_XDG = sys.platform not in ("darwin", "win32", "cygwin")
 
 
-def _cache_home() -> Path:
-    xdg = os.environ.get("XDG_CACHE_HOME", "")
-    return Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache"
+def _home(environ: Mapping[str, str]) -> str:
+    home = environ.get("HOME", "")
+    return home if os.path.isabs(home) else os.path.expanduser("~")
+
+
+def _xdg(environ: Mapping[str, str], variable: str, fallback: str) -> str:
+    value = environ.get(variable, "")
+    return value if os.path.isabs(value) else os.path.join(_home(environ), fallback)
+
+
+def cache_home(environ: Mapping[str, str] | None = None) -> str:
+    """The user's cache base (``$XDG_CACHE_HOME``, else ``~/.cache``), without the app name."""
+    env = os.environ if environ is None else environ
+    if not _XDG:  # pragma: no cover - exercised on macOS/Windows only
+        import platformdirs
+
+        return os.path.dirname(platformdirs.user_cache_dir("mcpsqueeze"))
+    return _xdg(env, "XDG_CACHE_HOME", ".cache")
+
+
+def recovery_dir_in(environ: Mapping[str, str] | None = None) -> str:
+    """``<cache>/mcpsqueeze/recovery`` as a string (the shim's form: no pathlib)."""
+    return os.path.join(cache_home(environ), "mcpsqueeze", "recovery")
+
+
+def default_recovery_dir() -> Path:
+    """Where originals go unless ``--recovery-dir`` or the config file says otherwise."""
+    from pathlib import Path
+
+    return Path(recovery_dir_in())
+
+
+def default_config_path() -> Path:
+    """``<user config dir>/mcpsqueeze/config.toml`` (``$XDG_CONFIG_HOME``, else ``~/.config``)."""
+    from pathlib import Path
+
+    if not _XDG:  # pragma: no cover - exercised on macOS/Windows only
+        import platformdirs
+
+        return Path(platformdirs.user_config_dir("mcpsqueeze")) / "config.toml"
+    return Path(_xdg(os.environ, "XDG_CONFIG_HOME", ".config")) / "mcpsqueeze" / "config.toml"
 
 
 def runtime_dir() -> Path:
     """The user's runtime dir for mcpsqueeze; the cache dir when the system has no runtime dir."""
+    from pathlib import Path
+
     xdg = os.environ.get("XDG_RUNTIME_DIR", "")
     if os.path.isabs(xdg) and os.path.isdir(xdg):
         return Path(xdg) / "mcpsqueeze"
     run_user = Path(f"/run/user/{os.geteuid()}")
     if run_user.is_dir():
         return run_user / "mcpsqueeze"
-    return _cache_home() / "mcpsqueeze"
+    return Path(cache_home()) / "mcpsqueeze"
 
 
 def default_socket() -> Path:
     """`MCPSQUEEZE_SOCKET`, else `<runtime dir>/session.sock`."""
+    from pathlib import Path
+
     explicit = os.environ.get("MCPSQUEEZE_SOCKET", "")
     return Path(explicit) if explicit else runtime_dir() / "session.sock"
+
+
+def socket_candidates(environ: Mapping[str, str]) -> list[str]:
+    """Where ``serve`` may have put its socket, in the order platformdirs' runtime-dir lookup tries.
+
+    ``platformdirs.user_runtime_dir`` picks ``$XDG_RUNTIME_DIR`` when it is a safe 0700 directory,
+    else ``/run/user/<uid>``, else ``<tmp>/runtime-<uid>``; the contract falls back to the cache dir,
+    and the image uses ``/run/mcpsqueeze``. Rather than re-implement its checks, the shim takes the
+    first of these where a socket exists.
+    """
+    uid = os.geteuid()
+    bases: list[str] = []
+    xdg = environ.get("XDG_RUNTIME_DIR", "")
+    if os.path.isabs(xdg):
+        bases.append(xdg)
+    bases.append(f"/run/user/{uid}")
+    for name in ("TMPDIR", "TEMP", "TMP"):
+        value = environ.get(name, "")
+        if os.path.isabs(value):
+            bases.append(os.path.join(value, f"runtime-{uid}"))
+            break
+    else:
+        bases.append(f"/tmp/runtime-{uid}")
+    bases.append(cache_home(environ))
+    candidates = [os.path.join(b, "mcpsqueeze", "session.sock") for b in bases]
+    candidates.append("/run/mcpsqueeze/session.sock")
+    return list(dict.fromkeys(candidates))

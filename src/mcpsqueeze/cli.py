@@ -1,7 +1,7 @@
 """The `mcpsqueeze` command line: parse into Settings, call the runner, map errors to exit codes.
 
 Exit codes (all CLIs): 0 ok, 1 the tool reported an error, 2 usage error or refused input,
-3 session or backend unreachable, 4 backend failure or timeout.
+3 session or backend unreachable, 4 backend failure or timeout (one table: `_errors.exit_code`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,15 @@ from typing import Any
 
 import click
 
-from ._errors import BackendError, MCPSqueezeError, UsageError
+from ._errors import (
+    EXIT_BACKEND,
+    EXIT_TOOL_ERROR,
+    EXIT_USAGE,
+    BackendError,
+    MCPSqueezeError,
+    UsageError,
+    exit_code,
+)
 from .settings import DEFAULT_BUDGET, MIN_BUDGET, MIN_TRUNCATE_CHARS, Settings, default_recovery_dir
 
 __all__ = ["main"]
@@ -73,7 +81,7 @@ def _run(coro_fn: Any, *args: Any) -> int:
         if ours is None:
             raise
         click.echo(f"mcpsqueeze: {ours}", err=True)
-        return 3 if isinstance(ours, BackendError) else 2
+        return exit_code(ours)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -83,6 +91,7 @@ def main() -> None:
 
     Every shrunk or deduplicated result stays recoverable, byte for byte.
     """
+    _configure_logging("warning")  # every command shows the library's warnings; wrap/serve set --log-level
 
 
 def _shrink_options(func: Any) -> Any:
@@ -219,10 +228,9 @@ def _output_options(func: Any) -> Any:
 
 def _configure_logging(level: str) -> None:
     """Our loggers at `level`; libraries (the SDK logs every request at INFO) stay at WARNING."""
-    import logging
+    from ._logging import configure_logging
 
-    logging.basicConfig(level=logging.WARNING, format="mcpsqueeze: %(message)s", stream=sys.stderr)
-    logging.getLogger("mcpsqueeze").setLevel(level.upper())
+    configure_logging(level)
 
 
 def _budget(budget: int | None, shrinkfit: int | None) -> int:
@@ -496,12 +504,12 @@ def health(socket_path: Path | None) -> None:
         )
     except BackendError as exc:
         click.echo(f"mcpsqueeze health: no session at {path}: {exc}", err=True)
-        sys.exit(3)
+        sys.exit(exit_code(exc))
     states = body.get("servers", {}) if isinstance(body, dict) else {}
     down = [name for name, state in states.items() if state != "up"]
     if status != 200 or down:
         click.echo(f"mcpsqueeze health: backends down: {', '.join(down) or '?'}", err=True)
-        sys.exit(4)
+        sys.exit(EXIT_BACKEND)
     click.echo("ok")
 
 
@@ -553,12 +561,9 @@ def install_commands(directory: Path, servers: tuple[str, ...], lang: str) -> No
                 warning = server_command(name)[1]
                 if warning:
                     click.echo(f"mcpsqueeze install-commands: warning: {warning}", err=True)
-    except BackendError as exc:
-        click.echo(f"mcpsqueeze install-commands: {exc}", err=True)
-        sys.exit(3)
     except MCPSqueezeError as exc:
         click.echo(f"mcpsqueeze install-commands: {exc}", err=True)
-        sys.exit(2)
+        sys.exit(exit_code(exc))
 
 
 def _write_code_mode(lang: str, directory: Path, listing: list[dict[str, Any]], address: Any) -> list[Path]:
@@ -599,7 +604,7 @@ def stats(paths: tuple[Path, ...], top: int, as_json: bool, html_path: Path | No
             write_html(report, html_path)
     except OSError as exc:
         click.echo(f"mcpsqueeze stats: {exc}", err=True)
-        sys.exit(2)
+        sys.exit(EXIT_USAGE)
     click.echo(render_json(report) if as_json else render_text(report))
     if html_path is not None:
         click.echo(f"mcpsqueeze stats: wrote {html_path}", err=True)
@@ -637,7 +642,7 @@ def clean(directory: Path, max_age: str, max_bytes: str | None, dry_run: bool, a
         report = clean_directory(directory, age, _size(max_bytes) if max_bytes else None, dry_run)
     except MCPSqueezeError as exc:
         click.echo(f"mcpsqueeze clean: {exc}", err=True)
-        sys.exit(2)
+        sys.exit(exit_code(exc))
     if as_json:
         click.echo(json.dumps(dataclasses.asdict(report)))
     else:
@@ -648,7 +653,7 @@ def clean(directory: Path, max_age: str, max_bytes: str | None, dry_run: bool, a
         )
         for error in report.errors:
             click.echo(f"error: {error}", err=True)
-    sys.exit(1 if report.errors else 0)
+    sys.exit(EXIT_TOOL_ERROR if report.errors else 0)
 
 
 from ._authcli import auth as _auth_group  # noqa: E402 - registered after main is defined

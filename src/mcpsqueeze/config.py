@@ -33,9 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import platformdirs
-
 from ._errors import UsageError
+from ._paths import default_config_path
 from .policy import POLICY_KEYS, Policy, PolicyRule, PolicySet
 from .settings import Settings
 
@@ -57,10 +56,6 @@ _TOP_KEYS = ("defaults", "policies", "mcpServers")
 
 class ConfigError(UsageError):
     """The config file cannot be used; the message names the file and, when known, the line."""
-
-
-def default_config_path() -> Path:
-    return Path(platformdirs.user_config_dir("mcpsqueeze")) / "config.toml"
 
 
 def find_config(flag: Path | None, environ: Mapping[str, str] | None = None) -> tuple[Path | None, str]:

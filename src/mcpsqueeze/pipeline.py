@@ -7,7 +7,7 @@ note what it did on the `Outcome`, which accounting reads later, off the respons
 
 from __future__ import annotations
 
-import sys
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -15,13 +15,14 @@ from typing import Any, Protocol
 
 import anyio
 
+from ._results import Result, text_of
 from .policy import Policy
 from .stats import Accountant, CallRecord, new_session_id
 
-__all__ = ["Call", "Outcome", "Pipeline", "Stage", "text_of"]
+__all__ = ["Call", "Outcome", "Pipeline", "Result", "Stage", "text_of"]  # Result, text_of: from _results
 
-Result = dict[str, Any]
 _ROOM_WAIT = 60.0  # seconds a call may wait for the token counter to catch up before it goes on anyway
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -52,18 +53,6 @@ class Outcome:
 
 class Stage(Protocol):
     async def __call__(self, call: Call, result: Result, outcome: Outcome) -> Result: ...
-
-
-def text_of(result: Result) -> str:
-    """The text an agent reads from a result: its text blocks, joined."""
-    content = result.get("content")
-    if not isinstance(content, list):
-        return ""
-    return "\n".join(
-        block["text"]
-        for block in content
-        if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)
-    )
 
 
 class Pipeline:
@@ -111,7 +100,7 @@ class Pipeline:
                 for stage in self.stages:
                     presented = await stage(call, presented, outcome)
             except Exception as exc:  # a bug in a stage must never cost the agent its result
-                print(f"mcpsqueeze: result stage failed ({exc!r}); result passed through", file=sys.stderr)
+                logger.warning(f"mcpsqueeze: result stage failed ({exc!r}); result passed through")
                 presented, outcome = result, Outcome()
         if self.accountant is not None:
             after_text = before_text if presented is result else text_of(presented)

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import logging
 import signal
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -39,6 +39,8 @@ __all__ = [
     "sweep_forever",
     "uvicorn_server",
 ]
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -77,21 +79,20 @@ def build_store(settings: Settings) -> RecoveryStore | None:
             files = FileStore(settings.recovery_dir)
             warning = readable_by_others(files.directory)
             if warning:
-                print(f"mcpsqueeze: warning: {warning}", file=sys.stderr)
+                logger.warning(f"mcpsqueeze: warning: {warning}")
         except RecoveryError as exc:
             if memory is None:
                 raise
-            print(f"mcpsqueeze: recovery files disabled: {exc}", file=sys.stderr)
+            logger.warning(f"mcpsqueeze: recovery files disabled: {exc}")
     shared = None
     if settings.recovery_url is not None:
         from .recovery._redis import RedisStore
 
         shared = RedisStore(settings.recovery_url, settings.retention)
         if not shared.ping():
-            print(
+            logger.warning(
                 "mcpsqueeze: the Redis recovery store does not answer yet; "
-                "results pass unshrunk until it does",
-                file=sys.stderr,
+                "results pass unshrunk until it does"
             )
     return ObservedStore(memory, files, shared).scoped(settings.tenant or "default")
 
@@ -185,9 +186,9 @@ async def sweep_forever(settings: Settings) -> None:
                 clean_directory, settings.recovery_dir, settings.retention
             )
             if report.deleted:
-                print(f"mcpsqueeze: retention removed {len(report.deleted)} old original(s)", file=sys.stderr)
+                logger.warning(f"mcpsqueeze: retention removed {len(report.deleted)} old original(s)")
         except (RecoveryError, OSError) as exc:
-            print(f"mcpsqueeze: retention sweep skipped: {exc}", file=sys.stderr)
+            logger.warning(f"mcpsqueeze: retention sweep skipped: {exc}")
         await anyio.sleep(3600)
 
 

@@ -6,8 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-import platformdirs
-
+from ._paths import default_recovery_dir
 from .policy import PolicySet
 
 __all__ = ["DEFAULT_BUDGET", "MIN_BUDGET", "MIN_TRUNCATE_CHARS", "Settings", "default_recovery_dir"]
@@ -15,10 +14,6 @@ __all__ = ["DEFAULT_BUDGET", "MIN_BUDGET", "MIN_TRUNCATE_CHARS", "Settings", "de
 DEFAULT_BUDGET = 20_000
 MIN_BUDGET = 1024
 MIN_TRUNCATE_CHARS = 256  # the smallest block that still holds a useful preview next to its marker
-
-
-def default_recovery_dir() -> Path:
-    return Path(platformdirs.user_cache_dir("mcpsqueeze")) / "recovery"
 
 
 @dataclass

@@ -17,6 +17,7 @@ import anyio
 
 from ._errors import RecoveryError, ShrinkError
 from ._jsonbytes import dumps, loads
+from ._results import text_blocks
 from .dedup import content_digest, recover_hint, render_pointer
 from .pipeline import Call, Outcome, Result, text_of
 from .recovery import RecoveryStore, Stored, new_response_id
@@ -222,14 +223,9 @@ class ShrinkStage:
         if outcome.action == "dedup" or (call.policy is not None and not call.policy.shrink):
             return result
         budget = call.policy.budget if call.policy is not None else self.budget
-        content = result.get("content")
-        if not isinstance(content, list):
+        content, indexes = text_blocks(result)
+        if not indexes:
             return result
-        indexes = [
-            i
-            for i, b in enumerate(content)
-            if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
-        ]
         texts = [content[i]["text"] for i in indexes]
         limit = call.policy.truncate_chars if call.policy is not None else self.block_limit
         longest = max(map(len, texts), default=0)
@@ -309,14 +305,9 @@ class ToonStage:
             return result
         if call.policy is not None and not call.policy.toonify:  # on for other tools only
             return result
-        content = result.get("content")
-        if not isinstance(content, list):
+        content, indexes = text_blocks(result)
+        if not indexes:
             return result
-        indexes = [
-            i
-            for i, b in enumerate(content)
-            if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
-        ]
         texts = [content[i]["text"] for i in indexes]
         if not texts:
             return result

@@ -11,10 +11,10 @@ from __future__ import annotations
 import concurrent.futures
 import errno
 import json
+import logging
 import os
 import secrets
 import stat
-import sys
 import threading
 import time
 from collections import deque
@@ -36,6 +36,8 @@ __all__ = [
     "render_summary",
     "summarise_stats_file",
 ]
+
+logger = logging.getLogger(__name__)
 
 
 def new_session_id() -> str:
@@ -134,7 +136,7 @@ def render_summary(totals: Totals, title: str = "mcpsqueeze session summary") ->
 def print_summary(totals: Totals, quiet: bool = False) -> None:
     """The exit summary on stderr, unless asked for quiet or nothing was called (it would be all zeros)."""
     if not quiet and totals.calls:
-        print(render_summary(totals), file=sys.stderr, flush=True)
+        logger.warning(render_summary(totals))
 
 
 _STATS_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
@@ -260,7 +262,7 @@ class Accountant:
             try:
                 event(observer)
             except Exception as exc:  # an observer's bug must not stop the accounting
-                print(f"mcpsqueeze: stats observer failed: {exc!r}", file=sys.stderr)
+                logger.warning(f"mcpsqueeze: stats observer failed: {exc!r}")
 
     def _flush(self) -> None:
         """Account every call at the head of the queue whose figures are in: stats lines stay in order."""
@@ -275,7 +277,7 @@ class Accountant:
             after = entry.after.result()
         except BaseException as exc:  # never let accounting take the proxy down (cancelled at close, too)
             if not isinstance(exc, concurrent.futures.CancelledError):
-                print(f"mcpsqueeze: token counting failed: {exc}", file=sys.stderr)
+                logger.warning("mcpsqueeze: token counting failed: %s", exc)
             return
         self.totals.add(record.action, before, after, record.store_failed is not None)
         if self._stats is not None:
@@ -305,7 +307,7 @@ class Accountant:
     def close(self, timeout: float = 30.0) -> Totals:
         """Finish pending counts (bounded) and return the totals."""
         if not self._counter.drain(timeout):
-            print("mcpsqueeze: token counting did not finish; the summary is partial", file=sys.stderr)
+            logger.warning("mcpsqueeze: token counting did not finish; the summary is partial")
         self._counter.close()
         self._flush()
         with self._lock:

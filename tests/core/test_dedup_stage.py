@@ -42,7 +42,7 @@ async def test_a_repeat_that_arrives_before_counting_ends_still_states_the_exact
 
 @pytest.mark.anyio
 async def test_the_pointer_figure_equals_the_tokens_accounting_counts(tmp_path: Path) -> None:
-    from mcpsqueeze.pipeline import text_of
+    from mcpsqueeze._results import text_of
 
     count_tokens("warm up")  # the first count loads the vocabulary (seconds on a busy machine)
     pool = concurrent.futures.ThreadPoolExecutor(1)

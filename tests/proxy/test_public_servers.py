@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
+from parity import CASES, run_parity
 
 from rawclient import RawClient, cli, require_node_paths, text
 
@@ -22,36 +22,12 @@ def _through(tmp_path: Path, server: list[str], *extra: str) -> list[str]:
     return cli("wrap", "--recovery-dir", str(tmp_path / "rec"), *extra, "--", *server)
 
 
-def _everything_exchange(client: RawClient) -> dict[str, Any]:
-    out: dict[str, Any] = {"initialize": client.initialize()}
-    out["tools"] = [t for t in client.result("tools/list")["tools"] if t["name"] != "squeeze_recover"]
-    out["prompts"] = client.result("prompts/list")
-    out["resources"] = client.result("resources/list")
-    out["templates"] = client.result("resources/templates/list")
-    first = out["resources"]["resources"][0]["uri"]
-    out["read"] = client.result("resources/read", {"uri": first})
-    out["prompt"] = client.result("prompts/get", {"name": out["prompts"]["prompts"][0]["name"]})
-    out["echo"] = client.call("echo", {"message": "hello"})
-    out["sum"] = client.call("get-sum", {"a": 2, "b": 3})
-    out["structured"] = client.call("get-structured-content", {"location": "New York"})
-    out["image"] = client.call("get-tiny-image")
-    out["annotated"] = client.call("get-annotated-message", {"messageType": "error", "includeImage": True})
-    out["unknown"] = client.call("no-such-tool")
-    out["ping"] = client.result("ping")
-    return out
-
-
 def test_server_everything_listings_and_small_results_equal_direct(tmp_path: Path) -> None:
-    with RawClient(_everything()) as direct:
-        expected = _everything_exchange(direct)
-    with RawClient(_through(tmp_path, _everything())) as proxied:
-        got = _everything_exchange(proxied)
-        code = proxied.close()
-    for key in expected:
-        assert got[key] == expected[key], key
-    assert got["structured"]["structuredContent"]  # structured content passed through untouched
+    """The parity fixture's richest case (structured content, images, resources, prompts, errors)."""
+    case = next(c for c in CASES if c.name == "everything")
+    code, stderr = run_parity(case, _everything(), tmp_path / "rec")
     assert code == 0
-    assert "mcpsqueeze session summary:" in proxied.stderr
+    assert "mcpsqueeze session summary:" in stderr
 
 
 def test_server_everything_repeated_large_echo_is_deduplicated_and_shrunk(tmp_path: Path) -> None:

@@ -96,7 +96,7 @@ def test_a_directory_owned_by_another_user_is_refused_and_left_alone(tmp_path: P
 
 
 def test_a_group_or_world_readable_directory_is_used_with_a_warning_that_says_how_to_fix_it(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     from mcpsqueeze.services import build_store
     from mcpsqueeze.settings import Settings
@@ -104,15 +104,16 @@ def test_a_group_or_world_readable_directory_is_used_with_a_warning_that_says_ho
     loose = tmp_path / "rec"
     loose.mkdir(mode=0o755)
     loose.chmod(0o755)
-    store = build_store(Settings(target=["true"], recovery_dir=loose))
+    with caplog.at_level("WARNING", logger="mcpsqueeze"):
+        store = build_store(Settings(target=["true"], recovery_dir=loose))
     assert store is not None
-    err = capsys.readouterr().err
-    assert f"chmod 700 {loose}" in err and "0755" in err
+    assert f"chmod 700 {loose}" in caplog.text and "0755" in caplog.text
 
 
-def test_a_private_directory_gets_no_warning(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_private_directory_gets_no_warning(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     from mcpsqueeze.services import build_store
     from mcpsqueeze.settings import Settings
 
-    build_store(Settings(target=["true"], recovery_dir=tmp_path / "rec"))
-    assert capsys.readouterr().err == ""
+    with caplog.at_level("DEBUG", logger="mcpsqueeze"):
+        build_store(Settings(target=["true"], recovery_dir=tmp_path / "rec"))
+    assert caplog.text == ""

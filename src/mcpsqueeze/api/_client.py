@@ -22,8 +22,9 @@ import anyio
 import anyio.abc
 
 from .._errors import BackendError, MCPSqueezeError, RecoveryError, UsageError
+from .._results import text_of
 from ..config import Config, find_config, load_config
-from ..pipeline import Outcome, text_of
+from ..pipeline import Outcome
 from ..serve._backends import Backend
 from ..serve._config import ServerSpec, ToolFilter, parse_config
 from ..settings import DEFAULT_BUDGET, Settings

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import anyio.abc
 
 from .._errors import BackendError
-from ..serve._backends import Backend, BackendTimeout
+from ..serve._backends import Backend
 
 if TYPE_CHECKING:
     from ._client import Client
@@ -67,18 +67,13 @@ class ClientSessionAPI:
             return 404, _err(
                 "unknown_tool", f"server {server!r} has no tool {tool!r}; its tools are: {names}"
             )
+        from ..serve._session import call_answer, failure_answer
+
         try:
             presented, outcome = await self._client._invoke(server, tool, arguments, full)
-        except BackendTimeout as exc:
-            return 504, _err("timeout", str(exc))
         except BackendError as exc:
-            return 502, _err("backend", str(exc))
-        return 200, {
-            "result": presented,
-            "action": outcome.action,
-            "response_id": outcome.response_id,
-            "original_response_file": outcome.original_file,
-        }
+            return failure_answer(exc)
+        return call_answer(presented, outcome)
 
     def recover(
         self,

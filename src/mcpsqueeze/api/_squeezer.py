@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .._errors import RecoveryError, UsageError
-from ..pipeline import Call, Outcome, text_of
+from .._results import text_of
+from ..pipeline import Call, Outcome
 from ..policy import PolicySet
 from ..recovery import recover_call
 from ..services import build_services, new_pipeline

@@ -13,7 +13,9 @@ from __future__ import annotations
 import _socket
 import os
 
-from mcpsqueeze._errors import BackendError, UsageError
+from mcpsqueeze._errors import BackendError, BackendFailure, UsageError
+from mcpsqueeze._paths import recovery_dir_in as default_recovery_dir
+from mcpsqueeze._paths import socket_candidates as default_socket_candidates
 
 from ._fastjson import dumps, loads
 
@@ -46,48 +48,8 @@ class SessionUnreachable(BackendError):
     """No session answers where we looked (exit 3)."""
 
 
-class SessionTimeout(BackendError):
+class SessionTimeout(BackendFailure):
     """The session took longer than the timeout (exit 4)."""
-
-
-def _cache_home(environ: Mapping[str, str]) -> str:
-    xdg = environ.get("XDG_CACHE_HOME", "")
-    if os.path.isabs(xdg):
-        return xdg
-    home = environ.get("HOME", "")
-    return os.path.join(home if os.path.isabs(home) else os.path.expanduser("~"), ".cache")
-
-
-def default_recovery_dir(environ: Mapping[str, str]) -> str:
-    """``platformdirs.user_cache_dir("mcpsqueeze")/recovery`` on Linux, without importing platformdirs."""
-    return os.path.join(_cache_home(environ), "mcpsqueeze", "recovery")
-
-
-def default_socket_candidates(environ: Mapping[str, str]) -> list[str]:
-    """Where ``serve`` may have put its socket, in the order platformdirs' runtime-dir lookup tries.
-
-    ``platformdirs.user_runtime_dir`` picks ``$XDG_RUNTIME_DIR`` when it is a safe 0700 directory,
-    else ``/run/user/<uid>``, else ``<tmp>/runtime-<uid>``; the contract falls back to the cache dir,
-    and the image uses ``/run/mcpsqueeze``. Rather than re-implement its checks, the shim takes the
-    first of these where a socket exists.
-    """
-    uid = os.geteuid()
-    bases: list[str] = []
-    xdg = environ.get("XDG_RUNTIME_DIR", "")
-    if os.path.isabs(xdg):
-        bases.append(xdg)
-    bases.append(f"/run/user/{uid}")
-    for name in ("TMPDIR", "TEMP", "TMP"):
-        value = environ.get(name, "")
-        if os.path.isabs(value):
-            bases.append(os.path.join(value, f"runtime-{uid}"))
-            break
-    else:
-        bases.append(f"/tmp/runtime-{uid}")
-    bases.append(_cache_home(environ))
-    candidates = [os.path.join(b, "mcpsqueeze", "session.sock") for b in bases]
-    candidates.append("/run/mcpsqueeze/session.sock")
-    return list(dict.fromkeys(candidates))
 
 
 class SessionAddress:

@@ -9,7 +9,16 @@ the same bytes and exit with the same codes. Stdlib-only: the shim imports this 
 
 from __future__ import annotations
 
-from mcpsqueeze._errors import RecoveryError, RefusedPathError, UsageError
+from mcpsqueeze._errors import (
+    EXIT_BACKEND,
+    EXIT_OK,
+    EXIT_TOOL_ERROR,
+    EXIT_UNREACHABLE,
+    EXIT_USAGE,
+    RecoveryError,
+    RefusedPathError,
+    UsageError,
+)
 
 from ._fastjson import dumps
 from ._flags import parse_call
@@ -21,11 +30,6 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 __all__ = [
-    "EXIT_BACKEND",
-    "EXIT_OK",
-    "EXIT_TOOL_ERROR",
-    "EXIT_UNREACHABLE",
-    "EXIT_USAGE",
     "CallPlan",
     "Outcome",
     "RecoverPlan",
@@ -39,11 +43,6 @@ __all__ = [
     "run_recover",
 ]
 
-EXIT_OK = 0
-EXIT_TOOL_ERROR = 1
-EXIT_USAGE = 2
-EXIT_UNREACHABLE = 3
-EXIT_BACKEND = 4
 
 _HELP_WORDS = ("-h", "--help", "help")
 _RECOVER_USAGE = (

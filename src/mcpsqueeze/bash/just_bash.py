@@ -36,13 +36,10 @@ from just_bash import BackendError as JustBashBackendError
 from just_bash._custom_commands import CustomCommandResultDict
 from just_bash._options import ExecOptions
 
-from mcpsqueeze._errors import BackendError, UsageError
+from mcpsqueeze._errors import EXIT_BACKEND, EXIT_USAGE, BackendError, UsageError, exit_code
 
-from ._client import DEFAULT_CALL_TIMEOUT, SessionClient, SessionTimeout, SessionUnreachable
+from ._client import DEFAULT_CALL_TIMEOUT, SessionClient
 from ._core import (
-    EXIT_BACKEND,
-    EXIT_UNREACHABLE,
-    EXIT_USAGE,
     CallPlan,
     Outcome,
     RecoverPlan,
@@ -165,12 +162,8 @@ class _Commands:
         async def callback(args: list[str], ctx: AsyncCustomCommandContext) -> CustomCommandResultDict:
             try:
                 outcome = await self.run([*lead, *args], prefix, ctx)
-            except SessionTimeout as exc:
-                outcome = Outcome(stderr=f"{server or 'mcpsq'}: {exc}\n", code=EXIT_BACKEND)
-            except (SessionUnreachable, BackendError) as exc:
-                outcome = Outcome(stderr=f"{server or 'mcpsq'}: {exc}\n", code=EXIT_UNREACHABLE)
-            except UsageError as exc:
-                outcome = Outcome(stderr=f"{server or 'mcpsq'}: {exc}\n", code=EXIT_USAGE)
+            except (BackendError, UsageError) as exc:
+                outcome = Outcome(stderr=f"{server or 'mcpsq'}: {exc}\n", code=exit_code(exc))
             except Exception as exc:  # a command must end with an exit code, never a traceback
                 outcome = Outcome(
                     stderr=f"{server or 'mcpsq'}: internal error ({type(exc).__name__}: {exc}); "

@@ -18,19 +18,14 @@ from __future__ import annotations
 import os
 import sys
 
-from mcpsqueeze._errors import BackendError, MCPSqueezeError, UsageError
+from mcpsqueeze._errors import EXIT_BACKEND, BackendError, MCPSqueezeError, UsageError, exit_code
 
 from ._client import (
     DEFAULT_CALL_TIMEOUT,
     SessionClient,
-    SessionTimeout,
-    SessionUnreachable,
     default_recovery_dir,
 )
 from ._core import (
-    EXIT_BACKEND,
-    EXIT_UNREACHABLE,
-    EXIT_USAGE,
     CallPlan,
     Outcome,
     RecoverPlan,
@@ -144,14 +139,8 @@ def run(
     env: Mapping[str, str] = os.environ if environ is None else environ
     try:
         return _run(argv, env, prefix, read_stdin, client)
-    except SessionTimeout as exc:
-        return Outcome(stderr=f"mcpsq: {exc}\n", code=EXIT_BACKEND)
-    except SessionUnreachable as exc:
-        return Outcome(stderr=f"mcpsq: {exc}\n", code=EXIT_UNREACHABLE)
-    except BackendError as exc:
-        return Outcome(stderr=f"mcpsq: {exc}\n", code=EXIT_UNREACHABLE)
-    except UsageError as exc:
-        return Outcome(stderr=f"mcpsq: {exc}\n", code=EXIT_USAGE)
+    except (BackendError, UsageError) as exc:
+        return Outcome(stderr=f"mcpsq: {exc}\n", code=exit_code(exc))
 
 
 def _write(stream: object, text: str) -> None:

@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ..pipeline import text_of
+from .._results import text_of
 
 __all__ = ["run_demo"]
 

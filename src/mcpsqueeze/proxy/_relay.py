@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import itertools
 import logging
-import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -246,7 +245,7 @@ class Relay:
         """A line from the backend that is not JSON-RPC: when it answers one of ours, answer the agent."""
         pending = self._take(message.id)
         if pending is None:
-            print(f"mcpsqueeze: malformed message from the backend: {message.error}", file=sys.stderr)
+            logger.warning(f"mcpsqueeze: malformed message from the backend: {message.error}")
             code = PARSE_ERROR if message.error.startswith("Parse error") else INVALID_REQUEST
             await self._to_back(_error(None, code, message.error))
             return
@@ -274,7 +273,7 @@ class Relay:
         started = "before answering anything" if not self._backend_spoke else "mid-session"
         self.dead_reason = f"{reason} {started}"
         self.exit_code = 3
-        print(f"mcpsqueeze: {self.dead_reason}; later calls get an error", file=sys.stderr)
+        logger.warning(f"mcpsqueeze: {self.dead_reason}; later calls get an error")
         with self._working():
             for backend_id in list(self._pending):
                 pending = self._take(backend_id)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import socket
-import sys
 import time
 import urllib.parse
 import uuid
@@ -38,6 +37,8 @@ from ._stateless import StatelessFrontend, is_stateless_request
 logger = logging.getLogger("mcpsqueeze.proxy")
 
 __all__ = ["RequestGuard", "check_http_bind", "open_backend", "run_wrap"]
+
+logger = logging.getLogger(__name__)
 
 SESSION_IDLE_TIMEOUT = 1800.0  # seconds without any request before an HTTP session and its backend end
 
@@ -361,11 +362,7 @@ async def _serve_http(settings: Settings, services: SessionServices) -> int:
             server.should_exit = True
 
         tg.start_soon(on_signals, stop)
-        print(
-            f"mcpsqueeze: serving streamable HTTP on http://{settings.host}:{port}/mcp",
-            file=sys.stderr,
-            flush=True,
-        )
+        logger.warning(f"mcpsqueeze: serving streamable HTTP on http://{settings.host}:{port}/mcp")
         try:
             await server.serve(sockets=[sock])
         finally:

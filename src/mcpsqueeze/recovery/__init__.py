@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._clean import CleanReport, clean_directory, parse_duration, parse_keep, parse_size
 from ._files import FileStore, ensure_private_dir
-from ._ids import RESPONSE_ID_RE, new_response_id
+from ._ids import RESPONSE_ID_RE, is_response_id, new_response_id
 from ._lines import parse_line_range, read_lines, split_lines
 from ._memory import MemoryCache
 from ._pointer import read_window, resolve_pointer
@@ -30,6 +30,7 @@ __all__ = [
     "Stored",
     "clean_directory",
     "ensure_private_dir",
+    "is_response_id",
     "new_response_id",
     "open_recovery_file",
     "parse_duration",

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from mcpsqueeze._errors import RecoveryError, UsageError
+from mcpsqueeze._errors import UsageError
 
-from ._files import check_private_dir
+from ._files import open_private_dir
 from ._ids import FINAL_NAME_RE, TMP_NAME_RE
 
 __all__ = [
@@ -30,7 +30,6 @@ __all__ = [
     "parse_size",
 ]
 
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 # A .tmp file is still being written until it is at least this old.
 TMP_GRACE = 3600.0
 
@@ -79,7 +78,7 @@ def clean_directory(
     now = time.time() if now is None else now
     path = Path(os.path.abspath(directory))
     report = CleanReport(dry_run=dry_run)
-    dir_fd = _open_checked(path)
+    dir_fd = open_private_dir(path)
     try:
         # Oldest first, so both the report and the size cap read in deletion order.
         candidates = sorted(_scan(dir_fd, report), key=lambda c: (c.mtime, c.name))
@@ -112,26 +111,6 @@ def clean_directory(
     finally:
         os.close(dir_fd)
     return report
-
-
-def _open_checked(path: Path) -> int:
-    try:
-        dir_fd = os.open(path, _DIR_FLAGS)
-    except FileNotFoundError:
-        raise RecoveryError(f"The recovery directory {path} does not exist; check the path.") from None
-    except OSError as exc:
-        if os.path.islink(path):
-            raise RecoveryError(
-                f"The recovery directory {path} is a symlink; refusing to clean through it. "
-                "Pass the real directory."
-            ) from exc
-        raise RecoveryError(f"Cannot open the recovery directory {path}: {exc.strerror}.") from exc
-    try:
-        check_private_dir(os.fstat(dir_fd), path)
-    except BaseException:
-        os.close(dir_fd)
-        raise
-    return dir_fd
 
 
 def _scan(dir_fd: int, report: CleanReport) -> list[_Candidate]:

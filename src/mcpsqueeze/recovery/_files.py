@@ -15,12 +15,18 @@ from pathlib import Path
 
 from mcpsqueeze._errors import RecoveryError
 
-from ._ids import RESPONSE_ID_RE, alias_record, final_name, tmp_name
-from ._scoped import read_member
+from ._ids import alias_record, final_name, require_response_id, tmp_name
+from ._scoped import DIR_FLAGS, open_directory, read_member
 
-__all__ = ["FileStore", "check_private_dir", "ensure_private_dir", "open_private_dir", "readable_by_others"]
+__all__ = [
+    "FileStore",
+    "check_if_present",
+    "check_private_dir",
+    "ensure_private_dir",
+    "open_private_dir",
+    "readable_by_others",
+]
 
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _TMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 _CAUSES = {
@@ -98,6 +104,18 @@ def ensure_private_dir(path: Path, create: bool = True, what: str = "recovery di
     return Path(os.path.realpath(path))
 
 
+def check_if_present(path: Path, what: str) -> None:
+    """Refuse an existing unsafe directory before anything is created; a missing one is made later."""
+    path = Path(os.path.abspath(path))
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise RecoveryError(f"Cannot inspect the {what} {path}: {_cause(exc)}.") from exc
+    check_private_dir(st, path, what)
+
+
 def _create(path: Path, what: str) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -109,7 +127,7 @@ def _create(path: Path, what: str) -> None:
             f"Cannot create the {what} {path}: {_cause(exc)}. Choose a writable location."
         ) from exc
     # The umask may have narrowed 0700 (e.g. 0500); we just made it, so set exactly 0700.
-    fd = os.open(path, _DIR_FLAGS)
+    fd = os.open(path, DIR_FLAGS)
     try:
         os.fchmod(fd, 0o700)
     finally:
@@ -118,12 +136,7 @@ def _create(path: Path, what: str) -> None:
 
 def open_private_dir(path: Path) -> int:
     """Open the directory no-follow and re-check it, so a later swap cannot redirect our writes."""
-    try:
-        fd = os.open(path, _DIR_FLAGS)
-    except OSError as exc:
-        if os.path.islink(path):
-            raise RecoveryError(f"The recovery directory {path} has been replaced by a symlink.") from exc
-        raise RecoveryError(f"Cannot open the recovery directory {path}: {_cause(exc)}.") from exc
+    fd = open_directory(path)
     try:
         check_private_dir(os.fstat(fd), path)
     except BaseException:
@@ -145,7 +158,7 @@ class FileStore:
 
     def path_for(self, response_id: str) -> Path:
         """Where the original of ``response_id`` is (or would be) stored."""
-        _require_id(response_id)
+        require_response_id(response_id, ValueError)
         return self.directory / final_name(response_id)
 
     def write(self, response_id: str, original: bytes) -> Path:
@@ -199,11 +212,7 @@ class FileStore:
 
     def read(self, response_id: str) -> bytes:
         """Return a stored original; RecoveryError when there is none."""
-        if not RESPONSE_ID_RE.match(response_id):
-            raise RecoveryError(
-                f"{response_id!r} is not a response id (32 lowercase hex characters); "
-                "copy response_id from the truncation record."
-            )
+        require_response_id(response_id)
         dir_fd = self._open_dir()
         try:
             return read_member(dir_fd, final_name(response_id), self.directory, response_id)
@@ -220,11 +229,6 @@ class FileStore:
             f"Could not store the original of response {response_id} in {self.directory}: {_cause(exc)}. "
             "Free some space, fix the directory's permissions, or choose another recovery directory."
         )
-
-
-def _require_id(response_id: str) -> None:
-    if not RESPONSE_ID_RE.match(response_id):
-        raise ValueError(f"not a response id: {response_id!r}")
 
 
 def _unlink_quietly(name: str, dir_fd: int) -> None:

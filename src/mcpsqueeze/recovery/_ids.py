@@ -12,6 +12,13 @@ from __future__ import annotations
 import re
 import secrets
 
+from mcpsqueeze._errors import RecoveryError
+
+TYPE_CHECKING = False  # not `from typing`: the shim loads this module and typing costs milliseconds
+
+if TYPE_CHECKING:
+    from typing import TypeGuard
+
 __all__ = [
     "ALIAS_RE",
     "FINAL_NAME_RE",
@@ -19,8 +26,11 @@ __all__ = [
     "TMP_NAME_RE",
     "alias_record",
     "alias_target",
+    "bad_id_message",
     "final_name",
+    "is_response_id",
     "new_response_id",
+    "require_response_id",
     "tmp_name",
 ]
 
@@ -28,6 +38,25 @@ RESPONSE_ID_RE = re.compile(r"^[0-9a-f]{32}\Z")
 FINAL_NAME_RE = re.compile(r"^mcpsqueeze-([0-9a-f]{32})\.json\Z")
 TMP_NAME_RE = re.compile(r"^\.mcpsqueeze-([0-9a-f]{32})\.json\.tmp\Z")
 ALIAS_RE = re.compile(rb'^\{"mcpsqueeze/alias_of":"([0-9a-f]{32})"\}\Z')
+
+
+def is_response_id(value: object) -> TypeGuard[str]:
+    """The one check of a response id, for every door (MCP recover tool, HTTP API, shell, stores)."""
+    return isinstance(value, str) and RESPONSE_ID_RE.match(value) is not None
+
+
+def bad_id_message(value: object) -> str:
+    """What to tell whoever passed something that is not a response id."""
+    return (
+        f"{value!r} is not a response id (32 lowercase hex characters); "
+        "copy response_id from the truncation record."
+    )
+
+
+def require_response_id(value: str, error: type[Exception] = RecoveryError) -> None:
+    """Raise ``error`` (RecoveryError; ValueError for a caller's bug) unless ``value`` is a response id."""
+    if not is_response_id(value):
+        raise error(bad_id_message(value))
 
 
 def new_response_id() -> str:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from mcpsqueeze._errors import RecoveryError
 
-from ._ids import RESPONSE_ID_RE
+from ._ids import bad_id_message, is_response_id, require_response_id
 
 __all__ = ["MemoryCache"]
 
@@ -72,8 +72,7 @@ class MemoryCache:
         ``key`` names the content (e.g. its digest): ids put with the same key share one copy. The byte
         bound is real memory: a bytes-like original that is not exact `bytes` (a view into a bigger
         buffer, a bytearray with spare capacity) is copied into exact-size `bytes` first."""
-        if not RESPONSE_ID_RE.match(response_id):
-            raise ValueError(f"not a response id: {response_id!r}")
+        require_response_id(response_id, ValueError)
         key = response_id if key is None else "=" + key  # "=": a content key never equals an id
         with self._lock:
             self._drop(response_id, None)
@@ -152,11 +151,8 @@ class MemoryCache:
             "If the truncation record names an original_response_file, that file still holds it; "
             "otherwise call the tool again."
         )
-        if not RESPONSE_ID_RE.match(response_id):
-            return (
-                f"{response_id!r} is not a response id (32 lowercase hex characters); "
-                "copy response_id from the truncation record."
-            )
+        if not is_response_id(response_id):
+            return bad_id_message(response_id)
         if reason == "expired":
             return (
                 f"Response {response_id} expired after {self.ttl:g} s; its original is no longer "

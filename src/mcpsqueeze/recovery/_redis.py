@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcpsqueeze._errors import RecoveryError, UsageError
 
-from ._ids import RESPONSE_ID_RE
+from ._ids import require_response_id
 
 if TYPE_CHECKING:
     import redis
@@ -270,11 +270,8 @@ class RedisStore:
 def _check(tenant: str, response_id: str | None) -> None:
     if not TENANT_RE.match(tenant):
         raise ValueError(f"not a tenant name: {tenant!r}")
-    if response_id is not None and not RESPONSE_ID_RE.match(response_id):
-        raise RecoveryError(
-            f"{response_id!r} is not a response id (32 lowercase hex characters); "
-            "copy response_id from the truncation record."
-        )
+    if response_id is not None:
+        require_response_id(response_id)
 
 
 def safe_url(url: str) -> str:

@@ -14,11 +14,11 @@ from pathlib import Path
 
 from mcpsqueeze._errors import RecoveryError, RefusedPathError
 
-from ._ids import FINAL_NAME_RE, RESPONSE_ID_RE, alias_target, final_name
+from ._ids import FINAL_NAME_RE, alias_target, final_name, is_response_id
 
-__all__ = ["open_directory", "open_recovery_file", "read_member"]
+__all__ = ["DIR_FLAGS", "open_directory", "open_recovery_file", "read_member"]
 
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 # O_NONBLOCK: opening a FIFO must not hang; O_NOCTTY: a terminal must not become ours.
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 _CHUNK = 1 << 20
@@ -32,9 +32,12 @@ def _refuse(ref: str, directory: Path, why: str) -> RefusedPathError:
 
 
 def open_directory(directory: Path) -> int:
-    """Open the directory itself without following a symlink, so the name cannot be redirected."""
+    """Open the directory itself without following a symlink, so the name cannot be redirected.
+
+    The one no-follow directory opener: the file store and ``clean`` add the privacy check on top
+    (``_files.open_private_dir``)."""
     try:
-        return os.open(directory, _DIR_FLAGS)
+        return os.open(directory, DIR_FLAGS)
     except FileNotFoundError:
         raise RecoveryError(
             f"The recovery directory {directory} does not exist; nothing has been stored there yet, "
@@ -103,7 +106,7 @@ def _check_member(st: os.stat_result, ref: str, directory: Path) -> None:
 
 def _name_for(directory: Path, ref: str) -> str:
     """Turn an id, bare name or path into a name directly inside ``directory``, or refuse."""
-    if RESPONSE_ID_RE.match(ref):
+    if is_response_id(ref):
         return final_name(ref)
     if not ref or "\0" in ref:
         raise _refuse(ref, directory, "it is empty or contains a NUL byte")

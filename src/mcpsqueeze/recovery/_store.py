@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-import sys
+import logging
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 from .._errors import RecoveryError, UsageError
 from .._jsonbytes import loads
+from .._results import text_of
 from ._files import FileStore
-from ._ids import RESPONSE_ID_RE
+from ._ids import is_response_id
 from ._lines import read_lines
 from ._memory import MemoryCache
 from ._pointer import read_window, resolve_pointer
@@ -23,6 +24,8 @@ if TYPE_CHECKING:
     from ._redis import RedisStore
 
 __all__ = ["RecoveryStore", "Stored", "recover_call", "recover_result"]
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -114,7 +117,7 @@ class RecoveryStore:
                 file = self._file_for(response_id, original, digest)
             except RecoveryError as exc:
                 errors.append(str(exc))
-                print(f"mcpsqueeze: could not store an original: {exc}", file=sys.stderr)
+                logger.warning(f"mcpsqueeze: could not store an original: {exc}")
         if not in_memory and file is None and self.shared is None:
             raise RecoveryError("; ".join(errors) or "no recovery store accepted the original")
         return Stored(public, file)
@@ -147,12 +150,6 @@ class RecoveryStore:
         raise memory_error
 
 
-def _original_text(original: dict[str, Any]) -> str:
-    from ..pipeline import text_of
-
-    return text_of(original)
-
-
 def recover_result(
     original_bytes: bytes,
     pointer: str | None = None,
@@ -172,7 +169,7 @@ def recover_result(
         ) from exc
     if pointer is None and offset is None and length is None and lines is None:
         return {"content": original.get("content", []), "isError": False}
-    text = _original_text(original)
+    text = text_of(original)
     if pointer is not None:
         try:
             document = json.loads(text)
@@ -212,7 +209,7 @@ def recover_call(store: RecoveryStore | None, arguments: object) -> dict[str, An
     if not isinstance(arguments, dict):
         raise UsageError("arguments must be an object with response_id")
     response_id = arguments.get("response_id")
-    if not isinstance(response_id, str) or not RESPONSE_ID_RE.match(response_id):
+    if not is_response_id(response_id):
         raise UsageError("response_id must be the 32 hex characters shown in the truncation notice")
     pointer = arguments.get("pointer")
     offset = arguments.get("offset")

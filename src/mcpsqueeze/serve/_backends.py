@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import logging
 import os
 import sys
 import warnings
@@ -13,16 +14,18 @@ from typing import Any
 import anyio
 import anyio.abc
 
-from .._errors import BackendError
+from .._errors import BackendError, BackendFailure
 from ._config import ServerSpec, ToolFilter
 
 __all__ = ["Backend", "BackendTimeout"]
+
+logger = logging.getLogger(__name__)
 
 
 CONNECT_TIMEOUT = 60.0
 
 
-class BackendTimeout(BackendError):
+class BackendTimeout(BackendFailure):
     """The backend did not answer within --timeout."""
 
 
@@ -88,7 +91,7 @@ class Backend:
             self.status, self.error = "down", _describe(exc)
             if not started:
                 raise
-            print(f"mcpsqueeze: backend {self.name!r} went down: {self.error}", file=sys.stderr)
+            logger.warning(f"mcpsqueeze: backend {self.name!r} went down: {self.error}")
         finally:
             self._client = None
             if self.status == "up":
@@ -114,7 +117,7 @@ class Backend:
             if self._client is None or "closed" in str(exc).lower():
                 self.status, self.error = "down", _describe(exc)
                 self.stop()  # release the dead connection; the next call reconnects
-            raise BackendError(f"backend {self.name!r} failed on {tool}: {_describe(exc)}") from exc
+            raise BackendFailure(f"backend {self.name!r} failed on {tool}: {_describe(exc)}") from exc
         if result.get("resultType") == "complete":  # 2026-07-28 envelope marker, not part of the result
             del result["resultType"]
         return result

@@ -6,11 +6,10 @@ The API (docs/session-api.md) is a thin door onto the same `Pipeline.present` th
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
-import re
 import socket
 import stat
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -20,9 +19,9 @@ import anyio.abc
 
 from .._auth import PRINCIPAL_KEY, Tokens, bearer_guard, check_token_path, is_loopback, load_tokens
 from .._errors import BackendError, RecoveryError, UsageError
-from ..pipeline import Call, Pipeline
-from ..recovery import RESPONSE_ID_RE, ensure_private_dir, recover_result
-from ..recovery._files import check_private_dir
+from ..pipeline import Call, Outcome, Pipeline
+from ..recovery import ensure_private_dir, is_response_id, recover_result
+from ..recovery._files import check_if_present
 from ..services import (
     SessionServices,
     build_services,
@@ -41,6 +40,8 @@ if TYPE_CHECKING:
     from ..metrics import Metrics
 
 __all__ = ["SHUTDOWN_GRACE", "Listen", "run_serve"]
+
+logger = logging.getLogger(__name__)
 
 SHUTDOWN_GRACE = 3  # seconds in-flight calls get after SIGTERM/SIGINT; the SDK then takes up to ~4 s
 # to stop a hung backend (stdin closed, SIGTERM, SIGKILL): together under the 10 s a container runtime gives
@@ -111,7 +112,7 @@ class Session:
         try:
             await backend.ensure(self.tg)
         except BackendError as exc:
-            print(f"mcpsqueeze: {exc}", file=sys.stderr)
+            logger.warning(f"mcpsqueeze: {exc}")
 
     def listing(self) -> dict[str, Any]:
         return {
@@ -143,17 +144,10 @@ class Session:
         call = Call(server=server, tool=tool, arguments=arguments, number=self.calls, full=full)
         try:
             result = await backend.call(tool, arguments)
-        except BackendTimeout as exc:
-            return 504, _err("timeout", str(exc))
         except BackendError as exc:
-            return 502, _err("backend", str(exc))
+            return failure_answer(exc)
         presented, outcome = await self._for(principal)[1].present(call, result)
-        return 200, {
-            "result": presented,
-            "action": outcome.action,
-            "response_id": outcome.response_id,
-            "original_response_file": outcome.original_file,
-        }
+        return call_answer(presented, outcome)
 
     def recover(
         self,
@@ -175,6 +169,23 @@ class Session:
 
 def _err(code: str, message: str) -> dict[str, Any]:
     return {"error": {"code": code, "message": message}}
+
+
+def call_answer(presented: dict[str, Any], outcome: Outcome) -> tuple[int, dict[str, Any]]:
+    """The `POST /v1/call` answer for a presented result (serve's session and a Client's alike)."""
+    return 200, {
+        "result": presented,
+        "action": outcome.action,
+        "response_id": outcome.response_id,
+        "original_response_file": outcome.original_file,
+    }
+
+
+def failure_answer(exc: BackendError) -> tuple[int, dict[str, Any]]:
+    """A backend that timed out (504) or failed (502), as the session API reports it."""
+    if isinstance(exc, BackendTimeout):
+        return 504, _err("timeout", str(exc))
+    return 502, _err("backend", str(exc))
 
 
 def build_app(session: SessionAPI, token: bytes | Tokens | None) -> Any:
@@ -213,7 +224,7 @@ def build_app(session: SessionAPI, token: bytes | Tokens | None) -> Any:
 
     async def recover(request: Request) -> Response:
         response_id = request.path_params["response_id"]
-        if not re.fullmatch(RESPONSE_ID_RE, response_id):
+        if not is_response_id(response_id):
             return reply(400, _err("bad_request", "a response id is 32 lowercase hex characters"))
         window = [request.query_params.get(k) for k in ("offset", "length")]
         if not all(v is None or v.isdigit() for v in window):
@@ -254,17 +265,6 @@ def _metrics_routes(session: SessionAPI) -> list[Any]:
     return [] if metrics is None else [Route("/metrics", metrics_endpoint(metrics))]
 
 
-def _precheck(path: Path, what: str) -> None:
-    """Refuse an existing unsafe directory before anything is created; a missing one is made later."""
-    try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        return
-    except OSError as exc:
-        raise UsageError(f"cannot inspect the {what} {path}: {exc.strerror or exc}") from None
-    check_private_dir(st, Path(os.path.abspath(path)), what)
-
-
 def check_listen(listen: Listen, recovery_dir: Path) -> None:
     """Every refusal that needs no side effect, first: nothing is created for a session that cannot run."""
     if listen.tcp is not None:
@@ -277,8 +277,8 @@ def check_listen(listen: Listen, recovery_dir: Path) -> None:
         check_token_path(listen.token_file)
     else:
         assert listen.socket_path is not None
-        _precheck(listen.socket_path.parent, "socket directory")
-    _precheck(recovery_dir, "recovery directory")
+        check_if_present(listen.socket_path.parent, "socket directory")
+    check_if_present(recovery_dir, "recovery directory")
 
 
 def _bind_unix(path: Path) -> socket.socket:
@@ -348,11 +348,8 @@ async def run_serve(settings: Settings, specs: list[ServerSpec], tools: ToolFilt
 
             tg.start_soon(on_signals, stop)
             up = [b.name for b in session.backends.values() if b.status == "up"]
-            print(
-                f"mcpsqueeze: session ready on {where}; backends up: {', '.join(up) or 'none'}",
-                file=sys.stderr,
-            )
-            print(f"mcpsqueeze: recovery directory {settings.recovery_dir}", file=sys.stderr, flush=True)
+            logger.warning(f"mcpsqueeze: session ready on {where}; backends up: {', '.join(up) or 'none'}")
+            logger.warning(f"mcpsqueeze: recovery directory {settings.recovery_dir}")
             await server.serve(sockets=[sock])
             session.stop()
             tg.cancel_scope.cancel()
