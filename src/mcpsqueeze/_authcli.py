@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from ._errors import BackendError, MCPSqueezeError, UsageError
+from ._errors import EXIT_UNREACHABLE, EXIT_USAGE, BackendError, MCPSqueezeError, UsageError, exit_code
 
 __all__ = ["auth"]
 
@@ -92,13 +92,13 @@ def login(
         )
     except (UsageError, OSError) as exc:
         click.echo(f"mcpsqueeze auth: {exc}", err=True)
-        sys.exit(2)
+        sys.exit(EXIT_USAGE)
     except (BackendError, TimeoutError) as exc:
         click.echo(f"mcpsqueeze auth: {exc or 'no redirect arrived in time'}", err=True)
-        sys.exit(3)
+        sys.exit(exit_code(exc) if isinstance(exc, BackendError) else EXIT_UNREACHABLE)
     except MCPSqueezeError as exc:
         click.echo(f"mcpsqueeze auth: {exc}", err=True)
-        sys.exit(2)
+        sys.exit(exit_code(exc))
     click.echo(f"mcpsqueeze: logged in to {url}; tokens saved in {path}", err=True)
 
 
@@ -114,6 +114,6 @@ def clear(target: str | None, servers_file: Path | None, config: Path | None) ->
         url = _resolve(target, servers_file, config)[0] if target else None
     except (UsageError, OSError) as exc:
         click.echo(f"mcpsqueeze auth: {exc}", err=True)
-        sys.exit(2)
+        sys.exit(EXIT_USAGE)
     removed = clear_tokens(url)
     click.echo(f"mcpsqueeze: removed {len(removed)} stored login(s)", err=True)

@@ -53,9 +53,9 @@ def oauth_dir() -> Path:
     explicit = os.environ.get("MCPSQUEEZE_OAUTH_DIR", "")
     if explicit:
         return Path(explicit)
-    import platformdirs
+    from ._paths import default_config_path
 
-    return Path(platformdirs.user_config_dir("mcpsqueeze")) / "oauth"
+    return default_config_path().parent / "oauth"  # beside config.toml, in the user config directory
 
 
 def token_file(url: str, directory: Path | None = None) -> Path:
