@@ -1,0 +1,107 @@
+"""The pure overlap engine: line diffs for text, added/removed/changed members for JSON."""
+
+from __future__ import annotations
+
+import difflib
+import json
+from pathlib import Path
+
+from mcpsqueeze.dedup import recover_hint, render_overlap
+from mcpsqueeze.overlap import MIN_CHARS, json_changes, line_overlap, overlap_delta
+from rawclient import assert_golden
+
+GOLDEN = Path(__file__).with_name("golden")
+
+
+def _source(lines: int) -> str:
+    return "".join(f"def function_{i}(x):\n    return x + {i}\n" for i in range(lines))
+
+
+def test_a_file_re_read_after_a_small_edit_is_a_unified_diff_naming_both_calls() -> None:
+    old = _source(200)
+    new = old.replace("return x + 17\n", "return x * 17\n")
+    delta = overlap_delta(old, new, "call #1 (read_file)", "call #4 (read_file)")
+    assert delta is not None and delta.kind == "text"
+    assert delta.body.startswith("--- call #1 (read_file)\n+++ call #4 (read_file)\n")
+    assert "-    return x + 17\n+    return x * 17\n" in delta.body
+    assert delta.unchanged == 399 and delta.total == 400
+    assert len(delta.body) < len(new) / 10
+    # the diff is exact: applying it to the old text gives the new one
+    restored = "".join(difflib.restore(difflib.ndiff(old.splitlines(True), new.splitlines(True)), 2))
+    assert restored == new
+
+
+def test_a_longer_log_after_a_shorter_one_shows_only_the_added_lines() -> None:
+    commits = [f"Commit: {i:040x}\nAuthor: a\nMessage: change {i}\n\n" for i in range(200)]
+    log, short = "".join(commits), "".join(commits[:100])
+    delta = overlap_delta(short, log, "call #2 (git_log)", "call #3 (git_log)")
+    assert delta is not None
+    assert not [ln for ln in delta.body.splitlines()[2:] if ln.startswith("-")]
+    assert delta.body.count("\n+Commit: ") == 100
+
+
+def test_texts_that_share_few_lines_have_no_delta() -> None:
+    assert overlap_delta(_source(100), _source(100).replace("x", "y"), "a", "b") is None
+    assert line_overlap("a\nb\nc\nd\n", "a\nx\ny\nz\n") == 0.25
+
+
+def test_small_and_identical_results_have_no_delta() -> None:
+    small = "x\n" * (MIN_CHARS // 4)
+    assert overlap_delta(small, small + "y\n", "a", "b") is None
+    assert overlap_delta(_source(100), _source(100), "a", "b") is None
+
+
+def test_a_graph_read_again_after_one_observation_is_one_change_by_entity_name() -> None:
+    graph = {
+        "entities": [
+            {"type": "entity", "name": f"e{i}", "entityType": "t", "observations": [f"fact {i}"]}
+            for i in range(50)
+        ],
+        "relations": [{"from": "e1", "to": "e2", "relationType": "knows"}],
+    }
+    later = json.loads(json.dumps(graph))
+    later["entities"][7]["observations"].append("a new fact")
+    changes, unchanged, _ = json_changes(graph, later)
+    assert changes == {"added": [{"path": "/entities/7/observations/1", "value": "a new fact"}]}
+    assert unchanged >= 50
+    delta = overlap_delta(
+        json.dumps(graph, indent=2), json.dumps(later, indent=2), "call #1 (read_graph)", "x"
+    )
+    assert delta is not None and delta.kind == "json"
+    assert json.loads(delta.body)["compared_with"] == "call #1 (read_graph)"
+
+
+def test_json_objects_report_added_removed_and_changed_keys() -> None:
+    old = {"a": 1, "b": {"c": 2, "d": 3}, "gone": True}
+    new = {"a": 1, "b": {"c": 2, "d": 4}, "new": [1]}
+    changes, unchanged, _ = json_changes(old, new)
+    assert changes == {
+        "added": [{"path": "/new", "value": [1]}],
+        "removed": [{"path": "/gone"}],
+        "changed": [{"path": "/b/d", "value": 4}],
+    }
+    assert unchanged == 2
+
+
+def test_arrays_without_names_are_matched_by_a_stable_hash_of_each_item() -> None:
+    old = [[1, 2], [3, 4], [5, 6]]
+    new = [[3, 4], [1, 2], [7, 8]]
+    changes, unchanged, total = json_changes(old, new)
+    assert changes == {"added": [{"path": "/2", "value": [7, 8]}], "removed": [{"path": "/2"}]}
+    assert (unchanged, total) == (2, 3)
+
+
+def test_removed_named_items_carry_their_name() -> None:
+    old = [{"id": 1, "v": "a"}, {"id": 2, "v": "b"}]
+    new = [{"id": 2, "v": "b"}]
+    changes, _, _ = json_changes(old, new)
+    assert changes == {"removed": [{"path": "/0", "id": 1}]}
+
+
+def test_the_overlap_line_is_pinned() -> None:
+    rid = "0123456789abcdef0123456789abcdef"
+    line = render_overlap(
+        number=3, tool="read_text_file", kind="text", unchanged=398, total=400, tokens=2100,
+        how_to_recover=recover_hint(rid, recover_tool="squeeze_recover"),
+    )  # fmt: skip
+    assert_golden(GOLDEN / "overlap_mcp.txt", line + "\n")
