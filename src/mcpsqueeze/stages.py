@@ -364,7 +364,10 @@ class ShrinkStage:
         presented = {k: v for k, v in result.items() if k != "content"}
         presented["content"] = new_content
         meta = dict(presented.get("_meta") or {})
-        meta["truncation"] = shrunk.truncation
+        projection = meta.get("truncation") if outcome.action == "shrink" else None  # a query policy's
+        meta["truncation"] = (
+            shrunk.truncation if projection is None else {**shrunk.truncation, "projection": projection}
+        )
         presented["_meta"] = meta
         outcome.action = "shrink"
         outcome.response_id = response_id
