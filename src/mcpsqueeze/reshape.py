@@ -114,11 +114,17 @@ class ProjectStage:
 
 
 def duplicates_text(result: Result) -> bool:
-    """Whether the result's structuredContent is the same JSON value as its text."""
+    """Whether the result's structuredContent repeats its text: the same JSON value, or an object whose
+    one member is the text itself (`{"content": text}` of server-filesystem, `{"result": text}` of
+    MCPServer's `-> str` tools)."""
     if "structuredContent" not in result:
         return False
+    structured = result["structuredContent"]
+    text = text_of(result)
+    if isinstance(structured, dict) and len(structured) == 1 and next(iter(structured.values())) == text:
+        return True
     try:
-        return bool(json.loads(text_of(result)) == result["structuredContent"])
+        return bool(json.loads(text) == structured)
     except (ValueError, RecursionError):
         return False
 

@@ -47,12 +47,13 @@ EXIT_BACKEND = 4
 
 _HELP_WORDS = ("-h", "--help", "help")
 _RECOVER_USAGE = (
-    "Usage: {p}recover ID|PATH [--pointer POINTER] [--raw]\n"
+    "Usage: {p}recover ID|PATH [--pointer POINTER] [--query EXPR] [--raw]\n"
     "\n"
     "Print the original of a shrunk or deduplicated result from the recovery directory: its text\n"
     "(the text blocks joined); with --pointer, the one JSON value the RFC 6901 pointer names inside\n"
     "it (a string as is, anything else as JSON; the notice names one that exists, e.g. /0 or\n"
-    "/issues/0); with --raw, the stored result as JSON.\n"
+    "/issues/0); with --query, the JMESPath projection of that JSON (of the pointed part, with\n"
+    "--pointer), e.g. --query 'issues[].{{key: key, title: title}}'; with --raw, the stored result as JSON.\n"
     "ID is the 32-hex response id from the notice; PATH is mcpsqueeze-ID.json inside the recovery\n"
     "directory. Anything outside that directory, symlinks and other odd files are refused (exit 2).\n"
 )
@@ -98,12 +99,13 @@ class CallPlan:
 class RecoverPlan:
     """``recover ID|PATH [--pointer P] [--raw]``."""
 
-    __slots__ = ("pointer", "raw", "ref")
+    __slots__ = ("pointer", "query", "raw", "ref")
 
-    def __init__(self, ref: str, pointer: str | None, raw: bool) -> None:
+    def __init__(self, ref: str, pointer: str | None, raw: bool, query: str | None = None) -> None:
         self.ref = ref
         self.pointer = pointer
         self.raw = raw
+        self.query = query
 
 
 def _line(text: str) -> str:
@@ -127,6 +129,7 @@ def plan_recover(argv: list[str], prefix: str = "mcpsq ") -> RecoverPlan | Outco
     see = f"see `{prefix}recover --help`"
     ref: str | None = None
     pointer: str | None = None
+    query: str | None = None
     raw = False
     i = 0
     while i < len(words):
@@ -143,6 +146,18 @@ def plan_recover(argv: list[str], prefix: str = "mcpsq ") -> RecoverPlan | Outco
                 pointer = words[i]
             else:
                 return _usage(f"{prefix}recover: --pointer needs a JSON pointer like /issues/0/title; {see}")
+        elif word == "--query" or word.startswith("--query="):
+            if query is not None:
+                return _usage(f"{prefix}recover: --query given twice; pass one expression; {see}")
+            if "=" in word:
+                query = word.split("=", 1)[1]
+            elif i + 1 < len(words):
+                i += 1
+                query = words[i]
+            else:
+                return _usage(
+                    f"{prefix}recover: --query needs a JMESPath expression like issues[].key; {see}"
+                )
         elif word.startswith("--") and len(word) > 2:
             return _usage(f"{prefix}recover: unknown flag {word}; {see}")
         elif ref is None:
@@ -155,7 +170,7 @@ def plan_recover(argv: list[str], prefix: str = "mcpsq ") -> RecoverPlan | Outco
             f"{prefix}recover: missing the response id (32 hex characters from the shrink notice) or the "
             f"recovery file path; {see}"
         )
-    return RecoverPlan(ref, pointer, raw)
+    return RecoverPlan(ref, pointer, raw, query)
 
 
 def _close(word: str, candidates: list[str]) -> str:
@@ -416,22 +431,27 @@ def run_recover(
         return _usage(f"{prog}: {request.ref!r} is not a JSON recovery file; pass a response id instead.")
     if not isinstance(original, dict):
         return _usage(f"{prog}: {request.ref!r} does not hold a tool result; pass a response id instead.")
-    if request.raw and request.pointer is None:
+    if request.raw and request.pointer is None and request.query is None:
         return Outcome(stdout=_line(data.decode("utf-8", "replace")))
     text, _notes = _text_and_notes(original)
-    if request.pointer is None:
+    if request.pointer is None and request.query is None:
         return Outcome(stdout=_line(text) if text else "")
+    selector = "--pointer" if request.pointer is not None else "--query"
     try:
         document = json.loads(text)
     except ValueError:
         if "structuredContent" not in original:
             return _usage(
-                f"{prog}: the original is not JSON, so --pointer cannot select a part of it; "
-                f"run `{prog} {request.ref}` without --pointer to read its text."
+                f"{prog}: the original is not JSON, so {selector} cannot select a part of it; "
+                f"run `{prog} {request.ref}` without {selector} to read its text."
             )
         document = original["structuredContent"]
     try:
-        node = resolve_pointer(document, request.pointer)
+        node = resolve_pointer(document, request.pointer) if request.pointer is not None else document
+        if request.query is not None:
+            from mcpsqueeze.projection import project  # jmespath: pure Python, imported only here
+
+            node = project(node, request.query)
     except (RecoveryError, UsageError) as exc:
         return _usage(f"{prog}: {exc}")
     shown = node if isinstance(node, str) else json.dumps(node, ensure_ascii=False, indent=1)
