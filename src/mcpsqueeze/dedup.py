@@ -37,7 +37,15 @@ def recover_hint(response_id: str, *, recover_tool: str | None) -> str:
 
 
 def render_overlap(
-    *, number: int, tool: str, kind: str, unchanged: int, total: int, tokens: int, how_to_recover: str
+    *,
+    number: int,
+    tool: str,
+    kind: str,
+    unchanged: int,
+    total: int,
+    tokens: int,
+    how_to_recover: str,
+    base_hint: str | None = None,
 ) -> str:
     """The line shown above the delta of a result that largely repeats an earlier one (golden-tested)."""
     what = "lines" if kind == "text" else "members"
@@ -47,4 +55,9 @@ def render_overlap(
         f"[mcpsqueeze] largely the same as the result of call #{number} ({tool}): {unchanged} of {total} "
         f"{what} unchanged, ~{tokens} tokens not resent. The tool did run again; below is what changed "
         f"since call #{number}, as {shape}. {recover}"
+    ) + (
+        ""
+        if base_hint is None
+        else f" Call #{number}'s result was shown shrunk; "
+        + base_hint.replace("To see it again", "to read all of it")
     )

@@ -70,6 +70,8 @@ class _Earlier:
     tool: str
     arguments: str  # canonical JSON of the call's arguments: a re-read of the same thing is preferred
     text: str
+    result: Result  # the complete result (not copied: stages never mutate a result, they build new ones)
+    whole: bool  # the agent saw it whole (else shrunk: a delta names how to read its complete text)
 
 
 #: How many characters of earlier results a session keeps to compare new results with (overlap dedup).
@@ -232,7 +234,9 @@ class DedupStage:
         name = f"{call.server}:{call.tool}"
         arguments = dumps(call.arguments, sort_keys=True).decode()
         candidates = self._history.candidates(name, arguments)
-        self._history.add(_Earlier(call.number, name, arguments, text))
+        budget = call.policy.budget if call.policy is not None else None
+        whole = budget is None or size <= budget
+        self._history.add(_Earlier(call.number, name, arguments, text, result, whole))
         if not candidates:
             return result
         if size >= _INLINE_LIMIT:
@@ -243,6 +247,7 @@ class DedupStage:
             return result
         earlier, delta = best
         response_id = new_response_id()
+        base_id = None if earlier.whole else new_response_id()
         message = render_overlap(
             number=earlier.number,
             tool=call.tool,
@@ -251,13 +256,15 @@ class DedupStage:
             total=delta.total,
             tokens=max(1, (len(text) - len(delta.body)) // 4),
             how_to_recover=recover_hint(response_id, recover_tool=self.recover_tool),
+            base_hint=None if base_id is None else recover_hint(base_id, recover_tool=self.recover_tool),
         )
         shown = len(message) + len(delta.body)
-        budget = call.policy.budget if call.policy is not None else None
         if shown > MAX_RATIO * len(text) or (budget is not None and shown > budget):
             return result
         try:
             stored = await self._workers.run(_store_original, self._store, response_id, result)
+            if base_id is not None:  # content-addressed: the earlier original is not written twice
+                await self._workers.run(_store_original, self._store, base_id, earlier.result)
         except RecoveryError as exc:
             outcome.store_failed = str(exc)
             return result
@@ -278,6 +285,8 @@ class DedupStage:
             "delta": delta.kind,
             **where,
         }
+        if base_id is not None:
+            meta["mcpsqueeze/dedup"]["overlaps_response_id"] = base_id
         presented["_meta"] = meta
         return presented
 

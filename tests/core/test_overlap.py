@@ -105,3 +105,13 @@ def test_the_overlap_line_is_pinned() -> None:
         how_to_recover=recover_hint(rid, recover_tool="squeeze_recover"),
     )  # fmt: skip
     assert_golden(GOLDEN / "overlap_mcp.txt", line + "\n")
+
+
+def test_the_overlap_line_of_a_shrunk_earlier_result_names_its_recovery() -> None:
+    rid, base = "0123456789abcdef0123456789abcdef", "fedcba9876543210fedcba9876543210"
+    line = render_overlap(
+        number=3, tool="git_log", kind="text", unchanged=400, total=800, tokens=9000,
+        how_to_recover=recover_hint(rid, recover_tool="squeeze_recover"),
+        base_hint=recover_hint(base, recover_tool="squeeze_recover"),
+    )  # fmt: skip
+    assert_golden(GOLDEN / "overlap_mcp_shrunk_base.txt", line + "\n")

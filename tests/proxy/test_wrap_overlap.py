@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -90,3 +91,38 @@ def test_per_tool_dedup_false_also_turns_overlap_off(tmp_path: Path) -> None:
         source.write_text(source.read_text() + "one more\n")
         second = client.call("read_text_file", {"path": str(source)})
     assert text(second) == source.read_text()
+
+
+def test_a_longer_git_log_after_a_shrunk_shorter_one_shows_the_older_commits_and_names_both_recoveries(
+    tmp_path: Path,
+) -> None:
+    paths = require_node_paths("PY_SERVERS_BIN")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run([*git[:3], "init", "-q"], check=True)
+    for i in range(130):
+        (repo / "f.txt").write_text(f"{i}\n")
+        subprocess.run([*git, "add", "f.txt"], check=True)
+        subprocess.run([*git, "commit", "-qm", f"change number {i}"], check=True)
+    server = [str(Path(paths["PY_SERVERS_BIN"]) / "mcp-server-git"), "--repository", str(repo)]
+    with RawClient(_through(tmp_path, server, "--budget", "8000")) as client:
+        client.initialize()
+        short = client.call("git_log", {"repo_path": str(repo), "max_count": 100})
+        long = client.call("git_log", {"repo_path": str(repo), "max_count": 130})
+        back = _recover(client, long)
+        base_id = long["_meta"]["mcpsqueeze/dedup"]["overlaps_response_id"]
+        base = client.call("squeeze_recover", {"response_id": base_id})
+    with RawClient(server) as direct:
+        direct.initialize()
+        expected = direct.call("git_log", {"repo_path": str(repo), "max_count": 130})
+    assert "truncation" in short["_meta"]  # over the budget: shrunk
+    message = text(long).split("\n")[0]
+    assert message.startswith("[mcpsqueeze] largely the same as the result of call #1 (git_log)")
+    assert "Call #1's result was shown shrunk" in message
+    diff = long["content"][1]["text"]
+    added = "\n".join(ln for ln in diff.splitlines()[2:] if ln.startswith("+"))
+    assert [f"change number {i}\n" in added + "\n" for i in (0, 29, 30, 129)] == [True, True, False, False]
+    assert not [ln for ln in diff.splitlines()[2:] if ln.startswith("-")]
+    assert back["content"] == expected["content"]
+    assert "change number 30" in text(base) and "change number 29" not in text(base)
