@@ -16,7 +16,7 @@ import hashlib
 import json
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from ._jsonbytes import dumps
 
@@ -56,15 +56,78 @@ def line_overlap(old: str, new: str) -> float:
     return shared / len(new_lines)
 
 
+_Op = tuple[Literal["replace", "delete", "insert", "equal"], int, int, int, int]
+
+
+class _Trimmed(difflib.SequenceMatcher[str]):
+    """Opcodes computed on the lines between the common head and tail only.
+
+    Re-reads differ in a few places; trimming first makes the usual case linear, and difflib's junk
+    heuristic (on) keeps very repetitive texts from its quadratic worst case."""
+
+    def __init__(self, old: list[str], new: list[str]) -> None:
+        head = 0
+        limit = min(len(old), len(new))
+        while head < limit and old[head] == new[head]:
+            head += 1
+        tail = 0
+        while tail < limit - head and old[-1 - tail] == new[-1 - tail]:
+            tail += 1
+        super().__init__(None, old[head : len(old) - tail], new[head : len(new) - tail], autojunk=True)
+        middle: list[_Op] = [
+            (tag, i1 + head, i2 + head, j1 + head, j2 + head) for tag, i1, i2, j1, j2 in super().get_opcodes()
+        ]
+        opcodes: list[_Op] = [("equal", 0, head, 0, head)] if head else []
+        opcodes += [op for op in middle if op[1] != op[2] or op[3] != op[4]]
+        if tail:
+            opcodes.append(("equal", len(old) - tail, len(old), len(new) - tail, len(new)))
+        merged: list[_Op] = []
+        for op in opcodes:  # adjacent equal runs as one, as difflib's own opcodes are
+            if merged and op[0] == "equal" == merged[-1][0]:
+                last = merged.pop()
+                op = ("equal", last[1], op[2], last[3], op[4])
+            merged.append(op)
+        self._opcodes = merged
+        self.a, self.b = old, new
+
+    def get_opcodes(self) -> list[_Op]:
+        return self._opcodes
+
+
+def _range(start: int, stop: int) -> str:
+    """A unified-diff range, as difflib writes it."""
+    length = stop - start
+    beginning = start + 1 if length else start
+    return str(beginning) if length == 1 else f"{beginning},{length}"
+
+
 def text_diff(old: str, new: str, old_label: str, new_label: str) -> tuple[str, int, int]:
     """A unified diff (3 lines of context) from `old` to `new`, with the lines unchanged and the total."""
     old_lines = old.splitlines(keepends=True)
     new_lines = new.splitlines(keepends=True)
-    matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
-    unchanged = sum(block.size for block in matcher.get_matching_blocks())
+    matcher = _Trimmed(old_lines, new_lines)
+    unchanged = sum(i2 - i1 for tag, i1, i2, _, _ in matcher.get_opcodes() if tag == "equal")
     out: list[str] = []
-    for line in difflib.unified_diff(old_lines, new_lines, old_label, new_label, n=3):
-        out.append(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+
+    def put(prefix: str, line: str) -> None:
+        out.append(
+            prefix + line if line.endswith("\n") else prefix + line + "\n\\ No newline at end of file\n"
+        )
+
+    for group in matcher.get_grouped_opcodes(3):
+        if not out:
+            out.append(f"--- {old_label}\n+++ {new_label}\n")
+        first, last = group[0], group[-1]
+        out.append(f"@@ -{_range(first[1], last[2])} +{_range(first[3], last[4])} @@\n")
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                for line in old_lines[i1:i2]:
+                    put(" ", line)
+                continue
+            for line in old_lines[i1:i2]:
+                put("-", line)
+            for line in new_lines[j1:j2]:
+                put("+", line)
     return "".join(out), unchanged, len(new_lines)
 
 
@@ -198,6 +261,6 @@ def overlap_delta(old: str, new: str, old_label: str, new_label: str) -> Delta |
     if line_overlap(old, new) < 1 - MAX_RATIO:
         return None
     body, unchanged, total = text_diff(old, new, old_label, new_label)
-    if not body:  # the same lines, different only in a final newline handled above
+    if not body or unchanged < (1 - MAX_RATIO) * total:  # (difflib's junk heuristic found too little)
         return None
     return Delta("text", body, unchanged, total)

@@ -6,8 +6,11 @@ import difflib
 import json
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from mcpsqueeze.dedup import recover_hint, render_overlap
-from mcpsqueeze.overlap import MIN_CHARS, json_changes, line_overlap, overlap_delta
+from mcpsqueeze.overlap import MIN_CHARS, json_changes, line_overlap, overlap_delta, text_diff
 from rawclient import assert_golden
 
 GOLDEN = Path(__file__).with_name("golden")
@@ -115,3 +118,69 @@ def test_the_overlap_line_of_a_shrunk_earlier_result_names_its_recovery() -> Non
         base_hint=recover_hint(base, recover_tool="squeeze_recover"),
     )  # fmt: skip
     assert_golden(GOLDEN / "overlap_mcp_shrunk_base.txt", line + "\n")
+
+
+def _apply(old: str, diff: str) -> str:
+    """Apply a unified diff made by text_diff (the test's own reader, to check the diff is exact)."""
+    old_lines = old.splitlines(keepends=True)
+    out: list[str] = []
+    at = 0
+    lines = diff.splitlines(keepends=True)[2:]
+    i = 0
+    while i < len(lines):
+        header = lines[i]
+        assert header.startswith("@@ -")
+        start = int(header[4:].split(" ")[0].split(",")[0])
+        length = header[4:].split(" ")[0].split(",")
+        first = start - 1 if len(length) == 1 or int(length[1]) else start
+        out += old_lines[at:first]
+        at = first
+        i += 1
+        while i < len(lines) and not lines[i].startswith("@@ -"):
+            line = lines[i]
+            no_newline = i + 1 < len(lines) and lines[i + 1].startswith("\\ No newline")
+            body = line[1:-1] if no_newline else line[1:]
+            if line[0] in " -":
+                at += 1
+            if line[0] in " +":
+                out.append(body)
+            i += 2 if no_newline else 1
+    return "".join(out + old_lines[at:])
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.sampled_from(["a\n", "b\n", "c\n", "same\n", "x = 1\n", "\n"]), min_size=1, max_size=60),
+    st.lists(
+        st.tuples(
+            st.integers(0, 60), st.sampled_from(["ins", "del", "rep"]), st.sampled_from(["q\n", "a\n", "z"])
+        )
+    ),
+)
+def test_every_text_diff_applied_to_the_old_text_gives_the_new_text(
+    base: list[str], edits: list[tuple[int, str, str]]
+) -> None:
+    new = list(base)
+    for where, what, line in edits:
+        where = min(where, len(new))
+        if what == "ins":
+            new.insert(where, line)
+        elif new and where < len(new):
+            if what == "del":
+                del new[where]
+            else:
+                new[where] = line
+    old_text, new_text = "".join(base), "".join(new)
+    diff, unchanged, total = text_diff(old_text, new_text, "old", "new")
+    assert _apply(old_text, diff) == new_text
+    assert 0 <= unchanged <= total == len(new_text.splitlines())
+
+
+def test_a_very_repetitive_text_is_diffed_without_the_quadratic_worst_case() -> None:
+    old = "same line\n" * 40_000  # once 225 s in difflib without its junk heuristic; now milliseconds
+    appended = overlap_delta(old, old + "x\n", "a", "b")
+    assert appended is not None and appended.body.endswith(
+        "@@ -39998,3 +39998,4 @@\n same line\n same line\n same line\n+x\n"
+    )
+    # edited at both ends, the middle is all "junk" lines: no delta (shown whole), never a long wait
+    assert overlap_delta(old, "head\n" + old + "x\n", "a", "b") is None
