@@ -86,13 +86,18 @@ class _History:
         self._items: list[_Earlier] = []
         self._chars = 0
 
+    @staticmethod
+    def _weight(item: _Earlier) -> int:
+        """Characters held: the text, twice when the result also carries it as structuredContent."""
+        return len(item.text) * (2 if "structuredContent" in item.result else 1)
+
     def add(self, item: _Earlier) -> None:
-        if len(item.text) > self.limit:
+        if self._weight(item) > self.limit:
             return
         self._items.append(item)
-        self._chars += len(item.text)
+        self._chars += self._weight(item)
         while self._chars > self.limit:
-            self._chars -= len(self._items.pop(0).text)
+            self._chars -= self._weight(self._items.pop(0))
 
     def candidates(self, server_tool: str, arguments: str) -> list[_Earlier]:
         """The latest earlier result of the same call, then the latest of the same tool (at most two)."""

@@ -6,7 +6,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from rawclient import RawClient, cli, demo_server, text
+from rawclient import RawClient, assert_golden, cli, demo_server, text
+
+GOLDEN = Path(__file__).with_name("golden")
 
 
 def _wrap(tmp_path: Path, *extra: str) -> list[str]:
@@ -57,7 +59,8 @@ def test_a_query_policy_projects_before_shrinking_and_the_original_recovers_exac
     assert len(items) == 40
     assert record["report"]["query"] == "issues[].{key: key, title: title}"
     assert record["report"]["projected"] is True
-    assert "query policy" in projected["content"][-1]["text"]
+    notice = projected["content"][-1]["text"].replace(record["response_id"], "RID")
+    assert_golden(GOLDEN / "query_policy_notice.txt", notice + "\n")
     assert Path(record["original_response_file"]).is_file()
     assert recovered["content"] == expected["content"]  # byte for byte
     big_record = _record(big)

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from rawclient import RawClient, cli, demo_server, require_node_paths, text
+from rawclient import RawClient, assert_golden, cli, demo_server, require_node_paths, text
+
+GOLDEN = Path(__file__).with_name("golden")
 
 
 def _wrap(tmp_path: Path, server: list[str], *extra: str) -> list[str]:
@@ -41,6 +43,10 @@ def test_the_option_drops_duplicates_hides_schemas_and_recovers_the_original(tmp
     assert "structuredContent" not in small and "structuredContent" not in big
     assert text(small) == text(expected_small)  # the text itself is untouched
     assert small["_meta"]["truncation"]["structured_content_dropped"] is True
+    message = small["_meta"]["truncation"]["message"].replace(
+        small["_meta"]["truncation"]["response_id"], "RID"
+    )
+    assert_golden(GOLDEN / "structured_dropped_message.txt", message + "\n")
     assert big["_meta"]["truncation"]["structured_content_dropped"] is True  # shrunk too
     assert small_back["content"] == expected_small["content"]
     assert big_back["content"] == expected_big["content"]
