@@ -184,3 +184,21 @@ def test_a_very_repetitive_text_is_diffed_without_the_quadratic_worst_case() -> 
     )
     # edited at both ends, the middle is all "junk" lines: no delta (shown whole), never a long wait
     assert overlap_delta(old, "head\n" + old + "x\n", "a", "b") is None
+
+
+def test_the_session_history_for_overlap_is_bounded_and_prefers_the_same_call() -> None:
+    from mcpsqueeze.stages import _Earlier, _History
+
+    history = _History(limit=30)
+    for n, (args, text) in enumerate([("a", "x" * 10), ("b", "y" * 10), ("a", "z" * 10)], 1):
+        history.add(_Earlier(n, "s:read", args, text, {"content": []}, True))
+    assert [e.number for e in history.candidates("s:read", "b")] == [2, 3]
+    assert [e.number for e in history.candidates("s:other", "a")] == []
+    history.add(_Earlier(4, "s:read", "c", "w" * 10, {"content": [], "structuredContent": {}}, True))
+    # #4 weighs 20 (its text again as structuredContent): #1 and #2 are dropped to stay within 30
+    assert [e.number for e in history.candidates("s:read", "a")] == [3, 4]
+    assert [e.number for e in history.candidates("s:read", "b")] == [4]
+    history.add(
+        _Earlier(5, "s:read", "d", "v" * 31, {"content": []}, True)
+    )  # bigger than the bound: not kept
+    assert [e.number for e in history.candidates("s:read", "d")] == [4]
