@@ -99,7 +99,10 @@ class ProjectStage:
             "original_chars": original_chars,
             "shown_chars": shown,
         }
-        if self._mode == "mcp":  # the shim's stdout carries only the data
+        # The shim's stdout carries only the data; a projection still over the budget is shrunk next,
+        # and the shrink record carries this one (as `projection`) instead of a notice it would cut.
+        fits = call.policy is None or shown + len(message) <= call.policy.budget
+        if self._mode == "mcp" and fits:
             new_content.append({"type": "text", "text": message})
         presented = {k: v for k, v in result.items() if k != "content"}
         presented["content"] = new_content

@@ -65,6 +65,7 @@ def test_a_query_policy_projects_before_shrinking_and_the_original_recovers_exac
     assert recovered["content"] == expected["content"]  # byte for byte
     big_record = _record(big)
     assert big_record["projection"]["report"]["query"] == "issues[].{key: key, title: title}"
+    assert not [b for b in big["content"] if "query policy" in b["text"]]  # named in the record only
     assert "truncation" not in (other.get("_meta") or {})
 
 
