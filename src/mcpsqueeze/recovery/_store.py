@@ -157,6 +157,7 @@ def recover_result(
     pointer: str | None = None,
     offset: int | None = None,
     length: int | None = None,
+    *,
     query: str | None = None,
 ) -> dict[str, Any]:
     """The CallToolResult that `squeeze_recover` returns: the original, one JSON node, a JMESPath
@@ -221,4 +222,4 @@ def recover_call(store: RecoveryStore | None, arguments: object) -> dict[str, An
     for name, value in (("offset", offset), ("length", length)):
         if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
             raise UsageError(f"{name} must be a non-negative integer")
-    return recover_result(store.load(response_id), pointer, offset, length, query)
+    return recover_result(store.load(response_id), pointer, offset, length, query=query)

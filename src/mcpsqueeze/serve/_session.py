@@ -170,7 +170,7 @@ class Session:
         store = self._for(principal)[0].store
         if store is None:
             raise RecoveryError("this session keeps no originals")
-        return recover_result(store.load(response_id), pointer, offset, length, query)
+        return recover_result(store.load(response_id), pointer, offset, length, query=query)
 
     def stop(self) -> None:
         for backend in self.backends.values():
