@@ -126,6 +126,12 @@ def _shrink_options(func: Any) -> Any:
             help="Show JSON results that are not shrunk as TOON (mcp-compressor compatible); the original "
             "JSON stays recoverable byte for byte.",
         ),
+        click.option(
+            "--drop-duplicate-structured",
+            is_flag=True,
+            help="For clients that show structuredContent to the model: drop it when it repeats the text, "
+            "and hide those tools' outputSchema. The original stays recoverable. Off: never modified.",
+        ),
         click.option("--no-shrink", is_flag=True, help="Never shrink results."),
         click.option("--no-dedup", is_flag=True, help="Never replace repeated results with a pointer."),
         click.option(
@@ -336,6 +342,7 @@ def _flag_settings(target: list[str], opts: dict[str, Any]) -> Settings:
         budget=_budget(opts["budget"], opts["shrinkfit"]),
         truncate_chars=_truncate_chars(opts["truncate_chars"], not opts["no_shrink"]),
         toonify=opts["toonify"],
+        drop_duplicate_structured=opts.get("drop_duplicate_structured", False),
         recovery=opts["recovery"],
         recovery_dir=opts["recovery_dir"] or default_recovery_dir(),
         cache_ttl=ttl if ttl is not None else math.inf,  # off: entries and bytes still bound it

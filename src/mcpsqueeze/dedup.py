@@ -10,7 +10,7 @@ from typing import Any
 
 from ._jsonbytes import dumps
 
-__all__ = ["content_digest", "render_pointer"]
+__all__ = ["content_digest", "recover_hint", "render_overlap", "render_pointer"]
 
 
 def content_digest(content: Any) -> str:
@@ -34,3 +34,30 @@ def recover_hint(response_id: str, *, recover_tool: str | None) -> str:
     if recover_tool is not None:
         return f'To see it again, call {recover_tool} with {{"response_id": "{response_id}"}}.'
     return f"To see it again, run: mcpsq recover {response_id}"
+
+
+def render_overlap(
+    *,
+    number: int,
+    tool: str,
+    kind: str,
+    unchanged: int,
+    total: int,
+    tokens: int,
+    how_to_recover: str,
+    base_hint: str | None = None,
+) -> str:
+    """The line shown above the delta of a result that largely repeats an earlier one (golden-tested)."""
+    what = "lines" if kind == "text" else "members"
+    shape = "a unified diff" if kind == "text" else "JSON pointers of the members added, removed and changed"
+    recover = how_to_recover.replace("To see it again", "To see this result in full")
+    return (
+        f"[mcpsqueeze] largely the same as the result of call #{number} ({tool}): {unchanged} of {total} "
+        f"{what} unchanged, ~{tokens} tokens not resent. The tool did run again; below is what changed "
+        f"since call #{number}, as {shape}. {recover}"
+    ) + (
+        ""
+        if base_hint is None
+        else f" Call #{number}'s result was shown shrunk; "
+        + base_hint.replace("To see it again", "to read all of it")
+    )

@@ -30,6 +30,8 @@ class Policy:
     dedup: bool = True
     truncate_chars: int | None = None  # a cap on each text block as well (None: the budget only)
     toonify: bool = False  # show JSON results that are not shrunk as TOON
+    query: str | None = None  # a JMESPath projection of JSON results, applied before shrinking
+    drop_duplicate_structured: bool = False  # drop structuredContent equal to the text (hides outputSchema)
 
     @classmethod
     def from_settings(cls, settings: Any) -> Policy:
@@ -66,6 +68,21 @@ def _check_truncate_chars(value: Any) -> int | None:
     return value
 
 
+def _check_query(value: Any) -> str | None:
+    from ._errors import UsageError
+    from .projection import compile_query
+
+    if value is False:  # a rule can lift a projection that an earlier rule set
+        return None
+    if not isinstance(value, str):
+        raise ValueError("must be a JMESPath expression such as issues[].{key: key}, or false for none")
+    try:
+        compile_query(value)
+    except UsageError as exc:
+        raise ValueError(str(exc)) from None
+    return value
+
+
 # key -> checker (returns the value to use, raises ValueError with a short reason). One line per knob.
 POLICY_KEYS: dict[str, Callable[[Any], Any]] = {
     "budget": _check_budget,
@@ -73,6 +90,8 @@ POLICY_KEYS: dict[str, Callable[[Any], Any]] = {
     "dedup": _check_bool,
     "truncate_chars": _check_truncate_chars,
     "toonify": _check_bool,
+    "query": _check_query,
+    "drop_duplicate_structured": _check_bool,
 }
 
 

@@ -11,7 +11,7 @@ import logging
 import signal
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
@@ -21,6 +21,7 @@ from .pipeline import Pipeline, Stage
 from .policy import Policy
 from .recovery import FileStore, MemoryCache, RecoveryStore, clean_directory
 from .recovery._files import readable_by_others
+from .reshape import ProjectStage, StructuredStage
 from .settings import Settings
 from .stages import DedupStage, ShrinkStage, ToonStage, Workers
 from .stats import Accountant, CallObserver
@@ -154,6 +155,9 @@ def new_pipeline(
     tool = recover_tool if mode == "mcp" else None
     if store is not None and _stage_on(settings, "dedup") and mode == "mcp":
         stages.append(DedupStage(store, services.workers, services.accountant.count, tool, dedup_scope))
+    door: Literal["mcp", "shell"] = "mcp" if mode == "mcp" else "shell"
+    if store is not None and _query_on(settings):
+        stages.append(ProjectStage(store, services.workers, door, recover_tool))
     if store is not None and _stage_on(settings, "shrink"):
         stages.append(
             ShrinkStage(
@@ -167,8 +171,17 @@ def new_pipeline(
         )
     if store is not None and _stage_on(settings, "toonify"):
         stages.append(ToonStage(store, services.workers, "mcp" if mode == "mcp" else "shell", recover_tool))
+    if store is not None and _stage_on(settings, "drop_duplicate_structured"):
+        stages.append(StructuredStage(store, services.workers, door, recover_tool))
     policy_for = settings.policies.resolver(Policy.from_settings(settings))
     return Pipeline(stages, services.accountant, policy_for)
+
+
+def _query_on(settings: Settings) -> bool:
+    """Some call may be projected: a session-wide query, or a per-tool one."""
+    return settings.query is not None or any(
+        isinstance(r.values.get("query"), str) for r in settings.policies.rules
+    )
 
 
 def _stage_on(settings: Settings, key: str) -> bool:

@@ -32,6 +32,8 @@ class Settings:
     budget: int = DEFAULT_BUDGET
     truncate_chars: int | None = None  # MCP Squeeze's per-text-block limit, on top of the budget
     toonify: bool = False  # render JSON results that were not shrunk as TOON (original kept)
+    query: str | None = None  # JMESPath projection of JSON results (a per-tool policy, usually)
+    drop_duplicate_structured: bool = False  # drop structuredContent equal to the text (opt-in)
     recovery: Literal["memory", "files", "both"] = "both"
     recovery_dir: Path = field(default_factory=default_recovery_dir)
     cache_ttl: float = 300.0

@@ -18,7 +18,8 @@ import anyio
 from ._errors import RecoveryError, ShrinkError
 from ._jsonbytes import dumps, loads
 from ._results import text_blocks
-from .dedup import content_digest, recover_hint, render_pointer
+from .dedup import content_digest, recover_hint, render_overlap, render_pointer
+from .overlap import MAX_RATIO, MIN_CHARS, Delta, overlap_delta
 from .pipeline import Call, Outcome, Result, text_of
 from .recovery import RecoveryStore, Stored, new_response_id
 
@@ -68,6 +69,72 @@ class _Seen:
     tokens: concurrent.futures.Future[int] | None
 
 
+@dataclass
+class _Earlier:
+    number: int
+    tool: str
+    arguments: str  # canonical JSON of the call's arguments: a re-read of the same thing is preferred
+    text: str
+    result: Result  # the complete result (not copied: stages never mutate a result, they build new ones)
+    whole: bool  # the agent saw it whole (else shrunk: a delta names how to read its complete text)
+
+
+#: How many characters of earlier results a session keeps to compare new results with (overlap dedup).
+OVERLAP_HISTORY_CHARS = 8 * 1024 * 1024
+
+
+class _History:
+    """The session's recent text results, oldest dropped first once their characters pass the bound."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._items: list[_Earlier] = []
+        self._chars = 0
+
+    @staticmethod
+    def _weight(item: _Earlier) -> int:
+        """Characters held: the text, twice when the result also carries it as structuredContent."""
+        return len(item.text) * (2 if "structuredContent" in item.result else 1)
+
+    def add(self, item: _Earlier) -> None:
+        if self._weight(item) > self.limit:
+            return
+        self._items.append(item)
+        self._chars += self._weight(item)
+        while self._chars > self.limit:
+            self._chars -= self._weight(self._items.pop(0))
+
+    def candidates(self, server_tool: str, arguments: str) -> list[_Earlier]:
+        """The latest earlier result of the same call, then the latest of the same tool (at most two)."""
+        same_tool = [e for e in reversed(self._items) if e.tool == server_tool]
+        same_call = next((e for e in same_tool if e.arguments == arguments), None)
+        out = [same_call] if same_call is not None else []
+        out += [e for e in same_tool[:1] if e is not same_call]
+        return out
+
+
+def _text_only(content: list[Any]) -> str | None:
+    """The joined text of a result made only of text blocks (others are never replaced by a delta)."""
+    if not all(
+        isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str) for b in content
+    ):
+        return None
+    return "\n".join(b["text"] for b in content)
+
+
+def _best_delta(
+    candidates: list[_Earlier], text: str, number: int, tool: str
+) -> tuple[_Earlier, Delta] | None:
+    best: tuple[_Earlier, Delta] | None = None
+    for earlier in candidates:
+        delta = overlap_delta(
+            earlier.text, text, f"call #{earlier.number} ({tool})", f"call #{number} ({tool})"
+        )
+        if delta is not None and (best is None or len(delta.body) < len(best[1].body)):
+            best = (earlier, delta)
+    return best
+
+
 #: How long a repeat waits for the first sight's token count (queued behind other counting) so the
 #: pointer states the figure the stats line records; past this, it says "~" and estimates.
 COUNT_WAIT = 2.0
@@ -96,8 +163,11 @@ class DedupStage:
         count_tokens: Callable[[str], concurrent.futures.Future[int]] | None,
         recover_tool: str | None,
         shared_scope: str | None = None,
+        overlap: bool = True,
     ) -> None:
         self._store = store
+        # Overlap dedup: a result that largely repeats an earlier one is shown as what changed
+        self._history = _History(OVERLAP_HISTORY_CHARS) if overlap else None
         self._workers = workers
         self._count = count_tokens
         self.recover_tool = recover_tool
@@ -123,7 +193,9 @@ class DedupStage:
             text = text_of(result)  # the same text accounting counts
             future = self._count(text) if self._count is not None and text else None
             self._seen[digest] = _Seen(call.number, call.tool, size, future)
-            return result
+            if self._history is None or size < MIN_CHARS:
+                return result
+            return await self._overlap(call, result, outcome, size)
         counted = await _counted(seen.tokens)
         if counted is not None:
             tokens, approximate = counted, False
@@ -159,6 +231,72 @@ class DedupStage:
         # `mcpsqueeze/dedup` keeps what only a pointer has (which call it repeats), for the shim and stats.
         meta["truncation"] = {"message": pointer, **where}
         meta["mcpsqueeze/dedup"] = {"same_as_call": seen.number, "tool": seen.tool, **where}
+        presented["_meta"] = meta
+        return presented
+
+    async def _overlap(self, call: Call, result: Result, outcome: Outcome, size: int) -> Result:
+        """The result as what changed since an earlier one it largely repeats (else unchanged)."""
+        assert self._history is not None
+        content = result["content"]
+        text = _text_only(content)
+        if text is None:
+            return result
+        name = f"{call.server}:{call.tool}"
+        arguments = dumps(call.arguments, sort_keys=True).decode()
+        candidates = self._history.candidates(name, arguments)
+        budget = call.policy.budget if call.policy is not None else None
+        whole = budget is None or size <= budget
+        self._history.add(_Earlier(call.number, name, arguments, text, result, whole))
+        if not candidates:
+            return result
+        if size >= _INLINE_LIMIT:
+            best = await self._workers.run(_best_delta, candidates, text, call.number, call.tool)
+        else:
+            best = _best_delta(candidates, text, call.number, call.tool)
+        if best is None:
+            return result
+        earlier, delta = best
+        response_id = new_response_id()
+        base_id = None if earlier.whole else new_response_id()
+        message = render_overlap(
+            number=earlier.number,
+            tool=call.tool,
+            kind=delta.kind,
+            unchanged=delta.unchanged,
+            total=delta.total,
+            tokens=max(1, (len(text) - len(delta.body)) // 4),
+            how_to_recover=recover_hint(response_id, recover_tool=self.recover_tool),
+            base_hint=None if base_id is None else recover_hint(base_id, recover_tool=self.recover_tool),
+        )
+        shown = len(message) + len(delta.body)
+        if shown > MAX_RATIO * len(text) or (budget is not None and shown > budget):
+            return result
+        try:
+            stored = await self._workers.run(_store_original, self._store, response_id, result)
+            if base_id is not None:  # content-addressed: the earlier original is not written twice
+                await self._workers.run(_store_original, self._store, base_id, earlier.result)
+        except RecoveryError as exc:
+            outcome.store_failed = str(exc)
+            return result
+        outcome.action = "dedup"  # accounted as dedup; `mcpsqueeze/dedup` says it is an overlap
+        outcome.dedup_of = earlier.number
+        outcome.response_id = response_id
+        outcome.original_file = stored.file
+        presented = {k: v for k, v in result.items() if k != "content"}
+        presented["content"] = [{"type": "text", "text": message}, {"type": "text", "text": delta.body}]
+        meta = dict(presented.get("_meta") or {})
+        where: dict[str, Any] = {"response_id": response_id}
+        if stored.file:
+            where["original_response_file"] = stored.file
+        meta["truncation"] = {"message": message, **where}
+        meta["mcpsqueeze/dedup"] = {
+            "overlaps_call": earlier.number,
+            "tool": call.tool,
+            "delta": delta.kind,
+            **where,
+        }
+        if base_id is not None:
+            meta["mcpsqueeze/dedup"]["overlaps_response_id"] = base_id
         presented["_meta"] = meta
         return presented
 
@@ -264,7 +402,10 @@ class ShrinkStage:
         presented = {k: v for k, v in result.items() if k != "content"}
         presented["content"] = new_content
         meta = dict(presented.get("_meta") or {})
-        meta["truncation"] = shrunk.truncation
+        projection = meta.get("truncation") if outcome.action == "shrink" else None  # a query policy's
+        meta["truncation"] = (
+            shrunk.truncation if projection is None else {**shrunk.truncation, "projection": projection}
+        )
         presented["_meta"] = meta
         outcome.action = "shrink"
         outcome.response_id = response_id

@@ -172,3 +172,12 @@ def test_a_streamable_http_server_and_a_stdio_server_in_one_client() -> None:
             # dedup spans the client's servers: the same content from the stdio server is a pointer
             same = client.call("demo", "search_issues", {"query": "http", "limit": 100})
             assert "identical to the result of call #1" in record(same)["message"]
+
+
+def test_client_recover_projects_the_original_with_a_jmespath_query() -> None:
+    with Client(DEMO, budget=4000) as client:
+        shrunk = client.call("demo", "search_issues", {"query": "bug", "limit": 50})
+        rid = record(shrunk)["response_id"]
+        assert json.loads(client.recover(rid, query="issues[].number")) == list(range(1000, 1050))
+        with pytest.raises(UsageError, match="not valid JMESPath"):
+            client.recover(rid, query="issues[")

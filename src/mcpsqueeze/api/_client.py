@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import json
 import os
 from collections import OrderedDict
@@ -270,10 +271,13 @@ class Client:
         pointer: str | None = None,
         offset: int | None = None,
         length: int | None = None,
+        *,
+        query: str | None = None,
     ) -> Any:
-        """The original's text, or the part a JSON `pointer` / `offset`+`length` window selects
-        (awaitable under `async with`). RecoveryError when the id is unknown, expired or evicted."""
-        return self._run(self._recover, response_id, pointer, offset, length)
+        """The original's text, or the part a JSON `pointer`, a JMESPath `query` or an `offset`+`length`
+        window selects (awaitable under `async with`). RecoveryError when the id is unknown, expired or
+        evicted."""
+        return self._run(self._recover, response_id, pointer, offset, length, query)
 
     def to_functions(self) -> list[Callable[..., Any]]:
         """One plain callable per tool (`server_tool`, keyword arguments, returns the presented text,
@@ -365,9 +369,16 @@ class Client:
         return presented, outcome
 
     async def _recover(
-        self, response_id: str, pointer: str | None, offset: int | None, length: int | None
+        self,
+        response_id: str,
+        pointer: str | None,
+        offset: int | None,
+        length: int | None,
+        query: str | None = None,
     ) -> str:
-        return await anyio.to_thread.run_sync(self.squeezer.recover, response_id, pointer, offset, length)
+        return await anyio.to_thread.run_sync(
+            functools.partial(self.squeezer.recover, response_id, pointer, offset, length, query=query)
+        )
 
     def _caller(self, server: str, tool: str) -> Callable[[dict[str, Any]], Any]:
         async def run(arguments: dict[str, Any]) -> str:

@@ -134,10 +134,13 @@ class Squeezer:
         pointer: str | None = None,
         offset: int | None = None,
         length: int | None = None,
+        *,
+        query: str | None = None,
     ) -> dict[str, Any]:
-        """What the recover tool returns: the original, one JSON node (`pointer`) or a text window."""
+        """What the recover tool returns: the original, one JSON node (`pointer`), a JMESPath projection
+        (`query`) or a text window."""
         arguments: dict[str, Any] = {"response_id": response_id}
-        for key, value in (("pointer", pointer), ("offset", offset), ("length", length)):
+        for key, value in (("pointer", pointer), ("offset", offset), ("length", length), ("query", query)):
             if value is not None:
                 arguments[key] = value
         return self.answer_recover(arguments)
@@ -152,10 +155,12 @@ class Squeezer:
         pointer: str | None = None,
         offset: int | None = None,
         length: int | None = None,
+        *,
+        query: str | None = None,
     ) -> str:
-        """The original's text (or the part `pointer` / `offset`+`length` select). RecoveryError when
-        the id is unknown, expired or evicted; UsageError for malformed arguments."""
-        return text_of(self.recover_result(response_id, pointer, offset, length))
+        """The original's text (or the part `pointer` / `query` / `offset`+`length` select). RecoveryError
+        when the id is unknown, expired or evicted; UsageError for malformed arguments."""
+        return text_of(self.recover_result(response_id, pointer, offset, length, query=query))
 
     def original(self, response_id: str) -> dict[str, Any]:
         """The complete original CallToolResult exactly as the tool returned it."""

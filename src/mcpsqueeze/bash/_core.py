@@ -46,13 +46,14 @@ __all__ = [
 
 _HELP_WORDS = ("-h", "--help", "help")
 _RECOVER_USAGE = (
-    "Usage: {p}recover ID|PATH [--pointer POINTER | --lines 120-180] [--raw]\n"
+    "Usage: {p}recover ID|PATH [--pointer POINTER | --lines 120-180] [--query EXPR] [--raw]\n"
     "\n"
     "Print the original of a shrunk or deduplicated result from the recovery directory: its text\n"
     "(the text blocks joined); with --pointer, the one JSON value the RFC 6901 pointer names inside\n"
     "it (a string as is, anything else as JSON; the notice names one that exists, e.g. /0 or\n"
     "/issues/0); with --lines, exactly the lines a preview's [lines A-B folded] marker names; with\n"
-    "--raw, the stored result as JSON.\n"
+    "--query, the JMESPath projection of that JSON (of the pointed part, with --pointer), e.g.\n"
+    "--query 'issues[].{{key: key, title: title}}'; with --raw, the stored result as JSON.\n"
     "ID is the 32-hex response id from the notice; PATH is mcpsqueeze-ID.json inside the recovery\n"
     "directory. Anything outside that directory, symlinks and other odd files are refused (exit 2).\n"
 )
@@ -98,13 +99,16 @@ class CallPlan:
 class RecoverPlan:
     """``recover ID|PATH [--pointer P | --lines A-B] [--raw]``."""
 
-    __slots__ = ("lines", "pointer", "raw", "ref")
+    __slots__ = ("lines", "pointer", "query", "raw", "ref")
 
-    def __init__(self, ref: str, pointer: str | None, raw: bool, lines: str | None = None) -> None:
+    def __init__(
+        self, ref: str, pointer: str | None, raw: bool, lines: str | None = None, query: str | None = None
+    ) -> None:
         self.ref = ref
         self.pointer = pointer
         self.raw = raw
         self.lines = lines
+        self.query = query
 
 
 def _line(text: str) -> str:
@@ -129,6 +133,7 @@ def plan_recover(argv: list[str], prefix: str = "mcpsq ") -> RecoverPlan | Outco
     ref: str | None = None
     pointer: str | None = None
     lines: str | None = None
+    query: str | None = None
     raw = False
     i = 0
     while i < len(words):
@@ -155,6 +160,18 @@ def plan_recover(argv: list[str], prefix: str = "mcpsq ") -> RecoverPlan | Outco
                 pointer = words[i]
             else:
                 return _usage(f"{prefix}recover: --pointer needs a JSON pointer like /issues/0/title; {see}")
+        elif word == "--query" or word.startswith("--query="):
+            if query is not None:
+                return _usage(f"{prefix}recover: --query given twice; pass one expression; {see}")
+            if "=" in word:
+                query = word.split("=", 1)[1]
+            elif i + 1 < len(words):
+                i += 1
+                query = words[i]
+            else:
+                return _usage(
+                    f"{prefix}recover: --query needs a JMESPath expression like issues[].key; {see}"
+                )
         elif word.startswith("--") and len(word) > 2:
             return _usage(f"{prefix}recover: unknown flag {word}; {see}")
         elif ref is None:
@@ -169,7 +186,9 @@ def plan_recover(argv: list[str], prefix: str = "mcpsq ") -> RecoverPlan | Outco
         )
     if lines is not None and pointer is not None:
         return _usage(f"{prefix}recover: give --pointer or --lines, not both; {see}")
-    return RecoverPlan(ref, pointer, raw, lines)
+    if lines is not None and query is not None:
+        return _usage(f"{prefix}recover: give --lines or --query, not both; {see}")
+    return RecoverPlan(ref, pointer, raw, lines, query)
 
 
 def _close(word: str, candidates: list[str]) -> str:
@@ -430,24 +449,29 @@ def run_recover(
         return _usage(f"{prog}: {request.ref!r} is not a JSON recovery file; pass a response id instead.")
     if not isinstance(original, dict):
         return _usage(f"{prog}: {request.ref!r} does not hold a tool result; pass a response id instead.")
-    if request.raw and request.pointer is None:
+    if request.raw and request.pointer is None and request.query is None:
         return Outcome(stdout=_line(data.decode("utf-8", "replace")))
     if request.lines is not None:
         return _recover_lines(original, request.lines, prog)
     text, _notes = _text_and_notes(original)
-    if request.pointer is None:
+    if request.pointer is None and request.query is None:
         return Outcome(stdout=_line(text) if text else "")
+    selector = "--pointer" if request.pointer is not None else "--query"
     try:
         document = json.loads(text)
     except ValueError:
         if "structuredContent" not in original:
             return _usage(
-                f"{prog}: the original is not JSON, so --pointer cannot select a part of it; "
-                f"run `{prog} {request.ref}` without --pointer to read its text."
+                f"{prog}: the original is not JSON, so {selector} cannot select a part of it; "
+                f"run `{prog} {request.ref}` without {selector} to read its text."
             )
         document = original["structuredContent"]
     try:
-        node = resolve_pointer(document, request.pointer)
+        node = resolve_pointer(document, request.pointer) if request.pointer is not None else document
+        if request.query is not None:
+            from mcpsqueeze.projection import project  # jmespath: pure Python, imported only here
+
+            node = project(node, request.query)
     except (RecoveryError, UsageError) as exc:
         return _usage(f"{prog}: {exc}")
     shown = node if isinstance(node, str) else json.dumps(node, ensure_ascii=False, indent=1)

@@ -216,11 +216,17 @@ def invoke(server: str, tool: str, arguments: dict[str, Any], full: bool = False
 
 
 def squeeze_recover(
-    response_id: str, pointer: str | None = None, offset: int | None = None, length: int | None = None
+    response_id: str,
+    pointer: str | None = None,
+    offset: int | None = None,
+    length: int | None = None,
+    *,
+    query: str | None = None,
 ) -> Any:
-    """The original of a shrunk or deduplicated result, one JSON node of it (RFC 6901 `pointer`), or a text
-    window (`offset`, `length`). Never re-runs the tool. JSON comes back parsed; a window as text."""
-    given = (("pointer", pointer), ("offset", offset), ("length", length))
+    """The original of a shrunk or deduplicated result, one JSON node of it (RFC 6901 `pointer`), a
+    JMESPath projection (`query`, e.g. "issues[].{key: key}"), or a text window (`offset`, `length`).
+    Never re-runs the tool. JSON comes back parsed; a window as text."""
+    given = (("pointer", pointer), ("offset", offset), ("length", length), ("query", query))
     query = {key: str(value) for key, value in given if value is not None}
     path = f"/v1/recover/{urllib.parse.quote(response_id, safe='')}"
     if query:

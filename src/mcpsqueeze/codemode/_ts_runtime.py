@@ -229,15 +229,16 @@ export async function invoke(server: string, tool: string, args: Record<string, 
 }
 
 /**
- * The original of a shrunk or deduplicated result, one JSON node of it (RFC 6901 `pointer`), or a text
- * window (`offset`, `length`). Never re-runs the tool. JSON comes back parsed; a window as text.
+ * The original of a shrunk or deduplicated result, one JSON node of it (RFC 6901 `pointer`), a JMESPath
+ * projection (`query`, e.g. "issues[].{key: key}"), or a text window (`offset`, `length`). Never re-runs
+ * the tool. JSON comes back parsed; a window as text.
  */
 export async function squeezeRecover(
   responseId: string,
-  options: { pointer?: string; offset?: number; length?: number } = {},
+  options: { pointer?: string; offset?: number; length?: number; query?: string } = {},
 ): Promise<unknown> {
   const query = new URLSearchParams();
-  for (const key of ["pointer", "offset", "length"] as const) {
+  for (const key of ["pointer", "offset", "length", "query"] as const) {
     if (options[key] !== undefined) query.set(key, String(options[key]));
   }
   const suffix = query.toString() ? `?${query}` : "";

@@ -55,13 +55,15 @@ def recover_tool_definition(name: str) -> dict[str, Any]:
             "'pointer' is an RFC 6901 JSON pointer into the original JSON (e.g. /issues/17), and "
             "'offset'/'length' select a window of characters of the original (or of the pointed part), "
             "and 'lines' a range of its lines, e.g. \"120-180\" (as a preview's [lines A-B folded] markers "
-            "name them). Never re-runs the tool."
+            "name them); 'query' is a JMESPath expression that keeps only what you need of JSON (e.g. "
+            "issues[].{key: key, summary: summary}). Never re-runs the tool."
         ),
         "inputSchema": {
             "type": "object",
             "properties": {
                 "response_id": {"type": "string", "description": "32 hex characters from the notice"},
                 "pointer": {"type": "string", "description": "RFC 6901 JSON pointer, e.g. /issues/17"},
+                "query": {"type": "string", "description": "JMESPath expression, e.g. issues[].key"},
                 "offset": {"type": "integer", "minimum": 0, "description": "first character of the window"},
                 "length": {"type": "integer", "minimum": 1, "description": "characters in the window"},
                 "lines": {"type": "string", "description": "a line range of the original, e.g. 120-180"},
@@ -71,6 +73,29 @@ def recover_tool_definition(name: str) -> dict[str, Any]:
         },
         "annotations": {"readOnlyHint": True, "idempotentHint": True, "openWorldHint": False},
     }
+
+
+def _hide_output_schemas(
+    pipeline: Pipeline, server: str, message: Message, result: dict[str, Any]
+) -> tuple[Message, dict[str, Any]]:
+    """Tools whose policy drops a duplicate structuredContent lose their outputSchema in tools/list:
+    a client that validates results against it would reject a result without structuredContent."""
+    tools = result.get("tools")
+    lookup = pipeline.policy_for
+    if lookup is None or not isinstance(tools, list):
+        return message, result
+    hidden = [
+        {k: v for k, v in t.items() if k != "outputSchema"}
+        if isinstance(t, dict)
+        and "outputSchema" in t
+        and lookup(server, str(t.get("name"))).drop_duplicate_structured
+        else t
+        for t in tools
+    ]
+    if all(a is b for a, b in zip(hidden, tools, strict=True)):
+        return message, result
+    result = {**result, "tools": hidden}
+    return {**message, "result": result}, result
 
 
 def _error(request_id: Any, code: int, message: str, data: Any = None) -> Message:
@@ -420,6 +445,9 @@ class Relay:
                 self._busy += 1  # released by _present
                 self._tg.start_soon(self._present, pending.call, message, result)
             elif pending.method == "tools/list":
+                message, result = _hide_output_schemas(
+                    self.pipeline, self.services.server_name, message, result
+                )
                 await self._to_front(self._with_recover_tool(message, result))
             else:
                 if pending.method == "initialize" and isinstance(result.get("protocolVersion"), str):

@@ -156,9 +156,12 @@ def recover_result(
     offset: int | None = None,
     length: int | None = None,
     lines: str | None = None,
+    *,
+    query: str | None = None,
 ) -> dict[str, Any]:
-    """The CallToolResult that `squeeze_recover` returns: the original, one JSON node, a text window,
-    or a range of lines (numbered as the preview's fold markers number them)."""
+    """The CallToolResult that `squeeze_recover` returns: the original, one JSON node, a JMESPath
+    projection (of the node, when both are given), a text window of any of these, or a range of its
+    lines (numbered as the preview's fold markers number them)."""
     if lines is not None and (offset is not None or length is not None):
         raise UsageError("give either lines or offset/length, not both")
     try:
@@ -167,20 +170,24 @@ def recover_result(
         raise RecoveryError(
             f"the stored original is not valid JSON ({exc}); it may have been altered"
         ) from exc
-    if pointer is None and offset is None and length is None and lines is None:
+    if pointer is None and offset is None and length is None and lines is None and query is None:
         return {"content": original.get("content", []), "isError": False}
     text = text_of(original)
-    if pointer is not None:
+    if pointer is not None or query is not None:
         try:
             document = json.loads(text)
         except ValueError:
             if "structuredContent" not in original:
                 raise RecoveryError(
-                    "the original is not JSON, so a pointer cannot select a part of it; "
-                    "use offset/length to read a window of its text instead"
+                    f"the original is not JSON, so a {'pointer' if pointer is not None else 'query'} cannot "
+                    "select a part of it; use offset/length to read a window of its text instead"
                 ) from None
             document = original["structuredContent"]
-        node = resolve_pointer(document, pointer)
+        node = resolve_pointer(document, pointer) if pointer is not None else document
+        if query is not None:
+            from ..projection import project
+
+            node = project(node, query)
         text = node if isinstance(node, str) else json.dumps(node, ensure_ascii=False, indent=1)
     if lines is not None:
         chosen, first, last, total_lines = read_lines(text, lines)
@@ -216,10 +223,15 @@ def recover_call(store: RecoveryStore | None, arguments: object) -> dict[str, An
     length = arguments.get("length")
     if pointer is not None and not isinstance(pointer, str):
         raise UsageError("pointer must be a string such as /issues/17")
+    query = arguments.get("query")
+    if query is not None:
+        from ..projection import compile_query
+
+        compile_query(query)  # a malformed expression is a usage error before anything is loaded
     for name, value in (("offset", offset), ("length", length)):
         if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
             raise UsageError(f"{name} must be a non-negative integer")
     lines = arguments.get("lines")
     if lines is not None and not isinstance(lines, str):
         raise UsageError("lines must be a string such as 120-180")
-    return recover_result(store.load(response_id), pointer, offset, length, lines)
+    return recover_result(store.load(response_id), pointer, offset, length, lines, query=query)

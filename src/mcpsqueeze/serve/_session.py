@@ -6,6 +6,7 @@ The API (docs/session-api.md) is a thin door onto the same `Pipeline.present` th
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import socket
@@ -20,6 +21,7 @@ import anyio.abc
 from .._auth import PRINCIPAL_KEY, Tokens, bearer_guard, check_token_path, is_loopback, load_tokens
 from .._errors import BackendError, RecoveryError, UsageError
 from ..pipeline import Call, Outcome, Pipeline
+from ..projection import ProjectionError, compile_query
 from ..recovery import ensure_private_dir, is_response_id, recover_result
 from ..recovery._files import check_if_present
 from ..services import (
@@ -74,6 +76,7 @@ class SessionAPI(Protocol):
         offset: int | None = None,
         length: int | None = None,
         principal: str | None = None,
+        query: str | None = None,
     ) -> dict[str, Any]: ...
 
 
@@ -156,11 +159,12 @@ class Session:
         offset: int | None = None,
         length: int | None = None,
         principal: str | None = None,
+        query: str | None = None,
     ) -> dict[str, Any]:
         store = self._for(principal)[0].store
         if store is None:
             raise RecoveryError("this session keeps no originals")
-        return recover_result(store.load(response_id), pointer, offset, length)
+        return recover_result(store.load(response_id), pointer, offset, length, query=query)
 
     def stop(self) -> None:
         for backend in self.backends.values():
@@ -230,15 +234,26 @@ def build_app(session: SessionAPI, token: bytes | Tokens | None) -> Any:
         if not all(v is None or v.isdigit() for v in window):
             return reply(400, _err("bad_request", "offset and length are whole numbers of characters"))
         offset, length = (None if v is None else int(v) for v in window)
+        query = request.query_params.get("query")
+        if query is not None:
+            try:
+                compile_query(query)
+            except UsageError as exc:
+                return reply(400, _err("bad_request", str(exc)))
         try:
             result = await anyio.to_thread.run_sync(
-                session.recover,
-                response_id,
-                request.query_params.get("pointer"),
-                offset,
-                length,
-                request.scope.get(PRINCIPAL_KEY),
+                functools.partial(
+                    session.recover,
+                    response_id,
+                    request.query_params.get("pointer"),
+                    offset,
+                    length,
+                    request.scope.get(PRINCIPAL_KEY),
+                    query=query,
+                )
             )
+        except ProjectionError as exc:
+            return reply(400, _err("bad_request", str(exc)))
         except (RecoveryError, UsageError) as exc:
             return reply(404, _err("not_found", str(exc)))
         return reply(200, {"result": result})

@@ -1,0 +1,199 @@
+"""Opt-in result stages that reshape a result rather than cut it: a per-tool JMESPath projection
+(`query` policy), and dropping a structuredContent that repeats the text (`drop_duplicate_structured`).
+
+Both store the complete original first and name it in ``_meta.truncation``, like every changed result;
+when the original cannot be stored the result passes unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any, Literal
+
+from ._errors import RecoveryError, UsageError
+from ._jsonbytes import loads
+from .pipeline import Call, Outcome, Result, text_of
+from .recovery import RecoveryStore, new_response_id
+from .stages import Workers, _store_original
+
+__all__ = ["ProjectStage", "StructuredStage", "duplicates_text"]
+
+log = logging.getLogger(__name__)
+_INLINE_LIMIT = 64 * 1024
+
+
+def _hint(response_id: str, mode: Literal["mcp", "shell"], recover_tool: str) -> str:
+    if mode == "mcp":
+        return f'The complete original: call {recover_tool} with {{"response_id": "{response_id}"}}.'
+    return f"The complete original: mcpsq recover {response_id}"
+
+
+def _project_texts(texts: list[str], query: str) -> list[str | None]:
+    from .projection import project_text
+
+    return [project_text(text, query) for text in texts]
+
+
+class ProjectStage:
+    """A tool's `query` policy: JSON text blocks replaced by their JMESPath projection, before shrinking."""
+
+    def __init__(
+        self,
+        store: RecoveryStore,
+        workers: Workers,
+        mode: Literal["mcp", "shell"],
+        recover_tool: str = "squeeze_recover",
+    ) -> None:
+        self._store = store
+        self._workers = workers
+        self._mode = mode
+        self.recover_tool = recover_tool
+
+    async def __call__(self, call: Call, result: Result, outcome: Outcome) -> Result:
+        query = call.policy.query if call.policy is not None else None
+        if query is None or outcome.action != "passthrough":
+            return result
+        content = result.get("content")
+        if not isinstance(content, list):
+            return result
+        indexes = [
+            i
+            for i, b in enumerate(content)
+            if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+        ]
+        texts = [content[i]["text"] for i in indexes]
+        try:
+            if sum(map(len, texts)) >= _INLINE_LIMIT:
+                projected = await self._workers.run(_project_texts, texts, query)
+            else:
+                projected = _project_texts(texts, query)
+        except UsageError as exc:  # the query does not apply to this result: show it whole
+            log.warning("mcpsqueeze: %s:%s result not projected: %s", call.server, call.tool, exc)
+            return result
+        if all(p is None for p in projected):
+            return result
+        response_id = new_response_id()
+        try:
+            stored = await self._workers.run(_store_original, self._store, response_id, result)
+        except RecoveryError as exc:
+            outcome.store_failed = str(exc)
+            return result
+        new_content = list(content)
+        for i, text in zip(indexes, projected, strict=True):
+            if text is not None:
+                new_content[i] = {**content[i], "text": text}
+        original_chars = sum(map(len, texts))
+        shown = sum(len(t if p is None else p) for t, p in zip(texts, projected, strict=True))
+        message = (
+            f"[mcpsqueeze] projected by this tool's query policy {query!r}: {shown} of {original_chars} "
+            f"characters shown. {_hint(response_id, self._mode, self.recover_tool)}"
+        )
+        record: dict[str, Any] = {"message": message, "response_id": response_id}
+        if stored.file:
+            record["original_response_file"] = stored.file
+        record["report"] = {
+            "pruned": True,
+            "projected": True,
+            "query": query,
+            "original_chars": original_chars,
+            "shown_chars": shown,
+        }
+        # The shim's stdout carries only the data; a projection still over the budget is shrunk next,
+        # and the shrink record carries this one (as `projection`) instead of a notice it would cut.
+        fits = call.policy is None or shown + len(message) <= call.policy.budget
+        if self._mode == "mcp" and fits:
+            new_content.append({"type": "text", "text": message})
+        presented = {k: v for k, v in result.items() if k != "content"}
+        presented["content"] = new_content
+        meta = dict(presented.get("_meta") or {})
+        meta["truncation"] = record
+        presented["_meta"] = meta
+        outcome.action = "shrink"  # counted with the shrunk results
+        outcome.response_id = response_id
+        outcome.original_file = stored.file
+        outcome.report = record["report"]
+        return presented
+
+
+def duplicates_text(result: Result) -> bool:
+    """Whether the result's structuredContent repeats its text: the same JSON value, or an object whose
+    one member is the text itself (`{"content": text}` of server-filesystem, `{"result": text}` of
+    MCPServer's `-> str` tools)."""
+    if "structuredContent" not in result:
+        return False
+    structured = result["structuredContent"]
+    text = text_of(result)
+    if isinstance(structured, dict) and len(structured) == 1 and next(iter(structured.values())) == text:
+        return True
+    try:
+        return bool(json.loads(text) == structured)
+    except (ValueError, RecursionError):
+        return False
+
+
+def _original_duplicates(store: RecoveryStore, response_id: str) -> bool:
+    return duplicates_text(loads(store.load(response_id)))
+
+
+class StructuredStage:
+    """``--drop-duplicate-structured``: drop a structuredContent that repeats the text (runs last).
+
+    For clients that forward structuredContent to the model, where a server that sends every result
+    twice costs twice the tokens and undoes shrinking. The relay then hides the tool's outputSchema so
+    the client does not reject a result without it. The original, structuredContent included, stays
+    recoverable: the earlier stage's stored original when the result was already changed, else stored
+    here."""
+
+    def __init__(
+        self,
+        store: RecoveryStore,
+        workers: Workers,
+        mode: Literal["mcp", "shell"],
+        recover_tool: str = "squeeze_recover",
+    ) -> None:
+        self._store = store
+        self._workers = workers
+        self._mode = mode
+        self.recover_tool = recover_tool
+
+    async def __call__(self, call: Call, result: Result, outcome: Outcome) -> Result:
+        if (
+            call.policy is None
+            or not call.policy.drop_duplicate_structured
+            or "structuredContent" not in result
+        ):
+            return result
+        meta = dict(result.get("_meta") or {})
+        if outcome.response_id is not None:  # already changed: the stored original is what to compare
+            try:
+                duplicate = await self._workers.run(_original_duplicates, self._store, outcome.response_id)
+            except RecoveryError:
+                return result
+            if not duplicate:
+                return result
+            record = dict(meta.get("truncation") or {})
+        else:
+            if not duplicates_text(result):
+                return result
+            response_id = new_response_id()
+            try:
+                stored = await self._workers.run(_store_original, self._store, response_id, result)
+            except RecoveryError as exc:
+                outcome.store_failed = str(exc)
+                return result
+            record = {
+                "message": "[mcpsqueeze] structuredContent dropped: it repeated the text. "
+                + _hint(response_id, self._mode, self.recover_tool),
+                "response_id": response_id,
+            }
+            if stored.file:
+                record["original_response_file"] = stored.file
+            record["report"] = {"pruned": False}
+            outcome.response_id = response_id
+            outcome.original_file = stored.file
+        record["structured_content_dropped"] = True
+        meta["truncation"] = record
+        presented = {k: v for k, v in result.items() if k != "structuredContent"}
+        presented["_meta"] = meta
+        return presented

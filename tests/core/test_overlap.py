@@ -1,0 +1,204 @@
+"""The pure overlap engine: line diffs for text, added/removed/changed members for JSON."""
+
+from __future__ import annotations
+
+import difflib
+import json
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mcpsqueeze.dedup import recover_hint, render_overlap
+from mcpsqueeze.overlap import MIN_CHARS, json_changes, line_overlap, overlap_delta, text_diff
+from rawclient import assert_golden
+
+GOLDEN = Path(__file__).with_name("golden")
+
+
+def _source(lines: int) -> str:
+    return "".join(f"def function_{i}(x):\n    return x + {i}\n" for i in range(lines))
+
+
+def test_a_file_re_read_after_a_small_edit_is_a_unified_diff_naming_both_calls() -> None:
+    old = _source(200)
+    new = old.replace("return x + 17\n", "return x * 17\n")
+    delta = overlap_delta(old, new, "call #1 (read_file)", "call #4 (read_file)")
+    assert delta is not None and delta.kind == "text"
+    assert delta.body.startswith("--- call #1 (read_file)\n+++ call #4 (read_file)\n")
+    assert "-    return x + 17\n+    return x * 17\n" in delta.body
+    assert delta.unchanged == 399 and delta.total == 400
+    assert len(delta.body) < len(new) / 10
+    # the diff is exact: applying it to the old text gives the new one
+    restored = "".join(difflib.restore(difflib.ndiff(old.splitlines(True), new.splitlines(True)), 2))
+    assert restored == new
+
+
+def test_a_longer_log_after_a_shorter_one_shows_only_the_added_lines() -> None:
+    commits = [f"Commit: {i:040x}\nAuthor: a\nMessage: change {i}\n\n" for i in range(200)]
+    log, short = "".join(commits), "".join(commits[:100])
+    delta = overlap_delta(short, log, "call #2 (git_log)", "call #3 (git_log)")
+    assert delta is not None
+    assert not [ln for ln in delta.body.splitlines()[2:] if ln.startswith("-")]
+    assert delta.body.count("\n+Commit: ") == 100
+
+
+def test_texts_that_share_few_lines_have_no_delta() -> None:
+    assert overlap_delta(_source(100), _source(100).replace("x", "y"), "a", "b") is None
+    assert line_overlap("a\nb\nc\nd\n", "a\nx\ny\nz\n") == 0.25
+
+
+def test_small_and_identical_results_have_no_delta() -> None:
+    small = "x\n" * (MIN_CHARS // 4)
+    assert overlap_delta(small, small + "y\n", "a", "b") is None
+    assert overlap_delta(_source(100), _source(100), "a", "b") is None
+
+
+def test_a_graph_read_again_after_one_observation_is_one_change_by_entity_name() -> None:
+    graph = {
+        "entities": [
+            {"type": "entity", "name": f"e{i}", "entityType": "t", "observations": [f"fact {i}"]}
+            for i in range(50)
+        ],
+        "relations": [{"from": "e1", "to": "e2", "relationType": "knows"}],
+    }
+    later = json.loads(json.dumps(graph))
+    later["entities"][7]["observations"].append("a new fact")
+    changes, unchanged, _ = json_changes(graph, later)
+    assert changes == {"added": [{"path": "/entities/7/observations/1", "value": "a new fact"}]}
+    assert unchanged >= 50
+    delta = overlap_delta(
+        json.dumps(graph, indent=2), json.dumps(later, indent=2), "call #1 (read_graph)", "x"
+    )
+    assert delta is not None and delta.kind == "json"
+    assert json.loads(delta.body)["compared_with"] == "call #1 (read_graph)"
+
+
+def test_json_objects_report_added_removed_and_changed_keys() -> None:
+    old = {"a": 1, "b": {"c": 2, "d": 3}, "gone": True}
+    new = {"a": 1, "b": {"c": 2, "d": 4}, "new": [1]}
+    changes, unchanged, _ = json_changes(old, new)
+    assert changes == {
+        "added": [{"path": "/new", "value": [1]}],
+        "removed": [{"path": "/gone"}],
+        "changed": [{"path": "/b/d", "value": 4}],
+    }
+    assert unchanged == 2
+
+
+def test_arrays_without_names_are_matched_by_a_stable_hash_of_each_item() -> None:
+    old = [[1, 2], [3, 4], [5, 6]]
+    new = [[3, 4], [1, 2], [7, 8]]
+    changes, unchanged, total = json_changes(old, new)
+    assert changes == {"added": [{"path": "/2", "value": [7, 8]}], "removed": [{"path": "/2"}]}
+    assert (unchanged, total) == (2, 3)
+
+
+def test_removed_named_items_carry_their_name() -> None:
+    old = [{"id": 1, "v": "a"}, {"id": 2, "v": "b"}]
+    new = [{"id": 2, "v": "b"}]
+    changes, _, _ = json_changes(old, new)
+    assert changes == {"removed": [{"path": "/0", "id": 1}]}
+
+
+def test_the_overlap_line_is_pinned() -> None:
+    rid = "0123456789abcdef0123456789abcdef"
+    line = render_overlap(
+        number=3, tool="read_text_file", kind="text", unchanged=398, total=400, tokens=2100,
+        how_to_recover=recover_hint(rid, recover_tool="squeeze_recover"),
+    )  # fmt: skip
+    assert_golden(GOLDEN / "overlap_mcp.txt", line + "\n")
+
+
+def test_the_overlap_line_of_a_shrunk_earlier_result_names_its_recovery() -> None:
+    rid, base = "0123456789abcdef0123456789abcdef", "fedcba9876543210fedcba9876543210"
+    line = render_overlap(
+        number=3, tool="git_log", kind="text", unchanged=400, total=800, tokens=9000,
+        how_to_recover=recover_hint(rid, recover_tool="squeeze_recover"),
+        base_hint=recover_hint(base, recover_tool="squeeze_recover"),
+    )  # fmt: skip
+    assert_golden(GOLDEN / "overlap_mcp_shrunk_base.txt", line + "\n")
+
+
+def _apply(old: str, diff: str) -> str:
+    """Apply a unified diff made by text_diff (the test's own reader, to check the diff is exact)."""
+    old_lines = old.splitlines(keepends=True)
+    out: list[str] = []
+    at = 0
+    lines = diff.splitlines(keepends=True)[2:]
+    i = 0
+    while i < len(lines):
+        header = lines[i]
+        assert header.startswith("@@ -")
+        start = int(header[4:].split(" ")[0].split(",")[0])
+        length = header[4:].split(" ")[0].split(",")
+        first = start - 1 if len(length) == 1 or int(length[1]) else start
+        out += old_lines[at:first]
+        at = first
+        i += 1
+        while i < len(lines) and not lines[i].startswith("@@ -"):
+            line = lines[i]
+            no_newline = i + 1 < len(lines) and lines[i + 1].startswith("\\ No newline")
+            body = line[1:-1] if no_newline else line[1:]
+            if line[0] in " -":
+                at += 1
+            if line[0] in " +":
+                out.append(body)
+            i += 2 if no_newline else 1
+    return "".join(out + old_lines[at:])
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.sampled_from(["a\n", "b\n", "c\n", "same\n", "x = 1\n", "\n"]), min_size=1, max_size=60),
+    st.lists(
+        st.tuples(
+            st.integers(0, 60), st.sampled_from(["ins", "del", "rep"]), st.sampled_from(["q\n", "a\n", "z"])
+        )
+    ),
+)
+def test_every_text_diff_applied_to_the_old_text_gives_the_new_text(
+    base: list[str], edits: list[tuple[int, str, str]]
+) -> None:
+    new = list(base)
+    for where, what, line in edits:
+        where = min(where, len(new))
+        if what == "ins":
+            new.insert(where, line)
+        elif new and where < len(new):
+            if what == "del":
+                del new[where]
+            else:
+                new[where] = line
+    old_text, new_text = "".join(base), "".join(new)
+    diff, unchanged, total = text_diff(old_text, new_text, "old", "new")
+    assert _apply(old_text, diff) == new_text
+    assert 0 <= unchanged <= total == len(new_text.splitlines())
+
+
+def test_a_very_repetitive_text_is_diffed_without_the_quadratic_worst_case() -> None:
+    old = "same line\n" * 40_000  # once 225 s in difflib without its junk heuristic; now milliseconds
+    appended = overlap_delta(old, old + "x\n", "a", "b")
+    assert appended is not None and appended.body.endswith(
+        "@@ -39998,3 +39998,4 @@\n same line\n same line\n same line\n+x\n"
+    )
+    # edited at both ends, the middle is all "junk" lines: no delta (shown whole), never a long wait
+    assert overlap_delta(old, "head\n" + old + "x\n", "a", "b") is None
+
+
+def test_the_session_history_for_overlap_is_bounded_and_prefers_the_same_call() -> None:
+    from mcpsqueeze.stages import _Earlier, _History
+
+    history = _History(limit=30)
+    for n, (args, text) in enumerate([("a", "x" * 10), ("b", "y" * 10), ("a", "z" * 10)], 1):
+        history.add(_Earlier(n, "s:read", args, text, {"content": []}, True))
+    assert [e.number for e in history.candidates("s:read", "b")] == [2, 3]
+    assert [e.number for e in history.candidates("s:other", "a")] == []
+    history.add(_Earlier(4, "s:read", "c", "w" * 10, {"content": [], "structuredContent": {}}, True))
+    # #4 weighs 20 (its text again as structuredContent): #1 and #2 are dropped to stay within 30
+    assert [e.number for e in history.candidates("s:read", "a")] == [3, 4]
+    assert [e.number for e in history.candidates("s:read", "b")] == [4]
+    history.add(
+        _Earlier(5, "s:read", "d", "v" * 31, {"content": []}, True)
+    )  # bigger than the bound: not kept
+    assert [e.number for e in history.candidates("s:read", "d")] == [4]
