@@ -214,6 +214,7 @@ async def test_session_clients_and_2026_clients_share_the_replicas_and_recover_e
                 tg.start_soon(_client_run, cluster, http, tenant, 20 + number, 10, tally)
     assert run.calls == 40 and tally.calls == 40
     assert run.mismatched == [] and tally.mismatched == []
+    assert tally.reconnects == 0  # the sessions stayed on their replicas among round-robined requests
     assert len(run.shrunk) == 40 - 4 * 3 and len(tally.shrunk) == 40 - 4 * 3
     assert set(run.answered_by) == {"r1", "r2", "r3"}, run.answered_by
     with anyio.fail_after(60):
