@@ -9,6 +9,9 @@ from __future__ import annotations
 import json
 import sys
 
+# `--own-recover`: the backend has a tool named squeeze_recover too (another mcpsqueeze, say)
+OWN_RECOVER = "--own-recover" in sys.argv
+
 
 def page(key: str, size: int) -> str:
     """About `size` characters of JSON that only `key` and `size` determine."""
@@ -45,7 +48,12 @@ def main() -> None:
                 "type": "object",
                 "properties": {"key": {"type": "string"}, "size": {"type": "integer"}},
             }
-            reply(message["id"], {"tools": [{"name": "page", "inputSchema": schema}]})
+            tools = [{"name": "page", "inputSchema": schema}]
+            if OWN_RECOVER:
+                tools.append({"name": "squeeze_recover", "inputSchema": {"type": "object"}})
+            reply(message["id"], {"tools": tools})
+        elif method == "tools/call" and message["params"].get("name") == "squeeze_recover":
+            reply(message["id"], {"content": [{"type": "text", "text": "the backend's own squeeze_recover"}]})
         elif method == "tools/call":
             args = message["params"].get("arguments") or {}
             text = page(str(args.get("key", "")), int(args.get("size", 100)))

@@ -154,3 +154,23 @@ async def test_a_2026_client_over_stdio_reaches_a_url_backend_statelessly(tmp_pa
     assert protocol == MODERN
     assert "squeeze_recover" in tools and "search_issues" in tools
     assert len(text(big)) <= 20_000 < len(text(recovered))
+
+
+@pytest.mark.anyio
+async def test_a_backend_tool_named_squeeze_recover_renames_ours_before_any_listing(tmp_path: Path) -> None:
+    """Round robin may send a 2026-07-28 client's tools/list to one replica and its calls to another, so
+    a replica that never served a listing must still name the recover tool as the listing did."""
+    from pages_backend import page
+
+    backend = [sys.executable, str(Path(__file__).with_name("pages_backend.py")), "--own-recover"]
+    with http_proxy(tmp_path, *backend, extra=("--budget", "2000")) as (url, _):
+        async with Client(url, mode=MODERN) as client:
+            big = await _raw_call(client, "page", {"key": "k", "size": 6000})  # the first request of all
+            theirs = await _raw_call(client, "squeeze_recover", {})
+            notice = big["_meta"]["truncation"]
+            ours = await _raw_call(client, "squeeze_recover_2", {"response_id": notice["response_id"]})
+            listed = sorted(t.name for t in (await client.list_tools()).tools)
+    assert "squeeze_recover_2" in text(big)
+    assert text(theirs) == "the backend's own squeeze_recover"
+    assert text(ours) == page("k", 6000)
+    assert listed == ["page", "squeeze_recover", "squeeze_recover_2"]

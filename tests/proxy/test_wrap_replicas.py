@@ -8,6 +8,7 @@ and started again.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
@@ -64,7 +65,13 @@ class Cluster:
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    root = tmp_path_factory.mktemp("replicas")
+    with start_cluster(tmp_path_factory.mktemp("replicas")) as started:
+        yield started
+
+
+@contextlib.contextmanager
+def start_cluster(root: Path) -> Iterator[Cluster]:
+    """Redis, three replicas sharing it (tenants alice and bob from a token file) and HAProxy in front."""
     redis = RedisServer(root)
     redis.start()
     secret = root / "secret"

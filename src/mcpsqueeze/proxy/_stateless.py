@@ -144,6 +144,7 @@ class StatelessFrontend:
         self._calls = 0
         self._backend: _ModernHttpBackend | _SharedBackend | None = None
         self._backend_lock = anyio.Lock()
+        self._names_settled = False  # the recover tool's name, checked against the backend's tools
 
     # -- the ASGI entry ----------------------------------------------------------------------------------
 
@@ -201,6 +202,8 @@ class StatelessFrontend:
         if rejected_envelope is not None:
             await _respond_json(send, rejected_envelope)
             return
+        if message["method"] == "tools/call" and not self._names_settled:
+            await self._settle_recover_tool()
         if (
             message["method"] == "tools/call"
             and self.recover_tool
@@ -216,6 +219,21 @@ class StatelessFrontend:
             await _respond_json(send, _error(message["id"], BACKEND_GONE, f"mcpsqueeze: {exc}"))
             return
         await backend.relay(self, request, message, body, scope, receive, send)
+
+    async def _settle_recover_tool(self) -> None:
+        """Name the recover tool from the backend's own tools before the first call: round robin may have
+        sent the client's tools/list (and its suffixed name) to another replica, so this one must agree
+        without waiting for a listing. A backend that cannot list keeps the default; retried next call."""
+        if not self.recover_tool:
+            self._names_settled = True
+            return
+        try:
+            names = await (await self._get_backend()).tool_names()
+        except Exception as exc:  # the call itself reports a dead backend
+            log.debug("could not list the backend's tools: %s", exc)
+            return
+        self._names_settled = True
+        self._with_recover_tool({}, {"tools": [{"name": name} for name in names]})
 
     async def _get_backend(self) -> _ModernHttpBackend | _SharedBackend:
         async with self._backend_lock:
@@ -289,6 +307,23 @@ class StatelessFrontend:
         return {"jsonrpc": "2.0", "id": request_id, "result": {**result, "resultType": "complete"}}
 
 
+async def _tool_names(ask: Callable[[str, dict[str, Any]], Awaitable[Any]]) -> list[str]:
+    """Every tool name the backend lists (all pages, at most 100); an error when it does not list."""
+    names: list[str] = []
+    cursor = None
+    for _ in range(100):
+        result = await ask("tools/list", {"cursor": cursor} if cursor else {})
+        if not isinstance(result, dict) or not isinstance(result.get("tools"), list):
+            raise BackendError("the backend did not list its tools")
+        names += [
+            t["name"] for t in result["tools"] if isinstance(t, dict) and isinstance(t.get("name"), str)
+        ]
+        cursor = result.get("nextCursor")
+        if not isinstance(cursor, str) or not cursor:
+            break
+    return names
+
+
 async def _watch_disconnect(receive: Any, scope: anyio.CancelScope) -> None:
     """Closing the response stream is how a 2026-07-28 client cancels: stop the backend's work then."""
     while True:
@@ -323,23 +358,33 @@ class _ModernHttpBackend:
 
     async def probe(self) -> bool:
         """True when the backend answers `server/discover` listing 2026-07-28."""
-        body = {
-            "jsonrpc": "2.0",
-            "id": "mcpsqueeze-discover",
-            "method": "server/discover",
-            "params": {"_meta": {PROTOCOL_VERSION_META: MODERN_VERSION, CLIENT_CAPABILITIES_META: {}}},
-        }
-        headers = {
-            "mcp-protocol-version": MODERN_VERSION,
-            "mcp-method": "server/discover",
-            "accept": "application/json, text/event-stream",
-            "content-type": "application/json",
-        }
         try:
-            response = await self.client.post(self.url, content=dumps(body), headers=headers)
+            result = await self._ask("server/discover", {})
         except Exception as exc:  # unreachable, TLS, ...: the shared connection reports it properly
             log.debug("server/discover probe failed: %s", exc)
             return False
+        versions = result.get("supportedVersions") if isinstance(result, dict) else None
+        return isinstance(versions, list) and MODERN_VERSION in versions
+
+    async def tool_names(self) -> list[str]:
+        return await _tool_names(self._ask)
+
+    async def _ask(self, method: str, params: dict[str, Any]) -> Any:
+        """One request of the proxy's own, in the 2026-07-28 envelope; its result (None if none)."""
+        meta = {PROTOCOL_VERSION_META: MODERN_VERSION, CLIENT_CAPABILITIES_META: {}}
+        body = {
+            "jsonrpc": "2.0",
+            "id": f"mcpsqueeze-{method}",
+            "method": method,
+            "params": {**params, "_meta": meta},
+        }
+        headers = {
+            "mcp-protocol-version": MODERN_VERSION,
+            "mcp-method": method,
+            "accept": "application/json, text/event-stream",
+            "content-type": "application/json",
+        }
+        response = await self.client.post(self.url, content=dumps(body), headers=headers)
         answer = None
         with contextlib.suppress(ValueError):
             if response.headers.get("content-type", "").startswith("application/json"):
@@ -348,9 +393,7 @@ class _ModernHttpBackend:
                 for line in response.text.splitlines():
                     if line.startswith("data:"):
                         answer = loads(line[5:].strip().encode())
-        result = answer.get("result") if isinstance(answer, dict) else None
-        versions = result.get("supportedVersions") if isinstance(result, dict) else None
-        return isinstance(versions, list) and MODERN_VERSION in versions
+        return answer.get("result") if isinstance(answer, dict) else None
 
     async def relay(
         self,
@@ -696,6 +739,14 @@ class _SharedBackend:
             self._pending.pop(pid, None)
             send_stream.close()
             receive_stream.close()
+
+    async def tool_names(self) -> list[str]:
+        async def ask(method: str, params: dict[str, Any]) -> Any:
+            return (await self._exchange({"jsonrpc": "2.0", "method": method, "params": params})).get(
+                "result"
+            )
+
+        return await _tool_names(ask)
 
     def discover(self, request_id: Any) -> Message:
         init = self.initialize
