@@ -178,6 +178,19 @@ class _Pending:
         return self.before.done() and self.after.done()
 
 
+@dataclass
+class _Recovery:
+    """A recovery, queued behind the calls before it: its line (and the metrics' label for it, learned
+    from the call that stored the original) come after that call's."""
+
+    response_id: str
+    size: int
+    when: float
+
+    def ready(self) -> bool:
+        return True
+
+
 class Accountant:
     """Counts tokens in a helper process (`_counter.py`) and keeps the session totals.
 
@@ -193,7 +206,9 @@ class Accountant:
         # Texts being counted for a call still in the pipeline, by identity: the dedup stage asks for the
         # same text the pipeline already sent, and gets the same figure instead of a second count.
         self._in_flight: dict[int, tuple[str, concurrent.futures.Future[int]]] = {}
-        self._order: deque[_Pending] = deque()  # recorded calls, in order, until their line is written
+        self._order: deque[_Pending | _Recovery] = (
+            deque()
+        )  # recorded calls, in order, until their line is written
         self._stats: IO[str] | None = None
         if stats_file is not None:
             self._stats = open_stats_file(stats_file)
@@ -248,14 +263,18 @@ class Accountant:
             after.add_done_callback(lambda _: self._flush())
 
     def record_recovery(self, response_id: str, size: int) -> None:
-        """One recovery of an original: a stats line and the observers (no counting, so no wait)."""
+        """One recovery of an original: a stats line and the observers, in order after the calls before it."""
         with self._lock:
-            if self._stats is not None:
-                line = {"time": round(time.time(), 3), "action": "recover", "response_id": response_id}
-                line["bytes"] = size
-                self._stats.write(json.dumps(line) + "\n")
-                self._stats.flush()
-        self._tell(lambda o: o.on_recover(response_id, size))
+            self._order.append(_Recovery(response_id, size, time.time()))
+        self._flush()
+
+    def _account_recovery(self, entry: _Recovery) -> None:
+        if self._stats is not None:
+            line = {"time": round(entry.when, 3), "action": "recover", "response_id": entry.response_id}
+            line["bytes"] = entry.size
+            self._stats.write(json.dumps(line) + "\n")
+            self._stats.flush()
+        self._tell(lambda o: o.on_recover(entry.response_id, entry.size))
 
     def _tell(self, event: Any) -> None:
         for observer in self.observers:
@@ -268,7 +287,11 @@ class Accountant:
         """Account every call at the head of the queue whose figures are in: stats lines stay in order."""
         with self._lock:
             while self._order and self._order[0].ready():
-                self._account(self._order.popleft())
+                entry = self._order.popleft()
+                if isinstance(entry, _Recovery):
+                    self._account_recovery(entry)
+                else:
+                    self._account(entry)
 
     def _account(self, entry: _Pending) -> None:
         record = entry.record
