@@ -13,9 +13,9 @@ cd "$root"
 if [ ! -x .venv/bin/python ]; then
     python3 -m venv .venv
 fi
-if ! .venv/bin/python -c "import mcpsqueeze, pytest, hypothesis, testcontainers, just_bash" 2>/dev/null; then
+if ! .venv/bin/python -c "import mcpsqueeze, pytest, hypothesis, testcontainers, just_bash, redis" 2>/dev/null; then
     .venv/bin/pip install --quiet --upgrade pip
-    .venv/bin/pip install --quiet -e '.[test,just-bash]'
+    .venv/bin/pip install --quiet -e '.[test,just-bash,redis]'
 fi
 export PATH="$root/.venv/bin:$PATH"
 export VIRTUAL_ENV="$root/.venv"
