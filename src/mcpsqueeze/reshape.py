@@ -15,7 +15,7 @@ from ._errors import RecoveryError, UsageError
 from ._jsonbytes import loads
 from .pipeline import Call, Outcome, Result, text_of
 from .recovery import RecoveryStore, new_response_id
-from .stages import Workers, _store_original
+from .stages import StoringStage, _store_original
 
 __all__ = ["ProjectStage", "StructuredStage", "duplicates_text"]
 
@@ -35,20 +35,8 @@ def _project_texts(texts: list[str], query: str) -> list[str | None]:
     return [project_text(text, query) for text in texts]
 
 
-class ProjectStage:
+class ProjectStage(StoringStage):
     """A tool's `query` policy: JSON text blocks replaced by their JMESPath projection, before shrinking."""
-
-    def __init__(
-        self,
-        store: RecoveryStore,
-        workers: Workers,
-        mode: Literal["mcp", "shell"],
-        recover_tool: str = "squeeze_recover",
-    ) -> None:
-        self._store = store
-        self._workers = workers
-        self._mode = mode
-        self.recover_tool = recover_tool
 
     async def __call__(self, call: Call, result: Result, outcome: Outcome) -> Result:
         query = call.policy.query if call.policy is not None else None
@@ -136,7 +124,7 @@ def _original_duplicates(store: RecoveryStore, response_id: str) -> bool:
     return duplicates_text(loads(store.load(response_id)))
 
 
-class StructuredStage:
+class StructuredStage(StoringStage):
     """``--drop-duplicate-structured``: drop a structuredContent that repeats the text (runs last).
 
     For clients that forward structuredContent to the model, where a server that sends every result
@@ -144,18 +132,6 @@ class StructuredStage:
     the client does not reject a result without it. The original, structuredContent included, stays
     recoverable: the earlier stage's stored original when the result was already changed, else stored
     here."""
-
-    def __init__(
-        self,
-        store: RecoveryStore,
-        workers: Workers,
-        mode: Literal["mcp", "shell"],
-        recover_tool: str = "squeeze_recover",
-    ) -> None:
-        self._store = store
-        self._workers = workers
-        self._mode = mode
-        self.recover_tool = recover_tool
 
     async def __call__(self, call: Call, result: Result, outcome: Outcome) -> Result:
         if (

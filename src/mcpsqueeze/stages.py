@@ -28,7 +28,7 @@ if (
 ):  # the engine is imported on the first result over the budget, not on the way to the first answer
     from .shrink import RecoveryHint, Shrunk
 
-__all__ = ["DedupStage", "ShrinkStage", "ToonStage", "Workers", "original_bytes"]
+__all__ = ["DedupStage", "ShrinkStage", "StoringStage", "ToonStage", "Workers", "original_bytes"]
 
 T = TypeVar("T")
 _INLINE_LIMIT = 256 * 1024  # below this, hashing inline (~1 ms) is cheaper than a thread hop under load
@@ -151,6 +151,23 @@ async def _counted(future: concurrent.futures.Future[int] | None) -> int | None:
     if future.done() and not future.cancelled() and future.exception() is None:
         return future.result()
     return None
+
+
+class StoringStage:
+    """A stage that stores the original of what it changes and names the recover tool in its record
+    (the relay renames ``recover_tool`` when the backend owns the name)."""
+
+    def __init__(
+        self,
+        store: RecoveryStore,
+        workers: Workers,
+        mode: Literal["mcp", "shell"],
+        recover_tool: str = "squeeze_recover",
+    ) -> None:
+        self._store = store
+        self._workers = workers
+        self._mode = mode
+        self.recover_tool = recover_tool
 
 
 class DedupStage:
@@ -420,7 +437,7 @@ def _toonify_all(texts: list[str]) -> list[str | None]:
     return [toonify_text(text) for text in texts]
 
 
-class ToonStage:
+class ToonStage(StoringStage):
     """``--toonify``: JSON text results that were neither shrunk nor deduplicated are shown as TOON.
 
     Runs after shrink, so a shrunk preview and its truncation record always stay JSON (seed 000's
@@ -428,18 +445,6 @@ class ToonStage:
     named in ``_meta.truncation`` (``pruned: false``, ``format: toon``), so recovery returns the JSON
     byte for byte; when it cannot be stored the result passes unchanged.
     """
-
-    def __init__(
-        self,
-        store: RecoveryStore,
-        workers: Workers,
-        mode: Literal["mcp", "shell"],
-        recover_tool: str = "squeeze_recover",
-    ) -> None:
-        self._store = store
-        self._workers = workers
-        self._mode = mode
-        self.recover_tool = recover_tool
 
     async def __call__(self, call: Call, result: Result, outcome: Outcome) -> Result:
         if outcome.action != "passthrough":  # shrunk or deduplicated: stays as it is
