@@ -63,3 +63,18 @@ def test_bad_settings_are_refused() -> None:
         Squeezer(recovery="disk")  # type: ignore[arg-type]
     with pytest.raises(UsageError, match="positive"):
         Squeezer(cache_entries=0)
+
+
+async def test_recover_by_lines_returns_exactly_the_lines_a_fold_marker_names() -> None:
+    source = "".join(f"def function_{i}(x):\n    return x + {i}\n\n" for i in range(600))
+    squeezer = Squeezer(budget=3000)
+    result = {"content": [{"type": "text", "text": source}], "isError": False}
+    presented = await squeezer.present("fs", "read_text_file", {"path": "big.py"}, result)
+    preview = presented["content"][0]["text"]
+    assert len(preview) <= 3000 and "folded" in preview
+    rid = presented["_meta"]["truncation"]["response_id"]
+    lines = source.splitlines(keepends=True)
+    assert squeezer.recover(rid, lines="120-180") == "".join(lines[119:180])
+    with pytest.raises(UsageError):
+        squeezer.recover(rid, lines="120-180", offset=0)
+    squeezer.close()

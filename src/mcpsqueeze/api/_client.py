@@ -273,11 +273,12 @@ class Client:
         length: int | None = None,
         *,
         query: str | None = None,
+        lines: str | None = None,
     ) -> Any:
-        """The original's text, or the part a JSON `pointer`, a JMESPath `query` or an `offset`+`length`
-        window selects (awaitable under `async with`). RecoveryError when the id is unknown, expired or
-        evicted."""
-        return self._run(self._recover, response_id, pointer, offset, length, query)
+        """The original's text, or the part a JSON `pointer`, a JMESPath `query`, an `offset`+`length`
+        window or a range of `lines` ("120-180", as fold markers name them) selects (awaitable under
+        `async with`). RecoveryError when the id is unknown, expired or evicted."""
+        return self._run(self._recover, response_id, pointer, offset, length, query, lines)
 
     def to_functions(self) -> list[Callable[..., Any]]:
         """One plain callable per tool (`server_tool`, keyword arguments, returns the presented text,
@@ -375,9 +376,11 @@ class Client:
         offset: int | None,
         length: int | None,
         query: str | None = None,
+        lines: str | None = None,
     ) -> str:
+        recover = self.squeezer.recover
         return await anyio.to_thread.run_sync(
-            functools.partial(self.squeezer.recover, response_id, pointer, offset, length, query=query)
+            functools.partial(recover, response_id, pointer, offset, length, query=query, lines=lines)
         )
 
     def _caller(self, server: str, tool: str) -> Callable[[dict[str, Any]], Any]:

@@ -136,11 +136,13 @@ class Squeezer:
         length: int | None = None,
         *,
         query: str | None = None,
+        lines: str | None = None,
     ) -> dict[str, Any]:
         """What the recover tool returns: the original, one JSON node (`pointer`), a JMESPath projection
-        (`query`) or a text window."""
+        (`query`), a text window, or a range of `lines` such as "120-180" (as fold markers name them)."""
         arguments: dict[str, Any] = {"response_id": response_id}
-        for key, value in (("pointer", pointer), ("offset", offset), ("length", length), ("query", query)):
+        selectors = (("pointer", pointer), ("offset", offset), ("length", length), ("query", query))
+        for key, value in (*selectors, ("lines", lines)):
             if value is not None:
                 arguments[key] = value
         return self.answer_recover(arguments)
@@ -157,10 +159,11 @@ class Squeezer:
         length: int | None = None,
         *,
         query: str | None = None,
+        lines: str | None = None,
     ) -> str:
-        """The original's text (or the part `pointer` / `query` / `offset`+`length` select). RecoveryError
-        when the id is unknown, expired or evicted; UsageError for malformed arguments."""
-        return text_of(self.recover_result(response_id, pointer, offset, length, query=query))
+        """The original's text (or the part `pointer` / `query` / `offset`+`length` / `lines` select).
+        RecoveryError when the id is unknown, expired or evicted; UsageError for malformed arguments."""
+        return text_of(self.recover_result(response_id, pointer, offset, length, query=query, lines=lines))
 
     def original(self, response_id: str) -> dict[str, Any]:
         """The complete original CallToolResult exactly as the tool returned it."""
