@@ -14,8 +14,8 @@ from typing import Any, Literal
 from ._errors import RecoveryError, UsageError
 from ._jsonbytes import loads
 from .pipeline import Call, Outcome, Result, text_of
-from .recovery import RecoveryStore, new_response_id
-from .stages import StoringStage, _store_original
+from .recovery import RecoveryStore
+from .stages import StoringStage, with_texts
 
 __all__ = ["ProjectStage", "StructuredStage", "duplicates_text"]
 
@@ -61,18 +61,12 @@ class ProjectStage(StoringStage):
             return result
         if all(p is None for p in projected):
             return result
-        response_id = new_response_id()
-        try:
-            stored = await self._workers.run(_store_original, self._store, response_id, result)
-        except RecoveryError as exc:
-            outcome.store_failed = str(exc)
+        kept = await self._store_new(result, outcome)
+        if kept is None:
             return result
-        new_content = list(content)
-        for i, text in zip(indexes, projected, strict=True):
-            if text is not None:
-                new_content[i] = {**content[i], "text": text}
+        response_id, stored = kept
+        new_content, shown = with_texts(content, indexes, texts, projected)
         original_chars = sum(map(len, texts))
-        shown = sum(len(t if p is None else p) for t, p in zip(texts, projected, strict=True))
         message = (
             f"[mcpsqueeze] projected by this tool's query policy {query!r}: {shown} of {original_chars} "
             f"characters shown. {_hint(response_id, self._mode, self.recover_tool)}"
@@ -152,12 +146,10 @@ class StructuredStage(StoringStage):
         else:
             if not duplicates_text(result):
                 return result
-            response_id = new_response_id()
-            try:
-                stored = await self._workers.run(_store_original, self._store, response_id, result)
-            except RecoveryError as exc:
-                outcome.store_failed = str(exc)
+            kept = await self._store_new(result, outcome)
+            if kept is None:
                 return result
+            response_id, stored = kept
             record = {
                 "message": "[mcpsqueeze] structuredContent dropped: it repeated the text. "
                 + _hint(response_id, self._mode, self.recover_tool),

@@ -169,6 +169,30 @@ class StoringStage:
         self._mode = mode
         self.recover_tool = recover_tool
 
+    async def _store_new(self, result: Result, outcome: Outcome) -> tuple[str, Stored] | None:
+        """A new response id and the stored original of `result`; None, noted on `outcome`, when it could
+        not be stored (the result then passes unchanged: never a change without its original)."""
+        response_id = new_response_id()
+        try:
+            stored = await self._workers.run(_store_original, self._store, response_id, result)
+        except RecoveryError as exc:
+            outcome.store_failed = str(exc)
+            return None
+        return response_id, stored
+
+
+def with_texts(
+    content: list[Any], indexes: list[int], texts: list[str], replaced: Sequence[str | None]
+) -> tuple[list[Any], int]:
+    """`content` with its text blocks at `indexes` replaced (None keeps a block), and the characters of
+    text now shown."""
+    new_content = list(content)
+    for i, text in zip(indexes, replaced, strict=True):
+        if text is not None:
+            new_content[i] = {**content[i], "text": text}
+    shown = sum(len(t if r is None else r) for t, r in zip(texts, replaced, strict=True))
+    return new_content, shown
+
 
 class DedupStage:
     """Replaces content already returned in this session with a pointer (the tool still ran)."""
@@ -463,20 +487,14 @@ class ToonStage(StoringStage):
             rendered = _toonify_all(texts)
         if all(r is None for r in rendered):
             return result
-        response_id = new_response_id()
-        try:
-            stored = await self._workers.run(_store_original, self._store, response_id, result)
-        except RecoveryError as exc:
-            outcome.store_failed = str(exc)
+        kept = await self._store_new(result, outcome)
+        if kept is None:
             return result
+        response_id, stored = kept
         from .shrink import RecoveryHint
         from .toon import toon_record
 
-        new_content = list(content)
-        for i, toon in zip(indexes, rendered, strict=True):
-            if toon is not None:
-                new_content[i] = {**content[i], "text": toon}
-        shown = sum(len(t if r is None else r) for t, r in zip(texts, rendered, strict=True))
+        new_content, shown = with_texts(content, indexes, texts, rendered)
         hint = RecoveryHint(response_id, stored.file, self._mode, self.recover_tool)
         record = toon_record(sum(map(len, texts)), shown, hint)
         presented = {k: v for k, v in result.items() if k != "content"}
