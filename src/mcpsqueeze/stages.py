@@ -7,7 +7,6 @@ Heavy work (hashing and condensing big results, writing files) runs in a bounded
 from __future__ import annotations
 
 import concurrent.futures
-import contextlib
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -135,22 +134,12 @@ def _best_delta(
     return best
 
 
-#: How long a repeat waits for the first sight's token count (queued behind other counting) so the
-#: pointer states the figure the stats line records; past this, it says "~" and estimates.
-COUNT_WAIT = 2.0
-
-
-async def _counted(future: concurrent.futures.Future[int] | None) -> int | None:
-    if future is None:
+def _counted(future: concurrent.futures.Future[int] | None) -> int | None:
+    """The first sight's token count if the counter already has it. A repeat never waits for it: counting
+    runs at idle time, off the response path, so the pointer says "~" and estimates instead."""
+    if future is None or not future.done() or future.cancelled() or future.exception() is not None:
         return None
-    if not future.done():
-        with contextlib.suppress(Exception):
-            await anyio.to_thread.run_sync(
-                functools.partial(concurrent.futures.wait, [future], COUNT_WAIT), abandon_on_cancel=True
-            )
-    if future.done() and not future.cancelled() and future.exception() is None:
-        return future.result()
-    return None
+    return future.result()
 
 
 class StoringStage:
@@ -237,7 +226,7 @@ class DedupStage:
             if self._history is None or size < MIN_CHARS:
                 return result
             return await self._overlap(call, result, outcome, size)
-        counted = await _counted(seen.tokens)
+        counted = _counted(seen.tokens)
         if counted is not None:
             tokens, approximate = counted, False
         else:
