@@ -3,20 +3,73 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
 from ._errors import EXIT_UNREACHABLE, EXIT_USAGE, BackendError, MCPSqueezeError, UsageError, exit_code
 
-__all__ = ["auth"]
+__all__ = ["auth", "oauth_client", "oauth_options"]
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
-def _resolve(target: str, servers_file: Path | None, config: Path | None) -> tuple[str, dict[str, str]]:
-    """A URL as given, or the url (and headers) of the servers-config entry of that name."""
+def oauth_options(func: F) -> F:
+    """The OAuth client flags of a URL backend (wrap, serve -- URL, auth login); config keys oauth_*."""
+    func = click.option(
+        "--oauth-login",
+        type=click.Choice(["never", "prompt", "fetch"]),
+        default=None,
+        help="URL backend: when it wants a new OAuth authorization mid-session (none stored, expired "
+        "beyond refresh, a wider scope): never = fail naming `mcpsqueeze auth login` [default]; prompt = "
+        "print the authorization URL on stderr and accept the browser's redirect on 127.0.0.1; fetch = "
+        "GET it headlessly (test authorization servers that approve without a person).",
+    )(func)
+    func = click.option(
+        "--oauth-client-metadata-url",
+        default=None,
+        metavar="HTTPS-URL",
+        help="URL backend: identify as this client ID metadata document (CIMD) where the authorization "
+        "server supports it, instead of registering dynamically.",
+    )(func)
+    func = click.option(
+        "--oauth-client-secret-file",
+        type=click.Path(path_type=Path, dir_okay=False),
+        default=None,
+        help="URL backend: the pre-registered client's secret, in a file only you can read.",
+    )(func)
+    return click.option(
+        "--oauth-client-id",
+        default=None,
+        help="URL backend: a client pre-registered with its authorization server (no dynamic registration).",
+    )(func)
+
+
+def oauth_client(opts: dict[str, Any], base: Any = None) -> Any:
+    """An `OAuthClient` from the flags over `base` (a config entry's), or None when neither gives one."""
+    keys = ("oauth_client_id", "oauth_client_secret_file", "oauth_client_metadata_url", "oauth_login")
+    given = {k: opts[k] for k in keys if opts.get(k) is not None}
+    if not given:
+        return base
+    from .oauth import OAuthClient
+
+    fields = {k.removeprefix("oauth_"): v for k, v in given.items()}
+    try:
+        if base is not None:
+            import dataclasses
+
+            return dataclasses.replace(base, **fields)
+        return OAuthClient(**fields)
+    except UsageError as exc:
+        raise click.BadParameter(str(exc), param_hint="--oauth-*") from exc
+
+
+def _resolve(target: str, servers_file: Path | None, config: Path | None) -> tuple[str, dict[str, str], Any]:
+    """A URL as given, or the url (headers, OAuth client) of the servers-config entry of that name."""
     if target.startswith(("http://", "https://")):
-        return target, {}
+        return target, {}, None
     from ._cliconfig import read_config
     from .serve import parse_config, parse_servers
 
@@ -32,7 +85,7 @@ def _resolve(target: str, servers_file: Path | None, config: Path | None) -> tup
         if spec.name == target:
             if spec.url is None:
                 raise UsageError(f"server {target!r} runs a command, not a URL: OAuth is for URL backends")
-            return spec.url, dict(spec.headers)
+            return spec.url, dict(spec.headers), spec.oauth
     names = ", ".join(sorted(s.name for s in specs)) or "none"
     raise UsageError(f"no server named {target!r} in the servers config (servers: {names}); or give its URL")
 
@@ -74,8 +127,15 @@ def auth() -> None:
 )
 @_SERVERS
 @_CONFIG
+@oauth_options
 def login(
-    target: str, port: int, timeout: float, fetch: bool, servers_file: Path | None, config: Path | None
+    target: str,
+    port: int,
+    timeout: float,
+    fetch: bool,
+    servers_file: Path | None,
+    config: Path | None,
+    **opts: Any,
 ) -> None:
     """Authorize mcpsqueeze for a backend: `auth login URL` or `auth login NAME` (from the servers config).
 
@@ -86,9 +146,10 @@ def login(
     from .oauth import login as run_login
 
     try:
-        url, headers = _resolve(target, servers_file, config)
+        url, headers, entry = _resolve(target, servers_file, config)
+        client = oauth_client(opts, entry)
         path: Any = anyio.run(
-            lambda: run_login(url, port=port, timeout=timeout, headers=headers, fetch=fetch)
+            lambda: run_login(url, port=port, timeout=timeout, headers=headers, fetch=fetch, client=client)
         )
     except (UsageError, OSError) as exc:
         click.echo(f"mcpsqueeze auth: {exc}", err=True)

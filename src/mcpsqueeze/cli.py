@@ -13,6 +13,7 @@ from typing import Any
 
 import click
 
+from ._authcli import oauth_client, oauth_options
 from ._errors import (
     EXIT_BACKEND,
     EXIT_TOOL_ERROR,
@@ -276,6 +277,7 @@ def _budget(budget: int | None, shrinkfit: int | None) -> int:
     show_default=True,
     help="streamable-http: sessions at once (each runs its own backend); more are refused with 503.",
 )
+@oauth_options
 @_config_option
 @_shrink_options
 @_output_options
@@ -327,9 +329,14 @@ def _flag_settings(target: list[str], opts: dict[str, Any]) -> Settings:
     if opts["jobs"] < 1:
         raise click.BadParameter("--jobs must be at least 1")
     ttl = _keep(opts["cache_ttl"], "--cache-ttl")
+    if oauth_client(opts) is not None and not (
+        len(target) == 1 and target[0].startswith(("http://", "https://"))
+    ):
+        raise click.BadParameter("the --oauth-* options are for a URL backend (wrap -- URL)")
     return Settings(
         target=target,
         headers=_parse_headers(opts["headers"]),
+        oauth=oauth_client(opts),
         timeout=opts["timeout"],
         transport=opts["transport"],
         host=opts["host"],
@@ -408,6 +415,7 @@ def _shared_store(opts: dict[str, Any]) -> dict[str, Any]:
     help="Token file for --listen (created 0600 if missing) [default: <socket dir>/token].",
 )
 @click.option("--timeout", type=float, default=None, help="Seconds before a backend call is abandoned.")
+@oauth_options
 @_shrink_options
 @_output_options
 @click.argument("target", nargs=-1)
@@ -431,8 +439,20 @@ def serve(target: tuple[str, ...], **opts: Any) -> None:
             specs = parse_config(opts["servers_file"].read_text(encoding="utf-8"), str(opts["servers_file"]))
         elif servers_json is not None:
             specs = parse_servers(servers_json.servers, str(servers_json.path))
+        elif oauth_client(opts) is not None and not (len(target) == 1 and "://" in target[0]):
+            raise UsageError(
+                "the --oauth-* options are for one URL backend (serve -n NAME -- URL); a servers "
+                "config takes oauth_* keys in the URL entry"
+            )
         elif target:
-            specs = [spec_from_argv(opts["name"] or "backend", list(target), _parse_headers(opts["headers"]))]
+            specs = [
+                spec_from_argv(
+                    opts["name"] or "backend",
+                    list(target),
+                    _parse_headers(opts["headers"]),
+                    oauth_client(opts),
+                )
+            ]
         elif choice.settings.servers:
             specs = parse_servers(choice.settings.servers, str(choice.settings.path))
         else:

@@ -1,11 +1,18 @@
 """OAuth 2.1 for remote (URL) backends, on the MCP SDK's client provider.
 
-`mcpsqueeze auth login URL` runs the browser step once: discovery, dynamic client registration, PKCE, the
+`mcpsqueeze auth login URL` runs the browser step once: discovery, client registration, PKCE, the
 authorization URL printed for the user, the redirect accepted on a loopback port. The tokens and the
 registered client are kept in one 0600 file per backend URL under `<user config dir>/oauth/` (a private
 0700 directory; `MCPSQUEEZE_OAUTH_DIR` moves it), and `wrap`/`serve` use them without a browser: an
 expired access token is refreshed (and the new one saved); a token the server no longer accepts, with no
 way to refresh it, is a clear `BackendError` that names the login command.
+
+How the client identifies itself (`OAuthClient`): dynamic registration by default; a pre-registered
+`client_id` (with its secret read from a file, sent as the authorization server prefers); or a client ID
+metadata document (CIMD: an HTTPS URL used as the client_id where the server supports it). With
+`login="prompt"` (or `"fetch"`, headless, for test authorization servers) a running proxy authorizes
+again itself when the backend asks mid-session: a 401 it cannot refresh, or a 403 `insufficient_scope`
+step-up (the SDK re-authorizes with the union of the scopes and retries the request once).
 """
 
 from __future__ import annotations
@@ -15,12 +22,15 @@ import hashlib
 import json
 import logging
 import os
+import socket
+import stat
 import sys
 import time
 import urllib.parse
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import anyio.abc
@@ -29,8 +39,10 @@ from ._errors import BackendError, UsageError
 from .recovery import ensure_private_dir
 
 __all__ = [
+    "LOGIN_MODES",
     "FileTokenStorage",
     "LoginRequired",
+    "OAuthClient",
     "backend_auth",
     "clear_tokens",
     "login",
@@ -47,6 +59,64 @@ CALLBACK_PATH = "/callback"
 
 class LoginRequired(BackendError):
     """The backend wants an interactive OAuth login (none stored, or expired/revoked beyond refresh)."""
+
+
+LoginMode = Literal["never", "prompt", "fetch"]
+LOGIN_MODES: tuple[LoginMode, ...] = ("never", "prompt", "fetch")
+
+
+@dataclass(frozen=True)
+class OAuthClient:
+    """Who mcpsqueeze is to a backend's authorization server, and whether a running proxy may log in.
+
+    `client_id` (with `client_secret_file`): a client registered with the authorization server
+    beforehand, for servers without dynamic registration. `client_metadata_url`: an HTTPS URL serving
+    our client metadata document, used as the client_id where the server advertises support (else
+    dynamic registration). `login`: what the proxy does when the backend wants a new authorization
+    mid-session: "never" (fail with a message naming `mcpsqueeze auth login`), "prompt" (print the
+    authorization URL on stderr and wait for the browser's redirect on loopback), "fetch" (GET the URL
+    itself: only for authorization servers that approve without a person, as in tests).
+    """
+
+    client_id: str | None = None
+    client_secret_file: Path | None = None
+    client_metadata_url: str | None = None
+    login: LoginMode = "never"
+    timeout: float = 300.0  # seconds to wait for the browser's redirect
+
+    def __post_init__(self) -> None:
+        if self.client_secret_file is not None and not self.client_id:
+            raise UsageError("an OAuth client secret file needs the client id too (--oauth-client-id)")
+        if self.client_metadata_url is not None:
+            parts = urllib.parse.urlsplit(self.client_metadata_url)
+            if parts.scheme != "https" or not parts.netloc or parts.path in ("", "/"):
+                raise UsageError(
+                    f"the OAuth client metadata URL must be an https:// URL with a path (the document's "
+                    f"address, used as the client_id), got {self.client_metadata_url!r}"
+                )
+        if self.login not in LOGIN_MODES:
+            raise UsageError(f"OAuth login must be one of {', '.join(LOGIN_MODES)}, got {self.login!r}")
+
+    def client_secret(self) -> str | None:
+        """The secret, read from its file now (never kept in argv, the environment or a config file)."""
+        path = self.client_secret_file
+        if path is None:
+            return None
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError as exc:
+            raise UsageError(f"cannot read the OAuth client secret file {path}: {exc.strerror}") from exc
+        with os.fdopen(fd, "rb") as fh:
+            info = os.fstat(fh.fileno())
+            if not stat.S_ISREG(info.st_mode) or info.st_mode & 0o077:
+                raise UsageError(
+                    f"OAuth client secret file {path} must be a regular file readable only by its owner "
+                    f"(chmod 600 {path})"
+                )
+            secret = fh.read(65536).decode("utf-8", "replace").strip()
+        if not secret:
+            raise UsageError(f"OAuth client secret file {path} is empty")
+        return secret
 
 
 def oauth_dir() -> Path:
@@ -129,17 +199,69 @@ class FileTokenStorage:
         self.write(data)
 
 
+def _token_auth_method(supported: list[str] | None, secret: str | None) -> str:
+    """How a pre-registered client authenticates at the token endpoint: what the server supports,
+    `client_secret_basic` first (RFC 8414's default when the server lists none)."""
+    if secret is None:
+        return "none"
+    if not supported or "client_secret_basic" in supported:
+        return "client_secret_basic"
+    return "client_secret_post" if "client_secret_post" in supported else "client_secret_basic"
+
+
 def _provider_class() -> Any:
     from mcp.client.auth import OAuthClientProvider
+    from mcp.shared.auth import OAuthClientInformationFull
 
     class _Provider(OAuthClientProvider):
-        """Also restores the stored token's expiry, so a restarted proxy refreshes instead of failing."""
+        """The SDK's provider, plus: the stored token's expiry is restored (a restarted proxy refreshes
+        instead of failing), and a pre-registered client is used as given instead of registering."""
+
+        preregistered: OAuthClient | None = None
+        _pending_record: Any = None
 
         async def _initialize(self) -> None:
             await super()._initialize()
             storage = self.context.storage
             if isinstance(storage, FileTokenStorage):
                 self.context.token_expiry_time = storage.expires_at()
+            client = self.preregistered
+            if client is not None and client.client_id:
+                stored = self.context.client_info
+                method = (
+                    stored.token_endpoint_auth_method
+                    if stored is not None and stored.client_id == client.client_id
+                    else None
+                )
+                self.context.client_info = OAuthClientInformationFull(
+                    client_id=client.client_id,
+                    client_secret=client.client_secret(),
+                    redirect_uris=self.context.client_metadata.redirect_uris,
+                    token_endpoint_auth_method=method,
+                )
+
+        def _choose_token_auth(self) -> None:
+            info = self.context.client_info
+            if self.preregistered is None or info is None or info.token_endpoint_auth_method is not None:
+                return
+            meta = self.context.oauth_metadata
+            supported = meta.token_endpoint_auth_methods_supported if meta is not None else None
+            chosen = _token_auth_method(supported, info.client_secret)
+            info.token_endpoint_auth_method = chosen
+            if meta is not None:  # decided from the server's metadata: kept for refreshes after a restart
+                self._pending_record = info.model_copy(update={"client_secret": None})
+
+        async def _perform_authorization(self) -> Any:
+            self._choose_token_auth()
+            request = await super()._perform_authorization()
+            record, self._pending_record = self._pending_record, None
+            if record is not None:
+                await self.context.storage.set_client_info(record)  # the secret itself is never stored
+            return request
+
+        async def _refresh_token(self) -> Any:
+            self._choose_token_auth()
+            return await super()._refresh_token()
 
     return _Provider
 
@@ -163,10 +285,41 @@ def _not_login_required(record: logging.LogRecord) -> bool:
     return not (record.exc_info and isinstance(record.exc_info[1], LoginRequired))
 
 
-def backend_auth(url: str, headers: Mapping[str, str] | None = None) -> Any:
+def _free_loopback_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _new_provider(
+    url: str,
+    storage: FileTokenStorage,
+    redirect_uri: str,
+    client: OAuthClient | None,
+    redirect_handler: Any,
+    callback_handler: Any,
+) -> Any:
+    provider = _provider_class()(
+        server_url=url,
+        client_metadata=_client_metadata(redirect_uri),
+        storage=storage,
+        redirect_handler=redirect_handler,
+        callback_handler=callback_handler,
+        client_metadata_url=client.client_metadata_url if client is not None else None,
+    )
+    if client is not None and client.client_id:
+        provider.preregistered = client
+    return provider
+
+
+def backend_auth(
+    url: str, headers: Mapping[str, str] | None = None, client: OAuthClient | None = None
+) -> Any:
     """The httpx2 auth for a URL backend: OAuth with the stored tokens; None when -H gives Authorization.
 
-    Non-interactive: when the server wants a new authorization, the flow stops with `LoginRequired`.
+    With `client.login == "never"` (the default) it is non-interactive: when the server wants a new
+    authorization, the flow stops with `LoginRequired`. "prompt"/"fetch" authorize in place instead.
     """
     if headers and any(k.lower() == "authorization" for k in headers):
         return None
@@ -174,37 +327,46 @@ def backend_auth(url: str, headers: Mapping[str, str] | None = None) -> Any:
     if _not_login_required not in sdk_log.filters:
         sdk_log.addFilter(_not_login_required)
     storage = FileTokenStorage(url)
+    info = storage.read().get("client_info")
+    stored = (info or {}).get("redirect_uris") or []
+    mode = client.login if client is not None else "never"
+    if mode != "never":
+        port = urllib.parse.urlsplit(str(stored[0])).port if stored else None
+        redirect = _LoopbackRedirect(
+            url,
+            port or _free_loopback_port(),
+            fetch=mode == "fetch",
+            timeout=client.timeout if client else 300.0,
+        )
+        return _new_provider(url, storage, redirect.redirect_uri, client, redirect.show, redirect.wait)
 
     async def no_browser(authorization_url: str) -> None:
         had = storage.read().get("tokens") is not None
-        what = "its OAuth token expired or was revoked" if had else "it requires an OAuth login"
+        what = (
+            "its OAuth token expired or was revoked, or an operation needs a wider scope"
+            if had
+            else "it requires an OAuth login"
+        )
         raise LoginRequired(
             f"the backend at {url} refused the request: {what}; run `mcpsqueeze auth login {url}` "
-            "(then restart this proxy)"
+            "(then restart this proxy), or let the proxy authorize by itself with --oauth-login prompt"
         )
 
     async def no_callback() -> Any:
         raise LoginRequired(f"the backend at {url} needs `mcpsqueeze auth login {url}`")
 
-    info = storage.read().get("client_info")
-    redirect = (info or {}).get("redirect_uris") or [f"http://127.0.0.1{CALLBACK_PATH}"]
-    return _provider_class()(
-        server_url=url,
-        client_metadata=_client_metadata(str(redirect[0])),
-        storage=storage,
-        redirect_handler=no_browser,
-        callback_handler=no_callback,
-    )
+    redirect_uri = str(stored[0]) if stored else f"http://127.0.0.1{CALLBACK_PATH}"
+    return _new_provider(url, storage, redirect_uri, client, no_browser, no_callback)
 
 
-async def preflight(url: str, headers: Mapping[str, str]) -> None:
+async def preflight(url: str, headers: Mapping[str, str], client: OAuthClient | None = None) -> None:
     """One authenticated request before serving: refreshes an expired token, or fails with LoginRequired.
 
     The request is a 2026-07-28 `server/discover`, which creates no session on any server.
     """
     import httpx2
 
-    auth = backend_auth(url, headers)
+    auth = backend_auth(url, headers, client)
     if auth is None:
         return
     body = {
@@ -224,9 +386,9 @@ async def preflight(url: str, headers: Mapping[str, str]) -> None:
         "mcp-protocol-version": "2026-07-28",
         "mcp-method": "server/discover",
     }
-    async with httpx2.AsyncClient(auth=auth, timeout=30.0) as client:
+    async with httpx2.AsyncClient(auth=auth, timeout=30.0) as http:
         try:
-            response = await client.post(url, json=body, headers=http_headers)
+            response = await http.post(url, json=body, headers=http_headers)
         except LoginRequired:
             raise
         except Exception as exc:  # an auth-flow failure (metadata, refresh) other than "log in again"
@@ -236,6 +398,12 @@ async def preflight(url: str, headers: Mapping[str, str]) -> None:
             if isinstance(leaf, LoginRequired):
                 raise leaf from None
             raise BackendError(f"OAuth with the backend at {url} failed: {leaf}") from exc
+    challenge = response.headers.get("www-authenticate", "")
+    if response.status_code == 403 and "insufficient_scope" in challenge:
+        raise LoginRequired(
+            f"the backend at {url} still refuses the OAuth token after authorizing: insufficient scope "
+            f"({challenge}); the authorization server did not grant what the backend asks for"
+        )
     if response.status_code in (401, 403):
         raise LoginRequired(
             f"the backend at {url} refused the stored OAuth token (HTTP {response.status_code}); "
@@ -303,6 +471,80 @@ async def _accept_redirect(listener: Any, got: dict[str, str], done: anyio.Event
         tg.cancel_scope.cancel()
 
 
+class _LoopbackRedirect:
+    """The browser step for the SDK provider: show the authorization URL, accept the redirect on
+    127.0.0.1:PORT. The listener exists only while an authorization is under way."""
+
+    def __init__(self, url: str, port: int, *, fetch: bool, timeout: float) -> None:
+        self.url = url
+        self.port = port
+        self.fetch = fetch
+        self.timeout = timeout
+        self.redirect_uri = f"http://127.0.0.1:{port}{CALLBACK_PATH}"
+        self._listener: Any = None
+        self._got: dict[str, str] = {}
+        self._done = anyio.Event()
+
+    async def listen(self) -> None:
+        if self._listener is not None:
+            return
+        self._got, self._done = {}, anyio.Event()
+        try:
+            listeners = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=self.port)
+        except OSError as exc:
+            raise BackendError(
+                f"cannot accept the OAuth redirect on 127.0.0.1:{self.port}: {exc.strerror or exc}"
+            ) from exc
+        self._listener = listeners.listeners[0]
+
+    async def close(self) -> None:
+        listener, self._listener = self._listener, None
+        if listener is not None:
+            await listener.aclose()
+
+    async def show(self, authorization_url: str) -> None:
+        import httpx2
+
+        await self.listen()
+        print(
+            f"mcpsqueeze: open this URL in a browser to authorize access to {self.url}:\n{authorization_url}",
+            file=sys.stderr,
+            flush=True,
+        )
+        if not self.fetch:
+            return
+        # headless: an authorization server that approves without a person redirects at once
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(_accept_redirect, self._listener, self._got, self._done)
+            async with httpx2.AsyncClient(timeout=30.0, follow_redirects=True) as browser:
+                with contextlib.suppress(httpx2.HTTPError):
+                    await browser.get(authorization_url)
+            tg.cancel_scope.cancel()
+
+    async def wait(self) -> Any:
+        from mcp.shared.auth import AuthorizationCodeResult
+
+        try:
+            if not self._done.is_set():
+                await self.listen()
+                with anyio.move_on_after(self.timeout):
+                    async with anyio.create_task_group() as tg:
+                        tg.start_soon(_accept_redirect, self._listener, self._got, self._done)
+                        await self._done.wait()
+                        tg.cancel_scope.cancel()
+        finally:
+            await self.close()
+        got = self._got
+        if not self._done.is_set():
+            raise LoginRequired(
+                f"no OAuth redirect for {self.url} arrived within {self.timeout:g} s; "
+                f"run `mcpsqueeze auth login {self.url}`"
+            )
+        if "code" not in got:
+            raise BackendError(f"the authorization server refused the login: {got.get('error', 'no code')}")
+        return AuthorizationCodeResult(code=got["code"], state=got.get("state"), iss=got.get("iss"))
+
+
 async def login(
     url: str,
     *,
@@ -310,44 +552,16 @@ async def login(
     timeout: float = 300.0,
     headers: Mapping[str, str] | None = None,
     fetch: bool = False,
+    client: OAuthClient | None = None,
 ) -> str:
     """Authorize mcpsqueeze for `url` and store the tokens; returns the token file path."""
     import httpx2
-    from mcp.shared.auth import AuthorizationCodeResult
 
     storage = FileTokenStorage(url)
     storage.write({})  # a fresh registration: the loopback port (part of the redirect URI) differs per login
-    listener = (await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=port)).listeners[0]
-    bound = listener.extra(anyio.abc.SocketAttribute.local_port)
-    redirect_uri = f"http://127.0.0.1:{bound}{CALLBACK_PATH}"
-    got: dict[str, str] = {}
-    done = anyio.Event()
-
-    async def show(authorization_url: str) -> None:
-        print(
-            f"mcpsqueeze: open this URL in a browser to authorize access to {url}:\n{authorization_url}",
-            file=sys.stderr,
-            flush=True,
-        )
-        if fetch:  # headless: an authorization server that approves without a person redirects at once
-            async with httpx2.AsyncClient(timeout=30.0, follow_redirects=True) as browser:
-                with contextlib.suppress(httpx2.HTTPError):
-                    await browser.get(authorization_url)
-
-    async def wait_redirect() -> AuthorizationCodeResult:
-        with anyio.fail_after(timeout):
-            await done.wait()
-        if "code" not in got:
-            raise BackendError(f"the authorization server refused the login: {got.get('error', 'no code')}")
-        return AuthorizationCodeResult(code=got["code"], state=got.get("state"), iss=got.get("iss"))
-
-    provider = _provider_class()(
-        server_url=url,
-        client_metadata=_client_metadata(redirect_uri),
-        storage=storage,
-        redirect_handler=show,
-        callback_handler=wait_redirect,
-    )
+    redirect = _LoopbackRedirect(url, port or _free_loopback_port(), fetch=fetch, timeout=timeout)
+    await redirect.listen()  # a busy --port fails here, before anything is asked of the servers
+    provider = _new_provider(url, storage, redirect.redirect_uri, client, redirect.show, redirect.wait)
     probe = {
         "jsonrpc": "2.0",
         "id": "mcpsqueeze-login",
@@ -359,22 +573,15 @@ async def login(
         },
     }
     try:
-        async with (
-            anyio.create_task_group() as tg,
-            httpx2.AsyncClient(auth=provider, headers=dict(headers or {}), timeout=30.0) as client,
-        ):
-            tg.start_soon(_accept_redirect, listener, got, done)
+        async with httpx2.AsyncClient(auth=provider, headers=dict(headers or {}), timeout=30.0) as http:
             try:
-                response = await client.post(
+                response = await http.post(
                     url, json=probe, headers={"accept": "application/json, text/event-stream"}
                 )
             except httpx2.HTTPError as exc:
                 raise BackendError(f"cannot reach the backend at {url}: {exc}") from exc
-            finally:
-                done.set()
-                tg.cancel_scope.cancel()
     finally:
-        await listener.aclose()
+        await redirect.close()
     if response.status_code in (401, 403):
         raise BackendError(f"the backend at {url} still refuses the login (HTTP {response.status_code})")
     if await storage.get_tokens() is None:

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from ._paths import default_recovery_dir
 from .policy import PolicySet
+
+if TYPE_CHECKING:
+    from .oauth import OAuthClient
 
 __all__ = ["DEFAULT_BUDGET", "MIN_BUDGET", "MIN_TRUNCATE_CHARS", "Settings", "default_recovery_dir"]
 
@@ -20,6 +23,7 @@ MIN_TRUNCATE_CHARS = 256  # the smallest block that still holds a useful preview
 class Settings:
     target: list[str]  # backend command argv, or [URL]
     headers: dict[str, str] = field(default_factory=dict)
+    oauth: OAuthClient | None = None  # URL backend: pre-registered client, CIMD URL, in-session login
     timeout: float | None = None
     transport: Literal["stdio", "streamable-http"] = "stdio"
     host: str = "127.0.0.1"

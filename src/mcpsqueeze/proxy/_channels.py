@@ -482,7 +482,9 @@ def _modern_headers(message: Message) -> Any:
 
 
 @contextlib.asynccontextmanager
-async def http_backend(url: str, headers: Mapping[str, str], timeout: float | None) -> AsyncIterator[Channel]:
+async def http_backend(
+    url: str, headers: Mapping[str, str], timeout: float | None, oauth: Any = None
+) -> AsyncIterator[Channel]:
     """Connect to a streamable-HTTP backend."""
     import httpx2
     from mcp.client.streamable_http import streamable_http_client
@@ -490,7 +492,7 @@ async def http_backend(url: str, headers: Mapping[str, str], timeout: float | No
     from ..oauth import backend_auth
 
     http_timeout = httpx2.Timeout(30.0, read=timeout if timeout else 300.0)
-    auth = backend_auth(url, headers)  # OAuth with stored tokens, unless -H gives Authorization
+    auth = backend_auth(url, headers, oauth)  # OAuth with stored tokens, unless -H gives Authorization
     try:
         async with (
             httpx2.AsyncClient(

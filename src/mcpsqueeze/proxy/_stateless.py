@@ -350,7 +350,7 @@ class _ModernHttpBackend:
             headers=dict(settings.headers),
             timeout=timeout,
             follow_redirects=False,
-            auth=backend_auth(self.url, settings.headers),
+            auth=backend_auth(self.url, settings.headers, settings.oauth),
         )
 
     async def aclose(self) -> None:

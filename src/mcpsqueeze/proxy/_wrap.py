@@ -59,7 +59,9 @@ def _check_reachable(url: str, timeout: float = 5.0) -> None:
 @contextlib.asynccontextmanager
 async def open_backend(settings: Settings) -> AsyncIterator[Channel]:
     if settings.is_url:
-        async with http_backend(settings.target[0], settings.headers, settings.timeout) as channel:
+        async with http_backend(
+            settings.target[0], settings.headers, settings.timeout, settings.oauth
+        ) as channel:
             yield channel
         return
     channel = await open_process_channel(settings.target)
@@ -116,7 +118,7 @@ async def run_wrap(settings: Settings) -> int:
         from ..oauth import preflight
 
         await anyio.to_thread.run_sync(_check_reachable, settings.target[0])
-        await preflight(settings.target[0], settings.headers)  # refresh or "log in again" before serving
+        await preflight(settings.target[0], settings.headers, settings.oauth)  # refresh, or log in first
     services = build_services(settings, metrics=settings.transport == "streamable-http")
     code = 0
     try:

@@ -49,7 +49,7 @@ class Backend:
 
     def _transport(self) -> contextlib.AbstractAsyncContextManager[Any]:
         if self.spec.url is not None:
-            return _http_transport(self.spec.url, self.spec.headers, self.timeout)
+            return _http_transport(self.spec.url, self.spec.headers, self.timeout, self.spec.oauth)
         from mcp import StdioServerParameters
         from mcp.client.stdio import stdio_client
 
@@ -172,14 +172,16 @@ def _describe(exc: BaseException) -> str:
 
 
 @contextlib.asynccontextmanager
-async def _http_transport(url: str, headers: dict[str, str], timeout: float | None) -> AsyncIterator[Any]:
+async def _http_transport(
+    url: str, headers: dict[str, str], timeout: float | None, oauth: Any = None
+) -> AsyncIterator[Any]:
     import httpx2
     from mcp.client.streamable_http import streamable_http_client
 
     from ..oauth import backend_auth
 
     http_timeout = httpx2.Timeout(30.0, read=timeout or 300.0)
-    auth = backend_auth(url, headers)  # OAuth with stored tokens (`mcpsqueeze auth login NAME`)
+    auth = backend_auth(url, headers, oauth)  # OAuth with stored tokens (`mcpsqueeze auth login NAME`)
     async with (
         httpx2.AsyncClient(headers=headers, timeout=http_timeout, auth=auth) as http,
         streamable_http_client(url, http_client=http) as streams,

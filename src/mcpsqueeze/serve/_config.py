@@ -5,9 +5,12 @@ from __future__ import annotations
 import fnmatch
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._errors import UsageError
+
+if TYPE_CHECKING:
+    from ..oauth import OAuthClient
 
 __all__ = ["ServerSpec", "ToolFilter", "parse_config", "parse_servers", "spec_from_argv"]
 
@@ -21,6 +24,7 @@ class ServerSpec:
     cwd: str | None = None
     url: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
+    oauth: OAuthClient | None = None  # a URL entry's oauth_* keys (see `_oauth_keys`)
 
 
 @dataclass(frozen=True)
@@ -56,6 +60,37 @@ def _strings(value: Any, what: str) -> dict[str, str]:
     return dict(value)
 
 
+OAUTH_KEYS = ("oauth_client_id", "oauth_client_secret_file", "oauth_client_metadata_url", "oauth_login")
+
+
+def _oauth_keys(entry: dict[str, Any], where: str) -> OAuthClient | None:
+    """A URL entry's OAuth client: `oauth_client_id`, `oauth_client_secret_file` (a path; the secret
+    itself never sits in the config), `oauth_client_metadata_url`, `oauth_login` (never|prompt|fetch)."""
+    given = {key: entry[key] for key in entry if key.startswith("oauth_")}
+    if not given:
+        return None
+    unknown = sorted(set(given) - set(OAUTH_KEYS))
+    if unknown:
+        raise UsageError(f"{where}: unknown key {unknown[0]!r} (OAuth keys: {', '.join(OAUTH_KEYS)})")
+    for key, value in given.items():
+        if not isinstance(value, str) or not value:
+            raise UsageError(f"{where}: {key} must be a non-empty string")
+    from pathlib import Path
+
+    from ..oauth import OAuthClient
+
+    secret = given.get("oauth_client_secret_file")
+    try:
+        return OAuthClient(
+            client_id=given.get("oauth_client_id"),
+            client_secret_file=Path(secret).expanduser() if secret else None,
+            client_metadata_url=given.get("oauth_client_metadata_url"),
+            login=given.get("oauth_login", "never"),
+        )
+    except UsageError as exc:
+        raise UsageError(f"{where}: {exc}") from exc
+
+
 def parse_config(text: str, source: str = "config") -> list[ServerSpec]:
     try:
         document = json.loads(text)
@@ -78,10 +113,11 @@ def parse_servers(servers: Any, source: str = "config") -> list[ServerSpec]:
         if not isinstance(entry, dict):
             raise UsageError(f"{where} must be an object with a command or a url")
         if isinstance(entry.get("url"), str):
-            specs.append(
-                ServerSpec(name, url=entry["url"], headers=_strings(entry.get("headers"), f"{where} headers"))
-            )
+            headers = _strings(entry.get("headers"), f"{where} headers")
+            specs.append(ServerSpec(name, url=entry["url"], headers=headers, oauth=_oauth_keys(entry, where)))
             continue
+        if any(key.startswith("oauth_") for key in entry):
+            raise UsageError(f"{where}: oauth_* keys are for URL backends (a command needs no OAuth)")
         command = entry.get("command")
         if not isinstance(command, str) or not command:
             raise UsageError(f'{where} needs "command" (with optional "args", "env", "cwd") or "url"')
@@ -95,11 +131,13 @@ def parse_servers(servers: Any, source: str = "config") -> list[ServerSpec]:
     return specs
 
 
-def spec_from_argv(name: str, target: list[str], headers: dict[str, str] | None = None) -> ServerSpec:
+def spec_from_argv(
+    name: str, target: list[str], headers: dict[str, str] | None = None, oauth: OAuthClient | None = None
+) -> ServerSpec:
     if not _name_ok(name):
         raise UsageError(f"server name {name!r} may contain only letters, digits, '-' and '_'")
     if not target:
         raise UsageError("give the backend after '--': a command with its arguments, or a URL")
     if len(target) == 1 and target[0].startswith(("http://", "https://")):
-        return ServerSpec(name, url=target[0], headers=headers or {})
+        return ServerSpec(name, url=target[0], headers=headers or {}, oauth=oauth)
     return ServerSpec(name, target[0], tuple(target[1:]))
