@@ -9,6 +9,7 @@ import contextlib
 import dataclasses
 import logging
 import signal
+import socket
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -211,6 +212,25 @@ async def on_signals(stop: Callable[[], None]) -> None:
         async for _ in signals:
             stop()
             return
+
+
+def tcp_listener(host: str, port: int) -> socket.socket:
+    """A listening TCP socket for uvicorn whose connections get TCP_NODELAY.
+
+    asyncio sets TCP_NODELAY only on sockets whose proto is IPPROTO_TCP; `socket.socket(AF_INET)` has
+    proto 0, so its accepted connections kept Nagle on: uvicorn writes a response's head and body
+    separately, and the body waited for the client's delayed ACK of the head, ~40 ms per response
+    (each 2026-07-28 call is one such response; docs/benchmarks.md). Linux passes the listener's
+    TCP_NODELAY on to accepted sockets as well.
+    """
+    sock = socket.socket(
+        socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP
+    )
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    sock.bind((host, port))
+    sock.listen(128)
+    return sock
 
 
 def uvicorn_server(config: Any) -> Any:

@@ -31,6 +31,7 @@ from ..services import (
     new_pipeline,
     on_signals,
     sweep_forever,
+    tcp_listener,
     uvicorn_server,
 )
 from ..settings import Settings
@@ -322,11 +323,7 @@ def _bind_unix(path: Path) -> socket.socket:
 
 
 def _bind_tcp(host: str, port: int) -> socket.socket:
-    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    sock.listen(128)
-    return sock
+    return tcp_listener(host, port)  # TCP_NODELAY on its connections
 
 
 async def run_serve(settings: Settings, specs: list[ServerSpec], tools: ToolFilter, listen: Listen) -> int:
