@@ -201,3 +201,50 @@ async def test_a_token_revoked_while_serving_gives_the_2026_client_a_clear_error
         assert proc.poll() is None  # the proxy keeps serving
     finally:
         stop(proc)
+
+
+def test_with_oauth_login_prompt_the_proxy_authorizes_again_itself_and_serves(
+    oauth_backend: str, oauth_env: dict[str, str], tmp_path: Path
+) -> None:
+    assert _login(oauth_backend, oauth_env).returncode == 0
+    _admin(oauth_backend, "revoke")  # neither the access nor the refresh token works any more
+    argv = cli(
+        "wrap", "--oauth-login", "prompt", "--recovery-dir", str(tmp_path / "rec"), "--", oauth_backend
+    )
+    proc = subprocess.Popen(
+        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=oauth_env
+    )
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    try:
+        seen = []
+        for line in proc.stderr:  # the proxy prints the authorization URL and waits for the redirect
+            seen.append(line)
+            if line.startswith("http"):
+                break
+        assert seen and seen[-1].startswith("http"), "".join(seen)
+        approved = httpx2.get(seen[-1].strip(), follow_redirects=False, timeout=10)
+        landing = httpx2.get(approved.headers["location"], timeout=10)
+        assert landing.status_code == 200 and "login complete" in landing.text
+        init = {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        }
+        for message in (
+            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init},
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "tools/call",
+                "params": {"name": "whoami", "arguments": {}},
+            },
+        ):
+            proc.stdin.write(json.dumps(message) + "\n")
+        proc.stdin.flush()
+        answers = [json.loads(proc.stdout.readline()) for _ in range(2)]
+        assert answers[1]["id"] == 2 and text(answers[1]["result"]) == "authorized"
+        assert _counts(oauth_backend)["register"] == 1  # the client registered at login was reused
+    finally:
+        proc.stdin.close()
+        stop(proc)
