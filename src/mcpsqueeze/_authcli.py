@@ -60,8 +60,11 @@ def oauth_client(opts: dict[str, Any], base: Any = None) -> Any:
         if base is not None:
             import dataclasses
 
-            return dataclasses.replace(base, **fields)
-        return OAuthClient(**fields)
+            client = dataclasses.replace(base, **fields)
+        else:
+            client = OAuthClient(**fields)
+        client.client_secret()  # an unreadable or unsafe secret file is a usage error now, not mid-login
+        return client
     except UsageError as exc:
         raise click.BadParameter(str(exc), param_hint="--oauth-*") from exc
 

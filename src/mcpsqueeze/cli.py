@@ -329,14 +329,13 @@ def _flag_settings(target: list[str], opts: dict[str, Any]) -> Settings:
     if opts["jobs"] < 1:
         raise click.BadParameter("--jobs must be at least 1")
     ttl = _keep(opts["cache_ttl"], "--cache-ttl")
-    if oauth_client(opts) is not None and not (
-        len(target) == 1 and target[0].startswith(("http://", "https://"))
-    ):
+    oauth = oauth_client(opts)
+    if oauth is not None and not (len(target) == 1 and target[0].startswith(("http://", "https://"))):
         raise click.BadParameter("the --oauth-* options are for a URL backend (wrap -- URL)")
     return Settings(
         target=target,
         headers=_parse_headers(opts["headers"]),
-        oauth=oauth_client(opts),
+        oauth=oauth,
         timeout=opts["timeout"],
         transport=opts["transport"],
         host=opts["host"],

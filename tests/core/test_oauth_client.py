@@ -96,3 +96,18 @@ def test_bad_oauth_keys_are_refused_naming_the_server(entry: dict[str, str], mes
 def test_wrap_refuses_oauth_flags_for_a_command_backend() -> None:
     result = CliRunner().invoke(main, ["wrap", "--oauth-client-id", "app", "--", "python", "-V"])
     assert result.exit_code == 2 and "for a URL backend" in result.output
+
+
+def test_wrap_refuses_a_secret_file_others_can_read_before_starting(tmp_path: Path) -> None:
+    secret = _secret(tmp_path, 0o644)
+    argv = [
+        "wrap",
+        "--oauth-client-id",
+        "app",
+        "--oauth-client-secret-file",
+        str(secret),
+        "--",
+        "https://e.test/mcp",
+    ]
+    result = CliRunner().invoke(main, argv)
+    assert result.exit_code == 2 and "chmod 600" in result.output
