@@ -30,6 +30,7 @@ _SHOWN = (
     "shrink",
     "dedup",
     "truncate_chars",
+    "shrink_above",
     "toonify",
     "recovery",
     "recovery_dir",
