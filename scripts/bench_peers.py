@@ -32,7 +32,7 @@ is a whole line, verbatim, of the preview, or of an earlier result of the sessio
 configuration (what a deduplicated or overlap result points to is in the agent's context; the same
 rule holds for every configuration). Coverage "in preview" counts the preview alone.
 
-    python scripts/bench_peers.py [--json OUT] [--only NAME,...]
+    python scripts/bench_peers.py [--rev COMMIT] [--json OUT] [--only NAME,...] [--verbose] [--dump DIR]
 
 mcp-compressor: ``python3 -m venv .cache/mcpc && .cache/mcpc/bin/pip install mcp-compressor==0.38.2``;
 tooltrim: ``python3 -m venv .cache/tooltrim && .cache/tooltrim/bin/pip install 'tooltrim[mcp]==0.3.3'``.
@@ -44,6 +44,7 @@ import argparse
 import json
 import re
 import shutil
+import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
@@ -386,6 +387,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--json", type=Path, help="write per-call records here")
     parser.add_argument("--only", help="comma-separated configuration names (direct always runs)")
     parser.add_argument("--verbose", action="store_true", help="one line per changed result")
+    parser.add_argument(
+        "--rev", help="serve this commit of the repository (default HEAD; the figures move with its files)"
+    )
     parser.add_argument("--dump", type=Path, help="write every changed result's preview to this directory")
     args = parser.parse_args(argv)
     for tool, hint in ((bs.COMPRESSOR, "mcp-compressor"), (TOOLTRIM, "tooltrim")):
@@ -400,6 +404,8 @@ def main(argv: list[str] | None = None) -> None:
     records: list[dict[str, Any]] = []
     try:
         repo = bs._repo(workdir)
+        if args.rev:
+            subprocess.run(["git", "-C", str(repo), "checkout", "-q", "-B", "bench", args.rev], check=True)
         sess = bs.session(repo)
         direct: list[CallRecord] = []
         for index, config in enumerate(configs):
