@@ -54,6 +54,7 @@ from typing import Any
 
 import bench_session as bs  # the session, servers, Peer and repository copy
 from bench_session import CallRecord, Configuration, Peer, Server, presented_text
+from mcpsqueeze.shrink import landmarks  # only for the cross-check column
 
 TOOLTRIM = bs.CACHE / "tooltrim" / "bin" / "tooltrim"
 BUDGET = 20000  # mcp-compressor's default --shrinkfit, and ours (DESIGN)
@@ -231,6 +232,8 @@ class Changed:
     in_preview: int
     fields: int = 0
     fields_visible: int = 0
+    engine_landmarks: int = 0  # the cross-check: the engine's own ``mcpsqueeze.shrink.landmarks``
+    engine_visible: int = 0
 
 
 @dataclass
@@ -309,6 +312,9 @@ def figures(
                 sum(m in shown or m in context for m in marks),
                 sum(m in shown for m in marks),
             )
+            engine = landmarks(original)
+            changed.engine_landmarks = len(engine)
+            changed.engine_visible = sum(m in shown or m in context for m in engine)
             names = field_names(original)
             if names:
                 changed.fields = len(names)
@@ -376,6 +382,12 @@ def report(results: list[Figures]) -> None:
     rows.append(("JSON field names kept 100 %", _share(fields_visible, fields), fields_visible == fields))
     for label, value, met in rows:
         print(f"  {label:<48} {value:<28} {'met' if met else 'NOT met'}")
+    engine = sum(c.engine_landmarks for c in ours.changed)
+    engine_visible = sum(c.engine_visible for c in ours.changed)
+    print(
+        f"  (landmarks by the engine's own detection, as a cross-check: {engine_visible}/{engine} "
+        f"= {_share(engine_visible, engine)} visible)"
+    )
 
 
 def _share(part: int, whole: int) -> str:
