@@ -408,6 +408,14 @@ class ShrinkStage:
         above = call.policy.shrink_above if call.policy is not None else self.above
         longest = max(map(len, texts), default=0)
         total = sum(map(len, texts))
+        toonify = call.policy is not None and call.policy.toonify
+        if (
+            toonify
+            and above is not None
+            and total <= budget
+            and all(t.lstrip()[:1] in ("[", "{") for t in texts)
+        ):
+            above = None  # --toonify: JSON under the budget is shown losslessly as TOON, not sized by value
         if total <= budget and (limit is None or longest <= limit) and (above is None or total <= above):
             return result
         from .shrink import RecoveryHint, query_terms

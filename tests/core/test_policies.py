@@ -64,7 +64,7 @@ async def test_a_policy_can_turn_shrinking_on_for_one_tool_when_the_default_is_o
 
 async def test_toonify_and_truncate_chars_follow_each_tools_policy_and_can_be_lifted() -> None:
     config = parse_config_text(
-        "[defaults]\nbudget = 100000\ntruncate_chars = 3000\nshrink_above = false\n"
+        "[defaults]\nbudget = 100000\ntruncate_chars = 3000\n"
         '[policies."s:toon"]\ntoonify = true\ntruncate_chars = false\n'
         '[policies."s:tight"]\ntruncate_chars = 1000\n'
     )
