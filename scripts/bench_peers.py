@@ -30,7 +30,9 @@ lines, ``diff --git`` and ``@@`` headers, ``Commit:`` and ``Message:`` lines, se
 ``name``/``version`` lines, Markdown headings outside code fences). A landmark is visible when it
 is a whole line, verbatim, of the preview, or of an earlier result of the session in the same
 configuration (what a deduplicated or overlap result points to is in the agent's context; the same
-rule holds for every configuration). Coverage "in preview" counts the preview alone.
+rule holds for every configuration). Coverage "in preview" counts the preview alone. The targets
+line also counts the engine's own ``mcpsqueeze.shrink.landmarks`` (what bench_previews.py uses) as a
+cross-check; the two counts agreeing says the engine detected every result's kind.
 
     python scripts/bench_peers.py [--rev COMMIT] [--json OUT] [--only NAME,...] [--verbose] [--dump DIR]
 
