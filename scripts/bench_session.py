@@ -273,6 +273,7 @@ class CallRecord:
     chars: int
     text: str = field(repr=False, default="")
     error: str | None = None
+    meta: dict[str, Any] = field(repr=False, default_factory=dict)  # the result's _meta (truncation, dedup)
 
 
 def session(repo: Path) -> list[tuple[str, str, dict[str, Any]]]:
@@ -364,7 +365,16 @@ class RunFigures:
     calls: list[CallRecord]
 
 
-def run_session(config: Configuration, index: int, round_no: int, repo: Path, workdir: Path) -> RunFigures:
+def run_session(
+    config: Configuration,
+    index: int,
+    round_no: int,
+    repo: Path,
+    workdir: Path,
+    after: Callable[[dict[str, Peer], list[CallRecord]], None] | None = None,
+) -> RunFigures:
+    """One configuration's replay; ``after(peers, calls)`` runs before the peers close (e.g. to
+    recover what was shrunk)."""
     env = _env()
     peers: dict[str, Peer] = {}
     startup: dict[str, float] = {}
@@ -384,9 +394,23 @@ def run_session(config: Configuration, index: int, round_no: int, repo: Path, wo
         error = None if "result" in answer and not result.get("isError") else json.dumps(answer)[:300]
         text = presented_text(result)
         calls.append(
-            CallRecord(config.name, round_no, name, i, tool, took, name not in seen, len(text), text, error)
+            CallRecord(
+                config.name,
+                round_no,
+                name,
+                i,
+                tool,
+                took,
+                name not in seen,
+                len(text),
+                text,
+                error,
+                result.get("_meta") or {},
+            )
         )
         seen.add(name)
+    if after is not None:
+        after(peers, calls)
     rss = {name: peer.rss_mb() for name, peer in peers.items()}
     exits = {name: peer.close()[0] for name, peer in peers.items()}
     return RunFigures(config.name, round_no, startup, rss, exits, calls)
@@ -571,6 +595,7 @@ def main(argv: list[str] | None = None) -> None:
                 records = [asdict(c) for r in runs for c in r.calls]
                 for record in records:
                     record.pop("text")
+                    record.pop("meta")
                 args.json.write_text(json.dumps({"calls": records, "runs": [
                     {k: v for k, v in asdict(r).items() if k != "calls"} for r in runs
                 ]}, indent=1))  # fmt: skip

@@ -30,6 +30,7 @@ _SHOWN = (
     "shrink",
     "dedup",
     "truncate_chars",
+    "shrink_above",
     "toonify",
     "recovery",
     "recovery_dir",
@@ -114,7 +115,7 @@ def _show(field: str, value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if value is None:
-        return "off" if field == "retention" else "none"
+        return "off" if field in ("retention", "shrink_above") else "none"
     if field in _SECONDS:
         return f"{value:g}s"
     return str(value)

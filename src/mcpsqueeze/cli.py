@@ -23,7 +23,14 @@ from ._errors import (
     UsageError,
     exit_code,
 )
-from .settings import DEFAULT_BUDGET, MIN_BUDGET, MIN_TRUNCATE_CHARS, Settings, default_recovery_dir
+from .settings import (
+    DEFAULT_BUDGET,
+    DEFAULT_SHRINK_ABOVE,
+    MIN_BUDGET,
+    MIN_TRUNCATE_CHARS,
+    Settings,
+    default_recovery_dir,
+)
 
 __all__ = ["main"]
 
@@ -122,6 +129,15 @@ def _shrink_options(func: Any) -> Any:
             f"at least {MIN_TRUNCATE_CHARS}). With --budget, the stricter applies to each block.",
         ),
         click.option(
+            "--shrink-above",
+            envvar="MCPSQUEEZE_SHRINK_ABOVE",
+            default=None,
+            metavar="N|off",
+            help=f"Results over N characters get a preview sized by value (landmarks, field names, counts; "
+            f"at most the budget) even when they fit the budget (default {DEFAULT_SHRINK_ABOVE}); "
+            "'off': only results over the budget shrink.",
+        ),
+        click.option(
             "--toonify",
             is_flag=True,
             help="Show JSON results that are not shrunk as TOON (mcp-compressor compatible); the original "
@@ -204,6 +220,24 @@ def _config_option(func: Any) -> Any:
         default=None,
         help=_CONFIG_HELP,
     )(func)
+
+
+def _shrink_above(value: str | None) -> int | None:
+    if value is None:
+        return DEFAULT_SHRINK_ABOVE
+    if value.strip().lower() in ("off", "false", "none"):
+        return None
+    try:
+        chars = int(value)
+    except ValueError:
+        raise click.BadParameter(
+            f"a number of characters or 'off', got {value!r}", param_hint="--shrink-above"
+        ) from None
+    if chars < 0:
+        raise click.BadParameter(
+            f"a number of characters or 'off', got {value!r}", param_hint="--shrink-above"
+        )
+    return chars
 
 
 def _truncate_chars(value: int | None, shrink: bool) -> int | None:
@@ -347,6 +381,7 @@ def _flag_settings(target: list[str], opts: dict[str, Any]) -> Settings:
         shrink=not opts["no_shrink"],
         budget=_budget(opts["budget"], opts["shrinkfit"]),
         truncate_chars=_truncate_chars(opts["truncate_chars"], not opts["no_shrink"]),
+        shrink_above=_shrink_above(opts["shrink_above"]),
         toonify=opts["toonify"],
         drop_duplicate_structured=opts.get("drop_duplicate_structured", False),
         recovery=opts["recovery"],

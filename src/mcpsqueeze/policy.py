@@ -29,6 +29,7 @@ class Policy:
     shrink: bool = True
     dedup: bool = True
     truncate_chars: int | None = None  # a cap on each text block as well (None: the budget only)
+    shrink_above: int | None = 6000  # results over this get a preview sized by value (None: the budget only)
     toonify: bool = False  # show JSON results that are not shrunk as TOON
     query: str | None = None  # a JMESPath projection of JSON results, applied before shrinking
     drop_duplicate_structured: bool = False  # drop structuredContent equal to the text (hides outputSchema)
@@ -68,6 +69,14 @@ def _check_truncate_chars(value: Any) -> int | None:
     return value
 
 
+def _check_shrink_above(value: Any) -> int | None:
+    if value is False:  # only results over the budget shrink, as before size by value
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError("must be a whole number of characters, or false for the budget only")
+    return value
+
+
 def _check_query(value: Any) -> str | None:
     from ._errors import UsageError
     from .projection import compile_query
@@ -89,6 +98,7 @@ POLICY_KEYS: dict[str, Callable[[Any], Any]] = {
     "shrink": _check_bool,
     "dedup": _check_bool,
     "truncate_chars": _check_truncate_chars,
+    "shrink_above": _check_shrink_above,
     "toonify": _check_bool,
     "query": _check_query,
     "drop_duplicate_structured": _check_bool,

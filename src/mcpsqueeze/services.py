@@ -168,6 +168,7 @@ def new_pipeline(
                 "mcp" if mode == "mcp" else "shell",
                 recover_tool,
                 block_limit=settings.truncate_chars,
+                above=settings.shrink_above,
             )
         )
     if store is not None and _stage_on(settings, "toonify"):

@@ -12,9 +12,17 @@ from .policy import PolicySet
 if TYPE_CHECKING:
     from .oauth import OAuthClient
 
-__all__ = ["DEFAULT_BUDGET", "MIN_BUDGET", "MIN_TRUNCATE_CHARS", "Settings", "default_recovery_dir"]
+__all__ = [
+    "DEFAULT_BUDGET",
+    "DEFAULT_SHRINK_ABOVE",
+    "MIN_BUDGET",
+    "MIN_TRUNCATE_CHARS",
+    "Settings",
+    "default_recovery_dir",
+]
 
 DEFAULT_BUDGET = 20_000
+DEFAULT_SHRINK_ABOVE = 6000  # results over this get a preview sized by value (docs/previews.md)
 MIN_BUDGET = 1024
 MIN_TRUNCATE_CHARS = 256  # the smallest block that still holds a useful preview next to its marker
 
@@ -35,6 +43,7 @@ class Settings:
     shrink: bool = True
     budget: int = DEFAULT_BUDGET
     truncate_chars: int | None = None  # MCP Squeeze's per-text-block limit, on top of the budget
+    shrink_above: int | None = DEFAULT_SHRINK_ABOVE  # size previews by value above this (None: budget only)
     toonify: bool = False  # render JSON results that were not shrunk as TOON (original kept)
     query: str | None = None  # JMESPath projection of JSON results (a per-tool policy, usually)
     drop_duplicate_structured: bool = False  # drop structuredContent equal to the text (opt-in)

@@ -355,6 +355,7 @@ class ShrinkStage:
         mode: Literal["mcp", "shell"],
         recover_tool: str = "squeeze_recover",
         block_limit: int | None = None,
+        above: int | None = None,
     ) -> None:
         self._store = store
         self._workers = workers
@@ -362,13 +363,20 @@ class ShrinkStage:
         self._mode = mode
         self.recover_tool = recover_tool
         self.block_limit = block_limit  # --truncate-chars: a cap on each text block as well
+        self.above = above  # --shrink-above: results over this get a preview sized by value
 
     def _shrink(
-        self, texts: list[str], budget: int, hint: RecoveryHint, limit: int | None, terms: Sequence[str]
+        self,
+        texts: list[str],
+        budget: int,
+        hint: RecoveryHint,
+        limit: int | None,
+        terms: Sequence[str],
+        above: int | None = None,
     ) -> Shrunk | None:
         from .shrink import shrink_texts
 
-        return shrink_texts(texts, budget, hint, terms, block_limit=limit)
+        return shrink_texts(texts, budget, hint, terms, block_limit=limit, above=above)
 
     def _shrink_and_store(
         self,
@@ -379,10 +387,11 @@ class ShrinkStage:
         terms: Sequence[str],
         response_id: str,
         result: Result,
+        above: int | None = None,
     ) -> tuple[Shrunk | None, Stored | None]:
         """Condense, then (only if that gave a preview) store the original, in ONE worker job: each hop
         to a thread and back costs milliseconds on a busy machine. RecoveryError if it was not stored."""
-        shrunk = self._shrink(texts, budget, hint, limit, terms)
+        shrunk = self._shrink(texts, budget, hint, limit, terms, above)
         if shrunk is None:
             return None, None
         return shrunk, _store_original(self._store, response_id, result)
@@ -396,8 +405,18 @@ class ShrinkStage:
             return result
         texts = [content[i]["text"] for i in indexes]
         limit = call.policy.truncate_chars if call.policy is not None else self.block_limit
+        above = call.policy.shrink_above if call.policy is not None else self.above
         longest = max(map(len, texts), default=0)
-        if sum(map(len, texts)) <= budget and (limit is None or longest <= limit):
+        total = sum(map(len, texts))
+        toonify = call.policy is not None and call.policy.toonify
+        if (
+            toonify
+            and above is not None
+            and total <= budget
+            and all(t.lstrip()[:1] in ("[", "{") for t in texts)
+        ):
+            above = None  # --toonify: JSON under the budget is shown losslessly as TOON, not sized by value
+        if total <= budget and (limit is None or longest <= limit) and (above is None or total <= above):
             return result
         from .shrink import RecoveryHint, query_terms
 
@@ -406,7 +425,7 @@ class ShrinkStage:
         hint = RecoveryHint(response_id, self._store.planned_file(response_id), self._mode, self.recover_tool)
         try:
             shrunk, stored = await self._workers.run(
-                self._shrink_and_store, texts, budget, hint, limit, terms, response_id, result
+                self._shrink_and_store, texts, budget, hint, limit, terms, response_id, result, above
             )
         except ShrinkError as exc:
             outcome.store_failed = f"no preview fits the budget: {exc}"
@@ -419,7 +438,7 @@ class ShrinkStage:
         if stored.file != hint.file:  # the file store failed but memory holds it: don't name a missing file
             hint = RecoveryHint(response_id, stored.file, self._mode, self.recover_tool)
             try:
-                shrunk = await self._workers.run(self._shrink, texts, budget, hint, limit, terms)
+                shrunk = await self._workers.run(self._shrink, texts, budget, hint, limit, terms, above)
             except ShrinkError:
                 shrunk = None
             if shrunk is None:

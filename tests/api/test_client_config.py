@@ -108,6 +108,7 @@ def test_servers_can_come_from_the_config_files_mcpservers_tables(tmp_path: Path
 RESULT_CONFIG = """\
 [defaults]
 budget = 100000
+shrink_above = false
 
 [policies."records:get_records"]
 toonify = true
@@ -130,7 +131,7 @@ def test_toonify_and_truncate_chars_come_per_tool_from_the_file_and_as_keywords(
     assert "truncation" not in (accounts.get("_meta") or {})  # the same shape, no policy: JSON
     assert all(len(b["text"]) <= 300 for b in note["content"] if b["type"] == "text")
     assert note["_meta"]["truncation"]["report"]["pruned"] is True
-    with Client(RECORDS, toonify=True, config=False) as client:  # a keyword: every tool
+    with Client(RECORDS, toonify=True, shrink_above=False, config=False) as client:  # a keyword: every tool
         accounts = client.call("records", "get_accounts", {"n": 41})
         note = client.call("records", "get_note")
     assert accounts["_meta"]["truncation"]["format"] == "toon"
@@ -144,6 +145,15 @@ def test_keywords_beat_the_files_defaults_and_truncate_chars_0_lifts_its_cap(tmp
     assert (from_file.truncate_chars, from_file.toonify) == (500, True)
     lifted = _settings(RECORDS, config=path, truncate_chars=0, toonify=False)
     assert (lifted.truncate_chars, lifted.toonify) == (None, False)
+
+
+def test_shrink_above_defaults_to_6000_comes_from_the_file_and_false_turns_it_off(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text("[defaults]\nshrink_above = 9000\n", encoding="utf-8")
+    assert _settings(RECORDS, config=False).shrink_above == 6000
+    assert _settings(RECORDS, config=path).shrink_above == 9000
+    assert _settings(RECORDS, config=path, shrink_above=12000).shrink_above == 12000
+    assert _settings(RECORDS, config=path, shrink_above=False).shrink_above is None
 
 
 def test_shrink_tools_takes_toonify_and_truncate_chars() -> None:

@@ -77,3 +77,17 @@ async def test_toonify_and_truncate_chars_follow_each_tools_policy_and_can_be_li
     assert tight_outcome.action == "shrink" and all(len(b["text"]) <= 1000 for b in tight["content"])
     assert other_outcome.action == "shrink" and 1000 < max(len(b["text"]) for b in other["content"]) <= 3000
     assert "format" not in other["_meta"]["truncation"]  # shrunk, never toonified: no policy turned it on
+
+
+async def test_a_mid_size_result_is_sized_by_value_unless_its_tools_policy_says_shrink_above_false() -> None:
+    config = parse_config_text('[policies."s:whole"]\nshrink_above = false\n')
+    settings = config.apply(Settings(target=[], recovery="memory", dedup=False))
+    pipeline = new_pipeline(settings, build_services(settings))
+    rows = [{"id": i, "name": f"row {i}", "note": "x" * 40} for i in range(150)]
+    mid = {"content": [{"type": "text", "text": json.dumps(rows)}]}  # ~11 KB: under the 20,000 budget
+    assert 6000 < _chars(mid) < settings.budget
+    valued, valued_outcome = await pipeline.present(Call("s", "other", {}, 1), mid)
+    whole, whole_outcome = await pipeline.present(Call("s", "whole", {}, 2), mid)
+    assert valued_outcome.action == "shrink" and _chars(valued) <= 4000
+    assert all(f'"{name}"' in valued["content"][0]["text"] for name in ("id", "name", "note"))
+    assert whole_outcome.action == "passthrough" and whole == mid

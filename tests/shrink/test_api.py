@@ -42,9 +42,12 @@ def test_public_dataclasses_are_frozen_and_hint_defaults_to_squeeze_recover() ->
     assert shrink.RecoveryHint("0" * 32, None, "mcp").recover_tool == "squeeze_recover"
 
 
-def test_shrink_texts_signature_is_texts_budget_hint_optional_query_terms_and_a_keyword_block_limit() -> None:
+def test_shrink_texts_signature_is_texts_budget_hint_optional_query_terms_and_keyword_block_limit_and_above() -> (
+    None
+):
     parameters = inspect.signature(shrink.shrink_texts).parameters
-    assert list(parameters) == ["texts", "budget", "hint", "query_terms", "block_limit"]
+    assert list(parameters) == ["texts", "budget", "hint", "query_terms", "block_limit", "above"]
     assert parameters["query_terms"].default == ()
-    assert parameters["block_limit"].kind is inspect.Parameter.KEYWORD_ONLY
-    assert parameters["block_limit"].default is None
+    for name in ("block_limit", "above"):  # off unless asked: the engine alone shrinks only over budget
+        assert parameters[name].kind is inspect.Parameter.KEYWORD_ONLY
+        assert parameters[name].default is None

@@ -28,7 +28,7 @@ from ..config import Config, find_config, load_config
 from ..pipeline import Outcome
 from ..serve._backends import Backend
 from ..serve._config import ServerSpec, ToolFilter, parse_config
-from ..settings import DEFAULT_BUDGET, Settings
+from ..settings import DEFAULT_BUDGET, DEFAULT_SHRINK_ABOVE, Settings
 from ._codeapi import ClientSessionAPI
 from ._functions import make_function, unique_names
 from ._portal import Portal
@@ -59,6 +59,7 @@ _DEFAULTS: dict[str, Any] = {
     "cache_ttl": 300.0,
     "retention": None,
     "truncate_chars": None,
+    "shrink_above": DEFAULT_SHRINK_ABOVE,
     "toonify": False,
     "timeout": None,
 }
@@ -80,6 +81,8 @@ def _settings(config: Config, given: dict[str, Any]) -> Settings:
     settings = config.apply(base, keep=frozenset(explicit))
     if settings.truncate_chars == 0:  # truncate_chars=0: no per-block cap, whatever the file says
         settings = dataclasses.replace(settings, truncate_chars=None)
+    if settings.shrink_above is False:  # shrink_above=False: only results over the budget shrink
+        settings = dataclasses.replace(settings, shrink_above=None)
     return settings
 
 
@@ -111,7 +114,8 @@ class Client:
     they find (`MCPSQUEEZE_CONFIG`, else `<user config dir>/mcpsqueeze/config.toml` when it exists);
     `False` reads none. Its `[defaults]` apply where a keyword here is not given (None), and its
     `[policies."server:tool"]` refine them per tool. Without a file: budget 20000, originals in memory
-    (128 entries / 64 MiB / 5 min). `truncate_chars=0` turns off a per-block cap the file sets.
+    (128 entries / 64 MiB / 5 min). `truncate_chars=0` turns off a per-block cap the file sets;
+    `shrink_above` (default 6000, `False`: off) sizes the previews of results over it by value.
     """
 
     def __init__(
@@ -130,6 +134,7 @@ class Client:
         timeout: float | None = None,
         truncate_chars: int | None = None,
         toonify: bool | None = None,
+        shrink_above: int | Literal[False] | None = None,
         include_tools: tuple[str, ...] = (),
         exclude_tools: tuple[str, ...] = (),
     ) -> None:
@@ -154,6 +159,7 @@ class Client:
             "timeout": timeout,
             "truncate_chars": truncate_chars,
             "toonify": toonify,
+            "shrink_above": shrink_above,
         }
         settings = self.settings = _settings(file, given)
         self.squeezer = Squeezer(
@@ -170,6 +176,7 @@ class Client:
             truncate_chars=settings.truncate_chars,
             toonify=settings.toonify,
             policies=settings.policies,
+            shrink_above=settings.shrink_above,
         )
         tools = ToolFilter(tuple(include_tools), tuple(exclude_tools))
         self._backends = {spec.name: Backend(spec, tools, settings.timeout) for spec in specs}

@@ -17,7 +17,7 @@ from ..pipeline import Call, Outcome
 from ..policy import PolicySet
 from ..recovery import recover_call
 from ..services import build_services, new_pipeline
-from ..settings import DEFAULT_BUDGET, MIN_BUDGET, MIN_TRUNCATE_CHARS, Settings
+from ..settings import DEFAULT_BUDGET, DEFAULT_SHRINK_ABOVE, MIN_BUDGET, MIN_TRUNCATE_CHARS, Settings
 
 __all__ = ["RECOVER_TOOL", "Squeezer", "as_result"]
 
@@ -57,8 +57,9 @@ class Squeezer:
     `recovery="files"` or `"both"` also writes them to `recovery_dir` as the proxy does. Unknown,
     expired and evicted ids raise `RecoveryError`; recovery never re-runs a tool. `truncate_chars`
     also caps each text block (`--truncate-chars`); `toonify` shows JSON results that are not shrunk
-    as TOON (`--toonify`); `policies` (a config file's, `load_config(path).policies`) refine all of
-    these per `server:tool`.
+    as TOON (`--toonify`); `shrink_above` sizes the previews of results over that many characters by
+    value (`--shrink-above`; None: only results over the budget shrink); `policies` (a config
+    file's, `load_config(path).policies`) refine all of these per `server:tool`.
     """
 
     def __init__(
@@ -77,6 +78,7 @@ class Squeezer:
         truncate_chars: int | None = None,
         toonify: bool = False,
         policies: PolicySet | None = None,
+        shrink_above: int | None = DEFAULT_SHRINK_ABOVE,
     ) -> None:
         if budget < MIN_BUDGET:
             raise UsageError(f"budget must be at least {MIN_BUDGET} characters (got {budget})")
@@ -84,6 +86,8 @@ class Squeezer:
             raise UsageError(
                 f"truncate_chars must be at least {MIN_TRUNCATE_CHARS} characters (got {truncate_chars})"
             )
+        if shrink_above is not None and (isinstance(shrink_above, bool) or shrink_above < 0):
+            raise UsageError(f"shrink_above must be a number of characters or None (got {shrink_above!r})")
         if recovery not in ("memory", "files", "both"):
             raise UsageError('recovery must be "memory", "files" or "both"')
         if cache_entries < 1 or cache_bytes < 1 or cache_ttl <= 0:
@@ -100,6 +104,7 @@ class Squeezer:
             retention=None,
             jobs=jobs,
             truncate_chars=truncate_chars,
+            shrink_above=shrink_above,
             toonify=toonify,
             policies=policies or PolicySet(),
         )

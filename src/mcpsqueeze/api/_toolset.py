@@ -16,7 +16,7 @@ from typing import Any, Literal
 import anyio
 
 from .._errors import MCPSqueezeError, RecoveryError, UsageError
-from ..settings import DEFAULT_BUDGET
+from ..settings import DEFAULT_BUDGET, DEFAULT_SHRINK_ABOVE
 from ._portal import Portal
 from ._recover_tool import recover_tool_spec
 from ._schema import Arguments, schema_of
@@ -154,6 +154,7 @@ def shrink_tools(
     cache_ttl: float = 300.0,
     truncate_chars: int | None = None,
     toonify: bool = False,
+    shrink_above: int | None = DEFAULT_SHRINK_ABOVE,
 ) -> Toolset:
     """Wrap host-owned tools: each result is deduplicated and shrunk to `budget` characters, and a
     recover tool (`squeeze_recover`, suffixed `_2`, ... on a name collision) brings back originals.
@@ -163,7 +164,8 @@ def shrink_tools(
     (the handler is called with the arguments as keywords). A handler may return a `str`, a JSON value
     or an MCP CallToolResult. Originals stay in memory (`cache_*` bounds) unless `recovery` says files.
     `truncate_chars` also caps each text block; `toonify` shows JSON results that are not shrunk as TOON
-    (the original JSON stays recoverable byte for byte).
+    (the original JSON stays recoverable byte for byte); results over `shrink_above` characters get a
+    preview sized by value (None: only those over the budget).
     """
     host_tools = [_host_tool(t) for t in tools]
     names = [t.name for t in host_tools]
@@ -182,5 +184,6 @@ def shrink_tools(
         recover_tool=_free_name(set(names)),
         truncate_chars=truncate_chars,
         toonify=toonify,
+        shrink_above=shrink_above,
     )
     return Toolset(host_tools, squeezer, server)

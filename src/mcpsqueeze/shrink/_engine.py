@@ -22,6 +22,7 @@ from mcpsqueeze.shrink._notice import (
 )
 from mcpsqueeze.shrink._outline import SOFT_CHARS, Outliner
 from mcpsqueeze.shrink._text import head_tail
+from mcpsqueeze.shrink._value import JSON_CHARS, MIN_SAVING, text_goal
 
 __all__ = ["Shrunk", "shrink_texts"]
 
@@ -201,6 +202,7 @@ def shrink_texts(
     query_terms: Sequence[str] = (),
     *,
     block_limit: int | None = None,
+    above: int | None = None,
 ) -> Shrunk | None:
     """Shrink ``texts`` so that they and the notice fit ``budget`` characters together.
 
@@ -211,11 +213,63 @@ def shrink_texts(
     fits. Otherwise ``sum(map(len, result.texts)) + len(result.notice or "")`` is at most ``budget``
     and no text is longer than ``block_limit``; raises ``ShrinkError`` when no useful preview plus
     notice fits.
+
+    ``above`` (``shrink_above``) sizes previews by value: a result over ``above`` characters gets a
+    preview of what it is worth (``_value``: landmarks and a little support, JSON field names and
+    counts), at most ``budget``, even when it fits the budget; one that fits and would not save
+    ``MIN_SAVING`` of its size that way stays None (shown whole).
     """
     original = sum(len(t) for t in texts)
-    if original <= budget and (block_limit is None or max(map(len, texts), default=0) <= block_limit):
+    fits = original <= budget and (block_limit is None or max(map(len, texts), default=0) <= block_limit)
+    if fits and (above is None or original <= above):
         return None
     blocks = [_classify(t) for t in texts]
+    if above is None or original <= above:
+        return _fit(blocks, texts, budget, hint, query_terms, block_limit)
+    goal = min(budget, _value_goal(blocks, query_terms))
+    keep = original * (1 - MIN_SAVING)
+    if fits and goal > keep:
+        return None
+    shrunk: Shrunk | None = None
+    while True:
+        try:
+            shrunk = _fit(blocks, texts, goal, hint, query_terms, block_limit)
+        except ShrinkError:
+            shrunk = None
+        if goal >= budget or (shrunk is not None and not shrunk.report.dropped_fields):
+            break
+        goal = min(budget, goal * 2)  # every field name shown, or no useful preview: more room
+    if shrunk is None:
+        return None if fits else _fit(blocks, texts, budget, hint, query_terms, block_limit)
+    if fits and sum(map(len, shrunk.texts)) + len(shrunk.notice or "") > keep:
+        return None
+    return shrunk
+
+
+def _value_goal(blocks: list[_Block], terms: Sequence[str]) -> int:
+    """The characters the blocks' previews are worth together (``_value``), record room included."""
+    total = 0
+    for block in blocks:
+        if block.value is NOT_JSON:
+            if block.outliner is None:
+                block.outliner = Outliner(block.text, terms)
+            goal = text_goal(block.outliner, len(block.text))
+            total += len(block.text) if goal is None else goal
+        else:
+            total += min(len(block.text), JSON_CHARS)
+    return total
+
+
+def _fit(
+    blocks: list[_Block],
+    texts: list[str],
+    budget: int,
+    hint: RecoveryHint,
+    query_terms: Sequence[str],
+    block_limit: int | None,
+) -> Shrunk:
+    """``shrink_texts`` at one budget, the blocks classified: the preview, or ShrinkError."""
+    original = sum(len(t) for t in texts)
     # Recovery reads a pointer inside the text blocks joined: one JSON block is one document.
     single = blocks[0].value if len(blocks) == 1 and blocks[0].value is not NOT_JSON else None
     hint = replace(hint, pointer=example_pointer(single) if single is not None else None)

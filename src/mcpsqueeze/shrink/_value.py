@@ -1,0 +1,45 @@
+"""Preview size by value: how many characters a result's preview is worth, below the budget.
+
+The budget is the hard maximum. A preview need not fill it: once an outline shows a text's
+landmarks (definitions, file and hunk headers, commit subjects, headings), more body text mostly
+costs the agent tokens it did not ask for, on this turn and every later one, and any folded range is
+one exact ``lines`` call away. So a result over the ``shrink_above`` size (docs/previews.md) gets a
+target of its landmarks, their markers and a little supporting text, not the budget:
+
+- text in a recognised format: the outline header, every landmark line, one fold marker per gap
+  and ``SUPPORT_CHARS`` of what explains them (signatures, the head, first changed lines);
+- JSON: ``JSON_CHARS``, which the condense engine fills with every field name, honest counts and
+  the items that fit (a preview that would drop a field name gets more room, up to the budget);
+- text of no known format: unchanged while it fits the budget (a head and a tail show no
+  structure, so a cut there would cost a call for nothing), else the budget as before.
+
+Pure: the engine calls ``block_goal`` on blocks it has already classified and outlined.
+"""
+
+from __future__ import annotations
+
+from mcpsqueeze.shrink._outline import Outliner
+
+__all__ = ["JSON_CHARS", "MIN_SAVING", "SUPPORT_CHARS", "text_goal"]
+
+#: Characters of supporting text an outline gets beyond its landmarks and markers.
+SUPPORT_CHARS = 1000
+#: The preview size of a JSON result that fits the budget but is over ``shrink_above``.
+JSON_CHARS = 4000
+#: A result that fits the budget is shown whole unless its preview saves at least this share.
+MIN_SAVING = 0.25
+_HEADER = 260  # the outline's first line, with its example recover call
+_MARKER = 26  # "[lines 1234-5678 folded]" and its line end, before a plan's words
+
+
+def text_goal(outliner: Outliner, length: int) -> int | None:
+    """The characters an outline of this text is worth, or None when it has no plan (unknown
+    format, no line matching the call): then only the budget can make it shrink."""
+    plan = outliner.plan
+    if plan is None:
+        return None
+    lines = outliner.lines
+    marks = plan.landmarks or (plan.tiers[0] if plan.tiers else [])
+    marker = _MARKER + min(48, plan.detail)
+    goal = _HEADER + SUPPORT_CHARS + sum(len(lines[i]) + marker for i in marks)
+    return min(goal, length)
