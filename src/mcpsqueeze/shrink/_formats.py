@@ -89,17 +89,21 @@ def _diff_start(lines: list[str]) -> bool:
 class _Language:
     name: str
     label: str
-    definition: re.Pattern[str]
+    definition: re.Pattern[str]  # starts with \n: run it on the text with a newline in front
     signs: re.Pattern[str]  # lines that only this language (family) writes
     min_signs: int
 
 
 _M = re.M
+# Definition patterns start with ``\n`` instead of ``^`` and run on the text with a newline in front
+# (``led``): the regex engine then scans for newlines in C instead of trying ``^`` at every character,
+# and a possessive ``[ \t]*+`` never backtracks into an indentation no definition starts with.
+# ``(?<=[ \t])`` after it stands for a ``^[ \t]+`` (indented) alternative.
 LANGUAGES: dict[str, _Language] = {
     "python": _Language(
         "python",
         "Python source",
-        re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+\w+[ \t]*[(\[]|^[ \t]*class[ \t]+\w+[ \t]*[(:\[]", _M),
+        re.compile(r"\n[ \t]*+(?:(?:async[ \t]+)?def[ \t]+\w+[ \t]*[(\[]|class[ \t]+\w+[ \t]*[(:\[])", _M),
         re.compile(
             r"^(?:from[ \t]+[\w.]+[ \t]+import[ \t]|import[ \t]+[\w.]+[ \t]*$|if __name__ == "
             r"|[ \t]*@\w[\w.]*)"
@@ -112,10 +116,10 @@ LANGUAGES: dict[str, _Language] = {
         "rust",
         "Rust source",
         re.compile(
-            r"^[ \t]*(?:pub(?:\([^)\n]*\))?[ \t]+)?"
+            r"\n[ \t]*+(?:(?:pub(?:\([^)\n]*\))?[ \t]+)?"
             r"(?:(?:async|const|unsafe|extern(?:[ \t]+\"[^\"\n]*\")?)[ \t]+)*"
-            r"fn[ \t]+\w+|^[ \t]*(?:pub(?:\([^)\n]*\))?[ \t]+)?(?:struct|enum|trait|union|mod)[ \t]+\w+"
-            r"|^[ \t]*(?:unsafe[ \t]+)?impl\b|^[ \t]*macro_rules![ \t]*\w+",
+            r"fn[ \t]+\w+|(?:pub(?:\([^)\n]*\))?[ \t]+)?(?:struct|enum|trait|union|mod)[ \t]+\w+"
+            r"|(?:unsafe[ \t]+)?impl\b|macro_rules![ \t]*\w+)",
             _M,
         ),
         re.compile(
@@ -126,7 +130,9 @@ LANGUAGES: dict[str, _Language] = {
     "go": _Language(
         "go",
         "Go source",
-        re.compile(r"^func[ \t]|^type[ \t]+\w+[ \t]+(?:struct|interface|func)\b|^type[ \t]+\w+[ \t]+\w", _M),
+        re.compile(
+            r"\n(?:func[ \t]|type[ \t]+\w+[ \t]+(?:struct|interface|func)\b|type[ \t]+\w+[ \t]+\w)", _M
+        ),
         re.compile(r"^package[ \t]+\w+[ \t]*$|^import[ \t]+(?:\(|\")|:=", _M),
         2,
     ),
@@ -134,11 +140,12 @@ LANGUAGES: dict[str, _Language] = {
         "java",
         "Java source",
         re.compile(
-            r"^[ \t]*(?:(?:public|protected|private|static|final|abstract|sealed|non-sealed|strictfp)[ \t]+)*"
+            r"\n[ \t]*+(?:"
+            r"(?:(?:public|protected|private|static|final|abstract|sealed|non-sealed|strictfp)[ \t]+)*"
             r"(?:class|interface|enum|record|@interface)[ \t]+\w+"
-            r"|^[ \t]*(?:(?:public|protected|private|static|final|abstract|synchronized|native|default"
+            r"|(?:(?:public|protected|private|static|final|abstract|synchronized|native|default"
             r"|strictfp)[ \t]+)+"
-            r"(?:<[^>\n]+>[ \t]+)?(?:[\w<>\[\],.?]+[ \t]+)?\w+[ \t]*\(",
+            r"(?:<[^>\n]+>[ \t]+)?(?:[\w<>\[\],.?]+[ \t]+)?\w+[ \t]*\()",
             _M,
         ),
         re.compile(r"^(?:package[ \t]+[\w.]+;|import[ \t]+(?:static[ \t]+)?[\w.*]+;)|^[ \t]*@Override\b", _M),
@@ -148,17 +155,18 @@ LANGUAGES: dict[str, _Language] = {
         "js",
         "JavaScript/TypeScript source",
         re.compile(
-            r"^[ \t]*(?:export[ \t]+)?(?:default[ \t]+)?(?:async[ \t]+)?function\b[ \t*]*\w+"
-            r"|^[ \t]*(?:export[ \t]+)?(?:default[ \t]+)?(?:abstract[ \t]+)?class[ \t]+\w+"
-            r"|^[ \t]*(?:export[ \t]+)?(?:const|let|var)[ \t]+\w+[ \t]*(?::[^=\n]+)?=[ \t]*(?:async[ \t]+)?"
+            r"\n[ \t]*+(?:(?:export[ \t]+)?(?:default[ \t]+)?(?:async[ \t]+)?function\b[ \t*]*\w+"
+            r"|(?:export[ \t]+)?(?:default[ \t]+)?(?:abstract[ \t]+)?class[ \t]+\w+"
+            r"|(?:export[ \t]+)?(?:const|let|var)[ \t]+\w+[ \t]*(?::[^=\n]+)?=[ \t]*(?:async[ \t]+)?"
             r"(?:<[^>\n]*>)?(?:\([^)\n]*\)|\w+)[ \t]*(?::[^=\n]+)?=>"
-            r"|^[ \t]+constructor[ \t]*\("
-            r"|^[ \t]*(?:(?:export[ \t]+)?(?:const|let|var)[ \t]+\w+|[\w$]+(?:\.[\w$]+)+)[ \t]*=[ \t]*"
+            r"|(?<=[ \t])constructor[ \t]*\("
+            r"|(?:(?:export[ \t]+)?(?:const|let|var)[ \t]+\w+|[\w$]+(?:\.[\w$]+)+)[ \t]*=[ \t]*"
             r"(?:async[ \t]+)?function\b"
-            r"|^[ \t]*(?:export[ \t]+)?(?:declare[ \t]+)?(?:interface|type|enum|namespace)[ \t]+\w+"
-            r"|^[ \t]+(?:(?:public|private|protected|static|async|readonly|override|abstract|get|set)[ \t]+)*"
+            r"|(?:export[ \t]+)?(?:declare[ \t]+)?(?:interface|type|enum|namespace)[ \t]+\w+"
+            r"|(?<=[ \t])"
+            r"(?:(?:public|private|protected|static|async|readonly|override|abstract|get|set)[ \t]+)*"
             r"(?!(?:if|for|while|switch|catch|return|function|else|do|try|with)\b)#?\w+[ \t]*(?:<[^>\n]*>)?"
-            r"\([^)\n]*\)[ \t]*(?::[^{\n]+)?\{[ \t]*$",
+            r"\([^)\n]*\)[ \t]*(?::[^{\n]+)?\{[ \t]*$)",
             _M,
         ),
         re.compile(
@@ -179,9 +187,10 @@ def _code(sample: str) -> Format | None:
     if not body or sum(map(len, body)) > _CODE_LINE * len(body):
         return None  # paragraphs, not code: skip the costly patterns
     outside = _FENCED_RE.sub("", sample)  # code blocks of a Markdown text are not the text
+    led = "\n" + outside
     scored: list[tuple[int, str]] = []
     for language in LANGUAGES.values():
-        definitions = len(language.definition.findall(outside))
+        definitions = len(language.definition.findall(led))
         signs = len(language.signs.findall(outside))
         if definitions >= 2 and signs >= language.min_signs:
             scored.append((definitions + signs, language.name))

@@ -11,10 +11,11 @@ and landmarks that match go first, so a cut never hides what the agent searched 
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
-from collections.abc import Callable, Sequence
+from bisect import bisect_left
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from itertools import accumulate
+from itertools import chain, compress, islice
+from operator import itemgetter, not_
 
 from mcpsqueeze.shrink._formats import (
     COMMIT_RE,
@@ -45,7 +46,7 @@ class Plan:
 
     label: str
     tiers: list[list[int]]
-    fill: list[int] = field(default_factory=list)
+    fill: Iterable[int] = field(default_factory=list)
     describe: Callable[[int, int], str] = field(default=lambda a, b: "")
     landmarks: list[int] = field(default_factory=list)
     detail: int = 0  # the most characters ``describe`` writes, with this many digits per number
@@ -56,22 +57,32 @@ class Plan:
 
 
 class _Text:
-    """The lines of a text with their offsets, for whole-text regex scans mapped back to lines."""
+    """The lines of a text, and the text with a newline in front (``led``) for whole-text scans by
+    patterns that start with ``\n`` where a line-by-line pattern would start with ``^``: the regex
+    engine finds the newlines in C, and a match's line is the count of newlines before it."""
 
-    def __init__(self, lines: Sequence[str]) -> None:
+    def __init__(self, lines: Sequence[str], text: str | None = None) -> None:
         self.lines = lines
-        self.text = "".join(lines)
-        self.starts = list(accumulate(map(len, lines), initial=0))
+        self.text = "".join(lines) if text is None else text
+        self._led: str | None = None
+
+    @property
+    def led(self) -> str:
+        if self._led is None:
+            self._led = "\n" + self.text
+        return self._led
 
     def matching(self, pattern: re.Pattern[str]) -> list[int]:
-        """Indexes of the lines where ``pattern`` (multi-line, anchored at ``^``) matches."""
+        """Indexes of the lines that start with a match of ``pattern`` (which starts with ``\n`` and
+        does not match across a line end), in order."""
+        led = self.led
         found: list[int] = []
-        last = -1
-        for match in pattern.finditer(self.text):
-            index = bisect_right(self.starts, match.start()) - 1
-            if index != last:
-                found.append(index)
-                last = index
+        index = at = 0
+        for match in pattern.finditer(led):
+            start = match.start()
+            index += led.count("\n", at, start)
+            at = start
+            found.append(index)
         return found
 
 
@@ -130,7 +141,7 @@ def _code(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
             list(range(min(_HEAD, len(lines)))),
             bodies,
         ],
-        fill=list(range(len(lines))),
+        fill=range(len(lines)),
         landmarks=definitions,
     )
 
@@ -141,15 +152,16 @@ _FILE_HEADER_RE = re.compile(
     r"|deleted file mode |rename (?:from|to) |similarity index |Binary files )"
 )
 _SUBJECT_SCAN = 8
+_COMMIT_START_RE = re.compile(r"\n(?:commit [0-9a-f]{7,64}|Commit: [0-9a-f]{40})")
+_INDEX_RE = re.compile(r"\nindex [0-9a-f]+\.\.[0-9a-f]+")
 
 
-def _commits(lines: Sequence[str], t: _Text) -> tuple[list[int], list[int]]:
-    """(commit header and subject indexes, interleaved; the Author/Date lines)."""
+def _commits(lines: Sequence[str], t: _Text) -> tuple[list[int], list[int], list[int]]:
+    """(commit header and subject indexes, interleaved; the Author/Date lines; the header indexes)."""
     landmarks: list[int] = []
     details: list[int] = []
-    for h in t.matching(re.compile(r"^(?:commit [0-9a-f]{7,64}|Commit: [0-9a-f]{40})", re.M)):
-        if not COMMIT_RE.match(lines[h]):
-            continue
+    heads = [h for h in t.matching(_COMMIT_START_RE) if COMMIT_RE.match(lines[h])]
+    for h in heads:
         landmarks.append(h)
         for j in range(h + 1, min(len(lines), h + _SUBJECT_SCAN)):
             line = lines[j]
@@ -163,21 +175,56 @@ def _commits(lines: Sequence[str], t: _Text) -> tuple[list[int], list[int]]:
                 break
             if line.strip():
                 break
-    return landmarks, details
+    return landmarks, details, heads
+
+
+# Lines a diff's scan stops at: hunk headers (checked with HUNK_RE) and the file header lines.
+_DIFF_LINE_RE = re.compile(
+    r"\n(?:@@ -|diff --git |diff --cc |--- (?:a/|/dev/null)|\+\+\+ (?:b/|/dev/null)|new file mode "
+    r"|deleted file mode |rename (?:from|to) |similarity index |Binary files )"
+)
+# A hunk line's kind by its first character: 3 removed, 2 added, 0 "\ No newline", 1 anything else.
+_KINDS = bytes(3 if c == 45 else 2 if c == 43 else 0 if c == 92 else 1 for c in range(256))
+_CHANGED_RE = re.compile(rb"[\x02\x03]")
+_UNCHANGED_RE = re.compile(rb"\x01")
+
+
+def _hunk_end(heads: bytes, a: int, old: int, new: int) -> int:
+    """Where the hunk whose lines start at ``a`` ends: at the first line by which it has consumed
+    ``old`` old-side (context or removed) and ``new`` new-side (context or added) lines, or the end.
+    A line takes at most one from each count, so the end is at least the larger count left away:
+    jump there and count again (a few C ``count`` calls instead of a loop over the lines)."""
+    n = len(heads)
+    b = min(n, a + max(old, new, 0))
+    at = a
+    minus = plus = other = 0
+    while True:
+        minus += heads.count(45, at, b)  # "-"
+        plus += heads.count(43, at, b)  # "+"
+        other += heads.count(92, at, b)  # "\"
+        at = b
+        context = (b - a) - minus - plus - other
+        old_left, new_left = old - minus - context, new - plus - context
+        if (old_left <= 0 and new_left <= 0) or b >= n:
+            return b
+        b = min(n, b + max(old_left, new_left))
 
 
 def _diff(fmt: Format, t: _Text, ranked: Sequence[int]) -> tuple[Plan, bytearray]:
     lines = t.lines
     n = len(lines)
     kinds = bytearray(n)  # 0 other, 1 unchanged, 2 added, 3 removed
+    heads = "".join(map(itemgetter(0), lines)).encode("latin-1", "replace")  # each line's first character
     files: list[int] = []  # diff --git lines, or ---/+++ where there is none (mcp-server-git's git_show)
     headers: list[int] = []  # the other file header lines
     named = False
     hunks: list[int] = []
-    changed: list[list[int]] = []  # per hunk
-    unchanged: list[list[int]] = []
-    i = 0
-    while i < n:
+    spans: list[tuple[int, int]] = []  # each hunk's lines
+    value: list[list[int]] = []  # the first changed lines of each hunk
+    end = 0
+    for i in t.matching(_DIFF_LINE_RE):
+        if i < end:
+            continue  # a line of a hunk that looks like a header
         line = lines[i]
         match = HUNK_RE.match(line)
         if match is None:
@@ -186,54 +233,78 @@ def _diff(fmt: Format, t: _Text, ranked: Sequence[int]) -> tuple[Plan, bytearray
                 named = True  # its ---/+++ lines repeat the paths: details, not landmarks
             elif _FILE_HEADER_RE.match(line):
                 (headers if named else files).append(i)
-            i += 1
             continue
         hunks.append(i)
         named = False
         old = 1 if match.group(2) is None else int(match.group(2))
         new = 1 if match.group(4) is None else int(match.group(4))
-        mine: list[int] = []
-        context: list[int] = []
-        i += 1
-        while (old > 0 or new > 0) and i < n:
-            head = lines[i][:1]
-            if head == "-":
-                old -= 1
-                kinds[i] = 3
-                mine.append(i)
-            elif head == "+":
-                new -= 1
-                kinds[i] = 2
-                mine.append(i)
-            elif head == "\\":
-                pass
-            else:
-                old, new = old - 1, new - 1
-                kinds[i] = 1
-                context.append(i)
-            i += 1
-        changed.append(mine)
-        unchanged.append(context)
-    commits, details = _commits(lines, t)  # git show, git log -p
+        end = _hunk_end(heads, i + 1, old, new)
+        kinds[i + 1 : end] = heads[i + 1 : end].translate(_KINDS)
+        spans.append((i + 1, end))
+        value.append([m.start() for m in islice(_CHANGED_RE.finditer(kinds, i + 1, end), _HUNK_VALUE)])
+    commits, details, _heads = _commits(lines, t)  # git show, git log -p
     landmarks = sorted([*files, *hunks, *commits])
     priority = [*commits, *files, *hunks]  # the file list first when not every header fits
-    value = _round_robin([h[:_HUNK_VALUE] for h in changed])
-    rest = _round_robin([h[_HUNK_VALUE:] for h in changed]) + _round_robin(unchanged)
-    index = t.matching(re.compile(r"^index [0-9a-f]+\.\.[0-9a-f]+", re.M))
+
+    def rest() -> list[int]:
+        """The fill: the other changed lines of each hunk, round-robin, then the unchanged ones."""
+        changed = [[m.start() for m in _CHANGED_RE.finditer(kinds, a, b)][_HUNK_VALUE:] for a, b in spans]
+        unchanged = [[m.start() for m in _UNCHANGED_RE.finditer(kinds, a, b)] for a, b in spans]
+        return _round_robin(changed) + _round_robin(unchanged)
+
+    index = t.matching(_INDEX_RE)
     plan = Plan(
         fmt.label,
-        [_front(ranked, priority), _query_tier(ranked, n), [0, *details], headers, value, index],
-        fill=rest,
+        [
+            _front(ranked, priority),
+            _query_tier(ranked, n),
+            [0, *details],
+            headers,
+            _round_robin(value),
+            index,
+        ],
+        fill=_Lazy(rest),
         landmarks=landmarks,
         indent=False,
     )
     return plan, kinds
 
 
+class _Lazy:
+    """A fill worked out on first use: most outlines of a big text are full before their fill."""
+
+    def __init__(self, make: Callable[[], list[int]]) -> None:
+        self._make: Callable[[], list[int]] | None = make
+        self._items: list[int] = []
+
+    def _get(self) -> list[int]:
+        if self._make is not None:
+            self._items, self._make = self._make(), None
+        return self._items
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._get())
+
+    def __bool__(self) -> bool:
+        return bool(self._get())
+
+
 def _round_robin(groups: list[list[int]]) -> list[int]:
-    """The first of each group, then the second of each, and so on (sorted, not a loop over the
-    longest group times the number of groups: one hunk of a new file can have 20,000 lines)."""
-    return [i for _, _, i in sorted((k, g, i) for g, group in enumerate(groups) for k, i in enumerate(group))]
+    """The first of each group, then the second of each, and so on: in phases between the groups'
+    lengths, each one ``zip`` of the groups still that long (one hunk of a new file can have 20,000
+    lines; a phase per distinct length keeps this linear in the lines)."""
+    out: list[int] = []
+    active = [g for g in groups if g]
+    k = 0
+    while active:
+        if len(active) == 1:
+            out.extend(active[0][k:])
+            break
+        m = min(map(len, active))
+        out.extend(chain.from_iterable(zip(*[g[k:m] for g in active], strict=True)))
+        k = m
+        active = [g for g in active if len(g) > m]
+    return out
 
 
 def _describe_diff(kinds: bytearray) -> Callable[[int, int], str]:
@@ -251,7 +322,7 @@ def _describe_diff(kinds: bytearray) -> Callable[[int, int], str]:
 
 def _gitlog(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
     lines = t.lines
-    landmarks, details = _commits(lines, t)
+    landmarks, details, heads = _commits(lines, t)
     subjects = set(landmarks)
     bodies = [
         j
@@ -260,18 +331,15 @@ def _gitlog(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
         for j in range(i + 1, min(len(lines), i + 3))
         if lines[j].strip() and j not in subjects and not COMMIT_RE.match(lines[j])
     ]
-    headers = [0] * (len(lines) + 1)  # commit headers before each line, to count them in a fold
-    for i, line in enumerate(lines):
-        headers[i + 1] = headers[i] + bool(line[:1] in "cC" and COMMIT_RE.match(line))
 
     def describe(a: int, b: int) -> str:
-        count = headers[b] - headers[a]
+        count = bisect_left(heads, b) - bisect_left(heads, a)  # the commit headers a fold holds
         return "" if not count else f"{count} commit{'s' if count != 1 else ''}"
 
     return Plan(
         fmt.label,
         [_front(ranked, landmarks), _query_tier(ranked, len(lines)), [0, *details], bodies],
-        fill=list(range(len(lines))),
+        fill=range(len(lines)),
         describe=describe,
         landmarks=sorted(landmarks),
         detail=12,
@@ -280,7 +348,7 @@ def _gitlog(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
 
 
 # ------------------------------------------------------------------------------------ config, lock
-_NAME_RE = re.compile(r"^[ \t]*(?:- )?[\"']?(?:name|version)[\"']?[ \t]*[=:]", re.M)
+_NAME_RE = re.compile(r"\n[ \t]*+(?:- )?[\"']?(?:name|version)[\"']?[ \t]*[=:]")
 _NAME_LINE_RE = re.compile(r"^[ \t]*(?:- )?[\"']?(?:name|version)[\"']?[ \t]*[=:]")
 
 
@@ -321,13 +389,13 @@ def _config(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
     return Plan(
         fmt.label,
         [_front(ranked, [*sections, *names]), _query_tier(ranked, n), head, second, deeper],
-        fill=list(range(n)),
+        fill=range(n),
         landmarks=landmarks,
     )
 
 
 # ------------------------------------------------------------------------------------- prose, tables
-_MARKDOWN_LINE_RE = re.compile(r"^(?:[ \t]*(?:```|~~~)|#{1,6}[ \t]+\S|(?:=+|-{2,})[ \t]*$)", re.M)
+_MARKDOWN_LINE_RE = re.compile(r"\n(?:[ \t]*+(?:```|~~~)|#{1,6}[ \t]+\S|(?:=+|-{2,})[ \t]*$)", re.M)
 
 
 def _markdown(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
@@ -356,7 +424,7 @@ def _markdown(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
     return Plan(
         fmt.label,
         [_front(ranked, headings), _query_tier(ranked, n), list(range(min(_SHORT_HEAD, n))), paragraphs],
-        fill=list(range(n)),
+        fill=range(n),
         landmarks=[
             h for h in headings if HEADING_RE.match(lines[h]) or not re.match(r"^[=-]+[ \t]*$", lines[h])
         ],
@@ -365,7 +433,7 @@ def _markdown(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
 
 def _table(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
     n = len(t.lines)
-    rows = [i for i in range(1, n) if t.lines[i].strip()]
+    rows = list(compress(range(1, n), map(not_, map(str.isspace, islice(t.lines, 1, None)))))  # not blank
     sample = rows[:5] + rows[-3:]
     if len(rows) > 8:
         step = max(1, len(rows) // (_SAMPLE_ROWS - 8))
@@ -390,9 +458,7 @@ def _log(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
     alike = fmt.name == "log"  # a log's lines are alike when they differ only in numbers
     # One translation of the whole text (a digit never spans lines), then split like the lines.
     shapes = shape(t.text).split("\n")[: len(lines)] if alike else list(lines)
-    first: dict[str, int] = {}
-    for i, s in enumerate(shapes):
-        first.setdefault(s, i)
+    first = dict(zip(reversed(shapes), range(len(shapes) - 1, -1, -1), strict=True))  # its first line
     distinct = sorted(first.values())
     alarms = [i for i in distinct if _ALARM_RE.search(lines[i])]
     warnings = [i for i in distinct if _WARN_RE.search(lines[i])]
@@ -437,9 +503,12 @@ def _lines(t: _Text, ranked: Sequence[int]) -> Plan:
     return Plan("text", [_query_tier(ranked, n), ends])
 
 
-def plan_for(fmt: Format | None, lines: Sequence[str], ranked: Sequence[int]) -> Plan:
-    """The plan for ``lines`` in ``fmt`` (None: the query-led plan of unrecognised text)."""
-    t = _Text(lines)
+def plan_for(
+    fmt: Format | None, lines: Sequence[str], ranked: Sequence[int], text: str | None = None
+) -> Plan:
+    """The plan for ``lines`` in ``fmt`` (None: the query-led plan of unrecognised text); ``text``
+    is their join, when the caller has it."""
+    t = _Text(lines, text)
     if fmt is None:
         return _lines(t, ranked)
     if fmt.name == "code":
