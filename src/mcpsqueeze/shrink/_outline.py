@@ -131,12 +131,13 @@ def _choose(
     """The kept lines under ``limit`` (value tiers) and ``fill_limit`` (fill), rendered."""
     kept = bytearray(len(lines))
     used = marker_room  # nothing kept yet: one marker folds it all
+    markers: dict[tuple[int, int], str | None] = {}  # each fold's marker, across the renders below
     body: list[str] = []
     example = ""
     offers = [i for tier in plan.tiers for i in tier]
     for _round in range(3):  # markers are shorter than their bound: offer the room they left
         refused, _room = _offer(offers, kept, deltas, limit - used, marker_room, False)
-        body, example = _render(lines, kept, plan, first, detail)
+        body, example = _render(lines, kept, plan, first, detail, markers)
         used = sum(map(len, body))
         if len(refused) == len(offers):
             break
@@ -145,15 +146,21 @@ def _choose(
             break  # nothing refused fits what is left: another round would change nothing
     if used < fill_limit and plan.fill:
         _offer(plan.fill, kept, deltas, fill_limit - used, marker_room, True)
-        body, example = _render(lines, kept, plan, first, detail)
+        body, example = _render(lines, kept, plan, first, detail, markers)
     return kept, body, example
 
 
 def _render(
-    lines: Sequence[str], kept: bytearray, plan: Plan, first: int, detail: int
+    lines: Sequence[str],
+    kept: bytearray,
+    plan: Plan,
+    first: int,
+    detail: int,
+    markers: dict[tuple[int, int], str | None],
 ) -> tuple[list[str], str]:
     """The kept lines and a marker for each run of the others (short runs shown instead, and then
-    marked kept); and the first marker's range, for the header's example call."""
+    marked kept); and the first marker's range, for the header's example call. ``markers`` keeps
+    each run's marker (None: shown instead) for the next render of the same lines."""
     n = len(lines)
     body: list[str] = []
     example = ""
@@ -167,10 +174,16 @@ def _render(
             continue
         j = kept.find(1, i)
         j = n if j < 0 else j
-        marker = render_fold_marker(first + i, first + j - 1, plan.describe(i, j)[:detail])
-        marker = (_fold_indent(lines, i, j) if plan.indent else "") + marker + ("\n" if j < n else "")
-        if j - i <= 3 and sum(len(lines[k]) for k in range(i, j)) <= len(marker):
-            body.extend(lines[i:j])  # a short gap costs less shown than marked
+        if (i, j) in markers:
+            marker = markers[i, j]
+        else:
+            marker = render_fold_marker(first + i, first + j - 1, plan.describe(i, j)[:detail])
+            marker = (_fold_indent(lines, i, j) if plan.indent else "") + marker + ("\n" if j < n else "")
+            if j - i <= 3 and sum(len(lines[k]) for k in range(i, j)) <= len(marker):
+                marker = None  # a short gap costs less shown than marked
+            markers[i, j] = marker
+        if marker is None:
+            body.extend(lines[i:j])
             kept[i:j] = b"\x01" * (j - i)
         else:
             if not example:

@@ -118,30 +118,35 @@ _OPENS_BODY = (":", "{", ";", "=>", "}")
 def _code(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
     lines = t.lines
     language = LANGUAGES[fmt.language]
+    n = len(lines)
     definitions = t.matching(language.definition)
-    by_depth = sorted(definitions, key=lambda i: (_indent(lines[i]), i))
+    depths = [len(line) - len(line.lstrip(" \t")) for line in map(lines.__getitem__, definitions)]
+    by_depth = [d for _, d in sorted(zip(depths, definitions, strict=True))]
     signatures: list[int] = []
     bodies: list[int] = []
     for d in definitions:
         end = d
-        while end - d < _SIGNATURE and end + 1 < len(lines) and not lines[end].rstrip().endswith(_OPENS_BODY):
+        while end - d < _SIGNATURE and end + 1 < n and not lines[end].rstrip().endswith(_OPENS_BODY):
             end += 1
             signatures.append(end)
         back = d - 1
         while back >= 0 and d - back <= 3 and lines[back].lstrip().startswith(("@", "#[", "#!")):
             signatures.append(back)  # decorators and attributes belong to the definition
             back -= 1
-        bodies.extend(_first_nonblank_after(lines, end))
+        for j in range(end + 1, min(n, end + 5)):  # the first line of the body
+            if lines[j].strip():
+                bodies.append(j)
+                break
     return Plan(
         fmt.label,
         [
             _front(ranked, by_depth),
             signatures,
-            _query_tier(ranked, len(lines)),
-            list(range(min(_HEAD, len(lines)))),
+            _query_tier(ranked, n),
+            list(range(min(_HEAD, n))),
             bodies,
         ],
-        fill=range(len(lines)),
+        fill=range(n),
         landmarks=definitions,
     )
 
@@ -160,10 +165,23 @@ def _commits(lines: Sequence[str], t: _Text) -> tuple[list[int], list[int], list
     """(commit header and subject indexes, interleaved; the Author/Date lines; the header indexes)."""
     landmarks: list[int] = []
     details: list[int] = []
+    n = len(lines)
     heads = [h for h in t.matching(_COMMIT_START_RE) if COMMIT_RE.match(lines[h])]
     for h in heads:
         landmarks.append(h)
-        for j in range(h + 1, min(len(lines), h + _SUBJECT_SCAN)):
+        # The usual shapes first (what the scan below finds for them, without its loop): git's
+        # Author, Date, a blank line, the indented subject; mcp-server-git's Author, Date, Message.
+        if h + 3 < n and lines[h + 1].startswith("Author:") and lines[h + 2].startswith("Date:"):
+            third = lines[h + 3]
+            if third.startswith("Message: "):
+                details += (h + 1, h + 2)
+                landmarks.append(h + 3)
+                continue
+            if third == "\n" and h + 4 < n and lines[h + 4].startswith("    ") and lines[h + 4].strip():
+                details += (h + 1, h + 2)
+                landmarks.append(h + 4)
+                continue
+        for j in range(h + 1, min(n, h + _SUBJECT_SCAN)):
             line = lines[j]
             if line.startswith(("Author:", "Date:", "Merge:", "AuthorDate:", "CommitDate:", "Commit:")) and (
                 not line.startswith("Commit: ") or not COMMIT_RE.match(line)
@@ -221,10 +239,16 @@ def _diff(fmt: Format, t: _Text, ranked: Sequence[int]) -> tuple[Plan, bytearray
     hunks: list[int] = []
     spans: list[tuple[int, int]] = []  # each hunk's lines
     value: list[list[int]] = []  # the first changed lines of each hunk
-    end = 0
-    for i in t.matching(_DIFF_LINE_RE):
-        if i < end:
-            continue  # a line of a hunk that looks like a header
+    led = t.led
+    at = index = 0  # led[at] is the newline in front of line ``index``
+    after = 0  # where the next header may start (after a hunk: its lines are not looked at)
+    while True:
+        found = _DIFF_LINE_RE.search(led, after)
+        if found is None:
+            break
+        start = found.start()
+        index += led.count("\n", at, start)
+        at, i = start, index
         line = lines[i]
         match = HUNK_RE.match(line)
         if match is None:
@@ -233,6 +257,7 @@ def _diff(fmt: Format, t: _Text, ranked: Sequence[int]) -> tuple[Plan, bytearray
                 named = True  # its ---/+++ lines repeat the paths: details, not landmarks
             elif _FILE_HEADER_RE.match(line):
                 (headers if named else files).append(i)
+            after = at + 1
             continue
         hunks.append(i)
         named = False
@@ -242,6 +267,8 @@ def _diff(fmt: Format, t: _Text, ranked: Sequence[int]) -> tuple[Plan, bytearray
         kinds[i + 1 : end] = heads[i + 1 : end].translate(_KINDS)
         spans.append((i + 1, end))
         value.append([m.start() for m in islice(_CHANGED_RE.finditer(kinds, i + 1, end), _HUNK_VALUE)])
+        at += sum(map(len, lines[i:end]))  # to the newline in front of line ``end``
+        index, after = end, at
     commits, details, _heads = _commits(lines, t)  # git show, git log -p
     landmarks = sorted([*files, *hunks, *commits])
     priority = [*commits, *files, *hunks]  # the file list first when not every header fits
@@ -252,7 +279,7 @@ def _diff(fmt: Format, t: _Text, ranked: Sequence[int]) -> tuple[Plan, bytearray
         unchanged = [[m.start() for m in _UNCHANGED_RE.finditer(kinds, a, b)] for a, b in spans]
         return _round_robin(changed) + _round_robin(unchanged)
 
-    index = t.matching(_INDEX_RE)
+    indexes = t.matching(_INDEX_RE)
     plan = Plan(
         fmt.label,
         [
@@ -261,7 +288,7 @@ def _diff(fmt: Format, t: _Text, ranked: Sequence[int]) -> tuple[Plan, bytearray
             [0, *details],
             headers,
             _round_robin(value),
-            index,
+            indexes,
         ],
         fill=_Lazy(rest),
         landmarks=landmarks,
@@ -323,13 +350,15 @@ def _describe_diff(kinds: bytearray) -> Callable[[int, int], str]:
 def _gitlog(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
     lines = t.lines
     landmarks, details, heads = _commits(lines, t)
-    subjects = set(landmarks)
-    bodies = [
+    n = len(lines)
+    subjects = set(landmarks)  # every commit header is one, so no line of theirs is a body line
+    headers = set(heads)
+    bodies = [  # two lines after each subject (landmarks are in order)
         j
-        for i in sorted(subjects)
-        if not COMMIT_RE.match(lines[i])
-        for j in range(i + 1, min(len(lines), i + 3))
-        if lines[j].strip() and j not in subjects and not COMMIT_RE.match(lines[j])
+        for i in landmarks
+        if i not in headers
+        for j in (i + 1, i + 2)
+        if j < n and j not in subjects and lines[j].strip()
     ]
 
     def describe(a: int, b: int) -> str:
