@@ -24,6 +24,8 @@ def split_lines(text: str) -> list[str]:
 
     Only ``\\n`` ends a line (a ``\\r`` stays part of its line), so ``"".join(split_lines(t)) == t``
     and line N is ``split_lines(t)[N - 1]``; a text ending in ``\\n`` has no empty last line."""
+    if "\n" not in text:
+        return [text] if text else []
     if not any(end in text for end in _OTHER_ENDS) and (
         text.isascii() or not any(end in text for end in _WIDE_ENDS)
     ):

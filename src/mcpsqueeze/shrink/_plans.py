@@ -469,8 +469,13 @@ def _table(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
         sample += rows[5:-3:step][: _SAMPLE_ROWS - 8]
     label = f"{fmt.label} of {len(rows)} rows"
 
+    header = bool(n) and not t.lines[0].isspace()
+
     def describe(a: int, b: int) -> str:
-        count = sum(1 for i in range(a, b) if t.lines[i].strip()) if b - a < 5000 else b - a
+        if b - a < 5000:  # the lines that are not blank: rows, and the header line
+            count = bisect_left(rows, b) - bisect_left(rows, a) + (header and a == 0 < b)
+        else:
+            count = b - a
         return f"{count} rows" if count != 1 else "1 row"
 
     return Plan(
@@ -494,12 +499,12 @@ def _log(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
     order = [*alarms, *warnings, *distinct[:30], *reversed(distinct[-30:]), *distinct]
 
     def describe(a: int, b: int) -> str:
-        count = b - a
-        if a > 0 and all(lines[j] == lines[a - 1] for j in range(a, b)):
+        count = b - a  # (list.count and max compare the lines in C)
+        if a > 0 and lines[a:b].count(lines[a - 1]) == count:
             return f"the line above {count} more time{'s' if count != 1 else ''}"
-        if a > 0 and all(shapes[j] == shapes[a - 1] for j in range(a, b)):
+        if a > 0 and shapes[a:b].count(shapes[a - 1]) == count:
             return f"{count} more like the line above"
-        if all(first[shapes[j]] < a for j in range(a, b)):
+        if count <= 0 or max(map(first.__getitem__, shapes[a:b])) < a:
             return f"{count} {'like lines' if alike else 'repeats of lines'} shown above"
         return ""
 
