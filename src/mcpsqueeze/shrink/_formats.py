@@ -379,7 +379,7 @@ def detect(text: str, lines: list[str]) -> Format | None:
     """The format of ``text`` (``lines`` is its ``split_lines``), or None when unsure."""
     sample = text[:_SAMPLE_CHARS]
     sample_lines = lines[: _SAMPLE_LINES * 5]
-    if len(lines) < 3 or any(len(line) > _MAX_LINE for line in sample_lines):
+    if len(lines) < 3 or max(map(len, sample_lines)) > _MAX_LINE:
         return None
     led = "\n" + sample
     if _HUNK_M_RE.search(led) and (_DIFF_GIT_RE.search(led) or _FILE_PAIR_RE.search(led)):

@@ -158,15 +158,23 @@ _FILE_HEADER_RE = re.compile(
 )
 _SUBJECT_SCAN = 8
 _COMMIT_START_RE = re.compile(r"\n(?:commit [0-9a-f]{7,64}|Commit: [0-9a-f]{40})")
-_INDEX_RE = re.compile(r"\nindex [0-9a-f]+\.\.[0-9a-f]+")
+# A diff's commit headers and index lines, found in one scan.
+_COMMIT_OR_INDEX_RE = re.compile(
+    r"\n(?:commit [0-9a-f]{7,64}|Commit: [0-9a-f]{40}|index [0-9a-f]+\.\.[0-9a-f]+)"
+)
 
 
-def _commits(lines: Sequence[str], t: _Text) -> tuple[list[int], list[int], list[int]]:
-    """(commit header and subject indexes, interleaved; the Author/Date lines; the header indexes)."""
+def _commits(
+    lines: Sequence[str], t: _Text, found: Sequence[int] | None = None
+) -> tuple[list[int], list[int], list[int]]:
+    """(commit header and subject indexes, interleaved; the Author/Date lines; the header indexes).
+    ``found``: the lines ``_COMMIT_START_RE`` finds, when the caller has them."""
     landmarks: list[int] = []
     details: list[int] = []
     n = len(lines)
-    heads = [h for h in t.matching(_COMMIT_START_RE) if COMMIT_RE.match(lines[h])]
+    if found is None:
+        found = t.matching(_COMMIT_START_RE)
+    heads = [h for h in found if COMMIT_RE.match(lines[h])]
     for h in heads:
         landmarks.append(h)
         # The usual shapes first (what the scan below finds for them, without its loop): git's
@@ -269,7 +277,9 @@ def _diff(fmt: Format, t: _Text, ranked: Sequence[int]) -> tuple[Plan, bytearray
         value.append([m.start() for m in islice(_CHANGED_RE.finditer(kinds, i + 1, end), _HUNK_VALUE)])
         at += sum(map(len, lines[i:end]))  # to the newline in front of line ``end``
         index, after = end, at
-    commits, details, _heads = _commits(lines, t)  # git show, git log -p
+    either = t.matching(_COMMIT_OR_INDEX_RE)
+    indexes = [i for i in either if lines[i][0] == "i"]
+    commits, details, _heads = _commits(lines, t, [i for i in either if lines[i][0] != "i"])  # git show
     landmarks = sorted([*files, *hunks, *commits])
     priority = [*commits, *files, *hunks]  # the file list first when not every header fits
 
@@ -279,7 +289,6 @@ def _diff(fmt: Format, t: _Text, ranked: Sequence[int]) -> tuple[Plan, bytearray
         unchanged = [[m.start() for m in _UNCHANGED_RE.finditer(kinds, a, b)] for a, b in spans]
         return _round_robin(changed) + _round_robin(unchanged)
 
-    indexes = t.matching(_INDEX_RE)
     plan = Plan(
         fmt.label,
         [
