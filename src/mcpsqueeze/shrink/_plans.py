@@ -72,18 +72,20 @@ class _Text:
             self._led = "\n" + self.text
         return self._led
 
-    def matching(self, pattern: re.Pattern[str]) -> list[int]:
-        """Indexes of the lines that start with a match of ``pattern`` (which starts with ``\n`` and
-        does not match across a line end), in order."""
+    def scan(self, pattern: re.Pattern[str]) -> Iterator[tuple[int, re.Match[str]]]:
+        """(line index, match) for each line that starts with a match of ``pattern`` (which starts
+        with ``\n`` and does not match across a line end), in order."""
         led = self.led
-        found: list[int] = []
         index = at = 0
         for match in pattern.finditer(led):
             start = match.start()
             index += led.count("\n", at, start)
             at = start
-            found.append(index)
-        return found
+            yield index, match
+
+    def matching(self, pattern: re.Pattern[str]) -> list[int]:
+        """Indexes of the lines that start with a match of ``pattern`` (see ``scan``)."""
+        return [index for index, _ in self.scan(pattern)]
 
 
 def _front(ranked: Sequence[int], chosen: Sequence[int]) -> list[int]:
@@ -157,38 +159,34 @@ _FILE_HEADER_RE = re.compile(
     r"|deleted file mode |rename (?:from|to) |similarity index |Binary files )"
 )
 _SUBJECT_SCAN = 8
-_COMMIT_START_RE = re.compile(r"\n(?:commit [0-9a-f]{7,64}|Commit: [0-9a-f]{40})")
-# A diff's commit headers and index lines, found in one scan.
-_COMMIT_OR_INDEX_RE = re.compile(
-    r"\n(?:commit [0-9a-f]{7,64}|Commit: [0-9a-f]{40}|index [0-9a-f]+\.\.[0-9a-f]+)"
+# The lines COMMIT_RE matches (its $ ends the line), led by \n, and a look ahead at the usual shapes
+# that follow: Author, Date, then mcp-server-git's Message line (group 1) or git's blank line and
+# indented subject (group 2). A diff's commit headers and index lines are found in one scan.
+_COMMIT_LINE = (
+    r"(?:commit [0-9a-f]{7,64}(?: \(.*\))?|Commit: [0-9a-f]{40})[ \t]*$"
+    r"(?:(?=\nAuthor:[^\n]*\nDate:[^\n]*\n(?:(Message: )|(\n)    [^\n]*?\S)))?"
 )
+_COMMIT_LINE_RE = re.compile(r"\n" + _COMMIT_LINE, re.M)
+_COMMIT_OR_INDEX_RE = re.compile(r"\n(?:" + _COMMIT_LINE + r"|index [0-9a-f]+\.\.[0-9a-f]+)", re.M)
 
 
 def _commits(
-    lines: Sequence[str], t: _Text, found: Sequence[int] | None = None
+    lines: Sequence[str], t: _Text, found: Iterable[tuple[int, re.Match[str]]] | None = None
 ) -> tuple[list[int], list[int], list[int]]:
     """(commit header and subject indexes, interleaved; the Author/Date lines; the header indexes).
-    ``found``: the lines ``_COMMIT_START_RE`` finds, when the caller has them."""
+    ``found``: each commit header's index and the match of ``_COMMIT_LINE``, when the caller
+    has them."""
     landmarks: list[int] = []
     details: list[int] = []
+    heads: list[int] = []
     n = len(lines)
-    if found is None:
-        found = t.matching(_COMMIT_START_RE)
-    heads = [h for h in found if COMMIT_RE.match(lines[h])]
-    for h in heads:
+    for h, match in t.scan(_COMMIT_LINE_RE) if found is None else found:
+        heads.append(h)
         landmarks.append(h)
-        # The usual shapes first (what the scan below finds for them, without its loop): git's
-        # Author, Date, a blank line, the indented subject; mcp-server-git's Author, Date, Message.
-        if h + 3 < n and lines[h + 1].startswith("Author:") and lines[h + 2].startswith("Date:"):
-            third = lines[h + 3]
-            if third.startswith("Message: "):
-                details += (h + 1, h + 2)
-                landmarks.append(h + 3)
-                continue
-            if third == "\n" and h + 4 < n and lines[h + 4].startswith("    ") and lines[h + 4].strip():
-                details += (h + 1, h + 2)
-                landmarks.append(h + 4)
-                continue
+        if match.lastindex:  # a usual shape: what the scan below finds for it, without its loop
+            details += (h + 1, h + 2)
+            landmarks.append(h + 3 if match.lastindex == 1 else h + 4)
+            continue
         for j in range(h + 1, min(n, h + _SUBJECT_SCAN)):
             line = lines[j]
             if line.startswith(("Author:", "Date:", "Merge:", "AuthorDate:", "CommitDate:", "Commit:")) and (
@@ -277,9 +275,14 @@ def _diff(fmt: Format, t: _Text, ranked: Sequence[int]) -> tuple[Plan, bytearray
         value.append([m.start() for m in islice(_CHANGED_RE.finditer(kinds, i + 1, end), _HUNK_VALUE)])
         at += sum(map(len, lines[i:end]))  # to the newline in front of line ``end``
         index, after = end, at
-    either = t.matching(_COMMIT_OR_INDEX_RE)
-    indexes = [i for i in either if lines[i][0] == "i"]
-    commits, details, _heads = _commits(lines, t, [i for i in either if lines[i][0] != "i"])  # git show
+    indexes: list[int] = []
+    headers_at: list[tuple[int, re.Match[str]]] = []
+    for i, match in t.scan(_COMMIT_OR_INDEX_RE):
+        if lines[i][0] == "i":
+            indexes.append(i)
+        else:
+            headers_at.append((i, match))
+    commits, details, _heads = _commits(lines, t, headers_at)  # git show, git log -p
     landmarks = sorted([*files, *hunks, *commits])
     priority = [*commits, *files, *hunks]  # the file list first when not every header fits
 
