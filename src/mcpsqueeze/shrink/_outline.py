@@ -211,7 +211,7 @@ class Outliner:
         if len(self.lines) < 3:
             return
         self.format = detect(text, self.lines)
-        ranked = rank_lines(self.lines, terms) if terms else []
+        ranked = rank_lines(self.lines, terms, text=text) if terms else []
         if self.format is not None or ranked:
             self.plan = plan_for(self.format, self.lines, ranked, text)
             self._deltas = _deltas(self.lines)
