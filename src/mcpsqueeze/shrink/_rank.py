@@ -95,23 +95,28 @@ def rank_lines(
     return [index for _, index in scores[:limit]]
 
 
-#: The non-ASCII letters that a case-insensitive pattern matches with ASCII ones (İ ı ſ K).
-_ODD_CASES = "\u0130\u0131\u017f\u212a"
+#: The non-ASCII letters that a case-insensitive pattern matches with ASCII ones, and the ASCII
+#: letter each matches (the Kelvin sign lower-cases to k by itself).
+_ODD_CASES = {"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"}
 
 
 def _matches(text: str, terms: Sequence[str]) -> list[tuple[int, str]]:
     """(start, the match lower-cased) of each match of ``terms`` in ``text``: what ``finditer`` of
-    their case-insensitive alternation, longest first, finds. When the terms are ASCII and the text
-    has none of the odd cases, that is each term's occurrences in the lower-cased text, found with
-    ``str.find`` (a case-insensitive alternation tries every position of the text in Python's
-    regex engine: 35 ms per MB)."""
+    their case-insensitive alternation, longest first, finds. For ASCII terms that is each term's
+    occurrences in the text with every character folded to what such a pattern matches it with
+    (lower-cased; the odd cases to their ASCII letter), found with ``str.find``: the alternation
+    tries every position of the text in Python's regex engine (35 ms per MB)."""
     ordered = sorted(terms, key=len, reverse=True)
-    if all(term and term.isascii() for term in ordered) and (
-        text.isascii() or not any(odd in text for odd in _ODD_CASES)
-    ):
-        lowered = text.lower()
-        if len(lowered) == len(text):  # each character lower-cased in its place
-            return _first_matches(lowered, [term.lower() for term in ordered])
+    if all(term and term.isascii() for term in ordered):
+        odd = not text.isascii() and any(letter in text for letter in _ODD_CASES)
+        folded = (text.replace("\u0130", "i") if odd else text).lower()
+        if odd:
+            folded = folded.replace("\u0131", "i").replace("\u017f", "s")
+        if len(folded) == len(text):  # each character folded in its place
+            found = _first_matches(folded, [term.lower() for term in ordered])
+            if odd:  # the match as it is in the text, lower-cased (ſ stays ſ)
+                return [(at, text[at : at + len(term)].lower()) for at, term in found]
+            return found
     pattern = re.compile("|".join(map(re.escape, ordered)), re.IGNORECASE)
     return [(match.start(), match.group().lower()) for match in pattern.finditer(text)]
 
