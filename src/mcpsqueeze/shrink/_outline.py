@@ -100,19 +100,33 @@ def _offer(
     ``fill``, stop at the first line that does not fit, or once no room is left."""
     refused: list[int] = []
     last = len(kept) - 1
-    for i in offers:
-        if fill and room <= 0:
-            break
+    if fill:
+        for i in offers:
+            if room <= 0:
+                break
+            if kept[i]:
+                continue
+            delta = deltas[i]
+            if delta <= room and not ((i == 0 or kept[i - 1]) or (i == last or kept[i + 1])):
+                delta += marker_room  # its fold splits in two
+            if delta > room:
+                break
+            kept[i] = 1
+            room -= delta
+        return refused, room
+    refuse = refused.append
+    for i in offers:  # (most offers of a big text are refused: that path is kept short)
         if kept[i]:
             continue
         delta = deltas[i]
-        if delta <= room and not ((i == 0 or kept[i - 1]) or (i == last or kept[i + 1])):
-            delta += marker_room  # its fold splits in two
         if delta > room:
-            if fill:
-                break
-            refused.append(i)
+            refuse(i)
             continue
+        if not ((i == 0 or kept[i - 1]) or (i == last or kept[i + 1])):
+            delta += marker_room  # its fold splits in two
+            if delta > room:
+                refuse(i)
+                continue
         kept[i] = 1
         room -= delta
     return refused, room
