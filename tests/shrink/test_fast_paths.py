@@ -41,7 +41,8 @@ def test_query_terms_are_found_where_the_case_insensitive_alternation_finds_them
 ) -> None:
     ordered = sorted(terms, key=len, reverse=True)
     pattern = re.compile("|".join(map(re.escape, ordered)), re.IGNORECASE)
-    assert _matches(text, terms) == [(m.start(), m.group().lower()) for m in pattern.finditer(text)]
+    expected = [(text.count("\n", 0, m.start()), m.group().lower()) for m in pattern.finditer(text)]
+    assert _matches(text, terms) == expected
 
 
 def _hunk_end_plainly(heads: bytes, a: int, old: int, new: int) -> int:

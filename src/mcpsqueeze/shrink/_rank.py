@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import math
 import re
-from bisect import bisect_right
 from collections.abc import Iterable, Mapping, Sequence
-from itertools import accumulate
+from typing import AnyStr
 
 __all__ = ["query_terms", "rank_lines"]
 
@@ -71,10 +70,8 @@ def rank_lines(
         return []
     if text is None:
         text = "".join(lines)
-    starts = list(accumulate(map(len, lines), initial=0))  # where each line starts (and the end)
     tf: dict[int, dict[str, int]] = {}
-    for start, term in _matches(text, terms):
-        index = bisect_right(starts, start) - 1
+    for index, term in _matches(text, terms):
         counts = tf.setdefault(index, {})
         counts[term] = counts.get(term, 0) + 1
     if not tf:
@@ -101,29 +98,34 @@ _ODD_CASES = {"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"}
 
 
 def _matches(text: str, terms: Sequence[str]) -> list[tuple[int, str]]:
-    """(start, the match lower-cased) of each match of ``terms`` in ``text``: what ``finditer`` of
-    their case-insensitive alternation, longest first, finds. For ASCII terms that is each term's
-    occurrences in the text with every character folded to what such a pattern matches it with
-    (lower-cased; the odd cases to their ASCII letter), found with ``str.find``: the alternation
-    tries every position of the text in Python's regex engine (35 ms per MB)."""
+    """(line index, the match lower-cased) of each match of ``terms`` in ``text``: what ``finditer``
+    of their case-insensitive alternation, longest first, finds. For ASCII terms that is found with
+    ``find`` (the alternation tries every position of the text in Python's regex engine: 35 ms per
+    MB): in the text's UTF-8 with ASCII letters lower-cased (no other character's bytes can match an
+    ASCII term), or, when the text has one of the odd cases, in the text with every character folded
+    to what such a pattern matches it with."""
     ordered = sorted(terms, key=len, reverse=True)
     if all(term and term.isascii() for term in ordered):
-        odd = not text.isascii() and any(letter in text for letter in _ODD_CASES)
-        folded = (text.replace("\u0130", "i") if odd else text).lower()
-        if odd:
-            folded = folded.replace("\u0131", "i").replace("\u017f", "s")
+        lowered = [term.lower() for term in ordered]
+        if text.isascii() or not any(letter in text for letter in _ODD_CASES):
+            data = text.encode("utf-8", "surrogatepass").lower()
+            found = _first_matches(data, [term.encode() for term in lowered])
+            return [(line, lowered[rank]) for line, (_, rank) in zip(_lines(data, found), found, strict=True)]
+        folded = text.replace("\u0130", "i").lower().replace("\u0131", "i").replace("\u017f", "s")
         if len(folded) == len(text):  # each character folded in its place
-            found = _first_matches(folded, [term.lower() for term in ordered])
-            if odd:  # the match as it is in the text, lower-cased (ſ stays ſ)
-                return [(at, text[at : at + len(term)].lower()) for at, term in found]
-            return found
+            found = _first_matches(folded, lowered)
+            return [  # the match as it is in the text, lower-cased (ſ stays ſ)
+                (line, text[at : at + len(lowered[rank])].lower())
+                for line, (at, rank) in zip(_lines(folded, found), found, strict=True)
+            ]
     pattern = re.compile("|".join(map(re.escape, ordered)), re.IGNORECASE)
-    return [(match.start(), match.group().lower()) for match in pattern.finditer(text)]
+    spans = [(match.start(), match.group().lower()) for match in pattern.finditer(text)]
+    return [(line, term) for line, (_, term) in zip(_lines(text, spans), spans, strict=True)]
 
 
-def _first_matches(text: str, ordered: Sequence[str]) -> list[tuple[int, str]]:
-    """The matches an alternation of the literal ``ordered`` finds, left to right: at each place
-    the first of them that occurs there, and the next match starts after it."""
+def _first_matches(text: AnyStr, ordered: Sequence[AnyStr]) -> list[tuple[int, int]]:
+    """(where, which) of the matches an alternation of the literal ``ordered`` finds, left to right:
+    at each place the first of them that occurs there, and the next match starts after it."""
     found: list[tuple[int, int]] = []
     for rank, term in enumerate(ordered):
         at = text.find(term)
@@ -131,10 +133,22 @@ def _first_matches(text: str, ordered: Sequence[str]) -> list[tuple[int, str]]:
             found.append((at, rank))
             at = text.find(term, at + 1)
     found.sort()
-    matches: list[tuple[int, str]] = []
+    matches: list[tuple[int, int]] = []
     end = 0
     for at, rank in found:
         if at >= end:
-            matches.append((at, ordered[rank]))
+            matches.append((at, rank))
             end = at + len(ordered[rank])
     return matches
+
+
+def _lines(text: AnyStr, found: Sequence[tuple[int, object]]) -> list[int]:
+    """The line of each place in ``found`` (in order): the newlines before it, counted in C."""
+    newline = "\n" if isinstance(text, str) else b"\n"
+    lines: list[int] = []
+    index = at = 0
+    for where, _ in found:
+        index += text.count(newline, at, where)
+        at = where
+        lines.append(index)
+    return lines
