@@ -114,7 +114,7 @@ def _matches(text: str, terms: Sequence[str]) -> list[tuple[int, str]]:
         folded = text.replace("\u0130", "i").lower().replace("\u0131", "i").replace("\u017f", "s")
         if len(folded) == len(text):  # each character folded in its place
             found = _first_matches(folded, lowered)
-            return [  # the match as it is in the text, lower-cased (ſ stays ſ)
+            return [  # the match as it is in the text, lower-cased (a long s stays one)
                 (line, text[at : at + len(lowered[rank])].lower())
                 for line, (at, rank) in zip(_lines(folded, found), found, strict=True)
             ]
