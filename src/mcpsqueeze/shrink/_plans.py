@@ -102,10 +102,6 @@ def _query_tier(ranked: Sequence[int], n: int) -> list[int]:
     return list(ranked) + around
 
 
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip(" \t"))
-
-
 def _first_nonblank_after(lines: Sequence[str], index: int, limit: int = 4) -> list[int]:
     for j in range(index + 1, min(len(lines), index + 1 + limit)):
         if lines[j].strip():
