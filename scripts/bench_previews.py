@@ -6,7 +6,7 @@ inputs that get shrunk, the share of the originals' landmarks (``mcpsqueeze.shri
 definition lines, diff file and hunk headers, commit headers and subjects, section headers and
 package names, headings) visible verbatim as whole lines of the preview, and the characters shown,
 once with today's engine and once with the outlines switched off (head and tail, as before). Then
-the time per MB of ``shrink_texts`` on large inputs of each kind, both ways.
+the time per MB of ``shrink_texts`` on large inputs of each kind, both ways, and with query terms.
 
 ``--verbose`` lists each input's landmarks visible before and after.
 """
@@ -101,10 +101,10 @@ def inputs() -> Iterator[tuple[str, str]]:
     yield "server.log", _log(8000)
 
 
-def _preview(text: str, budget: int, outlines: bool) -> str | None:
+def _preview(text: str, budget: int, outlines: bool, terms: tuple[str, ...] = ()) -> str | None:
     engine.Outliner = _OUTLINER if outlines else _NoOutline  # type: ignore[misc]
     try:
-        result = shrink_texts([text], budget, HINT)
+        result = shrink_texts([text], budget, HINT, terms)
     finally:
         engine.Outliner = _OUTLINER  # type: ignore[misc]
     return None if result is None else result.texts[0]
@@ -165,14 +165,16 @@ def speed() -> None:
         "markdown": ((ROOT / "README.md").read_text() * 130)[: 1 << 20],
         "prose (no format)": " ".join(f"word{i % 977} and{i % 13}" for i in range(200000))[: 1 << 20],
     }
-    print(f"\n{'1 MB of':<20} {'head+tail ms':>13} {'outline ms':>11} {'strategy':<24}")
+    terms = ("recover", "budget", "shrink")  # a call's query terms: matching lines are ranked first
+    print(f"\n{'1 MB of':<20} {'head+tail ms':>13} {'outline ms':>11} {'with query':>11} {'strategy':<24}")
     for name, text in big.items():
         mb = len(text) / (1 << 20)
         before = _timed(lambda text=text: _preview(text, 20000, outlines=False)) / mb
         after = _timed(lambda text=text: _preview(text, 20000, outlines=True)) / mb
+        query = _timed(lambda text=text: _preview(text, 20000, outlines=True, terms=terms)) / mb
         result = shrink_texts([text], 20000, HINT)
         strategy = result.report.strategy if result else "-"
-        print(f"{name:<20} {before * 1000:>13.1f} {after * 1000:>11.1f} {strategy:<24}")
+        print(f"{name:<20} {before * 1000:>13.1f} {after * 1000:>11.1f} {query * 1000:>11.1f} {strategy:<24}")
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ import anyio
 import pytest
 
 from mcpsqueeze import Client
+from mcpsqueeze.recovery import split_lines
 from rawclient import require_node_paths
 
 DEMO = {"demo": {"command": sys.executable, "args": ["-m", "mcpsqueeze.demo.server"]}}
@@ -29,6 +30,9 @@ out = {"kind": type(value).__name__, "record": record, "action": value.action}
 out["shown"] = len(json.dumps(dict(value), separators=(",", ":"), ensure_ascii=False))
 out["full"] = demo.squeeze_recover(record["response_id"])
 out["node"] = demo.squeeze_recover(record["response_id"], pointer="/issues/3")
+text = demo.read_file("client lines py")
+out["text_id"] = demo.truncation_of(text)["response_id"]
+out["lines"] = demo.squeeze_recover(out["text_id"], lines="5-9")
 out["sum"] = demo.add(2, 40)
 try:
     demo.fail("boom py")
@@ -51,6 +55,9 @@ out.record = record;
 out.shown = JSON.stringify(value).length;
 out.full = await demo.squeezeRecover(record.response_id!);
 out.node = await demo.squeezeRecover(record.response_id!, { pointer: "/issues/3" });
+const text = (await demo.readFile({ path: "client lines ts" })) as string;
+out.text_id = demo.truncationOf(text)!.response_id;
+out.lines = await demo.squeezeRecover(out.text_id as string, { lines: "5-9" });
 out.sum = await demo.add({ a: 2, b: 40 });
 try {
   await demo.fail({ message: "boom ts" });
@@ -79,6 +86,8 @@ def _check(out: dict[str, Any], client: Client, tag: str) -> None:
     whole = json.loads(client.recover(record["response_id"]))  # the Client's own store holds it
     assert out["full"] == whole and len(whole["issues"]) == 300
     assert out["node"] == whole["issues"][3]
+    text = client.recover(out["text_id"])  # lines 5-9 of the stored text, byte for byte
+    assert out["lines"] == "".join(split_lines(text)[4:9]) and out["lines"].count("\n") == 5
     assert out["sum"] == {"a": 2, "b": 40, "sum": 42}
     assert out["error"][:2] == ["demo", "fail"] and f"boom {tag}" in out["error"][2]
     assert out["missing"] == ["not_found", 404]

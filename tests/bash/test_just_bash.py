@@ -77,6 +77,24 @@ async def test_recovery_files_are_readable_under_recovery_and_by_mcpsq_recover(b
     assert (via_jq.stdout, by_id.stdout, by_path.stdout) == ("12\n", "1011\n", "12\n")
 
 
+async def test_mcpsq_recover_reads_exact_lines_and_queries_inside_the_shell(
+    bash: AsyncBash, rec_dir: Path
+) -> None:
+    rid = "ab" * 16
+    text = "".join(f"line {n}\r\n" if n % 3 else f"line {n}\n" for n in range(1, 41))
+    issues = json.dumps({"issues": [{"key": "A-1"}, {"key": "A-2"}]})
+    original = {"content": [{"type": "text", "text": text}, {"type": "text", "text": issues}]}
+    (rec_dir / f"mcpsqueeze-{rid}.json").write_text(json.dumps(original))
+    lines = await bash.exec(f"mcpsq recover {rid} --lines 11-13")
+    assert (lines.exit_code, lines.stdout) == (0, "line 11\r\nline 12\nline 13\r\n")
+    last = await bash.exec(f"mcpsq recover {rid} --lines=42-")  # line 41 is the newline joining the blocks
+    assert (last.exit_code, last.stdout) == (0, issues)
+    other = "cd" * 16
+    (rec_dir / f"mcpsqueeze-{other}.json").write_text(json.dumps({"content": [original["content"][1]]}))
+    keys = await bash.exec(f"mcpsq recover {other} --query 'issues[].key' | jq -c .")
+    assert (keys.exit_code, keys.stdout) == (0, '["A-1","A-2"]\n')
+
+
 async def test_nothing_of_the_host_is_visible_and_escapes_are_refused(bash: AsyncBash, rec_dir: Path) -> None:
     outside = rec_dir.parent / "outside.json"
     outside.write_text('{"content": [{"type": "text", "text": "host secret"}]}')

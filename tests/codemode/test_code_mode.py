@@ -17,6 +17,7 @@ import pytest
 from mcpsqueeze._errors import UsageError
 from mcpsqueeze.codemode import Endpoint, render_code_client, write_code_client
 from mcpsqueeze.codemode._schema import camel, snake, tools_of
+from mcpsqueeze.recovery._lines import split_lines
 from rawclient import assert_golden, cli, demo_server, require_node_paths
 
 GOLDEN = Path(__file__).with_name("golden")
@@ -92,7 +93,7 @@ def _install(serve: Serve, lang: str, directory: Path) -> list[str]:
 
 
 PY_SCRIPT = """
-import json, sys
+import json, re, sys
 sys.path.insert(0, sys.argv[1])
 import demo
 tag = sys.argv[2]
@@ -106,6 +107,12 @@ out["shown"] = len(json.dumps(dict(value), separators=(",", ":"), ensure_ascii=F
 out["full"] = demo.squeeze_recover(record["response_id"])
 out["node"] = demo.squeeze_recover(record["response_id"], pointer="/issues/3")
 out["window"] = demo.squeeze_recover(record["response_id"], offset=0, length=20)
+text = demo.read_file("lines " + tag)
+folded = demo.truncation_of(text)
+fold = re.search(r"\\[lines ([0-9]+)-([0-9]+) folded", text)
+out["fold"] = [int(fold.group(1)), int(fold.group(2))]
+out["text_file"] = folded["original_response_file"]
+out["lines"] = demo.squeeze_recover(folded["response_id"], lines="%d-%d" % tuple(out["fold"]))
 out["sum"] = demo.add(2, 40)
 out["echo"] = [demo.echo("hi"), demo.truncation_of(demo.echo("hi " + tag))]
 try:
@@ -132,6 +139,12 @@ out.shown = JSON.stringify(value).length;
 out.full = await demo.squeezeRecover(record.response_id!);
 out.node = await demo.squeeze_recover(record.response_id!, { pointer: "/issues/3" });
 out.window = await demo.squeezeRecover(record.response_id!, { offset: 0, length: 20 });
+const text = (await demo.readFile({ path: "lines " + tag })) as string;
+const folded = demo.truncationOf(text)!;
+const fold = /\\[lines ([0-9]+)-([0-9]+) folded/.exec(text)!;
+out.fold = [Number(fold[1]), Number(fold[2])];
+out.text_file = folded.original_response_file;
+out.lines = await demo.squeezeRecover(folded.response_id!, { lines: `${fold[1]}-${fold[2]}` });
 out.sum = await demo.add({ a: 2, b: 40 });
 out.echo = [await demo.echo({ text: "hi" }), demo.truncationOf(await demo.echo({ text: "hi " + tag }))];
 try {
@@ -160,6 +173,10 @@ def _check(out: dict[str, Any], tag: str) -> None:
     assert out["full"] == whole and len(whole["issues"]) == 300  # recovered byte for byte, parsed
     assert out["node"] == whole["issues"][3]
     assert out["window"] == original["content"][0]["text"][:20]
+    text = json.loads(Path(out["text_file"]).read_text(encoding="utf-8"))["content"][0]["text"]
+    first, last = out["fold"]
+    assert 1 < first <= last  # a fold the preview showed, recovered byte for byte as text
+    assert out["lines"] == "".join(split_lines(text)[first - 1 : last])
     assert out["sum"] == {"a": 2, "b": 40, "sum": 42}
     assert out["echo"] == ["hi", None]
     assert out["error"][0] == "SqueezeToolError" and out["error"][1:3] == ["demo", "fail"]

@@ -9,61 +9,46 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from stdio_backend import reply, serve
 
 
-def reply(message_id: object, result: object) -> None:
-    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": message_id, "result": result}) + "\n")
-    sys.stdout.flush()
-
-
-for line in sys.stdin:
-    message = json.loads(line)
-    method = message.get("method")
-    if "id" not in message or method is None:
-        continue
-    if method == "initialize":
-        reply(
-            message["id"],
-            {
-                "protocolVersion": message["params"]["protocolVersion"],
-                "capabilities": {"tools": {}},
-                "serverInfo": {"name": "noisy", "version": "1"},
-            },
+def on_call(message: dict[str, Any]) -> None:
+    params = message["params"]
+    if "--with-squeeze-recover" not in sys.argv:
+        sys.stdout.write("this line is not JSON\n")
+        sys.stdout.flush()
+    if params["name"] == "huge":  # ~20 MB of JSON text, at once
+        rows = [{"id": i, "name": f"row {i}", "payload": "x" * 150} for i in range(100_000)]
+        reply(message["id"], {"content": [{"type": "text", "text": json.dumps(rows)}]})
+    elif params["name"] == "surrogate":  # valid JSON: a lone surrogate escape, as json.dumps writes it
+        size = int(params["arguments"].get("repeat", 1))
+        reply(message["id"], {"content": [{"type": "text", "text": "a\ud800b " * size}]})
+    elif params["name"] == "deep":  # valid JSON-RPC framing, but nested 10,000 deep: unparseable
+        depth = 10_000
+        sys.stdout.write(f'{{"jsonrpc":"2.0","id":{json.dumps(message["id"])},"result":')
+        sys.stdout.write("[" * depth + "]" * depth + "}\n")
+        sys.stdout.flush()
+    elif params["name"] == "nan":  # the campaign's line: a NaN id and a lone-surrogate escape
+        sys.stdout.write('{"jsonrpc":"2.0","id":NaN,"result":{"text":"\\ud800"}}\n')
+        reply(message["id"], {"content": [{"type": "text", "text": "after nan"}]})
+    elif params["name"] == "hang":
+        return
+    elif params["name"] == "odd":
+        sys.stdout.write(
+            f'{{"jsonrpc":"2.0","id":{json.dumps(message["id"])},"result":{{"content":[{{"type":"text",'
+            '"text":"odd"}],"x-unknown":{"nested":null},"big":123456789012345678901234567890,'
+            '"_meta":{"vendor/flag":true}}}\n'
         )
-    elif method == "tools/list":
-        tools = [{"name": "echo", "inputSchema": {"type": "object"}}]
-        if "--with-squeeze-recover" in sys.argv:
-            tools.append({"name": "squeeze_recover", "inputSchema": {"type": "object"}})
-        reply(message["id"], {"tools": tools})
-    elif method == "tools/call":
-        params = message["params"]
-        if "--with-squeeze-recover" not in sys.argv:
-            sys.stdout.write("this line is not JSON\n")
-            sys.stdout.flush()
-        if params["name"] == "huge":  # ~20 MB of JSON text, at once
-            rows = [{"id": i, "name": f"row {i}", "payload": "x" * 150} for i in range(100_000)]
-            reply(message["id"], {"content": [{"type": "text", "text": json.dumps(rows)}]})
-        elif params["name"] == "surrogate":  # valid JSON: a lone surrogate escape, as json.dumps writes it
-            size = int(params["arguments"].get("repeat", 1))
-            reply(message["id"], {"content": [{"type": "text", "text": "a\ud800b " * size}]})
-        elif params["name"] == "deep":  # valid JSON-RPC framing, but nested 10,000 deep: unparseable
-            depth = 10_000
-            sys.stdout.write(f'{{"jsonrpc":"2.0","id":{json.dumps(message["id"])},"result":')
-            sys.stdout.write("[" * depth + "]" * depth + "}\n")
-            sys.stdout.flush()
-        elif params["name"] == "nan":  # the campaign's line: a NaN id and a lone-surrogate escape
-            sys.stdout.write('{"jsonrpc":"2.0","id":NaN,"result":{"text":"\\ud800"}}\n')
-            reply(message["id"], {"content": [{"type": "text", "text": "after nan"}]})
-        elif params["name"] == "hang":
-            continue
-        elif params["name"] == "odd":
-            sys.stdout.write(
-                f'{{"jsonrpc":"2.0","id":{json.dumps(message["id"])},"result":{{"content":[{{"type":"text",'
-                '"text":"odd"}],"x-unknown":{"nested":null},"big":123456789012345678901234567890,'
-                '"_meta":{"vendor/flag":true}}}\n'
-            )
-            sys.stdout.flush()
-        else:
-            reply(message["id"], {"content": [{"type": "text", "text": params["arguments"]["text"]}]})
+        sys.stdout.flush()
     else:
-        reply(message["id"], {})
+        reply(message["id"], {"content": [{"type": "text", "text": params["arguments"]["text"]}]})
+
+
+tools = [{"name": "echo", "inputSchema": {"type": "object"}}]
+if "--with-squeeze-recover" in sys.argv:
+    tools.append({"name": "squeeze_recover", "inputSchema": {"type": "object"}})
+serve("noisy", tools, on_call)

@@ -5,40 +5,24 @@ argv[1] is a file it writes its pid to when a call arrives, so a test knows the 
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from stdio_backend import serve
 
 signal.signal(signal.SIGTERM, signal.SIG_IGN)
 marker = sys.argv[1]
 
 
-def reply(message_id: object, result: object) -> None:
-    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": message_id, "result": result}) + "\n")
-    sys.stdout.flush()
+def on_call(message: dict[str, Any]) -> None:
+    with open(marker, "w") as out:
+        out.write(str(os.getpid()))
 
 
-for line in sys.stdin:
-    message = json.loads(line)
-    method = message.get("method")
-    if "id" not in message or method is None:
-        continue
-    if method == "initialize":
-        reply(
-            message["id"],
-            {
-                "protocolVersion": message["params"]["protocolVersion"],
-                "capabilities": {"tools": {}},
-                "serverInfo": {"name": "hung", "version": "1"},
-            },
-        )
-    elif method == "tools/list":
-        reply(message["id"], {"tools": [{"name": "hang", "inputSchema": {"type": "object"}}]})
-    elif method == "tools/call":
-        with open(marker, "w") as out:
-            out.write(str(os.getpid()))
-    else:
-        reply(message["id"], {})
+serve("hung", [{"name": "hang", "inputSchema": {"type": "object"}}], on_call)
 while True:  # stdin closed: still hang, as a wedged server would
     signal.pause()

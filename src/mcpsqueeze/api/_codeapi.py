@@ -83,11 +83,14 @@ class ClientSessionAPI:
         length: int | None = None,
         principal: str | None = None,
         query: str | None = None,
+        lines: str | None = None,
     ) -> dict[str, Any]:
         """The caller's principal is ignored: a Client's private socket has one caller, the Client itself.
 
         RecoveryError (404 from the app) when the id is unknown, expired or evicted."""
-        return self._client.squeezer.recover_result(response_id, pointer, offset, length, query=query)
+        return self._client.squeezer.recover_result(
+            response_id, pointer, offset, length, query=query, lines=lines
+        )
 
     # -- lifecycle ---------------------------------------------------------------------------------
 

@@ -123,6 +123,14 @@ def is_recover(argv: list[str]) -> bool:
     return bool(argv) and argv[0] == "recover"
 
 
+# recover's options that take a value: what one value is, and what a missing value should have been
+_RECOVER_OPTIONS = {
+    "--pointer": ("pointer", "a JSON pointer like /issues/0/title"),
+    "--lines": ("range", "a line range like 120-180"),
+    "--query": ("expression", "a JMESPath expression like issues[].key"),
+}
+
+
 def plan_recover(argv: list[str], prefix: str = "mcpsq ") -> RecoverPlan | Outcome:
     """Parse ``recover ...`` (``argv[0]`` is ``recover``)."""
     usage = _RECOVER_USAGE.format(p=prefix)
@@ -131,47 +139,25 @@ def plan_recover(argv: list[str], prefix: str = "mcpsq ") -> RecoverPlan | Outco
         return Outcome(stdout=usage)
     see = f"see `{prefix}recover --help`"
     ref: str | None = None
-    pointer: str | None = None
-    lines: str | None = None
-    query: str | None = None
+    given: dict[str, str] = {}  # --pointer, --lines, --query: each once, as --flag VALUE or --flag=VALUE
     raw = False
     i = 0
     while i < len(words):
         word = words[i]
+        flag, eq, inline = word.partition("=")
         if word == "--raw":
             raw = True
-        elif word == "--lines" or word.startswith("--lines="):
-            if lines is not None:
-                return _usage(f"{prefix}recover: --lines given twice; pass one range; {see}")
-            if "=" in word:
-                lines = word.split("=", 1)[1]
+        elif flag in _RECOVER_OPTIONS:
+            what, needs = _RECOVER_OPTIONS[flag]
+            if flag in given:
+                return _usage(f"{prefix}recover: {flag} given twice; pass one {what}; {see}")
+            if eq:
+                given[flag] = inline
             elif i + 1 < len(words):
                 i += 1
-                lines = words[i]
+                given[flag] = words[i]
             else:
-                return _usage(f"{prefix}recover: --lines needs a line range like 120-180; {see}")
-        elif word == "--pointer" or word.startswith("--pointer="):
-            if pointer is not None:
-                return _usage(f"{prefix}recover: --pointer given twice; pass one pointer; {see}")
-            if "=" in word:
-                pointer = word.split("=", 1)[1]
-            elif i + 1 < len(words):
-                i += 1
-                pointer = words[i]
-            else:
-                return _usage(f"{prefix}recover: --pointer needs a JSON pointer like /issues/0/title; {see}")
-        elif word == "--query" or word.startswith("--query="):
-            if query is not None:
-                return _usage(f"{prefix}recover: --query given twice; pass one expression; {see}")
-            if "=" in word:
-                query = word.split("=", 1)[1]
-            elif i + 1 < len(words):
-                i += 1
-                query = words[i]
-            else:
-                return _usage(
-                    f"{prefix}recover: --query needs a JMESPath expression like issues[].key; {see}"
-                )
+                return _usage(f"{prefix}recover: {flag} needs {needs}; {see}")
         elif word.startswith("--") and len(word) > 2:
             return _usage(f"{prefix}recover: unknown flag {word}; {see}")
         elif ref is None:
@@ -184,6 +170,7 @@ def plan_recover(argv: list[str], prefix: str = "mcpsq ") -> RecoverPlan | Outco
             f"{prefix}recover: missing the response id (32 hex characters from the shrink notice) or the "
             f"recovery file path; {see}"
         )
+    pointer, lines, query = (given.get(flag) for flag in _RECOVER_OPTIONS)
     if lines is not None and pointer is not None:
         return _usage(f"{prefix}recover: give --pointer or --lines, not both; {see}")
     if lines is not None and query is not None:

@@ -222,18 +222,22 @@ def squeeze_recover(
     length: int | None = None,
     *,
     query: str | None = None,
+    lines: str | None = None,
 ) -> Any:
     """The original of a shrunk or deduplicated result, one JSON node of it (RFC 6901 `pointer`), a
-    JMESPath projection (`query`, e.g. "issues[].{key: key}"), or a text window (`offset`, `length`).
-    Never re-runs the tool. JSON comes back parsed; a window as text."""
-    given = (("pointer", pointer), ("offset", offset), ("length", length), ("query", query))
+    JMESPath projection (`query`, e.g. "issues[].{key: key}"), a text window (`offset`, `length`), or
+    exactly the lines a preview's `[lines A-B folded]` marker names (`lines`, e.g. "120-180").
+    Never re-runs the tool. JSON comes back parsed; a window or lines as text, byte for byte."""
+    given = (
+        ("pointer", pointer), ("offset", offset), ("length", length), ("query", query), ("lines", lines)
+    )
     query = {key: str(value) for key, value in given if value is not None}
     path = f"/v1/recover/{urllib.parse.quote(response_id, safe='')}"
     if query:
         path += "?" + urllib.parse.urlencode(query)
     _, payload = _request("GET", path)
     text = _text(payload.get("result") or {})
-    if offset is not None or length is not None:
+    if offset is not None or length is not None or lines is not None:
         return text
     try:
         return json.loads(text)

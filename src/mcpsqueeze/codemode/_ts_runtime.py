@@ -230,21 +230,24 @@ export async function invoke(server: string, tool: string, args: Record<string, 
 
 /**
  * The original of a shrunk or deduplicated result, one JSON node of it (RFC 6901 `pointer`), a JMESPath
- * projection (`query`, e.g. "issues[].{key: key}"), or a text window (`offset`, `length`). Never re-runs
- * the tool. JSON comes back parsed; a window as text.
+ * projection (`query`, e.g. "issues[].{key: key}"), a text window (`offset`, `length`), or exactly the
+ * lines a preview's `[lines A-B folded]` marker names (`lines`, e.g. "120-180"). Never re-runs the tool.
+ * JSON comes back parsed; a window or lines as text, byte for byte.
  */
 export async function squeezeRecover(
   responseId: string,
-  options: { pointer?: string; offset?: number; length?: number; query?: string } = {},
+  options: { pointer?: string; offset?: number; length?: number; query?: string; lines?: string } = {},
 ): Promise<unknown> {
   const query = new URLSearchParams();
-  for (const key of ["pointer", "offset", "length", "query"] as const) {
+  for (const key of ["pointer", "offset", "length", "query", "lines"] as const) {
     if (options[key] !== undefined) query.set(key, String(options[key]));
   }
   const suffix = query.toString() ? `?${query}` : "";
   const reply = await send("GET", `/v1/recover/${encodeURIComponent(responseId)}${suffix}`);
   const text = textOf(reply.result ?? {});
-  if (options.offset !== undefined || options.length !== undefined) return text;
+  if (options.offset !== undefined || options.length !== undefined || options.lines !== undefined) {
+    return text;
+  }
   try {
     return JSON.parse(text);
   } catch {

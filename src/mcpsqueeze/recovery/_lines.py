@@ -13,6 +13,9 @@ from mcpsqueeze._errors import UsageError
 
 __all__ = ["parse_line_range", "read_lines", "split_lines"]
 
+# str.splitlines also ends lines at these: a text with none of them splits the same way there.
+_OTHER_ENDS = "\r\x0b\x0c\x1c\x1d\x1e"
+_WIDE_ENDS = "\x85\u2028\u2029"
 _RANGE_RE = re.compile(r"[ \t]*([0-9]+)[ \t]*(?:(-)[ \t]*([0-9]*)[ \t]*)?\Z")
 
 
@@ -21,6 +24,12 @@ def split_lines(text: str) -> list[str]:
 
     Only ``\\n`` ends a line (a ``\\r`` stays part of its line), so ``"".join(split_lines(t)) == t``
     and line N is ``split_lines(t)[N - 1]``; a text ending in ``\\n`` has no empty last line."""
+    if "\n" not in text:
+        return [text] if text else []
+    if not any(end in text for end in _OTHER_ENDS) and (
+        text.isascii() or not any(end in text for end in _WIDE_ENDS)
+    ):
+        return text.splitlines(keepends=True)  # the same lines, split in C
     parts = text.split("\n")
     lines = [part + "\n" for part in parts[:-1]]
     if parts[-1]:

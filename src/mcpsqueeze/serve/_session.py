@@ -21,9 +21,10 @@ import anyio.abc
 from .._auth import PRINCIPAL_KEY, Tokens, bearer_guard, check_token_path, is_loopback, load_tokens
 from .._errors import BackendError, RecoveryError, UsageError
 from ..pipeline import Call, Outcome, Pipeline
-from ..projection import ProjectionError, compile_query
+from ..projection import compile_query
 from ..recovery import ensure_private_dir, is_response_id, recover_result
 from ..recovery._files import check_if_present
+from ..recovery._lines import parse_line_range
 from ..services import (
     SessionServices,
     build_services,
@@ -78,6 +79,7 @@ class SessionAPI(Protocol):
         length: int | None = None,
         principal: str | None = None,
         query: str | None = None,
+        lines: str | None = None,
     ) -> dict[str, Any]: ...
 
 
@@ -161,11 +163,12 @@ class Session:
         length: int | None = None,
         principal: str | None = None,
         query: str | None = None,
+        lines: str | None = None,
     ) -> dict[str, Any]:
         store = self._for(principal)[0].store
         if store is None:
             raise RecoveryError("this session keeps no originals")
-        return recover_result(store.load(response_id), pointer, offset, length, query=query)
+        return recover_result(store.load(response_id), pointer, offset, length, lines, query=query)
 
     def stop(self) -> None:
         for backend in self.backends.values():
@@ -236,11 +239,16 @@ def build_app(session: SessionAPI, token: bytes | Tokens | None) -> Any:
             return reply(400, _err("bad_request", "offset and length are whole numbers of characters"))
         offset, length = (None if v is None else int(v) for v in window)
         query = request.query_params.get("query")
-        if query is not None:
-            try:
+        lines = request.query_params.get("lines")
+        try:
+            if query is not None:
                 compile_query(query)
-            except UsageError as exc:
-                return reply(400, _err("bad_request", str(exc)))
+            if lines is not None:
+                parse_line_range(lines)
+                if offset is not None or length is not None:
+                    raise UsageError("give either lines or offset/length, not both")
+        except UsageError as exc:
+            return reply(400, _err("bad_request", str(exc)))
         try:
             result = await anyio.to_thread.run_sync(
                 functools.partial(
@@ -251,12 +259,13 @@ def build_app(session: SessionAPI, token: bytes | Tokens | None) -> Any:
                     length,
                     request.scope.get(PRINCIPAL_KEY),
                     query=query,
+                    lines=lines,
                 )
             )
-        except ProjectionError as exc:
-            return reply(400, _err("bad_request", str(exc)))
-        except (RecoveryError, UsageError) as exc:
+        except RecoveryError as exc:
             return reply(404, _err("not_found", str(exc)))
+        except UsageError as exc:  # a query that does not apply, lines that start past the end, ...
+            return reply(400, _err("bad_request", str(exc)))
         return reply(200, {"result": result})
 
     app = Starlette(

@@ -16,6 +16,7 @@ import csv
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import islice
 
 __all__ = ["LANGUAGES", "Format", "detect", "shape"]
 
@@ -37,9 +38,10 @@ class Format:
 
 # ----------------------------------------------------------------------------------------- diffs, logs
 HUNK_RE = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
-_DIFF_GIT_RE = re.compile(r"^diff --git \S", re.M)
-_FILE_PAIR_RE = re.compile(r"^--- \S.*\n\+\+\+ \S", re.M)
-_HUNK_M_RE = re.compile(r"^@@ -\d+(?:,\d+)? \+\d+(?:,\d+)? @@", re.M)
+# Searched in the sample with a newline in front: led by \n, the engine scans for newlines in C.
+_DIFF_GIT_RE = re.compile(r"\ndiff --git \S")
+_FILE_PAIR_RE = re.compile(r"\n--- \S.*\n\+\+\+ \S")
+_HUNK_M_RE = re.compile(r"\n@@ -\d+(?:,\d+)? \+\d+(?:,\d+)? @@")
 #: ``git log`` / ``git show`` ("commit <sha>") and mcp-server-git's git_log ("Commit: <sha>").
 COMMIT_RE = re.compile(r"^(?:commit [0-9a-f]{7,64}(?: \(.*\))?|Commit: [0-9a-f]{40})[ \t]*$")
 _COMMIT_M_RE = re.compile(r"^(?:commit [0-9a-f]{7,64}(?: \(.*\))?|Commit: [0-9a-f]{40})[ \t]*\n", re.M)
@@ -89,21 +91,33 @@ def _diff_start(lines: list[str]) -> bool:
 class _Language:
     name: str
     label: str
-    definition: re.Pattern[str]
-    signs: re.Pattern[str]  # lines that only this language (family) writes
+    definition: re.Pattern[str]  # starts with \n: run it on the text with a newline in front
+    signs: re.Pattern[str]  # lines that only this language (family) writes (led by \n unless ^)
     min_signs: int
+    inline: str = ""  # signs anywhere in a line (never inside a line-start sign's match), counted apart
+
+    def count_signs(self, outside: str, led: str) -> int:
+        if self.signs.pattern.startswith("^"):
+            found = len(self.signs.findall(outside))
+        else:
+            found = len(self.signs.findall(led))
+        return found + (len(re.findall(self.inline, outside)) if self.inline else 0)
 
 
 _M = re.M
+# Definition patterns start with ``\n`` instead of ``^`` and run on the text with a newline in front
+# (``led``): the regex engine then scans for newlines in C instead of trying ``^`` at every character,
+# and a possessive ``[ \t]*+`` never backtracks into an indentation no definition starts with.
+# ``(?<=[ \t])`` after it stands for a ``^[ \t]+`` (indented) alternative.
 LANGUAGES: dict[str, _Language] = {
     "python": _Language(
         "python",
         "Python source",
-        re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+\w+[ \t]*[(\[]|^[ \t]*class[ \t]+\w+[ \t]*[(:\[]", _M),
+        re.compile(r"\n[ \t]*+(?:(?:async[ \t]+)?def[ \t]+\w+[ \t]*[(\[]|class[ \t]+\w+[ \t]*[(:\[])", _M),
         re.compile(
-            r"^(?:from[ \t]+[\w.]+[ \t]+import[ \t]|import[ \t]+[\w.]+[ \t]*$|if __name__ == "
-            r"|[ \t]*@\w[\w.]*)"
-            r"|^[ \t]*(?:elif|except|self\.|raise|yield)\b|^[ \t]*(?:if|for|while|with|else|try)\b.*:[ \t]*$",
+            r"\n(?:from[ \t]+[\w.]+[ \t]+import[ \t]|import[ \t]+[\w.]+[ \t]*$|if __name__ == "
+            r"|[ \t]*+(?:@\w[\w.]*|(?:elif|except|self\.|raise|yield)\b"
+            r"|(?:if|for|while|with|else|try)\b.*:[ \t]*$))",
             _M,
         ),
         3,
@@ -112,53 +126,57 @@ LANGUAGES: dict[str, _Language] = {
         "rust",
         "Rust source",
         re.compile(
-            r"^[ \t]*(?:pub(?:\([^)\n]*\))?[ \t]+)?"
+            r"\n[ \t]*+(?:(?:pub(?:\([^)\n]*\))?[ \t]+)?"
             r"(?:(?:async|const|unsafe|extern(?:[ \t]+\"[^\"\n]*\")?)[ \t]+)*"
-            r"fn[ \t]+\w+|^[ \t]*(?:pub(?:\([^)\n]*\))?[ \t]+)?(?:struct|enum|trait|union|mod)[ \t]+\w+"
-            r"|^[ \t]*(?:unsafe[ \t]+)?impl\b|^[ \t]*macro_rules![ \t]*\w+",
+            r"fn[ \t]+\w+|(?:pub(?:\([^)\n]*\))?[ \t]+)?(?:struct|enum|trait|union|mod)[ \t]+\w+"
+            r"|(?:unsafe[ \t]+)?impl\b|macro_rules![ \t]*\w+)",
             _M,
         ),
-        re.compile(
-            r"^[ \t]*(?:use[ \t]+[\w:{}, *]+;|let[ \t]+(?:mut[ \t]+)?\w+|#\[\w|//[/!] )|->[ \t]*[\w&(<]", _M
-        ),
+        re.compile(r"\n[ \t]*+(?:use[ \t]+[\w:{}, *]+;|let[ \t]+(?:mut[ \t]+)?\w+|#\[\w|//[/!] )"),
         2,
+        r"->[ \t]*[\w&(<]",
     ),
     "go": _Language(
         "go",
         "Go source",
-        re.compile(r"^func[ \t]|^type[ \t]+\w+[ \t]+(?:struct|interface|func)\b|^type[ \t]+\w+[ \t]+\w", _M),
-        re.compile(r"^package[ \t]+\w+[ \t]*$|^import[ \t]+(?:\(|\")|:=", _M),
+        re.compile(
+            r"\n(?:func[ \t]|type[ \t]+\w+[ \t]+(?:struct|interface|func)\b|type[ \t]+\w+[ \t]+\w)", _M
+        ),
+        re.compile(r"\n(?:package[ \t]+\w+[ \t]*$|import[ \t]+(?:\(|\"))", _M),
         2,
+        ":=",
     ),
     "java": _Language(
         "java",
         "Java source",
         re.compile(
-            r"^[ \t]*(?:(?:public|protected|private|static|final|abstract|sealed|non-sealed|strictfp)[ \t]+)*"
+            r"\n[ \t]*+(?:"
+            r"(?:(?:public|protected|private|static|final|abstract|sealed|non-sealed|strictfp)[ \t]+)*"
             r"(?:class|interface|enum|record|@interface)[ \t]+\w+"
-            r"|^[ \t]*(?:(?:public|protected|private|static|final|abstract|synchronized|native|default"
+            r"|(?:(?:public|protected|private|static|final|abstract|synchronized|native|default"
             r"|strictfp)[ \t]+)+"
-            r"(?:<[^>\n]+>[ \t]+)?(?:[\w<>\[\],.?]+[ \t]+)?\w+[ \t]*\(",
+            r"(?:<[^>\n]+>[ \t]+)?(?:[\w<>\[\],.?]+[ \t]+)?\w+[ \t]*\()",
             _M,
         ),
-        re.compile(r"^(?:package[ \t]+[\w.]+;|import[ \t]+(?:static[ \t]+)?[\w.*]+;)|^[ \t]*@Override\b", _M),
+        re.compile(r"\n(?:package[ \t]+[\w.]+;|import[ \t]+(?:static[ \t]+)?[\w.*]+;|[ \t]*+@Override\b)"),
         1,
     ),
     "js": _Language(
         "js",
         "JavaScript/TypeScript source",
         re.compile(
-            r"^[ \t]*(?:export[ \t]+)?(?:default[ \t]+)?(?:async[ \t]+)?function\b[ \t*]*\w+"
-            r"|^[ \t]*(?:export[ \t]+)?(?:default[ \t]+)?(?:abstract[ \t]+)?class[ \t]+\w+"
-            r"|^[ \t]*(?:export[ \t]+)?(?:const|let|var)[ \t]+\w+[ \t]*(?::[^=\n]+)?=[ \t]*(?:async[ \t]+)?"
+            r"\n[ \t]*+(?:(?:export[ \t]+)?(?:default[ \t]+)?(?:async[ \t]+)?function\b[ \t*]*\w+"
+            r"|(?:export[ \t]+)?(?:default[ \t]+)?(?:abstract[ \t]+)?class[ \t]+\w+"
+            r"|(?:export[ \t]+)?(?:const|let|var)[ \t]+\w+[ \t]*(?::[^=\n]+)?=[ \t]*(?:async[ \t]+)?"
             r"(?:<[^>\n]*>)?(?:\([^)\n]*\)|\w+)[ \t]*(?::[^=\n]+)?=>"
-            r"|^[ \t]+constructor[ \t]*\("
-            r"|^[ \t]*(?:(?:export[ \t]+)?(?:const|let|var)[ \t]+\w+|[\w$]+(?:\.[\w$]+)+)[ \t]*=[ \t]*"
+            r"|(?<=[ \t])constructor[ \t]*\("
+            r"|(?:(?:export[ \t]+)?(?:const|let|var)[ \t]+\w+|[\w$]+(?:\.[\w$]+)+)[ \t]*=[ \t]*"
             r"(?:async[ \t]+)?function\b"
-            r"|^[ \t]*(?:export[ \t]+)?(?:declare[ \t]+)?(?:interface|type|enum|namespace)[ \t]+\w+"
-            r"|^[ \t]+(?:(?:public|private|protected|static|async|readonly|override|abstract|get|set)[ \t]+)*"
+            r"|(?:export[ \t]+)?(?:declare[ \t]+)?(?:interface|type|enum|namespace)[ \t]+\w+"
+            r"|(?<=[ \t])"
+            r"(?:(?:public|private|protected|static|async|readonly|override|abstract|get|set)[ \t]+)*"
             r"(?!(?:if|for|while|switch|catch|return|function|else|do|try|with)\b)#?\w+[ \t]*(?:<[^>\n]*>)?"
-            r"\([^)\n]*\)[ \t]*(?::[^{\n]+)?\{[ \t]*$",
+            r"\([^)\n]*\)[ \t]*(?::[^{\n]+)?\{[ \t]*$)",
             _M,
         ),
         re.compile(
@@ -179,10 +197,11 @@ def _code(sample: str) -> Format | None:
     if not body or sum(map(len, body)) > _CODE_LINE * len(body):
         return None  # paragraphs, not code: skip the costly patterns
     outside = _FENCED_RE.sub("", sample)  # code blocks of a Markdown text are not the text
+    led = "\n" + outside
     scored: list[tuple[int, str]] = []
     for language in LANGUAGES.values():
-        definitions = len(language.definition.findall(outside))
-        signs = len(language.signs.findall(outside))
+        definitions = len(language.definition.findall(led))
+        signs = language.count_signs(outside, led)
         if definitions >= 2 and signs >= language.min_signs:
             scored.append((definitions + signs, language.name))
     if not scored:
@@ -303,17 +322,22 @@ _MARKDOWN_SIGNS_RE = re.compile(
     r"|\*\*\w|`\w[^`\n]*`",
     re.M,
 )
+_HEADING_LED_RE = re.compile(r"\n#{1,6}[ \t]+\S")
 _CODE_END_RE = re.compile(r"(?:[;{}\\]|&&|\|\|)[ \t]*$|^[ \t]*(?:FROM|RUN|COPY|ENV|ARG|fi|done|esac)\b", re.M)
 
 
 def _markdown(sample: str, lines: list[str]) -> Format | None:
     outside = _FENCED_RE.sub("", sample)
-    headings = len(re.findall(r"^#{1,6}[ \t]+\S", outside, re.M))
+    headings = len(_HEADING_LED_RE.findall("\n" + outside))
     headings += sum(
         bool(_SETEXT_RE.match(lines[i])) and bool(lines[i - 1].strip()) and not lines[i - 1].startswith(" ")
         for i in range(1, min(len(lines), _SAMPLE_LINES))
     )
-    if headings < 2 or len(_MARKDOWN_SIGNS_RE.findall(sample)) < 2 or sample.startswith("#!"):
+    if (
+        headings < 2
+        or len(list(islice(_MARKDOWN_SIGNS_RE.finditer(sample), 2))) < 2
+        or sample.startswith("#!")
+    ):
         return None
     body = [line for line in outside.split("\n") if line.strip()]
     hashed = sum(line.startswith("#") for line in body)
@@ -355,13 +379,19 @@ def detect(text: str, lines: list[str]) -> Format | None:
     """The format of ``text`` (``lines`` is its ``split_lines``), or None when unsure."""
     sample = text[:_SAMPLE_CHARS]
     sample_lines = lines[: _SAMPLE_LINES * 5]
-    if len(lines) < 3 or any(len(line) > _MAX_LINE for line in sample_lines):
+    if len(lines) < 3 or max(map(len, sample_lines)) > _MAX_LINE:
         return None
-    if _HUNK_M_RE.search(sample) and (_DIFF_GIT_RE.search(sample) or _FILE_PAIR_RE.search(sample)):
+    led = "\n" + sample
+    if _HUNK_M_RE.search(led) and (_DIFF_GIT_RE.search(led) or _FILE_PAIR_RE.search(led)):
         if _diff_start(sample_lines) and _diff_ok(sample_lines):
             return Format("diff", "unified diff")
         return None
-    first = _COMMIT_M_RE.search(sample)
+    third = -1  # a log's first commit header is on one of its first three lines
+    for _ in range(3):
+        third = sample.find("\n", third + 1)
+        if third < 0:
+            break
+    first = _COMMIT_M_RE.search(sample, 0, len(sample) if third < 0 else third + 1)
     if first is not None and sample.count("\n", 0, first.start()) <= 2:
         after = _AFTER_COMMIT_RE.match(sample, first.end())
         if after is not None:

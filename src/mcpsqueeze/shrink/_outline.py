@@ -17,7 +17,7 @@ original byte for byte.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from mcpsqueeze.recovery._lines import split_lines
 from mcpsqueeze.shrink._formats import Format, detect
@@ -43,8 +43,28 @@ def _fold_indent(lines: Sequence[str], a: int, b: int) -> str:
     return ""
 
 
+_NEVER = 1 << 62  # the room a line over _MAX_LINE needs: more than any budget
+
+
+def _deltas(lines: Sequence[str]) -> list[int]:
+    """What showing each line costs: its characters, plus the newline a last line lacks (more than
+    any budget for a line over ``_MAX_LINE``, which is never shown)."""
+    deltas = list(map(len, lines))
+    if lines and not lines[-1].endswith("\n"):
+        deltas[-1] += 1
+    if max(deltas, default=0) > _MAX_LINE:
+        deltas = [d if d <= _MAX_LINE else _NEVER for d in deltas]
+    return deltas
+
+
 def _pack(
-    lines: Sequence[str], plan: Plan, target: int, soft: int, hint: RecoveryHint, first: int
+    lines: Sequence[str],
+    plan: Plan,
+    target: int,
+    soft: int,
+    hint: RecoveryHint,
+    first: int,
+    deltas: Sequence[int] | None = None,
 ) -> str | None:
     n = len(lines)
     last = first + n - 1
@@ -54,9 +74,11 @@ def _pack(
     avail = target - header_room
     if avail < 2 * marker_room:
         return None
+    if deltas is None:
+        deltas = _deltas(lines)
     limit, fill_limit = avail, min(avail, soft - header_room)
     for _attempt in range(4):
-        kept, body, example = _choose(lines, plan, limit, fill_limit, marker_room, first, detail)
+        kept, body, example = _choose(lines, deltas, plan, limit, fill_limit, marker_room, first, detail)
         size = sum(map(len, body))
         if size <= avail:
             if not any(kept):
@@ -70,56 +92,89 @@ def _pack(
     return None
 
 
+def _offer(
+    offers: Iterable[int], kept: bytearray, deltas: Sequence[int], room: int, marker_room: int, fill: bool
+) -> tuple[list[int], int]:
+    """Keep each offered line that fits in ``room`` characters, in order, counting a new marker at
+    its longest when the line splits a fold in two; (the lines refused, the room left). With
+    ``fill``, stop at the first line that does not fit, or once no room is left."""
+    refused: list[int] = []
+    last = len(kept) - 1
+    if fill:
+        for i in offers:
+            if room <= 0:
+                break
+            if kept[i]:
+                continue
+            delta = deltas[i]
+            if delta <= room and not ((i == 0 or kept[i - 1]) or (i == last or kept[i + 1])):
+                delta += marker_room  # its fold splits in two
+            if delta > room:
+                break
+            kept[i] = 1
+            room -= delta
+        return refused, room
+    refuse = refused.append
+    for i in offers:  # (most offers of a big text are refused: that path is kept short)
+        if kept[i]:
+            continue
+        delta = deltas[i]
+        if delta > room:
+            refuse(i)
+            continue
+        if not ((i == 0 or kept[i - 1]) or (i == last or kept[i + 1])):
+            delta += marker_room  # its fold splits in two
+            if delta > room:
+                refuse(i)
+                continue
+        kept[i] = 1
+        room -= delta
+    return refused, room
+
+
 def _choose(
-    lines: Sequence[str], plan: Plan, limit: int, fill_limit: int, marker_room: int, first: int, detail: int
+    lines: Sequence[str],
+    deltas: Sequence[int],
+    plan: Plan,
+    limit: int,
+    fill_limit: int,
+    marker_room: int,
+    first: int,
+    detail: int,
 ) -> tuple[bytearray, list[str], str]:
     """The kept lines under ``limit`` (value tiers) and ``fill_limit`` (fill), rendered."""
-    n = len(lines)
-    kept = bytearray(n)
+    kept = bytearray(len(lines))
     used = marker_room  # nothing kept yet: one marker folds it all
-
-    def offer(i: int, limit: int) -> bool:
-        """Keep line ``i`` if it fits under ``limit``, counting a new marker at its longest."""
-        nonlocal used
-        if kept[i]:
-            return True
-        line = lines[i]
-        if len(line) > _MAX_LINE:
-            return False
-        left = i == 0 or kept[i - 1]
-        right = i == n - 1 or kept[i + 1]
-        delta = len(line) + (0 if line.endswith("\n") else 1)
-        if not left and not right:
-            delta += marker_room  # its fold splits in two
-        if used + delta > limit:
-            return False
-        kept[i] = 1
-        used += delta
-        return True
-
+    markers: dict[tuple[int, int], str | None] = {}  # each fold's marker, across the renders below
     body: list[str] = []
     example = ""
     offers = [i for tier in plan.tiers for i in tier]
     for _round in range(3):  # markers are shorter than their bound: offer the room they left
-        refused = [i for i in offers if not offer(i, limit)]
-        body, example = _render(lines, kept, plan, first, detail)
+        refused, _room = _offer(offers, kept, deltas, limit - used, marker_room, False)
+        body, example = _render(lines, kept, plan, first, detail, markers)
         used = sum(map(len, body))
         if len(refused) == len(offers):
             break
         offers = refused
-    if plan.fill and used < fill_limit:
-        for i in plan.fill:
-            if used >= fill_limit or not offer(i, fill_limit):
-                break
-        body, example = _render(lines, kept, plan, first, detail)
+        if not offers or min(map(deltas.__getitem__, offers)) > limit - used:
+            break  # nothing refused fits what is left: another round would change nothing
+    if used < fill_limit and plan.fill:
+        _offer(plan.fill, kept, deltas, fill_limit - used, marker_room, True)
+        body, example = _render(lines, kept, plan, first, detail, markers)
     return kept, body, example
 
 
 def _render(
-    lines: Sequence[str], kept: bytearray, plan: Plan, first: int, detail: int
+    lines: Sequence[str],
+    kept: bytearray,
+    plan: Plan,
+    first: int,
+    detail: int,
+    markers: dict[tuple[int, int], str | None],
 ) -> tuple[list[str], str]:
     """The kept lines and a marker for each run of the others (short runs shown instead, and then
-    marked kept); and the first marker's range, for the header's example call."""
+    marked kept); and the first marker's range, for the header's example call. ``markers`` keeps
+    each run's marker (None: shown instead) for the next render of the same lines."""
     n = len(lines)
     body: list[str] = []
     example = ""
@@ -133,10 +188,16 @@ def _render(
             continue
         j = kept.find(1, i)
         j = n if j < 0 else j
-        marker = render_fold_marker(first + i, first + j - 1, plan.describe(i, j)[:detail])
-        marker = (_fold_indent(lines, i, j) if plan.indent else "") + marker + ("\n" if j < n else "")
-        if j - i <= 3 and sum(len(lines[k]) for k in range(i, j)) <= len(marker):
-            body.extend(lines[i:j])  # a short gap costs less shown than marked
+        if (i, j) in markers:
+            marker = markers[i, j]
+        else:
+            marker = render_fold_marker(first + i, first + j - 1, plan.describe(i, j)[:detail])
+            marker = (_fold_indent(lines, i, j) if plan.indent else "") + marker + ("\n" if j < n else "")
+            if j - i <= 3 and sum(len(lines[k]) for k in range(i, j)) <= len(marker):
+                marker = None  # a short gap costs less shown than marked
+            markers[i, j] = marker
+        if marker is None:
+            body.extend(lines[i:j])
             kept[i:j] = b"\x01" * (j - i)
         else:
             if not example:
@@ -160,12 +221,14 @@ class Outliner:
         self.lines = split_lines(text)
         self.format: Format | None = None
         self.plan: Plan | None = None
+        self._deltas: list[int] = []
         if len(self.lines) < 3:
             return
         self.format = detect(text, self.lines)
-        ranked = rank_lines(self.lines, terms) if terms else []
+        ranked = rank_lines(self.lines, terms, text=text) if terms else []
         if self.format is not None or ranked:
-            self.plan = plan_for(self.format, self.lines, ranked)
+            self.plan = plan_for(self.format, self.lines, ranked, text)
+            self._deltas = _deltas(self.lines)
 
     def pack(
         self, target: int, hint: RecoveryHint, *, first_line: int = 1, soft: int = SOFT_CHARS
@@ -174,7 +237,7 @@ class Outliner:
         format is unsure (and no line matched the terms) or no outline fits."""
         if self.plan is None:
             return None
-        preview = _pack(self.lines, self.plan, target, max(soft, 0), hint, first_line)
+        preview = _pack(self.lines, self.plan, target, max(soft, 0), hint, first_line, self._deltas)
         return None if preview is None else (preview, _strategy(self.format))
 
 

@@ -11,10 +11,11 @@ and landmarks that match go first, so a cut never hides what the agent searched 
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
-from collections.abc import Callable, Sequence
+from bisect import bisect_left
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from itertools import accumulate
+from itertools import chain, compress, islice
+from operator import itemgetter, not_
 
 from mcpsqueeze.shrink._formats import (
     COMMIT_RE,
@@ -45,7 +46,7 @@ class Plan:
 
     label: str
     tiers: list[list[int]]
-    fill: list[int] = field(default_factory=list)
+    fill: Iterable[int] = field(default_factory=list)
     describe: Callable[[int, int], str] = field(default=lambda a, b: "")
     landmarks: list[int] = field(default_factory=list)
     detail: int = 0  # the most characters ``describe`` writes, with this many digits per number
@@ -56,23 +57,35 @@ class Plan:
 
 
 class _Text:
-    """The lines of a text with their offsets, for whole-text regex scans mapped back to lines."""
+    """The lines of a text, and the text with a newline in front (``led``) for whole-text scans by
+    patterns that start with ``\n`` where a line-by-line pattern would start with ``^``: the regex
+    engine finds the newlines in C, and a match's line is the count of newlines before it."""
 
-    def __init__(self, lines: Sequence[str]) -> None:
+    def __init__(self, lines: Sequence[str], text: str | None = None) -> None:
         self.lines = lines
-        self.text = "".join(lines)
-        self.starts = list(accumulate(map(len, lines), initial=0))
+        self.text = "".join(lines) if text is None else text
+        self._led: str | None = None
+
+    @property
+    def led(self) -> str:
+        if self._led is None:
+            self._led = "\n" + self.text
+        return self._led
+
+    def scan(self, pattern: re.Pattern[str]) -> Iterator[tuple[int, re.Match[str]]]:
+        """(line index, match) for each line that starts with a match of ``pattern`` (which starts
+        with ``\n`` and does not match across a line end), in order."""
+        led = self.led
+        index = at = 0
+        for match in pattern.finditer(led):
+            start = match.start()
+            index += led.count("\n", at, start)
+            at = start
+            yield index, match
 
     def matching(self, pattern: re.Pattern[str]) -> list[int]:
-        """Indexes of the lines where ``pattern`` (multi-line, anchored at ``^``) matches."""
-        found: list[int] = []
-        last = -1
-        for match in pattern.finditer(self.text):
-            index = bisect_right(self.starts, match.start()) - 1
-            if index != last:
-                found.append(index)
-                last = index
-        return found
+        """Indexes of the lines that start with a match of ``pattern`` (see ``scan``)."""
+        return [index for index, _ in self.scan(pattern)]
 
 
 def _front(ranked: Sequence[int], chosen: Sequence[int]) -> list[int]:
@@ -89,10 +102,6 @@ def _query_tier(ranked: Sequence[int], n: int) -> list[int]:
     return list(ranked) + around
 
 
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip(" \t"))
-
-
 def _first_nonblank_after(lines: Sequence[str], index: int, limit: int = 4) -> list[int]:
     for j in range(index + 1, min(len(lines), index + 1 + limit)):
         if lines[j].strip():
@@ -107,30 +116,35 @@ _OPENS_BODY = (":", "{", ";", "=>", "}")
 def _code(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
     lines = t.lines
     language = LANGUAGES[fmt.language]
+    n = len(lines)
     definitions = t.matching(language.definition)
-    by_depth = sorted(definitions, key=lambda i: (_indent(lines[i]), i))
+    depths = [len(line) - len(line.lstrip(" \t")) for line in map(lines.__getitem__, definitions)]
+    by_depth = [d for _, d in sorted(zip(depths, definitions, strict=True))]
     signatures: list[int] = []
     bodies: list[int] = []
     for d in definitions:
         end = d
-        while end - d < _SIGNATURE and end + 1 < len(lines) and not lines[end].rstrip().endswith(_OPENS_BODY):
+        while end - d < _SIGNATURE and end + 1 < n and not lines[end].rstrip().endswith(_OPENS_BODY):
             end += 1
             signatures.append(end)
         back = d - 1
         while back >= 0 and d - back <= 3 and lines[back].lstrip().startswith(("@", "#[", "#!")):
             signatures.append(back)  # decorators and attributes belong to the definition
             back -= 1
-        bodies.extend(_first_nonblank_after(lines, end))
+        for j in range(end + 1, min(n, end + 5)):  # the first line of the body
+            if lines[j].strip():
+                bodies.append(j)
+                break
     return Plan(
         fmt.label,
         [
             _front(ranked, by_depth),
             signatures,
-            _query_tier(ranked, len(lines)),
-            list(range(min(_HEAD, len(lines)))),
+            _query_tier(ranked, n),
+            list(range(min(_HEAD, n))),
             bodies,
         ],
-        fill=list(range(len(lines))),
+        fill=range(n),
         landmarks=definitions,
     )
 
@@ -141,17 +155,35 @@ _FILE_HEADER_RE = re.compile(
     r"|deleted file mode |rename (?:from|to) |similarity index |Binary files )"
 )
 _SUBJECT_SCAN = 8
+# The lines COMMIT_RE matches (its $ ends the line), led by \n, and a look ahead at the usual shapes
+# that follow: Author, Date, then mcp-server-git's Message line (group 1) or git's blank line and
+# indented subject (group 2). A diff's commit headers and index lines are found in one scan.
+_COMMIT_LINE = (
+    r"(?:commit [0-9a-f]{7,64}(?: \(.*\))?|Commit: [0-9a-f]{40})[ \t]*$"
+    r"(?:(?=\nAuthor:[^\n]*\nDate:[^\n]*\n(?:(Message: )|(\n)    [^\n]*?\S)))?"
+)
+_COMMIT_LINE_RE = re.compile(r"\n" + _COMMIT_LINE, re.M)
+_COMMIT_OR_INDEX_RE = re.compile(r"\n(?:" + _COMMIT_LINE + r"|index [0-9a-f]+\.\.[0-9a-f]+)", re.M)
 
 
-def _commits(lines: Sequence[str], t: _Text) -> tuple[list[int], list[int]]:
-    """(commit header and subject indexes, interleaved; the Author/Date lines)."""
+def _commits(
+    lines: Sequence[str], t: _Text, found: Iterable[tuple[int, re.Match[str]]] | None = None
+) -> tuple[list[int], list[int], list[int]]:
+    """(commit header and subject indexes, interleaved; the Author/Date lines; the header indexes).
+    ``found``: each commit header's index and the match of ``_COMMIT_LINE``, when the caller
+    has them."""
     landmarks: list[int] = []
     details: list[int] = []
-    for h in t.matching(re.compile(r"^(?:commit [0-9a-f]{7,64}|Commit: [0-9a-f]{40})", re.M)):
-        if not COMMIT_RE.match(lines[h]):
-            continue
+    heads: list[int] = []
+    n = len(lines)
+    for h, match in t.scan(_COMMIT_LINE_RE) if found is None else found:
+        heads.append(h)
         landmarks.append(h)
-        for j in range(h + 1, min(len(lines), h + _SUBJECT_SCAN)):
+        if match.lastindex:  # a usual shape: what the scan below finds for it, without its loop
+            details += (h + 1, h + 2)
+            landmarks.append(h + 3 if match.lastindex == 1 else h + 4)
+            continue
+        for j in range(h + 1, min(n, h + _SUBJECT_SCAN)):
             line = lines[j]
             if line.startswith(("Author:", "Date:", "Merge:", "AuthorDate:", "CommitDate:", "Commit:")) and (
                 not line.startswith("Commit: ") or not COMMIT_RE.match(line)
@@ -163,21 +195,62 @@ def _commits(lines: Sequence[str], t: _Text) -> tuple[list[int], list[int]]:
                 break
             if line.strip():
                 break
-    return landmarks, details
+    return landmarks, details, heads
+
+
+# Lines a diff's scan stops at: hunk headers (checked with HUNK_RE) and the file header lines.
+_DIFF_LINE_RE = re.compile(
+    r"\n(?:@@ -|diff --git |diff --cc |--- (?:a/|/dev/null)|\+\+\+ (?:b/|/dev/null)|new file mode "
+    r"|deleted file mode |rename (?:from|to) |similarity index |Binary files )"
+)
+# A hunk line's kind by its first character: 3 removed, 2 added, 0 "\ No newline", 1 anything else.
+_KINDS = bytes(3 if c == 45 else 2 if c == 43 else 0 if c == 92 else 1 for c in range(256))
+_CHANGED_RE = re.compile(rb"[\x02\x03]")
+_UNCHANGED_RE = re.compile(rb"\x01")
+
+
+def _hunk_end(heads: bytes, a: int, old: int, new: int) -> int:
+    """Where the hunk whose lines start at ``a`` ends: at the first line by which it has consumed
+    ``old`` old-side (context or removed) and ``new`` new-side (context or added) lines, or the end.
+    A line takes at most one from each count, so the end is at least the larger count left away:
+    jump there and count again (a few C ``count`` calls instead of a loop over the lines)."""
+    n = len(heads)
+    b = min(n, a + max(old, new, 0))
+    at = a
+    minus = plus = other = 0
+    while True:
+        minus += heads.count(45, at, b)  # "-"
+        plus += heads.count(43, at, b)  # "+"
+        other += heads.count(92, at, b)  # "\"
+        at = b
+        context = (b - a) - minus - plus - other
+        old_left, new_left = old - minus - context, new - plus - context
+        if (old_left <= 0 and new_left <= 0) or b >= n:
+            return b
+        b = min(n, b + max(old_left, new_left))
 
 
 def _diff(fmt: Format, t: _Text, ranked: Sequence[int]) -> tuple[Plan, bytearray]:
     lines = t.lines
     n = len(lines)
     kinds = bytearray(n)  # 0 other, 1 unchanged, 2 added, 3 removed
+    heads = "".join(map(itemgetter(0), lines)).encode("latin-1", "replace")  # each line's first character
     files: list[int] = []  # diff --git lines, or ---/+++ where there is none (mcp-server-git's git_show)
     headers: list[int] = []  # the other file header lines
     named = False
     hunks: list[int] = []
-    changed: list[list[int]] = []  # per hunk
-    unchanged: list[list[int]] = []
-    i = 0
-    while i < n:
+    spans: list[tuple[int, int]] = []  # each hunk's lines
+    value: list[list[int]] = []  # the first changed lines of each hunk
+    led = t.led
+    at = index = 0  # led[at] is the newline in front of line ``index``
+    after = 0  # where the next header may start (after a hunk: its lines are not looked at)
+    while True:
+        found = _DIFF_LINE_RE.search(led, after)
+        if found is None:
+            break
+        start = found.start()
+        index += led.count("\n", at, start)
+        at, i = start, index
         line = lines[i]
         match = HUNK_RE.match(line)
         if match is None:
@@ -186,54 +259,87 @@ def _diff(fmt: Format, t: _Text, ranked: Sequence[int]) -> tuple[Plan, bytearray
                 named = True  # its ---/+++ lines repeat the paths: details, not landmarks
             elif _FILE_HEADER_RE.match(line):
                 (headers if named else files).append(i)
-            i += 1
+            after = at + 1
             continue
         hunks.append(i)
         named = False
         old = 1 if match.group(2) is None else int(match.group(2))
         new = 1 if match.group(4) is None else int(match.group(4))
-        mine: list[int] = []
-        context: list[int] = []
-        i += 1
-        while (old > 0 or new > 0) and i < n:
-            head = lines[i][:1]
-            if head == "-":
-                old -= 1
-                kinds[i] = 3
-                mine.append(i)
-            elif head == "+":
-                new -= 1
-                kinds[i] = 2
-                mine.append(i)
-            elif head == "\\":
-                pass
-            else:
-                old, new = old - 1, new - 1
-                kinds[i] = 1
-                context.append(i)
-            i += 1
-        changed.append(mine)
-        unchanged.append(context)
-    commits, details = _commits(lines, t)  # git show, git log -p
+        end = _hunk_end(heads, i + 1, old, new)
+        kinds[i + 1 : end] = heads[i + 1 : end].translate(_KINDS)
+        spans.append((i + 1, end))
+        value.append([m.start() for m in islice(_CHANGED_RE.finditer(kinds, i + 1, end), _HUNK_VALUE)])
+        at += sum(map(len, lines[i:end]))  # to the newline in front of line ``end``
+        index, after = end, at
+    indexes: list[int] = []
+    headers_at: list[tuple[int, re.Match[str]]] = []
+    for i, match in t.scan(_COMMIT_OR_INDEX_RE):
+        if lines[i][0] == "i":
+            indexes.append(i)
+        else:
+            headers_at.append((i, match))
+    commits, details, _heads = _commits(lines, t, headers_at)  # git show, git log -p
     landmarks = sorted([*files, *hunks, *commits])
     priority = [*commits, *files, *hunks]  # the file list first when not every header fits
-    value = _round_robin([h[:_HUNK_VALUE] for h in changed])
-    rest = _round_robin([h[_HUNK_VALUE:] for h in changed]) + _round_robin(unchanged)
-    index = t.matching(re.compile(r"^index [0-9a-f]+\.\.[0-9a-f]+", re.M))
+
+    def rest() -> list[int]:
+        """The fill: the other changed lines of each hunk, round-robin, then the unchanged ones."""
+        changed = [[m.start() for m in _CHANGED_RE.finditer(kinds, a, b)][_HUNK_VALUE:] for a, b in spans]
+        unchanged = [[m.start() for m in _UNCHANGED_RE.finditer(kinds, a, b)] for a, b in spans]
+        return _round_robin(changed) + _round_robin(unchanged)
+
     plan = Plan(
         fmt.label,
-        [_front(ranked, priority), _query_tier(ranked, n), [0, *details], headers, value, index],
-        fill=rest,
+        [
+            _front(ranked, priority),
+            _query_tier(ranked, n),
+            [0, *details],
+            headers,
+            _round_robin(value),
+            indexes,
+        ],
+        fill=_Lazy(rest),
         landmarks=landmarks,
         indent=False,
     )
     return plan, kinds
 
 
+class _Lazy:
+    """A fill worked out on first use: most outlines of a big text are full before their fill."""
+
+    def __init__(self, make: Callable[[], list[int]]) -> None:
+        self._make: Callable[[], list[int]] | None = make
+        self._items: list[int] = []
+
+    def _get(self) -> list[int]:
+        if self._make is not None:
+            self._items, self._make = self._make(), None
+        return self._items
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._get())
+
+    def __bool__(self) -> bool:
+        return bool(self._get())
+
+
 def _round_robin(groups: list[list[int]]) -> list[int]:
-    """The first of each group, then the second of each, and so on (sorted, not a loop over the
-    longest group times the number of groups: one hunk of a new file can have 20,000 lines)."""
-    return [i for _, _, i in sorted((k, g, i) for g, group in enumerate(groups) for k, i in enumerate(group))]
+    """The first of each group, then the second of each, and so on: in phases between the groups'
+    lengths, each one ``zip`` of the groups still that long (one hunk of a new file can have 20,000
+    lines; a phase per distinct length keeps this linear in the lines)."""
+    out: list[int] = []
+    active = [g for g in groups if g]
+    k = 0
+    while active:
+        if len(active) == 1:
+            out.extend(active[0][k:])
+            break
+        m = min(map(len, active))
+        out.extend(chain.from_iterable(zip(*[g[k:m] for g in active], strict=True)))
+        k = m
+        active = [g for g in active if len(g) > m]
+    return out
 
 
 def _describe_diff(kinds: bytearray) -> Callable[[int, int], str]:
@@ -251,27 +357,26 @@ def _describe_diff(kinds: bytearray) -> Callable[[int, int], str]:
 
 def _gitlog(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
     lines = t.lines
-    landmarks, details = _commits(lines, t)
-    subjects = set(landmarks)
-    bodies = [
+    landmarks, details, heads = _commits(lines, t)
+    n = len(lines)
+    subjects = set(landmarks)  # every commit header is one, so no line of theirs is a body line
+    headers = set(heads)
+    bodies = [  # two lines after each subject (landmarks are in order)
         j
-        for i in sorted(subjects)
-        if not COMMIT_RE.match(lines[i])
-        for j in range(i + 1, min(len(lines), i + 3))
-        if lines[j].strip() and j not in subjects and not COMMIT_RE.match(lines[j])
+        for i in landmarks
+        if i not in headers
+        for j in (i + 1, i + 2)
+        if j < n and j not in subjects and lines[j].strip()
     ]
-    headers = [0] * (len(lines) + 1)  # commit headers before each line, to count them in a fold
-    for i, line in enumerate(lines):
-        headers[i + 1] = headers[i] + bool(line[:1] in "cC" and COMMIT_RE.match(line))
 
     def describe(a: int, b: int) -> str:
-        count = headers[b] - headers[a]
+        count = bisect_left(heads, b) - bisect_left(heads, a)  # the commit headers a fold holds
         return "" if not count else f"{count} commit{'s' if count != 1 else ''}"
 
     return Plan(
         fmt.label,
         [_front(ranked, landmarks), _query_tier(ranked, len(lines)), [0, *details], bodies],
-        fill=list(range(len(lines))),
+        fill=range(len(lines)),
         describe=describe,
         landmarks=sorted(landmarks),
         detail=12,
@@ -280,7 +385,7 @@ def _gitlog(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
 
 
 # ------------------------------------------------------------------------------------ config, lock
-_NAME_RE = re.compile(r"^[ \t]*(?:- )?[\"']?(?:name|version)[\"']?[ \t]*[=:]", re.M)
+_NAME_RE = re.compile(r"\n[ \t]*+(?:- )?[\"']?(?:name|version)[\"']?[ \t]*[=:]")
 _NAME_LINE_RE = re.compile(r"^[ \t]*(?:- )?[\"']?(?:name|version)[\"']?[ \t]*[=:]")
 
 
@@ -321,13 +426,13 @@ def _config(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
     return Plan(
         fmt.label,
         [_front(ranked, [*sections, *names]), _query_tier(ranked, n), head, second, deeper],
-        fill=list(range(n)),
+        fill=range(n),
         landmarks=landmarks,
     )
 
 
 # ------------------------------------------------------------------------------------- prose, tables
-_MARKDOWN_LINE_RE = re.compile(r"^(?:[ \t]*(?:```|~~~)|#{1,6}[ \t]+\S|(?:=+|-{2,})[ \t]*$)", re.M)
+_MARKDOWN_LINE_RE = re.compile(r"\n(?:[ \t]*+(?:```|~~~)|#{1,6}[ \t]+\S|(?:=+|-{2,})[ \t]*$)", re.M)
 
 
 def _markdown(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
@@ -356,7 +461,7 @@ def _markdown(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
     return Plan(
         fmt.label,
         [_front(ranked, headings), _query_tier(ranked, n), list(range(min(_SHORT_HEAD, n))), paragraphs],
-        fill=list(range(n)),
+        fill=range(n),
         landmarks=[
             h for h in headings if HEADING_RE.match(lines[h]) or not re.match(r"^[=-]+[ \t]*$", lines[h])
         ],
@@ -365,15 +470,20 @@ def _markdown(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
 
 def _table(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
     n = len(t.lines)
-    rows = [i for i in range(1, n) if t.lines[i].strip()]
+    rows = list(compress(range(1, n), map(not_, map(str.isspace, islice(t.lines, 1, None)))))  # not blank
     sample = rows[:5] + rows[-3:]
     if len(rows) > 8:
         step = max(1, len(rows) // (_SAMPLE_ROWS - 8))
         sample += rows[5:-3:step][: _SAMPLE_ROWS - 8]
     label = f"{fmt.label} of {len(rows)} rows"
 
+    header = bool(n) and not t.lines[0].isspace()
+
     def describe(a: int, b: int) -> str:
-        count = sum(1 for i in range(a, b) if t.lines[i].strip()) if b - a < 5000 else b - a
+        if b - a < 5000:  # the lines that are not blank: rows, and the header line
+            count = bisect_left(rows, b) - bisect_left(rows, a) + (header and a == 0 < b)
+        else:
+            count = b - a
         return f"{count} rows" if count != 1 else "1 row"
 
     return Plan(
@@ -390,21 +500,19 @@ def _log(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
     alike = fmt.name == "log"  # a log's lines are alike when they differ only in numbers
     # One translation of the whole text (a digit never spans lines), then split like the lines.
     shapes = shape(t.text).split("\n")[: len(lines)] if alike else list(lines)
-    first: dict[str, int] = {}
-    for i, s in enumerate(shapes):
-        first.setdefault(s, i)
+    first = dict(zip(reversed(shapes), range(len(shapes) - 1, -1, -1), strict=True))  # its first line
     distinct = sorted(first.values())
     alarms = [i for i in distinct if _ALARM_RE.search(lines[i])]
     warnings = [i for i in distinct if _WARN_RE.search(lines[i])]
     order = [*alarms, *warnings, *distinct[:30], *reversed(distinct[-30:]), *distinct]
 
     def describe(a: int, b: int) -> str:
-        count = b - a
-        if a > 0 and all(lines[j] == lines[a - 1] for j in range(a, b)):
+        count = b - a  # (list.count and max compare the lines in C)
+        if a > 0 and lines[a:b].count(lines[a - 1]) == count:
             return f"the line above {count} more time{'s' if count != 1 else ''}"
-        if a > 0 and all(shapes[j] == shapes[a - 1] for j in range(a, b)):
+        if a > 0 and shapes[a:b].count(shapes[a - 1]) == count:
             return f"{count} more like the line above"
-        if all(first[shapes[j]] < a for j in range(a, b)):
+        if count <= 0 or max(map(first.__getitem__, shapes[a:b])) < a:
             return f"{count} {'like lines' if alike else 'repeats of lines'} shown above"
         return ""
 
@@ -437,9 +545,12 @@ def _lines(t: _Text, ranked: Sequence[int]) -> Plan:
     return Plan("text", [_query_tier(ranked, n), ends])
 
 
-def plan_for(fmt: Format | None, lines: Sequence[str], ranked: Sequence[int]) -> Plan:
-    """The plan for ``lines`` in ``fmt`` (None: the query-led plan of unrecognised text)."""
-    t = _Text(lines)
+def plan_for(
+    fmt: Format | None, lines: Sequence[str], ranked: Sequence[int], text: str | None = None
+) -> Plan:
+    """The plan for ``lines`` in ``fmt`` (None: the query-led plan of unrecognised text); ``text``
+    is their join, when the caller has it."""
+    t = _Text(lines, text)
     if fmt is None:
         return _lines(t, ranked)
     if fmt.name == "code":
