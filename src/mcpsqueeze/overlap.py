@@ -18,7 +18,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ._jsonbytes import dumps
+from ._jsonbytes import dumps, loads
 
 __all__ = ["MAX_RATIO", "MIN_CHARS", "Delta", "json_changes", "line_overlap", "overlap_delta", "text_diff"]
 
@@ -135,18 +135,45 @@ def _digest(value: Any) -> str:
     return hashlib.sha256(dumps(value, sort_keys=True)).hexdigest()
 
 
+def _same(old: Any, new: Any) -> bool:
+    """Whether the two values write the same canonical JSON (as ``_digest`` compares them).
+
+    ``==`` first, at C speed: values that differ there never write the same JSON (NaN aside, which
+    JSON has not), and most members compared in a changed document differ. Equal ones are confirmed
+    by their canonical text, since ``1 == 1.0 == True`` and ``0.0 == -0.0`` write differently."""
+    if old is new:
+        return True
+    kind = type(old)
+    if kind is not type(new) or old != new:
+        return False
+    if kind is float:
+        return repr(old) == repr(new)
+    if kind is dict or kind is list:
+        return dumps(old, sort_keys=True) == dumps(new, sort_keys=True)
+    return True  # str, int, bool, None: equal is the same JSON
+
+
+def _ident(value: Any) -> tuple[bool, Any]:
+    """An identifying field's value as a key that keeps ``"1"`` and ``1`` apart (as JSON text does)."""
+    return type(value) is str, value
+
+
 def _identity_key(old: list[Any], new: list[Any]) -> str | None:
     items = [*old, *new]
-    if not items or not all(isinstance(item, dict) for item in items):
+    if not items or not all(type(item) is dict for item in items):
         return None
     for key in IDENTITY_KEYS:
         values = [item.get(key) for item in items]
-        if not all(isinstance(v, (str, int)) and not isinstance(v, bool) for v in values):
+        if not all(type(v) is str or type(v) is int for v in values):
             continue
-        unique_old = len({json.dumps(item[key]) for item in old}) == len(old)
-        if unique_old and len({json.dumps(item[key]) for item in new}) == len(new):
+        unique_old = len({_ident(item[key]) for item in old}) == len(old)
+        if unique_old and len({_ident(item[key]) for item in new}) == len(new):
             return key
     return None
+
+
+class _TooLong(Exception):
+    """The changes found so far already write more than the delta may be: no delta is shown."""
 
 
 def _pointer(path: str, part: str | int) -> str:
@@ -154,49 +181,73 @@ def _pointer(path: str, part: str | int) -> str:
 
 
 class _Changes:
-    def __init__(self) -> None:
+    def __init__(self, limit: int | None = None) -> None:
         self.added: list[dict[str, Any]] = []
         self.removed: list[dict[str, Any]] = []
         self.changed: list[dict[str, Any]] = []
         self.unchanged = 0
         self.total = 0
+        # A lower bound on the characters the changes write (compact JSON; the body is indented, so
+        # larger), and the bound past which comparing stops. Twice the limit: orjson may write a float
+        # a few characters longer than the stdlib, and a wrong "too long" would lose a delta.
+        self._written = 0
+        self._stop = None if limit is None else 2 * limit
+
+    def _note(self, path: str, value: Any = None, *, with_value: bool = True) -> None:
+        if self._stop is None:
+            return
+        self._written += len(path) + 12
+        if with_value:
+            self._written += 9 + len(dumps(value).decode("utf-8", "replace"))
+        if self._written > self._stop:
+            raise _TooLong
+
+    def _add(self, path: str, value: Any) -> None:
+        self._note(path, value)
+        self.added.append({"path": path, "value": value})
+
+    def _change(self, path: str, value: Any) -> None:
+        self._note(path, value)
+        self.changed.append({"path": path, "value": value})
 
     def compare(self, old: Any, new: Any, path: str) -> None:
-        if isinstance(old, dict) and isinstance(new, dict):
+        if type(old) is dict and type(new) is dict:
             for key, value in new.items():
                 self.total += 1
                 if key not in old:
-                    self.added.append({"path": _pointer(path, key), "value": value})
-                elif _digest(old[key]) == _digest(value):
+                    self._add(_pointer(path, key), value)
+                elif _same(old[key], value):
                     self.unchanged += 1
                 else:
                     self.compare(old[key], value, _pointer(path, key))
             for key in old:
                 if key not in new:
+                    self._note(_pointer(path, key), with_value=False)
                     self.removed.append({"path": _pointer(path, key)})
-        elif isinstance(old, list) and isinstance(new, list):
+        elif type(old) is list and type(new) is list:
             self._compare_lists(old, new, path)
         else:
-            self.changed.append({"path": path, "value": new})
+            self._change(path, new)
 
     def _compare_lists(self, old: list[Any], new: list[Any], path: str) -> None:
         key = _identity_key(old, new)
         if key is not None:  # items named by a field: a changed item is compared inside
-            by_id = {json.dumps(item[key]): (i, item) for i, item in enumerate(old)}
-            seen: set[str] = set()
+            by_id = {_ident(item[key]): (i, item) for i, item in enumerate(old)}
+            seen: set[tuple[bool, Any]] = set()
             for i, item in enumerate(new):
                 self.total += 1
-                ident = json.dumps(item[key])
+                ident = _ident(item[key])
                 seen.add(ident)
                 if ident not in by_id:
-                    self.added.append({"path": _pointer(path, i), "value": item})
-                elif _digest(by_id[ident][1]) == _digest(item):
+                    self._add(_pointer(path, i), item)
+                elif _same(by_id[ident][1], item):
                     self.unchanged += 1
                 else:
                     self.compare(by_id[ident][1], item, _pointer(path, i))
             for ident, (i, _item) in by_id.items():
                 if ident not in seen:
-                    self.removed.append({"path": _pointer(path, i), key: json.loads(ident)})
+                    self._note(_pointer(path, i), ident[1])
+                    self.removed.append({"path": _pointer(path, i), key: ident[1]})
             return
         # items without a name: by a stable hash of each item (a multiset, so duplicates count)
         left = Counter(_digest(item) for item in old)
@@ -207,19 +258,22 @@ class _Changes:
                 left[digest] -= 1
                 self.unchanged += 1
             else:
-                self.added.append({"path": _pointer(path, i), "value": item})
+                self._add(_pointer(path, i), item)
         for i, item in enumerate(old):
             digest = _digest(item)
             if left[digest] > 0:
                 left[digest] -= 1
+                self._note(_pointer(path, i), with_value=False)
                 self.removed.append({"path": _pointer(path, i)})
 
 
-def json_changes(old: Any, new: Any) -> tuple[dict[str, Any], int, int]:
+def json_changes(old: Any, new: Any, limit: int | None = None) -> tuple[dict[str, Any], int, int]:
     """Added, removed and changed members from `old` to `new` (JSON pointers into the new / old value).
 
-    Returns the changes (only the non-empty lists), the members unchanged and the members compared."""
-    changes = _Changes()
+    Returns the changes (only the non-empty lists), the members unchanged and the members compared.
+    With ``limit``, raises ``_TooLong`` as soon as the changes surely write more than ``limit``
+    characters (two documents that differ throughout cost a few items, not a full comparison)."""
+    changes = _Changes(limit)
     changes.compare(old, new, "")
     out = {
         name: items
@@ -237,23 +291,32 @@ def _as_json(text: str) -> Any:
     stripped = text.lstrip()
     if not stripped or stripped[0] not in "[{":
         return None
-    try:
-        value = json.loads(text)
-    except (ValueError, RecursionError):
-        return None
+    try:  # orjson (exact and strict, see _jsonbytes) first; the stdlib as before for anything else
+        value = loads(text.encode("utf-8", "surrogatepass"))
+    except ValueError:
+        try:
+            value = json.loads(text)
+        except (ValueError, RecursionError):
+            return None
     return value if isinstance(value, (dict, list)) else None
 
 
-def overlap_delta(old: str, new: str, old_label: str, new_label: str) -> Delta | None:
+def overlap_delta(
+    old: str, new: str, old_label: str, new_label: str, limit: int | None = None
+) -> Delta | None:
     """What changed from `old` to `new`, or None when they are too different for a delta to help.
 
     JSON containers are compared as data; anything else as lines. The caller decides whether the
-    delta is small enough to show (see `MAX_RATIO`)."""
+    delta is small enough to show (see `MAX_RATIO`); ``limit``, the most characters it would show,
+    lets a JSON comparison stop as soon as its changes are surely longer."""
     if old == new or len(new) < MIN_CHARS or max(len(old), len(new)) > MAX_DIFF_CHARS:
         return None
     old_json, new_json = _as_json(old), _as_json(new)
     if old_json is not None and new_json is not None and type(old_json) is type(new_json):
-        changes, unchanged, total = json_changes(old_json, new_json)
+        try:
+            changes, unchanged, total = json_changes(old_json, new_json, limit)
+        except _TooLong:
+            return None
         if total == 0 or unchanged == 0:
             return None
         body = json.dumps({"compared_with": old_label, **changes}, ensure_ascii=False, indent=1)
