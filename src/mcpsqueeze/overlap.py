@@ -11,12 +11,15 @@ as one change, not as a re-sent graph.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import hashlib
 import json
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Literal
+
+import orjson
 
 from ._jsonbytes import dumps, loads
 
@@ -187,18 +190,22 @@ class _Changes:
         self.changed: list[dict[str, Any]] = []
         self.unchanged = 0
         self.total = 0
-        # A lower bound on the characters the changes write (compact JSON; the body is indented, so
-        # larger), and the bound past which comparing stops. Twice the limit: orjson may write a float
-        # a few characters longer than the stdlib, and a wrong "too long" would lose a delta.
+        # A lower bound on the characters the changes write, and the bound past which comparing stops.
+        # Each entry counts its path and value as compact JSON, and less than its indented frame: the
+        # body is written with indent=1, which adds at least two characters around every member and
+        # element, more than orjson ever writes a float longer than the stdlib (``0.00001``, ``1e-05``).
         self._written = 0
-        self._stop = None if limit is None else 2 * limit
+        self._stop = limit
 
     def _note(self, path: str, value: Any = None, *, with_value: bool = True) -> None:
         if self._stop is None:
             return
-        self._written += len(path) + 12
+        self._written += len(path) + 14  # ' {\n  "path": "",\n }' at least
         if with_value:
-            self._written += 9 + len(dumps(value).decode("utf-8", "replace"))
+            # characters as the body writes them (not ASCII-escaped), so the UTF-8 decoded; what orjson
+            # refuses (the stdlib writes it) is not counted: still a lower bound
+            with contextlib.suppress(TypeError):
+                self._written += 10 + len(orjson.dumps(value).decode())  # ',\n  "value": '
         if self._written > self._stop:
             raise _TooLong
 
