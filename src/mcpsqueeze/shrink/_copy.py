@@ -172,8 +172,11 @@ def gap_text(first: int, last: int) -> str:
 
 
 def gap_size(first: int, last: int) -> int:
-    """Serialized size of the gap marker for items ``first..last`` (0 when the gap is empty)."""
-    return len(gap_text(first, last)) + 2 if last >= first else 0
+    """Serialized size of the gap marker for items ``first..last`` (0 when the gap is empty):
+    ``len(gap_text(first, last)) + 2``, counted without writing it (the packing asks this often)."""
+    if last > first:
+        return 15 + len(str(first)) + len(str(last))  # '"…[#' first '-' last ' omitted]"'
+    return 14 + len(str(first)) if last == first else 0
 
 
 def collapsed_keys(n: int) -> str:

@@ -7,6 +7,8 @@ import math
 import re
 from typing import Final
 
+import orjson
+
 __all__ = ["NOT_JSON", "JsonValue", "dumps", "parse_strict"]
 
 JsonValue = object
@@ -14,6 +16,9 @@ JsonValue = object
 NOT_JSON: Final = object()
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# A run of 19 or more digits, found by mapping every digit byte to "0" and every other byte to " ".
+_DIGITS_ONLY = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))
+_LONG_RUN = b"0" * 19
 
 
 def _reject_constant(name: str) -> object:
@@ -31,12 +36,18 @@ def parse_strict(text: str) -> object:
     """The parsed value of ``text`` if it is one RFC 8259 JSON document, else ``NOT_JSON``.
 
     NaN/Infinity literals, numbers that overflow a double, and documents nested too deeply to walk
-    all count as not JSON. Integers of any size are kept exactly (so the stdlib parser, whose C
-    scanner is nearly as fast as orjson's, and which turns no big integer into a float).
+    all count as not JSON. Integers of any size are kept exactly: orjson reads the text unless it
+    holds a run of 19 digits (it would turn a big integer into a float), the stdlib decides the rest.
     """
     stripped = text.strip(" \t\r\n")
     if not stripped or stripped[0] not in '{["-0123456789tfn':
         return NOT_JSON
+    data = stripped.encode("utf-8", "surrogatepass")  # (lone surrogates: invalid UTF-8, orjson refuses)
+    if _LONG_RUN not in data.translate(_DIGITS_ONLY):  # orjson would turn a long integer into a float
+        try:  # orjson refuses NaN, Infinity and numbers that overflow as well, at 2-3x the stdlib's speed
+            return orjson.loads(data)
+        except orjson.JSONDecodeError:
+            pass  # not JSON, or JSON orjson does not take (lone surrogate escapes, deep nesting)
     try:
         return json.loads(stripped, parse_constant=_reject_constant, parse_float=_finite_float)
     except (ValueError, RecursionError):

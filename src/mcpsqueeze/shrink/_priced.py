@@ -121,6 +121,7 @@ class Priced:
         self.room = 0  # during the top-up: characters left
         self.heap: list[tuple[float, int, _Offer]] = []  # the top-up's offers, best first
         self.pushed = 0
+        self._costs: dict[float, tuple[int, int]] = {}  # see ``run``
         needed = plans.names(root) - self._own_names(root)
         self.top = self._compile(root, 0, needed or None)
 
@@ -249,52 +250,62 @@ class Priced:
 
     def _choose(self, arr: _Array, p: float, record: bool) -> _Score:
         """The best items of ``arr`` at price ``p``: two states, after a kept item (K) and inside a
-        gap (G), walked over the offered positions; items between them are always in a gap."""
+        gap (G), walked over the offered positions; items between them are always in a gap.
+
+        (Each state is three locals, objective, characters and values, not a tuple: this loop runs
+        for every offered item at every price tried.)"""
         gap_cost = arr.gap
         gap_obj = p * gap_cost
-        kept: _Score = (-p, 1, 0)  # "[" and "]" less the comma counted per element
-        gap: _Score = _NONE
+        ko, kc, kv = -p, 1, 0  # K: "[" and "]" less the comma counted per element
+        go, gc, gv = _NEG, 0, 0  # G
         # when recording, per position: (a forced gap before it came from K, K came from G, G from K)
         trail: list[tuple[bool, bool, bool]] = []
         previous = -1
         items, must, bonus = arr.items, arr.must, arr.bonus
+        score = self.score
         for i in arr.positions:
             forced = False
             if i > previous + 1:
-                forced = kept[0] - gap_obj > gap[0]
+                opened = ko - gap_obj
+                forced = opened > go
                 if forced:
-                    gap = (kept[0] - gap_obj, kept[1] + gap_cost, kept[2])
-                kept = _NONE
+                    go, gc, gv = opened, kc + gap_cost, kv
+                ko, kc, kv = _NEG, 0, 0
             item = items[i]
             if item.fixed:  # (inlined: most items of most arrays have no choice inside)
-                c, v = item.cost, item.value
+                c = item.cost
+                v = item.value
                 o = v - p * c
             else:
-                o, c, v = self.score(item, p, False)
-            from_gap = gap[0] > kept[0]
-            base = gap if from_gap else kept
-            new_kept = (base[0] + o + bonus.get(i, 0.0) - p, base[1] + c + 1, base[2] + v)
+                o, c, v = score(item, p, False)
+            from_gap = go > ko
+            if from_gap:
+                nko, nkc, nkv = go + o + bonus.get(i, 0.0) - p, gc + c + 1, gv + v
+            else:
+                nko, nkc, nkv = ko + o + bonus.get(i, 0.0) - p, kc + c + 1, kv + v
             gap_from_kept = False
             if i in must:
-                new_gap = _NONE
+                go, gc, gv = _NEG, 0, 0
             else:
-                gap_from_kept = kept[0] - gap_obj > gap[0]
-                new_gap = (kept[0] - gap_obj, kept[1] + gap_cost, kept[2]) if gap_from_kept else gap
+                opened = ko - gap_obj
+                gap_from_kept = opened > go
+                if gap_from_kept:
+                    go, gc, gv = opened, kc + gap_cost, kv
             if record:
                 trail.append((forced, from_gap, gap_from_kept))
-            kept, gap = new_kept, new_gap
+            ko, kc, kv = nko, nkc, nkv
             previous = i
         end_forced = False
         if previous < arr.n - 1:
-            end_forced = kept[0] - gap_obj > gap[0]
+            opened = ko - gap_obj
+            end_forced = opened > go
             if end_forced:
-                gap = (kept[0] - gap_obj, kept[1] + gap_cost, kept[2])
-            kept = _NONE
-        in_kept = kept[0] >= gap[0]
-        best = kept if in_kept else gap
+                go, gc, gv = opened, kc + gap_cost, kv
+            ko, kc, kv = _NEG, 0, 0
+        in_kept = ko >= go
         if record:
             self._record(arr, p, trail, in_kept or end_forced)
-        return best
+        return (ko, kc, kv) if in_kept else (go, gc, gv)
 
     def _record(self, arr: _Array, p: float, trail: list[tuple[bool, bool, bool]], in_kept: bool) -> None:
         """Walk ``trail`` back from the final state; ``in_kept``: the last position ends in K."""
@@ -319,12 +330,15 @@ class Priced:
 
     def run(self) -> Condensed | None:
         target = self.target
-        costs: dict[float, tuple[int, int]] = {}  # price -> (characters, verbatim values)
+        # price -> (characters, verbatim values): a copy's size at a price does not depend on the
+        # target, so a retry at a slightly different target starts from what the last run measured
+        costs = self._costs
 
         def cost(p: float) -> int:
-            if p not in costs:
-                costs[p] = self.score(self.top, p, False)[1:]
-            return costs[p][0]
+            found = costs.get(p)
+            if found is None:
+                found = costs[p] = self.score(self.top, p, False)[1:]
+            return found[0]
 
         # When the items that must stay do not fit, first and last may go, then the items that show
         # field names, the one that shows the fewest first.
@@ -332,7 +346,7 @@ class Priced:
         for arr in self.arrays:
             arr.must = arr.ends | arr.cover
         while cost(_MOST) > target:
-            costs.clear()
+            costs = {}  # (the sizes measured with every must item kept stay in self._costs)
             if any(arr.must - arr.cover for arr in self.arrays):
                 for arr in self.arrays:
                     arr.must = set(arr.cover)
@@ -345,13 +359,25 @@ class Priced:
         if cost(lo) <= target:
             hi = lo
         else:
-            # The price sought is near the density of the whole copy (on a retry: the last price).
-            guess = self.hint or costs[lo][1] / costs[lo][0]
-            near_lo, near_hi = guess / 1.5, guess * 2.0
-            if lo < near_lo and near_hi < hi and cost(near_hi) <= target:
-                hi = near_hi
-                if cost(near_lo) > target:
-                    lo = near_lo
+            # The tightest bracket measured so far (on a retry, around the last price), else one near
+            # the density of the whole copy, widened until it holds the price sought.
+            for p, (size, _) in costs.items():
+                if size > target:
+                    lo = max(lo, p)
+                else:
+                    hi = min(hi, p)
+            if hi / lo > 4.0:
+                guess = min(max(self.hint or costs[_LEAST][1] / costs[_LEAST][0], lo * 1.5), hi / 1.5)
+                if cost(guess) > target:
+                    lo = guess
+                    while lo * 2.0 < hi and cost(lo * 2.0) > target:
+                        lo *= 2.0
+                    hi = min(hi, lo * 2.0)
+                else:
+                    hi = guess
+                    while hi / 1.5 > lo and cost(hi / 1.5) <= target:
+                        hi /= 1.5
+                    lo = max(lo, hi / 1.5)
             hi = self._search(lo, hi, cost)
         self.price = hi
         self.score(self.top, hi, True)
@@ -364,14 +390,16 @@ class Priced:
         what the last percent leaves."""
         target = self.target
         lo_cost, hi_cost = cost(lo), cost(hi)
+        flat = False  # the last step met no new size: the sizes jump there, interpolating misleads
         for step in range(_SEARCH_STEPS):
             if hi / lo < 1.001 or hi_cost >= target * 0.99:
                 break
             span = lo_cost - hi_cost
-            t = (lo_cost - target) / span if span > 0 and step % 3 != 2 else 0.5
+            t = (lo_cost - target) / span if span > 0 and step % 3 != 2 and not flat else 0.5
             t = min(max(t, 0.05), 0.95)
             mid = math.exp(math.log(lo) + t * (math.log(hi) - math.log(lo)))
             mid_cost = cost(mid)
+            flat = mid_cost in (lo_cost, hi_cost)
             if mid_cost <= target:
                 hi, hi_cost = mid, mid_cost
             else:
