@@ -15,6 +15,7 @@ import contextlib
 import difflib
 import hashlib
 import json
+import threading
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -294,7 +295,29 @@ def json_changes(old: Any, new: Any, limit: int | None = None) -> tuple[dict[str
     return out, changes.unchanged, changes.total
 
 
+#: Parsed texts kept for the next comparison (a result is compared as the new text, then as the old
+#: one at the next call of its tool), by identity: at most this many, of at most this many characters.
+_PARSED_KEPT = 2
+_PARSED_MAX_CHARS = 256 * 1024
+_parsed: dict[int, tuple[str, Any]] = {}  # (values are only read: the comparison changes nothing)
+_parsed_lock = threading.Lock()  # (large results are compared in worker threads)
+
+
 def _as_json(text: str) -> Any:
+    with _parsed_lock:
+        kept = _parsed.get(id(text))
+    if kept is not None and kept[0] is text:
+        return kept[1]
+    value = _parse(text)
+    if len(text) <= _PARSED_MAX_CHARS:
+        with _parsed_lock:
+            while len(_parsed) >= _PARSED_KEPT:
+                del _parsed[next(iter(_parsed))]
+            _parsed[id(text)] = (text, value)
+    return value
+
+
+def _parse(text: str) -> Any:
     stripped = text.lstrip()
     if not stripped or stripped[0] not in "[{":
         return None

@@ -73,6 +73,14 @@ class _Profile:
         self.shown = 0  # in the current choice: how many cuttable strings are shown whole
 
     def seal(self) -> None:
+        extra = self.extra
+        if len(extra) <= 1:  # (most profiles: a record with one long string, or none)
+            self.fixed = not extra and not self.arrays
+            if extra:
+                self.order = [0]
+                self.sorted_extra = extra
+                self.prefix.append(extra[0])
+            return
         self.order = sorted(range(len(self.extra)), key=self.extra.__getitem__)
         self.sorted_extra = [self.extra[i] for i in self.order]
         self.fixed = not self.arrays and not self.extra
@@ -122,6 +130,7 @@ class Priced:
         self.heap: list[tuple[float, int, _Offer]] = []  # the top-up's offers, best first
         self.pushed = 0
         self._costs: dict[float, tuple[int, int]] = {}  # see ``run``
+        self._key_sizes: dict[str, int] = {}  # a field name's size with its colon
         needed = plans.names(root) - self._own_names(root)
         self.top = self._compile(root, 0, needed or None)
 
@@ -155,10 +164,33 @@ class Priced:
             if n and depth >= MAX_DEPTH:
                 profile.cost += str_size(collapsed_keys(n))
                 return
-            profile.cost += 1 + n if n else 2
+            # (leaves inline, key sizes remembered: most objects are records of the same few keys)
+            cost = profile.cost + (1 + n if n else 2)
+            sizes = self._key_sizes
+            whole = self.head + STRING_SLACK
             for key, child in mapping.items():
-                profile.cost += str_size(key) + 1
-                self._walk(child, depth + 1, profile, needed)
+                size = sizes.get(key)
+                if size is None:
+                    size = sizes[key] = str_size(key) + 1
+                cost += size
+                kind = type(child)
+                if kind is str:
+                    text = child  # type: ignore[assignment]
+                    if len(text) <= whole:
+                        cost += str_size(text)
+                        profile.value += 1
+                    else:
+                        short = str_size(cut(text, self.head))
+                        cost += short
+                        profile.extra.append(str_size(text) - short)
+                elif kind is dict or kind is list:
+                    profile.cost = cost
+                    self._walk(child, depth + 1, profile, needed)
+                    cost = profile.cost
+                else:
+                    cost += leaf_size(child)
+                    profile.value += 1
+            profile.cost = cost
             return
         if t is list:
             items: list[object] = node  # type: ignore[assignment]
@@ -263,6 +295,7 @@ class Priced:
         previous = -1
         items, must, bonus = arr.items, arr.must, arr.bonus
         score = self.score
+        whole = 1.0 / p  # (``_Profile.whole_at``, inlined below)
         for i in arr.positions:
             forced = False
             if i > previous + 1:
@@ -272,9 +305,14 @@ class Priced:
                     go, gc, gv = opened, kc + gap_cost, kv
                 ko, kc, kv = _NEG, 0, 0
             item = items[i]
-            if item.fixed:  # (inlined: most items of most arrays have no choice inside)
+            if item.fixed:  # (inlined: most items of most arrays have no choice inside ...)
                 c = item.cost
                 v = item.value
+                o = v - p * c
+            elif not item.arrays:  # (... or only which strings to show whole: ``score`` inlined)
+                k = bisect_left(item.sorted_extra, whole)
+                c = item.cost + item.prefix[k]
+                v = item.value + k
                 o = v - p * c
             else:
                 o, c, v = score(item, p, False)
