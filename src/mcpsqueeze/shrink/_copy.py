@@ -82,6 +82,11 @@ def containers(children: Iterable[object]) -> list[object]:
     return []
 
 
+def _holds_containers(children: Iterable[object]) -> bool:
+    kinds = set(map(type, children))
+    return dict in kinds or list in kinds
+
+
 def deep_keys(root: object) -> set[str]:
     keys: set[str] = set()
     stack = [root]
@@ -121,8 +126,9 @@ def priority(items: list[object]) -> tuple[list[int], set[str]]:
             new_shape = shape not in shapes
             if new_shape:
                 shapes.add(shape)
-            if covered.issuperset(item) and all(
-                type(inner) is list and not containers(inner) for inner in containers(item.values())
+            if covered.issuperset(item) and (
+                not _holds_containers(item.values())
+                or all(type(inner) is list and not containers(inner) for inner in containers(item.values()))
             ):  # no field name below the item's own
                 if new_shape:
                     distinct.append(i)

@@ -431,7 +431,7 @@ class Priced:
         flat = False  # the last step met no new size: the sizes jump there, interpolating misleads
         for step in range(_SEARCH_STEPS):
             if hi / lo < 1.001 or hi_cost >= target * 0.99:
-                break
+                break  # (stopping at a jump pinned to 1 % instead lost values: items of 50-200 KB)
             span = lo_cost - hi_cost
             t = (lo_cost - target) / span if span > 0 and step % 3 != 2 and not flat else 0.5
             t = min(max(t, 0.05), 0.95)
@@ -496,7 +496,9 @@ class Priced:
         """Offer item ``i`` of ``arr`` both ways: as priced, and with its strings cut and its arrays
         folded."""
         self._offer((None, arr, i, True))
-        self._offer((None, arr, i, False))
+        item = arr.items[i]
+        if item.arrays or item.whole_at(self.price):  # (else both ways are the same copy)
+            self._offer((None, arr, i, False))
 
     def _offer_profile(self, profile: _Profile) -> None:
         """Offer what ``profile`` (shown) and the kept items below it could still show."""
