@@ -95,6 +95,25 @@ class _Profile:
         return bisect_left(self.sorted_extra, 1.0 / p) if self.sorted_extra else 0
 
 
+_NO_EXTRA: Final[list[int]] = []  # shared by every leaf profile, which never fills them
+_NO_ARRAYS: Final[list[_Array]] = []
+_PREFIX: Final[list[int]] = [0]
+
+
+def _leaf(cost: int) -> _Profile:
+    """The sealed profile of one verbatim leaf (an array item): made without ``_walk`` or ``seal``,
+    since arrays of tags, names and numbers hold many."""
+    profile = _Profile.__new__(_Profile)
+    profile.value = 1
+    profile.cost = cost
+    profile.extra = profile.order = profile.sorted_extra = _NO_EXTRA
+    profile.fixed = True
+    profile.prefix = _PREFIX
+    profile.arrays = _NO_ARRAYS
+    profile.shown = 0
+    return profile
+
+
 class _Array:
     """One array within a kept profile: the items it offers and which it keeps."""
 
@@ -131,6 +150,8 @@ class Priced:
         self.pushed = 0
         self._costs: dict[float, tuple[int, int]] = {}  # see ``run``
         self._key_sizes: dict[str, int] = {}  # a field name's size with its colon
+        # during the top-up: (-)id(item) -> its (characters, values) as priced (folded)
+        self._item_sizes: dict[int, tuple[int, int]] = {}
         needed = plans.names(root) - self._own_names(root)
         self.top = self._compile(root, 0, needed or None)
 
@@ -231,7 +252,16 @@ class Priced:
             average = max(sum(sizes) / len(sizes), 1.0)
             order = order[: max(_HORIZON_MIN, int(2 * self.target / average) + 2)]
         arr.positions = sorted(set(order) | set(musts))
+        whole = self.head + STRING_SLACK
         for i in arr.positions:
+            child = node[i]
+            kind = type(child)
+            if kind is str and len(child) <= whole:  # type: ignore[arg-type]
+                arr.items[i] = _leaf(str_size(child))  # type: ignore[arg-type]
+                continue
+            if kind is not str and kind is not dict and kind is not list:
+                arr.items[i] = _leaf(leaf_size(child))
+                continue
             need = musts.get(i)
             if need:
                 need = need - self._own_names(node[i])
@@ -464,6 +494,7 @@ class Priced:
         values per character first (a heap; an entry whose worth fell since it was pushed is looked
         at again later)."""
         self.room = room
+        self._item_sizes = {}
         self._offer_profile(self.top)
         heap = self.heap
         for _ in range(_TOP_UPS):
@@ -530,11 +561,15 @@ class Priced:
         left, right = gap_size(a, i - 1), gap_size(i + 1, b)
         gaps = left + right - gap_size(a, b) + (left > 0) + (right > 0)
         item = arr.items[i]
-        if priced:  # as chosen at the price found
-            _, size, value = self.score(item, self.price, False)
-        else:  # every string cut, every array inside folded
-            size = item.cost + sum(2 + gap_size(0, inner.n - 1) for inner in item.arrays)
-            value = item.value
+        key = id(item) if priced else -id(item)  # (the same all through the top-up: remembered)
+        found = self._item_sizes.get(key)
+        if found is None:
+            if priced:  # as chosen at the price found
+                found = self.score(item, self.price, False)[1:]
+            else:  # every string cut, every array inside folded
+                found = (item.cost + sum(2 + gap_size(0, inner.n - 1) for inner in item.arrays), item.value)
+            self._item_sizes[key] = found
+        size, value = found
         return (size + gaps, value) if value else None
 
     def _apply(self, offer: _Offer) -> None:
