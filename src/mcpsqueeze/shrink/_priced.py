@@ -117,7 +117,19 @@ def _leaf(cost: int) -> _Profile:
 class _Array:
     """One array within a kept profile: the items it offers and which it keeps."""
 
-    __slots__ = ("bonus", "cover", "ends", "gap", "items", "kept", "must", "n", "positions")
+    __slots__ = (
+        "bonus",
+        "cover",
+        "ends",
+        "gap",
+        "items",
+        "kept",
+        "must",
+        "n",
+        "positions",
+        "whole_below",
+        "whole_score",
+    )
 
     def __init__(self, n: int) -> None:
         self.n = n
@@ -131,6 +143,29 @@ class _Array:
         # overestimate a copy by a few characters, never underestimate it
         self.gap = gap_size(max(n - 2, 0), n - 1) + 1
         self.kept: list[int] = []  # the final choice
+        # An array of leaves offered whole (short arrays: tags, names, numbers) keeps every item
+        # below the price at which its cheapest-to-drop item stops paying its way: below
+        # ``whole_below``, its choice is ``whole_score`` (objective at price 0, characters, values).
+        self.whole_below = 0.0
+        self.whole_score: _Score = _NONE
+
+    def seal(self) -> None:
+        """Work out ``whole_below`` once the items are compiled."""
+        if len(self.positions) != self.n:
+            return
+        items = [self.items[i] for i in self.positions]
+        if not all(item.fixed for item in items):
+            return
+        bonus = self.bonus
+        # item i pays its way while (value + bonus) - p * (characters + comma) > 0
+        below = min(
+            (item.value + bonus.get(i, 0.0)) / (item.cost + 1)
+            for i, item in zip(self.positions, items, strict=True)
+        )
+        self.whole_below = below * (1 - 1e-9)  # (a margin: the DP's float sums then agree)
+        cost = 1 + sum(item.cost + 1 for item in items)
+        value = sum(item.value for item in items)
+        self.whole_score = (value + sum(bonus.values()), cost, value)
 
 
 class Priced:
@@ -266,6 +301,7 @@ class Priced:
             if need:
                 need = need - self._own_names(node[i])
             arr.items[i] = self._compile(node[i], depth + 1, need or None)
+        arr.seal()
         return arr
 
     def _own_names(self, node: object) -> set[str]:
@@ -316,6 +352,11 @@ class Priced:
 
         (Each state is three locals, objective, characters and values, not a tuple: this loop runs
         for every offered item at every price tried.)"""
+        if p < arr.whole_below:  # every item pays its way: all kept (what the DP below would find)
+            if record:
+                arr.kept = list(arr.positions)
+            base, cost, value = arr.whole_score
+            return base - p * cost, cost, value
         gap_cost = arr.gap
         gap_obj = p * gap_cost
         ko, kc, kv = -p, 1, 0  # K: "[" and "]" less the comma counted per element
