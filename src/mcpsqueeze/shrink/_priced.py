@@ -59,7 +59,18 @@ class _Profile:
     """One kept node and everything below it except array items: what it shows in any case, and
     the strings it may show whole for a price."""
 
-    __slots__ = ("arrays", "cost", "extra", "fixed", "order", "prefix", "shown", "sorted_extra", "value")
+    __slots__ = (
+        "arrays",
+        "cost",
+        "extra",
+        "fixed",
+        "leafy_below",
+        "order",
+        "prefix",
+        "shown",
+        "sorted_extra",
+        "value",
+    )
 
     def __init__(self) -> None:
         self.value = 0  # verbatim leaves shown in any case
@@ -71,8 +82,12 @@ class _Profile:
         self.prefix: list[int] = [0]  # cumulative ``extra`` in ``order``
         self.arrays: list[_Array] = []
         self.shown = 0  # in the current choice: how many cuttable strings are shown whole
+        # below this price every array inside is a short array of leaves kept whole (``_Array.seal``)
+        self.leafy_below = 0.0
 
     def seal(self) -> None:
+        if self.arrays:
+            self.leafy_below = min(arr.whole_below for arr in self.arrays)
         extra = self.extra
         if len(extra) <= 1:  # (most profiles: a record with one long string, or none)
             self.fixed = not extra and not self.arrays
@@ -111,6 +126,7 @@ def _leaf(cost: int) -> _Profile:
     profile.prefix = _PREFIX
     profile.arrays = _NO_ARRAYS
     profile.shown = 0
+    profile.leafy_below = 0.0
     return profile
 
 
@@ -385,6 +401,16 @@ class Priced:
                 c = item.cost + item.prefix[k]
                 v = item.value + k
                 o = v - p * c
+            elif p < item.leafy_below:  # (... or short arrays of leaves kept whole: the same sums)
+                k = bisect_left(item.sorted_extra, whole) if item.sorted_extra else 0
+                c = item.cost + item.prefix[k]
+                v = item.value + k
+                o = v - p * c
+                for inner in item.arrays:
+                    base, inner_cost, inner_value = inner.whole_score
+                    o += base - p * inner_cost
+                    c += inner_cost
+                    v += inner_value
             else:
                 o, c, v = score(item, p, False)
             from_gap = go > ko
