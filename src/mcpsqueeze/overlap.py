@@ -157,22 +157,28 @@ def _same(old: Any, new: Any) -> bool:
     return True  # str, int, bool, None: equal is the same JSON
 
 
-def _ident(value: Any) -> tuple[bool, Any]:
-    """An identifying field's value as a key that keeps ``"1"`` and ``1`` apart (as JSON text does)."""
-    return type(value) is str, value
+def _identity_key(old: list[Any], new: list[Any]) -> tuple[str, list[Any], list[Any]] | None:
+    """The field that names every item of both arrays uniquely, with each item's name as a key.
 
-
-def _identity_key(old: list[Any], new: list[Any]) -> str | None:
-    items = [*old, *new]
-    if not items or not all(type(item) is dict for item in items):
+    A name is the field's value, or (when both strings and integers occur) a pair that keeps ``"1"``
+    and ``1`` apart, as JSON text does."""
+    if (
+        not (old or new)
+        or not all(type(item) is dict for item in old)
+        or not all(type(item) is dict for item in new)
+    ):
         return None
     for key in IDENTITY_KEYS:
-        values = [item.get(key) for item in items]
-        if not all(type(v) is str or type(v) is int for v in values):
+        old_names = [item.get(key) for item in old]
+        new_names = [item.get(key) for item in new]
+        kinds = set(map(type, old_names)) | set(map(type, new_names))
+        if not kinds <= {str, int}:
             continue
-        unique_old = len({_ident(item[key]) for item in old}) == len(old)
-        if unique_old and len({_ident(item[key]) for item in new}) == len(new):
-            return key
+        if len(kinds) > 1:
+            old_names = [(type(v) is str, v) for v in old_names]
+            new_names = [(type(v) is str, v) for v in new_names]
+        if len(set(old_names)) == len(old_names) and len(set(new_names)) == len(new_names):
+            return key, old_names, new_names
     return None
 
 
@@ -238,13 +244,13 @@ class _Changes:
             self._change(path, new)
 
     def _compare_lists(self, old: list[Any], new: list[Any], path: str) -> None:
-        key = _identity_key(old, new)
-        if key is not None:  # items named by a field: a changed item is compared inside
-            by_id = {_ident(item[key]): (i, item) for i, item in enumerate(old)}
-            seen: set[tuple[bool, Any]] = set()
-            for i, item in enumerate(new):
+        named = _identity_key(old, new)
+        if named is not None:  # items named by a field: a changed item is compared inside
+            key, old_names, new_names = named
+            by_id = {ident: (i, item) for i, (ident, item) in enumerate(zip(old_names, old, strict=True))}
+            seen: set[Any] = set()
+            for i, (ident, item) in enumerate(zip(new_names, new, strict=True)):
                 self.total += 1
-                ident = _ident(item[key])
                 seen.add(ident)
                 if ident not in by_id:
                     self._add(_pointer(path, i), item)
@@ -252,10 +258,10 @@ class _Changes:
                     self.unchanged += 1
                 else:
                     self.compare(by_id[ident][1], item, _pointer(path, i))
-            for ident, (i, _item) in by_id.items():
+            for ident, (i, gone) in by_id.items():
                 if ident not in seen:
-                    self._note(_pointer(path, i), ident[1])
-                    self.removed.append({"path": _pointer(path, i), key: ident[1]})
+                    self._note(_pointer(path, i), gone[key])
+                    self.removed.append({"path": _pointer(path, i), key: gone[key]})
             return
         # items without a name: by a stable hash of each item (a multiset, so duplicates count)
         left = Counter(_digest(item) for item in old)

@@ -101,6 +101,17 @@ def test_removed_named_items_carry_their_name() -> None:
     assert changes == {"removed": [{"path": "/0", "id": 1}]}
 
 
+def test_an_item_named_1_is_not_the_item_named_string_1() -> None:
+    old = [{"id": 1, "v": "a"}, {"id": "1", "v": "b"}]
+    new = [{"id": "1", "v": "b"}, {"id": 2, "v": "c"}]
+    changes, unchanged, total = json_changes(old, new)
+    assert changes == {
+        "added": [{"path": "/1", "value": {"id": 2, "v": "c"}}],
+        "removed": [{"path": "/0", "id": 1}],
+    }
+    assert (unchanged, total) == (1, 2)
+
+
 def test_the_overlap_line_is_pinned() -> None:
     rid = "0123456789abcdef0123456789abcdef"
     line = render_overlap(
