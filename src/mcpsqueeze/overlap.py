@@ -15,14 +15,13 @@ import contextlib
 import difflib
 import hashlib
 import json
-import threading
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import orjson
 
-from ._jsonbytes import dumps, loads
+from ._jsonbytes import dumps
 
 __all__ = ["MAX_RATIO", "MIN_CHARS", "Delta", "json_changes", "line_overlap", "overlap_delta", "text_diff"]
 
@@ -301,39 +300,26 @@ def json_changes(old: Any, new: Any, limit: int | None = None) -> tuple[dict[str
     return out, changes.unchanged, changes.total
 
 
-#: Parsed texts kept for the next comparison (a result is compared as the new text, then as the old
-#: one at the next call of its tool), by identity: at most this many, of at most this many characters.
-_PARSED_KEPT = 2
-_PARSED_MAX_CHARS = 256 * 1024
-_parsed: dict[int, tuple[str, Any]] = {}  # (values are only read: the comparison changes nothing)
-_parsed_lock = threading.Lock()  # (large results are compared in worker threads)
-
-
 def _as_json(text: str) -> Any:
-    with _parsed_lock:
-        kept = _parsed.get(id(text))
-    if kept is not None and kept[0] is text:
-        return kept[1]
-    value = _parse(text)
-    if len(text) <= _PARSED_MAX_CHARS:
-        with _parsed_lock:
-            while len(_parsed) >= _PARSED_KEPT:
-                del _parsed[next(iter(_parsed))]
-            _parsed[id(text)] = (text, value)
-    return value
+    """The JSON container ``text`` holds, else None. Strict JSON through the engine's parser, which
+    remembers it (the engine condenses the same text next, and the tool's next call compares with
+    it); anything else as the stdlib reads it, as before (NaN literals and all)."""
+    from .shrink._json import NOT_JSON, parse_kept  # (lazily: start-up imports no engine)
+
+    value = parse_kept(text)
+    if value is not NOT_JSON:
+        return value if type(value) is dict or type(value) is list else None
+    return _parse(text)
 
 
 def _parse(text: str) -> Any:
     stripped = text.lstrip()
     if not stripped or stripped[0] not in "[{":
         return None
-    try:  # orjson (exact and strict, see _jsonbytes) first; the stdlib as before for anything else
-        value = loads(text.encode("utf-8", "surrogatepass"))
-    except ValueError:
-        try:
-            value = json.loads(text)
-        except (ValueError, RecursionError):
-            return None
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
     return value if isinstance(value, (dict, list)) else None
 
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 import math
 import re
+import threading
 from typing import Final
 
 import orjson
 
-__all__ = ["NOT_JSON", "JsonValue", "dumps", "parse_strict"]
+__all__ = ["NOT_JSON", "JsonValue", "dumps", "parse_kept", "parse_strict"]
 
 JsonValue = object
 
@@ -52,6 +53,32 @@ def parse_strict(text: str) -> object:
         return json.loads(stripped, parse_constant=_reject_constant, parse_float=_finite_float)
     except (ValueError, RecursionError):
         return NOT_JSON
+
+
+_KEPT = 2  # parsed texts remembered by ``parse_kept``, each of at most ...
+_KEPT_MAX_CHARS = 256 * 1024  # ... this many characters (what is held stays small)
+_kept: dict[int, tuple[str, object]] = {}
+_kept_lock = threading.Lock()  # (the stages parse in worker threads and on the event loop)
+
+
+def parse_kept(text: str) -> object:
+    """``parse_strict(text)``, remembering the last two values by the text's identity.
+
+    The proxy reads one result's text several times in a row: the overlap stage compares it (and
+    compares it again as the earlier text at the tool's next call), then the engine condenses it.
+    The value is shared between callers, so they must only read it (the engine and the overlap
+    comparison build new values and change none)."""
+    with _kept_lock:
+        found = _kept.get(id(text))
+    if found is not None and found[0] is text:
+        return found[1]
+    value = parse_strict(text)
+    if len(text) <= _KEPT_MAX_CHARS:
+        with _kept_lock:
+            while len(_kept) >= _KEPT:
+                del _kept[next(iter(_kept))]
+            _kept[id(text)] = (text, value)
+    return value
 
 
 def _escape_surrogate(match: re.Match[str]) -> str:
