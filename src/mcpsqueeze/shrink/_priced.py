@@ -143,6 +143,7 @@ class _Array:
         "must",
         "n",
         "positions",
+        "seq",
         "whole_below",
         "whole_score",
     )
@@ -164,9 +165,17 @@ class _Array:
         # ``whole_below``, its choice is ``whole_score`` (objective at price 0, characters, values).
         self.whole_below = 0.0
         self.whole_score: _Score = _NONE
+        # per offered position: (index, item, bonus, a gap before it): what the DP walks
+        self.seq: list[tuple[int, _Profile, float, bool]] = []
 
     def seal(self) -> None:
-        """Work out ``whole_below`` once the items are compiled."""
+        """Work out ``seq`` and ``whole_below`` once the items are compiled."""
+        previous = -1
+        seq: list[tuple[int, _Profile, float, bool]] = []
+        for i in self.positions:
+            seq.append((i, self.items[i], self.bonus.get(i, 0.0), i > previous + 1))
+            previous = i
+        self.seq = seq
         if len(self.positions) != self.n:
             return
         items = [self.items[i] for i in self.positions]
@@ -379,19 +388,17 @@ class Priced:
         go, gc, gv = _NEG, 0, 0  # G
         # when recording, per position: (a forced gap before it came from K, K came from G, G from K)
         trail: list[tuple[bool, bool, bool]] = []
-        previous = -1
-        items, must, bonus = arr.items, arr.must, arr.bonus
+        must = arr.must
         score = self.score
         whole = 1.0 / p  # (``_Profile.whole_at``, inlined below)
-        for i in arr.positions:
+        for i, item, bonus, jump in arr.seq:
             forced = False
-            if i > previous + 1:
+            if jump:
                 opened = ko - gap_obj
                 forced = opened > go
                 if forced:
                     go, gc, gv = opened, kc + gap_cost, kv
                 ko, kc, kv = _NEG, 0, 0
-            item = items[i]
             if item.fixed:  # (inlined: most items of most arrays have no choice inside ...)
                 c = item.cost
                 v = item.value
@@ -415,9 +422,9 @@ class Priced:
                 o, c, v = score(item, p, False)
             from_gap = go > ko
             if from_gap:
-                nko, nkc, nkv = go + o + bonus.get(i, 0.0) - p, gc + c + 1, gv + v
+                nko, nkc, nkv = go + o + bonus - p, gc + c + 1, gv + v
             else:
-                nko, nkc, nkv = ko + o + bonus.get(i, 0.0) - p, kc + c + 1, kv + v
+                nko, nkc, nkv = ko + o + bonus - p, kc + c + 1, kv + v
             gap_from_kept = False
             if i in must:
                 go, gc, gv = _NEG, 0, 0
@@ -429,9 +436,8 @@ class Priced:
             if record:
                 trail.append((forced, from_gap, gap_from_kept))
             ko, kc, kv = nko, nkc, nkv
-            previous = i
         end_forced = False
-        if previous < arr.n - 1:
+        if arr.positions[-1] < arr.n - 1:
             opened = ko - gap_obj
             end_forced = opened > go
             if end_forced:
