@@ -212,6 +212,8 @@ class Priced:
         self._key_sizes: dict[str, int] = {}  # a field name's size with its colon
         # during the top-up: (-)id(item) -> its (characters, values) as priced (folded)
         self._item_sizes: dict[int, tuple[int, int]] = {}
+        self._sizes_for = (0.0, 0)  # the price and must items ``_item_sizes`` hold for
+        self._relaxed = 0  # must items given up in this run (0: every must item kept)
         needed = plans.names(root) - self._own_names(root)
         self.top = self._compile(root, 0, needed or None)
 
@@ -486,8 +488,10 @@ class Priced:
         dropping = sorted(self.covers, key=lambda cover: cover[0], reverse=True)
         for arr in self.arrays:
             arr.must = arr.ends | arr.cover
+        self._relaxed = 0
         while cost(_MOST) > target:
             costs = {}  # (the sizes measured with every must item kept stay in self._costs)
+            self._relaxed += 1
             if any(arr.must - arr.cover for arr in self.arrays):
                 for arr in self.arrays:
                     arr.must = set(arr.cover)
@@ -567,7 +571,9 @@ class Priced:
         values per character first (a heap; an entry whose worth fell since it was pushed is looked
         at again later)."""
         self.room = room
-        self._item_sizes = {}
+        if self._sizes_for != (self.price, self._relaxed):  # (a refill at the same price keeps them)
+            self._item_sizes = {}
+            self._sizes_for = (self.price, self._relaxed)
         self._offer_profile(self.top)
         heap = self.heap
         for _ in range(_TOP_UPS):
@@ -625,16 +631,8 @@ class Priced:
             assert profile is not None
             k = profile.shown
             return None if k >= len(profile.order) else (profile.extra[profile.order[k]], 1)
-        kept = arr.kept
-        pos = bisect_left(kept, i)
-        if pos < len(kept) and kept[pos] == i:
-            return None
-        a = kept[pos - 1] + 1 if pos else 0
-        b = kept[pos] - 1 if pos < len(kept) else arr.n - 1
-        left, right = gap_size(a, i - 1), gap_size(i + 1, b)
-        gaps = left + right - gap_size(a, b) + (left > 0) + (right > 0)
         item = arr.items[i]
-        key = id(item) if priced else -id(item)  # (the same all through the top-up: remembered)
+        key = id(item) if priced else -id(item)  # (the same while the price is: remembered)
         found = self._item_sizes.get(key)
         if found is None:
             if priced:  # as chosen at the price found
@@ -643,7 +641,23 @@ class Priced:
                 found = (item.cost + sum(2 + gap_size(0, inner.n - 1) for inner in item.arrays), item.value)
             self._item_sizes[key] = found
         size, value = found
-        return (size + gaps, value) if value else None
+        if not value:
+            return None
+        kept = arr.kept
+        pos = bisect_left(kept, i)
+        if pos < len(kept) and kept[pos] == i:
+            return None
+        a = kept[pos - 1] + 1 if pos else 0
+        b = kept[pos] - 1 if pos < len(kept) else arr.n - 1
+        # the gap markers' sizes, as gap_size counts them (inlined: the top-up measures thousands)
+        left = right = 0
+        if i > a:
+            left = 14 + len(str(a)) if i - 1 == a else 15 + len(str(a)) + len(str(i - 1))
+        if b > i:
+            right = 14 + len(str(b)) if b == i + 1 else 15 + len(str(i + 1)) + len(str(b))
+        whole = 14 + len(str(a)) if a == b else 15 + len(str(a)) + len(str(b))
+        gaps = left + right - whole + (left > 0) + (right > 0)
+        return size + gaps, value
 
     def _apply(self, offer: _Offer) -> None:
         profile, arr, i, priced = offer
