@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import json.decoder
 import math
-import re
 from typing import Any
 
 import orjson
@@ -21,7 +20,10 @@ __all__ = ["MAX_DEPTH", "dumps", "loads"]
 
 MAX_DEPTH = 1024  # orjson's parse limit (the stdlib's is near 1,000); deeper input gets a clear error
 _TOO_DEEP = "JSON nested deeper than this proxy parses (about 1,000 levels)"
-_LONG_NUMBER = re.compile(rb"\d{19,}")
+# A run of 19 or more digits (a number orjson may turn into a float), found by mapping every digit to
+# "0" and everything else to " ": a C-speed pass, where the regex ``\d{19,}`` took 2 ms per 200 KB.
+_DIGITS_ONLY = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))
+_LONG_RUN = b"0" * 19
 _encode_str = json.encoder.encode_basestring_ascii
 
 
@@ -114,7 +116,7 @@ def _finite_float(text: str) -> float:
 def loads(data: bytes) -> Any:
     """Parse JSON bytes strictly (RFC 8259); raises ValueError on invalid input, nesting beyond MAX_DEPTH
     included. Lone surrogate escapes (`"\\ud800"`) are valid JSON and accepted; surrogate bytes are not."""
-    if _LONG_NUMBER.search(data) is None:
+    if _LONG_RUN not in data.translate(_DIGITS_ONLY):
         try:
             return orjson.loads(data)
         except orjson.JSONDecodeError as exc:

@@ -11,12 +11,15 @@ as one change, not as a re-sent graph.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import hashlib
 import json
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Literal
+
+import orjson
 
 from ._jsonbytes import dumps
 
@@ -135,18 +138,51 @@ def _digest(value: Any) -> str:
     return hashlib.sha256(dumps(value, sort_keys=True)).hexdigest()
 
 
-def _identity_key(old: list[Any], new: list[Any]) -> str | None:
-    items = [*old, *new]
-    if not items or not all(isinstance(item, dict) for item in items):
+def _same(old: Any, new: Any) -> bool:
+    """Whether the two values write the same canonical JSON (as ``_digest`` compares them).
+
+    ``==`` first, at C speed: values that differ there never write the same JSON (NaN aside, which
+    JSON has not), and most members compared in a changed document differ. Equal ones are confirmed
+    by their canonical text, since ``1 == 1.0 == True`` and ``0.0 == -0.0`` write differently."""
+    if old is new:
+        return True
+    kind = type(old)
+    if kind is not type(new) or old != new:
+        return False
+    if kind is float:
+        return repr(old) == repr(new)
+    if kind is dict or kind is list:
+        return dumps(old, sort_keys=True) == dumps(new, sort_keys=True)
+    return True  # str, int, bool, None: equal is the same JSON
+
+
+def _identity_key(old: list[Any], new: list[Any]) -> tuple[str, list[Any], list[Any]] | None:
+    """The field that names every item of both arrays uniquely, with each item's name as a key.
+
+    A name is the field's value, or (when both strings and integers occur) a pair that keeps ``"1"``
+    and ``1`` apart, as JSON text does."""
+    if (
+        not (old or new)
+        or not all(type(item) is dict for item in old)
+        or not all(type(item) is dict for item in new)
+    ):
         return None
     for key in IDENTITY_KEYS:
-        values = [item.get(key) for item in items]
-        if not all(isinstance(v, (str, int)) and not isinstance(v, bool) for v in values):
+        old_names = [item.get(key) for item in old]
+        new_names = [item.get(key) for item in new]
+        kinds = set(map(type, old_names)) | set(map(type, new_names))
+        if not kinds <= {str, int}:
             continue
-        unique_old = len({json.dumps(item[key]) for item in old}) == len(old)
-        if unique_old and len({json.dumps(item[key]) for item in new}) == len(new):
-            return key
+        if len(kinds) > 1:
+            old_names = [(type(v) is str, v) for v in old_names]
+            new_names = [(type(v) is str, v) for v in new_names]
+        if len(set(old_names)) == len(old_names) and len(set(new_names)) == len(new_names):
+            return key, old_names, new_names
     return None
+
+
+class _TooLong(Exception):
+    """The changes found so far already write more than the delta may be: no delta is shown."""
 
 
 def _pointer(path: str, part: str | int) -> str:
@@ -154,49 +190,77 @@ def _pointer(path: str, part: str | int) -> str:
 
 
 class _Changes:
-    def __init__(self) -> None:
+    def __init__(self, limit: int | None = None) -> None:
         self.added: list[dict[str, Any]] = []
         self.removed: list[dict[str, Any]] = []
         self.changed: list[dict[str, Any]] = []
         self.unchanged = 0
         self.total = 0
+        # A lower bound on the characters the changes write, and the bound past which comparing stops.
+        # Each entry counts its path and value as compact JSON, and less than its indented frame: the
+        # body is written with indent=1, which adds at least two characters around every member and
+        # element, more than orjson ever writes a float longer than the stdlib (``0.00001``, ``1e-05``).
+        self._written = 0
+        self._stop = limit
+
+    def _note(self, path: str, value: Any = None, *, with_value: bool = True) -> None:
+        if self._stop is None:
+            return
+        self._written += len(path) + 14  # ' {\n  "path": "",\n }' at least
+        if with_value:
+            # characters as the body writes them (not ASCII-escaped), so the UTF-8 decoded; what orjson
+            # refuses (the stdlib writes it) is not counted: still a lower bound
+            with contextlib.suppress(TypeError):
+                self._written += 10 + len(orjson.dumps(value).decode())  # ',\n  "value": '
+        if self._written > self._stop:
+            raise _TooLong
+
+    def _add(self, path: str, value: Any) -> None:
+        self._note(path, value)
+        self.added.append({"path": path, "value": value})
+
+    def _change(self, path: str, value: Any) -> None:
+        self._note(path, value)
+        self.changed.append({"path": path, "value": value})
 
     def compare(self, old: Any, new: Any, path: str) -> None:
-        if isinstance(old, dict) and isinstance(new, dict):
+        if type(old) is dict and type(new) is dict:
             for key, value in new.items():
                 self.total += 1
                 if key not in old:
-                    self.added.append({"path": _pointer(path, key), "value": value})
-                elif _digest(old[key]) == _digest(value):
+                    self._add(_pointer(path, key), value)
+                elif _same(old[key], value):
                     self.unchanged += 1
                 else:
                     self.compare(old[key], value, _pointer(path, key))
             for key in old:
                 if key not in new:
+                    self._note(_pointer(path, key), with_value=False)
                     self.removed.append({"path": _pointer(path, key)})
-        elif isinstance(old, list) and isinstance(new, list):
+        elif type(old) is list and type(new) is list:
             self._compare_lists(old, new, path)
         else:
-            self.changed.append({"path": path, "value": new})
+            self._change(path, new)
 
     def _compare_lists(self, old: list[Any], new: list[Any], path: str) -> None:
-        key = _identity_key(old, new)
-        if key is not None:  # items named by a field: a changed item is compared inside
-            by_id = {json.dumps(item[key]): (i, item) for i, item in enumerate(old)}
-            seen: set[str] = set()
-            for i, item in enumerate(new):
+        named = _identity_key(old, new)
+        if named is not None:  # items named by a field: a changed item is compared inside
+            key, old_names, new_names = named
+            by_id = {ident: (i, item) for i, (ident, item) in enumerate(zip(old_names, old, strict=True))}
+            seen: set[Any] = set()
+            for i, (ident, item) in enumerate(zip(new_names, new, strict=True)):
                 self.total += 1
-                ident = json.dumps(item[key])
                 seen.add(ident)
                 if ident not in by_id:
-                    self.added.append({"path": _pointer(path, i), "value": item})
-                elif _digest(by_id[ident][1]) == _digest(item):
+                    self._add(_pointer(path, i), item)
+                elif _same(by_id[ident][1], item):
                     self.unchanged += 1
                 else:
                     self.compare(by_id[ident][1], item, _pointer(path, i))
-            for ident, (i, _item) in by_id.items():
+            for ident, (i, gone) in by_id.items():
                 if ident not in seen:
-                    self.removed.append({"path": _pointer(path, i), key: json.loads(ident)})
+                    self._note(_pointer(path, i), gone[key])
+                    self.removed.append({"path": _pointer(path, i), key: gone[key]})
             return
         # items without a name: by a stable hash of each item (a multiset, so duplicates count)
         left = Counter(_digest(item) for item in old)
@@ -207,19 +271,22 @@ class _Changes:
                 left[digest] -= 1
                 self.unchanged += 1
             else:
-                self.added.append({"path": _pointer(path, i), "value": item})
+                self._add(_pointer(path, i), item)
         for i, item in enumerate(old):
             digest = _digest(item)
             if left[digest] > 0:
                 left[digest] -= 1
+                self._note(_pointer(path, i), with_value=False)
                 self.removed.append({"path": _pointer(path, i)})
 
 
-def json_changes(old: Any, new: Any) -> tuple[dict[str, Any], int, int]:
+def json_changes(old: Any, new: Any, limit: int | None = None) -> tuple[dict[str, Any], int, int]:
     """Added, removed and changed members from `old` to `new` (JSON pointers into the new / old value).
 
-    Returns the changes (only the non-empty lists), the members unchanged and the members compared."""
-    changes = _Changes()
+    Returns the changes (only the non-empty lists), the members unchanged and the members compared.
+    With ``limit``, raises ``_TooLong`` as soon as the changes surely write more than ``limit``
+    characters (two documents that differ throughout cost a few items, not a full comparison)."""
+    changes = _Changes(limit)
     changes.compare(old, new, "")
     out = {
         name: items
@@ -234,6 +301,18 @@ def json_changes(old: Any, new: Any) -> tuple[dict[str, Any], int, int]:
 
 
 def _as_json(text: str) -> Any:
+    """The JSON container ``text`` holds, else None. Strict JSON through the engine's parser, which
+    remembers it (the engine condenses the same text next, and the tool's next call compares with
+    it); anything else as the stdlib reads it, as before (NaN literals and all)."""
+    from .shrink._json import NOT_JSON, parse_kept  # (lazily: start-up imports no engine)
+
+    value = parse_kept(text)
+    if value is not NOT_JSON:
+        return value if type(value) is dict or type(value) is list else None
+    return _parse(text)
+
+
+def _parse(text: str) -> Any:
     stripped = text.lstrip()
     if not stripped or stripped[0] not in "[{":
         return None
@@ -244,16 +323,22 @@ def _as_json(text: str) -> Any:
     return value if isinstance(value, (dict, list)) else None
 
 
-def overlap_delta(old: str, new: str, old_label: str, new_label: str) -> Delta | None:
+def overlap_delta(
+    old: str, new: str, old_label: str, new_label: str, limit: int | None = None
+) -> Delta | None:
     """What changed from `old` to `new`, or None when they are too different for a delta to help.
 
     JSON containers are compared as data; anything else as lines. The caller decides whether the
-    delta is small enough to show (see `MAX_RATIO`)."""
+    delta is small enough to show (see `MAX_RATIO`); ``limit``, the most characters it would show,
+    lets a JSON comparison stop as soon as its changes are surely longer."""
     if old == new or len(new) < MIN_CHARS or max(len(old), len(new)) > MAX_DIFF_CHARS:
         return None
     old_json, new_json = _as_json(old), _as_json(new)
     if old_json is not None and new_json is not None and type(old_json) is type(new_json):
-        changes, unchanged, total = json_changes(old_json, new_json)
+        try:
+            changes, unchanged, total = json_changes(old_json, new_json, limit)
+        except _TooLong:
+            return None
         if total == 0 or unchanged == 0:
             return None
         body = json.dumps({"compared_with": old_label, **changes}, ensure_ascii=False, indent=1)

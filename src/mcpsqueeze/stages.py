@@ -122,12 +122,12 @@ def _text_only(content: list[Any]) -> str | None:
 
 
 def _best_delta(
-    candidates: list[_Earlier], text: str, number: int, tool: str
+    candidates: list[_Earlier], text: str, number: int, tool: str, limit: int | None = None
 ) -> tuple[_Earlier, Delta] | None:
     best: tuple[_Earlier, Delta] | None = None
     for earlier in candidates:
         delta = overlap_delta(
-            earlier.text, text, f"call #{earlier.number} ({tool})", f"call #{number} ({tool})"
+            earlier.text, text, f"call #{earlier.number} ({tool})", f"call #{number} ({tool})", limit
         )
         if delta is not None and (best is None or len(delta.body) < len(best[1].body)):
             best = (earlier, delta)
@@ -279,10 +279,12 @@ class DedupStage:
         self._history.add(_Earlier(call.number, name, arguments, text, result, whole))
         if not candidates:
             return result
+        # no delta longer than this is shown (see below): a comparison stops once its changes are
+        limit = int(MAX_RATIO * len(text)) if budget is None else min(int(MAX_RATIO * len(text)), budget)
         if size >= _INLINE_LIMIT:
-            best = await self._workers.run(_best_delta, candidates, text, call.number, call.tool)
+            best = await self._workers.run(_best_delta, candidates, text, call.number, call.tool, limit)
         else:
-            best = _best_delta(candidates, text, call.number, call.tool)
+            best = _best_delta(candidates, text, call.number, call.tool, limit)
         if best is None:
             return result
         earlier, delta = best

@@ -101,6 +101,17 @@ def test_removed_named_items_carry_their_name() -> None:
     assert changes == {"removed": [{"path": "/0", "id": 1}]}
 
 
+def test_an_item_named_1_is_not_the_item_named_string_1() -> None:
+    old = [{"id": 1, "v": "a"}, {"id": "1", "v": "b"}]
+    new = [{"id": "1", "v": "b"}, {"id": 2, "v": "c"}]
+    changes, unchanged, total = json_changes(old, new)
+    assert changes == {
+        "added": [{"path": "/1", "value": {"id": 2, "v": "c"}}],
+        "removed": [{"path": "/0", "id": 1}],
+    }
+    assert (unchanged, total) == (1, 2)
+
+
 def test_the_overlap_line_is_pinned() -> None:
     rid = "0123456789abcdef0123456789abcdef"
     line = render_overlap(
@@ -202,3 +213,63 @@ def test_the_session_history_for_overlap_is_bounded_and_prefers_the_same_call() 
         _Earlier(5, "s:read", "d", "v" * 31, {"content": []}, True)
     )  # bigger than the bound: not kept
     assert [e.number for e in history.candidates("s:read", "d")] == [4]
+
+
+def _records(seed: int, n: int = 300) -> str:
+    return json.dumps([{"id": i, "name": f"item-{seed}-{i}", "note": f"n{i * seed}"} for i in range(n)])
+
+
+def test_a_limit_stops_comparing_documents_whose_changes_are_surely_longer() -> None:
+    old, new = _records(1), _records(2)
+    unlimited = overlap_delta(old, new, "a", "b")
+    assert unlimited is not None and len(unlimited.body) > 20_000  # a delta no one would be shown
+    assert overlap_delta(old, new, "a", "b", limit=5_000) is None
+    # a limit the delta fits changes nothing
+    assert overlap_delta(old, new, "a", "b", limit=len(unlimited.body)) == unlimited
+
+
+@given(
+    st.lists(
+        st.dictionaries(
+            st.sampled_from(["id", "a", "b", "c"]),
+            st.one_of(st.integers(-3, 3), st.booleans(), st.floats(-2, 2), st.text(max_size=3)),
+            max_size=4,
+        ),
+        min_size=1,
+        max_size=12,
+    ),
+    st.lists(st.integers(0, 11), max_size=6),
+    st.integers(0, 3000),
+)
+@settings(max_examples=60, deadline=None)
+def test_a_limited_comparison_is_the_unlimited_one_or_none_when_that_is_longer(
+    items: list[dict[str, object]], edits: list[int], limit: int
+) -> None:
+    old = json.dumps({"items": items, "pad": "x" * MIN_CHARS})
+    changed = json.loads(old)
+    for i in edits:  # 1 and 1.0 and True are equal in Python but not in JSON: changes all the same
+        if i < len(changed["items"]):
+            changed["items"][i]["a"] = {0: 1.0, 1: True, 2: 0}.get(i % 3)
+    new = json.dumps(changed)
+    unlimited = overlap_delta(old, new, "a", "b")
+    limited = overlap_delta(old, new, "a", "b", limit=limit)
+    assert limited == unlimited or (limited is None and unlimited is not None and len(unlimited.body) > limit)
+
+
+_leaf = st.one_of(
+    st.none(), st.booleans(), st.integers(-2, 2), st.sampled_from([0.0, -0.0, 1.0, 2.5]), st.text(max_size=2)
+)
+_json = st.recursive(
+    _leaf,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=2), inner, max_size=3),
+    max_leaves=8,
+)
+
+
+@given(_json, _json)
+@settings(max_examples=200, deadline=None)
+def test_members_are_the_same_exactly_when_their_canonical_json_is(old: object, new: object) -> None:
+    from mcpsqueeze.overlap import _digest, _same
+
+    assert _same(old, new) == (_digest(old) == _digest(new))
+    assert _same(old, old)

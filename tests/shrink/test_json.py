@@ -224,3 +224,15 @@ def test_impossible_budget_raises_shrink_error(hint: RecoveryHint) -> None:
     doc = {f"key{i}": i for i in range(500)}  # every top-level key must stay
     with pytest.raises(ShrinkError):
         shrink_texts([json.dumps(doc)], 1024, hint)
+
+
+def test_a_text_parsed_again_right_after_is_not_parsed_twice_and_reads_the_same() -> None:
+    from mcpsqueeze.shrink._json import NOT_JSON, parse_kept, parse_strict
+
+    text = json.dumps({"items": [{"id": i, "big": 10**30 + i} for i in range(50)]})
+    first = parse_kept(text)
+    assert parse_kept(text) is first  # the overlap stage's parse serves the engine
+    assert first == parse_strict(text) and first["items"][3]["big"] == 10**30 + 3  # type: ignore[index]
+    assert parse_kept("not json") is NOT_JSON
+    other = "".join(text)  # an equal text in another object is parsed on its own, to an equal value
+    assert parse_kept(other) == first

@@ -5,7 +5,7 @@ Sizes are of compact JSON as ``dumps`` writes it, so that a copy's size is known
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, KeysView
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
@@ -82,6 +82,11 @@ def containers(children: Iterable[object]) -> list[object]:
     return []
 
 
+def _holds_containers(children: Iterable[object]) -> bool:
+    kinds = set(map(type, children))
+    return dict in kinds or list in kinds
+
+
 def deep_keys(root: object) -> set[str]:
     keys: set[str] = set()
     stack = [root]
@@ -114,15 +119,23 @@ def priority(items: list[object]) -> tuple[list[int], set[str]]:
         shapes.add(frozenset(item) if type(item) is dict else type(item))
     cover: list[int] = []
     distinct: list[int] = []
+    last: KeysView[str] | None = None  # the field names of the last object met: shape known, covered
     for i in range(1, n - 1):
         item = items[i]
         if type(item) is dict:
-            shape: object = frozenset(item)
-            new_shape = shape not in shapes
-            if new_shape:
-                shapes.add(shape)
-            if covered.issuperset(item) and all(
-                type(inner) is list and not containers(inner) for inner in containers(item.values())
+            names = item.keys()
+            if last is not None and names == last:  # (most records have the fields of the one before)
+                new_shape, known = False, True
+            else:
+                shape: object = frozenset(item)
+                new_shape = shape not in shapes
+                if new_shape:
+                    shapes.add(shape)
+                known = covered.issuperset(item)
+            last = names  # (whichever way below, its names are covered after this item)
+            if known and (
+                not _holds_containers(item.values())
+                or all(type(inner) is list and not containers(inner) for inner in containers(item.values()))
             ):  # no field name below the item's own
                 if new_shape:
                     distinct.append(i)
@@ -172,8 +185,11 @@ def gap_text(first: int, last: int) -> str:
 
 
 def gap_size(first: int, last: int) -> int:
-    """Serialized size of the gap marker for items ``first..last`` (0 when the gap is empty)."""
-    return len(gap_text(first, last)) + 2 if last >= first else 0
+    """Serialized size of the gap marker for items ``first..last`` (0 when the gap is empty):
+    ``len(gap_text(first, last)) + 2``, counted without writing it (the packing asks this often)."""
+    if last > first:
+        return 15 + len(str(first)) + len(str(last))  # '"…[#' first '-' last ' omitted]"'
+    return 14 + len(str(first)) if last == first else 0
 
 
 def collapsed_keys(n: int) -> str:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from mcpsqueeze._errors import ShrinkError
 from mcpsqueeze.shrink._condense import condense
 from mcpsqueeze.shrink._copy import Condensed, Plans
-from mcpsqueeze.shrink._json import NOT_JSON, dumps, parse_strict
+from mcpsqueeze.shrink._json import NOT_JSON, dumps, parse_kept
 from mcpsqueeze.shrink._notice import (
     COMPACT_BELOW,
     MAX_DROPPED_FIELDS,
@@ -53,7 +53,7 @@ class _Block:
 
 
 def _classify(text: str) -> _Block:
-    value = parse_strict(text)
+    value = parse_kept(text)  # (the overlap stage has often just parsed the same text)
     if value is NOT_JSON:
         return _Block(text, value, sibling=False, needs_notice=False)
     if type(value) is dict:

@@ -59,7 +59,18 @@ class _Profile:
     """One kept node and everything below it except array items: what it shows in any case, and
     the strings it may show whole for a price."""
 
-    __slots__ = ("arrays", "cost", "extra", "fixed", "order", "prefix", "shown", "sorted_extra", "value")
+    __slots__ = (
+        "arrays",
+        "cost",
+        "extra",
+        "fixed",
+        "leafy_below",
+        "order",
+        "prefix",
+        "shown",
+        "sorted_extra",
+        "value",
+    )
 
     def __init__(self) -> None:
         self.value = 0  # verbatim leaves shown in any case
@@ -71,8 +82,20 @@ class _Profile:
         self.prefix: list[int] = [0]  # cumulative ``extra`` in ``order``
         self.arrays: list[_Array] = []
         self.shown = 0  # in the current choice: how many cuttable strings are shown whole
+        # below this price every array inside is a short array of leaves kept whole (``_Array.seal``)
+        self.leafy_below = 0.0
 
     def seal(self) -> None:
+        if self.arrays:
+            self.leafy_below = min(arr.whole_below for arr in self.arrays)
+        extra = self.extra
+        if len(extra) <= 1:  # (most profiles: a record with one long string, or none)
+            self.fixed = not extra and not self.arrays
+            if extra:
+                self.order = [0]
+                self.sorted_extra = extra
+                self.prefix.append(extra[0])
+            return
         self.order = sorted(range(len(self.extra)), key=self.extra.__getitem__)
         self.sorted_extra = [self.extra[i] for i in self.order]
         self.fixed = not self.arrays and not self.extra
@@ -87,10 +110,43 @@ class _Profile:
         return bisect_left(self.sorted_extra, 1.0 / p) if self.sorted_extra else 0
 
 
+_NO_EXTRA: Final[list[int]] = []  # shared by every leaf profile, which never fills them
+_NO_ARRAYS: Final[list[_Array]] = []
+_PREFIX: Final[list[int]] = [0]
+
+
+def _leaf(cost: int) -> _Profile:
+    """The sealed profile of one verbatim leaf (an array item): made without ``_walk`` or ``seal``,
+    since arrays of tags, names and numbers hold many."""
+    profile = _Profile.__new__(_Profile)
+    profile.value = 1
+    profile.cost = cost
+    profile.extra = profile.order = profile.sorted_extra = _NO_EXTRA
+    profile.fixed = True
+    profile.prefix = _PREFIX
+    profile.arrays = _NO_ARRAYS
+    profile.shown = 0
+    profile.leafy_below = 0.0
+    return profile
+
+
 class _Array:
     """One array within a kept profile: the items it offers and which it keeps."""
 
-    __slots__ = ("bonus", "cover", "ends", "gap", "items", "kept", "must", "n", "positions")
+    __slots__ = (
+        "bonus",
+        "cover",
+        "ends",
+        "gap",
+        "items",
+        "kept",
+        "must",
+        "n",
+        "positions",
+        "seq",
+        "whole_below",
+        "whole_score",
+    )
 
     def __init__(self, n: int) -> None:
         self.n = n
@@ -104,6 +160,37 @@ class _Array:
         # overestimate a copy by a few characters, never underestimate it
         self.gap = gap_size(max(n - 2, 0), n - 1) + 1
         self.kept: list[int] = []  # the final choice
+        # An array of leaves offered whole (short arrays: tags, names, numbers) keeps every item
+        # below the price at which its cheapest-to-drop item stops paying its way: below
+        # ``whole_below``, its choice is ``whole_score`` (objective at price 0, characters, values).
+        self.whole_below = 0.0
+        self.whole_score: _Score = _NONE
+        # per offered position: (index, item, bonus, a gap before it): what the DP walks
+        self.seq: list[tuple[int, _Profile, float, bool]] = []
+
+    def seal(self) -> None:
+        """Work out ``seq`` and ``whole_below`` once the items are compiled."""
+        previous = -1
+        seq: list[tuple[int, _Profile, float, bool]] = []
+        for i in self.positions:
+            seq.append((i, self.items[i], self.bonus.get(i, 0.0), i > previous + 1))
+            previous = i
+        self.seq = seq
+        if len(self.positions) != self.n:
+            return
+        items = [self.items[i] for i in self.positions]
+        if not all(item.fixed for item in items):
+            return
+        bonus = self.bonus
+        # item i pays its way while (value + bonus) - p * (characters + comma) > 0
+        below = min(
+            (item.value + bonus.get(i, 0.0)) / (item.cost + 1)
+            for i, item in zip(self.positions, items, strict=True)
+        )
+        self.whole_below = below * (1 - 1e-9)  # (a margin: the DP's float sums then agree)
+        cost = 1 + sum(item.cost + 1 for item in items)
+        value = sum(item.value for item in items)
+        self.whole_score = (value + sum(bonus.values()), cost, value)
 
 
 class Priced:
@@ -121,6 +208,12 @@ class Priced:
         self.room = 0  # during the top-up: characters left
         self.heap: list[tuple[float, int, _Offer]] = []  # the top-up's offers, best first
         self.pushed = 0
+        self._costs: dict[float, tuple[int, int]] = {}  # see ``run``
+        self._key_sizes: dict[str, int] = {}  # a field name's size with its colon
+        # during the top-up: (-)id(item) -> its (characters, values) as priced (folded)
+        self._item_sizes: dict[int, tuple[int, int]] = {}
+        self._sizes_for = (0.0, 0)  # the price and must items ``_item_sizes`` hold for
+        self._relaxed = 0  # must items given up in this run (0: every must item kept)
         needed = plans.names(root) - self._own_names(root)
         self.top = self._compile(root, 0, needed or None)
 
@@ -154,10 +247,33 @@ class Priced:
             if n and depth >= MAX_DEPTH:
                 profile.cost += str_size(collapsed_keys(n))
                 return
-            profile.cost += 1 + n if n else 2
+            # (leaves inline, key sizes remembered: most objects are records of the same few keys)
+            cost = profile.cost + (1 + n if n else 2)
+            sizes = self._key_sizes
+            whole = self.head + STRING_SLACK
             for key, child in mapping.items():
-                profile.cost += str_size(key) + 1
-                self._walk(child, depth + 1, profile, needed)
+                size = sizes.get(key)
+                if size is None:
+                    size = sizes[key] = str_size(key) + 1
+                cost += size
+                kind = type(child)
+                if kind is str:
+                    text = child  # type: ignore[assignment]
+                    if len(text) <= whole:
+                        cost += str_size(text)
+                        profile.value += 1
+                    else:
+                        short = str_size(cut(text, self.head))
+                        cost += short
+                        profile.extra.append(str_size(text) - short)
+                elif kind is dict or kind is list:
+                    profile.cost = cost
+                    self._walk(child, depth + 1, profile, needed)
+                    cost = profile.cost
+                else:
+                    cost += leaf_size(child)
+                    profile.value += 1
+            profile.cost = cost
             return
         if t is list:
             items: list[object] = node  # type: ignore[assignment]
@@ -198,11 +314,21 @@ class Priced:
             average = max(sum(sizes) / len(sizes), 1.0)
             order = order[: max(_HORIZON_MIN, int(2 * self.target / average) + 2)]
         arr.positions = sorted(set(order) | set(musts))
+        whole = self.head + STRING_SLACK
         for i in arr.positions:
+            child = node[i]
+            kind = type(child)
+            if kind is str and len(child) <= whole:  # type: ignore[arg-type]
+                arr.items[i] = _leaf(str_size(child))  # type: ignore[arg-type]
+                continue
+            if kind is not str and kind is not dict and kind is not list:
+                arr.items[i] = _leaf(leaf_size(child))
+                continue
             need = musts.get(i)
             if need:
                 need = need - self._own_names(node[i])
             arr.items[i] = self._compile(node[i], depth + 1, need or None)
+        arr.seal()
         return arr
 
     def _own_names(self, node: object) -> set[str]:
@@ -249,52 +375,80 @@ class Priced:
 
     def _choose(self, arr: _Array, p: float, record: bool) -> _Score:
         """The best items of ``arr`` at price ``p``: two states, after a kept item (K) and inside a
-        gap (G), walked over the offered positions; items between them are always in a gap."""
+        gap (G), walked over the offered positions; items between them are always in a gap.
+
+        (Each state is three locals, objective, characters and values, not a tuple: this loop runs
+        for every offered item at every price tried.)"""
+        if p < arr.whole_below:  # every item pays its way: all kept (what the DP below would find)
+            if record:
+                arr.kept = list(arr.positions)
+            base, cost, value = arr.whole_score
+            return base - p * cost, cost, value
         gap_cost = arr.gap
         gap_obj = p * gap_cost
-        kept: _Score = (-p, 1, 0)  # "[" and "]" less the comma counted per element
-        gap: _Score = _NONE
+        ko, kc, kv = -p, 1, 0  # K: "[" and "]" less the comma counted per element
+        go, gc, gv = _NEG, 0, 0  # G
         # when recording, per position: (a forced gap before it came from K, K came from G, G from K)
         trail: list[tuple[bool, bool, bool]] = []
-        previous = -1
-        items, must, bonus = arr.items, arr.must, arr.bonus
-        for i in arr.positions:
+        must = arr.must
+        score = self.score
+        whole = 1.0 / p  # (``_Profile.whole_at``, inlined below)
+        for i, item, bonus, jump in arr.seq:
             forced = False
-            if i > previous + 1:
-                forced = kept[0] - gap_obj > gap[0]
+            if jump:
+                opened = ko - gap_obj
+                forced = opened > go
                 if forced:
-                    gap = (kept[0] - gap_obj, kept[1] + gap_cost, kept[2])
-                kept = _NONE
-            item = items[i]
-            if item.fixed:  # (inlined: most items of most arrays have no choice inside)
-                c, v = item.cost, item.value
+                    go, gc, gv = opened, kc + gap_cost, kv
+                ko, kc, kv = _NEG, 0, 0
+            if item.fixed:  # (inlined: most items of most arrays have no choice inside ...)
+                c = item.cost
+                v = item.value
                 o = v - p * c
+            elif not item.arrays:  # (... or only which strings to show whole: ``score`` inlined)
+                k = bisect_left(item.sorted_extra, whole)
+                c = item.cost + item.prefix[k]
+                v = item.value + k
+                o = v - p * c
+            elif p < item.leafy_below:  # (... or short arrays of leaves kept whole: the same sums)
+                k = bisect_left(item.sorted_extra, whole) if item.sorted_extra else 0
+                c = item.cost + item.prefix[k]
+                v = item.value + k
+                o = v - p * c
+                for inner in item.arrays:
+                    base, inner_cost, inner_value = inner.whole_score
+                    o += base - p * inner_cost
+                    c += inner_cost
+                    v += inner_value
             else:
-                o, c, v = self.score(item, p, False)
-            from_gap = gap[0] > kept[0]
-            base = gap if from_gap else kept
-            new_kept = (base[0] + o + bonus.get(i, 0.0) - p, base[1] + c + 1, base[2] + v)
+                o, c, v = score(item, p, False)
+            from_gap = go > ko
+            if from_gap:
+                nko, nkc, nkv = go + o + bonus - p, gc + c + 1, gv + v
+            else:
+                nko, nkc, nkv = ko + o + bonus - p, kc + c + 1, kv + v
             gap_from_kept = False
             if i in must:
-                new_gap = _NONE
+                go, gc, gv = _NEG, 0, 0
             else:
-                gap_from_kept = kept[0] - gap_obj > gap[0]
-                new_gap = (kept[0] - gap_obj, kept[1] + gap_cost, kept[2]) if gap_from_kept else gap
+                opened = ko - gap_obj
+                gap_from_kept = opened > go
+                if gap_from_kept:
+                    go, gc, gv = opened, kc + gap_cost, kv
             if record:
                 trail.append((forced, from_gap, gap_from_kept))
-            kept, gap = new_kept, new_gap
-            previous = i
+            ko, kc, kv = nko, nkc, nkv
         end_forced = False
-        if previous < arr.n - 1:
-            end_forced = kept[0] - gap_obj > gap[0]
+        if arr.positions[-1] < arr.n - 1:
+            opened = ko - gap_obj
+            end_forced = opened > go
             if end_forced:
-                gap = (kept[0] - gap_obj, kept[1] + gap_cost, kept[2])
-            kept = _NONE
-        in_kept = kept[0] >= gap[0]
-        best = kept if in_kept else gap
+                go, gc, gv = opened, kc + gap_cost, kv
+            ko, kc, kv = _NEG, 0, 0
+        in_kept = ko >= go
         if record:
             self._record(arr, p, trail, in_kept or end_forced)
-        return best
+        return (ko, kc, kv) if in_kept else (go, gc, gv)
 
     def _record(self, arr: _Array, p: float, trail: list[tuple[bool, bool, bool]], in_kept: bool) -> None:
         """Walk ``trail`` back from the final state; ``in_kept``: the last position ends in K."""
@@ -319,20 +473,25 @@ class Priced:
 
     def run(self) -> Condensed | None:
         target = self.target
-        costs: dict[float, tuple[int, int]] = {}  # price -> (characters, verbatim values)
+        # price -> (characters, verbatim values): a copy's size at a price does not depend on the
+        # target, so a retry at a slightly different target starts from what the last run measured
+        costs = self._costs
 
         def cost(p: float) -> int:
-            if p not in costs:
-                costs[p] = self.score(self.top, p, False)[1:]
-            return costs[p][0]
+            found = costs.get(p)
+            if found is None:
+                found = costs[p] = self.score(self.top, p, False)[1:]
+            return found[0]
 
         # When the items that must stay do not fit, first and last may go, then the items that show
         # field names, the one that shows the fewest first.
         dropping = sorted(self.covers, key=lambda cover: cover[0], reverse=True)
         for arr in self.arrays:
             arr.must = arr.ends | arr.cover
+        self._relaxed = 0
         while cost(_MOST) > target:
-            costs.clear()
+            costs = {}  # (the sizes measured with every must item kept stay in self._costs)
+            self._relaxed += 1
             if any(arr.must - arr.cover for arr in self.arrays):
                 for arr in self.arrays:
                     arr.must = set(arr.cover)
@@ -345,13 +504,25 @@ class Priced:
         if cost(lo) <= target:
             hi = lo
         else:
-            # The price sought is near the density of the whole copy (on a retry: the last price).
-            guess = self.hint or costs[lo][1] / costs[lo][0]
-            near_lo, near_hi = guess / 1.5, guess * 2.0
-            if lo < near_lo and near_hi < hi and cost(near_hi) <= target:
-                hi = near_hi
-                if cost(near_lo) > target:
-                    lo = near_lo
+            # The tightest bracket measured so far (on a retry, around the last price), else one near
+            # the density of the whole copy, widened until it holds the price sought.
+            for p, (size, _) in costs.items():
+                if size > target:
+                    lo = max(lo, p)
+                else:
+                    hi = min(hi, p)
+            if hi / lo > 4.0:
+                guess = min(max(self.hint or costs[_LEAST][1] / costs[_LEAST][0], lo * 1.5), hi / 1.5)
+                if cost(guess) > target:
+                    lo = guess
+                    while lo * 2.0 < hi and cost(lo * 2.0) > target:
+                        lo *= 2.0
+                    hi = min(hi, lo * 2.0)
+                else:
+                    hi = guess
+                    while hi / 1.5 > lo and cost(hi / 1.5) <= target:
+                        hi /= 1.5
+                    lo = max(lo, hi / 1.5)
             hi = self._search(lo, hi, cost)
         self.price = hi
         self.score(self.top, hi, True)
@@ -364,14 +535,16 @@ class Priced:
         what the last percent leaves."""
         target = self.target
         lo_cost, hi_cost = cost(lo), cost(hi)
+        flat = False  # the last step met no new size: the sizes jump there, interpolating misleads
         for step in range(_SEARCH_STEPS):
             if hi / lo < 1.001 or hi_cost >= target * 0.99:
-                break
+                break  # (stopping at a jump pinned to 1 % instead lost values: items of 50-200 KB)
             span = lo_cost - hi_cost
-            t = (lo_cost - target) / span if span > 0 and step % 3 != 2 else 0.5
+            t = (lo_cost - target) / span if span > 0 and step % 3 != 2 and not flat else 0.5
             t = min(max(t, 0.05), 0.95)
             mid = math.exp(math.log(lo) + t * (math.log(hi) - math.log(lo)))
             mid_cost = cost(mid)
+            flat = mid_cost in (lo_cost, hi_cost)
             if mid_cost <= target:
                 hi, hi_cost = mid, mid_cost
             else:
@@ -398,6 +571,9 @@ class Priced:
         values per character first (a heap; an entry whose worth fell since it was pushed is looked
         at again later)."""
         self.room = room
+        if self._sizes_for != (self.price, self._relaxed):  # (a refill at the same price keeps them)
+            self._item_sizes = {}
+            self._sizes_for = (self.price, self._relaxed)
         self._offer_profile(self.top)
         heap = self.heap
         for _ in range(_TOP_UPS):
@@ -430,7 +606,9 @@ class Priced:
         """Offer item ``i`` of ``arr`` both ways: as priced, and with its strings cut and its arrays
         folded."""
         self._offer((None, arr, i, True))
-        self._offer((None, arr, i, False))
+        item = arr.items[i]
+        if item.arrays or item.whole_at(self.price):  # (else both ways are the same copy)
+            self._offer((None, arr, i, False))
 
     def _offer_profile(self, profile: _Profile) -> None:
         """Offer what ``profile`` (shown) and the kept items below it could still show."""
@@ -453,21 +631,33 @@ class Priced:
             assert profile is not None
             k = profile.shown
             return None if k >= len(profile.order) else (profile.extra[profile.order[k]], 1)
+        item = arr.items[i]
+        key = id(item) if priced else -id(item)  # (the same while the price is: remembered)
+        found = self._item_sizes.get(key)
+        if found is None:
+            if priced:  # as chosen at the price found
+                found = self.score(item, self.price, False)[1:]
+            else:  # every string cut, every array inside folded
+                found = (item.cost + sum(2 + gap_size(0, inner.n - 1) for inner in item.arrays), item.value)
+            self._item_sizes[key] = found
+        size, value = found
+        if not value:
+            return None
         kept = arr.kept
         pos = bisect_left(kept, i)
         if pos < len(kept) and kept[pos] == i:
             return None
         a = kept[pos - 1] + 1 if pos else 0
         b = kept[pos] - 1 if pos < len(kept) else arr.n - 1
-        left, right = gap_size(a, i - 1), gap_size(i + 1, b)
-        gaps = left + right - gap_size(a, b) + (left > 0) + (right > 0)
-        item = arr.items[i]
-        if priced:  # as chosen at the price found
-            _, size, value = self.score(item, self.price, False)
-        else:  # every string cut, every array inside folded
-            size = item.cost + sum(2 + gap_size(0, inner.n - 1) for inner in item.arrays)
-            value = item.value
-        return (size + gaps, value) if value else None
+        # the gap markers' sizes, as gap_size counts them (inlined: the top-up measures thousands)
+        left = right = 0
+        if i > a:
+            left = 14 + len(str(a)) if i - 1 == a else 15 + len(str(a)) + len(str(i - 1))
+        if b > i:
+            right = 14 + len(str(b)) if b == i + 1 else 15 + len(str(i + 1)) + len(str(b))
+        whole = 14 + len(str(a)) if a == b else 15 + len(str(a)) + len(str(b))
+        gaps = left + right - whole + (left > 0) + (right > 0)
+        return size + gaps, value
 
     def _apply(self, offer: _Offer) -> None:
         profile, arr, i, priced = offer
