@@ -410,6 +410,10 @@ class ShrinkStage:
         longest = max(map(len, texts), default=0)
         if sum(map(len, texts)) <= budget and (limit is None or longest <= limit):
             return result
+        too_big = self._store.cannot_hold(sum(map(len, texts)))  # chars: no more than the original's bytes
+        if too_big is not None:
+            outcome.store_failed = too_big
+            return result
         from .shrink import RecoveryHint, query_terms
 
         terms = query_terms(call.arguments)
