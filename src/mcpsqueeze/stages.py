@@ -133,12 +133,12 @@ def _text_only(content: list[Any]) -> str | None:
 
 
 def _best_delta(
-    candidates: list[_Earlier], text: str, number: int, tool: str
+    candidates: list[_Earlier], text: str, number: int, tool: str, budget: int | None = None
 ) -> tuple[_Earlier, Delta] | None:
     best: tuple[_Earlier, Delta] | None = None
     for earlier in candidates:
         delta = overlap_delta(
-            earlier.text, text, f"call #{earlier.number} ({tool})", f"call #{number} ({tool})"
+            earlier.text, text, f"call #{earlier.number} ({tool})", f"call #{number} ({tool})", budget
         )
         if delta is not None and (best is None or len(delta.body) < len(best[1].body)):
             best = (earlier, delta)
@@ -291,9 +291,9 @@ class DedupStage:
         if not candidates:
             return result
         if size >= _INLINE_LIMIT:
-            best = await self._workers.run(_best_delta, candidates, text, call.number, call.tool)
+            best = await self._workers.run(_best_delta, candidates, text, call.number, call.tool, budget)
         else:
-            best = _best_delta(candidates, text, call.number, call.tool)
+            best = _best_delta(candidates, text, call.number, call.tool, budget)
         if best is None:
             return result
         earlier, delta = best
