@@ -43,6 +43,7 @@ class Syncer:
         self._lock = threading.Lock()
         self._wake = threading.Condition(self._lock)
         self._pending: list[tuple[int, str]] = []  # (descriptor, file name for messages)
+        self._syncing = threading.Lock()  # held while a batch is synced: `flush` waits for one in progress
         self._thread: threading.Thread | None = None
         _live.add(self)
 
@@ -64,11 +65,13 @@ class Syncer:
             return len(self._pending)
 
     def flush(self) -> None:
-        """Sync every pending file and the directory now (at exit, or when the batch is full)."""
-        with self._lock:
-            batch, self._pending = self._pending, []
-        if batch:
-            self._sync(batch)
+        """Sync every pending file and the directory now (at exit, or when the batch is full); a batch
+        the background thread is syncing is finished first, so nothing is left half done at exit."""
+        with self._syncing:
+            with self._lock:
+                batch, self._pending = self._pending, []
+            if batch:
+                self._sync(batch)
 
     def _run(self) -> None:
         while True:
