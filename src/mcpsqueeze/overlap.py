@@ -190,7 +190,7 @@ class _Changes:
     def _grow(self, path: str, value: Any) -> None:
         if self.limit is None:
             return
-        self.size += len(path) + len(dumps(value))
+        self.size += len(path) + len(dumps(value).decode("utf-8", "surrogatepass"))  # characters
         if self.size > self.limit:
             raise _TooBig
 
