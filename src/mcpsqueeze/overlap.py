@@ -306,10 +306,10 @@ def overlap_delta(
     new text) is where a JSON comparison gives up early: no delta longer than that would be shown."""
     if old == new or len(new) < MIN_CHARS or max(len(old), len(new)) > MAX_DIFF_CHARS:
         return None
+    most = int(MAX_RATIO * len(new)) if limit is None else min(limit, int(MAX_RATIO * len(new)))
     old_json, new_json = _as_json(old), _as_json(new)
     if old_json is not None and new_json is not None and type(old_json) is type(new_json):
-        most = int(MAX_RATIO * len(new))
-        found = json_changes_within(old_json, new_json, most if limit is None else min(limit, most))
+        found = json_changes_within(old_json, new_json, most)
         if found is None:
             return None
         changes, unchanged, total = found
@@ -317,6 +317,8 @@ def overlap_delta(
             return None
         body = json.dumps({"compared_with": old_label, **changes}, ensure_ascii=False, indent=1)
         return Delta("json", body, unchanged, total)
+    if len(old) - len(new) > most:  # a diff lists every removed line: it cannot be short enough
+        return None
     if line_overlap(old, new) < 1 - MAX_RATIO:
         return None
     body, unchanged, total = text_diff(old, new, old_label, new_label)
