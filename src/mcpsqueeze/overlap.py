@@ -317,7 +317,7 @@ def overlap_delta(
             return None
         body = json.dumps({"compared_with": old_label, **changes}, ensure_ascii=False, indent=1)
         return Delta("json", body, unchanged, total)
-    if len(old) - len(new) > most:  # a diff lists every removed line: it cannot be short enough
+    if abs(len(old) - len(new)) > most:  # a diff lists every removed and added line: too long already
         return None
     if line_overlap(old, new) < 1 - MAX_RATIO:
         return None
