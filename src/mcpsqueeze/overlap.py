@@ -302,11 +302,12 @@ def overlap_delta(
     """What changed from `old` to `new`, or None when they are too different for a delta to help.
 
     JSON containers are compared as data; anything else as lines. The caller decides whether the
-    delta is small enough to show (see `MAX_RATIO`); `limit` (characters, at most `MAX_RATIO` of the
-    new text) is where a JSON comparison gives up early: no delta longer than that would be shown."""
+    delta is small enough to show (see `MAX_RATIO`); a caller that gives its `limit` (characters; at most
+    `MAX_RATIO` of the new text counts) gets None as soon as the delta is sure to be longer, before the
+    comparison is finished or the diff made."""
     if old == new or len(new) < MIN_CHARS or max(len(old), len(new)) > MAX_DIFF_CHARS:
         return None
-    most = int(MAX_RATIO * len(new)) if limit is None else min(limit, int(MAX_RATIO * len(new)))
+    most = None if limit is None else min(limit, int(MAX_RATIO * len(new)))
     old_json, new_json = _as_json(old), _as_json(new)
     if old_json is not None and new_json is not None and type(old_json) is type(new_json):
         found = json_changes_within(old_json, new_json, most)
@@ -317,7 +318,7 @@ def overlap_delta(
             return None
         body = json.dumps({"compared_with": old_label, **changes}, ensure_ascii=False, indent=1)
         return Delta("json", body, unchanged, total)
-    if abs(len(old) - len(new)) > most:  # a diff lists every removed and added line: too long already
+    if most is not None and abs(len(old) - len(new)) > most:  # a diff lists every removed and added line
         return None
     if line_overlap(old, new) < 1 - MAX_RATIO:
         return None

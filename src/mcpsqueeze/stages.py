@@ -137,8 +137,9 @@ def _best_delta(
 ) -> tuple[_Earlier, Delta] | None:
     best: tuple[_Earlier, Delta] | None = None
     for earlier in candidates:
+        limit = int(MAX_RATIO * len(text)) if budget is None else budget  # what `_overlap` would show
         delta = overlap_delta(
-            earlier.text, text, f"call #{earlier.number} ({tool})", f"call #{number} ({tool})", budget
+            earlier.text, text, f"call #{earlier.number} ({tool})", f"call #{number} ({tool})", limit
         )
         if delta is not None and (best is None or len(delta.body) < len(best[1].body)):
             best = (earlier, delta)
