@@ -22,6 +22,7 @@ every call is kept as a `CallRecord` (see `--json`), so other figures can be com
 from __future__ import annotations
 
 import argparse
+import compileall
 import contextlib
 import itertools
 import json
@@ -574,6 +575,9 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if not COMPRESSOR.exists():
         sys.exit(f"mcp-compressor not found at {COMPRESSOR}; see this script's docstring")
+    # An installed package has its bytecode compiled (pip does it); a source tree run with
+    # PYTHONDONTWRITEBYTECODE=1 would compile every module on every start and first large call instead.
+    compileall.compile_dir(str(ROOT / "src"), quiet=1)
     workdir = Path(tempfile.mkdtemp(prefix="bench-session-"))
     try:
         if not args.only_memory:

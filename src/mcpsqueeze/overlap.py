@@ -330,7 +330,8 @@ def overlap_delta(
 
     JSON containers are compared as data; anything else as lines. The caller decides whether the
     delta is small enough to show (see `MAX_RATIO`); ``limit``, the most characters it would show,
-    lets a JSON comparison stop as soon as its changes are surely longer."""
+    lets a JSON comparison stop as soon as its changes are surely longer, and refuses a text whose length
+    differs from the earlier one's by more, before any diff is made."""
     if old == new or len(new) < MIN_CHARS or max(len(old), len(new)) > MAX_DIFF_CHARS:
         return None
     old_json, new_json = _as_json(old), _as_json(new)
@@ -343,6 +344,8 @@ def overlap_delta(
             return None
         body = json.dumps({"compared_with": old_label, **changes}, ensure_ascii=False, indent=1)
         return Delta("json", body, unchanged, total)
+    if limit is not None and abs(len(old) - len(new)) > limit:  # a diff lists every removed and added line
+        return None
     if line_overlap(old, new) < 1 - MAX_RATIO:
         return None
     body, unchanged, total = text_diff(old, new, old_label, new_label)

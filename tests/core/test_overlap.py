@@ -6,11 +6,19 @@ import difflib
 import json
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcpsqueeze.dedup import recover_hint, render_overlap
-from mcpsqueeze.overlap import MIN_CHARS, json_changes, line_overlap, overlap_delta, text_diff
+from mcpsqueeze.overlap import (
+    MIN_CHARS,
+    _TooLong,  # the private signal a limited comparison stops with
+    json_changes,
+    line_overlap,
+    overlap_delta,
+    text_diff,
+)
 from rawclient import assert_golden
 
 GOLDEN = Path(__file__).with_name("golden")
@@ -72,6 +80,31 @@ def test_a_graph_read_again_after_one_observation_is_one_change_by_entity_name()
     )
     assert delta is not None and delta.kind == "json"
     assert json.loads(delta.body)["compared_with"] == "call #1 (read_graph)"
+
+
+def test_a_json_comparison_gives_up_once_its_changes_outgrow_the_limit_and_is_exact_below_it() -> None:
+    old = [{"id": i, "status": "open", "note": "x" * 50} for i in range(200)]
+    new = [{"id": i, "status": "closed", "note": "y" * 50} for i in range(200)]
+    with pytest.raises(_TooLong):  # every item changed: far more than 1,000 chars
+        json_changes(old, new, 1000)
+    few = [dict(item) for item in old]
+    few[3]["status"] = "closed"
+    assert json_changes(old, few, 1000) == json_changes(old, few)
+    assert json_changes(old, few)[0] == {"changed": [{"path": "/3/status", "value": "closed"}]}
+
+
+def test_an_overlap_too_different_for_its_limit_is_no_delta() -> None:
+    old = json.dumps([{"id": i, "v": "a" * 40} for i in range(100)], indent=1)
+    new = json.dumps([{"id": i, "v": "a" * 40 if i % 10 else "b" * 40} for i in range(100)], indent=1)
+    assert overlap_delta(old, new, "a", "b") is not None  # ten changed items: well under half
+    assert overlap_delta(old, new, "a", "b", limit=100) is None  # but more than 100 characters
+
+
+def test_a_text_much_shorter_than_the_earlier_one_is_no_delta_as_its_diff_lists_every_removed_line() -> None:
+    log = "".join(f"commit {i:040x}\nAuthor: a\n\n    change {i}\n\n" for i in range(300))
+    head = log[: len(log) // 10]  # the same log, asked for fewer entries: every line of it is in the old one
+    assert len(head) >= MIN_CHARS
+    assert overlap_delta(log, head, "call #1 (git_log)", "call #2 (git_log)", limit=20_000) is None
 
 
 def test_json_objects_report_added_removed_and_changed_keys() -> None:

@@ -153,6 +153,27 @@ async def test_when_no_store_takes_the_original_the_result_is_not_shrunk(tmp_pat
     assert outcome.store_failed and "memory cache limit" in outcome.store_failed
 
 
+async def test_a_result_too_big_for_the_only_store_is_not_condensed_before_it_passes_unshrunk(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    store = RecoveryStore(MemoryCache(max_bytes=1000), None)
+
+    def no_condensing(*_: Any) -> None:
+        raise AssertionError("the engine ran for a result whose original no store can take")
+
+    monkeypatch.setattr(ShrinkStage, "_shrink", no_condensing)
+    result = big_result()
+    presented, outcome = await pipeline(store, dedup=False).present(call(1), result)
+    assert presented is result
+    assert outcome.store_failed and "memory cache limit" in outcome.store_failed
+
+
+def test_only_a_memory_only_store_knows_in_advance_that_it_cannot_hold_an_original(tmp_path: Path) -> None:
+    assert RecoveryStore(MemoryCache(max_bytes=10), None).cannot_hold(11)
+    assert RecoveryStore(MemoryCache(max_bytes=10), None).cannot_hold(10) is None
+    assert RecoveryStore(MemoryCache(max_bytes=10), FileStore(tmp_path / "rec")).cannot_hold(10**9) is None
+
+
 async def test_a_suffixed_recover_tool_is_what_the_hints_name(store: RecoveryStore) -> None:
     workers = Workers(1)
     steps = Pipeline(

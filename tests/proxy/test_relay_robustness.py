@@ -261,3 +261,10 @@ async def test_a_short_drain_grace_never_cuts_an_answer_already_being_presented(
     run = await run_relay(agent, drain_grace=0.001, stages=[stage])
     (answer,) = run.answers_to(1)
     assert _text(answer) == "presented"
+
+
+async def test_an_unchanged_answer_reaches_the_agent_as_the_backends_bytes_with_only_the_id_changed() -> None:
+    run = await run_relay([INITIALIZE, call("agent-7", "echo", text="as sent")])
+    answer = {"jsonrpc": "2.0", "id": "agent-7", "result": {"content": [{"type": "text", "text": "as sent"}]}}
+    # The backend writes json.dumps's spacing; a re-serialised answer would be compact.
+    assert line(answer).rstrip(b"\n") in run.out

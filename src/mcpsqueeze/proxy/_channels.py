@@ -39,6 +39,7 @@ __all__ = [
     "parse",
     "scan_id",
     "valid_id",
+    "with_id",
 ]
 
 Message = dict[str, Any]
@@ -166,6 +167,59 @@ class _Received(dict[str, Any]):
         if len(self) != len(self._values) or tuple(map(id, self.values())) != self._values:
             return None
         return self._line
+
+    def with_id(self, new_id: Any) -> _Received | None:
+        """This message answering ``new_id``, its line the same bytes but for the id's value; None when
+        the top-level id cannot be located for certain in the line (the caller re-serialises then)."""
+        span = _id_span(self._line, self.get("id"))
+        if span is None:
+            return None
+        start, end = span
+        return _Received({**self, "id": new_id}, self._line[:start] + dumps(new_id) + self._line[end:])
+
+
+# The top-level "id" of a compact response, where the SDKs put it: first (after "jsonrpc", Python's
+# pydantic) or last (TypeScript's JSON.stringify of {result, jsonrpc, id}). Only integer ids: the relay
+# gives the backend its own (1, 2, 3...), and a backend's answer carries one of them.
+_HEAD_ID = re.compile(rb'\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?\d+)\s*[,}]')
+_TAIL_ID = re.compile(rb',\s*"id"\s*:\s*(-?\d+)\s*\}$')
+_EDGE = 64  # bytes at either end of the line the patterns look at
+
+
+def _id_span(line: bytes, expected: Any) -> tuple[int, int] | None:
+    """Where the value of the top-level "id" member (equal to ``expected``, an int) is in ``line``.
+
+    The head pattern starts at the line's opening brace, so the member it finds is top-level; it is used
+    only when no other ``"id"`` key can be in the line (a duplicate key later would win in parsers; the
+    key could also be spelt with the escapes of "i" or "d"). The tail pattern ends at the closing brace,
+    so its member is the top-level object's last: the one parsers keep. (Inside a JSON string a quote
+    is escaped, so ``"id"`` there never matches.)"""
+    if type(expected) is not int:
+        return None
+    head = _HEAD_ID.match(line, 0, _EDGE)
+    if (
+        head is not None
+        and int(head.group(1)) == expected
+        and line.count(b'"id"') == 1
+        and b"\\u0069" not in line
+        and b"\\u0064" not in line
+    ):
+        return head.span(1)
+    offset = max(0, len(line) - _EDGE)
+    tail = _TAIL_ID.search(line, offset)
+    if tail is not None and int(tail.group(1)) == expected:
+        return tail.span(1)
+    return None
+
+
+def with_id(message: Message, new_id: Any) -> Message:
+    """``{**message, "id": new_id}``; a received result keeps its line (only the id's bytes change), so
+    forwarded unchanged it is still not re-serialised."""
+    if type(message) is _Received:
+        spliced = message.with_id(new_id)
+        if spliced is not None:
+            return spliced
+    return {**message, "id": new_id}
 
 
 def _parse_line(line: bytes) -> Message | Invalid:

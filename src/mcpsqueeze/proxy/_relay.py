@@ -27,7 +27,7 @@ from .._errors import MCPSqueezeError, RecoveryError, UsageError
 from ..pipeline import Call, Pipeline
 from ..recovery import recover_call
 from ..services import SessionServices
-from ._channels import Channel, ChannelClosed, Invalid, Message, ProcessChannel, valid_id
+from ._channels import Channel, ChannelClosed, Invalid, Message, ProcessChannel, valid_id, with_id
 
 __all__ = ["BACKEND_GONE", "TIMEOUT", "UNREADABLE", "Relay", "recover_tool_definition"]
 
@@ -435,7 +435,7 @@ class Relay:
                 _short(backend_id),
             )
             return
-        message = {**message, "id": pending.request["id"]}
+        message = with_id(message, pending.request["id"])  # an unchanged result keeps its bytes
         with self._working():
             result = message.get("result")
             if not isinstance(result, dict):

@@ -1,8 +1,9 @@
 """Originals on disk: a private directory and crash-safe, no-follow writes into it.
 
 Files let an original outlive the memory cache and be read by the shell shim. A result's
-preview is only returned after its file is complete, so the write is tmp + fsync + rename:
-a reader sees the whole original or no file at all.
+preview is only returned after its file is complete, so the write is tmp + write + close + rename:
+a reader sees the whole original or no file at all, and a failed write (a full disk) is known before
+the preview. The fsync that makes it survive a power loss runs off the response path (``_sync``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from mcpsqueeze._errors import RecoveryError
 
 from ._ids import alias_record, final_name, require_response_id, tmp_name
 from ._scoped import DIR_FLAGS, open_directory, read_member
+from ._sync import SYNC_DELAY, Syncer
 
 __all__ = [
     "FileStore",
@@ -153,8 +155,18 @@ class FileStore:
     after it was unlinked.
     """
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, sync_delay: float | None = SYNC_DELAY) -> None:
+        """``sync_delay``: seconds within which a written file is fsynced in the background (and at
+        exit); None fsyncs each file and the directory before `write` returns."""
         self.directory = ensure_private_dir(directory)
+        self._syncer = (
+            Syncer(lambda: open_private_dir(self.directory), sync_delay) if sync_delay is not None else None
+        )
+
+    def flush(self) -> None:
+        """Make every file written so far durable now (fsync of the files and the directory)."""
+        if self._syncer is not None:
+            self._syncer.flush()
 
     def path_for(self, response_id: str) -> Path:
         """Where the original of ``response_id`` is (or would be) stored."""
@@ -172,20 +184,31 @@ class FileStore:
             except OSError as exc:
                 # Not ours (O_EXCL/O_NOFOLLOW said so): leave it alone.
                 raise self._failed(response_id, exc) from exc
+            later = -1  # a second descriptor of the file, kept for the background fsync
             try:
                 try:
                     os.fchmod(fd, 0o600)
                     view = memoryview(original)
-                    while view:
+                    while view:  # ENOSPC, EDQUOT, EIO surface here (or at close), before any preview
                         view = view[os.write(fd, view) :]
-                    os.fsync(fd)
+                    if self._syncer is not None:
+                        with contextlib.suppress(OSError):  # out of descriptors: sync it here instead
+                            later = os.dup(fd)
+                    if later < 0:
+                        os.fsync(fd)
                 finally:
-                    os.close(fd)
+                    os.close(fd)  # some file systems (NFS) report write errors only at close
                 os.rename(tmp, final.name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
             except OSError as exc:
+                if later >= 0:
+                    os.close(later)
                 _unlink_quietly(tmp, dir_fd)
                 raise self._failed(response_id, exc) from exc
-            _fsync_dir(dir_fd, final.name)
+            if later < 0:
+                _fsync_dir(dir_fd, final.name)
+            else:
+                assert self._syncer is not None
+                self._syncer.add(later, final.name)
         finally:
             os.close(dir_fd)
         return final

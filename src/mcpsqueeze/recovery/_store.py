@@ -99,6 +99,15 @@ class RecoveryStore:
     def planned_file(self, response_id: str) -> str | None:
         return str(self.files.path_for(self._local(response_id))) if self.files is not None else None
 
+    def cannot_hold(self, at_least: int) -> str | None:
+        """Why an original of at least ``at_least`` bytes would be stored nowhere, before it is built (so a
+        result that is to pass unshrunk anyway is not condensed first); None when it may be stored."""
+        if self.files is not None or self.shared is not None or self.memory is None:
+            return None
+        if at_least <= self.memory.max_bytes:
+            return None
+        return f"{at_least} bytes or more exceed the memory cache limit ({self.memory.max_bytes} bytes)"
+
     def store(self, response_id: str, original: bytes) -> Stored:
         """Blocking (run it in a worker). Raises RecoveryError when the original was stored nowhere."""
         if self.shared is not None:
