@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -47,8 +48,30 @@ def _state(pid: int) -> str | None:
         return None
 
 
-def _fds(pid: int) -> int:
-    return len(os.listdir(f"/proc/{pid}/fd"))
+def _fds(pid: int, recovery: Path | None = None) -> int:
+    """Open descriptors; with `recovery`, those not on its files (a stored original's descriptor stays
+    open until its batched fsync, within a second: `_recovery_fds` checks those close)."""
+    fds = os.listdir(f"/proc/{pid}/fd")
+    if recovery is None:
+        return len(fds)
+    return sum(1 for fd in fds if not _on(pid, fd, recovery))
+
+
+def _on(pid: int, fd: str, directory: Path) -> bool:
+    try:
+        return os.readlink(f"/proc/{pid}/fd/{fd}").startswith(str(directory))
+    except FileNotFoundError:  # closed while listed
+        return False
+
+
+def _recovery_fds(pid: int, recovery: Path, deadline: float = 10.0) -> int:
+    """Descriptors on recovery files once the batched fsync had its time (polled, not slept)."""
+    end = time.monotonic() + deadline
+    while True:
+        left = sum(1 for fd in os.listdir(f"/proc/{pid}/fd") if _on(pid, fd, recovery))
+        if left == 0 or time.monotonic() > end:
+            return left
+        time.sleep(0.05)
 
 
 def _lines(stdout: bytes) -> list[dict[str, Any]]:
@@ -166,11 +189,12 @@ def test_garbage_deep_and_unknown_id_replies_leak_no_file_descriptors(tmp_path: 
         client.initialize()
         before = 0
         for i in range(6):
-            if i == 1:
-                before = _fds(client.proc.pid)  # after one round: lazily opened files are open by now
+            if i == 1:  # after one round: lazily opened files are open by now
+                before = _fds(client.proc.pid, tmp_path / "rec")
             assert "error" in client.request("tools/call", {"name": "deep", "arguments": {}})
             assert text(client.call("nan")) == "after nan"
             shrunk = client.call("echo", {"text": f"{i} " + "x" * 30_000})  # stored to a recovery file
             assert text(shrunk).startswith(f"{i} x") and "truncation" in shrunk["_meta"]
-        after = _fds(client.proc.pid)
+        after = _fds(client.proc.pid, tmp_path / "rec")
+        assert _recovery_fds(client.proc.pid, tmp_path / "rec") == 0
     assert after == before
