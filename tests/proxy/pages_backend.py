@@ -8,6 +8,11 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from stdio_backend import reply, serve
 
 # `--own-recover`: the backend has a tool named squeeze_recover too (another mcpsqueeze, say)
 OWN_RECOVER = "--own-recover" in sys.argv
@@ -23,43 +28,21 @@ def page(key: str, size: int) -> str:
     return "[" + ",".join(rows) + "]"
 
 
-def reply(message_id: object, result: object) -> None:
-    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": message_id, "result": result}) + "\n")
-    sys.stdout.flush()
+def on_call(message: dict[str, Any]) -> None:
+    if message["params"].get("name") == "squeeze_recover":
+        reply(message["id"], {"content": [{"type": "text", "text": "the backend's own squeeze_recover"}]})
+        return
+    args = message["params"].get("arguments") or {}
+    text = page(str(args.get("key", "")), int(args.get("size", 100)))
+    reply(message["id"], {"content": [{"type": "text", "text": text}], "isError": False})
 
 
 def main() -> None:
-    for line in sys.stdin:
-        message = json.loads(line)
-        method = message.get("method")
-        if "id" not in message or method is None:
-            continue
-        if method == "initialize":
-            reply(
-                message["id"],
-                {
-                    "protocolVersion": message["params"]["protocolVersion"],
-                    "capabilities": {"tools": {}},
-                    "serverInfo": {"name": "pages", "version": "1"},
-                },
-            )
-        elif method == "tools/list":
-            schema = {
-                "type": "object",
-                "properties": {"key": {"type": "string"}, "size": {"type": "integer"}},
-            }
-            tools = [{"name": "page", "inputSchema": schema}]
-            if OWN_RECOVER:
-                tools.append({"name": "squeeze_recover", "inputSchema": {"type": "object"}})
-            reply(message["id"], {"tools": tools})
-        elif method == "tools/call" and message["params"].get("name") == "squeeze_recover":
-            reply(message["id"], {"content": [{"type": "text", "text": "the backend's own squeeze_recover"}]})
-        elif method == "tools/call":
-            args = message["params"].get("arguments") or {}
-            text = page(str(args.get("key", "")), int(args.get("size", 100)))
-            reply(message["id"], {"content": [{"type": "text", "text": text}], "isError": False})
-        else:
-            reply(message["id"], {})
+    schema = {"type": "object", "properties": {"key": {"type": "string"}, "size": {"type": "integer"}}}
+    tools = [{"name": "page", "inputSchema": schema}]
+    if OWN_RECOVER:
+        tools.append({"name": "squeeze_recover", "inputSchema": {"type": "object"}})
+    serve("pages", tools, on_call)
 
 
 if __name__ == "__main__":
