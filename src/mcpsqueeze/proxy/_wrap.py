@@ -72,12 +72,16 @@ async def open_backend(settings: Settings) -> AsyncIterator[Channel]:
         await channel.aclose()
 
 
-async def _relay_stdio(settings: Settings, services: SessionServices) -> int:
+async def _relay_stdio(
+    settings: Settings, services: SessionServices, answered: anyio.Event | None = None
+) -> int:
     front = StdioChannel()
     async with open_backend(settings) as back:
         relay = Relay(
             front, back, new_pipeline(settings, services), services, recover_tool=_recover(settings)
         )
+        if answered is not None:
+            relay.on_initialized = answered.set
         return await relay.run()
 
 
@@ -106,10 +110,22 @@ def check_http_bind(settings: Settings) -> None:
 
 
 def _warm_up() -> None:
-    """What the first answers do not need, done while the backend starts: the allocator's settings, and
-    the condense engine's import (so the first big result does not pay it)."""
+    """What the first answers do not need: the allocator's settings, and the condense engine's import
+    (so the first big result does not pay it)."""
     tame_malloc()
     import mcpsqueeze.shrink  # noqa: F401
+
+
+_WARM_UP_AFTER = 2.0  # seconds: warm up then even if no `initialize` was answered yet (a slow backend)
+
+
+async def _warm_up_after(answered: anyio.Event | None) -> None:
+    """Warm up once the first `initialize` is answered: before it, the engine's import (~40 ms of CPU
+    with bytecode, more without) would be start-up time, the GIL being shared with the relay."""
+    if answered is not None:
+        with anyio.move_on_after(_WARM_UP_AFTER):
+            await answered.wait()
+    await anyio.to_thread.run_sync(_warm_up)
 
 
 async def run_wrap(settings: Settings) -> int:
@@ -124,11 +140,12 @@ async def run_wrap(settings: Settings) -> int:
     code = 0
     try:
         async with anyio.create_task_group() as tg:
-            tg.start_soon(anyio.to_thread.run_sync, _warm_up)  # beside the first messages, not before
+            answered = anyio.Event() if settings.transport == "stdio" else None
+            tg.start_soon(_warm_up_after, answered)  # after the first answer, not before
             tg.start_soon(sweep_forever, settings)
             if settings.transport == "stdio":
                 tg.start_soon(on_signals, tg.cancel_scope.cancel)
-                code = await _relay_stdio(settings, services)
+                code = await _relay_stdio(settings, services, answered)
             else:
                 code = await _serve_http(settings, services)
             tg.cancel_scope.cancel()
