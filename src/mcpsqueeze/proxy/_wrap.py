@@ -7,7 +7,6 @@ import logging
 import socket
 import time
 import urllib.parse
-import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
@@ -33,7 +32,6 @@ from ..settings import Settings
 from ..stats import print_summary
 from ._channels import Channel, SessionMessageChannel, StdioChannel, http_backend, open_process_channel
 from ._relay import Relay
-from ._stateless import StatelessFrontend, is_stateless_request
 
 logger = logging.getLogger("mcpsqueeze.proxy")
 
@@ -236,12 +234,16 @@ class HttpFrontend:
         self.guard = RequestGuard.for_bind(settings.host)
         # The guard above already checked Host and Origin (with the arrival address for wildcard binds).
         self.security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+        from ._stateless import StatelessFrontend  # (lazily: stdio start-up needs no HTTP frontend)
+
         self.stateless = StatelessFrontend(settings, services, tg, self.security)
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, StreamableHTTPServerTransport
         from starlette.requests import Request
         from starlette.responses import JSONResponse, Response
+
+        from ._stateless import is_stateless_request
 
         if scope["type"] != "http":
             return
@@ -285,8 +287,10 @@ class HttpFrontend:
             )
             await response(scope, receive, send)
             return
+        from uuid import uuid4
+
         transport = StreamableHTTPServerTransport(
-            mcp_session_id=uuid.uuid4().hex,
+            mcp_session_id=uuid4().hex,
             security_settings=self.security,
             idle_timeout=SESSION_IDLE_TIMEOUT,
         )
