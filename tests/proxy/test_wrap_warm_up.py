@@ -36,3 +36,20 @@ async def test_without_an_answer_the_warm_up_still_runs_after_a_while(
     with anyio.fail_after(10):
         await _wrap._warm_up_after(anyio.Event())
     assert ran == ["warm"]
+
+
+async def test_the_retention_sweep_also_waits_for_the_first_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+    ran: list[object] = []
+
+    async def sweep(settings: object) -> None:
+        ran.append(settings)
+
+    monkeypatch.setattr(_wrap, "sweep_forever", sweep)
+    answered = anyio.Event()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(_wrap._sweep_after, answered, "settings")
+        for _ in range(50):
+            await anyio.sleep(0)
+        assert ran == []
+        answered.set()
+    assert ran == ["settings"]

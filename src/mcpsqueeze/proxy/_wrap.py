@@ -117,13 +117,23 @@ def _warm_up() -> None:
 _WARM_UP_AFTER = 2.0  # seconds: warm up then even if no `initialize` was answered yet (a slow backend)
 
 
-async def _warm_up_after(answered: anyio.Event | None) -> None:
-    """Warm up once the first `initialize` is answered: before it, the engine's import (~40 ms of CPU
-    with bytecode, more without) would be start-up time, the GIL being shared with the relay."""
+async def _first_answered(answered: anyio.Event | None) -> None:
     if answered is not None:
         with anyio.move_on_after(_WARM_UP_AFTER):
             await answered.wait()
+
+
+async def _warm_up_after(answered: anyio.Event | None) -> None:
+    """Warm up once the first `initialize` is answered: before it, the engine's import (~40 ms of CPU
+    with bytecode, more without) would be start-up time, the GIL being shared with the relay."""
+    await _first_answered(answered)
     await anyio.to_thread.run_sync(_warm_up)
+
+
+async def _sweep_after(answered: anyio.Event | None, settings: Settings) -> None:
+    """The retention sweep, also after the first answer: it walks the whole recovery directory."""
+    await _first_answered(answered)
+    await sweep_forever(settings)
 
 
 async def run_wrap(settings: Settings) -> int:
@@ -140,7 +150,7 @@ async def run_wrap(settings: Settings) -> int:
         async with anyio.create_task_group() as tg:
             answered = anyio.Event() if settings.transport == "stdio" else None
             tg.start_soon(_warm_up_after, answered)  # after the first answer, not before
-            tg.start_soon(sweep_forever, settings)
+            tg.start_soon(_sweep_after, answered, settings)
             if settings.transport == "stdio":
                 tg.start_soon(on_signals, tg.cancel_scope.cancel)
                 code = await _relay_stdio(settings, services, answered)
