@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import errno
-import hashlib
-import hmac
 import ipaddress
 import json
 import os
 import re
-import secrets
 import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -81,6 +78,8 @@ class Tokens:
 
 def token_principal(token: bytes) -> str:
     """The principal of a plain token: derived from its hash, so the token itself is never a key."""
+    import hashlib  # (lazily, like hmac and secrets: stdio start-up needs none of them)
+
     return "token-" + hashlib.sha256(token).hexdigest()[:16]
 
 
@@ -120,6 +119,8 @@ def load_or_create_token(path: Path) -> bytes:
         raise UsageError(
             f"cannot create the token file {path}: {exc.strerror or exc}; choose another --token-file"
         ) from None
+    import secrets
+
     token = secrets.token_hex(32).encode()
     with os.fdopen(fd, "wb") as fh:
         fh.write(token + b"\n")
@@ -157,6 +158,7 @@ def bearer_guard(app: Any, token: bytes | Tokens) -> Any:
             }
         }
     ).encode()
+    import hmac
 
     async def guarded(scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http":

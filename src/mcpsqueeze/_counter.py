@@ -346,7 +346,18 @@ def _serve(stdin: IO[bytes], stdout: IO[bytes]) -> None:
     # Counting needs only the Rust core; its Python copy of the 200k ranks is ~28 MB of RSS.
     enc._mergeable_ranks = {}
     gc.collect()
-    encode = enc.encode_ordinary
+    encode_ordinary = enc.encode_ordinary
+    to_buffer = getattr(enc._core_bpe, "encode_to_tiktoken_buffer", None)
+
+    def tokens_in(text: str) -> int:
+        """`len(encode_ordinary(text))` without building a Python int per token (~15 % of the time).
+        The core's `encode` with no special token allowed splits and merges exactly as
+        `encode_ordinary` does (special-token text included, as ordinary text)."""
+        if to_buffer is None:
+            return len(encode_ordinary(text))
+        view = memoryview(to_buffer(text, set()))
+        return view.nbytes // view.itemsize
+
     lock = threading.Lock()
     in_flight = [0]  # bytes read and not yet counted
     cond = threading.Condition()
@@ -354,8 +365,8 @@ def _serve(stdin: IO[bytes], stdout: IO[bytes]) -> None:
 
     def count(text: str) -> int:
         if len(text) <= 2 * _CHUNK:
-            return len(encode(text))
-        return sum(parts_pool.map(lambda part: len(encode(part)), split_exactly(text)))
+            return tokens_in(text)
+        return sum(parts_pool.map(tokens_in, split_exactly(text)))
 
     def work(seq: int, data: bytes) -> None:
         try:

@@ -24,10 +24,8 @@ carries servers only. Pure apart from reading the one file; used by the CLI and 
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import os
 import re
-import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -220,6 +218,8 @@ def parse_config_text(text: str, path: Path | None = None) -> Config:
             raise ConfigError(f"{source} is not valid JSON: {exc}") from exc
         servers = document.get("mcpServers") if isinstance(document, dict) else None
         return Config(path=path, servers=servers if isinstance(servers, dict) else {}, servers_json=True)
+    import tomllib  # (lazily: only a config file needs it, and its regexes cost ~6 ms of start-up)
+
     try:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -269,6 +269,8 @@ def _table(document: dict[str, Any], key: str, fail: Fail) -> dict[str, Any]:
 def _known(table: dict[str, Any], allowed: tuple[str, ...], where: tuple[str, ...], fail: Fail) -> None:
     for key in table:
         if key not in allowed:
+            import difflib  # (only a config file with a mistake needs it)
+
             close = difflib.get_close_matches(key, allowed, n=1)
             hint = f"; did you mean {close[0]!r}?" if close else f"; known keys: {', '.join(allowed)}"
             place = f" in [{'.'.join(map(_toml_key, where))}]" if where else " at the top level"
@@ -293,6 +295,8 @@ def _key_lines(text: str) -> dict[tuple[str, ...], int]:
     for number, line in enumerate(text.splitlines(), start=1):
         header = _HEADER_RE.match(line)
         if header:
+            import tomllib
+
             try:
                 parsed: Any = tomllib.loads(f"[{header.group(1)}]\n")
             except tomllib.TOMLDecodeError:

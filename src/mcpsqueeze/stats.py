@@ -13,7 +13,6 @@ import errno
 import json
 import logging
 import os
-import secrets
 import stat
 import threading
 import time
@@ -42,7 +41,7 @@ logger = logging.getLogger(__name__)
 
 def new_session_id() -> str:
     """Tells sessions apart in a shared stats file (call numbers restart in each session)."""
-    return secrets.token_hex(6)
+    return os.urandom(6).hex()  # `secrets.token_hex` without importing OpenSSL at start-up
 
 
 @dataclass

@@ -33,6 +33,7 @@ def test_a_big_json_text_splits_into_many_parts() -> None:
 def test_the_helper_counts_exactly_what_the_tokenizer_counts() -> None:
     rng = random.Random(7)
     texts = ["", "hello world", "a\ud800b lone surrogate", "big words, " * 200_000]
+    texts += ["special <|endoftext|> and <|endofprompt|>" * 3, "<|endoftext|>" * 300_000]  # as ordinary text
     texts += ["".join(rng.choice(_TRICKY) for _ in range(rng.randint(1, 5000))) for _ in range(20)]
     counter = TokenCounter()
     try:

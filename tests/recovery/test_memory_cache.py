@@ -155,3 +155,53 @@ def test_a_view_into_a_big_buffer_is_kept_as_its_own_bytes_and_counted_so() -> N
     assert cache.total_bytes == 10
     buffer[:10] = b"z" * 10  # the cache holds a copy, not a view that pins (or follows) the buffer
     assert cache.get(rid) == b"y" * 10
+
+
+def _records(n: int) -> bytes:
+    import orjson
+
+    return orjson.dumps(
+        [{"id": i, "name": f"item-{i}", "status": "open", "bio": "lorem ipsum " * 5} for i in range(n)]
+    )
+
+
+def test_a_big_original_is_held_compressed_and_comes_back_unchanged() -> None:
+    cache = MemoryCache()
+    rid = new_response_id()
+    original = _records(5000)
+    assert len(original) > 256 * 1024
+    assert cache.put(rid, original)
+    assert cache.wait_packed(30)
+    assert cache.total_bytes < len(original) // 3  # the bound counts what is held: compressed
+    assert cache.get(rid) == original
+
+
+def test_an_incompressible_big_original_is_kept_as_it_is() -> None:
+    import os
+
+    cache = MemoryCache()
+    rid = new_response_id()
+    original = os.urandom(200 * 1024)
+    assert cache.put(rid, original)
+    assert cache.wait_packed(30)
+    assert cache.total_bytes == len(original)
+    assert cache.get(rid) == original
+
+
+def test_a_small_original_from_orjson_is_held_at_its_own_size() -> None:
+    import tracemalloc
+
+    cache = MemoryCache()
+    rid = new_response_id()
+    tracemalloc.start()
+    try:
+        original = _records(150)  # orjson reserves several times the length it writes
+        assert len(original) < 64 * 1024
+        reserved = tracemalloc.get_traced_memory()[0]
+        cache.put(rid, original)
+        del original
+        held = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert cache.total_bytes < 64 * 1024
+    assert held < cache.total_bytes * 2 < reserved

@@ -16,7 +16,7 @@ import contextlib
 import itertools
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -156,6 +156,7 @@ class Relay:
         self._protocol: str | None = None
         self._tg: anyio.abc.TaskGroup | None = None
         self._progress: dict[tuple[str, Any], Any] = {}  # progressToken -> agent's request id (HTTP routing)
+        self.on_initialized: Callable[[], None] | None = None  # after the first `initialize` answer is sent
 
     # -- lifecycle -------------------------------------------------------------------------------------
 
@@ -453,6 +454,9 @@ class Relay:
                 if pending.method == "initialize" and isinstance(result.get("protocolVersion"), str):
                     self._protocol = result["protocolVersion"]
                 await self._to_front(message)
+                if pending.method == "initialize" and self.on_initialized is not None:
+                    self.on_initialized()
+                    self.on_initialized = None
 
     def _with_recover_tool(self, message: Message, result: dict[str, Any]) -> Message:
         tools = result.get("tools")

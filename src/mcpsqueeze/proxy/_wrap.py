@@ -7,7 +7,6 @@ import logging
 import socket
 import time
 import urllib.parse
-import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
@@ -33,7 +32,6 @@ from ..settings import Settings
 from ..stats import print_summary
 from ._channels import Channel, SessionMessageChannel, StdioChannel, http_backend, open_process_channel
 from ._relay import Relay
-from ._stateless import StatelessFrontend, is_stateless_request
 
 logger = logging.getLogger("mcpsqueeze.proxy")
 
@@ -72,12 +70,16 @@ async def open_backend(settings: Settings) -> AsyncIterator[Channel]:
         await channel.aclose()
 
 
-async def _relay_stdio(settings: Settings, services: SessionServices) -> int:
+async def _relay_stdio(
+    settings: Settings, services: SessionServices, answered: anyio.Event | None = None
+) -> int:
     front = StdioChannel()
     async with open_backend(settings) as back:
         relay = Relay(
             front, back, new_pipeline(settings, services), services, recover_tool=_recover(settings)
         )
+        if answered is not None:
+            relay.on_initialized = answered.set
         return await relay.run()
 
 
@@ -106,10 +108,32 @@ def check_http_bind(settings: Settings) -> None:
 
 
 def _warm_up() -> None:
-    """What the first answers do not need, done while the backend starts: the allocator's settings, and
-    the condense engine's import (so the first big result does not pay it)."""
+    """What the first answers do not need: the allocator's settings, and the condense engine's import
+    (so the first big result does not pay it)."""
     tame_malloc()
     import mcpsqueeze.shrink  # noqa: F401
+
+
+_WARM_UP_AFTER = 2.0  # seconds: warm up then even if no `initialize` was answered yet (a slow backend)
+
+
+async def _first_answered(answered: anyio.Event | None) -> None:
+    if answered is not None:
+        with anyio.move_on_after(_WARM_UP_AFTER):
+            await answered.wait()
+
+
+async def _warm_up_after(answered: anyio.Event | None) -> None:
+    """Warm up once the first `initialize` is answered: before it, the engine's import (~40 ms of CPU
+    with bytecode, more without) would be start-up time, the GIL being shared with the relay."""
+    await _first_answered(answered)
+    await anyio.to_thread.run_sync(_warm_up)
+
+
+async def _sweep_after(answered: anyio.Event | None, settings: Settings) -> None:
+    """The retention sweep, also after the first answer: it walks the whole recovery directory."""
+    await _first_answered(answered)
+    await sweep_forever(settings)
 
 
 async def run_wrap(settings: Settings) -> int:
@@ -124,11 +148,12 @@ async def run_wrap(settings: Settings) -> int:
     code = 0
     try:
         async with anyio.create_task_group() as tg:
-            tg.start_soon(anyio.to_thread.run_sync, _warm_up)  # beside the first messages, not before
-            tg.start_soon(sweep_forever, settings)
+            answered = anyio.Event() if settings.transport == "stdio" else None
+            tg.start_soon(_warm_up_after, answered)  # after the first answer, not before
+            tg.start_soon(_sweep_after, answered, settings)
             if settings.transport == "stdio":
                 tg.start_soon(on_signals, tg.cancel_scope.cancel)
-                code = await _relay_stdio(settings, services)
+                code = await _relay_stdio(settings, services, answered)
             else:
                 code = await _serve_http(settings, services)
             tg.cancel_scope.cancel()
@@ -219,12 +244,16 @@ class HttpFrontend:
         self.guard = RequestGuard.for_bind(settings.host)
         # The guard above already checked Host and Origin (with the arrival address for wildcard binds).
         self.security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+        from ._stateless import StatelessFrontend  # (lazily: stdio start-up needs no HTTP frontend)
+
         self.stateless = StatelessFrontend(settings, services, tg, self.security)
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, StreamableHTTPServerTransport
         from starlette.requests import Request
         from starlette.responses import JSONResponse, Response
+
+        from ._stateless import is_stateless_request
 
         if scope["type"] != "http":
             return
@@ -268,8 +297,10 @@ class HttpFrontend:
             )
             await response(scope, receive, send)
             return
+        from uuid import uuid4
+
         transport = StreamableHTTPServerTransport(
-            mcp_session_id=uuid.uuid4().hex,
+            mcp_session_id=uuid4().hex,
             security_settings=self.security,
             idle_timeout=SESSION_IDLE_TIMEOUT,
         )

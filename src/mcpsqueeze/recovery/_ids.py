@@ -9,8 +9,8 @@ A repeated original is stored once: the file of a later id holding the same byte
 
 from __future__ import annotations
 
+import os
 import re
-import secrets
 
 from mcpsqueeze._errors import RecoveryError
 
@@ -61,7 +61,7 @@ def require_response_id(value: str, error: type[Exception] = RecoveryError) -> N
 
 def new_response_id() -> str:
     """128 random bits, so an id can neither be guessed nor collide."""
-    return secrets.token_hex(16)
+    return os.urandom(16).hex()  # what `secrets.token_hex` does; `secrets` imports hmac and OpenSSL
 
 
 def final_name(response_id: str) -> str:

@@ -5,13 +5,18 @@ with every large result. Ids that were dropped are remembered for a while so tha
 request hears *why* the original is gone, not just that the id is unknown. Several ids may share one
 stored original (a repeated result): entries name a blob by its content key, and the byte bound counts
 each blob once.
+
+Big originals are kept compressed (zlib level 1, in a background thread, so no answer waits for it):
+JSON and text shrink 4-6x, which keeps a full cache from being most of the proxy's memory. The bound
+counts the bytes actually held, raw until compressed, then compressed.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections import OrderedDict
+import zlib
+from collections import OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -22,6 +27,8 @@ from ._ids import bad_id_message, is_response_id, require_response_id
 __all__ = ["MemoryCache"]
 
 _TOMBSTONES = 1024
+_PACK_FROM = 64 * 1024  # bytes: smaller originals stay raw (compressing them would save little)
+_PACK_LEVEL = 1  # zlib's fastest: ~6 ms per MB here, in a thread (zlib releases the GIL)
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,8 +46,9 @@ def _cost(original: bytes) -> int:
 
 @dataclass(slots=True)
 class _Blob:
-    original: bytes
+    original: bytes  # zlib-compressed when `packed`
     refs: int
+    packed: bool = False
 
 
 class MemoryCache:
@@ -65,6 +73,10 @@ class MemoryCache:
         self._bytes = 0
         # id -> reason it left; bounded so that a long session cannot grow it without limit.
         self._gone: OrderedDict[str, str] = OrderedDict()
+        self._to_pack: deque[_Blob] = deque()  # big raw blobs, compressed by `_pack_loop`
+        self._packer: threading.Thread | None = None
+        self._wake = threading.Event()
+        self._packing = False
 
     def put(self, response_id: str, original: bytes | bytearray | memoryview, key: str | None = None) -> bool:
         """Store an original; False when it alone is larger than the whole cache.
@@ -74,9 +86,11 @@ class MemoryCache:
         buffer, a bytearray with spare capacity) is copied into exact-size `bytes` first."""
         require_response_id(response_id, ValueError)
         key = response_id if key is None else "=" + key  # "=": a content key never equals an id
+        # An exact-size copy even of `bytes`: orjson's output reserves several times its length (a 650 KB
+        # result held an 8 MB allocation), which a bound by `len` would not see.
+        kept = memoryview(original).tobytes() if len(original) < _PACK_FROM else bytes(original)
         with self._lock:
             self._drop(response_id, None)
-            kept = bytes(original)  # the same object for `bytes`; an exact-size copy for anything else
             cost = _cost(kept)
             if cost > self.max_bytes:
                 self._remember(response_id, "too_big")
@@ -92,6 +106,15 @@ class MemoryCache:
             if blob is None:
                 blob = self._blobs[key] = _Blob(kept, 0)
                 self._bytes += cost
+                if cost >= _PACK_FROM:
+                    self._to_pack.append(blob)
+                    if self._packer is None:
+                        self._packer = threading.Thread(
+                            target=self._pack_loop, name="mcpsqueeze-cache-pack", daemon=True
+                        )
+                        self._packer.start()
+                    else:
+                        self._wake.set()
             blob.refs += 1
             self._entries[response_id] = _Entry(key, self._clock(), cost)
             self._gone.pop(response_id, None)
@@ -107,9 +130,43 @@ class MemoryCache:
                 entry = None
             if entry is not None:
                 self._entries.move_to_end(response_id)
-                return self._blobs[entry.key].original
-            reason = self._gone.get(response_id)
+                blob = self._blobs[entry.key]
+                held, packed = blob.original, blob.packed
+            else:
+                reason = self._gone.get(response_id)
+        if entry is not None:
+            return zlib.decompress(held) if packed else held
         raise RecoveryError(self._message(response_id, reason))
+
+    def _pack_loop(self) -> None:
+        """Compress big originals one at a time, outside the lock; one that left meanwhile is skipped."""
+        while True:
+            with self._lock:
+                blob = self._to_pack.popleft() if self._to_pack else None
+                self._packing = blob is not None
+            if blob is None:
+                self._wake.wait()
+                self._wake.clear()
+                continue
+            raw = blob.original
+            packed = zlib.compress(raw, _PACK_LEVEL)
+            with self._lock:
+                self._packing = False
+                if blob.packed or blob.refs == 0 or blob.original is not raw or len(packed) >= len(raw):
+                    continue  # gone, or incompressible: keep it as it is
+                blob.original, blob.packed = packed, True
+                self._bytes -= len(raw) - len(packed)
+            del raw
+
+    def wait_packed(self, timeout: float) -> bool:
+        """For tests and benchmarks: True once no original waits to be compressed."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self._lock:
+                if not self._to_pack and not self._packing:
+                    return True
+            time.sleep(0.01)
+        return False
 
     def __len__(self) -> int:
         with self._lock:
@@ -135,7 +192,7 @@ class MemoryCache:
             blob.refs -= 1
             if blob.refs == 0:
                 del self._blobs[entry.key]
-                self._bytes -= len(blob.original)
+                self._bytes -= len(blob.original)  # (what it holds now: compressed or not)
             if reason is not None:
                 self._remember(response_id, reason)
 
