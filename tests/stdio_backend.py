@@ -1,6 +1,7 @@
-"""The JSON-RPC loop of the hand-written stdio MCP backends that misbehave on purpose (tests/proxy/
-noisy_backend.py, tests/serve/hung_backend.py): answer the handshake and tools/list, hand each tools/call to
-the backend's own handler, `{}` to anything else; notifications are ignored. Stdlib only."""
+"""The JSON-RPC loop of the hand-written stdio MCP backends (tests/proxy/noisy_backend.py and
+tests/serve/hung_backend.py misbehave on purpose; tests/proxy/pages_backend.py serves deterministic
+pages): answer the handshake and tools/list, hand each tools/call to the backend's own handler, `{}` to
+anything else; notifications are ignored. Stdlib only."""
 
 from __future__ import annotations
 
