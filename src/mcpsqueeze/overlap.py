@@ -186,7 +186,11 @@ class _TooLong(Exception):
 
 
 def _pointer(path: str, part: str | int) -> str:
-    return f"{path}/{str(part).replace('~', '~0').replace('/', '~1')}"
+    if type(part) is int:
+        return f"{path}/{part}"
+    if "~" in part or "/" in part:
+        part = part.replace("~", "~0").replace("/", "~1")
+    return f"{path}/{part}"
 
 
 class _Changes:
@@ -208,10 +212,13 @@ class _Changes:
             return
         self._written += len(path) + 14  # ' {\n  "path": "",\n }' at least
         if with_value:
-            # characters as the body writes them (not ASCII-escaped), so the UTF-8 decoded; what orjson
-            # refuses (the stdlib writes it) is not counted: still a lower bound
-            with contextlib.suppress(TypeError):
-                self._written += 10 + len(orjson.dumps(value).decode())  # ',\n  "value": '
+            if type(value) is str:  # written quoted, escapes only adding: a lower bound without writing it
+                self._written += 12 + len(value)  # ',\n  "value": ' and the quotes
+            else:
+                # characters as the body writes them (not ASCII-escaped), so the UTF-8 decoded; what
+                # orjson refuses (the stdlib writes it) is not counted: still a lower bound
+                with contextlib.suppress(TypeError):
+                    self._written += 10 + len(orjson.dumps(value).decode())  # ',\n  "value": '
         if self._written > self._stop:
             raise _TooLong
 

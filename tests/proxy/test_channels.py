@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcpsqueeze._jsonbytes import loads
+from mcpsqueeze._jsonbytes import dumps, loads
 from mcpsqueeze.proxy._channels import _line_of, _parse_line, with_id
 
 LINE = (
@@ -116,6 +116,7 @@ def test_a_spliced_line_parses_to_exactly_the_message_rebuilt_with_the_new_id(
     assert loads(_line_of(out)) == {**message, "id": new_id}
     if order == "tail" and duplicate is None and b"NaN" not in line and b"Infinity" not in line:
         assert type(out) is not dict  # the TypeScript SDK's layout is always spliced (and kept raw)
+        assert out.line_if_unchanged() is not None  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize(
@@ -146,5 +147,6 @@ def test_an_id_the_patterns_cannot_place_for_certain_is_re_serialised() -> None:
     message = _parse_line(line)
     assert isinstance(message, dict)
     out = with_id(message, 9)
-    assert type(out) is dict  # a nested "id" key and the id not last: no splice
+    # a nested "id" key and the id not last: no splice, the message is re-serialised
+    assert _line_of(out) == dumps({**message, "id": 9}) + b"\n"
     assert json.loads(_line_of(out)) == {**message, "id": 9}
