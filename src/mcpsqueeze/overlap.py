@@ -186,7 +186,7 @@ class _TooLong(Exception):
 
 
 def _pointer(path: str, part: str | int) -> str:
-    if type(part) is int:
+    if not isinstance(part, str):  # an index
         return f"{path}/{part}"
     if "~" in part or "/" in part:
         part = part.replace("~", "~0").replace("/", "~1")
