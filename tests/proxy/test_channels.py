@@ -150,3 +150,13 @@ def test_an_id_the_patterns_cannot_place_for_certain_is_re_serialised() -> None:
     # a nested "id" key and the id not last: no splice, the message is re-serialised
     assert _line_of(out) == dumps({**message, "id": 9}) + b"\n"
     assert json.loads(_line_of(out)) == {**message, "id": 9}
+
+
+def test_a_result_that_mentions_nan_in_a_string_still_keeps_its_bytes() -> None:
+    # strict parsing refuses NaN and Infinity literals, so the words inside a string need no search
+    line = (
+        b'{"jsonrpc": "2.0", "id": 3, "result": {"content": [{"type": "text", "text": "NaN or Infinity"}]}}'
+    )
+    message = _parse_line(line)
+    assert isinstance(message, dict)
+    assert _line_of(with_id(message, 8)) == line.replace(b'"id": 3', b'"id": 8') + b"\n"
