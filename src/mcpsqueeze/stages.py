@@ -34,6 +34,11 @@ _INLINE_LIMIT = 256 * 1024  # below this, hashing inline (~1 ms) is cheaper than
 # Below this many characters a shrink runs on the event loop: a few ms of pure Python, which holds the GIL
 # in a worker thread just the same, while the hop there and back costs 0.4-1 ms on a busy machine.
 _INLINE_SHRINK = 32 * 1024
+# ... and below this many when it is the only shrink in flight (the usual case: an agent waits for one
+# call): ~10 ms for 200 KB of JSON, during which a worker would hold the GIL all the same, while the
+# two hops cost 1-3 ms of the call's latency under load. Bigger results, and any while another shrink
+# runs, go to a worker so that the event loop never stalls for long.
+_INLINE_SHRINK_ALONE = 320 * 1024
 
 
 class Workers:
@@ -377,6 +382,7 @@ class ShrinkStage:
         self.recover_tool = recover_tool
         self.block_limit = block_limit  # --truncate-chars: a cap on each text block as well
         self.above = above  # --shrink-above: results over this get a preview sized by value
+        self._in_flight = 0  # shrinks under way (see _INLINE_SHRINK_ALONE)
 
     def _shrink(
         self,
@@ -441,8 +447,10 @@ class ShrinkStage:
         response_id = new_response_id()
         hint = RecoveryHint(response_id, self._store.planned_file(response_id), self._mode, self.recover_tool)
         job = (texts, budget, hint, limit, terms, response_id, result, above)
+        inline = total < (_INLINE_SHRINK if self._in_flight else _INLINE_SHRINK_ALONE)
+        self._in_flight += 1
         try:
-            if total < _INLINE_SHRINK and self._store.shared is None:
+            if inline and self._store.shared is None:
                 shrunk, stored = self._shrink_and_store(*job)  # a few ms: less than two thread hops
             else:
                 shrunk, stored = await self._workers.run(self._shrink_and_store, *job)
@@ -452,6 +460,8 @@ class ShrinkStage:
         except RecoveryError as exc:
             outcome.store_failed = str(exc)
             return result
+        finally:
+            self._in_flight -= 1
         if shrunk is None or stored is None:
             return result
         if stored.file != hint.file:  # the file store failed but memory holds it: don't name a missing file

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mcpsqueeze import overlap
 from mcpsqueeze.dedup import recover_hint, render_overlap
 from mcpsqueeze.overlap import (
     MIN_CHARS,
@@ -306,3 +307,31 @@ def test_members_are_the_same_exactly_when_their_canonical_json_is(old: object, 
 
     assert _same(old, new) == (_digest(old) == _digest(new))
     assert _same(old, old)
+
+
+def test_a_long_named_array_changed_throughout_is_refused_after_comparing_a_sample(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    old = [{"id": i, "status": "open", "note": "x" * 60} for i in range(1000)]
+    new = [{"id": i, "status": "closed", "note": "y" * 60} for i in range(1000)]
+    compared: list[str] = []
+    original = overlap._Changes.compare
+
+    def counting(self: overlap._Changes, old_value: object, new_value: object, path: str) -> None:
+        compared.append(path)
+        original(self, old_value, new_value, path)
+
+    monkeypatch.setattr(overlap._Changes, "compare", counting)
+    with pytest.raises(_TooLong):
+        json_changes(old, new, 20_000)
+    items = [p for p in compared if p.count("/") == 1]
+    assert len(items) <= 16  # the sample only: in full, ~150 items before the changes pass the limit
+
+
+def test_a_long_named_array_with_a_few_changed_items_is_still_compared_in_full() -> None:
+    old = [{"id": i, "status": "open", "note": "x" * 60} for i in range(1000)]
+    new = [dict(item) for item in old]
+    for i in [*range(0, 1000, 125), *range(7, 1000, 100)]:  # 18 items, 8 of the sample's 16 among them
+        new[i]["status"] = "closed"
+    assert json_changes(old, new, 1_000) == json_changes(old, new)
+    assert len(json_changes(old, new)[0]["changed"]) == 18

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import anyio
@@ -36,3 +37,39 @@ def test_a_line_matching_the_query_argument_is_kept_in_the_preview() -> None:
 def test_without_a_matching_argument_the_middle_line_is_cut() -> None:
     preview, line = _present({"query": "nothing-here"})
     assert "needle" in line and line not in preview
+
+
+def test_a_lone_shrink_runs_on_the_event_loop_but_one_beside_a_shrink_in_a_worker_goes_to_a_worker() -> None:
+    threads: dict[int, str] = {}
+    big_started = threading.Event()
+    release = threading.Event()
+
+    class Recording(ShrinkStage):
+        def _shrink(self, texts: list[str], *args: Any, **kwargs: Any) -> Any:
+            threads[len(texts[0])] = threading.current_thread().name
+            if len(texts[0]) > 400_000:  # the big one waits in its worker until the second has run
+                big_started.set()
+                release.wait(10)
+            return super()._shrink(texts, *args, **kwargs)
+
+    stage = Recording(RecoveryStore(MemoryCache(), None), Workers(2), 3000, "mcp")
+    big, mid = PROSE * 4, PROSE[:100_000]  # ~480 K and 100 K characters
+
+    async def main() -> None:
+        await stage(Call(server="d", tool="t", arguments={}, number=1), _text(mid), Outcome())
+        assert threads.pop(len(mid)) == threading.current_thread().name  # alone: on the event loop
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(stage, Call(server="d", tool="t", arguments={}, number=2), _text(big), Outcome())
+            with anyio.fail_after(10):
+                while not big_started.is_set():
+                    await anyio.sleep(0.01)
+            await stage(Call(server="d", tool="t", arguments={}, number=3), _text(mid), Outcome())
+            release.set()
+        assert threads[len(big)] != threading.current_thread().name
+        assert threads[len(mid)] != threading.current_thread().name  # beside a shrink: in a worker
+
+    anyio.run(main)
+
+
+def _text(text: str) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": text}]}

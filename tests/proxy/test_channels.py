@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcpsqueeze._jsonbytes import loads
+from mcpsqueeze._jsonbytes import dumps, loads
 from mcpsqueeze.proxy._channels import _line_of, _parse_line, with_id
 
 LINE = (
@@ -116,6 +116,7 @@ def test_a_spliced_line_parses_to_exactly_the_message_rebuilt_with_the_new_id(
     assert loads(_line_of(out)) == {**message, "id": new_id}
     if order == "tail" and duplicate is None and b"NaN" not in line and b"Infinity" not in line:
         assert type(out) is not dict  # the TypeScript SDK's layout is always spliced (and kept raw)
+        assert out.line_if_unchanged() is not None  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize(
@@ -146,5 +147,16 @@ def test_an_id_the_patterns_cannot_place_for_certain_is_re_serialised() -> None:
     message = _parse_line(line)
     assert isinstance(message, dict)
     out = with_id(message, 9)
-    assert type(out) is dict  # a nested "id" key and the id not last: no splice
+    # a nested "id" key and the id not last: no splice, the message is re-serialised
+    assert _line_of(out) == dumps({**message, "id": 9}) + b"\n"
     assert json.loads(_line_of(out)) == {**message, "id": 9}
+
+
+def test_a_result_that_mentions_nan_in_a_string_still_keeps_its_bytes() -> None:
+    # strict parsing refuses NaN and Infinity literals, so the words inside a string need no search
+    line = (
+        b'{"jsonrpc": "2.0", "id": 3, "result": {"content": [{"type": "text", "text": "NaN or Infinity"}]}}'
+    )
+    message = _parse_line(line)
+    assert isinstance(message, dict)
+    assert _line_of(with_id(message, 8)) == line.replace(b'"id": 3', b'"id": 8') + b"\n"

@@ -145,37 +145,41 @@ def scan_id(line: bytes) -> Any:
     return None
 
 
-_NONFINITE = re.compile(rb"NaN|Infinity")
-
-
 class _Received(dict[str, Any]):
     """A message as parsed, with the line it came from: forwarded unchanged, it goes out byte for byte.
 
     An unchanged result (most are) then costs no serialisation at all. "Unchanged" is checked at send
     time: the same top-level values, by identity, so a message rebuilt or re-pointed (a new id, a shrunk
     result) is serialised as usual. Nested values are never edited in place on the relay's path.
+    A new id (``with_id``) is spliced into the line only when the line is sent: a result the stages
+    replace (a 200 KB one shrunk) never pays for locating and copying its id.
     """
 
-    __slots__ = ("_line", "_values")
+    __slots__ = ("_id_from", "_line", "_values")
 
-    def __init__(self, value: Message, line: bytes) -> None:
+    def __init__(self, value: Message, line: bytes, id_from: Any = None) -> None:
         super().__init__(value)
         self._line = line
         self._values = tuple(map(id, value.values()))
+        self._id_from = id_from  # (old id,) when the line still carries the old id's value
 
     def line_if_unchanged(self) -> bytes | None:
         if len(self) != len(self._values) or tuple(map(id, self.values())) != self._values:
             return None
-        return self._line
-
-    def with_id(self, new_id: Any) -> _Received | None:
-        """This message answering ``new_id``, its line the same bytes but for the id's value; None when
-        the top-level id cannot be located for certain in the line (the caller re-serialises then)."""
-        span = _id_span(self._line, self.get("id"))
-        if span is None:
+        if self._id_from is None:
+            return self._line
+        span = _id_span(self._line, self._id_from[0])
+        if span is None:  # the id cannot be located for certain in the line: re-serialised
             return None
         start, end = span
-        return _Received({**self, "id": new_id}, self._line[:start] + dumps(new_id) + self._line[end:])
+        return self._line[:start] + dumps(self["id"]) + self._line[end:]
+
+    def with_id(self, new_id: Any) -> _Received | None:
+        """This message answering ``new_id``, its line the same bytes but for the id's value (spliced
+        when sent); None when the top-level id cannot be carried over (the caller re-serialises then)."""
+        if self._id_from is not None or type(self.get("id")) is not int:
+            return None
+        return _Received({**self, "id": new_id}, self._line, (self["id"],))
 
 
 # The top-level "id" of a compact response, where the SDKs put it: first (after "jsonrpc", Python's
@@ -227,16 +231,10 @@ def _parse_line(line: bytes) -> Message | Invalid:
 
     Only results (the relay's stages build new dicts; nothing edits them in place), only up to
     `_RAW_BYTES` (bigger ones are shrunk anyway, and the line would double their memory), and only
-    strict JSON (no NaN or Infinity, which the lenient fallback parser accepts).
+    strict JSON, which `parse` alone accepts (no NaN or Infinity: no line needs searching for them).
     """
     message = parse(line)
-    if (
-        type(message) is dict
-        and len(line) <= _RAW_BYTES
-        and "result" in message
-        and "method" not in message
-        and _NONFINITE.search(line) is None
-    ):
+    if type(message) is dict and len(line) <= _RAW_BYTES and "result" in message and "method" not in message:
         return _Received(message, line.strip())
     return message
 
