@@ -13,28 +13,16 @@ from typing import Any
 
 import pytest
 
+from mounts import tmpfs
 from rawclient import RawClient, cli, demo_server, text
 
 BIG = ("search_issues", {"query": "faults", "limit": 300})
 
 
-def _tmpfs(target: Path, size: str) -> Iterator[Path]:
-    target.mkdir(mode=0o700)
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", f"size={size},mode=0700", "tmpfs", str(target)], capture_output=True
-    )
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
-    try:
-        yield target
-    finally:
-        subprocess.run(["umount", "-l", str(target)], check=False)
-
-
 @pytest.fixture
 def small_fs(tmp_path: Path) -> Iterator[Path]:
     """A real 1 MiB file system, mounted for this test only."""
-    yield from _tmpfs(tmp_path / "fs", "1m")
+    yield from tmpfs(tmp_path / "fs", "size=1m,mode=0700")
 
 
 @pytest.fixture(scope="module")

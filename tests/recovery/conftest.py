@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from mcpsqueeze.recovery import ensure_private_dir, new_response_id
+from mounts import tmpfs
 
 FOREIGN_UID = 65534
 
@@ -34,26 +34,13 @@ def age(path: Path, seconds: float, now: float) -> None:
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="chown to another uid needs root")
 
 
-def _mount_tmpfs(target: Path, options: str) -> Iterator[Path]:
-    target.mkdir(mode=0o700)
-    result = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(target)], capture_output=True, check=False
-    )
-    if result.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {result.stderr.decode().strip()}")
-    try:
-        yield target
-    finally:
-        subprocess.run(["umount", "-l", str(target)], check=False)
-
-
 @pytest.fixture
 def full_dir(tmp_path: Path) -> Iterator[Path]:
     """A real 64 KiB file system: writing more than that fails with ENOSPC."""
-    yield from _mount_tmpfs(tmp_path / "full", "size=64k,mode=0700")
+    yield from tmpfs(tmp_path / "full", "size=64k,mode=0700")
 
 
 @pytest.fixture
 def readonly_dir(tmp_path: Path) -> Iterator[Path]:
     """A real read-only file system (root ignores chmod 0500, but not EROFS)."""
-    yield from _mount_tmpfs(tmp_path / "ro", "ro,size=64k,mode=0700")
+    yield from tmpfs(tmp_path / "ro", "ro,size=64k,mode=0700")

@@ -16,6 +16,7 @@ import pytest
 
 from mcpsqueeze._errors import RecoveryError
 from mcpsqueeze.recovery import FileStore, new_response_id
+from mounts import mounted
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 
@@ -114,15 +115,7 @@ def small_ext4(tmp_path: Path) -> Iterator[Path]:
     with open(image, "wb") as fh:
         fh.truncate(8 << 20)
     subprocess.run(["mkfs.ext4", "-q", str(image)], check=True, capture_output=True)
-    target = tmp_path / "ext4"
-    target.mkdir(mode=0o700)
-    mounted = subprocess.run(["mount", "-o", "loop", str(image), str(target)], capture_output=True)
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot loop-mount an ext4 image here: {mounted.stderr.decode().strip()}")
-    try:
-        yield target
-    finally:
-        subprocess.run(["umount", "-l", str(target)], check=False)
+    yield from mounted(tmp_path / "ext4", "-o", "loop", str(image))
 
 
 def test_a_full_delayed_allocation_disk_fails_the_write_itself_before_any_fsync(small_ext4: Path) -> None:
