@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from ._errors import RecoveryError, UsageError
 from ._jsonbytes import loads
+from ._results import text_blocks
 from .pipeline import Call, Outcome, Result, text_of
 from .recovery import RecoveryStore
 from .stages import StoringStage, with_texts
@@ -42,20 +43,14 @@ class ProjectStage(StoringStage):
         query = call.policy.query if call.policy is not None else None
         if query is None or outcome.action != "passthrough":
             return result
-        content = result.get("content")
-        if not isinstance(content, list):
+        content, indexes = text_blocks(result)
+        if not indexes:
             return result
-        indexes = [
-            i
-            for i, b in enumerate(content)
-            if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
-        ]
         texts = [content[i]["text"] for i in indexes]
         try:
-            if sum(map(len, texts)) >= _INLINE_LIMIT:
-                projected = await self._workers.run(_project_texts, texts, query)
-            else:
-                projected = _project_texts(texts, query)
+            projected = await self._workers.run_sized(
+                sum(map(len, texts)), _project_texts, texts, query, inline_below=_INLINE_LIMIT
+            )
         except UsageError as exc:  # the query does not apply to this result: show it whole
             log.warning("mcpsqueeze: %s:%s result not projected: %s", call.server, call.tool, exc)
             return result

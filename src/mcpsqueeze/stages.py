@@ -50,6 +50,13 @@ class Workers:
     async def run(self, func: Callable[..., T], *args: Any) -> T:
         return await anyio.to_thread.run_sync(functools.partial(func, *args), limiter=self._limiter)
 
+    async def run_sized(self, size: int, func: Callable[..., T], *args: Any, inline_below: int = 0) -> T:
+        """`func(*args)` on the event loop when `size` is under `inline_below` (a thread hop would cost
+        more than the work), else in the pool."""
+        if size < inline_below:
+            return func(*args)
+        return await self.run(func, *args)
+
 
 def original_bytes(result: Result) -> bytes:
     """The complete CallToolResult as stored for recovery."""
@@ -64,9 +71,10 @@ def _store_original(store: RecoveryStore, response_id: str, result: Result) -> S
 async def _keep(workers: Workers, store: RecoveryStore, response_id: str, result: Result) -> Stored:
     """`_store_original`, inline for a small original with no network store: with the files' fsync off
     the path it takes ~0.1 ms, less than the hop to a worker thread and back."""
-    if store.shared is None and _size(result) < _INLINE_LIMIT:
-        return _store_original(store, response_id, result)
-    return await workers.run(_store_original, store, response_id, result)
+    inline_below = _INLINE_LIMIT if store.shared is None else 0
+    return await workers.run_sized(
+        _size(result), _store_original, store, response_id, result, inline_below=inline_below
+    )
 
 
 def _size(result: Result) -> int:
@@ -228,10 +236,7 @@ class DedupStage:
         if not isinstance(content, list) or not content:
             return result
         size = _size(result)
-        if size >= _INLINE_LIMIT:
-            digest = await self._workers.run(content_digest, content)
-        else:
-            digest = content_digest(content)
+        digest = await self._workers.run_sized(size, content_digest, content, inline_below=_INLINE_LIMIT)
         seen = self._seen.get(digest)
         if seen is None and self._shared_scope is not None:
             seen = await self._shared_seen(digest, call, size)
@@ -297,10 +302,9 @@ class DedupStage:
             return result
         # no delta longer than this is shown (see below): a comparison stops once its changes are longer
         limit = int(MAX_RATIO * len(text)) if budget is None else min(int(MAX_RATIO * len(text)), budget)
-        if size >= _INLINE_LIMIT:
-            best = await self._workers.run(_best_delta, candidates, text, call.number, call.tool, limit)
-        else:
-            best = _best_delta(candidates, text, call.number, call.tool, limit)
+        best = await self._workers.run_sized(
+            size, _best_delta, candidates, text, call.number, call.tool, limit, inline_below=_INLINE_LIMIT
+        )
         if best is None:
             return result
         earlier, delta = best
@@ -447,13 +451,15 @@ class ShrinkStage:
         response_id = new_response_id()
         hint = RecoveryHint(response_id, self._store.planned_file(response_id), self._mode, self.recover_tool)
         job = (texts, budget, hint, limit, terms, response_id, result, above)
-        inline = total < (_INLINE_SHRINK if self._in_flight else _INLINE_SHRINK_ALONE)
+        # a few ms on the loop cost less than two thread hops; less so beside another shrink
+        inline_below = _INLINE_SHRINK if self._in_flight else _INLINE_SHRINK_ALONE
+        if self._store.shared is not None:  # a network store: always in a worker
+            inline_below = 0
         self._in_flight += 1
         try:
-            if inline and self._store.shared is None:
-                shrunk, stored = self._shrink_and_store(*job)  # a few ms: less than two thread hops
-            else:
-                shrunk, stored = await self._workers.run(self._shrink_and_store, *job)
+            shrunk, stored = await self._workers.run_sized(
+                total, self._shrink_and_store, *job, inline_below=inline_below
+            )
         except ShrinkError as exc:
             outcome.store_failed = f"no preview fits the budget: {exc}"
             return result
@@ -518,10 +524,9 @@ class ToonStage(StoringStage):
         texts = [content[i]["text"] for i in indexes]
         if not texts:
             return result
-        if sum(map(len, texts)) >= _INLINE_LIMIT:
-            rendered = await self._workers.run(_toonify_all, texts)
-        else:
-            rendered = _toonify_all(texts)
+        rendered = await self._workers.run_sized(
+            sum(map(len, texts)), _toonify_all, texts, inline_below=_INLINE_LIMIT
+        )
         if all(r is None for r in rendered):
             return result
         kept = await self._store_new(result, outcome)
