@@ -16,7 +16,7 @@ import contextlib
 import itertools
 import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -73,6 +73,28 @@ def recover_tool_definition(name: str) -> dict[str, Any]:
         },
         "annotations": {"readOnlyHint": True, "idempotentHint": True, "openWorldHint": False},
     }
+
+
+def list_recover_tool(
+    result: dict[str, Any], current: str | None, pipelines: Iterable[Pipeline]
+) -> tuple[str | None, dict[str, Any]]:
+    """A tools/list result with our recover tool appended under the first free name (squeeze_recover,
+    squeeze_recover_2, ...: the backend may own the name), and that name, which the pipelines' MCP-mode
+    stages now use in their records. Unchanged when there is no recover tool (`current` None) or the
+    page is not the last one."""
+    tools = result.get("tools")
+    if not current or not isinstance(tools, list) or result.get("nextCursor"):
+        return current, result
+    names = {t.get("name") for t in tools if isinstance(t, dict)}
+    name = "squeeze_recover"
+    suffix = 1
+    while name in names:
+        suffix += 1
+        name = f"squeeze_recover_{suffix}"
+    for stage in (stage for pipeline in pipelines for stage in pipeline.stages):
+        if getattr(stage, "recover_tool", None) is not None:  # MCP-mode stages name the tool
+            stage.recover_tool = name  # type: ignore[attr-defined]
+    return name, {**result, "tools": [*tools, recover_tool_definition(name)]}
 
 
 def _hide_output_schemas(
@@ -459,20 +481,8 @@ class Relay:
                     self.on_initialized = None
 
     def _with_recover_tool(self, message: Message, result: dict[str, Any]) -> Message:
-        tools = result.get("tools")
-        if not self.recover_tool or not isinstance(tools, list) or result.get("nextCursor"):
-            return message
-        names = {t.get("name") for t in tools if isinstance(t, dict)}
-        name = "squeeze_recover"
-        suffix = 1
-        while name in names:
-            suffix += 1
-            name = f"squeeze_recover_{suffix}"
-        self.recover_tool = name
-        for stage in self.pipeline.stages:
-            if getattr(stage, "recover_tool", None) is not None:  # MCP-mode stages name the tool
-                stage.recover_tool = name  # type: ignore[attr-defined]
-        return {**message, "result": {**result, "tools": [*tools, recover_tool_definition(name)]}}
+        self.recover_tool, listed = list_recover_tool(result, self.recover_tool, [self.pipeline])
+        return message if listed is result else {**message, "result": listed}
 
     async def _present(self, call: Call, message: Message, result: dict[str, Any]) -> None:
         try:

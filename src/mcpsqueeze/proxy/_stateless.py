@@ -40,7 +40,7 @@ from ..recovery import recover_call
 from ..services import SessionServices, for_caller, new_pipeline
 from ..settings import Settings
 from ._channels import Channel, ChannelClosed, Invalid, Message
-from ._relay import BACKEND_GONE, FULL_META_KEY, TIMEOUT, recover_tool_definition
+from ._relay import BACKEND_GONE, FULL_META_KEY, TIMEOUT, list_recover_tool
 
 __all__ = ["MODERN_VERSION", "StatelessFrontend", "is_stateless_request"]
 
@@ -281,22 +281,9 @@ class StatelessFrontend:
         return response
 
     def _with_recover_tool(self, response: Message, result: dict[str, Any]) -> Message:
-        tools = result.get("tools")
-        if not self.recover_tool or not isinstance(tools, list) or result.get("nextCursor"):
-            return response
-        names = {t.get("name") for t in tools if isinstance(t, dict)}
-        name = "squeeze_recover"
-        suffix = 1
-        while name in names:
-            suffix += 1
-            name = f"squeeze_recover_{suffix}"
-        if name != self.recover_tool:
-            self.recover_tool = name
-            pipelines = [self.pipeline, *(pipeline for _, pipeline in self._callers.values())]
-            for stage in (stage for pipeline in pipelines for stage in pipeline.stages):
-                if getattr(stage, "recover_tool", None) is not None:  # MCP-mode stages name the tool
-                    stage.recover_tool = name  # type: ignore[attr-defined]
-        return {**response, "result": {**result, "tools": [*tools, recover_tool_definition(name)]}}
+        pipelines = [self.pipeline, *(pipeline for _, pipeline in self._callers.values())]
+        self.recover_tool, listed = list_recover_tool(result, self.recover_tool, pipelines)
+        return response if listed is result else {**response, "result": listed}
 
     async def _answer_recover(self, request_id: Any, arguments: Any) -> Message:
         try:
