@@ -391,10 +391,10 @@ class _Parts:
             return self._total
 
 
-def _serve(stdin: IO[bytes], stdout: IO[bytes]) -> None:
+def _tiktoken_counter() -> Callable[[str], int]:
+    """tiktoken's exact count, loaded (~0.35 s) with only what counting needs kept."""
     import gc
 
-    from ._fastcount import FastCounter
     from .tokens import encoding
 
     enc = encoding()
@@ -403,7 +403,6 @@ def _serve(stdin: IO[bytes], stdout: IO[bytes]) -> None:
     gc.collect()
     encode_ordinary = enc.encode_ordinary
     to_buffer = getattr(enc._core_bpe, "encode_to_tiktoken_buffer", None)
-    fast = FastCounter()
 
     def tokens_in(text: str) -> int:
         """`len(encode_ordinary(text))` without building a Python int per token (~15 % of the time).
@@ -417,6 +416,22 @@ def _serve(stdin: IO[bytes], stdout: IO[bytes]) -> None:
         except UnicodeEncodeError:
             return len(encode_ordinary(text))
         return view.nbytes // view.itemsize
+
+    return tokens_in
+
+
+def _serve(stdin: IO[bytes], stdout: IO[bytes]) -> None:
+    from ._fastcount import FastCounter
+
+    # tiktoken loads in the background while the first text comes in: if that one is big, fastokens
+    # starts loading at once too, on the other core.
+    loader = concurrent.futures.ThreadPoolExecutor(max_workers=1)
+    tiktoken_counter = loader.submit(_tiktoken_counter)
+    loader.shutdown(wait=False)
+    fast = FastCounter()
+
+    def tokens_in(text: str) -> int:
+        return tiktoken_counter.result()(text)
 
     lock = threading.Lock()
     in_flight = [0]  # bytes read and not yet counted
