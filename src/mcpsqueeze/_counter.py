@@ -341,30 +341,51 @@ def split_exactly(text: str, size: int = _CHUNK) -> list[str]:
 
 
 class _Parts:
-    """The parts of one big text, taken one at a time by any number of counting threads."""
+    """The parts of one big text, taken one at a time by any number of counting threads.
+
+    A fast counter may also take a part a slow one is still on (`steal`): the first figure in counts.
+    Each part is counted whole by one tokenizer, so the total is exact whoever counted what."""
 
     def __init__(self, parts: list[str]) -> None:
         self._parts = parts
-        self._next = 0
+        self._values: list[int | None] = [None] * len(parts)
+        self._next = 0  # the first part nobody took
+        self._stolen: set[int] = set()
         self._left = len(parts)
-        self._total = 0
         self._error: BaseException | None = None
         self._cond = threading.Condition()
 
     @property
     def finished(self) -> bool:
-        return self._next >= len(self._parts)
+        return self._left == 0 or self._error is not None
+
+    def _take(self, steal: bool) -> int | None:
+        with self._cond:
+            if self.finished:
+                return None
+            if self._next < len(self._parts):
+                self._next += 1
+                return self._next - 1
+            if steal:
+                for index in range(len(self._parts)):
+                    if self._values[index] is None and index not in self._stolen:
+                        self._stolen.add(index)
+                        return index
+            return None
 
     def run(
-        self, count: Callable[[str], int], fallback: Callable[[str], int], stop: threading.Event | None = None
+        self,
+        count: Callable[[str], int],
+        fallback: Callable[[str], int],
+        stop: threading.Event | None = None,
+        steal: bool = False,
     ) -> None:
         """Count parts until none is left (or `stop` is set); a part `count` fails on goes to `fallback`."""
         while stop is None or not stop.is_set():
-            with self._cond:
-                if self._next >= len(self._parts):
-                    return
-                part = self._parts[self._next]
-                self._next += 1
+            index = self._take(steal)
+            if index is None:
+                return
+            part = self._parts[index]
             try:
                 try:
                     value = count(part)
@@ -374,21 +395,31 @@ class _Parts:
                     value = fallback(part)
             except BaseException as exc:  # tiktoken's panics are BaseExceptions: report, never hang
                 with self._cond:
-                    self._error = exc
-                    self._left -= 1
+                    if self._values[index] is None:
+                        self._error = exc
                     self._cond.notify_all()
                 return
             with self._cond:
-                self._total += value
-                self._left -= 1
-                self._cond.notify_all()
+                if self._values[index] is None:
+                    self._values[index] = value
+                    self._left -= 1
+                    self._cond.notify_all()
 
     def total(self) -> int:
         with self._cond:
-            self._cond.wait_for(lambda: self._left == 0 or self._error is not None)
+            self._cond.wait_for(lambda: self.finished)
             if self._error is not None:
                 raise self._error
-            return self._total
+            return sum(v for v in self._values if v is not None)
+
+
+def _run_niced(job: _Parts, count: Callable[[str], int], stop: threading.Event) -> None:
+    """tiktoken on a big text while fastokens loads: only on CPU the load does not need (a niced thread,
+    its own: niceness cannot be taken back). Whatever part it is on when fastokens is ready, fastokens
+    counts again rather than waiting for it."""
+    with contextlib.suppress(AttributeError, OSError):
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+    job.run(count, count, stop)
 
 
 def _tiktoken_counter() -> Callable[[str], int]:
@@ -446,10 +477,10 @@ def _serve(stdin: IO[bytes], stdout: IO[bytes]) -> None:
             for _ in range(_HELPER_WORKERS):
                 parts_pool.submit(job.run, tokens_in, tokens_in)
             return job.total()
-        # tiktoken starts on the first parts at once; fastokens takes the rest when it is ready (a few
-        # seconds of loading), and then tiktoken stops taking parts: it is ~10x slower a part.
+        # tiktoken starts on the first parts at once, on spare CPU; fastokens takes the rest when it is
+        # ready (~2 s of one core to load) and tiktoken, ~10x slower a part, stops.
         ready = threading.Event()
-        parts_pool.submit(job.run, tokens_in, tokens_in, ready)
+        threading.Thread(target=_run_niced, args=(job, tokens_in, ready), daemon=True).start()
 
         def fast_worker() -> None:
             counter = None
@@ -457,7 +488,9 @@ def _serve(stdin: IO[bytes], stdout: IO[bytes]) -> None:
                 counter = fast.wait(0.05)
             if counter is not None:
                 ready.set()
-                job.run(counter, tokens_in)
+                job.run(counter, tokens_in, steal=True)
+            elif not job.finished:  # fastokens failed: tiktoken counts the rest at full priority
+                job.run(tokens_in, tokens_in)
 
         for _ in range(_FAST_WORKERS):
             parts_pool.submit(fast_worker)

@@ -7,6 +7,7 @@ import io
 import random
 import struct
 import subprocess
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -155,3 +156,23 @@ def test_a_failure_of_the_fallback_is_reported_not_hung() -> None:
     job.run(broken, broken)
     with pytest.raises(ValueError):
         job.total()
+
+
+def test_a_part_the_slow_counter_is_stuck_on_is_counted_by_the_fast_one_without_waiting() -> None:
+    text = blob(2_000_000, 6)
+    job = _counter._Parts(split_exactly(text))
+    stuck, release = threading.Event(), threading.Event()
+
+    def slow(part: str) -> int:
+        stuck.set()
+        release.wait(30)
+        return count_tokens(part) + 1_000_000  # a late (and wrong) figure must not count
+
+    slow_thread = threading.Thread(target=job.run, args=(slow, slow))
+    slow_thread.start()
+    assert stuck.wait(10)
+    job.run(count_tokens, count_tokens, steal=True)
+    assert job.total() == count_tokens(text)
+    release.set()
+    slow_thread.join(10)
+    assert job.total() == count_tokens(text)
