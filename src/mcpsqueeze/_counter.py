@@ -467,7 +467,7 @@ def _serve(stdin: IO[bytes], stdout: IO[bytes]) -> None:
     lock = threading.Lock()
     in_flight = [0]  # bytes read and not yet counted
     cond = threading.Condition()
-    parts_pool = concurrent.futures.ThreadPoolExecutor(max_workers=_HELPER_WORKERS + _FAST_WORKERS)
+    parts_pool = concurrent.futures.ThreadPoolExecutor(max_workers=_HELPER_WORKERS)
 
     def count(text: str, big: bool) -> int:
         if len(text) <= 2 * _CHUNK:
@@ -492,8 +492,8 @@ def _serve(stdin: IO[bytes], stdout: IO[bytes]) -> None:
             elif not job.finished:  # fastokens failed: tiktoken counts the rest at full priority
                 job.run(tokens_in, tokens_in)
 
-        for _ in range(_FAST_WORKERS):
-            parts_pool.submit(fast_worker)
+        for _ in range(_FAST_WORKERS):  # threads of their own: fastokens' per-thread buffers go with them
+            threading.Thread(target=fast_worker, daemon=True).start()
         return job.total()
 
     def work(seq: int, data: bytes, big: bool) -> None:
