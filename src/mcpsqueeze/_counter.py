@@ -267,7 +267,10 @@ class TokenCounter:
             return
         try:
             value = count_tokens(entry[0])
-        except Exception as exc:  # never let accounting take the proxy down
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as exc:  # never let accounting take the proxy down; tiktoken's panics (on
+            # a whitespace run of ~1 M characters) are BaseExceptions, and one killed the reader thread
             self._settle(seq, None, exc)
         else:
             self._settle(seq, value, None)

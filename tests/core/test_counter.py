@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import random
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -90,3 +91,18 @@ def test_stats_lines_come_in_call_order_and_the_totals_are_exact(tmp_path: objec
     assert totals.calls == 3
     assert totals.tokens_before == sum(count_tokens(b) for b, _ in calls)
     assert totals.tokens_after == sum(count_tokens(a) for _, a in calls)
+
+
+def test_a_text_tiktoken_cannot_count_settles_with_an_error_and_the_counting_goes_on() -> None:
+    counter = TokenCounter()
+    try:
+        failing = counter.count(" " * 1_000_000 + "a")  # tiktoken's regex overflows its backtracking stack
+        after = counter.count("counted after it")
+        with pytest.raises(BaseException) as caught:  # a pyo3 PanicException, a BaseException
+            failing.result(timeout=60)
+        assert not isinstance(caught.value, TimeoutError)  # settled, not left hanging
+        assert after.result(timeout=60) == count_tokens("counted after it")
+        assert counter.count("and later").result(timeout=60) == count_tokens("and later")
+        assert counter.drain(timeout=60)
+    finally:
+        counter.close()
