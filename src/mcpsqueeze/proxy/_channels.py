@@ -269,6 +269,10 @@ class _LineChannel:
         self._send = send
         self._send_lock = anyio.Lock()
 
+    def feed(self, data: bytes) -> None:
+        """Bytes already read from the peer (before the relay ran): received before anything new."""
+        self._receive.feed_data(data)
+
     async def receive(self) -> Message | Invalid:
         while True:
             try:
@@ -299,11 +303,14 @@ class _LineChannel:
 class _FdReceive(anyio.abc.ByteReceiveStream):
     """Reads a raw file descriptor without blocking the event loop."""
 
-    def __init__(self, fd: int) -> None:
+    def __init__(self, fd: int, ended: bool = False) -> None:
         self._fd = fd
+        self._ended = ended  # its end of file was read already (a terminal gives it only once)
         os.set_blocking(fd, False)
 
     async def receive(self, max_bytes: int = 1 << 20) -> bytes:
+        if self._ended:
+            raise anyio.EndOfStream
         while True:
             try:
                 data = os.read(self._fd, max_bytes)
@@ -360,15 +367,16 @@ class StdioChannel(_LineChannel):
     """Our own stdin/stdout, claimed for the protocol.
 
     fd 1 is re-pointed at stderr so that a stray print (ours or a library's) cannot corrupt the JSON-RPC
-    stream the agent reads.
+    stream the agent reads. `unread` and `ended`: what `_handshake` read from stdin but left unhandled.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, unread: bytes = b"", ended: bool = False) -> None:
         stdin = os.dup(0)
         stdout = os.dup(1)
         os.dup2(2, 1)
         sys.stdout = sys.stderr
-        super().__init__(_FdReceive(stdin), _FdSend(stdout))
+        super().__init__(_FdReceive(stdin, ended), _FdSend(stdout))
+        self.feed(unread)
 
 
 class ProcessChannel(_LineChannel):
