@@ -25,6 +25,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ._jsonbytes import dumps, loads
+from .proxy._jsonrpc import Invalid, _line_of, _parse_line, with_id
+
 __all__ = ["BACKEND_ID", "Handshake", "handshake", "take"]
 
 BACKEND_ID = 1  # the id the relay gives the backend's first request
@@ -81,8 +84,6 @@ def _import(names: Sequence[str], done_fd: int) -> None:
 
 def _initialize(line: bytes) -> dict[str, Any] | None:
     """The agent's line as a plain `initialize` request the relay would forward unchanged, else None."""
-    from ._jsonbytes import loads
-
     try:
         message = loads(line)
     except ValueError:
@@ -117,16 +118,12 @@ class _Exchange:
         if request is None:
             state.front = line + b"\n" + rest
             return state
-        from ._jsonbytes import dumps
-
         state.request, state.sent = request, time.perf_counter()
         with contextlib.suppress(OSError):  # a backend gone already: the relay reports its end of file
             _write(self.back_in, dumps({**request, "id": BACKEND_ID}) + b"\n")
         answer, state.back, _ = self._line(self.back_out)
         if answer is None:
             return state
-        from .proxy._channels import Invalid, _line_of, _parse_line, with_id
-
         message = _parse_line(answer)
         if (
             isinstance(message, Invalid)
