@@ -8,9 +8,10 @@ Three cases, each spawned the way an agent spawns its servers and sent `initiali
 Rounds rotate the order of the configurations so drift hits all equally. Printed per case and
 configuration: median (min-max) milliseconds from spawn to the answer, and the ratio ours/anchor.
 
-    python scripts/bench_startup.py [--rounds 5] [--baseline main] [--cases instant,fs,three]
+    python scripts/bench_startup.py [--rounds 5] [--baseline main] [--tree SRC] [--cases instant,fs,three]
 
-`--baseline REF` also runs `git archive REF src` (bytecode compiled) as "mcpsqueeze REF", side by side.
+`--baseline REF` also runs `git archive REF src` (bytecode compiled) as "REF", side by side; `--tree SRC`
+runs another source directory (an experiment) the same way. Both may be repeated.
 The servers, the anchor's invocation and the raw client are bench_session.py's.
 """
 
@@ -43,20 +44,22 @@ class Contender:
     env: dict[str, str]
 
 
-def contenders(budget: int, workdir: Path, baseline: str | None) -> list[Contender]:
+def contenders(budget: int, workdir: Path, baselines: list[str], trees: list[Path]) -> list[Contender]:
     direct, anchor, ours = configurations(budget)[:3]
     env = _env()
     found = [Contender("direct", direct, env), Contender("anchor", anchor, env), Contender("ours", ours, env)]
-    if baseline is not None:
-        tree = workdir / "baseline"
+    for ref in baselines:
+        tree = workdir / f"baseline-{len(found)}"
         tree.mkdir()
         archive = subprocess.run(
-            ["git", "-C", str(ROOT), "archive", baseline, "src"], check=True, capture_output=True
+            ["git", "-C", str(ROOT), "archive", ref, "src"], check=True, capture_output=True
         )
         subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True)
         compileall.compile_dir(str(tree / "src"), quiet=1)
-        other = {**env, "PYTHONPATH": str(tree / "src")}
-        found.append(Contender(baseline, ours, other))
+        found.append(Contender(ref, ours, {**env, "PYTHONPATH": str(tree / "src")}))
+    for path in trees:
+        compileall.compile_dir(str(path), quiet=1)
+        found.append(Contender(str(path), ours, {**env, "PYTHONPATH": str(path)}))
     return found
 
 
@@ -155,7 +158,12 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--budget", type=int, default=20000)
-    parser.add_argument("--baseline", metavar="REF", help="also run this git ref's src/ (e.g. main)")
+    parser.add_argument(
+        "--baseline", metavar="REF", action="append", default=[], help="also run this git ref's src/ (main)"
+    )
+    parser.add_argument(
+        "--tree", metavar="SRC", type=Path, action="append", default=[], help="also run this src/ directory"
+    )
     parser.add_argument("--cases", default=",".join(CASES), help=f"comma-separated, of {', '.join(CASES)}")
     args = parser.parse_args(argv)
     if not COMPRESSOR.exists():
@@ -166,7 +174,7 @@ def main(argv: list[str] | None = None) -> None:
     compileall.compile_dir(str(ROOT / "src"), quiet=1)  # as installed: bytecode compiled
     workdir = Path(tempfile.mkdtemp(prefix="bench-startup-"))
     try:
-        people = contenders(args.budget, workdir, args.baseline)
+        people = contenders(args.budget, workdir, args.baseline, args.tree)
         repo = _repo(workdir) if set(cases) - {"instant"} else workdir
         report(run(args.rounds, cases, people, repo, workdir), cases, people)
     finally:

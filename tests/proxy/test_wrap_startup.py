@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from test_wrap_exit import _running
 
 from rawclient import cli, demo_server
@@ -57,13 +58,19 @@ def _session(tmp_path: Path, backend: list[str], data: bytes) -> list[dict[str, 
     return [json.loads(line) for line in done.stdout.splitlines()]
 
 
-def test_initialize_initialized_and_tools_list_written_at_once_are_all_answered(tmp_path: Path) -> None:
+# A stdlib server answers before the relay is imported; the SDK demo server (~2 s to import) after.
+@pytest.mark.parametrize(
+    "backend", [[sys.executable, "-m", "mcpsqueeze.demo.bulk"], demo_server()], ids=["instant", "slow"]
+)
+def test_initialize_initialized_and_tools_list_written_at_once_are_all_answered(
+    tmp_path: Path, backend: list[str]
+) -> None:
     data = (
         _line(INITIALIZE)
         + _line({"jsonrpc": "2.0", "method": "notifications/initialized"})
         + _line({"jsonrpc": "2.0", "id": 7, "method": "tools/list"})
     )
-    received = _session(tmp_path, demo_server(), data)
+    received = _session(tmp_path, backend, data)
     assert [m.get("id") for m in received] == ["init-1", 7]
     assert "serverInfo" in received[0]["result"]
     assert "squeeze_recover" in [t["name"] for t in received[1]["result"]["tools"]]
