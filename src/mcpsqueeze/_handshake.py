@@ -134,8 +134,8 @@ class _Exchange:
         ):
             state.back = answer + b"\n" + state.back
             return state
-        state.answered = True  # the relay forgets the request before sending too: an agent gone is its
-        with contextlib.suppress(OSError):
+        state.answered = True  # also when the agent has gone: the relay forgets a request before writing
+        with contextlib.suppress(OSError):  # its answer too, and notices the end when it reads stdin
             _write(1, _line_of(with_id(message, request["id"])))
         version = message["result"].get("protocolVersion")
         state.protocol = version if isinstance(version, str) else None
