@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import select
 import subprocess
 import sys
 from pathlib import Path
@@ -92,3 +93,26 @@ def test_a_backend_started_before_the_command_line_is_parsed_does_not_outlive_a_
     assert done.returncode == 2, done.stderr
     assert b"no-such-option" in done.stderr
     assert not _running(marker)
+
+
+def test_an_initialize_never_answered_still_times_out_with_the_agents_id(tmp_path: Path) -> None:
+    silent = [sys.executable, "-c", "import sys; sys.stdin.readline(); sys.stdin.read()"]  # never answers
+    proc = subprocess.Popen(
+        cli("wrap", "--timeout", "1", "--recovery-dir", str(tmp_path / "rec"), "--", *silent),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(_line(INITIALIZE))
+        proc.stdin.flush()
+        ready, _, _ = select.select([proc.stdout], [], [], DEADLINE)  # the relay's watchdog answers
+        assert ready, "no answer to initialize"
+        answer = json.loads(proc.stdout.readline())
+    finally:
+        proc.kill()
+        proc.wait()
+    assert answer["id"] == "init-1"
+    assert answer["error"]["code"] == -32001
+    assert "within 1 s" in answer["error"]["message"]
