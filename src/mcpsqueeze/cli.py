@@ -4,10 +4,18 @@ Exit codes (all CLIs): 0 ok, 1 the tool reported an error, 2 usage error or refu
 3 session or backend unreachable, 4 backend failure or timeout (one table: `_errors.exit_code`).
 """
 
+# ruff: noqa: E402 - `python -m mcpsqueeze.cli wrap -- CMD` starts CMD before the imports below
+
 from __future__ import annotations
 
-import math
 import sys
+
+if __name__ == "__main__":  # the console script does the same (`mcpsqueeze.__main__`)
+    from ._prestart import prestart_from_command_line
+
+    prestart_from_command_line(sys.argv[1:])
+
+import math
 from pathlib import Path
 from typing import Any
 
@@ -338,6 +346,7 @@ def wrap(target: tuple[str, ...], **opts: Any) -> None:
             )
         settings = _settings(list(target), opts, choice)
         _configure_logging(opts["log_level"])
+        _early_initialize(settings)
         from .proxy import run_wrap
 
         code = _run(run_wrap, settings)
@@ -346,6 +355,23 @@ def wrap(target: tuple[str, ...], **opts: Any) -> None:
 
         discard()  # a backend started early but never adopted (bad settings, failed start) is stopped
     sys.exit(code)
+
+
+# What the stdio relay imports; loaded while `_handshake` relays the first `initialize`.
+_RELAY_MODULES = ("mcpsqueeze.proxy._channels", "mcpsqueeze.proxy._wrap", "anyio._backends._asyncio")
+
+
+def _early_initialize(settings: Settings) -> None:
+    """A backend started early answers the agent's first `initialize` while the relay is imported."""
+    if settings.transport != "stdio" or settings.is_url:
+        return
+    from ._prestart import started
+
+    backend = started(settings.target)
+    if backend is not None:
+        from ._handshake import handshake
+
+        handshake(backend, _RELAY_MODULES)
 
 
 def _settings(target: list[str], opts: dict[str, Any], choice: Any = None) -> Settings:
@@ -717,7 +743,7 @@ def clean(directory: Path, max_age: str, max_bytes: str | None, dry_run: bool, a
     sys.exit(EXIT_TOOL_ERROR if report.errors else 0)
 
 
-from ._authcli import auth as _auth_group  # noqa: E402 - registered after main is defined
+from ._authcli import auth as _auth_group  # registered after main is defined
 
 main.add_command(_auth_group, "auth")
 

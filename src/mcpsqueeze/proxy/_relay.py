@@ -24,6 +24,7 @@ import anyio
 import anyio.abc
 
 from .._errors import MCPSqueezeError, RecoveryError, UsageError
+from .._handshake import BACKEND_ID, Handshake
 from ..pipeline import Call, Pipeline
 from ..recovery import recover_call
 from ..services import SessionServices
@@ -179,13 +180,30 @@ class Relay:
         self._tg: anyio.abc.TaskGroup | None = None
         self._progress: dict[tuple[str, Any], Any] = {}  # progressToken -> agent's request id (HTTP routing)
         self.on_initialized: Callable[[], None] | None = None  # after the first `initialize` answer is sent
+        self._initialized_early = False  # `resume`d after an answered initialize: the next answer counts
 
     # -- lifecycle -------------------------------------------------------------------------------------
+
+    def resume(self, handshake: Handshake) -> None:
+        """Carry on from the first exchange `_handshake` relayed before this relay existed (call before
+        `run`): its request took the first backend id, and is answered already or still pending."""
+        if handshake.request is None:
+            return
+        backend_id = next(self._ids)
+        assert backend_id == BACKEND_ID
+        if not handshake.answered:
+            self._pending[backend_id] = _Pending("initialize", handshake.request, started=handshake.sent)
+            return
+        self._backend_spoke = True
+        self._protocol = handshake.protocol
+        self._initialized_early = True  # what the agent sent next is waiting: on_initialized after it
 
     async def run(self) -> int:
         """Relay until the agent disconnects (or the backend fails before ever answering)."""
         async with anyio.create_task_group() as tg:
             self._tg = tg
+            for backend_id, pending in self._pending.items():  # resumed: its timeout starts now
+                self._watch_soon(backend_id, pending)
             if self.back is not None:
                 tg.start_soon(self._pump_back)
             await self._pump_front()
@@ -377,10 +395,7 @@ class Relay:
         if isinstance(meta, dict) and valid_id(meta.get("progressToken")):  # else forwarded, not routed
             pending.progress = _key(meta["progressToken"])
             self._progress[pending.progress] = request_id
-        if self.services.timeout:
-            assert self._tg is not None
-            pending.watchdog = anyio.CancelScope()
-            self._tg.start_soon(self._watch, backend_id, pending, self.services.timeout)
+        self._watch_soon(backend_id, pending)
         why = await self._to_back(self._for_backend({**message, "id": backend_id}))
         if why is not None and self._take(backend_id) is not None:
             await self._to_front(
@@ -424,6 +439,13 @@ class Relay:
                 "params": {"requestId": backend_id, "reason": reason},
             }
         )
+
+    def _watch_soon(self, backend_id: int, pending: _Pending) -> None:
+        """With --timeout, start the request's watchdog."""
+        if self.services.timeout:
+            assert self._tg is not None
+            pending.watchdog = anyio.CancelScope()
+            self._tg.start_soon(self._watch, backend_id, pending, self.services.timeout)
 
     async def _watch(self, backend_id: int, pending: _Pending, timeout: float) -> None:
         assert pending.watchdog is not None
@@ -476,9 +498,11 @@ class Relay:
                 if pending.method == "initialize" and isinstance(result.get("protocolVersion"), str):
                     self._protocol = result["protocolVersion"]
                 await self._to_front(message)
-                if pending.method == "initialize" and self.on_initialized is not None:
-                    self.on_initialized()
-                    self.on_initialized = None
+            if self.on_initialized is not None and (
+                pending.method == "initialize" or self._initialized_early
+            ):
+                self.on_initialized()
+                self.on_initialized = None
 
     def _with_recover_tool(self, message: Message, result: dict[str, Any]) -> Message:
         self.recover_tool, listed = list_recover_tool(result, self.recover_tool, [self.pipeline])

@@ -16,6 +16,7 @@ import anyio.abc
 
 from .._auth import PRINCIPAL_KEY, bearer_guard, check_token_path, is_loopback, load_tokens
 from .._errors import BackendError, UsageError
+from .._handshake import take as take_handshake
 from .._malloc import tame_malloc
 from ..pipeline import Pipeline
 from ..services import (
@@ -30,7 +31,14 @@ from ..services import (
 )
 from ..settings import Settings
 from ..stats import print_summary
-from ._channels import Channel, SessionMessageChannel, StdioChannel, http_backend, open_process_channel
+from ._channels import (
+    Channel,
+    ProcessChannel,
+    SessionMessageChannel,
+    StdioChannel,
+    http_backend,
+    open_process_channel,
+)
 from ._relay import Relay
 
 logger = logging.getLogger("mcpsqueeze.proxy")
@@ -73,13 +81,18 @@ async def open_backend(settings: Settings) -> AsyncIterator[Channel]:
 async def _relay_stdio(
     settings: Settings, services: SessionServices, answered: anyio.Event | None = None
 ) -> int:
-    front = StdioChannel()
+    handshake = take_handshake()  # the first exchange, when it was relayed before the relay was imported
+    front = StdioChannel(handshake.front, handshake.front_eof) if handshake else StdioChannel()
     async with open_backend(settings) as back:
+        if handshake is not None and isinstance(back, ProcessChannel):
+            back.feed(handshake.back)
         relay = Relay(
             front, back, new_pipeline(settings, services), services, recover_tool=_recover(settings)
         )
         if answered is not None:
             relay.on_initialized = answered.set
+        if handshake is not None:
+            relay.resume(handshake)
         return await relay.run()
 
 
