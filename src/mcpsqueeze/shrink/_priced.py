@@ -200,7 +200,10 @@ class Priced:
         self.root = root
         self.target = target
         self.head = head
-        self.plans = plans
+        # Only while compiling: held after, it would tie a reference cycle (``plans.priced`` is this),
+        # and the packing's thousands of objects would wait for the garbage collector instead of going
+        # when the document's shrink is done.
+        self._plans: Plans | None = plans
         self.arrays: list[_Array] = []
         self.covers: list[tuple[int, _Array, int]] = []  # (names shown, array, item) of the cover items
         self.price = 1.0  # the price found
@@ -216,6 +219,7 @@ class Priced:
         self._relaxed = 0  # must items given up in this run (0: every must item kept)
         needed = plans.names(root) - self._own_names(root)
         self.top = self._compile(root, 0, needed or None)
+        self._plans = None
 
     def reset(self, target: int) -> None:
         self.target = target
@@ -292,7 +296,11 @@ class Priced:
         arr = _Array(len(node))
         self.arrays.append(arr)
         n = arr.n
-        order = list(range(n)) if n <= _HORIZON_MIN else self.plans.order(node)
+        if n <= _HORIZON_MIN:
+            order = list(range(n))
+        else:
+            assert self._plans is not None  # (compiling)
+            order = self._plans.order(node)
         ends = (0, n - 1)
         top = depth <= 1
         # Items that show field names still needed somewhere are kept; names inside them are then
@@ -684,57 +692,58 @@ class Priced:
         """The chosen copy. It walks the document as ``_walk`` did, so each array and each cuttable
         string meets its own entry in its profile (in document order, not by ``id()``)."""
         out = Condensed(None)
-        head = self.head
-
-        def build(node: object, depth: int, at: _At) -> object:
-            t = type(node)
-            if t is str:
-                text: str = node  # type: ignore[assignment]
-                if len(text) <= head + STRING_SLACK:
-                    out.intact += 1
-                    return text
-                index = at.strings
-                at.strings += 1
-                if index in at.whole:
-                    out.intact += 1
-                    return text
-                out.strings_truncated += 1
-                return cut(text, head)
-            if t is dict:
-                mapping: dict[str, object] = node  # type: ignore[assignment]
-                n = len(mapping)
-                if n and depth >= MAX_DEPTH:
-                    out.keys_omitted += n
-                    note_dropped(out.dropped, mapping)
-                    return collapsed_keys(n)
-                return {key: build(child, depth + 1, at) for key, child in mapping.items()}
-            if t is list:
-                items: list[object] = node  # type: ignore[assignment]
-                n = len(items)
-                if not n:
-                    return []
-                if depth >= MAX_DEPTH:
-                    out.items_omitted += n
-                    return collapsed_items(n)
-                arr = at.profile.arrays[at.arrays]
-                at.arrays += 1
-                shown: list[object] = []
-                previous = -1
-                for i in arr.kept:
-                    if i - previous > 1:
-                        shown.append(gap_text(previous + 1, i - 1))
-                    shown.append(build(items[i], depth + 1, self._at(arr.items[i])))
-                    previous = i
-                if previous < n - 1:
-                    shown.append(gap_text(previous + 1, n - 1))
-                out.items_omitted += n - len(arr.kept)
-                return shown
-            out.intact += 1
-            return node
-
-        out.value = build(self.root, 0, self._at(self.top))
+        out.value = self._build(self.root, 0, self._at(self.top), out)
         out.size = self._size(self.top)  # exact: the tests hold it against the rendered copy
         return out
+
+    def _build(self, node: object, depth: int, at: _At, out: Condensed) -> object:
+        """``node`` as ``render`` shows it, counted on ``out``. (A method, not a closure: a nested
+        function that calls itself is a reference cycle, which kept the packing for the collector.)"""
+        build = self._build
+        t = type(node)
+        if t is str:
+            text: str = node  # type: ignore[assignment]
+            if len(text) <= self.head + STRING_SLACK:
+                out.intact += 1
+                return text
+            index = at.strings
+            at.strings += 1
+            if index in at.whole:
+                out.intact += 1
+                return text
+            out.strings_truncated += 1
+            return cut(text, self.head)
+        if t is dict:
+            mapping: dict[str, object] = node  # type: ignore[assignment]
+            n = len(mapping)
+            if n and depth >= MAX_DEPTH:
+                out.keys_omitted += n
+                note_dropped(out.dropped, mapping)
+                return collapsed_keys(n)
+            return {key: build(child, depth + 1, at, out) for key, child in mapping.items()}
+        if t is list:
+            items: list[object] = node  # type: ignore[assignment]
+            n = len(items)
+            if not n:
+                return []
+            if depth >= MAX_DEPTH:
+                out.items_omitted += n
+                return collapsed_items(n)
+            arr = at.profile.arrays[at.arrays]
+            at.arrays += 1
+            shown: list[object] = []
+            previous = -1
+            for i in arr.kept:
+                if i - previous > 1:
+                    shown.append(gap_text(previous + 1, i - 1))
+                shown.append(build(items[i], depth + 1, self._at(arr.items[i]), out))
+                previous = i
+            if previous < n - 1:
+                shown.append(gap_text(previous + 1, n - 1))
+            out.items_omitted += n - len(arr.kept)
+            return shown
+        out.intact += 1
+        return node
 
     def _at(self, profile: _Profile) -> _At:
         return _At(profile, set(profile.order[: profile.shown]))
