@@ -212,3 +212,9 @@ def note_dropped(dropped: dict[str, None], names: Iterable[str]) -> None:
 
 def cut(text: str, head: int) -> str:
     return f"{text[:head]}…[+{len(text) - head}]"
+
+
+def cut_size(text: str, head: int) -> int:
+    """``str_size(cut(text, head))`` without building the cut string: escapes are per character, and
+    the marker (``…[+N]``) needs none."""
+    return str_size(text[:head]) + 4 + len(str(len(text) - head))

@@ -30,6 +30,7 @@ from mcpsqueeze.shrink._copy import (
     collapsed_items,
     collapsed_keys,
     cut,
+    cut_size,
     deep_keys,
     gap_size,
     gap_text,
@@ -241,7 +242,7 @@ class Priced:
                 profile.cost += str_size(text)
                 profile.value += 1
             else:
-                short = str_size(cut(text, self.head))
+                short = cut_size(text, self.head)
                 profile.cost += short
                 profile.extra.append(str_size(text) - short)
             return
@@ -251,10 +252,13 @@ class Priced:
             if n and depth >= MAX_DEPTH:
                 profile.cost += str_size(collapsed_keys(n))
                 return
-            # (leaves inline, key sizes remembered: most objects are records of the same few keys)
+            # (leaves inline, str_size too, key sizes remembered: most objects are records of the same
+            # few keys; this loop runs for every member of every item within the horizons)
             cost = profile.cost + (1 + n if n else 2)
+            value = profile.value
             sizes = self._key_sizes
-            whole = self.head + STRING_SLACK
+            head = self.head
+            whole = head + STRING_SLACK
             for key, child in mapping.items():
                 size = sizes.get(key)
                 if size is None:
@@ -264,20 +268,29 @@ class Priced:
                 if kind is str:
                     text = child  # type: ignore[assignment]
                     if len(text) <= whole:
-                        cost += str_size(text)
-                        profile.value += 1
+                        if text.isprintable():
+                            cost += len(text) + 2 + text.count('"') + text.count("\\")
+                        else:
+                            cost += str_size(text)
+                        value += 1
                     else:
-                        short = str_size(cut(text, self.head))
+                        short = cut_size(text, head)
                         cost += short
                         profile.extra.append(str_size(text) - short)
+                elif kind is int:
+                    cost += len(str(child))
+                    value += 1
                 elif kind is dict or kind is list:
                     profile.cost = cost
+                    profile.value = value
                     self._walk(child, depth + 1, profile, needed)
                     cost = profile.cost
+                    value = profile.value
                 else:
                     cost += leaf_size(child)
-                    profile.value += 1
+                    value += 1
             profile.cost = cost
+            profile.value = value
             return
         if t is list:
             items: list[object] = node  # type: ignore[assignment]
@@ -720,7 +733,24 @@ class Priced:
                 out.keys_omitted += n
                 note_dropped(out.dropped, mapping)
                 return collapsed_keys(n)
-            return {key: build(child, depth + 1, at, out) for key, child in mapping.items()}
+            # (leaves shown as they are inline: no call for most members of most records)
+            whole = self.head + STRING_SLACK
+            copy: dict[str, object] = {}
+            intact = 0
+            for key, child in mapping.items():
+                kind = type(child)
+                if kind is str:
+                    if len(child) <= whole:  # type: ignore[arg-type]
+                        intact += 1
+                        copy[key] = child
+                        continue
+                elif kind is not dict and kind is not list:
+                    intact += 1
+                    copy[key] = child
+                    continue
+                copy[key] = build(child, depth + 1, at, out)
+            out.intact += intact
+            return copy
         if t is list:
             items: list[object] = node  # type: ignore[assignment]
             n = len(items)
