@@ -51,6 +51,8 @@ _TOP_UPS: Final = 512  # at most this many heap entries looked at after the sear
 
 # what the top-up may add: (a profile's next cut string) or (an array, an item, priced or folded)
 _Offer = tuple["_Profile | None", "_Array | None", int, bool]
+# what the DP reads of an item without arrays inside: (characters, values, sorted extras or None, prefix)
+_Plain = tuple[int, int, "list[int] | None", list[int]]
 # (objective, characters, verbatim values) of a choice at one price
 _Score = tuple[float, int, int]
 _NONE: Final[_Score] = (_NEG, 0, 0)
@@ -166,15 +168,23 @@ class _Array:
         # ``whole_below``, its choice is ``whole_score`` (objective at price 0, characters, values).
         self.whole_below = 0.0
         self.whole_score: _Score = _NONE
-        # per offered position: (index, item, bonus, a gap before it): what the DP walks
-        self.seq: list[tuple[int, _Profile, float, bool]] = []
+        # per offered position: (index, item, bonus, a gap before it, and for an item without arrays
+        # inside its characters, values, sorted extras and their prefix sums; None for a fixed item's
+        # extras): what the DP walks
+        self.seq: list[tuple[int, _Profile, float, bool, _Plain | None]] = []
 
     def seal(self) -> None:
         """Work out ``seq`` and ``whole_below`` once the items are compiled."""
         previous = -1
-        seq: list[tuple[int, _Profile, float, bool]] = []
+        seq: list[tuple[int, _Profile, float, bool, _Plain | None]] = []
         for i in self.positions:
-            seq.append((i, self.items[i], self.bonus.get(i, 0.0), i > previous + 1))
+            item = self.items[i]
+            plain: _Plain | None = None
+            if item.fixed:
+                plain = (item.cost, item.value, None, _PREFIX)
+            elif not item.arrays:
+                plain = (item.cost, item.value, item.sorted_extra, item.prefix)
+            seq.append((i, item, self.bonus.get(i, 0.0), i > previous + 1, plain))
             previous = i
         self.seq = seq
         if len(self.positions) != self.n:
@@ -477,7 +487,8 @@ class Priced:
         must = arr.must
         score = self.score
         whole = 1.0 / p  # (``_Profile.whole_at``, inlined below)
-        for i, item, bonus, jump in arr.seq:
+        bisect = bisect_left
+        for i, item, bonus, jump, plain in arr.seq:
             forced = False
             if jump:
                 opened = ko - gap_obj
@@ -485,14 +496,12 @@ class Priced:
                 if forced:
                     go, gc, gv = opened, kc + gap_cost, kv
                 ko, kc, kv = _NEG, 0, 0
-            if item.fixed:  # (inlined: most items of most arrays have no choice inside ...)
-                c = item.cost
-                v = item.value
-                o = v - p * c
-            elif not item.arrays:  # (... or only which strings to show whole: ``score`` inlined)
-                k = bisect_left(item.sorted_extra, whole)
-                c = item.cost + item.prefix[k]
-                v = item.value + k
+            if plain is not None:  # (inlined: most items of most arrays have no choice inside, or
+                c, v, extra, prefix = plain  # only which strings to show whole: ``score`` inlined)
+                if extra is not None:
+                    k = bisect(extra, whole)
+                    c += prefix[k]
+                    v += k
                 o = v - p * c
             elif p < item.leafy_below:  # (... or short arrays of leaves kept whole: the same sums)
                 k = bisect_left(item.sorted_extra, whole) if item.sorted_extra else 0
