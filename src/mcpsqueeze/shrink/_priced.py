@@ -398,6 +398,9 @@ class Priced:
             elif kind is int:
                 cost += len(str(child))
                 value += 1
+            elif kind is float:
+                cost += len(repr(child))  # (``leaf_size``)
+                value += 1
             elif kind is dict or kind is list:
                 return None  # (the key sizes learnt so far stay right)
             else:
@@ -697,18 +700,36 @@ class Priced:
 
     def _offer_item(self, arr: _Array, i: int) -> None:
         """Offer item ``i`` of ``arr`` both ways: as priced, and with its strings cut and its arrays
-        folded."""
-        self._offer((None, arr, i, True))
+        folded. (``_offer`` of both, inlined: the gaps around ``i`` are measured once for the two.)"""
         item = arr.items[i]
+        gaps: int | None = None
+        measured = False
+        size, value = self._item_size(item, True)
+        if value:
+            gaps, measured = self._gaps(arr, i), True
+            if gaps is None:
+                return  # kept already: neither way applies
+            if size + gaps <= self.room:
+                self._push((None, arr, i, True), value / max(size + gaps, 1))
         if item.arrays or item.whole_at(self.price):  # (else both ways are the same copy)
-            self._offer((None, arr, i, False))
+            size, value = self._item_size(item, False)
+            if not value:
+                return
+            if not measured:
+                gaps = self._gaps(arr, i)
+            if gaps is not None and size + gaps <= self.room:
+                self._push((None, arr, i, False), value / max(size + gaps, 1))
 
     def _offer_profile(self, profile: _Profile) -> None:
         """Offer what ``profile`` (shown) and the kept items below it could still show."""
         stack = [profile]
         while stack:
             current = stack.pop()
-            self._offer((current, None, -1, False))
+            k = current.shown  # (``_offer`` of the profile's next cut string, inlined: one per kept item)
+            if k < len(current.order):
+                size = current.extra[current.order[k]]
+                if size <= self.room:
+                    self._push((current, None, -1, False), 1 / max(size, 1))
             for arr in current.arrays:
                 kept = set(arr.kept)
                 for i in arr.positions:
@@ -724,8 +745,16 @@ class Priced:
             assert profile is not None
             k = profile.shown
             return None if k >= len(profile.order) else (profile.extra[profile.order[k]], 1)
-        item = arr.items[i]
-        key = id(item) if priced else -id(item)  # (the same while the price is: remembered)
+        size, value = self._item_size(arr.items[i], priced)
+        if not value:
+            return None
+        gaps = self._gaps(arr, i)
+        return None if gaps is None else (size + gaps, value)
+
+    def _item_size(self, item: _Profile, priced: bool) -> tuple[int, int]:
+        """(characters, verbatim values) of an item as priced, or folded (its strings cut, its arrays
+        folded); remembered while the price is the same."""
+        key = id(item) if priced else -id(item)
         found = self._item_sizes.get(key)
         if found is None:
             if priced:  # as chosen at the price found
@@ -733,9 +762,12 @@ class Priced:
             else:  # every string cut, every array inside folded
                 found = (item.cost + sum(2 + gap_size(0, inner.n - 1) for inner in item.arrays), item.value)
             self._item_sizes[key] = found
-        size, value = found
-        if not value:
-            return None
+        return found
+
+    @staticmethod
+    def _gaps(arr: _Array, i: int) -> int | None:
+        """The characters the gap markers around position ``i`` gain when item ``i`` is kept; None when
+        it is kept already."""
         kept = arr.kept
         pos = bisect_left(kept, i)
         if pos < len(kept) and kept[pos] == i:
@@ -749,8 +781,7 @@ class Priced:
         if b > i:
             right = 14 + len(str(b)) if b == i + 1 else 15 + len(str(i + 1)) + len(str(b))
         whole = 14 + len(str(a)) if a == b else 15 + len(str(a)) + len(str(b))
-        gaps = left + right - whole + (left > 0) + (right > 0)
-        return size + gaps, value
+        return left + right - whole + (left > 0) + (right > 0)
 
     def _apply(self, offer: _Offer) -> None:
         profile, arr, i, priced = offer
