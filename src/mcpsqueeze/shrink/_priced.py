@@ -51,8 +51,9 @@ _TOP_UPS: Final = 512  # at most this many heap entries looked at after the sear
 
 # what the top-up may add: (a profile's next cut string) or (an array, an item, priced or folded)
 _Offer = tuple["_Profile | None", "_Array | None", int, bool]
-# what the DP reads of an item without arrays inside: (characters, values, sorted extras or None, prefix)
-_Plain = tuple[int, int, "list[int] | None", list[int]]
+# what the DP reads of an item without arrays inside: (characters, values, sorted extras or None, their
+# prefix sums, the one extra of an item with a single cut string or None)
+_Plain = tuple[int, int, "list[int] | None", list[int], "int | None"]
 # (objective, characters, verbatim values) of a choice at one price
 _Score = tuple[float, int, int]
 _NONE: Final[_Score] = (_NEG, 0, 0)
@@ -169,8 +170,7 @@ class _Array:
         self.whole_below = 0.0
         self.whole_score: _Score = _NONE
         # per offered position: (index, item, bonus, a gap before it, and for an item without arrays
-        # inside its characters, values, sorted extras and their prefix sums; None for a fixed item's
-        # extras): what the DP walks
+        # inside what the DP reads of it, ``_Plain``): what the DP walks
         self.seq: list[tuple[int, _Profile, float, bool, _Plain | None]] = []
 
     def seal(self) -> None:
@@ -181,9 +181,11 @@ class _Array:
             item = self.items[i]
             plain: _Plain | None = None
             if item.fixed:
-                plain = (item.cost, item.value, None, _PREFIX)
+                plain = (item.cost, item.value, None, _PREFIX, None)
+            elif not item.arrays and len(item.sorted_extra) == 1:  # (a record with one long string)
+                plain = (item.cost, item.value, None, _PREFIX, item.sorted_extra[0])
             elif not item.arrays:
-                plain = (item.cost, item.value, item.sorted_extra, item.prefix)
+                plain = (item.cost, item.value, item.sorted_extra, item.prefix, None)
             seq.append((i, item, self.bonus.get(i, 0.0), i > previous + 1, plain))
             previous = i
         self.seq = seq
@@ -500,8 +502,12 @@ class Priced:
                     go, gc, gv = opened, kc + gap_cost, kv
                 ko, kc, kv = _NEG, 0, 0
             if plain is not None:  # (inlined: most items of most arrays have no choice inside, or
-                c, v, extra, prefix = plain  # only which strings to show whole: ``score`` inlined)
-                if extra is not None:
+                c, v, extra, prefix, one = plain  # only which strings to show whole: ``score`` inlined)
+                if one is not None:  # one cut string: shown whole below its price (bisect of [one])
+                    if one < whole:
+                        c += one
+                        v += 1
+                elif extra is not None:
                     k = bisect(extra, whole)
                     c += prefix[k]
                     v += k
