@@ -75,16 +75,13 @@ class Plans:
         return found
 
 
+CONTAINER_TYPES: Final = frozenset((dict, list))
+
+
 def containers(children: Iterable[object]) -> list[object]:
-    kinds = set(map(type, children))  # C speed over the leaves; most nodes hold no containers
-    if dict in kinds or list in kinds:
-        return [c for c in children if type(c) is dict or type(c) is list]
-    return []
-
-
-def _holds_containers(children: Iterable[object]) -> bool:
-    kinds = set(map(type, children))
-    return dict in kinds or list in kinds
+    if CONTAINER_TYPES.isdisjoint(map(type, children)):  # C speed over the leaves; most nodes hold none
+        return []
+    return [c for c in children if type(c) is dict or type(c) is list]
 
 
 def deep_keys(root: object) -> set[str]:
@@ -134,7 +131,7 @@ def priority(items: list[object]) -> tuple[list[int], set[str]]:
                 known = covered.issuperset(item)
             last = names  # (whichever way below, its names are covered after this item)
             if known and (
-                not _holds_containers(item.values())
+                CONTAINER_TYPES.isdisjoint(map(type, item.values()))
                 or all(type(inner) is list and not containers(inner) for inner in containers(item.values()))
             ):  # no field name below the item's own
                 if new_shape:
@@ -212,3 +209,9 @@ def note_dropped(dropped: dict[str, None], names: Iterable[str]) -> None:
 
 def cut(text: str, head: int) -> str:
     return f"{text[:head]}…[+{len(text) - head}]"
+
+
+def cut_size(text: str, head: int) -> int:
+    """``str_size(cut(text, head))`` without building the cut string: escapes are per character, and
+    the marker (``…[+N]``) needs none."""
+    return str_size(text[:head]) + 4 + len(str(len(text) - head))

@@ -30,6 +30,7 @@ from mcpsqueeze.shrink._copy import (
     collapsed_items,
     collapsed_keys,
     cut,
+    cut_size,
     deep_keys,
     gap_size,
     gap_text,
@@ -50,6 +51,9 @@ _TOP_UPS: Final = 512  # at most this many heap entries looked at after the sear
 
 # what the top-up may add: (a profile's next cut string) or (an array, an item, priced or folded)
 _Offer = tuple["_Profile | None", "_Array | None", int, bool]
+# what the DP reads of an item without arrays inside: (characters, values, sorted extras or None, their
+# prefix sums, the one extra of an item with a single cut string or None)
+_Plain = tuple[int, int, "list[int] | None", list[int], "int | None"]
 # (objective, characters, verbatim values) of a choice at one price
 _Score = tuple[float, int, int]
 _NONE: Final[_Score] = (_NEG, 0, 0)
@@ -165,15 +169,24 @@ class _Array:
         # ``whole_below``, its choice is ``whole_score`` (objective at price 0, characters, values).
         self.whole_below = 0.0
         self.whole_score: _Score = _NONE
-        # per offered position: (index, item, bonus, a gap before it): what the DP walks
-        self.seq: list[tuple[int, _Profile, float, bool]] = []
+        # per offered position: (index, item, bonus, a gap before it, and for an item without arrays
+        # inside what the DP reads of it, ``_Plain``): what the DP walks
+        self.seq: list[tuple[int, _Profile, float, bool, _Plain | None]] = []
 
     def seal(self) -> None:
         """Work out ``seq`` and ``whole_below`` once the items are compiled."""
         previous = -1
-        seq: list[tuple[int, _Profile, float, bool]] = []
+        seq: list[tuple[int, _Profile, float, bool, _Plain | None]] = []
         for i in self.positions:
-            seq.append((i, self.items[i], self.bonus.get(i, 0.0), i > previous + 1))
+            item = self.items[i]
+            plain: _Plain | None = None
+            if item.fixed:
+                plain = (item.cost, item.value, None, _PREFIX, None)
+            elif not item.arrays and len(item.sorted_extra) == 1:  # (a record with one long string)
+                plain = (item.cost, item.value, None, _PREFIX, item.sorted_extra[0])
+            elif not item.arrays:
+                plain = (item.cost, item.value, item.sorted_extra, item.prefix, None)
+            seq.append((i, item, self.bonus.get(i, 0.0), i > previous + 1, plain))
             previous = i
         self.seq = seq
         if len(self.positions) != self.n:
@@ -200,7 +213,10 @@ class Priced:
         self.root = root
         self.target = target
         self.head = head
-        self.plans = plans
+        # Only while compiling: held after, it would tie a reference cycle (``plans.priced`` is this),
+        # and the packing's thousands of objects would wait for the garbage collector instead of going
+        # when the document's shrink is done.
+        self._plans: Plans | None = plans
         self.arrays: list[_Array] = []
         self.covers: list[tuple[int, _Array, int]] = []  # (names shown, array, item) of the cover items
         self.price = 1.0  # the price found
@@ -216,6 +232,7 @@ class Priced:
         self._relaxed = 0  # must items given up in this run (0: every must item kept)
         needed = plans.names(root) - self._own_names(root)
         self.top = self._compile(root, 0, needed or None)
+        self._plans = None
 
     def reset(self, target: int) -> None:
         self.target = target
@@ -237,7 +254,7 @@ class Priced:
                 profile.cost += str_size(text)
                 profile.value += 1
             else:
-                short = str_size(cut(text, self.head))
+                short = cut_size(text, self.head)
                 profile.cost += short
                 profile.extra.append(str_size(text) - short)
             return
@@ -247,10 +264,13 @@ class Priced:
             if n and depth >= MAX_DEPTH:
                 profile.cost += str_size(collapsed_keys(n))
                 return
-            # (leaves inline, key sizes remembered: most objects are records of the same few keys)
+            # (leaves inline, str_size too, key sizes remembered: most objects are records of the same
+            # few keys; this loop runs for every member of every item within the horizons)
             cost = profile.cost + (1 + n if n else 2)
+            value = profile.value
             sizes = self._key_sizes
-            whole = self.head + STRING_SLACK
+            head = self.head
+            whole = head + STRING_SLACK
             for key, child in mapping.items():
                 size = sizes.get(key)
                 if size is None:
@@ -260,20 +280,29 @@ class Priced:
                 if kind is str:
                     text = child  # type: ignore[assignment]
                     if len(text) <= whole:
-                        cost += str_size(text)
-                        profile.value += 1
+                        if text.isprintable():
+                            cost += len(text) + 2 + text.count('"') + text.count("\\")
+                        else:
+                            cost += str_size(text)
+                        value += 1
                     else:
-                        short = str_size(cut(text, self.head))
+                        short = cut_size(text, head)
                         cost += short
                         profile.extra.append(str_size(text) - short)
+                elif kind is int:
+                    cost += len(str(child))
+                    value += 1
                 elif kind is dict or kind is list:
                     profile.cost = cost
+                    profile.value = value
                     self._walk(child, depth + 1, profile, needed)
                     cost = profile.cost
+                    value = profile.value
                 else:
                     cost += leaf_size(child)
-                    profile.value += 1
+                    value += 1
             profile.cost = cost
+            profile.value = value
             return
         if t is list:
             items: list[object] = node  # type: ignore[assignment]
@@ -292,7 +321,11 @@ class Priced:
         arr = _Array(len(node))
         self.arrays.append(arr)
         n = arr.n
-        order = list(range(n)) if n <= _HORIZON_MIN else self.plans.order(node)
+        if n <= _HORIZON_MIN:
+            order = list(range(n))
+        else:
+            assert self._plans is not None  # (compiling)
+            order = self._plans.order(node)
         ends = (0, n - 1)
         top = depth <= 1
         # Items that show field names still needed somewhere are kept; names inside them are then
@@ -324,12 +357,78 @@ class Priced:
             if kind is not str and kind is not dict and kind is not list:
                 arr.items[i] = _leaf(leaf_size(child))
                 continue
+            if kind is dict and depth + 1 < MAX_DEPTH and child:
+                flat = self._flat(child)  # type: ignore[arg-type]
+                if flat is not None:
+                    arr.items[i] = flat
+                    continue
             need = musts.get(i)
             if need:
                 need = need - self._own_names(node[i])
             arr.items[i] = self._compile(node[i], depth + 1, need or None)
         arr.seal()
         return arr
+
+    def _flat(self, mapping: dict[str, object]) -> _Profile | None:
+        """The sealed profile of an object of leaves only (a record), as ``_compile`` makes it, but in
+        one loop without ``_walk`` or ``seal``: arrays of records are what most big results hold.
+        None when a member is an object or an array."""
+        cost = 1 + len(mapping)
+        value = 0
+        extra: list[int] = []
+        sizes = self._key_sizes
+        head = self.head
+        whole = head + STRING_SLACK
+        for key, child in mapping.items():
+            size = sizes.get(key)
+            if size is None:
+                size = sizes[key] = str_size(key) + 1
+            cost += size
+            kind = type(child)
+            if kind is str:
+                text: str = child  # type: ignore[assignment]
+                if len(text) <= whole:
+                    if text.isprintable():
+                        cost += len(text) + 2 + text.count('"') + text.count("\\")
+                    else:
+                        cost += str_size(text)
+                    value += 1
+                else:
+                    short = cut_size(text, head)
+                    cost += short
+                    extra.append(str_size(text) - short)
+            elif kind is int:
+                cost += len(str(child))
+                value += 1
+            elif kind is float:
+                cost += len(repr(child))  # (``leaf_size``)
+                value += 1
+            elif kind is dict or kind is list:
+                return None  # (the key sizes learnt so far stay right)
+            else:
+                cost += leaf_size(child)
+                value += 1
+        if len(extra) > 1:
+            profile = _Profile()
+            profile.value, profile.cost, profile.extra = value, cost, extra
+            profile.seal()
+            return profile
+        profile = _Profile.__new__(_Profile)  # (what ``seal`` makes of a profile without arrays)
+        profile.value = value
+        profile.cost = cost
+        if extra:
+            profile.extra = profile.sorted_extra = extra
+            profile.order = [0]
+            profile.prefix = [0, extra[0]]
+            profile.fixed = False
+        else:
+            profile.extra = profile.order = profile.sorted_extra = _NO_EXTRA
+            profile.prefix = _PREFIX
+            profile.fixed = True
+        profile.arrays = _NO_ARRAYS
+        profile.shown = 0
+        profile.leafy_below = 0.0
+        return profile
 
     def _own_names(self, node: object) -> set[str]:
         """Field names of ``node`` shown even when every array inside it is folded."""
@@ -393,7 +492,8 @@ class Priced:
         must = arr.must
         score = self.score
         whole = 1.0 / p  # (``_Profile.whole_at``, inlined below)
-        for i, item, bonus, jump in arr.seq:
+        bisect = bisect_left
+        for i, item, bonus, jump, plain in arr.seq:
             forced = False
             if jump:
                 opened = ko - gap_obj
@@ -401,14 +501,16 @@ class Priced:
                 if forced:
                     go, gc, gv = opened, kc + gap_cost, kv
                 ko, kc, kv = _NEG, 0, 0
-            if item.fixed:  # (inlined: most items of most arrays have no choice inside ...)
-                c = item.cost
-                v = item.value
-                o = v - p * c
-            elif not item.arrays:  # (... or only which strings to show whole: ``score`` inlined)
-                k = bisect_left(item.sorted_extra, whole)
-                c = item.cost + item.prefix[k]
-                v = item.value + k
+            if plain is not None:  # (inlined: most items of most arrays have no choice inside, or
+                c, v, extra, prefix, one = plain  # only which strings to show whole: ``score`` inlined)
+                if one is not None:  # one cut string: shown whole below its price (bisect of [one])
+                    if one < whole:
+                        c += one
+                        v += 1
+                elif extra is not None:
+                    k = bisect(extra, whole)
+                    c += prefix[k]
+                    v += k
                 o = v - p * c
             elif p < item.leafy_below:  # (... or short arrays of leaves kept whole: the same sums)
                 k = bisect_left(item.sorted_extra, whole) if item.sorted_extra else 0
@@ -604,18 +706,36 @@ class Priced:
 
     def _offer_item(self, arr: _Array, i: int) -> None:
         """Offer item ``i`` of ``arr`` both ways: as priced, and with its strings cut and its arrays
-        folded."""
-        self._offer((None, arr, i, True))
+        folded. (``_offer`` of both, inlined: the gaps around ``i`` are measured once for the two.)"""
         item = arr.items[i]
+        gaps: int | None = None
+        measured = False
+        size, value = self._item_size(item, True)
+        if value:
+            gaps, measured = self._gaps(arr, i), True
+            if gaps is None:
+                return  # kept already: neither way applies
+            if size + gaps <= self.room:
+                self._push((None, arr, i, True), value / max(size + gaps, 1))
         if item.arrays or item.whole_at(self.price):  # (else both ways are the same copy)
-            self._offer((None, arr, i, False))
+            size, value = self._item_size(item, False)
+            if not value:
+                return
+            if not measured:
+                gaps = self._gaps(arr, i)
+            if gaps is not None and size + gaps <= self.room:
+                self._push((None, arr, i, False), value / max(size + gaps, 1))
 
     def _offer_profile(self, profile: _Profile) -> None:
         """Offer what ``profile`` (shown) and the kept items below it could still show."""
         stack = [profile]
         while stack:
             current = stack.pop()
-            self._offer((current, None, -1, False))
+            k = current.shown  # (``_offer`` of the profile's next cut string, inlined: one per kept item)
+            if k < len(current.order):
+                size = current.extra[current.order[k]]
+                if size <= self.room:
+                    self._push((current, None, -1, False), 1 / max(size, 1))
             for arr in current.arrays:
                 kept = set(arr.kept)
                 for i in arr.positions:
@@ -631,8 +751,16 @@ class Priced:
             assert profile is not None
             k = profile.shown
             return None if k >= len(profile.order) else (profile.extra[profile.order[k]], 1)
-        item = arr.items[i]
-        key = id(item) if priced else -id(item)  # (the same while the price is: remembered)
+        size, value = self._item_size(arr.items[i], priced)
+        if not value:
+            return None
+        gaps = self._gaps(arr, i)
+        return None if gaps is None else (size + gaps, value)
+
+    def _item_size(self, item: _Profile, priced: bool) -> tuple[int, int]:
+        """(characters, verbatim values) of an item as priced, or folded (its strings cut, its arrays
+        folded); remembered while the price is the same."""
+        key = id(item) if priced else -id(item)
         found = self._item_sizes.get(key)
         if found is None:
             if priced:  # as chosen at the price found
@@ -640,9 +768,12 @@ class Priced:
             else:  # every string cut, every array inside folded
                 found = (item.cost + sum(2 + gap_size(0, inner.n - 1) for inner in item.arrays), item.value)
             self._item_sizes[key] = found
-        size, value = found
-        if not value:
-            return None
+        return found
+
+    @staticmethod
+    def _gaps(arr: _Array, i: int) -> int | None:
+        """The characters the gap markers around position ``i`` gain when item ``i`` is kept; None when
+        it is kept already."""
         kept = arr.kept
         pos = bisect_left(kept, i)
         if pos < len(kept) and kept[pos] == i:
@@ -656,8 +787,7 @@ class Priced:
         if b > i:
             right = 14 + len(str(b)) if b == i + 1 else 15 + len(str(i + 1)) + len(str(b))
         whole = 14 + len(str(a)) if a == b else 15 + len(str(a)) + len(str(b))
-        gaps = left + right - whole + (left > 0) + (right > 0)
-        return size + gaps, value
+        return left + right - whole + (left > 0) + (right > 0)
 
     def _apply(self, offer: _Offer) -> None:
         profile, arr, i, priced = offer
@@ -684,57 +814,75 @@ class Priced:
         """The chosen copy. It walks the document as ``_walk`` did, so each array and each cuttable
         string meets its own entry in its profile (in document order, not by ``id()``)."""
         out = Condensed(None)
-        head = self.head
-
-        def build(node: object, depth: int, at: _At) -> object:
-            t = type(node)
-            if t is str:
-                text: str = node  # type: ignore[assignment]
-                if len(text) <= head + STRING_SLACK:
-                    out.intact += 1
-                    return text
-                index = at.strings
-                at.strings += 1
-                if index in at.whole:
-                    out.intact += 1
-                    return text
-                out.strings_truncated += 1
-                return cut(text, head)
-            if t is dict:
-                mapping: dict[str, object] = node  # type: ignore[assignment]
-                n = len(mapping)
-                if n and depth >= MAX_DEPTH:
-                    out.keys_omitted += n
-                    note_dropped(out.dropped, mapping)
-                    return collapsed_keys(n)
-                return {key: build(child, depth + 1, at) for key, child in mapping.items()}
-            if t is list:
-                items: list[object] = node  # type: ignore[assignment]
-                n = len(items)
-                if not n:
-                    return []
-                if depth >= MAX_DEPTH:
-                    out.items_omitted += n
-                    return collapsed_items(n)
-                arr = at.profile.arrays[at.arrays]
-                at.arrays += 1
-                shown: list[object] = []
-                previous = -1
-                for i in arr.kept:
-                    if i - previous > 1:
-                        shown.append(gap_text(previous + 1, i - 1))
-                    shown.append(build(items[i], depth + 1, self._at(arr.items[i])))
-                    previous = i
-                if previous < n - 1:
-                    shown.append(gap_text(previous + 1, n - 1))
-                out.items_omitted += n - len(arr.kept)
-                return shown
-            out.intact += 1
-            return node
-
-        out.value = build(self.root, 0, self._at(self.top))
+        out.value = self._build(self.root, 0, self._at(self.top), out)
         out.size = self._size(self.top)  # exact: the tests hold it against the rendered copy
         return out
+
+    def _build(self, node: object, depth: int, at: _At, out: Condensed) -> object:
+        """``node`` as ``render`` shows it, counted on ``out``. (A method, not a closure: a nested
+        function that calls itself is a reference cycle, which kept the packing for the collector.)"""
+        build = self._build
+        t = type(node)
+        if t is str:
+            text: str = node  # type: ignore[assignment]
+            if len(text) <= self.head + STRING_SLACK:
+                out.intact += 1
+                return text
+            index = at.strings
+            at.strings += 1
+            if index in at.whole:
+                out.intact += 1
+                return text
+            out.strings_truncated += 1
+            return cut(text, self.head)
+        if t is dict:
+            mapping: dict[str, object] = node  # type: ignore[assignment]
+            n = len(mapping)
+            if n and depth >= MAX_DEPTH:
+                out.keys_omitted += n
+                note_dropped(out.dropped, mapping)
+                return collapsed_keys(n)
+            # (leaves shown as they are inline: no call for most members of most records)
+            whole = self.head + STRING_SLACK
+            copy: dict[str, object] = {}
+            intact = 0
+            for key, child in mapping.items():
+                kind = type(child)
+                if kind is str:
+                    if len(child) <= whole:  # type: ignore[arg-type]
+                        intact += 1
+                        copy[key] = child
+                        continue
+                elif kind is not dict and kind is not list:
+                    intact += 1
+                    copy[key] = child
+                    continue
+                copy[key] = build(child, depth + 1, at, out)
+            out.intact += intact
+            return copy
+        if t is list:
+            items: list[object] = node  # type: ignore[assignment]
+            n = len(items)
+            if not n:
+                return []
+            if depth >= MAX_DEPTH:
+                out.items_omitted += n
+                return collapsed_items(n)
+            arr = at.profile.arrays[at.arrays]
+            at.arrays += 1
+            shown: list[object] = []
+            previous = -1
+            for i in arr.kept:
+                if i - previous > 1:
+                    shown.append(gap_text(previous + 1, i - 1))
+                shown.append(build(items[i], depth + 1, self._at(arr.items[i]), out))
+                previous = i
+            if previous < n - 1:
+                shown.append(gap_text(previous + 1, n - 1))
+            out.items_omitted += n - len(arr.kept)
+            return shown
+        out.intact += 1
+        return node
 
     def _at(self, profile: _Profile) -> _At:
         return _At(profile, set(profile.order[: profile.shown]))
