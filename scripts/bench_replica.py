@@ -10,67 +10,30 @@ memory only) and Redis memory per original from INFO memory. Needs redis-server 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import itertools
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
 from typing import Any
+
+from _loopback import free_port, serve_tool, started
 
 
 def backend() -> None:
     """The backend: one tool `page` returning about `size` characters of JSON unique to `key`."""
-    for line in sys.stdin:
-        message = json.loads(line)
-        if "id" not in message or "method" not in message:
-            continue
-        method, result = message["method"], {}
-        if method == "initialize":
-            result = {"protocolVersion": message["params"]["protocolVersion"], "capabilities": {"tools": {}},
-                      "serverInfo": {"name": "pages", "version": "1"}}  # fmt: skip
-        elif method == "tools/list":
-            result = {"tools": [{"name": "page", "inputSchema": {"type": "object"}}]}
-        elif method == "tools/call":
-            args = message["params"]["arguments"]
-            rows, i = [], 0
-            while sum(map(len, rows)) < args["size"]:
-                rows.append(json.dumps({"key": args["key"], "row": i, "body": "abcdefghij" * 4}))
-                i += 1
-            result = {"content": [{"type": "text", "text": "[" + ",".join(rows) + "]"}]}
-        sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}) + "\n")
-        sys.stdout.flush()
 
+    def page(args: dict[str, Any]) -> str:
+        rows, i = [], 0
+        while sum(map(len, rows)) < args["size"]:
+            rows.append(json.dumps({"key": args["key"], "row": i, "body": "abcdefghij" * 4}))
+            i += 1
+        return "[" + ",".join(rows) + "]"
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def wait_port(port: int) -> None:
-    end = time.monotonic() + 60
-    while time.monotonic() < end:
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.2):
-            return
-        time.sleep(0.05)
-    raise TimeoutError(port)
-
-
-@contextlib.contextmanager
-def started(argv: list[str], port: int) -> Iterator[subprocess.Popen[bytes]]:
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        wait_port(port)
-        yield proc
-    finally:
-        proc.terminate()
-        proc.wait(15)
+    serve_tool("page", page)
 
 
 def redis_info(port: int) -> dict[str, str]:

@@ -14,37 +14,18 @@ import argparse
 import contextlib
 import json
 import os
-import socket
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
+from _loopback import free_port, serve_tool, started
+
 
 def backend() -> None:
     """One tool `echo` answering a short text at once."""
-    for line in sys.stdin:
-        message = json.loads(line)
-        if "id" not in message or "method" not in message:
-            continue
-        method, result = message["method"], {}
-        if method == "initialize":
-            result = {"protocolVersion": message["params"]["protocolVersion"], "capabilities": {"tools": {}},
-                      "serverInfo": {"name": "echo", "version": "1"}}  # fmt: skip
-        elif method == "tools/list":
-            result = {"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]}
-        elif method == "tools/call":
-            result = {"content": [{"type": "text", "text": json.dumps(message["params"]["arguments"])}]}
-        sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}) + "\n")
-        sys.stdout.flush()
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    serve_tool("echo", json.dumps)
 
 
 @contextlib.contextmanager
@@ -52,17 +33,8 @@ def wrap(port: int) -> Iterator[None]:
     argv = [sys.executable, "-m", "mcpsqueeze.cli", "wrap", "--transport", "streamable-http", "--port",
             str(port), "--recovery", "memory", "-q", "--", sys.executable, os.path.abspath(__file__),
             "--backend"]  # fmt: skip
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        end = time.monotonic() + 60
-        while time.monotonic() < end:
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                break
-            time.sleep(0.05)
+    with started(argv, port):
         yield
-    finally:
-        proc.terminate()
-        proc.wait(15)
 
 
 async def timed(calls: int, one: Callable[[int], Awaitable[Any]]) -> list[float]:
