@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcpsqueeze._jsonbytes import dumps, loads
-from mcpsqueeze.proxy._channels import _line_of, _parse_line, with_id
+from mcpsqueeze.proxy._jsonrpc import _line_of, _parse_line, with_id
 
 LINE = (
     b'{"jsonrpc": "2.0", "id": 7, "result": {"content": [{"type": "text", "text": "caf\\u00e9"}], "x": null}}'

@@ -6,7 +6,8 @@ while `_handshake` relays the first `initialize` (importing the package must not
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see __getattr__
 if TYPE_CHECKING:
-    from ._channels import Channel, ChannelClosed, Invalid, Message
+    from ._channels import Channel, ChannelClosed
+    from ._jsonrpc import Invalid, Message
     from ._relay import Relay, recover_tool_definition
     from ._wrap import open_backend, run_wrap
 
@@ -24,8 +25,8 @@ __all__ = [
 _MODULES = {
     "Channel": "_channels",
     "ChannelClosed": "_channels",
-    "Invalid": "_channels",
-    "Message": "_channels",
+    "Invalid": "_jsonrpc",
+    "Message": "_jsonrpc",
     "Relay": "_relay",
     "recover_tool_definition": "_relay",
     "open_backend": "_wrap",

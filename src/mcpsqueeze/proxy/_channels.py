@@ -26,26 +26,16 @@ from ._jsonrpc import (
     Message,
     _line_of,
     _parse_line,
-    parse,
-    scan_id,
-    valid_id,
-    with_id,
 )
 
 __all__ = [
     "Channel",
     "ChannelClosed",
-    "Invalid",
-    "Message",
     "ProcessChannel",
     "SessionMessageChannel",
     "StdioChannel",
     "http_backend",
     "open_process_channel",
-    "parse",
-    "scan_id",
-    "valid_id",
-    "with_id",
 ]
 
 MAX_LINE = 1 << 31  # one message may be huge (a 50 MB result); the OS pipe, not us, is the limit

@@ -28,7 +28,8 @@ from .._handshake import BACKEND_ID, Handshake
 from ..pipeline import Call, Pipeline
 from ..recovery import recover_call
 from ..services import SessionServices
-from ._channels import Channel, ChannelClosed, Invalid, Message, ProcessChannel, valid_id, with_id
+from ._channels import Channel, ChannelClosed, ProcessChannel
+from ._jsonrpc import Invalid, Message, valid_id, with_id
 
 __all__ = ["BACKEND_GONE", "TIMEOUT", "UNREADABLE", "Relay", "recover_tool_definition"]
 

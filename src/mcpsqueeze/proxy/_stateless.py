@@ -39,7 +39,8 @@ from ..pipeline import Call, Pipeline
 from ..recovery import recover_call
 from ..services import SessionServices, for_caller, new_pipeline
 from ..settings import Settings
-from ._channels import Channel, ChannelClosed, Invalid, Message
+from ._channels import Channel, ChannelClosed
+from ._jsonrpc import Invalid, Message
 from ._relay import BACKEND_GONE, FULL_META_KEY, TIMEOUT, list_recover_tool
 
 __all__ = ["MODERN_VERSION", "StatelessFrontend", "is_stateless_request"]
