@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
-import fcntl
 import logging
 import os
 import re
@@ -35,6 +34,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
+from ._pipes import widen
+
 logger = logging.getLogger(__name__)
 
 __all__ = ["TokenCounter", "split_exactly"]
@@ -44,7 +45,6 @@ _MAX_PENDING = 4 * 1024 * 1024  # characters of text queued or in flight before 
 _EAGER = 2 * 1024 * 1024  # characters: a text this big is counted at once (the exit must not wait for it)
 _IDLE = 0.05  # seconds without calls in the pipeline before smaller texts are counted
 _SPAWN_IDLE = 0.5  # seconds without calls before the helper is started (unless needed sooner)
-_PIPE_SIZE = 1 << 20  # Linux's default pipe-max-size for unprivileged processes
 _HELPER_WORKERS = 2  # the helper encodes this many texts at once (tiktoken releases the GIL)
 _HELPER_IN_FLIGHT = 4 * 1024 * 1024  # bytes the helper holds before it stops reading (one text may exceed it)
 _FAST_ABOVE = 16 * 1024 * 1024  # bytes: a text this big is worth loading fastokens for (~2 s of one core)
@@ -58,13 +58,6 @@ def _helper_env() -> dict[str, str]:
     root = str(Path(__file__).resolve().parents[1])
     path = os.environ.get("PYTHONPATH")
     return {**os.environ, **ENV, "PYTHONPATH": root + (os.pathsep + path if path else "")}
-
-
-def _widen(fd: int) -> None:
-    """A 1 MiB pipe: each write needs the GIL back afterwards, and a busy thread holds it up to 5 ms,
-    so a 50 MB text through a 64 KiB pipe would take 800 such waits; through 1 MiB, 50."""
-    with contextlib.suppress(AttributeError, OSError):
-        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, _PIPE_SIZE)
 
 
 class TokenCounter:
@@ -200,7 +193,7 @@ class TokenCounter:
             return None
         self._proc = proc
         assert proc.stdin is not None
-        _widen(proc.stdin.fileno())
+        widen(proc.stdin.fileno())
         self._reader = threading.Thread(
             target=self._read_loop, args=(proc,), name="mcpsqueeze-counted", daemon=True
         )

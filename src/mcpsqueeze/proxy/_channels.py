@@ -21,6 +21,7 @@ import anyio.abc
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from .._errors import BackendError
+from .._pipes import widen
 from ._jsonrpc import (
     Invalid,
     Message,
@@ -221,18 +222,6 @@ class ProcessChannel(_LineChannel):
             await self.process.wait()
 
 
-_PIPE_SIZE = 1 << 20  # Linux's default pipe-max-size for unprivileged processes
-
-
-def _widen(fd: int) -> None:
-    """The backend's stdout as a 1 MiB pipe: through the default 64 KiB one, a 200 KB answer takes four
-    rounds of the backend blocking and this process waking to read (~0.6 ms); through 1 MiB, one."""
-    with contextlib.suppress(AttributeError, OSError):  # (not Linux, or the size refused: as before)
-        import fcntl
-
-        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, _PIPE_SIZE)
-
-
 class _AdoptedProcess:
     """A backend spawned before the event loop ran (`_prestart`), with the parts of `anyio.abc.Process`
     that `ProcessChannel` uses."""
@@ -243,7 +232,7 @@ class _AdoptedProcess:
         self.pid = popen.pid
         self.stdin = _FdSend(os.dup(popen.stdin.fileno()))
         self.stdout = _FdReceive(os.dup(popen.stdout.fileno()))
-        _widen(popen.stdout.fileno())
+        widen(popen.stdout.fileno())  # a 200 KB answer in one read, not four
         popen.stdin.close()
         popen.stdout.close()
 
