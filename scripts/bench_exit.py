@@ -18,40 +18,20 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
-PROTOCOL = "2025-06-18"
-TIMEOUT = 300.0
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_session as bs  # (it puts this tree's src/ on the path too)
 
 
 def _env(src: Path, pycache: Path) -> dict[str, str]:
     # Bytecode of each tree goes to its own prefix: an installed package has it compiled already, and a
     # tree that is not ours must not get __pycache__ directories written into it.
     return {**os.environ, "PYTHONPATH": str(src), "PYTHONPYCACHEPREFIX": str(pycache)}
-
-
-def _send(proc: subprocess.Popen[bytes], message: dict[str, Any]) -> None:
-    assert proc.stdin is not None
-    proc.stdin.write((json.dumps(message) + "\n").encode())
-    proc.stdin.flush()
-
-
-def _answer(proc: subprocess.Popen[bytes], want: int) -> dict[str, Any]:
-    assert proc.stdout is not None
-    for line in proc.stdout:
-        if line.strip():
-            message = json.loads(line)
-            if message.get("id") == want:
-                return dict(message)
-    raise RuntimeError("the proxy closed its stdout before answering")
 
 
 def one_exit(src: Path, pycache: Path, size: int, seed: int, workdir: Path) -> dict[str, Any]:
@@ -61,55 +41,23 @@ def one_exit(src: Path, pycache: Path, size: int, seed: int, workdir: Path) -> d
         sys.executable, "-m", "mcpsqueeze.cli", "wrap", "--budget", "20000", "--stats-file", str(stats),
         "--", sys.executable, "-m", "mcpsqueeze.demo.bulk",
     ]  # fmt: skip
-    proc = subprocess.Popen(
-        argv,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=_env(src, pycache),
-        cwd=workdir,
-    )
-    err: list[bytes] = []
-    reader = threading.Thread(target=lambda: err.extend(proc.stderr or []), daemon=True)
-    reader.start()
+    peer = bs.Peer(argv, _env(src, pycache), workdir)
     try:
-        init = {
-            "protocolVersion": PROTOCOL,
-            "capabilities": {},
-            "clientInfo": {"name": "bench", "version": "1"},
-        }
-        _send(proc, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init})
-        _answer(proc, 0)
-        _send(proc, {"jsonrpc": "2.0", "method": "notifications/initialized"})
-        sent = time.perf_counter()
-        call = {"name": "blob", "arguments": {"size": size, "seed": seed}}
-        _send(proc, {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call})
-        answer = _answer(proc, 1)
-        answered = time.perf_counter()
+        peer.initialize()
+        call, answer = peer.request("tools/call", {"name": "blob", "arguments": {"size": size, "seed": seed}})
         assert "result" in answer, str(answer)[:500]
         del answer
-        assert proc.stdin is not None
-        closed = time.perf_counter()
-        proc.stdin.close()
-        proc.wait(TIMEOUT)
-        exited = time.perf_counter()
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    reader.join(5)
-    summary: dict[str, int] = {}
-    for line in b"".join(err).decode("utf-8", "replace").splitlines():
-        words = line.split()
-        if line.startswith("  ") and len(words) >= 3 and words[2].replace(",", "").isdigit():
-            summary[f"{words[0]} {words[1]}"] = int(words[2].replace(",", ""))
+    except BaseException:
+        peer.proc.kill()
+        raise
+    exit_seconds, stderr = peer.close()
     rows = [json.loads(line) for line in stats.read_text().splitlines()] if stats.exists() else []
     return {
-        "call": answered - sent,
-        "exit": exited - closed,
-        "tokens_before": summary.get("tokens before"),
+        "call": call,
+        "exit": exit_seconds,
+        "tokens_before": bs.summary_counts(stderr).get("tokens before"),
         "line_tokens_before": rows[0]["tokens_before"] if rows else None,
-        "stderr_tail": b"".join(err)[-600:].decode("utf-8", "replace"),
+        "stderr_tail": stderr[-600:],
     }
 
 
@@ -122,7 +70,7 @@ def main(argv: list[str] | None = None) -> None:
         "--src", type=Path, action="append", help="a source tree to run (repeatable; default this tree's)"
     )
     args = parser.parse_args(argv)
-    sources = [p.resolve() for p in args.src or [ROOT / "src"]]
+    sources = [p.resolve() for p in args.src or [bs.ROOT / "src"]]
     for src in sources:
         if not (src / "mcpsqueeze" / "cli.py").exists():
             sys.exit(f"{src} holds no mcpsqueeze package: pass the src/ directory of a tree")

@@ -222,6 +222,16 @@ class Peer:
         return took, b"".join(self.stderr).decode("utf-8", "replace")
 
 
+def summary_counts(stderr: str) -> dict[str, int]:
+    """The figures of the summary `wrap` prints at exit (`  calls proxied 1000`, `  tokens before 1,234`)."""
+    counts: dict[str, int] = {}
+    for line in stderr.splitlines():
+        words = line.split()
+        if line.startswith("  ") and len(words) >= 3 and words[2].replace(",", "").isdigit():
+            counts[f"{words[0]} {words[1]}"] = int(words[2].replace(",", ""))
+    return counts
+
+
 def _env() -> dict[str, str]:
     extra = os.environ.get("PYTHONPATH")
     return {**os.environ, "PYTHONPATH": str(ROOT / "src") + (os.pathsep + extra if extra else "")}
@@ -475,15 +485,11 @@ def run_memory(workdir: Path, budget: int, calls: int) -> None:
         )
     print(f"  exit after stdin closed: {exit_seconds:.2f} s")
     rows = [json.loads(line) for line in stats.read_text().splitlines()]
-    summary = {
-        line.split()[0] + " " + line.split()[1]: line.split()[2]
-        for line in stderr.splitlines()
-        if line.startswith("  ") and len(line.split()) >= 3 and line.split()[2].isdigit()
-    }
+    summary = summary_counts(stderr)
     exact = (
-        summary.get("calls proxied") == str(len(rows)) == str(calls)
-        and summary.get("tokens before") == str(sum(r["tokens_before"] for r in rows))
-        and summary.get("tokens after") == str(sum(r["tokens_after"] for r in rows))
+        summary.get("calls proxied") == len(rows) == calls
+        and summary.get("tokens before") == sum(r["tokens_before"] for r in rows)
+        and summary.get("tokens after") == sum(r["tokens_after"] for r in rows)
     )
     calls_seen, before, after = (summary.get(k) for k in ("calls proxied", "tokens before", "tokens after"))
     print(f"  summary: calls {calls_seen}, tokens before {before}, after {after}")
