@@ -75,8 +75,8 @@ def main(argv: list[str] | None = None) -> None:
         if not (src / "mcpsqueeze" / "cli.py").exists():
             sys.exit(f"{src} holds no mcpsqueeze package: pass the src/ directory of a tree")
 
+    from mcpsqueeze.accounting._tokens import count_tokens
     from mcpsqueeze.demo.bulk import blob
-    from mcpsqueeze.tokens import count_tokens
 
     started = time.perf_counter()
     expected = count_tokens(blob(args.size, args.seed))  # the text block is the whole result text

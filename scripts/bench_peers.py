@@ -14,7 +14,7 @@ real public servers (npm ``server-filesystem`` and ``server-memory``, PyPI ``mcp
   placed in the run's temp dir).
 
 Printed per configuration: o200k tokens of the text blocks the model receives
-(``mcpsqueeze.tokens``); how many results it changed (any difference from the direct text;
+(``mcpsqueeze.accounting._tokens``); how many results it changed (any difference from the direct text;
 for ours split into shrunk / deduplicated / overlap from ``_meta``); how many of those its own
 recovery returned BYTE FOR BYTE equal to the direct result of the same call (ours:
 ``squeeze_recover`` with the response id of ``_meta.truncation``; mcp-compressor: the same
@@ -290,7 +290,7 @@ def _recoverer(name: str, direct: list[CallRecord], sess: list[tuple[str, str, d
 def figures(
     name: str, calls: list[CallRecord], direct: list[CallRecord], recovered: dict[int, bool]
 ) -> Figures:
-    from mcpsqueeze.tokens import count_tokens
+    from mcpsqueeze.accounting._tokens import count_tokens
 
     sess = bs.session(Path("/"))  # only tools and argument shapes are read here
     out = Figures(name, sum(count_tokens(c.text) for c in calls), sum(len(c.text) for c in calls), 0)
@@ -439,7 +439,7 @@ def main(argv: list[str] | None = None) -> None:
                         (args.dump / f"{slug}-{call.index:02d}-{call.tool}.txt").write_text(call.text)
             for call in run.calls:
                 record = {k: v for k, v in asdict(call).items() if k not in ("text", "meta")}
-                from mcpsqueeze.tokens import count_tokens
+                from mcpsqueeze.accounting._tokens import count_tokens
 
                 record["tokens"] = count_tokens(call.text)
                 record["original_chars"] = len(direct[call.index].text)

@@ -254,11 +254,11 @@ def _children(pid: int) -> list[int]:
 
 
 def _helpers(pid: int) -> list[int]:
-    """Our own helper processes (the token counter): children running `mcpsqueeze._counter`."""
+    """Our own helper processes (the token counter): children running `mcpsqueeze.accounting._counter`."""
     out = []
     for child in _children(pid):
         with contextlib.suppress(OSError):
-            if b"mcpsqueeze._counter" in Path(f"/proc/{child}/cmdline").read_bytes():
+            if b"mcpsqueeze.accounting._counter" in Path(f"/proc/{child}/cmdline").read_bytes():
                 out.append(child)
     return out
 
@@ -505,7 +505,7 @@ def _pct(values: list[float], q: float) -> float:
 
 
 def report(runs: list[RunFigures], bulk: dict[str, list[float]], names: list[str]) -> None:
-    from mcpsqueeze.tokens import count_tokens
+    from mcpsqueeze.accounting._tokens import count_tokens
 
     direct = names[0]
     print(

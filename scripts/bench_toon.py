@@ -40,7 +40,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from mcpsqueeze.tokens import count_tokens  # noqa: E402 - after the path set-up, as in bench_shrink.py
+from mcpsqueeze.accounting._tokens import count_tokens  # noqa: E402 - after the path set-up, as in bench_shrink.py
 
 RECORDS = [sys.executable, str(ROOT / "tests" / "fixtures" / "records_server.py")]
 SEED = [sys.executable, str(ROOT / "tests" / "fixtures" / "seed_server.py")]

@@ -143,11 +143,12 @@ def main() -> int:
     back_up: list[tuple[str, str]] = []
     for source, targets in graph.items():
         for target in targets:
-            if target == ROOT and source != ROOT and not source.startswith(f"{ROOT}.__main__"):
+            if (target == ROOT and source != ROOT and not source.startswith(f"{ROOT}.__main__")) or (
+                target.rpartition(".")[2].startswith("_")
+                and room_of(target) != room_of(source)
+                and target.count(".") >= 2  # a private module inside another room's package
+            ):
                 back_up.append((source, target))
-            elif target.rpartition(".")[2].startswith("_") and room_of(target) != room_of(source):
-                if target.count(".") >= 2:  # a private module inside another room's package
-                    back_up.append((source, target))
 
     rooms: dict[str, set[str]] = defaultdict(set)
     for source, targets in graph.items():
@@ -179,7 +180,8 @@ def main() -> int:
         height(room)
     top = max(floor, key=lambda r: floor[r])
     print(f"rooms: {len(rooms)}  modules: {len(names)}")
-    print(f"floors: {floor[top]}  (longest chain: {' -> '.join(r.removeprefix(ROOT + '.') for r in chain[top])})")
+    longest = " -> ".join(r.removeprefix(ROOT + ".") for r in chain[top])
+    print(f"floors: {floor[top]}  (longest chain: {longest})")
     print(f"circles between modules: {len(circles)}")
     for group in circles:
         print("  " + " <-> ".join(m.removeprefix(ROOT + ".") for m in group))

@@ -4,6 +4,7 @@ The public Python API; the CLI (`mcpsqueeze`) is the main way in.
 """
 
 from ._errors import BackendError, MCPSqueezeError, RecoveryError, RefusedPathError, ShrinkError, UsageError
+from ._version import __version__
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the shim imports this package and must start fast
 if TYPE_CHECKING:
@@ -27,8 +28,6 @@ __all__ = [
 ]
 
 _API = {"Client", "Squeezer", "ToolError", "Toolset", "shrink_tools"}
-
-__version__ = "0.1.0"
 
 
 def __getattr__(name: str) -> object:

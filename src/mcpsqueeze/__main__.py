@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 
-from ._prestart import prestart_from_command_line
+from .transports import prestart_from_command_line
 
 __all__ = ["main"]
 

@@ -14,7 +14,7 @@ import anyio
 import pytest
 
 from mcpsqueeze import Client
-from mcpsqueeze.recovery import split_lines
+from mcpsqueeze._lines import split_lines
 from rawclient import require_node_paths
 
 DEMO = {"demo": {"command": sys.executable, "args": ["-m", "mcpsqueeze.demo.server"]}}

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from mcpsqueeze import Client, shrink_tools
-from mcpsqueeze.config import ConfigError
+from mcpsqueeze.settings._file import ConfigError
 
 DEMO = {"demo": {"command": sys.executable, "args": ["-m", "mcpsqueeze.demo.server"]}}
 RECORDS_PY = Path(__file__).parents[1] / "fixtures" / "records_server.py"

@@ -102,7 +102,7 @@ def test_a_server_named_time_is_installed_as_mcp_time_and_runs_that_server(
 def test_install_commands_cli_warns_about_a_shell_word_server(tmp_path: Path) -> None:
     from click.testing import CliRunner
 
-    from mcpsqueeze.cli import main
+    from mcpsqueeze.cli._main import main
 
     done = CliRunner().invoke(main, ["install-commands", str(tmp_path / "bin"), "--server", "test"])
     assert done.exit_code == 0, done.output

@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from mcpsqueeze._errors import UsageError
+from mcpsqueeze._lines import split_lines
 from mcpsqueeze.codemode import Endpoint, render_code_client, write_code_client
 from mcpsqueeze.codemode._schema import camel, snake, tools_of
-from mcpsqueeze.recovery._lines import split_lines
 from rawclient import assert_golden, cli, demo_server, require_node_paths
 
 GOLDEN = Path(__file__).with_name("golden")

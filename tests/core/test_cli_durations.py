@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from mcpsqueeze._errors import UsageError
-from mcpsqueeze.cli import main
+from mcpsqueeze.cli._main import main
 from mcpsqueeze.recovery import ensure_private_dir, new_response_id, parse_keep
 
 DAY = 86400.0

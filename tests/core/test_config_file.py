@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from mcpsqueeze.config import ConfigError, find_config, load_config, parse_config_text
-from mcpsqueeze.policy import Policy
+from mcpsqueeze.settings._file import ConfigError, find_config, load_config, parse_config_text
+from mcpsqueeze.settings._policy import Policy
 from rawclient import assert_golden, cli
 
 GOLDEN = Path(__file__).with_name("golden")

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcpsqueeze._counter import TokenCounter, split_exactly
-from mcpsqueeze.stats import Accountant, CallRecord
-from mcpsqueeze.tokens import count_tokens
+from mcpsqueeze.accounting._counter import TokenCounter, split_exactly
+from mcpsqueeze.accounting._stats import Accountant, CallRecord
+from mcpsqueeze.accounting._tokens import count_tokens
 
 # Letters, digits, marks, quotes, apostrophes (straight and curly), whitespace of every kind, CJK.
 _TRICKY = "abcxyzABCXYZ  \n\r\t'\"{}[]:,./\\-_0123456789éüÉ中文’\u0301"

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from mcpsqueeze.dedup import content_digest, recover_hint, render_pointer
-from mcpsqueeze.stats import Totals, render_summary, summarise_stats_file
+from mcpsqueeze.accounting._report import summarise_stats_file
+from mcpsqueeze.accounting._stats import Totals, render_summary
+from mcpsqueeze.core._dedup import content_digest, recover_hint, render_pointer
 from rawclient import assert_golden
 
 GOLDEN = Path(__file__).with_name("golden")

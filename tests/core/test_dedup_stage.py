@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from mcpsqueeze.pipeline import Call, Outcome
+from mcpsqueeze.accounting._tokens import count_tokens
+from mcpsqueeze.core._pipeline import Call, Outcome
+from mcpsqueeze.core._stages import DedupStage, Workers
 from mcpsqueeze.recovery import FileStore, RecoveryStore
-from mcpsqueeze.stages import DedupStage, Workers
-from mcpsqueeze.tokens import count_tokens
 
 
 def _result() -> dict[str, object]:

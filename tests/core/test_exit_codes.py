@@ -17,7 +17,7 @@ from mcpsqueeze._errors import (
     exit_code,
 )
 from mcpsqueeze.bash._client import SessionTimeout, SessionUnreachable
-from mcpsqueeze.serve._backends import BackendTimeout
+from mcpsqueeze.transports._sdk import BackendTimeout
 
 
 @pytest.mark.parametrize(

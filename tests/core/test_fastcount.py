@@ -15,11 +15,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcpsqueeze import _counter, _fastcount
-from mcpsqueeze._counter import split_exactly
-from mcpsqueeze._fastcount import FastCounter, load_fastokens
+from mcpsqueeze.accounting import _counter, _fastcount
+from mcpsqueeze.accounting._counter import split_exactly
+from mcpsqueeze.accounting._fastcount import FastCounter, load_fastokens
+from mcpsqueeze.accounting._tokens import count_tokens
 from mcpsqueeze.demo.bulk import blob
-from mcpsqueeze.tokens import count_tokens
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -17,8 +17,8 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from mcpsqueeze.metrics import MAX_LABEL_CHARS, Metrics
-from mcpsqueeze.stats import CallRecord
+from mcpsqueeze.accounting._metrics import MAX_LABEL_CHARS, Metrics
+from mcpsqueeze.accounting._stats import CallRecord
 from rawclient import cli, demo_server, free_port, stop, wait_for
 
 SAMPLE = re.compile(r"^([a-z_]+)(\{[^}]*\})? (\S+)$")

@@ -13,9 +13,9 @@ import pytest
 from click.testing import CliRunner
 
 from mcpsqueeze import UsageError
-from mcpsqueeze.cli import main
-from mcpsqueeze.oauth import OAuthClient, _token_auth_method
-from mcpsqueeze.serve import parse_config
+from mcpsqueeze.cli._main import main
+from mcpsqueeze.settings import OAuthClient, parse_config
+from mcpsqueeze.transports._oauth import _token_auth_method
 
 
 def _secret(tmp_path: Path, mode: int) -> Path:

@@ -10,16 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcpsqueeze import overlap
-from mcpsqueeze.dedup import recover_hint, render_overlap
-from mcpsqueeze.overlap import (
-    MIN_CHARS,
-    _TooLong,  # the private signal a limited comparison stops with
-    json_changes,
-    line_overlap,
-    overlap_delta,
-    text_diff,
-)
+from mcpsqueeze.core import _overlap as overlap
+from mcpsqueeze.core._dedup import recover_hint, render_overlap
+from mcpsqueeze.core._overlap import MIN_CHARS, _TooLong, json_changes, line_overlap, overlap_delta, text_diff
 from rawclient import assert_golden
 
 GOLDEN = Path(__file__).with_name("golden")
@@ -232,7 +225,7 @@ def test_a_very_repetitive_text_is_diffed_without_the_quadratic_worst_case() -> 
 
 
 def test_the_session_history_for_overlap_is_bounded_and_prefers_the_same_call() -> None:
-    from mcpsqueeze.stages import _Earlier, _History
+    from mcpsqueeze.core._stages import _Earlier, _History
 
     history = _History(limit=30)
     for n, (args, text) in enumerate([("a", "x" * 10), ("b", "y" * 10), ("a", "z" * 10)], 1):
@@ -303,7 +296,7 @@ _json = st.recursive(
 @given(_json, _json)
 @settings(max_examples=200, deadline=None)
 def test_members_are_the_same_exactly_when_their_canonical_json_is(old: object, new: object) -> None:
-    from mcpsqueeze.overlap import _digest, _same
+    from mcpsqueeze.core._overlap import _digest, _same
 
     assert _same(old, new) == (_digest(old) == _digest(new))
     assert _same(old, old)

@@ -10,10 +10,11 @@ from typing import Any
 import pytest
 
 from mcpsqueeze._jsonbytes import loads
-from mcpsqueeze.pipeline import Call, Outcome, Pipeline
-from mcpsqueeze.recovery import FileStore, MemoryCache, RecoveryStore, open_recovery_file, recover_call
+from mcpsqueeze.core import recover_call
+from mcpsqueeze.core._pipeline import Call, Outcome, Pipeline
+from mcpsqueeze.core._stages import DedupStage, ShrinkStage, Workers, original_bytes
+from mcpsqueeze.recovery import FileStore, MemoryCache, RecoveryStore, open_recovery_file
 from mcpsqueeze.recovery._ids import alias_target
-from mcpsqueeze.stages import DedupStage, ShrinkStage, Workers, original_bytes
 
 pytestmark = pytest.mark.anyio
 

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from mcpsqueeze.config import parse_config_text
-from mcpsqueeze.pipeline import Call
-from mcpsqueeze.services import build_services, new_pipeline
-from mcpsqueeze.settings import Settings
+from mcpsqueeze.core._pipeline import Call
+from mcpsqueeze.core._services import build_services, new_pipeline
+from mcpsqueeze.settings._file import parse_config_text
+from mcpsqueeze.settings._settings import Settings
 
 pytestmark = pytest.mark.anyio
 

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from mcpsqueeze.policy import POLICY_KEYS
-from mcpsqueeze.projection import ProjectionError, compile_query, project, project_text
-from mcpsqueeze.recovery import recover_result
+from mcpsqueeze._projection import ProjectionError, compile_query, project, project_text
+from mcpsqueeze.core import recover_result
+from mcpsqueeze.settings._policy import POLICY_KEYS
 
 DOC = {"issues": [{"key": "A-1", "summary": "one", "body": "x" * 50}, {"key": "A-2", "summary": "two"}]}
 

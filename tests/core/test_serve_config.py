@@ -7,7 +7,7 @@ import json
 import pytest
 
 from mcpsqueeze import UsageError
-from mcpsqueeze.serve import ToolFilter, parse_config, spec_from_argv
+from mcpsqueeze.settings import ToolFilter, parse_config, spec_from_argv
 
 
 def test_the_usual_mcp_servers_json_gives_commands_and_urls() -> None:

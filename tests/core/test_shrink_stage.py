@@ -7,9 +7,10 @@ from typing import Any
 
 import anyio
 
-from mcpsqueeze.pipeline import Call, Outcome
-from mcpsqueeze.recovery import MemoryCache, RecoveryStore, recover_result
-from mcpsqueeze.stages import ShrinkStage, Workers
+from mcpsqueeze.core import recover_result
+from mcpsqueeze.core._pipeline import Call, Outcome
+from mcpsqueeze.core._stages import ShrinkStage, Workers
+from mcpsqueeze.recovery import MemoryCache, RecoveryStore
 
 WORDS = ("amber", "basil", "cedar", "delta", "ember", "fjord", "grove", "heron", "indigo", "juniper")
 PROSE = "".join(

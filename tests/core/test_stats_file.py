@@ -10,8 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from mcpsqueeze._errors import UsageError
-from mcpsqueeze.cli import main
-from mcpsqueeze.stats import Accountant
+from mcpsqueeze.accounting._stats import Accountant
+from mcpsqueeze.cli._main import main
 
 
 def test_a_new_stats_file_is_created_0600_whatever_the_umask(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import socket
 
-from mcpsqueeze.services import tcp_listener
+from mcpsqueeze.transports import tcp_listener
 
 
 def test_connections_accepted_by_the_frontend_listener_have_nagle_off() -> None:

@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
-from mcpsqueeze._auth import PRINCIPAL_KEY, bearer_guard, load_tokens, token_principal
 from mcpsqueeze._errors import UsageError
-from mcpsqueeze.config import ConfigError, parse_config_text
+from mcpsqueeze.accounting._stats import Accountant
+from mcpsqueeze.core._services import SessionServices, for_caller
+from mcpsqueeze.core._stages import Workers
 from mcpsqueeze.recovery import MemoryCache, RecoveryStore
-from mcpsqueeze.services import SessionServices, for_caller
-from mcpsqueeze.stages import Workers
-from mcpsqueeze.stats import Accountant
+from mcpsqueeze.settings._file import ConfigError, parse_config_text
+from mcpsqueeze.transports._auth import PRINCIPAL_KEY, bearer_guard, load_tokens, token_principal
 
 
 def _token_file(tmp_path: Path, text: str) -> Path:

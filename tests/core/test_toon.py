@@ -1,4 +1,4 @@
-"""`mcpsqueeze.toon`: which JSON texts become TOON, that the TOON is the same data, and its record."""
+"""`mcpsqueeze.core._toon`: which JSON texts become TOON, that the TOON is the same data, and its record."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from pathlib import Path
 
 import toon_format
 
+from mcpsqueeze.accounting._stats import Totals, render_summary
+from mcpsqueeze.core._toon import toon_record, toonify_text
 from mcpsqueeze.shrink import RecoveryHint
-from mcpsqueeze.stats import Totals, render_summary
-from mcpsqueeze.toon import toon_record, toonify_text
 from rawclient import assert_golden
 
 GOLDEN = Path(__file__).with_name("golden")
@@ -40,7 +40,7 @@ def test_prose_scalars_malformed_json_and_nan_stay_as_they_are() -> None:
 
 
 def test_the_round_trip_check_tells_booleans_and_strings_from_numbers_but_not_1_from_1_0() -> None:
-    from mcpsqueeze.toon import _same
+    from mcpsqueeze.core._toon import _same
 
     assert _same({"a": [1, 2.5]}, {"a": [1.0, 2.5]})
     assert not _same([True], [1]) and not _same([0], [False]) and not _same(["1"], [1])

@@ -7,9 +7,9 @@ import json
 import pytest
 import toon_format
 
-from mcpsqueeze.pipeline import Call, Outcome
+from mcpsqueeze.core._pipeline import Call, Outcome
+from mcpsqueeze.core._stages import ToonStage, Workers, original_bytes
 from mcpsqueeze.recovery import MemoryCache, RecoveryStore
-from mcpsqueeze.stages import ToonStage, Workers, original_bytes
 
 ROWS = [{"id": i, "name": f"row {i}", "ok": i % 2 == 0} for i in range(50)]
 RESULT = {

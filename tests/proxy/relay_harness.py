@@ -15,11 +15,11 @@ from typing import Any
 import anyio
 from jsonrpc_check import check_jsonrpc, strict_loads, valid_id
 
-from mcpsqueeze.pipeline import Pipeline
+from mcpsqueeze.core._pipeline import Pipeline
+from mcpsqueeze.core._services import build_services, new_pipeline
 from mcpsqueeze.proxy import Relay
-from mcpsqueeze.proxy._memory import MemoryByteReceive, MemoryByteSend, memory_line_channel, memory_pipe
-from mcpsqueeze.services import build_services, new_pipeline
-from mcpsqueeze.settings import Settings
+from mcpsqueeze.settings._settings import Settings
+from mcpsqueeze.transports._memory import MemoryByteReceive, MemoryByteSend, memory_line_channel, memory_pipe
 
 PROTOCOL = "2025-11-25"
 

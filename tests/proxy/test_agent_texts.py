@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from relay_harness import INITIALIZE, call, run_relay
 
-from mcpsqueeze.proxy._relay import recover_tool_definition
+from mcpsqueeze.core import recover_tool_definition
 from rawclient import assert_golden
 
 GOLDEN = Path(__file__).parent / "golden"

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcpsqueeze._jsonbytes import dumps, loads
-from mcpsqueeze.proxy._jsonrpc import _line_of, _parse_line, with_id
+from mcpsqueeze.transports._jsonrpc import line_of, parse_line, with_id
 
 LINE = (
     b'{"jsonrpc": "2.0", "id": 7, "result": {"content": [{"type": "text", "text": "caf\\u00e9"}], "x": null}}'
@@ -18,33 +18,33 @@ LINE = (
 
 
 def test_an_unchanged_result_goes_out_byte_for_byte() -> None:
-    message = _parse_line(LINE)
+    message = parse_line(LINE)
     assert isinstance(message, dict)
-    assert _line_of(message) == LINE + b"\n"
+    assert line_of(message) == LINE + b"\n"
 
 
 def test_a_result_whose_id_was_replaced_in_place_is_serialised_with_the_new_id() -> None:
-    message = _parse_line(LINE)
+    message = parse_line(LINE)
     assert isinstance(message, dict)
     message["id"] = 1234567  # a new object: the old line would carry the wrong id
-    out = json.loads(_line_of(message))
+    out = json.loads(line_of(message))
     assert out["id"] == 1234567 and out["result"]["content"][0]["text"] == "café"
 
 
 def test_a_rebuilt_message_is_serialised() -> None:
-    message = _parse_line(LINE)
+    message = parse_line(LINE)
     assert isinstance(message, dict)
     rebuilt = {**message, "result": {"content": []}}
-    assert json.loads(_line_of(rebuilt))["result"] == {"content": []}
+    assert json.loads(line_of(rebuilt))["result"] == {"content": []}
 
 
 def test_lines_with_non_finite_numbers_or_requests_are_never_forwarded_raw() -> None:
     nan = b'{"jsonrpc":"2.0","id":1,"result":{"v":NaN}}'
     request = b'{"jsonrpc": "2.0", "id": 2, "method": "tools/list"}'
-    assert not isinstance(_parse_line(nan), dict)  # strict parsing refuses NaN outright (issue 12)
-    message = _parse_line(request)
+    assert not isinstance(parse_line(nan), dict)  # strict parsing refuses NaN outright (issue 12)
+    message = parse_line(request)
     assert isinstance(message, dict)
-    assert _line_of(message) != request + b"\n"
+    assert line_of(message) != request + b"\n"
 
 
 # -- the id splice: a remapped id without re-serialising the result ---------------------------------------
@@ -109,11 +109,11 @@ def test_a_spliced_line_parses_to_exactly_the_message_rebuilt_with_the_new_id(
             len(parts) - 1 if order == "tail" else len(parts), f'"{duplicate}":{backend_id}'.encode()
         )
     line = b"{" + (b", " if spaced else b",").join(parts) + b"}"
-    message = _parse_line(line)
+    message = parse_line(line)
     assert isinstance(message, dict)
     out = with_id(message, new_id)
-    assert json.loads(_line_of(out)) == {**message, "id": new_id}
-    assert loads(_line_of(out)) == {**message, "id": new_id}
+    assert json.loads(line_of(out)) == {**message, "id": new_id}
+    assert loads(line_of(out)) == {**message, "id": new_id}
     if order == "tail" and duplicate is None and b"NaN" not in line and b"Infinity" not in line:
         assert type(out) is not dict  # the TypeScript SDK's layout is always spliced (and kept raw)
         assert out.line_if_unchanged() is not None  # type: ignore[attr-defined]
@@ -137,19 +137,19 @@ def test_a_spliced_line_parses_to_exactly_the_message_rebuilt_with_the_new_id(
     ],
 )
 def test_the_sdks_answers_keep_their_bytes_and_change_only_the_id(line: bytes, expected: bytes) -> None:
-    message = _parse_line(line)
+    message = parse_line(line)
     assert isinstance(message, dict)
-    assert _line_of(with_id(message, "agent-7")) == expected + b"\n"  # spliced, not re-serialised
+    assert line_of(with_id(message, "agent-7")) == expected + b"\n"  # spliced, not re-serialised
 
 
 def test_an_id_the_patterns_cannot_place_for_certain_is_re_serialised() -> None:
     line = b'{"jsonrpc":"2.0","id":41,"result":{"structuredContent":{"id":41},"content":[]},"x":1}'
-    message = _parse_line(line)
+    message = parse_line(line)
     assert isinstance(message, dict)
     out = with_id(message, 9)
     # a nested "id" key and the id not last: no splice, the message is re-serialised
-    assert _line_of(out) == dumps({**message, "id": 9}) + b"\n"
-    assert json.loads(_line_of(out)) == {**message, "id": 9}
+    assert line_of(out) == dumps({**message, "id": 9}) + b"\n"
+    assert json.loads(line_of(out)) == {**message, "id": 9}
 
 
 def test_a_result_that_mentions_nan_in_a_string_still_keeps_its_bytes() -> None:
@@ -157,6 +157,6 @@ def test_a_result_that_mentions_nan_in_a_string_still_keeps_its_bytes() -> None:
     line = (
         b'{"jsonrpc": "2.0", "id": 3, "result": {"content": [{"type": "text", "text": "NaN or Infinity"}]}}'
     )
-    message = _parse_line(line)
+    message = parse_line(line)
     assert isinstance(message, dict)
-    assert _line_of(with_id(message, 8)) == line.replace(b'"id": 3', b'"id": 8') + b"\n"
+    assert line_of(with_id(message, 8)) == line.replace(b'"id": 3', b'"id": 8') + b"\n"

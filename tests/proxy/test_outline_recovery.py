@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from mcpsqueeze.recovery import split_lines
+from mcpsqueeze._lines import split_lines
 from mcpsqueeze.shrink import landmarks
 from rawclient import ROOT, RawClient, cli, require_node_paths, text
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from mcpsqueeze.tokens import count_tokens
+from mcpsqueeze.accounting._tokens import count_tokens
 from rawclient import ROOT, RawClient, cli, text
 
 FIXTURE = [sys.executable, str(ROOT / "tests" / "fixtures" / "seed_server.py")]

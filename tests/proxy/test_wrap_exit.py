@@ -5,8 +5,8 @@ from __future__ import annotations
 import sys
 import time
 
+from mcpsqueeze.accounting._tokens import count_tokens
 from mcpsqueeze.demo.bulk import blob
-from mcpsqueeze.tokens import count_tokens
 from rawclient import RawClient, cli, text
 
 BULK = [sys.executable, "-m", "mcpsqueeze.demo.bulk"]

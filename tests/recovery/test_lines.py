@@ -5,7 +5,8 @@ import json
 import pytest
 
 from mcpsqueeze._errors import UsageError
-from mcpsqueeze.recovery import parse_line_range, read_lines, recover_result, split_lines
+from mcpsqueeze._lines import parse_line_range, read_lines, split_lines
+from mcpsqueeze.core import recover_result
 
 
 def test_lines_keep_their_newlines_and_a_final_newline_makes_no_empty_line() -> None:

@@ -98,8 +98,8 @@ def test_a_directory_owned_by_another_user_is_refused_and_left_alone(tmp_path: P
 def test_a_group_or_world_readable_directory_is_used_with_a_warning_that_says_how_to_fix_it(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from mcpsqueeze.services import build_store
-    from mcpsqueeze.settings import Settings
+    from mcpsqueeze.core._services import build_store
+    from mcpsqueeze.settings._settings import Settings
 
     loose = tmp_path / "rec"
     loose.mkdir(mode=0o755)
@@ -111,8 +111,8 @@ def test_a_group_or_world_readable_directory_is_used_with_a_warning_that_says_ho
 
 
 def test_a_private_directory_gets_no_warning(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    from mcpsqueeze.services import build_store
-    from mcpsqueeze.settings import Settings
+    from mcpsqueeze.core._services import build_store
+    from mcpsqueeze.settings._settings import Settings
 
     with caplog.at_level("DEBUG", logger="mcpsqueeze"):
         build_store(Settings(target=["true"], recovery_dir=tmp_path / "rec"))

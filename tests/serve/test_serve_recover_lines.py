@@ -9,7 +9,7 @@ from pathlib import Path
 
 from serve_api import api, running_serve, write_token
 
-from mcpsqueeze.recovery._lines import split_lines
+from mcpsqueeze._lines import split_lines
 
 MARKER = re.compile(r"\[lines ([0-9]+)-([0-9]+) folded")
 

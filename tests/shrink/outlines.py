@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from mcpsqueeze.recovery import read_lines, split_lines
+from mcpsqueeze._lines import read_lines, split_lines
 
 FOLD = re.compile(r"^[ \t]*\[lines? (\d+)(?:-(\d+))? folded(?:: ([^\]]*))?\]\n?\Z")
 HEADER = re.compile(r"^\[mcpsqueeze\] Outline of (?:(\d+) lines|lines (\d+)-(\d+)) \(")

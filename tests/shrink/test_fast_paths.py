@@ -8,7 +8,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcpsqueeze.recovery import split_lines
+from mcpsqueeze._lines import split_lines
 from mcpsqueeze.shrink._formats import LANGUAGES
 from mcpsqueeze.shrink._plans import _hunk_end, _round_robin, _Text
 from mcpsqueeze.shrink._rank import _matches

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from outlines import folds, rebuild
 
-from mcpsqueeze.recovery import read_lines, split_lines
+from mcpsqueeze._lines import read_lines, split_lines
 from mcpsqueeze.shrink import RecoveryHint, landmarks, shrink_texts
 from mcpsqueeze.shrink._formats import detect
 

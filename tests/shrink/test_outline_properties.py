@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from outlines import folds, rebuild
 
 from mcpsqueeze._errors import ShrinkError
-from mcpsqueeze.recovery import read_lines, split_lines
+from mcpsqueeze._lines import read_lines, split_lines
 from mcpsqueeze.shrink import RecoveryHint, shrink_texts
 
 HINTS = st.sampled_from(

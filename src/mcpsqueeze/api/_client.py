@@ -24,11 +24,19 @@ import anyio.abc
 
 from .._errors import BackendError, MCPSqueezeError, RecoveryError, UsageError
 from .._results import text_of
-from ..config import Config, find_config, load_config
-from ..pipeline import Outcome
-from ..serve._backends import Backend
-from ..serve._config import ServerSpec, ToolFilter, parse_config
-from ..settings import DEFAULT_BUDGET, DEFAULT_SHRINK_ABOVE, Settings
+from ..core import Outcome
+from ..settings import (
+    DEFAULT_BUDGET,
+    DEFAULT_SHRINK_ABOVE,
+    Config,
+    ServerSpec,
+    Settings,
+    ToolFilter,
+    find_config,
+    load_config,
+    parse_config,
+)
+from ..transports import Backend
 from ._codeapi import ClientSessionAPI
 from ._functions import make_function, unique_names
 from ._portal import Portal
@@ -325,7 +333,7 @@ class Client:
         self._require_open()
         if self._code_api is None:
             assert self._tg is not None
-            api = ClientSessionAPI(self)
+            api = ClientSessionAPI(self._backends, self.squeezer, self._invoke)
             await api.start(self._tg)
             self._code_api = api
         assert self._code_api.socket_path is not None

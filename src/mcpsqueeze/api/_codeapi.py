@@ -11,16 +11,21 @@ from __future__ import annotations
 
 import contextlib
 import tempfile
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio.abc
 
 from .._errors import BackendError
-from ..serve._backends import Backend
+from ..transports import Backend
 
 if TYPE_CHECKING:
-    from ._client import Client
+    from ..core import Outcome
+    from ._squeezer import Squeezer
+
+#: One call through the Client's pipeline: (server, tool, arguments, full) -> (presented, outcome).
+Invoke = Callable[[str, str, dict[str, Any], bool], Awaitable[tuple[dict[str, Any], "Outcome"]]]
 
 __all__ = ["ClientSessionAPI"]
 
@@ -32,8 +37,10 @@ def _err(code: str, message: str) -> dict[str, Any]:
 class ClientSessionAPI:
     """serve's session API over one Client (the `SessionAPI` protocol of serve/_session.py)."""
 
-    def __init__(self, client: Client) -> None:
-        self._client = client
+    def __init__(self, backends: dict[str, Backend], squeezer: Squeezer, invoke: Invoke) -> None:
+        self._backends = backends
+        self._squeezer = squeezer
+        self._invoke = invoke
         self._server: Any = None
         self.directory: Path | None = None
         self.socket_path: Path | None = None
@@ -42,7 +49,7 @@ class ClientSessionAPI:
 
     @property
     def backends(self) -> dict[str, Backend]:
-        return self._client._backends
+        return self._backends
 
     def listing(self) -> dict[str, Any]:
         return {
@@ -50,7 +57,7 @@ class ClientSessionAPI:
                 {"name": b.name, "status": b.status, "error": b.error, "tools": b.tools}
                 for b in self.backends.values()
             ],
-            "recovery_dir": str(self._client.squeezer.settings.recovery_dir),
+            "recovery_dir": str(self._squeezer.settings.recovery_dir),
         }
 
     metrics = None  # the Client exports no Prometheus metrics
@@ -67,10 +74,10 @@ class ClientSessionAPI:
             return 404, _err(
                 "unknown_tool", f"server {server!r} has no tool {tool!r}; its tools are: {names}"
             )
-        from ..serve._session import call_answer, failure_answer
+        from ..serve import call_answer, failure_answer
 
         try:
-            presented, outcome = await self._client._invoke(server, tool, arguments, full)
+            presented, outcome = await self._invoke(server, tool, arguments, full)
         except BackendError as exc:
             return failure_answer(exc)
         return call_answer(presented, outcome)
@@ -88,9 +95,7 @@ class ClientSessionAPI:
         """The caller's principal is ignored: a Client's private socket has one caller, the Client itself.
 
         RecoveryError (404 from the app) when the id is unknown, expired or evicted."""
-        return self._client.squeezer.recover_result(
-            response_id, pointer, offset, length, query=query, lines=lines
-        )
+        return self._squeezer.recover_result(response_id, pointer, offset, length, query=query, lines=lines)
 
     # -- lifecycle ---------------------------------------------------------------------------------
 
@@ -98,13 +103,13 @@ class ClientSessionAPI:
         """Bind the private socket and serve the API from `tg` (the Client's task group)."""
         import uvicorn
 
-        from ..serve._session import _bind_unix, build_app
-        from ..services import uvicorn_server
+        from ..serve import build_app
+        from ..transports import bind_unix, uvicorn_server
 
         directory = Path(tempfile.mkdtemp(prefix="mcpsqueeze-client-"))  # 0700, unguessable name
         path = directory / "session.sock"
         try:
-            sock = _bind_unix(path)  # 0600, listening: a caller's connection queues until uvicorn runs
+            sock = bind_unix(path)  # 0600, listening: a caller's connection queues until uvicorn runs
         except BaseException:
             directory.rmdir()
             raise

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..proxy._relay import recover_tool_definition
+from ..core import recover_tool_definition
 
 __all__ = ["recover_tool_spec"]
 

@@ -13,11 +13,15 @@ from typing import Any, Literal
 
 from .._errors import RecoveryError, UsageError
 from .._results import text_of
-from ..pipeline import Call, Outcome
-from ..policy import PolicySet
-from ..recovery import recover_call
-from ..services import build_services, new_pipeline
-from ..settings import DEFAULT_BUDGET, DEFAULT_SHRINK_ABOVE, MIN_BUDGET, MIN_TRUNCATE_CHARS, Settings
+from ..core import Call, Outcome, build_services, new_pipeline, recover_call
+from ..settings import (
+    DEFAULT_BUDGET,
+    DEFAULT_SHRINK_ABOVE,
+    MIN_BUDGET,
+    MIN_TRUNCATE_CHARS,
+    PolicySet,
+    Settings,
+)
 
 __all__ = ["RECOVER_TOOL", "Squeezer", "as_result"]
 

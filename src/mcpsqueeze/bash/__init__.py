@@ -14,6 +14,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from ._client import SessionAddress, SessionClient
     from ._install import install_commands
+    from ._names import server_command
     from .just_bash import AsyncSessionClient, install_into, open_bash
 
 __all__ = [
@@ -23,6 +24,7 @@ __all__ = [
     "install_commands",
     "install_into",
     "open_bash",
+    "server_command",
 ]
 
 _WHERE = {
@@ -32,6 +34,7 @@ _WHERE = {
     "AsyncSessionClient": ".just_bash",
     "install_into": ".just_bash",
     "open_bash": ".just_bash",
+    "server_command": "._names",
 }
 
 

@@ -420,8 +420,7 @@ def run_recover(
     """Read one original through the mount-scoped reader and render it (exit 2 when refused)."""
     import json  # the stdlib one here: recovery is rare, and --pointer output is indented
 
-    from mcpsqueeze.recovery._pointer import resolve_pointer
-    from mcpsqueeze.recovery._scoped import open_recovery_file
+    from mcpsqueeze.recovery import open_recovery_file, resolve_pointer
 
     prog = f"{prefix}recover"
     try:
@@ -456,7 +455,7 @@ def run_recover(
     try:
         node = resolve_pointer(document, request.pointer) if request.pointer is not None else document
         if request.query is not None:
-            from mcpsqueeze.projection import project  # jmespath: pure Python, imported only here
+            from mcpsqueeze._projection import project  # jmespath: pure Python, imported only here
 
             node = project(node, request.query)
     except (RecoveryError, UsageError) as exc:
@@ -468,7 +467,7 @@ def run_recover(
 def _recover_lines(original: dict[str, object], spec: str, prog: str) -> Outcome:
     """The lines ``spec`` names, numbered as the engine numbers them: over the text blocks joined
     by newlines (what the preview showed), printed exactly (no newline added)."""
-    from mcpsqueeze.recovery._lines import read_lines
+    from mcpsqueeze._lines import read_lines
 
     content = original.get("content")
     texts = [

@@ -69,7 +69,7 @@ async def run_demo(budget: int, no_shrink: bool) -> int:
                 result = await client.session.send_request(request, raw)
                 print(f"\nsqueeze_recover {first_id} /issues/17/title -> {text_of(result)!r}", flush=True)
         print()
-        from ..stats import summarise_stats_file
+        from ..accounting import summarise_stats_file
 
         if stats.exists():
             print(summarise_stats_file(stats, top=3), flush=True)

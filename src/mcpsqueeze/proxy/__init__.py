@@ -1,4 +1,4 @@
-"""The proxy: channels (transports), the relay, and the `wrap` runner.
+"""The MCP door (`mcpsqueeze wrap`): the relay, the HTTP frontends, and the `wrap` runner.
 
 Its modules load on first use: `wrap` imports the channels before the relay, the stages and the stores,
 while `_handshake` relays the first `initialize` (importing the package must not import them all).
@@ -6,30 +6,19 @@ while `_handshake` relays the first `initialize` (importing the package must not
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see __getattr__
 if TYPE_CHECKING:
-    from ._channels import Channel, ChannelClosed
-    from ._jsonrpc import Invalid, Message
-    from ._relay import Relay, recover_tool_definition
-    from ._wrap import open_backend, run_wrap
+    from ._handshake import handshake
+    from ._relay import Relay
+    from ._wrap import run_wrap
 
 __all__ = [
-    "Channel",
-    "ChannelClosed",
-    "Invalid",
-    "Message",
     "Relay",
-    "open_backend",
-    "recover_tool_definition",
+    "handshake",
     "run_wrap",
 ]
 
 _MODULES = {
-    "Channel": "_channels",
-    "ChannelClosed": "_channels",
-    "Invalid": "_jsonrpc",
-    "Message": "_jsonrpc",
     "Relay": "_relay",
-    "recover_tool_definition": "_relay",
-    "open_backend": "_wrap",
+    "handshake": "_handshake",
     "run_wrap": "_wrap",
 }
 

@@ -16,7 +16,7 @@ import contextlib
 import itertools
 import logging
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,14 +24,11 @@ import anyio
 import anyio.abc
 
 from .._errors import MCPSqueezeError, RecoveryError, UsageError
-from .._handshake import BACKEND_ID, Handshake
-from ..pipeline import Call, Pipeline
-from ..recovery import recover_call
-from ..services import SessionServices
-from ._channels import Channel, ChannelClosed, ProcessChannel
-from ._jsonrpc import Invalid, Message, valid_id, with_id
+from ..core import Call, Pipeline, SessionServices, list_recover_tool, recover_call
+from ..transports import Channel, ChannelClosed, Invalid, Message, ProcessChannel, valid_id, with_id
+from ._handshake import BACKEND_ID, Handshake
 
-__all__ = ["BACKEND_GONE", "TIMEOUT", "UNREADABLE", "Relay", "recover_tool_definition"]
+__all__ = ["BACKEND_GONE", "TIMEOUT", "UNREADABLE", "Relay"]
 
 logger = logging.getLogger("mcpsqueeze.proxy")
 
@@ -45,58 +42,6 @@ START_FAILURE_GRACE = 5.0  # seconds a backend that failed at start still has it
 FLUSH_SECONDS = 30.0  # after the drain, at most this long to write the last answers
 NEW_ENVELOPE = "2026-07-28"
 FULL_META_KEY = "mcpsqueeze/full"
-
-
-def recover_tool_definition(name: str) -> dict[str, Any]:
-    return {
-        "name": name,
-        "title": "Recover an original result",
-        "description": (
-            "Return the complete original of a tool result that mcpsqueeze shrank or deduplicated. "
-            "Give the response_id from the truncation notice. For a large original, read one part: "
-            "'pointer' is an RFC 6901 JSON pointer into the original JSON (e.g. /issues/17), and "
-            "'offset'/'length' select a window of characters of the original (or of the pointed part), "
-            "and 'lines' a range of its lines, e.g. \"120-180\" (as a preview's [lines A-B folded] markers "
-            "name them); 'query' is a JMESPath expression that keeps only what you need of JSON (e.g. "
-            "issues[].{key: key, summary: summary}). Never re-runs the tool."
-        ),
-        "inputSchema": {
-            "type": "object",
-            "properties": {
-                "response_id": {"type": "string", "description": "32 hex characters from the notice"},
-                "pointer": {"type": "string", "description": "RFC 6901 JSON pointer, e.g. /issues/17"},
-                "query": {"type": "string", "description": "JMESPath expression, e.g. issues[].key"},
-                "offset": {"type": "integer", "minimum": 0, "description": "first character of the window"},
-                "length": {"type": "integer", "minimum": 1, "description": "characters in the window"},
-                "lines": {"type": "string", "description": "a line range of the original, e.g. 120-180"},
-            },
-            "required": ["response_id"],
-            "additionalProperties": False,
-        },
-        "annotations": {"readOnlyHint": True, "idempotentHint": True, "openWorldHint": False},
-    }
-
-
-def list_recover_tool(
-    result: dict[str, Any], current: str | None, pipelines: Iterable[Pipeline]
-) -> tuple[str | None, dict[str, Any]]:
-    """A tools/list result with our recover tool appended under the first free name (squeeze_recover,
-    squeeze_recover_2, ...: the backend may own the name), and that name, which the pipelines' MCP-mode
-    stages now use in their records. Unchanged when there is no recover tool (`current` None) or the
-    page is not the last one."""
-    tools = result.get("tools")
-    if not current or not isinstance(tools, list) or result.get("nextCursor"):
-        return current, result
-    names = {t.get("name") for t in tools if isinstance(t, dict)}
-    name = "squeeze_recover"
-    suffix = 1
-    while name in names:
-        suffix += 1
-        name = f"squeeze_recover_{suffix}"
-    for stage in (stage for pipeline in pipelines for stage in pipeline.stages):
-        if getattr(stage, "recover_tool", None) is not None:  # MCP-mode stages name the tool
-            stage.recover_tool = name  # type: ignore[attr-defined]
-    return name, {**result, "tools": [*tools, recover_tool_definition(name)]}
 
 
 def _hide_output_schemas(

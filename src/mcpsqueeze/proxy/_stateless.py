@@ -32,16 +32,12 @@ import anyio
 import anyio.abc
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from .._auth import PRINCIPAL_KEY
 from .._errors import BackendError, RecoveryError, UsageError
 from .._jsonbytes import dumps, loads
-from ..pipeline import Call, Pipeline
-from ..recovery import recover_call
-from ..services import SessionServices, for_caller, new_pipeline
+from ..core import Call, Pipeline, SessionServices, for_caller, list_recover_tool, new_pipeline, recover_call
 from ..settings import Settings
-from ._channels import Channel, ChannelClosed
-from ._jsonrpc import Invalid, Message
-from ._relay import BACKEND_GONE, FULL_META_KEY, TIMEOUT, list_recover_tool
+from ..transports import PRINCIPAL_KEY, Channel, ChannelClosed, Invalid, Message
+from ._relay import BACKEND_GONE, FULL_META_KEY, TIMEOUT
 
 __all__ = ["MODERN_VERSION", "StatelessFrontend", "is_stateless_request"]
 
@@ -330,7 +326,7 @@ class _ModernHttpBackend:
     def __init__(self, settings: Settings) -> None:
         import httpx2
 
-        from ..oauth import backend_auth
+        from ..transports import backend_auth
 
         self.url = settings.target[0]
         timeout = httpx2.Timeout(30.0, read=settings.timeout if settings.timeout else 300.0)
@@ -584,7 +580,7 @@ class _SharedBackend:
         self._subscribed: dict[str, int] = {}  # resource uri -> listeners wanting its updates
 
     async def run(self, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
-        from ._wrap import open_backend
+        from ..transports import open_backend
 
         started = False
         try:
@@ -1030,6 +1026,6 @@ def _leaf(exc: BaseException) -> BaseException:
 
 
 def _version() -> str:
-    from .. import __version__
+    from .._version import __version__
 
     return __version__

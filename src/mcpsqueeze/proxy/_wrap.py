@@ -8,43 +8,38 @@ import logging
 import socket
 import time
 import urllib.parse
-from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
 import anyio
 import anyio.abc
 
-from .._auth import PRINCIPAL_KEY, bearer_guard, check_token_path, is_loopback, load_tokens
 from .._errors import BackendError, UsageError
-from .._handshake import take as take_handshake
 from .._malloc import tame_malloc
-from ..pipeline import Pipeline
-from ..services import (
-    SessionServices,
-    build_services,
-    for_caller,
-    new_pipeline,
-    on_signals,
-    sweep_forever,
-    tcp_listener,
-    uvicorn_server,
-)
+from ..accounting import print_summary
+from ..core import Pipeline, SessionServices, build_services, for_caller, new_pipeline, sweep_forever
 from ..settings import Settings
-from ..stats import print_summary
-from ._channels import (
+from ..transports import (
+    PRINCIPAL_KEY,
     Channel,
     ProcessChannel,
     SessionMessageChannel,
     StdioChannel,
-    http_backend,
-    open_process_channel,
+    bearer_guard,
+    check_token_path,
+    is_loopback,
+    load_tokens,
+    on_signals,
+    open_backend,
+    tcp_listener,
+    uvicorn_server,
 )
+from ._handshake import take as take_handshake
 from ._relay import Relay
 
 logger = logging.getLogger("mcpsqueeze.proxy")
 
-__all__ = ["RequestGuard", "check_http_bind", "open_backend", "run_wrap"]
+__all__ = ["RequestGuard", "check_http_bind", "run_wrap"]
 
 logger = logging.getLogger(__name__)
 
@@ -62,21 +57,6 @@ def _check_reachable(url: str, timeout: float = 5.0) -> None:
             f"cannot reach the backend at {url}: {exc.strerror or exc}; "
             "check the URL and that the server runs"
         ) from exc
-
-
-@contextlib.asynccontextmanager
-async def open_backend(settings: Settings) -> AsyncIterator[Channel]:
-    if settings.is_url:
-        async with http_backend(
-            settings.target[0], settings.headers, settings.timeout, settings.oauth
-        ) as channel:
-            yield channel
-        return
-    channel = await open_process_channel(settings.target)
-    try:
-        yield channel
-    finally:
-        await channel.aclose()
 
 
 async def _relay_stdio(
@@ -158,7 +138,7 @@ async def run_wrap(settings: Settings) -> int:
     """Run the proxy; the summary always reaches stderr, whatever ends the session."""
     check_http_bind(settings)
     if settings.is_url:
-        from ..oauth import preflight
+        from ..transports import preflight
 
         await anyio.to_thread.run_sync(_check_reachable, settings.target[0])
         await preflight(settings.target[0], settings.headers, settings.oauth)  # refresh, or log in first
@@ -395,7 +375,7 @@ async def _serve_http(settings: Settings, services: SessionServices) -> int:
         frontend = HttpFrontend(settings, services, tg)
         routes = [Route("/mcp", endpoint=frontend, methods=["GET", "POST", "DELETE"])]
         if services.metrics is not None:
-            from ..metrics import metrics_endpoint
+            from ..accounting import metrics_endpoint
 
             loopback = settings.host in ("127.0.0.1", "localhost", "::1")
             routes.append(Route("/metrics", metrics_endpoint(services.metrics, check_host=loopback)))

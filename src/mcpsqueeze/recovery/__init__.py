@@ -11,23 +11,26 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from ._clean import CleanReport, clean_directory, parse_duration, parse_keep, parse_size
-from ._files import FileStore, ensure_private_dir
+from ._files import FileStore, check_if_present, ensure_private_dir, readable_by_others
 from ._ids import RESPONSE_ID_RE, is_response_id, new_response_id
-from ._lines import parse_line_range, read_lines, split_lines
 from ._memory import MemoryCache
 from ._pointer import read_window, resolve_pointer
 from ._scoped import open_recovery_file
 
 if TYPE_CHECKING:
-    from ._store import RecoveryStore, Stored, recover_call, recover_result
+    from ._redis import TENANT_RE, RedisStore, safe_url
+    from ._store import RecoveryStore, Stored
 
 __all__ = [
     "RESPONSE_ID_RE",
+    "TENANT_RE",
     "CleanReport",
     "FileStore",
     "MemoryCache",
     "RecoveryStore",
+    "RedisStore",
     "Stored",
+    "check_if_present",
     "clean_directory",
     "ensure_private_dir",
     "is_response_id",
@@ -35,23 +38,26 @@ __all__ = [
     "open_recovery_file",
     "parse_duration",
     "parse_keep",
-    "parse_line_range",
     "parse_size",
-    "read_lines",
     "read_window",
-    "recover_call",
-    "recover_result",
+    "readable_by_others",
     "resolve_pointer",
-    "split_lines",
+    "safe_url",
 ]
 
-_LAZY = {"RecoveryStore", "Stored", "recover_call", "recover_result"}
+_LAZY = {
+    "RecoveryStore": "._store",
+    "Stored": "._store",
+    "RedisStore": "._redis",
+    "TENANT_RE": "._redis",
+    "safe_url": "._redis",
+}
 
 
 def __getattr__(name: str) -> Any:
-    """Load the orjson-backed store only when the proxy asks for it, never on the shim's path."""
+    """Load the orjson-backed store (and the Redis adapter) only when asked for, never on the shim's path."""
     if name in _LAZY:
-        value = getattr(importlib.import_module("._store", __name__), name)
+        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
         globals()[name] = value
         return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

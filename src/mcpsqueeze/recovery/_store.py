@@ -4,26 +4,20 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import json
 import logging
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from .._errors import RecoveryError, UsageError
-from .._jsonbytes import loads
-from .._results import text_of
+from .._errors import RecoveryError
 from ._files import FileStore
-from ._ids import is_response_id
-from ._lines import read_lines
 from ._memory import MemoryCache
-from ._pointer import read_window, resolve_pointer
 
 if TYPE_CHECKING:
     from ._redis import RedisStore
 
-__all__ = ["RecoveryStore", "Stored", "recover_call", "recover_result"]
+__all__ = ["RecoveryStore", "Stored"]
 
 logger = logging.getLogger(__name__)
 
@@ -157,90 +151,3 @@ class RecoveryStore:
                     raise
         assert memory_error is not None
         raise memory_error
-
-
-def recover_result(
-    original_bytes: bytes,
-    pointer: str | None = None,
-    offset: int | None = None,
-    length: int | None = None,
-    lines: str | None = None,
-    *,
-    query: str | None = None,
-) -> dict[str, Any]:
-    """The CallToolResult that `squeeze_recover` returns: the original, one JSON node, a JMESPath
-    projection (of the node, when both are given), a text window of any of these, or a range of its
-    lines (numbered as the preview's fold markers number them)."""
-    if lines is not None and (offset is not None or length is not None):
-        raise UsageError("give either lines or offset/length, not both")
-    try:
-        original = loads(original_bytes) if original_bytes else {}
-    except (ValueError, RecursionError) as exc:
-        raise RecoveryError(
-            f"the stored original is not valid JSON ({exc}); it may have been altered"
-        ) from exc
-    if pointer is None and offset is None and length is None and lines is None and query is None:
-        return {"content": original.get("content", []), "isError": False}
-    text = text_of(original)
-    if pointer is not None or query is not None:
-        try:
-            document = json.loads(text)
-        except ValueError:
-            if "structuredContent" not in original:
-                raise RecoveryError(
-                    f"the original is not JSON, so a {'pointer' if pointer is not None else 'query'} cannot "
-                    "select a part of it; use offset/length to read a window of its text instead"
-                ) from None
-            document = original["structuredContent"]
-        node = resolve_pointer(document, pointer) if pointer is not None else document
-        if query is not None:
-            from ..projection import project
-
-            node = project(node, query)
-        text = node if isinstance(node, str) else json.dumps(node, ensure_ascii=False, indent=1)
-    if lines is not None:
-        chosen, first, last, total_lines = read_lines(text, lines)
-        return {
-            "content": [{"type": "text", "text": chosen}],
-            "isError": False,
-            "_meta": {"mcpsqueeze/lines": {"first": first, "last": last, "total_lines": total_lines}},
-        }
-    window, total = read_window(text, offset or 0, length)
-    start = offset or 0
-    # The window is the exact text (so windows concatenate back to the original); its place is in _meta.
-    return {
-        "content": [{"type": "text", "text": window}],
-        "isError": False,
-        "_meta": {"mcpsqueeze/window": {"offset": start, "length": len(window), "total_chars": total}},
-    }
-
-
-def recover_call(store: RecoveryStore | None, arguments: object) -> dict[str, Any]:
-    """The recover tool's answer to its ``arguments``, for every door that offers the tool (the MCP
-    proxy and the Python API): check them, load the original (never re-running a tool), render it.
-
-    Raises UsageError for malformed arguments and RecoveryError when the original is not available."""
-    if store is None:
-        raise RecoveryError("this proxy keeps no originals (--no-shrink and --no-dedup)")
-    if not isinstance(arguments, dict):
-        raise UsageError("arguments must be an object with response_id")
-    response_id = arguments.get("response_id")
-    if not is_response_id(response_id):
-        raise UsageError("response_id must be the 32 hex characters shown in the truncation notice")
-    pointer = arguments.get("pointer")
-    offset = arguments.get("offset")
-    length = arguments.get("length")
-    if pointer is not None and not isinstance(pointer, str):
-        raise UsageError("pointer must be a string such as /issues/17")
-    query = arguments.get("query")
-    if query is not None:
-        from ..projection import compile_query
-
-        compile_query(query)  # a malformed expression is a usage error before anything is loaded
-    for name, value in (("offset", offset), ("length", length)):
-        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
-            raise UsageError(f"{name} must be a non-negative integer")
-    lines = arguments.get("lines")
-    if lines is not None and not isinstance(lines, str):
-        raise UsageError("lines must be a string such as 120-180")
-    return recover_result(store.load(response_id), pointer, offset, length, lines, query=query)

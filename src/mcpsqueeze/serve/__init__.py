@@ -1,14 +1,6 @@
-"""`mcpsqueeze serve`: the long-running session proxy that the bash shim talks to."""
+"""The session door (`mcpsqueeze serve`): the long-running proxy behind the shell shim, Just-Bash and Code
+Mode, and the session HTTP API that a `Client` also serves to its Code Mode files."""
 
-from ._config import ServerSpec, ToolFilter, parse_config, parse_servers, spec_from_argv
-from ._session import Listen, run_serve
+from ._session import Listen, SessionAPI, build_app, call_answer, failure_answer, run_serve
 
-__all__ = [
-    "Listen",
-    "ServerSpec",
-    "ToolFilter",
-    "parse_config",
-    "parse_servers",
-    "run_serve",
-    "spec_from_argv",
-]
+__all__ = ["Listen", "SessionAPI", "build_app", "call_answer", "failure_answer", "run_serve"]

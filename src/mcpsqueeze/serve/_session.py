@@ -8,9 +8,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
-import os
 import socket
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -18,30 +16,40 @@ from typing import TYPE_CHECKING, Any, Protocol
 import anyio
 import anyio.abc
 
-from .._auth import PRINCIPAL_KEY, Tokens, bearer_guard, check_token_path, is_loopback, load_tokens
 from .._errors import BackendError, RecoveryError, UsageError
-from ..pipeline import Call, Outcome, Pipeline
-from ..projection import compile_query
-from ..recovery import ensure_private_dir, is_response_id, recover_result
-from ..recovery._files import check_if_present
-from ..recovery._lines import parse_line_range
-from ..services import (
+from .._lines import parse_line_range
+from .._projection import compile_query
+from ..accounting import print_summary
+from ..core import (
+    Call,
+    Outcome,
+    Pipeline,
     SessionServices,
     build_services,
     for_caller,
     new_pipeline,
-    on_signals,
+    recover_result,
     sweep_forever,
+)
+from ..recovery import check_if_present, ensure_private_dir, is_response_id
+from ..settings import ServerSpec, Settings, ToolFilter
+from ..transports import (
+    PRINCIPAL_KEY,
+    Backend,
+    BackendTimeout,
+    Tokens,
+    bearer_guard,
+    bind_unix,
+    check_token_path,
+    is_loopback,
+    load_tokens,
+    on_signals,
     tcp_listener,
     uvicorn_server,
 )
-from ..settings import Settings
-from ..stats import print_summary
-from ._backends import Backend, BackendTimeout
-from ._config import ServerSpec, ToolFilter
 
 if TYPE_CHECKING:
-    from ..metrics import Metrics
+    from ..accounting import Metrics
 
 __all__ = ["SHUTDOWN_GRACE", "Listen", "run_serve"]
 
@@ -284,7 +292,7 @@ def _metrics_routes(session: SessionAPI) -> list[Any]:
     """GET /metrics (Prometheus), behind the same token as the rest of the API."""
     from starlette.routing import Route
 
-    from ..metrics import metrics_endpoint
+    from ..accounting import metrics_endpoint
 
     metrics = session.metrics
     return [] if metrics is None else [Route("/metrics", metrics_endpoint(metrics))]
@@ -306,31 +314,6 @@ def check_listen(listen: Listen, recovery_dir: Path) -> None:
     check_if_present(recovery_dir, "recovery directory")
 
 
-def _bind_unix(path: Path) -> socket.socket:
-    ensure_private_dir(path.parent, what="socket directory")
-    if path.is_symlink() or (path.exists() and not stat.S_ISSOCK(path.lstat().st_mode)):
-        raise UsageError(f"{path} exists and is not a socket; refusing to replace it")
-    probe = socket.socket(socket.AF_UNIX)
-    try:
-        probe.connect(str(path))
-    except OSError:
-        with contextlib.suppress(FileNotFoundError):
-            path.unlink()  # a stale socket from a session that died
-    else:
-        raise UsageError(f"another session already listens on {path}")
-    finally:
-        probe.close()
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    old = os.umask(0o177)
-    try:
-        sock.bind(str(path))
-    finally:
-        os.umask(old)
-    os.chmod(path, 0o600)
-    sock.listen(128)
-    return sock
-
-
 def _bind_tcp(host: str, port: int) -> socket.socket:
     return tcp_listener(host, port)  # TCP_NODELAY on its connections
 
@@ -348,7 +331,7 @@ async def run_serve(settings: Settings, specs: list[ServerSpec], tools: ToolFilt
         where = "http://{}:{}".format(*sock.getsockname()[:2])
     else:
         assert listen.socket_path is not None
-        sock = _bind_unix(listen.socket_path)
+        sock = bind_unix(listen.socket_path)
         where = str(listen.socket_path)
     session = Session(settings, specs, tools)
     session.named_tenants = token is not None and token.named

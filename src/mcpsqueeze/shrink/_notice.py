@@ -16,6 +16,7 @@ __all__ = [
     "RecoveryHint",
     "Report",
     "example_pointer",
+    "render_call",
     "render_message",
     "render_notice",
     "render_text_marker",
@@ -125,7 +126,8 @@ def _what_was_cut(report: Report, kind: str) -> str:
 COMPACT_BELOW = 4000
 
 
-def _call(hint: RecoveryHint) -> str:
+def render_call(hint: RecoveryHint) -> str:
+    """The exact call (MCP tool call or shell command) that returns the whole original."""
     if hint.mode == "mcp":
         return f"{hint.recover_tool} " + json.dumps({"response_id": hint.response_id}, separators=(",", ":"))
     return f"mcpsq recover {hint.response_id}"
@@ -133,12 +135,12 @@ def _call(hint: RecoveryHint) -> str:
 
 def _how_to_recover(hint: RecoveryHint) -> str:
     if hint.mode == "mcp":
-        text = f"Full original: {_call(hint)}; one part: add "
+        text = f"Full original: {render_call(hint)}; one part: add "
         if hint.pointer is not None:
             text += f'"pointer":"{hint.pointer}" (JSON pointer) or '
         text += '"offset"/"length" (text window).'
         return text if hint.file is None else f"{text} File: {hint.file}"
-    text = f"Full original: {_call(hint)}"
+    text = f"Full original: {render_call(hint)}"
     if hint.file is not None:
         text += f" (or jq . {hint.file})"
     return text + (f"; one part: --pointer {hint.pointer}." if hint.pointer is not None else ".")
@@ -147,7 +149,7 @@ def _how_to_recover(hint: RecoveryHint) -> str:
 def _one_line(report: Report, hint: RecoveryHint) -> str:
     """The shortest complete hint: the original size and the exact recover call (the recover tool's
     own description says how to fetch a part)."""
-    head = f"shrunk from {report.original_chars} chars; full original: {_call(hint)}"
+    head = f"shrunk from {report.original_chars} chars; full original: {render_call(hint)}"
     if hint.mode == "mcp" or hint.file is None:
         return head
     return head + f" (or jq . {hint.file})"
@@ -176,7 +178,7 @@ def render_notice(report: Report, hint: RecoveryHint) -> str:
 
 def render_text_marker(omitted_chars: int, hint: RecoveryHint) -> str:
     """The marker put where the middle of a text block was cut out; ``omitted_chars`` is exact."""
-    return f"[...truncated {omitted_chars} characters; recover with {_call(hint)}]"
+    return f"[...truncated {omitted_chars} characters; recover with {render_call(hint)}]"
 
 
 def truncation_record(

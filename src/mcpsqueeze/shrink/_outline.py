@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from mcpsqueeze.recovery._lines import split_lines
+from mcpsqueeze._lines import split_lines
 from mcpsqueeze.shrink._formats import Format, detect
 from mcpsqueeze.shrink._notice import RecoveryHint, render_fold_marker, render_outline_header
 from mcpsqueeze.shrink._plans import Plan, landmark_lines, plan_for

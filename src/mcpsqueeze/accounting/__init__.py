@@ -1,0 +1,56 @@
+"""Accounting, off the response path: token counting (a helper process), per-call records, the session
+summary, the stats file and its report, the call log and Prometheus metrics.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing typing is not free at start-up
+if TYPE_CHECKING:
+    from ._calllog import CallLog
+    from ._metrics import Metrics, metrics_endpoint
+    from ._report import load_report, render_json, render_text, summarise_stats_file, write_html
+    from ._stats import Accountant, CallObserver, CallRecord, new_session_id, print_summary
+
+__all__ = [
+    "Accountant",
+    "CallLog",
+    "CallObserver",
+    "CallRecord",
+    "Metrics",
+    "load_report",
+    "metrics_endpoint",
+    "new_session_id",
+    "print_summary",
+    "render_json",
+    "render_text",
+    "summarise_stats_file",
+    "write_html",
+]
+
+_MODULES = {
+    "Accountant": "_stats",
+    "CallLog": "_calllog",
+    "CallObserver": "_stats",
+    "CallRecord": "_stats",
+    "Metrics": "_metrics",
+    "load_report": "_report",
+    "metrics_endpoint": "_metrics",
+    "new_session_id": "_stats",
+    "print_summary": "_stats",
+    "render_json": "_report",
+    "render_text": "_report",
+    "summarise_stats_file": "_report",
+    "write_html": "_report",
+}
+
+
+def __getattr__(name: str) -> object:
+    """Load a module on first use of one of its names (start-up pays only for what it uses)."""
+    module = _MODULES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value

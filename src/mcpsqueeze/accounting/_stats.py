@@ -1,0 +1,338 @@
+"""Token accounting: counts before/after for every call, off the response path.
+
+The proxy hands each finished call to `Accountant.record`, which only enqueues it; a helper process
+(`_counter.py`) counts tokens in idle time, so neither the vocabulary nor the encoding holds the proxy's
+GIL, and each call's JSON line is appended to the stats file (flushed) as soon as its figures are in.
+The session summary goes to stderr on exit, never stdout (stdout may be the JSON-RPC channel).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import errno
+import json
+import logging
+import os
+import stat
+import threading
+import time
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any, Protocol
+
+from .._errors import UsageError
+from ._counter import TokenCounter
+
+__all__ = [
+    "Accountant",
+    "CallObserver",
+    "CallRecord",
+    "Totals",
+    "new_session_id",
+    "print_summary",
+    "render_summary",
+]
+
+logger = logging.getLogger(__name__)
+
+
+def new_session_id() -> str:
+    """Tells sessions apart in a shared stats file (call numbers restart in each session)."""
+    return os.urandom(6).hex()  # `secrets.token_hex` without importing OpenSSL at start-up
+
+
+@dataclass
+class CallRecord:
+    """One finished call, as handed to accounting (texts are counted later, in the worker)."""
+
+    tool: str
+    number: int
+    action: str
+    before_text: str
+    after_text: str
+    added_latency_ms: float
+    server: str = ""
+    response_id: str | None = None
+    report: dict[str, Any] | None = None
+    store_failed: str | None = None
+    time: float = field(default_factory=time.time)
+    session: str = ""
+    call_latency_ms: float = 0.0  # request in -> result presented (backend time included), for metrics
+    # Set by `Accountant.record`, which then lets go of the texts (the counter holds them until counted).
+    chars_before: int = 0
+    chars_after: int = 0
+
+
+class CallObserver(Protocol):
+    """Told about every counted call and every recovery (metrics, the per-call log line)."""
+
+    def on_call(self, record: CallRecord, tokens_before: int, tokens_after: int) -> None: ...
+
+    def on_recover(self, response_id: str, size: int) -> None: ...
+
+
+@dataclass
+class Totals:
+    calls: int = 0
+    passthrough: int = 0
+    deduplicated: int = 0
+    shrunk: int = 0
+    errors: int = 0
+    full: int = 0
+    toonified: int = 0  # --toonify: shown as TOON (nothing cut)
+    store_failures: int = 0
+    tokens_before: int = 0
+    tokens_after: int = 0
+
+    @property
+    def saved(self) -> int:
+        return self.tokens_before - self.tokens_after
+
+    @property
+    def percent(self) -> float:
+        return 100.0 * self.saved / self.tokens_before if self.tokens_before else 0.0
+
+    def add(self, action: str, before: int, after: int, store_failed: bool = False) -> None:
+        self.calls += 1
+        if action == "dedup":
+            self.deduplicated += 1
+        elif action == "shrink":
+            self.shrunk += 1
+        elif action == "error":
+            self.errors += 1
+        elif action == "full":
+            self.full += 1
+        elif action == "toon":
+            self.toonified += 1
+        else:
+            self.passthrough += 1
+        self.store_failures += int(store_failed)
+        self.tokens_before += before
+        self.tokens_after += after
+
+
+def render_summary(totals: Totals, title: str = "mcpsqueeze session summary") -> str:
+    """The session summary printed to stderr (golden-tested)."""
+    lines = [
+        f"{title}:",
+        f"  calls proxied    {totals.calls}",
+        f"  passed through   {totals.passthrough + totals.errors + totals.full}",
+        f"  deduplicated     {totals.deduplicated}",
+        f"  shrunk           {totals.shrunk}",
+        *([f"  shown as TOON    {totals.toonified}"] if totals.toonified else []),
+        f"  tokens before    {totals.tokens_before}",
+        f"  tokens after     {totals.tokens_after}",
+        f"  tokens saved     {totals.saved} ({totals.percent:.1f}%)",
+    ]
+    if totals.store_failures:
+        lines.append(f"  not shrunk because the original could not be stored: {totals.store_failures}")
+    return "\n".join(lines)
+
+
+def print_summary(totals: Totals, quiet: bool = False) -> None:
+    """The exit summary on stderr, unless asked for quiet or nothing was called (it would be all zeros)."""
+    if not quiet and totals.calls:
+        logger.warning(render_summary(totals))
+
+
+_STATS_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+
+def open_stats_file(path: Path) -> IO[str]:
+    """Open the stats file for appending: never through a symlink, never a FIFO or device, new ones 0600."""
+    try:
+        fd = os.open(path, _STATS_FLAGS, 0o600)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise UsageError(
+                f"--stats-file {path} is a symlink; refusing to follow it. "
+                "Pass the real file, or remove the link."
+            ) from None
+        if exc.errno == errno.ENXIO:  # a FIFO nobody reads (O_NONBLOCK said so instead of hanging)
+            raise UsageError(f"--stats-file {path} is not a regular file; choose a file path.") from None
+        raise UsageError(
+            f"cannot open --stats-file {path}: {exc.strerror or exc}; choose another path."
+        ) from exc
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        raise UsageError(f"--stats-file {path} is not a regular file; choose a file path.")
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "a", encoding="utf-8")
+
+
+@dataclass
+class _Pending:
+    """A recorded call waiting for its figures."""
+
+    record: CallRecord
+    before: concurrent.futures.Future[int]
+    after: concurrent.futures.Future[int]
+    sizes: tuple[int, int]
+
+    def ready(self) -> bool:
+        return self.before.done() and self.after.done()
+
+
+@dataclass
+class _Recovery:
+    """A recovery, queued behind the calls before it: its line (and the metrics' label for it, learned
+    from the call that stored the original) come after that call's."""
+
+    response_id: str
+    size: int
+    when: float
+
+    def ready(self) -> bool:
+        return True
+
+
+class Accountant:
+    """Counts tokens in a helper process (`_counter.py`) and keeps the session totals.
+
+    Nothing here blocks the caller: `count` and `record` enqueue, and each call's stats line is written
+    (by the counter's reader thread) as soon as its figures are in. `close` waits for the rest.
+    """
+
+    def __init__(self, stats_file: Path | None = None, observers: Iterable[CallObserver] = ()) -> None:
+        self.totals = Totals()
+        self.observers = list(observers)
+        self._lock = threading.RLock()  # a future may already be done when `record` adds its callback
+        self._counter = TokenCounter()
+        # Texts being counted for a call still in the pipeline, by identity: the dedup stage asks for the
+        # same text the pipeline already sent, and gets the same figure instead of a second count.
+        self._in_flight: dict[int, tuple[str, concurrent.futures.Future[int]]] = {}
+        self._order: deque[_Pending | _Recovery] = (
+            deque()
+        )  # recorded calls, in order, until their line is written
+        self._stats: IO[str] | None = None
+        if stats_file is not None:
+            self._stats = open_stats_file(stats_file)
+
+    def count(self, text: str) -> concurrent.futures.Future[int]:
+        """Count tokens later; callers that need the number soon may poll the future."""
+        with self._lock:
+            known = self._in_flight.get(id(text))
+        if known is not None and known[0] is text:
+            return known[1]
+        return self._counter.count(text)
+
+    def begin(self, text: str) -> concurrent.futures.Future[int]:
+        """Start counting a call's original text now (while its stages run); `record` finishes the call."""
+        future = self._counter.count(text)
+        with self._lock:
+            self._in_flight[id(text)] = (text, future)
+        return future
+
+    def busy(self, delta: int) -> None:
+        """+1 when a call enters the pipeline, -1 when it leaves: counting waits for idle time."""
+        self._counter.busy(delta)
+
+    def has_room(self) -> bool:
+        """False while the texts waiting to be counted exceed their byte cap (see `wait_for_room`)."""
+        return self._counter.has_room()
+
+    def wait_for_room(self, timeout: float | None = None) -> bool:
+        """Block (in a worker thread) until the counter's queue is under its cap."""
+        return self._counter.wait_for_room(timeout)
+
+    def record(self, record: CallRecord) -> None:
+        """Enqueue a finished call; returns immediately."""
+        with self._lock:
+            known = self._in_flight.pop(id(record.before_text), None)
+        if known is not None and known[0] is record.before_text:
+            before = known[1]
+        else:
+            before = self._counter.count(record.before_text)
+        if record.after_text is record.before_text or record.after_text == record.before_text:
+            after = before
+        else:
+            after = self._counter.count(record.after_text)
+        record.chars_before, record.chars_after = len(record.before_text), len(record.after_text)
+        entry = _Pending(record, before, after, (record.chars_before, record.chars_after))
+        # Keep only what the line needs: the texts themselves are the counter's to hold (and to free).
+        record.before_text = record.after_text = ""
+        with self._lock:
+            self._order.append(entry)
+        before.add_done_callback(lambda _: self._flush())
+        if after is not before:
+            after.add_done_callback(lambda _: self._flush())
+
+    def record_recovery(self, response_id: str, size: int) -> None:
+        """One recovery of an original: a stats line and the observers, in order after the calls before it."""
+        with self._lock:
+            self._order.append(_Recovery(response_id, size, time.time()))
+        self._flush()
+
+    def _account_recovery(self, entry: _Recovery) -> None:
+        if self._stats is not None:
+            line = {"time": round(entry.when, 3), "action": "recover", "response_id": entry.response_id}
+            line["bytes"] = entry.size
+            self._stats.write(json.dumps(line) + "\n")
+            self._stats.flush()
+        self._tell(lambda o: o.on_recover(entry.response_id, entry.size))
+
+    def _tell(self, event: Any) -> None:
+        for observer in self.observers:
+            try:
+                event(observer)
+            except Exception as exc:  # an observer's bug must not stop the accounting
+                logger.warning(f"mcpsqueeze: stats observer failed: {exc!r}")
+
+    def _flush(self) -> None:
+        """Account every call at the head of the queue whose figures are in: stats lines stay in order."""
+        with self._lock:
+            while self._order and self._order[0].ready():
+                entry = self._order.popleft()
+                if isinstance(entry, _Recovery):
+                    self._account_recovery(entry)
+                else:
+                    self._account(entry)
+
+    def _account(self, entry: _Pending) -> None:
+        record = entry.record
+        try:
+            before = entry.before.result()
+            after = entry.after.result()
+        except BaseException as exc:  # never let accounting take the proxy down (cancelled at close, too)
+            if not isinstance(exc, concurrent.futures.CancelledError):
+                logger.warning("mcpsqueeze: token counting failed: %s", exc)
+            return
+        self.totals.add(record.action, before, after, record.store_failed is not None)
+        if self._stats is not None:
+            line = {
+                "time": round(record.time, 3),
+                "session": record.session,
+                "server": record.server,
+                "tool": record.tool,
+                "call": record.number,
+                "action": record.action,
+                "chars_before": entry.sizes[0],
+                "chars_after": entry.sizes[1],
+                "tokens_before": before,
+                "tokens_after": after,
+                "added_latency_ms": round(record.added_latency_ms, 3),
+            }
+            if record.response_id:
+                line["response_id"] = record.response_id
+            if record.report:
+                line["report"] = record.report
+            if record.store_failed:
+                line["store_failed"] = record.store_failed
+            self._stats.write(json.dumps(line, ensure_ascii=False) + "\n")
+            self._stats.flush()
+        self._tell(lambda o: o.on_call(record, before, after))
+
+    def close(self, timeout: float = 30.0) -> Totals:
+        """Finish pending counts (bounded) and return the totals."""
+        if not self._counter.drain(timeout):
+            logger.warning("mcpsqueeze: token counting did not finish; the summary is partial")
+        self._counter.close()
+        self._flush()
+        with self._lock:
+            if self._stats is not None:
+                self._stats.close()
+                self._stats = None
+        return self.totals

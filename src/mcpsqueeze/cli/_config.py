@@ -1,0 +1,160 @@
+"""The CLI's side of the config file: which file, flags over file over defaults, and `mcpsqueeze config`.
+
+Precedence, per setting: a flag, then its `MCPSQUEEZE_*` variable, then the file's `[defaults]`, then the
+built-in default. Per-tool `[policies]` refine the resulting session defaults for matching tools.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import click
+from click.core import ParameterSource
+
+from ..settings import Config, Policy, Settings, default_config_path, find_config, load_config
+
+__all__ = ["ConfigChoice", "apply_config", "read_config", "render_effective"]
+
+# Settings field -> the CLI parameters that set it (a field not listed is set by the parameter of its name)
+_PARAMS: dict[str, tuple[str, ...]] = {
+    "budget": ("budget", "shrinkfit"),
+    "shrink": ("no_shrink",),
+    "dedup": ("no_dedup",),
+}
+_SHOWN = (
+    "budget",
+    "shrink",
+    "dedup",
+    "truncate_chars",
+    "shrink_above",
+    "toonify",
+    "recovery",
+    "recovery_dir",
+    "retention",
+    "cache_ttl",
+    "cache_entries",
+    "cache_bytes",
+    "jobs",
+    "timeout",
+    "stats_file",
+)
+_SECONDS = frozenset({"retention", "cache_ttl", "timeout"})
+
+
+@dataclasses.dataclass(frozen=True)
+class ConfigChoice:
+    """The settings file in use, how it was found, and a servers JSON given through `--config`."""
+
+    settings: Config
+    how: str  # --config | MCPSQUEEZE_CONFIG | default | none
+    servers_json: Config | None = None
+    servers_how: str = ""  # how the servers JSON was named: --config or MCPSQUEEZE_CONFIG
+
+
+def read_config(flag: Path | None) -> ConfigChoice:
+    """Load the config named by `--config`, `MCPSQUEEZE_CONFIG` or the default place.
+
+    A servers JSON there (the older `serve --config servers.json`) supplies servers only; settings then
+    come from the default TOML file when there is one.
+    """
+    from ..settings import ConfigError
+
+    try:
+        path, how = find_config(flag)
+        if path is None:
+            return ConfigChoice(Config(), how)
+        config = load_config(path)
+        if not config.servers_json:
+            return ConfigChoice(config, how)
+        default = default_config_path()
+        if default.is_file() and default != path:
+            return ConfigChoice(load_config(default), "default", config, how)
+        return ConfigChoice(Config(), "none", config, how)
+    except ConfigError as exc:
+        raise click.UsageError(str(exc)) from exc
+
+
+def _given(ctx: click.Context, field: str) -> tuple[str, str] | None:
+    """("flag"|"env", parameter) when `field` was set on the command line or through its variable."""
+    for name in _PARAMS.get(field, (field,)):
+        source = ctx.get_parameter_source(name)
+        if source == ParameterSource.COMMANDLINE:
+            return "flag", name
+        if source == ParameterSource.ENVIRONMENT:
+            return "env", name
+    return None
+
+
+def apply_config(settings: Settings, config: Config, ctx: click.Context) -> Settings:
+    keep = frozenset(f for f in config.defaults if _given(ctx, f) is not None)
+    return config.apply(settings, keep)
+
+
+def _source(ctx: click.Context, config: Config, field: str) -> str:
+    given = _given(ctx, field)
+    if given is not None:
+        kind, name = given
+        param = next(p for p in ctx.command.params if p.name == name)
+        if kind == "env":
+            return f"env {getattr(param, 'envvar', None) or '?'}"
+        return f"flag {max(param.opts, key=len)}"
+    if field in config.defaults:
+        return config.where(field)
+    return "default"
+
+
+def _show(field: str, value: Any) -> str:
+    if field == "recovery_url" and isinstance(value, str):
+        from ..recovery import safe_url
+
+        return safe_url(value)  # a password in the URL is never printed
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "off" if field in ("retention", "shrink_above") else "none"
+    if field in _SECONDS:
+        return f"{value:g}s"
+    return str(value)
+
+
+def _values(values: Any) -> str:
+    return ", ".join(f"{k} = {_show(k, v)}" for k, v in values.items())
+
+
+def render_effective(
+    settings: Settings, choice: ConfigChoice, ctx: click.Context, tools: tuple[str, ...] = ()
+) -> str:
+    """`mcpsqueeze config`: each effective setting and its source, the policies, per-tool results."""
+    config = choice.settings
+    if config.path is not None:
+        lines = [f"config file: {config.path} ({choice.how})"]
+    else:
+        lines = [f"config file: none ({default_config_path()} does not exist)"]
+    if choice.servers_json is not None:
+        lines.append(f"servers file: {choice.servers_json.path} (servers JSON, from {choice.servers_how})")
+    rows = [(f, _show(f, getattr(settings, f)), _source(ctx, config, f)) for f in _SHOWN]
+    rows += [
+        (f, _show(f, value), _source(ctx, config, f))
+        for f, value in config.defaults.items()
+        if f not in _SHOWN  # knobs added later appear without a change here
+    ]
+    width = max(len(f) for f, _, _ in rows)
+    lines += [f"  {f:<{width}} = {v}  ({s})" for f, v, s in rows]
+    rules = settings.policies.rules
+    if rules:
+        lines.append("policies (in file order; every matching rule applies, a later one wins key by key):")
+        pwidth = max(len(r.pattern) for r in rules)
+        lines += [f"  {r.pattern:<{pwidth}}  {_values(r.values)}  ({r.source})" for r in rules]
+    else:
+        lines.append("policies: none")
+    servers = (choice.servers_json or config).servers
+    if servers:
+        lines.append(f"servers: {', '.join(servers)}")
+    base = Policy.from_settings(settings)
+    for tool in tools:
+        server, _, name = tool.rpartition(":")
+        policy = settings.policies.resolve(base, server, name)
+        lines.append(f"{tool}: {_values(dataclasses.asdict(policy))}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,54 @@
+"""The core: one path for every result (`Pipeline` and its stages: dedup and overlap, projection,
+shrink, TOON, structured), the recover answer every door gives, and the services a door builds a
+session from. Every door only translates between its protocol and this package.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing typing is not free at start-up
+if TYPE_CHECKING:
+    from ._pipeline import Call, Outcome, Pipeline
+    from ._recover import list_recover_tool, recover_call, recover_result, recover_tool_definition
+    from ._services import SessionServices, build_services, for_caller, new_pipeline, sweep_forever
+
+__all__ = [
+    "Call",
+    "Outcome",
+    "Pipeline",
+    "SessionServices",
+    "build_services",
+    "for_caller",
+    "list_recover_tool",
+    "new_pipeline",
+    "recover_call",
+    "recover_result",
+    "recover_tool_definition",
+    "sweep_forever",
+]
+
+_MODULES = {
+    "Call": "_pipeline",
+    "Outcome": "_pipeline",
+    "Pipeline": "_pipeline",
+    "SessionServices": "_services",
+    "build_services": "_services",
+    "for_caller": "_services",
+    "list_recover_tool": "_recover",
+    "new_pipeline": "_services",
+    "recover_call": "_recover",
+    "recover_result": "_recover",
+    "recover_tool_definition": "_recover",
+    "sweep_forever": "_services",
+}
+
+
+def __getattr__(name: str) -> object:
+    """Load a module on first use of one of its names (start-up pays only for what it uses)."""
+    module = _MODULES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value

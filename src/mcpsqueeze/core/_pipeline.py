@@ -1,0 +1,127 @@
+"""The one path every tool result takes: backend result -> stages (dedup, shrink) -> presented result.
+
+Both doors (the MCP frontends and the shim's API) call `Pipeline.present`, so a stage added here works
+everywhere. A stage is a small object with one async method; it returns the result to present and may
+note what it did on the `Outcome`, which accounting reads later, off the response path.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import anyio
+
+from .._results import Result, text_of
+from ..accounting import Accountant, CallRecord, new_session_id
+from ..settings import Policy
+
+__all__ = ["Call", "Outcome", "Pipeline", "Result", "Stage", "text_of"]  # Result, text_of: from _results
+
+_ROOM_WAIT = 60.0  # seconds a call may wait for the token counter to catch up before it goes on anyway
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class Call:
+    """One tools/call as the pipeline sees it."""
+
+    server: str
+    tool: str
+    arguments: dict[str, Any]
+    number: int
+    full: bool = False  # the caller asked for the unshrunk result (`_meta["mcpsqueeze/full"]`, `--full`)
+    started: float = field(default_factory=time.perf_counter)
+    # resolved by the pipeline for (server, tool); None: the stages' own settings
+    policy: Policy | None = None
+
+
+@dataclass
+class Outcome:
+    """What the stages did to one result; read by accounting after the response is sent."""
+
+    action: str = "passthrough"  # passthrough | dedup | shrink | toon | error | full
+    response_id: str | None = None
+    original_file: str | None = None
+    dedup_of: int | None = None
+    report: dict[str, Any] | None = None
+    store_failed: str | None = None
+
+
+class Stage(Protocol):
+    async def __call__(self, call: Call, result: Result, outcome: Outcome) -> Result: ...
+
+
+class Pipeline:
+    """The ordered stages of one session, and the hand-off to accounting."""
+
+    def __init__(
+        self,
+        stages: list[Stage],
+        accountant: Accountant | None = None,
+        policy_for: Callable[[str, str], Policy] | None = None,
+    ) -> None:
+        self.stages = stages
+        self.accountant = accountant
+        self.policy_for = policy_for
+        self.session = new_session_id()  # call numbers restart per pipeline: the stats file tells them apart
+
+    async def present(self, call: Call, result: Result) -> tuple[Result, Outcome]:
+        """The result to show for `call`; a failing stage never loses the result (it passes unchanged)."""
+        if self.accountant is None:
+            return await self._present(call, result)
+        self.accountant.busy(+1)  # token counting waits while calls are being answered
+        try:
+            return await self._present(call, result)
+        finally:
+            self.accountant.busy(-1)
+
+    async def _present(self, call: Call, result: Result) -> tuple[Result, Outcome]:
+        started = time.perf_counter()
+        outcome = Outcome()
+        presented = result
+        if call.policy is None and self.policy_for is not None:
+            call.policy = self.policy_for(call.server, call.tool)
+        before_text = ""
+        if self.accountant is not None:  # counting starts now, in the counter's helper, beside the stages
+            if not self.accountant.has_room():  # the counter is far behind: wait rather than grow
+                await anyio.to_thread.run_sync(self.accountant.wait_for_room, _ROOM_WAIT)
+            before_text = text_of(result)
+            self.accountant.begin(before_text)
+        if result.get("isError") is True:
+            outcome.action = "error"
+        elif call.full:
+            outcome.action = "full"
+        else:
+            try:
+                for stage in self.stages:
+                    presented = await stage(call, presented, outcome)
+            except Exception as exc:  # a bug in a stage must never cost the agent its result
+                logger.warning(f"mcpsqueeze: result stage failed ({exc!r}); result passed through")
+                presented, outcome = result, Outcome()
+        if self.accountant is not None:
+            after_text = before_text if presented is result else text_of(presented)
+            self._account(call, before_text, after_text, outcome, time.perf_counter() - started)
+        return presented, outcome
+
+    def _account(self, call: Call, before_text: str, after_text: str, outcome: Outcome, took: float) -> None:
+        assert self.accountant is not None
+        self.accountant.record(
+            CallRecord(
+                tool=call.tool,
+                number=call.number,
+                server=call.server,
+                action=outcome.action,
+                before_text=before_text,
+                after_text=after_text,
+                added_latency_ms=took * 1000,
+                response_id=outcome.response_id,
+                report=outcome.report,
+                store_failed=outcome.store_failed,
+                session=self.session,
+                call_latency_ms=(time.perf_counter() - call.started) * 1000,
+            )
+        )

@@ -1,0 +1,200 @@
+"""What every door onto the pipeline shares: recovery store, stages, accounting, retention, the HTTP server.
+
+`wrap` (MCP over stdio or HTTP) and `serve` (the shim's API) both build their sessions from here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+import anyio
+
+from .._errors import RecoveryError
+from ..accounting import Accountant, CallLog, CallObserver
+from ..recovery import FileStore, MemoryCache, RecoveryStore, clean_directory, readable_by_others
+from ..settings import Policy, Settings
+from ._pipeline import Pipeline, Stage
+from ._reshape import ProjectStage, StructuredStage
+from ._stages import DedupStage, ShrinkStage, ToonStage, Workers
+
+if TYPE_CHECKING:
+    from ..accounting import Metrics
+
+__all__ = [
+    "ObservedStore",
+    "SessionServices",
+    "build_services",
+    "build_store",
+    "for_caller",
+    "new_pipeline",
+    "sweep_forever",
+]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class SessionServices:
+    """What every relay of one proxy process shares."""
+
+    accountant: Accountant
+    store: RecoveryStore | None
+    workers: Workers
+    server_name: str
+    timeout: float | None = None
+    metrics: Metrics | None = None  # for GET /metrics on the HTTP doors
+
+
+class ObservedStore(RecoveryStore):
+    """The recovery store that reports each original read back (for the stats file and the metrics)."""
+
+    on_load: Callable[[str, int], None] | None = None
+
+    def load(self, response_id: str) -> bytes:
+        original = super().load(response_id)
+        if self.on_load is not None:
+            with contextlib.suppress(RuntimeError):  # accounting already closed: the recovery still works
+                self.on_load(response_id, len(original))
+        return original
+
+
+def build_store(settings: Settings) -> RecoveryStore | None:
+    if not (_stage_on(settings, "shrink") or _stage_on(settings, "dedup") or _stage_on(settings, "toonify")):
+        return None
+    memory = files = None
+    if settings.recovery in ("memory", "both"):
+        memory = MemoryCache(settings.cache_ttl, settings.cache_entries, settings.cache_bytes)
+    if settings.recovery in ("files", "both"):
+        try:
+            files = FileStore(settings.recovery_dir)
+            warning = readable_by_others(files.directory)
+            if warning:
+                logger.warning(f"mcpsqueeze: warning: {warning}")
+        except RecoveryError as exc:
+            if memory is None:
+                raise
+            logger.warning(f"mcpsqueeze: recovery files disabled: {exc}")
+    shared = None
+    if settings.recovery_url is not None:
+        from ..recovery import RedisStore
+
+        shared = RedisStore(settings.recovery_url, settings.retention)
+        if not shared.ping():
+            logger.warning(
+                "mcpsqueeze: the Redis recovery store does not answer yet; "
+                "results pass unshrunk until it does"
+            )
+    return ObservedStore(memory, files, shared).scoped(settings.tenant or "default")
+
+
+def for_caller(services: SessionServices, principal: str | None, named: bool) -> SessionServices:
+    """The services one caller's session uses: its originals and dedup index scoped to its tenant.
+
+    A tenant named in the token file wins; else the configured `tenant`; else the plain token's principal.
+    """
+    if services.store is None:
+        return services
+    if named and principal is not None:
+        tenant = principal
+    else:
+        tenant = services.store.tenant if services.store.tenant != "default" else principal or "default"
+    return dataclasses.replace(services, store=services.store.scoped(tenant, isolate=named))
+
+
+def build_services(settings: Settings, metrics: bool = False) -> SessionServices:
+    """`metrics`: also keep Prometheus metrics (the doors that serve HTTP expose them)."""
+    observers: list[CallObserver] = [CallLog()]
+    registry = None
+    if metrics:
+        from ..accounting import Metrics
+
+        registry = Metrics()
+        observers.append(registry)
+    accountant = Accountant(settings.stats_file, observers)
+    store = build_store(settings)
+    if isinstance(store, ObservedStore):
+        store.on_load = accountant.record_recovery
+    return SessionServices(
+        accountant=accountant,
+        store=store,
+        workers=Workers(settings.jobs),
+        server_name=settings.server_name,
+        timeout=settings.timeout,
+        metrics=registry,
+    )
+
+
+def new_pipeline(
+    settings: Settings,
+    services: SessionServices,
+    mode: str = "mcp",
+    recover_tool: str = "squeeze_recover",
+    dedup_scope: str | None = None,
+) -> Pipeline:
+    """The stages of one session, in the contract's order: dedup, then shrink, then TOON (opt-in).
+
+    ``recover_tool`` names the tool that MCP-mode hints tell the agent to call (the Python API's
+    toolset may have to suffix it); ``dedup_scope`` names this session's dedup index in the shared
+    store (when there is one).
+
+    The shell door never deduplicates: there stdout must always carry the result's data, because a
+    pointer (or nothing) piped into `jq` or `grep` reads as an empty answer."""
+    stages: list[Stage] = []
+    store = services.store
+    tool = recover_tool if mode == "mcp" else None
+    if store is not None and _stage_on(settings, "dedup") and mode == "mcp":
+        stages.append(DedupStage(store, services.workers, services.accountant.count, tool, dedup_scope))
+    door: Literal["mcp", "shell"] = "mcp" if mode == "mcp" else "shell"
+    if store is not None and _query_on(settings):
+        stages.append(ProjectStage(store, services.workers, door, recover_tool))
+    if store is not None and _stage_on(settings, "shrink"):
+        stages.append(
+            ShrinkStage(
+                store,
+                services.workers,
+                settings.budget,
+                "mcp" if mode == "mcp" else "shell",
+                recover_tool,
+                block_limit=settings.truncate_chars,
+                above=settings.shrink_above,
+            )
+        )
+    if store is not None and _stage_on(settings, "toonify"):
+        stages.append(ToonStage(store, services.workers, "mcp" if mode == "mcp" else "shell", recover_tool))
+    if store is not None and _stage_on(settings, "drop_duplicate_structured"):
+        stages.append(StructuredStage(store, services.workers, door, recover_tool))
+    policy_for = settings.policies.resolver(Policy.from_settings(settings))
+    return Pipeline(stages, services.accountant, policy_for)
+
+
+def _query_on(settings: Settings) -> bool:
+    """Some call may be projected: a session-wide query, or a per-tool one."""
+    return settings.query is not None or any(
+        isinstance(r.values.get("query"), str) for r in settings.policies.rules
+    )
+
+
+def _stage_on(settings: Settings, key: str) -> bool:
+    """A stage runs when the session default has it on or some per-tool policy turns it on."""
+    return bool(getattr(settings, key)) or settings.policies.may_enable(key)
+
+
+async def sweep_forever(settings: Settings) -> None:
+    """Retention: sweep our own recovery directory at start and hourly."""
+    if settings.retention is None or settings.recovery == "memory":
+        return
+    while True:
+        try:
+            report = await anyio.to_thread.run_sync(
+                clean_directory, settings.recovery_dir, settings.retention
+            )
+            if report.deleted:
+                logger.warning(f"mcpsqueeze: retention removed {len(report.deleted)} old original(s)")
+        except (RecoveryError, OSError) as exc:
+            logger.warning(f"mcpsqueeze: retention sweep skipped: {exc}")
+        await anyio.sleep(3600)

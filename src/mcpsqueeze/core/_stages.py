@@ -1,0 +1,551 @@
+"""The result stages: dedup, shrink, then (opt-in) TOON. Glue between the pure engines and the store.
+
+Heavy work (hashing and condensing big results, writing files) runs in a bounded worker pool so one
+50 MB result never stalls the other calls in flight.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import functools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+import anyio
+
+from .._errors import RecoveryError, ShrinkError
+from .._jsonbytes import dumps, loads
+from .._results import text_blocks
+from ..recovery import RecoveryStore, Stored, new_response_id
+from ._dedup import content_digest, recover_hint, render_overlap, render_pointer
+from ._overlap import MAX_RATIO, MIN_CHARS, Delta, overlap_delta
+from ._pipeline import Call, Outcome, Result, text_of
+
+if (
+    TYPE_CHECKING
+):  # the engine is imported on the first result over the budget, not on the way to the first answer
+    from ..shrink import RecoveryHint, Shrunk
+
+__all__ = ["DedupStage", "ShrinkStage", "StoringStage", "ToonStage", "Workers", "original_bytes"]
+
+T = TypeVar("T")
+_INLINE_LIMIT = 256 * 1024  # below this, hashing inline (~1 ms) is cheaper than a thread hop under load
+# Below this many characters a shrink runs on the event loop: a few ms of pure Python, which holds the GIL
+# in a worker thread just the same, while the hop there and back costs 0.4-1 ms on a busy machine.
+_INLINE_SHRINK = 32 * 1024
+# ... and below this many when it is the only shrink in flight (the usual case: an agent waits for one
+# call): ~10 ms for 200 KB of JSON, during which a worker would hold the GIL all the same, while the
+# two hops cost 1-3 ms of the call's latency under load. Bigger results, and any while another shrink
+# runs, go to a worker so that the event loop never stalls for long.
+_INLINE_SHRINK_ALONE = 320 * 1024
+
+
+class Workers:
+    """A bounded pool for CPU- and disk-bound stage work."""
+
+    def __init__(self, jobs: int = 4) -> None:
+        self._limiter = anyio.CapacityLimiter(jobs)
+
+    async def run(self, func: Callable[..., T], *args: Any) -> T:
+        return await anyio.to_thread.run_sync(functools.partial(func, *args), limiter=self._limiter)
+
+    async def run_sized(self, size: int, func: Callable[..., T], *args: Any, inline_below: int = 0) -> T:
+        """`func(*args)` on the event loop when `size` is under `inline_below` (a thread hop would cost
+        more than the work), else in the pool."""
+        if size < inline_below:
+            return func(*args)
+        return await self.run(func, *args)
+
+
+def original_bytes(result: Result) -> bytes:
+    """The complete CallToolResult as stored for recovery."""
+    return dumps(result)
+
+
+def _store_original(store: RecoveryStore, response_id: str, result: Result) -> Stored:
+    """Serialise and store in one worker job: a 50 MB original is never serialised on the event loop."""
+    return store.store(response_id, original_bytes(result))
+
+
+async def _keep(workers: Workers, store: RecoveryStore, response_id: str, result: Result) -> Stored:
+    """`_store_original`, inline for a small original with no network store: with the files' fsync off
+    the path it takes ~0.1 ms, less than the hop to a worker thread and back."""
+    inline_below = _INLINE_LIMIT if store.shared is None else 0
+    return await workers.run_sized(
+        _size(result), _store_original, store, response_id, result, inline_below=inline_below
+    )
+
+
+def _size(result: Result) -> int:
+    content = result.get("content")
+    if not isinstance(content, list):
+        return 0
+    return sum(len(b.get("text", "")) if isinstance(b, dict) else 0 for b in content)
+
+
+@dataclass
+class _Seen:
+    number: int
+    tool: str
+    chars: int
+    tokens: concurrent.futures.Future[int] | None
+
+
+@dataclass
+class _Earlier:
+    number: int
+    tool: str
+    arguments: str  # canonical JSON of the call's arguments: a re-read of the same thing is preferred
+    text: str
+    result: Result  # the complete result (not copied: stages never mutate a result, they build new ones)
+    whole: bool  # the agent saw it whole (else shrunk: a delta names how to read its complete text)
+
+
+#: How many characters of earlier results a session keeps to compare new results with (overlap dedup).
+OVERLAP_HISTORY_CHARS = 8 * 1024 * 1024
+
+
+class _History:
+    """The session's recent text results, oldest dropped first once their characters pass the bound."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._items: list[_Earlier] = []
+        self._chars = 0
+
+    @staticmethod
+    def _weight(item: _Earlier) -> int:
+        """Characters held: the text, twice when the result also carries it as structuredContent."""
+        return len(item.text) * (2 if "structuredContent" in item.result else 1)
+
+    def add(self, item: _Earlier) -> None:
+        if self._weight(item) > self.limit:
+            return
+        self._items.append(item)
+        self._chars += self._weight(item)
+        while self._chars > self.limit:
+            self._chars -= self._weight(self._items.pop(0))
+
+    def candidates(self, server_tool: str, arguments: str) -> list[_Earlier]:
+        """The latest earlier result of the same call, then the latest of the same tool (at most two)."""
+        same_tool = [e for e in reversed(self._items) if e.tool == server_tool]
+        same_call = next((e for e in same_tool if e.arguments == arguments), None)
+        out = [same_call] if same_call is not None else []
+        out += [e for e in same_tool[:1] if e is not same_call]
+        return out
+
+
+def _text_only(content: list[Any]) -> str | None:
+    """The joined text of a result made only of text blocks (others are never replaced by a delta)."""
+    if not all(
+        isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str) for b in content
+    ):
+        return None
+    return "\n".join(b["text"] for b in content)
+
+
+def _best_delta(
+    candidates: list[_Earlier], text: str, number: int, tool: str, limit: int | None = None
+) -> tuple[_Earlier, Delta] | None:
+    best: tuple[_Earlier, Delta] | None = None
+    for earlier in candidates:
+        delta = overlap_delta(
+            earlier.text, text, f"call #{earlier.number} ({tool})", f"call #{number} ({tool})", limit
+        )
+        if delta is not None and (best is None or len(delta.body) < len(best[1].body)):
+            best = (earlier, delta)
+    return best
+
+
+def _counted(future: concurrent.futures.Future[int] | None) -> int | None:
+    """The first sight's token count if the counter already has it. A repeat never waits for it: counting
+    runs at idle time, off the response path, so the pointer says "~" and estimates instead."""
+    if future is None or not future.done() or future.cancelled() or future.exception() is not None:
+        return None
+    return future.result()
+
+
+class StoringStage:
+    """A stage that stores the original of what it changes and names the recover tool in its record
+    (the relay renames ``recover_tool`` when the backend owns the name)."""
+
+    def __init__(
+        self,
+        store: RecoveryStore,
+        workers: Workers,
+        mode: Literal["mcp", "shell"],
+        recover_tool: str = "squeeze_recover",
+    ) -> None:
+        self._store = store
+        self._workers = workers
+        self._mode = mode
+        self.recover_tool = recover_tool
+
+    async def _store_new(self, result: Result, outcome: Outcome) -> tuple[str, Stored] | None:
+        """A new response id and the stored original of `result`; None, noted on `outcome`, when it could
+        not be stored (the result then passes unchanged: never a change without its original)."""
+        response_id = new_response_id()
+        try:
+            stored = await _keep(self._workers, self._store, response_id, result)
+        except RecoveryError as exc:
+            outcome.store_failed = str(exc)
+            return None
+        return response_id, stored
+
+
+def with_texts(
+    content: list[Any], indexes: list[int], texts: list[str], replaced: Sequence[str | None]
+) -> tuple[list[Any], int]:
+    """`content` with its text blocks at `indexes` replaced (None keeps a block), and the characters of
+    text now shown."""
+    new_content = list(content)
+    for i, text in zip(indexes, replaced, strict=True):
+        if text is not None:
+            new_content[i] = {**content[i], "text": text}
+    shown = sum(len(t if r is None else r) for t, r in zip(texts, replaced, strict=True))
+    return new_content, shown
+
+
+class DedupStage:
+    """Replaces content already returned in this session with a pointer (the tool still ran)."""
+
+    def __init__(
+        self,
+        store: RecoveryStore,
+        workers: Workers,
+        count_tokens: Callable[[str], concurrent.futures.Future[int]] | None,
+        recover_tool: str | None,
+        shared_scope: str | None = None,
+        overlap: bool = True,
+    ) -> None:
+        self._store = store
+        # Overlap dedup: a result that largely repeats an earlier one is shown as what changed
+        self._history = _History(OVERLAP_HISTORY_CHARS) if overlap else None
+        self._workers = workers
+        self._count = count_tokens
+        self.recover_tool = recover_tool
+        self._seen: dict[str, _Seen] = {}
+        # With a shared store: the index of this scope (a session, or a tenant's stateless calls) in Redis
+        self._shared_scope = shared_scope if store.shared is not None else None
+
+    async def __call__(self, call: Call, result: Result, outcome: Outcome) -> Result:
+        if call.policy is not None and not call.policy.dedup:
+            return result
+        content = result.get("content")
+        if not isinstance(content, list) or not content:
+            return result
+        size = _size(result)
+        digest = await self._workers.run_sized(size, content_digest, content, inline_below=_INLINE_LIMIT)
+        seen = self._seen.get(digest)
+        if seen is None and self._shared_scope is not None:
+            seen = await self._shared_seen(digest, call, size)
+        if seen is None:
+            text = text_of(result)  # the same text accounting counts
+            future = self._count(text) if self._count is not None and text else None
+            self._seen[digest] = _Seen(call.number, call.tool, size, future)
+            if self._history is None or size < MIN_CHARS:
+                return result
+            return await self._overlap(call, result, outcome, size)
+        counted = _counted(seen.tokens)
+        if counted is not None:
+            tokens, approximate = counted, False
+        else:
+            tokens, approximate = max(1, seen.chars // 4), True
+        response_id = new_response_id()
+        pointer = render_pointer(
+            number=seen.number,
+            tool=seen.tool,
+            tokens=tokens,
+            approximate=approximate,
+            response_id=response_id,
+            how_to_recover=recover_hint(response_id, recover_tool=self.recover_tool),
+        )
+        if len(pointer) >= size:  # the pointer would cost as much as the content: show the content
+            return result
+        try:
+            stored = await _keep(self._workers, self._store, response_id, result)
+        except RecoveryError as exc:
+            outcome.store_failed = str(exc)
+            return result
+        outcome.action = "dedup"
+        outcome.dedup_of = seen.number
+        outcome.response_id = response_id
+        outcome.original_file = stored.file
+        presented = {k: v for k, v in result.items() if k != "content"}
+        presented["content"] = [{"type": "text", "text": pointer}]
+        meta = dict(presented.get("_meta") or {})
+        where: dict[str, Any] = {"response_id": response_id}
+        if stored.file:
+            where["original_response_file"] = stored.file
+        # The seed's recipe (`.truncation // ._meta.truncation`) finds every changed result's recovery here;
+        # `mcpsqueeze/dedup` keeps what only a pointer has (which call it repeats), for the shim and stats.
+        meta["truncation"] = {"message": pointer, **where}
+        meta["mcpsqueeze/dedup"] = {"same_as_call": seen.number, "tool": seen.tool, **where}
+        presented["_meta"] = meta
+        return presented
+
+    async def _overlap(self, call: Call, result: Result, outcome: Outcome, size: int) -> Result:
+        """The result as what changed since an earlier one it largely repeats (else unchanged)."""
+        assert self._history is not None
+        content = result["content"]
+        text = _text_only(content)
+        if text is None:
+            return result
+        name = f"{call.server}:{call.tool}"
+        arguments = dumps(call.arguments, sort_keys=True).decode()
+        candidates = self._history.candidates(name, arguments)
+        budget = call.policy.budget if call.policy is not None else None
+        whole = budget is None or size <= budget
+        self._history.add(_Earlier(call.number, name, arguments, text, result, whole))
+        if not candidates:
+            return result
+        # no delta longer than this is shown (see below): a comparison stops once its changes are longer
+        limit = int(MAX_RATIO * len(text)) if budget is None else min(int(MAX_RATIO * len(text)), budget)
+        best = await self._workers.run_sized(
+            size, _best_delta, candidates, text, call.number, call.tool, limit, inline_below=_INLINE_LIMIT
+        )
+        if best is None:
+            return result
+        earlier, delta = best
+        response_id = new_response_id()
+        base_id = None if earlier.whole else new_response_id()
+        message = render_overlap(
+            number=earlier.number,
+            tool=call.tool,
+            kind=delta.kind,
+            unchanged=delta.unchanged,
+            total=delta.total,
+            tokens=max(1, (len(text) - len(delta.body)) // 4),
+            how_to_recover=recover_hint(response_id, recover_tool=self.recover_tool),
+            base_hint=None if base_id is None else recover_hint(base_id, recover_tool=self.recover_tool),
+        )
+        shown = len(message) + len(delta.body)
+        if shown > MAX_RATIO * len(text) or (budget is not None and shown > budget):
+            return result
+        try:
+            stored = await _keep(self._workers, self._store, response_id, result)
+            if base_id is not None:  # content-addressed: the earlier original is not written twice
+                await _keep(self._workers, self._store, base_id, earlier.result)
+        except RecoveryError as exc:
+            outcome.store_failed = str(exc)
+            return result
+        outcome.action = "dedup"  # accounted as dedup; `mcpsqueeze/dedup` says it is an overlap
+        outcome.dedup_of = earlier.number
+        outcome.response_id = response_id
+        outcome.original_file = stored.file
+        presented = {k: v for k, v in result.items() if k != "content"}
+        presented["content"] = [{"type": "text", "text": message}, {"type": "text", "text": delta.body}]
+        meta = dict(presented.get("_meta") or {})
+        where: dict[str, Any] = {"response_id": response_id}
+        if stored.file:
+            where["original_response_file"] = stored.file
+        meta["truncation"] = {"message": message, **where}
+        meta["mcpsqueeze/dedup"] = {
+            "overlaps_call": earlier.number,
+            "tool": call.tool,
+            "delta": delta.kind,
+            **where,
+        }
+        if base_id is not None:
+            meta["mcpsqueeze/dedup"]["overlaps_response_id"] = base_id
+        presented["_meta"] = meta
+        return presented
+
+    async def _shared_seen(self, digest: str, call: Call, size: int) -> _Seen | None:
+        """The first sighting of `digest` in the shared index (recording this one when it is the first)."""
+        assert self._shared_scope is not None
+        record = dumps({"number": call.number, "tool": call.tool, "chars": size})
+        try:
+            old = await self._workers.run(self._store.first_seen, self._shared_scope, digest, record)
+        except RecoveryError:
+            return None  # Redis is down: the content is shown as new, never a pointer to nothing
+        if old is None:
+            return None
+        first = loads(old)
+        return _Seen(int(first["number"]), str(first["tool"]), int(first["chars"]), None)
+
+
+class ShrinkStage:
+    """Fits the text content into the budget, storing the complete original first."""
+
+    def __init__(
+        self,
+        store: RecoveryStore,
+        workers: Workers,
+        budget: int,
+        mode: Literal["mcp", "shell"],
+        recover_tool: str = "squeeze_recover",
+        block_limit: int | None = None,
+        above: int | None = None,
+    ) -> None:
+        self._store = store
+        self._workers = workers
+        self.budget = budget
+        self._mode = mode
+        self.recover_tool = recover_tool
+        self.block_limit = block_limit  # --truncate-chars: a cap on each text block as well
+        self.above = above  # --shrink-above: results over this get a preview sized by value
+        self._in_flight = 0  # shrinks under way (see _INLINE_SHRINK_ALONE)
+
+    def _shrink(
+        self,
+        texts: list[str],
+        budget: int,
+        hint: RecoveryHint,
+        limit: int | None,
+        terms: Sequence[str],
+        above: int | None = None,
+    ) -> Shrunk | None:
+        from ..shrink import shrink_texts
+
+        return shrink_texts(texts, budget, hint, terms, block_limit=limit, above=above)
+
+    def _shrink_and_store(
+        self,
+        texts: list[str],
+        budget: int,
+        hint: RecoveryHint,
+        limit: int | None,
+        terms: Sequence[str],
+        response_id: str,
+        result: Result,
+        above: int | None = None,
+    ) -> tuple[Shrunk | None, Stored | None]:
+        """Condense, then (only if that gave a preview) store the original, in ONE worker job: each hop
+        to a thread and back costs milliseconds on a busy machine. RecoveryError if it was not stored."""
+        shrunk = self._shrink(texts, budget, hint, limit, terms, above)
+        if shrunk is None:
+            return None, None
+        return shrunk, _store_original(self._store, response_id, result)
+
+    async def __call__(self, call: Call, result: Result, outcome: Outcome) -> Result:
+        if outcome.action == "dedup" or (call.policy is not None and not call.policy.shrink):
+            return result
+        budget = call.policy.budget if call.policy is not None else self.budget
+        content, indexes = text_blocks(result)
+        if not indexes:
+            return result
+        texts = [content[i]["text"] for i in indexes]
+        limit = call.policy.truncate_chars if call.policy is not None else self.block_limit
+        above = call.policy.shrink_above if call.policy is not None else self.above
+        longest = max(map(len, texts), default=0)
+        total = sum(map(len, texts))
+        toonify = call.policy is not None and call.policy.toonify
+        if (
+            toonify
+            and above is not None
+            and total <= budget
+            and all(t.lstrip()[:1] in ("[", "{") for t in texts)
+        ):
+            above = None  # --toonify: JSON under the budget is shown losslessly as TOON, not sized by value
+        if total <= budget and (limit is None or longest <= limit) and (above is None or total <= above):
+            return result
+        too_big = self._store.cannot_hold(total)  # chars: no more than the original's bytes
+        if too_big is not None:
+            outcome.store_failed = too_big
+            return result
+        from ..shrink import RecoveryHint, query_terms
+
+        terms = query_terms(call.arguments)
+        response_id = new_response_id()
+        hint = RecoveryHint(response_id, self._store.planned_file(response_id), self._mode, self.recover_tool)
+        job = (texts, budget, hint, limit, terms, response_id, result, above)
+        # a few ms on the loop cost less than two thread hops; less so beside another shrink
+        inline_below = _INLINE_SHRINK if self._in_flight else _INLINE_SHRINK_ALONE
+        if self._store.shared is not None:  # a network store: always in a worker
+            inline_below = 0
+        self._in_flight += 1
+        try:
+            shrunk, stored = await self._workers.run_sized(
+                total, self._shrink_and_store, *job, inline_below=inline_below
+            )
+        except ShrinkError as exc:
+            outcome.store_failed = f"no preview fits the budget: {exc}"
+            return result
+        except RecoveryError as exc:
+            outcome.store_failed = str(exc)
+            return result
+        finally:
+            self._in_flight -= 1
+        if shrunk is None or stored is None:
+            return result
+        if stored.file != hint.file:  # the file store failed but memory holds it: don't name a missing file
+            hint = RecoveryHint(response_id, stored.file, self._mode, self.recover_tool)
+            try:
+                shrunk = await self._workers.run(self._shrink, texts, budget, hint, limit, terms, above)
+            except ShrinkError:
+                shrunk = None
+            if shrunk is None:
+                return result
+        new_content = list(content)
+        for i, text in zip(indexes, shrunk.texts, strict=True):
+            new_content[i] = {**content[i], "text": text}
+        if shrunk.notice and self._mode == "mcp":  # the shim prints the notice on stderr instead
+            new_content.append({"type": "text", "text": shrunk.notice})
+        presented = {k: v for k, v in result.items() if k != "content"}
+        presented["content"] = new_content
+        meta = dict(presented.get("_meta") or {})
+        projection = meta.get("truncation") if outcome.action == "shrink" else None  # a query policy's
+        meta["truncation"] = (
+            shrunk.truncation if projection is None else {**shrunk.truncation, "projection": projection}
+        )
+        presented["_meta"] = meta
+        outcome.action = "shrink"
+        outcome.response_id = response_id
+        outcome.original_file = stored.file
+        outcome.report = shrunk.report.as_dict()
+        return presented
+
+
+def _toonify_all(texts: list[str]) -> list[str | None]:
+    from ._toon import toonify_text
+
+    return [toonify_text(text) for text in texts]
+
+
+class ToonStage(StoringStage):
+    """``--toonify``: JSON text results that were neither shrunk nor deduplicated are shown as TOON.
+
+    Runs after shrink, so a shrunk preview and its truncation record always stay JSON (seed 000's
+    precedence). TOON is lossless for the data but not for the bytes: the original is stored first and
+    named in ``_meta.truncation`` (``pruned: false``, ``format: toon``), so recovery returns the JSON
+    byte for byte; when it cannot be stored the result passes unchanged.
+    """
+
+    async def __call__(self, call: Call, result: Result, outcome: Outcome) -> Result:
+        if outcome.action != "passthrough":  # shrunk or deduplicated: stays as it is
+            return result
+        if call.policy is not None and not call.policy.toonify:  # on for other tools only
+            return result
+        content, indexes = text_blocks(result)
+        if not indexes:
+            return result
+        texts = [content[i]["text"] for i in indexes]
+        if not texts:
+            return result
+        rendered = await self._workers.run_sized(
+            sum(map(len, texts)), _toonify_all, texts, inline_below=_INLINE_LIMIT
+        )
+        if all(r is None for r in rendered):
+            return result
+        kept = await self._store_new(result, outcome)
+        if kept is None:
+            return result
+        response_id, stored = kept
+        from ..shrink import RecoveryHint
+        from ._toon import toon_record
+
+        new_content, shown = with_texts(content, indexes, texts, rendered)
+        hint = RecoveryHint(response_id, stored.file, self._mode, self.recover_tool)
+        record = toon_record(sum(map(len, texts)), shown, hint)
+        presented = {k: v for k, v in result.items() if k != "content"}
+        presented["content"] = new_content
+        meta = dict(presented.get("_meta") or {})
+        meta["truncation"] = record
+        presented["_meta"] = meta
+        outcome.action = "toon"
+        outcome.response_id = response_id
+        outcome.original_file = stored.file
+        outcome.report = record["report"]  # type: ignore[assignment]
+        return presented

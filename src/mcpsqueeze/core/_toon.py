@@ -1,0 +1,96 @@
+"""TOON rendering of JSON text results (``--toonify``): pure, text in, text out.
+
+TOON (Token-Oriented Object Notation, the ``toon-format`` package) writes the JSON data model in a
+line-oriented form that costs far fewer tokens for uniform arrays of objects (one header line, then one
+row per record). It is lossless for the data but not for the bytes, so the stage that uses this stores
+the original JSON first and names it in ``_meta.truncation``. The rules here decide *whether* a text is
+worth rendering; nothing here touches the store, the event loop or the environment.
+"""
+
+from __future__ import annotations
+
+import toon_format
+
+from ..shrink import NOT_JSON, RecoveryHint, Report, parse_strict
+from ..shrink import render_call as recover_call  # one wording of the recover call for every notice
+
+__all__ = ["MIN_SAVED_CHARS", "MIN_SAVED_SHARE", "render_toon_message", "toon_record", "toonify_text"]
+
+#: TOON replaces a JSON text only when it saves at least this share of its characters ...
+MIN_SAVED_SHARE = 0.10
+#: ... and at least this many characters: below that, storing an original costs more than it saves.
+MIN_SAVED_CHARS = 32
+
+
+def toonify_text(text: str) -> str | None:
+    """``text`` as TOON, or None when it is not a JSON object or array, or TOON would not save enough.
+
+    Strict JSON only (prose, NaN literals and scalars stay as they are), and only when the TOON
+    decodes back to the same value, so what the agent reads is exactly the original data.
+    """
+    value = parse_strict(text)
+    if value is NOT_JSON or not isinstance(value, dict | list):
+        return None
+    try:
+        rendered = toon_format.dumps(value)
+    except (TypeError, ValueError, RecursionError):
+        return None
+    saved = len(text) - len(rendered)
+    if saved < MIN_SAVED_CHARS or saved < len(text) * MIN_SAVED_SHARE:
+        return None
+    try:
+        same = _same(toon_format.loads(rendered), value)
+    except (ValueError, RecursionError):  # ToonDecodeError is a ValueError
+        return None
+    return rendered if same else None
+
+
+def _same(a: object, b: object) -> bool:
+    """Equal in the JSON data model: numbers by value (TOON writes ``1.0`` as ``1``), but ``true`` is
+    not ``1`` and ``"1"`` is not ``1`` (Python's ``==`` would let ``True == 1`` through)."""
+    if isinstance(a, bool) or isinstance(b, bool) or a is None or b is None:
+        return type(a) is type(b) and a == b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    return type(a) is type(b) and a == b
+
+
+def render_toon_message(original_chars: int, shown_chars: int, hint: RecoveryHint) -> str:
+    """The sentence a model reads (in ``_meta.truncation.message``) about a result shown as TOON."""
+    text = (
+        f"Shown as TOON ({original_chars} chars of JSON as {shown_chars}; nothing omitted). "
+        f"Original JSON, byte for byte: {recover_call(hint)}"
+    )
+    if hint.file is None:
+        return text + "."
+    if hint.mode == "shell":
+        return text + f" (or jq . {hint.file})."
+    return text + f". File: {hint.file}"  # no full stop after a path, as in the shrink notice
+
+
+def toon_record(original_chars: int, shown_chars: int, hint: RecoveryHint) -> dict[str, object]:
+    """The ``_meta.truncation`` record of a toonified result: the same shape as a shrunk result's, so a
+    client finds recovery in one place, with ``pruned: false`` (nothing was cut) and ``format: toon``."""
+    report = Report(
+        pruned=False,
+        fits=True,
+        original_chars=original_chars,
+        shown_chars=shown_chars,
+        items_omitted=0,
+        keys_omitted=0,
+        strings_truncated=0,
+        strategy="toon",
+    )
+    record: dict[str, object] = {
+        "message": render_toon_message(original_chars, shown_chars, hint),
+        "response_id": hint.response_id,
+    }
+    if hint.file is not None:
+        record["original_response_file"] = hint.file
+    record["report"] = report.as_dict()
+    record["format"] = "toon"
+    return record

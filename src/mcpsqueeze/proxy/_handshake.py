@@ -1,0 +1,175 @@
+"""Relay the agent's first `initialize` before the relay itself has been imported.
+
+With a backend that starts at once, the agent's wait for the first answer is our own start-up: importing
+asyncio, anyio, the relay, the stages and the stores takes ~100 ms of one core. So once the backend runs
+(`_prestart`), `handshake` passes the first exchange with blocking reads while a thread imports the rest:
+the agent's `initialize` goes to the backend with id 1 (the relay's first id, the same bytes the relay
+would send) and the backend's answer goes back with the agent's id (its line unchanged but for the id, as
+the relay writes it). It stops at anything else (another first message, a backend message before the
+answer, an end of file) and as soon as the imports are done, whichever comes first, leaving what it read
+unhandled to the relay: it never waits longer than the relay would take to be ready. The relay carries
+on from the `Handshake` (`take`), so an exchange cut anywhere behaves as if the relay had done it all.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import os
+import select
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .._jsonbytes import dumps, loads
+from ..transports import Invalid, line_of, parse_line, with_id
+
+__all__ = ["BACKEND_ID", "Handshake", "handshake", "take"]
+
+BACKEND_ID = 1  # the id the relay gives the backend's first request
+_CHUNK = 1 << 16
+_SWITCH_INTERVAL = 0.001  # seconds: the importing thread yields the GIL soon after an answer arrives
+
+
+@dataclass
+class Handshake:
+    """What passed before the relay ran, for it to carry on from."""
+
+    front: bytes = b""  # read from the agent but not handled: the relay reads it first
+    front_eof: bool = False  # ... and then the agent's end of file
+    back: bytes = b""  # read from the backend but not handled
+    request: dict[str, Any] | None = None  # the agent's initialize, sent to the backend as BACKEND_ID
+    sent: float = 0.0  # when (time.perf_counter), for the relay's --timeout
+    answered: bool = False  # the backend's answer to it was written to the agent
+    protocol: str | None = None  # the protocolVersion that answer gave
+
+
+_done: list[Handshake] = []
+
+
+def take() -> Handshake | None:
+    """What `handshake` did, once; None when it did not run."""
+    return _done.pop() if _done else None
+
+
+def handshake(backend: subprocess.Popen[bytes], preload: Sequence[str]) -> None:
+    """Import the modules `preload` names in a thread and meanwhile relay the first exchange between our
+    stdin/stdout and `backend`; returns once they are imported, the relay's start-up being done."""
+    ready_r, ready_w = os.pipe()
+    importer = threading.Thread(target=_import, args=(preload, ready_w), daemon=True)
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(_SWITCH_INTERVAL)
+    importer.start()
+    try:
+        assert backend.stdin is not None and backend.stdout is not None
+        _done.append(_Exchange(backend.stdin.fileno(), backend.stdout.fileno(), ready_r).run())
+    finally:
+        importer.join()
+        sys.setswitchinterval(interval)
+        os.close(ready_r)
+
+
+def _import(names: Sequence[str], done_fd: int) -> None:
+    try:
+        for name in names:
+            with contextlib.suppress(Exception):  # the relay's own import reports any failure
+                importlib.import_module(name)
+    finally:
+        os.close(done_fd)  # the reader sees end of file: the imports are done
+
+
+def _initialize(line: bytes) -> dict[str, Any] | None:
+    """The agent's line as a plain `initialize` request the relay would forward unchanged, else None."""
+    try:
+        message = loads(line)
+    except ValueError:
+        return None
+    if (
+        not isinstance(message, dict)
+        or message.get("method") != "initialize"
+        or message.get("jsonrpc") != "2.0"
+    ):
+        return None
+    request_id = message.get("id")
+    params = message.get("params")
+    if type(request_id) not in (int, str) or not isinstance(params, dict) or "_meta" in params:
+        return None  # anything less plain (progress tokens, envelopes) is the relay's
+    return message
+
+
+class _Exchange:
+    def __init__(self, back_in: int, back_out: int, imported: int) -> None:
+        self.back_in = back_in
+        self.back_out = back_out
+        self.imported = imported
+        self.state = Handshake()
+
+    def run(self) -> Handshake:
+        state = self.state
+        line, rest, eof = self._line(0, self.back_out)  # the agent speaks first; a backend that does: relay
+        state.front, state.front_eof = rest, eof
+        if line is None:
+            return state
+        request = _initialize(line)
+        if request is None:
+            state.front = line + b"\n" + rest
+            return state
+        state.request, state.sent = request, time.perf_counter()
+        with contextlib.suppress(OSError):  # a backend gone already: the relay reports its end of file
+            _write(self.back_in, dumps({**request, "id": BACKEND_ID}) + b"\n")
+        answer, state.back, _ = self._line(self.back_out)
+        if answer is None:
+            return state
+        message = parse_line(answer)
+        if (
+            isinstance(message, Invalid)
+            or "method" in message
+            or type(message.get("id")) is not int
+            or message["id"] != BACKEND_ID
+            or not isinstance(message.get("result"), dict)
+        ):
+            state.back = answer + b"\n" + state.back
+            return state
+        state.answered = True  # also when the agent has gone: the relay forgets a request before writing
+        with contextlib.suppress(OSError):  # its answer too, and notices the end when it reads stdin
+            _write(1, line_of(with_id(message, request["id"])))
+        version = message["result"].get("protocolVersion")
+        state.protocol = version if isinstance(version, str) else None
+        return state
+
+    def _line(self, fd: int, *others: int) -> tuple[bytes | None, bytes, bool]:
+        """(the first line read from `fd`, what came after it, end of file) — the line None when another
+        fd became readable, `fd` ended or the imports are done first."""
+        data = bytearray()
+        while True:
+            try:
+                ready, _, _ = select.select([fd, *others, self.imported], [], [])
+            except (OSError, ValueError):
+                return None, bytes(data), False
+            if fd not in ready:
+                return None, bytes(data), False
+            try:
+                chunk = os.read(fd, _CHUNK)
+            except BlockingIOError:
+                continue
+            except OSError:
+                return None, bytes(data), False
+            if not chunk:
+                return None, bytes(data), True
+            data += chunk
+            line, newline, rest = data.partition(b"\n")
+            if newline:
+                return bytes(line), bytes(rest), False
+
+
+def _write(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        try:
+            view = view[os.write(fd, view) :]
+        except BlockingIOError:
+            select.select([], [fd], [])

@@ -1,0 +1,82 @@
+"""Settings: every knob of a session, the per-tool policies, the TOML config file and the servers
+config. Pure data and parsing; the only file reads are the config files themselves.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing typing is not free at start-up
+if TYPE_CHECKING:
+    from ._file import DEFAULT_KEYS, Config, ConfigError, default_config_path, find_config, load_config
+    from ._oauth import LOGIN_MODES, LoginMode, OAuthClient
+    from ._policy import (
+        DEFAULT_BUDGET,
+        DEFAULT_SHRINK_ABOVE,
+        MIN_BUDGET,
+        MIN_TRUNCATE_CHARS,
+        Policy,
+        PolicySet,
+    )
+    from ._servers import ServerSpec, ToolFilter, parse_config, parse_servers, spec_from_argv
+    from ._settings import Settings, default_recovery_dir
+
+__all__ = [
+    "DEFAULT_BUDGET",
+    "DEFAULT_KEYS",
+    "DEFAULT_SHRINK_ABOVE",
+    "LOGIN_MODES",
+    "MIN_BUDGET",
+    "MIN_TRUNCATE_CHARS",
+    "Config",
+    "ConfigError",
+    "LoginMode",
+    "OAuthClient",
+    "Policy",
+    "PolicySet",
+    "ServerSpec",
+    "Settings",
+    "ToolFilter",
+    "default_config_path",
+    "default_recovery_dir",
+    "find_config",
+    "load_config",
+    "parse_config",
+    "parse_servers",
+    "spec_from_argv",
+]
+
+_MODULES = {
+    "Config": "_file",
+    "ConfigError": "_file",
+    "DEFAULT_BUDGET": "_policy",
+    "DEFAULT_KEYS": "_file",
+    "DEFAULT_SHRINK_ABOVE": "_policy",
+    "LOGIN_MODES": "_oauth",
+    "LoginMode": "_oauth",
+    "MIN_BUDGET": "_policy",
+    "MIN_TRUNCATE_CHARS": "_policy",
+    "OAuthClient": "_oauth",
+    "Policy": "_policy",
+    "PolicySet": "_policy",
+    "ServerSpec": "_servers",
+    "Settings": "_settings",
+    "ToolFilter": "_servers",
+    "default_config_path": "_file",
+    "default_recovery_dir": "_settings",
+    "find_config": "_file",
+    "load_config": "_file",
+    "parse_config": "_servers",
+    "parse_servers": "_servers",
+    "spec_from_argv": "_servers",
+}
+
+
+def __getattr__(name: str) -> object:
+    """Load a module on first use of one of its names (start-up pays only for what it uses)."""
+    module = _MODULES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value

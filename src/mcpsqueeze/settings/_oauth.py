@@ -1,0 +1,74 @@
+"""Who mcpsqueeze is to a URL backend's OAuth authorization server: a setting, checked when made.
+
+The OAuth client itself (tokens, refresh, the browser step) is a transport: `transports/_oauth.py`.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import urllib.parse
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from .._errors import UsageError
+
+__all__ = ["LOGIN_MODES", "LoginMode", "OAuthClient"]
+
+LoginMode = Literal["never", "prompt", "fetch"]
+LOGIN_MODES: tuple[LoginMode, ...] = ("never", "prompt", "fetch")
+
+
+@dataclass(frozen=True)
+class OAuthClient:
+    """Who mcpsqueeze is to a backend's authorization server, and whether a running proxy may log in.
+
+    `client_id` (with `client_secret_file`): a client registered with the authorization server
+    beforehand, for servers without dynamic registration. `client_metadata_url`: an HTTPS URL serving
+    our client metadata document, used as the client_id where the server advertises support (else
+    dynamic registration). `login`: what the proxy does when the backend wants a new authorization
+    mid-session: "never" (fail with a message naming `mcpsqueeze auth login`), "prompt" (print the
+    authorization URL on stderr and wait for the browser's redirect on loopback), "fetch" (GET the URL
+    itself: only for authorization servers that approve without a person, as in tests).
+    """
+
+    client_id: str | None = None
+    client_secret_file: Path | None = None
+    client_metadata_url: str | None = None
+    login: LoginMode = "never"
+    timeout: float = 300.0  # seconds to wait for the browser's redirect
+
+    def __post_init__(self) -> None:
+        if self.client_secret_file is not None and not self.client_id:
+            raise UsageError("an OAuth client secret file needs the client id too (--oauth-client-id)")
+        if self.client_metadata_url is not None:
+            parts = urllib.parse.urlsplit(self.client_metadata_url)
+            if parts.scheme != "https" or not parts.netloc or parts.path in ("", "/"):
+                raise UsageError(
+                    f"the OAuth client metadata URL must be an https:// URL with a path (the document's "
+                    f"address, used as the client_id), got {self.client_metadata_url!r}"
+                )
+        if self.login not in LOGIN_MODES:
+            raise UsageError(f"OAuth login must be one of {', '.join(LOGIN_MODES)}, got {self.login!r}")
+
+    def client_secret(self) -> str | None:
+        """The secret, read from its file now (never kept in argv, the environment or a config file)."""
+        path = self.client_secret_file
+        if path is None:
+            return None
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError as exc:
+            raise UsageError(f"cannot read the OAuth client secret file {path}: {exc.strerror}") from exc
+        with os.fdopen(fd, "rb") as fh:
+            info = os.fstat(fh.fileno())
+            if not stat.S_ISREG(info.st_mode) or info.st_mode & 0o077:
+                raise UsageError(
+                    f"OAuth client secret file {path} must be a regular file readable only by its owner "
+                    f"(chmod 600 {path})"
+                )
+            secret = fh.read(65536).decode("utf-8", "replace").strip()
+        if not secret:
+            raise UsageError(f"OAuth client secret file {path} is empty")
+        return secret

@@ -1,0 +1,143 @@
+"""Which backends a session serves: the usual `mcpServers` JSON, or one `-n NAME -- COMMAND|URL`. Pure."""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .._errors import UsageError
+
+if TYPE_CHECKING:
+    from ._oauth import OAuthClient
+
+__all__ = ["ServerSpec", "ToolFilter", "parse_config", "parse_servers", "spec_from_argv"]
+
+
+@dataclass(frozen=True)
+class ServerSpec:
+    name: str
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    url: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    oauth: OAuthClient | None = None  # a URL entry's oauth_* keys (see `_oauth_keys`)
+
+
+@dataclass(frozen=True)
+class ToolFilter:
+    """--include-tools / --exclude-tools: comma-separated glob patterns, optionally `server:tool`."""
+
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+
+    def allows(self, server: str, tool: str) -> bool:
+        def hit(patterns: tuple[str, ...]) -> bool:
+            return any(
+                fnmatch.fnmatchcase(f"{server}:{tool}", p) if ":" in p else fnmatch.fnmatchcase(tool, p)
+                for p in patterns
+            )
+
+        if self.include and not hit(self.include):
+            return False
+        return not hit(self.exclude)
+
+
+def _name_ok(name: str) -> bool:
+    return bool(name) and all(c.isalnum() or c in "-_" for c in name) and not name.startswith("-")
+
+
+def _strings(value: Any, what: str) -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
+        raise UsageError(f"{what} must be an object of strings")
+    return dict(value)
+
+
+OAUTH_KEYS = ("oauth_client_id", "oauth_client_secret_file", "oauth_client_metadata_url", "oauth_login")
+
+
+def _oauth_keys(entry: dict[str, Any], where: str) -> OAuthClient | None:
+    """A URL entry's OAuth client: `oauth_client_id`, `oauth_client_secret_file` (a path; the secret
+    itself never sits in the config), `oauth_client_metadata_url`, `oauth_login` (never|prompt|fetch)."""
+    given = {key: entry[key] for key in entry if key.startswith("oauth_")}
+    if not given:
+        return None
+    unknown = sorted(set(given) - set(OAUTH_KEYS))
+    if unknown:
+        raise UsageError(f"{where}: unknown key {unknown[0]!r} (OAuth keys: {', '.join(OAUTH_KEYS)})")
+    for key, value in given.items():
+        if not isinstance(value, str) or not value:
+            raise UsageError(f"{where}: {key} must be a non-empty string")
+    from pathlib import Path
+
+    from ._oauth import OAuthClient
+
+    secret = given.get("oauth_client_secret_file")
+    try:
+        return OAuthClient(
+            client_id=given.get("oauth_client_id"),
+            client_secret_file=Path(secret).expanduser() if secret else None,
+            client_metadata_url=given.get("oauth_client_metadata_url"),
+            login=given.get("oauth_login", "never"),
+        )
+    except UsageError as exc:
+        raise UsageError(f"{where}: {exc}") from exc
+
+
+def parse_config(text: str, source: str = "config") -> list[ServerSpec]:
+    try:
+        document = json.loads(text)
+    except ValueError as exc:
+        raise UsageError(f"{source} is not valid JSON: {exc}") from exc
+    return parse_servers(document.get("mcpServers") if isinstance(document, dict) else None, source)
+
+
+def parse_servers(servers: Any, source: str = "config") -> list[ServerSpec]:
+    """The `mcpServers` table (from servers JSON or a TOML config file's `[mcpServers.NAME]`)."""
+    if not isinstance(servers, dict) or not servers:
+        raise UsageError(
+            f'{source} needs a non-empty "mcpServers" object: {{"mcpServers": {{"name": {{...}}}}}}'
+        )
+    specs = []
+    for name, entry in servers.items():
+        where = f"{source}: server {name!r}"
+        if not _name_ok(name):
+            raise UsageError(f"{where}: names may contain only letters, digits, '-' and '_'")
+        if not isinstance(entry, dict):
+            raise UsageError(f"{where} must be an object with a command or a url")
+        if isinstance(entry.get("url"), str):
+            headers = _strings(entry.get("headers"), f"{where} headers")
+            specs.append(ServerSpec(name, url=entry["url"], headers=headers, oauth=_oauth_keys(entry, where)))
+            continue
+        if any(key.startswith("oauth_") for key in entry):
+            raise UsageError(f"{where}: oauth_* keys are for URL backends (a command needs no OAuth)")
+        command = entry.get("command")
+        if not isinstance(command, str) or not command:
+            raise UsageError(f'{where} needs "command" (with optional "args", "env", "cwd") or "url"')
+        args = entry.get("args", [])
+        if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+            raise UsageError(f"{where}: args must be a list of strings")
+        cwd = entry.get("cwd")
+        if cwd is not None and not isinstance(cwd, str):
+            raise UsageError(f"{where}: cwd must be a string")
+        specs.append(ServerSpec(name, command, tuple(args), _strings(entry.get("env"), f"{where} env"), cwd))
+    return specs
+
+
+def spec_from_argv(
+    name: str, target: list[str], headers: dict[str, str] | None = None, oauth: OAuthClient | None = None
+) -> ServerSpec:
+    if not _name_ok(name):
+        raise UsageError(f"server name {name!r} may contain only letters, digits, '-' and '_'")
+    if not target:
+        raise UsageError("give the backend after '--': a command with its arguments, or a URL")
+    if len(target) == 1 and target[0].startswith(("http://", "https://")):
+        return ServerSpec(name, url=target[0], headers=headers or {}, oauth=oauth)
+    return ServerSpec(name, target[0], tuple(target[1:]))

@@ -1,0 +1,114 @@
+"""Transports: the wire on both sides of a door. JSON-RPC lines, channels to a backend (a spawned
+process's stdio, streamable HTTP, in-memory pipes), the SDK client session, OAuth for URL backends,
+and the listening side of the HTTP doors (sockets, bearer tokens, uvicorn).
+
+Names load on first use: `wrap` relays its first `initialize` with `_jsonrpc` alone, before anyio or
+the SDK are imported.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing typing is not free at start-up
+if TYPE_CHECKING:
+    from ._auth import PRINCIPAL_KEY, Tokens, bearer_guard, check_token_path, is_loopback, load_tokens
+    from ._channels import (
+        Channel,
+        ChannelClosed,
+        ProcessChannel,
+        SessionMessageChannel,
+        StdioChannel,
+        http_backend,
+        open_backend,
+        open_process_channel,
+    )
+    from ._jsonrpc import Invalid, Message, line_of, parse_line, valid_id, with_id
+    from ._oauth import backend_auth, clear_tokens, login, preflight
+    from ._prestart import discard, prestart, prestart_from_command_line, started
+    from ._sdk import Backend, BackendTimeout
+    from ._server import bind_unix, on_signals, tcp_listener, uvicorn_server
+
+__all__ = [
+    "PRINCIPAL_KEY",
+    "Backend",
+    "BackendTimeout",
+    "Channel",
+    "ChannelClosed",
+    "Invalid",
+    "Message",
+    "ProcessChannel",
+    "SessionMessageChannel",
+    "StdioChannel",
+    "Tokens",
+    "backend_auth",
+    "bearer_guard",
+    "bind_unix",
+    "check_token_path",
+    "clear_tokens",
+    "discard",
+    "http_backend",
+    "is_loopback",
+    "line_of",
+    "load_tokens",
+    "login",
+    "on_signals",
+    "open_backend",
+    "open_process_channel",
+    "parse_line",
+    "preflight",
+    "prestart",
+    "prestart_from_command_line",
+    "started",
+    "tcp_listener",
+    "uvicorn_server",
+    "valid_id",
+    "with_id",
+]
+
+_MODULES = {
+    "Backend": "_sdk",
+    "BackendTimeout": "_sdk",
+    "Channel": "_channels",
+    "ChannelClosed": "_channels",
+    "Invalid": "_jsonrpc",
+    "Message": "_jsonrpc",
+    "PRINCIPAL_KEY": "_auth",
+    "ProcessChannel": "_channels",
+    "SessionMessageChannel": "_channels",
+    "StdioChannel": "_channels",
+    "Tokens": "_auth",
+    "backend_auth": "_oauth",
+    "bearer_guard": "_auth",
+    "bind_unix": "_server",
+    "check_token_path": "_auth",
+    "clear_tokens": "_oauth",
+    "discard": "_prestart",
+    "http_backend": "_channels",
+    "is_loopback": "_auth",
+    "line_of": "_jsonrpc",
+    "load_tokens": "_auth",
+    "login": "_oauth",
+    "on_signals": "_server",
+    "open_backend": "_channels",
+    "open_process_channel": "_channels",
+    "parse_line": "_jsonrpc",
+    "preflight": "_oauth",
+    "prestart": "_prestart",
+    "prestart_from_command_line": "_prestart",
+    "started": "_prestart",
+    "tcp_listener": "_server",
+    "uvicorn_server": "_server",
+    "valid_id": "_jsonrpc",
+    "with_id": "_jsonrpc",
+}
+
+
+def __getattr__(name: str) -> object:
+    """Load a module on first use of one of its names (start-up pays only for what it uses)."""
+    module = _MODULES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value

@@ -1,0 +1,180 @@
+"""Bearer tokens for local TCP endpoints: 256 random bits in a 0600 file, checked in constant time."""
+
+from __future__ import annotations
+
+import errno
+import ipaddress
+import json
+import os
+import re
+import stat
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .._errors import UsageError
+from ..recovery import check_if_present, ensure_private_dir
+
+__all__ = [
+    "PRINCIPAL_KEY",
+    "Tokens",
+    "bearer_guard",
+    "check_token_path",
+    "is_loopback",
+    "load_or_create_token",
+    "load_tokens",
+    "token_principal",
+]
+
+PRINCIPAL_KEY = "mcpsqueeze.principal"  # ASGI scope key: the principal of the request's bearer token
+_TENANT_RE = re.compile(rb"^[A-Za-z0-9_.@-]{1,64}\Z")
+
+_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+# O_NONBLOCK: opening a FIFO planted at the path returns at once (and is refused) instead of hanging.
+_READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+
+def is_loopback(host: str) -> bool:
+    """True for an address (or "localhost") that only this machine can reach."""
+    name = host.strip("[]").lower()
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def check_token_path(path: Path) -> None:
+    """Refuse an unusable token path before anything is created: an unsafe directory, a symlink or
+    any other non-regular file (a FIFO would hang a reader). A missing file is fine: it is made later."""
+    check_if_present(path.parent, "token directory")
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(st.st_mode):
+        raise UsageError(_symlink_message(path))
+    if not stat.S_ISREG(st.st_mode):
+        raise UsageError(f"token file {path} must be a regular 0600 file of ours")
+
+
+def _symlink_message(path: Path) -> str:
+    return (
+        f"token file {path} is a symlink; refusing to follow it. "
+        "Point --token-file at the real file, or delete the link to get a new token."
+    )
+
+
+@dataclass(frozen=True)
+class Tokens:
+    """Accepted bearer tokens and the principal (tenant) each one stands for."""
+
+    principals: Mapping[bytes, str]
+    named: bool  # the file names tenants (`tenant:token` lines): one process serves several tenants
+
+
+def token_principal(token: bytes) -> str:
+    """The principal of a plain token: derived from its hash, so the token itself is never a key."""
+    import hashlib  # (lazily, like hmac and secrets: stdio start-up needs none of them)
+
+    return "token-" + hashlib.sha256(token).hexdigest()[:16]
+
+
+def load_tokens(path: Path) -> Tokens:
+    """The tokens in `path` (created with one plain token when missing).
+
+    A file of `tenant:token` lines (blank lines and `#` comments allowed) gives each tenant its own
+    token; a file holding one plain token stands for one principal derived from the token's hash.
+    """
+    raw = load_or_create_token(path)  # creates the file, refuses links/FIFOs, checks its owner and mode
+    lines = [line.strip() for line in raw.splitlines()]
+    lines = [line for line in lines if line and not line.startswith(b"#")]
+    if len(lines) == 1 and b":" not in lines[0]:
+        return Tokens({lines[0]: token_principal(lines[0])}, named=False)
+    principals: dict[bytes, str] = {}
+    for line in lines:
+        name, sep, token = line.partition(b":")
+        if not sep or not _TENANT_RE.match(name) or len(token) < 32:
+            raise UsageError(
+                f"token file {path}: each line must be TENANT:TOKEN (tenant: letters, digits, _.@-, at most "
+                "64; token: at least 32 characters, e.g. from `openssl rand -hex 32`)"
+            )
+        if token in principals:
+            raise UsageError(f"token file {path}: one token is given to two tenants; give each its own")
+        principals[token] = name.decode()
+    return Tokens(principals, named=True)
+
+
+def load_or_create_token(path: Path) -> bytes:
+    """The token in `path`, created (0600, in a private directory) when missing; never in argv or env."""
+    ensure_private_dir(path.parent, what="token directory")
+    try:
+        fd = os.open(path, _CREATE, 0o600)
+    except FileExistsError:
+        return _read_token(path)
+    except OSError as exc:
+        raise UsageError(
+            f"cannot create the token file {path}: {exc.strerror or exc}; choose another --token-file"
+        ) from None
+    import secrets
+
+    token = secrets.token_hex(32).encode()
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(token + b"\n")
+    return token
+
+
+def _read_token(path: Path) -> bytes:
+    try:
+        fd = os.open(path, _READ)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise UsageError(_symlink_message(path)) from None
+        raise UsageError(f"cannot read the token file {path}: {exc.strerror or exc}") from None
+    with os.fdopen(fd, "rb") as fh:
+        info = os.fstat(fh.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o077:
+            raise UsageError(f"token file {path} must be a regular 0600 file of ours") from None
+        token = fh.read().strip()
+    if len(token) < 32:
+        raise UsageError(f"token file {path} holds no usable token; delete it to make a new one") from None
+    return token
+
+
+def bearer_guard(app: Any, token: bytes | Tokens) -> Any:
+    """ASGI gate in front of everything: a request without the token never reaches the app (or a backend).
+
+    The app finds the caller's principal in `scope[PRINCIPAL_KEY]`.
+    """
+    tokens = token if isinstance(token, Tokens) else Tokens({token: token_principal(token)}, named=False)
+    refusal = json.dumps(
+        {
+            "error": {
+                "code": "unauthorized",
+                "message": "missing or wrong bearer token; read it from the token file",
+            }
+        }
+    ).encode()
+    import hmac
+
+    async def guarded(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            supplied = b""
+            for key, value in scope.get("headers", []):
+                if key == b"authorization" and value[:7].lower() == b"bearer ":
+                    supplied = value[7:].strip()
+            principal = None
+            for known, name in tokens.principals.items():  # every token compared, in constant time each
+                if hmac.compare_digest(supplied, known):
+                    principal = name
+            if principal is None:
+                headers = [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")]
+                await send({"type": "http.response.start", "status": 401, "headers": headers})
+                await send({"type": "http.response.body", "body": refusal})
+                return
+            scope = {**scope, PRINCIPAL_KEY: principal}
+        await app(scope, receive, send)
+
+    return guarded

@@ -1,0 +1,396 @@
+"""Message channels: one JSON-RPC peer each, carrying plain dicts.
+
+The proxy relays raw JSON objects, not SDK models, so whatever it does not deliberately change reaches the
+other side field for field (unknown fields, explicit nulls and future protocol versions included).
+Transports differ only here: newline-delimited stdio (our own stdin/stdout, or a child process) and the
+SDK's streamable-HTTP streams of `SessionMessage`, adapted to dicts at the edge.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import Any, Protocol
+
+import anyio
+import anyio.abc
+from anyio.streams.buffered import BufferedByteReceiveStream
+
+from .._errors import BackendError
+from .._pipes import widen
+from ..settings import Settings
+from ._jsonrpc import Invalid, Message, line_of, parse_line
+
+__all__ = [
+    "Channel",
+    "ChannelClosed",
+    "ProcessChannel",
+    "SessionMessageChannel",
+    "StdioChannel",
+    "http_backend",
+    "open_backend",
+    "open_process_channel",
+]
+
+MAX_LINE = 1 << 31  # one message may be huge (a 50 MB result); the OS pipe, not us, is the limit
+_OFFLOAD_BYTES = 1 << 20  # messages above ~1 MB are (de)serialised in a worker thread
+_FINISH_LINE_SECONDS = 5.0
+
+
+class ChannelClosed(Exception):
+    """The peer went away (EOF or broken pipe)."""
+
+
+class Channel(Protocol):
+    async def receive(self) -> Message | Invalid: ...
+
+    async def send(self, message: Message, related_request_id: Any = None) -> None: ...
+
+    async def aclose(self) -> None: ...
+
+
+def _looks_big(message: Message) -> bool:
+    """Cheap size guess without serialising: the text of a result's content blocks."""
+    result = message.get("result")
+    content = result.get("content") if isinstance(result, dict) else None
+    if not isinstance(content, list):
+        return False
+    size = 0
+    for block in content:
+        if isinstance(block, dict):
+            value = block.get("text") or block.get("data") or ""
+            size += len(value) if isinstance(value, str) else 0
+    return size > _OFFLOAD_BYTES
+
+
+class _LineChannel:
+    """Newline-delimited JSON over a byte stream pair."""
+
+    def __init__(self, receive: anyio.abc.ByteReceiveStream, send: anyio.abc.ByteSendStream) -> None:
+        self._receive = BufferedByteReceiveStream(receive)
+        self._send = send
+        self._send_lock = anyio.Lock()
+
+    def feed(self, data: bytes) -> None:
+        """Bytes already read from the peer (before the relay ran): received before anything new."""
+        self._receive.feed_data(data)
+
+    async def receive(self) -> Message | Invalid:
+        while True:
+            try:
+                line = await self._receive.receive_until(b"\n", MAX_LINE)
+            except (anyio.EndOfStream, anyio.IncompleteRead, anyio.ClosedResourceError, OSError) as exc:
+                raise ChannelClosed from exc
+            if len(line) > _OFFLOAD_BYTES:  # parsing 50 MB takes ~100 ms: never on the event loop
+                return await anyio.to_thread.run_sync(parse_line, line)
+            if line.strip():
+                return parse_line(line)
+
+    async def send(self, message: Message, related_request_id: Any = None) -> None:
+        if _looks_big(message):
+            data = await anyio.to_thread.run_sync(line_of, message)
+        else:
+            data = line_of(message)
+        async with self._send_lock:
+            try:
+                await self._send.send(data)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+                raise ChannelClosed from exc
+
+    async def aclose(self) -> None:
+        with contextlib.suppress(Exception):
+            await self._send.aclose()
+
+
+class _FdReceive(anyio.abc.ByteReceiveStream):
+    """Reads a raw file descriptor without blocking the event loop."""
+
+    def __init__(self, fd: int, ended: bool = False) -> None:
+        self._fd = fd
+        self._ended = ended  # its end of file was read already (a terminal gives it only once)
+        os.set_blocking(fd, False)
+
+    async def receive(self, max_bytes: int = 1 << 20) -> bytes:
+        if self._ended:
+            raise anyio.EndOfStream
+        while True:
+            try:
+                data = os.read(self._fd, max_bytes)
+            except BlockingIOError:
+                await anyio.wait_readable(self._fd)
+                continue
+            if not data:
+                raise anyio.EndOfStream
+            return data
+
+    async def aclose(self) -> None:
+        pass
+
+
+class _FdSend(anyio.abc.ByteSendStream):
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        os.set_blocking(fd, False)
+
+    async def send(self, item: bytes) -> None:
+        view = memoryview(item)
+        while view:
+            try:
+                written = os.write(self._fd, view)
+            except BlockingIOError:
+                if len(view) == len(item):
+                    await anyio.wait_writable(self._fd)  # nothing written yet: cancelling here is clean
+                else:
+                    await self._finish(view)
+                    return
+                continue
+            except (BrokenPipeError, ConnectionResetError) as exc:
+                raise anyio.BrokenResourceError from exc
+            view = view[written:]
+
+    async def _finish(self, view: memoryview) -> None:
+        """Once part of a line is out, finish it even when cancelled (a cut line is invalid JSON), within
+        a bound in case the reader has stopped reading."""
+        with anyio.CancelScope(shield=True), anyio.move_on_after(_FINISH_LINE_SECONDS):
+            while view:
+                try:
+                    view = view[os.write(self._fd, view) :]
+                except BlockingIOError:
+                    await anyio.wait_writable(self._fd)
+                except (BrokenPipeError, ConnectionResetError) as exc:
+                    raise anyio.BrokenResourceError from exc
+
+    async def aclose(self) -> None:
+        with contextlib.suppress(OSError):
+            os.close(self._fd)
+
+
+class StdioChannel(_LineChannel):
+    """Our own stdin/stdout, claimed for the protocol.
+
+    fd 1 is re-pointed at stderr so that a stray print (ours or a library's) cannot corrupt the JSON-RPC
+    stream the agent reads. `unread` and `ended`: what `_handshake` read from stdin but left unhandled.
+    """
+
+    def __init__(self, unread: bytes = b"", ended: bool = False) -> None:
+        stdin = os.dup(0)
+        stdout = os.dup(1)
+        os.dup2(2, 1)
+        sys.stdout = sys.stderr
+        super().__init__(_FdReceive(stdin, ended), _FdSend(stdout))
+        self.feed(unread)
+
+
+class ProcessChannel(_LineChannel):
+    """A backend server spawned as a child, speaking over its stdin/stdout; its stderr stays ours."""
+
+    def __init__(self, process: anyio.abc.Process, argv: Sequence[str]) -> None:
+        assert process.stdout is not None and process.stdin is not None
+        super().__init__(process.stdout, process.stdin)
+        self.process = process
+        self.argv = list(argv)
+
+    def describe_exit(self) -> str:
+        code = self.process.returncode
+        if code is None:
+            return "the backend closed its stdout"
+        if code < 0:
+            with contextlib.suppress(ValueError):
+                return f"the backend was killed by {signal.Signals(-code).name}"
+        return f"the backend exited with code {code}"
+
+    async def aclose(self) -> None:
+        await super().aclose()
+        with anyio.CancelScope(shield=True):
+            with anyio.move_on_after(2):
+                await self.process.wait()
+                return
+            with contextlib.suppress(ProcessLookupError):
+                self.process.terminate()
+            with anyio.move_on_after(2):
+                await self.process.wait()
+                return
+            with contextlib.suppress(ProcessLookupError):
+                self.process.kill()
+            await self.process.wait()
+
+
+class _AdoptedProcess:
+    """A backend spawned before the event loop ran (`_prestart`), with the parts of `anyio.abc.Process`
+    that `ProcessChannel` uses."""
+
+    def __init__(self, popen: subprocess.Popen[bytes]) -> None:
+        assert popen.stdin is not None and popen.stdout is not None
+        self._popen = popen
+        self.pid = popen.pid
+        self.stdin = _FdSend(os.dup(popen.stdin.fileno()))
+        self.stdout = _FdReceive(os.dup(popen.stdout.fileno()))
+        widen(popen.stdout.fileno())  # a 200 KB answer in one read, not four
+        popen.stdin.close()
+        popen.stdout.close()
+
+    @property
+    def returncode(self) -> int | None:
+        return self._popen.poll()
+
+    async def wait(self) -> int:
+        while (code := self._popen.poll()) is None:  # only at shutdown or failure: polling is enough
+            await anyio.sleep(0.01)
+        return code
+
+    def terminate(self) -> None:
+        self._popen.terminate()
+
+    def kill(self) -> None:
+        self._popen.kill()
+
+
+async def open_process_channel(
+    argv: Sequence[str], env: Mapping[str, str] | None = None, cwd: str | None = None
+) -> ProcessChannel:
+    """Spawn the backend (or adopt the one `_prestart` spawned); a missing command is a clear BackendError."""
+    if env is None and cwd is None:
+        from ._prestart import take
+
+        early = take(argv)
+        if early is not None:
+            return ProcessChannel(_AdoptedProcess(early), argv)  # type: ignore[arg-type]
+    try:
+        process = await anyio.open_process(
+            list(argv),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=None,
+            env={**os.environ, **env} if env else None,
+            cwd=cwd,
+            start_new_session=True,
+        )
+    except FileNotFoundError as exc:
+        raise BackendError(
+            f"cannot start the backend: command {argv[0]!r} was not found; check the command after '--' "
+            "and that it is on PATH"
+        ) from exc
+    except PermissionError as exc:
+        raise BackendError(
+            f"cannot start the backend: {argv[0]!r} is not executable ({exc.strerror})"
+        ) from exc
+    except OSError as exc:
+        raise BackendError(f"cannot start the backend {argv[0]!r}: {exc}") from exc
+    return ProcessChannel(process, argv)
+
+
+class SessionMessageChannel:
+    """Adapts the SDK's `SessionMessage` streams (streamable HTTP) to plain dicts."""
+
+    def __init__(self, read: Any, write: Any, *, server_side: bool = False) -> None:
+        from mcp.shared.message import ServerMessageMetadata, SessionMessage
+        from mcp_types import JSONRPCMessage
+        from pydantic import TypeAdapter
+
+        self._read = read
+        self._write = write
+        self._adapter: TypeAdapter[Any] = TypeAdapter(JSONRPCMessage)
+        self._session_message = SessionMessage
+        self._metadata = ServerMessageMetadata if server_side else None
+
+    async def receive(self) -> Message | Invalid:
+        try:
+            item = await self._read.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError) as exc:
+            raise ChannelClosed from exc
+        if isinstance(item, Exception):
+            return Invalid(f"Parse error: {item}")
+        dumped: Message = item.message.model_dump(by_alias=True, mode="json", exclude_unset=True)
+        return dumped
+
+    async def send(self, message: Message, related_request_id: Any = None) -> None:
+        try:
+            model = self._adapter.validate_python(message)
+        except Exception as exc:  # a message the SDK transport cannot carry
+            raise BackendError(f"cannot encode message for streamable HTTP: {exc}") from exc
+        metadata: Any = None
+        if self._metadata is not None and related_request_id is not None:
+            metadata = self._metadata(related_request_id=related_request_id)
+        elif self._metadata is None:
+            metadata = _modern_headers(message)
+        try:
+            await self._write.send(self._session_message(model, metadata=metadata))
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
+            raise ChannelClosed from exc
+
+    async def aclose(self) -> None:
+        with contextlib.suppress(Exception):
+            await self._write.aclose()
+
+
+def _modern_headers(message: Message) -> Any:
+    """Client side: a 2026-07-28 message (envelope in `params._meta`) goes out with its routing headers.
+
+    The SDK transport then POSTs it statelessly; handshake-era messages carry no metadata, as before.
+    """
+    params = message.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    version = meta.get("io.modelcontextprotocol/protocolVersion") if isinstance(meta, dict) else None
+    if not isinstance(version, str) or not isinstance(message.get("method"), str):
+        return None
+    from mcp.shared.inbound import NAME_BEARING_METHODS, encode_header_value
+    from mcp.shared.message import ClientMessageMetadata
+
+    assert isinstance(params, dict)
+    headers = {"mcp-protocol-version": version, "mcp-method": message["method"]}
+    name = params.get(NAME_BEARING_METHODS.get(message["method"], ""))
+    if isinstance(name, str):
+        headers["mcp-name"] = encode_header_value(name)
+    return ClientMessageMetadata(headers=headers)
+
+
+@contextlib.asynccontextmanager
+async def http_backend(
+    url: str, headers: Mapping[str, str], timeout: float | None, oauth: Any = None
+) -> AsyncIterator[Channel]:
+    """Connect to a streamable-HTTP backend."""
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    from ._oauth import backend_auth
+
+    http_timeout = httpx2.Timeout(30.0, read=timeout if timeout else 300.0)
+    auth = backend_auth(url, headers, oauth)  # OAuth with stored tokens, unless -H gives Authorization
+    try:
+        async with (
+            httpx2.AsyncClient(
+                headers=dict(headers), timeout=http_timeout, follow_redirects=False, auth=auth
+            ) as client,
+            streamable_http_client(url, http_client=client) as (read, write),
+        ):
+            yield SessionMessageChannel(read, write)
+    except BaseExceptionGroup as group:
+        # OAuth gave up mid-session (token revoked, refresh refused): the SDK transport's task group
+        # carries our BackendError; unwrap it so it is reported like any backend failure.
+        found = group.subgroup(lambda exc: isinstance(exc, BackendError))
+        if found is None:
+            raise
+        leaf: BaseException = found
+        while isinstance(leaf, BaseExceptionGroup):
+            leaf = leaf.exceptions[0]
+        raise leaf from None
+
+
+@contextlib.asynccontextmanager
+async def open_backend(settings: Settings) -> AsyncIterator[Channel]:
+    """The channel to the backend `settings` name: a spawned command (or the pre-started one) or a URL."""
+    if settings.is_url:
+        async with http_backend(
+            settings.target[0], settings.headers, settings.timeout, settings.oauth
+        ) as channel:
+            yield channel
+        return
+    channel = await open_process_channel(settings.target)
+    try:
+        yield channel
+    finally:
+        await channel.aclose()

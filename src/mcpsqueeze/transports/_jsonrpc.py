@@ -1,0 +1,206 @@
+"""JSON-RPC messages as lines: strict parsing, ids, and the received line an unchanged result is
+forwarded with.
+
+Pure (orjson and `re`, no anyio): `_handshake` relays the first `initialize` with these before the event
+loop's modules are imported, so that its bytes are exactly the relay's.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from .._jsonbytes import dumps, loads
+
+__all__ = ["Invalid", "Message", "parse", "scan_id", "valid_id", "with_id"]
+
+Message = dict[str, Any]
+_RAW_BYTES = 256 * 1024  # results up to this size keep their line, forwarded as is when unchanged
+
+
+@dataclass(frozen=True)
+class Invalid:
+    """A line that is not a JSON-RPC message; travels as a value so the relay can answer it."""
+
+    error: str
+    id: Any = None
+
+
+def valid_id(value: Any) -> bool:
+    """A JSON-RPC id we can carry: a string or a number (never a bool, array, object or null)."""
+    return isinstance(value, (str, int, float)) and not isinstance(value, bool)
+
+
+def _id_or_none(value: Any) -> Any:
+    return value if valid_id(value) else None
+
+
+def parse(line: bytes) -> Message | Invalid:
+    """Strictly parse one JSON-RPC line; never raises."""
+    try:
+        value = loads(line)
+    except ValueError as exc:  # (orjson.JSONDecodeError and UnicodeDecodeError are ValueErrors)
+        return Invalid(f"Parse error: {exc}", scan_id(line))
+    if not isinstance(value, dict):
+        return Invalid("Invalid Request: a JSON-RPC message must be a JSON object")
+    request_id = _id_or_none(value.get("id"))
+    if value.get("jsonrpc") != "2.0":
+        return Invalid('Invalid Request: "jsonrpc" must be "2.0"', request_id)
+    if "method" in value and not isinstance(value["method"], str):
+        return Invalid('Invalid Request: "method" must be a string', request_id)
+    if "method" not in value and "result" not in value and "error" not in value:
+        return Invalid("Invalid Request: neither a request, a notification nor a response", request_id)
+    if "id" in value and request_id is None and ("method" in value or value["id"] is not None):
+        # null is allowed only in an error response that could not tell which request it answers
+        return Invalid('Invalid Request: "id" must be a string or a number')
+    return value
+
+
+_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{},:]')
+_SCALAR = re.compile(rb'\s*(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|"(?:[^"\\]|\\.)*")\s*[,}]')
+
+
+def scan_id(line: bytes) -> Any:
+    """The top-level "id" of a line too broken (or too deep) to parse, when it can be told; else None.
+
+    One pass of a regular expression over strings and brackets: no recursion, linear in the line, so a reply
+    nested 100,000 deep can still be answered to the request it belongs to.
+    """
+    depth = 0
+    expect_key = False
+    for match in _TOKEN.finditer(line):
+        token = match.group()
+        if token in (b"{", b"["):
+            if depth == 0 and token != b"{":
+                return None
+            depth += 1
+            expect_key = depth == 1
+        elif token in (b"}", b"]"):
+            depth -= 1
+            if depth <= 0:
+                return None
+        elif token == b",":
+            expect_key = depth == 1
+        elif token == b":":
+            pass
+        elif expect_key:
+            expect_key = False
+            if token == b'"id"':
+                rest = line[match.end() :]
+                colon = rest.lstrip()[:1]
+                if colon != b":":
+                    return None
+                value = _SCALAR.match(rest, rest.index(b":") + 1)
+                if value is None:
+                    return None
+                try:
+                    return _id_or_none(json.loads(value.group(1)))
+                except ValueError:
+                    return None
+        elif depth == 0:
+            return None
+    return None
+
+
+class _Received(dict[str, Any]):
+    """A message as parsed, with the line it came from: forwarded unchanged, it goes out byte for byte.
+
+    An unchanged result (most are) then costs no serialisation at all. "Unchanged" is checked at send
+    time: the same top-level values, by identity, so a message rebuilt or re-pointed (a new id, a shrunk
+    result) is serialised as usual. Nested values are never edited in place on the relay's path.
+    A new id (``with_id``) is spliced into the line only when the line is sent: a result the stages
+    replace (a 200 KB one shrunk) never pays for locating and copying its id.
+    """
+
+    __slots__ = ("_id_from", "_line", "_values")
+
+    def __init__(self, value: Message, line: bytes, id_from: Any = None) -> None:
+        super().__init__(value)
+        self._line = line
+        self._values = tuple(map(id, value.values()))
+        self._id_from = id_from  # (old id,) when the line still carries the old id's value
+
+    def line_if_unchanged(self) -> bytes | None:
+        if len(self) != len(self._values) or tuple(map(id, self.values())) != self._values:
+            return None
+        if self._id_from is None:
+            return self._line
+        span = _id_span(self._line, self._id_from[0])
+        if span is None:  # the id cannot be located for certain in the line: re-serialised
+            return None
+        start, end = span
+        return self._line[:start] + dumps(self["id"]) + self._line[end:]
+
+    def with_id(self, new_id: Any) -> _Received | None:
+        """This message answering ``new_id``, its line the same bytes but for the id's value (spliced
+        when sent); None when the top-level id cannot be carried over (the caller re-serialises then)."""
+        if self._id_from is not None or type(self.get("id")) is not int:
+            return None
+        return _Received({**self, "id": new_id}, self._line, (self["id"],))
+
+
+# The top-level "id" of a compact response, where the SDKs put it: first (after "jsonrpc", Python's
+# pydantic) or last (TypeScript's JSON.stringify of {result, jsonrpc, id}). Only integer ids: the relay
+# gives the backend its own (1, 2, 3...), and a backend's answer carries one of them.
+_HEAD_ID = re.compile(rb'\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?\d+)\s*[,}]')
+_TAIL_ID = re.compile(rb',\s*"id"\s*:\s*(-?\d+)\s*\}$')
+_EDGE = 64  # bytes at either end of the line the patterns look at
+
+
+def _id_span(line: bytes, expected: Any) -> tuple[int, int] | None:
+    """Where the value of the top-level "id" member (equal to ``expected``, an int) is in ``line``.
+
+    The head pattern starts at the line's opening brace, so the member it finds is top-level; it is used
+    only when no other ``"id"`` key can be in the line (a duplicate key later would win in parsers; the
+    key could also be spelt with the escapes of "i" or "d"). The tail pattern ends at the closing brace,
+    so its member is the top-level object's last: the one parsers keep. (Inside a JSON string a quote
+    is escaped, so ``"id"`` there never matches.)"""
+    if type(expected) is not int:
+        return None
+    head = _HEAD_ID.match(line, 0, _EDGE)
+    if (
+        head is not None
+        and int(head.group(1)) == expected
+        and line.count(b'"id"') == 1
+        and b"\\u0069" not in line
+        and b"\\u0064" not in line
+    ):
+        return head.span(1)
+    offset = max(0, len(line) - _EDGE)
+    tail = _TAIL_ID.search(line, offset)
+    if tail is not None and int(tail.group(1)) == expected:
+        return tail.span(1)
+    return None
+
+
+def with_id(message: Message, new_id: Any) -> Message:
+    """``{**message, "id": new_id}``; a received result keeps its line (only the id's bytes change), so
+    forwarded unchanged it is still not re-serialised."""
+    if type(message) is _Received:
+        spliced = message.with_id(new_id)
+        if spliced is not None:
+            return spliced
+    return {**message, "id": new_id}
+
+
+def parse_line(line: bytes) -> Message | Invalid:
+    """`parse`, keeping the line of a mid-size result so that it can be forwarded as is.
+
+    Only results (the relay's stages build new dicts; nothing edits them in place), only up to
+    `_RAW_BYTES` (bigger ones are shrunk anyway, and the line would double their memory), and only
+    strict JSON, which `parse` alone accepts (no NaN or Infinity: no line needs searching for them).
+    """
+    message = parse(line)
+    if type(message) is dict and len(line) <= _RAW_BYTES and "result" in message and "method" not in message:
+        return _Received(message, line.strip())
+    return message
+
+
+def line_of(message: Message) -> bytes:
+    if type(message) is _Received:
+        line = message.line_if_unchanged()
+        if line is not None:
+            return line + b"\n"
+    return dumps(message) + b"\n"

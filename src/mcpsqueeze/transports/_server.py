@@ -1,0 +1,87 @@
+"""The listening side of the HTTP doors (`wrap --transport streamable-http`, `serve`, a Client's Code
+Mode socket): sockets, uvicorn without its own signal handling, and the signals that stop a door cleanly.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import stat
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from .._errors import UsageError
+from ..recovery import ensure_private_dir
+
+__all__ = ["bind_unix", "on_signals", "tcp_listener", "uvicorn_server"]
+
+
+async def on_signals(stop: Callable[[], None]) -> None:
+    """Call `stop` on the first SIGINT or SIGTERM: the caller then ends cleanly and prints its summary."""
+    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async for _ in signals:
+            stop()
+            return
+
+
+def tcp_listener(host: str, port: int) -> socket.socket:
+    """A listening TCP socket for uvicorn whose connections get TCP_NODELAY.
+
+    asyncio sets TCP_NODELAY only on sockets whose proto is IPPROTO_TCP; `socket.socket(AF_INET)` has
+    proto 0, so its accepted connections kept Nagle on: uvicorn writes a response's head and body
+    separately, and the body waited for the client's delayed ACK of the head, ~40 ms per response
+    (each 2026-07-28 call is one such response; docs/benchmarks.md). Linux passes the listener's
+    TCP_NODELAY on to accepted sockets as well.
+    """
+    sock = socket.socket(
+        socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP
+    )
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    sock.bind((host, port))
+    sock.listen(128)
+    return sock
+
+
+def uvicorn_server(config: Any) -> Any:
+    """uvicorn's server without its own signal handling: ours stops it gracefully and prints the summary."""
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self) -> Any:
+            yield
+
+    return Server(config)
+
+
+def bind_unix(path: Path) -> socket.socket:
+    """A listening Unix socket at `path`, 0600 in a private directory; a stale socket is replaced,
+    a live one (another session) or anything that is not a socket is refused."""
+    ensure_private_dir(path.parent, what="socket directory")
+    if path.is_symlink() or (path.exists() and not stat.S_ISSOCK(path.lstat().st_mode)):
+        raise UsageError(f"{path} exists and is not a socket; refusing to replace it")
+    probe = socket.socket(socket.AF_UNIX)
+    try:
+        probe.connect(str(path))
+    except OSError:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()  # a stale socket from a session that died
+    else:
+        raise UsageError(f"another session already listens on {path}")
+    finally:
+        probe.close()
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old = os.umask(0o177)
+    try:
+        sock.bind(str(path))
+    finally:
+        os.umask(old)
+    os.chmod(path, 0o600)
+    sock.listen(128)
+    return sock
