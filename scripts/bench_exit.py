@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     sources = [p.resolve() for p in args.src or [bs.ROOT / "src"]]
     for src in sources:
-        if not (src / "mcpsqueeze" / "cli.py").exists():
+        if not (src / "mcpsqueeze" / "__init__.py").exists():
             sys.exit(f"{src} holds no mcpsqueeze package: pass the src/ directory of a tree")
 
     from mcpsqueeze.accounting._tokens import count_tokens

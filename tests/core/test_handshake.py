@@ -21,7 +21,8 @@ DEADLINE = 30.0
 DRIVER = """
 import json, sys
 sys.path[:0] = [sys.argv[1], sys.argv[2]]
-from mcpsqueeze import _handshake, _prestart
+from mcpsqueeze.proxy import _handshake
+from mcpsqueeze.transports import _prestart
 argv = [sys.executable, "-c", sys.argv[3]]
 _prestart.prestart(argv)
 _handshake.handshake(_prestart.started(argv), ["gated_import"])

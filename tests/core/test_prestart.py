@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcpsqueeze.proxy._prestart import early_command
+from mcpsqueeze.transports._prestart import early_command
 
 
 @pytest.mark.parametrize(

@@ -19,26 +19,26 @@ def test_the_public_api_is_exactly_the_documented_names() -> None:
     assert sorted(recovery.__all__) == sorted(
         [
             "RESPONSE_ID_RE",
+            "TENANT_RE",
             "CleanReport",
             "FileStore",
             "MemoryCache",
             "RecoveryStore",
+            "RedisStore",
             "Stored",
+            "check_if_present",
             "clean_directory",
             "ensure_private_dir",
             "is_response_id",
             "new_response_id",
             "open_recovery_file",
-            "parse_line_range",
-            "read_lines",
-            "split_lines",
             "parse_duration",
             "parse_keep",
             "parse_size",
             "read_window",
-            "recover_call",
-            "recover_result",
+            "readable_by_others",
             "resolve_pointer",
+            "safe_url",
         ]
     )
     assert all(hasattr(recovery, name) for name in recovery.__all__)

@@ -8,11 +8,15 @@ import mcpsqueeze.shrink as shrink
 
 def test_public_api_is_exactly_the_documented_names() -> None:
     assert sorted(shrink.__all__) == [
+        "NOT_JSON",
         "RecoveryHint",
         "Report",
         "Shrunk",
         "landmarks",
+        "parse_kept",
+        "parse_strict",
         "query_terms",
+        "render_call",
         "render_message",
         "render_text_marker",
         "shrink_texts",

@@ -11,7 +11,8 @@ from outlines import rebuild
 from mcpsqueeze.shrink import RecoveryHint, landmarks, shrink_texts
 
 ROOT = Path(__file__).resolve().parents[2]
-SOURCE = (ROOT / "src" / "mcpsqueeze" / "policy.py").read_text(encoding="utf-8")  # ~6-8 KB of Python
+# ~6-8 KB of Python
+SOURCE = (ROOT / "src" / "mcpsqueeze" / "settings" / "_policy.py").read_text(encoding="utf-8")
 
 
 def _shown(result: object) -> str:
