@@ -27,7 +27,9 @@ Landmarks are found by ``landmarks_of`` below, independently of the engine's own
 it knows what each call returned (a ``.py``/``.md``/``.toml`` file by its path, a diff from
 ``git_diff``/``git_show``, a log from ``git_log``) and applies a few plain regexes (definition
 lines, ``diff --git`` and ``@@`` headers, ``Commit:`` and ``Message:`` lines, section headers and
-``name``/``version`` lines, Markdown headings outside code fences). A landmark is visible when it
+``name``/``version`` lines, Markdown headings outside code fences, and the test names of test files:
+JS/TS ``describe(``/``it(``/``test(`` lines, Python ``def test_*``/``class Test*``, Rust ``#[test]``
+functions, Go ``func Test*``). A landmark is visible when it
 is a whole line, verbatim, of the preview, or of an earlier result of the session in the same
 configuration (what a deduplicated or overlap result points to is in the agent's context; the same
 rule holds for every configuration). Coverage "in preview" counts the preview alone. The targets
@@ -112,6 +114,24 @@ _CODE = {
     ".ts": re.compile(r"^\s*(?:export\s+)?(?:async\s+)?(?:function|class|interface|type)\s+\w"),
     ".java": re.compile(r"^\s*(?:public|private|protected)\s.*(?:class|interface|enum|\()"),
 }
+_JS = _CODE[".js"]
+_TS = _CODE[".ts"]
+_CODE.update({".jsx": _JS, ".mjs": _JS, ".cjs": _JS, ".tsx": _TS, ".mts": _TS, ".cts": _TS})
+# Test names are landmarks of test files (issue 21): JS/TS describe/it/test calls, Python test_*
+# functions and Test* classes, Go Test* functions; Rust #[test] functions in any .rs file (tests live
+# in the module they test there).
+_JS_TEST = re.compile(r"^\s*(?:describe|it|test)(?:\.\w+)*\s*\(")
+_TEST_NAMES = {
+    **dict.fromkeys((".js", ".jsx", ".mjs", ".cjs", ".ts", ".tsx", ".mts", ".cts"), _JS_TEST),
+    ".py": re.compile(r"^\s*(?:(?:async\s+)?def\s+test\w*\s*\(|class\s+Test\w*)"),
+    ".go": re.compile(r"^func\s+(?:\([^)]*\)\s*)?Test\w*\s*\("),
+}
+_RUST_TEST_ATTR = re.compile(r"^\s*#\[(?:\w+::)*test\b")
+_RUST_ATTR = re.compile(r"^\s*#\[")
+_RUST_FN = re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?(?:unsafe\s+)?fn\s+\w")
+_TEST_FILE = re.compile(r"(?:^test_.*\.py|_test\.py|_test\.go|\.(?:test|spec)\.[cm]?[jt]sx?)$")
+_TEST_DIRS = {"test", "tests", "__tests__", "spec"}
+
 _HEADING = re.compile(r"^#{1,6}\s")
 _FENCE = re.compile(r"^\s*(?:```|~~~)")
 _SECTION = re.compile(r"^\s*\[\[?[^\]=]+\]\]?\s*$")
@@ -119,6 +139,32 @@ _NAME_VERSION = re.compile(r"^\s*(?:name|version)\s*=")
 _DIFF_HEADER = re.compile(r"^(?:diff --git |@@ )")
 _FILE_HEADER = re.compile(r"^(?:--- |\+\+\+ )")
 _COMMIT = re.compile(r"^(?:Commit: |Message: |commit [0-9a-f]{7,40})")
+
+
+def is_test_file(path: str) -> bool:
+    """By name (``test_x.py``, ``x_test.go``, ``x.test.ts``, ``x.spec.js``) or by directory (``tests/``)."""
+    parts = Path(path).parts
+    return bool(_TEST_FILE.search(Path(path).name)) or any(p in _TEST_DIRS for p in parts[:-1])
+
+
+def test_names(paths: list[str], lines: list[str]) -> list[str]:
+    """The test-name lines of files at ``paths`` (independent of the engine, as every landmark here)."""
+    tests = [p for p in paths if is_test_file(p)]
+    patterns = {_TEST_NAMES[s] for s in {Path(p).suffix for p in tests} if s in _TEST_NAMES}
+    rust = any(Path(p).suffix == ".rs" for p in paths)
+    found: list[str] = []
+    pending = False  # a Rust #[test] attribute waits for its fn
+    for line in lines:
+        if rust and _RUST_TEST_ATTR.match(line):
+            pending = True
+        elif pending and _RUST_FN.match(line):
+            found.append(line)
+            pending = False
+        elif pending and not _RUST_ATTR.match(line) and line.strip():
+            pending = False
+        if any(p.match(line) for p in patterns):
+            found.append(line)
+    return found
 
 
 def _lines(text: str) -> list[str]:
@@ -177,6 +223,7 @@ def landmarks_of(tool: str, args: dict[str, Any], text: str) -> list[str]:
         return []
     suffixes = {Path(p).suffix for p in _paths_of(args)}
     names = {Path(p).name for p in _paths_of(args)}
+    tests = set(test_names(_paths_of(args), lines))
     fenced = False
     for line in lines:
         if ".md" in suffixes and _FENCE.match(line):
@@ -187,7 +234,7 @@ def landmarks_of(tool: str, args: dict[str, Any], text: str) -> list[str]:
         config = (
             suffixes & {".toml", ".ini", ".cfg"} or names & {"Cargo.lock", "uv.lock", "poetry.lock"}
         ) and (_SECTION.match(line) or _NAME_VERSION.match(line))
-        if heading or code or config:
+        if heading or code or config or line in tests:
             found.append(line)
     return found
 
