@@ -16,6 +16,7 @@ import click
 from .._errors import (
     EXIT_BACKEND,
     EXIT_TOOL_ERROR,
+    EXIT_UNREACHABLE,
     EXIT_USAGE,
     BackendError,
     MCPSqueezeError,
@@ -627,13 +628,22 @@ def install_commands(directory: Path, servers: tuple[str, ...], lang: str) -> No
             if missing:
                 raise UsageError(f"the session has no server named {', '.join(missing)}")
         names = list(servers) or [s["name"] for s in listing]
+        down: list[str] = []
         if lang == "bash":
             paths = install(directory, names, sys.executable)
         else:
             assert client is not None
-            paths = _write_code_mode(lang, directory, listing, client.address)
+            paths, down = _write_code_mode(lang, directory, listing, client.address)
         for path in paths:
             click.echo(path)
+        for reason in down:
+            click.echo(
+                f"mcpsqueeze install-commands: {reason}: its module was not written (one already there is "
+                "kept); rerun when the server is up",
+                err=True,
+            )
+        if down:
+            sys.exit(EXIT_UNREACHABLE)
         if lang == "bash":
             from ..bash import server_command
 
@@ -646,8 +656,11 @@ def install_commands(directory: Path, servers: tuple[str, ...], lang: str) -> No
         sys.exit(exit_code(exc))
 
 
-def _write_code_mode(lang: str, directory: Path, listing: list[dict[str, Any]], address: Any) -> list[Path]:
-    from ..codemode import Endpoint, write_code_client
+def _write_code_mode(
+    lang: str, directory: Path, listing: list[dict[str, Any]], address: Any
+) -> tuple[list[Path], list[str]]:
+    """Write the modules of the servers that are up; return the paths and why the others were not."""
+    from ..codemode import Endpoint, node_warning, split_listing, write_code_client
 
     if address.socket_path is not None:
         endpoint = Endpoint(socket_path=str(Path(address.socket_path).absolute()))
@@ -655,8 +668,15 @@ def _write_code_mode(lang: str, directory: Path, listing: list[dict[str, Any]], 
         host = f"[{address.host}]" if ":" in address.host else address.host
         token = str(Path(address.token_file).absolute()) if address.token_file else None
         endpoint = Endpoint(url=f"http://{host}:{address.port}", token_file=token)
-    tools = {server["name"]: server.get("tools") or [] for server in listing}
-    return write_code_client("python" if lang == "python" else "typescript", directory, tools, endpoint)
+    tools, down = split_listing(listing)
+    if lang == "typescript":
+        warning = node_warning()
+        if warning:
+            click.echo(f"mcpsqueeze install-commands: warning: {warning}", err=True)
+    if not tools and down:
+        return [], down
+    written = write_code_client("python" if lang == "python" else "typescript", directory, tools, endpoint)
+    return written, down
 
 
 @main.command()

@@ -19,7 +19,15 @@ from .._errors import UsageError
 from . import _python, _typescript
 from ._schema import module_name, tools_of, unique
 
-__all__ = ["Endpoint", "Language", "render_code_client", "write_code_client"]
+__all__ = [
+    "NODE_MIN",
+    "Endpoint",
+    "Language",
+    "node_warning",
+    "render_code_client",
+    "split_listing",
+    "write_code_client",
+]
 
 Language = Literal["python", "typescript"]
 
@@ -64,6 +72,50 @@ def render_code_client(
             )
         return files
     raise UsageError(f"unknown Code Mode language {lang!r}; use python or typescript")
+
+
+def split_listing(servers: list[dict[str, Any]]) -> tuple[dict[str, list[dict[str, Any]]], list[str]]:
+    """A `GET /v1/servers` list as ({name: tools} of the servers that are up, [why each other one is not]).
+
+    A server that is down has no tools to write (or only the ones it had before it went down): its module
+    must not be written from that, least of all over a good one.
+    """
+    up: dict[str, list[dict[str, Any]]] = {}
+    down: list[str] = []
+    for server in servers:
+        name = str(server.get("name"))
+        if server.get("status", "up") == "up":
+            up[name] = list(server.get("tools") or [])
+        else:
+            reason = server.get("error") or server.get("status")
+            down.append(f"server {name!r} is down ({reason})")
+    return up, down
+
+
+NODE_MIN = (22, 6)  # --experimental-strip-types; type stripping needs no flag from 22.18 and 23.6
+
+
+def node_warning() -> str | None:
+    """A warning when the `node` on PATH cannot run the generated TypeScript (None when it can, or when
+    there is no `node` here: the modules may be meant for another machine)."""
+    import shutil
+    import subprocess
+
+    node = shutil.which("node")
+    if node is None:
+        return None
+    try:
+        done = subprocess.run([node, "--version"], capture_output=True, text=True, timeout=10)
+        version = tuple(int(part) for part in done.stdout.strip().lstrip("v").split(".")[:2])
+    except (OSError, ValueError, subprocess.SubprocessError):
+        return None
+    if len(version) < 2 or version >= NODE_MIN:
+        return None
+    return (
+        f"the node on PATH ({node}) is v{'.'.join(map(str, version))}; these TypeScript modules need "
+        f"Node >= {NODE_MIN[0]}.{NODE_MIN[1]} (`node --experimental-strip-types`, no flag from 22.18), "
+        "or compiling with tsc first"
+    )
 
 
 _MARKERS = (_python.MARKER.encode(), _typescript.MARKER.encode())

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from ._python_runtime import PYTHON_RUNTIME
 from ._schema import MISSING, Param, Tool, py_type
+from ._text import fill, printable
 
 __all__ = ["MARKER", "RUNTIME_MODULE", "python_module", "python_runtime"]
 
@@ -16,15 +18,15 @@ RESERVED = {"squeeze_recover", "truncation_of", "invoke", "call_tool", "SERVER"}
 
 
 def python_runtime(socket_path: str | None, url: str | None, token_file: str | None) -> str:
-    text = PYTHON_RUNTIME
-    for key, value in (("__SOCKET__", socket_path), ("__URL__", url), ("__TOKEN_FILE__", token_file)):
-        text = text.replace(key, "None" if value is None else _q(value), 1)
+    given = {"SOCKET": socket_path, "URL": url, "TOKEN_FILE": token_file}
+    text = fill(PYTHON_RUNTIME, {key: "None" if value is None else _q(value) for key, value in given.items()})
     return f"{MARKER}\n{text}"
 
 
 def _doc(text: str, indent: str) -> str:
-    """A docstring literal holding `text` exactly (backslashes and triple quotes escaped)."""
-    body = text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"').strip()
+    """A docstring literal holding `text` exactly (backslashes, triple quotes and control characters
+    escaped: a NUL byte or a lone surrogate in one description must not make the module unloadable)."""
+    body = printable(text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"').strip())
     if body.endswith('"'):
         body += " "
     lines = [line.rstrip() for line in body.splitlines()]
@@ -38,6 +40,8 @@ def _literal(value: Any) -> str | None:
     """A Python literal for a JSON default, or None when the default is better left to the server."""
     if isinstance(value, str):
         return _q(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return None  # `nan` is no Python literal: the server applies its own default
     if value is None or isinstance(value, bool | int | float):
         return repr(value)
     return None

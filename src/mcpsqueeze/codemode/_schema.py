@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import keyword
+import math
 import re
 import sys
 from dataclasses import dataclass
@@ -91,6 +92,25 @@ def camel(name: str) -> str:
     return ident + "_" if ident in _TS_RESERVED else ident
 
 
+# Members every JavaScript object inherits: `args.toString` is a function even when the caller passed no
+# `toString`, so a parameter named like one gets a suffix (`toString_`), as a reserved word does.
+_OBJECT_MEMBERS = frozenset(
+    [
+        "constructor",
+        "hasOwnProperty",
+        "isPrototypeOf",
+        "propertyIsEnumerable",
+        "toLocaleString",
+        "toString",
+        "valueOf",
+    ]  # `__proto__` and `__defineGetter__` lose their underscores in camel(): `proto`, `defineGetter`
+)
+
+
+def _own(ident: str) -> str:
+    return ident + "_" if ident in _OBJECT_MEMBERS else ident
+
+
 def unique(names: list[str], taken: set[str] | None = None) -> list[str]:
     """The same names, with `_2`, `_3` ... added where two map to one identifier."""
     seen = set(taken or ())
@@ -153,11 +173,19 @@ def py_type(schema: Any) -> str:
     return _union(parts, "Any", " | ")
 
 
+def _plain_literal(value: Any) -> bool:
+    """A value TypeScript can name as a literal type (not NaN, an object or an array)."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return value is None or isinstance(value, str | int | bool)
+
+
 def ts_type(schema: Any) -> str:
     parts = []
     for kind, detail in _types(schema):
         if kind == "enum":
-            parts.append(" | ".join(json.dumps(v) for v in detail))
+            literal = all(_plain_literal(v) for v in detail)
+            parts.append(" | ".join(json.dumps(v) for v in detail) if literal else "unknown")
         elif kind == "array":
             inner = ts_type(detail.get("items"))
             parts.append(f"({inner})[]" if " " in inner else f"{inner}[]")
@@ -199,7 +227,7 @@ def _params(input_schema: Any) -> tuple[Param, ...]:
     # required first (in schema order), then the optional ones: Python needs defaults last
     names.sort(key=lambda n: n not in required)
     pys = unique([snake(n) for n in names])
-    tss = unique([camel(n) for n in names])
+    tss = unique([_own(camel(n)) for n in names])
     out = []
     for name, py, ts in zip(names, pys, tss, strict=True):
         prop = props[name] if isinstance(props[name], dict) else {}

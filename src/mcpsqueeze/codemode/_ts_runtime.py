@@ -1,7 +1,7 @@
-"""The text of the generated TypeScript runtime (`squeezeRuntime.ts`): Node >= 20 standard library only.
+"""The text of the generated TypeScript runtime (`squeezeRuntime.ts`): Node's standard library only.
 
-Runs as is with `node --experimental-strip-types` (Node 22) or after `tsc`: no enums, namespaces or
-parameter properties. Placeholders are `__NAME__` tokens replaced with JSON literals; never a secret.
+Runs as is on Node >= 22.6 with `node --experimental-strip-types` (no flag from 22.18 and 23.6; Node 20
+cannot load .ts files), or after `tsc`: no enums, namespaces or parameter properties. Placeholders are `__NAME__` tokens replaced with JSON literals; never a secret.
 """
 
 # ruff: noqa: E501  (the template is generated code, wrapped for reading, not for this linter)
@@ -15,6 +15,8 @@ TS_RUNTIME = r"""// Runtime of the Code Mode modules written by `mcpsqueeze inst
 // node:http over the Unix socket, fetch over loopback TCP. Where the session is: MCPSQUEEZE_SOCKET, else
 // MCPSQUEEZE_URL (+ MCPSQUEEZE_TOKEN_FILE), else the place it was when these files were written. A TCP
 // session's token is read from its 0600 token file on every call; no secret is stored in this file.
+// Runs on Node >= 22.6 as is: `node --experimental-strip-types main.ts` (no flag from Node 22.18 and 23.6;
+// Node 20 cannot load .ts files: compile these with tsc first there).
 
 import { request } from "node:http";
 import { closeSync, constants, fstatSync, openSync, readFileSync } from "node:fs";
@@ -220,7 +222,7 @@ export async function callTool(server: string, tool: string, args: Record<string
 
 /** Call a tool: parsed JSON (or the text); throws SqueezeToolError when the tool reports an error. */
 export async function invoke(server: string, tool: string, args: Record<string, unknown>, full: boolean = false): Promise<unknown> {
-  const sent: Record<string, unknown> = {};
+  const sent: Record<string, unknown> = Object.create(null); // so a key "__proto__" is kept, not a prototype
   for (const [key, value] of Object.entries(args)) if (value !== undefined) sent[key] = value;
   const reply = await callTool(server, tool, sent, full);
   const result: CallToolResult = reply.result ?? {};

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from ._schema import MISSING, Tool, ts_type
+from ._text import fill, printable
 from ._ts_runtime import TS_RUNTIME
 
 __all__ = ["MARKER", "RUNTIME_MODULE", "typescript_module", "typescript_runtime"]
@@ -15,15 +16,14 @@ RESERVED = {"squeeze_recover", "squeezeRecover", "truncationOf", "squeezedOf", "
 
 
 def typescript_runtime(socket_path: str | None, url: str | None, token_file: str | None) -> str:
-    text = TS_RUNTIME
-    for key, value in (("__SOCKET__", socket_path), ("__URL__", url), ("__TOKEN_FILE__", token_file)):
-        text = text.replace(key, json.dumps(value), 1)
-    return f"{MARKER}\n{text}"
+    given = {"SOCKET": socket_path, "URL": url, "TOKEN_FILE": token_file}
+    return f"{MARKER}\n{fill(TS_RUNTIME, {key: json.dumps(value) for key, value in given.items()})}"
 
 
 def _comment(text: str, indent: str = "") -> list[str]:
-    """A JSDoc block holding `text` (a `*/` inside cannot end it early)."""
-    lines = [line.rstrip() for line in text.replace("*/", "*\\/").strip().splitlines()]
+    """A JSDoc block holding `text` (a `*/` inside cannot end it early; control characters, line
+    separators and lone surrogates are shown as escapes)."""
+    lines = [line.rstrip() for line in printable(text.replace("*/", "*\\/").strip()).splitlines()]
     if len(lines) == 1 and len(indent) + len(lines[0]) < 100:
         return [f"{indent}/** {lines[0]} */"]
     return [f"{indent}/**", *(f"{indent} * {line}".rstrip() for line in lines), f"{indent} */"]
@@ -33,6 +33,12 @@ def _sentence(text: str) -> str:
     """One line, ending with a full stop (descriptions are often bare titles such as "Limit")."""
     line = " ".join(text.split())
     return line if not line or line[-1] in ".!?:" else line + "."
+
+
+def _js_value(value: object) -> str:
+    """A JavaScript expression for a JSON default (JSON.parse when a literal would drop a `__proto__` key)."""
+    text = json.dumps(value)
+    return f"JSON.parse({json.dumps(text)})" if '"__proto__"' in text else text
 
 
 def _pascal(ident: str) -> str:
@@ -66,8 +72,10 @@ def _function(tool: Tool) -> list[str]:
         for p in tool.params:
             value = f"args.{p.ts}"
             if not p.required and p.default is not MISSING:
-                value += f" ?? {json.dumps(p.default)}"
-            sent.append(f"{json.dumps(p.name)}: {value}")
+                value += f" ?? {_js_value(p.default)}"
+            # `"__proto__": v` in an object literal sets the prototype; a computed key is an own property
+            key = json.dumps(p.name)
+            sent.append(f"{f'[{key}]' if p.name == '__proto__' else key}: {value}")
         payload = "{ " + ", ".join(sent) + " }"
         if len(payload) > 60:
             payload = "{\n" + "".join(f"    {item},\n" for item in sent) + "  }"

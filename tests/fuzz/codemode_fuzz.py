@@ -1,0 +1,152 @@
+"""Helpers of the Code Mode fuzz tests (issue 23 items 18-20, 24, 31): hostile tools, a real `serve`, and
+drivers that import the generated modules and call every function, in Python (-I -S) and Node 22.
+
+The drivers know nothing of how names are mapped: Python calls each function with every parameter its
+signature has; TypeScript passes a Proxy that answers any `args.NAME` with "v:NAME". The hostile backend
+echoes the arguments it received, so the tests see which wire names arrived.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rawclient import cli, require_node_paths
+
+BACKEND = Path(__file__).with_name("hostile_backend.py")
+
+# What a server may put into its tools/list: every line ending and control character a parser can trip
+# on, quotes and comment ends of both languages, template syntax, names that are keywords, builtins or
+# members every JavaScript object inherits, and names that collide once made identifiers.
+NASTY = (
+    "NUL \x00 CR \r VT \x0b FF \x0c ESC \x1b DEL \x7f NEL \x85 LS \u2028 PS \u2029 end; "
+    '"""triple""" \'\'\'single\'\'\' */ /* <!-- --> </script> ${x} `tick` \\ \\n \\u0041 "'
+)
+PARAM_NAMES = [
+    "__proto__", "constructor", "toString", "hasOwnProperty", "valueOf", "class", "from", "self",
+    "args", "SERVER", "_invoke", "invoke", "full", "2x", "a b", "a\x00b", "é", "日本", "", "a-b", "a_b",
+]  # fmt: skip
+TOOL_NAMES = [
+    "plain", "class", "2fa", "x.y", "__proto__", "constructor", "toString", "undefined", "NaN",
+    "invoke", "SERVER", "squeeze_recover", "truncation_of", "SqueezeError", "a\x00b", "é", "a\u2028b",
+    "a-b", "a_b", "",
+]  # fmt: skip
+
+
+def hostile_tools() -> list[dict[str, Any]]:
+    """The listing the hostile backend serves: every tool takes every hostile parameter name."""
+    properties = {
+        name: {"type": "string", "description": f"param {NASTY}", "default": f"d{NASTY}"}
+        for name in PARAM_NAMES
+    }
+    schema = {"type": "object", "properties": properties, "required": ["from"]}
+    return [
+        {"name": name, "description": f"tool {name!r}: {NASTY}", "inputSchema": schema} for name in TOOL_NAMES
+    ]
+
+
+@dataclass
+class Serve:
+    proc: subprocess.Popen[str]
+    env: dict[str, str]  # MCPSQUEEZE_* pointing at this session
+    address: str
+
+    def stop(self) -> None:
+        self.proc.send_signal(signal.SIGTERM)
+        self.proc.communicate(timeout=30)
+
+
+def plain_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith("MCPSQUEEZE_")}
+
+
+def start_serve(tmp: Path, tools: list[dict[str, Any]], *where: str, down: bool = False) -> Serve:
+    """`mcpsqueeze serve -n hostile -- python hostile_backend.py TOOLS` listening `where`."""
+    tmp.mkdir(parents=True, exist_ok=True)
+    listing = tmp / "tools.json"
+    listing.write_text(json.dumps(tools), encoding="utf-8")
+    env = {**plain_env(), "XDG_CONFIG_HOME": str(tmp / "xdg")}
+    backend = [sys.executable, str(BACKEND), str(listing), *(["--down"] if down else [])]
+    argv = cli("serve", "--recovery-dir", str(tmp / "rec"), *where, "-n", "hostile", "--", *backend)
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    assert proc.stderr is not None
+    seen = ""
+    while "session ready on" not in seen:
+        line = proc.stderr.readline()
+        assert line, seen + f"(serve exited with {proc.poll()})"
+        seen += line
+    address = seen.split("session ready on ", 1)[1].split("; backends up", 1)[0]
+    if address.startswith("http://"):
+        token_file = where[where.index("--token-file") + 1]
+        session_env = {**env, "MCPSQUEEZE_URL": address, "MCPSQUEEZE_TOKEN_FILE": token_file}
+    else:
+        session_env = {**env, "MCPSQUEEZE_SOCKET": address}
+    return Serve(proc, session_env, address)
+
+
+def install(serve: Serve, lang: str, directory: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        cli("install-commands", "--lang", lang, str(directory)),
+        capture_output=True, text=True, env=serve.env, timeout=60,
+    )  # fmt: skip
+
+
+PY_DRIVER = """
+import importlib, inspect, json, sys
+sys.path.insert(0, sys.argv[1])
+module = importlib.import_module(sys.argv[2])
+out = []
+for name in module.__all__:
+    fn = getattr(module, name)
+    if not inspect.isfunction(fn) or fn.__module__ != module.__name__:
+        continue
+    value = fn(**{p: "v:" + p for p in inspect.signature(fn).parameters})
+    out.append({"function": name, "doc": fn.__doc__, "echo": json.loads(json.dumps(value))})
+print(json.dumps(out))
+"""
+
+TS_DRIVER = """
+const module = await import("./" + process.argv[2] + ".ts");
+const runtime = await import("./squeezeRuntime.ts");
+const shared = new Set(Object.values(runtime));
+const args = new Proxy({}, { get: (_, key) => (typeof key === "string" ? "v:" + key : undefined) });
+const out = [];
+for (const [name, fn] of Object.entries(module)) {
+  if (typeof fn !== "function" || shared.has(fn)) continue;
+  out.push({ function: name, echo: await fn(args) });
+}
+console.log(JSON.stringify(out));
+"""
+
+
+def run_python(directory: Path, module: str) -> list[dict[str, Any]]:
+    """Import `module` from `directory` with the standard library only and call every tool function."""
+    done = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", PY_DRIVER, str(directory), module],
+        capture_output=True, text=True, env=plain_env(), timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    result: list[dict[str, Any]] = json.loads(done.stdout)
+    return result
+
+
+def node22() -> str:
+    return require_node_paths("NODE22")["NODE22"]
+
+
+def run_node(directory: Path, module: str) -> list[dict[str, Any]]:
+    """The same through Node 22 (`--experimental-strip-types`): import the module, call every function."""
+    (directory / "driver.ts").write_text(TS_DRIVER, encoding="utf-8")
+    done = subprocess.run(
+        [node22(), "--experimental-strip-types", "--no-warnings", "driver.ts", module],
+        capture_output=True, text=True, env=plain_env(), cwd=directory, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    result: list[dict[str, Any]] = json.loads(done.stdout)
+    return result
