@@ -7,8 +7,10 @@ and what the proxy saved (the proxy's own summary follows on stderr).
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +28,34 @@ SCRIPT: list[tuple[str, dict[str, Any], str]] = [
 ]
 
 
+def _action(meta: dict[str, Any]) -> str:
+    """What the proxy did to one result, as the summary counts it: a dedup pointer carries
+    `_meta.truncation` too (its recovery), so `mcpsqueeze/dedup` is asked first."""
+    dedup = meta.get("mcpsqueeze/dedup")
+    if isinstance(dedup, dict):
+        if "same_as_call" in dedup:
+            return f"deduplicated (same as call #{dedup['same_as_call']})"
+        return f"deduplicated (what changed since call #{dedup.get('overlaps_call')})"
+    if "truncation" in meta:
+        return f"shrunk, id {meta['truncation']['response_id']}"
+    return "passed through"
+
+
+@contextlib.contextmanager
+def _exit_grace(seconds: float) -> Iterator[None]:
+    """Give wrap `seconds` to exit after stdin closes before the SDK's client kills it (2 s by default):
+    it counts the session's last tokens and prints its summary then, which takes longer on a busy machine
+    (the stats file read below would otherwise miss the calls still being counted)."""
+    from mcp.client import stdio
+
+    before = stdio.PROCESS_TERMINATION_TIMEOUT
+    stdio.PROCESS_TERMINATION_TIMEOUT = max(before, seconds)
+    try:
+        yield
+    finally:
+        stdio.PROCESS_TERMINATION_TIMEOUT = before
+
+
 async def run_demo(budget: int, no_shrink: bool) -> int:
     import mcp_types as types
     from mcp import Client, StdioServerParameters
@@ -41,36 +71,37 @@ async def run_demo(budget: int, no_shrink: bool) -> int:
         args += ["--", sys.executable, "-m", "mcpsqueeze.demo.server"]
         server = StdioServerParameters(command=sys.executable, args=args)
         print(f"mcpsqueeze demo: wrapping the bundled demo server (budget {budget} characters)\n")
-        async with Client(server, mode="legacy") as client:
-            tools = await client.list_tools()
-            print(f"tools/list: {len(tools.tools)} tools, including {tools.tools[-1].name}\n")
-            first_id: str | None = None
-            print(f"{'call':<5} {'tool':<14} {'what':<30} {'shown':>8}  action")
-            for number, (tool, arguments, what) in enumerate(SCRIPT, 1):
-                request = types.CallToolRequest(
-                    params=types.CallToolRequestParams(name=tool, arguments=arguments)
-                )
-                result = await client.session.send_request(request, raw)
-                meta = result.get("_meta") or {}
-                action = "passed through"
-                if "truncation" in meta:
-                    action = f"shrunk, id {meta['truncation']['response_id']}"
-                    first_id = first_id or meta["truncation"]["response_id"]
-                elif "mcpsqueeze/dedup" in meta:
-                    action = f"deduplicated (same as call #{meta['mcpsqueeze/dedup']['same_as_call']})"
-                print(f"#{number:<4} {tool:<14} {what:<30} {len(text_of(result)):>8}  {action}")
-            if first_id:
-                request = types.CallToolRequest(
-                    params=types.CallToolRequestParams(
-                        name="squeeze_recover",
-                        arguments={"response_id": first_id, "pointer": "/issues/17/title"},
-                    )
-                )
-                result = await client.session.send_request(request, raw)
-                print(f"\nsqueeze_recover {first_id} /issues/17/title -> {text_of(result)!r}", flush=True)
+        with _exit_grace(60.0):
+            await _session(Client(server, mode="legacy"), raw, types)
         print()
         from ..accounting import summarise_stats_file
 
         if stats.exists():
             print(summarise_stats_file(stats, top=3), flush=True)
     return 0
+
+
+async def _session(opened: Any, raw: Any, types: Any) -> None:
+    """The scripted calls and the one recovery, printed as the agent's client receives them."""
+    async with opened as client:
+        tools = await client.list_tools()
+        print(f"tools/list: {len(tools.tools)} tools, including {tools.tools[-1].name}\n")
+        first_id: str | None = None
+        print(f"{'call':<5} {'tool':<14} {'what':<30} {'shown':>8}  action")
+        for number, (tool, arguments, what) in enumerate(SCRIPT, 1):
+            params = types.CallToolRequestParams(name=tool, arguments=arguments)
+            request = types.CallToolRequest(params=params)
+            result = await client.session.send_request(request, raw)
+            action = _action(result.get("_meta") or {})
+            if action.startswith("shrunk"):
+                first_id = first_id or result["_meta"]["truncation"]["response_id"]
+            print(f"#{number:<4} {tool:<14} {what:<30} {len(text_of(result)):>8}  {action}")
+        if first_id:
+            request = types.CallToolRequest(
+                params=types.CallToolRequestParams(
+                    name="squeeze_recover",
+                    arguments={"response_id": first_id, "pointer": "/issues/17/title"},
+                )
+            )
+            result = await client.session.send_request(request, raw)
+            print(f"\nsqueeze_recover {first_id} /issues/17/title -> {text_of(result)!r}", flush=True)
