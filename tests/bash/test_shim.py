@@ -131,6 +131,24 @@ def test_no_session_exits_3_and_says_how_to_start_one(tmp_path: Path) -> None:
     assert "mcpsqueeze serve" in done.stderr and "MCPSQUEEZE_SOCKET" in done.stderr
 
 
+def test_23_32_mcpsq_help_without_a_session_prints_the_usage_and_exits_0(
+    tmp_path: Path, shim_env: dict[str, str]
+) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MCPSQUEEZE_")}
+    for where in ({"MCPSQUEEZE_SOCKET": str(tmp_path / "missing.sock")}, {"XDG_RUNTIME_DIR": str(tmp_path)}):
+        for word in ("--help", "-h", "help"):
+            done = mcpsq({**env, **where}, word)
+            assert (done.returncode, done.stderr) == (0, ""), done.stderr
+            assert done.stdout.startswith("Usage: mcpsq SERVER TOOL [--flag value ...]")
+            assert "\nNo tools to list: " in done.stdout and "Start the session with" in done.stdout
+            assert done.stdout.endswith("3 session unreachable, 4 backend failure or timeout.\n")
+    with_session = mcpsq(shim_env, "--help")  # a session: the listing, as before
+    assert with_session.returncode == 0 and "demo kitchen-sink" in with_session.stdout
+    assert (
+        mcpsq({**env, "MCPSQUEEZE_SOCKET": str(tmp_path / "missing.sock")}, "demo", "--help").returncode == 3
+    )
+
+
 def test_tool_help_is_printed_without_calling_the_tool(shim_env: dict[str, str], session: Session) -> None:
     done = mcpsq(shim_env, "demo", "kitchen-sink", "--help")
     golden = (Path(__file__).parent / "golden" / "kitchen_sink_help.txt").read_text()

@@ -11,7 +11,14 @@ from ._fastjson import dumps
 from ._flags import Flag
 from ._listing import Listing, ServerInfo, ToolInfo
 
-__all__ = ["EXIT_CODES", "first_sentence", "render_listing", "render_server", "render_tool_help"]
+__all__ = [
+    "EXIT_CODES",
+    "first_sentence",
+    "render_listing",
+    "render_server",
+    "render_tool_help",
+    "render_usage",
+]
 
 WIDTH = 100
 EXIT_CODES = (
@@ -52,8 +59,7 @@ def _tool_lines(server: ServerInfo) -> list[str]:
     return lines
 
 
-def render_listing(listing: Listing, prefix: str = "mcpsq ") -> str:
-    """``mcpsq`` / ``mcpsq --help``: how to call, then every server's tools, one line each."""
+def _usage_lines(prefix: str) -> list[str]:
     head = [
         f"Usage: {prefix}SERVER TOOL [--flag value ...]   call a tool; the result goes to stdout",
         f"       {prefix}SERVER TOOL --help               the tool's flags",
@@ -63,7 +69,18 @@ def render_listing(listing: Listing, prefix: str = "mcpsq ") -> str:
             f"       {prefix}SERVER --help                    one server's tools",
             f"       {prefix}recover ID|PATH [--pointer P]    print a shrunk result's original",
         ]
-    lines = [*head, ""]
+    return head
+
+
+def render_usage(reason: str, prefix: str = "mcpsq ") -> str:
+    """``mcpsq --help`` when no session answers: how to call, and why no tools can be listed."""
+    lines = [*_usage_lines(prefix), "", "No tools to list: " + reason.strip(), "", EXIT_CODES]
+    return "\n".join(lines) + "\n"
+
+
+def render_listing(listing: Listing, prefix: str = "mcpsq ") -> str:
+    """``mcpsq`` / ``mcpsq --help``: how to call, then every server's tools, one line each."""
+    lines = [*_usage_lines(prefix), ""]
     if listing.servers:
         lines.append("Tools (SERVER TOOL  description):")
         for server in listing.servers:

@@ -89,6 +89,20 @@ def _recovery_dir(environ: Mapping[str, str], client: SessionClient | None) -> s
     return default_recovery_dir(environ)
 
 
+def _help(environ: Mapping[str, str], prefix: str, client: SessionClient | None) -> Outcome:
+    """``mcpsq --help``: the listing when a session answers, else the usage and why (exit 0 either way:
+    asking how to use a command is never an error)."""
+    from ._help import render_listing, render_usage
+
+    try:
+        listing = _fetch_listing(client or SessionClient.from_environ(environ))
+    except BackendError as exc:
+        return Outcome(stdout=render_usage(str(exc), prefix))
+    if isinstance(listing, Outcome):  # the session answered, but not with a listing: say so, as before
+        return listing
+    return Outcome(stdout=render_listing(listing, prefix))
+
+
 def _run(
     argv: list[str],
     environ: Mapping[str, str],
@@ -103,6 +117,8 @@ def _run(
         from pathlib import Path
 
         return run_recover(request, Path(_recovery_dir(environ, client)), prefix=prefix)
+    if prefix and argv[:1] in (["--help"], ["-h"], ["help"]) and len(argv) == 1:
+        return _help(environ, prefix, client)
     session = client or SessionClient.from_environ(environ)
     listing = _fetch_listing(session)
     if isinstance(listing, Outcome):
