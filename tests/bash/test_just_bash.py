@@ -16,6 +16,7 @@ if shutil.which("node") is None:
 
 from just_bash import AsyncBash, InMemoryFs
 
+from mcpsqueeze._errors import UsageError
 from mcpsqueeze.bash import AsyncSessionClient, SessionAddress, SessionClient, install_into, open_bash
 
 from .canned_session import Session
@@ -172,3 +173,23 @@ async def test_a_server_named_like_a_shell_word_gets_a_prefixed_command_and_a_wa
         done = await shell.exec("echo plain; mcp-time --help")
     assert done.stdout.startswith("plain\n")  # the shell's echo is not hidden
     assert "mcp-time" in done.stderr  # the canned session has no server `time`; the command names itself
+
+
+async def test_23_33_open_bash_works_in_async_with_as_documented_and_awaited(
+    session: Session, rec_dir: Path
+) -> None:
+    api = AsyncSessionClient(SessionClient(SessionAddress(socket_path=str(session.socket_path))))
+    async with open_bash(api) as shell:  # the documented form
+        done = await shell.exec("demo echo --text with")
+        assert (done.exit_code, done.stdout) == (0, "with\n")
+    assert shell.closed
+    async with await open_bash(api) as shell:  # the form that already worked
+        assert (await shell.exec("demo echo --text awaited")).stdout == "awaited\n"
+    assert shell.closed
+    opening = open_bash(api)
+    shell = await opening
+    try:
+        with pytest.raises(UsageError, match="already opened"):
+            await opening
+    finally:
+        await shell.close()

@@ -18,7 +18,7 @@ import asyncio
 import logging
 import os
 import posixpath
-from collections.abc import Mapping
+from collections.abc import Coroutine, Generator, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -57,6 +57,7 @@ from ._names import server_command
 __all__ = [
     "MOUNT_POINT",
     "AsyncSessionClient",
+    "OpeningBash",
     "SessionAPI",
     "bash_commands",
     "install_into",
@@ -213,20 +214,62 @@ def _guard_writes(bash: AsyncBash) -> None:
     bash.exec_with_options = exec_with_options  # type: ignore[method-assign]
 
 
-async def open_bash(
+class OpeningBash:
+    """What ``open_bash`` returns: await it for the opened shell, or use it in ``async with`` (which
+    opens the shell, gives it to the block and closes it after). ``async with await open_bash()``
+    works too: an ``AsyncBash`` is its own context manager."""
+
+    def __init__(self, opening: Coroutine[Any, Any, AsyncBash]) -> None:
+        self._opening: Coroutine[Any, Any, AsyncBash] | None = opening
+        self._bash: AsyncBash | None = None
+
+    def _take(self) -> Coroutine[Any, Any, AsyncBash]:
+        opening, self._opening = self._opening, None
+        if opening is None:
+            raise UsageError("this open_bash(...) was already opened; call open_bash again for another shell")
+        return opening
+
+    def __await__(self) -> Generator[Any, None, AsyncBash]:
+        return self._take().__await__()
+
+    async def __aenter__(self) -> AsyncBash:
+        self._bash = await self._take()
+        return self._bash
+
+    async def __aexit__(self, *_: object) -> None:
+        if self._bash is not None:
+            await self._bash.close()
+
+    def __del__(self) -> None:
+        if self._opening is not None:  # never awaited: no "coroutine was never awaited" warning
+            self._opening.close()
+
+
+def open_bash(
     session: SessionAPI | None = None,
     recovery_dir: Path | str | None = None,
     *,
     cwd: str = "/home/agent",
     timeout: float = DEFAULT_CALL_TIMEOUT,
     **bash_options: Any,
-) -> AsyncBash:
+) -> OpeningBash:
     """An opened ``AsyncBash`` with the session's tools as commands and ``/recovery`` mounted.
 
     ``session`` defaults to the shim's client found through the environment; ``recovery_dir`` to
     the one the session reports. Extra keyword arguments (``env``, ``execution_limits``, ``files``...)
-    go to ``AsyncBash``. Close it with ``await bash.close()`` or use it in ``async with``.
+    go to ``AsyncBash``. Either ``bash = await open_bash()`` (then ``await bash.close()``), or
+    ``async with open_bash() as bash:``, which closes it at the end of the block.
     """
+    return OpeningBash(_open_bash(session, recovery_dir, cwd, timeout, bash_options))
+
+
+async def _open_bash(
+    session: SessionAPI | None,
+    recovery_dir: Path | str | None,
+    cwd: str,
+    timeout: float,
+    bash_options: dict[str, Any],
+) -> AsyncBash:
     api: SessionAPI = session if session is not None else AsyncSessionClient()
     listing = await _listing(api)
     directory = recovery_dir if recovery_dir is not None else listing.recovery_dir
