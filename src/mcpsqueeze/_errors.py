@@ -15,6 +15,9 @@ or timeout. Stdlib-only and import-free: the bash shim imports this on every com
 
 from __future__ import annotations
 
+import os
+import sys
+
 __all__ = [
     "EXIT_BACKEND",
     "EXIT_OK",
@@ -29,6 +32,7 @@ __all__ = [
     "ShrinkError",
     "UsageError",
     "exit_code",
+    "install_hint",
 ]
 
 EXIT_OK = 0
@@ -80,3 +84,26 @@ def exit_code(exc: BaseException) -> int:
         if isinstance(exc, kind):
             return code
     return EXIT_USAGE
+
+
+def _pipx_venv(prefix: str) -> str | None:
+    """The pipx venv name when this interpreter runs in one (``~/.local/pipx/venvs/NAME``, or wherever
+    PIPX_HOME puts ``venvs/``; pipx writes ``pipx_metadata.json`` there), else None."""
+    path = os.path.normpath(prefix)
+    parent, name = os.path.split(path)
+    home = os.path.dirname(parent)  # ~/.local/pipx, ~/.local/share/pipx (older pipx), or PIPX_HOME
+    pipx_home = os.path.basename(parent) == "venvs" and (
+        os.path.basename(home) in ("pipx", ".pipx") or home == os.environ.get("PIPX_HOME")
+    )
+    if pipx_home or os.path.exists(os.path.join(path, "pipx_metadata.json")):
+        return name
+    return None
+
+
+def install_hint(extra: str, packages: str, prefix: str | None = None) -> str:
+    """How to add an extra to the installation that is running: ``pipx inject mcpsqueeze redis`` under
+    pipx (pip cannot reach into a pipx venv), ``pip install 'mcpsqueeze[redis]'`` elsewhere."""
+    venv = _pipx_venv(sys.prefix if prefix is None else prefix)
+    if venv is not None:
+        return f"pipx inject {venv} {packages}"
+    return f"pip install 'mcpsqueeze[{extra}]'"

@@ -19,7 +19,7 @@ import time
 import urllib.parse
 from typing import TYPE_CHECKING, Any
 
-from mcpsqueeze._errors import RecoveryError, UsageError
+from mcpsqueeze._errors import RecoveryError, UsageError, install_hint
 
 from ._ids import require_response_id
 
@@ -124,9 +124,8 @@ class RedisStore:
         try:
             import redis
         except ImportError:
-            raise UsageError(
-                "--recovery-url needs the Redis client: pip install 'mcpsqueeze[redis]'"
-            ) from None
+            hint = install_hint("redis", "redis")
+            raise UsageError(f"--recovery-url needs the Redis client: {hint}") from None
         plain_url, url_max, url_timeout = _split_url(url)
         self.url = url
         self.retention = retention
