@@ -242,3 +242,39 @@ def test_names_from_backends_are_escaped_in_the_page(tmp_path: Path) -> None:
     text = page.read_text()
     assert "<script>alert" not in text and '</script>"' not in text
     assert text.count("</script>") == 1  # only the end of the embedded JSON block
+
+
+def test_23_36_even_call_ticks_one_label_per_interleaved_session_and_labelled_bytes(
+    stats_file: Path, tmp_path: Path
+) -> None:
+    stats = tmp_path / "interleaved.jsonl"
+    rows = []
+    for i in range(17):  # two sessions sharing one stats file, their calls alternating in time
+        session = ("aaaaaaaaaaaa", "bbbbbbbbbbbb")[i % 2 if i >= 3 else 0]
+        rows.append(
+            {"time": 1000.0 + i, "session": session, "call": i // 2 + 1, "tool": "read_text_file",
+             "action": "shrink", "tokens_before": 900, "tokens_after": 90, "response_id": f"{i:032x}"}
+        )  # fmt: skip
+    rows.append({"time": 2000.0, "action": "recover", "response_id": f"{0:032x}", "bytes": 309756})
+    stats.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    page = tmp_path / "r.html"
+    _stats(str(stats), "--html", str(page))
+    dom = _browse(page, tmp_path, "--dump-dom")
+    assert _console(dom) == []
+    parsed = _Attrs()
+    parsed.feed(dom.stdout)
+    ticks = [int(t) for t in re.findall(r'class="axis" text-anchor="middle"[^>]*>(\d+)</text>', dom.stdout)]
+    assert ticks == [0, 5, 10, 15]  # was 0, 4, 8, 13, 17
+    labels = [e["data-session-label"] for e in parsed.elements if "data-session-label" in e]
+    assert labels == ["aaaaaaaaaaaa", "bbbbbbbbbbbb"]  # each once, though the sessions interleave
+    assert dom.stdout.count('class="split"') == 1
+    (header,) = parsed.where(**{"data-bytes-counted": "stored-result"})
+    assert (
+        header["tag"] == "th" and "stored result, bytes" in dom.stdout and "original bytes" not in dom.stdout
+    )
+    assert "the whole stored result" in dom.stdout and "counts it twice" in dom.stdout
+    # what is counted, on real sessions: the stored result's file, byte for byte
+    data = json.loads(_stats(str(stats_file), "--json").stdout)
+    for recovered in data["recovered"]:
+        stored = stats_file.parent / "rec" / f"mcpsqueeze-{recovered['response_id']}.json"
+        assert recovered["bytes"] == stored.stat().st_size

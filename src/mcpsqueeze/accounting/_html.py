@@ -52,6 +52,17 @@ def _ticks(top: float, count: int = 5) -> list[float]:
     return [i * step for i in range(math.ceil(top / step - 1e-9) + 1)]
 
 
+def _call_ticks(calls: int, count: int = 5) -> list[int]:
+    """Evenly spaced whole call numbers from 0 to at most `calls`: 0, 5, 10, 15 for 17 calls."""
+    if calls <= 0:
+        return [0]
+    raw = calls / count
+    magnitude = 10 ** max(0, math.floor(math.log10(raw))) if raw >= 1 else 1
+    steps = [m * magnitude for m in (1, 2, 2.5, 5, 10)]
+    step = next(int(m) for m in steps if m == int(m) and m >= raw)  # whole calls: 25, not 2.5
+    return list(range(0, calls + 1, step))
+
+
 # -- charts ------------------------------------------------------------------------------------------------
 
 
@@ -98,32 +109,36 @@ def _timeline(data: dict[str, Any]) -> str:
             f'<polyline points="{_pts(pts)}" fill="none" stroke="{color}" stroke-width="2.5" '
             f'stroke-linejoin="round" data-series="{name}" data-values="{values}"/>'
         )
-    # session boundaries; a label only where there is room for it (many short sessions would overlap)
-    last, labelled_at = None, -1e9
+    # where each session starts (once: sessions that share a stats file interleave in time order); a
+    # label only where there is room for it (many short sessions would overlap)
+    seen: set[str] = set()
+    labelled_at = -1e9
     for i, p in enumerate(points):
-        if p["session"] != last:
-            last = p["session"]
-            if i:
-                parts.append(
-                    f'<line x1="{x(i):.1f}" x2="{x(i):.1f}" y1="{top}" y2="{top + plot_h}" class="split"/>'
-                )
-            if x(i) - labelled_at < 100:
-                continue
-            labelled_at = x(i)
+        if p["session"] in seen:
+            continue
+        seen.add(p["session"])
+        if i:
             parts.append(
-                f'<text x="{x(i) + 4:.1f}" y="{top + 12}" class="session-label">{_e(p["session"][:12])}'
-                f"<title>session {_e(p['session'])} from {_e(_clock(p['time']))}</title></text>"
+                f'<line x1="{x(i):.1f}" x2="{x(i):.1f}" y1="{top}" y2="{top + plot_h}" class="split"/>'
             )
+        if x(i) - labelled_at < 100:
+            continue
+        labelled_at = x(i)
+        parts.append(
+            f'<text x="{x(i) + 4:.1f}" y="{top + 12}" class="session-label" '
+            f'data-session-label="{_e(p["session"])}">{_e(p["session"][:12])}'
+            f"<title>session {_e(p['session'])} from {_e(_clock(p['time']))}</title></text>"
+        )
     for i, p in enumerate(points):  # hover targets: one per call
         parts.append(
             f'<circle cx="{x(i + 1):.1f}" cy="{y(p["tokens_after"]):.1f}" r="3" fill="{AFTER}" class="dot">'
             f"<title>#{p['call']} {_e(p['tool'])} at {_e(_clock(p['time'], False))}: cumulative "
             f"{_n(p['tokens_before'])} → {_n(p['tokens_after'])} tokens</title></circle>"
         )
-    x_ticks = sorted({round(n * f) for f in (0, 0.25, 0.5, 0.75, 1)})
-    for t in x_ticks:
+    for t in _call_ticks(len(points)):
         parts.append(
-            f'<text x="{x(t):.1f}" y="{height - bottom + 18}" class="axis" text-anchor="middle">{t}</text>'
+            f'<text x="{x(t):.1f}" y="{height - bottom + 18}" class="axis" text-anchor="middle" '
+            f'data-x-tick="{t}">{t}</text>'
         )
     parts.append(
         f'<text x="{left + plot_w / 2:.1f}" y="{height - 4}" class="axis" text-anchor="middle">'
@@ -241,8 +256,18 @@ def _recovered(data: dict[str, Any]) -> str:
             f'<td class="num">{_n(r["bytes"])}</td>'
             f'<td class="mono dim" title="{_e(rid)}">{_e(rid[:10])}…</td></tr>'
         )
-    head = '<tr><th>when</th><th>result of</th><th class="num">original bytes</th><th>response</th></tr>'
-    return f'<table data-table="recovered"><thead>{head}</thead><tbody>{"".join(body)}</tbody></table>'
+    head = (
+        '<tr><th>when</th><th>result of</th><th class="num" data-bytes-counted="stored-result">'
+        "stored result, bytes</th><th>response</th></tr>"
+    )
+    note = (
+        '<p class="note" data-note="bytes">Bytes of the whole stored result, as it was read back: the '
+        "CallToolResult as JSON, with its text blocks, <code>structuredContent</code> and "
+        "<code>_meta</code>, escaped. Not the size of the file or data the tool read: a result that "
+        "repeats its text as <code>structuredContent</code> counts it twice.</p>"
+    )
+    table = f'<table data-table="recovered"><thead>{head}</thead><tbody>{"".join(body)}</tbody></table>'
+    return table + note
 
 
 def _dedup(data: dict[str, Any]) -> str:
