@@ -27,7 +27,6 @@ from typing import Any
 
 from .._errors import UsageError
 from .._lines import split_lines
-from ..shrink._rank import rank_lines, search_terms
 
 __all__ = [
     "DEFAULT_BUDGET",
@@ -190,6 +189,8 @@ def search(
 ) -> Found:
     """The lines of a text (or the values of a JSON document) that hold the words of ``query``, best
     BM25 score first (the ranking previews use; case never matters), paged as `grep` pages."""
+    from ..shrink._rank import rank_lines, search_terms  # the engine (~100 ms): only searches load it
+
     context, skip, budget = _check_page(context, skip, budget)
     if not isinstance(query, str):
         raise UsageError("search must be a string of words, such as 'parse error'")
