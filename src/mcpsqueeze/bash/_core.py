@@ -47,6 +47,7 @@ __all__ = [
 _HELP_WORDS = ("-h", "--help", "help")
 _RECOVER_USAGE = (
     "Usage: {p}recover ID|PATH [--pointer POINTER | --lines 120-180] [--query EXPR] [--raw]\n"
+    "       {p}recover ID|PATH [--pointer POINTER] (--grep REGEX [-i] | --search WORDS) [--context N] [--skip N]\n"
     "\n"
     "Print the original of a shrunk or deduplicated result from the recovery directory: its text\n"
     "(the text blocks joined); with --pointer, the one JSON value the RFC 6901 pointer names inside\n"
@@ -54,6 +55,10 @@ _RECOVER_USAGE = (
     "/issues/0); with --lines, exactly the lines a preview's [lines A-B folded] marker names; with\n"
     "--query, the JMESPath projection of that JSON (of the pointed part, with --pointer), e.g.\n"
     "--query 'issues[].{{key: key, title: title}}'; with --raw, the stored result as JSON.\n"
+    "--grep prints the lines matching a regular expression (RE2: no backreferences or lookaround;\n"
+    "-i ignores case), --search the lines holding the words, best first; each as N:line, with\n"
+    "--context lines around (N-line, default 2); JSON gives the matching values as POINTER: VALUE.\n"
+    "The last line says how many more there are and the --skip that shows them.\n"
     "ID is the 32-hex response id from the notice; PATH is mcpsqueeze-ID.json inside the recovery\n"
     "directory. Anything outside that directory, symlinks and other odd files are refused (exit 2).\n"
 )
@@ -97,18 +102,28 @@ class CallPlan:
 
 
 class RecoverPlan:
-    """``recover ID|PATH [--pointer P | --lines A-B] [--raw]``."""
+    """``recover ID|PATH [--pointer P | --lines A-B] [--query EXPR] [--grep RE | --search WORDS] [--raw]``.
 
-    __slots__ = ("lines", "pointer", "query", "raw", "ref")
+    ``find`` holds the search's arguments as the recover tool takes them (``grep``, ``search``,
+    ``ignore_case``, ``context``, ``skip``; numbers as the digits typed): the request checks them."""
+
+    __slots__ = ("find", "lines", "pointer", "query", "raw", "ref")
 
     def __init__(
-        self, ref: str, pointer: str | None, raw: bool, lines: str | None = None, query: str | None = None
+        self,
+        ref: str,
+        pointer: str | None,
+        raw: bool,
+        lines: str | None = None,
+        query: str | None = None,
+        find: dict[str, object] | None = None,
     ) -> None:
         self.ref = ref
         self.pointer = pointer
         self.raw = raw
         self.lines = lines
         self.query = query
+        self.find = find or {}
 
 
 def _line(text: str) -> str:
@@ -128,7 +143,12 @@ _RECOVER_OPTIONS = {
     "--pointer": ("pointer", "a JSON pointer like /issues/0/title"),
     "--lines": ("range", "a line range like 120-180"),
     "--query": ("expression", "a JMESPath expression like issues[].key"),
+    "--grep": ("pattern", "a regular expression like 'def parse_\\w+'"),
+    "--search": ("search", "words to look for, like 'parse error'"),
+    "--context": ("number", "a number of context lines like 2"),
+    "--skip": ("number", "the number of matches to skip, like 10"),
 }
+_FIND_OPTIONS = ("--grep", "--search", "--context", "--skip")  # the request checks these
 
 
 def plan_recover(argv: list[str], prefix: str = "mcpsq ") -> RecoverPlan | Outcome:
@@ -147,6 +167,8 @@ def plan_recover(argv: list[str], prefix: str = "mcpsq ") -> RecoverPlan | Outco
         flag, eq, inline = word.partition("=")
         if word == "--raw":
             raw = True
+        elif word in ("-i", "--ignore-case"):
+            given["--ignore-case"] = ""
         elif flag in _RECOVER_OPTIONS:
             what, needs = _RECOVER_OPTIONS[flag]
             if flag in given:
@@ -170,12 +192,15 @@ def plan_recover(argv: list[str], prefix: str = "mcpsq ") -> RecoverPlan | Outco
             f"{prefix}recover: missing the response id (32 hex characters from the shrink notice) or the "
             f"recovery file path; {see}"
         )
-    pointer, lines, query = (given.get(flag) for flag in _RECOVER_OPTIONS)
+    pointer, lines, query = (given.get(flag) for flag in ("--pointer", "--lines", "--query"))
+    find: dict[str, object] = {flag[2:]: given[flag] for flag in _FIND_OPTIONS if flag in given}
+    if "--ignore-case" in given:
+        find["ignore_case"] = True
     if lines is not None and pointer is not None:
         return _usage(f"{prefix}recover: give --pointer or --lines, not both; {see}")
     if lines is not None and query is not None:
         return _usage(f"{prefix}recover: give --lines or --query, not both; {see}")
-    return RecoverPlan(ref, pointer, raw, lines, query)
+    return RecoverPlan(ref, pointer, raw, lines, query, find)
 
 
 def _close(word: str, candidates: list[str]) -> str:

@@ -153,7 +153,7 @@ class _Commands:
                 f"{MOUNT_POINT} can be read; pass the response id from the notice instead.\n",
                 code=EXIT_USAGE,
             )
-        scoped = RecoverPlan(name, request.pointer, request.raw, request.lines, request.query)
+        scoped = RecoverPlan(name, request.pointer, request.raw, request.lines, request.query, request.find)
         return run_recover(scoped, self.recovery_dir, prefix=prefix, paths=self.paths)
 
     def command(self, server: str | None) -> CommandCallback:
