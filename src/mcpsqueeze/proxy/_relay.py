@@ -23,8 +23,8 @@ from typing import Any
 import anyio
 import anyio.abc
 
-from .._errors import MCPSqueezeError, RecoveryError, UsageError
-from ..core import Call, Pipeline, SessionServices, list_recover_tool, recover_call
+from .._errors import MCPSqueezeError
+from ..core import Call, Pipeline, SessionServices, list_recover_tool, tool_answer
 from ..transports import Channel, ChannelClosed, Invalid, Message, ProcessChannel, valid_id, with_id
 from ._handshake import BACKEND_ID, Handshake
 
@@ -468,19 +468,13 @@ class Relay:
 
     async def _answer_recover(self, request_id: Any, arguments: Any, modern: bool = False) -> None:
         try:
-            try:
-                result = await self.services.workers.run(self._recover, arguments)
-            except (RecoveryError, UsageError) as exc:
-                result = {"content": [{"type": "text", "text": f"mcpsqueeze: {exc}"}], "isError": True}
+            result = await self.services.workers.run(tool_answer, self.services.store, arguments)
             if modern:  # a 2026-07-28 client requires the result's type
                 result = {**result, "resultType": "complete"}
             await self._to_front({"jsonrpc": "2.0", "id": request_id, "result": result})
         finally:
             self._busy -= 1  # taken by _front_request
             self._notify()
-
-    def _recover(self, arguments: Any) -> dict[str, Any]:
-        return recover_call(self.services.store, arguments)
 
     # -- sending ---------------------------------------------------------------------------------------
 

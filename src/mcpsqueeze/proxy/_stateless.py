@@ -32,9 +32,9 @@ import anyio
 import anyio.abc
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from .._errors import BackendError, RecoveryError, UsageError
+from .._errors import BackendError
 from .._jsonbytes import dumps, loads
-from ..core import Call, Pipeline, SessionServices, for_caller, list_recover_tool, new_pipeline, recover_call
+from ..core import Call, Pipeline, SessionServices, for_caller, list_recover_tool, new_pipeline, tool_answer
 from ..settings import Settings
 from ..transports import PRINCIPAL_KEY, Channel, ChannelClosed, Invalid, Message
 from ._relay import BACKEND_GONE, FULL_META_KEY, TIMEOUT
@@ -283,11 +283,8 @@ class StatelessFrontend:
         return response if listed is result else {**response, "result": listed}
 
     async def _answer_recover(self, request_id: Any, arguments: Any) -> Message:
-        try:
-            services = self._for_caller()[0]
-            result = await services.workers.run(recover_call, services.store, arguments)
-        except (RecoveryError, UsageError) as exc:
-            result = {"content": [{"type": "text", "text": f"mcpsqueeze: {exc}"}], "isError": True}
+        services = self._for_caller()[0]
+        result = await services.workers.run(tool_answer, services.store, arguments)
         return {"jsonrpc": "2.0", "id": request_id, "result": {**result, "resultType": "complete"}}
 
 
