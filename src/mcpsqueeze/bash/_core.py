@@ -16,7 +16,6 @@ from mcpsqueeze._errors import (
     EXIT_UNREACHABLE,
     EXIT_USAGE,
     RecoveryError,
-    RefusedPathError,
     UsageError,
 )
 
@@ -33,6 +32,7 @@ __all__ = [
     "CallPlan",
     "Outcome",
     "RecoverPlan",
+    "as_printed",
     "dedup_response_id",
     "is_recover",
     "notice_line",
@@ -442,66 +442,54 @@ def run_recover(
     prefix: str = "mcpsq ",
     paths: tuple[str, str] | None = None,
 ) -> Outcome:
-    """Read one original through the mount-scoped reader and render it (exit 2 when refused)."""
-    import json  # the stdlib one here: recovery is rare, and --pointer output is indented
+    """Read one original through the mount-scoped reader and print it, or the part asked for, exactly
+    as the recover tool answers it: the same RecoverRequest, the same core `answer`, byte for byte (no
+    newline added). Exit 2 when refused."""
+    import json  # the stdlib one here: recovery is rare
 
-    from mcpsqueeze.recovery import open_recovery_file, resolve_pointer
+    from mcpsqueeze.core._recover import answer  # stdlib-only, as the request
+    from mcpsqueeze.core._request import RecoverRequest
+    from mcpsqueeze.recovery import open_recovery_file
 
     prog = f"{prefix}recover"
+    arguments = {"response_id": _id_in(request.ref), "pointer": request.pointer}
+    arguments |= {"lines": request.lines, "query": request.query}
     try:
+        asked = RecoverRequest.parse(arguments)  # bounds first: nothing is read for a refused request
         data = open_recovery_file(directory, request.ref)
-    except RefusedPathError as exc:
-        return _usage(f"{prog}: {_rewrite(str(exc), paths)}")
-    except RecoveryError as exc:
+    except (RecoveryError, UsageError) as exc:
         return _usage(f"{prog}: {_rewrite(str(exc), paths)}")
     try:
         original = json.loads(data)
-    except ValueError:
+    except (ValueError, RecursionError):
         return _usage(f"{prog}: {request.ref!r} is not a JSON recovery file; pass a response id instead.")
     if not isinstance(original, dict):
         return _usage(f"{prog}: {request.ref!r} does not hold a tool result; pass a response id instead.")
     if request.raw and request.pointer is None and request.query is None:
         return Outcome(stdout=_line(data.decode("utf-8", "replace")))
-    if request.lines is not None:
-        return _recover_lines(original, request.lines, prog)
-    text, _notes = _text_and_notes(original)
-    if request.pointer is None and request.query is None:
-        return Outcome(stdout=_line(text) if text else "")
-    selector = "--pointer" if request.pointer is not None else "--query"
+    if not asked.selects:  # the whole text, resources' text included (what a call prints)
+        return Outcome(stdout=_text_and_notes(original)[0])
     try:
-        document = json.loads(text)
-    except ValueError:
-        if "structuredContent" not in original:
-            return _usage(
-                f"{prog}: the original is not JSON, so {selector} cannot select a part of it; "
-                f"run `{prog} {request.ref}` without {selector} to read its text."
-            )
-        document = original["structuredContent"]
-    try:
-        node = resolve_pointer(document, request.pointer) if request.pointer is not None else document
-        if request.query is not None:
-            from mcpsqueeze._projection import project  # jmespath: pure Python, imported only here
-
-            node = project(node, request.query)
+        result = answer(original, asked)
     except (RecoveryError, UsageError) as exc:
         return _usage(f"{prog}: {exc}")
-    shown = node if isinstance(node, str) else json.dumps(node, ensure_ascii=False, indent=1)
-    return Outcome(stdout=_line(shown))
+    content = result["content"]
+    return Outcome(stdout="".join(block["text"] for block in content if block.get("type") == "text"))
 
 
-def _recover_lines(original: dict[str, object], spec: str, prog: str) -> Outcome:
-    """The lines ``spec`` names, numbered as the engine numbers them: over the text blocks joined
-    by newlines (what the preview showed), printed exactly (no newline added)."""
-    from mcpsqueeze._lines import read_lines
+def as_printed(text: str) -> str:
+    """``text`` as a tool call prints it: ending in a newline (a recovery prints exactly, without one)."""
+    return _line(text) if text else ""
 
-    content = original.get("content")
-    texts = [
-        block["text"]
-        for block in (content if isinstance(content, list) else [])
-        if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)
-    ]
-    try:
-        chosen, _first, _last, _total = read_lines("\n".join(texts), spec)
-    except UsageError as exc:
-        return _usage(f"{prog}: {exc}")
-    return Outcome(stdout=chosen)
+
+def _id_in(ref: str) -> str:
+    """The response id a reference names: itself, or the id in a recovery file's name (a path is
+    checked by the mount-scoped reader; any other name is refused there, so its id does not matter)."""
+    from mcpsqueeze.recovery import is_response_id
+
+    if is_response_id(ref):
+        return ref
+    stem = ref.rsplit("/", 1)[-1]
+    if stem.endswith(".json") and is_response_id(stem[-37:-5]):
+        return stem[-37:-5]
+    return "0" * 32
