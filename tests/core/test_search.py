@@ -182,3 +182,68 @@ def test_a_search_with_no_usable_words_is_a_usage_error() -> None:
     with pytest.raises(UsageError, match="search"):
         search("abc", "  ")
     assert search("abc\n", "zzz").total == 0
+
+
+# -- through the request every door parses, and the core answer ------------------------------------------
+
+RID = "ab" * 16
+
+
+def _original(text: str) -> dict[str, object]:
+    return {"content": [{"type": "text", "text": text}]}
+
+
+def test_the_recover_request_takes_grep_and_search_and_refuses_what_does_not_combine() -> None:
+    from mcpsqueeze.core._request import RecoverRequest
+
+    asked = RecoverRequest.parse(
+        {"response_id": RID, "grep": "x+", "ignore_case": "true", "context": "3", "skip": 10}
+    )
+    assert (asked.grep, asked.ignore_case, asked.context, asked.skip) == ("x+", True, 3, 10)
+    assert RecoverRequest.parse(asked.arguments()) == asked
+    for arguments, message in (
+        ({"grep": "a", "search": "b"}, "not both"),
+        ({"grep": "a", "lines": "1-2"}, "does not combine with lines"),
+        ({"search": "a", "query": "x"}, "does not combine with query"),
+        ({"context": 2}, "goes with grep or search"),
+        ({"grep": "(a)\\1"}, "backreference"),
+        ({"grep": "a", "context": 99}, "at most"),
+        ({"grep": "a", "ignore_case": "maybe"}, "true or false"),
+        ({"search": "  "}, "words"),
+    ):
+        with pytest.raises(UsageError, match=message):
+            RecoverRequest.parse({"response_id": RID, **arguments})
+
+
+def test_the_core_answer_pages_with_the_next_call_in_meta() -> None:
+    from mcpsqueeze.core._recover import answer
+    from mcpsqueeze.core._request import RecoverRequest
+
+    text = _source(3000)
+    wanted = sum("value_1" in line for line in split_lines(text))
+    arguments: dict[str, object] | None = {"response_id": RID, "grep": "value_1", "context": 0}
+    seen: list[str] = []
+    while arguments is not None:
+        result = answer(_original(text), RecoverRequest.parse(arguments))
+        meta = result["_meta"]
+        assert meta["mcpsqueeze/search"]["total"] == wanted
+        seen += [line for line in result["content"][0]["text"].split("\n") if re.match(r"\d+:", line)]
+        arguments = meta.get("mcpsqueeze/next")
+    assert len(seen) == wanted == 1000
+
+
+def test_the_core_answer_searches_json_values_and_the_part_a_pointer_names() -> None:
+    import json
+
+    from mcpsqueeze.core._recover import answer
+    from mcpsqueeze.core._request import RecoverRequest
+
+    document = {"files": [{"path": "a.py", "body": "import os\ndef main():\n    os.exit(1)\n"}]}
+    original = _original(json.dumps(document))
+    whole = answer(original, RecoverRequest.parse({"response_id": RID, "grep": "os\\.exit"}))
+    assert "/files/0/body: " in whole["content"][0]["text"]
+    inside = answer(
+        original, RecoverRequest.parse({"response_id": RID, "grep": "exit", "pointer": "/files/0/body"})
+    )
+    assert "3:    os.exit(1)" in inside["content"][0]["text"]  # a string's own lines
+    assert "mcpsqueeze/next" not in inside["_meta"]

@@ -31,6 +31,14 @@ HOSTILE: list[tuple[str, dict[str, Any], str]] = [
     ("offset-bool", {"offset": True}, "offset"),
     ("length-negative", {"length": -1}, "length"),
     ("offset-float", {"offset": 1.5}, "offset"),
+    # issue 21 item 2: grep runs on RE2; what it cannot run, or what is too big, is refused up front
+    ("grep-backreference", {"grep": "(a)\\1"}, "backreference"),
+    ("grep-lookaround", {"grep": "a(?=b)"}, "lookaround"),
+    ("grep-too-long", {"grep": "a" * 2000}, "1,000 characters"),
+    ("grep-huge-repetition", {"grep": "((a{100}){100}){100}"}, "RE2"),
+    ("grep-context-99", {"grep": "a", "context": 99}, "at most 20"),
+    ("grep-with-lines", {"grep": "a", "lines": "1-2"}, "does not combine"),
+    ("search-blank", {"search": "   "}, "words"),
 ]
 
 #: A JSON original of a few KB: big enough that the exponential query's JSON would take gigabytes.

@@ -27,8 +27,9 @@ IDS = [case[0] for case in HOSTILE]
 SEARCH = {"query": "bug", "limit": 200}
 DEMO = {"demo": {"command": sys.executable, "args": ["-m", "mcpsqueeze.demo.server"]}}
 SHIM = [sys.executable, "-m", "mcpsqueeze.bash.shim"]
-# What the shell flags can say: only pointer, lines and query have flags.
-SHELL_FLAGS = {"pointer": "--pointer", "lines": "--lines", "query": "--query"}
+# What the shell flags can say: offset and length have none.
+SHELL_FLAGS = {"pointer": "--pointer", "lines": "--lines", "query": "--query", "grep": "--grep"}
+SHELL_FLAGS |= {"search": "--search", "context": "--context"}
 SHELL_CASES = [case for case in HOSTILE if set(case[1]) <= set(SHELL_FLAGS)]
 
 
@@ -91,7 +92,7 @@ def test_23_2_mcpsq_recover_exits_2_with_a_message_and_no_traceback(
     served: tuple[str, str, str, Path], case: str, arguments: dict[str, Any], bound: str
 ) -> None:
     _, _, rid, rec = served
-    flags = [word for key, value in arguments.items() for word in (SHELL_FLAGS[key], value)]
+    flags = [word for key, value in arguments.items() for word in (SHELL_FLAGS[key], str(value))]
     env = {k: v for k, v in os.environ.items() if not k.startswith("MCPSQUEEZE_")}
     env |= {"MCPSQUEEZE_RECOVERY_DIR": str(rec), "MCPSQUEEZE_SOCKET": str(rec / "none.sock")}
     done = subprocess.run(

@@ -47,7 +47,7 @@ __all__ = [
 _HELP_WORDS = ("-h", "--help", "help")
 _RECOVER_USAGE = (
     "Usage: {p}recover ID|PATH [--pointer POINTER | --lines 120-180] [--query EXPR] [--raw]\n"
-    "       {p}recover ID|PATH [--pointer POINTER] (--grep REGEX [-i] | --search WORDS) [--context N] [--skip N]\n"
+    "       {p}recover ID|PATH [--pointer P] (--grep REGEX [-i] | --search WORDS) [--context N] [--skip N]\n"
     "\n"
     "Print the original of a shrunk or deduplicated result from the recovery directory: its text\n"
     "(the text blocks joined); with --pointer, the one JSON value the RFC 6901 pointer names inside\n"
@@ -452,8 +452,8 @@ def run_recover(
     from mcpsqueeze.recovery import open_recovery_file
 
     prog = f"{prefix}recover"
-    arguments = {"response_id": _id_in(request.ref), "pointer": request.pointer}
-    arguments |= {"lines": request.lines, "query": request.query}
+    arguments: dict[str, object] = {"response_id": _id_in(request.ref), "pointer": request.pointer}
+    arguments |= {"lines": request.lines, "query": request.query, **request.find}
     try:
         asked = RecoverRequest.parse(arguments)  # bounds first: nothing is read for a refused request
         data = open_recovery_file(directory, request.ref)
@@ -474,7 +474,9 @@ def run_recover(
     except (RecoveryError, UsageError) as exc:
         return _usage(f"{prog}: {exc}")
     content = result["content"]
-    return Outcome(stdout="".join(block["text"] for block in content if block.get("type") == "text"))
+    shown = "".join(block["text"] for block in content if block.get("type") == "text")
+    found = asked.grep is not None or asked.search is not None  # a search's answer, not the original's bytes
+    return Outcome(stdout=_line(shown) if found else shown)
 
 
 def as_printed(text: str) -> str:

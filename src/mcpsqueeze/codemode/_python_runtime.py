@@ -223,21 +223,33 @@ def squeeze_recover(
     *,
     query: str | None = None,
     lines: str | None = None,
+    grep: str | None = None,
+    search: str | None = None,
+    ignore_case: bool | None = None,
+    context: int | None = None,
+    skip: int | None = None,
 ) -> Any:
     """The original of a shrunk or deduplicated result, one JSON node of it (RFC 6901 `pointer`), a
     JMESPath projection (`query`, e.g. "issues[].{key: key}"), a text window (`offset`, `length`), or
     exactly the lines a preview's `[lines A-B folded]` marker names (`lines`, e.g. "120-180").
+    `grep` (a regular expression) or `search` (words) answer, as text, the matching lines with their
+    numbers (JSON: values with their pointers), `context` lines around; `skip` pages.
     Never re-runs the tool. JSON comes back parsed; a window or lines as text, byte for byte."""
     given = (
-        ("pointer", pointer), ("offset", offset), ("length", length), ("query", query), ("lines", lines)
+        ("pointer", pointer), ("offset", offset), ("length", length), ("query", query), ("lines", lines),
+        ("grep", grep), ("search", search), ("ignore_case", ignore_case), ("context", context), ("skip", skip),
     )
-    query = {key: str(value) for key, value in given if value is not None}
+    query = {  # a flag as the query string spells it: true or false
+        key: str(value).lower() if isinstance(value, bool) else str(value)
+        for key, value in given
+        if value is not None
+    }
     path = f"/v1/recover/{urllib.parse.quote(response_id, safe='')}"
     if query:
         path += "?" + urllib.parse.urlencode(query)
     _, payload = _request("GET", path)
     text = _text(payload.get("result") or {})
-    if offset is not None or length is not None or lines is not None:
+    if any(value is not None for value in (offset, length, lines, grep, search)):
         return text
     try:
         return json.loads(text)

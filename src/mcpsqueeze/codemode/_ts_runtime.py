@@ -233,21 +233,30 @@ export async function invoke(server: string, tool: string, args: Record<string, 
 /**
  * The original of a shrunk or deduplicated result, one JSON node of it (RFC 6901 `pointer`), a JMESPath
  * projection (`query`, e.g. "issues[].{key: key}"), a text window (`offset`, `length`), or exactly the
- * lines a preview's `[lines A-B folded]` marker names (`lines`, e.g. "120-180"). Never re-runs the tool.
+ * lines a preview's `[lines A-B folded]` marker names (`lines`, e.g. "120-180"). `grep` (a regular
+ * expression) or `search` (words) answer, as text, the matching lines with their numbers (JSON: values
+ * with their pointers), `context` lines around; `skip` pages. Never re-runs the tool.
  * JSON comes back parsed; a window or lines as text, byte for byte.
  */
 export async function squeezeRecover(
   responseId: string,
-  options: { pointer?: string; offset?: number; length?: number; query?: string; lines?: string } = {},
+  options: {
+    pointer?: string; offset?: number; length?: number; query?: string; lines?: string;
+    grep?: string; search?: string; ignore_case?: boolean; context?: number; skip?: number;
+  } = {},
 ): Promise<unknown> {
   const query = new URLSearchParams();
-  for (const key of ["pointer", "offset", "length", "query", "lines"] as const) {
+  const keys = [
+    "pointer", "offset", "length", "query", "lines", "grep", "search", "ignore_case", "context", "skip",
+  ] as const;
+  for (const key of keys) {
     if (options[key] !== undefined) query.set(key, String(options[key]));
   }
   const suffix = query.toString() ? `?${query}` : "";
   const reply = await send("GET", `/v1/recover/${encodeURIComponent(responseId)}${suffix}`);
   const text = textOf(reply.result ?? {});
-  if (options.offset !== undefined || options.length !== undefined || options.lines !== undefined) {
+  const asText = ["offset", "length", "lines", "grep", "search"] as const;
+  if (asText.some((key) => options[key] !== undefined)) {
     return text;
   }
   try {

@@ -35,7 +35,8 @@ def recover_tool_definition(name: str) -> dict[str, Any]:
             "'offset'/'length' select a window of characters of the original (or of the pointed part), "
             "and 'lines' a range of its lines, e.g. \"120-180\" (as a preview's [lines A-B folded] markers "
             "name them); 'query' is a JMESPath expression that keeps only what you need of JSON (e.g. "
-            "issues[].{key: key, summary: summary}). Never re-runs the tool."
+            "issues[].{key: key, summary: summary}). 'grep' (regex) or 'search' (words): matching "
+            "lines, numbered. Never re-runs the tool."
         ),
         "inputSchema": {
             "type": "object",
@@ -46,6 +47,12 @@ def recover_tool_definition(name: str) -> dict[str, Any]:
                 "offset": {"type": "integer", "minimum": 0, "description": "first character of the window"},
                 "length": {"type": "integer", "minimum": 1, "description": "characters in the window"},
                 "lines": {"type": "string", "description": "a line range of the original, e.g. 120-180"},
+                # grep/search: the answers and errors say the rest (RE2 syntax, context, how to page)
+                "grep": {"type": "string"},
+                "search": {"type": "string"},
+                "ignore_case": {"type": "boolean"},
+                "context": {"type": "integer"},
+                "skip": {"type": "integer"},
             },
             "required": ["response_id"],
             "additionalProperties": False,
@@ -117,6 +124,8 @@ def answer(original: dict[str, Any], request: RecoverRequest) -> dict[str, Any]:
     if not request.selects:
         return {"content": original.get("content", []), "isError": False}
     text = text_of(original)
+    if request.grep is not None or request.search is not None:
+        return _found(original, text, request)
     if request.pointer is not None or request.query is not None:
         text = _selected(original, text, request)
     if request.lines is not None:
@@ -136,17 +145,55 @@ def answer(original: dict[str, Any], request: RecoverRequest) -> dict[str, Any]:
     }
 
 
-def _selected(original: dict[str, Any], text: str, request: RecoverRequest) -> str:
-    """The text of the node ``pointer`` names and ``query`` projects (a string as is, else indented JSON)."""
+def _found(original: dict[str, Any], text: str, request: RecoverRequest) -> dict[str, Any]:
+    """One page of what ``grep`` or ``search`` finds in the original's text (its lines, numbered as
+    ``lines`` reads them), or in its JSON (the values, with pointers from its root), or in the part
+    ``pointer`` names. The next page's call is in ``_meta["mcpsqueeze/next"]``."""
+    from ._search import DEFAULT_CONTEXT, grep, search  # RE2 and the BM25 ranking: only for a search
+
+    node: str | dict[str, Any] | list[Any] = text
+    base = ""
+    if request.pointer is not None:
+        part = resolve_pointer(_document(original, text, "pointer"), request.pointer)
+        node = part if isinstance(part, str | dict | list) else json.dumps(part)
+        base = request.pointer
+    else:
+        try:
+            document = json.loads(text)
+        except (ValueError, RecursionError):
+            document = None
+        if isinstance(document, dict | list):
+            node = document
+    context = DEFAULT_CONTEXT if request.context is None else request.context
+    skip = request.skip or 0
+    if request.grep is not None:
+        case = bool(request.ignore_case)
+        found = grep(node, request.grep, ignore_case=case, context=context, skip=skip, base=base)
+    else:
+        assert request.search is not None
+        found = search(node, request.search, context=context, skip=skip, base=base)
+    meta: dict[str, Any] = {"mcpsqueeze/search": found.meta()}
+    if found.next_skip is not None:
+        meta["mcpsqueeze/next"] = {**request.arguments(), "skip": found.next_skip}
+    return {"content": [{"type": "text", "text": found.text}], "isError": False, "_meta": meta}
+
+
+def _document(original: dict[str, Any], text: str, what: str) -> Any:
+    """The original's JSON: its text parsed, else its structuredContent; RecoveryError when neither."""
     try:
-        document = json.loads(text)
+        return json.loads(text)
     except (ValueError, RecursionError):
         if "structuredContent" not in original:
             raise RecoveryError(
-                f"the original is not JSON, so a {'pointer' if request.pointer is not None else 'query'} "
-                "cannot select a part of it; use offset/length or lines to read its text instead"
+                f"the original is not JSON, so a {what} cannot select a part of it; use offset/length "
+                "or lines to read its text instead"
             ) from None
-        document = original["structuredContent"]
+        return original["structuredContent"]
+
+
+def _selected(original: dict[str, Any], text: str, request: RecoverRequest) -> str:
+    """The text of the node ``pointer`` names and ``query`` projects (a string as is, else indented JSON)."""
+    document = _document(original, text, "pointer" if request.pointer is not None else "query")
     node = resolve_pointer(document, request.pointer) if request.pointer is not None else document
     if request.query is not None:
         from .._projection import project  # jmespath: loaded only for a query

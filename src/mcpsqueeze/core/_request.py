@@ -28,6 +28,7 @@ __all__ = [
     "MAX_LINES_CHARS",
     "MAX_NUMBER",
     "MAX_POINTER_CHARS",
+    "MAX_SEARCH_CHARS",
     "LineRange",
     "RecoverKeywords",
     "RecoverRequest",
@@ -40,6 +41,8 @@ MAX_NUMBER = 10**MAX_DIGITS - 1
 MAX_POINTER_CHARS = 4_096
 #: A ``lines`` value longer than this is refused.
 MAX_LINES_CHARS = 1_000
+#: A ``search`` longer than this is refused (its words are capped at 24 anyway).
+MAX_SEARCH_CHARS = 1_000
 
 _HEX_ID = re.compile(r"[0-9a-f]{32}\Z")
 _LONG_NUMBER = re.compile(f"[0-9]{{{MAX_DIGITS + 1},}}")
@@ -67,13 +70,20 @@ class RecoverKeywords(TypedDict, total=False):
     offset: int
     length: int
     lines: str
+    grep: str
+    search: str
+    ignore_case: bool
+    context: int
+    skip: int
 
 
 @dataclass(frozen=True, slots=True)
 class RecoverRequest:
     """What a recovery asks for: one stored original (``response_id``), optionally narrowed to a JSON
     node (``pointer``), a JMESPath projection (``query``), a character window (``offset``/``length``)
-    or a range of lines (``lines``). Built only by ``parse``, so every instance is within bounds."""
+    or a range of lines (``lines``); or searched: the lines (or JSON values) a regular expression
+    (``grep``, ``ignore_case``) or words (``search``) match, ``context`` lines around each, from match
+    ``skip`` on (core/_search.py). Built only by ``parse``, so every instance is within bounds."""
 
     response_id: str
     pointer: str | None = None
@@ -81,6 +91,11 @@ class RecoverRequest:
     offset: int | None = None
     length: int | None = None
     lines: LineRange | None = None
+    grep: str | None = None
+    search: str | None = None
+    ignore_case: bool | None = None
+    context: int | None = None
+    skip: int | None = None
 
     @classmethod
     def parse(cls, arguments: object) -> RecoverRequest:
@@ -174,9 +189,64 @@ def parse_line_range(spec: str) -> LineRange:
     return LineRange(first, last)
 
 
+def _grep(value: object) -> str:
+    from ._search import check_pattern  # RE2 compiles it: a pattern it cannot run fails here
+
+    check_pattern(value)
+    assert isinstance(value, str)
+    return value
+
+
+def _search(value: object) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise UsageError("search must be words to look for, such as 'parse error' (grep takes a regex)")
+    if len(value) > MAX_SEARCH_CHARS:
+        raise UsageError(f"search is longer than {MAX_SEARCH_CHARS} characters; give a few words")
+    return value
+
+
+def _flag(name: str) -> Callable[[object], bool]:
+    def parse(value: object) -> bool:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.lower() in _FLAG_WORDS:
+            return _FLAG_WORDS[value.lower()]
+        raise UsageError(f"{name} must be true or false")
+
+    return parse
+
+
+_FLAG_WORDS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
+
+
+def _context(value: object) -> int:
+    from ._search import MAX_CONTEXT
+
+    number = _number("context")(value)
+    if number > MAX_CONTEXT:
+        raise UsageError(f"context must be at most {MAX_CONTEXT} lines")
+    return number
+
+
 def _check_combination(request: RecoverRequest) -> None:
     if request.lines is not None and (request.offset is not None or request.length is not None):
         raise UsageError("give either lines or offset/length, not both")
+    finds = [name for name in ("grep", "search") if getattr(request, name) is not None]
+    if len(finds) == 2:
+        raise UsageError("give either grep (a regular expression) or search (words), not both")
+    if finds:
+        others = [
+            name for name in ("lines", "offset", "length", "query") if getattr(request, name) is not None
+        ]
+        if others:
+            raise UsageError(
+                f"{finds[0]} searches the original (or the part pointer names), so it does not combine "
+                f"with {others[0]}; search first, then read what it found with lines or pointer"
+            )
+    else:
+        extras = [name for name in ("ignore_case", "context", "skip") if getattr(request, name) is not None]
+        if extras:
+            raise UsageError(f"{extras[0]} goes with grep or search; give one of them too")
 
 
 # The arguments a request takes, in the order the tool lists them: name -> its parser.
@@ -187,4 +257,9 @@ _PARSERS: dict[str, Callable[[object], Any]] = {
     "offset": _number("offset"),
     "length": _number("length"),
     "lines": _lines,
+    "grep": _grep,
+    "search": _search,
+    "ignore_case": _flag("ignore_case"),
+    "context": _context,
+    "skip": _number("skip"),
 }
