@@ -152,7 +152,7 @@ def grep(
     from match ``skip`` on."""
     context, skip, budget = _check_page(context, skip, budget)
     regexp = check_pattern(pattern, ignore_case, limits)
-    label = f"grep {_label(pattern)}{' (ignoring case)' if ignore_case else ''}"
+    label = f"grep {_label(pattern)}{'i' if ignore_case else ''}"  # /proxy/i: case ignored
     if isinstance(original, str):
         data = _encoded(original, limits)
         lines = split_lines(original)
