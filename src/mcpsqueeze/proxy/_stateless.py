@@ -34,6 +34,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 
 from .._errors import BackendError, RecoveryError, UsageError
 from .._jsonbytes import dumps, loads
+from .._voice import McpVoice
 from ..core import Call, Pipeline, SessionServices, for_caller, list_recover_tool, new_pipeline, recover_call
 from ..settings import Settings
 from ..transports import PRINCIPAL_KEY, Channel, ChannelClosed, Invalid, Message
@@ -155,7 +156,7 @@ class StatelessFrontend:
             pipeline = new_pipeline(
                 self.settings,
                 services,
-                recover_tool=self.recover_tool or "squeeze_recover",
+                McpVoice(self.recover_tool or "squeeze_recover"),
                 dedup_scope=f"stateless:{principal}",
             )
             self._callers[principal] = (services, pipeline)
