@@ -17,6 +17,7 @@ def test_public_api_is_exactly_the_documented_names() -> None:
         "parse_strict",
         "query_terms",
         "render_call",
+        "render_file_recipe",
         "render_message",
         "render_text_marker",
         "shrink_texts",

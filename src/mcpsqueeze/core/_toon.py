@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import toon_format
 
-from ..shrink import NOT_JSON, RecoveryHint, Report, parse_strict
+from ..shrink import NOT_JSON, RecoveryHint, Report, parse_strict, render_file_recipe
 from ..shrink import render_call as recover_call  # one wording of the recover call for every notice
 
 __all__ = ["MIN_SAVED_CHARS", "MIN_SAVED_SHARE", "render_toon_message", "toon_record", "toonify_text"]
@@ -68,7 +68,7 @@ def render_toon_message(original_chars: int, shown_chars: int, hint: RecoveryHin
     if hint.file is None:
         return text + "."
     if hint.mode == "shell":
-        return text + f" (or jq . {hint.file})."
+        return text + f" (or {render_file_recipe(hint.file)})."
     return text + f". File: {hint.file}"  # no full stop after a path, as in the shrink notice
 
 

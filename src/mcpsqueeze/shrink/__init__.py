@@ -8,7 +8,14 @@ from __future__ import annotations
 
 from mcpsqueeze.shrink._engine import Shrunk, shrink_texts
 from mcpsqueeze.shrink._json import NOT_JSON, parse_kept, parse_strict
-from mcpsqueeze.shrink._notice import RecoveryHint, Report, render_call, render_message, render_text_marker
+from mcpsqueeze.shrink._notice import (
+    RecoveryHint,
+    Report,
+    render_call,
+    render_file_recipe,
+    render_message,
+    render_text_marker,
+)
 from mcpsqueeze.shrink._outline import landmarks
 from mcpsqueeze.shrink._rank import query_terms
 
@@ -22,6 +29,7 @@ __all__ = [
     "parse_strict",
     "query_terms",
     "render_call",
+    "render_file_recipe",
     "render_message",
     "render_text_marker",
     "shrink_texts",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -17,6 +18,7 @@ __all__ = [
     "Report",
     "example_pointer",
     "render_call",
+    "render_file_recipe",
     "render_message",
     "render_notice",
     "render_text_marker",
@@ -133,6 +135,12 @@ def render_call(hint: RecoveryHint) -> str:
     return f"mcpsq recover {hint.response_id}"
 
 
+def render_file_recipe(file: str) -> str:
+    """The shell command that prints a recovery file's text: the file is the whole MCP result (the
+    envelope), so ``jq . FILE`` shows the envelope, and its data is the first block's text."""
+    return f"jq -r '.content[0].text' {shlex.quote(file)}"
+
+
 def _how_to_recover(hint: RecoveryHint) -> str:
     if hint.mode == "mcp":
         text = f"Full original: {render_call(hint)}; one part: add "
@@ -142,7 +150,7 @@ def _how_to_recover(hint: RecoveryHint) -> str:
         return text if hint.file is None else f"{text} File: {hint.file}"
     text = f"Full original: {render_call(hint)}"
     if hint.file is not None:
-        text += f" (or jq . {hint.file})"
+        text += f" (or {render_file_recipe(hint.file)})"
     return text + (f"; one part: --pointer {hint.pointer}." if hint.pointer is not None else ".")
 
 
@@ -152,7 +160,7 @@ def _one_line(report: Report, hint: RecoveryHint) -> str:
     head = f"shrunk from {report.original_chars} chars; full original: {render_call(hint)}"
     if hint.mode == "mcp" or hint.file is None:
         return head
-    return head + f" (or jq . {hint.file})"
+    return head + f" (or {render_file_recipe(hint.file)})"
 
 
 def render_message(report: Report, hint: RecoveryHint, kind: str, *, compact: bool = False) -> str:
