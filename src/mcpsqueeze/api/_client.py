@@ -85,6 +85,13 @@ def _read_config(config: str | os.PathLike[str] | Literal[False] | None) -> Conf
 def _settings(config: Config, given: dict[str, Any]) -> Settings:
     """The Client's defaults, under the config file's `[defaults]` and policies, under the keywords given."""
     explicit = {k: v for k, v in given.items() if v is not None}
+    if "timeout" in explicit:
+        from ..settings._kinds import Seconds
+
+        try:
+            explicit["timeout"] = Seconds().check(explicit["timeout"])
+        except ValueError as exc:
+            raise UsageError(f"timeout={explicit['timeout']!r}: {exc}") from None
     base = Settings(target=[], **{**_DEFAULTS, **explicit})
     settings = config.apply(base, keep=frozenset(explicit))
     if settings.truncate_chars == 0:  # truncate_chars=0: no per-block cap, whatever the file says

@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 import click
 
 from .._errors import EXIT_UNREACHABLE, EXIT_USAGE, BackendError, MCPSqueezeError, UsageError, exit_code
+from ._options import SECONDS
 
 __all__ = ["auth", "oauth_client", "oauth_options"]
 
@@ -119,7 +120,7 @@ def auth() -> None:
     "--port", type=int, default=0, show_default=True, help="Loopback port for the redirect (0: any)."
 )
 @click.option(
-    "--timeout", type=float, default=300.0, show_default=True, help="Seconds to wait for the browser."
+    "--timeout", type=SECONDS, default=300.0, show_default=True, help="Seconds to wait for the browser."
 )
 @click.option(
     "--fetch-authorize-url",

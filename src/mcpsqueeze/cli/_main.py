@@ -32,6 +32,7 @@ from ..settings import (
     default_recovery_dir,
 )
 from ._auth import oauth_client, oauth_options
+from ._options import SECONDS
 
 __all__ = ["main"]
 
@@ -47,12 +48,14 @@ def _parse_headers(values: tuple[str, ...]) -> dict[str, str]:
 
 
 def _keep(value: str, flag: str) -> float | None:
-    """Every lifetime flag through one parser: 'off'/'never' keep forever, 0 is refused as ambiguous."""
-    from ..recovery import parse_keep
+    """Every lifetime flag through one parser: 'off'/'never' keep forever, 0 is refused as ambiguous,
+    nan, inf and more than ten years are refused."""
+    from ..settings._kinds import Duration
 
     try:
-        return parse_keep(value, flag)
-    except UsageError as exc:
+        seconds: float | None = Duration().parse(value)
+        return seconds
+    except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint=flag) from exc
 
 
@@ -288,7 +291,7 @@ def _budget(budget: int | None, shrinkfit: int | None) -> int:
 @click.option(
     "-H", "--header", "headers", multiple=True, metavar="KEY=VALUE", help="HTTP header for a URL backend."
 )
-@click.option("--timeout", type=float, default=None, help="Seconds before a backend request is abandoned.")
+@click.option("--timeout", type=SECONDS, default=None, help="Seconds before a backend request is abandoned.")
 @click.option(
     "--transport",
     type=click.Choice(["stdio", "streamable-http"]),
@@ -467,7 +470,7 @@ def _shared_store(opts: dict[str, Any]) -> dict[str, Any]:
     default=None,
     help="Token file for --listen (created 0600 if missing) [default: <socket dir>/token].",
 )
-@click.option("--timeout", type=float, default=None, help="Seconds before a backend call is abandoned.")
+@click.option("--timeout", type=SECONDS, default=None, help="Seconds before a backend call is abandoned.")
 @oauth_options
 @_shrink_options
 @_output_options
@@ -552,7 +555,7 @@ def _globs(text: str) -> tuple[str, ...]:
 @click.option(
     "--name", "server_name", default="backend", show_default=True, help="Backend name, as for wrap."
 )
-@click.option("--timeout", type=float, default=None, help="As for wrap.")
+@click.option("--timeout", type=SECONDS, default=None, help="As for wrap.")
 @_config_option
 @_shrink_options
 @click.argument("target", nargs=-1)

@@ -33,6 +33,7 @@ from typing import Any
 
 from .._errors import UsageError
 from .._paths import default_config_path
+from ._kinds import Duration, Seconds
 from ._policy import POLICY_KEYS, Policy, PolicyRule, PolicySet
 from ._settings import Settings
 
@@ -79,24 +80,7 @@ def is_servers_json(text: str) -> bool:
 
 
 def _duration(value: Any, *, allow_off: bool) -> float | None:
-    from ..recovery import parse_duration
-
-    if isinstance(value, bool):
-        raise ValueError("must be a duration such as 30s, 90m, 24h or 7d")
-    if allow_off and isinstance(value, str) and value.strip().lower() in ("off", "never"):
-        return None  # keep forever: the same words, the same meaning as the flags (recovery.parse_keep)
-    if value in (0, "0"):
-        raise ValueError("0 is ambiguous; write 'off' to keep forever, or a positive duration such as 24h")
-    if isinstance(value, int | float):
-        if value <= 0:
-            raise ValueError("must be positive")
-        return float(value)
-    if not isinstance(value, str):
-        raise ValueError("must be a duration such as 30s, 90m, 24h or 7d")
-    try:
-        return parse_duration(value)
-    except UsageError as exc:
-        raise ValueError(str(exc)) from exc
+    return Duration(off=allow_off).check(value)
 
 
 def _positive_int(value: Any) -> int:
@@ -131,9 +115,8 @@ def _recovery(value: Any) -> str:
 
 
 def _timeout(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-        raise ValueError("must be a positive number of seconds")
-    return float(value)
+    seconds: float = Seconds().check(value)
+    return seconds
 
 
 def _recovery_url(value: Any) -> str:
