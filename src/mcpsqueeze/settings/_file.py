@@ -33,6 +33,7 @@ from typing import Any
 
 from .._errors import UsageError
 from .._paths import default_config_path
+from ._depth import MAX_CONFIG_DEPTH, too_deep
 from ._kinds import Duration, Seconds
 from ._policy import POLICY_KEYS, Policy, PolicyRule, PolicySet
 from ._settings import Settings
@@ -40,6 +41,7 @@ from ._settings import Settings
 __all__ = [
     "CONFIG_ENV",
     "DEFAULT_KEYS",
+    "MAX_CONFIG_DEPTH",
     "Config",
     "ConfigError",
     "default_config_path",
@@ -192,6 +194,8 @@ def load_config(path: Path | str) -> Config:
 
 def parse_config_text(text: str, path: Path | None = None) -> Config:
     source = str(path) if path is not None else "config"
+    if too_deep(text, toml=not is_servers_json(text)):
+        raise ConfigError(f"{source} nests tables or arrays deeper than {MAX_CONFIG_DEPTH} levels")
     if is_servers_json(text):
         import json
 
