@@ -313,7 +313,9 @@ def _budget(budget: int | None, shrinkfit: int | None) -> int:
     type=click.IntRange(min=1),
     default=16,
     show_default=True,
-    help="streamable-http: sessions at once (each runs its own backend); more are refused with 503.",
+    help="streamable-http: sessions at once (each runs its own backend). At the cap, the session idle "
+    "longest is ended to make room (its client gets 404 and starts a new one); a new session is refused "
+    "with 503 only when every session is busy.",
 )
 @oauth_options
 @_config_option
