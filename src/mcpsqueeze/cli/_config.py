@@ -115,7 +115,9 @@ def _show(field: str, value: Any) -> str:
     if value is None:
         return "off" if field in ("retention", "shrink_above") else "none"
     if field in _SECONDS:
-        return f"{value:g}s"
+        from ..settings._kinds import format_duration
+
+        return format_duration(value)
     return str(value)
 
 

@@ -279,7 +279,8 @@ def _key_lines(text: str) -> dict[tuple[str, ...], int]:
     """Line numbers of table headers and keys (tomllib reports none); best effort, for messages only."""
     found: dict[tuple[str, ...], int] = {}
     table: tuple[str, ...] = ()
-    for number, line in enumerate(text.splitlines(), start=1):
+    # TOML ends lines at "\n" only: `splitlines` also splits at U+2028, U+0085, ... inside values
+    for number, line in enumerate(text.split("\n"), start=1):
         header = _HEADER_RE.match(line)
         if header:
             import tomllib
