@@ -195,7 +195,8 @@ def render_text(report: Report) -> str:
             t = s.totals
             out.append(
                 f"  {_cell(s.session, 24):<24} {_clock(s.started)}  {t.calls:>5} calls "
-                f"{t.tokens_before:>10} -> {t.tokens_after:<10} {t.percent:>5.1f}% saved  {_cell(','.join(s.servers), 30)}"
+                f"{t.tokens_before:>10} -> {t.tokens_after:<10} {t.percent:>5.1f}% saved  "
+                f"{_cell(','.join(s.servers), 30)}"
             )
     if report.calls:
         out.append("")
