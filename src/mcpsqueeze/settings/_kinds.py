@@ -54,7 +54,7 @@ class Kind:
     def show(self, value: Any) -> str:
         """The value as `mcpsqueeze config` prints it (and as a flag would take it)."""
         if value is None:
-            return "off" if self.off else "none"
+            return "none"
         if isinstance(value, bool):
             return "true" if value else "false"
         return str(value)
@@ -73,8 +73,9 @@ class Whole(Kind):
     minimum: int = 1
     maximum: int | None = None
     unit: str = ""  # "characters": in messages
-    off: bool = False  # type: ignore[misc]
-    zero_is_off: bool = False  # the Python API's older spelling of off (truncate_chars=0)
+    off: bool = False
+    off_means: str = "off"  # what false means, in messages
+    none_text: str = "off"  # how `mcpsqueeze config` prints off
 
     @property
     def metavar(self) -> str:  # type: ignore[override]
@@ -82,7 +83,10 @@ class Whole(Kind):
 
     def _what(self) -> str:
         what = f"a whole number of {self.unit}" if self.unit else "a whole number"
-        return what + (", or false for off" if self.off else "")
+        return what + (f", or false for {self.off_means}" if self.off else "")
+
+    def show(self, value: Any) -> str:
+        return self.none_text if value is None else str(value)
 
     def _unit(self) -> str:
         return f" {self.unit}" if self.unit else ""
@@ -96,7 +100,7 @@ class Whole(Kind):
         return self.check(int(cleaned))
 
     def check(self, value: Any) -> int | None:
-        if self.off and (value is None or value is False or (self.zero_is_off and value == 0)):
+        if self.off and (value is None or value is False):
             return None
         number = _whole(value, self._what())
         if number < self.minimum:
@@ -146,7 +150,7 @@ class Duration(Kind):
 
     0 is refused as ambiguous ("off" to some, "at once" to others); at most `MAX_DURATION`."""
 
-    off: bool = True  # type: ignore[misc]
+    off: bool = True
     metavar = "DURATION"
 
     def parse(self, text: str) -> float | None:
@@ -274,7 +278,8 @@ class Text(Kind):
 
     valid: Callable[[str], None] | None = None
     metavar_text: str = "TEXT"
-    off: bool = False  # type: ignore[misc]
+    off: bool = False
+    wanted: str = "a string"  # what is wanted, in messages
 
     @property
     def metavar(self) -> str:  # type: ignore[override]
@@ -284,7 +289,7 @@ class Text(Kind):
         if self.off and value is False:
             return None
         if not isinstance(value, str):
-            raise ValueError("must be a string" + (", or false for none" if self.off else ""))
+            raise ValueError(f"must be {self.wanted}")
         if self.valid is not None:
             self.valid(value)
         return value

@@ -45,6 +45,7 @@ class Knob:
     library: Any = SAME  # the library's default, where it differs from the CLI's
     shown: bool = True  # printed by `mcpsqueeze config` even when left at its default
     show_default: bool = True  # "[default: ...]" in --help
+    default_text: str = ""  # the default as --help shows it ("24h"), when not the kind's printout
 
     @property
     def flag_name(self) -> str | None:
@@ -57,6 +58,14 @@ class Knob:
         if self.env is None:
             return None
         return self.env or "MCPSQUEEZE_" + self.name.upper()
+
+    @property
+    def per_tool(self) -> bool:
+        """A `Policy` row: also a `[policies]` key, resolved per call."""
+        return self.name in _policy_names()
+
+    def default_shown(self) -> str:
+        return self.default_text or self.kind.show(self.default)
 
     def library_default(self) -> Any:
         return self.default if self.library is SAME else self.library
@@ -85,6 +94,12 @@ def knob(
     return dataclasses.field(default=default, metadata=meta)
 
 
+def _policy_names() -> frozenset[str]:
+    from ._policy import Policy
+
+    return frozenset(f.name for f in dataclasses.fields(Policy))
+
+
 def rows(cls: type) -> list[Knob]:
     """The knobs of one dataclass, in field order, with their names and defaults filled in."""
     found = []
@@ -92,6 +107,7 @@ def rows(cls: type) -> list[Knob]:
         row = f.metadata.get(KNOB)
         if row is None:
             continue
-        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
+        made = f.default_factory is not dataclasses.MISSING
+        default = f.default_factory() if made else f.default  # type: ignore[operator]
         found.append(dataclasses.replace(row, name=f.name, default=default))
     return found
