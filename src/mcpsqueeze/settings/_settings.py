@@ -82,6 +82,7 @@ class Settings:
         Duration(),
         "Memory cache entry lifetime; 'off' keeps.",
         default_text="300s",
+        library=None,  # a library object keeps its originals for its lifetime, bounded by entries and bytes
     )
     cache_entries: int = knob(32, Whole(1, 1 << 30), "Memory cache entries.", library=128)
     cache_bytes: int = knob(32 * MiB, Size(), "Memory cache size.", default_text="32M", library=64 * MiB)
