@@ -12,6 +12,7 @@ from typing import Any
 
 from .._errors import RecoveryError
 from .._results import text_of
+from .._voice import McpVoice
 from ..core import Call, Outcome, build_services, new_pipeline, recover_call
 from ..settings import PolicySet, Settings
 from ..settings._table import check_keywords, library_defaults
@@ -84,7 +85,7 @@ class Squeezer:
         self.settings = settings
         self.recover_tool = recover_tool
         self._services = build_services(settings)
-        self._pipeline = new_pipeline(settings, self._services, mode="mcp", recover_tool=recover_tool)
+        self._pipeline = new_pipeline(settings, self._services, McpVoice(recover_tool))
         self._calls = 0
 
     async def present(
