@@ -23,7 +23,7 @@ from .._errors import (
     UsageError,
     exit_code,
 )
-from ..settings import DEFAULT_BUDGET, MIN_BUDGET, Settings
+from ..settings import DEFAULT_BUDGET, Settings
 from ..settings._table import knob_named
 from ._auth import oauth_client, oauth_options
 from ._options import KindType, knob_options, knob_values
@@ -528,14 +528,18 @@ def stats(paths: tuple[Path, ...], top: int, as_json: bool, html_path: Path | No
 
 
 @main.command()
-@click.option("--budget", type=int, default=4000, show_default=True, help="Budget used for the demo.")
+@click.option(
+    "--budget",
+    type=KindType(knob_named("budget").kind),  # the budget's one check (the table's row)
+    default=4000,
+    show_default=True,
+    help="Budget used for the demo.",
+)
 @click.option("--no-shrink", is_flag=True, help="Show dedup only.")
 def demo(budget: int, no_shrink: bool) -> None:
     """Run a scripted agent session through the proxy against the bundled demo server."""
     from ..demo.driver import run_demo
 
-    if budget < MIN_BUDGET:
-        raise click.BadParameter(f"the budget must be at least {MIN_BUDGET} characters")
     sys.exit(_run(run_demo, budget, no_shrink))
 
 
