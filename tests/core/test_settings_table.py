@@ -58,3 +58,13 @@ def test_library_defaults_differ_only_where_a_row_says_so() -> None:
     assert (squeezer["cache_entries"], squeezer["cache_bytes"]) == (128, 64 * 1024**2)
     assert "timeout" not in squeezer and library_defaults("client")["timeout"] is None
     assert squeezer["budget"] == Policy().budget
+
+
+def test_the_docs_show_the_table_as_it_is() -> None:
+    from mcpsqueeze.settings._table import markdown_table
+    from rawclient import ROOT
+
+    doc = (ROOT / "docs" / "config.md").read_text(encoding="utf-8")
+    start = doc.index("<!-- settings-table")
+    shown = doc[doc.index("\n", start) + 1 : doc.index("<!-- /settings-table -->")]
+    assert shown == markdown_table(), "docs/config.md's table is out of step with the rows"
