@@ -10,7 +10,6 @@ same names as coroutines.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import functools
 import json
 import os
@@ -26,8 +25,6 @@ from .._errors import BackendError, MCPSqueezeError, RecoveryError, UsageError
 from .._results import text_of
 from ..core import Outcome
 from ..settings import (
-    DEFAULT_BUDGET,
-    DEFAULT_SHRINK_ABOVE,
     Config,
     ServerSpec,
     Settings,
@@ -36,12 +33,13 @@ from ..settings import (
     load_config,
     parse_config,
 )
+from ..settings._table import check_keywords, library_defaults
 from ..transports import Backend
 from ._codeapi import ClientSessionAPI
 from ._functions import make_function, unique_names
 from ._portal import Portal
 from ._recover_tool import recover_tool_spec
-from ._squeezer import RECOVER_TOOL, MiB, Squeezer
+from ._squeezer import RECOVER_TOOL, Squeezer
 
 __all__ = ["Client", "ToolError"]
 
@@ -56,23 +54,6 @@ class ToolError(MCPSqueezeError):
         self.result = result
 
 
-# The Client's own defaults, where they differ from the CLI's: a library keeps originals in memory.
-_DEFAULTS: dict[str, Any] = {
-    "budget": DEFAULT_BUDGET,
-    "dedup": True,
-    "shrink": True,
-    "recovery": "memory",
-    "cache_entries": 128,
-    "cache_bytes": 64 * MiB,
-    "cache_ttl": 300.0,
-    "retention": None,
-    "truncate_chars": None,
-    "shrink_above": DEFAULT_SHRINK_ABOVE,
-    "toonify": False,
-    "timeout": None,
-}
-
-
 def _read_config(config: str | os.PathLike[str] | Literal[False] | None) -> Config:
     """The config file as the CLI finds it (`MCPSQUEEZE_CONFIG`, else the user config dir's file),
     or the one named; `False`: none."""
@@ -82,16 +63,12 @@ def _read_config(config: str | os.PathLike[str] | Literal[False] | None) -> Conf
     return Config() if path is None else load_config(path)
 
 
-def _settings(config: Config, given: dict[str, Any]) -> Settings:
-    """The Client's defaults, under the config file's `[defaults]` and policies, under the keywords given."""
-    explicit = {k: v for k, v in given.items() if v is not None}
-    base = Settings(target=[], **{**_DEFAULTS, **explicit})
-    settings = config.apply(base, keep=frozenset(explicit))
-    if settings.truncate_chars == 0:  # truncate_chars=0: no per-block cap, whatever the file says
-        settings = dataclasses.replace(settings, truncate_chars=None)
-    if settings.shrink_above is False:  # shrink_above=False: only results over the budget shrink
-        settings = dataclasses.replace(settings, shrink_above=None)
-    return settings
+def _settings(config: Config, options: dict[str, Any]) -> Settings:
+    """The library's defaults, under the config file's `[defaults]` and policies, under the keywords
+    given (each checked by its row of the table of settings; None: not given)."""
+    given = check_keywords("client", options)
+    base = Settings.make(**{**library_defaults("client"), **given})
+    return config.apply(base, keep=frozenset(given))
 
 
 def _specs(servers: Mapping[str, Any] | str | os.PathLike[str]) -> list[ServerSpec]:
@@ -121,9 +98,11 @@ class Client:
     `config` is the TOML config file of `wrap` and `serve` (docs/config.md): by default the same one
     they find (`MCPSQUEEZE_CONFIG`, else `<user config dir>/mcpsqueeze/config.toml` when it exists);
     `False` reads none. Its `[defaults]` apply where a keyword here is not given (None), and its
-    `[policies."server:tool"]` refine them per tool. Without a file: budget 20000, originals in memory
-    (128 entries / 64 MiB / 5 min). `truncate_chars=0` turns off a per-block cap the file sets;
-    `shrink_above` (default 6000, `False`: off) sizes the previews of results over it by value.
+    `[policies."server:tool"]` refine them per tool. The other keywords are knobs of the table of
+    settings, as for `Squeezer`, plus `timeout` (seconds before a backend request is abandoned).
+    Without a file: budget 20000, originals in memory for the client's life (128 entries / 64 MiB).
+    `truncate_chars=0` turns off a per-block cap the file sets; `shrink_above` (default 6000, `False`:
+    off) sizes the previews of results over it by value.
     """
 
     def __init__(
@@ -132,19 +111,9 @@ class Client:
         budget: int | None = None,
         *,
         config: str | os.PathLike[str] | Literal[False] | None = None,
-        dedup: bool | None = None,
-        shrink: bool | None = None,
-        recovery: Literal["memory", "files", "both"] | None = None,
-        recovery_dir: str | Path | None = None,
-        cache_entries: int | None = None,
-        cache_bytes: int | None = None,
-        cache_ttl: float | None = None,
-        timeout: float | None = None,
-        truncate_chars: int | None = None,
-        toonify: bool | None = None,
-        shrink_above: int | Literal[False] | None = None,
         include_tools: tuple[str, ...] = (),
         exclude_tools: tuple[str, ...] = (),
+        **options: Any,
     ) -> None:
         file = _read_config(config)
         if servers is None:
@@ -155,37 +124,8 @@ class Client:
                 )
             servers = file.servers
         specs = _specs(servers)
-        given = {
-            "budget": budget,
-            "dedup": dedup,
-            "shrink": shrink,
-            "recovery": recovery,
-            "recovery_dir": None if recovery_dir is None else Path(recovery_dir),
-            "cache_entries": cache_entries,
-            "cache_bytes": cache_bytes,
-            "cache_ttl": cache_ttl,
-            "timeout": timeout,
-            "truncate_chars": truncate_chars,
-            "toonify": toonify,
-            "shrink_above": shrink_above,
-        }
-        settings = self.settings = _settings(file, given)
-        self.squeezer = Squeezer(
-            settings.budget,
-            dedup=settings.dedup,
-            shrink=settings.shrink,
-            recovery=settings.recovery,
-            recovery_dir=settings.recovery_dir,
-            cache_entries=settings.cache_entries,
-            cache_bytes=settings.cache_bytes,
-            cache_ttl=settings.cache_ttl,
-            recover_tool=RECOVER_TOOL,
-            jobs=settings.jobs,
-            truncate_chars=settings.truncate_chars,
-            toonify=settings.toonify,
-            policies=settings.policies,
-            shrink_above=settings.shrink_above,
-        )
+        settings = self.settings = _settings(file, {"budget": budget, **options})
+        self.squeezer = Squeezer.from_settings(settings, RECOVER_TOOL)
         tools = ToolFilter(tuple(include_tools), tuple(exclude_tools))
         self._backends = {spec.name: Backend(spec, tools, settings.timeout) for spec in specs}
         self._portal: Portal | None = None

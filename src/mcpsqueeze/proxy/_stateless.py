@@ -81,7 +81,9 @@ class StatelessFrontend:
         self.tg = tg
         self.security = security
         self.pipeline: Pipeline = new_pipeline(settings, services)
-        self.recover_tool: str | None = "squeeze_recover" if (settings.shrink or settings.dedup) else None
+        self.recover_tool: str | None = (
+            "squeeze_recover" if (settings.policy.shrink or settings.policy.dedup) else None
+        )
         self.named_tenants = False  # set by HttpFrontend when the token file names tenants
         self._callers: dict[str, tuple[SessionServices, Pipeline]] = {}
         self._calls = 0

@@ -80,7 +80,7 @@ async def _relay_stdio(
 def _recover(settings: Settings) -> str | None:
     """The recover tool is offered when some stage can change a result: by default or by a policy."""
     keys = ("shrink", "dedup", "toonify")
-    on = any(getattr(settings, k) or settings.policies.may_enable(k) for k in keys)
+    on = any(getattr(settings.policy, k) or settings.policies.may_enable(k) for k in keys)
     return "squeeze_recover" if on else None
 
 

@@ -92,6 +92,10 @@ def _oauth_keys(entry: dict[str, Any], where: str) -> OAuthClient | None:
 
 
 def parse_config(text: str, source: str = "config") -> list[ServerSpec]:
+    from ._depth import MAX_CONFIG_DEPTH, too_deep
+
+    if too_deep(text, toml=False):
+        raise UsageError(f"{source} nests objects or arrays deeper than {MAX_CONFIG_DEPTH} levels")
     try:
         document = json.loads(text)
     except ValueError as exc:
