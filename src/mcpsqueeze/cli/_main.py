@@ -310,7 +310,8 @@ def _budget(budget: int | None, shrinkfit: int | None) -> int:
     type=click.IntRange(min=1),
     default=16,
     show_default=True,
-    help="streamable-http: sessions at once (each runs its own backend); more are refused with 503.",
+    help="streamable-http: sessions at once per caller (bearer token; each runs its own backend); at the "
+    "cap the caller's idlest session is ended, and 503 only when all of them are busy.",
 )
 @oauth_options
 @_config_option
