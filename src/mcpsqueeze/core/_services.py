@@ -135,6 +135,7 @@ def new_pipeline(
     mode: str = "mcp",
     recover_tool: str = "squeeze_recover",
     dedup_scope: str | None = None,
+    dedup: bool = True,
 ) -> Pipeline:
     """The stages of one session, in the contract's order: dedup, then shrink, then TOON (opt-in).
 
@@ -143,11 +144,13 @@ def new_pipeline(
     store (when there is one).
 
     The shell door never deduplicates: there stdout must always carry the result's data, because a
-    pointer (or nothing) piped into `jq` or `grep` reads as an empty answer."""
+    pointer (or nothing) piped into `jq` or `grep` reads as an empty answer. `dedup=False`: no dedup
+    either, for calls that belong to no conversation (a pointer may only name a result the same
+    conversation was shown)."""
     stages: list[Stage] = []
     store = services.store
     tool = recover_tool if mode == "mcp" else None
-    if store is not None and _stage_on(settings, "dedup") and mode == "mcp":
+    if store is not None and dedup and _stage_on(settings, "dedup") and mode == "mcp":
         stages.append(DedupStage(store, services.workers, services.accountant.count, tool, dedup_scope))
     door: Literal["mcp", "shell"] = "mcp" if mode == "mcp" else "shell"
     if store is not None and _query_on(settings):
