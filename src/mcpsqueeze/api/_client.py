@@ -35,6 +35,7 @@ from ..settings import (
     find_config,
     load_config,
     parse_config,
+    read_servers_file,
 )
 from ..transports import Backend
 from ._codeapi import ClientSessionAPI
@@ -100,11 +101,7 @@ def _specs(servers: Mapping[str, Any] | str | os.PathLike[str]) -> list[ServerSp
         document = servers if "mcpServers" in servers else {"mcpServers": servers}
         return parse_config(json.dumps(document), "the servers config")
     path = Path(servers)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"cannot read the servers config {path}: {exc.strerror or exc}") from exc
-    return parse_config(text, str(path))
+    return parse_config(read_servers_file(path), str(path))
 
 
 def _canonical(server: str, tool: str, arguments: dict[str, Any]) -> str:

@@ -73,11 +73,11 @@ def _resolve(target: str, servers_file: Path | None, config: Path | None) -> tup
     """A URL as given, or the url (headers, OAuth client) of the servers-config entry of that name."""
     if target.startswith(("http://", "https://")):
         return target, {}, None
-    from ..settings import parse_config, parse_servers
+    from ..settings import parse_config, parse_servers, read_servers_file
     from ._config import read_config
 
     if servers_file is not None:
-        specs = parse_config(servers_file.read_text(encoding="utf-8"), str(servers_file))
+        specs = parse_config(read_servers_file(servers_file), str(servers_file))
     else:
         choice = read_config(config)
         if choice.servers_json is not None:

@@ -6,7 +6,15 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing typing is not free at start-up
 if TYPE_CHECKING:
-    from ._file import DEFAULT_KEYS, Config, ConfigError, default_config_path, find_config, load_config
+    from ._file import (
+        DEFAULT_KEYS,
+        Config,
+        ConfigError,
+        default_config_path,
+        find_config,
+        load_config,
+        read_servers_file,
+    )
     from ._oauth import LOGIN_MODES, LoginMode, OAuthClient
     from ._policy import (
         DEFAULT_BUDGET,
@@ -41,6 +49,7 @@ __all__ = [
     "load_config",
     "parse_config",
     "parse_servers",
+    "read_servers_file",
     "spec_from_argv",
 ]
 
@@ -66,6 +75,7 @@ _MODULES = {
     "load_config": "_file",
     "parse_config": "_servers",
     "parse_servers": "_servers",
+    "read_servers_file": "_file",
     "spec_from_argv": "_servers",
 }
 
