@@ -5,8 +5,6 @@ The OAuth client itself (tokens, refresh, the browser step) is a transport: `tra
 
 from __future__ import annotations
 
-import os
-import stat
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,18 +55,13 @@ class OAuthClient:
         path = self.client_secret_file
         if path is None:
             return None
+        from .._trusted import read_trusted
+
         try:
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-        except OSError as exc:
-            raise UsageError(f"cannot read the OAuth client secret file {path}: {exc.strerror}") from exc
-        with os.fdopen(fd, "rb") as fh:
-            info = os.fstat(fh.fileno())
-            if not stat.S_ISREG(info.st_mode) or info.st_mode & 0o077:
-                raise UsageError(
-                    f"OAuth client secret file {path} must be a regular file readable only by its owner "
-                    f"(chmod 600 {path})"
-                )
-            secret = fh.read(65536).decode("utf-8", "replace").strip()
+            data = read_trusted(path, "OAuth client secret file", private=True, follow=False)
+        except FileNotFoundError:
+            raise UsageError(f"cannot read the OAuth client secret file {path}: it does not exist") from None
+        secret = data[:65536].decode("utf-8", "replace").strip()
         if not secret:
             raise UsageError(f"OAuth client secret file {path} is empty")
         return secret
