@@ -35,6 +35,14 @@ def oauth_options(func: F) -> F:
         "server supports it, instead of registering dynamically.",
     )(func)
     func = click.option(
+        "--oauth-auth-method",
+        type=click.Choice(["basic", "post"]),
+        default=None,
+        help="URL backend: how the pre-registered client sends its secret to the token endpoint, as it "
+        "was registered: basic (client_secret_basic) or post (client_secret_post) [default: what the "
+        "stored registration says, else basic].",
+    )(func)
+    func = click.option(
         "--oauth-client-secret-file",
         type=click.Path(path_type=Path, dir_okay=False),
         default=None,
@@ -49,7 +57,13 @@ def oauth_options(func: F) -> F:
 
 def oauth_client(opts: dict[str, Any], base: Any = None) -> Any:
     """An `OAuthClient` from the flags over `base` (a config entry's), or None when neither gives one."""
-    keys = ("oauth_client_id", "oauth_client_secret_file", "oauth_client_metadata_url", "oauth_login")
+    keys = (
+        "oauth_client_id",
+        "oauth_client_secret_file",
+        "oauth_client_metadata_url",
+        "oauth_login",
+        "oauth_auth_method",
+    )
     given = {k: opts[k] for k in keys if opts.get(k) is not None}
     if not given:
         return base

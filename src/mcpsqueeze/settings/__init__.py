@@ -15,7 +15,7 @@ if TYPE_CHECKING:
         load_config,
         read_servers_file,
     )
-    from ._oauth import LOGIN_MODES, LoginMode, OAuthClient
+    from ._oauth import AUTH_METHODS, LOGIN_MODES, AuthMethod, LoginMode, OAuthClient
     from ._policy import (
         DEFAULT_BUDGET,
         DEFAULT_SHRINK_ABOVE,
@@ -28,12 +28,14 @@ if TYPE_CHECKING:
     from ._settings import Settings, default_recovery_dir
 
 __all__ = [
+    "AUTH_METHODS",
     "DEFAULT_BUDGET",
     "DEFAULT_KEYS",
     "DEFAULT_SHRINK_ABOVE",
     "LOGIN_MODES",
     "MIN_BUDGET",
     "MIN_TRUNCATE_CHARS",
+    "AuthMethod",
     "Config",
     "ConfigError",
     "LoginMode",
@@ -54,6 +56,8 @@ __all__ = [
 ]
 
 _MODULES = {
+    "AUTH_METHODS": "_oauth",
+    "AuthMethod": "_oauth",
     "Config": "_file",
     "ConfigError": "_file",
     "DEFAULT_BUDGET": "_policy",

@@ -12,10 +12,12 @@ from typing import Literal
 
 from .._errors import UsageError
 
-__all__ = ["LOGIN_MODES", "LoginMode", "OAuthClient"]
+__all__ = ["AUTH_METHODS", "LOGIN_MODES", "AuthMethod", "LoginMode", "OAuthClient"]
 
 LoginMode = Literal["never", "prompt", "fetch"]
 LOGIN_MODES: tuple[LoginMode, ...] = ("never", "prompt", "fetch")
+AuthMethod = Literal["basic", "post"]
+AUTH_METHODS: tuple[AuthMethod, ...] = ("basic", "post")
 
 
 @dataclass(frozen=True)
@@ -29,6 +31,9 @@ class OAuthClient:
     mid-session: "never" (fail with a message naming `mcpsqueeze auth login`), "prompt" (print the
     authorization URL on stderr and wait for the browser's redirect on loopback), "fetch" (GET the URL
     itself: only for authorization servers that approve without a person, as in tests).
+    `auth_method`: how a pre-registered client sends its secret to the token endpoint, as it was
+    registered: "basic" (client_secret_basic) or "post" (client_secret_post); None: what the stored
+    registration record says, else basic where the server supports it.
     """
 
     client_id: str | None = None
@@ -36,6 +41,7 @@ class OAuthClient:
     client_metadata_url: str | None = None
     login: LoginMode = "never"
     timeout: float = 300.0  # seconds to wait for the browser's redirect
+    auth_method: AuthMethod | None = None
 
     def __post_init__(self) -> None:
         if self.client_secret_file is not None and not self.client_id:
@@ -47,6 +53,10 @@ class OAuthClient:
                     f"the OAuth client metadata URL must be an https:// URL with a path (the document's "
                     f"address, used as the client_id), got {self.client_metadata_url!r}"
                 )
+        if self.auth_method is not None and self.auth_method not in AUTH_METHODS:
+            raise UsageError(f"OAuth auth method must be basic or post, got {self.auth_method!r}")
+        if self.auth_method is not None and not self.client_id:
+            raise UsageError("an OAuth auth method is for a pre-registered client (--oauth-client-id)")
         if self.login not in LOGIN_MODES:
             raise UsageError(f"OAuth login must be one of {', '.join(LOGIN_MODES)}, got {self.login!r}")
 
