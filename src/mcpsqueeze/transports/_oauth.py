@@ -204,6 +204,25 @@ def _provider_class() -> Any:
         async def _refresh_token(self) -> Any:
             self._choose_token_auth()
             return await super()._refresh_token()
+
+        async def _auth_flow(self, request: Any) -> Any:
+            """The SDK's flow, plus: a 401 to the request itself while a refresh token is at hand (the
+            server expired the access token before its `expires_at`) refreshes once and retries, before
+            the SDK's answer to a 401 (authorize again: "log in again" for a proxy without a browser)."""
+            flow = super()._auth_flow(request)
+            retried = False
+            try:
+                outgoing = await flow.__anext__()
+                while True:
+                    response = yield outgoing
+                    if (
+                        outgoing is request
+                        and response.status_code == 401
+                        and not retried
+                        and self.context.can_refresh_token()
+                    ):
+                        retried = True
+                        await flow.aclose()
                         self.context.token_expiry_time = time.time() - 1  # expired, whatever was stored
                         flow = super()._auth_flow(request)  # refreshes first, then sends it again
                         outgoing = await flow.__anext__()
