@@ -32,6 +32,7 @@ from ..settings import (
     find_config,
     load_config,
     parse_config,
+    read_servers_file,
 )
 from ..settings._table import check_keywords, library_defaults
 from ..transports import Backend
@@ -77,11 +78,7 @@ def _specs(servers: Mapping[str, Any] | str | os.PathLike[str]) -> list[ServerSp
         document = servers if "mcpServers" in servers else {"mcpServers": servers}
         return parse_config(json.dumps(document), "the servers config")
     path = Path(servers)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"cannot read the servers config {path}: {exc.strerror or exc}") from exc
-    return parse_config(text, str(path))
+    return parse_config(read_servers_file(path), str(path))
 
 
 def _canonical(server: str, tool: str, arguments: dict[str, Any]) -> str:

@@ -60,12 +60,19 @@ def _strings(value: Any, what: str) -> dict[str, str]:
     return dict(value)
 
 
-OAUTH_KEYS = ("oauth_client_id", "oauth_client_secret_file", "oauth_client_metadata_url", "oauth_login")
+OAUTH_KEYS = (
+    "oauth_client_id",
+    "oauth_client_secret_file",
+    "oauth_client_metadata_url",
+    "oauth_login",
+    "oauth_auth_method",
+)
 
 
 def _oauth_keys(entry: dict[str, Any], where: str) -> OAuthClient | None:
     """A URL entry's OAuth client: `oauth_client_id`, `oauth_client_secret_file` (a path; the secret
-    itself never sits in the config), `oauth_client_metadata_url`, `oauth_login` (never|prompt|fetch)."""
+    itself never sits in the config), `oauth_client_metadata_url`, `oauth_login` (never|prompt|fetch),
+    `oauth_auth_method` (basic|post: how the pre-registered client sends its secret)."""
     given = {key: entry[key] for key in entry if key.startswith("oauth_")}
     if not given:
         return None
@@ -86,6 +93,7 @@ def _oauth_keys(entry: dict[str, Any], where: str) -> OAuthClient | None:
             client_secret_file=Path(secret).expanduser() if secret else None,
             client_metadata_url=given.get("oauth_client_metadata_url"),
             login=given.get("oauth_login", "never"),
+            auth_method=given.get("oauth_auth_method"),
         )
     except UsageError as exc:
         raise UsageError(f"{where}: {exc}") from exc

@@ -142,9 +142,10 @@ class Settings:
     max_sessions: int = knob(  # streamable-http frontend: sessions (each with its own backend) at once
         16,
         Whole(1, 1 << 20),
-        "streamable-http: sessions at once (each runs its own backend). At the cap, the session idle "
-        "longest is ended to make room (its client gets 404 and starts a new one); a new session is "
-        "refused with 503 only when every session is busy.",
+        "streamable-http: sessions at once per caller (bearer token; each runs its own backend). At the "
+        "cap, the caller's session idle longest is ended to make room (its client gets 404 and starts a "
+        "new one); a new session is refused with 503 only when all of the caller's sessions are busy. One "
+        "tenant never ends another's session.",
         doors=_WRAP,
         config=False,
         shown=False,
