@@ -10,20 +10,19 @@ same names as coroutines.
 from __future__ import annotations
 
 import contextlib
-import functools
 import json
 import os
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Unpack
 
 import anyio
 import anyio.abc
 
 from .._errors import BackendError, MCPSqueezeError, RecoveryError, UsageError
 from .._results import text_of
-from ..core import Outcome
+from ..core import Outcome, RecoverKeywords
 from ..settings import (
     Config,
     ServerSpec,
@@ -217,20 +216,12 @@ class Client:
         arguments when there is one, otherwise the tool runs once and its result is passed unshrunk."""
         return self._run(self._call, server, tool, arguments or {}, full)
 
-    def recover(
-        self,
-        response_id: str,
-        pointer: str | None = None,
-        offset: int | None = None,
-        length: int | None = None,
-        *,
-        query: str | None = None,
-        lines: str | None = None,
-    ) -> Any:
+    def recover(self, response_id: str, **keywords: Unpack[RecoverKeywords]) -> Any:
         """The original's text, or the part a JSON `pointer`, a JMESPath `query`, an `offset`+`length`
         window or a range of `lines` ("120-180", as fold markers name them) selects (awaitable under
-        `async with`). RecoveryError when the id is unknown, expired or evicted."""
-        return self._run(self._recover, response_id, pointer, offset, length, query, lines)
+        `async with`). RecoveryError when the id is unknown, expired or evicted; UsageError for
+        malformed or out-of-bounds arguments."""
+        return self._run(self._recover, {"response_id": response_id, **keywords})
 
     def to_functions(self) -> list[Callable[..., Any]]:
         """One plain callable per tool (`server_tool`, keyword arguments, returns the presented text,
@@ -321,19 +312,8 @@ class Client:
                 self._last.popitem(last=False)
         return presented, outcome
 
-    async def _recover(
-        self,
-        response_id: str,
-        pointer: str | None,
-        offset: int | None,
-        length: int | None,
-        query: str | None = None,
-        lines: str | None = None,
-    ) -> str:
-        recover = self.squeezer.recover
-        return await anyio.to_thread.run_sync(
-            functools.partial(recover, response_id, pointer, offset, length, query=query, lines=lines)
-        )
+    async def _recover(self, arguments: dict[str, Any]) -> str:
+        return text_of(await anyio.to_thread.run_sync(self.squeezer.answer_recover, arguments))
 
     def _caller(self, server: str, tool: str) -> Callable[[dict[str, Any]], Any]:
         async def run(arguments: dict[str, Any]) -> str:
@@ -346,10 +326,7 @@ class Client:
         return self._in_mode(run)
 
     def _recover_caller(self) -> Callable[[dict[str, Any]], Any]:
-        async def run(arguments: dict[str, Any]) -> str:
-            return text_of(await anyio.to_thread.run_sync(self.squeezer.answer_recover, arguments))
-
-        return self._in_mode(run)
+        return self._in_mode(self._recover)
 
     def _in_mode(self, run: Callable[[dict[str, Any]], Any]) -> Callable[[dict[str, Any]], Any]:
         """`run` itself under `async with`; a sync call of it on the client's loop under `with`."""
