@@ -300,6 +300,25 @@ def _budget(budget: int | None, shrinkfit: int | None) -> int:
 @click.option("--port", type=int, default=8765, show_default=True, help="Port for streamable-http (0: any).")
 @click.option("--name", "server_name", default="backend", show_default=True, help="Backend name in stats.")
 @click.option(
+    "--compress-tools",
+    type=click.Choice(["off", "low", "medium", "high", "max"]),
+    envvar="MCPSQUEEZE_COMPRESS_TOOLS",
+    default="off",
+    show_default=True,
+    help="mcp-compressor's standard mode: tools/list shows NAME_get_tool_schema (listing every tool, less "
+    "of each from low to max) and NAME_invoke_tool (max adds NAME_list_tools); calls go through the same "
+    "shrinking and recovery. 'off': the backend's tools as they are.",
+)
+@click.option(
+    "--server-name",
+    "tool_prefix",
+    envvar="MCPSQUEEZE_SERVER_NAME",
+    default=None,
+    metavar="NAME",
+    help="With --compress-tools: the tools' prefix (NAME_invoke_tool) [default: --name if given, else "
+    "'server', as mcp-compressor].",
+)
+@click.option(
     "--token-file",
     type=click.Path(path_type=Path, dir_okay=False),
     default=None,
@@ -396,6 +415,8 @@ def _flag_settings(target: list[str], opts: dict[str, Any]) -> Settings:
         token_file=opts.get("token_file") if opts["transport"] == "streamable-http" else None,
         max_sessions=opts.get("max_sessions", 16),
         server_name=opts["server_name"],
+        compress_tools=opts.get("compress_tools") or "off",
+        tool_prefix=_tool_prefix(opts.get("tool_prefix")),
         dedup=not opts["no_dedup"],
         shrink=not opts["no_shrink"],
         budget=_budget(opts["budget"], opts["shrinkfit"]),
@@ -414,6 +435,17 @@ def _flag_settings(target: list[str], opts: dict[str, Any]) -> Settings:
         quiet=opts.get("quiet", False),
         **_shared_store(opts),
     )
+
+
+def _tool_prefix(value: str | None) -> str | None:
+    from ..settings import DEFAULT_KEYS
+
+    if value is None:
+        return None
+    try:
+        return str(DEFAULT_KEYS["tool_prefix"](value))
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--server-name") from exc
 
 
 def _shared_store(opts: dict[str, Any]) -> dict[str, Any]:

@@ -2,7 +2,8 @@
 
 Everything passes through unchanged except: tools/call results (through the pipeline), tools/list
 (gains the recover tool), calls of the recover tool (answered here, never forwarded), and the errors the
-proxy itself must give (backend gone, timeout, malformed input).
+proxy itself must give (backend gone, timeout, malformed input). With `--compress-tools`, tools/list is
+the compressed listing and its frontend tools are answered here or become the real call (`_compact.py`).
 
 Request ids are the one thing rewritten on the way: the backend sees ids the proxy owns (1, 2, 3...) and
 each answer gets the agent's own id back. So an answer that comes after a timeout, a cancellation or the
@@ -25,7 +26,9 @@ import anyio.abc
 
 from .._errors import MCPSqueezeError, RecoveryError, UsageError
 from ..core import Call, Pipeline, SessionServices, list_recover_tool, recover_call
+from ..core._listing import CompactTools, Invoke
 from ..transports import Channel, ChannelClosed, Invalid, Message, ProcessChannel, valid_id, with_id
+from ._compact import NOT_FOUND, CompactFront, invoke_message
 from ._handshake import BACKEND_ID, Handshake
 
 __all__ = ["BACKEND_GONE", "TIMEOUT", "UNREADABLE", "Relay"]
@@ -80,10 +83,19 @@ def _key(request_id: Any) -> tuple[str, Any]:
 
 
 @dataclass
+class _Waiter:
+    """A request of the proxy's own (the compressed listing's tools/list): its answer comes back here."""
+
+    done: anyio.Event = field(default_factory=anyio.Event)
+    answer: Message | None = None
+
+
+@dataclass
 class _Pending:
     method: str
     request: Message  # as the agent sent it, with the agent's id
     call: Call | None = None
+    waiter: _Waiter | None = None  # the proxy's own request: answered to it, not to the agent
     watchdog: anyio.CancelScope | None = None
     started: float = field(default_factory=time.perf_counter)
     progress: tuple[str, Any] | None = None  # the key of its progressToken in Relay._progress
@@ -105,12 +117,14 @@ class Relay:
         dead_reason: str | None = None,
         drain_grace: float = 10.0,
         start_failure_grace: float = START_FAILURE_GRACE,
+        compact: CompactFront | None = None,
     ) -> None:
         self.front = front
         self.back = back
         self.pipeline = pipeline
         self.services = services
         self.recover_tool = recover_tool  # None: pure passthrough, no extra tool
+        self.compact = compact  # --compress-tools: the compressed listing of this backend connection
         self.drain_grace = drain_grace  # after the agent closes its input, how long pending requests get
         self.start_failure_grace = start_failure_grace
         self.dead_reason = dead_reason if back is not None else (dead_reason or "no backend")
@@ -171,13 +185,14 @@ class Relay:
                 pending = self._take(backend_id, abandon=True)
                 if pending is not None:
                     with self._working():
-                        await self._to_front(
+                        await self._reply(
+                            pending,
                             _error(
                                 pending.request["id"],
                                 TIMEOUT,
                                 f"mcpsqueeze: the agent closed its input and the backend did not answer "
                                 f"{pending.what} within {grace:g} s after that; the request was cancelled.",
-                            )
+                            ),
                         )
                         await self._cancel_in_backend(backend_id, "the agent closed its input (mcpsqueeze)")
             while self._busy:  # results the backend already gave, still being presented or written
@@ -249,6 +264,8 @@ class Relay:
             if isinstance(message, Invalid):
                 await self._back_invalid(message)
             elif "method" in message:
+                if message["method"] == "notifications/tools/list_changed" and self.compact is not None:
+                    self.compact.changed()  # the next compressed answer lists the tools again
                 await self._to_front(message)  # backend requests and notifications go to the agent as is
             else:
                 await self._back_response(message)
@@ -265,7 +282,7 @@ class Relay:
             "mcpsqueeze: the backend's answer to %s could not be read: %s", pending.what, message.error
         )
         with self._working():
-            await self._to_front(self._unreadable(pending.request["id"], pending.what, message.error))
+            await self._reply(pending, self._unreadable(pending.request["id"], pending.what, message.error))
 
     def _unreadable(self, request_id: Any, what: str, why: str) -> Message:
         return _error(
@@ -290,7 +307,7 @@ class Relay:
             for backend_id in list(self._pending):
                 pending = self._take(backend_id)
                 if pending is not None:
-                    await self._to_front(self._gone_error(pending.request["id"], pending.method))
+                    await self._reply(pending, self._gone_error(pending.request["id"], pending.method))
         if not self._backend_spoke:
             # Failing at start: requests already sent or arriving soon still get their error, then stop.
             await anyio.sleep(self.start_failure_grace)
@@ -313,6 +330,8 @@ class Relay:
         params = message.get("params")
         if not isinstance(params, dict):
             params = {}
+        if self.compact is not None and self.dead_reason is None and self._compact_request(message, params):
+            return
         if method == "tools/call" and self.recover_tool and params.get("name") == self.recover_tool:
             assert self._tg is not None
             self._busy += 1  # released by _answer_recover
@@ -401,14 +420,15 @@ class Relay:
             return  # answered (or cancelled) in time
         self._take(backend_id, abandon=True)
         with self._working():
-            await self._to_front(
+            await self._reply(
+                pending,
                 _error(
                     pending.request["id"],
                     TIMEOUT,
                     f"mcpsqueeze: the backend did not answer {pending.what} within {timeout:g} s; the "
                     "request was cancelled and the proxy keeps serving. Retry, narrow the request, or raise "
                     "--timeout.",
-                )
+                ),
             )
             await self._cancel_in_backend(backend_id, f"timed out after {timeout:g} s (mcpsqueeze)")
 
@@ -425,6 +445,10 @@ class Relay:
                 "mcpsqueeze: dropped an answer from the backend for id %s, which this proxy never sent",
                 _short(backend_id),
             )
+            return
+        if pending.waiter is not None:  # the proxy's own request
+            pending.waiter.answer = message
+            pending.waiter.done.set()
             return
         message = with_id(message, pending.request["id"])  # an unchanged result keeps its bytes
         with self._working():
@@ -482,6 +506,83 @@ class Relay:
     def _recover(self, arguments: Any) -> dict[str, Any]:
         return recover_call(self.services.store, arguments)
 
+    # -- --compress-tools --------------------------------------------------------------------------------
+
+    def _compact_request(self, message: Message, params: dict[str, Any]) -> bool:
+        """tools/list and calls of the frontend tools: answered (or made the real call) here; True when
+        taken. A call with the tools already listed is served inline (no task: invoke adds ~nothing)."""
+        assert self.compact is not None
+        method = message["method"]
+        if method == "tools/list":
+            self._spawn(self._compact_list, message)
+            return True
+        if method != "tools/call" or not self.compact.owns(params.get("name")):
+            return False
+        tools = self.compact.tools
+        answer = CompactFront.answer(tools, message) if tools is not None else None
+        if answer is None or (isinstance(answer, dict) and _code(answer) == NOT_FOUND):  # list (again) first
+            self._spawn(self._compact_call, message)
+        elif isinstance(answer, Invoke):
+            self._spawn(self._front_request, invoke_message(message, answer))
+        else:
+            self._spawn(self._to_front, _modern(message, answer))
+        return True
+
+    def _spawn(self, func: Callable[[Message], Any], message: Message) -> None:
+        """Run `func(message)` as a task the drain waits for."""
+        assert self._tg is not None
+        self._busy += 1
+
+        async def run() -> None:
+            try:
+                await func(message)
+            finally:
+                self._busy -= 1
+                self._notify()
+
+        self._tg.start_soon(run)
+
+    async def _compact_list(self, message: Message) -> None:
+        assert self.compact is not None
+        tools = await self.compact.fetch(self._ask)
+        if not isinstance(tools, CompactTools):
+            await self._to_front({**tools, "id": message["id"]})  # the backend's own error
+            return
+        self.recover_tool, result = self.compact.listing(tools, self.recover_tool, [self.pipeline])
+        await self._to_front(_modern(message, {"jsonrpc": "2.0", "id": message["id"], "result": result}))
+
+    async def _compact_call(self, message: Message) -> None:
+        assert self.compact is not None
+        answer = await self.compact.resolve(self._ask, message)
+        if isinstance(answer, Invoke):
+            await self._front_request(invoke_message(message, answer))
+        else:
+            await self._to_front(_modern(message, answer))
+
+    async def _ask(self, method: str, params: dict[str, Any]) -> Message:
+        """A request of the proxy's own to the backend (ids, timeout, a gone backend: as the agent's)."""
+        if self.back is None or self.dead_reason is not None:
+            return self._gone_error(None, method)
+        backend_id = next(self._ids)
+        waiter = _Waiter()
+        pending = _Pending(method, {"jsonrpc": "2.0", "id": None, "method": method}, waiter=waiter)
+        self._pending[backend_id] = pending
+        self._watch_soon(backend_id, pending)
+        why = await self._to_back({"jsonrpc": "2.0", "id": backend_id, "method": method, "params": params})
+        if why is not None and self._take(backend_id) is not None:
+            return _error(None, INVALID_REQUEST, f"mcpsqueeze: cannot send {method}: {why}")
+        await waiter.done.wait()
+        assert waiter.answer is not None
+        return waiter.answer
+
+    async def _reply(self, pending: _Pending, message: Message) -> None:
+        """An answer the proxy makes for a pending request: to its waiter when it is the proxy's own."""
+        if pending.waiter is not None:
+            pending.waiter.answer = message
+            pending.waiter.done.set()
+            return
+        await self._to_front(message)
+
     # -- sending ---------------------------------------------------------------------------------------
 
     async def _to_front(self, message: Message) -> None:
@@ -512,6 +613,25 @@ class Relay:
                 logger.warning("mcpsqueeze: could not send a message to the backend: %s", exc)
                 return str(exc)
         return None
+
+
+def _code(answer: Message) -> Any:
+    error = answer.get("error")
+    return error.get("code") if isinstance(error, dict) else None
+
+
+def _modern(request: Message, answer: Message) -> Message:
+    """A result the proxy made: a 2026-07-28 client (its envelope in `_meta`) requires its type."""
+    params = request.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    result = answer.get("result")
+    if (
+        isinstance(meta, dict)
+        and "io.modelcontextprotocol/protocolVersion" in meta
+        and isinstance(result, dict)
+    ):
+        return {**answer, "result": {**result, "resultType": "complete"}}
+    return answer
 
 
 def _short(value: Any) -> str:

@@ -37,6 +37,7 @@ from .._jsonbytes import dumps, loads
 from ..core import Call, Pipeline, SessionServices, for_caller, list_recover_tool, new_pipeline, recover_call
 from ..settings import Settings
 from ..transports import PRINCIPAL_KEY, Channel, ChannelClosed, Invalid, Message
+from ._compact import stateless_hook
 from ._relay import BACKEND_GONE, FULL_META_KEY, TIMEOUT
 
 __all__ = ["MODERN_VERSION", "StatelessFrontend", "is_stateless_request"]
@@ -199,6 +200,10 @@ class StatelessFrontend:
         if rejected_envelope is not None:
             await _respond_json(send, rejected_envelope)
             return
+        hooked = await stateless_hook(self, request, message, body, send)  # --compress-tools (_compact.py)
+        if hooked is None:
+            return
+        request, message, body, params = hooked
         if message["method"] == "tools/call" and not self._names_settled:
             await self._settle_recover_tool()
         if (

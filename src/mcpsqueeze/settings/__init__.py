@@ -17,9 +17,10 @@ if TYPE_CHECKING:
         PolicySet,
     )
     from ._servers import ServerSpec, ToolFilter, parse_config, parse_servers, spec_from_argv
-    from ._settings import Settings, default_recovery_dir
+    from ._settings import COMPRESS_LEVELS, Settings, default_recovery_dir
 
 __all__ = [
+    "COMPRESS_LEVELS",
     "DEFAULT_BUDGET",
     "DEFAULT_KEYS",
     "DEFAULT_SHRINK_ABOVE",
@@ -45,6 +46,7 @@ __all__ = [
 ]
 
 _MODULES = {
+    "COMPRESS_LEVELS": "_settings",
     "Config": "_file",
     "ConfigError": "_file",
     "DEFAULT_BUDGET": "_policy",

@@ -34,7 +34,7 @@ from typing import Any
 from .._errors import UsageError
 from .._paths import default_config_path
 from ._policy import POLICY_KEYS, Policy, PolicyRule, PolicySet
-from ._settings import Settings
+from ._settings import COMPRESS_LEVELS, TOOL_PREFIX_RE, Settings
 
 __all__ = [
     "CONFIG_ENV",
@@ -150,6 +150,20 @@ def _tenant(value: Any) -> str:
     return value
 
 
+def _compress_tools(value: Any) -> str:
+    if value is False:
+        return "off"
+    if value not in COMPRESS_LEVELS:
+        raise ValueError(f"must be one of {', '.join(COMPRESS_LEVELS)}")
+    return str(value)
+
+
+def _tool_prefix(value: Any) -> str:
+    if not isinstance(value, str) or not TOOL_PREFIX_RE.fullmatch(value):
+        raise ValueError("must be 1-64 letters, digits, '_' or '-' (the tools become NAME_invoke_tool ...)")
+    return value
+
+
 DEFAULT_KEYS: dict[str, Callable[[Any], Any]] = {
     **POLICY_KEYS,  # budget, shrink, dedup, ...: a session-wide default for every per-tool knob
     "recovery": _recovery,
@@ -163,6 +177,8 @@ DEFAULT_KEYS: dict[str, Callable[[Any], Any]] = {
     "stats_file": _path,
     "recovery_url": _recovery_url,
     "tenant": _tenant,
+    "compress_tools": _compress_tools,
+    "tool_prefix": _tool_prefix,
 }
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -13,13 +14,18 @@ if TYPE_CHECKING:
     from ._oauth import OAuthClient
 
 __all__ = [
+    "COMPRESS_LEVELS",
     "DEFAULT_BUDGET",
     "DEFAULT_SHRINK_ABOVE",
     "MIN_BUDGET",
     "MIN_TRUNCATE_CHARS",
+    "TOOL_PREFIX_RE",
     "Settings",
     "default_recovery_dir",
 ]
+
+COMPRESS_LEVELS = ("off", "low", "medium", "high", "max")  # --compress-tools (mcp-compressor's -c, and off)
+TOOL_PREFIX_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")  # --server-name: tool names allow these
 
 
 @dataclass
@@ -34,6 +40,8 @@ class Settings:
     token_file: Path | None = None  # streamable-http frontend: require this bearer token
     max_sessions: int = 16  # streamable-http frontend: sessions (each with its own backend) at once
     server_name: str = "backend"
+    compress_tools: Literal["off", "low", "medium", "high", "max"] = "off"  # mcp-compressor's listing mode
+    tool_prefix: str | None = None  # --server-name: the compressed tools' prefix (None: see `compact_prefix`)
     dedup: bool = True
     shrink: bool = True
     budget: int = DEFAULT_BUDGET
@@ -54,6 +62,14 @@ class Settings:
     quiet: bool = False  # no session summary on exit
     recovery_url: str | None = None  # redis://HOST:PORT/DB: originals shared by every replica
     tenant: str | None = None  # whose originals these are when the token names no tenant
+
+    @property
+    def compact_prefix(self) -> str:
+        """The prefix of the compressed tools (`<prefix>_invoke_tool`): `--server-name`, else `--name` when
+        it is not the default, else mcp-compressor's own default, "server"."""
+        if self.tool_prefix:
+            return self.tool_prefix
+        return self.server_name if self.server_name not in ("", "backend") else "server"
 
     @property
     def is_url(self) -> bool:
