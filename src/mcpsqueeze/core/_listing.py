@@ -274,13 +274,16 @@ class CompactTools:
         text = "\n".join(_entry(t, "medium") for t in self.tools)
         return {"content": [{"type": "text", "text": text}], "isError": False}
 
-    def invoke(self, arguments: object) -> Invoke:
-        """The real call behind `<server>_invoke_tool`; ListingError for an unknown tool or bad input."""
+    def invoke(self, arguments: object, also: Iterable[str | None] = ()) -> Invoke:
+        """The real call behind `<server>_invoke_tool`; ListingError for an unknown tool or bad input.
+        `also`: names the door serves itself (our recover tool), passed on unchecked."""
         if not isinstance(arguments, dict):
             raise ListingError(INVALID_PARAMS, "arguments must be an object with tool_name and tool_input")
         name = arguments.get("tool_name")
         if not isinstance(name, str):
             raise ListingError(INVALID_PARAMS, "missing tool_name")
+        if name in also and name not in self._by_name and isinstance(arguments.get("tool_input"), dict):
+            return Invoke(name, arguments["tool_input"], False)
         tool = self._tool(name)
         tool_input = arguments.get("tool_input", {})
         if tool_input is None:

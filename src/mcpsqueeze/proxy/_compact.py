@@ -89,29 +89,32 @@ class CompactFront:
             return None, result
         return list_recover_tool(result, recover_tool, pipelines, compact_recover_tool)
 
-    async def resolve(self, ask: Ask, request: Message) -> Message | Invoke:
+    async def resolve(
+        self, ask: Ask, request: Message, also: tuple[str | None, ...] = ()
+    ) -> Message | Invoke:
         """`answer` on the tools as last listed; an unknown tool name lists them again first (the backend
         may have added it without telling), so only a name it really lacks is "tool not found"."""
         cached = self.tools is not None
         tools = await self.known(ask)
         if not isinstance(tools, CompactTools):
             return {**tools, "id": request.get("id")}
-        answer = self.answer(tools, request)
+        answer = self.answer(tools, request, also)
         if cached and isinstance(answer, dict) and (answer.get("error") or {}).get("code") == NOT_FOUND:
             tools = await self.fetch(ask)
-            answer = self.answer(tools, request) if isinstance(tools, CompactTools) else answer
+            answer = self.answer(tools, request, also) if isinstance(tools, CompactTools) else answer
         return answer
 
     @staticmethod
-    def answer(tools: CompactTools, request: Message) -> Message | Invoke:
-        """A tools/call of a frontend tool: its JSON-RPC answer, or the real call (`Invoke`) to run."""
+    def answer(tools: CompactTools, request: Message, also: tuple[str | None, ...] = ()) -> Message | Invoke:
+        """A tools/call of a frontend tool: its JSON-RPC answer, or the real call (`Invoke`) to run;
+        `also`: the door's own tools (our recover tool) that invoke may name too."""
         params = request.get("params") if isinstance(request.get("params"), dict) else {}
         assert isinstance(params, dict)
         name, arguments = params.get("name"), params.get("arguments")
         arguments = {} if arguments is None else arguments
         try:
             if name == tools.invoke_tool:
-                return tools.invoke(arguments)
+                return tools.invoke(arguments, also)
             result = tools.schema_answer(arguments) if name == tools.schema_tool else tools.list_answer()
         except ListingError as exc:
             return _error(request.get("id"), exc.code, exc.message)
@@ -201,7 +204,7 @@ async def stateless_hook(
         result = {**result, "resultType": "complete", "ttlMs": 0, "cacheScope": "private"}
         await _respond(send, {"jsonrpc": "2.0", "id": message["id"], "result": result})
         return None
-    answer = await compact.resolve(ask, message)
+    answer = await compact.resolve(ask, message, (front.recover_tool,))
     if not isinstance(answer, Invoke):
         if "result" in answer:
             answer = {**answer, "result": {**answer["result"], "resultType": "complete"}}

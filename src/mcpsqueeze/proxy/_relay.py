@@ -519,7 +519,7 @@ class Relay:
         if method != "tools/call" or not self.compact.owns(params.get("name")):
             return False
         tools = self.compact.tools
-        answer = CompactFront.answer(tools, message) if tools is not None else None
+        answer = CompactFront.answer(tools, message, (self.recover_tool,)) if tools is not None else None
         if answer is None or (isinstance(answer, dict) and _code(answer) == NOT_FOUND):  # list (again) first
             self._spawn(self._compact_call, message)
         elif isinstance(answer, Invoke):
@@ -553,7 +553,7 @@ class Relay:
 
     async def _compact_call(self, message: Message) -> None:
         assert self.compact is not None
-        answer = await self.compact.resolve(self._ask, message)
+        answer = await self.compact.resolve(self._ask, message, (self.recover_tool,))
         if isinstance(answer, Invoke):
             await self._front_request(invoke_message(message, answer))
         else:
