@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -206,3 +207,22 @@ async def test_both_protocol_revisions_over_http_get_the_compressed_tools(tmp_pa
         assert got["big_chars"] <= 20_000 and got["recovered"] == got["full"], mode
         assert len(got["full"]) > 20_000 and got["echo"] == mode
         assert got["schema"].startswith("echo(text: string):")
+
+
+def test_the_knob_comes_from_the_flag_its_variable_or_the_config_file_flags_first(tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text('[defaults]\ncompress_tools = "max"\ntool_prefix = "cfg"\n')
+
+    def names(*flags: str, env: dict[str, str] | None = None) -> list[str]:
+        with RawClient(wrap(tmp_path, *flags), env=env) as client:
+            client.initialize()
+            return [t["name"] for t in client.result("tools/list")["tools"]]
+
+    env = {"MCPSQUEEZE_COMPRESS_TOOLS": "high", "MCPSQUEEZE_SERVER_NAME": "envname"}
+    assert names(env=env) == ["envname_get_tool_schema", "envname_invoke_tool", "squeeze_recover"]
+    assert names("--config", str(config))[:3] == ["cfg_get_tool_schema", "cfg_invoke_tool", "cfg_list_tools"]
+    assert names("--config", str(config), "--compress-tools", "low")[2] == "squeeze_recover"  # no list tool
+    refused = subprocess.run(
+        wrap(tmp_path, "--compress-tools", "low", "--server-name", "a b"), capture_output=True
+    )
+    assert refused.returncode == 2 and b"--server-name" in refused.stderr
