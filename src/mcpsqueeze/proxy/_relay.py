@@ -542,9 +542,21 @@ class Relay:
 
         self._tg.start_soon(run)
 
+    def _asking_as(self, message: Message) -> Callable[[str, dict[str, Any]], Any]:
+        """The proxy's own requests on behalf of `message`: with its `_meta` (a 2026-07-28 client's
+        envelope, which such a backend requires on every request; stripped for an older one)."""
+        params = message.get("params")
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        envelope = {k: v for k, v in meta.items() if k != "progressToken"} if isinstance(meta, dict) else {}
+
+        async def ask(method: str, params: dict[str, Any]) -> Message:
+            return await self._ask(method, {**params, "_meta": envelope} if envelope else params)
+
+        return ask
+
     async def _compact_list(self, message: Message) -> None:
         assert self.compact is not None
-        tools = await self.compact.fetch(self._ask)
+        tools = await self.compact.fetch(self._asking_as(message))
         if not isinstance(tools, CompactTools):
             await self._to_front({**tools, "id": message["id"]})  # the backend's own error
             return
@@ -553,7 +565,7 @@ class Relay:
 
     async def _compact_call(self, message: Message) -> None:
         assert self.compact is not None
-        answer = await self.compact.resolve(self._ask, message, (self.recover_tool,))
+        answer = await self.compact.resolve(self._asking_as(message), message, (self.recover_tool,))
         if isinstance(answer, Invoke):
             await self._front_request(invoke_message(message, answer))
         else:
@@ -568,7 +580,9 @@ class Relay:
         pending = _Pending(method, {"jsonrpc": "2.0", "id": None, "method": method}, waiter=waiter)
         self._pending[backend_id] = pending
         self._watch_soon(backend_id, pending)
-        why = await self._to_back({"jsonrpc": "2.0", "id": backend_id, "method": method, "params": params})
+        why = await self._to_back(
+            self._for_backend({"jsonrpc": "2.0", "id": backend_id, "method": method, "params": params})
+        )
         if why is not None and self._take(backend_id) is not None:
             return _error(None, INVALID_REQUEST, f"mcpsqueeze: cannot send {method}: {why}")
         await waiter.done.wait()
@@ -621,17 +635,16 @@ def _code(answer: Message) -> Any:
 
 
 def _modern(request: Message, answer: Message) -> Message:
-    """A result the proxy made: a 2026-07-28 client (its envelope in `_meta`) requires its type."""
+    """A result the proxy made: a 2026-07-28 client (its envelope in `_meta`) requires its type, and on a
+    listing its cache fields (nothing cached: the backend may change its tools)."""
     params = request.get("params")
     meta = params.get("_meta") if isinstance(params, dict) else None
     result = answer.get("result")
-    if (
-        isinstance(meta, dict)
-        and "io.modelcontextprotocol/protocolVersion" in meta
-        and isinstance(result, dict)
-    ):
-        return {**answer, "result": {**result, "resultType": "complete"}}
-    return answer
+    modern = isinstance(meta, dict) and "io.modelcontextprotocol/protocolVersion" in meta
+    if not modern or not isinstance(result, dict):
+        return answer
+    extra = {"ttlMs": 0, "cacheScope": "private"} if request.get("method") == "tools/list" else {}
+    return {**answer, "result": {**result, "resultType": "complete", **extra}}
 
 
 def _short(value: Any) -> str:
