@@ -6,6 +6,7 @@ protocol revisions), against real servers: the compressed listing, invoke throug
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -226,3 +227,24 @@ def test_the_knob_comes_from_the_flag_its_variable_or_the_config_file_flags_firs
         wrap(tmp_path, "--compress-tools", "low", "--server-name", "a b"), capture_output=True
     )
     assert refused.returncode == 2 and b"--server-name" in refused.stderr
+
+
+@pytest.mark.anyio
+async def test_a_2026_client_over_stdio_gets_the_schema_before_any_listing_and_then_the_listing(
+    tmp_path: Path,
+) -> None:
+    """The proxy's own tools/list to a 2026-07-28 backend carries the client's envelope (else refused)."""
+    from mcp import StdioServerParameters
+
+    argv = wrap(tmp_path, "--compress-tools", "medium", "--name", "demo")
+    server = StdioServerParameters(command=argv[0], args=argv[1:], env=dict(os.environ))
+    async with Client(server) as client:
+        assert client.protocol_version == MODERN
+        schema = await client.call_tool("demo_get_tool_schema", {"tool_name": "echo"})
+        listed = [t.name for t in (await client.list_tools()).tools]
+        echoed = await client.call_tool(
+            "demo_invoke_tool", {"tool_name": "echo", "tool_input": {"text": "hi"}}
+        )
+    assert schema.content[0].text.startswith("echo(text: string):")  # type: ignore[union-attr]
+    assert listed == ["demo_get_tool_schema", "demo_invoke_tool", "squeeze_recover"]
+    assert echoed.content[0].text == "hi"  # type: ignore[union-attr]

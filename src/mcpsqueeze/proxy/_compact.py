@@ -25,7 +25,8 @@ from .._jsonbytes import dumps
 from ..core._listing import CompactTools, Invoke, ListingError, compact_recover_tool
 from ..core._recover import list_recover_tool
 from ..settings import Settings
-from ..transports import Message
+from ..transports import Message, error_response
+from ._modern_http import respond_json
 
 __all__ = ["NOT_FOUND", "CompactFront", "compact_front", "invoke_message", "stateless_hook"]
 
@@ -68,7 +69,9 @@ class CompactFront:
                 answer = await ask("tools/list", {"cursor": cursor} if cursor else {})
                 result = answer.get("result")
                 if not isinstance(result, dict) or not isinstance(result.get("tools"), list):
-                    return answer if "error" in answer else _error(None, -32603, "the backend did not list")
+                    if "error" in answer:
+                        return answer
+                    return error_response(None, NOT_FOUND, "mcpsqueeze: the backend did not list its tools")
                 listed += result["tools"]
                 cursor = result.get("nextCursor")
                 if not isinstance(cursor, str) or not cursor:
@@ -117,7 +120,7 @@ class CompactFront:
                 return tools.invoke(arguments, also)
             result = tools.schema_answer(arguments) if name == tools.schema_tool else tools.list_answer()
         except ListingError as exc:
-            return _error(request.get("id"), exc.code, exc.message)
+            return error_response(request.get("id"), exc.code, exc.message)
         return {"jsonrpc": "2.0", "id": request.get("id"), "result": result}
 
 
@@ -131,10 +134,6 @@ def invoke_message(request: Message, invoke: Invoke) -> Message:
         meta = params.get("_meta")
         params["_meta"] = {**(meta if isinstance(meta, dict) else {}), FULL_META_KEY: True}
     return {**request, "params": params}
-
-
-def _error(request_id: Any, code: int, message: str) -> Message:
-    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
 
 
 # -- the stateless (2026-07-28) frontend ----------------------------------------------------------------
@@ -152,24 +151,11 @@ async def _stateless_ask(front: Any) -> Ask:
             answer: Message = await exchange({"jsonrpc": "2.0", "method": method, "params": params})
             return answer
         result = await backend._ask(method, params)  # a 2026-07-28 HTTP backend: the result only
-        return (
-            {"jsonrpc": "2.0", "id": None, "result": result}
-            if result is not None
-            else _error(None, -32603, "")
-        )
+        if result is None:
+            return error_response(None, NOT_FOUND, "mcpsqueeze: the backend did not answer tools/list")
+        return {"jsonrpc": "2.0", "id": None, "result": result}
 
     return ask
-
-
-async def _respond(send: Any, message: Message) -> None:
-    from mcp.shared.inbound import ERROR_CODE_HTTP_STATUS
-
-    error = message.get("error")
-    status = ERROR_CODE_HTTP_STATUS.get(error["code"], 200) if isinstance(error, dict) else 200
-    body = dumps(message)
-    headers = [(b"content-length", str(len(body)).encode()), (b"content-type", b"application/json")]
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body, "more_body": False})
 
 
 async def stateless_hook(
@@ -192,23 +178,23 @@ async def stateless_hook(
     try:
         ask = await _stateless_ask(front)
     except BackendError as exc:
-        await _respond(send, _error(message["id"], -32000, f"mcpsqueeze: {exc}"))
+        await respond_json(send, error_response(message["id"], -32000, f"mcpsqueeze: {exc}"))
         return None
     if method == "tools/list":
         tools = await compact.fetch(ask)
         if not isinstance(tools, CompactTools):
-            await _respond(send, {**tools, "id": message["id"]})
+            await respond_json(send, {**tools, "id": message["id"]})
             return None
         pipelines = [front.pipeline, *(p for _, p in front._callers.values())]
         front.recover_tool, result = compact.listing(tools, front.recover_tool, pipelines)
         result = {**result, "resultType": "complete", "ttlMs": 0, "cacheScope": "private"}
-        await _respond(send, {"jsonrpc": "2.0", "id": message["id"], "result": result})
+        await respond_json(send, {"jsonrpc": "2.0", "id": message["id"], "result": result})
         return None
     answer = await compact.resolve(ask, message, (front.recover_tool,))
     if not isinstance(answer, Invoke):
         if "result" in answer:
             answer = {**answer, "result": {**answer["result"], "resultType": "complete"}}
-        await _respond(send, answer)
+        await respond_json(send, answer)
         return None
     real = invoke_message(message, answer)
     headers = [
