@@ -1,7 +1,8 @@
 """A hand-written handshake-era stdio backend whose tools change (for `--compress-tools` refresh tests).
 
 It lists `grow` and `tool_1` .. `tool_N`; calling `grow` adds the next tool and, unless called with
-`{"quiet": true}`, sends notifications/tools/list_changed before answering. Not a test module.
+`{"quiet": true}`, sends notifications/tools/list_changed before answering. `--pages`: one tool per
+tools/list page. Not a test module.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import json
 import sys
 
 count = 1
+PAGES = "--pages" in sys.argv  # tools/list answers one tool per page
 
 
 def send(message: dict[str, object]) -> None:
@@ -39,6 +41,11 @@ for line in sys.stdin:
             "capabilities": {"tools": {"listChanged": True}, "prompts": {}},
             "serverInfo": {"name": "changing", "version": "1"},
         }
+    elif method == "tools/list" and PAGES:
+        at = int(params.get("cursor") or 0)
+        result = {"tools": tools()[at : at + 1]}
+        if at + 1 < len(tools()):
+            result["nextCursor"] = str(at + 1)
     elif method == "tools/list":
         result = {"tools": tools()}
     elif method == "prompts/list":

@@ -248,3 +248,23 @@ async def test_a_2026_client_over_stdio_gets_the_schema_before_any_listing_and_t
     assert schema.content[0].text.startswith("echo(text: string):")  # type: ignore[union-attr]
     assert listed == ["demo_get_tool_schema", "demo_invoke_tool", "squeeze_recover"]
     assert echoed.content[0].text == "hi"  # type: ignore[union-attr]
+
+
+def test_every_page_of_the_backends_listing_is_compressed_and_its_own_squeeze_recover_stays_reachable(
+    tmp_path: Path,
+) -> None:
+    argv = wrap(tmp_path, "--compress-tools", "high", "--name", "p", target=[*CHANGING, "--pages"])
+    with RawClient(argv) as client:
+        client.initialize()
+        listed = client.result("tools/list")
+        called = invoke(client, "p", "tool_1", {"n": 1})
+    assert "nextCursor" not in listed
+    assert listed["tools"][0]["description"].endswith("Its tools:\ngrow()\ntool_1(n)")
+    assert json.loads(text(called["result"])) == {"name": "tool_1", "arguments": {"n": 1}}
+    pages = [sys.executable, str(Path(__file__).with_name("pages_backend.py")), "--own-recover"]
+    with RawClient(wrap(tmp_path, "--compress-tools", "medium", "--name", "p", target=pages)) as client:
+        client.initialize()
+        names = [t["name"] for t in client.result("tools/list")["tools"]]
+        theirs = invoke(client, "p", "squeeze_recover", {})
+    assert names == ["p_get_tool_schema", "p_invoke_tool", "squeeze_recover_2"]
+    assert text(theirs["result"]) == "the backend's own squeeze_recover"

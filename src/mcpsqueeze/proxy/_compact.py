@@ -86,11 +86,16 @@ class CompactFront:
     def listing(
         self, tools: CompactTools, recover_tool: str | None, pipelines: Any
     ) -> tuple[str | None, Any]:
-        """(the recover tool's name, the tools/list result): the frontend tools and our recover tool."""
-        result = {"tools": tools.listing()}
+        """(the recover tool's name, the tools/list result): the frontend tools and our recover tool,
+        named clear of the backend's own tools too (one named squeeze_recover stays reachable by invoke)."""
+        frontend = tools.listing()
         if recover_tool is None:
-            return None, result
-        return list_recover_tool(result, recover_tool, pipelines, compact_recover_tool)
+            return None, {"tools": frontend}
+        stubs = [{"name": t.get("name")} for t in tools.tools]
+        name, listed = list_recover_tool(
+            {"tools": [*frontend, *stubs]}, recover_tool, pipelines, compact_recover_tool
+        )
+        return name, {"tools": [*frontend, listed["tools"][-1]]}
 
     async def resolve(
         self, ask: Ask, request: Message, also: tuple[str | None, ...] = ()
