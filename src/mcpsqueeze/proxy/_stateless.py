@@ -37,6 +37,7 @@ from .._voice import McpVoice
 from ..core import Call, Pipeline, SessionServices, for_caller, new_pipeline
 from ..settings import Settings
 from ..transports import BACKEND_GONE, INVALID_REQUEST, PARSE_ERROR, PRINCIPAL_KEY, Message, error_response
+from ._compact import stateless_hook
 from ._modern_http import MODERN_VERSION, respond, respond_json
 from ._recover_tool import answer_recover, with_recover_tool
 from ._relay import FULL_META_KEY
@@ -171,6 +172,10 @@ class StatelessFrontend:
         if rejected_envelope is not None:
             await respond_json(send, rejected_envelope)
             return
+        hooked = await stateless_hook(self, request, message, body, send)  # --compress-tools (_compact.py)
+        if hooked is None:
+            return
+        request, message, body, params = hooked
         if message["method"] == "tools/call" and not self._names_settled:
             await self._settle_recover_tool()
         if (

@@ -25,10 +25,11 @@ if TYPE_CHECKING:
         PolicySet,
     )
     from ._servers import ServerSpec, ToolFilter, parse_config, parse_servers, spec_from_argv
-    from ._settings import Settings, default_recovery_dir
+    from ._settings import COMPRESS_LEVELS, Settings, default_recovery_dir
 
 __all__ = [
     "AUTH_METHODS",
+    "COMPRESS_LEVELS",
     "DEFAULT_BUDGET",
     "DEFAULT_KEYS",
     "DEFAULT_SHRINK_ABOVE",
@@ -58,6 +59,7 @@ __all__ = [
 _MODULES = {
     "AUTH_METHODS": "_oauth",
     "AuthMethod": "_oauth",
+    "COMPRESS_LEVELS": "_settings",
     "Config": "_file",
     "ConfigError": "_file",
     "DEFAULT_BUDGET": "_policy",
