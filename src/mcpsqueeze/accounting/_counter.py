@@ -65,9 +65,10 @@ _FAST_ABOVE = (
 # load, 259 MB after its first count), more than a 100 MB result may add to the whole proxy (issue 23
 # item 12): it is used only when asked for, with MCPSQUEEZE_FASTOKENS=1.
 _FAST_ENV = "MCPSQUEEZE_FASTOKENS"
-# The helper's hard cap on data (RLIMIT_DATA). Measured on Linux x86-64, Python 3.11: ~150 MB with
-# tiktoken loaded, ~230 MB with fastokens too (its tables), and flat while counting 100 MB of one letter
-# in spans; 512 MiB leaves room for both, and stops a runaway long before the machine is in trouble.
+# The helper's hard cap on data (RLIMIT_DATA: heap and private writable mappings). Measured on Linux
+# x86-64, Python 3.11: VmData ~80 MB with tiktoken loaded, flat while counting 100 MB of one letter in
+# spans (RSS +0-30 MB); fastokens, when asked for, adds ~190 MB. 512 MiB leaves room for both and stops a
+# runaway long before the machine is in trouble.
 _HELPER_DATA_CAP = 512 * 1024 * 1024
 _PR_SET_PDEATHSIG = 1
 _PARENT_ENV = "MCPSQUEEZE_COUNTER_PARENT"  # the proxy's pid: the helper ends if it is not its parent
