@@ -47,7 +47,8 @@ __all__ = [
 _HELP_WORDS = ("-h", "--help", "help")
 _RECOVER_USAGE = (
     "Usage: {p}recover ID|PATH [--pointer POINTER | --lines 120-180] [--query EXPR] [--raw]\n"
-    "       {p}recover ID|PATH [--pointer P] (--grep REGEX [-i] | --search WORDS) [--context N] [--skip N]\n"
+    "       {p}recover ID|PATH [--pointer POINTER] (--grep REGEX [-i] | --search WORDS)\n"
+    "                          [--context N] [--skip N]\n"
     "\n"
     "Print the original of a shrunk or deduplicated result from the recovery directory: its text\n"
     "(the text blocks joined); with --pointer, the one JSON value the RFC 6901 pointer names inside\n"
