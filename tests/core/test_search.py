@@ -7,6 +7,8 @@ import re
 import time
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mcpsqueeze._errors import UsageError
 from mcpsqueeze._lines import read_lines, split_lines
@@ -247,3 +249,24 @@ def test_the_core_answer_searches_json_values_and_the_part_a_pointer_names() -> 
     )
     assert "3:    os.exit(1)" in inside["content"][0]["text"]  # a string's own lines
     assert "mcpsqueeze/next" not in inside["_meta"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    text=st.text(alphabet="ab \n\r\x85\u2028é", max_size=300),
+    needle=st.text(alphabet="abé ", min_size=1, max_size=3),
+    context=st.integers(0, 3),
+)
+def test_grep_finds_exactly_the_lines_that_hold_a_literal_numbered_as_split_lines(
+    text: str, needle: str, context: int
+) -> None:
+    lines = split_lines(text)
+    wanted = [n for n, line in enumerate(lines, 1) if needle in line.rstrip("\n")]
+    seen: list[int | str] = []
+    skip: int | None = 0
+    while skip is not None:
+        found = grep(text, re.escape(needle), context=context, skip=skip, budget=1000)
+        assert len(found.text) <= 1000
+        seen += found.hits
+        skip = found.next_skip
+    assert seen == wanted
