@@ -90,6 +90,9 @@ async def test_mcpsq_recover_reads_exact_lines_and_queries_inside_the_shell(
     assert (lines.exit_code, lines.stdout) == (0, "line 11\r\nline 12\nline 13\r\n")
     last = await bash.exec(f"mcpsq recover {rid} --lines=42-")  # line 41 is the newline joining the blocks
     assert (last.exit_code, last.stdout) == (0, issues)
+    found = await bash.exec(f"mcpsq recover {rid} --grep '^LINE 1[23]\\b' -i --context 0")  # issue 21 item 2
+    header = "2 of 42 lines match grep /^LINE 1[23]\\b/i (N: a match, N- context):\n"
+    assert (found.exit_code, found.stdout) == (0, header + "12:line 12\n13:line 13\n")
     other = "cd" * 16
     (rec_dir / f"mcpsqueeze-{other}.json").write_text(json.dumps({"content": [original["content"][1]]}))
     keys = await bash.exec(f"mcpsq recover {other} --query 'issues[].key' | jq -c .")
