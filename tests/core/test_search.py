@@ -270,3 +270,12 @@ def test_grep_finds_exactly_the_lines_that_hold_a_literal_numbered_as_split_line
         seen += found.hits
         skip = found.next_skip
     assert seen == wanted
+
+
+def test_a_result_with_structured_content_and_no_text_is_searched_by_its_values() -> None:
+    from mcpsqueeze.core._recover import answer
+    from mcpsqueeze.core._request import RecoverRequest
+
+    original = {"content": [], "structuredContent": {"rows": [{"name": "alpha"}, {"name": "beta"}]}}
+    found = answer(original, RecoverRequest.parse({"response_id": RID, "grep": "^b"}))
+    assert found["content"][0]["text"].endswith('\n/rows/1/name: "beta"')

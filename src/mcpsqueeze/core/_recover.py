@@ -164,8 +164,8 @@ def _found(original: dict[str, Any], text: str, request: RecoverRequest) -> dict
     else:
         try:
             document = json.loads(text)
-        except (ValueError, RecursionError):
-            document = None
+        except (ValueError, RecursionError):  # text: searched by its lines, unless there is none
+            document = None if text.strip() else original.get("structuredContent")
         if isinstance(document, dict | list):
             node = document
     context = DEFAULT_CONTEXT if request.context is None else request.context
