@@ -279,3 +279,32 @@ def test_a_result_with_structured_content_and_no_text_is_searched_by_its_values(
     original = {"content": [], "structuredContent": {"rows": [{"name": "alpha"}, {"name": "beta"}]}}
     found = answer(original, RecoverRequest.parse({"response_id": RID, "grep": "^b"}))
     assert found["content"][0]["text"].endswith('\n/rows/1/name: "beta"')
+
+
+def test_the_answers_an_agent_reads_are_pinned() -> None:
+    from pathlib import Path
+
+    from rawclient import assert_golden
+
+    text = _source(60) + "x" * 900 + "parse_long" + "y" * 900 + "\n"
+    document = {
+        "issues": [{"key": f"DEMO-{i}", "title": f"parse {'error' if i % 4 else 'crash'}"} for i in range(9)]
+    }
+    parts = [
+        (
+            "grep 'parse_[0-9]+' context 1 budget 1000",
+            grep(text, r"parse_[0-9]+", context=1, budget=1000).text,
+        ),
+        ("grep 'PARSE_LONG' ignore_case", grep(text, "PARSE_LONG", ignore_case=True, context=0).text),
+        ("grep 'zzz'", grep(text, "zzz").text),
+        ("search 'parse value_7' context 0", search(text, "parse value_7", context=0, budget=1000).text),
+        ("grep '^DEMO-[0-3]$' on JSON", grep(document, "^DEMO-[0-3]$", base="/r").text),
+        ("search 'crash' on JSON", search(document, "crash").text),
+    ]
+    for pattern in (r"(a)\1", "a(?<=b)"):
+        try:
+            grep(text, pattern)
+        except UsageError as exc:
+            parts.append((f"grep {pattern!r} refused", str(exc)))
+    body = "".join(f"## {name}\n{answer}\n" for name, answer in parts)
+    assert_golden(Path(__file__).with_name("golden") / "search_answers.txt", body)

@@ -201,16 +201,38 @@ def search(
             "such as 'parse error' (grep takes a regular expression)"
         )
     label = f'search "{_cut(query, _LABEL)}", best first'
+    where = _FirstTerm(terms)
     if isinstance(original, str):
         _encoded(original, limits)
         lines = split_lines(original)
         ranked = rank_lines(lines, terms, limit=len(lines), text=original)
-        return _render_lines(lines, ranked, None, label, None, context, skip, budget, ordered=False)
+        return _render_lines(lines, ranked, None, label, where, context, skip, budget, ordered=False)
     leaves = list(_leaves(original, base))
     documents = [f"{pointer} {text}".replace("\n", " ") + "\n" for pointer, _, text in leaves]
     _encoded("".join(documents), limits)
     ranked = rank_lines(documents, terms, limit=len(documents))
-    return _render_values(leaves, ranked, None, label, None, skip, budget)
+    return _render_values(leaves, ranked, None, label, where, skip, budget)
+
+
+@dataclass(frozen=True)
+class _At:
+    at: int
+
+    def start(self) -> int:
+        return self.at
+
+
+class _FirstTerm:
+    """Where a search's first term is in a line, as a compiled pattern says where it matches: a long
+    line is shown around it. ASCII letters match in any case (as the ranking matches them)."""
+
+    def __init__(self, terms: Sequence[str]) -> None:
+        self.terms = [term.encode("utf-8", "surrogatepass") for term in terms]
+
+    def search(self, data: bytes) -> _At | None:
+        lowered = data.lower()
+        found = [at for at in (lowered.find(term) for term in self.terms) if at >= 0]
+        return _At(min(found)) if found else None
 
 
 def _check_page(context: object, skip: object, budget: object) -> tuple[int, int, int]:
