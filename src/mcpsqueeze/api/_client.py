@@ -23,7 +23,7 @@ import anyio.abc
 
 from .._errors import BackendError, MCPSqueezeError, RecoveryError, UsageError
 from .._results import text_of
-from ..core import Outcome, RecoverKeywords
+from ..core import Outcome, RecoverKeywords, parts_text
 from ..settings import (
     DEFAULT_BUDGET,
     DEFAULT_SHRINK_ABOVE,
@@ -279,7 +279,7 @@ class Client:
         arguments when there is one, otherwise the tool runs once and its result is passed unshrunk."""
         return self._run(self._call, server, tool, arguments or {}, full)
 
-    def recover(self, response_id: str, **keywords: Unpack[RecoverKeywords]) -> Any:
+    def recover(self, response_id: str | list[str], **keywords: Unpack[RecoverKeywords]) -> Any:
         """The original's text, or the part a JSON `pointer`, a JMESPath `query`, an `offset`+`length`
         window or a range of `lines` ("120-180", as fold markers name them) selects (awaitable under
         `async with`). RecoveryError when the id is unknown, expired or evicted; UsageError for
@@ -376,7 +376,7 @@ class Client:
         return presented, outcome
 
     async def _recover(self, arguments: dict[str, Any]) -> str:
-        return text_of(await anyio.to_thread.run_sync(self.squeezer.answer_recover, arguments))
+        return parts_text(await anyio.to_thread.run_sync(self.squeezer.answer_recover, arguments))
 
     def _caller(self, server: str, tool: str) -> Callable[[dict[str, Any]], Any]:
         async def run(arguments: dict[str, Any]) -> str:

@@ -12,8 +12,16 @@ from pathlib import Path
 from typing import Any, Literal, Unpack
 
 from .._errors import RecoveryError, UsageError
-from .._results import text_of
-from ..core import Call, Outcome, RecoverKeywords, RecoverRequest, build_services, new_pipeline, recover
+from ..core import (
+    Call,
+    Outcome,
+    RecoverKeywords,
+    RecoverRequest,
+    build_services,
+    new_pipeline,
+    parts_text,
+    recover,
+)
 from ..settings import (
     DEFAULT_BUDGET,
     DEFAULT_SHRINK_ABOVE,
@@ -137,7 +145,9 @@ class Squeezer:
         raw = result if isinstance(result, dict) else as_result(result)
         return await self._pipeline.present(call, raw)
 
-    def recover_result(self, response_id: str, **keywords: Unpack[RecoverKeywords]) -> dict[str, Any]:
+    def recover_result(
+        self, response_id: str | list[str], **keywords: Unpack[RecoverKeywords]
+    ) -> dict[str, Any]:
         """What the recover tool returns: the original, one JSON node (`pointer`), a JMESPath projection
         (`query`), a text window (`offset`, `length`), or a range of `lines` such as "120-180" (as fold
         markers name them). RecoveryError when the id is unknown, expired or evicted; UsageError for
@@ -150,10 +160,10 @@ class Squeezer:
         request = arguments if isinstance(arguments, RecoverRequest) else RecoverRequest.parse(arguments)
         return recover(self._services.store, request)
 
-    def recover(self, response_id: str, **keywords: Unpack[RecoverKeywords]) -> str:
+    def recover(self, response_id: str | list[str], **keywords: Unpack[RecoverKeywords]) -> str:
         """The original's text (or the part `pointer` / `query` / `offset`+`length` / `lines` select):
         the text of `recover_result`."""
-        return text_of(self.recover_result(response_id, **keywords))
+        return parts_text(self.recover_result(response_id, **keywords))
 
     def original(self, response_id: str) -> dict[str, Any]:
         """The complete original CallToolResult exactly as the tool returned it."""

@@ -8,7 +8,15 @@ from __future__ import annotations
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing typing is not free at start-up
 if TYPE_CHECKING:
     from ._pipeline import Call, Outcome, Pipeline
-    from ._recover import Originals, answer, list_recover_tool, recover, recover_tool_definition, tool_answer
+    from ._recover import (
+        Originals,
+        answer,
+        list_recover_tool,
+        parts_text,
+        recover,
+        recover_tool_definition,
+        tool_answer,
+    )
     from ._request import LineRange, RecoverKeywords, RecoverRequest
     from ._services import SessionServices, build_services, for_caller, new_pipeline, sweep_forever
 
@@ -26,6 +34,7 @@ __all__ = [
     "for_caller",
     "list_recover_tool",
     "new_pipeline",
+    "parts_text",
     "recover",
     "recover_tool_definition",
     "sweep_forever",
@@ -43,6 +52,7 @@ _MODULES = {
     "new_pipeline": "_services",
     "recover": "_recover",
     "tool_answer": "_recover",
+    "parts_text": "_recover",
     "answer": "_recover",
     "Originals": "_recover",
     "RecoverRequest": "_request",

@@ -220,8 +220,15 @@ def build_app(session: SessionAPI, token: bytes | Tokens | None) -> Any:
         return reply(status, payload)
 
     async def recover(request: Request) -> Response:
-        # The query string is the recover arguments (numbers as digit strings), parsed as every door does.
-        arguments = {**request.query_params, "response_id": request.path_params["response_id"]}
+        # The query string is the recover arguments (numbers as digit strings; a repeated key is a list;
+        # more ids as response_id=...), parsed as every door does.
+        params = request.query_params
+        arguments: dict[str, Any] = {}
+        for key in params:
+            values = params.getlist(key)
+            arguments[key] = values if len(values) > 1 else values[0]
+        ids = [request.path_params["response_id"], *params.getlist("response_id")]
+        arguments["response_id"] = ids if len(ids) > 1 else ids[0]
         try:
             asked = RecoverRequest.parse(arguments)
         except UsageError as exc:
