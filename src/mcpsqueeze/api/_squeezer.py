@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Literal, Unpack
 
 from .._errors import RecoveryError, UsageError
+from .._voice import McpVoice
 from ..core import (
     Call,
     Outcome,
@@ -125,7 +126,7 @@ class Squeezer:
         self.settings = settings
         self.recover_tool = recover_tool
         self._services = build_services(settings)
-        self._pipeline = new_pipeline(settings, self._services, mode="mcp", recover_tool=recover_tool)
+        self._pipeline = new_pipeline(settings, self._services, McpVoice(recover_tool))
         self._calls = 0
 
     async def present(
