@@ -155,11 +155,12 @@ class Squeezer:
         malformed or out-of-bounds arguments."""
         return self.answer_recover({"response_id": response_id, **keywords})
 
-    def answer_recover(self, arguments: object) -> dict[str, Any]:
+    def answer_recover(self, arguments: object, page_size: int | None = None) -> dict[str, Any]:
         """The recover tool's answer to a call with `arguments` (or a parsed RecoverRequest), as the MCP
-        proxy gives it, except that a refused request raises instead of being an isError result."""
+        proxy gives it, except that a refused request raises instead of being an isError result; with
+        `page_size`, an answer longer than that is its first page (`_meta["mcpsqueeze/next"]` the next)."""
         request = arguments if isinstance(arguments, RecoverRequest) else RecoverRequest.parse(arguments)
-        return recover(self._services.store, request)
+        return recover(self._services.store, request, page_size)
 
     def recover(self, response_id: str | list[str], **keywords: Unpack[RecoverKeywords]) -> str:
         """The original's text (or the part `pointer` / `query` / `offset`+`length` / `lines` select):

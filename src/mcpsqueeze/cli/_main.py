@@ -139,6 +139,16 @@ def _shrink_options(func: Any) -> Any:
             "'off': only results over the budget shrink.",
         ),
         click.option(
+            "--page-size",
+            type=int,
+            envvar="MCPSQUEEZE_PAGE_SIZE",
+            default=40_000,
+            show_default=True,
+            metavar="N",
+            help="Recover tool answers over N characters come as pages, each naming the call for the next "
+            "(fits Claude Code's 50,000-character and 25,000-token limits; at least 1000).",
+        ),
+        click.option(
             "--toonify",
             is_flag=True,
             help="Show JSON results that are not shrunk as TOON (mcp-compressor compatible); the original "
@@ -239,6 +249,12 @@ def _shrink_above(value: str | None) -> int | None:
             f"a number of characters or 'off', got {value!r}", param_hint="--shrink-above"
         )
     return chars
+
+
+def _page_size(value: int) -> int:
+    if value < 1000:
+        raise click.BadParameter(f"--page-size must be at least 1000 characters, not {value}")
+    return value
 
 
 def _truncate_chars(value: int | None, shrink: bool) -> int | None:
@@ -401,6 +417,7 @@ def _flag_settings(target: list[str], opts: dict[str, Any]) -> Settings:
         budget=_budget(opts["budget"], opts["shrinkfit"]),
         truncate_chars=_truncate_chars(opts["truncate_chars"], not opts["no_shrink"]),
         shrink_above=_shrink_above(opts["shrink_above"]),
+        page_size=_page_size(opts["page_size"]),
         toonify=opts["toonify"],
         drop_duplicate_structured=opts.get("drop_duplicate_structured", False),
         recovery=opts["recovery"],

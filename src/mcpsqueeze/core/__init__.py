@@ -9,6 +9,7 @@ TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing typing is not fre
 if TYPE_CHECKING:
     from ._pipeline import Call, Outcome, Pipeline
     from ._recover import (
+        DEFAULT_PAGE_SIZE,
         Originals,
         answer,
         list_recover_tool,
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
     from ._services import SessionServices, build_services, for_caller, new_pipeline, sweep_forever
 
 __all__ = [
+    "DEFAULT_PAGE_SIZE",
     "Call",
     "LineRange",
     "Originals",
@@ -52,6 +54,7 @@ _MODULES = {
     "new_pipeline": "_services",
     "recover": "_recover",
     "tool_answer": "_recover",
+    "DEFAULT_PAGE_SIZE": "_recover",
     "parts_text": "_recover",
     "answer": "_recover",
     "Originals": "_recover",

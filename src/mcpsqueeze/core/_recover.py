@@ -22,9 +22,11 @@ if TYPE_CHECKING:
     from ._pipeline import Pipeline
 
 __all__ = [
+    "DEFAULT_PAGE_SIZE",
     "Originals",
     "answer",
     "list_recover_tool",
+    "page_of",
     "parts_text",
     "recover",
     "recover_tool_definition",
@@ -91,10 +93,17 @@ class Originals(Protocol):
     def load(self, response_id: str) -> bytes: ...
 
 
-def recover(store: Originals | None, request: RecoverRequest) -> dict[str, Any]:
+#: Characters of one recover answer page on the MCP doors (`--page-size`): under Claude Code's 50,000-
+#: character spill to a file and, at ~4 characters a token, its 25,000-token MAX_MCP_OUTPUT_TOKENS.
+DEFAULT_PAGE_SIZE = 40_000
+
+
+def recover(store: Originals | None, request: RecoverRequest, page_size: int | None = None) -> dict[str, Any]:
     """The recover tool's answer to ``request``, for every door: load each original asked for (never
-    re-running a tool) and render the parts asked for. RecoveryError when an original is not
-    available, UsageError when a part asked for does not exist in it."""
+    re-running a tool) and render the parts asked for; with ``page_size`` (the MCP doors), an answer
+    longer than that is one page of it (see ``page_of``; a request naming a page is paged at the default
+    size on any door). RecoveryError when an original is not available, UsageError when a part asked
+    for does not exist in it."""
     from .._jsonbytes import loads  # orjson: not on the shell shim's path, which reads files itself
 
     if store is None:
@@ -108,15 +117,63 @@ def recover(store: Originals | None, request: RecoverRequest) -> dict[str, Any]:
             raise RecoveryError(
                 f"the stored original {response_id} is not valid JSON ({exc}); it may have been altered"
             ) from exc
-    return answer(originals, request)
+    result = answer(originals, request)
+    if request.page is not None or page_size is not None:
+        result = page_of(result, request, page_size or DEFAULT_PAGE_SIZE)
+    return result
 
 
-def tool_answer(store: Originals | None, arguments: object) -> dict[str, Any]:
+def page_of(result: dict[str, Any], request: RecoverRequest, page_size: int) -> dict[str, Any]:
+    """``result`` itself when its text fits in ``page_size`` characters (and no page was asked for);
+    else page ``request.page`` (from 0) of the text it recovers (``parts_text``): one exact text block,
+    then a short note block naming the next call. ``_meta["mcpsqueeze/page"]`` says where the page
+    lies (and where each part lies, for several parts); ``_meta["mcpsqueeze/next"]`` is the exact
+    arguments object of the next page, absent on the last. The pages' first blocks join back into
+    the answer's text byte for byte."""
+    text = parts_text(result)
+    page = request.page or 0
+    if request.page is None and len(text) <= page_size:
+        return result
+    pages = max(1, -(-len(text) // page_size))
+    if page >= pages:
+        raise UsageError(
+            f"page {page} is past the last page: this answer has {pages} page(s), 0 to {pages - 1}"
+        )
+    start = page * page_size
+    chunk = text[start : start + page_size]
+    place: dict[str, Any] = {
+        "page": page, "pages": pages, "offset": start, "length": len(chunk), "total_chars": len(text),
+    }  # fmt: skip
+    meta = result.get("_meta") or {}
+    if isinstance(meta.get("mcpsqueeze/parts"), list):
+        place["parts"] = _spans(result)
+    out_meta: dict[str, Any] = {"mcpsqueeze/page": place}
+    note = f"mcpsqueeze: page {page + 1} of {pages}, characters {start}-{start + len(chunk)} of {len(text)}"
+    if page + 1 < pages:
+        following = {**request.arguments(), "page": page + 1}
+        out_meta["mcpsqueeze/next"] = following
+        note += f"; next page: squeeze_recover {json.dumps(following, separators=(',', ':'))}"
+    else:
+        note += "; the last page"
+    return {"content": [_block(chunk), _block(note)], "isError": False, "_meta": out_meta}
+
+
+def _spans(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each part's place in the joined text of a several-part answer (its label, start and end)."""
+    spans, at = [], 0
+    for part in result["_meta"]["mcpsqueeze/parts"]:
+        size = len(result["content"][part["block"]]["text"])
+        spans.append({k: v for k, v in part.items() if k != "block"} | {"start": at, "end": at + size})
+        at += size
+    return spans
+
+
+def tool_answer(store: Originals | None, arguments: object, page_size: int | None = None) -> dict[str, Any]:
     """The recover tool's CallToolResult for a call with ``arguments``, as every MCP-speaking door gives
     it (wrap's relay, the stateless frontend, Toolset): a refused request or a missing original is an
     ``isError`` result whose text says why, never an exception that could end the session."""
     try:
-        return recover(store, RecoverRequest.parse(arguments))
+        return recover(store, RecoverRequest.parse(arguments), page_size)
     except (RecoveryError, UsageError) as exc:
         return {"content": [{"type": "text", "text": f"mcpsqueeze: {exc}"}], "isError": True}
 
@@ -156,6 +213,8 @@ def parts_text(result: dict[str, Any]) -> str:
     answer); the text blocks joined, as an agent reads them, for any other result."""
     content, indexes = text_blocks(result)
     meta = result.get("_meta")
+    if isinstance(meta, dict) and isinstance(meta.get("mcpsqueeze/page"), dict):
+        return str(content[0]["text"])  # one page: its first block (the second is the note)
     if isinstance(meta, dict) and isinstance(meta.get("mcpsqueeze/parts"), list):
         return "".join(content[part["block"]]["text"] for part in meta["mcpsqueeze/parts"])
     return "\n".join(content[i]["text"] for i in indexes)

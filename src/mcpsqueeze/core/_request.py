@@ -72,6 +72,7 @@ class RecoverKeywords(TypedDict, total=False):
     offset: int
     length: int
     lines: str
+    page: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +88,7 @@ class RecoverRequest:
     offset: int | None = None
     length: int | None = None
     lines: tuple[LineRange, ...] = ()
+    page: int | None = None
 
     @classmethod
     def parse(cls, arguments: object) -> RecoverRequest:
@@ -135,7 +137,11 @@ class RecoverRequest:
     @property
     def selects(self) -> bool:
         """True when the request asks for a part rather than the whole original."""
-        return any(getattr(self, f.name) not in (None, ()) for f in fields(self) if f.name != "response_ids")
+        return any(
+            getattr(self, f.name) not in (None, ())
+            for f in fields(self)
+            if f.name not in ("response_ids", "page")
+        )
 
     @property
     def part_count(self) -> int:
@@ -231,4 +237,5 @@ _PARSERS: dict[str, tuple[str, Callable[[object], Any]]] = {
     "offset": ("offset", _number("offset")),
     "length": ("length", _number("length")),
     "lines": ("lines", _lines),
+    "page": ("page", _number("page")),
 }

@@ -39,6 +39,9 @@ class Settings:
     budget: int = DEFAULT_BUDGET
     truncate_chars: int | None = None  # MCP Squeeze's per-text-block limit, on top of the budget
     shrink_above: int | None = DEFAULT_SHRINK_ABOVE  # size previews by value above this (None: budget only)
+    page_size: int = (
+        40_000  # recover answers over this many characters come in pages (core.DEFAULT_PAGE_SIZE)
+    )
     toonify: bool = False  # render JSON results that were not shrunk as TOON (original kept)
     query: str | None = None  # JMESPath projection of JSON results (a per-tool policy, usually)
     drop_duplicate_structured: bool = False  # drop structuredContent equal to the text (opt-in)
