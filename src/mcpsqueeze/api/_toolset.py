@@ -16,7 +16,6 @@ from typing import Any, Literal
 import anyio
 
 from .._errors import MCPSqueezeError, RecoveryError, UsageError
-from ..core import DEFAULT_PAGE_SIZE
 from ..settings import DEFAULT_BUDGET, DEFAULT_SHRINK_ABOVE
 from ._portal import Portal
 from ._recover_tool import recover_tool_spec
@@ -88,8 +87,7 @@ class Toolset:
         arguments = {} if arguments is None else arguments
         if name == self.recover_tool:
             try:
-                answer = self.squeezer.answer_recover  # the model reads it: pages that fit its client
-                return await anyio.to_thread.run_sync(answer, arguments, DEFAULT_PAGE_SIZE)
+                return await anyio.to_thread.run_sync(self.squeezer.answer_recover, arguments)
             except (RecoveryError, UsageError) as exc:
                 return _error(f"mcpsqueeze: {exc}")
         tool = self._tools.get(name)
