@@ -118,7 +118,7 @@ def render_summary(totals: Totals, title: str = "mcpsqueeze session summary") ->
     lines = [
         f"{title}:",
         f"  calls proxied    {totals.calls}",
-        f"  passed through   {totals.passthrough + totals.errors + totals.full}",
+        f"  passed through   {totals.passthrough + totals.errors + totals.full}{_split(totals)}",
         f"  deduplicated     {totals.deduplicated}",
         f"  shrunk           {totals.shrunk}",
         *([f"  shown as TOON    {totals.toonified}"] if totals.toonified else []),
@@ -129,6 +129,17 @@ def render_summary(totals: Totals, title: str = "mcpsqueeze session summary") ->
     if totals.store_failures:
         lines.append(f"  not shrunk because the original could not be stored: {totals.store_failures}")
     return "\n".join(lines)
+
+
+def _split(totals: Totals) -> str:
+    """What "passed through" counts, named as --json names it, when it is more than unchanged results
+    (issue 23 item 34: "passed through 8" beside --json's "passthrough 5, errors 3" read as a mismatch)."""
+    if not (totals.errors or totals.full):
+        return ""
+    parts = [f"passthrough {totals.passthrough}", f"errors {totals.errors}"]
+    if totals.full:
+        parts.append(f"full {totals.full}")
+    return f" ({', '.join(parts)})"
 
 
 def print_summary(totals: Totals, quiet: bool = False) -> None:

@@ -35,27 +35,28 @@ __all__ = [
 
 
 def recover_tool_definition(name: str) -> dict[str, Any]:
+    """The recover tool as every door lists it. Carried on every turn, so it is short (at most 300
+    o200k tokens, tests/core/test_recover_listing.py): the detail is in the answers (labels, the next
+    page's call) and in the errors, which say what to change."""
+    many = {"type": ["string", "array"], "items": {"type": "string"}}
     return {
         "name": name,
         "title": "Recover an original result",
         "description": (
-            "Return the complete original of a tool result that mcpsqueeze shrank or deduplicated. "
-            "Give the response_id from the truncation notice. For a large original, read one part: "
-            "'pointer' is an RFC 6901 JSON pointer into the original JSON (e.g. /issues/17), and "
-            "'offset'/'length' select a window of characters of the original (or of the pointed part), "
-            "and 'lines' a range of its lines, e.g. \"120-180\" (as a preview's [lines A-B folded] markers "
-            "name them); 'query' is a JMESPath expression that keeps only what you need of JSON (e.g. "
-            "issues[].{key: key, summary: summary}). Never re-runs the tool."
+            "Return the exact original of a result mcpsqueeze shrank or deduplicated (never re-runs the "
+            "tool). Narrow it with pointer, lines, query or offset/length. Long answers come in pages: "
+            "call again with _meta mcpsqueeze/next."
         ),
         "inputSchema": {
             "type": "object",
             "properties": {
-                "response_id": {"type": "string", "description": "32 hex characters from the notice"},
-                "pointer": {"type": "string", "description": "RFC 6901 JSON pointer, e.g. /issues/17"},
-                "query": {"type": "string", "description": "JMESPath expression, e.g. issues[].key"},
-                "offset": {"type": "integer", "minimum": 0, "description": "first character of the window"},
-                "length": {"type": "integer", "minimum": 1, "description": "characters in the window"},
-                "lines": {"type": "string", "description": "a line range of the original, e.g. 120-180"},
+                "response_id": {**many, "description": "id(s) from the notice"},
+                "pointer": {**many, "description": "JSON pointer(s), e.g. /issues/17"},
+                "lines": {"type": "string", "description": "line ranges, e.g. 120-180,300-"},
+                "query": {"type": "string", "description": "JMESPath, e.g. issues[].key"},
+                "offset": {"type": "integer", "minimum": 0},
+                "length": {"type": "integer", "minimum": 0},
+                "page": {"type": "integer", "minimum": 0},
             },
             "required": ["response_id"],
             "additionalProperties": False,
@@ -152,7 +153,7 @@ def page_of(result: dict[str, Any], request: RecoverRequest, page_size: int) -> 
     if page + 1 < pages:
         following = {**request.arguments(), "page": page + 1}
         out_meta["mcpsqueeze/next"] = following
-        note += f"; next page: squeeze_recover {json.dumps(following, separators=(',', ':'))}"
+        note += f"; next page: call this tool with {json.dumps(following, separators=(',', ':'))}"
     else:
         note += "; the last page"
     return {"content": [_block(chunk), _block(note)], "isError": False, "_meta": out_meta}
