@@ -47,6 +47,8 @@ __all__ = [
 _HELP_WORDS = ("-h", "--help", "help")
 _RECOVER_USAGE = (
     "Usage: {p}recover ID|PATH... [--pointer POINTER]... [--lines 120-180,300-] [--query EXPR] [--raw]\n"
+    "       {p}recover ID|PATH [--pointer POINTER] (--grep REGEX [-i] | --search WORDS)\n"
+    "                          [--context N] [--skip N]\n"
     "\n"
     "Print the original of a shrunk or deduplicated result from the recovery directory, exactly (no\n"
     "newline added): its text (the text blocks joined); with --pointer, the one JSON value the RFC 6901\n"
@@ -56,6 +58,10 @@ _RECOVER_USAGE = (
     "pointed part, with --pointer), e.g. --query 'issues[].{{key: key, title: title}}'; with --raw, the\n"
     "stored result as JSON. Several IDs or --pointer flags print each part in order, exactly, one after\n"
     "the other; stderr names them.\n"
+    "--grep prints the lines matching a regular expression (RE2: no backreferences or lookaround;\n"
+    "-i ignores case), --search the lines holding the words, best first; each as N:line, with\n"
+    "--context lines around (N-line, default 2); JSON gives the matching values as POINTER: VALUE.\n"
+    "The last line says how many more there are and the --skip that shows them.\n"
     "ID is the 32-hex response id from the notice; PATH is mcpsqueeze-ID.json inside the recovery\n"
     "directory. Anything outside that directory, symlinks and other odd files are refused (exit 2).\n"
 )
@@ -99,13 +105,22 @@ class CallPlan:
 
 
 class RecoverPlan:
-    """``recover ID|PATH... [--pointer P]... [--lines A-B,C-D] [--query Q] [--raw]``: ``ref`` and
-    ``pointer`` are the first of ``refs`` and ``pointers``."""
+    """``recover ID|PATH... [--pointer P]... [--lines A-B,C-D] [--query EXPR] [--grep RE | --search WORDS]
+    [--raw]``: ``ref`` and ``pointer`` are the first of ``refs`` and ``pointers``.
 
-    __slots__ = ("lines", "pointer", "pointers", "query", "raw", "ref", "refs")
+    ``find`` holds the search's arguments as the recover tool takes them (``grep``, ``search``,
+    ``ignore_case``, ``context``, ``skip``; numbers as the digits typed): the request checks them."""
+
+    __slots__ = ("find", "lines", "pointer", "pointers", "query", "raw", "ref", "refs")
 
     def __init__(
-        self, ref: str, pointer: str | None, raw: bool, lines: str | None = None, query: str | None = None
+        self,
+        ref: str,
+        pointer: str | None,
+        raw: bool,
+        lines: str | None = None,
+        query: str | None = None,
+        find: dict[str, object] | None = None,
     ) -> None:
         self.ref = ref
         self.refs: tuple[str, ...] = (ref,)
@@ -114,6 +129,7 @@ class RecoverPlan:
         self.raw = raw
         self.lines = lines
         self.query = query
+        self.find = find or {}
 
 
 def _line(text: str) -> str:
@@ -133,7 +149,12 @@ _RECOVER_OPTIONS = {
     "--pointer": ("pointer", "a JSON pointer like /issues/0/title"),
     "--lines": ("range", "a line range like 120-180"),
     "--query": ("expression", "a JMESPath expression like issues[].key"),
+    "--grep": ("pattern", "a regular expression like 'def parse_\\w+'"),
+    "--search": ("search", "words to look for, like 'parse error'"),
+    "--context": ("number", "a number of context lines like 2"),
+    "--skip": ("number", "the number of matches to skip, like 10"),
 }
+_FIND_OPTIONS = ("--grep", "--search", "--context", "--skip")  # the request checks these
 
 
 def plan_recover(argv: list[str], prefix: str = "mcpsq ") -> RecoverPlan | Outcome:
@@ -145,7 +166,7 @@ def plan_recover(argv: list[str], prefix: str = "mcpsq ") -> RecoverPlan | Outco
     see = f"see `{prefix}recover --help`"
     refs: list[str] = []
     pointers: list[str] = []  # --pointer may repeat: one part per pointer
-    given: dict[str, str] = {}  # --lines, --query: each once; every flag as --flag VALUE or --flag=VALUE
+    given: dict[str, str] = {}  # the other flags: each once; every flag as --flag VALUE or --flag=VALUE
     raw = False
     i = 0
     while i < len(words):
@@ -153,6 +174,8 @@ def plan_recover(argv: list[str], prefix: str = "mcpsq ") -> RecoverPlan | Outco
         flag, eq, inline = word.partition("=")
         if word == "--raw":
             raw = True
+        elif word in ("-i", "--ignore-case"):
+            given["--ignore-case"] = ""
         elif flag in _RECOVER_OPTIONS:
             what, needs = _RECOVER_OPTIONS[flag]
             if flag in given:
@@ -179,11 +202,14 @@ def plan_recover(argv: list[str], prefix: str = "mcpsq ") -> RecoverPlan | Outco
             f"recovery file path; {see}"
         )
     lines, query = given.get("--lines"), given.get("--query")
+    find: dict[str, object] = {flag[2:]: given[flag] for flag in _FIND_OPTIONS if flag in given}
+    if "--ignore-case" in given:
+        find["ignore_case"] = True
     if lines is not None and pointers:
         return _usage(f"{prefix}recover: give --pointer or --lines, not both; {see}")
     if lines is not None and query is not None:
         return _usage(f"{prefix}recover: give --lines or --query, not both; {see}")
-    plan = RecoverPlan(refs[0], pointers[0] if pointers else None, raw, lines, query)
+    plan = RecoverPlan(refs[0], pointers[0] if pointers else None, raw, lines, query, find)
     plan.refs, plan.pointers = tuple(refs), tuple(pointers)
     return plan
 
@@ -439,7 +465,7 @@ def run_recover(
     prog = f"{prefix}recover"
     ids = [_id_in(ref) for ref in request.refs]
     arguments: dict[str, object] = {"response_id": ids, "pointer": list(request.pointers) or None}
-    arguments |= {"lines": request.lines, "query": request.query}
+    arguments |= {"lines": request.lines, "query": request.query, **request.find}
     originals: list[dict[str, object]] = []
     try:
         asked = RecoverRequest.parse(arguments)  # bounds first: nothing is read for a refused request

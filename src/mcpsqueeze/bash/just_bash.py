@@ -157,7 +157,9 @@ class _Commands:
                     code=EXIT_USAGE,
                 )
             names.append(name)
-        scoped = RecoverPlan(names[0], request.pointer, request.raw, request.lines, request.query)
+        scoped = RecoverPlan(
+            names[0], request.pointer, request.raw, request.lines, request.query, request.find
+        )
         scoped.refs, scoped.pointers = tuple(names), request.pointers
         return run_recover(scoped, self.recovery_dir, prefix=prefix, paths=self.paths)
 

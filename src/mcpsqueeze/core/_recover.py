@@ -9,7 +9,7 @@ and show what it returns. It never re-runs a tool: the original comes from the s
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .._errors import RecoveryError, UsageError
@@ -66,12 +66,15 @@ def recover_tool_definition(name: str) -> dict[str, Any]:
 
 
 def list_recover_tool(
-    result: dict[str, Any], current: str | None, pipelines: Iterable[Pipeline]
+    result: dict[str, Any],
+    current: str | None,
+    pipelines: Iterable[Pipeline],
+    definition: Callable[[str], dict[str, Any]] = recover_tool_definition,
 ) -> tuple[str | None, dict[str, Any]]:
     """A tools/list result with our recover tool appended under the first free name (squeeze_recover,
     squeeze_recover_2, ...: the backend may own the name), and that name, which the pipelines' MCP-mode
     stages now use in their records. Unchanged when there is no recover tool (`current` None) or the
-    page is not the last one."""
+    page is not the last one. `definition`: the tool as listed (the compressed listing's is shorter)."""
     tools = result.get("tools")
     if not current or not isinstance(tools, list) or result.get("nextCursor"):
         return current, result
@@ -85,7 +88,7 @@ def list_recover_tool(
         voice = getattr(stage, "voice", None)
         if voice is not None:  # stages that word recovery name the tool
             stage.voice = voice.named(name)  # type: ignore[attr-defined]
-    return name, {**result, "tools": [*tools, recover_tool_definition(name)]}
+    return name, {**result, "tools": [*tools, definition(name)]}
 
 
 class Originals(Protocol):
