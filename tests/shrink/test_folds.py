@@ -14,12 +14,13 @@ from hypothesis import strategies as st
 from outlines import folds, rebuild
 
 from mcpsqueeze._lines import split_lines
+from mcpsqueeze._voice import McpVoice
 from mcpsqueeze.shrink import RecoveryHint, landmarks, shrink_texts
 from mcpsqueeze.shrink._plans import FOLD_LINES
 
 FIXTURES = Path(__file__).parent / "fixtures"
 BUDGET, ABOVE = 20000, 6000  # the defaults of wrap and serve
-HINT = RecoveryHint("a" * 32, "/tmp/recovery/mcpsqueeze-" + "a" * 32 + ".json", "mcp")
+HINT = RecoveryHint("a" * 32, "/tmp/recovery/mcpsqueeze-" + "a" * 32 + ".json", McpVoice())
 _JS_TEST = re.compile(r"^\s*(?:describe|it|test)(?:\.\w+)*\s*\(")
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import toon_format
 
-from ..shrink import NOT_JSON, RecoveryHint, Report, parse_strict, render_file_recipe
+from ..shrink import NOT_JSON, RecoveryHint, Report, parse_strict
 from ..shrink import render_call as recover_call  # one wording of the recover call for every notice
 
 __all__ = ["MIN_SAVED_CHARS", "MIN_SAVED_SHARE", "render_toon_message", "toon_record", "toonify_text"]
@@ -67,8 +67,9 @@ def render_toon_message(original_chars: int, shown_chars: int, hint: RecoveryHin
     )
     if hint.file is None:
         return text + "."
-    if hint.mode == "shell":
-        return text + f" (or {render_file_recipe(hint.file)})."
+    recipe = hint.voice.file_recipe(hint.file)
+    if recipe:  # the door offers its own way to read the file
+        return text + recipe + "."
     return text + f". File: {hint.file}"  # no full stop after a path, as in the shrink notice
 
 

@@ -12,7 +12,6 @@ from mcpsqueeze.shrink._notice import (
     RecoveryHint,
     Report,
     render_call,
-    render_file_recipe,
     render_message,
     render_text_marker,
 )
@@ -29,7 +28,6 @@ __all__ = [
     "parse_strict",
     "query_terms",
     "render_call",
-    "render_file_recipe",
     "render_message",
     "render_text_marker",
     "shrink_texts",
