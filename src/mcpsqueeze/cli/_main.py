@@ -306,6 +306,13 @@ def _budget(budget: int | None, shrinkfit: int | None) -> int:
     help="streamable-http: require `Authorization: Bearer <token>` from this 0600 file (created if missing).",
 )
 @click.option(
+    "--max-body",
+    default="16M",
+    show_default=True,
+    metavar="SIZE",
+    help="streamable-http: largest request body (K/M/G suffixes); a larger one gets 413 and is never read.",
+)
+@click.option(
     "--max-sessions",
     type=click.IntRange(min=1),
     default=16,
@@ -395,6 +402,7 @@ def _flag_settings(target: list[str], opts: dict[str, Any]) -> Settings:
         port=opts["port"],
         token_file=opts.get("token_file") if opts["transport"] == "streamable-http" else None,
         max_sessions=opts.get("max_sessions", 16),
+        max_body=_size(opts.get("max_body") or "16M"),
         server_name=opts["server_name"],
         dedup=not opts["no_dedup"],
         shrink=not opts["no_shrink"],
@@ -468,6 +476,13 @@ def _shared_store(opts: dict[str, Any]) -> dict[str, Any]:
     help="Token file for --listen (created 0600 if missing) [default: <socket dir>/token].",
 )
 @click.option("--timeout", type=float, default=None, help="Seconds before a backend call is abandoned.")
+@click.option(
+    "--max-body",
+    default="16M",
+    show_default=True,
+    metavar="SIZE",
+    help="Largest HTTP request body (K/M/G suffixes); a larger one gets 413 and is never read.",
+)
 @oauth_options
 @_shrink_options
 @_output_options

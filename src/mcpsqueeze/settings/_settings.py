@@ -33,6 +33,7 @@ class Settings:
     port: int = 8765
     token_file: Path | None = None  # streamable-http frontend: require this bearer token
     max_sessions: int = 16  # streamable-http frontend: sessions (each with its own backend) at once
+    max_body: int = 16 * 1024 * 1024  # HTTP doors: largest request body, bytes (transports/_limits.py)
     server_name: str = "backend"
     dedup: bool = True
     shrink: bool = True
