@@ -90,7 +90,7 @@ _TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{},:]')
 _SCALAR = re.compile(rb'\s*(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|"(?:[^"\\]|\\.)*")\s*[,}]')
 
 
-def scan_id(line: bytes) -> Any:
+def scan_id(line: bytes | bytearray) -> Any:
     """The top-level "id" of a line too broken (or too deep) to parse, when it can be told; else None.
 
     One pass of a regular expression over strings and brackets: no recursion, linear in the line, so a reply
