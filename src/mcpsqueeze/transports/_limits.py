@@ -102,7 +102,7 @@ def timed_protocol(base: type[Any], head_timeout: float = HEAD_TIMEOUT) -> type[
     """uvicorn's HTTP protocol class `base` (h11 or httptools), closing a connection that has not sent
     a complete request head within `head_timeout` seconds of connecting or of its last response."""
 
-    class TimedProtocol(base):  # type: ignore[misc, valid-type]
+    class TimedProtocol(base):  # type: ignore[misc]
         _head_timer: Any = None
 
         def connection_made(self, transport: Any) -> None:
