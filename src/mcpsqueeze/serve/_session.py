@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import logging
 import socket
 from dataclasses import dataclass
@@ -169,6 +170,11 @@ def _err(code: str, message: str) -> dict[str, Any]:
     return {"error": {"code": code, "message": message}}
 
 
+def too_large_body(message: str) -> bytes:
+    """The API's 413 answer (see transports/_limits.py)."""
+    return json.dumps(_err("too_large", message)).encode()
+
+
 def call_answer(presented: dict[str, Any], outcome: Outcome) -> tuple[int, dict[str, Any]]:
     """The `POST /v1/call` answer for a presented result (serve's session and a Client's alike)."""
     return 200, {
@@ -313,7 +319,7 @@ async def run_serve(settings: Settings, specs: list[ServerSpec], tools: ToolFilt
                 lifespan="off",
                 timeout_graceful_shutdown=SHUTDOWN_GRACE,  # a call to a hung backend must not block exit
             )
-            server = uvicorn_server(config)
+            server = uvicorn_server(config, settings.max_body, too_large_body)
 
             def stop() -> None:
                 server.should_exit = True

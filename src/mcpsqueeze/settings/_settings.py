@@ -167,6 +167,16 @@ class Settings:
         config=False,
         shown=False,
     )
+    max_body: int = knob(  # HTTP doors: the largest request body (transports/_limits.py, docs/limits.md)
+        16 * MiB,
+        Size(),
+        "streamable-http and serve: the largest HTTP request body; a larger one gets 413 and is never "
+        "held (a connection must also send a complete request head within 10 s).",
+        default_text="16M",
+        doors=_WRAP | {"serve"},
+        config=False,
+        shown=False,
+    )
     server_name: str = knob(
         "backend",
         Text(),
