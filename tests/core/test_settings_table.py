@@ -28,6 +28,8 @@ def test_flags_and_variables_are_unique_and_named_after_the_row() -> None:
     flags = [row.flag_name for row in KNOBS if row.flag_name]
     envs = [row.env_name for row in KNOBS if row.env_name and row.flag_name]
     assert len(flags) == len(set(flags)) and len(envs) == len(set(envs))
+    # variables other parts read with another meaning are never a knob's
+    assert not {"MCPSQUEEZE_TIMEOUT", "MCPSQUEEZE_SOCKET", "MCPSQUEEZE_URL", "MCPSQUEEZE_CONFIG"} & set(envs)
     for row in KNOBS:
         if row.flag_name and row.env_name and row.env in ("",):
             assert row.env_name == "MCPSQUEEZE_" + row.name.upper()

@@ -44,7 +44,7 @@ def test_23_26_variables_set_what_the_flags_set(tmp_path: Path) -> None:
         "MCPSQUEEZE_PORT": "9998",
         "MCPSQUEEZE_QUIET": "true",
         "MCPSQUEEZE_CACHE_TTL": "off",
-        "MCPSQUEEZE_TIMEOUT": "12.5",
+        "MCPSQUEEZE_BACKEND_TIMEOUT": "12.5",
         "MCPSQUEEZE_NAME": "gh",
         "MCPSQUEEZE_HEADER": "X-A=one two\nX-B=three",
     }
@@ -72,11 +72,11 @@ def test_23_26_variables_set_what_the_flags_set(tmp_path: Path) -> None:
     )
     assert (
         rows["cache_ttl"] == "off  (env MCPSQUEEZE_CACHE_TTL)"
-        and rows["timeout"] == "12.5s  (env MCPSQUEEZE_TIMEOUT)"
+        and rows["timeout"] == "12.5s  (env MCPSQUEEZE_BACKEND_TIMEOUT)"
     )
     bad = subprocess.run(
         cli("config", "--config", "/dev/null"), capture_output=True, text=True, timeout=30,
-        env={**os.environ, "MCPSQUEEZE_TIMEOUT": "nan"},
+        env={**os.environ, "MCPSQUEEZE_BACKEND_TIMEOUT": "nan"},
     )  # fmt: skip
     assert bad.returncode == 2 and "--timeout" in bad.stderr and "finite" in bad.stderr, bad.stderr
 

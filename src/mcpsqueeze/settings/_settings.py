@@ -88,7 +88,11 @@ class Settings:
     cache_bytes: int = knob(32 * MiB, Size(), "Memory cache size.", default_text="32M", library=64 * MiB)
     jobs: int = knob(4, Whole(1, 1024), "Worker threads for condensing.")
     timeout: float | None = knob(
-        None, Seconds(), "Seconds before a backend request is abandoned.", doors=CLI | {"client"}
+        None,
+        Seconds(),
+        "Seconds before a backend request is abandoned.",
+        env="MCPSQUEEZE_BACKEND_TIMEOUT",  # MCPSQUEEZE_TIMEOUT is mcpsq's own wait for the session
+        doors=CLI | {"client"},
     )
     stats_file: Path | None = knob(
         None, PathValue(), "Append one JSON line per call to this file.", doors=CLI, show_default=False
