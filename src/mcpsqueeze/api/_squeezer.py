@@ -8,13 +8,16 @@ present a CallToolResult, recover an original by its response id. The other libr
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Unpack
 
 from .._errors import RecoveryError
 from .._results import text_of
 from .._voice import McpVoice
-from ..core import Call, Outcome, build_services, new_pipeline, recover_call
-from ..settings import PolicySet, Settings
+from ..core import Call, Outcome, RecoverKeywords, RecoverRequest, build_services, new_pipeline, recover
+from ..settings import (
+    PolicySet,
+    Settings,
+)
 from ..settings._table import check_keywords, library_defaults
 
 __all__ = ["RECOVER_TOOL", "Squeezer", "as_result"]
@@ -105,42 +108,23 @@ class Squeezer:
         raw = result if isinstance(result, dict) else as_result(result)
         return await self._pipeline.present(call, raw)
 
-    def recover_result(
-        self,
-        response_id: str,
-        pointer: str | None = None,
-        offset: int | None = None,
-        length: int | None = None,
-        *,
-        query: str | None = None,
-        lines: str | None = None,
-    ) -> dict[str, Any]:
+    def recover_result(self, response_id: str, **keywords: Unpack[RecoverKeywords]) -> dict[str, Any]:
         """What the recover tool returns: the original, one JSON node (`pointer`), a JMESPath projection
-        (`query`), a text window, or a range of `lines` such as "120-180" (as fold markers name them)."""
-        arguments: dict[str, Any] = {"response_id": response_id}
-        selectors = (("pointer", pointer), ("offset", offset), ("length", length), ("query", query))
-        for key, value in (*selectors, ("lines", lines)):
-            if value is not None:
-                arguments[key] = value
-        return self.answer_recover(arguments)
+        (`query`), a text window (`offset`, `length`), or a range of `lines` such as "120-180" (as fold
+        markers name them). RecoveryError when the id is unknown, expired or evicted; UsageError for
+        malformed or out-of-bounds arguments."""
+        return self.answer_recover({"response_id": response_id, **keywords})
 
     def answer_recover(self, arguments: object) -> dict[str, Any]:
-        """The recover tool's answer to a call with `arguments`, exactly as the MCP proxy gives it."""
-        return recover_call(self._services.store, arguments)
+        """The recover tool's answer to a call with `arguments` (or a parsed RecoverRequest), as the MCP
+        proxy gives it, except that a refused request raises instead of being an isError result."""
+        request = arguments if isinstance(arguments, RecoverRequest) else RecoverRequest.parse(arguments)
+        return recover(self._services.store, request)
 
-    def recover(
-        self,
-        response_id: str,
-        pointer: str | None = None,
-        offset: int | None = None,
-        length: int | None = None,
-        *,
-        query: str | None = None,
-        lines: str | None = None,
-    ) -> str:
-        """The original's text (or the part `pointer` / `query` / `offset`+`length` / `lines` select).
-        RecoveryError when the id is unknown, expired or evicted; UsageError for malformed arguments."""
-        return text_of(self.recover_result(response_id, pointer, offset, length, query=query, lines=lines))
+    def recover(self, response_id: str, **keywords: Unpack[RecoverKeywords]) -> str:
+        """The original's text (or the part `pointer` / `query` / `offset`+`length` / `lines` select):
+        the text of `recover_result`."""
+        return text_of(self.recover_result(response_id, **keywords))
 
     def original(self, response_id: str) -> dict[str, Any]:
         """The complete original CallToolResult exactly as the tool returned it."""

@@ -85,7 +85,7 @@ class Toolset:
         arguments = {} if arguments is None else arguments
         if name == self.recover_tool:
             try:
-                return await anyio.to_thread.run_sync(self._recover, arguments)
+                return await anyio.to_thread.run_sync(self.squeezer.answer_recover, arguments)
             except (RecoveryError, UsageError) as exc:
                 return _error(f"mcpsqueeze: {exc}")
         tool = self._tools.get(name)
@@ -125,9 +125,6 @@ class Toolset:
         if inspect.isawaitable(value):  # an object with an async __call__, or a wrapper returning a coroutine
             value = await value
         return value
-
-    def _recover(self, arguments: Any) -> dict[str, Any]:
-        return self.squeezer.answer_recover(arguments)
 
 
 def _free_name(names: set[str]) -> str:

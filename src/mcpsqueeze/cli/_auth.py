@@ -40,6 +40,14 @@ def oauth_options(func: F) -> F:
         "server supports it, instead of registering dynamically. [env: MCPSQUEEZE_OAUTH_CLIENT_METADATA_URL]",
     )(func)
     func = click.option(
+        "--oauth-auth-method",
+        type=click.Choice(["basic", "post"]),
+        default=None,
+        help="URL backend: how the pre-registered client sends its secret to the token endpoint, as it "
+        "was registered: basic (client_secret_basic) or post (client_secret_post) [default: what the "
+        "stored registration says, else basic].",
+    )(func)
+    func = click.option(
         "--oauth-client-secret-file",
         envvar="MCPSQUEEZE_OAUTH_CLIENT_SECRET_FILE",
         type=click.Path(path_type=Path, dir_okay=False),
@@ -58,7 +66,13 @@ def oauth_options(func: F) -> F:
 
 def oauth_client(opts: dict[str, Any], base: Any = None) -> Any:
     """An `OAuthClient` from the flags over `base` (a config entry's), or None when neither gives one."""
-    keys = ("oauth_client_id", "oauth_client_secret_file", "oauth_client_metadata_url", "oauth_login")
+    keys = (
+        "oauth_client_id",
+        "oauth_client_secret_file",
+        "oauth_client_metadata_url",
+        "oauth_login",
+        "oauth_auth_method",
+    )
     given = {k: opts[k] for k in keys if opts.get(k) is not None}
     if not given:
         return base
@@ -82,11 +96,11 @@ def _resolve(target: str, servers_file: Path | None, config: Path | None) -> tup
     """A URL as given, or the url (headers, OAuth client) of the servers-config entry of that name."""
     if target.startswith(("http://", "https://")):
         return target, {}, None
-    from ..settings import parse_config, parse_servers
+    from ..settings import parse_config, parse_servers, read_servers_file
     from ._config import read_config
 
     if servers_file is not None:
-        specs = parse_config(servers_file.read_text(encoding="utf-8"), str(servers_file))
+        specs = parse_config(read_servers_file(servers_file), str(servers_file))
     else:
         choice = read_config(config)
         if choice.servers_json is not None:

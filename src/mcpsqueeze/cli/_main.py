@@ -299,7 +299,7 @@ def serve(target: tuple[str, ...], **opts: Any) -> None:
     """Run the session proxy for the bash shim: `serve --config FILE` or `serve -n NAME -- CMD|URL`."""
     from .._paths import default_socket
     from ..serve import Listen, run_serve
-    from ..settings import ToolFilter, parse_config, parse_servers, spec_from_argv
+    from ..settings import ToolFilter, parse_config, parse_servers, read_servers_file, spec_from_argv
     from ._config import read_config
 
     choice = read_config(opts["config"])
@@ -313,7 +313,7 @@ def serve(target: tuple[str, ...], **opts: Any) -> None:
                 "give the servers one way: --servers FILE, a servers JSON as --config, or -- CMD|URL"
             )
         if opts["servers_file"] is not None:
-            specs = parse_config(opts["servers_file"].read_text(encoding="utf-8"), str(opts["servers_file"]))
+            specs = parse_config(read_servers_file(opts["servers_file"]), str(opts["servers_file"]))
         elif servers_json is not None:
             specs = parse_servers(servers_json.servers, str(servers_json.path))
         elif oauth_client(opts) is not None and not (len(target) == 1 and "://" in target[0]):

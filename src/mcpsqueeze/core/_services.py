@@ -139,6 +139,7 @@ def new_pipeline(
     services: SessionServices,
     voice: Voice | None = None,
     dedup_scope: str | None = None,
+    dedup: bool = True,
 ) -> Pipeline:
     """The stages of one session, in the contract's order: dedup, then shrink, then TOON (opt-in).
 
@@ -147,11 +148,13 @@ def new_pipeline(
     index in the shared store (when there is one).
 
     A voice that allows no pointers (the shell door) never deduplicates: there stdout must always carry
-    the result's data, because a pointer (or nothing) piped into `jq` or `grep` reads as an empty answer."""
+    the result's data, because a pointer (or nothing) piped into `jq` or `grep` reads as an empty answer.
+    `dedup=False`: no dedup either, for calls that belong to no conversation (a pointer may only name a
+    result the same conversation was shown)."""
     voice = McpVoice() if voice is None else voice
     stages: list[Stage] = []
     store = services.store
-    if store is not None and _stage_on(settings, "dedup") and voice.allows_pointers:
+    if store is not None and dedup and _stage_on(settings, "dedup") and voice.allows_pointers:
         stages.append(DedupStage(store, services.workers, services.accountant.count, voice, dedup_scope))
     if store is not None and _query_on(settings):
         stages.append(ProjectStage(store, services.workers, voice))

@@ -72,7 +72,7 @@ def _store_original(store: RecoveryStore, response_id: str, result: Result) -> S
 async def _keep(workers: Workers, store: RecoveryStore, response_id: str, result: Result) -> Stored:
     """`_store_original`, inline for a small original with no network store: with the files' fsync off
     the path it takes ~0.1 ms, less than the hop to a worker thread and back."""
-    inline_below = _INLINE_LIMIT if store.shared is None else 0
+    inline_below = 0 if store.remote else _INLINE_LIMIT
     return await workers.run_sized(
         _size(result), _store_original, store, response_id, result, inline_below=inline_below
     )
@@ -220,8 +220,9 @@ class DedupStage:
         self._count = count_tokens
         self.voice = voice
         self._seen: dict[str, _Seen] = {}
-        # With a shared store: the index of this scope (a session, or a tenant's stateless calls) in Redis
-        self._shared_scope = shared_scope if store.shared is not None else None
+        # The index of this scope (a session, or a tenant's stateless calls) in the store's shared dedup
+        # index, which replicas share (a store without one answers None at once)
+        self._shared_scope = shared_scope
 
     async def __call__(self, call: Call, result: Result, outcome: Outcome) -> Result:
         if call.policy is not None and not call.policy.dedup:
@@ -351,7 +352,14 @@ class DedupStage:
         assert self._shared_scope is not None
         record = dumps({"number": call.number, "tool": call.tool, "chars": size})
         try:
-            old = await self._workers.run(self._store.first_seen, self._shared_scope, digest, record)
+            old = await self._workers.run_sized(
+                1 if self._store.remote else 0,
+                self._store.first_seen,
+                self._shared_scope,
+                digest,
+                record,
+                inline_below=1,  # a local store answers at once: no thread hop
+            )
         except RecoveryError:
             return None  # Redis is down: the content is shown as new, never a pointer to nothing
         if old is None:
@@ -445,7 +453,7 @@ class ShrinkStage:
         job = (texts, budget, hint, limit, terms, response_id, result, above)
         # a few ms on the loop cost less than two thread hops; less so beside another shrink
         inline_below = _INLINE_SHRINK if self._in_flight else _INLINE_SHRINK_ALONE
-        if self._store.shared is not None:  # a network store: always in a worker
+        if self._store.remote:  # a network store: always in a worker
             inline_below = 0
         self._in_flight += 1
         try:

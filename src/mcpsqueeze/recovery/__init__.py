@@ -1,8 +1,9 @@
 """Recovery: keep every shrunk original retrievable, in memory and in private files.
 
 Everything imported eagerly here is standard library only (plus ``mcpsqueeze._errors``),
-because the shell shim imports this package on every ``mcpsq recover``. The pipeline's
-facade in ``_store`` needs orjson, so it is loaded on first use instead.
+because the shell shim imports this package on every ``mcpsq recover``. The store port
+(``_port``), its adapters (``_layers``) and the composite the pipeline uses (``_store``) are loaded on first
+use instead.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from ._pointer import read_window, resolve_pointer
 from ._scoped import open_recovery_file
 
 if TYPE_CHECKING:
+    from ._layers import FileLayer, MemoryLayer, SharedLayer
+    from ._port import Space, StoreLayer
     from ._redis import TENANT_RE, RedisStore, safe_url
     from ._store import RecoveryStore, Stored
 
@@ -25,10 +28,15 @@ __all__ = [
     "RESPONSE_ID_RE",
     "TENANT_RE",
     "CleanReport",
+    "FileLayer",
     "FileStore",
     "MemoryCache",
+    "MemoryLayer",
     "RecoveryStore",
     "RedisStore",
+    "SharedLayer",
+    "Space",
+    "StoreLayer",
     "Stored",
     "check_if_present",
     "clean_directory",
@@ -46,6 +54,11 @@ __all__ = [
 ]
 
 _LAZY = {
+    "FileLayer": "._layers",
+    "MemoryLayer": "._layers",
+    "SharedLayer": "._layers",
+    "Space": "._port",
+    "StoreLayer": "._port",
     "RecoveryStore": "._store",
     "Stored": "._store",
     "RedisStore": "._redis",

@@ -48,6 +48,8 @@ __all__ = [
     "is_servers_json",
     "load_config",
     "parse_config_text",
+    "read_config_text",
+    "read_servers_file",
 ]
 
 CONFIG_ENV = "MCPSQUEEZE_CONFIG"
@@ -121,12 +123,36 @@ def load_config(path: Path | str) -> Config:
     """Read and check one config file (TOML, or the older servers JSON)."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_config_text(path, "config file")
     except FileNotFoundError:
         raise ConfigError(f"config file {path} does not exist") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read config file {path}: {exc}") from exc
+    except UsageError as exc:
+        raise ConfigError(str(exc)) from None
     return parse_config_text(text, path)
+
+
+def read_config_text(path: Path, what: str = "servers config") -> str:
+    """A config or servers JSON file's text, refused (UsageError) when another user could have written
+    it: `serve` runs the commands it names. FileNotFoundError passes through."""
+    from .._trusted import read_trusted
+
+    data = read_trusted(path, what)
+    return _utf8(data, path, what)
+
+
+def read_servers_file(path: Path) -> str:
+    """A servers JSON named on the command line (`--servers`), checked as `read_config_text` checks."""
+    try:
+        return read_config_text(path)
+    except FileNotFoundError:
+        raise UsageError(f"the servers config {path} does not exist") from None
+
+
+def _utf8(data: bytes, path: Path, what: str) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"cannot read the {what} {path}: it is not UTF-8 ({exc.reason})") from None
 
 
 def parse_config_text(text: str, path: Path | None = None) -> Config:

@@ -10,6 +10,7 @@ To add a session knob: one `knob(...)` field here, and the code that reads it.
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -23,14 +24,18 @@ if TYPE_CHECKING:
     from ._oauth import OAuthClient
 
 __all__ = [
+    "COMPRESS_LEVELS",
     "DEFAULT_BUDGET",
     "DEFAULT_SHRINK_ABOVE",
     "MIN_BUDGET",
     "MIN_TRUNCATE_CHARS",
+    "TOOL_PREFIX_RE",
     "Settings",
     "default_recovery_dir",
 ]
 
+COMPRESS_LEVELS = ("off", "low", "medium", "high", "max")  # --compress-tools (mcp-compressor's -c, and off)
+TOOL_PREFIX_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")  # --server-name: tool names allow these
 MiB = 1024 * 1024
 _WRAP = frozenset({"wrap", "config"})  # the streamable-http frontend's knobs: wrap's (and config's)
 
@@ -45,6 +50,11 @@ def _valid_tenant(value: str) -> None:
 
     if not TENANT_RE.match(value):
         raise ValueError("must be 1-64 letters, digits or _.@-")
+
+
+def _valid_tool_prefix(value: str) -> None:
+    if not TOOL_PREFIX_RE.fullmatch(value):
+        raise ValueError("must be 1-64 letters, digits, '_' or '-' (the tools become NAME_invoke_tool ...)")
 
 
 def _valid_host(value: str) -> None:
@@ -146,9 +156,10 @@ class Settings:
     max_sessions: int = knob(  # streamable-http frontend: sessions (each with its own backend) at once
         16,
         Whole(1, 1 << 20),
-        "streamable-http: sessions at once (each runs its own backend). At the cap, the session idle "
-        "longest is ended to make room (its client gets 404 and starts a new one); a new session is "
-        "refused with 503 only when every session is busy.",
+        "streamable-http: sessions at once per caller (bearer token; each runs its own backend). At the "
+        "cap, the caller's session idle longest is ended to make room (its client gets 404 and starts a "
+        "new one); a new session is refused with 503 only when all of the caller's sessions are busy. One "
+        "tenant never ends another's session.",
         doors=_WRAP,
         config=False,
         shown=False,
@@ -162,6 +173,25 @@ class Settings:
         doors=_WRAP,
         config=False,
         shown=False,
+    )
+    compress_tools: Literal["off", "low", "medium", "high", "max"] = knob(
+        "off",
+        Choice(COMPRESS_LEVELS),
+        "mcp-compressor's standard mode: tools/list shows NAME_get_tool_schema (listing every tool, less "
+        "of each from low to max) and NAME_invoke_tool (max adds NAME_list_tools); calls go through the "
+        "same shrinking and recovery. 'off': the backend's tools as they are.",
+        doors=_WRAP | {"serve", "client"},
+    )
+    tool_prefix: str | None = knob(  # None: see `compact_prefix`
+        None,
+        Text(_valid_tool_prefix, "NAME"),
+        "With --compress-tools: the tools' prefix (NAME_invoke_tool) [default: --name if given, else "
+        "'server', as mcp-compressor].",
+        flag="--server-name",
+        env="MCPSQUEEZE_SERVER_NAME",
+        doors=_WRAP,
+        shown=False,
+        show_default=False,
     )
     quiet: bool = knob(  # no session summary on exit
         False,
@@ -182,6 +212,14 @@ class Settings:
         config=False,
         shown=False,
     )
+
+    @property
+    def compact_prefix(self) -> str:
+        """The prefix of the compressed tools (`<prefix>_invoke_tool`): `--server-name`, else `--name` when
+        it is not the default, else mcp-compressor's own default, "server"."""
+        if self.tool_prefix:
+            return self.tool_prefix
+        return self.server_name if self.server_name not in ("", "backend") else "server"
 
     @property
     def is_url(self) -> bool:
