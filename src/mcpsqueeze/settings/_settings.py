@@ -181,6 +181,7 @@ class Settings:
         "of each from low to max) and NAME_invoke_tool (max adds NAME_list_tools); calls go through the "
         "same shrinking and recovery. 'off': the backend's tools as they are.",
         doors=_WRAP | {"serve", "client"},
+        shown=False,  # (`mcpsqueeze config` prints it when set)
     )
     tool_prefix: str | None = knob(  # None: see `compact_prefix`
         None,
