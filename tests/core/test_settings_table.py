@@ -70,3 +70,21 @@ def test_the_docs_show_the_table_as_it_is() -> None:
     start = doc.index("<!-- settings-table")
     shown = doc[doc.index("\n", start) + 1 : doc.index("<!-- /settings-table -->")]
     assert shown == markdown_table(), "docs/config.md's table is out of step with the rows"
+
+
+def test_serve_and_the_client_take_tool_filters_from_the_rows() -> None:
+    import sys
+
+    from mcpsqueeze import Client, UsageError
+
+    client = Client(
+        {"x": {"command": sys.executable}}, config=False, include_tools="a*, x:b", exclude_tools=["c"]
+    )
+    assert (client.settings.include_tools, client.settings.exclude_tools) == (("a*", "x:b"), ("c",))
+    client.close()
+    import pytest
+
+    with pytest.raises(UsageError, match="include_tools must be comma-separated globs"):
+        Client({"x": {"command": sys.executable}}, config=False, include_tools=3)
+    names = {p.name: p for p in main.commands["serve"].params if isinstance(p, click.Option)}
+    assert names["include_tools"].envvar == "MCPSQUEEZE_INCLUDE_TOOLS"

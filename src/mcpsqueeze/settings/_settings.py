@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._paths import default_recovery_dir
-from ._kinds import Choice, Duration, Flag, PathValue, Seconds, Size, Text, Whole
+from ._kinds import Choice, Duration, Flag, Globs, PathValue, Seconds, Size, Text, Whole
 from ._knobs import CLI, knob
 from ._policy import DEFAULT_BUDGET, DEFAULT_SHRINK_ABOVE, MIN_BUDGET, MIN_TRUNCATE_CHARS, Policy, PolicySet
 
@@ -191,6 +191,24 @@ class Settings:
         flag="--server-name",
         env="MCPSQUEEZE_SERVER_NAME",
         doors=_WRAP,
+        shown=False,
+        show_default=False,
+    )
+    include_tools: tuple[str, ...] = knob(
+        (),
+        Globs(),
+        "Comma-separated globs (tool or server:tool) to expose.",
+        doors=frozenset({"serve", "client"}),
+        config=False,
+        shown=False,
+        show_default=False,
+    )
+    exclude_tools: tuple[str, ...] = knob(
+        (),
+        Globs(),
+        "Comma-separated globs (tool or server:tool) to hide.",
+        doors=frozenset({"serve", "client"}),
+        config=False,
         shown=False,
         show_default=False,
     )
