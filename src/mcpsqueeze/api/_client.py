@@ -112,8 +112,6 @@ class Client:
         budget: int | None = None,
         *,
         config: str | os.PathLike[str] | Literal[False] | None = None,
-        include_tools: tuple[str, ...] = (),
-        exclude_tools: tuple[str, ...] = (),
         **options: Any,
     ) -> None:
         file = _read_config(config)
@@ -127,7 +125,7 @@ class Client:
         specs = _specs(servers)
         settings = self.settings = _settings(file, {"budget": budget, **options})
         self.squeezer = Squeezer.from_settings(settings, RECOVER_TOOL)
-        tools = ToolFilter(tuple(include_tools), tuple(exclude_tools))
+        tools = ToolFilter(settings.include_tools, settings.exclude_tools)
         self._backends = {spec.name: Backend(spec, tools, settings.timeout) for spec in specs}
         self._levels = {spec.name: spec.compress_tools or settings.compress_tools for spec in specs}
         self._portal: Portal | None = None

@@ -55,7 +55,8 @@ def _help(row: Knob) -> str:
         text += f" [default: {row.default_shown()}]"
     env = row.env_name
     if env:
-        text += f" [env: {env}]"
+        value = "" if row.switch is None else "=true" if row.switch else "=false"
+        text += f" [env: {env}{value}]"
     return text
 
 

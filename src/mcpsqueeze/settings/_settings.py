@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._paths import default_recovery_dir
-from ._kinds import Choice, Duration, Flag, PathValue, Seconds, Size, Text, Whole
+from ._kinds import Choice, Duration, Flag, Globs, PathValue, Seconds, Size, Text, Whole
 from ._knobs import CLI, knob
 from ._policy import DEFAULT_BUDGET, DEFAULT_SHRINK_ABOVE, MIN_BUDGET, MIN_TRUNCATE_CHARS, Policy, PolicySet
 
@@ -105,7 +105,11 @@ class Settings:
         doors=_WRAP,
     )
     timeout: float | None = knob(
-        None, Seconds(), "Seconds before a backend request is abandoned.", doors=CLI | {"client"}
+        None,
+        Seconds(),
+        "Seconds before a backend request is abandoned.",
+        env="MCPSQUEEZE_BACKEND_TIMEOUT",  # MCPSQUEEZE_TIMEOUT is mcpsq's own wait for the session
+        doors=CLI | {"client"},
     )
     stats_file: Path | None = knob(
         None, PathValue(), "Append one JSON line per call to this file.", doors=CLI, show_default=False
@@ -194,6 +198,7 @@ class Settings:
         "of each from low to max) and NAME_invoke_tool (max adds NAME_list_tools); calls go through the "
         "same shrinking and recovery. 'off': the backend's tools as they are.",
         doors=_WRAP | {"serve", "client"},
+        shown=False,  # (`mcpsqueeze config` prints it when set)
     )
     tool_prefix: str | None = knob(  # None: see `compact_prefix`
         None,
@@ -203,6 +208,24 @@ class Settings:
         flag="--server-name",
         env="MCPSQUEEZE_SERVER_NAME",
         doors=_WRAP,
+        shown=False,
+        show_default=False,
+    )
+    include_tools: tuple[str, ...] = knob(
+        (),
+        Globs(),
+        "Comma-separated globs (tool or server:tool) to expose.",
+        doors=frozenset({"serve", "client"}),
+        config=False,
+        shown=False,
+        show_default=False,
+    )
+    exclude_tools: tuple[str, ...] = knob(
+        (),
+        Globs(),
+        "Comma-separated globs (tool or server:tool) to hide.",
+        doors=frozenset({"serve", "client"}),
+        config=False,
         shown=False,
         show_default=False,
     )
