@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from mcpsqueeze._jsonbytes import loads
+from mcpsqueeze._voice import McpVoice
 from mcpsqueeze.core import recover_call
 from mcpsqueeze.core._pipeline import Call, Outcome, Pipeline
 from mcpsqueeze.core._stages import DedupStage, ShrinkStage, Workers, original_bytes
@@ -35,9 +36,9 @@ def pipeline(store: RecoveryStore, *, dedup: bool = True, shrink: bool = True) -
     workers = Workers(2)
     stages: list[Any] = []
     if dedup:
-        stages.append(DedupStage(store, workers, None, "squeeze_recover"))
+        stages.append(DedupStage(store, workers, None, McpVoice()))
     if shrink:
-        stages.append(ShrinkStage(store, workers, BUDGET, "mcp"))
+        stages.append(ShrinkStage(store, workers, BUDGET, McpVoice()))
     return Pipeline(stages)
 
 
@@ -179,8 +180,8 @@ async def test_a_suffixed_recover_tool_is_what_the_hints_name(store: RecoverySto
     workers = Workers(1)
     steps = Pipeline(
         [
-            DedupStage(store, workers, None, "squeeze_recover_2"),
-            ShrinkStage(store, workers, BUDGET, "mcp", "squeeze_recover_2"),
+            DedupStage(store, workers, None, McpVoice("squeeze_recover_2")),
+            ShrinkStage(store, workers, BUDGET, McpVoice("squeeze_recover_2")),
         ]
     )
     presented, _ = await steps.present(call(1), big_result())

@@ -7,6 +7,7 @@ from typing import Any
 
 import anyio
 
+from mcpsqueeze._voice import McpVoice
 from mcpsqueeze.core import recover_result
 from mcpsqueeze.core._pipeline import Call, Outcome
 from mcpsqueeze.core._stages import ShrinkStage, Workers
@@ -21,7 +22,7 @@ PROSE = "".join(
 
 def _present(arguments: dict[str, Any]) -> tuple[str, str]:
     store = RecoveryStore(MemoryCache(), None)
-    stage = ShrinkStage(store, Workers(1), 3000, "mcp")
+    stage = ShrinkStage(store, Workers(1), 3000, McpVoice())
     call = Call(server="docs", tool="search", arguments=arguments, number=1)
     outcome = Outcome()
     presented = anyio.run(stage, call, {"content": [{"type": "text", "text": PROSE}]}, outcome)
@@ -53,7 +54,7 @@ def test_a_lone_shrink_runs_on_the_event_loop_but_one_beside_a_shrink_in_a_worke
                 release.wait(10)
             return super()._shrink(texts, *args, **kwargs)
 
-    stage = Recording(RecoveryStore(MemoryCache(), None), Workers(2), 3000, "mcp")
+    stage = Recording(RecoveryStore(MemoryCache(), None), Workers(2), 3000, McpVoice())
     big, mid = PROSE * 4, PROSE[:100_000]  # ~480 K and 100 K characters
 
     async def main() -> None:

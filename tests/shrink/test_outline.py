@@ -9,6 +9,7 @@ import pytest
 from outlines import folds, rebuild
 
 from mcpsqueeze._lines import read_lines, split_lines
+from mcpsqueeze._voice import ShellVoice
 from mcpsqueeze.shrink import RecoveryHint, landmarks, shrink_texts
 from mcpsqueeze.shrink._formats import detect
 
@@ -73,7 +74,7 @@ def test_every_landmark_is_visible_verbatim_in_the_outline(
 
 
 def test_a_shell_preview_names_the_mcpsq_command(golden) -> None:  # type: ignore[no-untyped-def]
-    hint = RecoveryHint("0123456789abcdef0123456789abcdef", None, "shell")
+    hint = RecoveryHint("0123456789abcdef0123456789abcdef", None, ShellVoice())
     result = shrink_texts([_text("server.go")], 1600, hint)
     assert result is not None
     header = result.texts[0].split("\n", 1)[0]

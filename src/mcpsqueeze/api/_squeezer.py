@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from .._errors import RecoveryError, UsageError
 from .._results import text_of
+from .._voice import McpVoice
 from ..core import Call, Outcome, build_services, new_pipeline, recover_call
 from ..settings import (
     DEFAULT_BUDGET,
@@ -117,7 +118,7 @@ class Squeezer:
         self.settings = settings
         self.recover_tool = recover_tool
         self._services = build_services(settings)
-        self._pipeline = new_pipeline(settings, self._services, mode="mcp", recover_tool=recover_tool)
+        self._pipeline = new_pipeline(settings, self._services, McpVoice(recover_tool))
         self._calls = 0
 
     async def present(

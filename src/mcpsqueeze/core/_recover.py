@@ -68,8 +68,9 @@ def list_recover_tool(
         suffix += 1
         name = f"squeeze_recover_{suffix}"
     for stage in (stage for pipeline in pipelines for stage in pipeline.stages):
-        if getattr(stage, "recover_tool", None) is not None:  # MCP-mode stages name the tool
-            stage.recover_tool = name  # type: ignore[attr-defined]
+        voice = getattr(stage, "voice", None)
+        if voice is not None:  # stages that word recovery name the tool
+            stage.voice = voice.named(name)  # type: ignore[attr-defined]
     return name, {**result, "tools": [*tools, recover_tool_definition(name)]}
 
 

@@ -10,11 +10,12 @@ import dataclasses
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 import anyio
 
 from .._errors import RecoveryError
+from .._voice import McpVoice, Voice
 from ..accounting import Accountant, CallLog, CallObserver
 from ..recovery import FileStore, MemoryCache, RecoveryStore, clean_directory, readable_by_others
 from ..settings import Policy, Settings
@@ -132,45 +133,42 @@ def build_services(settings: Settings, metrics: bool = False) -> SessionServices
 def new_pipeline(
     settings: Settings,
     services: SessionServices,
-    mode: str = "mcp",
-    recover_tool: str = "squeeze_recover",
+    voice: Voice | None = None,
     dedup_scope: str | None = None,
     dedup: bool = True,
 ) -> Pipeline:
     """The stages of one session, in the contract's order: dedup, then shrink, then TOON (opt-in).
 
-    ``recover_tool`` names the tool that MCP-mode hints tell the agent to call (the Python API's
-    toolset may have to suffix it); ``dedup_scope`` names this session's dedup index in the shared
-    store (when there is one).
+    ``voice`` is the door's wording of recovery (default: the MCP recover tool ``squeeze_recover``;
+    the relay renames it when the backend owns the name); ``dedup_scope`` names this session's dedup
+    index in the shared store (when there is one).
 
-    The shell door never deduplicates: there stdout must always carry the result's data, because a
-    pointer (or nothing) piped into `jq` or `grep` reads as an empty answer. `dedup=False`: no dedup
-    either, for calls that belong to no conversation (a pointer may only name a result the same
-    conversation was shown)."""
+    A voice that allows no pointers (the shell door) never deduplicates: there stdout must always carry
+    the result's data, because a pointer (or nothing) piped into `jq` or `grep` reads as an empty answer.
+    `dedup=False`: no dedup either, for calls that belong to no conversation (a pointer may only name a
+    result the same conversation was shown)."""
+    voice = McpVoice() if voice is None else voice
     stages: list[Stage] = []
     store = services.store
-    tool = recover_tool if mode == "mcp" else None
-    if store is not None and dedup and _stage_on(settings, "dedup") and mode == "mcp":
-        stages.append(DedupStage(store, services.workers, services.accountant.count, tool, dedup_scope))
-    door: Literal["mcp", "shell"] = "mcp" if mode == "mcp" else "shell"
+    if store is not None and dedup and _stage_on(settings, "dedup") and voice.allows_pointers:
+        stages.append(DedupStage(store, services.workers, services.accountant.count, voice, dedup_scope))
     if store is not None and _query_on(settings):
-        stages.append(ProjectStage(store, services.workers, door, recover_tool))
+        stages.append(ProjectStage(store, services.workers, voice))
     if store is not None and _stage_on(settings, "shrink"):
         stages.append(
             ShrinkStage(
                 store,
                 services.workers,
                 settings.budget,
-                "mcp" if mode == "mcp" else "shell",
-                recover_tool,
+                voice,
                 block_limit=settings.truncate_chars,
                 above=settings.shrink_above,
             )
         )
     if store is not None and _stage_on(settings, "toonify"):
-        stages.append(ToonStage(store, services.workers, "mcp" if mode == "mcp" else "shell", recover_tool))
+        stages.append(ToonStage(store, services.workers, voice))
     if store is not None and _stage_on(settings, "drop_duplicate_structured"):
-        stages.append(StructuredStage(store, services.workers, door, recover_tool))
+        stages.append(StructuredStage(store, services.workers, voice))
     policy_for = settings.policies.resolver(Policy.from_settings(settings))
     return Pipeline(stages, services.accountant, policy_for)
 

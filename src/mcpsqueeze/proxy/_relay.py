@@ -23,21 +23,30 @@ from typing import Any
 import anyio
 import anyio.abc
 
-from .._errors import MCPSqueezeError, RecoveryError, UsageError
-from ..core import Call, Pipeline, SessionServices, list_recover_tool, recover_call
-from ..transports import Channel, ChannelClosed, Invalid, Message, ProcessChannel, valid_id, with_id
+from .._errors import MCPSqueezeError
+from ..core import Call, Pipeline, SessionServices
+from ..transports import (
+    BACKEND_GONE,
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    TIMEOUT,
+    UNREADABLE,
+    Channel,
+    ChannelClosed,
+    Invalid,
+    Message,
+    ProcessChannel,
+    error_response,
+    valid_id,
+    with_id,
+)
 from ._handshake import BACKEND_ID, Handshake
+from ._recover_tool import answer_recover, with_recover_tool
 
-__all__ = ["BACKEND_GONE", "TIMEOUT", "UNREADABLE", "Relay"]
+__all__ = ["BACKEND_GONE", "FULL_META_KEY", "TIMEOUT", "UNREADABLE", "Relay"]
 
 logger = logging.getLogger("mcpsqueeze.proxy")
 
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-INVALID_PARAMS = -32602
-BACKEND_GONE = -32000  # implementation-defined server error range
-TIMEOUT = -32001
-UNREADABLE = -32002  # the backend's answer could not be parsed or encoded
 START_FAILURE_GRACE = 5.0  # seconds a backend that failed at start still has its requests answered
 FLUSH_SECONDS = 30.0  # after the drain, at most this long to write the last answers
 NEW_ENVELOPE = "2026-07-28"
@@ -65,13 +74,6 @@ def _hide_output_schemas(
         return message, result
     result = {**result, "tools": hidden}
     return {**message, "result": result}, result
-
-
-def _error(request_id: Any, code: int, message: str, data: Any = None) -> Message:
-    err: dict[str, Any] = {"code": code, "message": message}
-    if data is not None:
-        err["data"] = data
-    return {"jsonrpc": "2.0", "id": request_id, "error": err}
 
 
 def _key(request_id: Any) -> tuple[str, Any]:
@@ -172,7 +174,7 @@ class Relay:
                 if pending is not None:
                     with self._working():
                         await self._to_front(
-                            _error(
+                            error_response(
                                 pending.request["id"],
                                 TIMEOUT,
                                 f"mcpsqueeze: the agent closed its input and the backend did not answer "
@@ -227,7 +229,7 @@ class Relay:
                 return
             if isinstance(message, Invalid):
                 code = PARSE_ERROR if message.error.startswith("Parse error") else INVALID_REQUEST
-                await self._to_front(_error(message.id, code, message.error))
+                await self._to_front(error_response(message.id, code, message.error))
             elif "method" in message and "id" in message:
                 await self._front_request(message)
             elif "method" in message:
@@ -259,7 +261,7 @@ class Relay:
         if pending is None:
             logger.warning(f"mcpsqueeze: malformed message from the backend: {message.error}")
             code = PARSE_ERROR if message.error.startswith("Parse error") else INVALID_REQUEST
-            await self._to_back(_error(None, code, message.error))
+            await self._to_back(error_response(None, code, message.error))
             return
         logger.warning(
             "mcpsqueeze: the backend's answer to %s could not be read: %s", pending.what, message.error
@@ -268,7 +270,7 @@ class Relay:
             await self._to_front(self._unreadable(pending.request["id"], pending.what, message.error))
 
     def _unreadable(self, request_id: Any, what: str, why: str) -> Message:
-        return _error(
+        return error_response(
             request_id,
             UNREADABLE,
             f"mcpsqueeze: the backend's answer to {what} could not be read ({why}); the proxy keeps "
@@ -298,7 +300,7 @@ class Relay:
             self._tg.cancel_scope.cancel()
 
     def _gone_error(self, request_id: Any, method: str) -> Message:
-        return _error(
+        return error_response(
             request_id,
             BACKEND_GONE,
             f"mcpsqueeze: the backend server is not running ({self.dead_reason}); {method} was not answered. "
@@ -345,7 +347,7 @@ class Relay:
         why = await self._to_back(self._for_backend({**message, "id": backend_id}))
         if why is not None and self._take(backend_id) is not None:
             await self._to_front(
-                _error(request_id, INVALID_REQUEST, f"mcpsqueeze: cannot forward {method}: {why}")
+                error_response(request_id, INVALID_REQUEST, f"mcpsqueeze: cannot forward {method}: {why}")
             )
 
     def _for_backend(self, message: Message) -> Message:
@@ -402,7 +404,7 @@ class Relay:
         self._take(backend_id, abandon=True)
         with self._working():
             await self._to_front(
-                _error(
+                error_response(
                     pending.request["id"],
                     TIMEOUT,
                     f"mcpsqueeze: the backend did not answer {pending.what} within {timeout:g} s; the "
@@ -451,8 +453,8 @@ class Relay:
                 self.on_initialized = None
 
     def _with_recover_tool(self, message: Message, result: dict[str, Any]) -> Message:
-        self.recover_tool, listed = list_recover_tool(result, self.recover_tool, [self.pipeline])
-        return message if listed is result else {**message, "result": listed}
+        self.recover_tool, listed = with_recover_tool(message, result, self.recover_tool, [self.pipeline])
+        return listed
 
     async def _present(self, call: Call, message: Message, result: dict[str, Any]) -> None:
         try:
@@ -468,19 +470,11 @@ class Relay:
 
     async def _answer_recover(self, request_id: Any, arguments: Any, modern: bool = False) -> None:
         try:
-            try:
-                result = await self.services.workers.run(self._recover, arguments)
-            except (RecoveryError, UsageError) as exc:
-                result = {"content": [{"type": "text", "text": f"mcpsqueeze: {exc}"}], "isError": True}
-            if modern:  # a 2026-07-28 client requires the result's type
-                result = {**result, "resultType": "complete"}
+            result = await answer_recover(self.services, arguments, modern=modern)
             await self._to_front({"jsonrpc": "2.0", "id": request_id, "result": result})
         finally:
             self._busy -= 1  # taken by _front_request
             self._notify()
-
-    def _recover(self, arguments: Any) -> dict[str, Any]:
-        return recover_call(self.services.store, arguments)
 
     # -- sending ---------------------------------------------------------------------------------------
 

@@ -19,6 +19,7 @@ import anyio.abc
 from .._errors import BackendError, RecoveryError, UsageError
 from .._lines import parse_line_range
 from .._projection import compile_query
+from .._voice import ShellVoice
 from ..accounting import print_summary
 from ..core import (
     Call,
@@ -95,7 +96,7 @@ class Session:
     def __init__(self, settings: Settings, specs: list[ServerSpec], tools: ToolFilter) -> None:
         self.settings = settings
         self.services = build_services(settings, metrics=True)
-        self.pipeline = new_pipeline(settings, self.services, mode="shell")
+        self.pipeline = new_pipeline(settings, self.services, ShellVoice())
         self.backends = {spec.name: Backend(spec, tools, settings.timeout) for spec in specs}
         self.calls = 0
         self.tg: anyio.abc.TaskGroup | None = None
@@ -112,7 +113,7 @@ class Session:
             return self.services, self.pipeline
         if principal not in self._callers:
             services = for_caller(self.services, principal, self.named_tenants)
-            self._callers[principal] = (services, new_pipeline(self.settings, services, mode="shell"))
+            self._callers[principal] = (services, new_pipeline(self.settings, services, ShellVoice()))
         return self._callers[principal]
 
     async def start(self, tg: anyio.abc.TaskGroup) -> None:

@@ -21,14 +21,35 @@ if TYPE_CHECKING:
         open_backend,
         open_process_channel,
     )
-    from ._jsonrpc import Invalid, Message, line_of, parse_line, valid_id, with_id
+    from ._jsonrpc import (
+        BACKEND_GONE,
+        INVALID_PARAMS,
+        INVALID_REQUEST,
+        PARSE_ERROR,
+        TIMEOUT,
+        UNREADABLE,
+        Invalid,
+        Message,
+        error_response,
+        line_of,
+        parse_line,
+        valid_id,
+        with_id,
+    )
     from ._oauth import backend_auth, clear_tokens, login, preflight
+    from ._paging import list_tool_names
     from ._prestart import discard, prestart, prestart_from_command_line, started
     from ._sdk import Backend, BackendTimeout
     from ._server import bind_unix, on_signals, tcp_listener, uvicorn_server
 
 __all__ = [
+    "BACKEND_GONE",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "PARSE_ERROR",
     "PRINCIPAL_KEY",
+    "TIMEOUT",
+    "UNREADABLE",
     "Backend",
     "BackendTimeout",
     "Channel",
@@ -45,9 +66,11 @@ __all__ = [
     "check_token_path",
     "clear_tokens",
     "discard",
+    "error_response",
     "http_backend",
     "is_loopback",
     "line_of",
+    "list_tool_names",
     "load_tokens",
     "login",
     "on_signals",
@@ -65,6 +88,12 @@ __all__ = [
 ]
 
 _MODULES = {
+    "BACKEND_GONE": "_jsonrpc",
+    "INVALID_PARAMS": "_jsonrpc",
+    "INVALID_REQUEST": "_jsonrpc",
+    "PARSE_ERROR": "_jsonrpc",
+    "TIMEOUT": "_jsonrpc",
+    "UNREADABLE": "_jsonrpc",
     "Backend": "_sdk",
     "BackendTimeout": "_sdk",
     "Channel": "_channels",
@@ -82,9 +111,11 @@ _MODULES = {
     "check_token_path": "_auth",
     "clear_tokens": "_oauth",
     "discard": "_prestart",
+    "error_response": "_jsonrpc",
     "http_backend": "_channels",
     "is_loopback": "_auth",
     "line_of": "_jsonrpc",
+    "list_tool_names": "_paging",
     "load_tokens": "_auth",
     "login": "_oauth",
     "on_signals": "_server",

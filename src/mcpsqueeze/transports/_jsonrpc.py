@@ -14,9 +14,29 @@ from typing import Any
 
 from .._jsonbytes import dumps, loads
 
-__all__ = ["Invalid", "Message", "parse", "scan_id", "valid_id", "with_id"]
+__all__ = [
+    "BACKEND_GONE",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "PARSE_ERROR",
+    "TIMEOUT",
+    "UNREADABLE",
+    "Invalid",
+    "Message",
+    "error_response",
+    "parse",
+    "scan_id",
+    "valid_id",
+    "with_id",
+]
 
 Message = dict[str, Any]
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+INVALID_PARAMS = -32602
+BACKEND_GONE = -32000  # implementation-defined server error range
+TIMEOUT = -32001
+UNREADABLE = -32002  # the backend's answer could not be parsed or encoded
 _RAW_BYTES = 256 * 1024  # results up to this size keep their line, forwarded as is when unchanged
 
 
@@ -26,6 +46,14 @@ class Invalid:
 
     error: str
     id: Any = None
+
+
+def error_response(request_id: Any, code: int, message: str, data: Any = None) -> Message:
+    """A JSON-RPC error response (every error the proxy itself gives is one of these)."""
+    err: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        err["data"] = data
+    return {"jsonrpc": "2.0", "id": request_id, "error": err}
 
 
 def valid_id(value: Any) -> bool:
