@@ -13,6 +13,7 @@ Just-Bash: ``mcpsq recover`` and the recovery file). A new door adds an adapter 
 from __future__ import annotations
 
 import json
+import shlex
 from dataclasses import dataclass, replace
 from typing import Protocol
 
@@ -125,7 +126,7 @@ class ShellVoice:
         return text + (f"; one part: --pointer {pointer}." if pointer is not None else ".")
 
     def file_recipe(self, file: str | None) -> str:
-        return "" if file is None else f" (or jq -r '.content[0].text' {file})"
+        return "" if file is None else f" (or jq -r '.content[0].text' {shlex.quote(file)})"
 
     def see_again(self, response_id: str) -> str:
         return f"To see it again, run: {self.call(response_id)}"

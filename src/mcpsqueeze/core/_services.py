@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -18,7 +19,7 @@ from .._errors import RecoveryError
 from .._voice import McpVoice, Voice
 from ..accounting import Accountant, CallLog, CallObserver
 from ..recovery import FileStore, MemoryCache, RecoveryStore, clean_directory, readable_by_others
-from ..settings import Policy, Settings
+from ..settings import Settings
 from ._pipeline import Pipeline, Stage
 from ._reshape import ProjectStage, StructuredStage
 from ._stages import DedupStage, ShrinkStage, ToonStage, Workers
@@ -69,7 +70,10 @@ def build_store(settings: Settings) -> RecoveryStore | None:
         return None
     memory = files = None
     if settings.recovery in ("memory", "both"):
-        memory = MemoryCache(settings.cache_ttl, settings.cache_entries, settings.cache_bytes)
+        ttl = (
+            math.inf if settings.cache_ttl is None else settings.cache_ttl
+        )  # None: entries and bytes bound it
+        memory = MemoryCache(ttl, settings.cache_entries, settings.cache_bytes)
     if settings.recovery in ("files", "both"):
         try:
             files = FileStore(settings.recovery_dir)
@@ -159,30 +163,30 @@ def new_pipeline(
             ShrinkStage(
                 store,
                 services.workers,
-                settings.budget,
+                settings.policy.budget,
                 voice,
-                block_limit=settings.truncate_chars,
-                above=settings.shrink_above,
+                block_limit=settings.policy.truncate_chars,
+                above=settings.policy.shrink_above,
             )
         )
     if store is not None and _stage_on(settings, "toonify"):
         stages.append(ToonStage(store, services.workers, voice))
     if store is not None and _stage_on(settings, "drop_duplicate_structured"):
         stages.append(StructuredStage(store, services.workers, voice))
-    policy_for = settings.policies.resolver(Policy.from_settings(settings))
+    policy_for = settings.policies.resolver(settings.policy)
     return Pipeline(stages, services.accountant, policy_for)
 
 
 def _query_on(settings: Settings) -> bool:
     """Some call may be projected: a session-wide query, or a per-tool one."""
-    return settings.query is not None or any(
+    return settings.policy.query is not None or any(
         isinstance(r.values.get("query"), str) for r in settings.policies.rules
     )
 
 
 def _stage_on(settings: Settings, key: str) -> bool:
     """A stage runs when the session default has it on or some per-tool policy turns it on."""
-    return bool(getattr(settings, key)) or settings.policies.may_enable(key)
+    return bool(getattr(settings.policy, key)) or settings.policies.may_enable(key)
 
 
 async def sweep_forever(settings: Settings) -> None:

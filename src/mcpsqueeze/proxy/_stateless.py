@@ -37,6 +37,7 @@ from .._voice import McpVoice
 from ..core import Call, Pipeline, SessionServices, for_caller, new_pipeline
 from ..settings import Settings
 from ..transports import BACKEND_GONE, INVALID_REQUEST, PARSE_ERROR, PRINCIPAL_KEY, Message, error_response
+from ._compact import stateless_hook
 from ._modern_http import MODERN_VERSION, respond, respond_json
 from ._recover_tool import answer_recover, with_recover_tool
 from ._relay import FULL_META_KEY
@@ -89,7 +90,9 @@ class StatelessFrontend:
         self.tg = tg
         self.security = security
         self.pipeline: Pipeline = new_pipeline(settings, services, dedup=False)
-        self.recover_tool: str | None = "squeeze_recover" if (settings.shrink or settings.dedup) else None
+        self.recover_tool: str | None = (
+            "squeeze_recover" if (settings.policy.shrink or settings.policy.dedup) else None
+        )
         self.named_tenants = False  # set by HttpFrontend when the token file names tenants
         self._callers: dict[str, tuple[SessionServices, Pipeline]] = {}
         self._conversations: OrderedDict[tuple[str | None, str], Pipeline] = OrderedDict()
@@ -169,6 +172,10 @@ class StatelessFrontend:
         if rejected_envelope is not None:
             await respond_json(send, rejected_envelope)
             return
+        hooked = await stateless_hook(self, request, message, body, send)  # --compress-tools (_compact.py)
+        if hooked is None:
+            return
+        request, message, body, params = hooked
         if message["method"] == "tools/call" and not self._names_settled:
             await self._settle_recover_tool()
         if (

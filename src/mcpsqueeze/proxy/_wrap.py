@@ -34,6 +34,7 @@ from ..transports import (
     tcp_listener,
     uvicorn_server,
 )
+from ._compact import compact_front
 from ._handshake import take as take_handshake
 from ._relay import Relay
 
@@ -68,7 +69,12 @@ async def _relay_stdio(
         if handshake is not None and isinstance(back, ProcessChannel):
             back.feed(handshake.back)
         relay = Relay(
-            front, back, new_pipeline(settings, services), services, recover_tool=_recover(settings)
+            front,
+            back,
+            new_pipeline(settings, services),
+            services,
+            recover_tool=_recover(settings),
+            compact=compact_front(settings),
         )
         if answered is not None:
             relay.on_initialized = answered.set
@@ -80,7 +86,7 @@ async def _relay_stdio(
 def _recover(settings: Settings) -> str | None:
     """The recover tool is offered when some stage can change a result: by default or by a policy."""
     keys = ("shrink", "dedup", "toonify")
-    on = any(getattr(settings, k) or settings.policies.may_enable(k) for k in keys)
+    on = any(getattr(settings.policy, k) or settings.policies.may_enable(k) for k in keys)
     return "squeeze_recover" if on else None
 
 
@@ -336,7 +342,14 @@ class HttpFrontend:
     async def _relay(self, front: Channel, pipeline: Pipeline, services: SessionServices) -> int:
         try:
             async with open_backend(self.settings) as back:
-                relay = Relay(front, back, pipeline, services, recover_tool=_recover(self.settings))
+                relay = Relay(
+                    front,
+                    back,
+                    pipeline,
+                    services,
+                    recover_tool=_recover(self.settings),
+                    compact=compact_front(self.settings),
+                )
                 return await relay.run()
         except BackendError as exc:
             dead = Relay(front, None, pipeline, services, recover_tool=None, dead_reason=str(exc))

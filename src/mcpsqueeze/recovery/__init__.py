@@ -8,9 +8,9 @@ use instead.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from .._lazy import LazyFace
 from ._clean import CleanReport, clean_directory, parse_duration, parse_keep, parse_size
 from ._files import FileStore, check_if_present, ensure_private_dir, readable_by_others
 from ._ids import RESPONSE_ID_RE, is_response_id, new_response_id
@@ -67,10 +67,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """Load the orjson-backed store (and the Redis adapter) only when asked for, never on the shim's path."""
-    if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = LazyFace(__name__, _LAZY, globals())

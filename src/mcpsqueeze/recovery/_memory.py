@@ -101,7 +101,7 @@ class MemoryCache:
                 or self._bytes + (0 if key in self._blobs else cost) > self.max_bytes
             ):
                 oldest = next(iter(self._entries))
-                self._drop(oldest, "evicted")
+                self._drop(oldest, "evicted" if len(self._entries) >= self.max_entries else "evicted_bytes")
             blob = self._blobs.get(key)
             if blob is None:
                 blob = self._blobs[key] = _Blob(kept, 0)
@@ -235,10 +235,15 @@ class MemoryCache:
                 f"Response {response_id} expired after {self.ttl:g} s; its original is no longer "
                 f"in memory. {fallback}"
             )
-        if reason == "evicted":
+        if reason in ("evicted", "evicted_bytes"):
+            bound = (
+                f"it keeps at most {self.max_entries} results (cache_entries, --cache-entries)"
+                if reason == "evicted"
+                else f"it keeps at most {self.max_bytes} bytes (cache_bytes, --cache-bytes)"
+            )
             return (
-                f"Response {response_id} was evicted from memory to make room for newer results "
-                f"(the cache keeps at most {self.max_entries} results / {self.max_bytes} bytes). {fallback}"
+                f"Response {response_id} was evicted from memory to make room for newer results: {bound}; "
+                f"raise that bound to keep more. {fallback}"
             )
         if reason == "too_big":
             return (

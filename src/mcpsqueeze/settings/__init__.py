@@ -4,6 +4,8 @@ config. Pure data and parsing; the only file reads are the config files themselv
 
 from __future__ import annotations
 
+from .._lazy import LazyFace
+
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing typing is not free at start-up
 if TYPE_CHECKING:
     from ._file import (
@@ -25,10 +27,11 @@ if TYPE_CHECKING:
         PolicySet,
     )
     from ._servers import ServerSpec, ToolFilter, parse_config, parse_servers, spec_from_argv
-    from ._settings import Settings, default_recovery_dir
+    from ._settings import COMPRESS_LEVELS, Settings, default_recovery_dir
 
 __all__ = [
     "AUTH_METHODS",
+    "COMPRESS_LEVELS",
     "DEFAULT_BUDGET",
     "DEFAULT_KEYS",
     "DEFAULT_SHRINK_ABOVE",
@@ -58,6 +61,7 @@ __all__ = [
 _MODULES = {
     "AUTH_METHODS": "_oauth",
     "AuthMethod": "_oauth",
+    "COMPRESS_LEVELS": "_settings",
     "Config": "_file",
     "ConfigError": "_file",
     "DEFAULT_BUDGET": "_policy",
@@ -84,13 +88,4 @@ _MODULES = {
 }
 
 
-def __getattr__(name: str) -> object:
-    """Load a module on first use of one of its names (start-up pays only for what it uses)."""
-    module = _MODULES.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = LazyFace(__name__, _MODULES, globals())
