@@ -1,7 +1,7 @@
 """`Client`: an MCP client of your servers whose every result goes through the proxy's pipeline.
 
 The servers are an `mcpServers` config (stdio commands and streamable-HTTP URLs), connected in process
-with the same `Backend` connections `serve` holds (serve/_backends.py: the official SDK client, results
+with the same `ServerLink` connections `serve` holds (transports/_server_link.py: wire dicts, results
 taken raw so structuredContent is never re-validated) and presented by the same `Squeezer` pipeline as
 `wrap`. `with Client(...)` gives sync methods (run on a background event loop); `async with` gives the
 same names as coroutines.
@@ -36,7 +36,7 @@ from ..settings import (
     load_config,
     parse_config,
 )
-from ..transports import Backend
+from ..transports import ServerLink
 from ._codeapi import ClientSessionAPI
 from ._functions import make_function, unique_names
 from ._portal import Portal
@@ -187,7 +187,7 @@ class Client:
             shrink_above=settings.shrink_above,
         )
         tools = ToolFilter(tuple(include_tools), tuple(exclude_tools))
-        self._backends = {spec.name: Backend(spec, tools, settings.timeout) for spec in specs}
+        self._backends = {spec.name: ServerLink(spec, tools, settings.timeout) for spec in specs}
         self._portal: Portal | None = None
         self._open = False
         self._tg: anyio.abc.TaskGroup | None = None
