@@ -62,7 +62,8 @@ at most 300) and, per level, ours against mcp-compressor's (issue 22: at most th
 ``--rev`` pins the SERVED repository (the session reads this repository's own files and history);
 ``--baseline`` picks the mcpsqueeze source run beside this tree's.
 
-mcp-compressor: ``python3 -m venv .cache/mcpc && .cache/mcpc/bin/pip install mcp-compressor==0.38.2``;
+mcp-compressor: ``python3 -m venv .cache/mcpc && .cache/mcpc/bin/pip install mcp-compressor==0.38.2`` (or
+``MCPSQUEEZE_BENCH_MCPC=/path/to/bin/mcp-compressor``);
 tooltrim: ``python3 -m venv .cache/tooltrim && .cache/tooltrim/bin/pip install 'tooltrim[mcp]==0.3.3'``.
 """
 
@@ -963,13 +964,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--listing-only", action="store_true", help="only the tools/list figures (quick)")
     parser.add_argument("--no-listing", action="store_true", help="skip the tools/list figures")
     args = parser.parse_args(argv)
-    for tool, hint in ((bs.COMPRESSOR, "mcp-compressor"), (TOOLTRIM, "tooltrim")):
-        if not tool.exists():
-            sys.exit(f"{hint} not found at {tool}; see this script's docstring")
     wanted_names = {n.strip() for n in args.only.split(",")} if args.only else None
 
     def wanted(name: str) -> bool:
         return wanted_names is None or name == DIRECT or any(w in name for w in wanted_names)
+
+    for tool, hint, names in (
+        (bs.COMPRESSOR, "mcp-compressor", (COMPRESSOR,)),
+        (TOOLTRIM, "tooltrim", (TOOLTRIM_DEFAULT, TOOLTRIM_5000)),
+    ):
+        if not tool.exists() and any(wanted(n) for n in names):
+            sys.exit(f"{hint} not found at {tool}; see this script's docstring (or leave it out with --only)")
 
     workdir = Path(tempfile.mkdtemp(prefix="bench-peers-"))
     results: list[Figures] = []

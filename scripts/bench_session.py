@@ -43,7 +43,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))  # this tree's mcpsqueeze (token counts), not an installed one
 CACHE = ROOT / ".cache"
-COMPRESSOR = CACHE / "mcpc" / "bin" / "mcp-compressor"
+# mcp-compressor 0.38.2: in .cache/mcpc, or wherever MCPSQUEEZE_BENCH_MCPC names its binary
+COMPRESSOR = Path(os.environ.get("MCPSQUEEZE_BENCH_MCPC") or CACHE / "mcpc" / "bin" / "mcp-compressor")
 PROTOCOL = "2025-06-18"
 CALL_TIMEOUT = 120.0
 

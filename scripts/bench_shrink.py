@@ -28,6 +28,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from mcpsqueeze._voice import McpVoice
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -44,7 +46,7 @@ BUDGETS = (20000, 10000, 4000, 1024)
 HINT = RecoveryHint(
     response_id="3f2a9c0e5b7d41e8a6c4f0b2d9e1a7c5",
     file="/home/agent/.cache/mcpsqueeze/recovery/mcpsqueeze-3f2a9c0e5b7d41e8a6c4f0b2d9e1a7c5.json",
-    mode="mcp",
+    voice=McpVoice(),
 )
 WORDS = [
     "the",

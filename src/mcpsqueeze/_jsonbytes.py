@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 import json.decoder
 import math
+import os
+import re
 from typing import Any
 
 import orjson
@@ -24,6 +26,7 @@ _TOO_DEEP = "JSON nested deeper than this proxy parses (about 1,000 levels)"
 # "0" and everything else to " ": a C-speed pass, where the regex ``\d{19,}`` took 2 ms per 200 KB.
 _DIGITS_ONLY = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))
 _LONG_RUN = b"0" * 19
+_SCAN = 1 << 20  # bytes mapped at once: the digit map of a 100 MB line is never made whole
 _encode_str = json.encoder.encode_basestring_ascii
 
 
@@ -113,10 +116,112 @@ def _finite_float(text: str) -> float:
     return number
 
 
-def loads(data: bytes) -> Any:
+def _has_long_digit_run(data: bytes | bytearray) -> bool:
+    """A run of 19 or more digits anywhere in `data`, mapped `_SCAN` bytes at a time (windows overlap by
+    18 bytes, so a run across two windows is found)."""
+    if len(data) <= _SCAN:
+        return _LONG_RUN in data.translate(_DIGITS_ONLY)
+    overlap = len(_LONG_RUN) - 1
+    return any(
+        _LONG_RUN in data[max(0, start - overlap) : start + _SCAN].translate(_DIGITS_ONLY)
+        for start in range(0, len(data), _SCAN)
+    )
+
+
+# Huge lines (issue 23 item 12): orjson (yyjson) copies its input before parsing, so a 100 MB result
+# line was held three times at once (the line, the copy, the parsed text): 300 MB. A line of
+# `_LEAN_ABOVE` bytes or more whose big string literals (`_LEAN_STRING` bytes or more) have no escape is
+# parsed without them: each is decoded straight from the line (strict UTF-8, no control character, as
+# JSON asks), the rest is parsed with a placeholder in its place; the peak is the line plus its text.
+_LEAN_ABOVE = 8 << 20
+_LEAN_STRING = 1 << 20
+_LEAN_QUOTES = 4096  # string literals looked at before giving up (big ones come first in a tools/call result)
+_LEAN_SKELETON = 1 << 20  # bytes: what is left must be small, or the ordinary parse is as good
+_CONTROL = re.compile(rb"[\x00-\x1f]")
+
+
+def _big_literals(data: bytes | bytearray) -> list[tuple[int, int]]:
+    """(start, end) of the contents of big escape-free string literals, in order (an empty list: none,
+    or more quotes than `_LEAN_QUOTES` looked at: the ordinary parse then)."""
+    found: list[tuple[int, int]] = []
+    pos = 0
+    budget = _LEAN_QUOTES
+    while budget > 0:
+        start = data.find(b'"', pos)
+        if start < 0:
+            break
+        end = data.find(b'"', start + 1)
+        while end > 0 and budget > 0:
+            budget -= 1
+            before = end - 1
+            while data[before] == 0x5C:  # backslashes: an odd number escapes the quote
+                before -= 1
+            if (end - 1 - before) % 2 == 0:
+                break
+            end = data.find(b'"', end + 1)
+        if end < 0 or budget <= 0:
+            return []
+        if end - start - 1 >= _LEAN_STRING and data.find(b"\\", start + 1, end) < 0:
+            found.append((start + 1, end))
+        pos = end + 1
+    return found
+
+
+def _loads_lean(data: bytes | bytearray, literals: list[tuple[int, int]]) -> Any:
+    nonce = os.urandom(8).hex()
+    view = memoryview(data)
+    skeleton: list[bytes] = []
+    texts: dict[str, str] = {}
+    previous = 0
+    for index, (start, end) in enumerate(literals):
+        if _CONTROL.search(data, start, end) is not None:
+            raise ValueError("Invalid control character in a string")
+        key = f"mcpsqueeze-lean-{nonce}-{index}"
+        skeleton += (bytes(view[previous:start]), key.encode())
+        texts[key] = str(view[start:end], "utf-8")  # strict; decoded from the line itself, no copy of it
+        previous = end
+    skeleton.append(bytes(view[previous:]))
+    view.release()
+    value = loads(b"".join(skeleton))
+    if isinstance(value, str):
+        return texts.get(value, value)
+    if _put_back(value, texts) != len(texts):  # one was an object key: the ordinary parse does that
+        return _NOT_LEAN
+    return value
+
+
+_NOT_LEAN = object()
+
+
+def _put_back(value: Any, texts: dict[str, str]) -> int:
+    """Replace each placeholder string value by its text (an explicit stack: any depth); how many."""
+    done = 0
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, (dict, list)):
+            continue
+        items = node.items() if isinstance(node, dict) else enumerate(node)
+        for key, item in list(items):
+            if isinstance(item, str):
+                if item in texts:
+                    node[key] = texts[item]
+                    done += 1
+            elif isinstance(item, (dict, list)):
+                stack.append(item)
+    return done
+
+
+def loads(data: bytes | bytearray) -> Any:
     """Parse JSON bytes strictly (RFC 8259); raises ValueError on invalid input, nesting beyond MAX_DEPTH
     included. Lone surrogate escapes (`"\\ud800"`) are valid JSON and accepted; surrogate bytes are not."""
-    if _LONG_RUN not in data.translate(_DIGITS_ONLY):
+    if len(data) >= _LEAN_ABOVE:
+        literals = _big_literals(data)
+        if literals and len(data) - sum(end - start for start, end in literals) <= _LEAN_SKELETON:
+            value = _loads_lean(data, literals)
+            if value is not _NOT_LEAN:
+                return value
+    if not _has_long_digit_run(data):
         try:
             return orjson.loads(data)
         except orjson.JSONDecodeError as exc:

@@ -11,7 +11,11 @@ import re
 
 from mcpsqueeze._errors import UsageError
 
-__all__ = ["parse_line_range", "read_lines", "split_lines"]
+__all__ = ["MAX_DIGITS", "parse_line_range", "read_lines", "split_lines"]
+
+#: Digits in a line number (or any number a recover request names): 18 stay below 2**63 and far below
+#: Python's 4,300-digit int limit (ValueError past it); no text has 10**18 lines.
+MAX_DIGITS = 18
 
 # str.splitlines also ends lines at these: a text with none of them splits the same way there.
 _OTHER_ENDS = "\r\x0b\x0c\x1c\x1d\x1e"
@@ -44,9 +48,11 @@ def parse_line_range(spec: str) -> tuple[int, int | None]:
     match = _RANGE_RE.match(spec)
     if match is None:
         raise UsageError(
-            f"lines {spec!r} must be a line range such as '120-180' (or '120' for one line, "
+            f"lines {spec[:80]!r} must be a line range such as '120-180' (or '120' for one line, "
             "'120-' to the end); lines count from 1."
         )
+    if any(group and len(group) > MAX_DIGITS for group in (match.group(1), match.group(3))):
+        raise UsageError(f"lines: a line number has at most {MAX_DIGITS} digits; no text is that long.")
     start = int(match.group(1))
     end: int | None = start
     if match.group(2):

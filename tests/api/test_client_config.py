@@ -37,10 +37,10 @@ def _chars(result: dict[str, Any]) -> int:
 
 
 def _settings(*args: Any, **kw: Any) -> Any:
-    """The effective settings of a Client, never opened (no server started)."""
+    """The effective session-wide policy of a Client, never opened (no server started)."""
     client = Client(*args, **kw)
     client.close()
-    return client.settings
+    return client.settings.policy
 
 
 @pytest.fixture
@@ -65,7 +65,7 @@ def test_two_tools_of_one_server_get_the_budgets_their_policies_give_through_cli
 
 def test_a_keyword_overrides_the_file_default_but_not_a_per_tool_policy(config: Path) -> None:
     with Client(DEMO, budget=3000, config=config) as client:
-        assert client.settings.budget == 3000
+        assert client.settings.policy.budget == 3000
         rows = client.call("demo", "list_rows", {"table": "t"})
         issues = client.call("demo", "search_issues", {"query": "keyword"})
     assert 2000 < _chars(rows) <= 3000

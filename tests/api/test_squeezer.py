@@ -61,7 +61,7 @@ async def test_recovering_a_malformed_or_unknown_id_raises() -> None:
 def test_bad_settings_are_refused() -> None:
     with pytest.raises(UsageError, match="recovery must be"):
         Squeezer(recovery="disk")  # type: ignore[arg-type]
-    with pytest.raises(UsageError, match="positive"):
+    with pytest.raises(UsageError, match="cache_entries must be at least 1"):
         Squeezer(cache_entries=0)
 
 

@@ -75,7 +75,7 @@ async def test_recovery_files_are_readable_under_recovery_and_by_mcpsq_recover(b
     )
     by_id = await bash.exec(f"mcpsq recover {rid} --pointer /issues/11/number")
     by_path = await bash.exec(f"cd /recovery && mcpsq recover ./mcpsqueeze-{rid}.json | jq .total_count")
-    assert (via_jq.stdout, by_id.stdout, by_path.stdout) == ("12\n", "1011\n", "12\n")
+    assert (via_jq.stdout, by_id.stdout, by_path.stdout) == ("12\n", "1011", "12\n")  # recover: exact
 
 
 async def test_mcpsq_recover_reads_exact_lines_and_queries_inside_the_shell(

@@ -28,7 +28,7 @@ def test_recover_query_prints_the_projection_and_combines_with_a_pointer(
     keys = _mcpsq(rec_dir, tmp_path, RID, "--query", "issues[].key")
     assert (keys.returncode, json.loads(keys.stdout)) == (0, ["A-1", "A-2"])
     one = _mcpsq(rec_dir, tmp_path, RID, "--pointer", "/issues/0", "--query=t")
-    assert (one.returncode, one.stdout) == (0, "x\n")
+    assert (one.returncode, one.stdout) == (0, "x")  # exactly what squeeze_recover answers (item 28)
 
 
 def test_recover_query_refuses_a_bad_expression_and_plain_text_with_exit_2(
@@ -42,6 +42,6 @@ def test_recover_query_refuses_a_bad_expression_and_plain_text_with_exit_2(
         json.dumps({"content": [{"type": "text", "text": "hi"}]})
     )
     plain = _mcpsq(rec_dir, tmp_path, other, "--query", "a")
-    assert plain.returncode == 2 and "not JSON, so --query cannot" in plain.stderr
+    assert plain.returncode == 2 and "not JSON, so a query cannot" in plain.stderr
     missing = _mcpsq(rec_dir, tmp_path, RID, "--query")
     assert missing.returncode == 2 and "--query needs a JMESPath expression" in missing.stderr

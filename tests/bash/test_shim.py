@@ -169,7 +169,7 @@ def test_recover_prints_the_original_by_id_by_path_and_by_pointer(
     raw = mcpsq(shim_env, "recover", rid, "--raw")
     assert len(json.loads(by_id.stdout)["issues"]) == 40
     assert by_path.stdout == by_id.stdout
-    assert (pointer.returncode, pointer.stdout) == (0, "bug issue 39\n")
+    assert (pointer.returncode, pointer.stdout) == (0, "bug issue 39")  # exact: no newline added (item 28)
     assert json.loads(raw.stdout)["content"][0]["type"] == "text"
 
 
@@ -183,7 +183,7 @@ def test_recover_uses_the_recovery_dir_from_the_environment_without_a_session(
     env = {k: v for k, v in os.environ.items() if not k.startswith("MCPSQUEEZE_")}
     env |= {"MCPSQUEEZE_RECOVERY_DIR": str(rec_dir), "MCPSQUEEZE_SOCKET": str(tmp_path / "none.sock")}
     done = mcpsq(env, "recover", rid, "--pointer", "/1")
-    assert (done.returncode, done.stdout) == (0, '{\n "a": 2\n}\n')
+    assert (done.returncode, done.stdout) == (0, '{\n "a": 2\n}')
 
 
 def test_recover_refuses_escapes_and_odd_files_with_exit_2(

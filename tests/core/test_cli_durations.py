@@ -97,4 +97,4 @@ def test_wrap_reads_off_as_keep_forever_for_retention_and_the_cache(monkeypatch:
     assert done.exit_code == 0, done.output
     [settings] = seen
     assert settings.retention is None  # type: ignore[attr-defined]
-    assert settings.cache_ttl == float("inf")  # type: ignore[attr-defined]
+    assert settings.cache_ttl is None  # type: ignore[attr-defined]  # no TTL: entries and bytes bound it

@@ -38,6 +38,7 @@ def snippets() -> dict[str, tuple[str, str]]:
 def test_the_doc_has_every_client_snippet() -> None:
     assert set(snippets()) == {
         "claude-code-add", "claude-code-mcp-json", "claude-desktop", "cursor", "vscode", "inspector",
+        "claude-code-compress", "inspector-compress", "python-sdk-compress",
     }  # fmt: skip
 
 
@@ -150,8 +151,11 @@ def _connected(listing: str, name: str) -> bool:
     return any(line.startswith(f"{name}: ") and "Connected" in line for line in listing.splitlines())
 
 
-def test_claude_code_mcp_add_as_documented_is_reported_connected(world: World, tmp_path: Path) -> None:
-    add, listing = snippets()["claude-code-add"][1].splitlines()
+@pytest.mark.parametrize("name", ["claude-code-add", "claude-code-compress"])
+def test_claude_code_mcp_add_as_documented_is_reported_connected(
+    world: World, tmp_path: Path, name: str
+) -> None:
+    add, listing = snippets()[name][1].splitlines()
     assert listing.startswith("claude mcp list")
     project = tmp_path / "project"
     project.mkdir()
@@ -191,10 +195,10 @@ def test_claude_code_reports_a_broken_wrap_command_as_failed(world: World, tmp_p
 # -- the MCP Inspector CLI, for real (it drops the `--` before the server command) -------------------------
 
 
-def test_inspector_cli_lists_and_calls_tools_through_wrap_as_documented(world: World) -> None:
+def _inspector(world: World, snippet: str) -> list[Any]:
     paths = require_node_paths("INSPECTOR_JS", "NODE22")
     outputs = []
-    for line in snippets()["inspector"][1].splitlines():
+    for line in snippets()[snippet][1].splitlines():
         argv = shlex.split(world.fill(line))
         assert argv[:3] == ["npx", "@modelcontextprotocol/inspector", "--cli"]
         done = subprocess.run(
@@ -208,9 +212,40 @@ def test_inspector_cli_lists_and_calls_tools_through_wrap_as_documented(world: W
         assert done.returncode == 0, done.stdout + done.stderr
         assert "No such option" not in done.stdout + done.stderr
         outputs.append(json.loads(done.stdout[: done.stdout.rindex("}") + 1]))
-    listing, called = outputs
+    return outputs
+
+
+def test_inspector_cli_lists_and_calls_tools_through_wrap_as_documented(world: World) -> None:
+    listing, called = _inspector(world, "inspector")
     assert {"git_status", "squeeze_recover"} <= {t["name"] for t in listing["tools"]}
     assert called["isError"] is False and "On branch" in called["content"][0]["text"]
+
+
+def test_inspector_cli_lists_and_invokes_the_compressed_tools_as_documented(world: World) -> None:
+    listing, called = _inspector(world, "inspector-compress")
+    assert [t["name"] for t in listing["tools"]] == [
+        "git_get_tool_schema",
+        "git_invoke_tool",
+        "squeeze_recover",
+    ]
+    assert (
+        "git_status(repo_path: string): Shows the working tree status" in listing["tools"][0]["description"]
+    )
+    assert called["isError"] is False and "On branch" in called["content"][0]["text"]
+
+
+def test_the_python_sdk_snippet_lists_and_invokes_the_compressed_tools(world: World, tmp_path: Path) -> None:
+    lang, code = snippets()["python-sdk-compress"]
+    assert lang == "python"
+    script = tmp_path / "snippet.py"
+    script.write_text(world.fill(code))
+    done = subprocess.run(
+        [sys.executable, str(script)], env=world.env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    first, *rest = done.stdout.splitlines()
+    assert first == "['git_get_tool_schema', 'git_invoke_tool', 'squeeze_recover']"
+    assert "On branch" in "\n".join(rest)
 
 
 def test_the_readme_shows_the_tested_snippets() -> None:

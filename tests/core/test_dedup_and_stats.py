@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from mcpsqueeze._voice import McpVoice, ShellVoice
 from mcpsqueeze.accounting._report import summarise_stats_file
 from mcpsqueeze.accounting._stats import Totals, render_summary
-from mcpsqueeze.core._dedup import content_digest, recover_hint, render_pointer
+from mcpsqueeze.core._dedup import content_digest, render_pointer
 from rawclient import assert_golden
 
 GOLDEN = Path(__file__).with_name("golden")
@@ -34,11 +35,11 @@ def test_the_pointer_text_is_pinned() -> None:
     rid = "0123456789abcdef0123456789abcdef"
     mcp = render_pointer(
         number=3, tool="search_issues", tokens=1210, approximate=False, response_id=rid,
-        how_to_recover=recover_hint(rid, recover_tool="squeeze_recover"),
+        how_to_recover=McpVoice().see_again(rid),
     )  # fmt: skip
     shell = render_pointer(
         number=3, tool="search_issues", tokens=1210, approximate=True, response_id=rid,
-        how_to_recover=recover_hint(rid, recover_tool=None),
+        how_to_recover=ShellVoice().see_again(rid),
     )  # fmt: skip
     golden("pointer_mcp.txt", mcp)
     golden("pointer_shell.txt", shell)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from mcpsqueeze._voice import McpVoice, ShellVoice
 from mcpsqueeze.accounting._tokens import count_tokens
 from mcpsqueeze.core._pipeline import Call, Outcome
 from mcpsqueeze.core._stages import DedupStage, Workers
@@ -29,7 +30,7 @@ async def test_a_repeat_that_arrives_before_counting_ends_does_not_wait_and_stat
     tmp_path: Path,
 ) -> None:
     pending: concurrent.futures.Future[int] = concurrent.futures.Future()
-    stage = DedupStage(_store(tmp_path), Workers(1), lambda text: pending, "squeeze_recover")
+    stage = DedupStage(_store(tmp_path), Workers(1), lambda text: pending, McpVoice())
     await stage(Call("s", "list", {}, 1), _result(), Outcome())
     # Counting finishes only after the repeat arrived (a busy accountant): the response must not wait.
     threading.Timer(0.05, pending.set_result, args=(108_121 + 7_185,)).start()
@@ -52,7 +53,7 @@ async def test_the_pointer_figure_equals_the_tokens_accounting_counts(tmp_path: 
         futures.append(pool.submit(count_tokens, text))
         return futures[-1]
 
-    stage = DedupStage(_store(tmp_path), Workers(1), count, None)
+    stage = DedupStage(_store(tmp_path), Workers(1), count, ShellVoice())
     result = _result()
     await stage(Call("s", "list", {}, 1), result, Outcome())
     concurrent.futures.wait(futures)  # counted at idle time, before the repeat arrives

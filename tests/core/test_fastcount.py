@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import io
 import random
-import struct
 import subprocess
-import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,10 +14,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcpsqueeze.accounting import _counter, _fastcount
-from mcpsqueeze.accounting._counter import split_exactly
 from mcpsqueeze.accounting._fastcount import FastCounter, load_fastokens
-from mcpsqueeze.accounting._tokens import count_tokens
+from mcpsqueeze.accounting._tokens import count_tokens, encoding
 from mcpsqueeze.demo.bulk import blob
+
+
+def _whole(text: str) -> int:
+    """tiktoken on the text in one piece: what fastokens must agree with."""
+    return len(encoding().encode_ordinary(text))
+
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -76,7 +79,7 @@ def _corpus() -> list[str]:
 
 def test_fastokens_counts_a_varied_corpus_exactly_as_tiktoken() -> None:
     fast = _fast()
-    mismatches = [(t[:80], fast(t), count_tokens(t)) for t in _corpus() if fast(t) != count_tokens(t)]
+    mismatches = [(t[:80], fast(t), _whole(t)) for t in _corpus() if fast(t) != _whole(t)]
     assert not mismatches
 
 
@@ -95,12 +98,18 @@ _EDGES = [
     | st.lists(st.sampled_from(_EDGES), max_size=200).map("".join)
 )
 def test_fastokens_counts_generated_text_exactly_as_tiktoken(text: str) -> None:
-    assert _fast()(text) == count_tokens(text)
+    assert _fast()(text) == _whole(text)
 
 
 def _frame(seq: int, text: str) -> bytes:
-    data = text.encode("utf-8", "surrogatepass")
-    return struct.pack(">QQ", seq, len(data)) + data
+    """`text` framed as the proxy sends it (`TokenCounter._send`)."""
+    frames = []
+    big = _counter._BIG if len(text) >= _counter._FAST_ABOVE else 0
+    for start in range(0, len(text), _counter._FRAME):
+        data = text[start : start + _counter._FRAME].encode("utf-8", "surrogatepass")
+        last = _counter._LAST if start + _counter._FRAME >= len(text) else 0
+        frames.append(_counter._HEADER.pack(seq, len(data), big | last) + data)
+    return b"".join(frames)
 
 
 def _serve(texts: list[str]) -> dict[int, int]:
@@ -110,7 +119,9 @@ def _serve(texts: list[str]) -> dict[int, int]:
     return {int(seq): int(value) for seq, value in pairs}
 
 
-def test_the_helper_counts_big_texts_with_fastokens_exactly(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_helper_counts_big_texts_with_fastokens_exactly_when_asked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     fast = _fast()
     counted: list[int] = []
 
@@ -118,11 +129,20 @@ def test_the_helper_counts_big_texts_with_fastokens_exactly(monkeypatch: pytest.
         counted.append(len(text))
         return fast(text)
 
+    monkeypatch.setenv(_counter._FAST_ENV, "1")
     monkeypatch.setattr(_counter, "_FAST_ABOVE", 1 << 20)
     monkeypatch.setattr(_fastcount, "load_fastokens", lambda: counting)
     texts = [blob(3_000_000, 2), blob(2_500_000, 3) + " lone \ud800 surrogate, " + blob(200_000, 4), "small"]
     assert _serve(texts) == {i: count_tokens(t) for i, t in enumerate(texts)}
-    assert sum(counted) > 3_000_000  # fastokens counted most parts (tiktoken the first one or two)
+    assert sum(counted) > 3_000_000  # fastokens counted the big texts' spans
+
+
+def test_without_being_asked_the_helper_never_loads_fastokens(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(_counter._FAST_ENV, raising=False)
+    monkeypatch.setattr(_counter, "_FAST_ABOVE", 1 << 20)
+    monkeypatch.setattr(_fastcount, "load_fastokens", lambda: pytest.fail("fastokens was loaded"))
+    text = blob(1_500_000, 5)
+    assert _serve([text]) == {0: count_tokens(text)}
 
 
 def test_tiktoken_counts_the_parts_when_fastokens_fails_to_load() -> None:
@@ -132,47 +152,18 @@ def test_tiktoken_counts_the_parts_when_fastokens_fails_to_load() -> None:
     fast.release()
 
 
-def test_a_part_fastokens_cannot_count_goes_to_tiktoken() -> None:
-    text = blob(2_000_000, 5)
-    parts = split_exactly(text)
-    job = _counter._Parts(parts)
-    bad = set(range(0, len(parts), 2))
+def test_a_span_fastokens_cannot_count_goes_to_tiktoken(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = [0]
 
     def flaky(part: str) -> int:
-        if parts.index(part) in bad:
+        calls[0] += 1
+        if calls[0] % 2:
             raise ValueError("cannot count this one")
         return count_tokens(part)
 
-    job.run(flaky, count_tokens)
-    assert job.total() == count_tokens(text)
-
-
-def test_a_failure_of_the_fallback_is_reported_not_hung() -> None:
-    job = _counter._Parts(["one part", "another part"])
-
-    def broken(part: str) -> int:
-        raise ValueError("no count")
-
-    job.run(broken, broken)
-    with pytest.raises(ValueError):
-        job.total()
-
-
-def test_a_part_the_slow_counter_is_stuck_on_is_counted_by_the_fast_one_without_waiting() -> None:
-    text = blob(2_000_000, 6)
-    job = _counter._Parts(split_exactly(text))
-    stuck, release = threading.Event(), threading.Event()
-
-    def slow(part: str) -> int:
-        stuck.set()
-        release.wait(30)
-        return count_tokens(part) + 1_000_000  # a late (and wrong) figure must not count
-
-    slow_thread = threading.Thread(target=job.run, args=(slow, slow))
-    slow_thread.start()
-    assert stuck.wait(10)
-    job.run(count_tokens, count_tokens, steal=True)
-    assert job.total() == count_tokens(text)
-    release.set()
-    slow_thread.join(10)
-    assert job.total() == count_tokens(text)
+    monkeypatch.setenv(_counter._FAST_ENV, "1")
+    monkeypatch.setattr(_counter, "_FAST_ABOVE", 1 << 20)
+    monkeypatch.setattr(_fastcount, "load_fastokens", lambda: flaky)
+    text = blob(2_000_000, 5)
+    assert _serve([text]) == {0: count_tokens(text)}
+    assert calls[0] > 10

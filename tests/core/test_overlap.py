@@ -10,8 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mcpsqueeze._voice import McpVoice
 from mcpsqueeze.core import _overlap as overlap
-from mcpsqueeze.core._dedup import recover_hint, render_overlap
+from mcpsqueeze.core._dedup import render_overlap
 from mcpsqueeze.core._overlap import MIN_CHARS, _TooLong, json_changes, line_overlap, overlap_delta, text_diff
 from rawclient import assert_golden
 
@@ -143,7 +144,7 @@ def test_the_overlap_line_is_pinned() -> None:
     rid = "0123456789abcdef0123456789abcdef"
     line = render_overlap(
         number=3, tool="read_text_file", kind="text", unchanged=398, total=400, tokens=2100,
-        how_to_recover=recover_hint(rid, recover_tool="squeeze_recover"),
+        how_to_recover=McpVoice().see_again(rid),
     )  # fmt: skip
     assert_golden(GOLDEN / "overlap_mcp.txt", line + "\n")
 
@@ -152,8 +153,8 @@ def test_the_overlap_line_of_a_shrunk_earlier_result_names_its_recovery() -> Non
     rid, base = "0123456789abcdef0123456789abcdef", "fedcba9876543210fedcba9876543210"
     line = render_overlap(
         number=3, tool="git_log", kind="text", unchanged=400, total=800, tokens=9000,
-        how_to_recover=recover_hint(rid, recover_tool="squeeze_recover"),
-        base_hint=recover_hint(base, recover_tool="squeeze_recover"),
+        how_to_recover=McpVoice().see_again(rid),
+        base_hint=McpVoice().see_again(base),
     )  # fmt: skip
     assert_golden(GOLDEN / "overlap_mcp_shrunk_base.txt", line + "\n")
 

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from mcpsqueeze._jsonbytes import loads
-from mcpsqueeze.core import recover_call
+from mcpsqueeze._voice import McpVoice
+from mcpsqueeze.core import RecoverRequest, recover
 from mcpsqueeze.core._pipeline import Call, Outcome, Pipeline
 from mcpsqueeze.core._stages import DedupStage, ShrinkStage, Workers, original_bytes
 from mcpsqueeze.recovery import FileStore, MemoryCache, RecoveryStore, open_recovery_file
@@ -35,9 +36,9 @@ def pipeline(store: RecoveryStore, *, dedup: bool = True, shrink: bool = True) -
     workers = Workers(2)
     stages: list[Any] = []
     if dedup:
-        stages.append(DedupStage(store, workers, None, "squeeze_recover"))
+        stages.append(DedupStage(store, workers, None, McpVoice()))
     if shrink:
-        stages.append(ShrinkStage(store, workers, BUDGET, "mcp"))
+        stages.append(ShrinkStage(store, workers, BUDGET, McpVoice()))
     return Pipeline(stages)
 
 
@@ -66,7 +67,10 @@ async def test_a_large_result_is_shrunk_within_budget_and_its_original_stored_fi
     record = presented["_meta"]["truncation"]
     assert record["response_id"] == outcome.response_id
     assert Path(record["original_response_file"]).read_bytes() == original_bytes(result)
-    assert recover_call(store, {"response_id": outcome.response_id})["content"] == result["content"]
+    assert (
+        recover(store, RecoverRequest.parse({"response_id": outcome.response_id}))["content"]
+        == result["content"]
+    )
 
 
 async def test_an_error_result_and_a_full_call_are_never_changed(store: RecoveryStore) -> None:
@@ -179,8 +183,8 @@ async def test_a_suffixed_recover_tool_is_what_the_hints_name(store: RecoverySto
     workers = Workers(1)
     steps = Pipeline(
         [
-            DedupStage(store, workers, None, "squeeze_recover_2"),
-            ShrinkStage(store, workers, BUDGET, "mcp", "squeeze_recover_2"),
+            DedupStage(store, workers, None, McpVoice("squeeze_recover_2")),
+            ShrinkStage(store, workers, BUDGET, McpVoice("squeeze_recover_2")),
         ]
     )
     presented, _ = await steps.present(call(1), big_result())
@@ -211,4 +215,7 @@ async def test_without_dedup_a_repeat_is_shrunk_again_and_its_record_names_the_o
     file = first["_meta"]["truncation"]["original_response_file"]
     assert again["_meta"]["truncation"]["original_response_file"] == file
     assert file in again["_meta"]["truncation"]["message"]
-    assert recover_call(store, {"response_id": two.response_id})["content"] == big_result()["content"]
+    assert (
+        recover(store, RecoverRequest.parse({"response_id": two.response_id}))["content"]
+        == big_result()["content"]
+    )

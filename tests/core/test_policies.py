@@ -54,7 +54,7 @@ async def test_a_policy_can_turn_shrinking_on_for_one_tool_when_the_default_is_o
     config = parse_config_text(
         '[defaults]\nshrink = false\n[policies."s:on"]\nshrink = true\nbudget = 2000\n'
     )
-    settings = config.apply(Settings(target=[], recovery="memory", dedup=False))
+    settings = config.apply(Settings.make(recovery="memory", dedup=False))
     pipeline = new_pipeline(settings, build_services(settings))
     off, off_outcome = await pipeline.present(Call("s", "off", {}, 1), _big())
     on, on_outcome = await pipeline.present(Call("s", "on", {}, 2), _big())
@@ -68,7 +68,7 @@ async def test_toonify_and_truncate_chars_follow_each_tools_policy_and_can_be_li
         '[policies."s:toon"]\ntoonify = true\ntruncate_chars = false\n'
         '[policies."s:tight"]\ntruncate_chars = 1000\n'
     )
-    settings = config.apply(Settings(target=[], recovery="memory", dedup=False))
+    settings = config.apply(Settings.make(recovery="memory", dedup=False))
     pipeline = new_pipeline(settings, build_services(settings))
     toon, toon_outcome = await pipeline.present(Call("s", "toon", {}, 1), _big("t"))
     tight, tight_outcome = await pipeline.present(Call("s", "tight", {}, 2), _big("t"))
@@ -81,11 +81,11 @@ async def test_toonify_and_truncate_chars_follow_each_tools_policy_and_can_be_li
 
 async def test_a_mid_size_result_is_sized_by_value_unless_its_tools_policy_says_shrink_above_false() -> None:
     config = parse_config_text('[policies."s:whole"]\nshrink_above = false\n')
-    settings = config.apply(Settings(target=[], recovery="memory", dedup=False))
+    settings = config.apply(Settings.make(recovery="memory", dedup=False))
     pipeline = new_pipeline(settings, build_services(settings))
     rows = [{"id": i, "name": f"row {i}", "note": "x" * 40} for i in range(150)]
     mid = {"content": [{"type": "text", "text": json.dumps(rows)}]}  # ~11 KB: under the 20,000 budget
-    assert 6000 < _chars(mid) < settings.budget
+    assert 6000 < _chars(mid) < settings.policy.budget
     valued, valued_outcome = await pipeline.present(Call("s", "other", {}, 1), mid)
     whole, whole_outcome = await pipeline.present(Call("s", "whole", {}, 2), mid)
     assert valued_outcome.action == "shrink" and _chars(valued) <= 4000

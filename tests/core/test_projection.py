@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
 from mcpsqueeze._projection import ProjectionError, compile_query, project, project_text
-from mcpsqueeze.core import recover_result
+from mcpsqueeze.core import RecoverRequest, answer
 from mcpsqueeze.settings._policy import POLICY_KEYS
+
+
+def recover_result(original: bytes, **arguments: Any) -> dict[str, Any]:
+    """The core's answer for `arguments` from stored original bytes (as every door gets it)."""
+    return answer(json.loads(original), RecoverRequest.parse({"response_id": "0" * 32, **arguments}))
+
 
 DOC = {"issues": [{"key": "A-1", "summary": "one", "body": "x" * 50}, {"key": "A-2", "summary": "two"}]}
 

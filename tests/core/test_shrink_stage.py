@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from typing import Any
 
 import anyio
 
-from mcpsqueeze.core import recover_result
+from mcpsqueeze._voice import McpVoice
+from mcpsqueeze.core import RecoverRequest, answer
 from mcpsqueeze.core._pipeline import Call, Outcome
 from mcpsqueeze.core._stages import ShrinkStage, Workers
 from mcpsqueeze.recovery import MemoryCache, RecoveryStore
+
+
+def recover_result(original: bytes, **arguments: Any) -> dict[str, Any]:
+    """The core's answer for `arguments` from stored original bytes (as every door gets it)."""
+    return answer(json.loads(original), RecoverRequest.parse({"response_id": "0" * 32, **arguments}))
+
 
 WORDS = ("amber", "basil", "cedar", "delta", "ember", "fjord", "grove", "heron", "indigo", "juniper")
 PROSE = "".join(
@@ -21,7 +29,7 @@ PROSE = "".join(
 
 def _present(arguments: dict[str, Any]) -> tuple[str, str]:
     store = RecoveryStore(MemoryCache(), None)
-    stage = ShrinkStage(store, Workers(1), 3000, "mcp")
+    stage = ShrinkStage(store, Workers(1), 3000, McpVoice())
     call = Call(server="docs", tool="search", arguments=arguments, number=1)
     outcome = Outcome()
     presented = anyio.run(stage, call, {"content": [{"type": "text", "text": PROSE}]}, outcome)
@@ -53,7 +61,7 @@ def test_a_lone_shrink_runs_on_the_event_loop_but_one_beside_a_shrink_in_a_worke
                 release.wait(10)
             return super()._shrink(texts, *args, **kwargs)
 
-    stage = Recording(RecoveryStore(MemoryCache(), None), Workers(2), 3000, "mcp")
+    stage = Recording(RecoveryStore(MemoryCache(), None), Workers(2), 3000, McpVoice())
     big, mid = PROSE * 4, PROSE[:100_000]  # ~480 K and 100 K characters
 
     async def main() -> None:

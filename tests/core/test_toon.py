@@ -7,6 +7,7 @@ from pathlib import Path
 
 import toon_format
 
+from mcpsqueeze._voice import McpVoice, ShellVoice
 from mcpsqueeze.accounting._stats import Totals, render_summary
 from mcpsqueeze.core._toon import toon_record, toonify_text
 from mcpsqueeze.shrink import RecoveryHint
@@ -55,7 +56,7 @@ def test_json_whose_toon_would_not_save_enough_is_left_alone() -> None:
 
 
 def test_the_toon_record_has_the_truncation_shape_with_nothing_pruned() -> None:
-    hint = RecoveryHint(RID, FILE, "mcp")
+    hint = RecoveryHint(RID, FILE, McpVoice())
     record = toon_record(29159, 13887, hint)
     assert list(record) == ["message", "response_id", "original_response_file", "report", "format"]
     assert record["format"] == "toon" and record["original_response_file"] == FILE
@@ -69,10 +70,11 @@ def test_the_toon_record_has_the_truncation_shape_with_nothing_pruned() -> None:
 
 def test_the_toon_messages_are_pinned() -> None:
     texts = [
-        str(toon_record(29159, 13887, RecoveryHint(RID, FILE, "mcp"))["message"]),
-        str(toon_record(29159, 13887, RecoveryHint(RID, None, "mcp"))["message"]),
-        str(toon_record(29159, 13887, RecoveryHint(RID, FILE, "shell"))["message"]),
+        str(toon_record(29159, 13887, RecoveryHint(RID, FILE, McpVoice()))["message"]),
+        str(toon_record(29159, 13887, RecoveryHint(RID, None, McpVoice()))["message"]),
+        str(toon_record(29159, 13887, RecoveryHint(RID, FILE, ShellVoice()))["message"]),
     ]
+    assert f"(or jq -r '.content[0].text' {FILE})." in texts[2]  # the file is the whole MCP result
     assert_golden(GOLDEN / "toon_messages.txt", "\n".join(texts) + "\n")
 
 

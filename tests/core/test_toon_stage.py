@@ -7,6 +7,7 @@ import json
 import pytest
 import toon_format
 
+from mcpsqueeze._voice import McpVoice
 from mcpsqueeze.core._pipeline import Call, Outcome
 from mcpsqueeze.core._stages import ToonStage, Workers, original_bytes
 from mcpsqueeze.recovery import MemoryCache, RecoveryStore
@@ -25,7 +26,7 @@ RESULT = {
 
 def _stage(max_bytes: int = 1 << 20) -> tuple[ToonStage, RecoveryStore]:
     store = RecoveryStore(MemoryCache(300, 32, max_bytes), None)
-    return ToonStage(store, Workers(1), "mcp"), store
+    return ToonStage(store, Workers(1), McpVoice()), store
 
 
 def _call() -> Call:

@@ -6,6 +6,10 @@ drives the authorize URL with an HTTP client instead of a browser). Test-only ro
 
     python tests/proxy/oauth_server.py --port 0 --token-ttl 3600   # prints "LISTENING http://127.0.0.1:PORT/mcp"
 
+`--client ID,SECRET,METHOD,REDIRECT_URI` pre-registers a confidential client that must authenticate at
+the token endpoint with METHOD (client_secret_basic or client_secret_post), as a server without dynamic
+registration would have it registered.
+
 Not a test module (no test_ prefix).
 """
 
@@ -126,9 +130,20 @@ class MemoryProvider:
         self.refresh.pop(token.token, None)
 
 
-def build(port: int, token_ttl: int) -> tuple[Any, MemoryProvider]:
+def build(port: int, token_ttl: int, clients: list[str] | None = None) -> tuple[Any, MemoryProvider]:
     base = f"http://127.0.0.1:{port}"
     provider = MemoryProvider(token_ttl)
+    for given in clients or []:
+        client_id, secret, method, redirect_uri = given.split(",", 3)
+        provider.clients[client_id] = OAuthClientInformationFull.model_validate(
+            {
+                "client_id": client_id,
+                "client_secret": secret,
+                "token_endpoint_auth_method": method,
+                "redirect_uris": [redirect_uri],
+                "grant_types": ["authorization_code", "refresh_token"],
+            }
+        )
     app = MCPServer(
         name="oauth-protected",
         auth_server_provider=provider,
@@ -175,6 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--token-ttl", type=int, default=3600)
+    ap.add_argument("--client", action="append", default=[], help="ID,SECRET,METHOD,REDIRECT_URI")
     args = ap.parse_args(argv)
     import uvicorn
 
@@ -183,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = int(s.getsockname()[1])
-    app, _ = build(port, args.token_ttl)
+    app, _ = build(port, args.token_ttl, args.client)
     starlette_app = app.streamable_http_app(host="127.0.0.1")
     print(f"LISTENING http://127.0.0.1:{port}/mcp", flush=True)
     uvicorn.run(starlette_app, host="127.0.0.1", port=port, log_level="warning")

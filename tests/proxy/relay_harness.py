@@ -201,7 +201,7 @@ class Run:
 def settings(**overrides: Any) -> Settings:
     values: dict[str, Any] = {"target": ["scripted"], "recovery": "memory", "retention": None}
     values.update(overrides)
-    return Settings(**values)
+    return Settings.make(**values)
 
 
 async def run_relay(

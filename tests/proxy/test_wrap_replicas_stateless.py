@@ -58,7 +58,9 @@ class Modern:
 
 
 @contextlib.asynccontextmanager
-async def modern(url: str, token: str) -> AsyncIterator[Modern]:
+async def modern(url: str, token: str, conversation: str | None = None) -> AsyncIterator[Modern]:
+    """`conversation`: the Mcpsqueeze-Conversation header (stateless calls are deduplicated only within
+    a conversation the client names)."""
     box: list[Modern] = []
 
     async def seen(response: httpx2.Response) -> None:
@@ -70,6 +72,8 @@ async def modern(url: str, token: str) -> AsyncIterator[Modern]:
             box[0].replica[_key(body.get("params") or {})] = response.headers.get("x-replica", "")
 
     headers = {"authorization": f"Bearer {token}"}
+    if conversation is not None:
+        headers["mcpsqueeze-conversation"] = conversation
     async with httpx2.AsyncClient(headers=headers, timeout=20, event_hooks={"response": [seen]}) as http:
         transport = streamable_http_client(url, http_client=http)
         async with SdkClient(transport, mode=MODERN) as client:
@@ -180,26 +184,28 @@ async def test_on_the_stateless_path_one_tenant_cannot_recover_or_be_deduplicate
         alices = run.shrunk
         assert len(alices) == 3
         for via in ("r1", "r2", "r3"):
-            async with modern(_direct(cluster, via), cluster.tokens["bob"]) as bob:
+            async with modern(_direct(cluster, via), cluster.tokens["bob"], "bob-c") as bob:
                 for item in alices:
                     result, _ = await bob.call("squeeze_recover", {"response_id": item.response_id})
                     assert result.get("isError") is True, result
                     assert item.expected[:50] not in _text(result)
                     # the same call by bob is his own result, recoverable by him alone: never deduplicated
-                    # against alice's, and deduplicated against his own first one (made on r1)
+                    # against alice's, and deduplicated against his own first one in his conversation (made
+                    # on r1): the conversation's index is shared by the replicas
                     again, _ = await bob.call("page", {"key": item.key, "size": BIG})
                     assert ("identical to the result of call" in _text(again)) == (via != "r1"), again
                     truncation = (again.get("_meta") or {})["truncation"]
                     assert truncation["response_id"] != item.response_id
                     got, _ = await _recover(bob, Shrunk("bob", item.key, truncation["response_id"], via, ""))
                     assert got == item.expected
-            async with modern(_direct(cluster, via), cluster.tokens["alice"]) as alice:
+            async with modern(_direct(cluster, via), cluster.tokens["alice"], "alice-c") as alice:
                 for item in alices:
                     got, _ = await _recover(alice, item)
                     assert got == item.expected
-                    # alice repeating her own call, on any replica, is deduplicated: the index is shared
+                    # alice repeating her own call in her conversation, on any replica, is deduplicated
+                    # after its first time there (her earlier calls named no conversation: not indexed)
                     repeated, _ = await alice.call("page", {"key": item.key, "size": BIG})
-                    assert "identical to the result of call" in _text(repeated), repeated
+                    assert ("identical to the result of call" in _text(repeated)) == (via != "r1"), repeated
 
 
 async def test_session_clients_and_2026_clients_share_the_replicas_and_recover_each_others_shrinks(

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from mcpsqueeze._voice import McpVoice
+
 try:
     import mcpsqueeze.shrink  # noqa: F401
 except ImportError:  # running from a checkout without an installed package
@@ -22,7 +24,7 @@ FILE = f"/home/agent/.cache/mcpsqueeze/recovery/mcpsqueeze-{RESPONSE_ID}.json"
 
 @pytest.fixture
 def hint() -> RecoveryHint:
-    return RecoveryHint(response_id=RESPONSE_ID, file=FILE, mode="mcp")
+    return RecoveryHint(response_id=RESPONSE_ID, file=FILE, voice=McpVoice())
 
 
 @pytest.fixture

@@ -4,6 +4,7 @@ import dataclasses
 import inspect
 
 import mcpsqueeze.shrink as shrink
+from mcpsqueeze._voice import McpVoice
 
 
 def test_public_api_is_exactly_the_documented_names() -> None:
@@ -43,7 +44,7 @@ def test_public_dataclasses_are_frozen_and_hint_defaults_to_squeeze_recover() ->
     for cls in (shrink.RecoveryHint, shrink.Report, shrink.Shrunk):
         assert dataclasses.is_dataclass(cls)
         assert cls.__dataclass_params__.frozen  # type: ignore[attr-defined]
-    assert shrink.RecoveryHint("0" * 32, None, "mcp").recover_tool == "squeeze_recover"
+    assert shrink.RecoveryHint("0" * 32, None).voice == McpVoice()
 
 
 def test_shrink_texts_signature_is_texts_budget_hint_optional_query_terms_and_keyword_block_limit_and_above() -> (

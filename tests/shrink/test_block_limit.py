@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcpsqueeze._errors import ShrinkError
+from mcpsqueeze._voice import McpVoice
 from mcpsqueeze.shrink import RecoveryHint, shrink_texts
 
 OBJECT = json.dumps(
@@ -69,7 +70,7 @@ def test_no_block_is_ever_longer_than_the_limit_nor_the_whole_longer_than_the_bu
         source[kind][:size] if kind == "prose" else source[kind]
         for size, kind in zip(sizes, kinds, strict=False)
     ]
-    hint = RecoveryHint("0" * 32, "/r/mcpsqueeze-" + "0" * 32 + ".json", "mcp")
+    hint = RecoveryHint("0" * 32, "/r/mcpsqueeze-" + "0" * 32 + ".json", McpVoice())
     try:
         shrunk = shrink_texts(texts, budget, hint, block_limit=limit)
     except ShrinkError:

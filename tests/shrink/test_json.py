@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from mcpsqueeze._errors import ShrinkError
+from mcpsqueeze._voice import McpVoice
 from mcpsqueeze.shrink import RecoveryHint, shrink_texts
 
 GAP = re.compile(r"^…\[#(\d+)-(\d+) omitted\]$|^…\[#(\d+) omitted\]$")
@@ -56,7 +57,7 @@ def test_object_keeps_every_top_level_key_and_gets_a_truncation_sibling(hint: Re
 
 
 def test_record_has_no_file_key_when_memory_only() -> None:
-    hint = RecoveryHint("f" * 32, None, "mcp")
+    hint = RecoveryHint("f" * 32, None, McpVoice())
     result = shrink_texts([json.dumps({"a": _records(300)})], 3000, hint)
     assert result is not None
     assert "original_response_file" not in result.truncation

@@ -9,6 +9,7 @@ import pytest
 from outlines import folds, rebuild
 
 from mcpsqueeze._lines import read_lines, split_lines
+from mcpsqueeze._voice import ShellVoice
 from mcpsqueeze.shrink import RecoveryHint, landmarks, shrink_texts
 from mcpsqueeze.shrink._formats import detect
 
@@ -27,7 +28,7 @@ CASES = [
     ("mcp_git_diff.txt", 4000, "text:outline-diff"),
     ("git_log.txt", 4500, "text:outline-gitlog"),
     ("mcp_git_log.txt", 4000, "text:outline-gitlog"),
-    ("Cargo.lock", 2500, "text:outline-toml"),
+    ("Cargo.lock", 2500, "text:outline-lock-toml"),
     ("compose.yaml", 2000, "text:outline-yaml"),
     ("requirements.txt", 1700, "text:outline-requirements"),
     ("README.md", 3000, "text:outline-markdown"),
@@ -68,12 +69,16 @@ def test_every_landmark_is_visible_verbatim_in_the_outline(
         assert len(missing) < 0.3 * len(marks)
     else:
         assert not missing
-    if strategy not in ("text:outline-csv", "text:outline-log", "text:outline-repeats"):
+    if strategy.startswith("text:outline-lock-"):  # a lock file's packages are markers that name them
+        names = re.findall(r'^name = "([^"]+)"\nversion = "([^"]+)"', original, re.M)
+        words = {w for _, _, w in folds(result.texts[0])}
+        assert names and all(f"{n} {v}" in words for n, v in names)
+    elif strategy not in ("text:outline-csv", "text:outline-log", "text:outline-repeats"):
         assert marks  # each of these formats has landmarks, and the function finds them
 
 
 def test_a_shell_preview_names_the_mcpsq_command(golden) -> None:  # type: ignore[no-untyped-def]
-    hint = RecoveryHint("0123456789abcdef0123456789abcdef", None, "shell")
+    hint = RecoveryHint("0123456789abcdef0123456789abcdef", None, ShellVoice())
     result = shrink_texts([_text("server.go")], 1600, hint)
     assert result is not None
     header = result.texts[0].split("\n", 1)[0]

@@ -12,12 +12,13 @@ from outlines import folds, rebuild
 
 from mcpsqueeze._errors import ShrinkError
 from mcpsqueeze._lines import read_lines, split_lines
+from mcpsqueeze._voice import McpVoice, ShellVoice
 from mcpsqueeze.shrink import RecoveryHint, shrink_texts
 
 HINTS = st.sampled_from(
     [
-        RecoveryHint("a" * 32, "/tmp/recovery/mcpsqueeze-" + "a" * 32 + ".json", "mcp"),
-        RecoveryHint("c" * 32, None, "shell"),
+        RecoveryHint("a" * 32, "/tmp/recovery/mcpsqueeze-" + "a" * 32 + ".json", McpVoice()),
+        RecoveryHint("c" * 32, None, ShellVoice()),
     ]
 )
 BUDGETS = st.sampled_from([1024, 1500, 4000, 20000])

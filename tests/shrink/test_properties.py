@@ -9,13 +9,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mcpsqueeze._errors import ShrinkError
+from mcpsqueeze._voice import McpVoice, ShellVoice
 from mcpsqueeze.shrink import RecoveryHint, shrink_texts
 
 HINTS = st.sampled_from(
     [
-        RecoveryHint("a" * 32, "/tmp/recovery/mcpsqueeze-" + "a" * 32 + ".json", "mcp"),
-        RecoveryHint("b" * 32, None, "mcp", recover_tool="squeeze_recover_1"),
-        RecoveryHint("c" * 32, "/var/cache/x/mcpsqueeze-" + "c" * 32 + ".json", "shell"),
+        RecoveryHint("a" * 32, "/tmp/recovery/mcpsqueeze-" + "a" * 32 + ".json", McpVoice()),
+        RecoveryHint("b" * 32, None, McpVoice("squeeze_recover_1")),
+        RecoveryHint("c" * 32, "/var/cache/x/mcpsqueeze-" + "c" * 32 + ".json", ShellVoice()),
     ]
 )
 BUDGETS = st.sampled_from([1024, 1500, 4000, 20000])

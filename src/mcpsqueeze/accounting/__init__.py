@@ -4,6 +4,8 @@ summary, the stats file and its report, the call log and Prometheus metrics.
 
 from __future__ import annotations
 
+from .._lazy import LazyFace
+
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing typing is not free at start-up
 if TYPE_CHECKING:
     from ._calllog import CallLog
@@ -44,13 +46,4 @@ _MODULES = {
 }
 
 
-def __getattr__(name: str) -> object:
-    """Load a module on first use of one of its names (start-up pays only for what it uses)."""
-    module = _MODULES.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = LazyFace(__name__, _MODULES, globals())

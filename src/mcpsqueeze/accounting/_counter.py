@@ -1,20 +1,25 @@
 """Exact o200k token counting in a helper process, so it never competes with relaying for the GIL.
 
 The proxy must answer calls as fast as if it were not there, and counting is pure overhead for the
-agent: loading the vocabulary takes a third of a second and encoding runs at ~10 MB/s. Both happen in a
+agent: loading the vocabulary takes a third of a second and encoding runs at ~7 MB/s. Both happen in a
 child process (`python -m mcpsqueeze.accounting._counter`), started on the first text, that reads framed
 UTF-8 texts on stdin and writes `seq count` lines on stdout. The client side here sends texts from one
 writer thread (each `os.write` releases the GIL) and resolves a `Future` per text.
 
-Counting waits for idle time (no call in the pipeline for a moment), except for big texts, which go at
-once so the exit never waits long for them. Memory stays bounded: texts wait in a queue capped by
-characters (`max_pending`); a new call over the cap waits for room (`wait_for_room`), so a session that
-outruns the counter slows down rather than grows. If the helper cannot start or dies, counting falls
-back to the in-process tokenizer (`tokens.py`): a figure is never lost, only slower.
+Counting is accounting, never a gate: no call waits for it (issue 23 item 13: a call used to wait up to
+60 s for room behind a 50 MB result). Small texts wait for idle time (no call in the pipeline for a
+moment); big texts, or a backlog over `max_pending` characters, go at once. The texts waiting are held
+until counted (the backlog is the only memory that grows with the results, and the helper counts
+~7 MB/s, big texts ~100 MB/s and more). If the helper cannot start or dies, counting falls back to the
+in-process tokenizer (`_tokens.py`): a figure is never lost, only slower.
 
-In the helper, a text of 16 MiB or more is cut at exact pre-tokenisation boundaries and counted mostly
-by fastokens (`_fastcount.py`, ~10x tiktoken's speed, loaded only for such texts), so the exit after a
-huge result does not wait for seconds of tiktoken.
+Memory is bounded per character (issue 23 item 12): texts go to the helper in frames of `_FRAME`
+characters and are counted in spans of at most `_tokens.SPAN` characters (cut where pre-tokenisation
+starts a new piece, or by force in a long run with no such place: see `_tokens.py` for the tiny
+approximation that causes), so one huge "word" no longer costs ~110 bytes a character. The helper also
+runs under a hard data cap (`_HELPER_DATA_CAP`), dies with the proxy (PR_SET_PDEATHSIG on Linux, and
+the end of its input everywhere: issue 23 item 14), and loads fastokens (`_fastcount.py`, ~10x tiktoken's
+speed) only for texts of `_FAST_ABOVE` bytes or more.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ import concurrent.futures
 import contextlib
 import logging
 import os
-import re
+import queue
 import struct
 import subprocess
 import sys
@@ -35,20 +40,38 @@ from pathlib import Path
 from typing import IO
 
 from .._pipes import widen
+from ._tokens import SPAN, next_cut
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["TokenCounter", "split_exactly"]
+__all__ = ["TokenCounter"]
 
-_HEADER = struct.Struct(">QQ")  # sequence number, payload length
-_MAX_PENDING = 4 * 1024 * 1024  # characters of text queued or in flight before new calls wait for the counter
+_HEADER = struct.Struct(">QIB")  # sequence number, payload length, flags (_LAST, _BIG)
+_LAST = 1  # the frame ends its text
+_BIG = 2  # the text is `_FAST_ABOVE` bytes or more: worth loading fastokens for
+_FRAME = 256 * 1024  # characters per frame: what the proxy encodes at once and the helper holds
+_WRITE = 1 << 20  # bytes of frames gathered before one write to the pipe
+_MEMO = 64  # full spans whose counts the helper remembers (`_Memo`)
+_QUEUED_SPANS = 64  # spans cut and waiting for a counting thread in the helper (64 x SPAN characters)
+_MAX_PENDING = 4 * 1024 * 1024  # characters queued: over this the counter sends at once (no idle wait)
 _EAGER = 2 * 1024 * 1024  # characters: a text this big is counted at once (the exit must not wait for it)
 _IDLE = 0.05  # seconds without calls in the pipeline before smaller texts are counted
 _SPAWN_IDLE = 0.5  # seconds without calls before the helper is started (unless needed sooner)
-_HELPER_WORKERS = 2  # the helper encodes this many texts at once (tiktoken releases the GIL)
-_HELPER_IN_FLIGHT = 4 * 1024 * 1024  # bytes the helper holds before it stops reading (one text may exceed it)
-_FAST_ABOVE = 16 * 1024 * 1024  # bytes: a text this big is worth loading fastokens for (~2 s of one core)
-_FAST_WORKERS = 2  # threads counting with fastokens (it releases the GIL and scales with cores)
+_HELPER_WORKERS = 2  # threads counting spans in the helper (tiktoken and fastokens release the GIL)
+_FAST_ABOVE = (
+    16 * 1024 * 1024
+)  # characters: a text this big is worth loading fastokens for (~2 s of one core)
+# fastokens counts ~50x faster than tiktoken but its tables cost ~190 MB of RSS (measured: 67 -> 190 MB on
+# load, 259 MB after its first count), more than a 100 MB result may add to the whole proxy (issue 23
+# item 12): it is used only when asked for, with MCPSQUEEZE_FASTOKENS=1.
+_FAST_ENV = "MCPSQUEEZE_FASTOKENS"
+# The helper's hard cap on data (RLIMIT_DATA: heap and private writable mappings). Measured on Linux
+# x86-64, Python 3.11: VmData ~80 MB with tiktoken loaded, flat while counting 100 MB of one letter in
+# spans (RSS +0-30 MB); fastokens, when asked for, adds ~190 MB. 512 MiB leaves room for both and stops a
+# runaway long before the machine is in trouble.
+_HELPER_DATA_CAP = 512 * 1024 * 1024
+_PR_SET_PDEATHSIG = 1
+_PARENT_ENV = "MCPSQUEEZE_COUNTER_PARENT"  # the proxy's pid: the helper ends if it is not its parent
 
 
 def _helper_env() -> dict[str, str]:
@@ -57,7 +80,9 @@ def _helper_env() -> dict[str, str]:
 
     root = str(Path(__file__).resolve().parents[2])
     path = os.environ.get("PYTHONPATH")
-    return {**os.environ, **ENV, "PYTHONPATH": root + (os.pathsep + path if path else "")}
+    env = {**os.environ, **ENV, "PYTHONPATH": root + (os.pathsep + path if path else "")}
+    env[_PARENT_ENV] = str(os.getpid())
+    return env
 
 
 class TokenCounter:
@@ -108,16 +133,6 @@ class TokenCounter:
     @property
     def pending_bytes(self) -> int:
         return self._pending_bytes
-
-    def has_room(self) -> bool:
-        return self._pending_bytes < self.max_pending
-
-    def wait_for_room(self, timeout: float | None = None) -> bool:
-        """Block (in a worker thread) until the queue is under its cap; False on timeout."""
-        with self._cond:
-            return self._cond.wait_for(
-                lambda: self._pending_bytes < self.max_pending or self._closed, timeout
-            )
 
     def busy(self, delta: int) -> None:
         """+1 when a call enters the pipeline, -1 when it leaves: small texts wait while calls run."""
@@ -231,10 +246,20 @@ class TokenCounter:
 
     @staticmethod
     def _send(proc: subprocess.Popen[bytes], seq: int, text: str) -> None:
-        data = text.encode("utf-8", "surrogatepass")
+        """`text` in frames of `_FRAME` characters: never a second copy of a whole result here."""
         assert proc.stdin is not None
-        proc.stdin.write(_HEADER.pack(seq, len(data)))
-        proc.stdin.write(data)
+        big = _BIG if len(text) >= _FAST_ABOVE else 0
+        pending: list[bytes] = []
+        gathered = 0
+        for start in range(0, len(text), _FRAME):
+            data = text[start : start + _FRAME].encode("utf-8", "surrogatepass")
+            last = _LAST if start + _FRAME >= len(text) else 0
+            pending += (_HEADER.pack(seq, len(data), big | last), data)
+            gathered += len(data)
+            if gathered >= _WRITE or last:
+                proc.stdin.write(b"".join(pending))
+                pending.clear()
+                gathered = 0
         proc.stdin.flush()
 
     def _helper_lost(self) -> None:
@@ -316,112 +341,6 @@ def _read_exact(stream: IO[bytes], size: int) -> bytes | None:
     return b"".join(chunks) if len(chunks) != 1 else chunks[0]
 
 
-# A cut between an ASCII lowercase letter and an ASCII character that is neither a letter nor an
-# apostrophe is a boundary of o200k's pre-tokenisation: the letter ends a word piece (only letters, marks
-# or a contraction can continue it) and the next piece starts there, whatever came before. BPE runs
-# within pieces, so the counts of the parts add up to the count of the whole: exact, and parallel.
-_CUT = re.compile(r"[a-z](?=[\x00-\x26\x28-\x40\x5b-\x60\x7b-\x7f])")
-_CHUNK = 512 * 1024  # characters per part when one big text is counted on several cores
-
-
-def split_exactly(text: str, size: int = _CHUNK) -> list[str]:
-    """`text` in parts of about `size` characters, cut only where counts add up exactly."""
-    parts: list[str] = []
-    start = 0
-    while len(text) - start > 2 * size:
-        match = _CUT.search(text, start + size, start + 2 * size)
-        if match is None:
-            match = _CUT.search(text, start + 2 * size)
-            if match is None:
-                break
-        parts.append(text[start : match.end()])
-        start = match.end()
-    parts.append(text[start:])
-    return parts
-
-
-class _Parts:
-    """The parts of one big text, taken one at a time by any number of counting threads.
-
-    A fast counter may also take a part a slow one is still on (`steal`): the first figure in counts.
-    Each part is counted whole by one tokenizer, so the total is exact whoever counted what."""
-
-    def __init__(self, parts: list[str]) -> None:
-        self._parts = parts
-        self._values: list[int | None] = [None] * len(parts)
-        self._next = 0  # the first part nobody took
-        self._stolen: set[int] = set()
-        self._left = len(parts)
-        self._error: BaseException | None = None
-        self._cond = threading.Condition()
-
-    @property
-    def finished(self) -> bool:
-        return self._left == 0 or self._error is not None
-
-    def _take(self, steal: bool) -> int | None:
-        with self._cond:
-            if self.finished:
-                return None
-            if self._next < len(self._parts):
-                self._next += 1
-                return self._next - 1
-            if steal:
-                for index in range(len(self._parts)):
-                    if self._values[index] is None and index not in self._stolen:
-                        self._stolen.add(index)
-                        return index
-            return None
-
-    def run(
-        self,
-        count: Callable[[str], int],
-        fallback: Callable[[str], int],
-        stop: threading.Event | None = None,
-        steal: bool = False,
-    ) -> None:
-        """Count parts until none is left (or `stop` is set); a part `count` fails on goes to `fallback`."""
-        while stop is None or not stop.is_set():
-            index = self._take(steal)
-            if index is None:
-                return
-            part = self._parts[index]
-            try:
-                try:
-                    value = count(part)
-                except Exception:
-                    if count is fallback:
-                        raise
-                    value = fallback(part)
-            except BaseException as exc:  # tiktoken's panics are BaseExceptions: report, never hang
-                with self._cond:
-                    if self._values[index] is None:
-                        self._error = exc
-                    self._cond.notify_all()
-                return
-            with self._cond:
-                if self._values[index] is None:
-                    self._values[index] = value
-                    self._left -= 1
-                    self._cond.notify_all()
-
-    def total(self) -> int:
-        with self._cond:
-            self._cond.wait_for(lambda: self.finished)
-            if self._error is not None:
-                raise self._error
-            return sum(v for v in self._values if v is not None)
-
-
-def _run_niced(job: _Parts, count: Callable[[str], int], stop: threading.Event) -> None:
-    """tiktoken on a big text while fastokens loads: only on CPU the load does not need (a niced thread,
-    its own: niceness cannot be taken back). Whatever part it is on when fastokens is ready, fastokens
-    counts again rather than waiting for it."""
-    with contextlib.suppress(AttributeError, OSError):
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
-    job.run(count, count, stop)
-
-
 def _tiktoken_counter() -> Callable[[str], int]:
     """tiktoken's exact count, loaded (~0.35 s) with only what counting needs kept."""
     import gc
@@ -451,7 +370,46 @@ def _tiktoken_counter() -> Callable[[str], int]:
     return tokens_in
 
 
-def _serve(stdin: IO[bytes], stdout: IO[bytes]) -> None:
+class _Memo:
+    """The counts of the last few full spans: a run of one letter (or any repeated block) is `SPAN`-long
+    spans that are all the same, counted once instead of 12,800 times for 100 MB. Exact (the same span
+    has the same count), and small: `_MEMO` spans of `SPAN` characters."""
+
+    def __init__(self) -> None:
+        self._counts: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def get(self, span: str, default: int) -> int:
+        if len(span) != SPAN:
+            return default
+        with self._lock:
+            return self._counts.get(span, default)
+
+    def put(self, span: str, value: int) -> None:
+        with self._lock:
+            if len(self._counts) >= _MEMO:
+                del self._counts[next(iter(self._counts))]
+            self._counts[span] = value
+
+
+class _Text:
+    """One text arriving in frames: the unsplit tail, the sum so far, and spans still being counted."""
+
+    __slots__ = ("big", "carry", "ended", "failed", "outstanding", "total")
+
+    def __init__(self, big: bool) -> None:
+        self.big, self.carry, self.ended, self.failed = big, "", False, False
+        self.outstanding = self.total = 0
+
+
+def _serve(stdin: IO[bytes], stdout: IO[bytes], wait: bool = True) -> None:
+    """Count the framed texts on `stdin`, writing `seq count` lines (`-1`: could not count it).
+
+    Each text comes in frames of up to `_FRAME` characters and is cut into spans (`_tokens.spans`, at
+    most `SPAN` characters) here, as it comes: the helper holds a frame, a carried tail and a bounded
+    queue of spans, never a whole text, so its memory does not grow with the size of a result. The spans
+    are those of the whole text (a span's end depends only on the `SPAN` characters after its start).
+    With `wait` False, end of input ends at once (the proxy is gone, or has every figure it waits for)."""
     from ._fastcount import FastCounter
 
     # tiktoken loads in the background while the first text comes in: if that one is big, fastokens
@@ -460,81 +418,131 @@ def _serve(stdin: IO[bytes], stdout: IO[bytes]) -> None:
     tiktoken_counter = loader.submit(_tiktoken_counter)
     loader.shutdown(wait=False)
     fast = FastCounter()
-
-    def tokens_in(text: str) -> int:
-        return tiktoken_counter.result()(text)
-
+    texts: dict[int, _Text] = {}
+    fast_allowed = os.environ.get(_FAST_ENV) == "1"
+    memo = _Memo()
     lock = threading.Lock()
-    in_flight = [0]  # bytes read and not yet counted
-    cond = threading.Condition()
-    parts_pool = concurrent.futures.ThreadPoolExecutor(max_workers=_HELPER_WORKERS)
+    spans_queue: queue.Queue[tuple[int, _Text, str] | None] = queue.Queue(maxsize=_QUEUED_SPANS)
 
-    def count(text: str, big: bool) -> int:
-        if len(text) <= 2 * _CHUNK:
-            return tokens_in(text)
-        job = _Parts(split_exactly(text))
-        if not big or fast.failed:
-            for _ in range(_HELPER_WORKERS):
-                parts_pool.submit(job.run, tokens_in, tokens_in)
-            return job.total()
-        # tiktoken starts on the first parts at once, on spare CPU; fastokens takes the rest when it is
-        # ready (~2 s of one core to load) and tiktoken, ~10x slower a part, stops.
-        ready = threading.Event()
-        threading.Thread(target=_run_niced, args=(job, tokens_in, ready), daemon=True).start()
-
-        def fast_worker() -> None:
-            counter = None
-            while counter is None and not job.finished and not fast.failed:
-                counter = fast.wait(0.05)
-            if counter is not None:
-                ready.set()
-                job.run(counter, tokens_in, steal=True)
-            elif not job.finished:  # fastokens failed: tiktoken counts the rest at full priority
-                job.run(tokens_in, tokens_in)
-
-        for _ in range(_FAST_WORKERS):  # threads of their own: fastokens' per-thread buffers go with them
-            threading.Thread(target=fast_worker, daemon=True).start()
-        return job.total()
-
-    def work(seq: int, data: bytes, big: bool) -> None:
+    def finish(seq: int, state: _Text) -> None:
+        """Called with `lock` held, once the text has ended and every span is counted."""
+        texts.pop(seq, None)
         try:
-            value = count(data.decode("utf-8", "surrogatepass"), big)
-        except BaseException:  # tiktoken's panics too: the proxy then counts it (or reports the error)
-            value = -1
-        finally:
-            if big:
-                fast.release()
-        with lock:
-            stdout.write(b"%d %d\n" % (seq, value))
+            stdout.write(b"%d %d\n" % (seq, -1 if state.failed else state.total))
             stdout.flush()
-        with cond:
-            in_flight[0] -= len(data)
-            cond.notify_all()
+        except (BrokenPipeError, ValueError):  # the proxy is gone: nobody waits for anything
+            os._exit(0)
+        finally:
+            if state.big:
+                fast.release()
 
-    with concurrent.futures.ThreadPoolExecutor(max_workers=_HELPER_WORKERS) as pool:
-        while True:
-            header = _read_exact(stdin, _HEADER.size)
-            if header is None:
-                break
-            seq, size = _HEADER.unpack(header)
-            big = size >= _FAST_ABOVE
-            if big:  # start loading fastokens now, while the text itself is still coming through the pipe
+    def work() -> None:
+        while (item := spans_queue.get()) is not None:
+            seq, state, span = item
+            value = -1
+            try:
+                counter = None
+                while state.big and counter is None and not fast.failed:
+                    # fastokens loads in ~2 s of one core and then counts ~50x faster than tiktoken;
+                    # counting beside its load (as this helper once did) starves the load of the GIL.
+                    counter = fast.wait(0.05)
+                value = memo.get(span, -1)
+                if value < 0:
+                    try:
+                        value = (counter or tiktoken_counter.result())(span)
+                    except Exception:
+                        if counter is None:
+                            raise
+                        value = tiktoken_counter.result()(span)  # fastokens refuses lone surrogates
+                    if len(span) == SPAN:
+                        memo.put(span, value)
+            except BaseException:  # tiktoken's panics too: the proxy then counts it (or reports the error)
+                value = -1
+            with lock:
+                if value < 0:
+                    state.failed = True
+                else:
+                    state.total += value
+                state.outstanding -= 1
+                if state.ended and not state.outstanding:
+                    finish(seq, state)
+
+    workers = [threading.Thread(target=work, daemon=True) for _ in range(_HELPER_WORKERS)]
+    for worker in workers:
+        worker.start()
+    while True:
+        header = _read_exact(stdin, _HEADER.size)
+        if header is None:
+            break
+        seq, size, flags = _HEADER.unpack(header)
+        state = texts.get(seq)
+        if state is None:
+            state = texts[seq] = _Text(bool(flags & _BIG) and fast_allowed)
+            if state.big:  # start loading fastokens now, while the text itself is still coming through
                 fast.acquire()
-            data = _read_exact(stdin, size)
-            if data is None:
-                break
-            with cond:
-                cond.wait_for(lambda: in_flight[0] < _HELPER_IN_FLIGHT)
-                in_flight[0] += len(data)
-            pool.submit(work, seq, data, big)
-    parts_pool.shutdown()
+        data = _read_exact(stdin, size)
+        if data is None:
+            break
+        last = bool(flags & _LAST)
+        text = state.carry + data.decode("utf-8", "surrogatepass")
+        del data
+        start = 0
+        while len(text) - start > SPAN or (last and start < len(text)):
+            end, _ = next_cut(text, start)
+            with lock:
+                state.outstanding += 1
+            spans_queue.put((seq, state, text[start:end]))
+            start = end
+        state.carry = text[start:]
+        del text
+        if last:
+            with lock:
+                state.ended = True
+                if not state.outstanding:
+                    finish(seq, state)
+    if not wait:
+        return
+    for _ in workers:
+        spans_queue.put(None)
+    for worker in workers:
+        worker.join()
+
+
+def _die_with_parent(parent: int) -> None:
+    """Linux: be killed when the proxy dies, even by SIGKILL (PR_SET_PDEATHSIG); end now if it already
+    has. Elsewhere the end of input ends the helper (`main`)."""
+    with contextlib.suppress(OSError, AttributeError):
+        import ctypes
+        import signal
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+    if parent and os.getppid() != parent:  # it died before the prctl: nobody is there to answer
+        os._exit(0)
+
+
+def _cap_memory() -> None:
+    """A hard cap on the helper's data (RLIMIT_DATA: heap and private writable mappings): counting in
+    bounded spans keeps it far below; past it an allocation fails, the helper dies, and the proxy counts
+    what it held itself (in spans too). Never raises the cap someone set lower."""
+    with contextlib.suppress(ImportError, OSError, ValueError, AttributeError):
+        import resource
+
+        soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+        cap = _HELPER_DATA_CAP
+        if hard != resource.RLIM_INFINITY:
+            cap = min(cap, hard)
+        if soft == resource.RLIM_INFINITY or soft > cap:
+            resource.setrlimit(resource.RLIMIT_DATA, (cap, hard))
 
 
 def main() -> None:
     # Not niced: the helper only ever takes a core the relay is not using (this is a separate process),
     # and a niced one starves on a busy machine, which makes the exit wait for its figures.
+    _die_with_parent(int(os.environ.get(_PARENT_ENV, "0") or 0))
+    _cap_memory()
     with contextlib.suppress(KeyboardInterrupt, BrokenPipeError):
-        _serve(sys.stdin.buffer, sys.stdout.buffer)
+        _serve(sys.stdin.buffer, sys.stdout.buffer, wait=False)
     with contextlib.suppress(OSError):
         sys.stdout.flush()
     os._exit(0)  # every answer is written: skip freeing the vocabulary's 200k objects (~0.5 s)

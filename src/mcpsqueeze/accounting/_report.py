@@ -185,7 +185,7 @@ def render_text(report: Report) -> str:
         out.append("  {:<28} {:>6} {:>6} {:>6} {:>10} {:>10} {:>7}".format(*header))
         for tool, t in report.tools.items():
             out.append(
-                f"  {tool[:28]:<28} {t.calls:>6} {t.deduplicated:>6} {t.shrunk:>6} "
+                f"  {_cell(tool, 28):<28} {t.calls:>6} {t.deduplicated:>6} {t.shrunk:>6} "
                 f"{t.tokens_before:>10} {t.tokens_after:>10} {t.percent:>6.1f}%"
             )
     if report.sessions:
@@ -194,20 +194,29 @@ def render_text(report: Report) -> str:
         for s in report.sessions:
             t = s.totals
             out.append(
-                f"  {s.session[:24]:<24} {_clock(s.started)}  {t.calls:>5} calls {t.tokens_before:>10} -> "
-                f"{t.tokens_after:<10} {t.percent:>5.1f}% saved  {','.join(s.servers)[:30]}"
+                f"  {_cell(s.session, 24):<24} {_clock(s.started)}  {t.calls:>5} calls "
+                f"{t.tokens_before:>10} -> {t.tokens_after:<10} {t.percent:>5.1f}% saved  "
+                f"{_cell(','.join(s.servers), 30)}"
             )
     if report.calls:
         out.append("")
         out.append("  biggest results (tokens before -> after):")
         for row in report.biggest:
             out.append(
-                f"  #{row.call:<5} {row.tool[:28]:<28} {row.tokens_before:>10} -> {row.tokens_after:<10} "
-                f"{row.action}  session {row.session[:24]}"
+                f"  #{row.call:<5} {_cell(row.tool, 28):<28} {row.tokens_before:>10} -> "
+                f"{row.tokens_after:<10} {_cell(row.action, 12)}  session {_cell(row.session, 24)}"
             )
     if report.skipped:
         out.append(f"\n  skipped {report.skipped} malformed line(s)")
     return "\n".join(out)
+
+
+def _cell(text: str, width: int) -> str:
+    """A name as one cell of a row: control characters (a newline, a terminal escape) shown escaped,
+    so a tool name cannot split a row or rewrite the terminal; cut to `width`."""
+    if text.isprintable():
+        return text[:width]
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)[:width]
 
 
 def _clock(when: float) -> str:

@@ -230,14 +230,6 @@ class Accountant:
         """+1 when a call enters the pipeline, -1 when it leaves: counting waits for idle time."""
         self._counter.busy(delta)
 
-    def has_room(self) -> bool:
-        """False while the texts waiting to be counted exceed their byte cap (see `wait_for_room`)."""
-        return self._counter.has_room()
-
-    def wait_for_room(self, timeout: float | None = None) -> bool:
-        """Block (in a worker thread) until the counter's queue is under its cap."""
-        return self._counter.wait_for_room(timeout)
-
     def record(self, record: CallRecord) -> None:
         """Enqueue a finished call; returns immediately."""
         with self._lock:

@@ -10,24 +10,21 @@ same names as coroutines.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
-import functools
 import json
 import os
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Unpack
 
 import anyio
 import anyio.abc
 
 from .._errors import BackendError, MCPSqueezeError, RecoveryError, UsageError
 from .._results import text_of
-from ..core import Outcome
+from ..core import Outcome, RecoverKeywords
+from ..core._listing import CompactTools, ListingError
 from ..settings import (
-    DEFAULT_BUDGET,
-    DEFAULT_SHRINK_ABOVE,
     Config,
     ServerSpec,
     Settings,
@@ -35,13 +32,15 @@ from ..settings import (
     find_config,
     load_config,
     parse_config,
+    read_servers_file,
 )
+from ..settings._table import check_keywords, library_defaults
 from ..transports import ServerLink
 from ._codeapi import ClientSessionAPI
 from ._functions import make_function, unique_names
 from ._portal import Portal
 from ._recover_tool import recover_tool_spec
-from ._squeezer import RECOVER_TOOL, MiB, Squeezer
+from ._squeezer import RECOVER_TOOL, Squeezer
 
 __all__ = ["Client", "ToolError"]
 
@@ -56,23 +55,6 @@ class ToolError(MCPSqueezeError):
         self.result = result
 
 
-# The Client's own defaults, where they differ from the CLI's: a library keeps originals in memory.
-_DEFAULTS: dict[str, Any] = {
-    "budget": DEFAULT_BUDGET,
-    "dedup": True,
-    "shrink": True,
-    "recovery": "memory",
-    "cache_entries": 128,
-    "cache_bytes": 64 * MiB,
-    "cache_ttl": 300.0,
-    "retention": None,
-    "truncate_chars": None,
-    "shrink_above": DEFAULT_SHRINK_ABOVE,
-    "toonify": False,
-    "timeout": None,
-}
-
-
 def _read_config(config: str | os.PathLike[str] | Literal[False] | None) -> Config:
     """The config file as the CLI finds it (`MCPSQUEEZE_CONFIG`, else the user config dir's file),
     or the one named; `False`: none."""
@@ -82,16 +64,12 @@ def _read_config(config: str | os.PathLike[str] | Literal[False] | None) -> Conf
     return Config() if path is None else load_config(path)
 
 
-def _settings(config: Config, given: dict[str, Any]) -> Settings:
-    """The Client's defaults, under the config file's `[defaults]` and policies, under the keywords given."""
-    explicit = {k: v for k, v in given.items() if v is not None}
-    base = Settings(target=[], **{**_DEFAULTS, **explicit})
-    settings = config.apply(base, keep=frozenset(explicit))
-    if settings.truncate_chars == 0:  # truncate_chars=0: no per-block cap, whatever the file says
-        settings = dataclasses.replace(settings, truncate_chars=None)
-    if settings.shrink_above is False:  # shrink_above=False: only results over the budget shrink
-        settings = dataclasses.replace(settings, shrink_above=None)
-    return settings
+def _settings(config: Config, options: dict[str, Any]) -> Settings:
+    """The library's defaults, under the config file's `[defaults]` and policies, under the keywords
+    given (each checked by its row of the table of settings; None: not given)."""
+    given = check_keywords("client", options)
+    base = Settings.make(**{**library_defaults("client"), **given})
+    return config.apply(base, keep=frozenset(given))
 
 
 def _specs(servers: Mapping[str, Any] | str | os.PathLike[str]) -> list[ServerSpec]:
@@ -100,11 +78,7 @@ def _specs(servers: Mapping[str, Any] | str | os.PathLike[str]) -> list[ServerSp
         document = servers if "mcpServers" in servers else {"mcpServers": servers}
         return parse_config(json.dumps(document), "the servers config")
     path = Path(servers)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"cannot read the servers config {path}: {exc.strerror or exc}") from exc
-    return parse_config(text, str(path))
+    return parse_config(read_servers_file(path), str(path))
 
 
 def _canonical(server: str, tool: str, arguments: dict[str, Any]) -> str:
@@ -121,9 +95,15 @@ class Client:
     `config` is the TOML config file of `wrap` and `serve` (docs/config.md): by default the same one
     they find (`MCPSQUEEZE_CONFIG`, else `<user config dir>/mcpsqueeze/config.toml` when it exists);
     `False` reads none. Its `[defaults]` apply where a keyword here is not given (None), and its
-    `[policies."server:tool"]` refine them per tool. Without a file: budget 20000, originals in memory
-    (128 entries / 64 MiB / 5 min). `truncate_chars=0` turns off a per-block cap the file sets;
-    `shrink_above` (default 6000, `False`: off) sizes the previews of results over it by value.
+    `[policies."server:tool"]` refine them per tool. The other keywords are knobs of the table of
+    settings, as for `Squeezer`, plus `timeout` (seconds before a backend request is abandoned).
+    Without a file: budget 20000, originals in memory for the client's life (128 entries / 64 MiB).
+    `truncate_chars=0` turns off a per-block cap the file sets; `shrink_above` (default 6000, `False`:
+    off) sizes the previews of results over it by value.
+    `compress_tools` (`low`..`max`, default `off`; a server entry's own `compress_tools` key wins) is
+    mcp-compressor's standard mode: `tools` lists `<server>_get_tool_schema` and `<server>_invoke_tool`
+    (`max`: and `<server>_list_tools`) for that server, and `call(server, "<server>_invoke_tool",
+    {"tool_name", "tool_input", "full"})` runs the real tool through the same pipeline.
     """
 
     def __init__(
@@ -132,19 +112,9 @@ class Client:
         budget: int | None = None,
         *,
         config: str | os.PathLike[str] | Literal[False] | None = None,
-        dedup: bool | None = None,
-        shrink: bool | None = None,
-        recovery: Literal["memory", "files", "both"] | None = None,
-        recovery_dir: str | Path | None = None,
-        cache_entries: int | None = None,
-        cache_bytes: int | None = None,
-        cache_ttl: float | None = None,
-        timeout: float | None = None,
-        truncate_chars: int | None = None,
-        toonify: bool | None = None,
-        shrink_above: int | Literal[False] | None = None,
         include_tools: tuple[str, ...] = (),
         exclude_tools: tuple[str, ...] = (),
+        **options: Any,
     ) -> None:
         file = _read_config(config)
         if servers is None:
@@ -155,39 +125,11 @@ class Client:
                 )
             servers = file.servers
         specs = _specs(servers)
-        given = {
-            "budget": budget,
-            "dedup": dedup,
-            "shrink": shrink,
-            "recovery": recovery,
-            "recovery_dir": None if recovery_dir is None else Path(recovery_dir),
-            "cache_entries": cache_entries,
-            "cache_bytes": cache_bytes,
-            "cache_ttl": cache_ttl,
-            "timeout": timeout,
-            "truncate_chars": truncate_chars,
-            "toonify": toonify,
-            "shrink_above": shrink_above,
-        }
-        settings = self.settings = _settings(file, given)
-        self.squeezer = Squeezer(
-            settings.budget,
-            dedup=settings.dedup,
-            shrink=settings.shrink,
-            recovery=settings.recovery,
-            recovery_dir=settings.recovery_dir,
-            cache_entries=settings.cache_entries,
-            cache_bytes=settings.cache_bytes,
-            cache_ttl=settings.cache_ttl,
-            recover_tool=RECOVER_TOOL,
-            jobs=settings.jobs,
-            truncate_chars=settings.truncate_chars,
-            toonify=settings.toonify,
-            policies=settings.policies,
-            shrink_above=settings.shrink_above,
-        )
+        settings = self.settings = _settings(file, {"budget": budget, **options})
+        self.squeezer = Squeezer.from_settings(settings, RECOVER_TOOL)
         tools = ToolFilter(tuple(include_tools), tuple(exclude_tools))
         self._backends = {spec.name: ServerLink(spec, tools, settings.timeout) for spec in specs}
+        self._levels = {spec.name: spec.compress_tools or settings.compress_tools for spec in specs}
         self._portal: Portal | None = None
         self._open = False
         self._tg: anyio.abc.TaskGroup | None = None
@@ -258,18 +200,29 @@ class Client:
 
     @property
     def tools(self) -> dict[str, list[dict[str, Any]]]:
-        """`{server: [{"name", "description", "input_schema"}, ...]}` as the servers listed them."""
-        return {
-            name: [
+        """`{server: [{"name", "description", "input_schema"}, ...]}` as the servers listed them (with
+        `compress_tools`, that server's compressed frontend tools)."""
+        listed: dict[str, list[dict[str, Any]]] = {}
+        for name, backend in self._backends.items():
+            compact = self._compact(name)
+            tools = compact.listing() if compact is not None else backend.tools
+            listed[name] = [
                 {
                     "name": t["name"],
                     "description": t.get("description") or "",
                     "input_schema": t.get("inputSchema") or {"type": "object"},
                 }
-                for t in backend.tools
+                for t in tools
             ]
-            for name, backend in self._backends.items()
-        }
+        return listed
+
+    def _compact(self, server: str) -> CompactTools | None:
+        """The server's compressed listing (`compress_tools`), from its tools as last listed."""
+        level = self._levels.get(server, "off")
+        backend = self._backends.get(server)
+        if level == "off" or backend is None:
+            return None
+        return CompactTools.of(server, level, backend.tools)
 
     def call(
         self, server: str, tool: str, arguments: dict[str, Any] | None = None, full: bool = False
@@ -280,20 +233,12 @@ class Client:
         arguments when there is one, otherwise the tool runs once and its result is passed unshrunk."""
         return self._run(self._call, server, tool, arguments or {}, full)
 
-    def recover(
-        self,
-        response_id: str,
-        pointer: str | None = None,
-        offset: int | None = None,
-        length: int | None = None,
-        *,
-        query: str | None = None,
-        lines: str | None = None,
-    ) -> Any:
+    def recover(self, response_id: str, **keywords: Unpack[RecoverKeywords]) -> Any:
         """The original's text, or the part a JSON `pointer`, a JMESPath `query`, an `offset`+`length`
         window or a range of `lines` ("120-180", as fold markers name them) selects (awaitable under
-        `async with`). RecoveryError when the id is unknown, expired or evicted."""
-        return self._run(self._recover, response_id, pointer, offset, length, query, lines)
+        `async with`). RecoveryError when the id is unknown, expired or evicted; UsageError for
+        malformed or out-of-bounds arguments."""
+        return self._run(self._recover, {"response_id": response_id, **keywords})
 
     def to_functions(self) -> list[Callable[..., Any]]:
         """One plain callable per tool (`server_tool`, keyword arguments, returns the presented text,
@@ -303,7 +248,8 @@ class Client:
         pairs = [(server, t) for server, tools in self.tools.items() for t in tools]
         # The recover function keeps its name (the hints in every result name it); a tool clashing with
         # it is the one suffixed.
-        recover_name, *names = unique_names([RECOVER_TOOL] + [f"{server}_{t['name']}" for server, t in pairs])
+        prefixed = [t["name"] if self._compact(server) else f"{server}_{t['name']}" for server, t in pairs]
+        recover_name, *names = unique_names([RECOVER_TOOL, *prefixed])
         functions = [
             make_function(name, tool["description"], tool["input_schema"], self._caller(server, tool["name"]))
             for (server, tool), name in zip(pairs, names, strict=True)
@@ -363,6 +309,9 @@ class Client:
         if backend is None:
             known = ", ".join(sorted(self._backends)) or "none"
             raise UsageError(f"no server named {server!r}; this client has: {known}")
+        compact = self._compact(server)
+        if compact is not None and compact.owns(tool):
+            return await self._frontend_call(compact, server, tool, arguments, full)
         if not any(t["name"] == tool for t in backend.tools):
             names = ", ".join(t["name"] for t in backend.tools) or "none"
             raise UsageError(f"server {server!r} has no tool {tool!r}; its tools are: {names}")
@@ -384,19 +333,25 @@ class Client:
                 self._last.popitem(last=False)
         return presented, outcome
 
-    async def _recover(
-        self,
-        response_id: str,
-        pointer: str | None,
-        offset: int | None,
-        length: int | None,
-        query: str | None = None,
-        lines: str | None = None,
-    ) -> str:
-        recover = self.squeezer.recover
-        return await anyio.to_thread.run_sync(
-            functools.partial(recover, response_id, pointer, offset, length, query=query, lines=lines)
-        )
+    async def _frontend_call(
+        self, compact: CompactTools, server: str, tool: str, arguments: dict[str, Any], full: bool
+    ) -> tuple[dict[str, Any], Outcome]:
+        """A call of a compressed frontend tool: the schema or list answer, or the real call it names."""
+        try:
+            if tool == compact.schema_tool:
+                return compact.schema_answer(arguments), Outcome()
+            if tool != compact.invoke_tool:
+                return compact.list_answer(), Outcome()
+            invoke = compact.invoke(arguments, (RECOVER_TOOL,))
+        except ListingError as exc:
+            raise UsageError(exc.message) from None
+        if invoke.tool == RECOVER_TOOL and not any(t["name"] == RECOVER_TOOL for t in compact.tools):
+            answer = await anyio.to_thread.run_sync(self.squeezer.answer_recover, invoke.arguments)
+            return answer, Outcome()
+        return await self._invoke(server, invoke.tool, invoke.arguments, full or invoke.full)
+
+    async def _recover(self, arguments: dict[str, Any]) -> str:
+        return text_of(await anyio.to_thread.run_sync(self.squeezer.answer_recover, arguments))
 
     def _caller(self, server: str, tool: str) -> Callable[[dict[str, Any]], Any]:
         async def run(arguments: dict[str, Any]) -> str:
@@ -409,10 +364,7 @@ class Client:
         return self._in_mode(run)
 
     def _recover_caller(self) -> Callable[[dict[str, Any]], Any]:
-        async def run(arguments: dict[str, Any]) -> str:
-            return text_of(await anyio.to_thread.run_sync(self.squeezer.answer_recover, arguments))
-
-        return self._in_mode(run)
+        return self._in_mode(self._recover)
 
     def _in_mode(self, run: Callable[[dict[str, Any]], Any]) -> Callable[[dict[str, Any]], Any]:
         """`run` itself under `async with`; a sync call of it on the client's loop under `with`."""

@@ -21,7 +21,7 @@ from .._errors import BackendError
 from ..transports import ServerLink
 
 if TYPE_CHECKING:
-    from ..core import Outcome
+    from ..core import Outcome, RecoverRequest
     from ._squeezer import Squeezer
 
 #: One call through the Client's pipeline: (server, tool, arguments, full) -> (presented, outcome).
@@ -82,20 +82,11 @@ class ClientSessionAPI:
             return failure_answer(exc)
         return call_answer(presented, outcome)
 
-    def recover(
-        self,
-        response_id: str,
-        pointer: str | None,
-        offset: int | None = None,
-        length: int | None = None,
-        principal: str | None = None,
-        query: str | None = None,
-        lines: str | None = None,
-    ) -> dict[str, Any]:
+    def recover(self, request: RecoverRequest, principal: str | None = None) -> dict[str, Any]:
         """The caller's principal is ignored: a Client's private socket has one caller, the Client itself.
 
         RecoveryError (404 from the app) when the id is unknown, expired or evicted."""
-        return self._squeezer.recover_result(response_id, pointer, offset, length, query=query, lines=lines)
+        return self._squeezer.answer_recover(request)
 
     # -- lifecycle ---------------------------------------------------------------------------------
 

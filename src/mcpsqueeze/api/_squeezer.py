@@ -8,20 +8,17 @@ present a CallToolResult, recover an original by its response id. The other libr
 from __future__ import annotations
 
 import json
-from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Unpack
 
-from .._errors import RecoveryError, UsageError
+from .._errors import RecoveryError
 from .._results import text_of
-from ..core import Call, Outcome, build_services, new_pipeline, recover_call
+from .._voice import McpVoice
+from ..core import Call, Outcome, RecoverKeywords, RecoverRequest, build_services, new_pipeline, recover
 from ..settings import (
-    DEFAULT_BUDGET,
-    DEFAULT_SHRINK_ABOVE,
-    MIN_BUDGET,
-    MIN_TRUNCATE_CHARS,
     PolicySet,
     Settings,
 )
+from ..settings._table import check_keywords, library_defaults
 
 __all__ = ["RECOVER_TOOL", "Squeezer", "as_result"]
 
@@ -57,67 +54,41 @@ def _text(text: str) -> dict[str, Any]:
 class Squeezer:
     """Present tool results within a budget and recover their originals, in process.
 
-    Originals are kept in memory only by default (`cache_entries` / `cache_bytes` / `cache_ttl`);
-    `recovery="files"` or `"both"` also writes them to `recovery_dir` as the proxy does. Unknown,
-    expired and evicted ids raise `RecoveryError`; recovery never re-runs a tool. `truncate_chars`
-    also caps each text block (`--truncate-chars`); `toonify` shows JSON results that are not shrunk
-    as TOON (`--toonify`); `shrink_above` sizes the previews of results over that many characters by
-    value (`--shrink-above`; None: only results over the budget shrink); `policies` (a config
-    file's, `load_config(path).policies`) refine all of these per `server:tool`.
+    Every keyword is a knob of the table of settings (docs/config.md; settings/_knobs.py), checked there:
+    `budget`, `shrink`, `dedup`, `truncate_chars` (also cap each text block; False or 0: no cap),
+    `shrink_above` (size the previews of results over it by value; False: only results over the
+    budget shrink), `toonify`, `query`, `drop_duplicate_structured`, `recovery` ("memory" by default;
+    "files" or "both" also write originals to `recovery_dir` as the proxy does), `cache_entries`,
+    `cache_bytes`, `cache_ttl`, `jobs`. A keyword left out (or None) takes the library's default.
+    `policies` (a config file's, `load_config(path).policies`) refine them per `server:tool`. Unknown,
+    expired and evicted ids raise `RecoveryError`; recovery never re-runs a tool.
     """
 
     def __init__(
         self,
-        budget: int = DEFAULT_BUDGET,
+        budget: int | None = None,
         *,
-        dedup: bool = True,
-        shrink: bool = True,
-        recovery: Literal["memory", "files", "both"] = "memory",
-        recovery_dir: str | Path | None = None,
-        cache_entries: int = 128,
-        cache_bytes: int = 64 * MiB,
-        cache_ttl: float = 300.0,
         recover_tool: str = RECOVER_TOOL,
-        jobs: int = 4,
-        truncate_chars: int | None = None,
-        toonify: bool = False,
         policies: PolicySet | None = None,
-        shrink_above: int | None = DEFAULT_SHRINK_ABOVE,
+        **options: Any,
     ) -> None:
-        if budget < MIN_BUDGET:
-            raise UsageError(f"budget must be at least {MIN_BUDGET} characters (got {budget})")
-        if truncate_chars is not None and truncate_chars < MIN_TRUNCATE_CHARS:
-            raise UsageError(
-                f"truncate_chars must be at least {MIN_TRUNCATE_CHARS} characters (got {truncate_chars})"
-            )
-        if shrink_above is not None and (isinstance(shrink_above, bool) or shrink_above < 0):
-            raise UsageError(f"shrink_above must be a number of characters or None (got {shrink_above!r})")
-        if recovery not in ("memory", "files", "both"):
-            raise UsageError('recovery must be "memory", "files" or "both"')
-        if cache_entries < 1 or cache_bytes < 1 or cache_ttl <= 0:
-            raise UsageError("cache_entries, cache_bytes and cache_ttl must all be positive")
-        settings = Settings(
-            target=[],
-            dedup=dedup,
-            shrink=shrink,
-            budget=budget,
-            recovery=recovery,
-            cache_ttl=cache_ttl,
-            cache_entries=cache_entries,
-            cache_bytes=cache_bytes,
-            retention=None,
-            jobs=jobs,
-            truncate_chars=truncate_chars,
-            shrink_above=shrink_above,
-            toonify=toonify,
-            policies=policies or PolicySet(),
-        )
-        if recovery_dir is not None:
-            settings.recovery_dir = Path(recovery_dir)
+        given = check_keywords("squeezer", {"budget": budget, **options})
+        settings = Settings.make(**{**library_defaults("squeezer"), **given})
+        settings.policies = policies or PolicySet()
+        self._start(settings, recover_tool)
+
+    @classmethod
+    def from_settings(cls, settings: Settings, recover_tool: str = RECOVER_TOOL) -> Squeezer:
+        """A squeezer of settings already resolved (the `Client`'s: keywords over its config file)."""
+        squeezer = cls.__new__(cls)
+        squeezer._start(settings, recover_tool)
+        return squeezer
+
+    def _start(self, settings: Settings, recover_tool: str) -> None:
         self.settings = settings
         self.recover_tool = recover_tool
         self._services = build_services(settings)
-        self._pipeline = new_pipeline(settings, self._services, mode="mcp", recover_tool=recover_tool)
+        self._pipeline = new_pipeline(settings, self._services, McpVoice(recover_tool))
         self._calls = 0
 
     async def present(
@@ -137,42 +108,23 @@ class Squeezer:
         raw = result if isinstance(result, dict) else as_result(result)
         return await self._pipeline.present(call, raw)
 
-    def recover_result(
-        self,
-        response_id: str,
-        pointer: str | None = None,
-        offset: int | None = None,
-        length: int | None = None,
-        *,
-        query: str | None = None,
-        lines: str | None = None,
-    ) -> dict[str, Any]:
+    def recover_result(self, response_id: str, **keywords: Unpack[RecoverKeywords]) -> dict[str, Any]:
         """What the recover tool returns: the original, one JSON node (`pointer`), a JMESPath projection
-        (`query`), a text window, or a range of `lines` such as "120-180" (as fold markers name them)."""
-        arguments: dict[str, Any] = {"response_id": response_id}
-        selectors = (("pointer", pointer), ("offset", offset), ("length", length), ("query", query))
-        for key, value in (*selectors, ("lines", lines)):
-            if value is not None:
-                arguments[key] = value
-        return self.answer_recover(arguments)
+        (`query`), a text window (`offset`, `length`), or a range of `lines` such as "120-180" (as fold
+        markers name them). RecoveryError when the id is unknown, expired or evicted; UsageError for
+        malformed or out-of-bounds arguments."""
+        return self.answer_recover({"response_id": response_id, **keywords})
 
     def answer_recover(self, arguments: object) -> dict[str, Any]:
-        """The recover tool's answer to a call with `arguments`, exactly as the MCP proxy gives it."""
-        return recover_call(self._services.store, arguments)
+        """The recover tool's answer to a call with `arguments` (or a parsed RecoverRequest), as the MCP
+        proxy gives it, except that a refused request raises instead of being an isError result."""
+        request = arguments if isinstance(arguments, RecoverRequest) else RecoverRequest.parse(arguments)
+        return recover(self._services.store, request)
 
-    def recover(
-        self,
-        response_id: str,
-        pointer: str | None = None,
-        offset: int | None = None,
-        length: int | None = None,
-        *,
-        query: str | None = None,
-        lines: str | None = None,
-    ) -> str:
-        """The original's text (or the part `pointer` / `query` / `offset`+`length` / `lines` select).
-        RecoveryError when the id is unknown, expired or evicted; UsageError for malformed arguments."""
-        return text_of(self.recover_result(response_id, pointer, offset, length, query=query, lines=lines))
+    def recover(self, response_id: str, **keywords: Unpack[RecoverKeywords]) -> str:
+        """The original's text (or the part `pointer` / `query` / `offset`+`length` / `lines` select):
+        the text of `recover_result`."""
+        return text_of(self.recover_result(response_id, **keywords))
 
     def original(self, response_id: str) -> dict[str, Any]:
         """The complete original CallToolResult exactly as the tool returned it."""

@@ -10,17 +10,15 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import anyio
 
 from .._errors import MCPSqueezeError, RecoveryError, UsageError
-from ..settings import DEFAULT_BUDGET, DEFAULT_SHRINK_ABOVE
 from ._portal import Portal
 from ._recover_tool import recover_tool_spec
 from ._schema import Arguments, schema_of
-from ._squeezer import RECOVER_TOOL, MiB, Squeezer, as_result
+from ._squeezer import RECOVER_TOOL, Squeezer, as_result
 
 __all__ = ["HostTool", "Toolset", "shrink_tools"]
 
@@ -87,7 +85,7 @@ class Toolset:
         arguments = {} if arguments is None else arguments
         if name == self.recover_tool:
             try:
-                return await anyio.to_thread.run_sync(self._recover, arguments)
+                return await anyio.to_thread.run_sync(self.squeezer.answer_recover, arguments)
             except (RecoveryError, UsageError) as exc:
                 return _error(f"mcpsqueeze: {exc}")
         tool = self._tools.get(name)
@@ -128,9 +126,6 @@ class Toolset:
             value = await value
         return value
 
-    def _recover(self, arguments: Any) -> dict[str, Any]:
-        return self.squeezer.answer_recover(arguments)
-
 
 def _free_name(names: set[str]) -> str:
     name, suffix = RECOVER_TOOL, 1
@@ -142,19 +137,10 @@ def _free_name(names: set[str]) -> str:
 
 def shrink_tools(
     tools: Iterable[Callable[..., Any] | dict[str, Any]],
-    budget: int = DEFAULT_BUDGET,
+    budget: int | None = None,
     *,
     server: str = "host",
-    dedup: bool = True,
-    shrink: bool = True,
-    recovery: Literal["memory", "files", "both"] = "memory",
-    recovery_dir: str | Path | None = None,
-    cache_entries: int = 128,
-    cache_bytes: int = 64 * MiB,
-    cache_ttl: float = 300.0,
-    truncate_chars: int | None = None,
-    toonify: bool = False,
-    shrink_above: int | None = DEFAULT_SHRINK_ABOVE,
+    **options: Any,
 ) -> Toolset:
     """Wrap host-owned tools: each result is deduplicated and shrunk to `budget` characters, and a
     recover tool (`squeeze_recover`, suffixed `_2`, ... on a name collision) brings back originals.
@@ -162,28 +148,14 @@ def shrink_tools(
     `tools` are plain functions (sync or async: name from `__name__`, description from the docstring,
     input schema from the type hints) and/or dicts `{"name", "description", "input_schema", "handler"}`
     (the handler is called with the arguments as keywords). A handler may return a `str`, a JSON value
-    or an MCP CallToolResult. Originals stay in memory (`cache_*` bounds) unless `recovery` says files.
-    `truncate_chars` also caps each text block; `toonify` shows JSON results that are not shrunk as TOON
-    (the original JSON stays recoverable byte for byte); results over `shrink_above` characters get a
-    preview sized by value (None: only those over the budget).
+    or an MCP CallToolResult. The other keywords are `Squeezer`'s (the table of settings): originals
+    stay in memory (`cache_*` bounds) unless `recovery` says files; `truncate_chars`, `toonify`,
+    `shrink_above`, ... as for the proxy.
     """
     host_tools = [_host_tool(t) for t in tools]
     names = [t.name for t in host_tools]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
         raise UsageError(f"two tools share the name(s) {duplicates}; tool names must be unique")
-    squeezer = Squeezer(
-        budget,
-        dedup=dedup,
-        shrink=shrink,
-        recovery=recovery,
-        recovery_dir=recovery_dir,
-        cache_entries=cache_entries,
-        cache_bytes=cache_bytes,
-        cache_ttl=cache_ttl,
-        recover_tool=_free_name(set(names)),
-        truncate_chars=truncate_chars,
-        toonify=toonify,
-        shrink_above=shrink_above,
-    )
+    squeezer = Squeezer(budget, recover_tool=_free_name(set(names)), **options)
     return Toolset(host_tools, squeezer, server)

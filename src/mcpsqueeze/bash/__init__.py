@@ -10,6 +10,8 @@ Nothing is imported eagerly: the shim imports this package on every shell comman
 
 from __future__ import annotations
 
+from .._lazy import LazyFace
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from ._client import SessionAddress, SessionClient
@@ -38,12 +40,4 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> object:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from importlib import import_module  # only when asked: the shim never needs it
-
-    value = getattr(import_module(module, __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = LazyFace(__name__, _WHERE, globals())

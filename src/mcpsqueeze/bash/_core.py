@@ -16,7 +16,6 @@ from mcpsqueeze._errors import (
     EXIT_UNREACHABLE,
     EXIT_USAGE,
     RecoveryError,
-    RefusedPathError,
     UsageError,
 )
 
@@ -33,6 +32,7 @@ __all__ = [
     "CallPlan",
     "Outcome",
     "RecoverPlan",
+    "as_printed",
     "dedup_response_id",
     "is_recover",
     "notice_line",
@@ -47,6 +47,8 @@ __all__ = [
 _HELP_WORDS = ("-h", "--help", "help")
 _RECOVER_USAGE = (
     "Usage: {p}recover ID|PATH [--pointer POINTER | --lines 120-180] [--query EXPR] [--raw]\n"
+    "       {p}recover ID|PATH [--pointer POINTER] (--grep REGEX [-i] | --search WORDS)\n"
+    "                          [--context N] [--skip N]\n"
     "\n"
     "Print the original of a shrunk or deduplicated result from the recovery directory: its text\n"
     "(the text blocks joined); with --pointer, the one JSON value the RFC 6901 pointer names inside\n"
@@ -54,6 +56,10 @@ _RECOVER_USAGE = (
     "/issues/0); with --lines, exactly the lines a preview's [lines A-B folded] marker names; with\n"
     "--query, the JMESPath projection of that JSON (of the pointed part, with --pointer), e.g.\n"
     "--query 'issues[].{{key: key, title: title}}'; with --raw, the stored result as JSON.\n"
+    "--grep prints the lines matching a regular expression (RE2: no backreferences or lookaround;\n"
+    "-i ignores case), --search the lines holding the words, best first; each as N:line, with\n"
+    "--context lines around (N-line, default 2); JSON gives the matching values as POINTER: VALUE.\n"
+    "The last line says how many more there are and the --skip that shows them.\n"
     "ID is the 32-hex response id from the notice; PATH is mcpsqueeze-ID.json inside the recovery\n"
     "directory. Anything outside that directory, symlinks and other odd files are refused (exit 2).\n"
 )
@@ -97,18 +103,28 @@ class CallPlan:
 
 
 class RecoverPlan:
-    """``recover ID|PATH [--pointer P | --lines A-B] [--raw]``."""
+    """``recover ID|PATH [--pointer P | --lines A-B] [--query EXPR] [--grep RE | --search WORDS] [--raw]``.
 
-    __slots__ = ("lines", "pointer", "query", "raw", "ref")
+    ``find`` holds the search's arguments as the recover tool takes them (``grep``, ``search``,
+    ``ignore_case``, ``context``, ``skip``; numbers as the digits typed): the request checks them."""
+
+    __slots__ = ("find", "lines", "pointer", "query", "raw", "ref")
 
     def __init__(
-        self, ref: str, pointer: str | None, raw: bool, lines: str | None = None, query: str | None = None
+        self,
+        ref: str,
+        pointer: str | None,
+        raw: bool,
+        lines: str | None = None,
+        query: str | None = None,
+        find: dict[str, object] | None = None,
     ) -> None:
         self.ref = ref
         self.pointer = pointer
         self.raw = raw
         self.lines = lines
         self.query = query
+        self.find = find or {}
 
 
 def _line(text: str) -> str:
@@ -128,7 +144,12 @@ _RECOVER_OPTIONS = {
     "--pointer": ("pointer", "a JSON pointer like /issues/0/title"),
     "--lines": ("range", "a line range like 120-180"),
     "--query": ("expression", "a JMESPath expression like issues[].key"),
+    "--grep": ("pattern", "a regular expression like 'def parse_\\w+'"),
+    "--search": ("search", "words to look for, like 'parse error'"),
+    "--context": ("number", "a number of context lines like 2"),
+    "--skip": ("number", "the number of matches to skip, like 10"),
 }
+_FIND_OPTIONS = ("--grep", "--search", "--context", "--skip")  # the request checks these
 
 
 def plan_recover(argv: list[str], prefix: str = "mcpsq ") -> RecoverPlan | Outcome:
@@ -147,6 +168,8 @@ def plan_recover(argv: list[str], prefix: str = "mcpsq ") -> RecoverPlan | Outco
         flag, eq, inline = word.partition("=")
         if word == "--raw":
             raw = True
+        elif word in ("-i", "--ignore-case"):
+            given["--ignore-case"] = ""
         elif flag in _RECOVER_OPTIONS:
             what, needs = _RECOVER_OPTIONS[flag]
             if flag in given:
@@ -170,12 +193,15 @@ def plan_recover(argv: list[str], prefix: str = "mcpsq ") -> RecoverPlan | Outco
             f"{prefix}recover: missing the response id (32 hex characters from the shrink notice) or the "
             f"recovery file path; {see}"
         )
-    pointer, lines, query = (given.get(flag) for flag in _RECOVER_OPTIONS)
+    pointer, lines, query = (given.get(flag) for flag in ("--pointer", "--lines", "--query"))
+    find: dict[str, object] = {flag[2:]: given[flag] for flag in _FIND_OPTIONS if flag in given}
+    if "--ignore-case" in given:
+        find["ignore_case"] = True
     if lines is not None and pointer is not None:
         return _usage(f"{prefix}recover: give --pointer or --lines, not both; {see}")
     if lines is not None and query is not None:
         return _usage(f"{prefix}recover: give --lines or --query, not both; {see}")
-    return RecoverPlan(ref, pointer, raw, lines, query)
+    return RecoverPlan(ref, pointer, raw, lines, query, find)
 
 
 def _close(word: str, candidates: list[str]) -> str:
@@ -417,66 +443,54 @@ def run_recover(
     prefix: str = "mcpsq ",
     paths: tuple[str, str] | None = None,
 ) -> Outcome:
-    """Read one original through the mount-scoped reader and render it (exit 2 when refused)."""
-    import json  # the stdlib one here: recovery is rare, and --pointer output is indented
+    """Read one original through the mount-scoped reader and print it, or the part asked for, exactly
+    as the recover tool answers it: the same RecoverRequest, the same core `answer`, byte for byte (no
+    newline added). Exit 2 when refused."""
+    import json  # the stdlib one here: recovery is rare
 
-    from mcpsqueeze.recovery import open_recovery_file, resolve_pointer
+    from mcpsqueeze.core._recover import answer  # stdlib-only, as the request
+    from mcpsqueeze.core._request import RecoverRequest
+    from mcpsqueeze.recovery import open_recovery_file
 
     prog = f"{prefix}recover"
+    arguments = {"response_id": _id_in(request.ref), "pointer": request.pointer}
+    arguments |= {"lines": request.lines, "query": request.query}
     try:
+        asked = RecoverRequest.parse(arguments)  # bounds first: nothing is read for a refused request
         data = open_recovery_file(directory, request.ref)
-    except RefusedPathError as exc:
-        return _usage(f"{prog}: {_rewrite(str(exc), paths)}")
-    except RecoveryError as exc:
+    except (RecoveryError, UsageError) as exc:
         return _usage(f"{prog}: {_rewrite(str(exc), paths)}")
     try:
         original = json.loads(data)
-    except ValueError:
+    except (ValueError, RecursionError):
         return _usage(f"{prog}: {request.ref!r} is not a JSON recovery file; pass a response id instead.")
     if not isinstance(original, dict):
         return _usage(f"{prog}: {request.ref!r} does not hold a tool result; pass a response id instead.")
     if request.raw and request.pointer is None and request.query is None:
         return Outcome(stdout=_line(data.decode("utf-8", "replace")))
-    if request.lines is not None:
-        return _recover_lines(original, request.lines, prog)
-    text, _notes = _text_and_notes(original)
-    if request.pointer is None and request.query is None:
-        return Outcome(stdout=_line(text) if text else "")
-    selector = "--pointer" if request.pointer is not None else "--query"
+    if not asked.selects:  # the whole text, resources' text included (what a call prints)
+        return Outcome(stdout=_text_and_notes(original)[0])
     try:
-        document = json.loads(text)
-    except ValueError:
-        if "structuredContent" not in original:
-            return _usage(
-                f"{prog}: the original is not JSON, so {selector} cannot select a part of it; "
-                f"run `{prog} {request.ref}` without {selector} to read its text."
-            )
-        document = original["structuredContent"]
-    try:
-        node = resolve_pointer(document, request.pointer) if request.pointer is not None else document
-        if request.query is not None:
-            from mcpsqueeze._projection import project  # jmespath: pure Python, imported only here
-
-            node = project(node, request.query)
+        result = answer(original, asked)
     except (RecoveryError, UsageError) as exc:
         return _usage(f"{prog}: {exc}")
-    shown = node if isinstance(node, str) else json.dumps(node, ensure_ascii=False, indent=1)
-    return Outcome(stdout=_line(shown))
+    content = result["content"]
+    return Outcome(stdout="".join(block["text"] for block in content if block.get("type") == "text"))
 
 
-def _recover_lines(original: dict[str, object], spec: str, prog: str) -> Outcome:
-    """The lines ``spec`` names, numbered as the engine numbers them: over the text blocks joined
-    by newlines (what the preview showed), printed exactly (no newline added)."""
-    from mcpsqueeze._lines import read_lines
+def as_printed(text: str) -> str:
+    """``text`` as a tool call prints it: ending in a newline (a recovery prints exactly, without one)."""
+    return _line(text) if text else ""
 
-    content = original.get("content")
-    texts = [
-        block["text"]
-        for block in (content if isinstance(content, list) else [])
-        if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)
-    ]
-    try:
-        chosen, _first, _last, _total = read_lines("\n".join(texts), spec)
-    except UsageError as exc:
-        return _usage(f"{prog}: {exc}")
-    return Outcome(stdout=chosen)
+
+def _id_in(ref: str) -> str:
+    """The response id a reference names: itself, or the id in a recovery file's name (a path is
+    checked by the mount-scoped reader; any other name is refused there, so its id does not matter)."""
+    from mcpsqueeze.recovery import is_response_id
+
+    if is_response_id(ref):
+        return ref
+    stem = ref.rsplit("/", 1)[-1]
+    if stem.endswith(".json") and is_response_id(stem[-37:-5]):
+        return stem[-37:-5]
+    return "0" * 32

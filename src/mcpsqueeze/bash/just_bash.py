@@ -43,6 +43,7 @@ from ._core import (
     CallPlan,
     Outcome,
     RecoverPlan,
+    as_printed,
     dedup_response_id,
     is_recover,
     plan,
@@ -139,7 +140,7 @@ class _Commands:
         if rid is not None:  # a pointer instead of data: print the original, never an empty stdout
             original = run_recover(RecoverPlan(rid, None, False), self.recovery_dir, paths=self.paths)
             notice = render_call(answer, paths=self.paths).stderr
-            return Outcome(original.stdout, notice + original.stderr, original.code)
+            return Outcome(as_printed(original.stdout), notice + original.stderr, original.code)
         return render_call(answer, raw=action.raw, paths=self.paths)
 
     def _recover(self, argv: list[str], prefix: str, cwd: str) -> Outcome:
@@ -153,7 +154,7 @@ class _Commands:
                 f"{MOUNT_POINT} can be read; pass the response id from the notice instead.\n",
                 code=EXIT_USAGE,
             )
-        scoped = RecoverPlan(name, request.pointer, request.raw, request.lines, request.query)
+        scoped = RecoverPlan(name, request.pointer, request.raw, request.lines, request.query, request.find)
         return run_recover(scoped, self.recovery_dir, prefix=prefix, paths=self.paths)
 
     def command(self, server: str | None) -> CommandCallback:

@@ -29,6 +29,7 @@ from ._core import (
     CallPlan,
     Outcome,
     RecoverPlan,
+    as_printed,
     dedup_response_id,
     is_recover,
     plan,
@@ -135,7 +136,7 @@ def _run(
 
         original = run_recover(RecoverPlan(rid, None, False), Path(_recovery_dir(environ, session)))
         notice = render_call(body).stderr
-        return Outcome(original.stdout, notice + original.stderr, original.code)
+        return Outcome(as_printed(original.stdout), notice + original.stderr, original.code)
     return render_call(body, raw=action.raw)
 
 

@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 import click
 
 from .._errors import EXIT_UNREACHABLE, EXIT_USAGE, BackendError, MCPSqueezeError, UsageError, exit_code
+from ._options import SECONDS
 
 __all__ = ["auth", "oauth_client", "oauth_options"]
 
@@ -17,39 +18,61 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def oauth_options(func: F) -> F:
-    """The OAuth client flags of a URL backend (wrap, serve -- URL, auth login); config keys oauth_*."""
+    """The OAuth client flags of a URL backend (wrap, serve -- URL, auth login); config keys oauth_*;
+    each also read from its variable, MCPSQUEEZE_OAUTH_* (clients that swallow options pass those on)."""
     func = click.option(
         "--oauth-login",
+        envvar="MCPSQUEEZE_OAUTH_LOGIN",
         type=click.Choice(["never", "prompt", "fetch"]),
         default=None,
         help="URL backend: when it wants a new OAuth authorization mid-session (none stored, expired "
         "beyond refresh, a wider scope): never = fail naming `mcpsqueeze auth login` [default]; prompt = "
         "print the authorization URL on stderr and accept the browser's redirect on 127.0.0.1; fetch = "
-        "GET it headlessly (test authorization servers that approve without a person).",
+        "GET it headlessly (test authorization servers that approve without a person). "
+        "[env: MCPSQUEEZE_OAUTH_LOGIN]",
     )(func)
     func = click.option(
         "--oauth-client-metadata-url",
+        envvar="MCPSQUEEZE_OAUTH_CLIENT_METADATA_URL",
         default=None,
         metavar="HTTPS-URL",
         help="URL backend: identify as this client ID metadata document (CIMD) where the authorization "
-        "server supports it, instead of registering dynamically.",
+        "server supports it, instead of registering dynamically. [env: MCPSQUEEZE_OAUTH_CLIENT_METADATA_URL]",
+    )(func)
+    func = click.option(
+        "--oauth-auth-method",
+        type=click.Choice(["basic", "post"]),
+        default=None,
+        help="URL backend: how the pre-registered client sends its secret to the token endpoint, as it "
+        "was registered: basic (client_secret_basic) or post (client_secret_post) [default: what the "
+        "stored registration says, else basic].",
     )(func)
     func = click.option(
         "--oauth-client-secret-file",
+        envvar="MCPSQUEEZE_OAUTH_CLIENT_SECRET_FILE",
         type=click.Path(path_type=Path, dir_okay=False),
         default=None,
-        help="URL backend: the pre-registered client's secret, in a file only you can read.",
+        help="URL backend: the pre-registered client's secret, in a file only you can read. "
+        "[env: MCPSQUEEZE_OAUTH_CLIENT_SECRET_FILE]",
     )(func)
     return click.option(
         "--oauth-client-id",
+        envvar="MCPSQUEEZE_OAUTH_CLIENT_ID",
         default=None,
-        help="URL backend: a client pre-registered with its authorization server (no dynamic registration).",
+        help="URL backend: a client pre-registered with its authorization server (no dynamic "
+        "registration). [env: MCPSQUEEZE_OAUTH_CLIENT_ID]",
     )(func)
 
 
 def oauth_client(opts: dict[str, Any], base: Any = None) -> Any:
     """An `OAuthClient` from the flags over `base` (a config entry's), or None when neither gives one."""
-    keys = ("oauth_client_id", "oauth_client_secret_file", "oauth_client_metadata_url", "oauth_login")
+    keys = (
+        "oauth_client_id",
+        "oauth_client_secret_file",
+        "oauth_client_metadata_url",
+        "oauth_login",
+        "oauth_auth_method",
+    )
     given = {k: opts[k] for k in keys if opts.get(k) is not None}
     if not given:
         return base
@@ -73,11 +96,11 @@ def _resolve(target: str, servers_file: Path | None, config: Path | None) -> tup
     """A URL as given, or the url (headers, OAuth client) of the servers-config entry of that name."""
     if target.startswith(("http://", "https://")):
         return target, {}, None
-    from ..settings import parse_config, parse_servers
+    from ..settings import parse_config, parse_servers, read_servers_file
     from ._config import read_config
 
     if servers_file is not None:
-        specs = parse_config(servers_file.read_text(encoding="utf-8"), str(servers_file))
+        specs = parse_config(read_servers_file(servers_file), str(servers_file))
     else:
         choice = read_config(config)
         if choice.servers_json is not None:
@@ -119,7 +142,7 @@ def auth() -> None:
     "--port", type=int, default=0, show_default=True, help="Loopback port for the redirect (0: any)."
 )
 @click.option(
-    "--timeout", type=float, default=300.0, show_default=True, help="Seconds to wait for the browser."
+    "--timeout", type=SECONDS, default=300.0, show_default=True, help="Seconds to wait for the browser."
 )
 @click.option(
     "--fetch-authorize-url",

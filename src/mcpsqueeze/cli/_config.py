@@ -13,34 +13,12 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
-from ..settings import Config, Policy, Settings, default_config_path, find_config, load_config
+from ..settings import Config, Settings, default_config_path, find_config, load_config
 
 __all__ = ["ConfigChoice", "apply_config", "read_config", "render_effective"]
 
-# Settings field -> the CLI parameters that set it (a field not listed is set by the parameter of its name)
-_PARAMS: dict[str, tuple[str, ...]] = {
-    "budget": ("budget", "shrinkfit"),
-    "shrink": ("no_shrink",),
-    "dedup": ("no_dedup",),
-}
-_SHOWN = (
-    "budget",
-    "shrink",
-    "dedup",
-    "truncate_chars",
-    "shrink_above",
-    "toonify",
-    "recovery",
-    "recovery_dir",
-    "retention",
-    "cache_ttl",
-    "cache_entries",
-    "cache_bytes",
-    "jobs",
-    "timeout",
-    "stats_file",
-)
-_SECONDS = frozenset({"retention", "cache_ttl", "timeout"})
+# A knob -> the CLI parameters that set it, where not only the knob's own (--shrinkfit is --budget's alias)
+_ALIASES: dict[str, tuple[str, ...]] = {"budget": ("budget", "shrinkfit")}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -78,7 +56,7 @@ def read_config(flag: Path | None) -> ConfigChoice:
 
 def _given(ctx: click.Context, field: str) -> tuple[str, str] | None:
     """("flag"|"env", parameter) when `field` was set on the command line or through its variable."""
-    for name in _PARAMS.get(field, (field,)):
+    for name in _ALIASES.get(field, (field,)):
         source = ctx.get_parameter_source(name)
         if source == ParameterSource.COMMANDLINE:
             return "flag", name
@@ -110,17 +88,17 @@ def _show(field: str, value: Any) -> str:
         from ..recovery import safe_url
 
         return safe_url(value)  # a password in the URL is never printed
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if value is None:
-        return "off" if field in ("retention", "shrink_above") else "none"
-    if field in _SECONDS:
-        return f"{value:g}s"
-    return str(value)
+    from ..settings._table import knob_named
+
+    return knob_named(field).kind.show(value)
 
 
 def _values(values: Any) -> str:
     return ", ".join(f"{k} = {_show(k, v)}" for k, v in values.items())
+
+
+def _value(settings: Settings, name: str) -> Any:
+    return getattr(settings.policy, name) if hasattr(settings.policy, name) else getattr(settings, name)
 
 
 def render_effective(
@@ -134,11 +112,12 @@ def render_effective(
         lines = [f"config file: none ({default_config_path()} does not exist)"]
     if choice.servers_json is not None:
         lines.append(f"servers file: {choice.servers_json.path} (servers JSON, from {choice.servers_how})")
-    rows = [(f, _show(f, getattr(settings, f)), _source(ctx, config, f)) for f in _SHOWN]
-    rows += [
-        (f, _show(f, value), _source(ctx, config, f))
-        for f, value in config.defaults.items()
-        if f not in _SHOWN  # knobs added later appear without a change here
+    from ..settings._table import KNOBS
+
+    rows = [
+        (row.name, _show(row.name, _value(settings, row.name)), _source(ctx, config, row.name))
+        for row in KNOBS
+        if (row.shown and row.config) or row.name in config.defaults or _given(ctx, row.name) is not None
     ]
     width = max(len(f) for f, _, _ in rows)
     lines += [f"  {f:<{width}} = {v}  ({s})" for f, v, s in rows]
@@ -152,7 +131,7 @@ def render_effective(
     servers = (choice.servers_json or config).servers
     if servers:
         lines.append(f"servers: {', '.join(servers)}")
-    base = Policy.from_settings(settings)
+    base = settings.policy
     for tool in tools:
         server, _, name = tool.rpartition(":")
         policy = settings.policies.resolve(base, server, name)

@@ -6,10 +6,10 @@ Exit codes (all CLIs): 0 ok, 1 the tool reported an error, 2 usage error or refu
 
 from __future__ import annotations
 
-import math
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
@@ -23,17 +23,14 @@ from .._errors import (
     UsageError,
     exit_code,
 )
-from ..settings import (
-    DEFAULT_BUDGET,
-    DEFAULT_SHRINK_ABOVE,
-    MIN_BUDGET,
-    MIN_TRUNCATE_CHARS,
-    Settings,
-    default_recovery_dir,
-)
+from ..settings import DEFAULT_BUDGET, Settings
+from ..settings._table import knob_named
 from ._auth import oauth_client, oauth_options
+from ._options import KindType, knob_options, knob_values
 
 __all__ = ["main"]
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _parse_headers(values: tuple[str, ...]) -> dict[str, str]:
@@ -47,12 +44,14 @@ def _parse_headers(values: tuple[str, ...]) -> dict[str, str]:
 
 
 def _keep(value: str, flag: str) -> float | None:
-    """Every lifetime flag through one parser: 'off'/'never' keep forever, 0 is refused as ambiguous."""
-    from ..recovery import parse_keep
+    """Every lifetime flag through one parser: 'off'/'never' keep forever, 0 is refused as ambiguous,
+    nan, inf and more than ten years are refused."""
+    from ..settings._kinds import Duration
 
     try:
-        return parse_keep(value, flag)
-    except UsageError as exc:
+        seconds: float | None = Duration().parse(value)
+        return seconds
+    except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint=flag) from exc
 
 
@@ -103,108 +102,50 @@ def main() -> None:
     _configure_logging("warning")  # every command shows the library's warnings; wrap/serve set --log-level
 
 
-def _shrink_options(func: Any) -> Any:
-    options = [
-        click.option(
-            "--budget",
-            type=int,
-            default=None,
-            metavar="N",
-            help=f"Character budget for each tool result's text, notice included (default {DEFAULT_BUDGET}).",
-        ),
-        click.option(
-            "--shrinkfit",
-            type=int,
-            is_flag=False,
-            flag_value=DEFAULT_BUDGET,
-            default=None,
-            metavar="[N]",
-            help="Alias of --budget (mcp-compressor compatible).",
-        ),
-        click.option(
-            "--truncate-chars",
-            type=int,
-            default=None,
-            metavar="N",
-            help="Also cap each text block at N characters, marker included (MCP Squeeze compatible; "
-            f"at least {MIN_TRUNCATE_CHARS}). With --budget, the stricter applies to each block.",
-        ),
-        click.option(
-            "--shrink-above",
-            envvar="MCPSQUEEZE_SHRINK_ABOVE",
-            default=None,
-            metavar="N|off",
-            help=f"Results over N characters get a preview sized by value (landmarks, field names, counts; "
-            f"at most the budget) even when they fit the budget (default {DEFAULT_SHRINK_ABOVE}); "
-            "'off': only results over the budget shrink.",
-        ),
-        click.option(
-            "--toonify",
-            is_flag=True,
-            help="Show JSON results that are not shrunk as TOON (mcp-compressor compatible); the original "
-            "JSON stays recoverable byte for byte.",
-        ),
-        click.option(
-            "--drop-duplicate-structured",
-            is_flag=True,
-            help="For clients that show structuredContent to the model: drop it when it repeats the text, "
-            "and hide those tools' outputSchema. The original stays recoverable. Off: never modified.",
-        ),
-        click.option("--no-shrink", is_flag=True, help="Never shrink results."),
-        click.option("--no-dedup", is_flag=True, help="Never replace repeated results with a pointer."),
-        click.option(
-            "--recovery",
-            type=click.Choice(["memory", "files", "both"]),
-            default="both",
-            show_default=True,
-            help="Where originals of shrunk results are kept.",
-        ),
-        click.option(
-            "--recovery-dir",
-            type=click.Path(path_type=Path, file_okay=False),
-            envvar="MCPSQUEEZE_RECOVERY_DIR",
-            default=None,
-            help=f"Private directory for original files [default: {default_recovery_dir()}].",
-        ),
-        click.option(
-            "--cache-ttl", default="300s", show_default=True, help="Memory cache entry lifetime; 'off' keeps."
-        ),
-        click.option(
-            "--cache-entries", type=int, default=32, show_default=True, help="Memory cache entries."
-        ),
-        click.option("--cache-bytes", default="32M", show_default=True, help="Memory cache size."),
-        click.option(
-            "--recovery-url",
-            envvar="MCPSQUEEZE_RECOVERY_URL",
-            default=None,
-            metavar="redis://HOST:PORT/DB",
-            help="Also keep originals in this Redis, shared by replicas (needs mcpsqueeze[redis]; "
-            "see docs/scale-out.md).",
-        ),
-        click.option(
-            "--tenant",
-            envvar="MCPSQUEEZE_TENANT",
-            default=None,
-            help="Whose originals these are when the bearer token names no tenant.",
-        ),
-        click.option(
-            "--retention",
-            default="24h",
-            show_default=True,
-            help="Delete original files older than this (at start, then hourly); 'off' disables.",
-        ),
-        click.option("--jobs", type=int, default=4, show_default=True, help="Worker threads for condensing."),
-        click.option(
-            "--stats-file",
-            type=click.Path(path_type=Path, dir_okay=False),
-            envvar="MCPSQUEEZE_STATS_FILE",
-            default=None,
-            help="Append one JSON line per call to this file.",
-        ),
-    ]
-    for option in reversed(options):
-        func = option(func)
-    return func
+def _shrinkfit_option(func: Any) -> Any:
+    """--shrinkfit[=N]: mcp-compressor's spelling of --budget (a bare --shrinkfit is the default budget)."""
+    return click.option(
+        "--shrinkfit",
+        type=KindType(knob_named("budget").kind),
+        is_flag=False,
+        flag_value=str(DEFAULT_BUDGET),
+        default=None,
+        metavar="[N]",
+        help="Alias of --budget (mcp-compressor compatible).",
+    )(func)
+
+
+def _header_option(func: Any) -> Any:
+    """-H KEY=VALUE (repeatable); MCPSQUEEZE_HEADER holds one KEY=VALUE per line."""
+    return click.option(
+        "-H",
+        "--header",
+        "headers",
+        multiple=True,
+        metavar="KEY=VALUE",
+        type=_HeaderLines(),
+        envvar="MCPSQUEEZE_HEADER",
+        help="HTTP header for a URL backend (repeatable). [env: MCPSQUEEZE_HEADER, one KEY=VALUE a line]",
+    )(func)
+
+
+class _HeaderLines(click.ParamType[Any, Any]):
+    """A header option's text; its variable is split at newlines (values hold spaces: `Bearer x`)."""
+
+    name = "header"
+    envvar_list_splitter = "\n"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        return value
+
+
+def _session_options(command: str) -> Callable[[F], F]:
+    """Every knob of `command` from the table of settings, plus --config and --shrinkfit."""
+
+    def apply(func: F) -> F:
+        return _config_option(_shrinkfit_option(knob_options(command)(func)))  # type: ignore[no-any-return]
+
+    return apply
 
 
 _CONFIG_HELP = (
@@ -223,51 +164,6 @@ def _config_option(func: Any) -> Any:
     )(func)
 
 
-def _shrink_above(value: str | None) -> int | None:
-    if value is None:
-        return DEFAULT_SHRINK_ABOVE
-    if value.strip().lower() in ("off", "false", "none"):
-        return None
-    try:
-        chars = int(value)
-    except ValueError:
-        raise click.BadParameter(
-            f"a number of characters or 'off', got {value!r}", param_hint="--shrink-above"
-        ) from None
-    if chars < 0:
-        raise click.BadParameter(
-            f"a number of characters or 'off', got {value!r}", param_hint="--shrink-above"
-        )
-    return chars
-
-
-def _truncate_chars(value: int | None, shrink: bool) -> int | None:
-    if value is None:
-        return None
-    if not shrink:
-        raise click.BadParameter("--truncate-chars shrinks results; it cannot go with --no-shrink")
-    if value < MIN_TRUNCATE_CHARS:
-        raise click.BadParameter(
-            f"each text block needs at least {MIN_TRUNCATE_CHARS} characters for a preview and its "
-            f"recovery marker, got {value}",
-            param_hint="--truncate-chars",
-        )
-    return value
-
-
-def _output_options(func: Any) -> Any:
-    """What the proxy says on stderr: the exit summary (`--quiet`) and the log level of per-call lines."""
-    func = click.option(
-        "--log-level",
-        type=click.Choice(["debug", "info", "warning", "error"], case_sensitive=False),
-        envvar="MCPSQUEEZE_LOG_LEVEL",
-        default="warning",
-        show_default=True,
-        help="'info': one stderr line per shrunk or deduplicated call (tool, chars, tokens, response id).",
-    )(func)
-    return click.option("-q", "--quiet", is_flag=True, help="No session summary on exit.")(func)
-
-
 def _configure_logging(level: str) -> None:
     """Our loggers at `level`; libraries (the SDK logs every request at INFO) stay at WARNING."""
     from .._logging import configure_logging
@@ -275,47 +171,12 @@ def _configure_logging(level: str) -> None:
     configure_logging(level)
 
 
-def _budget(budget: int | None, shrinkfit: int | None) -> int:
-    value = budget if budget is not None else shrinkfit if shrinkfit is not None else DEFAULT_BUDGET
-    if value < MIN_BUDGET:
-        raise click.BadParameter(f"the budget must be at least {MIN_BUDGET} characters, got {value}")
-    return value
-
-
 # The server command starts at wrap's first positional argument and everything after it is the server's
 # (its own flags too), with or without `--`: some clients (the MCP Inspector CLI) drop the separator.
 @main.command(context_settings={"allow_interspersed_args": False})
-@click.option(
-    "-H", "--header", "headers", multiple=True, metavar="KEY=VALUE", help="HTTP header for a URL backend."
-)
-@click.option("--timeout", type=float, default=None, help="Seconds before a backend request is abandoned.")
-@click.option(
-    "--transport",
-    type=click.Choice(["stdio", "streamable-http"]),
-    default="stdio",
-    show_default=True,
-    help="How the agent talks to the proxy.",
-)
-@click.option("--host", default="127.0.0.1", show_default=True, help="Bind address for streamable-http.")
-@click.option("--port", type=int, default=8765, show_default=True, help="Port for streamable-http (0: any).")
-@click.option("--name", "server_name", default="backend", show_default=True, help="Backend name in stats.")
-@click.option(
-    "--token-file",
-    type=click.Path(path_type=Path, dir_okay=False),
-    default=None,
-    help="streamable-http: require `Authorization: Bearer <token>` from this 0600 file (created if missing).",
-)
-@click.option(
-    "--max-sessions",
-    type=click.IntRange(min=1),
-    default=16,
-    show_default=True,
-    help="streamable-http: sessions at once (each runs its own backend); more are refused with 503.",
-)
+@_header_option
 @oauth_options
-@_config_option
-@_shrink_options
-@_output_options
+@_session_options("wrap")
 @click.argument("target", nargs=-1, required=True, type=click.UNPROCESSED)
 def wrap(target: tuple[str, ...], **opts: Any) -> None:
     """Proxy one MCP server: `wrap [OPTIONS] [--] COMMAND [ARGS...]` or `wrap [OPTIONS] [--] URL`.
@@ -337,8 +198,8 @@ def wrap(target: tuple[str, ...], **opts: Any) -> None:
                 f"{opts['config']} is a servers JSON (for serve); wrap takes its backend after '--' and a "
                 "TOML settings file as --config (see docs/config.md)"
             )
-        settings = _settings(list(target), opts, choice)
-        _configure_logging(opts["log_level"])
+        settings = _settings(list(target), opts, choice, "wrap")
+        _configure_logging(settings.log_level)
         _early_initialize(settings)
         from ..proxy import run_wrap
 
@@ -367,66 +228,29 @@ def _early_initialize(settings: Settings) -> None:
         handshake(backend, _RELAY_MODULES)
 
 
-def _settings(target: list[str], opts: dict[str, Any], choice: Any = None) -> Settings:
+def _settings(target: list[str], opts: dict[str, Any], choice: Any, command: str, **fixed: Any) -> Settings:
     """Settings from the flags, with the config file's defaults and policies under them."""
-    from ._config import apply_config, read_config
+    from ._config import apply_config
 
-    if choice is None:
-        choice = read_config(opts.get("config"))
-    return apply_config(_flag_settings(target, opts), choice.settings, click.get_current_context())
+    flags = _flag_settings(target, opts, command, fixed)
+    return apply_config(flags, choice.settings, click.get_current_context())
 
 
-def _flag_settings(target: list[str], opts: dict[str, Any]) -> Settings:
-    if opts["timeout"] is not None and opts["timeout"] <= 0:
-        raise click.BadParameter("--timeout must be positive")
-    if opts["jobs"] < 1:
-        raise click.BadParameter("--jobs must be at least 1")
-    ttl = _keep(opts["cache_ttl"], "--cache-ttl")
+def _flag_settings(target: list[str], opts: dict[str, Any], command: str, fixed: dict[str, Any]) -> Settings:
+    """The knobs the command line gave (checked by their kinds as they were parsed), over the defaults."""
+    values = knob_values(opts, command)
+    if "budget" not in values and opts.get("shrinkfit") is not None:
+        values["budget"] = opts["shrinkfit"]
+    if values.get("truncate_chars") is not None and values.get("shrink") is False:
+        raise click.BadParameter("--truncate-chars shrinks results; it cannot go with --no-shrink")
+    if values.get("transport", "stdio") != "streamable-http":
+        values.pop("token_file", None)  # (the stdio frontend takes no token)
     oauth = oauth_client(opts)
     if oauth is not None and not (len(target) == 1 and target[0].startswith(("http://", "https://"))):
         raise click.BadParameter("the --oauth-* options are for a URL backend (wrap -- URL)")
-    return Settings(
-        target=target,
-        headers=_parse_headers(opts["headers"]),
-        oauth=oauth,
-        timeout=opts["timeout"],
-        transport=opts["transport"],
-        host=opts["host"],
-        port=opts["port"],
-        token_file=opts.get("token_file") if opts["transport"] == "streamable-http" else None,
-        max_sessions=opts.get("max_sessions", 16),
-        server_name=opts["server_name"],
-        dedup=not opts["no_dedup"],
-        shrink=not opts["no_shrink"],
-        budget=_budget(opts["budget"], opts["shrinkfit"]),
-        truncate_chars=_truncate_chars(opts["truncate_chars"], not opts["no_shrink"]),
-        shrink_above=_shrink_above(opts["shrink_above"]),
-        toonify=opts["toonify"],
-        drop_duplicate_structured=opts.get("drop_duplicate_structured", False),
-        recovery=opts["recovery"],
-        recovery_dir=opts["recovery_dir"] or default_recovery_dir(),
-        cache_ttl=ttl if ttl is not None else math.inf,  # off: entries and bytes still bound it
-        cache_entries=opts["cache_entries"],
-        cache_bytes=_size(opts["cache_bytes"]),
-        retention=_keep(opts["retention"], "--retention"),
-        jobs=opts["jobs"],
-        stats_file=opts["stats_file"],
-        quiet=opts.get("quiet", False),
-        **_shared_store(opts),
+    return Settings.make(
+        target, headers=_parse_headers(opts.get("headers") or ()), oauth=oauth, **values, **fixed
     )
-
-
-def _shared_store(opts: dict[str, Any]) -> dict[str, Any]:
-    """--recovery-url and --tenant, checked as the config file checks them."""
-    from ..settings import DEFAULT_KEYS
-
-    values = {k: opts.get(k) for k in ("recovery_url", "tenant") if opts.get(k) is not None}
-    for key, value in values.items():
-        try:
-            DEFAULT_KEYS[key](value)
-        except ValueError as exc:
-            raise click.BadParameter(str(exc), param_hint="--" + key.replace("_", "-")) from exc
-    return values
 
 
 @main.command(context_settings={"ignore_unknown_options": False})
@@ -467,16 +291,15 @@ def _shared_store(opts: dict[str, Any]) -> dict[str, Any]:
     default=None,
     help="Token file for --listen (created 0600 if missing) [default: <socket dir>/token].",
 )
-@click.option("--timeout", type=float, default=None, help="Seconds before a backend call is abandoned.")
 @oauth_options
-@_shrink_options
-@_output_options
+@knob_options("serve")
+@_shrinkfit_option
 @click.argument("target", nargs=-1)
 def serve(target: tuple[str, ...], **opts: Any) -> None:
     """Run the session proxy for the bash shim: `serve --config FILE` or `serve -n NAME -- CMD|URL`."""
     from .._paths import default_socket
     from ..serve import Listen, run_serve
-    from ..settings import ToolFilter, parse_config, parse_servers, spec_from_argv
+    from ..settings import ToolFilter, parse_config, parse_servers, read_servers_file, spec_from_argv
     from ._config import read_config
 
     choice = read_config(opts["config"])
@@ -490,7 +313,7 @@ def serve(target: tuple[str, ...], **opts: Any) -> None:
                 "give the servers one way: --servers FILE, a servers JSON as --config, or -- CMD|URL"
             )
         if opts["servers_file"] is not None:
-            specs = parse_config(opts["servers_file"].read_text(encoding="utf-8"), str(opts["servers_file"]))
+            specs = parse_config(read_servers_file(opts["servers_file"]), str(opts["servers_file"]))
         elif servers_json is not None:
             specs = parse_servers(servers_json.servers, str(servers_json.path))
         elif oauth_client(opts) is not None and not (len(target) == 1 and "://" in target[0]):
@@ -526,14 +349,12 @@ def serve(target: tuple[str, ...], **opts: Any) -> None:
         tcp = (host.strip("[]"), int(port))
     token_file = (opts["token_file"] or socket_path.parent / "token") if tcp else None
     listen = Listen(None if tcp else socket_path, tcp, token_file)
-    settings = _settings(
-        [], {**opts, "transport": "stdio", "host": "127.0.0.1", "port": 0, "server_name": ""}, choice
-    )
+    settings = _settings([], opts, choice, "serve", port=0, server_name="")
     if settings.recovery == "memory":  # from the flag or the config file
         raise click.BadParameter(
             "serve always keeps recovery files (the shim reads them)", param_hint="--recovery"
         )
-    _configure_logging(opts["log_level"])
+    _configure_logging(settings.log_level)
     sys.exit(_run(run_serve, settings, specs, tools, listen))
 
 
@@ -541,7 +362,7 @@ def _globs(text: str) -> tuple[str, ...]:
     return tuple(p.strip() for p in text.split(",") if p.strip())
 
 
-@main.command("config", context_settings={"ignore_unknown_options": False})
+@main.command("config", context_settings={"allow_interspersed_args": False})
 @click.option(
     "--tool",
     "tools",
@@ -549,23 +370,19 @@ def _globs(text: str) -> tuple[str, ...]:
     metavar="SERVER:TOOL",
     help="Also print the effective policy of this tool (repeatable).",
 )
-@click.option(
-    "--name", "server_name", default="backend", show_default=True, help="Backend name, as for wrap."
-)
-@click.option("--timeout", type=float, default=None, help="As for wrap.")
-@_config_option
-@_shrink_options
-@click.argument("target", nargs=-1)
+@_header_option
+@oauth_options
+@_session_options("config")
+@click.argument("target", nargs=-1, type=click.UNPROCESSED)
 def config_command(target: tuple[str, ...], tools: tuple[str, ...], **opts: Any) -> None:
     """Print the effective settings and where each came from: flag, env, file:line or default.
 
-    Takes the same options as `wrap` (`mcpsqueeze config --config F --budget 9000`).
+    Takes every option of `wrap` (a pasted `wrap` line works: `mcpsqueeze config --budget 9000 -- CMD`).
     """
     from ._config import read_config, render_effective
 
     choice = read_config(opts["config"])
-    flags = {"headers": (), "transport": "stdio", "host": "127.0.0.1", "port": 0, "token_file": None}
-    settings = _settings(list(target), {**flags, **opts}, choice)
+    settings = _settings(list(target), opts, choice, "config")
     click.echo(render_effective(settings, choice, click.get_current_context(), tools), nl=False)
 
 
@@ -711,14 +528,18 @@ def stats(paths: tuple[Path, ...], top: int, as_json: bool, html_path: Path | No
 
 
 @main.command()
-@click.option("--budget", type=int, default=4000, show_default=True, help="Budget used for the demo.")
+@click.option(
+    "--budget",
+    type=KindType(knob_named("budget").kind),  # the budget's one check (the table's row)
+    default=4000,
+    show_default=True,
+    help="Budget used for the demo.",
+)
 @click.option("--no-shrink", is_flag=True, help="Show dedup only.")
 def demo(budget: int, no_shrink: bool) -> None:
     """Run a scripted agent session through the proxy against the bundled demo server."""
     from ..demo.driver import run_demo
 
-    if budget < MIN_BUDGET:
-        raise click.BadParameter(f"the budget must be at least {MIN_BUDGET} characters")
     sys.exit(_run(run_demo, budget, no_shrink))
 
 

@@ -5,25 +5,33 @@ session from. Every door only translates between its protocol and this package.
 
 from __future__ import annotations
 
+from .._lazy import LazyFace
+
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing typing is not free at start-up
 if TYPE_CHECKING:
     from ._pipeline import Call, Outcome, Pipeline
-    from ._recover import list_recover_tool, recover_call, recover_result, recover_tool_definition
+    from ._recover import Originals, answer, list_recover_tool, recover, recover_tool_definition, tool_answer
+    from ._request import LineRange, RecoverKeywords, RecoverRequest
     from ._services import SessionServices, build_services, for_caller, new_pipeline, sweep_forever
 
 __all__ = [
     "Call",
+    "LineRange",
+    "Originals",
     "Outcome",
     "Pipeline",
+    "RecoverKeywords",
+    "RecoverRequest",
     "SessionServices",
+    "answer",
     "build_services",
     "for_caller",
     "list_recover_tool",
     "new_pipeline",
-    "recover_call",
-    "recover_result",
+    "recover",
     "recover_tool_definition",
     "sweep_forever",
+    "tool_answer",
 ]
 
 _MODULES = {
@@ -35,20 +43,16 @@ _MODULES = {
     "for_caller": "_services",
     "list_recover_tool": "_recover",
     "new_pipeline": "_services",
-    "recover_call": "_recover",
-    "recover_result": "_recover",
+    "recover": "_recover",
+    "tool_answer": "_recover",
+    "answer": "_recover",
+    "Originals": "_recover",
+    "RecoverRequest": "_request",
+    "RecoverKeywords": "_request",
+    "LineRange": "_request",
     "recover_tool_definition": "_recover",
     "sweep_forever": "_services",
 }
 
 
-def __getattr__(name: str) -> object:
-    """Load a module on first use of one of its names (start-up pays only for what it uses)."""
-    module = _MODULES.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = LazyFace(__name__, _MODULES, globals())

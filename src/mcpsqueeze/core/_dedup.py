@@ -10,7 +10,7 @@ from typing import Any
 
 from .._jsonbytes import dumps
 
-__all__ = ["content_digest", "recover_hint", "render_overlap", "render_pointer"]
+__all__ = ["content_digest", "render_overlap", "render_pointer"]
 
 
 def content_digest(content: Any) -> str:
@@ -27,13 +27,6 @@ def render_pointer(
         f"[mcpsqueeze] identical to the result of call #{number} ({tool}), {amount} tokens not resent. "
         f"The tool did run again and returned exactly the same content. {how_to_recover}"
     )
-
-
-def recover_hint(response_id: str, *, recover_tool: str | None) -> str:
-    """How to bring a pointer's content back, in MCP mode (a tool) or shell mode (the shim)."""
-    if recover_tool is not None:
-        return f'To see it again, call {recover_tool} with {{"response_id": "{response_id}"}}.'
-    return f"To see it again, run: mcpsq recover {response_id}"
 
 
 def render_overlap(

@@ -13,15 +13,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-import anyio
-
 from .._results import Result, text_of
 from ..accounting import Accountant, CallRecord, new_session_id
 from ..settings import Policy
 
 __all__ = ["Call", "Outcome", "Pipeline", "Result", "Stage", "text_of"]  # Result, text_of: from _results
 
-_ROOM_WAIT = 60.0  # seconds a call may wait for the token counter to catch up before it goes on anyway
 logger = logging.getLogger(__name__)
 
 
@@ -86,9 +83,9 @@ class Pipeline:
         if call.policy is None and self.policy_for is not None:
             call.policy = self.policy_for(call.server, call.tool)
         before_text = ""
-        if self.accountant is not None:  # counting starts now, in the counter's helper, beside the stages
-            if not self.accountant.has_room():  # the counter is far behind: wait rather than grow
-                await anyio.to_thread.run_sync(self.accountant.wait_for_room, _ROOM_WAIT)
+        # Counting starts now, in the counter's helper, beside the stages; it never holds the call up, however
+        # far behind it is (counting is accounting, not a gate: issue 23 item 13).
+        if self.accountant is not None:
             before_text = text_of(result)
             self.accountant.begin(before_text)
         if result.get("isError") is True:

@@ -1,24 +1,27 @@
 """Recovery as every door offers it: the recover tool's definition, and its answer from a stored original.
 
 A door only translates: the MCP relay, the stateless HTTP frontend, serve's API, the shell shim and the
-Python API all hand the recover arguments to `recover_call` and show what it returns. It never re-runs
-a tool: the original comes from the store.
+Python API each build a `RecoverRequest` (core/_request.py) from their protocol, hand it to `recover`
+and show what it returns. It never re-runs a tool: the original comes from the store. Light to import
+(no orjson, no pipeline): the shell shim renders recovery files with `answer`.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .._errors import RecoveryError, UsageError
-from .._jsonbytes import loads
 from .._lines import read_lines
 from .._results import text_of
-from ..recovery import RecoveryStore, is_response_id, read_window, resolve_pointer
-from ._pipeline import Pipeline
+from ..recovery import read_window, resolve_pointer
+from ._request import RecoverRequest
 
-__all__ = ["list_recover_tool", "recover_call", "recover_result", "recover_tool_definition"]
+if TYPE_CHECKING:
+    from ._pipeline import Pipeline
+
+__all__ = ["Originals", "answer", "list_recover_tool", "recover", "recover_tool_definition", "tool_answer"]
 
 
 def recover_tool_definition(name: str) -> dict[str, Any]:
@@ -52,12 +55,15 @@ def recover_tool_definition(name: str) -> dict[str, Any]:
 
 
 def list_recover_tool(
-    result: dict[str, Any], current: str | None, pipelines: Iterable[Pipeline]
+    result: dict[str, Any],
+    current: str | None,
+    pipelines: Iterable[Pipeline],
+    definition: Callable[[str], dict[str, Any]] = recover_tool_definition,
 ) -> tuple[str | None, dict[str, Any]]:
     """A tools/list result with our recover tool appended under the first free name (squeeze_recover,
     squeeze_recover_2, ...: the backend may own the name), and that name, which the pipelines' MCP-mode
     stages now use in their records. Unchanged when there is no recover tool (`current` None) or the
-    page is not the last one."""
+    page is not the last one. `definition`: the tool as listed (the compressed listing's is shorter)."""
     tools = result.get("tools")
     if not current or not isinstance(tools, list) or result.get("nextCursor"):
         return current, result
@@ -68,59 +74,64 @@ def list_recover_tool(
         suffix += 1
         name = f"squeeze_recover_{suffix}"
     for stage in (stage for pipeline in pipelines for stage in pipeline.stages):
-        if getattr(stage, "recover_tool", None) is not None:  # MCP-mode stages name the tool
-            stage.recover_tool = name  # type: ignore[attr-defined]
-    return name, {**result, "tools": [*tools, recover_tool_definition(name)]}
+        voice = getattr(stage, "voice", None)
+        if voice is not None:  # stages that word recovery name the tool
+            stage.voice = voice.named(name)  # type: ignore[attr-defined]
+    return name, {**result, "tools": [*tools, definition(name)]}
 
 
-def recover_result(
-    original_bytes: bytes,
-    pointer: str | None = None,
-    offset: int | None = None,
-    length: int | None = None,
-    lines: str | None = None,
-    *,
-    query: str | None = None,
-) -> dict[str, Any]:
-    """The CallToolResult that `squeeze_recover` returns: the original, one JSON node, a JMESPath
-    projection (of the node, when both are given), a text window of any of these, or a range of its
-    lines (numbered as the preview's fold markers number them)."""
-    if lines is not None and (offset is not None or length is not None):
-        raise UsageError("give either lines or offset/length, not both")
+class Originals(Protocol):
+    """What answering needs of a store: the stored bytes of one original (RecoveryError if none)."""
+
+    def load(self, response_id: str) -> bytes: ...
+
+
+def recover(store: Originals | None, request: RecoverRequest) -> dict[str, Any]:
+    """The recover tool's answer to ``request``, for every door: load the original (never re-running a
+    tool) and render the part asked for. RecoveryError when the original is not available, UsageError
+    when the part asked for does not exist in it."""
+    from .._jsonbytes import loads  # orjson: not on the shell shim's path, which reads files itself
+
+    if store is None:
+        raise RecoveryError("this proxy keeps no originals (--no-shrink and --no-dedup)")
+    data = store.load(request.response_id)
     try:
-        original = loads(original_bytes) if original_bytes else {}
+        original = loads(data) if data else {}
     except (ValueError, RecursionError) as exc:
         raise RecoveryError(
             f"the stored original is not valid JSON ({exc}); it may have been altered"
         ) from exc
-    if pointer is None and offset is None and length is None and lines is None and query is None:
+    return answer(original, request)
+
+
+def tool_answer(store: Originals | None, arguments: object) -> dict[str, Any]:
+    """The recover tool's CallToolResult for a call with ``arguments``, as every MCP-speaking door gives
+    it (wrap's relay, the stateless frontend, Toolset): a refused request or a missing original is an
+    ``isError`` result whose text says why, never an exception that could end the session."""
+    try:
+        return recover(store, RecoverRequest.parse(arguments))
+    except (RecoveryError, UsageError) as exc:
+        return {"content": [{"type": "text", "text": f"mcpsqueeze: {exc}"}], "isError": True}
+
+
+def answer(original: dict[str, Any], request: RecoverRequest) -> dict[str, Any]:
+    """The CallToolResult for ``request`` from the ``original`` CallToolResult: the original, one JSON
+    node, a JMESPath projection (of the node, when both are given), a text window of any of these, or a
+    range of its lines (numbered as the preview's fold markers number them). Pure."""
+    if not request.selects:
         return {"content": original.get("content", []), "isError": False}
     text = text_of(original)
-    if pointer is not None or query is not None:
-        try:
-            document = json.loads(text)
-        except ValueError:
-            if "structuredContent" not in original:
-                raise RecoveryError(
-                    f"the original is not JSON, so a {'pointer' if pointer is not None else 'query'} cannot "
-                    "select a part of it; use offset/length to read a window of its text instead"
-                ) from None
-            document = original["structuredContent"]
-        node = resolve_pointer(document, pointer) if pointer is not None else document
-        if query is not None:
-            from .._projection import project
-
-            node = project(node, query)
-        text = node if isinstance(node, str) else json.dumps(node, ensure_ascii=False, indent=1)
-    if lines is not None:
-        chosen, first, last, total_lines = read_lines(text, lines)
+    if request.pointer is not None or request.query is not None:
+        text = _selected(original, text, request)
+    if request.lines is not None:
+        chosen, first, last, total_lines = read_lines(text, str(request.lines))
         return {
             "content": [{"type": "text", "text": chosen}],
             "isError": False,
             "_meta": {"mcpsqueeze/lines": {"first": first, "last": last, "total_lines": total_lines}},
         }
-    window, total = read_window(text, offset or 0, length)
-    start = offset or 0
+    window, total = read_window(text, request.offset or 0, request.length)
+    start = request.offset or 0
     # The window is the exact text (so windows concatenate back to the original); its place is in _meta.
     return {
         "content": [{"type": "text", "text": window}],
@@ -129,32 +140,28 @@ def recover_result(
     }
 
 
-def recover_call(store: RecoveryStore | None, arguments: object) -> dict[str, Any]:
-    """The recover tool's answer to its ``arguments``, for every door that offers the tool (the MCP
-    proxy and the Python API): check them, load the original (never re-running a tool), render it.
+def _selected(original: dict[str, Any], text: str, request: RecoverRequest) -> str:
+    """The text of the node ``pointer`` names and ``query`` projects (a string as is, else indented JSON)."""
+    try:
+        document = json.loads(text)
+    except (ValueError, RecursionError):
+        if "structuredContent" not in original:
+            raise RecoveryError(
+                f"the original is not JSON, so a {'pointer' if request.pointer is not None else 'query'} "
+                "cannot select a part of it; use offset/length or lines to read its text instead"
+            ) from None
+        document = original["structuredContent"]
+    node = resolve_pointer(document, request.pointer) if request.pointer is not None else document
+    if request.query is not None:
+        from .._projection import project  # jmespath: loaded only for a query
 
-    Raises UsageError for malformed arguments and RecoveryError when the original is not available."""
-    if store is None:
-        raise RecoveryError("this proxy keeps no originals (--no-shrink and --no-dedup)")
-    if not isinstance(arguments, dict):
-        raise UsageError("arguments must be an object with response_id")
-    response_id = arguments.get("response_id")
-    if not is_response_id(response_id):
-        raise UsageError("response_id must be the 32 hex characters shown in the truncation notice")
-    pointer = arguments.get("pointer")
-    offset = arguments.get("offset")
-    length = arguments.get("length")
-    if pointer is not None and not isinstance(pointer, str):
-        raise UsageError("pointer must be a string such as /issues/17")
-    query = arguments.get("query")
-    if query is not None:
-        from .._projection import compile_query
-
-        compile_query(query)  # a malformed expression is a usage error before anything is loaded
-    for name, value in (("offset", offset), ("length", length)):
-        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
-            raise UsageError(f"{name} must be a non-negative integer")
-    lines = arguments.get("lines")
-    if lines is not None and not isinstance(lines, str):
-        raise UsageError("lines must be a string such as 120-180")
-    return recover_result(store.load(response_id), pointer, offset, length, lines, query=query)
+        node = project(node, request.query, size=len(text))
+    if isinstance(node, str):
+        return node
+    try:
+        return json.dumps(node, ensure_ascii=False, indent=1)
+    except RecursionError:
+        raise RecoveryError(
+            "the selected part nests too deeply to show as JSON; select a deeper part with pointer, "
+            "or read the text with offset/length"
+        ) from None

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any, Literal
+from typing import Any
 
 from .._errors import RecoveryError, UsageError
 from .._jsonbytes import loads
@@ -22,12 +22,6 @@ __all__ = ["ProjectStage", "StructuredStage", "duplicates_text"]
 
 log = logging.getLogger(__name__)
 _INLINE_LIMIT = 64 * 1024
-
-
-def _hint(response_id: str, mode: Literal["mcp", "shell"], recover_tool: str) -> str:
-    if mode == "mcp":
-        return f'The complete original: call {recover_tool} with {{"response_id": "{response_id}"}}.'
-    return f"The complete original: mcpsq recover {response_id}"
 
 
 def _project_texts(texts: list[str], query: str) -> list[str | None]:
@@ -64,7 +58,7 @@ class ProjectStage(StoringStage):
         original_chars = sum(map(len, texts))
         message = (
             f"[mcpsqueeze] projected by this tool's query policy {query!r}: {shown} of {original_chars} "
-            f"characters shown. {_hint(response_id, self._mode, self.recover_tool)}"
+            f"characters shown. {self.voice.complete_original(response_id)}"
         )
         record: dict[str, Any] = {"message": message, "response_id": response_id}
         if stored.file:
@@ -79,7 +73,7 @@ class ProjectStage(StoringStage):
         # The shim's stdout carries only the data; a projection still over the budget is shrunk next,
         # and the shrink record carries this one (as `projection`) instead of a notice it would cut.
         fits = call.policy is None or shown + len(message) <= call.policy.budget
-        if self._mode == "mcp" and fits:
+        if self.voice.notices_inline and fits:
             new_content.append({"type": "text", "text": message})
         presented = {k: v for k, v in result.items() if k != "content"}
         presented["content"] = new_content
@@ -147,7 +141,7 @@ class StructuredStage(StoringStage):
             response_id, stored = kept
             record = {
                 "message": "[mcpsqueeze] structuredContent dropped: it repeated the text. "
-                + _hint(response_id, self._mode, self.recover_tool),
+                + self.voice.complete_original(response_id),
                 "response_id": response_id,
             }
             if stored.file:

@@ -8,16 +8,18 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 import anyio
 
 from .._errors import RecoveryError
+from .._voice import McpVoice, Voice
 from ..accounting import Accountant, CallLog, CallObserver
 from ..recovery import FileStore, MemoryCache, RecoveryStore, clean_directory, readable_by_others
-from ..settings import Policy, Settings
+from ..settings import Settings
 from ._pipeline import Pipeline, Stage
 from ._reshape import ProjectStage, StructuredStage
 from ._stages import DedupStage, ShrinkStage, ToonStage, Workers
@@ -68,7 +70,10 @@ def build_store(settings: Settings) -> RecoveryStore | None:
         return None
     memory = files = None
     if settings.recovery in ("memory", "both"):
-        memory = MemoryCache(settings.cache_ttl, settings.cache_entries, settings.cache_bytes)
+        ttl = (
+            math.inf if settings.cache_ttl is None else settings.cache_ttl
+        )  # None: entries and bytes bound it
+        memory = MemoryCache(ttl, settings.cache_entries, settings.cache_bytes)
     if settings.recovery in ("files", "both"):
         try:
             files = FileStore(settings.recovery_dir)
@@ -132,56 +137,56 @@ def build_services(settings: Settings, metrics: bool = False) -> SessionServices
 def new_pipeline(
     settings: Settings,
     services: SessionServices,
-    mode: str = "mcp",
-    recover_tool: str = "squeeze_recover",
+    voice: Voice | None = None,
     dedup_scope: str | None = None,
+    dedup: bool = True,
 ) -> Pipeline:
     """The stages of one session, in the contract's order: dedup, then shrink, then TOON (opt-in).
 
-    ``recover_tool`` names the tool that MCP-mode hints tell the agent to call (the Python API's
-    toolset may have to suffix it); ``dedup_scope`` names this session's dedup index in the shared
-    store (when there is one).
+    ``voice`` is the door's wording of recovery (default: the MCP recover tool ``squeeze_recover``;
+    the relay renames it when the backend owns the name); ``dedup_scope`` names this session's dedup
+    index in the shared store (when there is one).
 
-    The shell door never deduplicates: there stdout must always carry the result's data, because a
-    pointer (or nothing) piped into `jq` or `grep` reads as an empty answer."""
+    A voice that allows no pointers (the shell door) never deduplicates: there stdout must always carry
+    the result's data, because a pointer (or nothing) piped into `jq` or `grep` reads as an empty answer.
+    `dedup=False`: no dedup either, for calls that belong to no conversation (a pointer may only name a
+    result the same conversation was shown)."""
+    voice = McpVoice() if voice is None else voice
     stages: list[Stage] = []
     store = services.store
-    tool = recover_tool if mode == "mcp" else None
-    if store is not None and _stage_on(settings, "dedup") and mode == "mcp":
-        stages.append(DedupStage(store, services.workers, services.accountant.count, tool, dedup_scope))
-    door: Literal["mcp", "shell"] = "mcp" if mode == "mcp" else "shell"
+    if store is not None and dedup and _stage_on(settings, "dedup") and voice.allows_pointers:
+        stages.append(DedupStage(store, services.workers, services.accountant.count, voice, dedup_scope))
     if store is not None and _query_on(settings):
-        stages.append(ProjectStage(store, services.workers, door, recover_tool))
+        stages.append(ProjectStage(store, services.workers, voice))
     if store is not None and _stage_on(settings, "shrink"):
         stages.append(
             ShrinkStage(
                 store,
                 services.workers,
-                settings.budget,
-                "mcp" if mode == "mcp" else "shell",
-                recover_tool,
-                block_limit=settings.truncate_chars,
-                above=settings.shrink_above,
+                settings.policy.budget,
+                voice,
+                block_limit=settings.policy.truncate_chars,
+                above=settings.policy.shrink_above,
             )
         )
     if store is not None and _stage_on(settings, "toonify"):
-        stages.append(ToonStage(store, services.workers, "mcp" if mode == "mcp" else "shell", recover_tool))
+        stages.append(ToonStage(store, services.workers, voice))
     if store is not None and _stage_on(settings, "drop_duplicate_structured"):
-        stages.append(StructuredStage(store, services.workers, door, recover_tool))
-    policy_for = settings.policies.resolver(Policy.from_settings(settings))
+        stages.append(StructuredStage(store, services.workers, voice))
+    policy_for = settings.policies.resolver(settings.policy)
     return Pipeline(stages, services.accountant, policy_for)
 
 
 def _query_on(settings: Settings) -> bool:
     """Some call may be projected: a session-wide query, or a per-tool one."""
-    return settings.query is not None or any(
+    return settings.policy.query is not None or any(
         isinstance(r.values.get("query"), str) for r in settings.policies.rules
     )
 
 
 def _stage_on(settings: Settings, key: str) -> bool:
     """A stage runs when the session default has it on or some per-tool policy turns it on."""
-    return bool(getattr(settings, key)) or settings.policies.may_enable(key)
+    return bool(getattr(settings.policy, key)) or settings.policies.may_enable(key)
 
 
 async def sweep_forever(settings: Settings) -> None:

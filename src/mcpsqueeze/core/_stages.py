@@ -10,7 +10,7 @@ import concurrent.futures
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
@@ -18,13 +18,14 @@ from .._errors import RecoveryError, ShrinkError
 from .._jsonbytes import dumps, loads
 from .._results import text_blocks
 from ..recovery import RecoveryStore, Stored, new_response_id
-from ._dedup import content_digest, recover_hint, render_overlap, render_pointer
+from ._dedup import content_digest, render_overlap, render_pointer
 from ._overlap import MAX_RATIO, MIN_CHARS, Delta, overlap_delta
 from ._pipeline import Call, Outcome, Result, text_of
 
 if (
     TYPE_CHECKING
 ):  # the engine is imported on the first result over the budget, not on the way to the first answer
+    from .._voice import Voice
     from ..shrink import RecoveryHint, Shrunk
 
 __all__ = ["DedupStage", "ShrinkStage", "StoringStage", "ToonStage", "Workers", "original_bytes"]
@@ -71,7 +72,7 @@ def _store_original(store: RecoveryStore, response_id: str, result: Result) -> S
 async def _keep(workers: Workers, store: RecoveryStore, response_id: str, result: Result) -> Stored:
     """`_store_original`, inline for a small original with no network store: with the files' fsync off
     the path it takes ~0.1 ms, less than the hop to a worker thread and back."""
-    inline_below = _INLINE_LIMIT if store.shared is None else 0
+    inline_below = 0 if store.remote else _INLINE_LIMIT
     return await workers.run_sized(
         _size(result), _store_original, store, response_id, result, inline_below=inline_below
     )
@@ -167,20 +168,13 @@ def _counted(future: concurrent.futures.Future[int] | None) -> int | None:
 
 
 class StoringStage:
-    """A stage that stores the original of what it changes and names the recover tool in its record
-    (the relay renames ``recover_tool`` when the backend owns the name)."""
+    """A stage that stores the original of what it changes and says, in the door's ``voice``, how to
+    get it back (the relay renames the voice's recover tool when the backend owns the name)."""
 
-    def __init__(
-        self,
-        store: RecoveryStore,
-        workers: Workers,
-        mode: Literal["mcp", "shell"],
-        recover_tool: str = "squeeze_recover",
-    ) -> None:
+    def __init__(self, store: RecoveryStore, workers: Workers, voice: Voice) -> None:
         self._store = store
         self._workers = workers
-        self._mode = mode
-        self.recover_tool = recover_tool
+        self.voice = voice
 
     async def _store_new(self, result: Result, outcome: Outcome) -> tuple[str, Stored] | None:
         """A new response id and the stored original of `result`; None, noted on `outcome`, when it could
@@ -215,7 +209,7 @@ class DedupStage:
         store: RecoveryStore,
         workers: Workers,
         count_tokens: Callable[[str], concurrent.futures.Future[int]] | None,
-        recover_tool: str | None,
+        voice: Voice,
         shared_scope: str | None = None,
         overlap: bool = True,
     ) -> None:
@@ -224,10 +218,11 @@ class DedupStage:
         self._history = _History(OVERLAP_HISTORY_CHARS) if overlap else None
         self._workers = workers
         self._count = count_tokens
-        self.recover_tool = recover_tool
+        self.voice = voice
         self._seen: dict[str, _Seen] = {}
-        # With a shared store: the index of this scope (a session, or a tenant's stateless calls) in Redis
-        self._shared_scope = shared_scope if store.shared is not None else None
+        # The index of this scope (a session, or a tenant's stateless calls) in the store's shared dedup
+        # index, which replicas share (a store without one answers None at once)
+        self._shared_scope = shared_scope
 
     async def __call__(self, call: Call, result: Result, outcome: Outcome) -> Result:
         if call.policy is not None and not call.policy.dedup:
@@ -259,7 +254,7 @@ class DedupStage:
             tokens=tokens,
             approximate=approximate,
             response_id=response_id,
-            how_to_recover=recover_hint(response_id, recover_tool=self.recover_tool),
+            how_to_recover=self.voice.see_again(response_id),
         )
         if len(pointer) >= size:  # the pointer would cost as much as the content: show the content
             return result
@@ -317,8 +312,8 @@ class DedupStage:
             unchanged=delta.unchanged,
             total=delta.total,
             tokens=max(1, (len(text) - len(delta.body)) // 4),
-            how_to_recover=recover_hint(response_id, recover_tool=self.recover_tool),
-            base_hint=None if base_id is None else recover_hint(base_id, recover_tool=self.recover_tool),
+            how_to_recover=self.voice.see_again(response_id),
+            base_hint=None if base_id is None else self.voice.see_again(base_id),
         )
         shown = len(message) + len(delta.body)
         if shown > MAX_RATIO * len(text) or (budget is not None and shown > budget):
@@ -357,7 +352,14 @@ class DedupStage:
         assert self._shared_scope is not None
         record = dumps({"number": call.number, "tool": call.tool, "chars": size})
         try:
-            old = await self._workers.run(self._store.first_seen, self._shared_scope, digest, record)
+            old = await self._workers.run_sized(
+                1 if self._store.remote else 0,
+                self._store.first_seen,
+                self._shared_scope,
+                digest,
+                record,
+                inline_below=1,  # a local store answers at once: no thread hop
+            )
         except RecoveryError:
             return None  # Redis is down: the content is shown as new, never a pointer to nothing
         if old is None:
@@ -374,16 +376,14 @@ class ShrinkStage:
         store: RecoveryStore,
         workers: Workers,
         budget: int,
-        mode: Literal["mcp", "shell"],
-        recover_tool: str = "squeeze_recover",
+        voice: Voice,
         block_limit: int | None = None,
         above: int | None = None,
     ) -> None:
         self._store = store
         self._workers = workers
         self.budget = budget
-        self._mode = mode
-        self.recover_tool = recover_tool
+        self.voice = voice
         self.block_limit = block_limit  # --truncate-chars: a cap on each text block as well
         self.above = above  # --shrink-above: results over this get a preview sized by value
         self._in_flight = 0  # shrinks under way (see _INLINE_SHRINK_ALONE)
@@ -449,11 +449,11 @@ class ShrinkStage:
 
         terms = query_terms(call.arguments)
         response_id = new_response_id()
-        hint = RecoveryHint(response_id, self._store.planned_file(response_id), self._mode, self.recover_tool)
+        hint = RecoveryHint(response_id, self._store.planned_file(response_id), self.voice)
         job = (texts, budget, hint, limit, terms, response_id, result, above)
         # a few ms on the loop cost less than two thread hops; less so beside another shrink
         inline_below = _INLINE_SHRINK if self._in_flight else _INLINE_SHRINK_ALONE
-        if self._store.shared is not None:  # a network store: always in a worker
+        if self._store.remote:  # a network store: always in a worker
             inline_below = 0
         self._in_flight += 1
         try:
@@ -471,7 +471,7 @@ class ShrinkStage:
         if shrunk is None or stored is None:
             return result
         if stored.file != hint.file:  # the file store failed but memory holds it: don't name a missing file
-            hint = RecoveryHint(response_id, stored.file, self._mode, self.recover_tool)
+            hint = RecoveryHint(response_id, stored.file, self.voice)
             try:
                 shrunk = await self._workers.run(self._shrink, texts, budget, hint, limit, terms, above)
             except ShrinkError:
@@ -481,7 +481,7 @@ class ShrinkStage:
         new_content = list(content)
         for i, text in zip(indexes, shrunk.texts, strict=True):
             new_content[i] = {**content[i], "text": text}
-        if shrunk.notice and self._mode == "mcp":  # the shim prints the notice on stderr instead
+        if shrunk.notice and self.voice.notices_inline:  # the shim prints the notice on stderr instead
             new_content.append({"type": "text", "text": shrunk.notice})
         presented = {k: v for k, v in result.items() if k != "content"}
         presented["content"] = new_content
@@ -537,7 +537,7 @@ class ToonStage(StoringStage):
         from ._toon import toon_record
 
         new_content, shown = with_texts(content, indexes, texts, rendered)
-        hint = RecoveryHint(response_id, stored.file, self._mode, self.recover_tool)
+        hint = RecoveryHint(response_id, stored.file, self.voice)
         record = toon_record(sum(map(len, texts)), shown, hint)
         presented = {k: v for k, v in result.items() if k != "content"}
         presented["content"] = new_content

@@ -67,8 +67,9 @@ def render_toon_message(original_chars: int, shown_chars: int, hint: RecoveryHin
     )
     if hint.file is None:
         return text + "."
-    if hint.mode == "shell":
-        return text + f" (or jq . {hint.file})."
+    recipe = hint.voice.file_recipe(hint.file)
+    if recipe:  # the door offers its own way to read the file
+        return text + recipe + "."
     return text + f". File: {hint.file}"  # no full stop after a path, as in the shrink notice
 
 

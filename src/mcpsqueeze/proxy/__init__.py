@@ -4,7 +4,9 @@ Its modules load on first use: `wrap` imports the channels before the relay, the
 while `_handshake` relays the first `initialize` (importing the package must not import them all).
 """
 
-TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: see __getattr__
+from .._lazy import LazyFace
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing the face must stay cheap
 if TYPE_CHECKING:
     from ._handshake import handshake
     from ._relay import Relay
@@ -23,9 +25,4 @@ _MODULES = {
 }
 
 
-def __getattr__(name: str) -> object:
-    if name not in _MODULES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(f".{_MODULES[name]}", __name__), name)
+__getattr__ = LazyFace(__name__, _MODULES, globals())

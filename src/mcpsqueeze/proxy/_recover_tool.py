@@ -6,8 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from .._errors import RecoveryError, UsageError
-from ..core import Pipeline, SessionServices, list_recover_tool, recover_call
+from ..core import Pipeline, SessionServices, list_recover_tool, tool_answer
 from ..transports import Message
 
 __all__ = ["answer_recover", "with_recover_tool"]
@@ -23,10 +22,7 @@ def with_recover_tool(
 
 async def answer_recover(services: SessionServices, arguments: Any, *, modern: bool) -> dict[str, Any]:
     """The recover tool's CallToolResult; a bad request or a missing original is an error result."""
-    try:
-        result = await services.workers.run(recover_call, services.store, arguments)
-    except (RecoveryError, UsageError) as exc:
-        result = {"content": [{"type": "text", "text": f"mcpsqueeze: {exc}"}], "isError": True}
+    result = await services.workers.run(tool_answer, services.store, arguments)
     if modern:  # a 2026-07-28 client requires the result's type
         result = {**result, "resultType": "complete"}
     return result

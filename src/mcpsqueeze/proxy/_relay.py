@@ -2,7 +2,8 @@
 
 Everything passes through unchanged except: tools/call results (through the pipeline), tools/list
 (gains the recover tool), calls of the recover tool (answered here, never forwarded), and the errors the
-proxy itself must give (backend gone, timeout, malformed input).
+proxy itself must give (backend gone, timeout, malformed input). With `--compress-tools`, tools/list is
+the compressed listing and its frontend tools are answered here or become the real call (`_compact.py`).
 
 Request ids are the one thing rewritten on the way: the backend sees ids the proxy owns (1, 2, 3...) and
 each answer gets the agent's own id back. So an answer that comes after a timeout, a cancellation or the
@@ -25,6 +26,7 @@ import anyio.abc
 
 from .._errors import MCPSqueezeError
 from ..core import Call, Pipeline, SessionServices
+from ..core._listing import CompactTools, Invoke
 from ..transports import (
     BACKEND_GONE,
     INVALID_REQUEST,
@@ -41,6 +43,7 @@ from ..transports import (
     valid_id,
     with_id,
 )
+from ._compact import NOT_FOUND, CompactFront, invoke_message
 from ._handshake import BACKEND_ID, Handshake
 from ._recover_tool import answer_recover, with_recover_tool
 
@@ -83,10 +86,19 @@ def _key(request_id: Any) -> tuple[str, Any]:
 
 
 @dataclass
+class _Waiter:
+    """A request of the proxy's own (the compressed listing's tools/list): its answer comes back here."""
+
+    done: anyio.Event = field(default_factory=anyio.Event)
+    answer: Message | None = None
+
+
+@dataclass
 class _Pending:
     method: str
     request: Message  # as the agent sent it, with the agent's id
     call: Call | None = None
+    waiter: _Waiter | None = None  # the proxy's own request: answered to it, not to the agent
     watchdog: anyio.CancelScope | None = None
     started: float = field(default_factory=time.perf_counter)
     progress: tuple[str, Any] | None = None  # the key of its progressToken in Relay._progress
@@ -108,12 +120,14 @@ class Relay:
         dead_reason: str | None = None,
         drain_grace: float = 10.0,
         start_failure_grace: float = START_FAILURE_GRACE,
+        compact: CompactFront | None = None,
     ) -> None:
         self.front = front
         self.back = back
         self.pipeline = pipeline
         self.services = services
         self.recover_tool = recover_tool  # None: pure passthrough, no extra tool
+        self.compact = compact  # --compress-tools: the compressed listing of this backend connection
         self.drain_grace = drain_grace  # after the agent closes its input, how long pending requests get
         self.start_failure_grace = start_failure_grace
         self.dead_reason = dead_reason if back is not None else (dead_reason or "no backend")
@@ -174,13 +188,14 @@ class Relay:
                 pending = self._take(backend_id, abandon=True)
                 if pending is not None:
                     with self._working():
-                        await self._to_front(
+                        await self._reply(
+                            pending,
                             error_response(
                                 pending.request["id"],
                                 TIMEOUT,
                                 f"mcpsqueeze: the agent closed its input and the backend did not answer "
                                 f"{pending.what} within {grace:g} s after that; the request was cancelled.",
-                            )
+                            ),
                         )
                         await self._cancel_in_backend(backend_id, "the agent closed its input (mcpsqueeze)")
             while self._busy:  # results the backend already gave, still being presented or written
@@ -252,6 +267,8 @@ class Relay:
             if isinstance(message, Invalid):
                 await self._back_invalid(message)
             elif "method" in message:
+                if message["method"] == "notifications/tools/list_changed" and self.compact is not None:
+                    self.compact.changed()  # the next compressed answer lists the tools again
                 await self._to_front(message)  # backend requests and notifications go to the agent as is
             else:
                 await self._back_response(message)
@@ -268,7 +285,7 @@ class Relay:
             "mcpsqueeze: the backend's answer to %s could not be read: %s", pending.what, message.error
         )
         with self._working():
-            await self._to_front(unreadable_answer(pending.request["id"], pending.what, message.error))
+            await self._reply(pending, unreadable_answer(pending.request["id"], pending.what, message.error))
 
     async def _backend_gone(self) -> None:
         reason = "the backend closed the connection"
@@ -284,7 +301,7 @@ class Relay:
             for backend_id in list(self._pending):
                 pending = self._take(backend_id)
                 if pending is not None:
-                    await self._to_front(self._gone_error(pending.request["id"], pending.method))
+                    await self._reply(pending, self._gone_error(pending.request["id"], pending.method))
         if not self._backend_spoke:
             # Failing at start: requests already sent or arriving soon still get their error, then stop.
             await anyio.sleep(self.start_failure_grace)
@@ -307,6 +324,8 @@ class Relay:
         params = message.get("params")
         if not isinstance(params, dict):
             params = {}
+        if self.compact is not None and self.dead_reason is None and self._compact_request(message, params):
+            return
         if method == "tools/call" and self.recover_tool and params.get("name") == self.recover_tool:
             assert self._tg is not None
             self._busy += 1  # released by _answer_recover
@@ -395,14 +414,15 @@ class Relay:
             return  # answered (or cancelled) in time
         self._take(backend_id, abandon=True)
         with self._working():
-            await self._to_front(
+            await self._reply(
+                pending,
                 error_response(
                     pending.request["id"],
                     TIMEOUT,
                     f"mcpsqueeze: the backend did not answer {pending.what} within {timeout:g} s; the "
                     "request was cancelled and the proxy keeps serving. Retry, narrow the request, or raise "
                     "--timeout.",
-                )
+                ),
             )
             await self._cancel_in_backend(backend_id, f"timed out after {timeout:g} s (mcpsqueeze)")
 
@@ -419,6 +439,10 @@ class Relay:
                 "mcpsqueeze: dropped an answer from the backend for id %s, which this proxy never sent",
                 _short(backend_id),
             )
+            return
+        if pending.waiter is not None:  # the proxy's own request
+            pending.waiter.answer = message
+            pending.waiter.done.set()
             return
         message = with_id(message, pending.request["id"])  # an unchanged result keeps its bytes
         with self._working():
@@ -468,6 +492,97 @@ class Relay:
             self._busy -= 1  # taken by _front_request
             self._notify()
 
+    # -- --compress-tools --------------------------------------------------------------------------------
+
+    def _compact_request(self, message: Message, params: dict[str, Any]) -> bool:
+        """tools/list and calls of the frontend tools: answered (or made the real call) here; True when
+        taken. A call with the tools already listed is served inline (no task: invoke adds ~nothing)."""
+        assert self.compact is not None
+        method = message["method"]
+        if method == "tools/list":
+            self._spawn(self._compact_list, message)
+            return True
+        if method != "tools/call" or not self.compact.owns(params.get("name")):
+            return False
+        tools = self.compact.tools
+        answer = CompactFront.answer(tools, message, (self.recover_tool,)) if tools is not None else None
+        if answer is None or (isinstance(answer, dict) and _code(answer) == NOT_FOUND):  # list (again) first
+            self._spawn(self._compact_call, message)
+        elif isinstance(answer, Invoke):
+            self._spawn(self._front_request, invoke_message(message, answer))
+        else:
+            self._spawn(self._to_front, _modern(message, answer))
+        return True
+
+    def _spawn(self, func: Callable[[Message], Any], message: Message) -> None:
+        """Run `func(message)` as a task the drain waits for."""
+        assert self._tg is not None
+        self._busy += 1
+
+        async def run() -> None:
+            try:
+                await func(message)
+            finally:
+                self._busy -= 1
+                self._notify()
+
+        self._tg.start_soon(run)
+
+    def _asking_as(self, message: Message) -> Callable[[str, dict[str, Any]], Any]:
+        """The proxy's own requests on behalf of `message`: with its `_meta` (a 2026-07-28 client's
+        envelope, which such a backend requires on every request; stripped for an older one)."""
+        params = message.get("params")
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        envelope = {k: v for k, v in meta.items() if k != "progressToken"} if isinstance(meta, dict) else {}
+
+        async def ask(method: str, params: dict[str, Any]) -> Message:
+            return await self._ask(method, {**params, "_meta": envelope} if envelope else params)
+
+        return ask
+
+    async def _compact_list(self, message: Message) -> None:
+        assert self.compact is not None
+        tools = await self.compact.fetch(self._asking_as(message))
+        if not isinstance(tools, CompactTools):
+            await self._to_front({**tools, "id": message["id"]})  # the backend's own error
+            return
+        self.recover_tool, result = self.compact.listing(tools, self.recover_tool, [self.pipeline])
+        await self._to_front(_modern(message, {"jsonrpc": "2.0", "id": message["id"], "result": result}))
+
+    async def _compact_call(self, message: Message) -> None:
+        assert self.compact is not None
+        answer = await self.compact.resolve(self._asking_as(message), message, (self.recover_tool,))
+        if isinstance(answer, Invoke):
+            await self._front_request(invoke_message(message, answer))
+        else:
+            await self._to_front(_modern(message, answer))
+
+    async def _ask(self, method: str, params: dict[str, Any]) -> Message:
+        """A request of the proxy's own to the backend (ids, timeout, a gone backend: as the agent's)."""
+        if self.back is None or self.dead_reason is not None:
+            return self._gone_error(None, method)
+        backend_id = next(self._ids)
+        waiter = _Waiter()
+        pending = _Pending(method, {"jsonrpc": "2.0", "id": None, "method": method}, waiter=waiter)
+        self._pending[backend_id] = pending
+        self._watch_soon(backend_id, pending)
+        why = await self._to_back(
+            self._for_backend({"jsonrpc": "2.0", "id": backend_id, "method": method, "params": params})
+        )
+        if why is not None and self._take(backend_id) is not None:
+            return error_response(None, INVALID_REQUEST, f"mcpsqueeze: cannot send {method}: {why}")
+        await waiter.done.wait()
+        assert waiter.answer is not None
+        return waiter.answer
+
+    async def _reply(self, pending: _Pending, message: Message) -> None:
+        """An answer the proxy makes for a pending request: to its waiter when it is the proxy's own."""
+        if pending.waiter is not None:
+            pending.waiter.answer = message
+            pending.waiter.done.set()
+            return
+        await self._to_front(message)
+
     # -- sending ---------------------------------------------------------------------------------------
 
     async def _to_front(self, message: Message) -> None:
@@ -498,6 +613,24 @@ class Relay:
                 logger.warning("mcpsqueeze: could not send a message to the backend: %s", exc)
                 return str(exc)
         return None
+
+
+def _code(answer: Message) -> Any:
+    error = answer.get("error")
+    return error.get("code") if isinstance(error, dict) else None
+
+
+def _modern(request: Message, answer: Message) -> Message:
+    """A result the proxy made: a 2026-07-28 client (its envelope in `_meta`) requires its type, and on a
+    listing its cache fields (nothing cached: the backend may change its tools)."""
+    params = request.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    result = answer.get("result")
+    modern = isinstance(meta, dict) and "io.modelcontextprotocol/protocolVersion" in meta
+    if not modern or not isinstance(result, dict):
+        return answer
+    extra = {"ttlMs": 0, "cacheScope": "private"} if request.get("method") == "tools/list" else {}
+    return {**answer, "result": {**result, "resultType": "complete", **extra}}
 
 
 def _short(value: Any) -> str:

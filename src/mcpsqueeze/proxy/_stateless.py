@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import contextvars
 import logging
+import re
+from collections import OrderedDict
 from typing import Any
 
 import anyio
@@ -31,9 +33,11 @@ import anyio.abc
 
 from .._errors import BackendError
 from .._jsonbytes import loads
+from .._voice import McpVoice
 from ..core import Call, Pipeline, SessionServices, for_caller, new_pipeline
 from ..settings import Settings
 from ..transports import BACKEND_GONE, INVALID_REQUEST, PARSE_ERROR, PRINCIPAL_KEY, Message, error_response
+from ._compact import stateless_hook
 from ._modern_http import MODERN_VERSION, respond, respond_json
 from ._recover_tool import answer_recover, with_recover_tool
 from ._relay import FULL_META_KEY
@@ -49,6 +53,12 @@ _NOT_ONE_REQUEST = "Body must be a single JSON-RPC request object"
 # The principal of the request being served: set in `handle`, inherited by the tasks it starts, so the
 # pipeline and the store a result meets are always its caller's (one tenant never sees another's).
 _caller: contextvars.ContextVar[str | None] = contextvars.ContextVar("mcpsqueeze_caller", default=None)
+# The conversation the request names (`_meta["mcpsqueeze/conversation"]` or the Mcpsqueeze-Conversation
+# header): stateless calls are deduplicated only within one, so a pointer names a result it was shown.
+_conversation: contextvars.ContextVar[str | None] = contextvars.ContextVar("mcpsqueeze_conv", default=None)
+CONVERSATION_META = "mcpsqueeze/conversation"
+_CONVERSATION_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,128}\Z")
+_CONVERSATIONS = 64  # conversations whose dedup index (and overlap history) one process keeps, LRU
 
 
 def is_stateless_request(headers: Any) -> bool:
@@ -79,10 +89,13 @@ class StatelessFrontend:
         self.services = services
         self.tg = tg
         self.security = security
-        self.pipeline: Pipeline = new_pipeline(settings, services)
-        self.recover_tool: str | None = "squeeze_recover" if (settings.shrink or settings.dedup) else None
+        self.pipeline: Pipeline = new_pipeline(settings, services, dedup=False)
+        self.recover_tool: str | None = (
+            "squeeze_recover" if (settings.policy.shrink or settings.policy.dedup) else None
+        )
         self.named_tenants = False  # set by HttpFrontend when the token file names tenants
         self._callers: dict[str, tuple[SessionServices, Pipeline]] = {}
+        self._conversations: OrderedDict[tuple[str | None, str], Pipeline] = OrderedDict()
         self._calls = 0
         self._backend: ModernHttpBackend | SharedBackend | None = None
         self._backend_lock = anyio.Lock()
@@ -91,20 +104,34 @@ class StatelessFrontend:
     # -- the ASGI entry ----------------------------------------------------------------------------------
 
     def _for_caller(self) -> tuple[SessionServices, Pipeline]:
-        """The store view and pipeline (dedup index) of the current request's caller."""
+        """The store view and pipeline of the current request's caller: without a conversation, one
+        that never deduplicates; in one, that conversation's dedup index (shared by replicas via Redis)."""
         principal = _caller.get()
         if principal is None:
-            return self.services, self.pipeline
-        if principal not in self._callers:
-            services = for_caller(self.services, principal, self.named_tenants)
-            pipeline = new_pipeline(
+            services, pipeline = self.services, self.pipeline
+        else:
+            if principal not in self._callers:
+                services = for_caller(self.services, principal, self.named_tenants)
+                pipeline = new_pipeline(
+                    self.settings, services, McpVoice(self.recover_tool or "squeeze_recover"), dedup=False
+                )
+                self._callers[principal] = (services, pipeline)
+            services, pipeline = self._callers[principal]
+        conversation = _conversation.get()
+        if conversation is None:
+            return services, pipeline
+        key = (principal, conversation)
+        if key not in self._conversations:
+            self._conversations[key] = new_pipeline(
                 self.settings,
                 services,
-                recover_tool=self.recover_tool or "squeeze_recover",
-                dedup_scope=f"stateless:{principal}",
+                McpVoice(self.recover_tool or "squeeze_recover"),
+                dedup_scope=f"stateless:{principal or '-'}:{conversation}",
             )
-            self._callers[principal] = (services, pipeline)
-        return self._callers[principal]
+            while len(self._conversations) > _CONVERSATIONS:
+                self._conversations.popitem(last=False)  # its repeats are shown again: never a false pointer
+        self._conversations.move_to_end(key)
+        return services, self._conversations[key]
 
     async def handle(self, scope: Any, receive: Any, send: Any) -> None:
         _caller.set(scope.get(PRINCIPAL_KEY))
@@ -140,10 +167,15 @@ class StatelessFrontend:
             return
         params = message.get("params") if isinstance(message.get("params"), dict) else {}
         assert isinstance(params, dict)
+        _conversation.set(_conversation_of(params, request.headers))
         rejected_envelope = _envelope_rejection(message, request.headers)
         if rejected_envelope is not None:
             await respond_json(send, rejected_envelope)
             return
+        hooked = await stateless_hook(self, request, message, body, send)  # --compress-tools (_compact.py)
+        if hooked is None:
+            return
+        request, message, body, params = hooked
         if message["method"] == "tools/call" and not self._names_settled:
             await self._settle_recover_tool()
         if (
@@ -222,9 +254,20 @@ class StatelessFrontend:
 
     def _with_recover_tool(self, response: Message, result: dict[str, Any]) -> Message:
         pipelines = [self.pipeline, *(pipeline for _, pipeline in self._callers.values())]
+        pipelines += self._conversations.values()
         self.recover_tool, listed = with_recover_tool(response, result, self.recover_tool, pipelines)
         return listed
 
     async def _answer_recover(self, request_id: Any, arguments: Any) -> Message:
         result = await answer_recover(self._for_caller()[0], arguments, modern=True)
         return {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+
+def _conversation_of(params: dict[str, Any], headers: Any) -> str | None:
+    """The conversation a request names (its `_meta` key first, else the header); None when it names
+    none, or not in the form of one (letters, digits, `_.:-`, at most 128)."""
+    meta = params.get("_meta")
+    named = meta.get(CONVERSATION_META) if isinstance(meta, dict) else None
+    if named is None:
+        named = headers.get("mcpsqueeze-conversation")
+    return named if isinstance(named, str) and _CONVERSATION_RE.match(named) else None

@@ -34,6 +34,7 @@ from ..transports import (
     tcp_listener,
     uvicorn_server,
 )
+from ._compact import compact_front
 from ._handshake import take as take_handshake
 from ._relay import Relay
 
@@ -68,7 +69,12 @@ async def _relay_stdio(
         if handshake is not None and isinstance(back, ProcessChannel):
             back.feed(handshake.back)
         relay = Relay(
-            front, back, new_pipeline(settings, services), services, recover_tool=_recover(settings)
+            front,
+            back,
+            new_pipeline(settings, services),
+            services,
+            recover_tool=_recover(settings),
+            compact=compact_front(settings),
         )
         if answered is not None:
             relay.on_initialized = answered.set
@@ -80,7 +86,7 @@ async def _relay_stdio(
 def _recover(settings: Settings) -> str | None:
     """The recover tool is offered when some stage can change a result: by default or by a policy."""
     keys = ("shrink", "dedup", "toonify")
-    on = any(getattr(settings, k) or settings.policies.may_enable(k) for k in keys)
+    on = any(getattr(settings.policy, k) or settings.policies.may_enable(k) for k in keys)
     return "squeeze_recover" if on else None
 
 
@@ -221,10 +227,11 @@ class HttpFrontend:
     """A minimal session manager: each HTTP session gets its own backend connection and relay.
 
     Every request is checked (Host, Origin, Content-Type) before it is dispatched, so a refused one
-    never starts a backend; at most ``settings.max_sessions`` sessions (and backends) run at once. At the
-    cap, the session idle longest (no request in flight, no open stream) is ended to make room — many
-    clients never DELETE their sessions, and the spec has them start a new one on 404 — and only when
-    every session is busy is a new one refused with 503.
+    never starts a backend; at most ``settings.max_sessions`` sessions (and backends) run at once per
+    principal (each bearer token's tenant; one pool without a token file). At the cap, that caller's
+    session idle longest (no request in flight, no open stream) is ended to make room — many clients never
+    DELETE their sessions, and the spec has them start a new one on 404 — and only when every one of its
+    sessions is busy is a new one refused with 503. One tenant never ends another tenant's session.
     """
 
     def __init__(self, settings: Settings, services: SessionServices, tg: anyio.abc.TaskGroup) -> None:
@@ -283,9 +290,11 @@ class HttpFrontend:
             await response(scope, receive, send)
             return
         cap = self.settings.max_sessions
-        if len(self.sessions) >= cap and not await self._end_idlest():
+        principal = scope.get(PRINCIPAL_KEY)
+        mine = [sid for sid in self.sessions if self.principals.get(sid) == principal]
+        if len(mine) >= cap and not await self._end_idlest(mine):
             message = (
-                f"this proxy already runs {cap} sessions (the --max-sessions limit); end one "
+                f"this proxy already runs {cap} sessions for this caller (the --max-sessions limit); end one "
                 "(HTTP DELETE with its mcp-session-id header) or restart wrap with a higher --max-sessions"
             )
             response = JSONResponse(
@@ -317,9 +326,10 @@ class HttpFrontend:
                 self._in_flight[session_id] -= 1
                 self._last_seen[session_id] = time.monotonic()
 
-    async def _end_idlest(self) -> bool:
-        """End the session idle longest to make room under the cap; False when every session is busy."""
-        idle = [sid for sid in self.sessions if not self._in_flight.get(sid)]
+    async def _end_idlest(self, pool: list[str]) -> bool:
+        """End the session of `pool` (one caller's) idle longest to make room under the cap; False when
+        every one of them is busy."""
+        idle = [sid for sid in pool if not self._in_flight.get(sid)]
         if not idle:
             return False
         sid = min(idle, key=lambda s: self._last_seen.get(s, 0.0))
@@ -332,7 +342,14 @@ class HttpFrontend:
     async def _relay(self, front: Channel, pipeline: Pipeline, services: SessionServices) -> int:
         try:
             async with open_backend(self.settings) as back:
-                relay = Relay(front, back, pipeline, services, recover_tool=_recover(self.settings))
+                relay = Relay(
+                    front,
+                    back,
+                    pipeline,
+                    services,
+                    recover_tool=_recover(self.settings),
+                    compact=compact_front(self.settings),
+                )
                 return await relay.run()
         except BackendError as exc:
             dead = Relay(front, None, pipeline, services, recover_tool=None, dead_reason=str(exc))

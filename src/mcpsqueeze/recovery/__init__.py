@@ -1,15 +1,16 @@
 """Recovery: keep every shrunk original retrievable, in memory and in private files.
 
 Everything imported eagerly here is standard library only (plus ``mcpsqueeze._errors``),
-because the shell shim imports this package on every ``mcpsq recover``. The pipeline's
-facade in ``_store`` needs orjson, so it is loaded on first use instead.
+because the shell shim imports this package on every ``mcpsq recover``. The store port
+(``_port``), its adapters (``_layers``) and the composite the pipeline uses (``_store``) are loaded on first
+use instead.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from .._lazy import LazyFace
 from ._clean import CleanReport, clean_directory, parse_duration, parse_keep, parse_size
 from ._files import FileStore, check_if_present, ensure_private_dir, readable_by_others
 from ._ids import RESPONSE_ID_RE, is_response_id, new_response_id
@@ -18,6 +19,8 @@ from ._pointer import read_window, resolve_pointer
 from ._scoped import open_recovery_file
 
 if TYPE_CHECKING:
+    from ._layers import FileLayer, MemoryLayer, SharedLayer
+    from ._port import Space, StoreLayer
     from ._redis import TENANT_RE, RedisStore, safe_url
     from ._store import RecoveryStore, Stored
 
@@ -25,10 +28,15 @@ __all__ = [
     "RESPONSE_ID_RE",
     "TENANT_RE",
     "CleanReport",
+    "FileLayer",
     "FileStore",
     "MemoryCache",
+    "MemoryLayer",
     "RecoveryStore",
     "RedisStore",
+    "SharedLayer",
+    "Space",
+    "StoreLayer",
     "Stored",
     "check_if_present",
     "clean_directory",
@@ -46,6 +54,11 @@ __all__ = [
 ]
 
 _LAZY = {
+    "FileLayer": "._layers",
+    "MemoryLayer": "._layers",
+    "SharedLayer": "._layers",
+    "Space": "._port",
+    "StoreLayer": "._port",
     "RecoveryStore": "._store",
     "Stored": "._store",
     "RedisStore": "._redis",
@@ -54,10 +67,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """Load the orjson-backed store (and the Redis adapter) only when asked for, never on the shim's path."""
-    if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = LazyFace(__name__, _LAZY, globals())

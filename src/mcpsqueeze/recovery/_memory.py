@@ -101,7 +101,7 @@ class MemoryCache:
                 or self._bytes + (0 if key in self._blobs else cost) > self.max_bytes
             ):
                 oldest = next(iter(self._entries))
-                self._drop(oldest, "evicted")
+                self._drop(oldest, "evicted" if len(self._entries) >= self.max_entries else "evicted_bytes")
             blob = self._blobs.get(key)
             if blob is None:
                 blob = self._blobs[key] = _Blob(kept, 0)
@@ -119,6 +119,26 @@ class MemoryCache:
             self._entries[response_id] = _Entry(key, self._clock(), cost)
             self._gone.pop(response_id, None)
             return True
+
+    def alias(self, response_id: str, earlier_id: str) -> None:
+        """Make ``response_id`` share the original held for ``earlier_id`` (no copy, counted once);
+        RecoveryError when that one is not held (any more)."""
+        require_response_id(response_id, ValueError)
+        with self._lock:
+            self._expire(self._clock())
+            earlier = self._entries.get(earlier_id)
+            if earlier is None:
+                raise RecoveryError(self._message(earlier_id, self._gone.get(earlier_id)))
+            self._drop(response_id, None)
+            self._entries.move_to_end(earlier_id)  # the shared original stays: it is what this id shows
+            while len(self._entries) >= self.max_entries:
+                oldest = next(iter(self._entries))
+                if oldest == earlier_id:
+                    raise RecoveryError("the memory cache has room for one result only")
+                self._drop(oldest, "evicted")
+            self._blobs[earlier.key].refs += 1
+            self._entries[response_id] = _Entry(earlier.key, self._clock(), earlier.cost)
+            self._gone.pop(response_id, None)
 
     def get(self, response_id: str) -> bytes:
         """Return the original, or raise RecoveryError saying why it is not here."""
@@ -215,10 +235,15 @@ class MemoryCache:
                 f"Response {response_id} expired after {self.ttl:g} s; its original is no longer "
                 f"in memory. {fallback}"
             )
-        if reason == "evicted":
+        if reason in ("evicted", "evicted_bytes"):
+            bound = (
+                f"it keeps at most {self.max_entries} results (cache_entries, --cache-entries)"
+                if reason == "evicted"
+                else f"it keeps at most {self.max_bytes} bytes (cache_bytes, --cache-bytes)"
+            )
             return (
-                f"Response {response_id} was evicted from memory to make room for newer results "
-                f"(the cache keeps at most {self.max_entries} results / {self.max_bytes} bytes). {fallback}"
+                f"Response {response_id} was evicted from memory to make room for newer results: {bound}; "
+                f"raise that bound to keep more. {fallback}"
             )
         if reason == "too_big":
             return (

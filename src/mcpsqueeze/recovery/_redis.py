@@ -3,7 +3,8 @@
 One more layer of the same port as `MemoryCache` and `FileStore` (put an original, get it back), plus
 the dedup index (`first_seen`). Every key carries the tenant, so one tenant can never read, evict or be
 deduplicated against another's results. Retention is a TTL on every key; the size bound is per tenant
-and enforced atomically in Redis (a Lua script evicts the oldest originals first).
+and enforced atomically in Redis (a Lua script evicts the oldest entries first). Dedup keys are entries
+of the same index, counted and evicted with the originals, so with no retention they end too.
 
 A dead Redis must never stall a call: timeouts are short, and after a failure the store reports
 "unavailable" at once for a moment instead of waiting on every call; the caller then passes results
@@ -35,16 +36,15 @@ DEFAULT_MAX_BYTES = 1024 * 1024 * 1024  # per tenant
 DEFAULT_TIMEOUT = 0.5  # seconds, connect and each command
 _RETRY_AFTER = 1.0  # seconds a failed Redis is skipped before the next attempt
 
-# KEYS: original, index (zset id -> stored at, in Redis' own microseconds, strictly increasing),
-#       sizes (hash id -> bytes), total (bytes counter)
-# ARGV: original bytes, ttl ms (0: keep), max bytes, response id, key prefix of originals
-_PUT = """
-local data, ttl, max, id, prefix = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4], ARGV[5]
-local len = string.len(data)
-if len > max then return -1 end
--- The original first: the script's first write is the one Redis refuses when it is full (maxmemory), so
--- a refused original changes nothing; after a first write Redis lets a script finish.
-if ttl > 0 then redis.call('SET', KEYS[1], data, 'PX', ttl) else redis.call('SET', KEYS[1], data) end
+# The index of one tenant's entries, shared by the originals and the dedup index (issue 23 item 17: with
+# no retention, dedup keys were never removed and not counted in max_bytes). A member is an original's
+# response id, or `d:SCOPE:DIGEST` for a dedup key (response ids never hold a colon); each is dropped
+# oldest first once the tenant's bytes pass max_bytes, and after the retention when there is one.
+# KEYS: the entry's own key, index (zset member -> stored at, in Redis' own microseconds, strictly
+#       increasing), sizes (hash member -> bytes), total (bytes counter)
+# Variables set before: len, ttl (ms, 0: keep), max, id (the member), prefix (of originals' keys), base
+# (of the tenant's keys)
+_INDEX = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local last = redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')
@@ -57,7 +57,8 @@ local function forget(old)
 end
 local function drop(old)
   forget(old)
-  redis.call('DEL', prefix .. old)
+  if string.sub(old, 1, 2) == 'd:' then redis.call('DEL', base .. old)
+  else redis.call('DEL', prefix .. old) end
 end
 forget(id)
 if ttl > 0 then
@@ -76,8 +77,43 @@ redis.call('INCRBY', KEYS[4], len)
 if ttl > 0 then
   for i = 2, 4 do redis.call('PEXPIRE', KEYS[i], ttl) end
 end
-return evicted
 """
+
+# ARGV: original bytes, ttl ms (0: keep), max bytes, response id, key prefix of originals, tenant base
+_PUT = (
+    """
+local data, ttl, max = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+local id, prefix, base = ARGV[4], ARGV[5], ARGV[6]
+local len = string.len(data)
+if len > max then return -1 end
+-- The original first: the script's first write is the one Redis refuses when it is full (maxmemory), so
+-- a refused original changes nothing; after a first write Redis lets a script finish.
+if ttl > 0 then redis.call('SET', KEYS[1], data, 'PX', ttl) else redis.call('SET', KEYS[1], data) end
+"""
+    + _INDEX
+    + "return evicted\n"
+)
+
+# The dedup index (SET NX GET, atomic across replicas): the record first stored for this digest, or
+# false when it is new, in which case it is indexed (and counted: key and record) like an original.
+# ARGV: record, ttl ms (0: keep), max bytes, member (d:SCOPE:DIGEST), key prefix of originals, tenant base
+_SEEN = (
+    """
+local record, ttl, max = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+local id, prefix, base = ARGV[4], ARGV[5], ARGV[6]
+local old
+if ttl > 0 then
+  old = redis.call('SET', KEYS[1], record, 'NX', 'GET', 'PX', ttl)
+else
+  old = redis.call('SET', KEYS[1], record, 'NX', 'GET')
+end
+if old then return old end
+local len = string.len(KEYS[1]) + string.len(record)
+if len > max then redis.call('DEL', KEYS[1]) return false end
+"""
+    + _INDEX
+    + "return false\n"
+)
 
 
 def _split_url(url: str) -> tuple[str, int, float]:
@@ -148,6 +184,7 @@ class RedisStore:
             health_check_interval=30,
         )
         self._put = self._client.register_script(_PUT)
+        self._seen = self._client.register_script(_SEEN)
         self._lock = threading.Lock()
         self._down_until = 0.0
         self._last_error = ""
@@ -159,7 +196,7 @@ class RedisStore:
         """Store an original under the tenant, or raise RecoveryError (it was not stored)."""
         _check(tenant, response_id)
         keys = self._keys(tenant)
-        args = [original, self._ttl_ms(), self.max_bytes, response_id, keys["o"]]
+        args = [original, self._ttl_ms(), self.max_bytes, response_id, keys["o"], keys["base"]]
         result = self._do(
             "store an original",
             self._put,
@@ -190,12 +227,14 @@ class RedisStore:
         """The dedup index: None when `digest` is new in (tenant, scope) (and `record` is kept for it),
         else the record stored when it was first seen. Atomic across replicas (SET NX GET)."""
         _check(tenant, None)
-        key = f"{self._keys(tenant)['d']}{scope}:{digest}"
-        ttl = self._ttl_ms()
-        if ttl:
-            old = self._do("check the dedup index", self._client.set, key, record, nx=True, get=True, px=ttl)
-        else:
-            old = self._do("check the dedup index", self._client.set, key, record, nx=True, get=True)
+        keys = self._keys(tenant)
+        member = f"d:{scope}:{digest}"
+        old = self._do(
+            "check the dedup index",
+            self._seen,
+            [keys["base"] + member, keys["idx"], keys["sizes"], keys["total"]],
+            [record, self._ttl_ms(), self.max_bytes, member, keys["o"], keys["base"]],
+        )
         return old if isinstance(old, bytes) else None
 
     def ping(self) -> bool:
@@ -209,7 +248,7 @@ class RedisStore:
         return True
 
     def usage(self, tenant: str) -> tuple[int, int]:
-        """(originals, bytes) held for one tenant."""
+        """(entries, bytes) held for one tenant: originals and dedup keys, as max_bytes counts them."""
         keys = self._keys(tenant)
         count = self._do("count originals", self._client.zcard, keys["idx"])
         total = self._do("count bytes", self._client.get, keys["total"])
@@ -231,7 +270,7 @@ class RedisStore:
             "idx": base + "idx",
             "sizes": base + "sizes",
             "total": base + "bytes",
-            "d": base + "d:",
+            "base": base,  # + "d:SCOPE:DIGEST": the dedup index
         }
 
     def _do(self, what: str, func: Any, *args: Any, **kwargs: Any) -> Any:

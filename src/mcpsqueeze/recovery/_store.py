@@ -1,4 +1,9 @@
-"""The recovery store the pipeline uses: memory cache and/or file store behind one small facade."""
+"""The recovery store the pipeline uses: the store port's adapters layered by one composite.
+
+Layers are kept in the order they are read: memory, then files, then the shared store (Redis). A remote
+layer is written first: with it, an original it did not take is not stored at all (the result passes
+unshrunk), and memory and files are caches in front of it.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +17,9 @@ from typing import TYPE_CHECKING
 
 from .._errors import RecoveryError
 from ._files import FileStore
+from ._layers import FileLayer, MemoryLayer, SharedLayer
 from ._memory import MemoryCache
+from ._port import Space, StoreLayer
 
 if TYPE_CHECKING:
     from ._redis import RedisStore
@@ -28,126 +35,153 @@ class Stored:
     file: str | None
 
 
-_DIGESTS = 4096  # how many distinct stored originals a store remembers for content addressing
+_DIGESTS = 4096  # how many distinct stored originals a layer remembers for content addressing
+
+
+class _Earlier:
+    """Per layer: content key (tenant + digest) -> the id the layer holds those bytes under in full."""
+
+    def __init__(self) -> None:
+        self._ids: OrderedDict[str, str] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> str | None:
+        with self._lock:
+            return self._ids.get(key)
+
+    def set(self, key: str, response_id: str) -> None:
+        with self._lock:
+            self._ids[key] = response_id
+            self._ids.move_to_end(key)
+            while len(self._ids) > _DIGESTS:
+                self._ids.popitem(last=False)
 
 
 class RecoveryStore:
     """Stores each original before its preview is shown; an original stored nowhere is never previewed.
 
-    Content-addressed: an original byte-identical to one stored before (a repeated result) is kept
-    once; the later id shares the memory entry's bytes and its file is an alias record."""
+    Content-addressed within a tenant: an original byte-identical to one the same tenant stored before
+    (a repeated result) is kept once; the later id shares the memory entry's bytes and its file is an
+    alias record. Never across tenants (`scoped`)."""
 
     def __init__(
-        self, memory: MemoryCache | None, files: FileStore | None, shared: RedisStore | None = None
+        self,
+        memory: MemoryCache | None,
+        files: FileStore | None,
+        shared: RedisStore | None = None,
+        *,
+        layers: list[StoreLayer] | None = None,
     ) -> None:
-        if memory is None and files is None and shared is None:
+        """The usual layers by name, or any `layers` of the port (read in the order given)."""
+        if layers is None:
+            layers = []
+            if memory is not None:
+                layers.append(MemoryLayer(memory))
+            if files is not None:
+                layers.append(FileLayer(files))
+            if shared is not None:
+                layers.append(SharedLayer(shared))
+        if not layers:
             raise ValueError("a recovery store needs memory, files, or both")
-        self.memory = memory
+        self.memory = memory  # (the adapters' own objects, for tests and tools that inspect them)
         self.files = files
-        # The shared store (Redis) is the one every replica reads: with it, an original it did not take
-        # is not stored at all (the result passes unshrunk); memory and files are caches in front of it.
-        self.shared = shared
-        self.tenant = "default"
-        self._isolated = False
-        # Shared by every scoped view (intended: one process, one set of local files).
-        self._lock = threading.Lock()
-        self._written: OrderedDict[str, str] = OrderedDict()  # digest -> id whose file holds the bytes
+        self._layers = layers
+        self._earlier = [_Earlier() for _ in layers]  # shared by every scoped view, keyed by tenant
+        self.space = Space()
+
+    @property
+    def tenant(self) -> str:
+        return self.space.tenant
+
+    @property
+    def remote(self) -> bool:
+        """Some layer is over the network: store and index calls belong in a worker, never on the loop."""
+        return any(layer.remote for layer in self._layers)
 
     def scoped(self, tenant: str, *, isolate: bool = False) -> RecoveryStore:
         """This store as one tenant sees it. `isolate` (a process serving several tenants) also keys the
         local memory and files by tenant, so no tenant can load another's original from this replica."""
         view = copy.copy(self)
-        view.tenant = tenant
-        view._isolated = isolate
+        view.space = Space(tenant, isolate)
         return view
 
-    def _local(self, response_id: str) -> str:
-        """The id the local layers use: the response id itself, or a per-tenant derivation of it."""
-        if not self._isolated:
-            return response_id
-        return hashlib.blake2b(f"{self.tenant}\0{response_id}".encode(), digest_size=16).hexdigest()
-
     def first_seen(self, scope: str, digest: str, record: bytes) -> bytes | None:
-        """The shared dedup index (None without Redis, or when `digest` is new for this tenant and scope)."""
-        if self.shared is None:
-            return None
-        return self.shared.first_seen(self.tenant, scope, digest, record)
-
-    def _file_for(self, response_id: str, original: bytes, digest: str) -> str:
-        assert self.files is not None
-        with self._lock:
-            earlier = self._written.get(digest)
-        if earlier is not None:
-            try:
-                return str(self.files.alias(response_id, earlier))
-            except RecoveryError:
-                pass  # the earlier file is gone (retention): store this one in full
-        path = str(self.files.write(response_id, original))
-        with self._lock:
-            self._written[digest] = response_id
-            self._written.move_to_end(digest)
-            while len(self._written) > _DIGESTS:
-                self._written.popitem(last=False)
-        return path
+        """The shared dedup index (None without one, or when `digest` is new for this tenant and scope)."""
+        for layer in self._layers:
+            old = layer.first_seen(self.space, scope, digest, record)
+            if old is not None:
+                return old
+        return None
 
     def planned_file(self, response_id: str) -> str | None:
-        return str(self.files.path_for(self._local(response_id))) if self.files is not None else None
+        for layer in self._layers:
+            where = layer.where(self.space, response_id)
+            if where is not None:
+                return where
+        return None
 
     def cannot_hold(self, at_least: int) -> str | None:
         """Why an original of at least ``at_least`` bytes would be stored nowhere, before it is built (so a
         result that is to pass unshrunk anyway is not condensed first); None when it may be stored."""
-        if self.files is not None or self.shared is not None or self.memory is None:
+        limits = [layer.capacity() for layer in self._layers]
+        if any(limit is None for limit in limits):
             return None
-        if at_least <= self.memory.max_bytes:
+        largest = max(limit for limit in limits if limit is not None)
+        if at_least <= largest:
             return None
-        return f"{at_least} bytes or more exceed the memory cache limit ({self.memory.max_bytes} bytes)"
+        return f"{at_least} bytes or more exceed the memory cache limit ({largest} bytes)"
 
     def store(self, response_id: str, original: bytes) -> Stored:
         """Blocking (run it in a worker). Raises RecoveryError when the original was stored nowhere."""
-        if self.shared is not None:
-            self.shared.put(self.tenant, response_id, original)  # raises: nothing stored, pass unshrunk
-        public, response_id = response_id, self._local(response_id)
-        errors: list[str] = []
-        in_memory = False
         digest = hashlib.sha256(original).hexdigest()
-        if self.memory is not None:
-            in_memory = self.memory.put(response_id, original, key=digest)
-            if not in_memory:
-                errors.append(f"{len(original)} bytes exceed the memory cache limit")
+        key = self.space.content_key(digest)
+        errors: list[str] = []
+        kept = False
         file: str | None = None
-        if self.files is not None:
+        for layer, earlier in sorted(zip(self._layers, self._earlier, strict=True), key=_remote_first):
             try:
-                file = self._file_for(response_id, original, digest)
+                where = self._put(layer, earlier, key, response_id, original, digest)
             except RecoveryError as exc:
+                if layer.remote:
+                    raise  # the store every replica reads refused it: nothing stored, pass unshrunk
                 errors.append(str(exc))
-                logger.warning(f"mcpsqueeze: could not store an original: {exc}")
-        if not in_memory and file is None and self.shared is None:
+                if isinstance(layer, FileLayer):
+                    logger.warning(f"mcpsqueeze: could not store an original: {exc}")
+                continue
+            kept = True
+            file = file if file is not None else where
+        if not kept:
             raise RecoveryError("; ".join(errors) or "no recovery store accepted the original")
-        return Stored(public, file)
+        return Stored(response_id, file)
+
+    def _put(
+        self, layer: StoreLayer, earlier: _Earlier, key: str, response_id: str, original: bytes, digest: str
+    ) -> str | None:
+        """Alias an identical original this tenant stored before in `layer`, else store it in full."""
+        before = earlier.get(key)
+        if before is not None:
+            try:
+                return layer.alias(self.space, response_id, before)
+            except RecoveryError:
+                pass  # the earlier one is gone (evicted, retention): store this one in full
+        where = layer.put(self.space, response_id, original, digest)
+        earlier.set(key, response_id)
+        return where
 
     def load(self, response_id: str) -> bytes:
-        """Memory first, then the file, then the shared store; the clearest error when none has it."""
-        if self.shared is None:
-            return self._load_local(self._local(response_id))
-        try:
-            return self._load_local(self._local(response_id))
-        except RecoveryError:
-            return self.shared.get(self.tenant, response_id)
-
-    def _load_local(self, response_id: str) -> bytes:
-        if self.memory is None and self.files is None:
-            raise RecoveryError(f"Unknown response id {response_id}")
-        memory_error: RecoveryError | None = None
-        if self.memory is not None:
+        """Memory first, then the file, then the shared store; the clearest error when none has it:
+        the shared store's (it speaks for every replica), else the first local layer's (memory says why
+        an original left: expired, evicted)."""
+        error: RecoveryError | None = None
+        for layer in self._layers:
             try:
-                return self.memory.get(response_id)
+                return layer.get(self.space, response_id)
             except RecoveryError as exc:
-                memory_error = exc
-        if self.files is not None:
-            try:
-                return self.files.read(response_id)
-            except RecoveryError:
-                if memory_error is None:
-                    raise
-        assert memory_error is not None
-        raise memory_error
+                if error is None or layer.remote:
+                    error = exc
+        assert error is not None
+        raise error
+
+
+def _remote_first(pair: tuple[StoreLayer, _Earlier]) -> bool:
+    return not pair[0].remote

@@ -18,21 +18,21 @@ import anyio.abc
 
 from .._errors import BackendError, RecoveryError, UsageError
 from .._jsonbytes import dumps
-from .._lines import parse_line_range
-from .._projection import compile_query
+from .._voice import ShellVoice
 from ..accounting import print_summary
 from ..core import (
     Call,
     Outcome,
     Pipeline,
+    RecoverRequest,
     SessionServices,
     build_services,
     for_caller,
     new_pipeline,
-    recover_result,
+    recover,
     sweep_forever,
 )
-from ..recovery import check_if_present, ensure_private_dir, is_response_id
+from ..recovery import check_if_present, ensure_private_dir
 from ..settings import ServerSpec, Settings, ToolFilter
 from ..transports import (
     PRINCIPAL_KEY,
@@ -80,23 +80,14 @@ class SessionAPI(Protocol):
     async def call(
         self, server: str, tool: str, arguments: dict[str, Any], full: bool, principal: str | None = None
     ) -> tuple[int, Any]: ...
-    def recover(
-        self,
-        response_id: str,
-        pointer: str | None,
-        offset: int | None = None,
-        length: int | None = None,
-        principal: str | None = None,
-        query: str | None = None,
-        lines: str | None = None,
-    ) -> dict[str, Any]: ...
+    def recover(self, request: RecoverRequest, principal: str | None = None) -> dict[str, Any]: ...
 
 
 class Session:
     def __init__(self, settings: Settings, specs: list[ServerSpec], tools: ToolFilter) -> None:
         self.settings = settings
         self.services = build_services(settings, metrics=True)
-        self.pipeline = new_pipeline(settings, self.services, mode="shell")
+        self.pipeline = new_pipeline(settings, self.services, ShellVoice())
         self.backends = {spec.name: ServerLink(spec, tools, settings.timeout) for spec in specs}
         self.calls = 0
         self.tg: anyio.abc.TaskGroup | None = None
@@ -113,7 +104,7 @@ class Session:
             return self.services, self.pipeline
         if principal not in self._callers:
             services = for_caller(self.services, principal, self.named_tenants)
-            self._callers[principal] = (services, new_pipeline(self.settings, services, mode="shell"))
+            self._callers[principal] = (services, new_pipeline(self.settings, services, ShellVoice()))
         return self._callers[principal]
 
     async def start(self, tg: anyio.abc.TaskGroup) -> None:
@@ -164,20 +155,11 @@ class Session:
         presented, outcome = await self._for(principal)[1].present(call, result)
         return call_answer(presented, outcome)
 
-    def recover(
-        self,
-        response_id: str,
-        pointer: str | None,
-        offset: int | None = None,
-        length: int | None = None,
-        principal: str | None = None,
-        query: str | None = None,
-        lines: str | None = None,
-    ) -> dict[str, Any]:
+    def recover(self, request: RecoverRequest, principal: str | None = None) -> dict[str, Any]:
         store = self._for(principal)[0].store
         if store is None:
             raise RecoveryError("this session keeps no originals")
-        return recover_result(store.load(response_id), pointer, offset, length, lines, query=query)
+        return recover(store, request)
 
     def stop(self) -> None:
         for backend in self.backends.values():
@@ -242,36 +224,15 @@ def build_app(session: SessionAPI, token: bytes | Tokens | None) -> Any:
         return reply(status, payload)
 
     async def recover(request: Request) -> Response:
-        response_id = request.path_params["response_id"]
-        if not is_response_id(response_id):
-            return reply(400, _err("bad_request", "a response id is 32 lowercase hex characters"))
-        window = [request.query_params.get(k) for k in ("offset", "length")]
-        if not all(v is None or v.isdigit() for v in window):
-            return reply(400, _err("bad_request", "offset and length are whole numbers of characters"))
-        offset, length = (None if v is None else int(v) for v in window)
-        query = request.query_params.get("query")
-        lines = request.query_params.get("lines")
+        # The query string is the recover arguments (numbers as digit strings), parsed as every door does.
+        arguments = {**request.query_params, "response_id": request.path_params["response_id"]}
         try:
-            if query is not None:
-                compile_query(query)
-            if lines is not None:
-                parse_line_range(lines)
-                if offset is not None or length is not None:
-                    raise UsageError("give either lines or offset/length, not both")
+            asked = RecoverRequest.parse(arguments)
         except UsageError as exc:
             return reply(400, _err("bad_request", str(exc)))
         try:
             result = await anyio.to_thread.run_sync(
-                functools.partial(
-                    session.recover,
-                    response_id,
-                    request.query_params.get("pointer"),
-                    offset,
-                    length,
-                    request.scope.get(PRINCIPAL_KEY),
-                    query=query,
-                    lines=lines,
-                )
+                functools.partial(session.recover, asked, request.scope.get(PRINCIPAL_KEY))
             )
         except RecoveryError as exc:
             return reply(404, _err("not_found", str(exc)))

@@ -4,10 +4,20 @@ config. Pure data and parsing; the only file reads are the config files themselv
 
 from __future__ import annotations
 
+from .._lazy import LazyFace
+
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing typing is not free at start-up
 if TYPE_CHECKING:
-    from ._file import DEFAULT_KEYS, Config, ConfigError, default_config_path, find_config, load_config
-    from ._oauth import LOGIN_MODES, LoginMode, OAuthClient
+    from ._file import (
+        DEFAULT_KEYS,
+        Config,
+        ConfigError,
+        default_config_path,
+        find_config,
+        load_config,
+        read_servers_file,
+    )
+    from ._oauth import AUTH_METHODS, LOGIN_MODES, AuthMethod, LoginMode, OAuthClient
     from ._policy import (
         DEFAULT_BUDGET,
         DEFAULT_SHRINK_ABOVE,
@@ -17,15 +27,18 @@ if TYPE_CHECKING:
         PolicySet,
     )
     from ._servers import ServerSpec, ToolFilter, parse_config, parse_servers, spec_from_argv
-    from ._settings import Settings, default_recovery_dir
+    from ._settings import COMPRESS_LEVELS, Settings, default_recovery_dir
 
 __all__ = [
+    "AUTH_METHODS",
+    "COMPRESS_LEVELS",
     "DEFAULT_BUDGET",
     "DEFAULT_KEYS",
     "DEFAULT_SHRINK_ABOVE",
     "LOGIN_MODES",
     "MIN_BUDGET",
     "MIN_TRUNCATE_CHARS",
+    "AuthMethod",
     "Config",
     "ConfigError",
     "LoginMode",
@@ -41,10 +54,14 @@ __all__ = [
     "load_config",
     "parse_config",
     "parse_servers",
+    "read_servers_file",
     "spec_from_argv",
 ]
 
 _MODULES = {
+    "AUTH_METHODS": "_oauth",
+    "AuthMethod": "_oauth",
+    "COMPRESS_LEVELS": "_settings",
     "Config": "_file",
     "ConfigError": "_file",
     "DEFAULT_BUDGET": "_policy",
@@ -66,17 +83,9 @@ _MODULES = {
     "load_config": "_file",
     "parse_config": "_servers",
     "parse_servers": "_servers",
+    "read_servers_file": "_file",
     "spec_from_argv": "_servers",
 }
 
 
-def __getattr__(name: str) -> object:
-    """Load a module on first use of one of its names (start-up pays only for what it uses)."""
-    module = _MODULES.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = LazyFace(__name__, _MODULES, globals())

@@ -33,12 +33,14 @@ from typing import Any
 
 from .._errors import UsageError
 from .._paths import default_config_path
+from ._depth import MAX_CONFIG_DEPTH, too_deep
 from ._policy import POLICY_KEYS, Policy, PolicyRule, PolicySet
 from ._settings import Settings
 
 __all__ = [
     "CONFIG_ENV",
     "DEFAULT_KEYS",
+    "MAX_CONFIG_DEPTH",
     "Config",
     "ConfigError",
     "default_config_path",
@@ -46,6 +48,8 @@ __all__ = [
     "is_servers_json",
     "load_config",
     "parse_config_text",
+    "read_config_text",
+    "read_servers_file",
 ]
 
 CONFIG_ENV = "MCPSQUEEZE_CONFIG"
@@ -75,95 +79,15 @@ def is_servers_json(text: str) -> bool:
     return text.lstrip().startswith("{")
 
 
-# -- [defaults] values: key -> checker returning the Settings value ------------------------------------
+def _default_keys() -> dict[str, Callable[[Any], Any]]:
+    from ._table import KNOBS
+
+    return {row.name: row.check for row in KNOBS if row.config}
 
 
-def _duration(value: Any, *, allow_off: bool) -> float | None:
-    from ..recovery import parse_duration
-
-    if isinstance(value, bool):
-        raise ValueError("must be a duration such as 30s, 90m, 24h or 7d")
-    if allow_off and isinstance(value, str) and value.strip().lower() in ("off", "never"):
-        return None  # keep forever: the same words, the same meaning as the flags (recovery.parse_keep)
-    if value in (0, "0"):
-        raise ValueError("0 is ambiguous; write 'off' to keep forever, or a positive duration such as 24h")
-    if isinstance(value, int | float):
-        if value <= 0:
-            raise ValueError("must be positive")
-        return float(value)
-    if not isinstance(value, str):
-        raise ValueError("must be a duration such as 30s, 90m, 24h or 7d")
-    try:
-        return parse_duration(value)
-    except UsageError as exc:
-        raise ValueError(str(exc)) from exc
-
-
-def _positive_int(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError("must be a whole number of at least 1")
-    return value
-
-
-def _size(value: Any) -> int:
-    from ..recovery import parse_size
-
-    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-        return value
-    if not isinstance(value, str):
-        raise ValueError("must be a size such as 32M or 1G")
-    try:
-        return parse_size(value)
-    except UsageError as exc:
-        raise ValueError(str(exc)) from exc
-
-
-def _path(value: Any) -> Path:
-    if not isinstance(value, str) or not value:
-        raise ValueError("must be a path string")
-    return Path(value).expanduser()
-
-
-def _recovery(value: Any) -> str:
-    if value not in ("memory", "files", "both"):
-        raise ValueError('must be "memory", "files" or "both"')
-    return str(value)
-
-
-def _timeout(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-        raise ValueError("must be a positive number of seconds")
-    return float(value)
-
-
-def _recovery_url(value: Any) -> str:
-    if not isinstance(value, str) or not value.startswith(("redis://", "rediss://", "unix://")):
-        raise ValueError('must be a Redis URL such as "redis://127.0.0.1:6379/0"')
-    return value
-
-
-def _tenant(value: Any) -> str:
-    from ..recovery import TENANT_RE
-
-    if not isinstance(value, str) or not TENANT_RE.match(value):
-        raise ValueError("must be 1-64 letters, digits or _.@-")
-    return value
-
-
-DEFAULT_KEYS: dict[str, Callable[[Any], Any]] = {
-    **POLICY_KEYS,  # budget, shrink, dedup, ...: a session-wide default for every per-tool knob
-    "recovery": _recovery,
-    "recovery_dir": _path,
-    "retention": lambda v: _duration(v, allow_off=True),
-    "cache_ttl": lambda v: _duration(v, allow_off=False),
-    "cache_entries": _positive_int,
-    "cache_bytes": _size,
-    "jobs": _positive_int,
-    "timeout": _timeout,
-    "stats_file": _path,
-    "recovery_url": _recovery_url,
-    "tenant": _tenant,
-}
+# [defaults] key -> checker returning the Settings value: every row of the table that is a config key
+# (the Policy rows, budget, shrink, ..., are also [policies] keys: POLICY_KEYS)
+DEFAULT_KEYS: dict[str, Callable[[Any], Any]] = _default_keys()
 
 
 @dataclass(frozen=True)
@@ -185,7 +109,7 @@ class Config:
     def apply(self, settings: Settings, keep: frozenset[str] = frozenset()) -> Settings:
         """`settings` with this file's defaults and policies; fields in `keep` (given as flags) stay."""
         changes = {k: v for k, v in self.defaults.items() if k not in keep}
-        return dataclasses.replace(settings, **changes, policies=self.policies)
+        return dataclasses.replace(settings.replaced(**changes), policies=self.policies)
 
     def policy_for(self, server: str, tool: str, base: Policy | None = None) -> Policy:
         """The effective policy of one tool: `base` (default: this file's defaults) refined by the rules."""
@@ -199,16 +123,42 @@ def load_config(path: Path | str) -> Config:
     """Read and check one config file (TOML, or the older servers JSON)."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_config_text(path, "config file")
     except FileNotFoundError:
         raise ConfigError(f"config file {path} does not exist") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read config file {path}: {exc}") from exc
+    except UsageError as exc:
+        raise ConfigError(str(exc)) from None
     return parse_config_text(text, path)
+
+
+def read_config_text(path: Path, what: str = "servers config") -> str:
+    """A config or servers JSON file's text, refused (UsageError) when another user could have written
+    it: `serve` runs the commands it names. FileNotFoundError passes through."""
+    from .._trusted import read_trusted
+
+    data = read_trusted(path, what)
+    return _utf8(data, path, what)
+
+
+def read_servers_file(path: Path) -> str:
+    """A servers JSON named on the command line (`--servers`), checked as `read_config_text` checks."""
+    try:
+        return read_config_text(path)
+    except FileNotFoundError:
+        raise UsageError(f"the servers config {path} does not exist") from None
+
+
+def _utf8(data: bytes, path: Path, what: str) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"cannot read the {what} {path}: it is not UTF-8 ({exc.reason})") from None
 
 
 def parse_config_text(text: str, path: Path | None = None) -> Config:
     source = str(path) if path is not None else "config"
+    if too_deep(text, toml=not is_servers_json(text)):
+        raise ConfigError(f"{source} nests tables or arrays deeper than {MAX_CONFIG_DEPTH} levels")
     if is_servers_json(text):
         import json
 
@@ -292,7 +242,8 @@ def _key_lines(text: str) -> dict[tuple[str, ...], int]:
     """Line numbers of table headers and keys (tomllib reports none); best effort, for messages only."""
     found: dict[tuple[str, ...], int] = {}
     table: tuple[str, ...] = ()
-    for number, line in enumerate(text.splitlines(), start=1):
+    # TOML ends lines at "\n" only: `splitlines` also splits at U+2028, U+0085, ... inside values
+    for number, line in enumerate(text.split("\n"), start=1):
         header = _HEADER_RE.match(line)
         if header:
             import tomllib

@@ -5,8 +5,6 @@ The OAuth client itself (tokens, refresh, the browser step) is a transport: `tra
 
 from __future__ import annotations
 
-import os
-import stat
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,10 +12,12 @@ from typing import Literal
 
 from .._errors import UsageError
 
-__all__ = ["LOGIN_MODES", "LoginMode", "OAuthClient"]
+__all__ = ["AUTH_METHODS", "LOGIN_MODES", "AuthMethod", "LoginMode", "OAuthClient"]
 
 LoginMode = Literal["never", "prompt", "fetch"]
 LOGIN_MODES: tuple[LoginMode, ...] = ("never", "prompt", "fetch")
+AuthMethod = Literal["basic", "post"]
+AUTH_METHODS: tuple[AuthMethod, ...] = ("basic", "post")
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,9 @@ class OAuthClient:
     mid-session: "never" (fail with a message naming `mcpsqueeze auth login`), "prompt" (print the
     authorization URL on stderr and wait for the browser's redirect on loopback), "fetch" (GET the URL
     itself: only for authorization servers that approve without a person, as in tests).
+    `auth_method`: how a pre-registered client sends its secret to the token endpoint, as it was
+    registered: "basic" (client_secret_basic) or "post" (client_secret_post); None: what the stored
+    registration record says, else basic where the server supports it.
     """
 
     client_id: str | None = None
@@ -38,6 +41,7 @@ class OAuthClient:
     client_metadata_url: str | None = None
     login: LoginMode = "never"
     timeout: float = 300.0  # seconds to wait for the browser's redirect
+    auth_method: AuthMethod | None = None
 
     def __post_init__(self) -> None:
         if self.client_secret_file is not None and not self.client_id:
@@ -49,6 +53,10 @@ class OAuthClient:
                     f"the OAuth client metadata URL must be an https:// URL with a path (the document's "
                     f"address, used as the client_id), got {self.client_metadata_url!r}"
                 )
+        if self.auth_method is not None and self.auth_method not in AUTH_METHODS:
+            raise UsageError(f"OAuth auth method must be basic or post, got {self.auth_method!r}")
+        if self.auth_method is not None and not self.client_id:
+            raise UsageError("an OAuth auth method is for a pre-registered client (--oauth-client-id)")
         if self.login not in LOGIN_MODES:
             raise UsageError(f"OAuth login must be one of {', '.join(LOGIN_MODES)}, got {self.login!r}")
 
@@ -57,18 +65,13 @@ class OAuthClient:
         path = self.client_secret_file
         if path is None:
             return None
+        from .._trusted import read_trusted
+
         try:
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-        except OSError as exc:
-            raise UsageError(f"cannot read the OAuth client secret file {path}: {exc.strerror}") from exc
-        with os.fdopen(fd, "rb") as fh:
-            info = os.fstat(fh.fileno())
-            if not stat.S_ISREG(info.st_mode) or info.st_mode & 0o077:
-                raise UsageError(
-                    f"OAuth client secret file {path} must be a regular file readable only by its owner "
-                    f"(chmod 600 {path})"
-                )
-            secret = fh.read(65536).decode("utf-8", "replace").strip()
+            data = read_trusted(path, "OAuth client secret file", private=True, follow=False)
+        except FileNotFoundError:
+            raise UsageError(f"cannot read the OAuth client secret file {path}: it does not exist") from None
+        secret = data[:65536].decode("utf-8", "replace").strip()
         if not secret:
             raise UsageError(f"OAuth client secret file {path} is empty")
         return secret

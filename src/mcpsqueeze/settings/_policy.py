@@ -1,13 +1,13 @@
 """Per-tool policies: which stages run, and with what budget, for one `server:tool`. Pure, no I/O.
 
-A `Policy` is the fully resolved answer for one call. It starts from the session's settings (every
-field of `Policy` has a `Settings` field of the same name) and is refined by the rules of a config
-file, matched by glob on `server:tool` (a pattern without `:` matches the tool name on any server),
-applied in file order so a later rule wins key by key. The pipeline resolves it once per call
-(`Call.policy`); the stages only read it.
+A `Policy` is the fully resolved answer for one call. Its fields are the per-tool rows of the table of
+settings (settings/_knobs.py): each is also a flag, a variable, a `[defaults]` and a `[policies]` key and
+a keyword of the Python API. The session's `Settings` holds the session-wide `Policy`; the rules of a
+config file refine it, matched by glob on `server:tool` (a pattern without `:` matches the tool name on
+any server), applied in file order so a later rule wins key by key. The pipeline resolves it once per
+call (`Call.policy`); the stages only read it.
 
-To add a per-tool knob: add a field to `Policy` (with its `Settings` twin) and one checker line in
-`POLICY_KEYS`; the config loader, the `config` printout and the lookup pick it up from there.
+To add a per-tool knob: one `knob(...)` field here, and the stage that reads it.
 """
 
 from __future__ import annotations
@@ -17,6 +17,9 @@ import fnmatch
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from ._kinds import Flag, Text, Whole
+from ._knobs import knob
 
 __all__ = [
     "DEFAULT_BUDGET",
@@ -36,86 +39,90 @@ MIN_BUDGET = 1024
 MIN_TRUNCATE_CHARS = 256  # the smallest block that still holds a useful preview next to its marker
 
 
-@dataclass(frozen=True)
-class Policy:
-    """What the stages do for one call."""
-
-    budget: int = DEFAULT_BUDGET
-    shrink: bool = True
-    dedup: bool = True
-    truncate_chars: int | None = None  # a cap on each text block as well (None: the budget only)
-    shrink_above: int | None = (
-        DEFAULT_SHRINK_ABOVE  # results over this get a preview sized by value (None: the budget only)
-    )
-    toonify: bool = False  # show JSON results that are not shrunk as TOON
-    query: str | None = None  # a JMESPath projection of JSON results, applied before shrinking
-    drop_duplicate_structured: bool = False  # drop structuredContent equal to the text (hides outputSchema)
-
-    @classmethod
-    def from_settings(cls, settings: Any) -> Policy:
-        """The session-wide policy: each field taken from the `Settings` field of the same name."""
-        names = [f.name for f in dataclasses.fields(cls) if hasattr(settings, f.name)]
-        return cls(**{name: getattr(settings, name) for name in names})
-
-
-def _check_bool(value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise ValueError("must be true or false")
-    return value
-
-
-def _check_budget(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError("must be a whole number of characters")
-    if value < MIN_BUDGET:
-        raise ValueError(f"must be at least {MIN_BUDGET} characters, got {value}")
-    return value
-
-
-def _check_truncate_chars(value: Any) -> int | None:
-    if value is False:  # a rule can lift a per-block cap that the defaults set
-        return None
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError("must be a whole number of characters, or false for no per-block cap")
-    if value < MIN_TRUNCATE_CHARS:
-        raise ValueError(f"must be at least {MIN_TRUNCATE_CHARS} characters, got {value}")
-    return value
-
-
-def _check_shrink_above(value: Any) -> int | None:
-    if value is False:  # only results over the budget shrink, as before size by value
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ValueError("must be a whole number of characters, or false for the budget only")
-    return value
-
-
-def _check_query(value: Any) -> str | None:
+def _valid_query(value: str) -> None:
     from .._errors import UsageError
     from .._projection import compile_query
 
-    if value is False:  # a rule can lift a projection that an earlier rule set
-        return None
-    if not isinstance(value, str):
-        raise ValueError("must be a JMESPath expression such as issues[].{key: key}, or false for none")
     try:
         compile_query(value)
     except UsageError as exc:
         raise ValueError(str(exc)) from None
-    return value
 
 
-# key -> checker (returns the value to use, raises ValueError with a short reason). One line per knob.
-POLICY_KEYS: dict[str, Callable[[Any], Any]] = {
-    "budget": _check_budget,
-    "shrink": _check_bool,
-    "dedup": _check_bool,
-    "truncate_chars": _check_truncate_chars,
-    "shrink_above": _check_shrink_above,
-    "toonify": _check_bool,
-    "query": _check_query,
-    "drop_duplicate_structured": _check_bool,
-}
+@dataclass(frozen=True)
+class Policy:
+    """What the stages do for one call (each field a row of the table of settings)."""
+
+    budget: int = knob(
+        DEFAULT_BUDGET,
+        Whole(MIN_BUDGET, 1 << 40, unit="characters"),
+        "Character budget for each tool result's text, notice included.",
+    )
+    shrink: bool = knob(True, Flag(), "Never shrink results.", flag="--no-shrink", switch=False)
+    dedup: bool = knob(
+        True, Flag(), "Never replace repeated results with a pointer.", flag="--no-dedup", switch=False
+    )
+    truncate_chars: int | None = knob(  # a cap on each text block as well (None: the budget only)
+        None,
+        Whole(
+            MIN_TRUNCATE_CHARS,
+            1 << 40,
+            unit="characters",
+            off=True,
+            off_means="no per-block cap",
+            none_text="none",
+        ),
+        "Also cap each text block at N characters, marker included (MCP Squeeze compatible; "
+        f"at least {MIN_TRUNCATE_CHARS}). With --budget, the stricter applies to each block.",
+        show_default=False,
+    )
+    shrink_above: int | None = knob(  # results over this get a preview sized by value (None: the budget only)
+        DEFAULT_SHRINK_ABOVE,
+        Whole(0, 1 << 40, unit="characters", off=True, off_means="the budget only"),
+        "Results over N characters get a preview sized by value (landmarks, field names, counts; at most "
+        "the budget) even when they fit the budget; 'off': only results over the budget shrink.",
+    )
+    toonify: bool = knob(  # show JSON results that are not shrunk as TOON
+        False,
+        Flag(),
+        "Show JSON results that are not shrunk as TOON (mcp-compressor compatible); the original JSON "
+        "stays recoverable byte for byte.",
+        switch=True,
+        show_default=False,
+    )
+    query: str | None = knob(  # a JMESPath projection of JSON results, applied before shrinking
+        None,
+        Text(
+            _valid_query,
+            "JMESPATH",
+            off=True,
+            wanted="a JMESPath expression such as issues[].{key: key}, or false for none",
+        ),
+        "A JMESPath projection of every JSON result, applied before shrinking (usually a per-tool "
+        "policy; the original stays recoverable).",
+        flag=None,
+        shown=False,
+        show_default=False,
+    )
+    drop_duplicate_structured: bool = knob(  # drop structuredContent equal to the text (hides outputSchema)
+        False,
+        Flag(),
+        "For clients that show structuredContent to the model: drop it when it repeats the text, and "
+        "hide those tools' outputSchema. The original stays recoverable. Off: never modified.",
+        switch=True,
+        shown=False,
+        show_default=False,
+    )
+
+
+def _policy_keys() -> dict[str, Callable[[Any], Any]]:
+    from ._knobs import rows
+
+    return {row.name: row.check for row in rows(Policy)}
+
+
+# key -> checker (returns the value to use, raises ValueError with a short reason): the Policy rows.
+POLICY_KEYS: dict[str, Callable[[Any], Any]] = _policy_keys()
 
 
 def pattern_matches(pattern: str, server: str, tool: str) -> bool:

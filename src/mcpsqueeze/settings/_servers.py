@@ -25,6 +25,7 @@ class ServerSpec:
     url: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
     oauth: OAuthClient | None = None  # a URL entry's oauth_* keys (see `_oauth_keys`)
+    compress_tools: str | None = None  # this server's --compress-tools level (None: the session's)
 
 
 @dataclass(frozen=True)
@@ -60,12 +61,19 @@ def _strings(value: Any, what: str) -> dict[str, str]:
     return dict(value)
 
 
-OAUTH_KEYS = ("oauth_client_id", "oauth_client_secret_file", "oauth_client_metadata_url", "oauth_login")
+OAUTH_KEYS = (
+    "oauth_client_id",
+    "oauth_client_secret_file",
+    "oauth_client_metadata_url",
+    "oauth_login",
+    "oauth_auth_method",
+)
 
 
 def _oauth_keys(entry: dict[str, Any], where: str) -> OAuthClient | None:
     """A URL entry's OAuth client: `oauth_client_id`, `oauth_client_secret_file` (a path; the secret
-    itself never sits in the config), `oauth_client_metadata_url`, `oauth_login` (never|prompt|fetch)."""
+    itself never sits in the config), `oauth_client_metadata_url`, `oauth_login` (never|prompt|fetch),
+    `oauth_auth_method` (basic|post: how the pre-registered client sends its secret)."""
     given = {key: entry[key] for key in entry if key.startswith("oauth_")}
     if not given:
         return None
@@ -86,12 +94,17 @@ def _oauth_keys(entry: dict[str, Any], where: str) -> OAuthClient | None:
             client_secret_file=Path(secret).expanduser() if secret else None,
             client_metadata_url=given.get("oauth_client_metadata_url"),
             login=given.get("oauth_login", "never"),
+            auth_method=given.get("oauth_auth_method"),
         )
     except UsageError as exc:
         raise UsageError(f"{where}: {exc}") from exc
 
 
 def parse_config(text: str, source: str = "config") -> list[ServerSpec]:
+    from ._depth import MAX_CONFIG_DEPTH, too_deep
+
+    if too_deep(text, toml=False):
+        raise UsageError(f"{source} nests objects or arrays deeper than {MAX_CONFIG_DEPTH} levels")
     try:
         document = json.loads(text)
     except ValueError as exc:
@@ -112,9 +125,12 @@ def parse_servers(servers: Any, source: str = "config") -> list[ServerSpec]:
             raise UsageError(f"{where}: names may contain only letters, digits, '-' and '_'")
         if not isinstance(entry, dict):
             raise UsageError(f"{where} must be an object with a command or a url")
+        level = _compress_tools(entry, where)
         if isinstance(entry.get("url"), str):
             headers = _strings(entry.get("headers"), f"{where} headers")
-            specs.append(ServerSpec(name, url=entry["url"], headers=headers, oauth=_oauth_keys(entry, where)))
+            oauth = _oauth_keys(entry, where)
+            url = entry["url"]
+            specs.append(ServerSpec(name, url=url, headers=headers, oauth=oauth, compress_tools=level))
             continue
         if any(key.startswith("oauth_") for key in entry):
             raise UsageError(f"{where}: oauth_* keys are for URL backends (a command needs no OAuth)")
@@ -127,8 +143,23 @@ def parse_servers(servers: Any, source: str = "config") -> list[ServerSpec]:
         cwd = entry.get("cwd")
         if cwd is not None and not isinstance(cwd, str):
             raise UsageError(f"{where}: cwd must be a string")
-        specs.append(ServerSpec(name, command, tuple(args), _strings(entry.get("env"), f"{where} env"), cwd))
+        env = _strings(entry.get("env"), f"{where} env")
+        specs.append(ServerSpec(name, command, tuple(args), env, cwd, compress_tools=level))
     return specs
+
+
+def _compress_tools(entry: dict[str, Any], where: str) -> str | None:
+    """An entry's `compress_tools` key: this server's listing level (issue 22), else the session's."""
+    from ._settings import COMPRESS_LEVELS
+
+    level = entry.get("compress_tools")
+    if level is None:
+        return None
+    if level is False:
+        return "off"
+    if level not in COMPRESS_LEVELS:
+        raise UsageError(f"{where}: compress_tools must be one of {', '.join(COMPRESS_LEVELS)}")
+    return str(level)
 
 
 def spec_from_argv(

@@ -1,25 +1,65 @@
-"""Settings: everything the CLI parsed, as one plain object (no I/O)."""
+"""Settings: everything a session runs with, as one plain object (no I/O).
+
+The session-wide knobs are rows of the table of settings (settings/_knobs.py: each field made by `knob`
+is a flag, a `MCPSQUEEZE_*` variable, a `[defaults]` key and an API keyword); the per-tool knobs are the
+`Policy` it holds (`settings.policy`), which a config file's `[policies]` refine per tool.
+
+To add a session knob: one `knob(...)` field here, and the code that reads it.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from .._paths import default_recovery_dir
-from ._policy import DEFAULT_BUDGET, DEFAULT_SHRINK_ABOVE, MIN_BUDGET, MIN_TRUNCATE_CHARS, PolicySet
+from ._kinds import Choice, Duration, Flag, PathValue, Seconds, Size, Text, Whole
+from ._knobs import CLI, knob
+from ._policy import DEFAULT_BUDGET, DEFAULT_SHRINK_ABOVE, MIN_BUDGET, MIN_TRUNCATE_CHARS, Policy, PolicySet
 
 if TYPE_CHECKING:
     from ._oauth import OAuthClient
 
 __all__ = [
+    "COMPRESS_LEVELS",
     "DEFAULT_BUDGET",
     "DEFAULT_SHRINK_ABOVE",
     "MIN_BUDGET",
     "MIN_TRUNCATE_CHARS",
+    "TOOL_PREFIX_RE",
     "Settings",
     "default_recovery_dir",
 ]
+
+COMPRESS_LEVELS = ("off", "low", "medium", "high", "max")  # --compress-tools (mcp-compressor's -c, and off)
+TOOL_PREFIX_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")  # --server-name: tool names allow these
+MiB = 1024 * 1024
+_WRAP = frozenset({"wrap", "config"})  # the streamable-http frontend's knobs: wrap's (and config's)
+
+
+def _valid_url(value: str) -> None:
+    if not value.startswith(("redis://", "rediss://", "unix://")):
+        raise ValueError('must be a Redis URL such as "redis://127.0.0.1:6379/0"')
+
+
+def _valid_tenant(value: str) -> None:
+    from ..recovery import TENANT_RE
+
+    if not TENANT_RE.match(value):
+        raise ValueError("must be 1-64 letters, digits or _.@-")
+
+
+def _valid_tool_prefix(value: str) -> None:
+    if not TOOL_PREFIX_RE.fullmatch(value):
+        raise ValueError("must be 1-64 letters, digits, '_' or '-' (the tools become NAME_invoke_tool ...)")
+
+
+def _valid_host(value: str) -> None:
+    if not value or any(c.isspace() for c in value):
+        raise ValueError("must be an address such as 127.0.0.1")
 
 
 @dataclass
@@ -27,34 +67,172 @@ class Settings:
     target: list[str]  # backend command argv, or [URL]
     headers: dict[str, str] = field(default_factory=dict)
     oauth: OAuthClient | None = None  # URL backend: pre-registered client, CIMD URL, in-session login
-    timeout: float | None = None
-    transport: Literal["stdio", "streamable-http"] = "stdio"
-    host: str = "127.0.0.1"
-    port: int = 8765
-    token_file: Path | None = None  # streamable-http frontend: require this bearer token
-    max_sessions: int = 16  # streamable-http frontend: sessions (each with its own backend) at once
-    server_name: str = "backend"
-    dedup: bool = True
-    shrink: bool = True
-    budget: int = DEFAULT_BUDGET
-    truncate_chars: int | None = None  # MCP Squeeze's per-text-block limit, on top of the budget
-    shrink_above: int | None = DEFAULT_SHRINK_ABOVE  # size previews by value above this (None: budget only)
-    toonify: bool = False  # render JSON results that were not shrunk as TOON (original kept)
-    query: str | None = None  # JMESPath projection of JSON results (a per-tool policy, usually)
-    drop_duplicate_structured: bool = False  # drop structuredContent equal to the text (opt-in)
-    recovery: Literal["memory", "files", "both"] = "both"
-    recovery_dir: Path = field(default_factory=default_recovery_dir)
-    cache_ttl: float = 300.0
-    cache_entries: int = 32
-    cache_bytes: int = 32 * 1024 * 1024
-    retention: float | None = 24 * 3600.0
-    jobs: int = 4
-    stats_file: Path | None = None
+    policy: Policy = field(default_factory=Policy)  # the session-wide per-tool knobs
     policies: PolicySet = field(default_factory=PolicySet)  # per-tool rules from the config file
-    quiet: bool = False  # no session summary on exit
-    recovery_url: str | None = None  # redis://HOST:PORT/DB: originals shared by every replica
-    tenant: str | None = None  # whose originals these are when the token names no tenant
+
+    # -- the session's rows of the table of settings (in `mcpsqueeze config` order) -----------------
+    recovery: Literal["memory", "files", "both"] = knob(
+        "both",
+        Choice(("memory", "files", "both")),
+        "Where originals of shrunk results are kept.",
+        library="memory",  # a library's host process owns its originals
+    )
+    recovery_dir: Path = knob(
+        kind=PathValue(), help="Private directory for original files.", factory=default_recovery_dir
+    )
+    retention: float | None = knob(
+        24 * 3600.0,
+        Duration(),
+        "Delete original files older than this (at start, then hourly); 'off' disables.",
+        default_text="24h",
+        library=None,
+    )
+    cache_ttl: float | None = knob(
+        300.0,
+        Duration(),
+        "Memory cache entry lifetime; 'off' keeps.",
+        default_text="300s",
+        library=None,  # a library object keeps its originals for its lifetime, bounded by entries and bytes
+    )
+    cache_entries: int = knob(32, Whole(1, 1 << 30), "Memory cache entries.", library=128)
+    cache_bytes: int = knob(32 * MiB, Size(), "Memory cache size.", default_text="32M", library=64 * MiB)
+    jobs: int = knob(4, Whole(1, 1024), "Worker threads for condensing.")
+    timeout: float | None = knob(
+        None, Seconds(), "Seconds before a backend request is abandoned.", doors=CLI | {"client"}
+    )
+    stats_file: Path | None = knob(
+        None, PathValue(), "Append one JSON line per call to this file.", doors=CLI, show_default=False
+    )
+    # (printed by `mcpsqueeze config` only when set)
+    recovery_url: str | None = knob(  # redis://HOST:PORT/DB: originals shared by every replica
+        None,
+        Text(_valid_url, "redis://HOST:PORT/DB", wanted='a Redis URL such as "redis://127.0.0.1:6379/0"'),
+        "Also keep originals in this Redis, shared by replicas (needs mcpsqueeze[redis]; see "
+        "docs/scale-out.md).",
+        doors=CLI,
+        shown=False,
+        show_default=False,
+    )
+    tenant: str | None = knob(  # whose originals these are when the token names no tenant
+        None,
+        Text(_valid_tenant, wanted="1-64 letters, digits or _.@-"),
+        "Whose originals these are when the bearer token names no tenant.",
+        doors=CLI,
+        shown=False,
+        show_default=False,
+    )
+    transport: Literal["stdio", "streamable-http"] = knob(
+        "stdio",
+        Choice(("stdio", "streamable-http")),
+        "How the agent talks to the proxy.",
+        doors=_WRAP,
+        config=False,
+        shown=False,
+    )
+    host: str = knob(
+        "127.0.0.1",
+        Text(_valid_host, "ADDRESS"),
+        "Bind address for streamable-http.",
+        doors=_WRAP,
+        config=False,
+        shown=False,
+    )
+    port: int = knob(
+        8765, Whole(0, 65535), "Port for streamable-http (0: any).", doors=_WRAP, config=False, shown=False
+    )
+    token_file: Path | None = knob(  # streamable-http frontend: require this bearer token
+        None,
+        PathValue(),
+        "streamable-http: require `Authorization: Bearer <token>` from this 0600 file (created if missing).",
+        doors=_WRAP,
+        config=False,
+        shown=False,
+        show_default=False,
+    )
+    max_sessions: int = knob(  # streamable-http frontend: sessions (each with its own backend) at once
+        16,
+        Whole(1, 1 << 20),
+        "streamable-http: sessions at once per caller (bearer token; each runs its own backend). At the "
+        "cap, the caller's session idle longest is ended to make room (its client gets 404 and starts a "
+        "new one); a new session is refused with 503 only when all of the caller's sessions are busy. One "
+        "tenant never ends another's session.",
+        doors=_WRAP,
+        config=False,
+        shown=False,
+    )
+    server_name: str = knob(
+        "backend",
+        Text(),
+        "Backend name in stats.",
+        flag="--name",
+        env="MCPSQUEEZE_NAME",
+        doors=_WRAP,
+        config=False,
+        shown=False,
+    )
+    compress_tools: Literal["off", "low", "medium", "high", "max"] = knob(
+        "off",
+        Choice(COMPRESS_LEVELS),
+        "mcp-compressor's standard mode: tools/list shows NAME_get_tool_schema (listing every tool, less "
+        "of each from low to max) and NAME_invoke_tool (max adds NAME_list_tools); calls go through the "
+        "same shrinking and recovery. 'off': the backend's tools as they are.",
+        doors=_WRAP | {"serve", "client"},
+    )
+    tool_prefix: str | None = knob(  # None: see `compact_prefix`
+        None,
+        Text(_valid_tool_prefix, "NAME"),
+        "With --compress-tools: the tools' prefix (NAME_invoke_tool) [default: --name if given, else "
+        "'server', as mcp-compressor].",
+        flag="--server-name",
+        env="MCPSQUEEZE_SERVER_NAME",
+        doors=_WRAP,
+        shown=False,
+        show_default=False,
+    )
+    quiet: bool = knob(  # no session summary on exit
+        False,
+        Flag(),
+        "No session summary on exit.",
+        short="-q",
+        switch=True,
+        doors=CLI,
+        config=False,
+        shown=False,
+        show_default=False,
+    )
+    log_level: str = knob(
+        "warning",
+        Choice(("debug", "info", "warning", "error"), folded=True),
+        "'info': one stderr line per shrunk or deduplicated call (tool, chars, tokens, response id).",
+        doors=CLI,
+        config=False,
+        shown=False,
+    )
+
+    @property
+    def compact_prefix(self) -> str:
+        """The prefix of the compressed tools (`<prefix>_invoke_tool`): `--server-name`, else `--name` when
+        it is not the default, else mcp-compressor's own default, "server"."""
+        if self.tool_prefix:
+            return self.tool_prefix
+        return self.server_name if self.server_name not in ("", "backend") else "server"
 
     @property
     def is_url(self) -> bool:
         return len(self.target) == 1 and self.target[0].startswith(("http://", "https://"))
+
+    def replaced(self, **values: Any) -> Settings:
+        """A copy with these knobs (session or per-tool, by name) changed."""
+        policy_names = _POLICY_FIELDS
+        per_tool = {k: v for k, v in values.items() if k in policy_names}
+        session = {k: v for k, v in values.items() if k not in policy_names}
+        policy = dataclasses.replace(self.policy, **per_tool) if per_tool else self.policy
+        return dataclasses.replace(self, policy=policy, **session)
+
+    @classmethod
+    def make(cls, target: list[str] | None = None, **values: Any) -> Settings:
+        """Settings from flat knob values (`Settings.make(budget=4000, recovery="memory")`)."""
+        return cls(target=[] if target is None else target).replaced(**values)
+
+
+_POLICY_FIELDS = frozenset(f.name for f in dataclasses.fields(Policy))

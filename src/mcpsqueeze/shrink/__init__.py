@@ -8,7 +8,13 @@ from __future__ import annotations
 
 from mcpsqueeze.shrink._engine import Shrunk, shrink_texts
 from mcpsqueeze.shrink._json import NOT_JSON, parse_kept, parse_strict
-from mcpsqueeze.shrink._notice import RecoveryHint, Report, render_call, render_message, render_text_marker
+from mcpsqueeze.shrink._notice import (
+    RecoveryHint,
+    Report,
+    render_call,
+    render_message,
+    render_text_marker,
+)
 from mcpsqueeze.shrink._outline import landmarks
 from mcpsqueeze.shrink._rank import query_terms
 

@@ -7,19 +7,42 @@ from __future__ import annotations
 
 from collections.abc import Iterable, KeysView
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Final
+from typing import Final, Protocol
 
 from mcpsqueeze.shrink._json import dumps
-
-if TYPE_CHECKING:
-    from mcpsqueeze.shrink._limits import Limits
-    from mcpsqueeze.shrink._priced import Priced
 
 MAX_DEPTH: Final = 48  # deepest level the condensers descend into; deeper containers are collapsed
 STRING_SLACK: Final = 16  # a string is only cut when that saves at least a marker's width
 UNLIMITED: Final = 1 << 62
 MAX_DROPPED: Final = 64  # the most field names a report lists as dropped (it counts them all)
 _WALKED: Final = 64  # ``Plans.names`` walks arrays this short; longer ones get a ``priority`` pass
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """One set of limits for a whole document, as the limit search (``_limits``) tries them; here
+    because a condensed copy records the limits it was made under."""
+
+    strings: int  # strings longer than this (plus a marker's width) are cut to this many chars
+    items: int  # arrays longer than this keep this many items
+    keys: int  # nested objects with more keys keep this many
+    depth: int  # containers at this depth are collapsed into a marker
+    share: bool = False  # ``items`` is per mille of each array instead of a count
+    bonus: int = 0  # this many sampled arrays (in document order) keep one item more
+
+
+class Packing(Protocol):
+    """What ``Plans`` keeps of the priced packing (``_priced.Priced``) for a retry: described here,
+    so that this module, which both condensers import, imports neither of them."""
+
+    @property
+    def root(self) -> object: ...
+    @property
+    def target(self) -> int: ...
+    @property
+    def head(self) -> int: ...
+    def reset(self, target: int) -> None: ...
+    def run(self) -> Condensed | None: ...
 
 
 @dataclass(slots=True)
@@ -46,7 +69,7 @@ class Plans:
     # the document does)
     orders: dict[int, tuple[list[int], set[str]]] = field(default_factory=dict)
     limits: Limits | None = None  # the limits that won the limit search
-    priced: Priced | None = None  # the document compiled for the priced packing
+    priced: Packing | None = None  # the document compiled for the priced packing
     winner: str | None = None  # the condenser that won
 
     def order(self, node: list[object]) -> list[int]:

@@ -18,6 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import islice
 
+from mcpsqueeze.shrink._locks import LABELS, lock_kind
+
 __all__ = ["LANGUAGES", "Format", "detect", "shape"]
 
 _SAMPLE_CHARS = 256 * 1024
@@ -399,6 +401,9 @@ def detect(text: str, lines: list[str]) -> Format | None:
     head = [line for line in sample_lines[:_SAMPLE_LINES] if line.strip()]
     if len(head) >= 5 and sum(bool(_ONELINE_RE.match(line)) for line in head) >= 0.95 * len(head):
         return Format("oneline", "git log")
+    kind = lock_kind(sample_lines)
+    if kind is not None:
+        return Format("lock", LABELS[kind], "lock-" + kind)
     found = _table(lines) or _code(sample[:_CODE_SAMPLE]) or _config(lines)
     if found is not None:
         return found

@@ -10,7 +10,7 @@ only condenser for documents whose root is not a container.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Final
 
 from mcpsqueeze.shrink._copy import (
@@ -18,6 +18,7 @@ from mcpsqueeze.shrink._copy import (
     STRING_SLACK,
     UNLIMITED,
     Condensed,
+    Limits,
     Plans,
     collapsed_items,
     collapsed_keys,
@@ -34,16 +35,6 @@ __all__ = ["Limits", "limit_search"]
 
 class _Overflow(Exception):
     """A trial copy grew past its target; the trial is abandoned."""
-
-
-@dataclass(frozen=True, slots=True)
-class Limits:
-    strings: int  # strings longer than this (plus a marker's width) are cut to this many chars
-    items: int  # arrays longer than this keep this many items
-    keys: int  # nested objects with more keys keep this many
-    depth: int  # containers at this depth are collapsed into a marker
-    share: bool = False  # ``items`` is per mille of each array instead of a count
-    bonus: int = 0  # this many sampled arrays (in document order) keep one item more
 
 
 _SHARE_MIN: Final = 6  # in per-mille mode, arrays this short are never sampled

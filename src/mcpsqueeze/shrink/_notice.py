@@ -6,10 +6,10 @@ trailing notice) is produced here, so the golden files in ``tests/shrink/golden/
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
-from typing import Literal
+
+from .._voice import McpVoice, Voice
 
 __all__ = [
     "COMPACT_BELOW",
@@ -29,14 +29,18 @@ MAX_DROPPED_FIELDS = 20
 MAX_FIELD_NAME_CHARS = 40
 
 
+#: The engine's default voice: the MCP recover tool (pure API callers rarely need another).
+_MCP: Voice = McpVoice()
+
+
 @dataclass(frozen=True)
 class RecoveryHint:
-    """Where the original of a shrunk result can be fetched from, and through which door."""
+    """Where the original of a shrunk result can be fetched from, and the voice of the door that
+    words it (the engine never asks which door it is)."""
 
     response_id: str
     file: str | None
-    mode: Literal["mcp", "shell"]
-    recover_tool: str = "squeeze_recover"
+    voice: Voice = _MCP
     #: A JSON pointer that exists in this original, offered as the example of reading one part
     #: (None: the original is not one JSON document, so only a text window is offered).
     pointer: str | None = None
@@ -127,32 +131,19 @@ COMPACT_BELOW = 4000
 
 
 def render_call(hint: RecoveryHint) -> str:
-    """The exact call (MCP tool call or shell command) that returns the whole original."""
-    if hint.mode == "mcp":
-        return f"{hint.recover_tool} " + json.dumps({"response_id": hint.response_id}, separators=(",", ":"))
-    return f"mcpsq recover {hint.response_id}"
+    """The exact call (in the door's voice) that returns the whole original."""
+    return hint.voice.call(hint.response_id)
 
 
 def _how_to_recover(hint: RecoveryHint) -> str:
-    if hint.mode == "mcp":
-        text = f"Full original: {render_call(hint)}; one part: add "
-        if hint.pointer is not None:
-            text += f'"pointer":"{hint.pointer}" (JSON pointer) or '
-        text += '"offset"/"length" (text window).'
-        return text if hint.file is None else f"{text} File: {hint.file}"
-    text = f"Full original: {render_call(hint)}"
-    if hint.file is not None:
-        text += f" (or jq . {hint.file})"
-    return text + (f"; one part: --pointer {hint.pointer}." if hint.pointer is not None else ".")
+    return hint.voice.how_to_recover(hint.response_id, hint.file, hint.pointer)
 
 
 def _one_line(report: Report, hint: RecoveryHint) -> str:
     """The shortest complete hint: the original size and the exact recover call (the recover tool's
     own description says how to fetch a part)."""
     head = f"shrunk from {report.original_chars} chars; full original: {render_call(hint)}"
-    if hint.mode == "mcp" or hint.file is None:
-        return head
-    return head + f" (or jq . {hint.file})"
+    return head + hint.voice.file_recipe(hint.file)
 
 
 def render_message(report: Report, hint: RecoveryHint, kind: str, *, compact: bool = False) -> str:
@@ -197,20 +188,13 @@ def truncation_record(
     return record
 
 
-def _lines_call(hint: RecoveryHint, example: str) -> str:
-    if hint.mode == "mcp":
-        arguments = {"response_id": hint.response_id, "lines": example}
-        return f"{hint.recover_tool} " + json.dumps(arguments, separators=(",", ":"))
-    return f"mcpsq recover {hint.response_id} --lines {example}"
-
-
 def render_outline_header(label: str, first: int, last: int, example: str, hint: RecoveryHint) -> str:
     """The first line of an outline preview: what the text is, that folded lines are marked with
     their exact line range, and the exact call that reads one range back (``example``)."""
     span = f"{last - first + 1} lines" if first == 1 else f"lines {first}-{last}"
     return (
         f"[mcpsqueeze] Outline of {span} ({label}); each [lines A-B folded] marker stands for exactly those "
-        f"lines. Read them: {_lines_call(hint, example)}"
+        f"lines. Read them: {hint.voice.call(hint.response_id, lines=example)}"
     )
 
 

@@ -17,6 +17,7 @@ original byte for byte.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 
 from mcpsqueeze._lines import split_lines
@@ -69,19 +70,22 @@ def _pack(
     n = len(lines)
     last = first + n - 1
     header_room = len(render_outline_header(plan.label, first, last, f"{last}-{last}", hint)) + 1
-    detail = min(_DETAIL, plan.detail_room(len(str(last))))
+    detail = min(max(_DETAIL, plan.detail), plan.detail_room(len(str(last))))
     marker_room = len(render_fold_marker(last - 1, last, "x" * detail)) + _MAX_INDENT + 1
     avail = target - header_room
     if avail < 2 * marker_room:
         return None
     if deltas is None:
         deltas = _deltas(lines)
+    breaks = _breaks(lines, plan, first, detail, avail)
     limit, fill_limit = avail, min(avail, soft - header_room)
     for _attempt in range(4):
-        kept, body, example = _choose(lines, deltas, plan, limit, fill_limit, marker_room, first, detail)
+        kept, body, example = _choose(
+            lines, deltas, plan, limit, fill_limit, marker_room, first, detail, breaks
+        )
         size = sum(map(len, body))
         if size <= avail:
-            if not any(kept):
+            if not any(kept) and not breaks:
                 return None
             header = render_outline_header(plan.label, first, last, example or f"{first}-{last}", hint)
             return header + "\n" + "".join(body)
@@ -90,6 +94,20 @@ def _pack(
         limit -= size - avail + marker_room
         fill_limit = min(fill_limit, limit)
     return None
+
+
+def _breaks(lines: Sequence[str], plan: Plan, first: int, detail: int, avail: int) -> list[int]:
+    """The plan's breaks (a fold never spans one), every other one left out until the markers of
+    the text with nothing shown leave room for a few lines (``avail`` less a sixteenth, at most 512):
+    a lock file too long for a marker per package gets a marker per two, four ... packages."""
+    breaks = plan.breaks
+    while breaks:
+        markers: dict[tuple[int, int], str | None] = {}
+        body, _example = _render(lines, bytearray(len(lines)), plan, first, detail, markers, breaks)
+        if sum(map(len, body)) <= avail - min(avail // 16, 512):
+            break
+        breaks = breaks[1::2]
+    return breaks
 
 
 def _offer(
@@ -141,17 +159,20 @@ def _choose(
     marker_room: int,
     first: int,
     detail: int,
+    breaks: Sequence[int] = (),
 ) -> tuple[bytearray, list[str], str]:
     """The kept lines under ``limit`` (value tiers) and ``fill_limit`` (fill), rendered."""
     kept = bytearray(len(lines))
-    used = marker_room  # nothing kept yet: one marker folds it all
     markers: dict[tuple[int, int], str | None] = {}  # each fold's marker, across the renders below
+    used = marker_room  # nothing kept yet: one marker folds it all (or one per run between breaks)
+    if breaks:
+        used = sum(map(len, _render(lines, bytearray(kept), plan, first, detail, markers, breaks)[0]))
     body: list[str] = []
     example = ""
     offers = [i for tier in plan.tiers for i in tier]
     for _round in range(3):  # markers are shorter than their bound: offer the room they left
         refused, _room = _offer(offers, kept, deltas, limit - used, marker_room, False)
-        body, example = _render(lines, kept, plan, first, detail, markers)
+        body, example = _render(lines, kept, plan, first, detail, markers, breaks)
         used = sum(map(len, body))
         if len(refused) == len(offers):
             break
@@ -160,7 +181,7 @@ def _choose(
             break  # nothing refused fits what is left: another round would change nothing
     if used < fill_limit and plan.fill:
         _offer(plan.fill, kept, deltas, fill_limit - used, marker_room, True)
-        body, example = _render(lines, kept, plan, first, detail, markers)
+        body, example = _render(lines, kept, plan, first, detail, markers, breaks)
     return kept, body, example
 
 
@@ -171,10 +192,12 @@ def _render(
     first: int,
     detail: int,
     markers: dict[tuple[int, int], str | None],
+    breaks: Sequence[int] = (),
 ) -> tuple[list[str], str]:
     """The kept lines and a marker for each run of the others (short runs shown instead, and then
-    marked kept); and the first marker's range, for the header's example call. ``markers`` keeps
-    each run's marker (None: shown instead) for the next render of the same lines."""
+    marked kept; a run ends at each of ``breaks``); and the first marker's range, for the header's
+    example call. ``markers`` keeps each run's marker (None: shown instead) for the next render of
+    the same lines."""
     n = len(lines)
     body: list[str] = []
     example = ""
@@ -188,6 +211,10 @@ def _render(
             continue
         j = kept.find(1, i)
         j = n if j < 0 else j
+        if breaks:
+            k = bisect_right(breaks, i)
+            if k < len(breaks) and breaks[k] < j:
+                j = breaks[k]
         if (i, j) in markers:
             marker = markers[i, j]
         else:

@@ -14,7 +14,7 @@ import re
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from itertools import chain, compress, islice
+from itertools import chain, compress, islice, pairwise
 from operator import itemgetter, not_
 
 from mcpsqueeze.shrink._formats import (
@@ -29,8 +29,15 @@ from mcpsqueeze.shrink._formats import (
     Format,
     shape,
 )
+from mcpsqueeze.shrink._locks import packages
 
-__all__ = ["Plan", "landmark_lines", "plan_for"]
+__all__ = ["FOLD_LINES", "Plan", "landmark_lines", "nested", "plan_for"]
+
+#: The most lines a fold marker stands for when its lines have structure of their own (a line
+#: followed by a more indented one): a larger block shows its inner landmarks instead, so that every
+#: fold is cheap to open. 120 lines are about 1,000-1,500 tokens of code.
+FOLD_LINES = 120
+_NESTED_LINES = 200_000  # texts longer than this get no nested outline (no preview could show it)
 
 _HEAD = 20  # lines of the head an outline shows (a module docstring and its imports)
 _SHORT_HEAD = 8  # ... of a config file, a Markdown text
@@ -51,6 +58,11 @@ class Plan:
     landmarks: list[int] = field(default_factory=list)
     detail: int = 0  # the most characters ``describe`` writes, with this many digits per number
     indent: bool = True  # markers take the indentation of what they fold (code, config, prose)
+    # lines shown beside the landmarks, worth their room as much: the inner landmarks of large
+    # blocks (``nested``), the first sentence under each Markdown heading
+    inner: list[int] = field(default_factory=list)
+    # a fold never spans one of these line indexes (each package of a lock file is its own marker)
+    breaks: list[int] = field(default_factory=list)
 
     def detail_room(self, digits: int) -> int:
         return self.detail * (digits + 8) // 8 if self.detail else 0
@@ -109,7 +121,96 @@ def _first_nonblank_after(lines: Sequence[str], index: int, limit: int = 4) -> l
     return []
 
 
+# ------------------------------------------------------------------------------ nested outline
+def indent_depth(line: str) -> int | None:
+    """The indentation of ``line`` in columns (a tab is 4), or None for a blank line."""
+    body = line.lstrip(" \t")
+    if not body.strip():
+        return None
+    lead = line[: len(line) - len(body)]
+    return len(lead) + 3 * lead.count("\t")
+
+
+def diff_depth(line: str) -> int | None:
+    """The indentation of a diff line's content (after its ``+``/``-``/space prefix); None for
+    blank content and for lines that are not hunk lines."""
+    if line[:1] not in ("+", "-", " "):
+        return None
+    return indent_depth(line[1:])
+
+
+def _openers(
+    lines: Sequence[str], a: int, b: int, depth: Callable[[str], int | None]
+) -> list[tuple[int, int]]:
+    """(index, depth) of each line in ``a..b-1`` that the next non-blank line there is indented under."""
+    found: list[tuple[int, int]] = []
+    previous: tuple[int, int] | None = None
+    for i in range(a, b):
+        d = depth(lines[i])
+        if d is None:
+            continue
+        if previous is not None and d > previous[1]:
+            found.append(previous)
+        previous = (i, d)
+    return found
+
+
+def _fewest(candidates: list[int], a: int, b: int) -> list[int]:
+    """The fewest of ``candidates`` (in order) that cut ``a..b-1`` into runs of at most
+    ``FOLD_LINES`` lines where the candidates allow it: each one is kept when skipping it would make
+    the run from the last kept line to the next candidate too long."""
+    kept: list[int] = []
+    start = a
+    for k, c in enumerate(candidates):
+        after = candidates[k + 1] if k + 1 < len(candidates) else b
+        if after - start > FOLD_LINES:
+            kept.append(c)
+            start = c + 1
+    return kept
+
+
+def nested(lines: Sequence[str], anchors: Sequence[int], depth: Callable[[str], int | None]) -> list[int]:
+    """The inner landmarks of the runs between ``anchors`` (sorted line indexes an outline keeps)
+    that are longer than ``FOLD_LINES``: in each, the outermost lines that open an indented block
+    (every one of them, or the fewest that cut it into short runs when there are many), then the
+    same inside each run still too long. A run without such a line (flat: a list, a data table,
+    the end of a block) stays whole."""
+    n = len(lines)
+    if n > _NESTED_LINES:
+        return []
+    out: list[int] = []
+    edges = [-1, *anchors, n]
+    stack = [(x + 1, y) for x, y in pairwise(edges) if y - x - 1 > FOLD_LINES]
+    while stack:
+        a, b = stack.pop()
+        openers = _openers(lines, a, b, depth)
+        if not openers:
+            continue
+        level = min(d for _, d in openers)
+        chosen = [i for i, d in openers if d == level]
+        if len(chosen) > max(8, (b - a) // 15):
+            chosen = _fewest(chosen, a, b)
+        out.extend(chosen)
+        cuts = [a - 1, *chosen, b]
+        stack.extend((x + 1, y) for x, y in pairwise(cuts) if y - x - 1 > FOLD_LINES)
+    out.sort()
+    return out
+
+
+def _with_nested(plan: Plan, lines: Sequence[str], depth: Callable[[str], int | None]) -> Plan:
+    """``plan`` with the nested outline of its long runs as its second tier (right after the
+    landmarks) and in ``inner``."""
+    anchors = sorted({*plan.landmarks, *plan.inner})
+    inner = nested(lines, anchors, depth)
+    if inner:
+        plan.tiers.insert(1, inner)
+        plan.inner = sorted({*plan.inner, *inner})
+    return plan
+
+
 # ---------------------------------------------------------------------------------------------- code
+#: JavaScript/TypeScript test names: describe/it/test calls (with .each, .only, .skip ...).
+_JS_TEST_RE = re.compile(r"\n[ \t]*+(?:describe|it|test)(?:\.\w+)*[ \t]*\(", re.M)
 _OPENS_BODY = (":", "{", ";", "=>", "}")
 
 
@@ -118,6 +219,10 @@ def _code(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
     language = LANGUAGES[fmt.language]
     n = len(lines)
     definitions = t.matching(language.definition)
+    if fmt.language == "js":  # test names are landmarks of test files
+        tests = t.matching(_JS_TEST_RE)
+        if tests:
+            definitions = sorted({*definitions, *tests})
     depths = [len(line) - len(line.lstrip(" \t")) for line in map(lines.__getitem__, definitions)]
     by_depth = [d for _, d in sorted(zip(depths, definitions, strict=True))]
     signatures: list[int] = []
@@ -135,7 +240,7 @@ def _code(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
             if lines[j].strip():
                 bodies.append(j)
                 break
-    return Plan(
+    plan = Plan(
         fmt.label,
         [
             _front(ranked, by_depth),
@@ -147,6 +252,7 @@ def _code(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
         fill=range(n),
         landmarks=definitions,
     )
+    return _with_nested(plan, lines, indent_depth)
 
 
 # ------------------------------------------------------------------------------------ diffs and logs
@@ -423,16 +529,79 @@ def _config(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
             else:
                 deeper.append(i)
     landmarks = sorted({*sections, *names})
-    return Plan(
+    plan = Plan(
         fmt.label,
         [_front(ranked, [*sections, *names]), _query_tier(ranked, n), head, second, deeper],
         fill=range(n),
         landmarks=landmarks,
     )
+    return _with_nested(plan, lines, indent_depth)
+
+
+_LOCK_HEAD = 4  # lines of a lock file's head shown (its generator comment, its format version)
+
+
+def _lock(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
+    """Every package folded into a marker of its own that names it: ``[lines 5-11 folded: serde
+    1.0.203]``. Lines the query matched are shown inside their package's block."""
+    lines = t.lines
+    n = len(lines)
+    found = packages(fmt.language.removeprefix("lock-"), lines)
+    starts = [p.start for p in found]
+    by_start = {p.start: p for p in found}
+    breaks = sorted({x for p in found for x in (p.start, p.end) if 0 < x < n})
+
+    def describe(a: int, b: int) -> str:
+        first = bisect_left(starts, a)
+        last = bisect_left(starts, b)
+        count = last - first
+        if count == 1 and starts[first] == a:
+            package = by_start[a]
+            return f"{package.name} {package.version}".strip()
+        if count > 1:
+            return f"{count} packages, {found[first].name} to {found[last - 1].name}"
+        return ""
+
+    head = [i for i in range(min(_LOCK_HEAD, n)) if not starts or i < starts[0]]
+    return Plan(
+        fmt.label,
+        [_query_tier(ranked, n), head],
+        describe=describe,
+        breaks=breaks,
+        detail=72,
+        indent=False,
+    )
 
 
 # ------------------------------------------------------------------------------------- prose, tables
 _MARKDOWN_LINE_RE = re.compile(r"\n(?:[ \t]*+(?:```|~~~)|#{1,6}[ \t]+\S|(?:=+|-{2,})[ \t]*$)", re.M)
+
+
+_SENTENCE_END_RE = re.compile(r"[.!?][\"')\]*_`]*(?:[ \t]|$)")
+_BLOCK_START_RE = re.compile(r"^[ \t]*(?:```|~~~|#{1,6}[ \t]|[-*+][ \t]|\d+[.)][ \t]|\||>|<)")
+_SENTENCE_LINES = 6  # a first sentence is looked for in this many lines of its paragraph
+
+
+def _first_sentence(lines: Sequence[str], heading: int, headings: set[int]) -> list[int]:
+    """The lines under ``heading`` up to the end of their first sentence: the first paragraph's
+    lines until one ends a sentence (at most ``_SENTENCE_LINES``); a list, table, quote or fence
+    gives its first line only."""
+    first = _first_nonblank_after(lines, heading)
+    if not first or first[0] in headings:
+        return []
+    j = first[0]
+    if _BLOCK_START_RE.match(lines[j]):
+        return [j]
+    out: list[int] = []
+    n = len(lines)
+    while j < n and len(out) < _SENTENCE_LINES and lines[j].strip() and j not in headings:
+        if out and _BLOCK_START_RE.match(lines[j]):
+            break
+        out.append(j)
+        if _SENTENCE_END_RE.search(lines[j].rstrip("\r\n")):
+            break
+        j += 1
+    return out
 
 
 def _markdown(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
@@ -457,15 +626,19 @@ def _markdown(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
             and (not headings or headings[-1] != i - 1)
         ):
             headings.extend((i - 1, i))
-    paragraphs = [j for h in headings for j in _first_nonblank_after(lines, h)]
-    return Plan(
+    marked = set(headings)
+    # under a setext heading (title, then its underline), the sentence follows the underline
+    sentences = [j for h in headings if h + 1 not in marked for j in _first_sentence(lines, h, marked)]
+    plan = Plan(
         fmt.label,
-        [_front(ranked, headings), _query_tier(ranked, n), list(range(min(_SHORT_HEAD, n))), paragraphs],
+        [_front(ranked, headings), sentences, _query_tier(ranked, n), list(range(min(_SHORT_HEAD, n)))],
         fill=range(n),
         landmarks=[
             h for h in headings if HEADING_RE.match(lines[h]) or not re.match(r"^[=-]+[ \t]*$", lines[h])
         ],
+        inner=sentences,
     )
+    return _with_nested(plan, lines, indent_depth)
 
 
 def _table(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
@@ -559,7 +732,7 @@ def plan_for(
         plan, kinds = _diff(fmt, t, ranked)
         plan.describe = _describe_diff(kinds)
         plan.detail = 40  # "12 added, 20 removed, 3 unchanged, 2 other"
-        return plan
+        return _with_nested(plan, lines, diff_depth)
     if fmt.name == "gitlog":
         return _gitlog(fmt, t, ranked)
     if fmt.name == "oneline":
@@ -567,6 +740,8 @@ def plan_for(
         return Plan(fmt.label, [_front(ranked, every)], landmarks=every, indent=False)
     if fmt.name in ("toml", "yaml", "yarn", "requirements"):
         return _config(fmt, t, ranked)
+    if fmt.name == "lock":
+        return _lock(fmt, t, ranked)
     if fmt.name == "markdown":
         return _markdown(fmt, t, ranked)
     if fmt.name in ("csv", "tsv"):
@@ -576,6 +751,6 @@ def plan_for(
 
 def landmark_lines(fmt: Format | None, lines: Sequence[str]) -> list[int]:
     """Indexes of the landmark lines of ``lines`` (none for tables, logs and unknown text)."""
-    if fmt is None or fmt.name in ("csv", "tsv", "log", "repeats"):
+    if fmt is None or fmt.name in ("csv", "tsv", "log", "repeats", "lock"):
         return []
     return plan_for(fmt, lines, []).landmarks

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import AnyStr
 
-__all__ = ["query_terms", "rank_lines"]
+__all__ = ["query_terms", "rank_lines", "search_terms"]
 
 _TERM_RE = re.compile(r"[^\W_][\w-]*[^\W_]|[^\W_]", re.UNICODE)
 _MIN_TERM = 3
@@ -47,16 +47,28 @@ def query_terms(arguments: Mapping[str, object] | None) -> tuple[str, ...]:
         return ()
     seen: dict[str, None] = {}
     for text in _strings(arguments):
-        if len(text) > _MAX_ARG_CHARS:
-            continue
-        for word in _TERM_RE.findall(text):
-            word = word.lower()
-            if len(word) >= _MIN_TERM and not word.isdigit():
-                seen.setdefault(word, None)
-                for part in word.split("-"):  # "read-text" also finds "read" and "text"
-                    if len(part) >= _MIN_TERM and part != word:
-                        seen.setdefault(part, None)
+        if len(text) <= _MAX_ARG_CHARS:
+            _add_words(seen, text, _MIN_TERM, numbers=False)
     return tuple(seen)[:_MAX_TERMS]
+
+
+def search_terms(query: str) -> tuple[str, ...]:
+    """The terms of a search an agent asked for (recover's ``search``): as `query_terms` finds them, but
+    the words are what it typed, so 2-letter words and numbers count too (``io``, ``404``)."""
+    seen: dict[str, None] = {}
+    _add_words(seen, query, 2, numbers=True)
+    return tuple(seen)[:_MAX_TERMS]
+
+
+def _add_words(seen: dict[str, None], text: str, shortest: int, *, numbers: bool) -> None:
+    """Add the lower-cased words of ``text`` (``shortest`` characters or more) to ``seen``, in order."""
+    for word in _TERM_RE.findall(text):
+        word = word.lower()
+        if len(word) >= shortest and (numbers or not word.isdigit()):
+            seen.setdefault(word, None)
+            for part in word.split("-"):  # "read-text" also finds "read" and "text"
+                if len(part) >= shortest and part != word:
+                    seen.setdefault(part, None)
 
 
 def rank_lines(

@@ -6,8 +6,10 @@ costs the agent tokens it did not ask for, on this turn and every later one, and
 one exact ``lines`` call away. So a result over the ``shrink_above`` size (docs/previews.md) gets a
 target of its landmarks, their markers and a little supporting text, not the budget:
 
-- text in a recognised format: the outline header, every landmark line, one fold marker per gap
-  and ``SUPPORT_CHARS`` of what explains them (signatures, the head, first changed lines);
+- text in a recognised format: the outline header, every landmark line and inner landmark (the
+  nested outline of large blocks, the first sentence under each heading), one fold marker per gap
+  (per package of a lock file) and ``SUPPORT_CHARS`` of what explains them (signatures, the head,
+  first changed lines);
 - JSON: ``JSON_CHARS``, which the condense engine fills with every field name, honest counts and
   the items that fit (a preview that would drop a field name gets more room, up to the budget);
 - text of no known format: unchanged while it fits the budget (a head and a tail show no
@@ -17,6 +19,8 @@ Pure: the engine calls ``block_goal`` on blocks it has already classified and ou
 """
 
 from __future__ import annotations
+
+import itertools
 
 from mcpsqueeze.shrink._outline import Outliner
 
@@ -40,6 +44,11 @@ def text_goal(outliner: Outliner, length: int) -> int | None:
         return None
     lines = outliner.lines
     marks = plan.landmarks or (plan.tiers[0] if plan.tiers else [])
+    if plan.inner:
+        marks = sorted({*marks, *plan.inner})
     marker = _MARKER + min(48, plan.detail)
     goal = _HEADER + SUPPORT_CHARS + sum(len(lines[i]) + marker for i in marks)
+    if plan.breaks:  # a marker per run between breaks (each package of a lock file), and its words
+        edges = [0, *plan.breaks, len(lines)]
+        goal += sum(_MARKER + 2 + len(plan.describe(a, b)) for a, b in itertools.pairwise(edges))
     return min(goal, length)

@@ -9,6 +9,8 @@ the SDK are imported.
 
 from __future__ import annotations
 
+from .._lazy import LazyFace
+
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing typing is not free at start-up
 if TYPE_CHECKING:
     from ._auth import PRINCIPAL_KEY, Tokens, bearer_guard, check_token_path, is_loopback, load_tokens
@@ -147,13 +149,4 @@ _MODULES = {
 }
 
 
-def __getattr__(name: str) -> object:
-    """Load a module on first use of one of its names (start-up pays only for what it uses)."""
-    module = _MODULES.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = LazyFace(__name__, _MODULES, globals())

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import errno
 import ipaddress
 import json
 import os
@@ -14,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import UsageError
+from .._trusted import read_trusted
 from ..recovery import check_if_present, ensure_private_dir
 
 __all__ = [
@@ -31,8 +31,6 @@ PRINCIPAL_KEY = "mcpsqueeze.principal"  # ASGI scope key: the principal of the r
 _TENANT_RE = re.compile(rb"^[A-Za-z0-9_.@-]{1,64}\Z")
 
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-# O_NONBLOCK: opening a FIFO planted at the path returns at once (and is refused) instead of hanging.
-_READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
 def is_loopback(host: str) -> bool:
@@ -127,17 +125,17 @@ def load_or_create_token(path: Path) -> bytes:
 
 
 def _read_token(path: Path) -> bytes:
+    """The token file's token, through the one check every trusted file gets (`_trusted`): a regular file
+    of ours (or root's), not a symlink, 0600 or narrower, in a directory no other user can write."""
     try:
-        fd = os.open(path, _READ)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
+        data = read_trusted(path, "token file", private=True, follow=False)
+    except FileNotFoundError:
+        raise UsageError(f"cannot read the token file {path}: it was removed meanwhile") from None
+    except UsageError as exc:
+        if os.path.islink(path):
             raise UsageError(_symlink_message(path)) from None
-        raise UsageError(f"cannot read the token file {path}: {exc.strerror or exc}") from None
-    with os.fdopen(fd, "rb") as fh:
-        info = os.fstat(fh.fileno())
-        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & 0o077:
-            raise UsageError(f"token file {path} must be a regular 0600 file of ours") from None
-        token = fh.read().strip()
+        raise UsageError(f"{exc} The token file must be a regular 0600 file of ours.") from None
+    token = data.strip()
     if len(token) < 32:
         raise UsageError(f"token file {path} holds no usable token; delete it to make a new one") from None
     return token

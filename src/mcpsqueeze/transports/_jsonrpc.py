@@ -78,7 +78,7 @@ def _id_or_none(value: Any) -> Any:
     return value if valid_id(value) else None
 
 
-def parse(line: bytes) -> Message | Invalid:
+def parse(line: bytes | bytearray) -> Message | Invalid:
     """Strictly parse one JSON-RPC line; never raises."""
     try:
         value = loads(line)
@@ -103,7 +103,7 @@ _TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{},:]')
 _SCALAR = re.compile(rb'\s*(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|"(?:[^"\\]|\\.)*")\s*[,}]')
 
 
-def scan_id(line: bytes) -> Any:
+def scan_id(line: bytes | bytearray) -> Any:
     """The top-level "id" of a line too broken (or too deep) to parse, when it can be told; else None.
 
     One pass of a regular expression over strings and brackets: no recursion, linear in the line, so a reply
@@ -226,7 +226,7 @@ def with_id(message: Message, new_id: Any) -> Message:
     return {**message, "id": new_id}
 
 
-def parse_line(line: bytes) -> Message | Invalid:
+def parse_line(line: bytes | bytearray) -> Message | Invalid:
     """`parse`, keeping the line of a mid-size result so that it can be forwarded as is.
 
     Only results (the relay's stages build new dicts; nothing edits them in place), only up to
@@ -235,7 +235,7 @@ def parse_line(line: bytes) -> Message | Invalid:
     """
     message = parse(line)
     if type(message) is dict and len(line) <= _RAW_BYTES and "result" in message and "method" not in message:
-        return _Received(message, line.strip())
+        return _Received(message, bytes(line.strip()))
     return message
 
 

@@ -22,6 +22,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import socket
 import sys
 import time
@@ -33,7 +34,7 @@ from typing import Any
 import anyio
 import anyio.abc
 
-from .._errors import BackendError, UsageError
+from .._errors import BackendError, MCPSqueezeError, UsageError
 from ..recovery import ensure_private_dir
 from ..settings import OAuthClient
 
@@ -172,6 +173,8 @@ def _provider_class() -> Any:
                     if stored is not None and stored.client_id == client.client_id
                     else None
                 )
+                if client.auth_method is not None:  # as the user says the client was registered
+                    method = f"client_secret_{client.auth_method}"
                 self.context.client_info = OAuthClientInformationFull(
                     client_id=client.client_id,
                     client_secret=client.client_secret(),
@@ -202,6 +205,34 @@ def _provider_class() -> Any:
             self._choose_token_auth()
             return await super()._refresh_token()
 
+        async def _auth_flow(self, request: Any) -> Any:
+            """The SDK's flow, plus: a 401 to the request itself while a refresh token is at hand (the
+            server expired the access token before its `expires_at`) refreshes once and retries, before
+            the SDK's answer to a 401 (authorize again: "log in again" for a proxy without a browser)."""
+            flow = super()._auth_flow(request)
+            retried = False
+            try:
+                outgoing = await flow.__anext__()
+                while True:
+                    response = yield outgoing
+                    if (
+                        outgoing is request
+                        and response.status_code == 401
+                        and not retried
+                        and self.context.can_refresh_token()
+                    ):
+                        retried = True
+                        await flow.aclose()
+                        self.context.token_expiry_time = time.time() - 1  # expired, whatever was stored
+                        flow = super()._auth_flow(request)  # refreshes first, then sends it again
+                        outgoing = await flow.__anext__()
+                        continue
+                    outgoing = await flow.asend(response)
+            except StopAsyncIteration:
+                return
+            finally:
+                await flow.aclose()
+
     return _Provider
 
 
@@ -220,8 +251,38 @@ def _client_metadata(redirect_uri: str) -> Any:
 
 
 def _not_login_required(record: logging.LogRecord) -> bool:
-    """The SDK logs the flow's exception with a traceback; ours ("log in again") is reported, not logged."""
-    return not (record.exc_info and isinstance(record.exc_info[1], LoginRequired))
+    """The SDK logs the flow's exception with a traceback; ours ("log in again") and the flow's own
+    errors (a token endpoint's refusal) are reported once, as a message, not logged."""
+    from mcp.client.auth.exceptions import OAuthFlowError
+
+    return not (record.exc_info and isinstance(record.exc_info[1], LoginRequired | OAuthFlowError))
+
+
+def _quiet_sdk_log() -> None:
+    sdk_log = logging.getLogger("mcp.client.auth.oauth2")
+    if _not_login_required not in sdk_log.filters:
+        sdk_log.addFilter(_not_login_required)
+
+
+def flow_error(url: str, exc: BaseException, provider: Any = None) -> MCPSqueezeError:
+    """One of ours for an error of the SDK's OAuth flow. A token endpoint that refuses the client
+    (HTTP 401, or `invalid_client`) is a usage problem: the client id, its secret or the way it is sent
+    (`--oauth-auth-method`); anything else is the backend's OAuth failing (BackendError)."""
+    from mcp.client.auth.exceptions import OAuthTokenError
+
+    detail = str(exc)
+    status = re.search(r"\((\d{3})\)", detail)
+    if isinstance(exc, OAuthTokenError) and (
+        (status is not None and status.group(1) == "401") or "invalid_client" in detail
+    ):
+        info = getattr(getattr(provider, "context", None), "client_info", None)
+        method = getattr(info, "token_endpoint_auth_method", None) or "none"
+        return UsageError(
+            f"the authorization server of {url} refused this client at its token endpoint ({detail}); "
+            f"the client authenticated with {method}: check --oauth-client-id, the secret file, and that "
+            "--oauth-auth-method (basic or post) is how the client was registered"
+        )
+    return BackendError(f"OAuth with the backend at {url} failed: {detail}")
 
 
 def _free_loopback_port() -> int:
@@ -262,9 +323,7 @@ def backend_auth(
     """
     if headers and any(k.lower() == "authorization" for k in headers):
         return None
-    sdk_log = logging.getLogger("mcp.client.auth.oauth2")
-    if _not_login_required not in sdk_log.filters:
-        sdk_log.addFilter(_not_login_required)
+    _quiet_sdk_log()
     storage = FileTokenStorage(url)
     info = storage.read().get("client_info")
     stored = (info or {}).get("redirect_uris") or []
@@ -336,7 +395,7 @@ async def preflight(url: str, headers: Mapping[str, str], client: OAuthClient | 
                 leaf = leaf.exceptions[0]
             if isinstance(leaf, LoginRequired):
                 raise leaf from None
-            raise BackendError(f"OAuth with the backend at {url} failed: {leaf}") from exc
+            raise flow_error(url, leaf, auth) from exc
     challenge = response.headers.get("www-authenticate", "")
     if response.status_code == 403 and "insufficient_scope" in challenge:
         raise LoginRequired(
@@ -500,6 +559,7 @@ async def login(
     storage.write({})  # a fresh registration: the loopback port (part of the redirect URI) differs per login
     redirect = _LoopbackRedirect(url, port or _free_loopback_port(), fetch=fetch, timeout=timeout)
     await redirect.listen()  # a busy --port fails here, before anything is asked of the servers
+    _quiet_sdk_log()
     provider = _new_provider(url, storage, redirect.redirect_uri, client, redirect.show, redirect.wait)
     probe = {
         "jsonrpc": "2.0",
@@ -519,6 +579,12 @@ async def login(
                 )
             except httpx2.HTTPError as exc:
                 raise BackendError(f"cannot reach the backend at {url}: {exc}") from exc
+    except Exception as exc:
+        from mcp.client.auth.exceptions import OAuthFlowError
+
+        if isinstance(exc, OAuthFlowError):
+            raise flow_error(url, exc, provider) from None
+        raise
     finally:
         await redirect.close()
     if response.status_code in (401, 403):

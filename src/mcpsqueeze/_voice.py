@@ -1,0 +1,138 @@
+"""The voice port: how a door words recovery for the agent that reads it.
+
+The engine (``shrink/``) and the stages decide *what* to say (a result was shrunk from N chars, lines
+A-B are folded, this repeats call #3); the door's voice decides *how the agent gets the original
+back* in the words that door understands: a tool call for MCP, a shell command for ``mcpsq``. A door
+picks its voice once; nothing below it asks which door it is.
+
+Two adapters today: :class:`McpVoice` (the MCP proxy, serve's stateless HTTP path, the Python API:
+the recover tool is what the agent calls) and :class:`ShellVoice` (serve behind the bash shim and
+Just-Bash: ``mcpsq recover`` and the recovery file). A new door adds an adapter here.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from dataclasses import dataclass, replace
+from typing import Protocol
+
+__all__ = ["McpVoice", "ShellVoice", "Voice"]
+
+
+class Voice(Protocol):
+    """The door-specific words of recovery. Pure: text in, text out."""
+
+    @property
+    def notices_inline(self) -> bool:
+        """True when a notice travels in the result's content; False when the door prints it elsewhere
+        (the shim writes it on stderr, so stdout is only the data)."""
+        ...
+
+    @property
+    def allows_pointers(self) -> bool:
+        """True when a repeated result may be shown as a pointer to an earlier one. The shell door says
+        no: a pointer piped into `jq` or `grep` reads as an empty answer."""
+        ...
+
+    def call(self, response_id: str, lines: str | None = None) -> str:
+        """The exact call that returns the whole original (or the given ``lines`` range of it)."""
+        ...
+
+    def how_to_recover(self, response_id: str, file: str | None, pointer: str | None) -> str:
+        """The sentence after a shrink report: the whole original, and how to read one part."""
+        ...
+
+    def file_recipe(self, file: str | None) -> str:
+        """What to append to a one-line hint about the recovery file ("" when nothing)."""
+        ...
+
+    def see_again(self, response_id: str) -> str:
+        """The sentence under a dedup pointer: how to see the repeated content again."""
+        ...
+
+    def complete_original(self, response_id: str) -> str:
+        """The sentence under a projection: how to get the unprojected original."""
+        ...
+
+    def named(self, tool: str) -> Voice:
+        """This voice with the recover tool renamed (the backend may own ``squeeze_recover``)."""
+        ...
+
+
+def _json_call(tool: str, arguments: dict[str, str]) -> str:
+    return f"{tool} " + json.dumps(arguments, separators=(",", ":"))
+
+
+@dataclass(frozen=True)
+class McpVoice:
+    """The MCP door: the agent calls the recover tool (``tool``) with JSON arguments."""
+
+    tool: str = "squeeze_recover"
+
+    @property
+    def notices_inline(self) -> bool:
+        return True
+
+    @property
+    def allows_pointers(self) -> bool:
+        return True
+
+    def call(self, response_id: str, lines: str | None = None) -> str:
+        arguments = {"response_id": response_id}
+        if lines is not None:
+            arguments["lines"] = lines
+        return _json_call(self.tool, arguments)
+
+    def how_to_recover(self, response_id: str, file: str | None, pointer: str | None) -> str:
+        text = f"Full original: {self.call(response_id)}; one part: add "
+        if pointer is not None:
+            text += f'"pointer":"{pointer}" (JSON pointer) or '
+        text += '"offset"/"length" (text window).'
+        return text if file is None else f"{text} File: {file}"
+
+    def file_recipe(self, file: str | None) -> str:
+        return ""  # the record names the file; the tool is the way back
+
+    def see_again(self, response_id: str) -> str:
+        return f'To see it again, call {self.tool} with {{"response_id": "{response_id}"}}.'
+
+    def complete_original(self, response_id: str) -> str:
+        return f'The complete original: call {self.tool} with {{"response_id": "{response_id}"}}.'
+
+    def named(self, tool: str) -> McpVoice:
+        return replace(self, tool=tool)
+
+
+@dataclass(frozen=True)
+class ShellVoice:
+    """The shell door (the ``mcpsq`` shim, Just-Bash): commands, and the recovery file with the jq
+    recipe that prints what ``mcpsq recover`` prints (the file is the whole MCP result envelope)."""
+
+    @property
+    def notices_inline(self) -> bool:
+        return False
+
+    @property
+    def allows_pointers(self) -> bool:
+        return False
+
+    def call(self, response_id: str, lines: str | None = None) -> str:
+        command = f"mcpsq recover {response_id}"
+        return command if lines is None else f"{command} --lines {lines}"
+
+    def how_to_recover(self, response_id: str, file: str | None, pointer: str | None) -> str:
+        text = f"Full original: {self.call(response_id)}{self.file_recipe(file)}"
+        return text + (f"; one part: --pointer {pointer}." if pointer is not None else ".")
+
+    def file_recipe(self, file: str | None) -> str:
+        return "" if file is None else f" (or jq -r '.content[0].text' {shlex.quote(file)})"
+
+    def see_again(self, response_id: str) -> str:
+        return f"To see it again, run: {self.call(response_id)}"
+
+    def complete_original(self, response_id: str) -> str:
+        return f"The complete original: {self.call(response_id)}"
+
+    def named(self, tool: str) -> ShellVoice:
+        return self

@@ -1,0 +1,94 @@
+"""The knobs' kinds as click parameter types: a flag's text is read by the same checker as the config
+file's value and the library's keyword (settings/_kinds.py), so a bound is checked in one place."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from ..settings._kinds import Kind, Seconds
+from ..settings._knobs import Knob
+
+__all__ = ["OFF", "SECONDS", "KindType", "knob_option", "knob_options", "knob_values"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class _Off:
+    """A flag given as 'off' (None as a knob's value), told apart from a flag not given (None)."""
+
+    def __repr__(self) -> str:
+        return "OFF"
+
+
+OFF: Any = _Off()
+
+
+class KindType(click.ParamType[Any, Any]):
+    """A click type that parses with one `Kind` (a ValueError becomes click's usage error, exit 2)."""
+
+    def __init__(self, kind: Kind) -> None:
+        self.kind = kind
+        self.name = type(kind).__name__.lower()
+
+    def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str:
+        return self.kind.metavar
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if not isinstance(value, str):  # a default, already a value
+            return value
+        try:
+            parsed = self.kind.parse(value)
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+        return OFF if parsed is None else parsed
+
+
+SECONDS = KindType(Seconds())
+
+
+def _help(row: Knob) -> str:
+    text = row.help
+    if row.show_default and row.switch is None:
+        text += f" [default: {row.default_shown()}]"
+    env = row.env_name
+    if env:
+        text += f" [env: {env}]"
+    return text
+
+
+def knob_option(row: Knob) -> Callable[[F], F]:
+    """The click option of one row: its flag, its `MCPSQUEEZE_*` variable, its kind; default None, so
+    a flag not given leaves the config file's value or the row's default."""
+    names = [n for n in (row.short, row.flag_name) if n]
+    common: dict[str, Any] = {"default": None, "envvar": row.env_name, "help": _help(row)}
+    if row.switch is not None:  # --toonify sets the knob; --no-shrink clears it (its variable: the value)
+        return click.option(*names, row.name, flag_value=row.switch, **common)
+    return click.option(*names, row.name, type=KindType(row.kind), metavar=row.kind.metavar, **common)
+
+
+def knob_options(command: str) -> Callable[[F], F]:
+    """Every row of the table whose doors include `command` (wrap, serve, config), as click options."""
+    from ..settings._table import KNOBS
+
+    chosen = [row for row in KNOBS if command in row.doors and row.flag is not None]
+
+    def apply(func: F) -> F:
+        for row in reversed(chosen):
+            func = knob_option(row)(func)
+        return func
+
+    return apply
+
+
+def knob_values(opts: dict[str, Any], command: str) -> dict[str, Any]:
+    """The knob values a command line (or its variables) gave: {name: value}, None left out."""
+    from ..settings._table import KNOBS
+
+    return {
+        row.name: None if opts[row.name] is OFF else opts[row.name]
+        for row in KNOBS
+        if command in row.doors and row.flag is not None and opts.get(row.name) is not None
+    }

@@ -1,0 +1,344 @@
+"""Compressed tool listings (`--compress-tools`): mcp-compressor's standard mode, as pure functions.
+
+A backend's tools are replaced by `<server>_get_tool_schema` (whose description lists every tool, one
+`<tool>...</tool>` line each, more or less of it by level) and `<server>_invoke_tool` (`tool_name`,
+`tool_input`, `full`); level `max` adds `<server>_list_tools`. Names, argument names and levels are
+mcp-compressor 0.38.2's, so a prompt or client config written for it works unchanged; the error codes are
+its too (an unknown tool is -32603 `tool not found: "x"`, a bad `tool_input` -32602), and our errors add the
+close matches and the schema, so that one retry suffices.
+
+Where it costs nothing we say more: at `low` and `medium` each entry shows the arguments with their types
+and `?` on the optional ones (`read_text_file(path: string, head?: number): Read a file`), so a simple
+call needs no schema fetch; the frontend tools' own descriptions are shorter than the anchor's, so every
+level's listing (with our recover tool) stays within the anchor's tokens (tests/core/test_listing.py).
+
+Data in, data out: no I/O, no asyncio. The doors (the relay, the stateless HTTP frontend) hold one
+`CompactTools` per backend listing and ask it what to answer.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from .._errors import MCPSqueezeError
+
+__all__ = [
+    "DEFAULT_SERVER_NAME",
+    "LEVELS",
+    "CompactTools",
+    "Invoke",
+    "ListingError",
+    "compact_recover_tool",
+    "first_sentence",
+    "signature",
+]
+
+Level = Literal["low", "medium", "high", "max"]
+LEVELS: tuple[str, ...] = ("off", "low", "medium", "high", "max")
+DEFAULT_SERVER_NAME = "server"  # mcp-compressor's prefix when no name is given
+
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603  # what mcp-compressor answers for an unknown tool name
+
+_ABBREVIATIONS = ("e.g.", "i.e.", "etc.", "vs.", "cf.", "approx.", "no.")
+_SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
+_SPACE = re.compile(r"\s+")
+
+
+class ListingError(MCPSqueezeError):
+    """A call of a frontend tool that cannot be served: answered as a JSON-RPC error with this code."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Invoke:
+    """What `<server>_invoke_tool` asked for: the real tool, its arguments, and whether unshrunk."""
+
+    tool: str
+    arguments: dict[str, Any]
+    full: bool = False
+
+
+# -- rendering one tool ------------------------------------------------------------------------------------
+
+
+def first_sentence(text: str) -> str:
+    """The description's first sentence, whitespace collapsed, without its final period (as the anchor
+    shows it at `medium`); an abbreviation such as "e.g." does not end it."""
+    text = _SPACE.sub(" ", text).strip()
+    for match in _SENTENCE_END.finditer(text):
+        head = text[: match.end()]
+        if any(head.lower().endswith(" " + a) or head.lower() == a for a in _ABBREVIATIONS):
+            continue
+        return head[:-1] if head.endswith(".") else head
+    return text[:-1] if text.endswith(".") else text
+
+
+def _type_of(schema: Any) -> str:
+    """A short type for a property schema: `string`, `number[]`, `string|null`, `object`..."""
+    if not isinstance(schema, dict):
+        return "any"
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        return "|".join(str(k) for k in kind) or "any"
+    if kind == "array":
+        return _type_of(schema.get("items")) + "[]"
+    if isinstance(kind, str):
+        return kind
+    for key in ("anyOf", "oneOf"):
+        options = schema.get(key)
+        if isinstance(options, list) and options:
+            return "|".join(dict.fromkeys(_type_of(o) for o in options))
+    if "enum" in schema:
+        return "enum"
+    if "$ref" in schema or "properties" in schema:
+        return "object"
+    return "any"
+
+
+def _optional(kind: str) -> str:
+    """An optional argument's type without `null` (leaving it out says as much): `string|null` -> `string`."""
+    kinds = [k for k in kind.split("|") if k != "null"]
+    return "|".join(kinds) if kinds else kind
+
+
+def _properties(tool: Mapping[str, Any]) -> tuple[dict[str, Any], set[str]]:
+    schema = tool.get("inputSchema")
+    if not isinstance(schema, dict):
+        return {}, set()
+    props = schema.get("properties")
+    required = schema.get("required")
+    return (
+        props if isinstance(props, dict) else {},
+        {r for r in required if isinstance(r, str)} if isinstance(required, list) else set(),
+    )
+
+
+def signature(tool: Mapping[str, Any], *, types: bool = True) -> str:
+    """`name(path: string, head?: number)`; without types, the anchor's `name(path, head)`."""
+    props, required = _properties(tool)
+    if not types:
+        return f"{tool.get('name')}({', '.join(props)})"
+    args = [
+        f"{name}: {_type_of(spec)}" if name in required else f"{name}?: {_optional(_type_of(spec))}"
+        for name, spec in props.items()
+    ]
+    return f"{tool.get('name')}({', '.join(args)})"
+
+
+def _entry(tool: Mapping[str, Any], level: Level) -> str:
+    description = tool.get("description") if isinstance(tool.get("description"), str) else ""
+    assert isinstance(description, str)
+    if level == "max":
+        return str(tool.get("name"))
+    if level == "high":
+        return signature(tool, types=False)
+    text = first_sentence(description) if level == "medium" else _SPACE.sub(" ", description).strip()
+    return f"{signature(tool)}: {text}" if text else signature(tool)
+
+
+# -- the frontend tools -------------------------------------------------------------------------------------
+
+
+def compact_recover_tool(name: str) -> dict[str, Any]:
+    """Our recover tool in the compressed listing: the same name and arguments as `recover_tool_definition`,
+    in fewer words (the listing is paid on every turn; its answers say the rest)."""
+    return {
+        "name": name,
+        "description": (
+            "Original of a shrunk or deduplicated result (response_id from its notice), or one part: "
+            "pointer, query (JMESPath), lines (120-180), offset+length."
+        ),
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "response_id": {"type": "string"},
+                "pointer": {"type": "string"},
+                "query": {"type": "string"},
+                "lines": {"type": "string"},
+                "offset": {"type": "integer"},
+                "length": {"type": "integer"},
+            },
+            "required": ["response_id"],
+        },
+        "annotations": {"readOnlyHint": True, "idempotentHint": True, "openWorldHint": False},
+    }
+
+
+@dataclass(frozen=True)
+class CompactTools:
+    """One backend's tools behind the compressed frontend of `level` (not "off"), prefixed by `server`."""
+
+    server: str
+    level: Level
+    tools: tuple[Mapping[str, Any], ...] = ()
+    _by_name: dict[str, Mapping[str, Any]] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        by_name = {str(t.get("name")): t for t in self.tools if isinstance(t.get("name"), str)}
+        object.__setattr__(self, "_by_name", by_name)
+
+    @classmethod
+    def of(cls, server: str, level: str, tools: Iterable[Any]) -> CompactTools:
+        if level not in LEVELS[1:]:
+            raise ValueError(f"level must be one of {', '.join(LEVELS[1:])}, got {level!r}")
+        return cls(server, level, tuple(t for t in tools if isinstance(t, dict)))  # type: ignore[arg-type]
+
+    @property
+    def schema_tool(self) -> str:
+        return f"{self.server}_get_tool_schema"
+
+    @property
+    def invoke_tool(self) -> str:
+        return f"{self.server}_invoke_tool"
+
+    @property
+    def list_tool(self) -> str | None:
+        return f"{self.server}_list_tools" if self.level == "max" else None
+
+    def owns(self, name: object) -> bool:
+        """Whether a tools/call of `name` is one of the frontend tools (answered or routed here)."""
+        return name in (self.schema_tool, self.invoke_tool) or (
+            self.list_tool is not None and name == self.list_tool
+        )
+
+    # -- tools/list ------------------------------------------------------------------------------------
+
+    def listing(self) -> list[dict[str, Any]]:
+        """The frontend tools, as tools/list shows them (our recover tool is appended by the door)."""
+        entries = "\n".join(_entry(t, self.level) for t in self.tools)
+        tools: list[dict[str, Any]] = [
+            {
+                "name": self.schema_tool,
+                "description": (
+                    f"Get the input schema of a tool of the {self.server} toolset. Its tools:\n{entries}"
+                ),
+                "inputSchema": {
+                    "type": "object",
+                    "properties": {"tool_name": {"type": "string"}},
+                    "required": ["tool_name"],
+                },
+            },
+            {
+                "name": self.invoke_tool,
+                "description": (
+                    f"Invoke a tool from the {self.server} toolset (get_tool_schema gives its input schema)."
+                ),
+                "inputSchema": {
+                    "type": "object",
+                    "properties": {
+                        "tool_name": {"type": "string"},
+                        "tool_input": {"type": "object"},
+                        "full": {"type": "boolean", "description": "unshrunk (runs it again)"},
+                    },
+                    "required": ["tool_name", "tool_input"],
+                },
+            },
+        ]
+        if self.list_tool is not None:
+            tools.append(
+                {
+                    "name": self.list_tool,
+                    "description": f"List the {self.server} toolset's tools.",
+                    "inputSchema": {"type": "object", "properties": {}},
+                }
+            )
+        return tools
+
+    # -- tools/call of a frontend tool -----------------------------------------------------------------
+
+    def schema_answer(self, arguments: object) -> dict[str, Any]:
+        """`<server>_get_tool_schema`'s CallToolResult: the tool's signature and whole description, then
+        its input schema as JSON."""
+        name = arguments.get("tool_name") if isinstance(arguments, dict) else None
+        if not isinstance(name, str):
+            raise ListingError(INVALID_PARAMS, "missing tool_name")
+        tool = self._tool(name)
+        description = tool.get("description") if isinstance(tool.get("description"), str) else ""
+        head = f"{signature(tool)}: {description}" if description else signature(tool)
+        schema = tool.get("inputSchema", {"type": "object"})
+        text = f"{head}\n\n{json.dumps(schema, ensure_ascii=False)}"
+        return {"content": [{"type": "text", "text": text}], "isError": False}
+
+    def list_answer(self) -> dict[str, Any]:
+        """`<server>_list_tools` (level `max`): every tool's signature and first sentence."""
+        text = "\n".join(_entry(t, "medium") for t in self.tools)
+        return {"content": [{"type": "text", "text": text}], "isError": False}
+
+    def invoke(self, arguments: object, also: Iterable[str | None] = ()) -> Invoke:
+        """The real call behind `<server>_invoke_tool`; ListingError for an unknown tool or bad input.
+        `also`: names the door serves itself (our recover tool), passed on unchecked."""
+        if not isinstance(arguments, dict):
+            raise ListingError(INVALID_PARAMS, "arguments must be an object with tool_name and tool_input")
+        name = arguments.get("tool_name")
+        if not isinstance(name, str):
+            raise ListingError(INVALID_PARAMS, "missing tool_name")
+        if name in also and name not in self._by_name and isinstance(arguments.get("tool_input"), dict):
+            return Invoke(name, arguments["tool_input"], False)
+        tool = self._tool(name)
+        tool_input = arguments.get("tool_input", {})
+        if tool_input is None:
+            tool_input = {}
+        full = arguments.get("full", False)
+        if not isinstance(full, bool):
+            raise ListingError(INVALID_PARAMS, "full must be true or false")
+        if not isinstance(tool_input, dict):
+            raise ListingError(
+                INVALID_PARAMS,
+                f"validation error: tool_input must be a JSON object of {name}'s arguments. "
+                + self._schema_hint(tool),
+            )
+        problems = self._problems(tool, tool_input)
+        if problems:
+            raise ListingError(
+                INVALID_PARAMS, f"validation error: {name}: {'; '.join(problems)}. " + self._schema_hint(tool)
+            )
+        return Invoke(name, tool_input, full)
+
+    # -- helpers ---------------------------------------------------------------------------------------
+
+    def _tool(self, name: str) -> Mapping[str, Any]:
+        tool = self._by_name.get(name)
+        if tool is not None:
+            return tool
+        message = f"tool not found: {json.dumps(name)}"
+        close = difflib.get_close_matches(name, list(self._by_name), n=3, cutoff=0.6)
+        if close:
+            message += f". Close matches: {', '.join(close)}. " + self._schema_hint(self._by_name[close[0]])
+        elif self._by_name:
+            message += f". The {self.server} tools are: {', '.join(self._by_name)}"
+        raise ListingError(INTERNAL_ERROR, message)
+
+    def _problems(self, tool: Mapping[str, Any], given: Mapping[str, Any]) -> list[str]:
+        """Missing required arguments and (when the schema allows no others) unknown ones, each with the
+        close matches among the other side's names."""
+        props, required = _properties(tool)
+        order = [*props, *sorted(required - props.keys())]
+        missing = [r for r in order if r in required and r not in given]
+        schema = tool.get("inputSchema")
+        closed = isinstance(schema, dict) and schema.get("additionalProperties") is False
+        unknown = [k for k in given if k not in props] if closed or missing else []
+        problems = []
+        for name in missing:
+            close = difflib.get_close_matches(name, unknown, n=1, cutoff=0.6)
+            problems.append(f"missing {name}" + (f" (given {close[0]}?)" if close else ""))
+        if closed:
+            for name in unknown:
+                close = difflib.get_close_matches(name, list(props), n=1, cutoff=0.6)
+                problems.append(
+                    f"unknown argument {name}" + (f" (did you mean {close[0]}?)" if close else "")
+                )
+        return problems
+
+    def _schema_hint(self, tool: Mapping[str, Any]) -> str:
+        schema = json.dumps(tool.get("inputSchema", {"type": "object"}), ensure_ascii=False)
+        return f"{signature(tool)} takes tool_input matching {schema}"

@@ -1,0 +1,190 @@
+"""One recover request, parsed and bounded once, whatever door it came through.
+
+Every door (the MCP tool in wrap and the stateless frontend, serve's ``GET /v1/recover``, ``mcpsq
+recover``, ``Squeezer``/``Toolset``/``Client``) turns its own protocol into an arguments object (MCP
+arguments, the query string, shell flags, Python keywords) and calls ``RecoverRequest.parse``: the one
+place that checks types and bounds, so a hostile value fails the same way everywhere, as a UsageError
+naming the bound (issue 23 items 1-2). The request is then answered by ``core.recover``.
+
+Pure and stdlib-only (the shell shim imports it on ``mcpsq recover``): no I/O, no jmespath at import.
+
+A new argument is one entry in ``_PARSERS`` (its name and its parser), one field below, and, when it
+combines with others by a rule, one line in ``_check_combination``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields
+from typing import Any, TypedDict
+
+from mcpsqueeze._errors import UsageError
+from mcpsqueeze._lines import MAX_DIGITS
+from mcpsqueeze._lines import parse_line_range as split_range
+
+__all__ = [
+    "MAX_DIGITS",
+    "MAX_LINES_CHARS",
+    "MAX_NUMBER",
+    "MAX_POINTER_CHARS",
+    "LineRange",
+    "RecoverKeywords",
+    "RecoverRequest",
+]
+
+#: MAX_DIGITS (from _lines): digits in any number a request names (a line, a pointer's array index, an
+#: offset): 18 digits stay below 2**63, far below Python's 4,300-digit int limit.
+MAX_NUMBER = 10**MAX_DIGITS - 1
+#: A pointer longer than this is refused (a real one is a handful of segments).
+MAX_POINTER_CHARS = 4_096
+#: A ``lines`` value longer than this is refused.
+MAX_LINES_CHARS = 1_000
+
+_HEX_ID = re.compile(r"[0-9a-f]{32}\Z")
+_LONG_NUMBER = re.compile(f"[0-9]{{{MAX_DIGITS + 1},}}")
+
+
+@dataclass(frozen=True, slots=True)
+class LineRange:
+    """Lines ``first`` to ``last`` of a text, counted from 1; ``last`` None reads to the end."""
+
+    first: int
+    last: int | None
+
+    def __str__(self) -> str:
+        if self.last == self.first:
+            return str(self.first)
+        return f"{self.first}-{'' if self.last is None else self.last}"
+
+
+class RecoverKeywords(TypedDict, total=False):
+    """The Python doors' keywords beside the response id (``Squeezer.recover(rid, **keywords)``, and
+    ``recover_result``, ``Client.recover``): the request's arguments, as the recover tool takes them."""
+
+    pointer: str
+    query: str
+    offset: int
+    length: int
+    lines: str
+
+
+@dataclass(frozen=True, slots=True)
+class RecoverRequest:
+    """What a recovery asks for: one stored original (``response_id``), optionally narrowed to a JSON
+    node (``pointer``), a JMESPath projection (``query``), a character window (``offset``/``length``)
+    or a range of lines (``lines``). Built only by ``parse``, so every instance is within bounds."""
+
+    response_id: str
+    pointer: str | None = None
+    query: str | None = None
+    offset: int | None = None
+    length: int | None = None
+    lines: LineRange | None = None
+
+    @classmethod
+    def parse(cls, arguments: object) -> RecoverRequest:
+        """The request ``arguments`` (an object of the recover tool's arguments) describe.
+
+        Numbers may be JSON integers or strings of digits (the query string and shell flags give
+        strings). Raises UsageError naming the argument and its bound."""
+        if not isinstance(arguments, Mapping):
+            raise UsageError('the recover arguments must be an object such as {"response_id": "..."}')
+        unknown = [key for key in arguments if key not in _PARSERS]
+        if unknown:
+            known = ", ".join(_PARSERS)
+            raise UsageError(f"unknown argument {str(unknown[0])[:40]!r}; the recover arguments are: {known}")
+        values = {
+            name: parser(arguments[name])
+            for name, parser in _PARSERS.items()
+            if name in arguments and arguments[name] is not None
+        }
+        if "response_id" not in values:
+            raise UsageError("response_id is required: the 32 hex characters shown in the truncation notice")
+        request = cls(**values)
+        _check_combination(request)
+        return request
+
+    def arguments(self) -> dict[str, Any]:
+        """The recover tool's arguments for this request (what ``parse`` reads back to an equal one)."""
+        out: dict[str, Any] = {}
+        for field in fields(self):
+            value = getattr(self, field.name)
+            if value is not None:
+                out[field.name] = str(value) if isinstance(value, LineRange) else value
+        return out
+
+    @property
+    def selects(self) -> bool:
+        """True when the request asks for a part rather than the whole original."""
+        return any(getattr(self, f.name) is not None for f in fields(self) if f.name != "response_id")
+
+
+def _response_id(value: object) -> str:
+    if not isinstance(value, str) or _HEX_ID.match(value) is None:
+        raise UsageError("response_id must be the 32 hex characters shown in the truncation notice")
+    return value
+
+
+def _pointer(value: object) -> str:
+    if not isinstance(value, str):
+        raise UsageError("pointer must be a string such as /issues/17 (an RFC 6901 JSON pointer)")
+    if len(value) > MAX_POINTER_CHARS:
+        raise UsageError(f"pointer is longer than {MAX_POINTER_CHARS} characters; name a shorter path")
+    if value and not value.startswith("/"):
+        raise UsageError(
+            f"pointer {value[:80]!r} must be empty (the whole document) or start with '/', e.g. /items/0"
+        )
+    if _LONG_NUMBER.search(value):
+        raise UsageError(f"pointer has a number longer than {MAX_DIGITS} digits; no array is that long")
+    return value
+
+
+def _query(value: object) -> str:
+    from mcpsqueeze._projection import check_query  # the bounds only; jmespath loads when it compiles
+
+    if not isinstance(value, str):
+        raise UsageError("query must be a string: a JMESPath expression such as issues[].key")
+    check_query(value)
+    return value
+
+
+def _number(name: str) -> Callable[[object], int]:
+    def parse(value: object) -> int:
+        if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= MAX_DIGITS:
+            return int(value)
+        if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_NUMBER:
+            return value
+        raise UsageError(f"{name} must be a whole number, 0 or more, of at most {MAX_DIGITS} digits")
+
+    return parse
+
+
+def _lines(value: object) -> LineRange:
+    if not isinstance(value, str):
+        raise UsageError("lines must be a string such as 120-180")
+    if len(value) > MAX_LINES_CHARS:
+        raise UsageError(f"lines is longer than {MAX_LINES_CHARS} characters")
+    return parse_line_range(value)
+
+
+def parse_line_range(spec: str) -> LineRange:
+    """``"120-180"``, ``"120"`` (one line) or ``"120-"`` (to the end), as ``_lines`` reads them."""
+    first, last = split_range(spec)
+    return LineRange(first, last)
+
+
+def _check_combination(request: RecoverRequest) -> None:
+    if request.lines is not None and (request.offset is not None or request.length is not None):
+        raise UsageError("give either lines or offset/length, not both")
+
+
+# The arguments a request takes, in the order the tool lists them: name -> its parser.
+_PARSERS: dict[str, Callable[[object], Any]] = {
+    "response_id": _response_id,
+    "pointer": _pointer,
+    "query": _query,
+    "offset": _number("offset"),
+    "length": _number("length"),
+    "lines": _lines,
+}

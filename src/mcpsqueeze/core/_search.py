@@ -1,0 +1,452 @@
+"""Search inside a stored original: ``grep`` (a regular expression) and ``search`` (BM25), for recover.
+
+An agent that needs one thing of a large original should not have to guess a fold or read it all: it
+asks where X is and gets the matching lines, numbered as the preview's fold markers and recover's
+``lines`` number them (`_lines.split_lines`), with a few lines of context; or, for JSON, the matching
+values with their RFC 6901 pointers. The answer fits a character budget and says how to page on
+(``skip``). Pure: data in, data out (a clock only for the time cap).
+
+grep runs on RE2 (google-re2): linear in the text whatever the pattern, since it never backtracks. A
+hostile ``(a+)+$`` on 1 MB takes milliseconds, where Python's ``re`` would not return. RE2's syntax is
+Python's without backreferences and lookaround. Matching is per line, as grep's (a match never spans a
+line end), and capture groups are off: RE2 then stays on its DFA (with them, ``(.*a){100}`` on 1 MB took
+10 s in the automaton that finds submatches; without, 5 ms). Caps hold all the same: the pattern's
+length and RE2's memory for it, the text's size, and a time cap checked between chunks of lines.
+
+``search`` ranks lines (or JSON values) with the BM25 that ranks preview lines (`shrink._rank`).
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .._errors import UsageError
+from .._lines import split_lines
+
+__all__ = [
+    "DEFAULT_BUDGET",
+    "DEFAULT_CONTEXT",
+    "MAX_CONTEXT",
+    "Found",
+    "Limits",
+    "check_pattern",
+    "grep",
+    "search",
+]
+
+DEFAULT_CONTEXT = 2
+MAX_CONTEXT = 20
+#: Characters of one answer: a few dozen matches with context, well under any client's result limit.
+DEFAULT_BUDGET = 8000
+MIN_BUDGET = 1000
+MAX_PATTERN = 1000  # characters of a grep pattern
+_CHUNK = 1 << 20  # bytes searched between two looks at the clock
+_CLOCK_MATCHES = 1024  # matching lines between two looks at the clock (one RE2 call each, ~3 us)
+_MATCH_LINE = 400  # characters shown of a matching line (around the match) or a JSON value
+_CONTEXT_LINE = 200  # characters shown of a context line
+_LABEL = 80  # characters of the pattern or query repeated in the answer's first line
+_FOOTER = 160  # characters kept free for the last line (how to page, or where the time cap stopped)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one search may cost: seconds of matching, and the size of the text (UTF-8 bytes)."""
+
+    seconds: float = 1.0
+    max_bytes: int = 64 << 20
+    max_mem: int = 8 << 20  # RE2's memory for the compiled pattern: a larger one is refused
+
+
+@dataclass(frozen=True)
+class Found:
+    """One page of a search's answer: ``text`` for the agent, and what it holds for the code."""
+
+    text: str
+    hits: tuple[int | str, ...]  # the matches shown: line numbers (from 1), or JSON pointers
+    total: int  # matches found (all of them, unless the time cap stopped the search)
+    skip: int  # matches before this page
+    next_skip: int | None  # the skip of the next page, None on the last
+    complete: bool  # False when the time cap stopped the search before the end
+
+    @property
+    def shown(self) -> int:
+        return len(self.hits)
+
+    def meta(self) -> dict[str, Any]:
+        """The answer's place, for ``_meta["mcpsqueeze/search"]``."""
+        meta: dict[str, Any] = {"total": self.total, "skip": self.skip, "shown": self.shown}
+        if self.next_skip is not None:
+            meta["next_skip"] = self.next_skip
+        if not self.complete:
+            meta["complete"] = False
+        return meta
+
+
+_RE2_SYNTAX = (
+    "grep uses RE2 syntax, which runs in linear time (no backtracking): Python's re syntax without "
+    "backreferences or lookaround, repetition counts up to 1000, and \\w, \\d, \\b ASCII only"
+)
+
+
+def check_pattern(pattern: object, ignore_case: bool = False, limits: Limits = Limits()) -> Any:
+    """The compiled RE2 pattern (per line: ``^``/``$`` at each line, no match across a line end), or a
+    UsageError that says why RE2 cannot run it. Doors call it before loading the original."""
+    if not isinstance(pattern, str):
+        raise UsageError("grep must be a string: a regular expression such as 'def parse_\\w+'")
+    if not pattern:
+        raise UsageError("grep is empty; give a regular expression such as 'def parse_\\w+'")
+    if len(pattern) > MAX_PATTERN:
+        raise UsageError(
+            f"grep is {len(pattern):,} characters long; patterns of at most {MAX_PATTERN:,} characters "
+            "run here. Search for a shorter part of it."
+        )
+    import re2  # 12 ms: only searches pay for it
+
+    options = re2.Options()
+    options.log_errors = False
+    options.never_nl = True  # grep is line by line
+    options.never_capture = True  # keeps RE2 on its DFA: only where a match starts is used
+    options.case_sensitive = not ignore_case
+    options.max_mem = limits.max_mem
+    try:
+        return re2.compile("(?m)" + pattern, options)
+    except re2.error as exc:
+        detail = (
+            exc.args[0].decode("utf-8", "replace")
+            if exc.args and isinstance(exc.args[0], bytes)
+            else str(exc)
+        )
+        raise UsageError(
+            f"grep {_label(pattern)} cannot run: {_why(pattern, detail)}. {_RE2_SYNTAX}."
+        ) from None
+
+
+def _why(pattern: str, detail: str) -> str:
+    if ("invalid escape sequence: \\" in detail and detail[-1:].isdigit()) or "(?P=" in pattern:
+        return f"{detail}, a backreference, which RE2 does not run"
+    if any(look in detail for look in ("(?=", "(?!", "(?<=", "(?<!")):
+        return f"{detail}, a lookaround, which RE2 does not run"
+    if "too large" in detail:
+        return f"{detail} (RE2 refuses patterns whose automaton exceeds its memory cap)"
+    return detail
+
+
+def grep(
+    original: str | dict[str, Any] | list[Any],
+    pattern: str,
+    *,
+    ignore_case: bool = False,
+    context: int = DEFAULT_CONTEXT,
+    skip: int = 0,
+    budget: int = DEFAULT_BUDGET,
+    base: str = "",
+    limits: Limits = Limits(),
+) -> Found:
+    """The lines of a text (or the values of a JSON document, under pointer ``base``) that ``pattern``
+    matches, in order, with ``context`` lines around each, one page of at most ``budget`` characters
+    from match ``skip`` on."""
+    context, skip, budget = _check_page(context, skip, budget)
+    regexp = check_pattern(pattern, ignore_case, limits)
+    label = f"grep {_label(pattern)}{' (ignoring case)' if ignore_case else ''}"
+    if isinstance(original, str):
+        data = _encoded(original, limits)
+        lines = split_lines(original)
+        found, stopped = _matching_lines(data, regexp, time.monotonic() + limits.seconds)
+        return _render_lines(lines, found, stopped, label, regexp, context, skip, budget, ordered=True)
+    leaves = list(_leaves(original, base))
+    texts = [text for _, _, text in leaves]
+    joined = "\n".join(texts)
+    data = _encoded(joined, limits)
+    firsts: list[int] = []  # the first line of each value in the joined text
+    at = 0
+    for text in texts:
+        firsts.append(at)
+        at += text.count("\n") + 1
+    matched, stopped = _matching_lines(data, regexp, time.monotonic() + limits.seconds)
+    values: list[int] = []
+    for line in matched:  # a value with several lines is one match
+        index = bisect.bisect_right(firsts, line) - 1
+        if not values or values[-1] != index:
+            values.append(index)
+    stopped_value = None if stopped is None else bisect.bisect_right(firsts, stopped) - 1
+    return _render_values(leaves, values, stopped_value, label, regexp, skip, budget)
+
+
+def search(
+    original: str | dict[str, Any] | list[Any],
+    query: str,
+    *,
+    context: int = DEFAULT_CONTEXT,
+    skip: int = 0,
+    budget: int = DEFAULT_BUDGET,
+    base: str = "",
+    limits: Limits = Limits(),
+) -> Found:
+    """The lines of a text (or the values of a JSON document) that hold the words of ``query``, best
+    BM25 score first (the ranking previews use; case never matters), paged as `grep` pages."""
+    from ..shrink._rank import rank_lines, search_terms  # the engine (~100 ms): only searches load it
+
+    context, skip, budget = _check_page(context, skip, budget)
+    if not isinstance(query, str):
+        raise UsageError("search must be a string of words, such as 'parse error'")
+    terms = search_terms(query)
+    if not terms:
+        raise UsageError(
+            f"search {query!r} has no word to look for; give words of 2 or more letters or digits, "
+            "such as 'parse error' (grep takes a regular expression)"
+        )
+    label = f'search "{_cut(query, _LABEL)}", best first'
+    if isinstance(original, str):
+        _encoded(original, limits)
+        lines = split_lines(original)
+        ranked = rank_lines(lines, terms, limit=len(lines), text=original)
+        return _render_lines(lines, ranked, None, label, None, context, skip, budget, ordered=False)
+    leaves = list(_leaves(original, base))
+    documents = [f"{pointer} {text}".replace("\n", " ") + "\n" for pointer, _, text in leaves]
+    _encoded("".join(documents), limits)
+    ranked = rank_lines(documents, terms, limit=len(documents))
+    return _render_values(leaves, ranked, None, label, None, skip, budget)
+
+
+def _check_page(context: object, skip: object, budget: object) -> tuple[int, int, int]:
+    for name, value in (("context", context), ("skip", skip), ("budget", budget)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise UsageError(f"{name} must be a whole number, 0 or more")
+    assert isinstance(context, int) and isinstance(skip, int) and isinstance(budget, int)
+    if context > MAX_CONTEXT:
+        raise UsageError(f"context must be at most {MAX_CONTEXT} lines (it is {context})")
+    return context, skip, max(budget, MIN_BUDGET)
+
+
+def _encoded(text: str, limits: Limits) -> bytes:
+    data = text.encode("utf-8", "surrogatepass")
+    if len(data) > limits.max_bytes:
+        raise UsageError(
+            f"the original is {len(data):,} bytes, over the {limits.max_bytes:,} bytes one search reads; "
+            "search a part of it: a JSON pointer to the part (pointer), then grep or search there"
+        )
+    return data
+
+
+def _matching_lines(data: bytes, regexp: Any, deadline: float) -> tuple[list[int], int | None]:
+    """The index of each line with a match, in order; and None, or the line where the time cap stopped
+    the search. One RE2 search per matching line, from the start of the next, in chunks of lines so the
+    clock is looked at every megabyte."""
+    size = len(data)
+    lines = data.count(b"\n", 0) + (1 if size and not data.endswith(b"\n") else 0)
+    found: list[int] = []
+    pos = line = counted = 0
+    while pos < size:
+        end = size if size - pos <= _CHUNK else data.find(b"\n", pos + _CHUNK)
+        if end < 0:
+            end = size
+        while pos <= end:
+            match = regexp.search(data, pos, end)
+            if match is None:
+                break
+            at = match.start()
+            line += data.count(b"\n", counted, at)
+            counted = at
+            if line >= lines:  # an empty match after the last line end: no line is there
+                break
+            found.append(line)
+            newline = data.find(b"\n", at, end)
+            if newline < 0:
+                break
+            pos = newline + 1
+            if not len(found) % _CLOCK_MATCHES and time.monotonic() > deadline:
+                return found, line + 1
+        pos = end + 1
+        if pos < size and time.monotonic() > deadline:
+            return found, line + data.count(b"\n", counted, pos)
+    return found, None
+
+
+def _leaves(node: object, pointer: str) -> Iterator[tuple[str, object, str]]:
+    """(pointer, value, text) of each scalar of a JSON document, in document order: a string is its own
+    text, anything else its JSON."""
+    stack: list[tuple[str, object]] = [(pointer, node)]
+    while stack:
+        where, value = stack.pop()
+        if isinstance(value, dict):
+            stack.extend(
+                (f"{where}/{str(key).replace('~', '~0').replace('/', '~1')}", item)
+                for key, item in reversed(value.items())
+            )
+        elif isinstance(value, list):
+            stack.extend((f"{where}/{index}", item) for index, item in reversed(list(enumerate(value))))
+        else:
+            yield where, value, value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _render_lines(
+    lines: Sequence[str],
+    found: Sequence[int],
+    stopped: int | None,
+    label: str,
+    regexp: Any,
+    context: int,
+    skip: int,
+    budget: int,
+    *,
+    ordered: bool,
+) -> Found:
+    """Matches from ``skip`` on, grep -n style (``N:`` a match, ``N-`` context, ``--`` between groups),
+    as many as fit the budget. ``ordered`` matches are in line order and their groups merge."""
+    total = len(found)
+    header = _header(total, len(lines), "lines", label, stopped is None)
+    if total and skip >= total:
+        raise UsageError(f"skip {skip} is past the {total} match(es); give a skip from 0 to {total - 1}")
+    room = budget - len(header) - 1 - _FOOTER
+    body: list[str] = []
+    used = 0
+    shown: list[int] = []
+    reach = context  # the context of the last match shown
+    for index in found[skip:]:
+        previous = (shown[-1], reach) if ordered and shown else None
+        for reach in (context, 0) if not shown else (context,):
+            piece = _group(lines, regexp, index, reach, previous, bool(shown))
+            tail = _tail(lines, index, reach)
+            if used + _size(piece) + _size(tail) <= room:
+                break
+        else:
+            if shown:
+                break
+            reach, tail = 0, []  # the first match always shows, even cut short
+            piece = [_line(lines, regexp, index, ":", min(_MATCH_LINE, room // 2))]
+        if not ordered:  # each match is a group of its own: its context follows it
+            piece += tail
+        body.extend(piece)
+        used += _size(piece)
+        shown.append(index)
+    if shown and ordered:
+        body.extend(_tail(lines, shown[-1], reach))
+    next_skip = skip + len(shown) if skip + len(shown) < total else None
+    footer = _footer(next_skip, total, stopped, len(lines), "line")
+    text = "\n".join([header, *body, *([footer] if footer else [])])
+    return Found(text, tuple(i + 1 for i in shown), total, skip, next_skip, stopped is None)
+
+
+def _group(
+    lines: Sequence[str],
+    regexp: Any,
+    index: int,
+    reach: int,
+    previous: tuple[int, int] | None,
+    later: bool,
+) -> list[str]:
+    """The lines that show match ``index``: the rest of the ``previous`` match's context (with its
+    reach) when matches are in line order, ``--`` when a gap comes first, the context before, the match.
+    ``later`` when another match is shown before this one."""
+    piece: list[str] = []
+    start = max(0, index - reach)
+    if previous is not None:
+        before, before_reach = previous
+        tail_end = min(before + before_reach, index - 1)
+        piece.extend(_line(lines, None, i, "-", _CONTEXT_LINE) for i in range(before + 1, tail_end + 1))
+        start = max(start, tail_end + 1)
+        if start > tail_end + 1:
+            piece.append("--")
+    elif later:
+        piece.append("--")
+    piece.extend(_line(lines, None, i, "-", _CONTEXT_LINE) for i in range(start, index))
+    piece.append(_line(lines, regexp, index, ":", _MATCH_LINE))
+    return piece
+
+
+def _tail(lines: Sequence[str], index: int, reach: int) -> list[str]:
+    end = min(index + reach, len(lines) - 1)
+    return [_line(lines, None, i, "-", _CONTEXT_LINE) for i in range(index + 1, end + 1)]
+
+
+def _size(piece: Sequence[str]) -> int:
+    return sum(len(line) + 1 for line in piece)
+
+
+def _line(lines: Sequence[str], regexp: Any, index: int, mark: str, width: int) -> str:
+    """``N:text`` or ``N-text``: one line without its line end, cut to ``width`` characters (around
+    where ``regexp`` matches it, when given)."""
+    text = lines[index].rstrip("\n")
+    text = text.removesuffix("\r")
+    return f"{index + 1}{mark}{_excerpt(text, regexp, width)}"
+
+
+def _excerpt(text: str, regexp: Any, width: int) -> str:
+    if len(text) <= width:
+        return text
+    at = 0
+    if regexp is not None:
+        data = text.encode("utf-8", "surrogatepass")
+        match = regexp.search(data)
+        if match is not None:
+            at = len(data[: match.start()].decode("utf-8", "surrogatepass"))
+    start = max(0, min(at - width // 3, len(text) - width))
+    return f"{'…' if start else ''}{text[start : start + width]}{'…' if start + width < len(text) else ''}"
+
+
+def _render_values(
+    leaves: Sequence[tuple[str, object, str]],
+    found: Sequence[int],
+    stopped: int | None,
+    label: str,
+    regexp: Any,
+    skip: int,
+    budget: int,
+) -> Found:
+    """Matching JSON values from ``skip`` on, one ``pointer: value`` line each, as many as fit."""
+    total = len(found)
+    header = _header(total, len(leaves), "values", label, stopped is None)
+    if total and skip >= total:
+        raise UsageError(f"skip {skip} is past the {total} match(es); give a skip from 0 to {total - 1}")
+    room = budget - len(header) - 1 - _FOOTER
+    body: list[str] = []
+    used = 0
+    for index in found[skip:]:
+        pointer, value, text = leaves[index]
+        if isinstance(value, str):
+            shown = json.dumps(_excerpt(text, regexp, _MATCH_LINE), ensure_ascii=False)
+        else:
+            shown = _excerpt(text, regexp, _MATCH_LINE)
+        line = f"{_cut(pointer or '(the whole document)', _MATCH_LINE)}: {shown}"
+        if body and used + len(line) + 1 > room:
+            break
+        body.append(line)
+        used += len(line) + 1
+    hits = tuple(leaves[index][0] for index in found[skip : skip + len(body)])
+    next_skip = skip + len(body) if skip + len(body) < total else None
+    footer = _footer(next_skip, total, stopped, len(leaves), "value")
+    text = "\n".join([header, *body, *([footer] if footer else [])])
+    return Found(text, hits, total, skip, next_skip, stopped is None)
+
+
+def _header(total: int, out_of: int, what: str, label: str, complete: bool) -> str:
+    count = f"{total:,}" if complete else f"at least {total:,}"
+    if not total:
+        return f"No {what[:-1]} of {out_of:,} matches {label}."
+    form = "N: a match, N- context" if what == "lines" else "pointer: value"
+    return f"{count} of {out_of:,} {what} match {label} ({form}):"
+
+
+def _footer(next_skip: int | None, total: int, stopped: int | None, out_of: int, what: str) -> str:
+    parts = []
+    if next_skip is not None:
+        parts.append(f"{total - next_skip:,} more: the same call with skip={next_skip} shows the next")
+    if stopped is not None:
+        parts.append(
+            f"search stopped by its time cap at {what} {stopped + 1:,} of {out_of:,}, so there are at "
+            "least these matches; narrow the pattern or search a part"
+        )
+    return f"[{'; '.join(parts)}]" if parts else ""
+
+
+def _label(pattern: str) -> str:
+    return f"/{_cut(pattern, _LABEL)}/"
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"

@@ -1,0 +1,213 @@
+"""`--compress-tools` at the MCP doors: the backend's listing, kept per connection, and what a door answers.
+
+`core/_listing.py` says what the compressed tools look like and what a call of one means; this module
+keeps the backend's tools it is built from (all pages, fetched again on each tools/list of the agent and
+after the backend's `notifications/tools/list_changed`) and turns a frontend call into JSON-RPC: the answer
+of `<server>_get_tool_schema` / `<server>_list_tools`, an error, or the real `tools/call` to send on,
+which the door then runs as if the agent had sent it (so the whole pipeline, per-tool policies and stats
+see the real tool's name). Prompts, resources and everything else are not touched.
+
+The stdio and session-HTTP relay (`_relay.py`) holds a `CompactFront`; the stateless 2026-07-28 frontend
+calls `stateless_hook` once per request.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+
+from .._errors import BackendError
+from .._jsonbytes import dumps
+from ..core._listing import CompactTools, Invoke, ListingError, compact_recover_tool
+from ..core._recover import list_recover_tool
+from ..settings import Settings
+from ..transports import Message, error_response
+from ._modern_http import respond_json
+
+__all__ = ["NOT_FOUND", "CompactFront", "compact_front", "invoke_message", "stateless_hook"]
+
+NOT_FOUND = -32603  # mcp-compressor's code for an unknown tool name
+FULL_META_KEY = "mcpsqueeze/full"  # as the relay reads it: the pipeline passes the result unchanged
+MAX_PAGES = 100
+Ask = Callable[[str, dict[str, Any]], Awaitable[Message]]
+
+
+def compact_front(settings: Settings) -> CompactFront | None:
+    """The door's compressed listing, or None when `--compress-tools off`."""
+    if settings.compress_tools == "off":
+        return None
+    return CompactFront(settings.compact_prefix, settings.compress_tools)
+
+
+@dataclass
+class CompactFront:
+    """The compressed listing of one backend connection (or, stateless, of the one shared backend)."""
+
+    prefix: str
+    level: str
+    tools: CompactTools | None = None  # None: not listed yet, or the backend said its tools changed
+    _lock: anyio.Lock = field(default_factory=anyio.Lock)
+
+    def owns(self, name: object) -> bool:
+        """Whether a tools/call of `name` is one of the frontend tools (answered or rewritten here)."""
+        return CompactTools.of(self.prefix, self.level, ()).owns(name)
+
+    def changed(self) -> None:
+        """The backend's `notifications/tools/list_changed`: list again before the next answer."""
+        self.tools = None
+
+    async def fetch(self, ask: Ask) -> CompactTools | Message:
+        """The backend's tools (every page), freshly listed; the backend's error answer when it fails."""
+        async with self._lock:
+            listed: list[Any] = []
+            cursor: Any = None
+            for _ in range(MAX_PAGES):
+                answer = await ask("tools/list", {"cursor": cursor} if cursor else {})
+                result = answer.get("result")
+                if not isinstance(result, dict) or not isinstance(result.get("tools"), list):
+                    if "error" in answer:
+                        return answer
+                    return error_response(None, NOT_FOUND, "mcpsqueeze: the backend did not list its tools")
+                listed += result["tools"]
+                cursor = result.get("nextCursor")
+                if not isinstance(cursor, str) or not cursor:
+                    break
+            self.tools = CompactTools.of(self.prefix, self.level, listed)
+            return self.tools
+
+    async def known(self, ask: Ask) -> CompactTools | Message:
+        """The tools as last listed, listing them first when there is no listing yet."""
+        return self.tools if self.tools is not None else await self.fetch(ask)
+
+    def listing(
+        self, tools: CompactTools, recover_tool: str | None, pipelines: Any
+    ) -> tuple[str | None, Any]:
+        """(the recover tool's name, the tools/list result): the frontend tools and our recover tool,
+        named clear of the backend's own tools too (one named squeeze_recover stays reachable by invoke)."""
+        frontend = tools.listing()
+        if recover_tool is None:
+            return None, {"tools": frontend}
+        stubs = [{"name": t.get("name")} for t in tools.tools]
+        name, listed = list_recover_tool(
+            {"tools": [*frontend, *stubs]}, recover_tool, pipelines, compact_recover_tool
+        )
+        return name, {"tools": [*frontend, listed["tools"][-1]]}
+
+    async def resolve(
+        self, ask: Ask, request: Message, also: tuple[str | None, ...] = ()
+    ) -> Message | Invoke:
+        """`answer` on the tools as last listed; an unknown tool name lists them again first (the backend
+        may have added it without telling), so only a name it really lacks is "tool not found"."""
+        cached = self.tools is not None
+        tools = await self.known(ask)
+        if not isinstance(tools, CompactTools):
+            return {**tools, "id": request.get("id")}
+        answer = self.answer(tools, request, also)
+        if cached and isinstance(answer, dict) and (answer.get("error") or {}).get("code") == NOT_FOUND:
+            tools = await self.fetch(ask)
+            answer = self.answer(tools, request, also) if isinstance(tools, CompactTools) else answer
+        return answer
+
+    @staticmethod
+    def answer(tools: CompactTools, request: Message, also: tuple[str | None, ...] = ()) -> Message | Invoke:
+        """A tools/call of a frontend tool: its JSON-RPC answer, or the real call (`Invoke`) to run;
+        `also`: the door's own tools (our recover tool) that invoke may name too."""
+        params = request.get("params") if isinstance(request.get("params"), dict) else {}
+        assert isinstance(params, dict)
+        name, arguments = params.get("name"), params.get("arguments")
+        arguments = {} if arguments is None else arguments
+        try:
+            if name == tools.invoke_tool:
+                return tools.invoke(arguments, also)
+            result = tools.schema_answer(arguments) if name == tools.schema_tool else tools.list_answer()
+        except ListingError as exc:
+            return error_response(request.get("id"), exc.code, exc.message)
+        return {"jsonrpc": "2.0", "id": request.get("id"), "result": result}
+
+
+def invoke_message(request: Message, invoke: Invoke) -> Message:
+    """The agent's `<server>_invoke_tool` request as the real tools/call: same id and `_meta` (progress
+    token), the real name and arguments, and `mcpsqueeze/full` when `full` was asked."""
+    params = dict(request["params"]) if isinstance(request.get("params"), dict) else {}
+    params["name"] = invoke.tool
+    params["arguments"] = invoke.arguments
+    if invoke.full:
+        meta = params.get("_meta")
+        params["_meta"] = {**(meta if isinstance(meta, dict) else {}), FULL_META_KEY: True}
+    return {**request, "params": params}
+
+
+# -- the stateless (2026-07-28) frontend ----------------------------------------------------------------
+
+_STATELESS: weakref.WeakKeyDictionary[Any, CompactFront] = weakref.WeakKeyDictionary()
+
+
+async def _stateless_ask(front: Any) -> Ask:
+    """A request of the proxy's own to the stateless frontend's backend (either kind): its JSON-RPC answer."""
+    backend = await front._get_backend()
+    exchange = getattr(backend, "_exchange", None)
+
+    async def ask(method: str, params: dict[str, Any]) -> Message:
+        if exchange is not None:  # the shared handshake-era connection
+            answer: Message = await exchange({"jsonrpc": "2.0", "method": method, "params": params})
+            return answer
+        result = await backend._ask(method, params)  # a 2026-07-28 HTTP backend: the result only
+        if result is None:
+            return error_response(None, NOT_FOUND, "mcpsqueeze: the backend did not answer tools/list")
+        return {"jsonrpc": "2.0", "id": None, "result": result}
+
+    return ask
+
+
+async def stateless_hook(
+    front: Any, request: Any, message: Message, body: bytes, send: Any
+) -> tuple[Any, Message, bytes, dict[str, Any]] | None:
+    """One stateless request under `--compress-tools`: None when answered here (tools/list, the schema and
+    list tools, errors), else the (request, message, body, params) to go on with: unchanged, or an invoke
+    made the real tools/call (its `Mcp-Name` header too)."""
+    settings: Settings = front.settings
+    method = message.get("method")
+    params = message.get("params") if isinstance(message.get("params"), dict) else {}
+    assert isinstance(params, dict)
+    if settings.compress_tools == "off" or method not in ("tools/list", "tools/call"):
+        return request, message, body, params
+    compact = _STATELESS.get(front)
+    if compact is None:
+        compact = _STATELESS[front] = CompactFront(settings.compact_prefix, settings.compress_tools)
+    if method == "tools/call" and not compact.owns(params.get("name")):
+        return request, message, body, params
+    try:
+        ask = await _stateless_ask(front)
+    except BackendError as exc:
+        await respond_json(send, error_response(message["id"], -32000, f"mcpsqueeze: {exc}"))
+        return None
+    if method == "tools/list":
+        tools = await compact.fetch(ask)
+        if not isinstance(tools, CompactTools):
+            await respond_json(send, {**tools, "id": message["id"]})
+            return None
+        pipelines = [front.pipeline, *(p for _, p in front._callers.values())]
+        front.recover_tool, result = compact.listing(tools, front.recover_tool, pipelines)
+        result = {**result, "resultType": "complete", "ttlMs": 0, "cacheScope": "private"}
+        await respond_json(send, {"jsonrpc": "2.0", "id": message["id"], "result": result})
+        return None
+    answer = await compact.resolve(ask, message, (front.recover_tool,))
+    if not isinstance(answer, Invoke):
+        if "result" in answer:
+            answer = {**answer, "result": {**answer["result"], "resultType": "complete"}}
+        await respond_json(send, answer)
+        return None
+    real = invoke_message(message, answer)
+    headers = [
+        (k, answer.tool.encode() if k == b"mcp-name" else v)
+        for k, v in request.scope["headers"]
+        if not k.startswith(b"mcp-param-")
+    ]
+    from starlette.requests import Request
+
+    rewritten = Request({**request.scope, "headers": headers}, request.receive)
+    return rewritten, real, dumps(real), real["params"]

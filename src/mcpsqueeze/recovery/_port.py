@@ -1,0 +1,70 @@
+"""The store port: what every place that keeps originals (memory, files, Redis) offers the pipeline.
+
+A layer keeps originals of one *space* at a time (a tenant, and whether this process keeps its local
+copies apart from other tenants'). No layer ever answers one space with another space's original, and
+content addressing (a repeated original kept once) never crosses spaces: tenants are never deduplicated
+against each other. The composite (`_store.RecoveryStore`) layers the adapters (`_layers`); the stages
+see only the composite and ask it questions of capability (`remote`, `cannot_hold`), never which
+adapters it holds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Protocol
+
+__all__ = ["Space", "StoreLayer"]
+
+
+@dataclass(frozen=True)
+class Space:
+    """Whose originals: a tenant, and `isolated` when one process serves several tenants (then the local
+    layers key by a per-tenant derivation of the id, so no tenant can load another's local original)."""
+
+    tenant: str = "default"
+    isolated: bool = False
+
+    def local(self, response_id: str) -> str:
+        """The id the local layers use: the response id itself, or a per-tenant derivation of it."""
+        if not self.isolated:
+            return response_id
+        return hashlib.blake2b(f"{self.tenant}\0{response_id}".encode(), digest_size=16).hexdigest()
+
+    def content_key(self, digest: str) -> str:
+        """A digest of an original as this space's content address: equal only within one tenant."""
+        return f"{self.tenant}\0{digest}"
+
+
+class StoreLayer(Protocol):
+    """One place originals are kept. Every method does its work or raises RecoveryError."""
+
+    #: Over the network (Redis): a call may take milliseconds, so it runs in a worker; and it is the
+    #: place every replica reads, so an original it refuses is not stored at all (it passes unshrunk).
+    remote: bool
+
+    def put(self, space: Space, response_id: str, original: bytes, digest: str) -> str | None:
+        """Keep `original` (whose sha256 is `digest`); the file that holds it, when there is one."""
+        ...
+
+    def alias(self, space: Space, response_id: str, earlier_id: str) -> str | None:
+        """Make `response_id` stand for the identical original kept under `earlier_id` (same space);
+        the file that holds the bytes, when there is one. RecoveryError when the earlier one is gone."""
+        ...
+
+    def get(self, space: Space, response_id: str) -> bytes:
+        """The original kept under `response_id`, or RecoveryError saying why there is none."""
+        ...
+
+    def first_seen(self, space: Space, scope: str, digest: str, record: bytes) -> bytes | None:
+        """The dedup index shared by replicas: the record kept when `digest` was first seen in
+        (space, scope), else None (and `record` is kept). None from a layer that keeps no such index."""
+        ...
+
+    def where(self, space: Space, response_id: str) -> str | None:
+        """Where `response_id`'s original would be readable as a file (a preview names it), else None."""
+        ...
+
+    def capacity(self) -> int | None:
+        """The largest original this layer can take; None: no fixed bound."""
+        ...

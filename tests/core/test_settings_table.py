@@ -1,0 +1,70 @@
+"""The one table of settings: every knob declared once (a `knob(...)` field of Policy or Settings), and
+every door derived from it: flags, variables, [defaults] and [policies] keys, library keywords, the
+`config` printout. These pin the derivation, so a new row reaches every door or this fails."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import click
+
+from mcpsqueeze.cli import main
+from mcpsqueeze.settings import DEFAULT_KEYS, Policy, Settings
+from mcpsqueeze.settings._policy import POLICY_KEYS
+from mcpsqueeze.settings._table import KNOBS, POLICY_KNOBS, library_defaults
+
+STRUCTURAL = {"target", "headers", "oauth", "policy", "policies"}  # not knobs: what a session is made of
+
+
+def test_every_policy_and_settings_field_is_one_row() -> None:
+    fields = [f.name for f in dataclasses.fields(Policy)] + [
+        f.name for f in dataclasses.fields(Settings) if f.name not in STRUCTURAL
+    ]
+    assert [row.name for row in KNOBS] == fields
+    assert [row.name for row in POLICY_KNOBS] == [f.name for f in dataclasses.fields(Policy)]
+
+
+def test_flags_and_variables_are_unique_and_named_after_the_row() -> None:
+    flags = [row.flag_name for row in KNOBS if row.flag_name]
+    envs = [row.env_name for row in KNOBS if row.env_name and row.flag_name]
+    assert len(flags) == len(set(flags)) and len(envs) == len(set(envs))
+    for row in KNOBS:
+        if row.flag_name and row.env_name and row.env in ("",):
+            assert row.env_name == "MCPSQUEEZE_" + row.name.upper()
+
+
+def test_defaults_pass_their_own_check() -> None:
+    for row in KNOBS:
+        for value in (row.default, row.library_default()):
+            if value is not None:
+                assert row.check(value) == value, row.name
+
+
+def test_config_keys_and_policy_keys_come_from_the_table() -> None:
+    assert set(DEFAULT_KEYS) == {row.name for row in KNOBS if row.config}
+    assert set(POLICY_KEYS) == {row.name for row in POLICY_KNOBS}
+
+
+def test_each_command_has_an_option_per_row_of_its_doors() -> None:
+    for command in ("wrap", "serve", "config"):
+        names = {p.name for p in main.commands[command].params if isinstance(p, click.Option)}
+        wanted = {row.name for row in KNOBS if command in row.doors and row.flag_name}
+        assert wanted <= names, (command, wanted - names)
+
+
+def test_library_defaults_differ_only_where_a_row_says_so() -> None:
+    squeezer = library_defaults("squeezer")
+    assert squeezer["recovery"] == "memory" and squeezer["cache_ttl"] is None
+    assert (squeezer["cache_entries"], squeezer["cache_bytes"]) == (128, 64 * 1024**2)
+    assert "timeout" not in squeezer and library_defaults("client")["timeout"] is None
+    assert squeezer["budget"] == Policy().budget
+
+
+def test_the_docs_show_the_table_as_it_is() -> None:
+    from mcpsqueeze.settings._table import markdown_table
+    from rawclient import ROOT
+
+    doc = (ROOT / "docs" / "config.md").read_text(encoding="utf-8")
+    start = doc.index("<!-- settings-table")
+    shown = doc[doc.index("\n", start) + 1 : doc.index("<!-- /settings-table -->")]
+    assert shown == markdown_table(), "docs/config.md's table is out of step with the rows"

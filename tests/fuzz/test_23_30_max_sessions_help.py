@@ -1,0 +1,18 @@
+"""Issue 23 item 30: `--max-sessions` help says what happens at the cap: the session idle longest is ended
+(its client gets 404 and starts a new one); 503 only when every session is busy."""
+
+from __future__ import annotations
+
+import subprocess
+
+from rawclient import cli
+
+
+def test_23_30_max_sessions_help_says_the_idlest_session_is_ended() -> None:
+    done = subprocess.run(cli("wrap", "--help"), capture_output=True, text=True, timeout=30, check=True)
+    help_text = " ".join(done.stdout.split())
+    start = help_text.index("--max-sessions")
+    option = help_text[start : start + 400]
+    assert "idle longest" in option and "ended" in option, option
+    assert "more are refused with 503" not in option
+    assert "every session is busy" in option

@@ -1,0 +1,143 @@
+"""Issue 23 item 6: a pre-registered client registered for `client_secret_post` can log in.
+
+The authorization server (tests/proxy/oauth_server.py, the SDK's server auth) lists both
+`client_secret_post` and `client_secret_basic`; before, mcpsqueeze always sent basic, the token endpoint
+answered 401 and `auth login` ended in a 76-line traceback. Now `--oauth-auth-method basic|post` chooses
+(default: what the client's registration record says, else basic), and a 401 at the token endpoint is a
+clear error naming the flags to check, exit 2 (a usage problem: the client's credentials or method).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx2
+import pytest
+
+from rawclient import RawClient, cli, stop, text
+
+SERVER = Path(__file__).resolve().parents[1] / "proxy" / "oauth_server.py"
+CLIENT_ID, SECRET = "preregistered-app", "s3cret-of-the-app"
+
+
+def _port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def callback_port() -> int:
+    return _port()
+
+
+@pytest.fixture
+def post_server(callback_port: int) -> Iterator[str]:
+    """The authorization server with one client pre-registered for client_secret_post."""
+    redirect = f"http://127.0.0.1:{callback_port}/callback"
+    client = f"{CLIENT_ID},{SECRET},client_secret_post,{redirect}"
+    proc = subprocess.Popen(
+        [sys.executable, str(SERVER), "--port", "0", "--client", client],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert line.startswith("LISTENING "), f"oauth server did not start (exit {proc.poll()})"
+        url = line.split()[1]
+        for _ in range(200):
+            try:
+                httpx2.get(url.rsplit("/", 1)[0] + "/test/counts", timeout=1)
+                break
+            except httpx2.TransportError:
+                time.sleep(0.05)
+        yield url
+    finally:
+        stop(proc)
+
+
+def _secret_file(tmp_path: Path) -> Path:
+    directory = tmp_path / "secrets"
+    directory.mkdir(mode=0o700)
+    path = directory / "client-secret"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    os.write(fd, SECRET.encode() + b"\n")
+    os.close(fd)
+    return path
+
+
+def _login(url: str, tmp_path: Path, port: int, *extra: str) -> subprocess.CompletedProcess[str]:
+    argv = cli(
+        "auth",
+        "login",
+        url,
+        "--port",
+        str(port),
+        "--fetch-authorize-url",
+        "--oauth-client-id",
+        CLIENT_ID,
+        "--oauth-client-secret-file",
+        str(
+            _secret_file(tmp_path)
+            if not (tmp_path / "secrets").exists()
+            else tmp_path / "secrets/client-secret"
+        ),
+        *extra,
+    )
+    env = {**os.environ, "MCPSQUEEZE_OAUTH_DIR": str(tmp_path / "oauth")}
+    return subprocess.run(argv, capture_output=True, text=True, env=env, timeout=90)
+
+
+def test_23_6_a_client_registered_for_post_logs_in_with_oauth_auth_method_post(
+    post_server: str, tmp_path: Path, callback_port: int
+) -> None:
+    done = _login(post_server, tmp_path, callback_port, "--oauth-auth-method", "post")
+    assert done.returncode == 0, done.stderr
+    assert "logged in" in done.stderr and "Traceback" not in done.stderr
+    env = {**os.environ, "MCPSQUEEZE_OAUTH_DIR": str(tmp_path / "oauth")}
+    argv = cli(
+        "wrap",
+        "--recovery-dir",
+        str(tmp_path / "rec"),
+        "--oauth-client-id",
+        CLIENT_ID,
+        "--oauth-client-secret-file",
+        str(tmp_path / "secrets/client-secret"),
+        "--oauth-auth-method",
+        "post",
+        "--",
+        post_server,
+    )
+    with RawClient(argv, env=env) as client:
+        client.initialize()
+        assert text(client.call("whoami")) == "authorized"
+        assert client.close() == 0
+
+
+def test_23_6_the_wrong_method_is_a_clear_error_not_a_traceback(
+    post_server: str, tmp_path: Path, callback_port: int
+) -> None:
+    done = _login(post_server, tmp_path, callback_port)  # default: basic, which this client may not use
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert len(done.stderr.splitlines()) <= 4, done.stderr
+    assert "401" in done.stderr and "--oauth-auth-method" in done.stderr
+    assert "client_secret_basic" in done.stderr
+
+
+def test_23_6_an_unknown_method_is_refused_by_the_flag() -> None:
+    done = subprocess.run(
+        [*cli("auth", "login", "https://e.test/mcp", "--oauth-auth-method", "jwt")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2 and "basic" in done.stderr and "post" in done.stderr

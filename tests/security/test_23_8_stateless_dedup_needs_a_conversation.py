@@ -1,0 +1,96 @@
+"""Issue 23 item 8: a dedup pointer only ever names a result this same conversation was shown.
+
+2026-07-28 clients send no session: before, every stateless call of a principal (or of everyone, without
+a token) shared one dedup index, so a second, unrelated client's first and only call came back as
+"identical to the result of call #1", a result it never saw. Now stateless calls are deduplicated only
+within a conversation the client names (`_meta["mcpsqueeze/conversation"]` or the
+`Mcpsqueeze-Conversation` header); without one, results are shown (and still shrunk), never a pointer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import mcp_types as types
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from pydantic import TypeAdapter
+
+from rawclient import cli, text
+
+RAW: Any = TypeAdapter(dict[str, Any])
+MODERN = "2026-07-28"
+SAME = "a result two unrelated clients both fetch, long enough that a pointer would be shorter. " * 20
+POINTER = "identical to the result of call"
+
+
+@contextlib.contextmanager
+def _proxy(tmp_path: Path) -> Iterator[str]:
+    argv = cli(
+        "wrap", "--transport", "streamable-http", "--port", "0", "--recovery-dir", str(tmp_path / "rec")
+    )
+    proc = subprocess.Popen(
+        [*argv, "--", sys.executable, "-m", "mcpsqueeze.demo.server"],
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+    )
+    assert proc.stderr is not None
+    try:
+        match = re.search(r"(http://127\.0\.0\.1:\d+/mcp)", proc.stderr.readline())
+        assert match
+        yield match.group(1)
+    finally:
+        proc.terminate()
+        proc.wait(15)
+
+
+@contextlib.asynccontextmanager
+async def _client(url: str, headers: dict[str, str] | None = None) -> AsyncIterator[Client]:
+    async with (
+        httpx2.AsyncClient(headers=headers or {}, timeout=30) as http,
+        Client(streamable_http_client(url, http_client=http), mode=MODERN) as client,
+    ):
+        assert client.protocol_version == MODERN
+        yield client
+
+
+async def _echo(client: Client, meta: dict[str, Any] | None = None) -> str:
+    params = types.CallToolRequestParams(name="echo", arguments={"text": SAME}, _meta=meta)
+    result: dict[str, Any] = await client.session.send_request(types.CallToolRequest(params=params), RAW)
+    return text(result)
+
+
+@pytest.mark.anyio
+async def test_23_8_an_unrelated_stateless_client_never_gets_a_pointer_to_a_result_it_never_saw(
+    tmp_path: Path,
+) -> None:
+    with _proxy(tmp_path) as url:
+        async with _client(url) as first:
+            assert await _echo(first) == SAME
+            assert await _echo(first) == SAME  # no conversation named: never a pointer
+        async with _client(url) as second:
+            assert await _echo(second) == SAME  # its first and only call: the result itself
+
+
+@pytest.mark.anyio
+async def test_23_8_within_a_named_conversation_repeats_are_still_deduplicated(tmp_path: Path) -> None:
+    with _proxy(tmp_path) as url:
+        async with _client(url, {"Mcpsqueeze-Conversation": "conv-header-1"}) as by_header:
+            assert await _echo(by_header) == SAME
+            assert POINTER in await _echo(by_header)
+        async with _client(url) as by_meta:
+            meta = {"mcpsqueeze/conversation": "conv-meta-2"}
+            assert await _echo(by_meta, meta) == SAME  # another conversation: its own first sighting
+            assert POINTER in await _echo(by_meta, meta)
+            assert await _echo(by_meta) == SAME  # outside any conversation: shown
+        async with _client(url, {"Mcpsqueeze-Conversation": "conv-header-1"}) as resumed:
+            assert POINTER in await _echo(resumed)  # the same conversation, a new connection
