@@ -1,7 +1,7 @@
 """`Client`: an MCP client of your servers whose every result goes through the proxy's pipeline.
 
 The servers are an `mcpServers` config (stdio commands and streamable-HTTP URLs), connected in process
-with the same `Backend` connections `serve` holds (serve/_backends.py: the official SDK client, results
+with the same `ServerLink` connections `serve` holds (transports/_server_link.py: wire dicts, results
 taken raw so structuredContent is never re-validated) and presented by the same `Squeezer` pipeline as
 `wrap`. `with Client(...)` gives sync methods (run on a background event loop); `async with` gives the
 same names as coroutines.
@@ -35,7 +35,7 @@ from ..settings import (
     read_servers_file,
 )
 from ..settings._table import check_keywords, library_defaults
-from ..transports import Backend
+from ..transports import ServerLink
 from ._codeapi import ClientSessionAPI
 from ._functions import make_function, unique_names
 from ._portal import Portal
@@ -126,7 +126,7 @@ class Client:
         settings = self.settings = _settings(file, {"budget": budget, **options})
         self.squeezer = Squeezer.from_settings(settings, RECOVER_TOOL)
         tools = ToolFilter(settings.include_tools, settings.exclude_tools)
-        self._backends = {spec.name: Backend(spec, tools, settings.timeout) for spec in specs}
+        self._backends = {spec.name: ServerLink(spec, tools, settings.timeout) for spec in specs}
         self._levels = {spec.name: spec.compress_tools or settings.compress_tools for spec in specs}
         self._portal: Portal | None = None
         self._open = False

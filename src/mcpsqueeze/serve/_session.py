@@ -18,6 +18,7 @@ import anyio
 import anyio.abc
 
 from .._errors import BackendError, RecoveryError, UsageError
+from .._jsonbytes import dumps
 from .._voice import ShellVoice
 from ..accounting import print_summary
 from ..core import (
@@ -36,8 +37,8 @@ from ..recovery import check_if_present, ensure_private_dir
 from ..settings import ServerSpec, Settings, ToolFilter
 from ..transports import (
     PRINCIPAL_KEY,
-    Backend,
     BackendTimeout,
+    ServerLink,
     Tokens,
     bearer_guard,
     bind_unix,
@@ -73,7 +74,7 @@ class SessionAPI(Protocol):
     """What the API app needs of a session: `serve`'s own, or a `Client`'s (api/_codeapi.py)."""
 
     @property
-    def backends(self) -> dict[str, Backend]: ...
+    def backends(self) -> dict[str, ServerLink]: ...
     def listing(self) -> dict[str, Any]: ...
     @property
     def metrics(self) -> Metrics | None: ...
@@ -88,7 +89,7 @@ class Session:
         self.settings = settings
         self.services = build_services(settings, metrics=True)
         self.pipeline = new_pipeline(settings, self.services, ShellVoice())
-        self.backends = {spec.name: Backend(spec, tools, settings.timeout) for spec in specs}
+        self.backends = {spec.name: ServerLink(spec, tools, settings.timeout) for spec in specs}
         self.calls = 0
         self.tg: anyio.abc.TaskGroup | None = None
         self.named_tenants = False  # the token file names tenants: each gets its own pipeline and store view
@@ -113,7 +114,7 @@ class Session:
             for backend in self.backends.values():
                 starting.start_soon(self._try_start, backend)
 
-    async def _try_start(self, backend: Backend) -> None:
+    async def _try_start(self, backend: ServerLink) -> None:
         assert self.tg is not None
         try:
             await backend.ensure(self.tg)
@@ -195,11 +196,13 @@ def failure_answer(exc: BackendError) -> tuple[int, dict[str, Any]]:
 def build_app(session: SessionAPI, token: bytes | Tokens | None) -> Any:
     from starlette.applications import Starlette
     from starlette.requests import Request
-    from starlette.responses import JSONResponse, Response
+    from starlette.responses import Response
     from starlette.routing import Route
 
     def reply(status: int, body: Any) -> Response:
-        return JSONResponse(body, status_code=status)
+        # our encoder, not JSONResponse's json.dumps: a result may hold what JSON allows but UTF-8 cannot
+        # (a lone surrogate, escaped) or nest deeper than json.dumps recurses
+        return Response(dumps(body), status_code=status, media_type="application/json")
 
     async def servers(request: Request) -> Response:
         return reply(200, session.listing())
