@@ -22,19 +22,19 @@ import anyio.abc
 
 from .._errors import BackendError, MCPSqueezeError, RecoveryError, UsageError
 from .._results import text_of
-from ..core import Outcome, RecoverKeywords, parts_text
-from ..core._listing import CompactTools, ListingError
+from ..core import CompactTools, ListingError, Outcome, RecoverKeywords, parts_text
 from ..settings import (
     Config,
     ServerSpec,
     Settings,
     ToolFilter,
+    check_keywords,
     find_config,
+    library_defaults,
     load_config,
     parse_config,
     read_servers_file,
 )
-from ..settings._table import check_keywords, library_defaults
 from ..transports import ServerLink
 from ._codeapi import ClientSessionAPI
 from ._functions import make_function, unique_names

@@ -106,7 +106,7 @@ class ClientSessionAPI:
             raise
         self.directory, self.socket_path = directory, path
         config = uvicorn.Config(build_app(self, None), log_level="warning", lifespan="off")
-        from ..serve._session import too_large_body
+        from ..serve import too_large_body
 
         self._server = uvicorn_server(config, too_large=too_large_body)
         tg.start_soon(self._serve, sock)

@@ -25,8 +25,9 @@ from ..core import (
 from ..settings import (
     PolicySet,
     Settings,
+    check_keywords,
+    library_defaults,
 )
-from ..settings._table import check_keywords, library_defaults
 
 __all__ = ["RECOVER_TOOL", "Squeezer", "as_result"]
 

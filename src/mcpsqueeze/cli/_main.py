@@ -23,8 +23,7 @@ from .._errors import (
     UsageError,
     exit_code,
 )
-from ..settings import DEFAULT_BUDGET, Settings
-from ..settings._table import knob_named
+from ..settings import DEFAULT_BUDGET, Settings, knob_named
 from ._auth import oauth_client, oauth_options
 from ._options import KindType, knob_options, knob_values
 
@@ -46,7 +45,7 @@ def _parse_headers(values: tuple[str, ...]) -> dict[str, str]:
 def _keep(value: str, flag: str) -> float | None:
     """Every lifetime flag through one parser: 'off'/'never' keep forever, 0 is refused as ambiguous,
     nan, inf and more than ten years are refused."""
-    from ..settings._kinds import Duration
+    from ..settings import Duration
 
     try:
         seconds: float | None = Duration().parse(value)

@@ -9,6 +9,7 @@ from .._lazy import LazyFace
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing typing is not free at start-up
 if TYPE_CHECKING:
+    from ._listing import CompactTools, Invoke, ListingError, compact_recover_tool
     from ._pipeline import Call, Outcome, Pipeline
     from ._recover import (
         DEFAULT_PAGE_SIZE,
@@ -26,7 +27,10 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_PAGE_SIZE",
     "Call",
+    "CompactTools",
+    "Invoke",
     "LineRange",
+    "ListingError",
     "Originals",
     "Outcome",
     "Pipeline",
@@ -35,6 +39,7 @@ __all__ = [
     "SessionServices",
     "answer",
     "build_services",
+    "compact_recover_tool",
     "for_caller",
     "list_recover_tool",
     "new_pipeline",
@@ -65,6 +70,10 @@ _MODULES = {
     "LineRange": "_request",
     "recover_tool_definition": "_recover",
     "sweep_forever": "_services",
+    "CompactTools": "_listing",
+    "Invoke": "_listing",
+    "ListingError": "_listing",
+    "compact_recover_tool": "_listing",
 }
 
 

@@ -25,8 +25,7 @@ import anyio
 import anyio.abc
 
 from .._errors import MCPSqueezeError
-from ..core import Call, Pipeline, SessionServices
-from ..core._listing import CompactTools, Invoke
+from ..core import Call, CompactTools, Invoke, Pipeline, SessionServices
 from ..transports import (
     BACKEND_GONE,
     INVALID_REQUEST,
