@@ -5,7 +5,9 @@
 # 2. the real public MCP servers and the conformance suite from npm/PyPI (scripts/install-test-deps.sh),
 # 3. a Docker engine, the base image and the project image for the container tests (scripts/ci-docker.sh);
 #    when Docker cannot be had outside CI the container tests are skipped; on CI (CI=true) they fail,
-# 4. pytest.
+# 4. pytest on MCPSQUEEZE_TEST_WORKERS xdist workers (default 4: most tests wait on subprocesses and sockets,
+#    so 4 workers keep 2 cores busy), whole files per worker (--dist loadfile: a module's shared server
+#    starts once, and the container tests build their image once). `-n 0` in the arguments runs serially.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -13,7 +15,7 @@ cd "$root"
 if [ ! -x .venv/bin/python ]; then
     python3 -m venv .venv
 fi
-if ! .venv/bin/python -c "import mcpsqueeze, pytest, hypothesis, testcontainers, just_bash, redis" 2>/dev/null; then
+if ! .venv/bin/python -c "import mcpsqueeze, pytest, xdist, hypothesis, testcontainers, just_bash, redis" 2>/dev/null; then
     .venv/bin/pip install --quiet --upgrade pip
     .venv/bin/pip install --quiet -e '.[test,just-bash,redis]'
 fi
@@ -34,4 +36,5 @@ if [ -n "${CI:-}" ] || [ "$(id -u)" = 0 ]; then
     fi
 fi
 
-exec .venv/bin/python -m pytest "$@"
+# The caller's own -n/--dist come later on the line and win.
+exec .venv/bin/python -m pytest -n "${MCPSQUEEZE_TEST_WORKERS:-4}" --dist loadfile "$@"

@@ -226,7 +226,7 @@ def test_the_core_answer_pages_with_the_next_call_in_meta() -> None:
     arguments: dict[str, object] | None = {"response_id": RID, "grep": "value_1", "context": 0}
     seen: list[str] = []
     while arguments is not None:
-        result = answer(_original(text), RecoverRequest.parse(arguments))
+        result = answer([_original(text)], RecoverRequest.parse(arguments))
         meta = result["_meta"]
         assert meta["mcpsqueeze/search"]["total"] == wanted
         seen += [line for line in result["content"][0]["text"].split("\n") if re.match(r"\d+:", line)]
@@ -242,10 +242,10 @@ def test_the_core_answer_searches_json_values_and_the_part_a_pointer_names() -> 
 
     document = {"files": [{"path": "a.py", "body": "import os\ndef main():\n    os.exit(1)\n"}]}
     original = _original(json.dumps(document))
-    whole = answer(original, RecoverRequest.parse({"response_id": RID, "grep": "os\\.exit"}))
+    whole = answer([original], RecoverRequest.parse({"response_id": RID, "grep": "os\\.exit"}))
     assert "/files/0/body: " in whole["content"][0]["text"]
     inside = answer(
-        original, RecoverRequest.parse({"response_id": RID, "grep": "exit", "pointer": "/files/0/body"})
+        [original], RecoverRequest.parse({"response_id": RID, "grep": "exit", "pointer": "/files/0/body"})
     )
     assert "3:    os.exit(1)" in inside["content"][0]["text"]  # a string's own lines
     assert "mcpsqueeze/next" not in inside["_meta"]
@@ -277,7 +277,7 @@ def test_a_result_with_structured_content_and_no_text_is_searched_by_its_values(
     from mcpsqueeze.core._request import RecoverRequest
 
     original = {"content": [], "structuredContent": {"rows": [{"name": "alpha"}, {"name": "beta"}]}}
-    found = answer(original, RecoverRequest.parse({"response_id": RID, "grep": "^b"}))
+    found = answer([original], RecoverRequest.parse({"response_id": RID, "grep": "^b"}))
     assert found["content"][0]["text"].endswith('\n/rows/1/name: "beta"')
 
 

@@ -31,6 +31,16 @@ def _shown(answer: str) -> dict[int, tuple[str, str]]:
     return out
 
 
+def _whole(client: RawClient, rid: str) -> str:
+    """The original's text, page after page (an answer over the page size comes in pages)."""
+    out, arguments = "", {"response_id": rid}
+    while arguments:
+        page = client.call("squeeze_recover", arguments)
+        out += page["content"][0]["text"] if "mcpsqueeze/page" in page.get("_meta", {}) else text(page)
+        arguments = page.get("_meta", {}).get("mcpsqueeze/next")
+    return out
+
+
 def _shim(rec: Path, tmp_path: Path, *argv: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MCPSQUEEZE_")}
     env |= {"MCPSQUEEZE_RECOVERY_DIR": str(rec), "MCPSQUEEZE_SOCKET": str(tmp_path / "none.sock")}
@@ -46,7 +56,7 @@ def test_grep_and_search_through_a_real_wrap_and_mcpsq_recover(tmp_path: Path) -
         assert {"grep", "search", "ignore_case", "context", "skip"} <= set(schema)
         got = client.call("read_file", {"path": "notes.txt"})
         rid = got["_meta"]["truncation"]["response_id"]
-        original = text(client.call("squeeze_recover", {"response_id": rid}))
+        original = _whole(client, rid)
         lines = split_lines(original)
         assert len(original) > len(text(got))
 
@@ -79,7 +89,7 @@ def test_grep_and_search_through_a_real_wrap_and_mcpsq_recover(tmp_path: Path) -
 
         issues = client.call("search_issues", {"query": "login"})
         jid = issues["_meta"]["truncation"]["response_id"]
-        document = json.loads(text(client.call("squeeze_recover", {"response_id": jid})))
+        document = json.loads(_whole(client, jid))
         values = client.call("squeeze_recover", {"response_id": jid, "grep": "^DEMO-101[0-9]$"})
         pointers = [line.split(": ", 1)[0] for line in text(values).split("\n")[1:] if line.startswith("/")]
         assert len(pointers) == 10
