@@ -247,3 +247,13 @@ def stop(proc: subprocess.Popen[Any]) -> None:
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
+
+
+def empty_config() -> Path:
+    """An empty config file as the checks want one: regular, 0600, in a private directory."""
+    import tempfile
+
+    path = Path(tempfile.mkdtemp(prefix="mcpsqueeze-empty-")) / "config.toml"
+    path.write_text("", encoding="utf-8")
+    path.chmod(0o600)
+    return path

@@ -54,8 +54,8 @@ def test_the_recover_help_and_usage_errors_are_pinned() -> None:
         ["recover"],
         ["recover", RID, "--bogus"],
         ["recover", RID, "--pointer"],
-        ["recover", RID, "--pointer", "/a", "--pointer", "/b"],
-        ["recover", RID, "extra"],
+        ["recover", RID, "--lines", "1", "--lines", "2"],  # several pointers and ids are fine (issue 21)
+        ["recover", RID, "--pointer", "/a", "--lines", "1"],
     ):
         outcome = plan_recover(argv)
         assert isinstance(outcome, Outcome)

@@ -14,7 +14,7 @@ from mcpsqueeze.settings._policy import POLICY_KEYS
 
 def recover_result(original: bytes, **arguments: Any) -> dict[str, Any]:
     """The core's answer for `arguments` from stored original bytes (as every door gets it)."""
-    return answer(json.loads(original), RecoverRequest.parse({"response_id": "0" * 32, **arguments}))
+    return answer([json.loads(original)], RecoverRequest.parse({"response_id": "0" * 32, **arguments}))
 
 
 DOC = {"issues": [{"key": "A-1", "summary": "one", "body": "x" * 50}, {"key": "A-2", "summary": "two"}]}

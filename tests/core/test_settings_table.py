@@ -28,6 +28,8 @@ def test_flags_and_variables_are_unique_and_named_after_the_row() -> None:
     flags = [row.flag_name for row in KNOBS if row.flag_name]
     envs = [row.env_name for row in KNOBS if row.env_name and row.flag_name]
     assert len(flags) == len(set(flags)) and len(envs) == len(set(envs))
+    # variables other parts read with another meaning are never a knob's
+    assert not {"MCPSQUEEZE_TIMEOUT", "MCPSQUEEZE_SOCKET", "MCPSQUEEZE_URL", "MCPSQUEEZE_CONFIG"} & set(envs)
     for row in KNOBS:
         if row.flag_name and row.env_name and row.env in ("",):
             assert row.env_name == "MCPSQUEEZE_" + row.name.upper()
@@ -68,3 +70,21 @@ def test_the_docs_show_the_table_as_it_is() -> None:
     start = doc.index("<!-- settings-table")
     shown = doc[doc.index("\n", start) + 1 : doc.index("<!-- /settings-table -->")]
     assert shown == markdown_table(), "docs/config.md's table is out of step with the rows"
+
+
+def test_serve_and_the_client_take_tool_filters_from_the_rows() -> None:
+    import sys
+
+    from mcpsqueeze import Client, UsageError
+
+    client = Client(
+        {"x": {"command": sys.executable}}, config=False, include_tools="a*, x:b", exclude_tools=["c"]
+    )
+    assert (client.settings.include_tools, client.settings.exclude_tools) == (("a*", "x:b"), ("c",))
+    client.close()
+    import pytest
+
+    with pytest.raises(UsageError, match="include_tools must be comma-separated globs"):
+        Client({"x": {"command": sys.executable}}, config=False, include_tools=3)
+    names = {p.name: p for p in main.commands["serve"].params if isinstance(p, click.Option)}
+    assert names["include_tools"].envvar == "MCPSQUEEZE_INCLUDE_TOOLS"

@@ -17,7 +17,7 @@ from mcpsqueeze.recovery import MemoryCache, RecoveryStore
 
 def recover_result(original: bytes, **arguments: Any) -> dict[str, Any]:
     """The core's answer for `arguments` from stored original bytes (as every door gets it)."""
-    return answer(json.loads(original), RecoverRequest.parse({"response_id": "0" * 32, **arguments}))
+    return answer([json.loads(original)], RecoverRequest.parse({"response_id": "0" * 32, **arguments}))
 
 
 WORDS = ("amber", "basil", "cedar", "delta", "ember", "fjord", "grove", "heron", "indigo", "juniper")

@@ -53,9 +53,12 @@ class PeakSampler:
         every: float = 0.005,
         limit: int | None = None,
         over: Callable[[int], None] | None = None,
+        tree: bool = True,
     ) -> None:
-        """With `limit`, `over(rss)` is called (once) when the tree passes it: a test stops the tree there."""
+        """With `limit`, `over(rss)` is called (once) when the tree passes it: a test stops the tree there.
+        With `tree` False, only `pid` itself is sampled."""
         self.pid, self.every, self.peak, self.limit, self.over = pid, every, 0, limit, over
+        self.measure = tree_rss if tree else rss
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -69,7 +72,7 @@ class PeakSampler:
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            now = tree_rss(self.pid)
+            now = self.measure(self.pid)
             self.peak = max(self.peak, now)
             if self.limit is not None and now > self.limit and self.over is not None:
                 self.over(now)

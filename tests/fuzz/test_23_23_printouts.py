@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 from mcpsqueeze.settings._file import ConfigError, parse_config_text
-from rawclient import cli
+from rawclient import cli, empty_config
+
+EMPTY = empty_config()  # (a config file must be a regular file only its owner writes)
 
 
 @pytest.mark.parametrize("separator", ["\u2028", "\u2029", "\x85"])
@@ -24,7 +26,7 @@ def test_23_23_error_line_numbers_count_only_newlines(tmp_path: Path, separator:
 
 def test_23_23_config_prints_seconds_without_nan_or_exponent(tmp_path: Path) -> None:
     done = subprocess.run(
-        cli("config", "--config", "/dev/null", "--timeout", "0.25", "--cache-ttl", "3650d", "--retention", "1.5"),
+        cli("config", "--config", str(EMPTY), "--timeout", "0.25", "--cache-ttl", "3650d", "--retention", "1.5"),
         capture_output=True, text=True, timeout=30, check=True,
     )  # fmt: skip
     rows = {

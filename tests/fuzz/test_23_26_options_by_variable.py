@@ -15,7 +15,9 @@ import click
 
 import mcpsqueeze
 from mcpsqueeze.cli import main
-from rawclient import cli, require_node_paths
+from rawclient import cli, empty_config, require_node_paths
+
+EMPTY = empty_config()  # (a config file must be a regular file only its owner writes)
 
 # --config is MCPSQUEEZE_CONFIG (read where the file is found, also by the Client); --shrinkfit is an alias
 # of --budget (MCPSQUEEZE_BUDGET); --version and --help are not settings.
@@ -44,12 +46,12 @@ def test_23_26_variables_set_what_the_flags_set(tmp_path: Path) -> None:
         "MCPSQUEEZE_PORT": "9998",
         "MCPSQUEEZE_QUIET": "true",
         "MCPSQUEEZE_CACHE_TTL": "off",
-        "MCPSQUEEZE_TIMEOUT": "12.5",
+        "MCPSQUEEZE_BACKEND_TIMEOUT": "12.5",
         "MCPSQUEEZE_NAME": "gh",
         "MCPSQUEEZE_HEADER": "X-A=one two\nX-B=three",
     }
     done = subprocess.run(
-        cli("config", "--config", "/dev/null", "--", "https://example.com/mcp"),
+        cli("config", "--config", str(EMPTY), "--", "https://example.com/mcp"),
         capture_output=True, text=True, timeout=30, env=env,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -72,11 +74,11 @@ def test_23_26_variables_set_what_the_flags_set(tmp_path: Path) -> None:
     )
     assert (
         rows["cache_ttl"] == "off  (env MCPSQUEEZE_CACHE_TTL)"
-        and rows["timeout"] == "12.5s  (env MCPSQUEEZE_TIMEOUT)"
+        and rows["timeout"] == "12.5s  (env MCPSQUEEZE_BACKEND_TIMEOUT)"
     )
     bad = subprocess.run(
-        cli("config", "--config", "/dev/null"), capture_output=True, text=True, timeout=30,
-        env={**os.environ, "MCPSQUEEZE_TIMEOUT": "nan"},
+        cli("config", "--config", str(EMPTY)), capture_output=True, text=True, timeout=30,
+        env={**os.environ, "MCPSQUEEZE_BACKEND_TIMEOUT": "nan"},
     )  # fmt: skip
     assert bad.returncode == 2 and "--timeout" in bad.stderr and "finite" in bad.stderr, bad.stderr
 

@@ -9,7 +9,9 @@ from pathlib import Path
 import click
 
 from mcpsqueeze.cli import main
-from rawclient import cli
+from rawclient import cli, empty_config
+
+EMPTY = empty_config()  # (a config file must be a regular file only its owner writes)
 
 
 def _options(command: str) -> set[str]:
@@ -34,7 +36,7 @@ def test_23_29_a_pasted_wrap_line_works_after_config(tmp_path: Path) -> None:
         "--", "https://example.com/mcp",
     ]  # fmt: skip
     done = subprocess.run(
-        cli("config", "--config", "/dev/null", *wrap_line), capture_output=True, text=True, timeout=30
+        cli("config", "--config", str(EMPTY), *wrap_line), capture_output=True, text=True, timeout=30
     )
     assert done.returncode == 0, done.stderr
     rows = {
@@ -52,7 +54,7 @@ def test_23_29_a_pasted_wrap_line_works_after_config(tmp_path: Path) -> None:
 
 def test_23_29_a_command_backend_after_config_keeps_its_own_options() -> None:
     done = subprocess.run(
-        cli("config", "--config", "/dev/null", "--budget", "9000", "mcp-server-git", "--repository", "/x"),
+        cli("config", "--config", str(EMPTY), "--budget", "9000", "mcp-server-git", "--repository", "/x"),
         capture_output=True, text=True, timeout=30,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr

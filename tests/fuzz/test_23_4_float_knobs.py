@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 from mcpsqueeze import UsageError
-from rawclient import cli
+from rawclient import cli, empty_config
+
+EMPTY = empty_config()  # (a config file must be a regular file only its owner writes)
 
 BAD = ("nan", "inf", "-inf", "-1", "0")
 
@@ -22,7 +24,7 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
 @pytest.mark.parametrize("value", BAD)
 def test_23_4_timeout_flag_refuses_nan_inf_and_negative(value: str) -> None:
     for command in ("config", "serve"):
-        done = _run(command, "--config", "/dev/null", f"--timeout={value}", "--", sys.executable, "-c", "")
+        done = _run(command, "--config", str(EMPTY), f"--timeout={value}", "--", sys.executable, "-c", "")
         assert done.returncode == 2, (command, done.stdout, done.stderr)
         assert "--timeout" in done.stderr and "Traceback" not in done.stderr
 
@@ -53,7 +55,7 @@ def test_23_4_config_file_refuses_nan_inf_and_negative(tmp_path: Path, key: str,
 
 
 def test_23_4_huge_durations_are_refused_with_the_bound() -> None:
-    done = _run("config", "--config", "/dev/null", "--cache-ttl", "99999999999999999999d")
+    done = _run("config", "--config", str(EMPTY), "--cache-ttl", "99999999999999999999d")
     assert done.returncode == 2 and "at most" in done.stderr, done.stderr
 
 

@@ -24,6 +24,9 @@ from rawclient import cli, demo_server, text
 RAW: Any = TypeAdapter(dict[str, Any])
 MODERN = "2026-07-28"
 
+# These tests recover whole originals in one answer; pages are tested in tests/core/test_recover_pages.py.
+WHOLE = ("--page-size", "100000000")
+
 
 async def _raw_call(client: Client, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     request = types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments=arguments))
@@ -48,7 +51,7 @@ async def _shrink_and_recover(url: str, mode: str) -> dict[str, Any]:
 
 @pytest.mark.anyio
 async def test_a_2026_client_and_a_2025_client_share_one_proxy_over_a_stdio_backend(tmp_path: Path) -> None:
-    with http_proxy(tmp_path, *demo_server()) as (url, _):
+    with http_proxy(tmp_path, *demo_server(), extra=WHOLE) as (url, _):
         results: dict[str, dict[str, Any]] = {}
 
         async def run(mode: str) -> None:
@@ -68,7 +71,7 @@ async def test_a_2026_client_and_a_2025_client_share_one_proxy_over_a_stdio_back
 
 @pytest.mark.anyio
 async def test_a_2026_client_through_the_proxy_to_a_2026_http_backend(tmp_path: Path) -> None:
-    with demo_http_server() as backend, http_proxy(tmp_path, backend) as (url, _):
+    with demo_http_server() as backend, http_proxy(tmp_path, backend, extra=WHOLE) as (url, _):
         got = await _shrink_and_recover(url, MODERN)
     assert got["protocol"] == MODERN
     assert got["echo"] == f"hello {MODERN}"
@@ -82,7 +85,7 @@ async def test_a_2026_request_without_the_envelope_is_refused_with_a_clear_error
         "MCP-Protocol-Version": MODERN,
         "Mcp-Method": "tools/list",
     }
-    with http_proxy(tmp_path, *demo_server()) as (url, _):
+    with http_proxy(tmp_path, *demo_server(), extra=WHOLE) as (url, _):
         async with httpx2.AsyncClient(timeout=30) as http:
             response = await http.post(
                 url, headers=headers, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
@@ -102,7 +105,7 @@ async def test_a_stdio_backends_elicitation_reaches_the_2026_client_as_input_req
         asked.append(params.message)
         return types.ElicitResult(action="accept", content={"answer": "forty-two"})
 
-    with http_proxy(tmp_path, *demo_server()) as (url, _):
+    with http_proxy(tmp_path, *demo_server(), extra=WHOLE) as (url, _):
         async with Client(url, mode=MODERN, elicitation_callback=answer) as client:
             called = await client.call_tool("ask_user", {"question": "What is the answer?"})
             result = called.model_dump(by_alias=True, mode="json", exclude_none=True)
@@ -143,7 +146,7 @@ async def test_a_2026_client_over_stdio_reaches_a_url_backend_statelessly(tmp_pa
     from mcp import StdioServerParameters
 
     with demo_http_server() as backend:
-        argv = cli("wrap", "--recovery-dir", str(tmp_path / "rec"), "--", backend)
+        argv = cli("wrap", *WHOLE, "--recovery-dir", str(tmp_path / "rec"), "--", backend)
         target = StdioServerParameters(command=argv[0], args=argv[1:], env=dict(os.environ))
         async with Client(target, mode=MODERN) as client:
             protocol = client.protocol_version

@@ -17,11 +17,16 @@ from rawclient import RawClient, cli, demo_server, text
 
 BUDGET = 5000
 
+# These tests recover whole originals in one answer; pages are tested in tests/core/test_recover_pages.py.
+WHOLE = ("--page-size", "100000000")
+
 
 @contextlib.contextmanager
 def proxy(tmp_path: Path, *extra: str, recovery_dir: Path | None = None) -> Iterator[RawClient]:
     rec = recovery_dir or tmp_path / "rec"
-    argv = cli("wrap", "--budget", str(BUDGET), "--recovery-dir", str(rec), *extra, "--", *demo_server())
+    argv = cli(
+        "wrap", *WHOLE, "--budget", str(BUDGET), "--recovery-dir", str(rec), *extra, "--", *demo_server()
+    )
     with RawClient(argv) as client:
         client.initialize()
         yield client
@@ -168,7 +173,7 @@ def test_the_recover_tool_gets_a_suffix_when_the_backend_already_has_that_name(t
     import sys
 
     backend = [sys.executable, str(Path(__file__).with_name("noisy_backend.py")), "--with-squeeze-recover"]
-    argv = cli("wrap", "--recovery-dir", str(tmp_path / "rec"), "--", *backend)
+    argv = cli("wrap", *WHOLE, "--recovery-dir", str(tmp_path / "rec"), "--", *backend)
     with RawClient(argv) as client:
         client.initialize()
         names = [t["name"] for t in client.result("tools/list")["tools"]]
@@ -204,7 +209,7 @@ def test_a_huge_result_being_condensed_does_not_stall_a_small_call(tmp_path: Pat
     import time
 
     backend = [sys.executable, str(Path(__file__).with_name("noisy_backend.py")), "--with-squeeze-recover"]
-    argv = cli("wrap", "--recovery-dir", str(tmp_path / "rec"), "--", *backend)
+    argv = cli("wrap", *WHOLE, "--recovery-dir", str(tmp_path / "rec"), "--", *backend)
     with RawClient(argv) as client:
         client.initialize()
         client.send(

@@ -15,9 +15,12 @@ from rawclient import RawClient, cli, demo_server, text
 
 RECOVER = "squeeze_recover"
 
+# These tests recover whole originals in one answer; pages are tested in tests/core/test_recover_pages.py.
+WHOLE = ("--page-size", "100000000")
+
 
 def _wrap(tmp_path: Path, *extra: str) -> list[str]:
-    return cli("wrap", "--recovery-dir", str(tmp_path / "rec"), *extra, "--", *demo_server())
+    return cli("wrap", *WHOLE, "--recovery-dir", str(tmp_path / "rec"), *extra, "--", *demo_server())
 
 
 def _exchange(client: RawClient) -> dict[str, Any]:

@@ -11,9 +11,12 @@ from rawclient import RawClient, assert_golden, cli, demo_server, require_node_p
 
 GOLDEN = Path(__file__).with_name("golden")
 
+# These tests recover whole originals in one answer; pages are tested in tests/core/test_recover_pages.py.
+WHOLE = ("--page-size", "100000000")
+
 
 def _wrap(tmp_path: Path, server: list[str], *extra: str) -> list[str]:
-    return cli("wrap", "--recovery-dir", str(tmp_path / "rec"), *extra, "--", *server)
+    return cli("wrap", *WHOLE, "--recovery-dir", str(tmp_path / "rec"), *extra, "--", *server)
 
 
 def test_by_default_structured_content_and_output_schemas_are_never_modified(tmp_path: Path) -> None:

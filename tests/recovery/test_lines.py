@@ -12,7 +12,7 @@ from mcpsqueeze.core import RecoverRequest, answer
 
 def recover_result(original: bytes, **arguments: Any) -> dict[str, Any]:
     """The core's answer for `arguments` from stored original bytes (as every door gets it)."""
-    return answer(json.loads(original), RecoverRequest.parse({"response_id": "0" * 32, **arguments}))
+    return answer([json.loads(original)], RecoverRequest.parse({"response_id": "0" * 32, **arguments}))
 
 
 def test_lines_keep_their_newlines_and_a_final_newline_makes_no_empty_line() -> None:

@@ -36,6 +36,7 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+_SAY_STILL_COUNTING = 2.0  # seconds the exit waits for the counts before saying they are still running
 
 
 def new_session_id() -> str:
@@ -118,7 +119,7 @@ def render_summary(totals: Totals, title: str = "mcpsqueeze session summary") ->
     lines = [
         f"{title}:",
         f"  calls proxied    {totals.calls}",
-        f"  passed through   {totals.passthrough + totals.errors + totals.full}",
+        f"  passed through   {totals.passthrough + totals.errors + totals.full}{_split(totals)}",
         f"  deduplicated     {totals.deduplicated}",
         f"  shrunk           {totals.shrunk}",
         *([f"  shown as TOON    {totals.toonified}"] if totals.toonified else []),
@@ -129,6 +130,17 @@ def render_summary(totals: Totals, title: str = "mcpsqueeze session summary") ->
     if totals.store_failures:
         lines.append(f"  not shrunk because the original could not be stored: {totals.store_failures}")
     return "\n".join(lines)
+
+
+def _split(totals: Totals) -> str:
+    """What "passed through" counts, named as --json names it, when it is more than unchanged results
+    (issue 23 item 34: "passed through 8" beside --json's "passthrough 5, errors 3" read as a mismatch)."""
+    if not (totals.errors or totals.full):
+        return ""
+    parts = [f"passthrough {totals.passthrough}", f"errors {totals.errors}"]
+    if totals.full:
+        parts.append(f"full {totals.full}")
+    return f" ({', '.join(parts)})"
 
 
 def print_summary(totals: Totals, quiet: bool = False) -> None:
@@ -283,6 +295,12 @@ class Accountant:
                 else:
                     self._account(entry)
 
+    def _uncounted(self) -> tuple[int, int]:
+        """(calls, characters) still waiting for their figures."""
+        with self._lock:
+            waiting = [e for e in self._order if isinstance(e, _Pending) and not e.ready()]
+        return len(waiting), sum(e.sizes[0] + e.sizes[1] for e in waiting)
+
     def _account(self, entry: _Pending) -> None:
         record = entry.record
         try:
@@ -318,9 +336,23 @@ class Accountant:
         self._tell(lambda o: o.on_call(record, before, after))
 
     def close(self, timeout: float = 30.0) -> Totals:
-        """Finish pending counts (bounded) and return the totals."""
-        if not self._counter.drain(timeout):
-            logger.warning("mcpsqueeze: token counting did not finish; the summary is partial")
+        """Finish pending counts (bounded) and return the totals.
+
+        Counting never held a call up, so at the end it may still be running (100 MB of varied text is
+        ~15 s of tiktoken): after `_SAY_STILL_COUNTING` seconds that is said plainly, with what is left,
+        and the summary follows once the figures are in; past `timeout` it says what it lacks."""
+        if not self._counter.drain(min(_SAY_STILL_COUNTING, timeout)):
+            left, chars = self._uncounted()
+            logger.warning(
+                f"mcpsqueeze: still counting the tokens of {left} call(s) ({chars:,} characters); "
+                "the summary follows when they are counted"
+            )
+            if not self._counter.drain(max(0.0, timeout - _SAY_STILL_COUNTING)):
+                left, chars = self._uncounted()
+                logger.warning(
+                    f"mcpsqueeze: token counting did not finish in {timeout:g} s; the summary is partial: "
+                    f"{left} call(s) ({chars:,} characters) are not in it"
+                )
         self._counter.close()
         self._flush()
         with self._lock:

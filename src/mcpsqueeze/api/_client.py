@@ -1,7 +1,7 @@
 """`Client`: an MCP client of your servers whose every result goes through the proxy's pipeline.
 
 The servers are an `mcpServers` config (stdio commands and streamable-HTTP URLs), connected in process
-with the same `Backend` connections `serve` holds (serve/_backends.py: the official SDK client, results
+with the same `ServerLink` connections `serve` holds (transports/_server_link.py: wire dicts, results
 taken raw so structuredContent is never re-validated) and presented by the same `Squeezer` pipeline as
 `wrap`. `with Client(...)` gives sync methods (run on a background event loop); `async with` gives the
 same names as coroutines.
@@ -22,20 +22,20 @@ import anyio.abc
 
 from .._errors import BackendError, MCPSqueezeError, RecoveryError, UsageError
 from .._results import text_of
-from ..core import Outcome, RecoverKeywords
-from ..core._listing import CompactTools, ListingError
+from ..core import CompactTools, ListingError, Outcome, RecoverKeywords, parts_text
 from ..settings import (
     Config,
     ServerSpec,
     Settings,
     ToolFilter,
+    check_keywords,
     find_config,
+    library_defaults,
     load_config,
     parse_config,
     read_servers_file,
 )
-from ..settings._table import check_keywords, library_defaults
-from ..transports import Backend
+from ..transports import ServerLink
 from ._codeapi import ClientSessionAPI
 from ._functions import make_function, unique_names
 from ._portal import Portal
@@ -112,8 +112,6 @@ class Client:
         budget: int | None = None,
         *,
         config: str | os.PathLike[str] | Literal[False] | None = None,
-        include_tools: tuple[str, ...] = (),
-        exclude_tools: tuple[str, ...] = (),
         **options: Any,
     ) -> None:
         file = _read_config(config)
@@ -127,8 +125,8 @@ class Client:
         specs = _specs(servers)
         settings = self.settings = _settings(file, {"budget": budget, **options})
         self.squeezer = Squeezer.from_settings(settings, RECOVER_TOOL)
-        tools = ToolFilter(tuple(include_tools), tuple(exclude_tools))
-        self._backends = {spec.name: Backend(spec, tools, settings.timeout) for spec in specs}
+        tools = ToolFilter(settings.include_tools, settings.exclude_tools)
+        self._backends = {spec.name: ServerLink(spec, tools, settings.timeout) for spec in specs}
         self._levels = {spec.name: spec.compress_tools or settings.compress_tools for spec in specs}
         self._portal: Portal | None = None
         self._open = False
@@ -233,7 +231,7 @@ class Client:
         arguments when there is one, otherwise the tool runs once and its result is passed unshrunk."""
         return self._run(self._call, server, tool, arguments or {}, full)
 
-    def recover(self, response_id: str, **keywords: Unpack[RecoverKeywords]) -> Any:
+    def recover(self, response_id: str | list[str], **keywords: Unpack[RecoverKeywords]) -> Any:
         """The original's text, or the part a JSON `pointer`, a JMESPath `query`, an `offset`+`length`
         window or a range of `lines` ("120-180", as fold markers name them) selects (awaitable under
         `async with`). RecoveryError when the id is unknown, expired or evicted; UsageError for
@@ -351,7 +349,7 @@ class Client:
         return await self._invoke(server, invoke.tool, invoke.arguments, full or invoke.full)
 
     async def _recover(self, arguments: dict[str, Any]) -> str:
-        return text_of(await anyio.to_thread.run_sync(self.squeezer.answer_recover, arguments))
+        return parts_text(await anyio.to_thread.run_sync(self.squeezer.answer_recover, arguments))
 
     def _caller(self, server: str, tool: str) -> Callable[[dict[str, Any]], Any]:
         async def run(arguments: dict[str, Any]) -> str:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import anyio.abc
 
 from .._errors import BackendError
-from ..transports import Backend
+from ..transports import ServerLink
 
 if TYPE_CHECKING:
     from ..core import Outcome, RecoverRequest
@@ -37,7 +37,7 @@ def _err(code: str, message: str) -> dict[str, Any]:
 class ClientSessionAPI:
     """serve's session API over one Client (the `SessionAPI` protocol of serve/_session.py)."""
 
-    def __init__(self, backends: dict[str, Backend], squeezer: Squeezer, invoke: Invoke) -> None:
+    def __init__(self, backends: dict[str, ServerLink], squeezer: Squeezer, invoke: Invoke) -> None:
         self._backends = backends
         self._squeezer = squeezer
         self._invoke = invoke
@@ -48,7 +48,7 @@ class ClientSessionAPI:
     # -- what build_app reads ----------------------------------------------------------------------
 
     @property
-    def backends(self) -> dict[str, Backend]:
+    def backends(self) -> dict[str, ServerLink]:
         return self._backends
 
     def listing(self) -> dict[str, Any]:
@@ -106,7 +106,9 @@ class ClientSessionAPI:
             raise
         self.directory, self.socket_path = directory, path
         config = uvicorn.Config(build_app(self, None), log_level="warning", lifespan="off")
-        self._server = uvicorn_server(config)
+        from ..serve import too_large_body
+
+        self._server = uvicorn_server(config, too_large=too_large_body)
         tg.start_soon(self._serve, sock)
         return path
 

@@ -11,14 +11,23 @@ import json
 from typing import Any, Unpack
 
 from .._errors import RecoveryError
-from .._results import text_of
 from .._voice import McpVoice
-from ..core import Call, Outcome, RecoverKeywords, RecoverRequest, build_services, new_pipeline, recover
+from ..core import (
+    Call,
+    Outcome,
+    RecoverKeywords,
+    RecoverRequest,
+    build_services,
+    new_pipeline,
+    parts_text,
+    recover,
+)
 from ..settings import (
     PolicySet,
     Settings,
+    check_keywords,
+    library_defaults,
 )
-from ..settings._table import check_keywords, library_defaults
 
 __all__ = ["RECOVER_TOOL", "Squeezer", "as_result"]
 
@@ -108,23 +117,26 @@ class Squeezer:
         raw = result if isinstance(result, dict) else as_result(result)
         return await self._pipeline.present(call, raw)
 
-    def recover_result(self, response_id: str, **keywords: Unpack[RecoverKeywords]) -> dict[str, Any]:
+    def recover_result(
+        self, response_id: str | list[str], **keywords: Unpack[RecoverKeywords]
+    ) -> dict[str, Any]:
         """What the recover tool returns: the original, one JSON node (`pointer`), a JMESPath projection
         (`query`), a text window (`offset`, `length`), or a range of `lines` such as "120-180" (as fold
         markers name them). RecoveryError when the id is unknown, expired or evicted; UsageError for
         malformed or out-of-bounds arguments."""
         return self.answer_recover({"response_id": response_id, **keywords})
 
-    def answer_recover(self, arguments: object) -> dict[str, Any]:
+    def answer_recover(self, arguments: object, page_size: int | None = None) -> dict[str, Any]:
         """The recover tool's answer to a call with `arguments` (or a parsed RecoverRequest), as the MCP
-        proxy gives it, except that a refused request raises instead of being an isError result."""
+        proxy gives it, except that a refused request raises instead of being an isError result; with
+        `page_size`, an answer longer than that is its first page (`_meta["mcpsqueeze/next"]` the next)."""
         request = arguments if isinstance(arguments, RecoverRequest) else RecoverRequest.parse(arguments)
-        return recover(self._services.store, request)
+        return recover(self._services.store, request, page_size)
 
-    def recover(self, response_id: str, **keywords: Unpack[RecoverKeywords]) -> str:
+    def recover(self, response_id: str | list[str], **keywords: Unpack[RecoverKeywords]) -> str:
         """The original's text (or the part `pointer` / `query` / `offset`+`length` / `lines` select):
         the text of `recover_result`."""
-        return text_of(self.recover_result(response_id, **keywords))
+        return parts_text(self.recover_result(response_id, **keywords))
 
     def original(self, response_id: str) -> dict[str, Any]:
         """The complete original CallToolResult exactly as the tool returned it."""

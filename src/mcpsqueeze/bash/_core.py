@@ -46,16 +46,18 @@ __all__ = [
 
 _HELP_WORDS = ("-h", "--help", "help")
 _RECOVER_USAGE = (
-    "Usage: {p}recover ID|PATH [--pointer POINTER | --lines 120-180] [--query EXPR] [--raw]\n"
+    "Usage: {p}recover ID|PATH... [--pointer POINTER]... [--lines 120-180,300-] [--query EXPR] [--raw]\n"
     "       {p}recover ID|PATH [--pointer POINTER] (--grep REGEX [-i] | --search WORDS)\n"
     "                          [--context N] [--skip N]\n"
     "\n"
-    "Print the original of a shrunk or deduplicated result from the recovery directory: its text\n"
-    "(the text blocks joined); with --pointer, the one JSON value the RFC 6901 pointer names inside\n"
-    "it (a string as is, anything else as JSON; the notice names one that exists, e.g. /0 or\n"
-    "/issues/0); with --lines, exactly the lines a preview's [lines A-B folded] marker names; with\n"
-    "--query, the JMESPath projection of that JSON (of the pointed part, with --pointer), e.g.\n"
-    "--query 'issues[].{{key: key, title: title}}'; with --raw, the stored result as JSON.\n"
+    "Print the original of a shrunk or deduplicated result from the recovery directory, exactly (no\n"
+    "newline added): its text (the text blocks joined); with --pointer, the one JSON value the RFC 6901\n"
+    "pointer names inside it (a string as is, anything else as JSON; the notice names one that exists,\n"
+    "e.g. /0 or /issues/0); with --lines, exactly the lines a preview's [lines A-B folded] marker names\n"
+    "(several ranges: --lines 10-20,40-60); with --query, the JMESPath projection of that JSON (of the\n"
+    "pointed part, with --pointer), e.g. --query 'issues[].{{key: key, title: title}}'; with --raw, the\n"
+    "stored result as JSON. Several IDs or --pointer flags print each part in order, exactly, one after\n"
+    "the other; stderr names them.\n"
     "--grep prints the lines matching a regular expression (RE2: no backreferences or lookaround;\n"
     "-i ignores case), --search the lines holding the words, best first; each as N:line, with\n"
     "--context lines around (N-line, default 2); JSON gives the matching values as POINTER: VALUE.\n"
@@ -103,12 +105,13 @@ class CallPlan:
 
 
 class RecoverPlan:
-    """``recover ID|PATH [--pointer P | --lines A-B] [--query EXPR] [--grep RE | --search WORDS] [--raw]``.
+    """``recover ID|PATH... [--pointer P]... [--lines A-B,C-D] [--query EXPR] [--grep RE | --search WORDS]
+    [--raw]``: ``ref`` and ``pointer`` are the first of ``refs`` and ``pointers``.
 
     ``find`` holds the search's arguments as the recover tool takes them (``grep``, ``search``,
     ``ignore_case``, ``context``, ``skip``; numbers as the digits typed): the request checks them."""
 
-    __slots__ = ("find", "lines", "pointer", "query", "raw", "ref")
+    __slots__ = ("find", "lines", "pointer", "pointers", "query", "raw", "ref", "refs")
 
     def __init__(
         self,
@@ -120,7 +123,9 @@ class RecoverPlan:
         find: dict[str, object] | None = None,
     ) -> None:
         self.ref = ref
+        self.refs: tuple[str, ...] = (ref,)
         self.pointer = pointer
+        self.pointers: tuple[str, ...] = () if pointer is None else (pointer,)
         self.raw = raw
         self.lines = lines
         self.query = query
@@ -159,8 +164,9 @@ def plan_recover(argv: list[str], prefix: str = "mcpsq ") -> RecoverPlan | Outco
     if any(w in _HELP_WORDS[:2] for w in words):
         return Outcome(stdout=usage)
     see = f"see `{prefix}recover --help`"
-    ref: str | None = None
-    given: dict[str, str] = {}  # --pointer, --lines, --query: each once, as --flag VALUE or --flag=VALUE
+    refs: list[str] = []
+    pointers: list[str] = []  # --pointer may repeat: one part per pointer
+    given: dict[str, str] = {}  # the other flags: each once; every flag as --flag VALUE or --flag=VALUE
     raw = False
     i = 0
     while i < len(words):
@@ -175,33 +181,37 @@ def plan_recover(argv: list[str], prefix: str = "mcpsq ") -> RecoverPlan | Outco
             if flag in given:
                 return _usage(f"{prefix}recover: {flag} given twice; pass one {what}; {see}")
             if eq:
-                given[flag] = inline
+                value = inline
             elif i + 1 < len(words):
                 i += 1
-                given[flag] = words[i]
+                value = words[i]
             else:
                 return _usage(f"{prefix}recover: {flag} needs {needs}; {see}")
+            if flag == "--pointer":
+                pointers.append(value)
+            else:
+                given[flag] = value
         elif word.startswith("--") and len(word) > 2:
             return _usage(f"{prefix}recover: unknown flag {word}; {see}")
-        elif ref is None:
-            ref = word
         else:
-            return _usage(f"{prefix}recover: one ID or PATH only, got also {word!r}; {see}")
+            refs.append(word)
         i += 1
-    if ref is None:
+    if not refs:
         return _usage(
             f"{prefix}recover: missing the response id (32 hex characters from the shrink notice) or the "
             f"recovery file path; {see}"
         )
-    pointer, lines, query = (given.get(flag) for flag in ("--pointer", "--lines", "--query"))
+    lines, query = given.get("--lines"), given.get("--query")
     find: dict[str, object] = {flag[2:]: given[flag] for flag in _FIND_OPTIONS if flag in given}
     if "--ignore-case" in given:
         find["ignore_case"] = True
-    if lines is not None and pointer is not None:
+    if lines is not None and pointers:
         return _usage(f"{prefix}recover: give --pointer or --lines, not both; {see}")
     if lines is not None and query is not None:
         return _usage(f"{prefix}recover: give --lines or --query, not both; {see}")
-    return RecoverPlan(ref, pointer, raw, lines, query, find)
+    plan = RecoverPlan(refs[0], pointers[0] if pointers else None, raw, lines, query, find)
+    plan.refs, plan.pointers = tuple(refs), tuple(pointers)
+    return plan
 
 
 def _close(word: str, candidates: list[str]) -> str:
@@ -448,34 +458,40 @@ def run_recover(
     newline added). Exit 2 when refused."""
     import json  # the stdlib one here: recovery is rare
 
-    from mcpsqueeze.core._recover import answer  # stdlib-only, as the request
+    from mcpsqueeze.core._recover import answer, parts_text  # stdlib-only, as the request
     from mcpsqueeze.core._request import RecoverRequest
     from mcpsqueeze.recovery import open_recovery_file
 
     prog = f"{prefix}recover"
-    arguments = {"response_id": _id_in(request.ref), "pointer": request.pointer}
-    arguments |= {"lines": request.lines, "query": request.query}
+    ids = [_id_in(ref) for ref in request.refs]
+    arguments: dict[str, object] = {"response_id": ids, "pointer": list(request.pointers) or None}
+    arguments |= {"lines": request.lines, "query": request.query, **request.find}
+    originals: list[dict[str, object]] = []
     try:
         asked = RecoverRequest.parse(arguments)  # bounds first: nothing is read for a refused request
-        data = open_recovery_file(directory, request.ref)
+        files = [open_recovery_file(directory, ref) for ref in request.refs]
     except (RecoveryError, UsageError) as exc:
         return _usage(f"{prog}: {_rewrite(str(exc), paths)}")
+    for ref, data in zip(request.refs, files, strict=True):
+        try:
+            original = json.loads(data)
+        except (ValueError, RecursionError):
+            return _usage(f"{prog}: {ref!r} is not a JSON recovery file; pass a response id instead.")
+        if not isinstance(original, dict):
+            return _usage(f"{prog}: {ref!r} does not hold a tool result; pass a response id instead.")
+        originals.append(original)
+    if len(files) == 1 and request.raw and not request.pointers and request.query is None:
+        return Outcome(stdout=_line(files[0].decode("utf-8", "replace")))
+    if len(files) == 1 and not asked.selects:  # the whole text, resources' text included (as a call prints)
+        return Outcome(stdout=_text_and_notes(originals[0])[0])
     try:
-        original = json.loads(data)
-    except (ValueError, RecursionError):
-        return _usage(f"{prog}: {request.ref!r} is not a JSON recovery file; pass a response id instead.")
-    if not isinstance(original, dict):
-        return _usage(f"{prog}: {request.ref!r} does not hold a tool result; pass a response id instead.")
-    if request.raw and request.pointer is None and request.query is None:
-        return Outcome(stdout=_line(data.decode("utf-8", "replace")))
-    if not asked.selects:  # the whole text, resources' text included (what a call prints)
-        return Outcome(stdout=_text_and_notes(original)[0])
-    try:
-        result = answer(original, asked)
+        result = answer(originals, asked)
     except (RecoveryError, UsageError) as exc:
         return _usage(f"{prog}: {exc}")
-    content = result["content"]
-    return Outcome(stdout="".join(block["text"] for block in content if block.get("type") == "text"))
+    if "mcpsqueeze/parts" in result.get("_meta", {}):  # several parts: the label on stderr, parts exact
+        label = _line(_rewrite(result["content"][0]["text"], paths))
+        return Outcome(stdout=parts_text(result), stderr=label)
+    return Outcome(stdout=parts_text(result))
 
 
 def as_printed(text: str) -> str:

@@ -147,14 +147,20 @@ class _Commands:
         request = plan_recover(argv, prefix)
         if isinstance(request, Outcome):
             return request
-        name = _virtual_ref(request.ref, cwd)
-        if name is None:
-            return Outcome(
-                stderr=f"{prefix}recover: refused to read {request.ref!r}: only recovery files directly in "
-                f"{MOUNT_POINT} can be read; pass the response id from the notice instead.\n",
-                code=EXIT_USAGE,
-            )
-        scoped = RecoverPlan(name, request.pointer, request.raw, request.lines, request.query, request.find)
+        names = []
+        for ref in request.refs:
+            name = _virtual_ref(ref, cwd)
+            if name is None:
+                return Outcome(
+                    stderr=f"{prefix}recover: refused to read {ref!r}: only recovery files directly in "
+                    f"{MOUNT_POINT} can be read; pass the response id from the notice instead.\n",
+                    code=EXIT_USAGE,
+                )
+            names.append(name)
+        scoped = RecoverPlan(
+            names[0], request.pointer, request.raw, request.lines, request.query, request.find
+        )
+        scoped.refs, scoped.pointers = tuple(names), request.pointers
         return run_recover(scoped, self.recovery_dir, prefix=prefix, paths=self.paths)
 
     def command(self, server: str | None) -> CommandCallback:

@@ -165,7 +165,11 @@ def _write(stream: object, text: str) -> None:
         return
     buffer = getattr(stream, "buffer", None)
     if buffer is not None:
-        buffer.write(text.encode("utf-8", "surrogateescape"))
+        try:
+            data = text.encode("utf-8", "surrogateescape")  # bytes read as surrogateescape go out as read
+        except UnicodeEncodeError:  # a lone surrogate (JSON may escape one): no UTF-8 for it, so \ud800
+            data = text.encode("utf-8", "backslashreplace")
+        buffer.write(data)
         buffer.flush()
     else:
         stream.write(text)  # type: ignore[attr-defined]

@@ -41,11 +41,12 @@ def oauth_options(func: F) -> F:
     )(func)
     func = click.option(
         "--oauth-auth-method",
+        envvar="MCPSQUEEZE_OAUTH_AUTH_METHOD",
         type=click.Choice(["basic", "post"]),
         default=None,
         help="URL backend: how the pre-registered client sends its secret to the token endpoint, as it "
         "was registered: basic (client_secret_basic) or post (client_secret_post) [default: what the "
-        "stored registration says, else basic].",
+        "stored registration says, else basic]. [env: MCPSQUEEZE_OAUTH_AUTH_METHOD]",
     )(func)
     func = click.option(
         "--oauth-client-secret-file",

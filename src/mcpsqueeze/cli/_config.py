@@ -88,7 +88,7 @@ def _show(field: str, value: Any) -> str:
         from ..recovery import safe_url
 
         return safe_url(value)  # a password in the URL is never printed
-    from ..settings._table import knob_named
+    from ..settings import knob_named
 
     return knob_named(field).kind.show(value)
 
@@ -112,7 +112,7 @@ def render_effective(
         lines = [f"config file: none ({default_config_path()} does not exist)"]
     if choice.servers_json is not None:
         lines.append(f"servers file: {choice.servers_json.path} (servers JSON, from {choice.servers_how})")
-    from ..settings._table import KNOBS
+    from ..settings import KNOBS
 
     rows = [
         (row.name, _show(row.name, _value(settings, row.name)), _source(ctx, config, row.name))

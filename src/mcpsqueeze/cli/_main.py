@@ -23,8 +23,7 @@ from .._errors import (
     UsageError,
     exit_code,
 )
-from ..settings import DEFAULT_BUDGET, Settings
-from ..settings._table import knob_named
+from ..settings import DEFAULT_BUDGET, Settings, knob_named
 from ._auth import oauth_client, oauth_options
 from ._options import KindType, knob_options, knob_values
 
@@ -46,7 +45,7 @@ def _parse_headers(values: tuple[str, ...]) -> dict[str, str]:
 def _keep(value: str, flag: str) -> float | None:
     """Every lifetime flag through one parser: 'off'/'never' keep forever, 0 is refused as ambiguous,
     nan, inf and more than ten years are refused."""
-    from ..settings._kinds import Duration
+    from ..settings import Duration
 
     try:
         seconds: float | None = Duration().parse(value)
@@ -272,8 +271,6 @@ def _flag_settings(target: list[str], opts: dict[str, Any], command: str, fixed:
 @click.option(
     "-H", "--header", "headers", multiple=True, metavar="KEY=VALUE", help="HTTP header for a URL backend."
 )
-@click.option("--include-tools", default="", help="Comma-separated globs (tool or server:tool) to expose.")
-@click.option("--exclude-tools", default="", help="Comma-separated globs (tool or server:tool) to hide.")
 @click.option(
     "--socket",
     "socket_path",
@@ -339,7 +336,6 @@ def serve(target: tuple[str, ...], **opts: Any) -> None:
             )
     except (UsageError, OSError) as exc:
         raise click.UsageError(str(exc)) from exc
-    tools = ToolFilter(_globs(opts["include_tools"]), _globs(opts["exclude_tools"]))
     socket_path = opts["socket_path"] or default_socket()
     tcp = None
     if opts["listen"]:
@@ -350,16 +346,13 @@ def serve(target: tuple[str, ...], **opts: Any) -> None:
     token_file = (opts["token_file"] or socket_path.parent / "token") if tcp else None
     listen = Listen(None if tcp else socket_path, tcp, token_file)
     settings = _settings([], opts, choice, "serve", port=0, server_name="")
+    tools = ToolFilter(settings.include_tools, settings.exclude_tools)
     if settings.recovery == "memory":  # from the flag or the config file
         raise click.BadParameter(
             "serve always keeps recovery files (the shim reads them)", param_hint="--recovery"
         )
     _configure_logging(settings.log_level)
     sys.exit(_run(run_serve, settings, specs, tools, listen))
-
-
-def _globs(text: str) -> tuple[str, ...]:
-    return tuple(p.strip() for p in text.split(",") if p.strip())
 
 
 @main.command("config", context_settings={"allow_interspersed_args": False})

@@ -8,8 +8,7 @@ from typing import Any, TypeVar
 
 import click
 
-from ..settings._kinds import Kind, Seconds
-from ..settings._knobs import Knob
+from ..settings import Kind, Knob, Seconds
 
 __all__ = ["OFF", "SECONDS", "KindType", "knob_option", "knob_options", "knob_values"]
 
@@ -55,7 +54,8 @@ def _help(row: Knob) -> str:
         text += f" [default: {row.default_shown()}]"
     env = row.env_name
     if env:
-        text += f" [env: {env}]"
+        value = "" if row.switch is None else "=true" if row.switch else "=false"
+        text += f" [env: {env}{value}]"
     return text
 
 
@@ -71,7 +71,7 @@ def knob_option(row: Knob) -> Callable[[F], F]:
 
 def knob_options(command: str) -> Callable[[F], F]:
     """Every row of the table whose doors include `command` (wrap, serve, config), as click options."""
-    from ..settings._table import KNOBS
+    from ..settings import KNOBS
 
     chosen = [row for row in KNOBS if command in row.doors and row.flag is not None]
 
@@ -85,7 +85,7 @@ def knob_options(command: str) -> Callable[[F], F]:
 
 def knob_values(opts: dict[str, Any], command: str) -> dict[str, Any]:
     """The knob values a command line (or its variables) gave: {name: value}, None left out."""
-    from ..settings._table import KNOBS
+    from ..settings import KNOBS
 
     return {
         row.name: None if opts[row.name] is OFF else opts[row.name]

@@ -9,14 +9,28 @@ from .._lazy import LazyFace
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing typing is not free at start-up
 if TYPE_CHECKING:
+    from ._listing import CompactTools, Invoke, ListingError, compact_recover_tool
     from ._pipeline import Call, Outcome, Pipeline
-    from ._recover import Originals, answer, list_recover_tool, recover, recover_tool_definition, tool_answer
+    from ._recover import (
+        DEFAULT_PAGE_SIZE,
+        Originals,
+        answer,
+        list_recover_tool,
+        parts_text,
+        recover,
+        recover_tool_definition,
+        tool_answer,
+    )
     from ._request import LineRange, RecoverKeywords, RecoverRequest
     from ._services import SessionServices, build_services, for_caller, new_pipeline, sweep_forever
 
 __all__ = [
+    "DEFAULT_PAGE_SIZE",
     "Call",
+    "CompactTools",
+    "Invoke",
     "LineRange",
+    "ListingError",
     "Originals",
     "Outcome",
     "Pipeline",
@@ -25,9 +39,11 @@ __all__ = [
     "SessionServices",
     "answer",
     "build_services",
+    "compact_recover_tool",
     "for_caller",
     "list_recover_tool",
     "new_pipeline",
+    "parts_text",
     "recover",
     "recover_tool_definition",
     "sweep_forever",
@@ -45,6 +61,8 @@ _MODULES = {
     "new_pipeline": "_services",
     "recover": "_recover",
     "tool_answer": "_recover",
+    "DEFAULT_PAGE_SIZE": "_recover",
+    "parts_text": "_recover",
     "answer": "_recover",
     "Originals": "_recover",
     "RecoverRequest": "_request",
@@ -52,6 +70,10 @@ _MODULES = {
     "LineRange": "_request",
     "recover_tool_definition": "_recover",
     "sweep_forever": "_services",
+    "CompactTools": "_listing",
+    "Invoke": "_listing",
+    "ListingError": "_listing",
+    "compact_recover_tool": "_listing",
 }
 
 

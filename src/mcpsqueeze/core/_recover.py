@@ -9,43 +9,54 @@ and show what it returns. It never re-runs a tool: the original comes from the s
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .._errors import RecoveryError, UsageError
 from .._lines import read_lines
-from .._results import text_of
+from .._results import text_blocks, text_of
 from ..recovery import read_window, resolve_pointer
-from ._request import RecoverRequest
+from ._request import LineRange, RecoverRequest
 
 if TYPE_CHECKING:
     from ._pipeline import Pipeline
 
-__all__ = ["Originals", "answer", "list_recover_tool", "recover", "recover_tool_definition", "tool_answer"]
+__all__ = [
+    "DEFAULT_PAGE_SIZE",
+    "Originals",
+    "answer",
+    "list_recover_tool",
+    "page_of",
+    "parts_text",
+    "recover",
+    "recover_tool_definition",
+    "tool_answer",
+]
 
 
 def recover_tool_definition(name: str) -> dict[str, Any]:
+    """The recover tool as every door lists it. Carried on every turn, so it is short (at most 300
+    o200k tokens, tests/core/test_recover_listing.py): the detail is in the answers (labels, the next
+    page's call) and in the errors, which say what to change."""
+    many = {"type": ["string", "array"], "items": {"type": "string"}}
     return {
         "name": name,
         "title": "Recover an original result",
         "description": (
-            "Return the complete original of a tool result that mcpsqueeze shrank or deduplicated. "
-            "Give the response_id from the truncation notice. For a large original, read one part: "
-            "'pointer' is an RFC 6901 JSON pointer into the original JSON (e.g. /issues/17), and "
-            "'offset'/'length' select a window of characters of the original (or of the pointed part), "
-            "and 'lines' a range of its lines, e.g. \"120-180\" (as a preview's [lines A-B folded] markers "
-            "name them); 'query' is a JMESPath expression that keeps only what you need of JSON (e.g. "
-            "issues[].{key: key, summary: summary}). Never re-runs the tool."
+            "Return the exact original of a result mcpsqueeze shrank or deduplicated (never re-runs the "
+            "tool). Narrow it with pointer, lines, query or offset/length. Long answers come in pages: "
+            "call again with _meta mcpsqueeze/next."
         ),
         "inputSchema": {
             "type": "object",
             "properties": {
-                "response_id": {"type": "string", "description": "32 hex characters from the notice"},
-                "pointer": {"type": "string", "description": "RFC 6901 JSON pointer, e.g. /issues/17"},
-                "query": {"type": "string", "description": "JMESPath expression, e.g. issues[].key"},
-                "offset": {"type": "integer", "minimum": 0, "description": "first character of the window"},
-                "length": {"type": "integer", "minimum": 1, "description": "characters in the window"},
-                "lines": {"type": "string", "description": "a line range of the original, e.g. 120-180"},
+                "response_id": {**many, "description": "id(s) from the notice"},
+                "pointer": {**many, "description": "JSON pointer(s), e.g. /issues/17"},
+                "lines": {"type": "string", "description": "line ranges, e.g. 120-180,300-"},
+                "query": {"type": "string", "description": "JMESPath, e.g. issues[].key"},
+                "offset": {"type": "integer", "minimum": 0},
+                "length": {"type": "integer", "minimum": 0},
+                "page": {"type": "integer", "minimum": 0},
             },
             "required": ["response_id"],
             "additionalProperties": False,
@@ -86,76 +97,187 @@ class Originals(Protocol):
     def load(self, response_id: str) -> bytes: ...
 
 
-def recover(store: Originals | None, request: RecoverRequest) -> dict[str, Any]:
-    """The recover tool's answer to ``request``, for every door: load the original (never re-running a
-    tool) and render the part asked for. RecoveryError when the original is not available, UsageError
-    when the part asked for does not exist in it."""
+#: Characters of one recover answer page on the MCP doors (`--page-size`): under Claude Code's 50,000-
+#: character spill to a file and, at ~4 characters a token, its 25,000-token MAX_MCP_OUTPUT_TOKENS.
+DEFAULT_PAGE_SIZE = 40_000
+
+
+def recover(store: Originals | None, request: RecoverRequest, page_size: int | None = None) -> dict[str, Any]:
+    """The recover tool's answer to ``request``, for every door: load each original asked for (never
+    re-running a tool) and render the parts asked for; with ``page_size`` (the MCP doors), an answer
+    longer than that is one page of it (see ``page_of``; a request naming a page is paged at the default
+    size on any door). RecoveryError when an original is not available, UsageError when a part asked
+    for does not exist in it."""
     from .._jsonbytes import loads  # orjson: not on the shell shim's path, which reads files itself
 
     if store is None:
         raise RecoveryError("this proxy keeps no originals (--no-shrink and --no-dedup)")
-    data = store.load(request.response_id)
-    try:
-        original = loads(data) if data else {}
-    except (ValueError, RecursionError) as exc:
-        raise RecoveryError(
-            f"the stored original is not valid JSON ({exc}); it may have been altered"
-        ) from exc
-    return answer(original, request)
+    originals = []
+    for response_id in request.response_ids:
+        data = store.load(response_id)
+        try:
+            originals.append(loads(data) if data else {})
+        except (ValueError, RecursionError) as exc:
+            raise RecoveryError(
+                f"the stored original {response_id} is not valid JSON ({exc}); it may have been altered"
+            ) from exc
+    result = answer(originals, request)
+    if request.page is not None or page_size is not None:
+        result = page_of(result, request, page_size or DEFAULT_PAGE_SIZE)
+    return result
 
 
-def tool_answer(store: Originals | None, arguments: object) -> dict[str, Any]:
+def page_of(result: dict[str, Any], request: RecoverRequest, page_size: int) -> dict[str, Any]:
+    """``result`` itself when its text fits in ``page_size`` characters (and no page was asked for);
+    else page ``request.page`` (from 0) of the text it recovers (``parts_text``): one exact text block,
+    then a short note block naming the next call. ``_meta["mcpsqueeze/page"]`` says where the page
+    lies (and where each part lies, for several parts); ``_meta["mcpsqueeze/next"]`` is the exact
+    arguments object of the next page, absent on the last. The pages' first blocks join back into
+    the answer's text byte for byte."""
+    text = parts_text(result)
+    page = request.page or 0
+    if request.page is None and len(text) <= page_size:
+        return result
+    pages = max(1, -(-len(text) // page_size))
+    if page >= pages:
+        raise UsageError(
+            f"page {page} is past the last page: this answer has {pages} page(s), 0 to {pages - 1}"
+        )
+    start = page * page_size
+    chunk = text[start : start + page_size]
+    place: dict[str, Any] = {
+        "page": page, "pages": pages, "offset": start, "length": len(chunk), "total_chars": len(text),
+    }  # fmt: skip
+    meta = result.get("_meta") or {}
+    if isinstance(meta.get("mcpsqueeze/parts"), list):
+        place["parts"] = _spans(result)
+    out_meta: dict[str, Any] = {"mcpsqueeze/page": place}
+    note = f"mcpsqueeze: page {page + 1} of {pages}, characters {start}-{start + len(chunk)} of {len(text)}"
+    if page + 1 < pages:
+        following = {**request.arguments(), "page": page + 1}
+        out_meta["mcpsqueeze/next"] = following
+        note += f"; next page: call this tool with {json.dumps(following, separators=(',', ':'))}"
+    else:
+        note += "; the last page"
+    return {"content": [_block(chunk), _block(note)], "isError": False, "_meta": out_meta}
+
+
+def _spans(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each part's place in the joined text of a several-part answer (its label, start and end)."""
+    spans, at = [], 0
+    for part in result["_meta"]["mcpsqueeze/parts"]:
+        size = len(result["content"][part["block"]]["text"])
+        spans.append({k: v for k, v in part.items() if k != "block"} | {"start": at, "end": at + size})
+        at += size
+    return spans
+
+
+def tool_answer(store: Originals | None, arguments: object, page_size: int | None = None) -> dict[str, Any]:
     """The recover tool's CallToolResult for a call with ``arguments``, as every MCP-speaking door gives
     it (wrap's relay, the stateless frontend, Toolset): a refused request or a missing original is an
     ``isError`` result whose text says why, never an exception that could end the session."""
     try:
-        return recover(store, RecoverRequest.parse(arguments))
+        return recover(store, RecoverRequest.parse(arguments), page_size)
     except (RecoveryError, UsageError) as exc:
         return {"content": [{"type": "text", "text": f"mcpsqueeze: {exc}"}], "isError": True}
 
 
-def answer(original: dict[str, Any], request: RecoverRequest) -> dict[str, Any]:
-    """The CallToolResult for ``request`` from the ``original`` CallToolResult: the original, one JSON
-    node, a JMESPath projection (of the node, when both are given), a text window of any of these, or a
-    range of its lines (numbered as the preview's fold markers number them). Pure."""
-    if not request.selects:
-        return {"content": original.get("content", []), "isError": False}
-    text = text_of(original)
-    if request.pointer is not None or request.query is not None:
-        text = _selected(original, text, request)
-    if request.lines is not None:
-        chosen, first, last, total_lines = read_lines(text, str(request.lines))
-        return {
-            "content": [{"type": "text", "text": chosen}],
-            "isError": False,
-            "_meta": {"mcpsqueeze/lines": {"first": first, "last": last, "total_lines": total_lines}},
-        }
-    window, total = read_window(text, request.offset or 0, request.length)
-    start = request.offset or 0
-    # The window is the exact text (so windows concatenate back to the original); its place is in _meta.
+def answer(originals: Sequence[dict[str, Any]], request: RecoverRequest) -> dict[str, Any]:
+    """The CallToolResult for ``request`` from its ``originals`` (one CallToolResult per response id,
+    in order). One part per (id, pointer, line range): the original, one JSON node, a JMESPath
+    projection (of the node, when both are given), a text window of any of these, or a range of its
+    lines (numbered as the preview's fold markers number them). Pure.
+
+    One part is one exact text block (the whole original: its own content), its place in ``_meta``.
+    Several parts are a short label block, then each part's exact text in its own block, in order,
+    their places in ``_meta["mcpsqueeze/parts"]``: the part blocks join back exactly."""
+    if not request.selects and len(originals) == 1:
+        return {"content": originals[0].get("content", []), "isError": False}
+    parts = [
+        _part(original, response_id, pointer, lines, request)
+        for response_id, original in zip(request.response_ids, originals, strict=True)
+        for pointer in request.pointers or (None,)
+        for lines in request.lines or (None,)
+    ]
+    if len(parts) == 1:
+        text, meta = parts[0]
+        place = {k: v for k, v in meta.items() if k in ("mcpsqueeze/lines", "mcpsqueeze/window")}
+        return {"content": [_block(text)], "isError": False, "_meta": place}
+    labels = "; ".join(f"{i}) {_label(meta)}" for i, (_, meta) in enumerate(parts, 1))
+    label = f"mcpsqueeze: {len(parts)} parts follow, one block each, exact and in order: {labels}"
     return {
-        "content": [{"type": "text", "text": window}],
+        "content": [_block(label), *(_block(text) for text, _ in parts)],
         "isError": False,
-        "_meta": {"mcpsqueeze/window": {"offset": start, "length": len(window), "total_chars": total}},
+        "_meta": {"mcpsqueeze/parts": [{"block": i, **meta} for i, (_, meta) in enumerate(parts, 1)]},
     }
 
 
-def _selected(original: dict[str, Any], text: str, request: RecoverRequest) -> str:
+def parts_text(result: dict[str, Any]) -> str:
+    """The text an answer recovers: its parts joined exactly (without the label of a several-part
+    answer); the text blocks joined, as an agent reads them, for any other result."""
+    content, indexes = text_blocks(result)
+    meta = result.get("_meta")
+    if isinstance(meta, dict) and isinstance(meta.get("mcpsqueeze/page"), dict):
+        return str(content[0]["text"])  # one page: its first block (the second is the note)
+    if isinstance(meta, dict) and isinstance(meta.get("mcpsqueeze/parts"), list):
+        return "".join(content[part["block"]]["text"] for part in meta["mcpsqueeze/parts"])
+    return "\n".join(content[i]["text"] for i in indexes)
+
+
+def _block(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text}
+
+
+def _part(
+    original: dict[str, Any],
+    response_id: str,
+    pointer: str | None,
+    lines: LineRange | None,
+    request: RecoverRequest,
+) -> tuple[str, dict[str, Any]]:
+    """One part's exact text, and where it comes from (its id, pointer, lines or window)."""
+    meta: dict[str, Any] = {"response_id": response_id}
+    text = text_of(original)
+    if pointer is not None or request.query is not None:
+        text = _selected(original, text, pointer, request.query)
+        if pointer is not None:
+            meta["pointer"] = pointer
+    if lines is not None:
+        chosen, first, last, total_lines = read_lines(text, str(lines))
+        meta["mcpsqueeze/lines"] = {"first": first, "last": last, "total_lines": total_lines}
+        return chosen, meta
+    offset = request.offset or 0
+    window, total = read_window(text, offset, request.length)
+    # The window is the exact text (so windows concatenate back to the original); its place is in _meta.
+    meta["mcpsqueeze/window"] = {"offset": offset, "length": len(window), "total_chars": total}
+    return window, meta
+
+
+def _label(meta: dict[str, Any]) -> str:
+    where = f"{meta['response_id']}" + (f" {meta['pointer']}" if "pointer" in meta else "")
+    if "mcpsqueeze/lines" in meta:
+        place = meta["mcpsqueeze/lines"]
+        return f"{where} lines {place['first']}-{place['last']} of {place['total_lines']}"
+    place = meta["mcpsqueeze/window"]
+    return f"{where} chars {place['offset']}-{place['offset'] + place['length']} of {place['total_chars']}"
+
+
+def _selected(original: dict[str, Any], text: str, pointer: str | None, query: str | None) -> str:
     """The text of the node ``pointer`` names and ``query`` projects (a string as is, else indented JSON)."""
     try:
         document = json.loads(text)
     except (ValueError, RecursionError):
         if "structuredContent" not in original:
             raise RecoveryError(
-                f"the original is not JSON, so a {'pointer' if request.pointer is not None else 'query'} "
+                f"the original is not JSON, so a {'pointer' if pointer is not None else 'query'} "
                 "cannot select a part of it; use offset/length or lines to read its text instead"
             ) from None
         document = original["structuredContent"]
-    node = resolve_pointer(document, request.pointer) if request.pointer is not None else document
-    if request.query is not None:
+    node = resolve_pointer(document, pointer) if pointer is not None else document
+    if query is not None:
         from .._projection import project  # jmespath: loaded only for a query
 
-        node = project(node, request.query, size=len(text))
+        node = project(node, query, size=len(text))
     if isinstance(node, str):
         return node
     try:

@@ -25,8 +25,10 @@ from mcpsqueeze._lines import parse_line_range as split_range
 
 __all__ = [
     "MAX_DIGITS",
+    "MAX_IDS",
     "MAX_LINES_CHARS",
     "MAX_NUMBER",
+    "MAX_PARTS",
     "MAX_POINTER_CHARS",
     "LineRange",
     "RecoverKeywords",
@@ -40,6 +42,9 @@ MAX_NUMBER = 10**MAX_DIGITS - 1
 MAX_POINTER_CHARS = 4_096
 #: A ``lines`` value longer than this is refused.
 MAX_LINES_CHARS = 1_000
+#: Originals one recovery may name, and parts (id x pointer x line range) one answer may hold.
+MAX_IDS = 20
+MAX_PARTS = 50
 
 _HEX_ID = re.compile(r"[0-9a-f]{32}\Z")
 _LONG_NUMBER = re.compile(f"[0-9]{{{MAX_DIGITS + 1},}}")
@@ -62,32 +67,36 @@ class RecoverKeywords(TypedDict, total=False):
     """The Python doors' keywords beside the response id (``Squeezer.recover(rid, **keywords)``, and
     ``recover_result``, ``Client.recover``): the request's arguments, as the recover tool takes them."""
 
-    pointer: str
+    pointer: str | list[str]
     query: str
     offset: int
     length: int
     lines: str
+    page: int
 
 
 @dataclass(frozen=True, slots=True)
 class RecoverRequest:
-    """What a recovery asks for: one stored original (``response_id``), optionally narrowed to a JSON
-    node (``pointer``), a JMESPath projection (``query``), a character window (``offset``/``length``)
-    or a range of lines (``lines``). Built only by ``parse``, so every instance is within bounds."""
+    """What a recovery asks for: stored originals (``response_ids``, answered in order), each optionally
+    narrowed to JSON nodes (``pointers``), a JMESPath projection (``query``), a character window
+    (``offset``/``length``) or ranges of lines (``lines``). Every (id, pointer, range) is one part of the
+    answer. Built only by ``parse``, so every instance is within bounds."""
 
-    response_id: str
-    pointer: str | None = None
+    response_ids: tuple[str, ...]
+    pointers: tuple[str, ...] = ()
     query: str | None = None
     offset: int | None = None
     length: int | None = None
-    lines: LineRange | None = None
+    lines: tuple[LineRange, ...] = ()
+    page: int | None = None
 
     @classmethod
     def parse(cls, arguments: object) -> RecoverRequest:
         """The request ``arguments`` (an object of the recover tool's arguments) describe.
 
         Numbers may be JSON integers or strings of digits (the query string and shell flags give
-        strings). Raises UsageError naming the argument and its bound."""
+        strings); ``response_id`` and ``pointer`` may be lists; ``lines`` may name several ranges
+        ("10-20,40-60,300-"). Raises UsageError naming the argument and its bound."""
         if not isinstance(arguments, Mapping):
             raise UsageError('the recover arguments must be an object such as {"response_id": "..."}')
         unknown = [key for key in arguments if key not in _PARSERS]
@@ -95,11 +104,11 @@ class RecoverRequest:
             known = ", ".join(_PARSERS)
             raise UsageError(f"unknown argument {str(unknown[0])[:40]!r}; the recover arguments are: {known}")
         values = {
-            name: parser(arguments[name])
-            for name, parser in _PARSERS.items()
+            field: parser(arguments[name])
+            for name, (field, parser) in _PARSERS.items()
             if name in arguments and arguments[name] is not None
         }
-        if "response_id" not in values:
+        if "response_ids" not in values:
             raise UsageError("response_id is required: the 32 hex characters shown in the truncation notice")
         request = cls(**values)
         _check_combination(request)
@@ -108,16 +117,49 @@ class RecoverRequest:
     def arguments(self) -> dict[str, Any]:
         """The recover tool's arguments for this request (what ``parse`` reads back to an equal one)."""
         out: dict[str, Any] = {}
-        for field in fields(self):
-            value = getattr(self, field.name)
-            if value is not None:
-                out[field.name] = str(value) if isinstance(value, LineRange) else value
+        for name, (field, _parser) in _PARSERS.items():
+            value = getattr(self, field)
+            if value is None or value == ():
+                continue
+            if field == "lines":
+                out[name] = ",".join(str(r) for r in value)
+            elif isinstance(value, tuple):
+                out[name] = value[0] if len(value) == 1 else list(value)
+            else:
+                out[name] = value
         return out
+
+    @property
+    def response_id(self) -> str:
+        """The first (often the only) original asked for."""
+        return self.response_ids[0]
 
     @property
     def selects(self) -> bool:
         """True when the request asks for a part rather than the whole original."""
-        return any(getattr(self, f.name) is not None for f in fields(self) if f.name != "response_id")
+        return any(
+            getattr(self, f.name) not in (None, ())
+            for f in fields(self)
+            if f.name not in ("response_ids", "page")
+        )
+
+    @property
+    def part_count(self) -> int:
+        """How many parts the answer has: one per (id, pointer, line range)."""
+        return len(self.response_ids) * max(len(self.pointers), 1) * max(len(self.lines), 1)
+
+
+def _one_or_many(name: str, one: Callable[[object], str], most: int) -> Callable[[object], tuple[str, ...]]:
+    """A parser of a value that may be one string or a list of at most ``most`` of them."""
+
+    def parse(value: object) -> tuple[str, ...]:
+        if isinstance(value, (list, tuple)):
+            if not value or len(value) > most:
+                raise UsageError(f"{name} takes one value or a list of 1 to {most}, not {len(value)}")
+            return tuple(one(item) for item in value)
+        return (one(value),)
+
+    return parse
 
 
 def _response_id(value: object) -> str:
@@ -160,12 +202,15 @@ def _number(name: str) -> Callable[[object], int]:
     return parse
 
 
-def _lines(value: object) -> LineRange:
+def _lines(value: object) -> tuple[LineRange, ...]:
     if not isinstance(value, str):
-        raise UsageError("lines must be a string such as 120-180")
+        raise UsageError("lines must be a string such as 120-180 (or several: 10-20,40-60,300-)")
     if len(value) > MAX_LINES_CHARS:
         raise UsageError(f"lines is longer than {MAX_LINES_CHARS} characters")
-    return parse_line_range(value)
+    ranges = value.split(",")
+    if len(ranges) > MAX_PARTS:
+        raise UsageError(f"lines names more than {MAX_PARTS} ranges; ask for at most {MAX_PARTS} at once")
+    return tuple(parse_line_range(spec) for spec in ranges)
 
 
 def parse_line_range(spec: str) -> LineRange:
@@ -175,16 +220,22 @@ def parse_line_range(spec: str) -> LineRange:
 
 
 def _check_combination(request: RecoverRequest) -> None:
-    if request.lines is not None and (request.offset is not None or request.length is not None):
+    if request.lines and (request.offset is not None or request.length is not None):
         raise UsageError("give either lines or offset/length, not both")
+    if request.part_count > MAX_PARTS:
+        raise UsageError(
+            f"that asks for {request.part_count} parts (ids x pointers x line ranges); at most {MAX_PARTS} "
+            "fit in one recovery"
+        )
 
 
-# The arguments a request takes, in the order the tool lists them: name -> its parser.
-_PARSERS: dict[str, Callable[[object], Any]] = {
-    "response_id": _response_id,
-    "pointer": _pointer,
-    "query": _query,
-    "offset": _number("offset"),
-    "length": _number("length"),
-    "lines": _lines,
+# The arguments a request takes, in the order the tool lists them: name -> (field, its parser).
+_PARSERS: dict[str, tuple[str, Callable[[object], Any]]] = {
+    "response_id": ("response_ids", _one_or_many("response_id", _response_id, MAX_IDS)),
+    "pointer": ("pointers", _one_or_many("pointer", _pointer, MAX_PARTS)),
+    "query": ("query", _query),
+    "offset": ("offset", _number("offset")),
+    "length": ("length", _number("length")),
+    "lines": ("lines", _lines),
+    "page": ("page", _number("page")),
 }

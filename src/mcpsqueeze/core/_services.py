@@ -50,6 +50,7 @@ class SessionServices:
     server_name: str
     timeout: float | None = None
     metrics: Metrics | None = None  # for GET /metrics on the HTTP doors
+    page_size: int | None = None  # the recover tool's answers longer than this come in pages (MCP doors)
 
 
 class ObservedStore(RecoveryStore):
@@ -131,6 +132,7 @@ def build_services(settings: Settings, metrics: bool = False) -> SessionServices
         server_name=settings.server_name,
         timeout=settings.timeout,
         metrics=registry,
+        page_size=settings.page_size,
     )
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import functools
+import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -224,6 +225,19 @@ class DedupStage:
         # index, which replicas share (a store without one answers None at once)
         self._shared_scope = shared_scope
 
+    def _estimate(self, seen: _Seen) -> int:
+        """The o200k tokens of a result whose count is not done yet (counting is off the response
+        path): its characters at this session's own measured tokens per character, from up to 64
+        recent results already counted; 1 token per 3 characters before any is (o200k on JSON, code
+        and English averages 2.9-4; chars / 4 said ~85,795 where the stats counted 118,985, item 34)."""
+        chars = tokens = 0
+        for other in itertools.islice(reversed(self._seen.values()), 64):
+            counted = _counted(other.tokens)
+            if counted is not None and other.chars:
+                chars, tokens = chars + other.chars, tokens + counted
+        ratio = tokens / chars if chars else 1 / 3
+        return max(1, round(seen.chars * ratio))
+
     async def __call__(self, call: Call, result: Result, outcome: Outcome) -> Result:
         if call.policy is not None and not call.policy.dedup:
             return result
@@ -246,7 +260,7 @@ class DedupStage:
         if counted is not None:
             tokens, approximate = counted, False
         else:
-            tokens, approximate = max(1, seen.chars // 4), True
+            tokens, approximate = self._estimate(seen), True
         response_id = new_response_id()
         pointer = render_pointer(
             number=seen.number,

@@ -22,8 +22,7 @@ import anyio
 
 from .._errors import BackendError
 from .._jsonbytes import dumps
-from ..core._listing import CompactTools, Invoke, ListingError, compact_recover_tool
-from ..core._recover import list_recover_tool
+from ..core import CompactTools, Invoke, ListingError, compact_recover_tool, list_recover_tool
 from ..settings import Settings
 from ..transports import Message, error_response
 from ._modern_http import respond_json

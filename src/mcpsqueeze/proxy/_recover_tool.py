@@ -22,7 +22,7 @@ def with_recover_tool(
 
 async def answer_recover(services: SessionServices, arguments: Any, *, modern: bool) -> dict[str, Any]:
     """The recover tool's CallToolResult; a bad request or a missing original is an error result."""
-    result = await services.workers.run(tool_answer, services.store, arguments)
+    result = await services.workers.run(tool_answer, services.store, arguments, services.page_size)
     if modern:  # a 2026-07-28 client requires the result's type
         result = {**result, "resultType": "complete"}
     return result

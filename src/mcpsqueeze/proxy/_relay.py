@@ -25,8 +25,7 @@ import anyio
 import anyio.abc
 
 from .._errors import MCPSqueezeError
-from ..core import Call, Pipeline, SessionServices
-from ..core._listing import CompactTools, Invoke
+from ..core import Call, CompactTools, Invoke, Pipeline, SessionServices
 from ..transports import (
     BACKEND_GONE,
     INVALID_REQUEST,
@@ -39,6 +38,7 @@ from ..transports import (
     Message,
     ProcessChannel,
     error_response,
+    unreadable_answer,
     valid_id,
     with_id,
 )
@@ -284,16 +284,7 @@ class Relay:
             "mcpsqueeze: the backend's answer to %s could not be read: %s", pending.what, message.error
         )
         with self._working():
-            await self._reply(pending, self._unreadable(pending.request["id"], pending.what, message.error))
-
-    def _unreadable(self, request_id: Any, what: str, why: str) -> Message:
-        return error_response(
-            request_id,
-            UNREADABLE,
-            f"mcpsqueeze: the backend's answer to {what} could not be read ({why}); the proxy keeps "
-            "serving. The backend sent something that is not valid JSON-RPC: check the server, or narrow "
-            "the request.",
-        )
+            await self._reply(pending, unreadable_answer(pending.request["id"], pending.what, message.error))
 
     async def _backend_gone(self) -> None:
         reason = "the backend closed the connection"
@@ -608,7 +599,7 @@ class Relay:
                 if "method" in message or not valid_id(message.get("id")):
                     logger.warning("mcpsqueeze: dropped a message the agent's side cannot carry: %s", exc)
                     return
-                await self.front.send(self._unreadable(message["id"], "the request", str(exc)), related)
+                await self.front.send(unreadable_answer(message["id"], "the request", str(exc)), related)
 
     async def _to_back(self, message: Message) -> str | None:
         """Send to the backend; returns why the message could not be encoded, None when sent (or gone)."""

@@ -12,13 +12,13 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from .._jsonbytes import dumps, loads
 from ..settings import Settings
-from ..transports import BACKEND_GONE, Message, error_response, list_tool_names
+from ..transports import BACKEND_GONE, Message, error_response, list_tool_names, unreadable_answer
 from ._modern_http import (
     CLIENT_CAPABILITIES_META,
     MODERN_VERSION,
@@ -71,14 +71,21 @@ class ModernHttpBackend:
     async def tool_names(self) -> list[str]:
         return await list_tool_names(self._ask)
 
-    async def _ask(self, method: str, params: dict[str, Any]) -> Any:
-        """One request of the proxy's own, in the 2026-07-28 envelope; its result (None if none)."""
+    @property
+    def dead(self) -> str | None:
+        """Never: each request is its own POST, so there is no connection to lose."""
+        return None
+
+    async def request(self, method: str, params: dict[str, Any] | None = None) -> Message:
+        """One request of the proxy's own, in the 2026-07-28 envelope (the backend port): its answer, or
+        an error response naming why there is none. Unreachable, it raises (httpx's errors)."""
         meta = {PROTOCOL_VERSION_META: MODERN_VERSION, CLIENT_CAPABILITIES_META: {}}
+        request_id = f"mcpsqueeze-{method}"
         body = {
             "jsonrpc": "2.0",
-            "id": f"mcpsqueeze-{method}",
+            "id": request_id,
             "method": method,
-            "params": {**params, "_meta": meta},
+            "params": {**(params or {}), "_meta": meta},
         }
         headers = {
             "mcp-protocol-version": MODERN_VERSION,
@@ -88,14 +95,23 @@ class ModernHttpBackend:
         }
         response = await self.client.post(self.url, content=dumps(body), headers=headers)
         answer = None
-        with contextlib.suppress(ValueError):
+        why = f"HTTP {response.status_code}, {response.headers.get('content-type') or 'no content type'}"
+        try:
             if response.headers.get("content-type", "").startswith("application/json"):
                 answer = loads(response.content)
             elif response.headers.get("content-type", "").startswith("text/event-stream"):
                 for line in response.text.splitlines():
                     if line.startswith("data:"):
                         answer = loads(line[5:].strip().encode())
-        return answer.get("result") if isinstance(answer, dict) else None
+        except (ValueError, RecursionError) as exc:
+            why = str(exc)
+        if isinstance(answer, dict) and ("result" in answer or "error" in answer):
+            return answer
+        return unreadable_answer(request_id, method, why)
+
+    async def _ask(self, method: str, params: dict[str, Any]) -> Any:
+        """The result of `request` (None when there is none)."""
+        return (await self.request(method, params)).get("result")
 
     async def relay(
         self,
@@ -219,3 +235,10 @@ def _render_event(event: dict[str, str]) -> bytes:
     if "data" in event:
         lines += [f"data: {part}" for part in event["data"].split("\n")]
     return ("\r\n".join(lines) + "\r\n\r\n").encode()
+
+
+if TYPE_CHECKING:  # mypy checks that this backend satisfies the backend port
+    from ..transports import Backend
+
+    def _is_a_backend(backend: ModernHttpBackend) -> Backend:
+        return backend

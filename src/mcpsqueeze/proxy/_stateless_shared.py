@@ -12,7 +12,7 @@ import contextlib
 import itertools
 import logging
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.abc
@@ -25,7 +25,7 @@ from ..transports import (
     TIMEOUT,
     Channel,
     ChannelClosed,
-    Invalid,
+    Connection,
     Message,
     error_response,
     list_tool_names,
@@ -115,7 +115,7 @@ class SharedBackend:
         self.dead: str | None = None
         self.initialize: dict[str, Any] = {}
         self._ids = itertools.count(1)
-        self._pending: dict[str, MemoryObjectSendStream[Message]] = {}
+        self.connection: Connection | None = None  # the backend port over the channel: every request answered
         self._progress: dict[str, tuple[Any, _Flight]] = {}  # proxy token -> (client token, flight)
         self._flights: list[_Flight] = []
         self._parked: dict[str, _Flight] = {}
@@ -130,6 +130,9 @@ class SharedBackend:
         try:
             async with open_backend(self.settings) as channel, anyio.create_task_group() as tg:
                 self.channel = channel
+                self.connection = Connection(
+                    channel, on_request=self._answer_backend_request, on_notification=self._notification
+                )
                 self._tg = tg
                 tg.start_soon(self._read, tg.cancel_scope)
                 answer = await self._exchange(
@@ -163,35 +166,16 @@ class SharedBackend:
                 task_status.started()
 
     def _fail_pending(self) -> None:
-        for pid, stream in list(self._pending.items()):
-            self._pending.pop(pid, None)
-            with contextlib.suppress(anyio.WouldBlock, anyio.BrokenResourceError, anyio.ClosedResourceError):
-                stream.send_nowait(error_response(pid, BACKEND_GONE, f"mcpsqueeze: {self.dead}"))
+        if self.connection is not None:
+            self.connection.end(self.dead or "the backend closed the connection")
 
     async def _read(self, scope: anyio.CancelScope) -> None:
-        assert self.channel is not None
-        while True:
-            try:
-                message = await self.channel.receive()
-            except ChannelClosed:
-                self.dead = self.dead or "the backend closed the connection"
-                log.warning("stateless backend connection ended: %s", self.dead)
-                self._fail_pending()
-                scope.cancel()
-                return
-            if isinstance(message, Invalid):
-                log.warning("malformed message from the backend: %s", message.error)
-                continue
-            method = message.get("method")
-            if method is not None and "id" in message:
-                await self._answer_backend_request(message)
-            elif method is not None:
-                await self._notification(message)
-            else:
-                stream = self._pending.pop(str(message.get("id")), None)
-                if stream is not None:
-                    with contextlib.suppress(anyio.WouldBlock, anyio.BrokenResourceError):
-                        stream.send_nowait(message)
+        """The connection's reader; when the backend goes, every stateless request waiting is answered."""
+        assert self.connection is not None
+        await self.connection.run()
+        self.dead = self.dead or "the backend closed the connection"
+        log.warning("stateless backend connection ended: %s", self.dead)
+        scope.cancel()
 
     async def _answer_backend_request(self, message: Message) -> None:
         assert self.channel is not None
@@ -235,44 +219,21 @@ class SharedBackend:
         log.debug("dropped backend notification %s (no stateless stream to carry it)", message["method"])
 
     async def _exchange(self, message: Message) -> Message:
-        """Send a request with a proxy-owned id; its answer, or a backend-gone error."""
-        assert self.channel is not None
-        pid = f"mcpsqueeze-{next(self._ids)}"
-        send_stream, receive_stream = anyio.create_memory_object_stream[Message](1)
-        self._pending[pid] = send_stream
-        try:
-            if self.dead is not None:
-                return error_response(pid, BACKEND_GONE, f"mcpsqueeze: {self.dead}")
-            try:
-                await self.channel.send({**message, "id": pid})
-            except ChannelClosed:
-                return error_response(pid, BACKEND_GONE, "mcpsqueeze: the backend closed the connection")
-            try:
-                return await receive_stream.receive()
-            except anyio.EndOfStream:
-                return error_response(
-                    pid, BACKEND_GONE, f"mcpsqueeze: {self.dead or 'the backend closed the connection'}"
-                )
-            except anyio.get_cancelled_exc_class():
-                with anyio.CancelScope(shield=True), contextlib.suppress(ChannelClosed):
-                    await self.channel.send(
-                        {
-                            "jsonrpc": "2.0",
-                            "method": "notifications/cancelled",
-                            "params": {"requestId": pid, "reason": "the client closed its stream"},
-                        }
-                    )
-                raise
-        finally:
-            self._pending.pop(pid, None)
-            send_stream.close()
-            receive_stream.close()
+        """Send a request with a proxy-owned id; its answer, or an error response (gone, unreadable)."""
+        if self.connection is None:
+            return error_response(None, BACKEND_GONE, f"mcpsqueeze: {self.dead or 'not connected'}")
+        return await self.connection.exchange(message, "the client closed its stream")
+
+    async def request(self, method: str, params: dict[str, Any] | None = None) -> Message:
+        """One request of the proxy's own on the shared connection (the backend port)."""
+        message: Message = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        return await self._exchange(message)
 
     async def tool_names(self) -> list[str]:
         async def ask(method: str, params: dict[str, Any]) -> Any:
-            return (await self._exchange({"jsonrpc": "2.0", "method": method, "params": params})).get(
-                "result"
-            )
+            return (await self.request(method, params)).get("result")
 
         return await list_tool_names(ask)
 
@@ -573,3 +534,10 @@ def _version() -> str:
     from .._version import __version__
 
     return __version__
+
+
+if TYPE_CHECKING:  # mypy checks that this backend satisfies the backend port
+    from ..transports import Backend
+
+    def _is_a_backend(backend: SharedBackend) -> Backend:
+        return backend

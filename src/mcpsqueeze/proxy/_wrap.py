@@ -402,7 +402,7 @@ async def _serve_http(settings: Settings, services: SessionServices) -> int:
             frontend.named_tenants = frontend.stateless.named_tenants = tokens.named
             app = bearer_guard(app, tokens)
         config = uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=2)
-        server = uvicorn_server(config)
+        server = uvicorn_server(config, settings.max_body)
 
         def stop() -> None:
             server.should_exit = True

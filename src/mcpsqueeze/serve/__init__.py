@@ -1,6 +1,14 @@
 """The session door (`mcpsqueeze serve`): the long-running proxy behind the shell shim, Just-Bash and Code
 Mode, and the session HTTP API that a `Client` also serves to its Code Mode files."""
 
-from ._session import Listen, SessionAPI, build_app, call_answer, failure_answer, run_serve
+from ._session import Listen, SessionAPI, build_app, call_answer, failure_answer, run_serve, too_large_body
 
-__all__ = ["Listen", "SessionAPI", "build_app", "call_answer", "failure_answer", "run_serve"]
+__all__ = [
+    "Listen",
+    "SessionAPI",
+    "build_app",
+    "call_answer",
+    "failure_answer",
+    "run_serve",
+    "too_large_body",
+]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import logging
 import socket
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ import anyio
 import anyio.abc
 
 from .._errors import BackendError, RecoveryError, UsageError
+from .._jsonbytes import dumps
 from .._voice import ShellVoice
 from ..accounting import print_summary
 from ..core import (
@@ -35,8 +37,8 @@ from ..recovery import check_if_present, ensure_private_dir
 from ..settings import ServerSpec, Settings, ToolFilter
 from ..transports import (
     PRINCIPAL_KEY,
-    Backend,
     BackendTimeout,
+    ServerLink,
     Tokens,
     bearer_guard,
     bind_unix,
@@ -72,7 +74,7 @@ class SessionAPI(Protocol):
     """What the API app needs of a session: `serve`'s own, or a `Client`'s (api/_codeapi.py)."""
 
     @property
-    def backends(self) -> dict[str, Backend]: ...
+    def backends(self) -> dict[str, ServerLink]: ...
     def listing(self) -> dict[str, Any]: ...
     @property
     def metrics(self) -> Metrics | None: ...
@@ -87,7 +89,7 @@ class Session:
         self.settings = settings
         self.services = build_services(settings, metrics=True)
         self.pipeline = new_pipeline(settings, self.services, ShellVoice())
-        self.backends = {spec.name: Backend(spec, tools, settings.timeout) for spec in specs}
+        self.backends = {spec.name: ServerLink(spec, tools, settings.timeout) for spec in specs}
         self.calls = 0
         self.tg: anyio.abc.TaskGroup | None = None
         self.named_tenants = False  # the token file names tenants: each gets its own pipeline and store view
@@ -112,7 +114,7 @@ class Session:
             for backend in self.backends.values():
                 starting.start_soon(self._try_start, backend)
 
-    async def _try_start(self, backend: Backend) -> None:
+    async def _try_start(self, backend: ServerLink) -> None:
         assert self.tg is not None
         try:
             await backend.ensure(self.tg)
@@ -169,6 +171,11 @@ def _err(code: str, message: str) -> dict[str, Any]:
     return {"error": {"code": code, "message": message}}
 
 
+def too_large_body(message: str) -> bytes:
+    """The API's 413 answer (see transports/_limits.py)."""
+    return json.dumps(_err("too_large", message)).encode()
+
+
 def call_answer(presented: dict[str, Any], outcome: Outcome) -> tuple[int, dict[str, Any]]:
     """The `POST /v1/call` answer for a presented result (serve's session and a Client's alike)."""
     return 200, {
@@ -189,11 +196,13 @@ def failure_answer(exc: BackendError) -> tuple[int, dict[str, Any]]:
 def build_app(session: SessionAPI, token: bytes | Tokens | None) -> Any:
     from starlette.applications import Starlette
     from starlette.requests import Request
-    from starlette.responses import JSONResponse, Response
+    from starlette.responses import Response
     from starlette.routing import Route
 
     def reply(status: int, body: Any) -> Response:
-        return JSONResponse(body, status_code=status)
+        # our encoder, not JSONResponse's json.dumps: a result may hold what JSON allows but UTF-8 cannot
+        # (a lone surrogate, escaped) or nest deeper than json.dumps recurses
+        return Response(dumps(body), status_code=status, media_type="application/json")
 
     async def servers(request: Request) -> Response:
         return reply(200, session.listing())
@@ -221,8 +230,15 @@ def build_app(session: SessionAPI, token: bytes | Tokens | None) -> Any:
         return reply(status, payload)
 
     async def recover(request: Request) -> Response:
-        # The query string is the recover arguments (numbers as digit strings), parsed as every door does.
-        arguments = {**request.query_params, "response_id": request.path_params["response_id"]}
+        # The query string is the recover arguments (numbers as digit strings; a repeated key is a list;
+        # more ids as response_id=...), parsed as every door does.
+        params = request.query_params
+        arguments: dict[str, Any] = {}
+        for key in params:
+            values = params.getlist(key)
+            arguments[key] = values if len(values) > 1 else values[0]
+        ids = [request.path_params["response_id"], *params.getlist("response_id")]
+        arguments["response_id"] = ids if len(ids) > 1 else ids[0]
         try:
             asked = RecoverRequest.parse(arguments)
         except UsageError as exc:
@@ -306,7 +322,7 @@ async def run_serve(settings: Settings, specs: list[ServerSpec], tools: ToolFilt
                 lifespan="off",
                 timeout_graceful_shutdown=SHUTDOWN_GRACE,  # a call to a hung backend must not block exit
             )
-            server = uvicorn_server(config)
+            server = uvicorn_server(config, settings.max_body, too_large_body)
 
             def stop() -> None:
                 server.should_exit = True

@@ -17,6 +17,8 @@ if TYPE_CHECKING:
         load_config,
         read_servers_file,
     )
+    from ._kinds import Duration, Kind, Seconds
+    from ._knobs import Knob
     from ._oauth import AUTH_METHODS, LOGIN_MODES, AuthMethod, LoginMode, OAuthClient
     from ._policy import (
         DEFAULT_BUDGET,
@@ -28,6 +30,7 @@ if TYPE_CHECKING:
     )
     from ._servers import ServerSpec, ToolFilter, parse_config, parse_servers, spec_from_argv
     from ._settings import COMPRESS_LEVELS, Settings, default_recovery_dir
+    from ._table import KNOBS, check_keywords, knob_named, library_defaults
 
 __all__ = [
     "AUTH_METHODS",
@@ -35,22 +38,30 @@ __all__ = [
     "DEFAULT_BUDGET",
     "DEFAULT_KEYS",
     "DEFAULT_SHRINK_ABOVE",
+    "KNOBS",
     "LOGIN_MODES",
     "MIN_BUDGET",
     "MIN_TRUNCATE_CHARS",
     "AuthMethod",
     "Config",
     "ConfigError",
+    "Duration",
+    "Kind",
+    "Knob",
     "LoginMode",
     "OAuthClient",
     "Policy",
     "PolicySet",
+    "Seconds",
     "ServerSpec",
     "Settings",
     "ToolFilter",
+    "check_keywords",
     "default_config_path",
     "default_recovery_dir",
     "find_config",
+    "knob_named",
+    "library_defaults",
     "load_config",
     "parse_config",
     "parse_servers",
@@ -85,6 +96,14 @@ _MODULES = {
     "parse_servers": "_servers",
     "read_servers_file": "_file",
     "spec_from_argv": "_servers",
+    "Duration": "_kinds",
+    "Kind": "_kinds",
+    "Seconds": "_kinds",
+    "Knob": "_knobs",
+    "KNOBS": "_table",
+    "check_keywords": "_table",
+    "knob_named": "_table",
+    "library_defaults": "_table",
 }
 
 

@@ -21,6 +21,7 @@ __all__ = [
     "Choice",
     "Duration",
     "Flag",
+    "Globs",
     "Kind",
     "PathValue",
     "Seconds",
@@ -293,6 +294,25 @@ class Text(Kind):
         if self.valid is not None:
             self.valid(value)
         return value
+
+
+@dataclass(frozen=True)
+class Globs(Kind):
+    """Glob patterns (tool, or server:tool): "a,b*" on a flag, a list (or that string) elsewhere."""
+
+    metavar = "GLOB,..."
+
+    def check(self, value: Any) -> tuple[str, ...]:
+        if isinstance(value, str):
+            value = value.split(",")
+        if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+            raise ValueError(
+                "must be comma-separated globs such as 'search_*,github:get_*', or a list of them"
+            )
+        return tuple(v.strip() for v in value if v.strip())
+
+    def show(self, value: Any) -> str:
+        return ",".join(value) if value else "none"
 
 
 def format_duration(seconds: float) -> str:

@@ -46,6 +46,7 @@ class Knob:
     shown: bool = True  # printed by `mcpsqueeze config` even when left at its default
     show_default: bool = True  # "[default: ...]" in --help
     default_text: str = ""  # the default as --help shows it ("24h"), when not the kind's printout
+    per_tool: bool = False  # a `Policy` row: also a `[policies]` key, resolved per call (set by `rows`)
 
     @property
     def flag_name(self) -> str | None:
@@ -58,11 +59,6 @@ class Knob:
         if self.env is None:
             return None
         return self.env or "MCPSQUEEZE_" + self.name.upper()
-
-    @property
-    def per_tool(self) -> bool:
-        """A `Policy` row: also a `[policies]` key, resolved per call."""
-        return self.name in _policy_names()
 
     def default_shown(self) -> str:
         return self.default_text or self.kind.show(self.default)
@@ -94,14 +90,9 @@ def knob(
     return dataclasses.field(default=default, metadata=meta)
 
 
-def _policy_names() -> frozenset[str]:
-    from ._policy import Policy
-
-    return frozenset(f.name for f in dataclasses.fields(Policy))
-
-
-def rows(cls: type) -> list[Knob]:
-    """The knobs of one dataclass, in field order, with their names and defaults filled in."""
+def rows(cls: type, *, per_tool: bool = False) -> list[Knob]:
+    """The knobs of one dataclass, in field order, with their names and defaults filled in; `per_tool`
+    for the `Policy` rows (also `[policies]` keys, resolved per call)."""
     found = []
     for f in dataclasses.fields(cls):
         row = f.metadata.get(KNOB)
@@ -109,5 +100,5 @@ def rows(cls: type) -> list[Knob]:
             continue
         made = f.default_factory is not dataclasses.MISSING
         default = f.default_factory() if made else f.default  # type: ignore[operator]
-        found.append(dataclasses.replace(row, name=f.name, default=default))
+        found.append(dataclasses.replace(row, name=f.name, default=default, per_tool=per_tool))
     return found

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._paths import default_recovery_dir
-from ._kinds import Choice, Duration, Flag, PathValue, Seconds, Size, Text, Whole
+from ._kinds import Choice, Duration, Flag, Globs, PathValue, Seconds, Size, Text, Whole
 from ._knobs import CLI, knob
 from ._policy import DEFAULT_BUDGET, DEFAULT_SHRINK_ABOVE, MIN_BUDGET, MIN_TRUNCATE_CHARS, Policy, PolicySet
 
@@ -97,8 +97,19 @@ class Settings:
     cache_entries: int = knob(32, Whole(1, 1 << 30), "Memory cache entries.", library=128)
     cache_bytes: int = knob(32 * MiB, Size(), "Memory cache size.", default_text="32M", library=64 * MiB)
     jobs: int = knob(4, Whole(1, 1024), "Worker threads for condensing.")
+    page_size: int = knob(
+        40_000,
+        Whole(1000, 10**9),
+        "Recover tool answers over N characters come as pages, each naming the call for the next (fits "
+        "Claude Code's 50,000-character and 25,000-token limits).",
+        doors=_WRAP,
+    )
     timeout: float | None = knob(
-        None, Seconds(), "Seconds before a backend request is abandoned.", doors=CLI | {"client"}
+        None,
+        Seconds(),
+        "Seconds before a backend request is abandoned.",
+        env="MCPSQUEEZE_BACKEND_TIMEOUT",  # MCPSQUEEZE_TIMEOUT is mcpsq's own wait for the session
+        doors=CLI | {"client"},
     )
     stats_file: Path | None = knob(
         None, PathValue(), "Append one JSON line per call to this file.", doors=CLI, show_default=False
@@ -160,6 +171,16 @@ class Settings:
         config=False,
         shown=False,
     )
+    max_body: int = knob(  # HTTP doors: the largest request body (transports/_limits.py, docs/limits.md)
+        16 * MiB,
+        Size(),
+        "streamable-http and serve: the largest HTTP request body; a larger one gets 413 and is never "
+        "held (a connection must also send a complete request head within 10 s).",
+        default_text="16M",
+        doors=_WRAP | {"serve"},
+        config=False,
+        shown=False,
+    )
     server_name: str = knob(
         "backend",
         Text(),
@@ -177,6 +198,7 @@ class Settings:
         "of each from low to max) and NAME_invoke_tool (max adds NAME_list_tools); calls go through the "
         "same shrinking and recovery. 'off': the backend's tools as they are.",
         doors=_WRAP | {"serve", "client"},
+        shown=False,  # (`mcpsqueeze config` prints it when set)
     )
     tool_prefix: str | None = knob(  # None: see `compact_prefix`
         None,
@@ -186,6 +208,24 @@ class Settings:
         flag="--server-name",
         env="MCPSQUEEZE_SERVER_NAME",
         doors=_WRAP,
+        shown=False,
+        show_default=False,
+    )
+    include_tools: tuple[str, ...] = knob(
+        (),
+        Globs(),
+        "Comma-separated globs (tool or server:tool) to expose.",
+        doors=frozenset({"serve", "client"}),
+        config=False,
+        shown=False,
+        show_default=False,
+    )
+    exclude_tools: tuple[str, ...] = knob(
+        (),
+        Globs(),
+        "Comma-separated globs (tool or server:tool) to hide.",
+        doors=frozenset({"serve", "client"}),
+        config=False,
         shown=False,
         show_default=False,
     )

@@ -139,6 +139,13 @@ def diff_depth(line: str) -> int | None:
     return indent_depth(line[1:])
 
 
+_OPENS = (":", "{", "(", "[", "=>")  # how a line that opens a block of code ends
+
+
+def _opens(line: str) -> bool:
+    return line.rstrip().endswith(_OPENS)
+
+
 def _openers(
     lines: Sequence[str], a: int, b: int, depth: Callable[[str], int | None]
 ) -> list[tuple[int, int]]:
@@ -169,12 +176,15 @@ def _fewest(candidates: list[int], a: int, b: int) -> list[int]:
     return kept
 
 
-def nested(lines: Sequence[str], anchors: Sequence[int], depth: Callable[[str], int | None]) -> list[int]:
+def nested(
+    lines: Sequence[str], anchors: Sequence[int], depth: Callable[[str], int | None], code: bool = False
+) -> list[int]:
     """The inner landmarks of the runs between ``anchors`` (sorted line indexes an outline keeps)
     that are longer than ``FOLD_LINES``: in each, the outermost lines that open an indented block
     (every one of them, or the fewest that cut it into short runs when there are many), then the
     same inside each run still too long. A run without such a line (flat: a list, a data table,
-    the end of a block) stays whole."""
+    the end of a block) stays whole. In ``code`` (and diffs of it), lines that end as a block opens
+    (``:``, ``{``, ``(``, ``[``, ``=>``) are preferred."""
     n = len(lines)
     if n > _NESTED_LINES:
         return []
@@ -186,6 +196,8 @@ def nested(lines: Sequence[str], anchors: Sequence[int], depth: Callable[[str], 
         openers = _openers(lines, a, b, depth)
         if not openers:
             continue
+        if code:  # a line that ends as a block opens (not prose running on under a docstring line)
+            openers = [o for o in openers if _opens(lines[o[0]])] or openers
         level = min(d for _, d in openers)
         chosen = [i for i, d in openers if d == level]
         if len(chosen) > max(8, (b - a) // 15):
@@ -197,11 +209,13 @@ def nested(lines: Sequence[str], anchors: Sequence[int], depth: Callable[[str], 
     return out
 
 
-def _with_nested(plan: Plan, lines: Sequence[str], depth: Callable[[str], int | None]) -> Plan:
+def _with_nested(
+    plan: Plan, lines: Sequence[str], depth: Callable[[str], int | None], code: bool = False
+) -> Plan:
     """``plan`` with the nested outline of its long runs as its second tier (right after the
     landmarks) and in ``inner``."""
     anchors = sorted({*plan.landmarks, *plan.inner})
-    inner = nested(lines, anchors, depth)
+    inner = nested(lines, anchors, depth, code)
     if inner:
         plan.tiers.insert(1, inner)
         plan.inner = sorted({*plan.inner, *inner})
@@ -252,7 +266,7 @@ def _code(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
         fill=range(n),
         landmarks=definitions,
     )
-    return _with_nested(plan, lines, indent_depth)
+    return _with_nested(plan, lines, indent_depth, code=True)
 
 
 # ------------------------------------------------------------------------------------ diffs and logs
@@ -732,7 +746,7 @@ def plan_for(
         plan, kinds = _diff(fmt, t, ranked)
         plan.describe = _describe_diff(kinds)
         plan.detail = 40  # "12 added, 20 removed, 3 unchanged, 2 other"
-        return _with_nested(plan, lines, diff_depth)
+        return _with_nested(plan, lines, diff_depth, code=True)
     if fmt.name == "gitlog":
         return _gitlog(fmt, t, ranked)
     if fmt.name == "oneline":

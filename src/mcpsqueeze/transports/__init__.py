@@ -1,6 +1,7 @@
 """Transports: the wire on both sides of a door. JSON-RPC lines, channels to a backend (a spawned
-process's stdio, streamable HTTP, in-memory pipes), the SDK client session, OAuth for URL backends,
-and the listening side of the HTTP doors (sockets, bearer tokens, uvicorn).
+process's stdio, streamable HTTP, in-memory pipes), the backend port (`Backend`: every request is
+answered) with its `Connection` adapter and the links serve and `Client` hold (`ServerLink`), OAuth for
+URL backends, and the listening side of the HTTP doors (sockets, bearer tokens, uvicorn).
 
 Names load on first use: `wrap` relays its first `initialize` with `_jsonrpc` alone, before anyio or
 the SDK are imported.
@@ -13,6 +14,7 @@ from .._lazy import LazyFace
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing typing is not free at start-up
 if TYPE_CHECKING:
     from ._auth import PRINCIPAL_KEY, Tokens, bearer_guard, check_token_path, is_loopback, load_tokens
+    from ._backend import Backend, Connection
     from ._channels import (
         Channel,
         ChannelClosed,
@@ -21,6 +23,7 @@ if TYPE_CHECKING:
         StdioChannel,
         http_backend,
         open_backend,
+        open_channel,
         open_process_channel,
     )
     from ._jsonrpc import (
@@ -35,14 +38,15 @@ if TYPE_CHECKING:
         error_response,
         line_of,
         parse_line,
+        unreadable_answer,
         valid_id,
         with_id,
     )
     from ._oauth import backend_auth, clear_tokens, login, preflight
-    from ._paging import list_tool_names
+    from ._paging import list_tool_names, list_tools
     from ._prestart import discard, prestart, prestart_from_command_line, started
-    from ._sdk import Backend, BackendTimeout
     from ._server import bind_unix, on_signals, tcp_listener, uvicorn_server
+    from ._server_link import BackendTimeout, ServerLink
 
 __all__ = [
     "BACKEND_GONE",
@@ -56,9 +60,11 @@ __all__ = [
     "BackendTimeout",
     "Channel",
     "ChannelClosed",
+    "Connection",
     "Invalid",
     "Message",
     "ProcessChannel",
+    "ServerLink",
     "SessionMessageChannel",
     "StdioChannel",
     "Tokens",
@@ -73,10 +79,12 @@ __all__ = [
     "is_loopback",
     "line_of",
     "list_tool_names",
+    "list_tools",
     "load_tokens",
     "login",
     "on_signals",
     "open_backend",
+    "open_channel",
     "open_process_channel",
     "parse_line",
     "preflight",
@@ -84,6 +92,7 @@ __all__ = [
     "prestart_from_command_line",
     "started",
     "tcp_listener",
+    "unreadable_answer",
     "uvicorn_server",
     "valid_id",
     "with_id",
@@ -96,14 +105,16 @@ _MODULES = {
     "PARSE_ERROR": "_jsonrpc",
     "TIMEOUT": "_jsonrpc",
     "UNREADABLE": "_jsonrpc",
-    "Backend": "_sdk",
-    "BackendTimeout": "_sdk",
+    "Backend": "_backend",
+    "BackendTimeout": "_server_link",
     "Channel": "_channels",
     "ChannelClosed": "_channels",
+    "Connection": "_backend",
     "Invalid": "_jsonrpc",
     "Message": "_jsonrpc",
     "PRINCIPAL_KEY": "_auth",
     "ProcessChannel": "_channels",
+    "ServerLink": "_server_link",
     "SessionMessageChannel": "_channels",
     "StdioChannel": "_channels",
     "Tokens": "_auth",
@@ -118,10 +129,12 @@ _MODULES = {
     "is_loopback": "_auth",
     "line_of": "_jsonrpc",
     "list_tool_names": "_paging",
+    "list_tools": "_paging",
     "load_tokens": "_auth",
     "login": "_oauth",
     "on_signals": "_server",
     "open_backend": "_channels",
+    "open_channel": "_channels",
     "open_process_channel": "_channels",
     "parse_line": "_jsonrpc",
     "preflight": "_oauth",
@@ -129,6 +142,7 @@ _MODULES = {
     "prestart_from_command_line": "_prestart",
     "started": "_prestart",
     "tcp_listener": "_server",
+    "unreadable_answer": "_jsonrpc",
     "uvicorn_server": "_server",
     "valid_id": "_jsonrpc",
     "with_id": "_jsonrpc",

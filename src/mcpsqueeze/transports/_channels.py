@@ -32,6 +32,7 @@ __all__ = [
     "StdioChannel",
     "http_backend",
     "open_backend",
+    "open_channel",
     "open_process_channel",
 ]
 
@@ -233,8 +234,10 @@ class ProcessChannel(_LineChannel):
         return f"the backend exited with code {code}"
 
     async def aclose(self) -> None:
-        await super().aclose()
+        # shielded from the first await: closed from a cancelled scope (serve stopping), the child must
+        # still be reaped, and killed if it will not exit
         with anyio.CancelScope(shield=True):
+            await super().aclose()
             with anyio.move_on_after(2):
                 await self.process.wait()
                 return
@@ -410,16 +413,38 @@ async def http_backend(
 
 
 @contextlib.asynccontextmanager
-async def open_backend(settings: Settings) -> AsyncIterator[Channel]:
-    """The channel to the backend `settings` name: a spawned command (or the pre-started one) or a URL."""
-    if settings.is_url:
-        async with http_backend(
-            settings.target[0], settings.headers, settings.timeout, settings.oauth
-        ) as channel:
+async def open_channel(
+    *,
+    url: str | None,
+    argv: Sequence[str],
+    headers: Mapping[str, str],
+    timeout: float | None,
+    oauth: Any = None,
+    env: Mapping[str, str] | None = None,
+    cwd: str | None = None,
+) -> AsyncIterator[Channel]:
+    """The channel to one backend: streamable HTTP to `url`, else the command `argv` spawned (or the one
+    `_prestart` spawned), closed and reaped at the end. Every backend of every door is opened here."""
+    if url is not None:
+        async with http_backend(url, headers, timeout, oauth) as channel:
             yield channel
         return
-    channel = await open_process_channel(settings.target)
+    channel = await open_process_channel(argv, env, cwd)
     try:
         yield channel
     finally:
         await channel.aclose()
+
+
+@contextlib.asynccontextmanager
+async def open_backend(settings: Settings) -> AsyncIterator[Channel]:
+    """The channel to the backend `settings` name: a spawned command (or the pre-started one) or a URL."""
+    url = settings.target[0] if settings.is_url else None
+    async with open_channel(
+        url=url,
+        argv=settings.target,
+        headers=settings.headers,
+        timeout=settings.timeout,
+        oauth=settings.oauth,
+    ) as channel:
+        yield channel

@@ -26,6 +26,7 @@ __all__ = [
     "error_response",
     "parse",
     "scan_id",
+    "unreadable_answer",
     "valid_id",
     "with_id",
 ]
@@ -54,6 +55,18 @@ def error_response(request_id: Any, code: int, message: str, data: Any = None) -
     if data is not None:
         err["data"] = data
     return {"jsonrpc": "2.0", "id": request_id, "error": err}
+
+
+def unreadable_answer(request_id: Any, what: str, why: str) -> Message:
+    """The error that answers a request whose answer the backend sent but nobody could parse (too deep,
+    not UTF-8, not JSON-RPC): named, at once, so that no door waits for an answer it will never get."""
+    return error_response(
+        request_id,
+        UNREADABLE,
+        f"mcpsqueeze: the backend's answer to {what} could not be read ({why}); the proxy keeps "
+        "serving. The backend sent something that is not valid JSON-RPC: check the server, or narrow "
+        "the request.",
+    )
 
 
 def valid_id(value: Any) -> bool:

@@ -7,27 +7,30 @@ from typing import Any
 
 from .._errors import BackendError
 
-__all__ = ["MAX_PAGES", "list_tool_names"]
+__all__ = ["MAX_PAGES", "list_tool_names", "list_tools"]
 
 MAX_PAGES = 100  # a backend whose cursors never end is not followed forever
 
 Ask = Callable[[str, dict[str, Any]], Awaitable[Any]]
 
 
-async def list_tool_names(ask: Ask) -> list[str]:
-    """Every tool name the backend lists (all pages, at most 100); an error when it does not list.
-
-    `ask(method, params)` sends one request and returns its result."""
-    names: list[str] = []
+async def list_tools(ask: Ask) -> list[dict[str, Any]]:
+    """Every tool the backend lists (all pages, at most 100), as it sent them; an error when it does not
+    list. `ask(method, params)` sends one request and returns its result. Entries without a string name
+    are left out: nothing could call them."""
+    tools: list[dict[str, Any]] = []
     cursor = None
     for _ in range(MAX_PAGES):
         result = await ask("tools/list", {"cursor": cursor} if cursor else {})
         if not isinstance(result, dict) or not isinstance(result.get("tools"), list):
             raise BackendError("the backend did not list its tools")
-        names += [
-            t["name"] for t in result["tools"] if isinstance(t, dict) and isinstance(t.get("name"), str)
-        ]
+        tools += [t for t in result["tools"] if isinstance(t, dict) and isinstance(t.get("name"), str)]
         cursor = result.get("nextCursor")
         if not isinstance(cursor, str) or not cursor:
             break
-    return names
+    return tools
+
+
+async def list_tool_names(ask: Ask) -> list[str]:
+    """The names of `list_tools`."""
+    return [t["name"] for t in await list_tools(ask)]

@@ -17,6 +17,7 @@ import anyio
 
 from .._errors import UsageError
 from ..recovery import ensure_private_dir
+from ._limits import DEFAULT_MAX_BODY, BodyLimit, timed_protocol
 
 __all__ = ["bind_unix", "on_signals", "tcp_listener", "uvicorn_server"]
 
@@ -48,9 +49,21 @@ def tcp_listener(host: str, port: int) -> socket.socket:
     return sock
 
 
-def uvicorn_server(config: Any) -> Any:
-    """uvicorn's server without its own signal handling: ours stops it gracefully and prints the summary."""
+def uvicorn_server(
+    config: Any, max_body: int = DEFAULT_MAX_BODY, too_large: Callable[[str], bytes] | None = None
+) -> Any:
+    """uvicorn's server without its own signal handling: ours stops it gracefully and prints the summary.
+
+    Every door gets the bounds of `_limits`: request bodies of at most `max_body` bytes (413 past it,
+    rendered by `too_large`, JSON-RPC by default) and `HEAD_TIMEOUT` to send a request head."""
     import uvicorn
+    from uvicorn.protocols.http.auto import AutoHTTPProtocol
+
+    config.app = (
+        BodyLimit(config.app, max_body) if too_large is None else BodyLimit(config.app, max_body, too_large)
+    )
+    if config.http == "auto":
+        config.http = timed_protocol(AutoHTTPProtocol)
 
     class Server(uvicorn.Server):
         @contextlib.contextmanager

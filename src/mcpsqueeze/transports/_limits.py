@@ -1,0 +1,145 @@
+"""What an HTTP door allows a client: a request body of bounded size, and a bounded time to send its
+request head (issue 23 items 15 and 16).
+
+Both are applied where every door is built (`_server.uvicorn_server`: wrap's streamable HTTP, both
+protocol paths; serve's HTTP API; a Client's Code Mode socket):
+
+- **Body**: at most `--max-body` bytes (default `DEFAULT_MAX_BODY`, 16 MiB: a JSON-RPC request is a few KB,
+  and 16 MiB holds any tool argument an agent writes). A `Content-Length` over it is refused with 413 before
+  a byte of the body is read; a body without one (chunked) is counted as it arrives and refused the moment
+  it passes the bound. The door never holds more than the bound, so a 400 MB POST costs nothing (it took
+  wrap from 70 to ~870 MB).
+- **Head and idle time**: a connection must deliver a complete request head within `HEAD_TIMEOUT`
+  (10 s) of connecting or of its previous response, else it is closed. That bounds both a client that
+  sends half a head and an idle keep-alive connection (uvicorn's own keep-alive timeout, 5 s, also
+  applies). 800-1,000 connections sending half a head each used to stay open past 60 s, one descriptor
+  each, until the process ran out. A head itself is bounded by h11 (16 KiB).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+__all__ = ["DEFAULT_MAX_BODY", "HEAD_TIMEOUT", "BodyLimit", "timed_protocol", "too_large_message"]
+
+DEFAULT_MAX_BODY = 16 * 1024 * 1024
+HEAD_TIMEOUT = 10.0  # seconds to send a complete request head, from connecting or the previous response
+
+Scope = dict[str, Any]
+Message = dict[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+
+def too_large_message(limit: int) -> str:
+    return (
+        f"the request body is larger than this door accepts ({limit} bytes, --max-body); "
+        "send less, or start the proxy with a larger --max-body"
+    )
+
+
+def _json_rpc_error(message: str) -> bytes:
+    return json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}}).encode()
+
+
+class BodyLimit:
+    """ASGI middleware: refuse (413) a request whose body passes `limit` bytes, without holding it.
+
+    `body(message)` renders the refusal in the door's own error format (JSON-RPC by default)."""
+
+    def __init__(self, app: Any, limit: int, body: Callable[[str], bytes] = _json_rpc_error) -> None:
+        self.app, self.limit, self.body = app, limit, body
+
+    async def _refuse(self, send: Send) -> None:
+        payload = self.body(too_large_message(self.limit))
+        headers = [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(payload)).encode()),
+            (b"connection", b"close"),
+        ]
+        await send({"type": "http.response.start", "status": 413, "headers": headers})
+        await send({"type": "http.response.body", "body": payload})
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        for name, value in scope.get("headers") or ():
+            if name == b"content-length" and (not value.strip().isdigit() or int(value) > self.limit):
+                await self._refuse(send)
+                return
+        received = 0
+        started = refused = False
+
+        async def counted() -> Message:
+            nonlocal received, refused
+            if refused:
+                return {"type": "http.disconnect"}
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body") or b"")
+                if received > self.limit:
+                    refused = True
+                    if not started:
+                        await self._refuse(send)
+                    return {"type": "http.disconnect"}  # the app stops reading; it answers nobody
+            return message
+
+        async def tracked(message: Message) -> None:
+            nonlocal started
+            if refused:
+                return  # answered already (413): whatever the app says now goes nowhere
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        await self.app(scope, counted, tracked)
+
+
+def timed_protocol(base: type[Any], head_timeout: float = HEAD_TIMEOUT) -> type[Any]:
+    """uvicorn's HTTP protocol class `base` (h11 or httptools), closing a connection that has not sent
+    a complete request head within `head_timeout` seconds of connecting or of its last response."""
+
+    class TimedProtocol(base):  # type: ignore[misc]
+        _head_timer: Any = None
+
+        def connection_made(self, transport: Any) -> None:
+            super().connection_made(transport)
+            self._arm()
+
+        def _arm(self) -> None:
+            self._disarm()
+            self._head_timer = self.loop.call_later(head_timeout, self._head_expired)
+
+        def _disarm(self) -> None:
+            if self._head_timer is not None:
+                self._head_timer.cancel()
+                self._head_timer = None
+
+        def _in_request(self) -> bool:
+            cycle = getattr(self, "cycle", None)
+            return cycle is not None and not cycle.response_complete
+
+        def _head_expired(self) -> None:
+            self._head_timer = None
+            if not self._in_request() and not self.transport.is_closing():
+                self.transport.close()
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            if self._in_request():  # a whole head arrived: the request's own time is the app's
+                self._disarm()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if not self.transport.is_closing():
+                self._arm()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+    TimedProtocol.__name__ = TimedProtocol.__qualname__ = f"Timed{base.__name__}"
+    return TimedProtocol

@@ -1,0 +1,220 @@
+"""Long-lived connections to a session's backends (serve and `Client`), reconnected on demand.
+
+Each is a `Connection` (the backend port, `_backend`) over the backend's channel: a spawned command's
+stdio or streamable HTTP. Results are the wire dicts as the server sent them (structuredContent not
+validated), and an answer no parser reads is an error naming the cause, as in wrap.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import anyio.abc
+
+from .._errors import BackendError, BackendFailure
+from ..settings import ServerSpec, ToolFilter
+from ._backend import Connection
+from ._channels import Channel
+from ._jsonrpc import BACKEND_GONE, Message, error_response
+from ._paging import list_tools
+
+__all__ = ["BackendTimeout", "ServerLink"]
+
+logger = logging.getLogger(__name__)
+
+
+CONNECT_TIMEOUT = 60.0
+PROTOCOL_VERSION = (
+    "2025-11-25"  # what a session speaks to its backends (the SDK client's legacy mode did too)
+)
+
+
+class BackendTimeout(BackendFailure):
+    """The backend did not answer within --timeout."""
+
+
+class ServerLink:
+    """One backend server: connect, list tools, call tools; `status` tells the health check."""
+
+    def __init__(self, spec: ServerSpec, tools: ToolFilter, timeout: float | None) -> None:
+        self.spec = spec
+        self.filter = tools
+        self.timeout = timeout
+        self.status = "down"
+        self.error: str | None = "not started"
+        self.tools: list[dict[str, Any]] = []
+        self._connection: Connection | None = None
+        self._stop: anyio.Event | None = None
+        self._lock = anyio.Lock()
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    def _channel(self) -> contextlib.AbstractAsyncContextManager[Channel]:
+        from ._channels import open_channel
+
+        spec = self.spec
+        return open_channel(
+            url=spec.url,
+            argv=[spec.command or "", *spec.args],
+            headers=spec.headers,
+            timeout=self.timeout,
+            oauth=spec.oauth,
+            env=spec.env or None,
+            cwd=spec.cwd,
+        )
+
+    async def ensure(self, tg: anyio.abc.TaskGroup) -> None:
+        """Connect if not connected (one attempt at a time); raise BackendError when it cannot."""
+        async with self._lock:
+            if self.status == "up":
+                return
+            try:
+                with anyio.fail_after(CONNECT_TIMEOUT):  # scoped in this task: a hung start is cancelled
+                    await tg.start(self._hold)
+            except Exception as exc:
+                self.status, self.error = "down", _describe(exc)
+                raise BackendError(f"backend {self.name!r} is not available: {self.error}") from exc
+
+    async def _hold(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Own the connection for its whole life (the channel's contexts exit in the task that entered)."""
+        stop = self._stop = anyio.Event()
+        started = False
+        try:
+            async with self._channel() as channel, anyio.create_task_group() as tg:
+                connection = Connection(channel)
+
+                async def read() -> None:
+                    await connection.run()
+                    stop.set()  # the backend went away: the holder ends, the link is down
+
+                tg.start_soon(read)
+                await self._ask(connection, "initialize", _initialize_params())
+                await connection.notify("notifications/initialized")
+                listed = await list_tools(lambda method, params: self._ask(connection, method, params))
+                self.tools = [t for t in listed if self.filter.allows(self.name, t["name"])]
+                self._connection, self.status, self.error = connection, "up", None
+                started = True
+                task_status.started()
+                await stop.wait()
+                if connection.dead is not None:
+                    self.status, self.error = "down", connection.dead
+                    logger.warning(f"mcpsqueeze: backend {self.name!r} went down: {self.error}")
+                tg.cancel_scope.cancel()
+        except Exception as exc:
+            self.status, self.error = "down", _describe(exc)
+            if not started:
+                raise
+            logger.warning(f"mcpsqueeze: backend {self.name!r} went down: {self.error}")
+        finally:
+            self._connection = None
+            if self.status == "up":
+                self.status, self.error = "down", "stopped"
+
+    async def _ask(self, connection: Connection, method: str, params: dict[str, Any]) -> Any:
+        """The result of one request of the link's own (handshake, listing); BackendError for an error."""
+        with anyio.fail_after(self.timeout) if self.timeout else contextlib.nullcontext():
+            answer = await connection.request(method, params)
+        if "result" not in answer:
+            raise BackendError(_error_text(answer))
+        return answer["result"]
+
+    @property
+    def dead(self) -> str | None:
+        """Why no request can be sent now (not connected, or the connection ended); None when it can."""
+        connection = self._connection
+        if connection is None:
+            return self.error or "not connected"
+        return connection.dead
+
+    async def request(self, method: str, params: dict[str, Any] | None = None) -> Message:
+        """One request on the held connection (the backend port); a backend-gone error when there is none."""
+        connection = self._connection
+        if connection is None:
+            return error_response(None, BACKEND_GONE, f"mcpsqueeze: backend {self.name!r} is not connected")
+        return await connection.request(method, params)
+
+    async def call(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """The raw CallToolResult dict, exactly as the backend sent it (structuredContent not validated)."""
+        connection = self._connection
+        if connection is None:
+            raise BackendError(f"backend {self.name!r} is not connected: {self.error}")
+        request = {"jsonrpc": "2.0", "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
+        why = f"timed out after {self.timeout:g} s (mcpsqueeze)" if self.timeout else "cancelled (mcpsqueeze)"
+        try:
+            with anyio.fail_after(self.timeout) if self.timeout else contextlib.nullcontext():
+                answer = await connection.exchange(request, why)
+        except TimeoutError as exc:
+            raise BackendTimeout(
+                f"backend {self.name!r} did not answer {tool} within {self.timeout:g} s; "
+                "retry, narrow the request, or raise --timeout"
+            ) from exc
+        result = answer.get("result")
+        if not isinstance(result, dict):
+            if connection.dead is not None:
+                self.status, self.error = "down", connection.dead
+                self.stop()  # release the dead connection; the next call reconnects
+            raise BackendFailure(f"backend {self.name!r} failed on {tool}: {_error_text(answer)}")
+        if result.get("resultType") == "complete":  # 2026-07-28 envelope marker, not part of the result
+            result = {k: v for k, v in result.items() if k != "resultType"}
+        return result
+
+    async def ping(self, timeout: float = 5.0) -> bool:
+        """Liveness for the health check: a connected backend must answer ping."""
+        connection = self._connection
+        if connection is None:
+            return False
+        try:
+            with anyio.fail_after(timeout):
+                answer = await connection.request("ping", {})
+            if "result" not in answer:
+                raise BackendError(_error_text(answer))
+        except Exception as exc:
+            self.status, self.error = "down", f"no answer to ping: {_describe(exc)}"
+            self.stop()
+            return False
+        return True
+
+    def stop(self) -> None:
+        if self._stop is not None:
+            self._stop.set()
+
+
+def _initialize_params() -> dict[str, Any]:
+    from .._version import __version__
+
+    return {
+        "protocolVersion": PROTOCOL_VERSION,
+        "capabilities": {},
+        "clientInfo": {"name": "mcpsqueeze", "version": __version__},
+    }
+
+
+def _error_text(answer: dict[str, Any]) -> str:
+    """What a JSON-RPC error response says (its message), for the error a door reports."""
+    error = answer.get("error")
+    message = error.get("message") if isinstance(error, dict) else None
+    if isinstance(message, str):
+        return message
+    return f"an answer that is neither a result nor an error: {str(answer)[:200]}"
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        return _describe(exc.exceptions[0])
+    if isinstance(exc, FileNotFoundError):
+        return f"command not found ({exc.filename or exc})"
+    if isinstance(exc, TimeoutError):
+        return "timed out while connecting"
+    return str(exc) or type(exc).__name__
+
+
+if TYPE_CHECKING:  # mypy checks that the link satisfies the backend port
+    from ._backend import Backend
+
+    def _is_a_backend(link: ServerLink) -> Backend:
+        return link

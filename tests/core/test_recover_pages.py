@@ -1,0 +1,81 @@
+"""Recoveries that fit the client (issue 21 item 4): an answer over the page size comes as pages, each
+naming the exact arguments of the next in `_meta["mcpsqueeze/next"]` (and in its text); the pages join
+back into the original byte for byte. Through a real `mcpsqueeze wrap --page-size`, too."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mcpsqueeze import UsageError
+from mcpsqueeze._lines import split_lines
+from mcpsqueeze.core import RecoverRequest, parts_text, recover
+from mcpsqueeze.recovery import MemoryCache, RecoveryStore, new_response_id
+from rawclient import RawClient, cli, demo_server
+
+
+def _store(text: str) -> tuple[RecoveryStore, str]:
+    store = RecoveryStore(MemoryCache(), None)
+    rid = new_response_id()
+    store.store(rid, json.dumps({"content": [{"type": "text", "text": text}], "isError": False}).encode())
+    return store, rid
+
+
+def _follow(ask: Any, arguments: dict[str, Any], page_size: int) -> tuple[str, int]:
+    """Every page's text joined, following `_meta["mcpsqueeze/next"]` from `arguments`; and the count."""
+    joined, count = "", 0
+    while True:
+        page = ask(arguments)
+        count += 1
+        meta = page.get("_meta") or {}
+        assert len(parts_text(page)) <= page_size
+        joined += parts_text(page)
+        if "mcpsqueeze/next" not in meta:
+            return joined, count
+        assert json.dumps(meta["mcpsqueeze/next"], separators=(",", ":")) in page["content"][1]["text"]
+        arguments = meta["mcpsqueeze/next"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    text=st.text(min_size=1, max_size=400),
+    size=st.integers(1, 60),
+    spec=st.sampled_from([None, "1-", "2-3,1-"]),
+)
+def test_pages_join_back_into_the_answer_byte_for_byte(text: str, size: int, spec: str | None) -> None:
+    store, rid = _store(text)
+    arguments: dict[str, Any] = {"response_id": rid} | ({"lines": spec} if spec else {})
+    if spec == "2-3,1-" and len(split_lines(text)) < 2:
+        arguments["lines"] = "1-,1-"
+    whole = parts_text(recover(store, RecoverRequest.parse(arguments)))
+    joined, count = _follow(lambda a: recover(store, RecoverRequest.parse(a), size), arguments, size)
+    assert joined.encode() == whole.encode()
+    assert count == max(1, -(-len(whole) // size))
+
+
+def test_an_answer_that_fits_is_not_paged_and_a_page_past_the_end_is_a_usage_error() -> None:
+    store, rid = _store("short")
+    assert recover(store, RecoverRequest.parse({"response_id": rid}), 100)["content"][0]["text"] == "short"
+    with pytest.raises(UsageError, match="past the last page"):
+        recover(store, RecoverRequest.parse({"response_id": rid, "page": 3}), 100)
+
+
+def test_wrap_pages_a_large_recovery_and_the_pages_join_back(tmp_path: Path) -> None:
+    command = cli(
+        "wrap", "--page-size", "1000", "--recovery-dir", str(tmp_path / "rec"), "--", *demo_server()
+    )
+    with RawClient(command) as client:
+        client.initialize()
+        rid = client.call("search_issues", {"query": "bug", "limit": 60})["_meta"]["truncation"][
+            "response_id"
+        ]
+        first = client.call("squeeze_recover", {"response_id": rid})
+        joined, count = _follow(lambda a: client.call("squeeze_recover", a), {"response_id": rid}, 1000)
+    original = json.loads((tmp_path / "rec" / f"mcpsqueeze-{rid}.json").read_text())["content"][0]["text"]
+    assert joined == original and count > 1
+    assert first["_meta"]["mcpsqueeze/next"] == {"response_id": rid, "page": 1}

@@ -1,0 +1,112 @@
+"""The HTTP doors under test, for real: `wrap --transport streamable-http` and `serve --listen`, each
+yielded with its process (for /proc) once it listens; and raw-socket requests that send exactly what a
+hostile client sends."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import signal
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from rawclient import cli
+
+BACKEND = Path(__file__).with_name("big_backend.py")
+
+
+@dataclass
+class Door:
+    host: str
+    port: int
+    path: str  # the route a request is posted to
+    proc: subprocess.Popen[str]
+    token: str = ""
+
+
+@contextlib.contextmanager
+def wrap_door(tmp: Path, *extra: str) -> Iterator[Door]:
+    argv = cli("wrap", "--transport", "streamable-http", "--port", "0", "--recovery-dir", str(tmp / "rec"))
+    proc = subprocess.Popen(
+        [*argv, *extra, "--", sys.executable, str(BACKEND)],
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+    )
+    assert proc.stderr is not None
+    try:
+        line = proc.stderr.readline()
+        match = re.search(r"http://127\.0\.0\.1:(\d+)/mcp", line)
+        assert match, line
+        yield Door("127.0.0.1", int(match.group(1)), "/mcp", proc)
+    finally:
+        proc.terminate()
+        proc.wait(30)
+
+
+@contextlib.contextmanager
+def serve_door(tmp: Path, *extra: str) -> Iterator[Door]:
+    token_file = tmp / "auth" / "token"
+    token_file.parent.mkdir(mode=0o700)
+    argv = cli(
+        "serve", "--listen", "127.0.0.1:0", "--token-file", str(token_file),
+        "--recovery-dir", str(tmp / "rec"), *extra, "-n", "big", "--", sys.executable, str(BACKEND),
+    )  # fmt: skip
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    try:
+        seen = ""
+        while "session ready on" not in seen:
+            line = proc.stderr.readline()
+            assert line, seen + f"(serve exited with {proc.poll()})"
+            seen += line
+        match = re.search(r"session ready on http://127\.0\.0\.1:(\d+)", seen)
+        assert match, seen
+        yield Door("127.0.0.1", int(match.group(1)), "/v1/call", proc, token_file.read_text().strip())
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=30)
+
+
+def head(door: Door, *, length: int | None = None, chunked: bool = False, stateless: bool = False) -> bytes:
+    lines = [
+        f"POST {door.path} HTTP/1.1",
+        f"Host: {door.host}:{door.port}",
+        "Content-Type: application/json",
+        "Accept: application/json, text/event-stream",
+    ]
+    if door.token:
+        lines.append(f"Authorization: Bearer {door.token}")
+    if stateless:
+        lines.append("MCP-Protocol-Version: 2026-07-28")
+    if length is not None:
+        lines.append(f"Content-Length: {length}")
+    if chunked:
+        lines.append("Transfer-Encoding: chunked")
+    return ("\r\n".join(lines) + "\r\n\r\n").encode()
+
+
+def read_response(sock: socket.socket, timeout: float = 30.0) -> bytes:
+    """What the server answered until it closed (or `timeout`)."""
+    sock.settimeout(timeout)
+    data = b""
+    with contextlib.suppress(OSError):
+        while chunk := sock.recv(65536):
+            data += chunk
+            if b"\r\n\r\n" in data and _complete(data):
+                break
+    return data
+
+
+def _complete(data: bytes) -> bool:
+    headers, _, body = data.partition(b"\r\n\r\n")
+    match = re.search(rb"content-length: (\d+)", headers, re.IGNORECASE)
+    return match is not None and len(body) >= int(match.group(1))
+
+
+def open_fds(pid: int) -> int:
+    return len(list(Path(f"/proc/{pid}/fd").iterdir()))
