@@ -10,9 +10,12 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from rawclient import RawClient
 
 TESTS = Path(__file__).resolve().parent
 sys.path.insert(0, str(TESTS))
@@ -21,6 +24,19 @@ sys.path.insert(0, str(TESTS))
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+@pytest.fixture(scope="session")
+def demo_direct() -> Iterator[RawClient]:
+    """The demo server's own answers, without a proxy: one initialized `RawClient` on one demo server per
+    test process (per xdist worker). Its tools are pure functions of their arguments, so tests that compare
+    a shrunk result with the original share it instead of each starting a server (~1.5 s of CPU each).
+    Only for tools/call and listings; a test of the handshake itself starts its own."""
+    from rawclient import RawClient, demo_server
+
+    with RawClient(demo_server()) as client:
+        client.initialize()
+        yield client
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -20,15 +20,13 @@ REPORT_KEYS = {"pruned", "fits", "items_omitted", "keys_omitted", "strings_trunc
 
 
 @pytest.fixture(scope="module")
-def results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
+def results(tmp_path_factory: pytest.TempPathFactory, demo_direct: RawClient) -> dict[str, dict[str, Any]]:
     """Direct and proxied results of one large object and one large array, from one session each."""
     rec = tmp_path_factory.mktemp("seed000") / "rec"
     out: dict[str, dict[str, Any]] = {}
     calls = {"object": ("search_issues", {"query": "seed"}), "array": ("list_rows", {"table": "t"})}
-    with RawClient(demo_server()) as direct:
-        direct.initialize()
-        for name, (tool, arguments) in calls.items():
-            out[f"direct {name}"] = direct.call(tool, arguments)
+    for name, (tool, arguments) in calls.items():
+        out[f"direct {name}"] = demo_direct.call(tool, arguments)
     with RawClient(cli("wrap", "--recovery-dir", str(rec), "--", *demo_server())) as client:
         client.initialize()
         for name, (tool, arguments) in calls.items():

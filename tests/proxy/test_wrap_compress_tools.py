@@ -75,12 +75,12 @@ def test_the_listing_is_the_frontend_tools_with_the_chosen_prefix_and_our_recove
     assert env_flag and "search_issues" in plain and "squeeze_recover" in plain
 
 
-def test_invoke_returns_what_plain_wrap_returns_and_full_returns_the_direct_result(tmp_path: Path) -> None:
+def test_invoke_returns_what_plain_wrap_returns_and_full_returns_the_direct_result(
+    tmp_path: Path, demo_direct: RawClient
+) -> None:
     calls = [("echo", {"text": "hi"}), ("search_issues", {"query": "x"}), ("search_issues", {"query": "x"}),
              ("add", {"a": 2, "b": 3}), ("fail", {"message": "no"}), ("big_structured", {})]  # fmt: skip
-    with RawClient(demo_server()) as direct:
-        direct.initialize()
-        originals = [direct.request("tools/call", {"name": t, "arguments": a}) for t, a in calls]
+    originals = [demo_direct.request("tools/call", {"name": t, "arguments": a}) for t, a in calls]
     with RawClient(wrap(tmp_path, "--stats-file", str(tmp_path / "plain.jsonl"))) as plain:
         plain.initialize()
         plain_answers = [plain.request("tools/call", {"name": t, "arguments": a}) for t, a in calls]

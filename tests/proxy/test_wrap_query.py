@@ -40,13 +40,13 @@ def test_squeeze_recover_projects_the_original_with_a_query(tmp_path: Path) -> N
     assert "not valid JMESPath" in answer
 
 
-def test_a_query_policy_projects_before_shrinking_and_the_original_recovers_exactly(tmp_path: Path) -> None:
+def test_a_query_policy_projects_before_shrinking_and_the_original_recovers_exactly(
+    tmp_path: Path, demo_direct: RawClient
+) -> None:
     config = tmp_path / "config.toml"
     config.write_text('[policies."search_issues"]\nquery = "issues[].{key: key, title: title}"\n')
     args = {"query": "bug", "limit": 40}
-    with RawClient(demo_server()) as direct:
-        direct.initialize()
-        expected = direct.call("search_issues", args)
+    expected = demo_direct.call("search_issues", args)
     with RawClient(_wrap(tmp_path, "--config", str(config))) as client:
         client.initialize()
         projected = client.call("search_issues", args)

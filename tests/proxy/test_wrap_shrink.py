@@ -32,20 +32,15 @@ def proxy(tmp_path: Path, *extra: str, recovery_dir: Path | None = None) -> Iter
         yield client
 
 
-def _direct(tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    with RawClient(demo_server()) as client:
-        client.initialize()
-        return client.call(tool, arguments)
-
-
 def _presented_chars(result: dict[str, Any]) -> int:
     return sum(len(b["text"]) for b in result["content"] if b["type"] == "text")
 
 
 def test_a_large_json_object_keeps_its_keys_gains_truncation_and_recovers_byte_for_byte(
     tmp_path: Path,
+    demo_direct: RawClient,
 ) -> None:
-    original = _direct("search_issues", {"query": "object"})
+    original = demo_direct.call("search_issues", {"query": "object"})
     with proxy(tmp_path) as client:
         shrunk = client.call("search_issues", {"query": "object"})
         record = shrunk["_meta"]["truncation"]
@@ -65,8 +60,10 @@ def test_a_large_json_object_keeps_its_keys_gains_truncation_and_recovers_byte_f
     assert stat.S_IMODE(stored.parent.stat().st_mode) == 0o700
 
 
-def test_a_large_array_stays_an_array_with_meta_and_a_trailing_notice(tmp_path: Path) -> None:
-    original = _direct("list_rows", {"table": "t"})
+def test_a_large_array_stays_an_array_with_meta_and_a_trailing_notice(
+    tmp_path: Path, demo_direct: RawClient
+) -> None:
+    original = demo_direct.call("list_rows", {"table": "t"})
     with proxy(tmp_path) as client:
         shrunk = client.call("list_rows", {"table": "t"})
         response_id = shrunk["_meta"]["truncation"]["response_id"]
@@ -77,8 +74,10 @@ def test_a_large_array_stays_an_array_with_meta_and_a_trailing_notice(tmp_path: 
     assert text(window) == text(original)[100:600]
 
 
-def test_sixty_kilobytes_of_prose_keeps_head_and_tail_with_a_marker(tmp_path: Path) -> None:
-    original = text(_direct("read_file", {"path": "x.md"}))
+def test_sixty_kilobytes_of_prose_keeps_head_and_tail_with_a_marker(
+    tmp_path: Path, demo_direct: RawClient
+) -> None:
+    original = text(demo_direct.call("read_file", {"path": "x.md"}))
     with proxy(tmp_path) as client:
         shrunk = text(client.call("read_file", {"path": "x.md"}))
     assert len(original) > 50_000 and len(shrunk) <= BUDGET
@@ -87,10 +86,12 @@ def test_sixty_kilobytes_of_prose_keeps_head_and_tail_with_a_marker(tmp_path: Pa
     assert original.startswith(head.rstrip("\n")[:200])
 
 
-def test_small_error_and_structured_results_pass_or_keep_structured_content(tmp_path: Path) -> None:
-    direct_small = _direct("echo", {"text": "tiny"})
-    direct_error = _direct("fail", {"message": "x" * 30_000})
-    direct_structured = _direct("big_structured", {})
+def test_small_error_and_structured_results_pass_or_keep_structured_content(
+    tmp_path: Path, demo_direct: RawClient
+) -> None:
+    direct_small = demo_direct.call("echo", {"text": "tiny"})
+    direct_error = demo_direct.call("fail", {"message": "x" * 30_000})
+    direct_structured = demo_direct.call("big_structured", {})
     with proxy(tmp_path) as client:
         small = client.call("echo", {"text": "tiny"})
         error = client.call("fail", {"message": "x" * 30_000})
@@ -103,8 +104,8 @@ def test_small_error_and_structured_results_pass_or_keep_structured_content(tmp_
     assert len(files) == 1  # only the shrunk result stored an original
 
 
-def test_full_meta_returns_the_unshrunk_result(tmp_path: Path) -> None:
-    original = _direct("read_file", {"path": "full.md"})
+def test_full_meta_returns_the_unshrunk_result(tmp_path: Path, demo_direct: RawClient) -> None:
+    original = demo_direct.call("read_file", {"path": "full.md"})
     with proxy(tmp_path) as client:
         full = client.result(
             "tools/call",
@@ -142,8 +143,10 @@ def tmpfs(path: Path, options: str) -> Iterator[Path]:
 
 
 @pytest.mark.parametrize("options", ["size=64k,mode=0700", "ro,mode=0700"], ids=["full", "read-only"])
-def test_an_original_that_cannot_be_stored_means_no_shrinking(tmp_path: Path, options: str) -> None:
-    original = _direct("search_issues", {"query": "disk"})
+def test_an_original_that_cannot_be_stored_means_no_shrinking(
+    tmp_path: Path, options: str, demo_direct: RawClient
+) -> None:
+    original = demo_direct.call("search_issues", {"query": "disk"})
     stats = tmp_path / "stats.jsonl"
     with tmpfs(tmp_path / "small", options) as directory:
         argv = ["--recovery", "files", "--stats-file", str(stats)]
@@ -157,13 +160,13 @@ def test_an_original_that_cannot_be_stored_means_no_shrinking(tmp_path: Path, op
     assert "could not be stored" in client.stderr
 
 
-def test_originals_survive_a_proxy_restart(tmp_path: Path) -> None:
+def test_originals_survive_a_proxy_restart(tmp_path: Path, demo_direct: RawClient) -> None:
     with proxy(tmp_path) as first:
         shrunk = first.call("read_file", {"path": "kept.md"})
     response_id = shrunk["_meta"]["truncation"]["response_id"]
     with proxy(tmp_path) as second:
         recovered = second.call("squeeze_recover", {"response_id": response_id})
-    assert text(recovered) == text(_direct("read_file", {"path": "kept.md"}))
+    assert text(recovered) == text(demo_direct.call("read_file", {"path": "kept.md"}))
 
 
 def test_the_recover_tool_gets_a_suffix_when_the_backend_already_has_that_name(tmp_path: Path) -> None:

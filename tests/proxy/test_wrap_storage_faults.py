@@ -26,10 +26,8 @@ def small_fs(tmp_path: Path) -> Iterator[Path]:
 
 
 @pytest.fixture(scope="module")
-def direct() -> dict[str, Any]:
-    with RawClient(demo_server()) as client:
-        client.initialize()
-        return client.call(*BIG)
+def direct(demo_direct: RawClient) -> dict[str, Any]:
+    return demo_direct.call(*BIG)
 
 
 def _wrap(recovery_dir: Path) -> RawClient:

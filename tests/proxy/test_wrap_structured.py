@@ -28,11 +28,11 @@ def test_by_default_structured_content_and_output_schemas_are_never_modified(tmp
     assert small["structuredContent"] == json.loads(text(small))
 
 
-def test_the_option_drops_duplicates_hides_schemas_and_recovers_the_original(tmp_path: Path) -> None:
-    with RawClient(demo_server()) as direct:
-        direct.initialize()
-        expected_small = direct.call("add", {"a": 2, "b": 3})
-        expected_big = direct.call("big_structured", {"n": 300})
+def test_the_option_drops_duplicates_hides_schemas_and_recovers_the_original(
+    tmp_path: Path, demo_direct: RawClient
+) -> None:
+    expected_small = demo_direct.call("add", {"a": 2, "b": 3})
+    expected_big = demo_direct.call("big_structured", {"n": 300})
     with RawClient(_wrap(tmp_path, demo_server(), "--drop-duplicate-structured")) as client:
         client.initialize()
         tools = {t["name"]: t for t in client.result("tools/list")["tools"]}

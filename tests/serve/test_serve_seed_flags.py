@@ -64,12 +64,10 @@ def mcpsq(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Shim]:
 
 
 def test_the_seeds_jq_recipe_works_on_mcpsq_output_for_objects_and_on_raw_output_for_arrays(
-    mcpsq: Shim, tmp_path: Path
+    mcpsq: Shim, tmp_path: Path, demo_direct: RawClient
 ) -> None:
-    with RawClient(demo_server()) as direct:
-        direct.initialize()
-        issues = direct.call("search_issues", {"query": "seed"})
-        rows = direct.call("list_rows", {"table": "raw"})
+    issues = demo_direct.call("search_issues", {"query": "seed"})
+    rows = demo_direct.call("list_rows", {"table": "raw"})
     obj = mcpsq("demo", "search-issues", "--query", "seed")
     arr = mcpsq("demo", "list-rows", "--table", "t")
     raw = mcpsq("demo", "list-rows", "--table", "raw", "--raw")  # not a repeat: not deduplicated
