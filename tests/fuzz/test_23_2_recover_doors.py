@@ -39,7 +39,10 @@ def _error_text(result: dict[str, Any]) -> str:
 
 
 def test_23_2_the_mcp_tool_in_wrap_refuses_each_and_answers_the_next_call(tmp_path: Path) -> None:
-    command = cli("wrap", "--recovery-dir", str(tmp_path / "rec"), "--", *demo_server())
+    # whole answers (no pages): the test reads the recovered JSON back in one piece
+    command = cli(
+        "wrap", "--recovery-dir", str(tmp_path / "rec"), "--page-size", "100000000", "--", *demo_server()
+    )
     with RawClient(command) as client:
         client.initialize()
         shrunk = client.call("search_issues", SEARCH)
