@@ -17,7 +17,7 @@ from mcpsqueeze._errors import (
     exit_code,
 )
 from mcpsqueeze.bash._client import SessionTimeout, SessionUnreachable
-from mcpsqueeze.transports._sdk import BackendTimeout
+from mcpsqueeze.transports import BackendTimeout
 
 
 @pytest.mark.parametrize(

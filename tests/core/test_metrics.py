@@ -77,7 +77,9 @@ async def test_wrap_http_metrics_need_the_token_and_move_during_a_session(tmp_pa
         status, before = scrape(f"{base}/metrics", token)
         assert status == 200
         assert _key("mcpsqueeze_shrunk_total", "backend", "list_rows") not in before
-        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=30)
+        # a named conversation: 2026-07-28 stateless calls are deduplicated only within one (issue 23 item 8)
+        headers = {"Authorization": f"Bearer {token}", "Mcpsqueeze-Conversation": "metrics-test"}
+        http = httpx2.AsyncClient(headers=headers, timeout=30)
         async with http, Client(streamable_http_client(f"{base}/mcp", http_client=http)) as client:
             shrunk = await client.call_tool("list_rows", {"table": "t"})
             await client.call_tool("list_rows", {"table": "t"})

@@ -12,7 +12,16 @@ GOLDEN = Path(__file__).with_name("golden")
 
 
 def _wrap(tmp_path: Path, *extra: str) -> list[str]:
-    return cli("wrap", "--recovery-dir", str(tmp_path / "rec"), *extra, "--", *demo_server())
+    return cli(
+        "wrap",
+        "--recovery-dir",
+        str(tmp_path / "rec"),
+        "--page-size",
+        "100000000",
+        *extra,
+        "--",
+        *demo_server(),
+    )
 
 
 def _record(result: dict[str, Any]) -> dict[str, Any]:

@@ -32,7 +32,17 @@ def direct(demo_direct: RawClient) -> dict[str, Any]:
 
 def _wrap(recovery_dir: Path) -> RawClient:
     client = RawClient(
-        cli("wrap", "--recovery", "files", "--recovery-dir", str(recovery_dir), "--", *demo_server())
+        cli(
+            "wrap",
+            "--recovery",
+            "files",
+            "--recovery-dir",
+            str(recovery_dir),
+            "--page-size",
+            "100000000",
+            "--",
+            *demo_server(),
+        )
     )
     client.initialize()
     return client

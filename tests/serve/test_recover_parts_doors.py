@@ -33,7 +33,9 @@ def _parts(result: dict[str, Any]) -> list[str]:
 
 
 def test_wrap_answers_several_ranges_and_ids_in_one_call(tmp_path: Path) -> None:
-    with RawClient(cli("wrap", "--recovery-dir", str(tmp_path / "rec"), "--", *demo_server())) as client:
+    with RawClient(
+        cli("wrap", "--recovery-dir", str(tmp_path / "rec"), "--page-size", "100000000", "--", *demo_server())
+    ) as client:
         client.initialize()
         one = client.call("read_file", READ)["_meta"]["truncation"]["response_id"]
         two = client.call("search_issues", {"query": "x", "limit": 100})["_meta"]["truncation"]["response_id"]

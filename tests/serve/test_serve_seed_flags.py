@@ -94,5 +94,5 @@ def test_mcpsq_prints_a_toonified_result_with_a_notice_and_recover_prints_the_or
     assert shown.stderr.startswith("mcpsqueeze: Shown as TOON (") and shown.stderr.count("\n") == 1
     rows = json.loads(original.stdout)
     assert toon_format.loads(shown.stdout) == rows and len(rows) == 12
-    assert original.stdout == json.dumps(rows, indent=2) + "\n"  # the backend's own bytes
+    assert original.stdout == json.dumps(rows, indent=2)  # the backend's own bytes, no newline added
     assert note.stdout.startswith("Records are exported nightly") and note.stderr == ""
