@@ -29,7 +29,7 @@ RID = re.compile(r"\b[0-9a-f]{32}\b")
 
 
 def wrap(tmp_path: Path, *flags: str, target: list[str] | None = None) -> list[str]:
-    return cli("wrap", "--recovery-dir", str(tmp_path / "rec"), *flags, "--", *(target or demo_server()))
+    return cli("wrap", "--recovery-dir", str(tmp_path / "rec"), "--page-size", "100000000", *flags, "--", *(target or demo_server()))
 
 
 def same_ids(text_a: str, text_b: str) -> tuple[str, str]:
@@ -192,7 +192,7 @@ async def _over_http(url: str, mode: str) -> dict[str, Any]:
 
 @pytest.mark.anyio
 async def test_both_protocol_revisions_over_http_get_the_compressed_tools(tmp_path: Path) -> None:
-    extra = ("--compress-tools", "medium", "--name", "demo")
+    extra = ("--compress-tools", "medium", "--name", "demo", "--page-size", "100000000")
     with http_proxy(tmp_path, *demo_server(), extra=extra) as (url, _):
         results: dict[str, dict[str, Any]] = {}
 
