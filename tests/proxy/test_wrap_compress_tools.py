@@ -29,7 +29,16 @@ RID = re.compile(r"\b[0-9a-f]{32}\b")
 
 
 def wrap(tmp_path: Path, *flags: str, target: list[str] | None = None) -> list[str]:
-    return cli("wrap", "--recovery-dir", str(tmp_path / "rec"), "--page-size", "100000000", *flags, "--", *(target or demo_server()))
+    return cli(
+        "wrap",
+        "--recovery-dir",
+        str(tmp_path / "rec"),
+        "--page-size",
+        "100000000",
+        *flags,
+        "--",
+        *(target or demo_server()),
+    )
 
 
 def same_ids(text_a: str, text_b: str) -> tuple[str, str]:

@@ -40,7 +40,18 @@ def _run(
         argv = list(server.argv)
         if flags is not None:
             rec = tmp_path / "rec"  # one directory for both: the notices name the same paths
-            argv = cli("wrap", "--name", server.name, "--recovery-dir", str(rec), "--page-size", "100000000", *flags, "--", *argv)
+            argv = cli(
+                "wrap",
+                "--name",
+                server.name,
+                "--recovery-dir",
+                str(rec),
+                "--page-size",
+                "100000000",
+                *flags,
+                "--",
+                *argv,
+            )
         clients[server.name] = client = RawClient(argv, env=server.env)
         client.initialize()
     answers = []

@@ -71,7 +71,9 @@ async def test_200_concurrent_calls_through_the_http_frontend_lose_and_mix_up_no
                 tg.start_soon(one, client, n, i)
 
     started = time.perf_counter()
-    with http_proxy(tmp_path, *demo_server(), extra=("--max-sessions", str(SESSIONS), "--page-size", "100000000")) as (url, _):
+    with http_proxy(
+        tmp_path, *demo_server(), extra=("--max-sessions", str(SESSIONS), "--page-size", "100000000")
+    ) as (url, _):
         with anyio.fail_after(120):
             async with anyio.create_task_group() as tg:
                 for n in range(SESSIONS):
