@@ -15,7 +15,7 @@ cd "$root"
 if [ ! -x .venv/bin/python ]; then
     python3 -m venv .venv
 fi
-if ! .venv/bin/python -c "import mcpsqueeze, pytest, xdist, hypothesis, testcontainers, just_bash, redis" 2>/dev/null; then
+if ! .venv/bin/python -c "import mcpsqueeze, pytest, xdist, re2, hypothesis, testcontainers, just_bash, redis" 2>/dev/null; then
     .venv/bin/pip install --quiet --upgrade pip
     .venv/bin/pip install --quiet -e '.[test,just-bash,redis]'
 fi
