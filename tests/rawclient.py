@@ -143,6 +143,20 @@ class RawClient:
     def call(self, tool: str, arguments: dict[str, Any] | None = None, **kw: Any) -> dict[str, Any]:
         return self.result("tools/call", {"name": tool, "arguments": arguments or {}}, **kw)
 
+    def recover_whole(self, arguments: dict[str, Any], tool: str = "squeeze_recover") -> str:
+        """The whole text a recovery answers, its pages followed as an agent follows them
+        (``_meta["mcpsqueeze/next"]`` is the next page's arguments; each page's first block is exact)."""
+        answer = self.call(tool, arguments)
+        if "mcpsqueeze/page" not in (answer.get("_meta") or {}):
+            return text(answer)
+        chunks = []
+        while True:
+            chunks.append(answer["content"][0]["text"])
+            following = answer["_meta"].get("mcpsqueeze/next")
+            if following is None:
+                return "".join(chunks)
+            answer = self.call(tool, following)
+
     def initialize(self, capabilities: dict[str, Any] | None = None) -> dict[str, Any]:
         result = self.result(
             "initialize",

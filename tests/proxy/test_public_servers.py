@@ -36,13 +36,11 @@ def test_server_everything_repeated_large_echo_is_deduplicated_and_shrunk(tmp_pa
         client.initialize()
         first = client.call("echo", {"message": message})
         second = client.call("echo", {"message": message})
-        recovered = client.call(
-            "squeeze_recover", {"response_id": first["_meta"]["truncation"]["response_id"]}
-        )
+        recovered = client.recover_whole({"response_id": first["_meta"]["truncation"]["response_id"]})
         code = client.close()
     assert len(text(first)) <= 20_000 < len(message)
     assert "identical to the result of call #1 (echo)" in text(second)
-    assert text(recovered) == "Echo: " + message
+    assert recovered == "Echo: " + message
     assert code == 0
     assert "deduplicated     1" in client.stderr and "shrunk           1" in client.stderr
 
