@@ -6,6 +6,7 @@ there (.ci/run installs what the tests need).
 
 from __future__ import annotations
 
+import compileall
 import os
 import sys
 from collections.abc import Iterator
@@ -19,6 +20,19 @@ if TYPE_CHECKING:
 
 TESTS = Path(__file__).resolve().parent
 sys.path.insert(0, str(TESTS))
+
+# Bytecode, written once. Containers (CI's and ours: Containerfile, the sandboxes) often set
+# PYTHONDONTWRITEBYTECODE=1; then each of the suite's ~400 Python subprocesses (wrap, serve, the CLI)
+# compiled the package again (~0.1 s of CPU per wrap), and each xdist worker rewrote and compiled every
+# test module (~2.5 s per worker). The package is compiled once in `pytest_configure` below, as the
+# benchmarks do (scripts/bench_session.py); pytest may cache its rewritten test modules. Both go to the
+# usual `__pycache__/` directories, which git ignores; reading them needs no permission from the variable.
+sys.dont_write_bytecode = False
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if not hasattr(config, "workerinput"):  # once, in the controller (or the only process with -n 0)
+        compileall.compile_dir(TESTS.parent / "src", quiet=1)
 
 
 @pytest.fixture
