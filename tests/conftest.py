@@ -53,6 +53,22 @@ def demo_direct() -> Iterator[RawClient]:
         yield client
 
 
+@pytest.fixture
+def counting_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Token counts made in this test process instead of in a helper process per session.
+
+    For tests of sessions that run in the test process (the relay harness, the library doors `Squeezer`,
+    `shrink_tools` and `Client`) and are not about the helper: each session's `TokenCounter` otherwise
+    starts its own helper, which loads the o200k tables (~0.4 s of CPU), ~120 times in the fast subset.
+    Here the counter falls back to the in-process tokenizer, loaded once per worker (`_count_here`, the
+    path it takes when the helper cannot start): the same exact figures, at the same moments. The helper
+    is still started by every spawned wrap and serve, and tested on its own (tests/core/test_counter.py,
+    tests/faults/test_23_12_counter_memory.py, test_23_13_summary.py, test_23_14_no_orphans.py)."""
+    from mcpsqueeze.accounting._counter import TokenCounter
+
+    monkeypatch.setattr(TokenCounter, "_start_helper", lambda self: None)
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]) -> Iterator[None]:
     outcome: Any = yield

@@ -17,6 +17,8 @@ import pytest
 from mcpsqueeze import BackendError, Client, RecoveryError, ToolError, UsageError
 from rawclient import demo_server, free_port, require_node_paths, wait_for
 
+pytestmark = pytest.mark.usefixtures("counting_in_process")
+
 DEMO = {"demo": {"command": sys.executable, "args": ["-m", "mcpsqueeze.demo.server"]}}
 
 

@@ -17,6 +17,8 @@ from mcpsqueeze import Client
 from mcpsqueeze._lines import split_lines
 from rawclient import require_node_paths
 
+pytestmark = pytest.mark.usefixtures("counting_in_process")
+
 DEMO = {"demo": {"command": sys.executable, "args": ["-m", "mcpsqueeze.demo.server"]}}
 BUDGET = 3000
 

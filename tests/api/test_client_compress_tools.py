@@ -11,6 +11,8 @@ import pytest
 
 from mcpsqueeze import Client, UsageError
 
+pytestmark = pytest.mark.usefixtures("counting_in_process")
+
 SERVER = {"command": sys.executable, "args": ["-m", "mcpsqueeze.demo.server"]}
 
 

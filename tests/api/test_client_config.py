@@ -12,6 +12,8 @@ import pytest
 from mcpsqueeze import Client, shrink_tools
 from mcpsqueeze.settings._file import ConfigError
 
+pytestmark = pytest.mark.usefixtures("counting_in_process")
+
 DEMO = {"demo": {"command": sys.executable, "args": ["-m", "mcpsqueeze.demo.server"]}}
 RECORDS_PY = Path(__file__).parents[1] / "fixtures" / "records_server.py"
 RECORDS = {"records": {"command": sys.executable, "args": [str(RECORDS_PY)]}}

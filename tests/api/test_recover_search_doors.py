@@ -16,6 +16,8 @@ from mcpsqueeze import Client, Squeezer, UsageError
 from mcpsqueeze.core._search import grep
 from rawclient import require_node_paths
 
+pytestmark = pytest.mark.usefixtures("counting_in_process")
+
 DEMO = {"demo": {"command": sys.executable, "args": ["-m", "mcpsqueeze.demo.server"]}}
 
 PY_SCRIPT = """

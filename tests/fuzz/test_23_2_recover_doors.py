@@ -23,6 +23,8 @@ from mcpsqueeze import Client, Squeezer, UsageError, shrink_tools
 from rawclient import RawClient, cli, demo_server
 from serve.serve_api import api, running_serve, write_token
 
+pytestmark = pytest.mark.usefixtures("counting_in_process")
+
 IDS = [case[0] for case in HOSTILE]
 SEARCH = {"query": "bug", "limit": 200}
 DEMO = {"demo": {"command": sys.executable, "args": ["-m", "mcpsqueeze.demo.server"]}}
