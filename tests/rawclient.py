@@ -65,6 +65,11 @@ class RawClient:
             stderr=subprocess.PIPE,
             env={**os.environ, **(env or {})},
         )
+        self._start(on_request)
+        threading.Thread(target=self._read, daemon=True).start()
+        threading.Thread(target=self._read_stderr, daemon=True).start()
+
+    def _start(self, on_request: Callable[[dict[str, Any]], dict[str, Any]] | None) -> None:
         self._ids = itertools.count(1)
         self._responses: dict[Any, dict[str, Any]] = {}
         self._cond = threading.Condition()
@@ -72,27 +77,32 @@ class RawClient:
         self.on_request = on_request
         self.stderr_lines: list[str] = []
         self.closed = False
-        threading.Thread(target=self._read, daemon=True).start()
-        threading.Thread(target=self._read_stderr, daemon=True).start()
         self.lines: queue.Queue[bytes] = queue.Queue()
 
     # -- plumbing ------------------------------------------------------------------------------------------
     def _read(self) -> None:
         assert self.proc.stdout is not None
         for line in self.proc.stdout:
-            if not line.strip():
-                continue
-            message = json.loads(line)  # strict UTF-8: the proxy must never send anything else
-            if "method" in message and "id" in message:
-                answer = (self.on_request or _refuse)(message)
-                self.send({"jsonrpc": "2.0", "id": message["id"], **answer})
-                continue
-            with self._cond:
-                if "method" in message:
-                    self.notifications.append(message)
-                else:
-                    self._responses[_k(message.get("id"))] = message
-                self._cond.notify_all()
+            self._received(line)
+        self._ended()
+
+    def _received(self, line: bytes) -> None:
+        """One line from the other side: a request (answered by `on_request`), a notification, a response."""
+        if not line.strip():
+            return
+        message = json.loads(line)  # strict UTF-8: the proxy must never send anything else
+        if "method" in message and "id" in message:
+            answer = (self.on_request or _refuse)(message)
+            self.send({"jsonrpc": "2.0", "id": message["id"], **answer})
+            return
+        with self._cond:
+            if "method" in message:
+                self.notifications.append(message)
+            else:
+                self._responses[_k(message.get("id"))] = message
+            self._cond.notify_all()
+
+    def _ended(self) -> None:
         with self._cond:
             self.closed = True
             self._cond.notify_all()

@@ -8,6 +8,7 @@ import logging
 import socket
 import time
 import urllib.parse
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,12 +36,13 @@ from ..transports import (
     uvicorn_server,
 )
 from ._compact import compact_front
+from ._handshake import Handshake
 from ._handshake import take as take_handshake
 from ._relay import Relay
 
 logger = logging.getLogger("mcpsqueeze.proxy")
 
-__all__ = ["RequestGuard", "check_http_bind", "run_wrap"]
+__all__ = ["Ends", "RequestGuard", "check_http_bind", "run_wrap"]
 
 logger = logging.getLogger(__name__)
 
@@ -60,14 +62,31 @@ def _check_reachable(url: str, timeout: float = 5.0) -> None:
         ) from exc
 
 
-async def _relay_stdio(
-    settings: Settings, services: SessionServices, answered: anyio.Event | None = None
-) -> int:
-    handshake = take_handshake()  # the first exchange, when it was relayed before the relay was imported
+# Opens the agent's and the backend's channels for a stdio session: by default this process's stdin/stdout
+# and the backend the settings name; `run_wrap(settings, ends)` takes others (in-memory pipes).
+Ends = Callable[[Settings], contextlib.AbstractAsyncContextManager[tuple[Channel, Channel]]]
+
+
+@contextlib.asynccontextmanager
+async def _process_ends(
+    settings: Settings, handshake: Handshake | None
+) -> AsyncIterator[tuple[Channel, Channel]]:
     front = StdioChannel(handshake.front, handshake.front_eof) if handshake else StdioChannel()
     async with open_backend(settings) as back:
         if handshake is not None and isinstance(back, ProcessChannel):
             back.feed(handshake.back)
+        yield front, back
+
+
+async def _relay_stdio(
+    settings: Settings,
+    services: SessionServices,
+    answered: anyio.Event | None = None,
+    ends: Ends | None = None,
+) -> int:
+    # The first exchange, when it was relayed before the relay was imported (never with given ends).
+    handshake = take_handshake() if ends is None else None
+    async with ends(settings) if ends is not None else _process_ends(settings, handshake) as (front, back):
         relay = Relay(
             front,
             back,
@@ -140,10 +159,17 @@ async def _sweep_after(answered: anyio.Event | None, settings: Settings) -> None
     await sweep_forever(settings)
 
 
-async def run_wrap(settings: Settings) -> int:
-    """Run the proxy; the summary always reaches stderr, whatever ends the session."""
+async def run_wrap(settings: Settings, ends: Ends | None = None) -> int:
+    """Run the proxy; the summary always reaches stderr, whatever ends the session.
+
+    `ends` (stdio sessions only) opens the agent's and the backend's channels instead of this process's
+    stdio and the backend the settings name: the same session in a host process, over in-memory pipes
+    (`transports/_memory.py`; the tests' in-process wrap). The process-wide parts are then left to the
+    host: no signal handlers, no allocator tuning or `gc.freeze`."""
+    if ends is not None and settings.transport != "stdio":
+        raise UsageError("given channel ends serve a stdio session only")
     check_http_bind(settings)
-    if settings.is_url:
+    if settings.is_url and ends is None:
         from ..transports import preflight
 
         await anyio.to_thread.run_sync(_check_reachable, settings.target[0])
@@ -153,11 +179,13 @@ async def run_wrap(settings: Settings) -> int:
     try:
         async with anyio.create_task_group() as tg:
             answered = anyio.Event() if settings.transport == "stdio" else None
-            tg.start_soon(_warm_up_after, answered)  # after the first answer, not before
+            if ends is None:
+                tg.start_soon(_warm_up_after, answered)  # after the first answer, not before
             tg.start_soon(_sweep_after, answered, settings)
             if settings.transport == "stdio":
-                tg.start_soon(on_signals, tg.cancel_scope.cancel)
-                code = await _relay_stdio(settings, services, answered)
+                if ends is None:
+                    tg.start_soon(on_signals, tg.cancel_scope.cancel)
+                code = await _relay_stdio(settings, services, answered, ends)
             else:
                 code = await _serve_http(settings, services)
             tg.cancel_scope.cancel()

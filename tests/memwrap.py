@@ -1,0 +1,223 @@
+"""`mcpsqueeze wrap` in the test process: the real stdio session over in-memory pipes.
+
+`MemoryWrap(ARGS)` is `RawClient(cli("wrap", *ARGS, "--", *demo_server()))` without the two processes: the
+wrap options go through the CLI's own parser (flags, `MCPSQUEEZE_*` variables, the config file), and
+`run_wrap(settings, ends)` runs the same session (services, pipeline, relay, retention sweep, summary) with
+the agent's and the backend's channels on in-memory pipes (`transports/_memory.py`: the line channel stdio
+uses, so framing and strict parsing are the same). The backend is the bundled demo server, a fresh copy
+of its module per session (its per-process state starts clean, as a new process would), served by the
+SDK's own stdio transport over those pipes: the same bytes a spawned one writes.
+
+Why: a spawned wrap of the demo server costs ~1.5 s of CPU (the wrap, the SDK-importing demo server, the
+token counter helper); this costs a few milliseconds, so tests of what the session does with results
+(shrinking, recovery, policies, compressed listings) need not pay for the process boundary. Each feature
+keeps at least one test through the spawned CLI; what is about the process itself (start-up, exit codes,
+signals, stderr of the process, a backend that dies) stays spawned.
+
+The session's log records (warnings, `--log-level info` call lines, the exit summary) are kept in
+`stderr`, formatted as the CLI prints them. Counting is in-process (the `counting_in_process` fixture must
+be active: the tests' modules use it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import logging
+import os
+import queue
+import threading
+import types
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from typing import Any
+
+import anyio
+from anyio.from_thread import start_blocking_portal
+from anyio.streams.buffered import BufferedByteReceiveStream
+
+from mcpsqueeze._logging import _Prefixed
+from mcpsqueeze.proxy import run_wrap
+from mcpsqueeze.settings import Settings
+from mcpsqueeze.transports._memory import MemoryByteReceive, MemoryByteSend, memory_line_channel, memory_pipe
+from rawclient import RawClient, demo_server
+
+__all__ = ["MemoryWrap", "serve_demo", "wrap_settings"]
+
+Backend = Callable[[MemoryByteReceive, MemoryByteSend], Awaitable[None]]
+
+
+def wrap_settings(args: Sequence[str]) -> Settings:
+    """The Settings `mcpsqueeze wrap ARGS` would run with, parsed by the CLI's own command."""
+    from mcpsqueeze.cli._config import read_config
+    from mcpsqueeze.cli._main import _settings, wrap
+
+    ctx = wrap.make_context("wrap", list(args))
+    with ctx:
+        opts = dict(ctx.params)
+        target = list(opts.pop("target"))
+        return _settings(target, opts, read_config(opts["config"]), "wrap")
+
+
+class _NoExit(types.ModuleType):
+    """`os` for the in-process demo server, whose `crash` tool would end the test process."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(os, name)
+
+    @staticmethod
+    def _exit(code: int) -> None:
+        raise RuntimeError("the in-process demo server cannot crash; spawn one (rawclient.demo_server)")
+
+
+def fresh_demo() -> types.ModuleType:
+    """A new copy of `mcpsqueeze.demo.server` (its own MCPServer and per-process state)."""
+    spec = importlib.util.find_spec("mcpsqueeze.demo.server")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.os = _NoExit("os")  # type: ignore[attr-defined]
+    return module
+
+
+class _LinesIn:
+    """What the SDK's stdio transport iterates for stdin: text lines from an in-memory pipe."""
+
+    def __init__(self, receive: MemoryByteReceive) -> None:
+        self._buffered = BufferedByteReceiveStream(receive)
+
+    def __aiter__(self) -> _LinesIn:
+        return self
+
+    async def __anext__(self) -> str:
+        try:
+            line = await self._buffered.receive_until(b"\n", 1 << 31)
+        except (anyio.EndOfStream, anyio.IncompleteRead):
+            raise StopAsyncIteration from None
+        return line.decode("utf-8", "replace") + "\n"
+
+
+class _TextOut:
+    """What the SDK's stdio transport writes for stdout."""
+
+    def __init__(self, send: MemoryByteSend) -> None:
+        self._send = send
+
+    async def write(self, text: str) -> None:
+        await self._send.send(text.encode("utf-8"))
+
+    async def flush(self) -> None:
+        pass
+
+
+async def serve_demo(receive: MemoryByteReceive, send: MemoryByteSend) -> None:
+    """The demo server's `main()` for stdio, on in-memory pipes, until its input ends."""
+    from mcp.server.stdio import stdio_server
+
+    server = fresh_demo().mcp._lowlevel_server
+    try:
+        async with stdio_server(stdin=_LinesIn(receive), stdout=_TextOut(send)) as (read, write):  # type: ignore[arg-type]
+            await server.run(read, write, server.create_initialization_options())
+    finally:
+        await send.aclose()
+
+
+class _Records(logging.Handler):
+    def __init__(self, lines: list[str]) -> None:
+        super().__init__()
+        self.lines = lines
+        self.setFormatter(_Prefixed("%(message)s"))
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.lines.append(self.format(record) + "\n")
+
+
+class MemoryWrap(RawClient):
+    """`mcpsqueeze wrap ARGS -- <the demo server>`, in this process; the RawClient surface (but `proc`)."""
+
+    def __init__(
+        self,
+        args: Sequence[str],
+        *,
+        backend: Backend = serve_demo,
+        on_request: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+    ) -> None:
+        self._start(on_request)
+        # The demo server's command as the target, as a spawned wrap gets it (it is not run: `ends` serves).
+        self.settings = wrap_settings([*args, "--", *demo_server()])
+        self.exit_code: int | None = None
+        self._stack = contextlib.ExitStack()
+        self._log_to_stderr()
+        self._portal = self._stack.enter_context(start_blocking_portal("asyncio"))
+        self._to_relay, relay_in = memory_pipe()
+        relay_out, from_relay = memory_pipe()
+        self._out: queue.Queue[bytes | None] = queue.Queue()
+
+        @contextlib.asynccontextmanager
+        async def ends(settings: Settings) -> AsyncIterator[tuple[Any, Any]]:
+            to_back, back_in = memory_pipe()
+            back_out, from_back = memory_pipe()
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(backend, back_in, back_out)
+                back = memory_line_channel(from_back, to_back)
+                try:
+                    yield memory_line_channel(relay_in, relay_out), back
+                finally:
+                    await back.aclose()  # the backend's input ends, as a spawned one's stdin closes
+                    tg.cancel_scope.deadline = anyio.current_time() + 5  # then it has 5 s to finish
+
+        async def run() -> int:
+            try:
+                return await run_wrap(self.settings, ends)
+            finally:
+                await relay_out.aclose()  # the process would exit: the agent reads the end of its output
+
+        self._session = self._portal.start_task_soon(run)
+        self._portal.start_task_soon(self._pump, from_relay)
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _log_to_stderr(self) -> None:
+        """The session's log records, as the CLI would print them on its stderr."""
+        logger = logging.getLogger("mcpsqueeze")
+        handler = _Records(self.stderr_lines)
+        level = logger.level
+        logger.addHandler(handler)
+        logger.setLevel(self.settings.log_level.upper())
+        self._stack.callback(logger.setLevel, level)
+        self._stack.callback(logger.removeHandler, handler)
+
+    async def _pump(self, from_relay: MemoryByteReceive) -> None:
+        pending = b""
+        try:
+            while True:
+                pending += await from_relay.receive()
+                *lines, pending = pending.split(b"\n")
+                for line in lines:
+                    self._out.put(line + b"\n")
+        except anyio.EndOfStream:
+            pass
+        finally:
+            self._out.put(None)
+
+    def _read(self) -> None:
+        while (line := self._out.get()) is not None:
+            self._received(line)
+        self._ended()
+
+    def send(self, message: dict[str, Any] | bytes) -> None:
+        import json
+
+        data = message if isinstance(message, bytes) else json.dumps(message).encode()
+        self._portal.call(self._to_relay.send, data + b"\n")
+
+    def close(self, timeout: float = 20.0) -> int:
+        """Close the agent's input like an agent leaving; return the session's exit code."""
+        if self.exit_code is None:
+            try:
+                self._portal.call(self._to_relay.aclose)
+                self.exit_code = self._session.result(timeout)
+            finally:
+                self._stack.close()
+        return self.exit_code
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
