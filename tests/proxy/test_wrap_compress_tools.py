@@ -20,7 +20,12 @@ from mcp import Client
 from pydantic import TypeAdapter
 from test_wrap_http import http_proxy
 
+from memwrap import MemoryWrap
 from rawclient import RawClient, cli, demo_server, text, wait_for
+
+# Tests of what the listing and invoke do run the session in-process (memwrap); the spawned CLI keeps
+# invoke through the whole pipeline, both HTTP revisions, a 2026-07-28 SDK client and changing backends.
+pytestmark = pytest.mark.usefixtures("counting_in_process")
 
 RAW: Any = TypeAdapter(dict[str, Any])
 MODERN = "2026-07-28"
@@ -28,17 +33,17 @@ CHANGING = [sys.executable, str(Path(__file__).with_name("changing_backend.py"))
 RID = re.compile(r"\b[0-9a-f]{32}\b")
 
 
+def options(tmp_path: Path, *flags: str) -> list[str]:
+    return ["--recovery-dir", str(tmp_path / "rec"), "--page-size", "100000000", *flags]
+
+
 def wrap(tmp_path: Path, *flags: str, target: list[str] | None = None) -> list[str]:
-    return cli(
-        "wrap",
-        "--recovery-dir",
-        str(tmp_path / "rec"),
-        "--page-size",
-        "100000000",
-        *flags,
-        "--",
-        *(target or demo_server()),
-    )
+    return cli("wrap", *options(tmp_path, *flags), "--", *(target or demo_server()))
+
+
+def in_process(tmp_path: Path, *flags: str) -> MemoryWrap:
+    """The same wrap of the demo server, run in this process (memwrap)."""
+    return MemoryWrap(options(tmp_path, *flags))
 
 
 def same_ids(text_a: str, text_b: str) -> tuple[str, str]:
@@ -67,7 +72,7 @@ def test_the_listing_is_the_frontend_tools_with_the_chosen_prefix_and_our_recove
         (("--name", "demo"), "max"),
         (("--name", "demo", "--server-name", "issues"), "low"),
     ):
-        with RawClient(wrap(tmp_path, "--compress-tools", level, *flags)) as client:
+        with in_process(tmp_path, "--compress-tools", level, *flags) as client:
             client.initialize()
             names[flags] = [t["name"] for t in client.result("tools/list")["tools"]]
     assert names[()] == ["server_get_tool_schema", "server_invoke_tool", "squeeze_recover"]  # as the anchor
@@ -78,7 +83,7 @@ def test_the_listing_is_the_frontend_tools_with_the_chosen_prefix_and_our_recove
         "squeeze_recover",
     ]
     assert names[("--name", "demo", "--server-name", "issues")][0] == "issues_get_tool_schema"
-    with RawClient(wrap(tmp_path, env_flag := "--compress-tools", "off")) as client:
+    with in_process(tmp_path, env_flag := "--compress-tools", "off") as client:
         client.initialize()
         plain = [t["name"] for t in client.result("tools/list")["tools"]]
     assert env_flag and "search_issues" in plain and "squeeze_recover" in plain
@@ -122,7 +127,7 @@ def test_invoke_returns_what_plain_wrap_returns_and_full_returns_the_direct_resu
 def test_a_per_tool_policy_applies_by_the_real_tool_name(tmp_path: Path) -> None:
     config = tmp_path / "config.toml"
     config.write_text('[policies."search_issues"]\nshrink = false\n')
-    with RawClient(wrap(tmp_path, "--compress-tools", "high", "--config", str(config))) as client:
+    with in_process(tmp_path, "--compress-tools", "high", "--config", str(config)) as client:
         client.initialize()
         kept = invoke(client, "server", "search_issues", {"query": "x"})["result"]
         shrunk = invoke(client, "server", "list_rows", {"table": "t"})["result"]
@@ -131,7 +136,7 @@ def test_a_per_tool_policy_applies_by_the_real_tool_name(tmp_path: Path) -> None
 
 
 def test_schema_list_and_error_answers_over_the_wire(tmp_path: Path) -> None:
-    with RawClient(wrap(tmp_path, "--compress-tools", "max", "--name", "demo")) as client:
+    with in_process(tmp_path, "--compress-tools", "max", "--name", "demo") as client:
         client.initialize()
         schema = client.call("demo_get_tool_schema", {"tool_name": "search_issues"})
         listed = client.call("demo_list_tools")
@@ -147,7 +152,7 @@ def test_schema_list_and_error_answers_over_the_wire(tmp_path: Path) -> None:
     )
     assert bad["error"]["code"] == -32602 and "missing query (given qurey?)" in bad["error"]["message"]
     assert no_name["error"] == {"code": -32602, "message": "missing tool_name"}
-    with RawClient(wrap(tmp_path)) as plain:
+    with in_process(tmp_path) as plain:
         plain.initialize()
         assert plain.result("prompts/list") == prompts  # prompts pass untouched
 
@@ -219,14 +224,19 @@ async def test_both_protocol_revisions_over_http_get_the_compressed_tools(tmp_pa
         assert got["schema"].startswith("echo(text: string):")
 
 
-def test_the_knob_comes_from_the_flag_its_variable_or_the_config_file_flags_first(tmp_path: Path) -> None:
+def test_the_knob_comes_from_the_flag_its_variable_or_the_config_file_flags_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     config = tmp_path / "config.toml"
     config.write_text('[defaults]\ncompress_tools = "max"\ntool_prefix = "cfg"\n')
 
     def names(*flags: str, env: dict[str, str] | None = None) -> list[str]:
-        with RawClient(wrap(tmp_path, *flags), env=env) as client:
-            client.initialize()
-            return [t["name"] for t in client.result("tools/list")["tools"]]
+        with monkeypatch.context() as variables:
+            for key, value in (env or {}).items():
+                variables.setenv(key, value)  # what the CLI's parser reads, as a spawned wrap would
+            with in_process(tmp_path, *flags) as client:
+                client.initialize()
+                return [t["name"] for t in client.result("tools/list")["tools"]]
 
     env = {"MCPSQUEEZE_COMPRESS_TOOLS": "high", "MCPSQUEEZE_SERVER_NAME": "envname"}
     assert names(env=env) == ["envname_get_tool_schema", "envname_invoke_tool", "squeeze_recover"]
