@@ -13,7 +13,12 @@ from typing import Any
 
 import pytest
 
+from memwrap import MemoryWrap
 from rawclient import RawClient, cli, demo_server, text
+
+# What a session does with each kind of result runs wrap in-process (memwrap); the spawned CLI keeps the
+# large-JSON round trip (files, modes, recovery), the restart, and the scripted backends.
+pytestmark = pytest.mark.usefixtures("counting_in_process")
 
 BUDGET = 5000
 
@@ -21,13 +26,23 @@ BUDGET = 5000
 WHOLE = ("--page-size", "100000000")
 
 
+def _options(tmp_path: Path, *extra: str, recovery_dir: Path | None = None) -> list[str]:
+    rec = recovery_dir or tmp_path / "rec"
+    return [*WHOLE, "--budget", str(BUDGET), "--recovery-dir", str(rec), *extra]
+
+
 @contextlib.contextmanager
 def proxy(tmp_path: Path, *extra: str, recovery_dir: Path | None = None) -> Iterator[RawClient]:
-    rec = recovery_dir or tmp_path / "rec"
-    argv = cli(
-        "wrap", *WHOLE, "--budget", str(BUDGET), "--recovery-dir", str(rec), *extra, "--", *demo_server()
-    )
+    argv = cli("wrap", *_options(tmp_path, *extra, recovery_dir=recovery_dir), "--", *demo_server())
     with RawClient(argv) as client:
+        client.initialize()
+        yield client
+
+
+@contextlib.contextmanager
+def in_process(tmp_path: Path, *extra: str, recovery_dir: Path | None = None) -> Iterator[RawClient]:
+    """`proxy`'s session, run in this process (memwrap)."""
+    with MemoryWrap(_options(tmp_path, *extra, recovery_dir=recovery_dir)) as client:
         client.initialize()
         yield client
 
@@ -64,7 +79,7 @@ def test_a_large_array_stays_an_array_with_meta_and_a_trailing_notice(
     tmp_path: Path, demo_direct: RawClient
 ) -> None:
     original = demo_direct.call("list_rows", {"table": "t"})
-    with proxy(tmp_path) as client:
+    with in_process(tmp_path) as client:
         shrunk = client.call("list_rows", {"table": "t"})
         response_id = shrunk["_meta"]["truncation"]["response_id"]
         window = client.call("squeeze_recover", {"response_id": response_id, "offset": 100, "length": 500})
@@ -78,7 +93,7 @@ def test_sixty_kilobytes_of_prose_keeps_head_and_tail_with_a_marker(
     tmp_path: Path, demo_direct: RawClient
 ) -> None:
     original = text(demo_direct.call("read_file", {"path": "x.md"}))
-    with proxy(tmp_path) as client:
+    with in_process(tmp_path) as client:
         shrunk = text(client.call("read_file", {"path": "x.md"}))
     assert len(original) > 50_000 and len(shrunk) <= BUDGET
     assert "[...truncated" in shrunk
@@ -92,7 +107,7 @@ def test_small_error_and_structured_results_pass_or_keep_structured_content(
     direct_small = demo_direct.call("echo", {"text": "tiny"})
     direct_error = demo_direct.call("fail", {"message": "x" * 30_000})
     direct_structured = demo_direct.call("big_structured", {})
-    with proxy(tmp_path) as client:
+    with in_process(tmp_path) as client:
         small = client.call("echo", {"text": "tiny"})
         error = client.call("fail", {"message": "x" * 30_000})
         structured = client.call("big_structured", {})
@@ -106,7 +121,7 @@ def test_small_error_and_structured_results_pass_or_keep_structured_content(
 
 def test_full_meta_returns_the_unshrunk_result(tmp_path: Path, demo_direct: RawClient) -> None:
     original = demo_direct.call("read_file", {"path": "full.md"})
-    with proxy(tmp_path) as client:
+    with in_process(tmp_path) as client:
         full = client.result(
             "tools/call",
             {"name": "read_file", "arguments": {"path": "full.md"}, "_meta": {"mcpsqueeze/full": True}},
@@ -115,7 +130,7 @@ def test_full_meta_returns_the_unshrunk_result(tmp_path: Path, demo_direct: RawC
 
 
 def test_memory_only_recovery_creates_no_files_and_unknown_ids_are_explicit_errors(tmp_path: Path) -> None:
-    with proxy(tmp_path, "--recovery", "memory") as client:
+    with in_process(tmp_path, "--recovery", "memory") as client:
         shrunk = client.call("search_issues", {"query": "mem"})
         response_id = shrunk["_meta"]["truncation"]["response_id"]
         again = client.call("squeeze_recover", {"response_id": response_id})
@@ -150,7 +165,7 @@ def test_an_original_that_cannot_be_stored_means_no_shrinking(
     stats = tmp_path / "stats.jsonl"
     with tmpfs(tmp_path / "small", options) as directory:
         argv = ["--recovery", "files", "--stats-file", str(stats)]
-        with proxy(tmp_path, *argv, recovery_dir=directory) as client:
+        with in_process(tmp_path, *argv, recovery_dir=directory) as client:
             got = client.call("search_issues", {"query": "disk"})
             client.close()
         assert [p.name for p in directory.iterdir()] == []  # no partial file left behind
@@ -196,7 +211,7 @@ def test_wrap_sweeps_old_originals_of_its_directory_at_start(tmp_path: Path) -> 
         path.write_text("{}")
     os.utime(old, (1_000_000_000, 1_000_000_000))
     os.utime(other, (1_000_000_000, 1_000_000_000))
-    with proxy(tmp_path, "--retention", "1h") as client:
+    with in_process(tmp_path, "--retention", "1h") as client:
         client.call("echo", {"text": "x"})
         from rawclient import wait_for
 
