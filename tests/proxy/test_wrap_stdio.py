@@ -1,6 +1,8 @@
 """`mcpsqueeze wrap` over stdio, spawned as the real CLI, against the bundled demo server.
 
 Parity: everything the proxy does not deliberately change equals the server's own answer, field for field.
+Four tests of what the session answers (the listing, dedup on and off) run the same wrap in-process
+(memwrap); the dedup feature keeps its spawned path (`test_a_repeated_large_result_becomes_a_pointer...`).
 """
 
 from __future__ import annotations
@@ -11,7 +13,10 @@ from typing import Any
 
 import pytest
 
+from memwrap import MemoryWrap
 from rawclient import RawClient, cli, demo_server, text
+
+pytestmark = pytest.mark.usefixtures("counting_in_process")
 
 RECOVER = "squeeze_recover"
 
@@ -19,8 +24,17 @@ RECOVER = "squeeze_recover"
 WHOLE = ("--page-size", "100000000")
 
 
+def _options(tmp_path: Path, *extra: str) -> list[str]:
+    return [*WHOLE, "--recovery-dir", str(tmp_path / "rec"), *extra]
+
+
 def _wrap(tmp_path: Path, *extra: str) -> list[str]:
-    return cli("wrap", *WHOLE, "--recovery-dir", str(tmp_path / "rec"), *extra, "--", *demo_server())
+    return cli("wrap", *_options(tmp_path, *extra), "--", *demo_server())
+
+
+def _in_process(tmp_path: Path, *extra: str) -> MemoryWrap:
+    """`_wrap`'s session, run in this process (memwrap)."""
+    return MemoryWrap(_options(tmp_path, *extra))
 
 
 def _exchange(client: RawClient) -> dict[str, Any]:
@@ -57,7 +71,7 @@ def test_listings_and_small_results_equal_the_servers_own_field_for_field(tmp_pa
 
 
 def test_tools_list_gains_only_the_recover_tool(tmp_path: Path) -> None:
-    with RawClient(_wrap(tmp_path)) as client:
+    with _in_process(tmp_path) as client:
         client.initialize()
         names = [t["name"] for t in client.result("tools/list")["tools"]]
     assert names[-1] == RECOVER
@@ -88,7 +102,7 @@ def test_a_repeated_large_result_becomes_a_pointer_and_the_tool_still_runs(tmp_p
 
 
 def test_a_dedup_pointer_recovers_the_full_content(tmp_path: Path) -> None:
-    with RawClient(_wrap(tmp_path, "--no-shrink")) as client:
+    with _in_process(tmp_path, "--no-shrink") as client:
         client.initialize()
         first = client.call("read_file", {"path": "a.md"})
         second = client.call("read_file", {"path": "a.md"})
@@ -98,7 +112,7 @@ def test_a_dedup_pointer_recovers_the_full_content(tmp_path: Path) -> None:
 
 
 def test_small_repeated_results_are_not_replaced_by_a_longer_pointer(tmp_path: Path) -> None:
-    with RawClient(_wrap(tmp_path)) as client:
+    with _in_process(tmp_path) as client:
         client.initialize()
         one = client.call("echo", {"text": "same"})
         two = client.call("echo", {"text": "same"})
@@ -106,7 +120,7 @@ def test_small_repeated_results_are_not_replaced_by_a_longer_pointer(tmp_path: P
 
 
 def test_no_dedup_turns_dedup_off(tmp_path: Path) -> None:
-    with RawClient(_wrap(tmp_path, "--no-dedup", "--no-shrink")) as client:
+    with _in_process(tmp_path, "--no-dedup", "--no-shrink") as client:
         client.initialize()
         one = client.call("list_rows", {"table": "t"})
         two = client.call("list_rows", {"table": "t"})
