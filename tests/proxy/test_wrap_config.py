@@ -1,4 +1,5 @@
-"""Per-tool policies from the config file, through the real `mcpsqueeze wrap` and the bundled demo server."""
+"""Per-tool policies from the config file, through the real `mcpsqueeze wrap` and the bundled demo server.
+The flag-over-file test runs the same wrap in-process (memwrap: the CLI's own parser, in this process)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from memwrap import MemoryWrap
 from rawclient import RawClient, cli, demo_server
+
+pytestmark = pytest.mark.usefixtures("counting_in_process")
 
 CONFIG = """\
 [defaults]
@@ -51,11 +57,10 @@ def test_two_tools_of_one_server_get_the_budgets_their_policies_give(tmp_path: P
 def test_a_flag_overrides_the_file_default_but_not_a_per_tool_policy(tmp_path: Path) -> None:
     config = tmp_path / "config.toml"
     config.write_text(CONFIG, encoding="utf-8")
-    argv = cli(
-        "wrap", "--config", str(config), "--name", "demo", "--budget", "3000",
-        "--recovery-dir", str(tmp_path / "rec"), "--", *demo_server(),
-    )  # fmt: skip
-    with RawClient(argv) as client:
+    args = [
+        "--config", str(config), "--name", "demo", "--budget", "3000", "--recovery-dir", str(tmp_path / "rec"),
+    ]  # fmt: skip
+    with MemoryWrap(args) as client:
         client.initialize()
         rows = client.call("list_rows", {"table": "t"})
         issues = client.call("search_issues", {"query": "flag"})

@@ -1,4 +1,5 @@
-"""JMESPath projection through the real CLI: on squeeze_recover, and as a per-tool `query` policy."""
+"""JMESPath projection through the real CLI: on squeeze_recover, and as a per-tool `query` policy.
+The recover query runs the same wrap in-process (memwrap); the policy and the refused config spawn it."""
 
 from __future__ import annotations
 
@@ -6,22 +7,21 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from memwrap import MemoryWrap
 from rawclient import RawClient, assert_golden, cli, demo_server, text
 
 GOLDEN = Path(__file__).with_name("golden")
+pytestmark = pytest.mark.usefixtures("counting_in_process")
+
+
+def _options(tmp_path: Path, *extra: str) -> list[str]:
+    return ["--recovery-dir", str(tmp_path / "rec"), "--page-size", "100000000", *extra]
 
 
 def _wrap(tmp_path: Path, *extra: str) -> list[str]:
-    return cli(
-        "wrap",
-        "--recovery-dir",
-        str(tmp_path / "rec"),
-        "--page-size",
-        "100000000",
-        *extra,
-        "--",
-        *demo_server(),
-    )
+    return cli("wrap", *_options(tmp_path, *extra), "--", *demo_server())
 
 
 def _record(result: dict[str, Any]) -> dict[str, Any]:
@@ -30,7 +30,7 @@ def _record(result: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_squeeze_recover_projects_the_original_with_a_query(tmp_path: Path) -> None:
-    with RawClient(_wrap(tmp_path)) as client:
+    with MemoryWrap(_options(tmp_path)) as client:
         client.initialize()
         tools = client.result("tools/list")["tools"]
         recover = next(t for t in tools if t["name"] == "squeeze_recover")

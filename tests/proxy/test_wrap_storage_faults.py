@@ -1,6 +1,8 @@
 """Storage faults under a running `wrap`: a full disk, a file system gone read-only, a recovery
 directory that vanishes or is swapped for a symlink. Nothing is lost: a result whose original cannot
-be stored passes unshrunk (identical to the backend's), and stderr says why."""
+be stored passes unshrunk (identical to the backend's), and stderr says why. The full disk runs the spawned
+CLI; the other three run the same wrap in-process (memwrap): the store is the session's own code either
+way."""
 
 from __future__ import annotations
 
@@ -13,8 +15,11 @@ from typing import Any
 
 import pytest
 
+from memwrap import MemoryWrap
 from mounts import tmpfs
 from rawclient import RawClient, cli, demo_server, text
+
+pytestmark = pytest.mark.usefixtures("counting_in_process")
 
 BIG = ("search_issues", {"query": "faults", "limit": 300})
 
@@ -30,20 +35,19 @@ def direct(demo_direct: RawClient) -> dict[str, Any]:
     return demo_direct.call(*BIG)
 
 
+def _options(recovery_dir: Path) -> list[str]:
+    return ["--recovery", "files", "--recovery-dir", str(recovery_dir), "--page-size", "100000000"]
+
+
 def _wrap(recovery_dir: Path) -> RawClient:
-    client = RawClient(
-        cli(
-            "wrap",
-            "--recovery",
-            "files",
-            "--recovery-dir",
-            str(recovery_dir),
-            "--page-size",
-            "100000000",
-            "--",
-            *demo_server(),
-        )
-    )
+    client = RawClient(cli("wrap", *_options(recovery_dir), "--", *demo_server()))
+    client.initialize()
+    return client
+
+
+def _in_process(recovery_dir: Path) -> RawClient:
+    """`_wrap`'s session, run in this process (memwrap)."""
+    client = MemoryWrap(_options(recovery_dir))
     client.initialize()
     return client
 
@@ -80,7 +84,7 @@ def test_a_file_system_gone_read_only_passes_the_result_unshrunk(
     small_fs: Path, direct: dict[str, Any]
 ) -> None:
     rec = small_fs / "rec"
-    with _wrap(rec) as client:
+    with _in_process(rec) as client:
         first = client.call("echo", {"text": "before"})
         remount = subprocess.run(["mount", "-o", "remount,ro", str(small_fs)], capture_output=True)
         if remount.returncode != 0:
@@ -96,7 +100,7 @@ def test_a_vanished_recovery_directory_is_recreated_and_the_original_recovered(
     tmp_path: Path, direct: dict[str, Any]
 ) -> None:
     rec = tmp_path / "rec"
-    with _wrap(rec) as client:
+    with _in_process(rec) as client:
         shutil.rmtree(rec)
         got = client.call(*BIG)
         meta = got["_meta"]["truncation"]
@@ -113,7 +117,7 @@ def test_a_recovery_directory_swapped_for_a_symlink_is_refused_and_the_result_pa
     rec = tmp_path / "rec"
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir(mode=0o700)
-    with _wrap(rec) as client:
+    with _in_process(rec) as client:
         shutil.rmtree(rec)
         rec.symlink_to(elsewhere)
         got = client.call(*BIG)

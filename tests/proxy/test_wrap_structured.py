@@ -1,4 +1,5 @@
-"""--drop-duplicate-structured through the real CLI: opt-in, outputSchema hidden, originals recoverable."""
+"""--drop-duplicate-structured through the real CLI: opt-in, outputSchema hidden, originals recoverable.
+The default (nothing modified) runs the same wrap in-process (memwrap)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from memwrap import MemoryWrap
 from rawclient import RawClient, assert_golden, cli, demo_server, require_node_paths, text
 
 GOLDEN = Path(__file__).with_name("golden")
+pytestmark = pytest.mark.usefixtures("counting_in_process")
 
 # These tests recover whole originals in one answer; pages are tested in tests/core/test_recover_pages.py.
 WHOLE = ("--page-size", "100000000")
@@ -20,7 +23,7 @@ def _wrap(tmp_path: Path, server: list[str], *extra: str) -> list[str]:
 
 
 def test_by_default_structured_content_and_output_schemas_are_never_modified(tmp_path: Path) -> None:
-    with RawClient(_wrap(tmp_path, demo_server())) as client:
+    with MemoryWrap([*WHOLE, "--recovery-dir", str(tmp_path / "rec")]) as client:
         client.initialize()
         tools = {t["name"]: t for t in client.result("tools/list")["tools"]}
         small = client.call("add", {"a": 2, "b": 3})
