@@ -69,12 +69,25 @@ def _start(tmp_path: Path, *args: str, env_extra: dict[str, str] | None = None) 
     return Session(proc, env, recovery, stats)
 
 
-@pytest.fixture
-def session(tmp_path: Path) -> Iterator[Session]:
-    s = _start(tmp_path, "--socket", str(tmp_path / "run" / "s.sock"), "-n", "demo", "--", *demo_server())
+def _demo_session(directory: Path) -> Iterator[Session]:
+    s = _start(directory, "--socket", str(directory / "run" / "s.sock"), "-n", "demo", "--", *demo_server())
     yield s
     if s.proc.poll() is None:
         s.stop()
+
+
+@pytest.fixture(scope="module")
+def session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Session]:
+    """One serve of the demo server for the tests that call tools and read the answers: each calls with
+    arguments of its own, so none sees another's earlier result (the shell door never shows deltas, and
+    its stdout carries a repeated result's data). A serve and its demo server cost ~1.5 s of CPU."""
+    yield from _demo_session(tmp_path_factory.mktemp("serve"))
+
+
+@pytest.fixture
+def own_session(tmp_path: Path) -> Iterator[Session]:
+    """A serve of its own, for a test that crashes its backend or stops it."""
+    yield from _demo_session(tmp_path)
 
 
 def test_listing_shows_servers_and_kebab_case_tools(session: Session) -> None:
@@ -139,10 +152,10 @@ def test_unknown_server_or_tool_is_a_usage_error(session: Session) -> None:
     assert session.shim("demo", "no-such-tool").returncode == 2
 
 
-def test_a_backend_crash_is_exit_4_and_the_session_reconnects(session: Session) -> None:
-    crashed = session.shim("demo", "crash")
+def test_a_backend_crash_is_exit_4_and_the_session_reconnects(own_session: Session) -> None:
+    crashed = own_session.shim("demo", "crash")
     assert crashed.returncode == 4
-    again = session.shim("demo", "echo", "--text", "back")
+    again = own_session.shim("demo", "echo", "--text", "back")
     assert again.returncode == 0 and again.stdout.strip() == "back"
 
 
@@ -159,14 +172,14 @@ def test_no_session_is_exit_3_with_advice(tmp_path: Path) -> None:
 
 
 def test_socket_is_0600_in_a_0700_directory_and_sigterm_prints_the_summary(
-    session: Session, tmp_path: Path
+    own_session: Session, tmp_path: Path
 ) -> None:
     sock = tmp_path / "run" / "s.sock"
     assert stat.S_IMODE(sock.stat().st_mode) == 0o600
     assert stat.S_IMODE(sock.parent.stat().st_mode) == 0o700
-    session.shim("demo", "echo", "--text", "x")
-    err = session.stop()
-    assert session.proc.returncode == 0
+    own_session.shim("demo", "echo", "--text", "x")
+    err = own_session.stop()
+    assert own_session.proc.returncode == 0
     assert "mcpsqueeze session summary:" in err and "calls proxied    1" in err
     assert not sock.exists()
 
