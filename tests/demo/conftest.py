@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from mcp import StdioServerParameters
@@ -34,3 +35,13 @@ def demo_stdio() -> StdioServerParameters:
     return StdioServerParameters(
         command=sys.executable, args=["-m", "mcpsqueeze.demo.server"], env=server_env()
     )
+
+
+@pytest.fixture
+def demo_in_memory() -> Any:
+    """The demo server's MCPServer, a fresh copy (its per-process state clean, as a new process's), for
+    the SDK's in-memory transport: `mcp.Client(demo_in_memory)`. Its stdio and HTTP transports keep
+    tests of their own (a demo server process costs ~0.8 s of CPU, most of it importing the SDK)."""
+    from memwrap import fresh_demo
+
+    return fresh_demo().mcp

@@ -1,4 +1,6 @@
-"""The demo server, driven over real transports by the SDK's own client."""
+"""The demo server, driven by the SDK's own client: over stdio (two processes agree, a crash ends the
+process), over streamable HTTP, and otherwise over the SDK's in-memory transport (the same server
+object a process runs, without the process)."""
 
 from __future__ import annotations
 
@@ -38,9 +40,9 @@ def text_of(result: types.CallToolResult) -> str:
 
 @pytest.mark.anyio
 async def test_server_lists_its_tools_prompts_resources_and_template(
-    demo_stdio: StdioServerParameters,
+    demo_in_memory: Any,
 ) -> None:
-    async with Client(demo_stdio) as client:
+    async with Client(demo_in_memory) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
         prompts = {p.name: p for p in (await client.list_prompts()).prompts}
         resources = {str(r.uri) for r in (await client.list_resources()).resources}
@@ -65,9 +67,9 @@ async def test_server_lists_its_tools_prompts_resources_and_template(
 
 @pytest.mark.anyio
 async def test_search_issues_returns_a_large_json_object_with_rare_keys(
-    demo_stdio: StdioServerParameters,
+    demo_in_memory: Any,
 ) -> None:
-    async with Client(demo_stdio) as client:
+    async with Client(demo_in_memory) as client:
         result = await client.call_tool("search_issues", {"query": "timeout"})
         rows = json.loads(text_of(await client.call_tool("list_rows", {"table": "users"})))
         prose = text_of(await client.call_tool("read_file", {"path": "docs/guide.md"}))
@@ -99,8 +101,8 @@ async def test_same_arguments_give_byte_identical_results(demo_stdio: StdioServe
 
 
 @pytest.mark.anyio
-async def test_fail_returns_an_error_result_carrying_the_message(demo_stdio: StdioServerParameters) -> None:
-    async with Client(demo_stdio) as client:
+async def test_fail_returns_an_error_result_carrying_the_message(demo_in_memory: Any) -> None:
+    async with Client(demo_in_memory) as client:
         result = await client.call_tool("fail", {"message": "backend exploded"})
     assert result.is_error is True
     assert text_of(result) == "backend exploded"
@@ -108,9 +110,9 @@ async def test_fail_returns_an_error_result_carrying_the_message(demo_stdio: Std
 
 @pytest.mark.anyio
 async def test_add_and_big_structured_return_text_plus_structured_content(
-    demo_stdio: StdioServerParameters,
+    demo_in_memory: Any,
 ) -> None:
-    async with Client(demo_stdio) as client:
+    async with Client(demo_in_memory) as client:
         added = await client.call_tool("add", {"a": 2, "b": 40})
         big = await client.call_tool("big_structured", {})
         image = await client.call_tool("image", {})
@@ -149,9 +151,7 @@ async def _roots(context: ClientRequestContext) -> types.ListRootsResult:
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
-async def test_server_to_client_requests_reach_the_client_callbacks(
-    demo_stdio: StdioServerParameters, mode: str
-) -> None:
+async def test_server_to_client_requests_reach_the_client_callbacks(demo_in_memory: Any, mode: str) -> None:
     """Legacy sessions get mid-call requests; 2026-07-28 sessions get an InputRequiredResult round trip."""
     logs: list[types.LoggingMessageNotificationParams] = []
     progress_seen: list[float] = []
@@ -163,7 +163,7 @@ async def test_server_to_client_requests_reach_the_client_callbacks(
         progress_seen.append(progress)
 
     async with Client(
-        demo_stdio,
+        demo_in_memory,
         mode=mode,
         sampling_callback=_sample,
         elicitation_callback=_elicit,
