@@ -17,8 +17,10 @@ _WORDS = ["alpha", "beta", "gamma", "delta", "x", "yy", "zeta", "lorem", "ipsum"
 def test_23_13_an_exit_while_counting_says_so_then_gives_exact_figures(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    rng = random.Random(3)
-    big = "".join(rng.choice(_WORDS) + rng.choice(" ,.\n") for _ in range(8_000_000))  # ~40 MB, seconds
+    # ~40 MB of words, each followed by a separator, both drawn uniformly: seconds to count. Drawn as
+    # word-and-separator pairs in one `choices` call (0.6 s of CPU; a `choice` per draw took 4 s).
+    pairs = [word + separator for word in _WORDS for separator in " ,.\n"]
+    big = "".join(random.Random(3).choices(pairs, k=8_000_000))
     accountant = Accountant()
     accountant.begin(big)
     accountant.record(CallRecord("tool", 1, "shrink", big, "preview", 0.0))
