@@ -67,7 +67,8 @@ class RawClient:
         )
         self._start(on_request)
         threading.Thread(target=self._read, daemon=True).start()
-        threading.Thread(target=self._read_stderr, daemon=True).start()
+        self._stderr_reader = threading.Thread(target=self._read_stderr, daemon=True)
+        self._stderr_reader.start()
 
     def _start(self, on_request: Callable[[dict[str, Any]], dict[str, Any]] | None) -> None:
         self._ids = itertools.count(1)
@@ -184,7 +185,11 @@ class RawClient:
         if self.proc.stdin and not self.proc.stdin.closed:
             self.proc.stdin.close()
         try:
-            return self.proc.wait(timeout)
+            code = self.proc.wait(timeout)
+            # What the process wrote last (its exit summary) may still be in the pipe: read it before the
+            # caller looks at `stderr` (a backend that inherited the pipe may keep it open: bounded wait).
+            self._stderr_reader.join(5)
+            return code
         finally:
             if self.proc.poll() is None:
                 self.proc.kill()
