@@ -8,7 +8,7 @@ import logging
 import socket
 import time
 import urllib.parse
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,7 +42,7 @@ from ._relay import Relay
 
 logger = logging.getLogger("mcpsqueeze.proxy")
 
-__all__ = ["Ends", "RequestGuard", "check_http_bind", "run_wrap"]
+__all__ = ["Ends", "RequestGuard", "Until", "check_http_bind", "run_wrap"]
 
 logger = logging.getLogger(__name__)
 
@@ -65,6 +65,8 @@ def _check_reachable(url: str, timeout: float = 5.0) -> None:
 # Opens the agent's and the backend's channels for a stdio session: by default this process's stdin/stdout
 # and the backend the settings name; `run_wrap(settings, ends)` takes others (in-memory pipes).
 Ends = Callable[[Settings], contextlib.AbstractAsyncContextManager[tuple[Channel, Channel]]]
+# What ends a session early, given the session's stop function: by default SIGINT or SIGTERM (`on_signals`).
+Until = Callable[[Callable[[], None]], Coroutine[Any, Any, None]]
 
 
 @contextlib.asynccontextmanager
@@ -159,15 +161,17 @@ async def _sweep_after(answered: anyio.Event | None, settings: Settings) -> None
     await sweep_forever(settings)
 
 
-async def run_wrap(settings: Settings, ends: Ends | None = None) -> int:
+async def run_wrap(settings: Settings, ends: Ends | None = None, until: Until | None = None) -> int:
     """Run the proxy; the summary always reaches stderr, whatever ends the session.
 
+    For a host that runs the door in its own process (the tests run wrap in-process: tests/memwrap.py):
     `ends` (stdio sessions only) opens the agent's and the backend's channels instead of this process's
-    stdio and the backend the settings name: the same session in a host process, over in-memory pipes
-    (`transports/_memory.py`; the tests' in-process wrap). The process-wide parts are then left to the
-    host: no signal handlers, no allocator tuning or `gc.freeze`."""
+    stdio and the backend the settings name (in-memory pipes, `transports/_memory.py`); `until`, given
+    the session's stop function, ends it instead of SIGINT/SIGTERM. With either, the process-wide parts
+    are left to the host: no signal handlers, no allocator tuning or `gc.freeze`."""
     if ends is not None and settings.transport != "stdio":
         raise UsageError("given channel ends serve a stdio session only")
+    embedded = ends is not None or until is not None
     check_http_bind(settings)
     if settings.is_url and ends is None:
         from ..transports import preflight
@@ -179,15 +183,15 @@ async def run_wrap(settings: Settings, ends: Ends | None = None) -> int:
     try:
         async with anyio.create_task_group() as tg:
             answered = anyio.Event() if settings.transport == "stdio" else None
-            if ends is None:
+            if not embedded:
                 tg.start_soon(_warm_up_after, answered)  # after the first answer, not before
             tg.start_soon(_sweep_after, answered, settings)
             if settings.transport == "stdio":
-                if ends is None:
-                    tg.start_soon(on_signals, tg.cancel_scope.cancel)
+                if ends is None or until is not None:
+                    tg.start_soon(until or on_signals, tg.cancel_scope.cancel)
                 code = await _relay_stdio(settings, services, answered, ends)
             else:
-                code = await _serve_http(settings, services)
+                code = await _serve_http(settings, services, until or on_signals)
             tg.cancel_scope.cancel()
     finally:
         print_summary(services.accountant.close(), settings.quiet)
@@ -404,7 +408,7 @@ class HttpFrontend:
                 await transport.terminate()
 
 
-async def _serve_http(settings: Settings, services: SessionServices) -> int:
+async def _serve_http(settings: Settings, services: SessionServices, until: Until) -> int:
     import uvicorn
     from starlette.applications import Starlette
     from starlette.routing import Route
@@ -435,7 +439,7 @@ async def _serve_http(settings: Settings, services: SessionServices) -> int:
         def stop() -> None:
             server.should_exit = True
 
-        tg.start_soon(on_signals, stop)
+        tg.start_soon(until, stop)
         logger.warning(f"mcpsqueeze: serving streamable HTTP on http://{settings.host}:{port}/mcp")
         try:
             await server.serve(sockets=[sock])
