@@ -14,6 +14,10 @@ token counter helper); this costs a few milliseconds, so tests of what the sessi
 keeps at least one test through the spawned CLI; what is about the process itself (start-up, exit codes,
 signals, stderr of the process, a backend that dies) stays spawned.
 
+`HttpWrap(ARGS, TARGET)` is `wrap --transport streamable-http --port 0 ARGS -- TARGET` in this process: the
+real HTTP frontend (uvicorn on a loopback port, in a thread), reached over real sockets at `url`; its
+backends are spawned per session as usual. `stop()` ends it as SIGTERM would (`run_wrap`'s `until`).
+
 The session's log records (warnings, `--log-level info` call lines, the exit summary) are kept in
 `stderr`, formatted as the CLI prints them. Counting is in-process (the `counting_in_process` fixture must
 be active: the tests' modules use it).
@@ -26,7 +30,9 @@ import importlib.util
 import logging
 import os
 import queue
+import re
 import threading
+import time
 import types
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
@@ -41,7 +47,7 @@ from mcpsqueeze.settings import Settings
 from mcpsqueeze.transports._memory import MemoryByteReceive, MemoryByteSend, memory_line_channel, memory_pipe
 from rawclient import RawClient, demo_server
 
-__all__ = ["MemoryWrap", "serve_demo", "wrap_settings"]
+__all__ = ["HttpWrap", "MemoryWrap", "serve_demo", "wrap_settings"]
 
 Backend = Callable[[MemoryByteReceive, MemoryByteSend], Awaitable[None]]
 
@@ -221,3 +227,62 @@ class MemoryWrap(RawClient):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class HttpWrap:
+    """`mcpsqueeze wrap --transport streamable-http --port 0 ARGS -- TARGET`, in this process."""
+
+    def __init__(self, args: Sequence[str], target: Sequence[str], timeout: float = 30.0) -> None:
+        self.settings = wrap_settings(["--transport", "streamable-http", "--port", "0", *args, "--", *target])
+        self.stderr_lines: list[str] = []
+        self.exit_code: int | None = None
+        self._stack = contextlib.ExitStack()
+        handler = _Records(self.stderr_lines)
+        logger = logging.getLogger("mcpsqueeze")
+        level = logger.level
+        logger.addHandler(handler)
+        logger.setLevel(self.settings.log_level.upper())
+        self._stack.callback(logger.setLevel, level)
+        self._stack.callback(logger.removeHandler, handler)
+        self._portal = self._stack.enter_context(start_blocking_portal("asyncio"))
+        self._stop: anyio.Event = self._portal.call(anyio.Event)
+
+        async def until(stop: Callable[[], None]) -> None:
+            await self._stop.wait()
+            stop()
+
+        self._session = self._portal.start_task_soon(run_wrap, self.settings, None, until)
+        deadline = time.monotonic() + timeout
+        while (found := re.search(r"(http://127\.0\.0\.1:\d+/mcp)", self.stderr)) is None:
+            if self._session.done():
+                self._session.result()  # its error
+                raise AssertionError(f"wrap ended before serving:\n{self.stderr}")
+            if time.monotonic() > deadline:
+                self.stop()
+                raise TimeoutError(f"wrap did not serve within {timeout} s:\n{self.stderr}")
+            time.sleep(0.01)
+        self.url = found.group(1)
+
+    @property
+    def stderr(self) -> str:
+        return "".join(self.stderr_lines)
+
+    def poll(self) -> int | None:
+        """None while serving (as `Popen.poll`), else the exit code."""
+        return None if not self._session.done() else self._session.result()
+
+    def stop(self, timeout: float = 30.0) -> int:
+        """End the session as SIGTERM would; its exit code."""
+        if self.exit_code is None:
+            try:
+                self._portal.call(self._stop.set)
+                self.exit_code = self._session.result(timeout)
+            finally:
+                self._stack.close()
+        return self.exit_code
+
+    def __enter__(self) -> HttpWrap:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

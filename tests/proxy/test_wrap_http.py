@@ -1,4 +1,7 @@
-"""Streamable HTTP on both sides: the agent-facing frontend and a URL backend, with the real SDK client."""
+"""Streamable HTTP on both sides: the agent-facing frontend and a URL backend, with the real SDK client.
+
+The frontend's features keep spawned tests (shrink and dedup, the token); the foreign Host and the HTTP
+backend run the same wrap in this process (memwrap.HttpWrap: the same frontend on a loopback port)."""
 
 from __future__ import annotations
 
@@ -17,9 +20,11 @@ import pytest
 from mcp import Client
 from pydantic import TypeAdapter
 
+from memwrap import HttpWrap
 from rawclient import RawClient, cli, demo_server, free_port, text, wait_for
 
 RAW: Any = TypeAdapter(dict[str, Any])
+pytestmark = pytest.mark.usefixtures("counting_in_process")
 
 
 @contextmanager
@@ -74,6 +79,15 @@ def http_proxy(
         proc.wait(15)
 
 
+@contextmanager
+def http_proxy_in_process(
+    tmp_path: Path, *target: str, extra: tuple[str, ...] = ()
+) -> Iterator[tuple[str, HttpWrap]]:
+    """`http_proxy`'s wrap, run in this process (memwrap.HttpWrap); stopped as SIGTERM would."""
+    with HttpWrap(["--recovery-dir", str(tmp_path / "rec"), *extra], target) as wrap:
+        yield wrap.url, wrap
+
+
 async def _session(url: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     async with Client(url, mode="legacy") as client:
@@ -109,7 +123,7 @@ async def test_http_frontend_serves_the_sdk_client_with_shrink_and_dedup(tmp_pat
 
 @pytest.mark.anyio
 async def test_http_frontend_refuses_a_foreign_host_header(tmp_path: Path) -> None:
-    with http_proxy(tmp_path, *demo_server()) as (url, _):
+    with http_proxy_in_process(tmp_path, *demo_server()) as (url, _):
         async with httpx2.AsyncClient() as http:
             response = await http.post(
                 url,
@@ -121,7 +135,7 @@ async def test_http_frontend_refuses_a_foreign_host_header(tmp_path: Path) -> No
 
 @pytest.mark.anyio
 async def test_http_backend_and_http_frontend_together(tmp_path: Path) -> None:
-    with demo_http_server() as backend, http_proxy(tmp_path, backend) as (url, _):
+    with demo_http_server() as backend, http_proxy_in_process(tmp_path, backend) as (url, _):
         got = await _session(url)
     assert text(got["echo"]) == "over http"
     assert "identical to the result of call #3" in text(got["big2"])

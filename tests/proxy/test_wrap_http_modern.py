@@ -1,7 +1,8 @@
 """MCP 2026-07-28 (stateless streamable HTTP) through the HTTP frontend, with the SDK's own client.
 
 A 2026-07-28 client and a 2025-11-25 client use the same `wrap --transport streamable-http` process at
-the same time; both get shrunk results they can recover, whatever protocol the backend speaks.
+the same time; both get shrunk results they can recover, whatever protocol the backend speaks. That test
+and the stdio one spawn the CLI; the others run the same wrap in this process (memwrap.HttpWrap).
 """
 
 from __future__ import annotations
@@ -17,12 +18,13 @@ import mcp_types as types
 import pytest
 from mcp import Client
 from pydantic import TypeAdapter
-from test_wrap_http import demo_http_server, http_proxy
+from test_wrap_http import demo_http_server, http_proxy, http_proxy_in_process
 
 from rawclient import cli, demo_server, text
 
 RAW: Any = TypeAdapter(dict[str, Any])
 MODERN = "2026-07-28"
+pytestmark = pytest.mark.usefixtures("counting_in_process")
 
 # These tests recover whole originals in one answer; pages are tested in tests/core/test_recover_pages.py.
 WHOLE = ("--page-size", "100000000")
@@ -71,7 +73,7 @@ async def test_a_2026_client_and_a_2025_client_share_one_proxy_over_a_stdio_back
 
 @pytest.mark.anyio
 async def test_a_2026_client_through_the_proxy_to_a_2026_http_backend(tmp_path: Path) -> None:
-    with demo_http_server() as backend, http_proxy(tmp_path, backend, extra=WHOLE) as (url, _):
+    with demo_http_server() as backend, http_proxy_in_process(tmp_path, backend, extra=WHOLE) as (url, _):
         got = await _shrink_and_recover(url, MODERN)
     assert got["protocol"] == MODERN
     assert got["echo"] == f"hello {MODERN}"
@@ -85,7 +87,7 @@ async def test_a_2026_request_without_the_envelope_is_refused_with_a_clear_error
         "MCP-Protocol-Version": MODERN,
         "Mcp-Method": "tools/list",
     }
-    with http_proxy(tmp_path, *demo_server(), extra=WHOLE) as (url, _):
+    with http_proxy_in_process(tmp_path, *demo_server(), extra=WHOLE) as (url, _):
         async with httpx2.AsyncClient(timeout=30) as http:
             response = await http.post(
                 url, headers=headers, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
@@ -105,7 +107,7 @@ async def test_a_stdio_backends_elicitation_reaches_the_2026_client_as_input_req
         asked.append(params.message)
         return types.ElicitResult(action="accept", content={"answer": "forty-two"})
 
-    with http_proxy(tmp_path, *demo_server(), extra=WHOLE) as (url, _):
+    with http_proxy_in_process(tmp_path, *demo_server(), extra=WHOLE) as (url, _):
         async with Client(url, mode=MODERN, elicitation_callback=answer) as client:
             called = await client.call_tool("ask_user", {"question": "What is the answer?"})
             result = called.model_dump(by_alias=True, mode="json", exclude_none=True)
@@ -119,7 +121,7 @@ async def test_a_stdio_backends_elicitation_reaches_the_2026_client_as_input_req
 async def test_subscriptions_listen_carries_a_stdio_backends_change_notifications(tmp_path: Path) -> None:
     backend = [sys.executable, str(Path(__file__).with_name("notifying_backend.py"))]
     events: list[Any] = []
-    with http_proxy(tmp_path, *backend) as (url, _):
+    with http_proxy_in_process(tmp_path, *backend) as (url, _):
         async with (
             Client(url, mode=MODERN) as client,
             client.listen(tools_list_changed=True, resource_subscriptions=["test://a"]) as sub,
@@ -166,7 +168,7 @@ async def test_a_backend_tool_named_squeeze_recover_renames_ours_before_any_list
     from pages_backend import page
 
     backend = [sys.executable, str(Path(__file__).with_name("pages_backend.py")), "--own-recover"]
-    with http_proxy(tmp_path, *backend, extra=("--budget", "2000")) as (url, _):
+    with http_proxy_in_process(tmp_path, *backend, extra=("--budget", "2000")) as (url, _):
         async with Client(url, mode=MODERN) as client:
             big = await _raw_call(client, "page", {"key": "k", "size": 6000})  # the first request of all
             theirs = await _raw_call(client, "squeeze_recover", {})
