@@ -1,5 +1,6 @@
 """`wrap`'s HTTP frontend refuses before it spends: no backend for a refused request, a session cap,
-and a token for any bind beyond loopback."""
+and a token for any bind beyond loopback. The two session-cap tests run the same wrap in this process
+(memwrap.HttpWrap, real sockets; the backends are spawned and counted as before)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,10 @@ from pathlib import Path
 import httpx2
 import pytest
 
+from memwrap import HttpWrap
 from rawclient import cli
+
+pytestmark = pytest.mark.usefixtures("counting_in_process")
 
 INITIALIZE = {
     "jsonrpc": "2.0",
@@ -53,6 +57,13 @@ def _proxy(tmp_path: Path, target: list[str], *extra: str) -> Iterator[str]:
         proc.wait(15)
 
 
+@contextmanager
+def _proxy_in_process(tmp_path: Path, target: list[str], *extra: str) -> Iterator[str]:
+    """`_proxy`'s wrap, run in this process; stopped as SIGTERM would."""
+    with HttpWrap(["--recovery-dir", str(tmp_path / "rec"), *extra], target) as wrap:
+        yield wrap.url
+
+
 def _lines(path: Path) -> int:
     return len(path.read_text().splitlines()) if path.exists() else 0
 
@@ -87,7 +98,7 @@ async def test_refused_host_origin_and_content_type_start_no_backend(tmp_path: P
 @pytest.mark.anyio
 async def test_at_max_sessions_the_session_idle_longest_makes_room(tmp_path: Path) -> None:
     marker = tmp_path / "starts"
-    with _proxy(tmp_path, _marked_backend(marker), "--max-sessions", "2") as url:
+    with _proxy_in_process(tmp_path, _marked_backend(marker), "--max-sessions", "2") as url:
         async with httpx2.AsyncClient(timeout=30) as http:
             first = await http.post(url, headers=ACCEPT, json=INITIALIZE)
             second = await http.post(url, headers=ACCEPT, json=INITIALIZE)
@@ -108,7 +119,7 @@ async def test_at_max_sessions_the_session_idle_longest_makes_room(tmp_path: Pat
 @pytest.mark.anyio
 async def test_sessions_beyond_max_sessions_are_refused_when_every_session_is_busy(tmp_path: Path) -> None:
     marker = tmp_path / "starts"
-    with _proxy(tmp_path, _marked_backend(marker), "--max-sessions", "2") as url:
+    with _proxy_in_process(tmp_path, _marked_backend(marker), "--max-sessions", "2") as url:
         async with httpx2.AsyncClient(timeout=30) as http:
             ids = []
             for _ in range(2):
