@@ -19,8 +19,8 @@ real HTTP frontend (uvicorn on a loopback port, in a thread), reached over real 
 backends are spawned per session as usual. `stop()` ends it as SIGTERM would (`run_wrap`'s `until`).
 
 The session's log records (warnings, `--log-level info` call lines, the exit summary) are kept in
-`stderr`, formatted as the CLI prints them. Counting is in-process (the `counting_in_process` fixture must
-be active: the tests' modules use it).
+`stderr`, formatted as the CLI prints them. While a session runs, token counting is done in this process
+(as the `counting_in_process` fixture does: the same exact figures, no helper process per session).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ import re
 import threading
 import time
 import types
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from typing import Any
 
 import anyio
@@ -127,6 +127,19 @@ async def serve_demo(receive: MemoryByteReceive, send: MemoryByteSend) -> None:
         await send.aclose()
 
 
+@contextlib.contextmanager
+def _counting_here() -> Iterator[None]:
+    """Token counts made in this process while the session runs (see conftest's counting_in_process)."""
+    from mcpsqueeze.accounting._counter import TokenCounter
+
+    saved = TokenCounter._start_helper
+    TokenCounter._start_helper = lambda self: None  # type: ignore[method-assign,assignment,return-value]
+    try:
+        yield
+    finally:
+        TokenCounter._start_helper = saved  # type: ignore[method-assign]
+
+
 class _Records(logging.Handler):
     def __init__(self, lines: list[str]) -> None:
         super().__init__()
@@ -152,6 +165,7 @@ class MemoryWrap(RawClient):
         self.settings = wrap_settings([*args, "--", *demo_server()])
         self.exit_code: int | None = None
         self._stack = contextlib.ExitStack()
+        self._stack.enter_context(_counting_here())
         self._log_to_stderr()
         self._portal = self._stack.enter_context(start_blocking_portal("asyncio"))
         self._to_relay, relay_in = memory_pipe()
@@ -237,6 +251,7 @@ class HttpWrap:
         self.stderr_lines: list[str] = []
         self.exit_code: int | None = None
         self._stack = contextlib.ExitStack()
+        self._stack.enter_context(_counting_here())
         handler = _Records(self.stderr_lines)
         logger = logging.getLogger("mcpsqueeze")
         level = logger.level

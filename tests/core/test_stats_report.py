@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from rawclient import ROOT, RawClient, cli, demo_server
+from memwrap import MemoryWrap
+from rawclient import ROOT, cli
 
 # Two sessions with different servers into ONE stats file: call numbers restart, session ids differ.
 PLANS = {
@@ -40,8 +41,9 @@ def stats_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     base = tmp_path_factory.mktemp("stats")
     path = base / "stats.jsonl"
     for name, calls in PLANS.items():
-        argv = cli("wrap", "--name", name, "--recovery-dir", str(base / "rec"), "--stats-file", str(path))
-        with RawClient([*argv, "--", *demo_server()]) as client:
+        # Two wrap sessions of the demo server writing one stats file, run in this process (memwrap).
+        args = ["--name", name, "--recovery-dir", str(base / "rec"), "--stats-file", str(path)]
+        with MemoryWrap(args) as client:
             client.initialize()
             first = None
             for tool, arguments in calls:
