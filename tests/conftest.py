@@ -99,6 +99,31 @@ def counting_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(TokenCounter, "_start_helper", lambda self: None)
 
 
+@pytest.fixture
+def demo_backends_in_memory(counting_in_process: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A library door's (`Client`'s) backends that are the demo server run in this process.
+
+    A `Client` spawns each backend of its servers config and talks to it over stdio; a demo server process
+    costs ~0.8 s of CPU (most of it importing the SDK). With this fixture a backend whose command is the
+    demo server's (`rawclient.demo_server()`) is a fresh in-process copy on in-memory pipes instead
+    (`memwrap.demo_channel`: the same line channel and the same server); other backends, and every
+    spawned wrap or serve, are untouched. The Client's stdio backends keep tests without it
+    (tests/api/test_client.py)."""
+    from mcpsqueeze.transports._server_link import ServerLink
+    from memwrap import demo_channel
+    from rawclient import demo_server
+
+    spawn = ServerLink._channel
+
+    def channel(self: ServerLink) -> Any:
+        spec = self.spec
+        if spec.url is None and [spec.command, *spec.args] == demo_server():
+            return demo_channel()
+        return spawn(self)
+
+    monkeypatch.setattr(ServerLink, "_channel", channel)
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[Any]) -> Iterator[None]:
     outcome: Any = yield

@@ -14,6 +14,9 @@ token counter helper); this costs a few milliseconds, so tests of what the sessi
 keeps at least one test through the spawned CLI; what is about the process itself (start-up, exit codes,
 signals, stderr of the process, a backend that dies) stays spawned.
 
+`demo_channel()` is the channel to the demo server a backend command would give, in this process: the
+conftest fixture `demo_backends_in_memory` hands it to the library doors (`Client`) for the demo server.
+
 `HttpWrap(ARGS, TARGET)` is `wrap --transport streamable-http --port 0 ARGS -- TARGET` in this process: the
 real HTTP frontend (uvicorn on a loopback port, in a thread), reached over real sockets at `url`; its
 backends are spawned per session as usual. `stop()` ends it as SIGTERM would (`run_wrap`'s `until`).
@@ -47,7 +50,7 @@ from mcpsqueeze.settings import Settings
 from mcpsqueeze.transports._memory import MemoryByteReceive, MemoryByteSend, memory_line_channel, memory_pipe
 from rawclient import RawClient, demo_server
 
-__all__ = ["HttpWrap", "MemoryWrap", "serve_demo", "wrap_settings"]
+__all__ = ["HttpWrap", "MemoryWrap", "demo_channel", "serve_demo", "wrap_settings"]
 
 Backend = Callable[[MemoryByteReceive, MemoryByteSend], Awaitable[None]]
 
@@ -138,6 +141,21 @@ def _counting_here() -> Iterator[None]:
         yield
     finally:
         TokenCounter._start_helper = saved  # type: ignore[method-assign]
+
+
+@contextlib.asynccontextmanager
+async def demo_channel() -> AsyncIterator[Any]:
+    """A JSON-RPC channel to a fresh in-process demo server, closed (its input ended) on exit."""
+    to_back, back_in = memory_pipe()
+    back_out, from_back = memory_pipe()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(serve_demo, back_in, back_out)
+        channel = memory_line_channel(from_back, to_back)
+        try:
+            yield channel
+        finally:
+            await channel.aclose()  # the server's input ends, as a spawned one's stdin closes
+            tg.cancel_scope.deadline = anyio.current_time() + 5  # then it has 5 s to finish
 
 
 class _Records(logging.Handler):

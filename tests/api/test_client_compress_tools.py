@@ -11,7 +11,8 @@ import pytest
 
 from mcpsqueeze import Client, UsageError
 
-pytestmark = pytest.mark.usefixtures("counting_in_process")
+# The demo server backends run in this process (conftest: demo_backends_in_memory).
+pytestmark = pytest.mark.usefixtures("counting_in_process", "demo_backends_in_memory")
 
 SERVER = {"command": sys.executable, "args": ["-m", "mcpsqueeze.demo.server"]}
 

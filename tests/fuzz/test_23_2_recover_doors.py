@@ -137,6 +137,7 @@ def big_tool() -> dict[str, Any]:
     return ORIGINAL_DOC
 
 
+@pytest.mark.usefixtures("demo_backends_in_memory")
 def test_23_2_client_recover_raises_usage_error_naming_the_bound() -> None:
     with Client(DEMO, budget=2000) as client:
         shrunk = client.call("demo", "search_issues", SEARCH)

@@ -5,6 +5,7 @@ a token) shared one dedup index, so a second, unrelated client's first and only 
 "identical to the result of call #1", a result it never saw. Now stateless calls are deduplicated only
 within a conversation the client names (`_meta["mcpsqueeze/conversation"]` or the
 `Mcpsqueeze-Conversation` header); without one, results are shown (and still shrunk), never a pointer.
+The first test spawns the CLI; the second runs the same wrap in this process (memwrap.HttpWrap).
 """
 
 from __future__ import annotations
@@ -24,7 +25,10 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from pydantic import TypeAdapter
 
+from memwrap import HttpWrap
 from rawclient import cli, text
+
+pytestmark = pytest.mark.usefixtures("counting_in_process")
 
 RAW: Any = TypeAdapter(dict[str, Any])
 MODERN = "2026-07-28"
@@ -51,6 +55,15 @@ def _proxy(tmp_path: Path) -> Iterator[str]:
     finally:
         proc.terminate()
         proc.wait(15)
+
+
+@contextlib.contextmanager
+def _proxy_in_process(tmp_path: Path) -> Iterator[str]:
+    """`_proxy`'s wrap, run in this process; stopped as SIGTERM would."""
+    with HttpWrap(
+        ["--recovery-dir", str(tmp_path / "rec")], [sys.executable, "-m", "mcpsqueeze.demo.server"]
+    ) as wrap:
+        yield wrap.url
 
 
 @contextlib.asynccontextmanager
@@ -83,7 +96,7 @@ async def test_23_8_an_unrelated_stateless_client_never_gets_a_pointer_to_a_resu
 
 @pytest.mark.anyio
 async def test_23_8_within_a_named_conversation_repeats_are_still_deduplicated(tmp_path: Path) -> None:
-    with _proxy(tmp_path) as url:
+    with _proxy_in_process(tmp_path) as url:
         async with _client(url, {"Mcpsqueeze-Conversation": "conv-header-1"}) as by_header:
             assert await _echo(by_header) == SAME
             assert POINTER in await _echo(by_header)
