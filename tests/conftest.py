@@ -100,7 +100,7 @@ def counting_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def demo_backends_in_memory(counting_in_process: None, monkeypatch: pytest.MonkeyPatch) -> None:
+def demo_backends_in_memory(counting_in_process: None) -> Iterator[None]:
     """A library door's (`Client`'s) backends that are the demo server run in this process.
 
     A `Client` spawns each backend of its servers config and talks to it over stdio; a demo server process
@@ -109,19 +109,10 @@ def demo_backends_in_memory(counting_in_process: None, monkeypatch: pytest.Monke
     (`memwrap.demo_channel`: the same line channel and the same server); other backends, and every
     spawned wrap or serve, are untouched. The Client's stdio backends keep tests without it
     (tests/api/test_client.py)."""
-    from mcpsqueeze.transports._server_link import ServerLink
-    from memwrap import demo_channel
-    from rawclient import demo_server
+    from memwrap import demo_backends_here
 
-    spawn = ServerLink._channel
-
-    def channel(self: ServerLink) -> Any:
-        spec = self.spec
-        if spec.url is None and [spec.command, *spec.args] == demo_server():
-            return demo_channel()
-        return spawn(self)
-
-    monkeypatch.setattr(ServerLink, "_channel", channel)
+    with demo_backends_here():
+        yield
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -17,6 +17,9 @@ signals, stderr of the process, a backend that dies) stays spawned.
 `demo_channel()` is the channel to the demo server a backend command would give, in this process: the
 conftest fixture `demo_backends_in_memory` hands it to the library doors (`Client`) for the demo server.
 
+`Serve(ARGS)` is `mcpsqueeze serve ARGS` in this process (the CLI's own command parses ARGS; the session API
+on its Unix socket or loopback port, in a thread), for the shim processes and HTTP calls of a test.
+
 `HttpWrap(ARGS, TARGET)` is `wrap --transport streamable-http --port 0 ARGS -- TARGET` in this process: the
 real HTTP frontend (uvicorn on a loopback port, in a thread), reached over real sockets at `url`; its
 backends are spawned per session as usual. `stop()` ends it as SIGTERM would (`run_wrap`'s `until`).
@@ -46,11 +49,20 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 
 from mcpsqueeze._logging import _Prefixed
 from mcpsqueeze.proxy import run_wrap
+from mcpsqueeze.serve import run_serve
 from mcpsqueeze.settings import Settings
 from mcpsqueeze.transports._memory import MemoryByteReceive, MemoryByteSend, memory_line_channel, memory_pipe
 from rawclient import RawClient, demo_server
 
-__all__ = ["HttpWrap", "MemoryWrap", "demo_channel", "serve_demo", "wrap_settings"]
+__all__ = [
+    "HttpWrap",
+    "MemoryWrap",
+    "Serve",
+    "demo_channel",
+    "serve_arguments",
+    "serve_demo",
+    "wrap_settings",
+]
 
 Backend = Callable[[MemoryByteReceive, MemoryByteSend], Awaitable[None]]
 
@@ -65,6 +77,28 @@ def wrap_settings(args: Sequence[str]) -> Settings:
         opts = dict(ctx.params)
         target = list(opts.pop("target"))
         return _settings(target, opts, read_config(opts["config"]), "wrap")
+
+
+def serve_arguments(args: Sequence[str]) -> tuple[Any, ...]:
+    """What `mcpsqueeze serve ARGS` would call `run_serve` with, from the CLI's own command."""
+    from unittest import mock
+
+    from mcpsqueeze.cli import _main
+
+    called: list[tuple[Any, ...]] = []
+
+    def run(function: Any, *arguments: Any) -> int:
+        called.append(arguments)
+        return 0
+
+    with (
+        mock.patch.object(_main, "_run", run),
+        mock.patch.object(_main, "_configure_logging", lambda level: None),  # the process's own stderr
+        contextlib.suppress(SystemExit),
+    ):
+        _main.serve.main(list(args), prog_name="mcpsqueeze serve", standalone_mode=False)
+    assert len(called) == 1, f"serve {list(args)} did not start"
+    return called[0]
 
 
 class _NoExit(types.ModuleType):
@@ -156,6 +190,27 @@ async def demo_channel() -> AsyncIterator[Any]:
         finally:
             await channel.aclose()  # the server's input ends, as a spawned one's stdin closes
             tg.cancel_scope.deadline = anyio.current_time() + 5  # then it has 5 s to finish
+
+
+@contextlib.contextmanager
+def demo_backends_here() -> Iterator[None]:
+    """While open, a `ServerLink` (the backends of `Client` and `serve`) whose command is the demo server's
+    gets `demo_channel()` instead of spawning it; other backends are spawned as usual."""
+    from mcpsqueeze.transports._server_link import ServerLink
+
+    spawn = ServerLink._channel
+
+    def channel(self: ServerLink) -> Any:
+        spec = self.spec
+        if spec.url is None and [spec.command, *spec.args] == demo_server():
+            return demo_channel()
+        return spawn(self)
+
+    ServerLink._channel = channel  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        ServerLink._channel = spawn  # type: ignore[method-assign]
 
 
 class _Records(logging.Handler):
@@ -261,21 +316,22 @@ class MemoryWrap(RawClient):
         self.close()
 
 
-class HttpWrap:
-    """`mcpsqueeze wrap --transport streamable-http --port 0 ARGS -- TARGET`, in this process."""
+class _Served:
+    """A door's server run in this process until `stop()`: log records as its stderr, counting here."""
 
-    def __init__(self, args: Sequence[str], target: Sequence[str], timeout: float = 30.0) -> None:
-        self.settings = wrap_settings(["--transport", "streamable-http", "--port", "0", *args, "--", *target])
+    ready: str  # the pattern of the log line saying it serves; group 1 is where
+
+    def _serve(self, level: str, start: Callable[[Any], Any], timeout: float) -> str:
         self.stderr_lines: list[str] = []
         self.exit_code: int | None = None
         self._stack = contextlib.ExitStack()
         self._stack.enter_context(_counting_here())
         handler = _Records(self.stderr_lines)
         logger = logging.getLogger("mcpsqueeze")
-        level = logger.level
+        saved = logger.level
         logger.addHandler(handler)
-        logger.setLevel(self.settings.log_level.upper())
-        self._stack.callback(logger.setLevel, level)
+        logger.setLevel(level.upper())
+        self._stack.callback(logger.setLevel, saved)
         self._stack.callback(logger.removeHandler, handler)
         self._portal = self._stack.enter_context(start_blocking_portal("asyncio"))
         self._stop: anyio.Event = self._portal.call(anyio.Event)
@@ -284,17 +340,18 @@ class HttpWrap:
             await self._stop.wait()
             stop()
 
-        self._session = self._portal.start_task_soon(run_wrap, self.settings, None, until)
+        self._session = self._portal.start_task_soon(start, until)
         deadline = time.monotonic() + timeout
-        while (found := re.search(r"(http://127\.0\.0\.1:\d+/mcp)", self.stderr)) is None:
+        while (found := re.search(self.ready, self.stderr)) is None:
             if self._session.done():
                 self._session.result()  # its error
-                raise AssertionError(f"wrap ended before serving:\n{self.stderr}")
+                self._stack.close()
+                raise AssertionError(f"it ended before serving:\n{self.stderr}")
             if time.monotonic() > deadline:
                 self.stop()
-                raise TimeoutError(f"wrap did not serve within {timeout} s:\n{self.stderr}")
+                raise TimeoutError(f"it did not serve within {timeout} s:\n{self.stderr}")
             time.sleep(0.01)
-        self.url = found.group(1)
+        return found.group(1)
 
     @property
     def stderr(self) -> str:
@@ -305,7 +362,7 @@ class HttpWrap:
         return None if not self._session.done() else self._session.result()
 
     def stop(self, timeout: float = 30.0) -> int:
-        """End the session as SIGTERM would; its exit code."""
+        """End it as SIGTERM would; its exit code."""
         if self.exit_code is None:
             try:
                 self._portal.call(self._stop.set)
@@ -314,8 +371,37 @@ class HttpWrap:
                 self._stack.close()
         return self.exit_code
 
-    def __enter__(self) -> HttpWrap:
+    def __enter__(self) -> Any:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+class Serve(_Served):
+    """`mcpsqueeze serve ARGS`, in this process; `where` is its socket path or base URL."""
+
+    ready = r"session ready on (\S+?);"
+
+    def __init__(self, args: Sequence[str], *, demo_in_memory: bool = False, timeout: float = 30.0) -> None:
+        """`demo_in_memory`: its demo server backends run in this process too (`demo_backends_here`)."""
+        arguments = serve_arguments(args)
+        self.settings = arguments[0]
+        with contextlib.ExitStack() as backends:
+            if demo_in_memory:
+                backends.enter_context(demo_backends_here())
+            self.where = self._serve(
+                self.settings.log_level, lambda until: run_serve(*arguments, until), timeout
+            )
+            self._stack.enter_context(backends.pop_all())  # undone when it stops
+
+
+class HttpWrap(_Served):
+    """`mcpsqueeze wrap --transport streamable-http --port 0 ARGS -- TARGET`, in this process; `url`."""
+
+    ready = r"(http://127\.0\.0\.1:\d+/mcp)"
+
+    def __init__(self, args: Sequence[str], target: Sequence[str], timeout: float = 30.0) -> None:
+        self.settings = wrap_settings(["--transport", "streamable-http", "--port", "0", *args, "--", *target])
+        settings = self.settings
+        self.url = self._serve(settings.log_level, lambda until: run_wrap(settings, None, until), timeout)

@@ -21,7 +21,7 @@ from recover_hostile import HOSTILE, ORIGINAL_DOC
 
 from mcpsqueeze import Client, Squeezer, UsageError, shrink_tools
 from rawclient import RawClient, cli, demo_server
-from serve.serve_api import api, running_serve, write_token
+from serve.serve_api import api, serve_in_process, write_token
 
 pytestmark = pytest.mark.usefixtures("counting_in_process")
 
@@ -61,11 +61,12 @@ def test_23_2_the_mcp_tool_in_wrap_refuses_each_and_answers_the_next_call(tmp_pa
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str, str, Path]]:
-    """A real serve on loopback: (url, token, a shrunk result's id, its recovery directory)."""
+    """A serve on loopback, run in this process (serve_in_process): (url, token, a shrunk result's id,
+    its recovery directory)."""
     tmp = tmp_path_factory.mktemp("serve")
     token = write_token(tmp / "token")
     rec = tmp / "rec"
-    with running_serve(
+    with serve_in_process(
         "--recovery-dir", str(rec), "--budget", "2000", "--listen", "127.0.0.1:0",
         "--token-file", str(tmp / "token"), "-n", "demo", "--", *demo_server(),
     ) as url:  # fmt: skip

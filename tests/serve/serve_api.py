@@ -50,6 +50,16 @@ def running_serve(*args: str) -> Iterator[str]:
         proc.communicate(timeout=30)
 
 
+@contextlib.contextmanager
+def serve_in_process(*args: str) -> Iterator[str]:
+    """`running_serve`'s serve, run in this process (memwrap.Serve: the CLI's own parsing, the same session
+    API on a loopback port) with its demo server backends in-process too; stopped as SIGTERM would."""
+    from memwrap import Serve
+
+    with Serve(args, demo_in_memory=True) as served:
+        yield served.where
+
+
 def api(url: str, token: str, path: str, body: dict[str, Any] | None = None) -> tuple[int, Any]:
     """GET `path` (POST when there is a body) with the bearer token: (status, parsed JSON body)."""
     data = json.dumps(body).encode() if body is not None else None

@@ -1,4 +1,6 @@
-"""serve's session API answers /v1/recover/<id>?lines=A-B with exactly the lines a fold marker names."""
+"""serve's session API answers /v1/recover/<id>?lines=A-B with exactly the lines a fold marker names.
+The serve runs in this process (serve_api.serve_in_process); lines through a spawned serve are in
+test_recover_parts_doors."""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ import re
 import sys
 from pathlib import Path
 
-from serve_api import api, running_serve, write_token
+from serve_api import api, serve_in_process, write_token
 
 from mcpsqueeze._lines import split_lines
 
@@ -18,7 +20,7 @@ def test_recover_by_lines_returns_a_fold_markers_lines_byte_for_byte_and_bad_ran
     tmp_path: Path,
 ) -> None:
     token = write_token(tmp_path / "token")
-    with running_serve(
+    with serve_in_process(
         "--recovery-dir", str(tmp_path / "rec"), "--budget", "2000", "--listen", "127.0.0.1:0",
         "--token-file", str(tmp_path / "token"), "-n", "demo", "--", sys.executable, "-m", "mcpsqueeze.demo.server",
     ) as url:  # fmt: skip

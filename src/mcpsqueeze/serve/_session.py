@@ -10,6 +10,7 @@ import functools
 import json
 import logging
 import socket
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -295,7 +296,15 @@ def _bind_tcp(host: str, port: int) -> socket.socket:
     return tcp_listener(host, port)  # TCP_NODELAY on its connections
 
 
-async def run_serve(settings: Settings, specs: list[ServerSpec], tools: ToolFilter, listen: Listen) -> int:
+async def run_serve(
+    settings: Settings,
+    specs: list[ServerSpec],
+    tools: ToolFilter,
+    listen: Listen,
+    until: Callable[[Callable[[], None]], Coroutine[Any, Any, None]] = on_signals,
+) -> int:
+    """Serve the session API until SIGINT or SIGTERM; `until`, given the server's stop function, ends
+    it instead (a host running the door in its own process: the tests' in-process serve)."""
     import uvicorn
 
     check_listen(listen, settings.recovery_dir)
@@ -327,7 +336,7 @@ async def run_serve(settings: Settings, specs: list[ServerSpec], tools: ToolFilt
             def stop() -> None:
                 server.should_exit = True
 
-            tg.start_soon(on_signals, stop)
+            tg.start_soon(until, stop)
             up = [b.name for b in session.backends.values() if b.status == "up"]
             logger.warning(f"mcpsqueeze: session ready on {where}; backends up: {', '.join(up) or 'none'}")
             logger.warning(f"mcpsqueeze: recovery directory {settings.recovery_dir}")
