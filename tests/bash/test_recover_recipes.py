@@ -1,12 +1,12 @@
 """The `jq` recipes the agent prompt and the container docs give for a recovery file, run with the real `jq`
-on files a real `serve` wrote, against what `mcpsq recover` prints for the same original."""
+on files a real `serve` wrote, against what `mcpsq recover` prints for the same original. The serve runs in
+this process (memwrap.Serve, its demo backend too); the shim and jq are processes, as an agent runs them."""
 
 from __future__ import annotations
 
 import json
 import os
 import re
-import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from rawclient import ROOT, cli, demo_server
+from memwrap import Serve
+from rawclient import ROOT, demo_server
 from seed_recipe import require_jq
 
 ID_RE = re.compile(r"mcpsq recover ([0-9a-f]{32})")
@@ -52,24 +53,11 @@ def shell(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Shell]:
     require_jq()
     tmp = tmp_path_factory.mktemp("recipes")
     recovery, sock = tmp / "recovery", tmp / "run" / "s.sock"
-    argv = cli("serve", "--recovery-dir", str(recovery), "--budget", "4000", "--socket", str(sock))
-    proc = subprocess.Popen(
-        [*argv, "-n", "demo", "--", *demo_server()],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stderr is not None
-    seen = ""
-    while "session ready on" not in seen:
-        line = proc.stderr.readline()
-        assert line, seen
-        seen += line
-    yield Shell(
-        {**os.environ, "MCPSQUEEZE_SOCKET": str(sock), "MCPSQUEEZE_RECOVERY_DIR": str(recovery)}, recovery
-    )
-    proc.send_signal(signal.SIGTERM)
-    proc.communicate(timeout=30)
+    args = ["--recovery-dir", str(recovery), "--budget", "4000", "--socket", str(sock)]
+    with Serve([*args, "-n", "demo", "--", *demo_server()], demo_in_memory=True):
+        yield Shell(
+            {**os.environ, "MCPSQUEEZE_SOCKET": str(sock), "MCPSQUEEZE_RECOVERY_DIR": str(recovery)}, recovery
+        )
 
 
 def _prompt_paragraph() -> str:
