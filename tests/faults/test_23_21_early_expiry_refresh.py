@@ -10,6 +10,7 @@ The authorization server is tests/proxy/oauth_server.py (the SDK's server auth, 
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -17,37 +18,32 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx2
 import pytest
 
-from rawclient import RawClient, cli, stop, text
+from rawclient import RawClient, cli, text
 
 SERVER = Path(__file__).resolve().parents[1] / "proxy" / "oauth_server.py"
 
 
+def _oauth_server() -> Any:
+    """tests/proxy/oauth_server.py, imported once."""
+    if "oauth_server" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("oauth_server", SERVER)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["oauth_server"] = module
+        spec.loader.exec_module(module)
+    return sys.modules["oauth_server"]
+
+
 @pytest.fixture
 def backend() -> Iterator[str]:
-    proc = subprocess.Popen(
-        [sys.executable, str(SERVER), "--port", "0", "--token-ttl", "3600"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        assert line.startswith("LISTENING "), f"oauth server did not start (exit {proc.poll()})"
-        url = line.split()[1]
-        for _ in range(200):
-            try:
-                httpx2.get(_base(url) + "/test/counts", timeout=1)
-                break
-            except httpx2.TransportError:
-                time.sleep(0.05)
+    """The authorization server, in a thread of this process (oauth_server.running)."""
+    with _oauth_server().running(token_ttl=3600) as url:
         yield url
-    finally:
-        stop(proc)
 
 
 def _base(url: str) -> str:

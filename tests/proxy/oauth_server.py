@@ -10,17 +10,23 @@ drives the authorize URL with an HTTP client instead of a browser). Test-only ro
 the token endpoint with METHOD (client_secret_basic or client_secret_post), as a server without dynamic
 registration would have it registered.
 
+`running(...)` serves the same app from a thread of the calling process (a test), on a loopback port it
+binds itself: a server process costs ~0.7 s of CPU importing the SDK, which the test process has already.
+
 Not a test module (no test_ prefix).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import secrets
 import socket
 import sys
+import threading
 import time
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from mcp.server import MCPServer
@@ -184,6 +190,37 @@ def build(port: int, token_ttl: int, clients: list[str] | None = None) -> tuple[
         return JSONResponse(provider.counts)
 
     return app, provider
+
+
+@contextlib.contextmanager
+def running(token_ttl: int = 3600, clients: Sequence[str] = ()) -> Iterator[str]:
+    """This server in a thread, until the block ends; its MCP URL (`http://127.0.0.1:PORT/mcp`)."""
+    import uvicorn
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = int(sock.getsockname()[1])
+    app, _ = build(port, token_ttl, list(clients))
+    config = uvicorn.Config(app.streamable_http_app(host="127.0.0.1"), log_level="warning")
+
+    class Server(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:  # the test process's signals stay its own
+            yield
+
+    server = Server(config)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 30
+        while not server.started:
+            assert thread.is_alive() and time.monotonic() < deadline, "the oauth server did not start"
+            time.sleep(0.01)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        server.should_exit = True
+        thread.join(15)
+        sock.close()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,7 +1,7 @@
 """OAuth 2.1 backends: `mcpsqueeze auth login` against a local authorization server, then `wrap -- URL`.
 
-The authorization server is the SDK's server auth support (tests/proxy/oauth_server.py): discovery,
-dynamic client registration, PKCE, refresh rotation. The browser is an HTTP client driving the printed
+The authorization server is the SDK's server auth support (tests/proxy/oauth_server.py, served from a
+thread of the test process): discovery, dynamic client registration, PKCE, refresh rotation. The browser is an HTTP client driving the printed
 authorize URL and the loopback redirect.
 """
 
@@ -11,7 +11,6 @@ import json
 import os
 import stat
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,29 +25,11 @@ SERVER = Path(__file__).with_name("oauth_server.py")
 
 @pytest.fixture
 def oauth_backend() -> Iterator[str]:
-    proc = subprocess.Popen(
-        [sys.executable, str(SERVER), "--port", "0"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        assert line.startswith("LISTENING "), f"oauth server did not start (exit {proc.poll()})"
-        url = line.split()[1]
-        base = url.rsplit("/", 1)[0]
-        for _ in range(200):  # the line is printed just before uvicorn binds
-            try:
-                httpx2.get(f"{base}/test/counts", timeout=1)
-                break
-            except httpx2.TransportError:
-                import time
+    """The authorization and MCP server, in a thread of this process (oauth_server.running)."""
+    from oauth_server import running
 
-                time.sleep(0.05)
+    with running() as url:
         yield url
-    finally:
-        stop(proc)
 
 
 @pytest.fixture

@@ -9,20 +9,33 @@ clear error naming the flags to check, exit 2 (a usage problem: the client's cre
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
-import httpx2
 import pytest
 
-from rawclient import RawClient, cli, stop, text
+from rawclient import RawClient, cli, text
 
 SERVER = Path(__file__).resolve().parents[1] / "proxy" / "oauth_server.py"
+
+
+def _oauth_server() -> Any:
+    """tests/proxy/oauth_server.py, imported once."""
+    if "oauth_server" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("oauth_server", SERVER)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["oauth_server"] = module
+        spec.loader.exec_module(module)
+    return sys.modules["oauth_server"]
+
+
 CLIENT_ID, SECRET = "preregistered-app", "s3cret-of-the-app"
 
 
@@ -39,29 +52,12 @@ def callback_port() -> int:
 
 @pytest.fixture
 def post_server(callback_port: int) -> Iterator[str]:
-    """The authorization server with one client pre-registered for client_secret_post."""
+    """The authorization server with one client pre-registered for client_secret_post, in a thread of
+    this process (oauth_server.running)."""
     redirect = f"http://127.0.0.1:{callback_port}/callback"
     client = f"{CLIENT_ID},{SECRET},client_secret_post,{redirect}"
-    proc = subprocess.Popen(
-        [sys.executable, str(SERVER), "--port", "0", "--client", client],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        assert line.startswith("LISTENING "), f"oauth server did not start (exit {proc.poll()})"
-        url = line.split()[1]
-        for _ in range(200):
-            try:
-                httpx2.get(url.rsplit("/", 1)[0] + "/test/counts", timeout=1)
-                break
-            except httpx2.TransportError:
-                time.sleep(0.05)
+    with _oauth_server().running(clients=[client]) as url:
         yield url
-    finally:
-        stop(proc)
 
 
 def _secret_file(tmp_path: Path) -> Path:
