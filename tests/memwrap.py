@@ -37,10 +37,12 @@ import logging
 import os
 import queue
 import re
+import sys
 import threading
 import time
 import types
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -51,6 +53,7 @@ from mcpsqueeze._logging import _Prefixed
 from mcpsqueeze.proxy import run_wrap
 from mcpsqueeze.serve import run_serve
 from mcpsqueeze.settings import Settings
+from mcpsqueeze.transports import open_backend
 from mcpsqueeze.transports._memory import MemoryByteReceive, MemoryByteSend, memory_line_channel, memory_pipe
 from rawclient import RawClient, demo_server
 
@@ -63,8 +66,6 @@ __all__ = [
     "serve_demo",
     "wrap_settings",
 ]
-
-Backend = Callable[[MemoryByteReceive, MemoryByteSend], Awaitable[None]]
 
 
 def wrap_settings(args: Sequence[str]) -> Settings:
@@ -152,11 +153,44 @@ class _TextOut:
         pass
 
 
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+def fresh_fixture(name: str) -> Any:
+    """A new copy of tests/fixtures/NAME.py's MCPServer (`server`), as its own process would run it."""
+    spec = importlib.util.spec_from_file_location(f"in_process_{name}", FIXTURES / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.server
+
+
+def in_process_server(argv: Sequence[str]) -> Callable[[], Any] | None:
+    """How to make the server a backend command would run, when it can run here: the demo server and
+    the MCPServer fixtures (records, seed); None for anything else."""
+    argv = list(argv)
+    if argv == demo_server():
+        return lambda: fresh_demo().mcp
+    for name in ("records_server", "seed_server"):
+        if (
+            len(argv) == 2
+            and argv[0] == sys.executable
+            and Path(argv[1]).resolve() == FIXTURES / f"{name}.py"
+        ):
+            return lambda: fresh_fixture(name)
+    return None
+
+
 async def serve_demo(receive: MemoryByteReceive, send: MemoryByteSend) -> None:
     """The demo server's `main()` for stdio, on in-memory pipes, until its input ends."""
+    await serve_stdio(fresh_demo().mcp, receive, send)
+
+
+async def serve_stdio(mcp_server: Any, receive: MemoryByteReceive, send: MemoryByteSend) -> None:
+    """An MCPServer's `run("stdio")`, on in-memory pipes, until its input ends."""
     from mcp.server.stdio import stdio_server
 
-    server = fresh_demo().mcp._lowlevel_server
+    server = mcp_server._lowlevel_server
     try:
         async with stdio_server(stdin=_LinesIn(receive), stdout=_TextOut(send)) as (read, write):  # type: ignore[arg-type]
             await server.run(read, write, server.create_initialization_options())
@@ -178,12 +212,13 @@ def _counting_here() -> Iterator[None]:
 
 
 @contextlib.asynccontextmanager
-async def demo_channel() -> AsyncIterator[Any]:
-    """A JSON-RPC channel to a fresh in-process demo server, closed (its input ended) on exit."""
+async def demo_channel(make: Callable[[], Any] | None = None) -> AsyncIterator[Any]:
+    """A JSON-RPC channel to a fresh in-process demo server (or the server `make` makes), closed (its
+    input ended) on exit."""
     to_back, back_in = memory_pipe()
     back_out, from_back = memory_pipe()
     async with anyio.create_task_group() as tg:
-        tg.start_soon(serve_demo, back_in, back_out)
+        tg.start_soon(serve_stdio, (make or (lambda: fresh_demo().mcp))(), back_in, back_out)
         channel = memory_line_channel(from_back, to_back)
         try:
             yield channel
@@ -195,16 +230,16 @@ async def demo_channel() -> AsyncIterator[Any]:
 @contextlib.contextmanager
 def demo_backends_here() -> Iterator[None]:
     """While open, a `ServerLink` (the backends of `Client` and `serve`) whose command is the demo server's
-    gets `demo_channel()` instead of spawning it; other backends are spawned as usual."""
+    (or a fixture MCPServer's: `in_process_server`) gets an in-process one (`demo_channel`) instead of
+    spawning it; other backends are spawned as usual."""
     from mcpsqueeze.transports._server_link import ServerLink
 
     spawn = ServerLink._channel
 
     def channel(self: ServerLink) -> Any:
         spec = self.spec
-        if spec.url is None and [spec.command, *spec.args] == demo_server():
-            return demo_channel()
-        return spawn(self)
+        make = None if spec.url is not None else in_process_server([spec.command or "", *spec.args])
+        return spawn(self) if make is None else demo_channel(make)
 
     ServerLink._channel = channel  # type: ignore[method-assign]
     try:
@@ -224,18 +259,21 @@ class _Records(logging.Handler):
 
 
 class MemoryWrap(RawClient):
-    """`mcpsqueeze wrap ARGS -- <the demo server>`, in this process; the RawClient surface (but `proc`)."""
+    """`mcpsqueeze wrap ARGS -- TARGET` (the demo server by default), in this process; the RawClient
+    surface but `proc`. A TARGET that can run here (`in_process_server`: the demo server, the MCPServer
+    fixtures) runs on in-memory pipes; any other TARGET is spawned, as the wrap would spawn it."""
 
     def __init__(
         self,
         args: Sequence[str],
         *,
-        backend: Backend = serve_demo,
+        target: Sequence[str] | None = None,
         on_request: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
     ) -> None:
         self._start(on_request)
-        # The demo server's command as the target, as a spawned wrap gets it (it is not run: `ends` serves).
-        self.settings = wrap_settings([*args, "--", *demo_server()])
+        target = list(target or demo_server())
+        self.settings = wrap_settings([*args, "--", *target])
+        make = in_process_server(target)
         self.exit_code: int | None = None
         self._stack = contextlib.ExitStack()
         self._stack.enter_context(_counting_here())
@@ -247,16 +285,13 @@ class MemoryWrap(RawClient):
 
         @contextlib.asynccontextmanager
         async def ends(settings: Settings) -> AsyncIterator[tuple[Any, Any]]:
-            to_back, back_in = memory_pipe()
-            back_out, from_back = memory_pipe()
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(backend, back_in, back_out)
-                back = memory_line_channel(from_back, to_back)
-                try:
-                    yield memory_line_channel(relay_in, relay_out), back
-                finally:
-                    await back.aclose()  # the backend's input ends, as a spawned one's stdin closes
-                    tg.cancel_scope.deadline = anyio.current_time() + 5  # then it has 5 s to finish
+            front = memory_line_channel(relay_in, relay_out)
+            if make is None:  # spawned, as wrap spawns it (stdin closed, then terminated, at the end)
+                async with open_backend(settings) as back:
+                    yield front, back
+                return
+            async with demo_channel(make) as back:
+                yield front, back
 
         async def run() -> int:
             try:

@@ -23,8 +23,9 @@ from test_wrap_http import http_proxy
 from memwrap import MemoryWrap
 from rawclient import RawClient, cli, demo_server, text, wait_for
 
-# Tests of what the listing and invoke do run the session in-process (memwrap); the spawned CLI keeps
-# invoke through the whole pipeline, both HTTP revisions, a 2026-07-28 SDK client and changing backends.
+# Tests of what the listing and invoke do run the session in-process (memwrap; scripted backends are still
+# spawned); the spawned CLI keeps invoke through the whole pipeline, both HTTP revisions and a 2026-07-28
+# SDK client.
 pytestmark = pytest.mark.usefixtures("counting_in_process")
 
 RAW: Any = TypeAdapter(dict[str, Any])
@@ -41,9 +42,9 @@ def wrap(tmp_path: Path, *flags: str, target: list[str] | None = None) -> list[s
     return cli("wrap", *options(tmp_path, *flags), "--", *(target or demo_server()))
 
 
-def in_process(tmp_path: Path, *flags: str) -> MemoryWrap:
-    """The same wrap of the demo server, run in this process (memwrap)."""
-    return MemoryWrap(options(tmp_path, *flags))
+def in_process(tmp_path: Path, *flags: str, target: list[str] | None = None) -> MemoryWrap:
+    """The same wrap (of the demo server by default), run in this process (memwrap)."""
+    return MemoryWrap(options(tmp_path, *flags), target=target)
 
 
 def same_ids(text_a: str, text_b: str) -> tuple[str, str]:
@@ -158,7 +159,7 @@ def test_schema_list_and_error_answers_over_the_wire(tmp_path: Path) -> None:
 
 
 def test_a_backends_list_changed_refreshes_the_compressed_listing(tmp_path: Path) -> None:
-    with RawClient(wrap(tmp_path, "--compress-tools", "medium", "--name", "c", target=CHANGING)) as client:
+    with in_process(tmp_path, "--compress-tools", "medium", "--name", "c", target=CHANGING) as client:
         client.initialize()
         first = client.result("tools/list")["tools"][0]["description"]
         assert "tool_1(n: integer): Tool number 1\n" not in first and first.endswith(
@@ -272,8 +273,9 @@ async def test_a_2026_client_over_stdio_gets_the_schema_before_any_listing_and_t
 def test_every_page_of_the_backends_listing_is_compressed_and_its_own_squeeze_recover_stays_reachable(
     tmp_path: Path,
 ) -> None:
-    argv = wrap(tmp_path, "--compress-tools", "high", "--name", "p", target=[*CHANGING, "--pages"])
-    with RawClient(argv) as client:
+    with in_process(
+        tmp_path, "--compress-tools", "high", "--name", "p", target=[*CHANGING, "--pages"]
+    ) as client:
         client.initialize()
         listed = client.result("tools/list")
         called = invoke(client, "p", "tool_1", {"n": 1})
@@ -281,7 +283,7 @@ def test_every_page_of_the_backends_listing_is_compressed_and_its_own_squeeze_re
     assert listed["tools"][0]["description"].endswith("Its tools:\ngrow()\ntool_1(n)")
     assert json.loads(text(called["result"])) == {"name": "tool_1", "arguments": {"n": 1}}
     pages = [sys.executable, str(Path(__file__).with_name("pages_backend.py")), "--own-recover"]
-    with RawClient(wrap(tmp_path, "--compress-tools", "medium", "--name", "p", target=pages)) as client:
+    with in_process(tmp_path, "--compress-tools", "medium", "--name", "p", target=pages) as client:
         client.initialize()
         names = [t["name"] for t in client.result("tools/list")["tools"]]
         theirs = invoke(client, "p", "squeeze_recover", {})

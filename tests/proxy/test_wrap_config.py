@@ -1,5 +1,6 @@
 """Per-tool policies from the config file, through the real `mcpsqueeze wrap` and the bundled demo server.
-The flag-over-file test runs the same wrap in-process (memwrap: the CLI's own parser, in this process)."""
+The flag-over-file and the toonify/truncate_chars tests run the same wrap in-process (memwrap: the CLI's own
+parser; the records fixture server in-process too)."""
 
 from __future__ import annotations
 
@@ -107,11 +108,8 @@ def test_toonify_and_truncate_chars_apply_only_to_the_tools_whose_policies_set_t
         sys.path.pop(0)
     config = tmp_path / "config.toml"
     config.write_text(RESULT_CONFIG, encoding="utf-8")
-    argv = cli(
-        "wrap", "--config", str(config), "--name", "records", "--recovery-dir", str(tmp_path / "rec"),
-        "--", *RECORDS,
-    )  # fmt: skip
-    with RawClient(argv) as client:
+    args = ["--config", str(config), "--name", "records", "--recovery-dir", str(tmp_path / "rec")]
+    with MemoryWrap(args, target=RECORDS) as client:
         client.initialize()
         rows = client.call("get_records", {"n": 40})
         tools = [t["name"] for t in client.result("tools/list", {})["tools"]]

@@ -16,8 +16,8 @@ import pytest
 from memwrap import MemoryWrap
 from rawclient import RawClient, cli, demo_server, text
 
-# What a session does with each kind of result runs wrap in-process (memwrap); the spawned CLI keeps the
-# large-JSON round trip (files, modes, recovery), the restart, and the scripted backends.
+# What a session does with each kind of result runs wrap in-process (memwrap; the scripted backends are
+# spawned by it); the spawned CLI keeps the large-JSON round trip (files, modes, recovery) and the restart.
 pytestmark = pytest.mark.usefixtures("counting_in_process")
 
 BUDGET = 5000
@@ -188,8 +188,7 @@ def test_the_recover_tool_gets_a_suffix_when_the_backend_already_has_that_name(t
     import sys
 
     backend = [sys.executable, str(Path(__file__).with_name("noisy_backend.py")), "--with-squeeze-recover"]
-    argv = cli("wrap", *WHOLE, "--recovery-dir", str(tmp_path / "rec"), "--", *backend)
-    with RawClient(argv) as client:
+    with MemoryWrap([*WHOLE, "--recovery-dir", str(tmp_path / "rec")], target=backend) as client:
         client.initialize()
         names = [t["name"] for t in client.result("tools/list")["tools"]]
         theirs = client.call("squeeze_recover", {"text": "the backend's own tool"})
@@ -224,8 +223,7 @@ def test_a_huge_result_being_condensed_does_not_stall_a_small_call(tmp_path: Pat
     import time
 
     backend = [sys.executable, str(Path(__file__).with_name("noisy_backend.py")), "--with-squeeze-recover"]
-    argv = cli("wrap", *WHOLE, "--recovery-dir", str(tmp_path / "rec"), "--", *backend)
-    with RawClient(argv) as client:
+    with MemoryWrap([*WHOLE, "--recovery-dir", str(tmp_path / "rec")], target=backend) as client:
         client.initialize()
         client.send(
             {
