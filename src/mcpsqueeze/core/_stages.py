@@ -131,10 +131,17 @@ class _History:
 
     def candidates(self, server_tool: str, arguments: str) -> list[_Earlier]:
         """The latest earlier result of the same call, then the latest of the same tool (at most two)."""
-        same_tool = [e for e in reversed(self._items) if e.tool == server_tool]
-        same_call = next((e for e in same_tool if e.arguments == arguments), None)
+        latest: _Earlier | None = None
+        same_call: _Earlier | None = None
+        for e in reversed(self._items):  # newest first; stops at the latest of the same call
+            if e.tool == server_tool:
+                latest = latest or e
+                if e.arguments == arguments:
+                    same_call = e
+                    break
         out = [same_call] if same_call is not None else []
-        out += [e for e in same_tool[:1] if e is not same_call]
+        if latest is not None and latest is not same_call:
+            out.append(latest)
         return out
 
 

@@ -79,6 +79,26 @@ def _hide_output_schemas(
     return {**message, "result": result}, result
 
 
+# Results with fewer characters of content than this are presented inline by `_pump_back`: every stage
+# runs them on the event loop (stages.py's inline limits are higher), so a task of their own bought
+# nothing but its start (~10 us) and a turn of the event loop.
+_INLINE_PRESENT = 32 * 1024
+
+
+def _text_chars(result: dict[str, Any]) -> int:
+    """The characters of a result's content blocks' texts (a cheap size, without serialising)."""
+    content = result.get("content")
+    if not isinstance(content, list):
+        return 0
+    size = 0
+    for block in content:
+        if isinstance(block, dict):
+            text = block.get("text")
+            if isinstance(text, str):
+                size += len(text)
+    return size
+
+
 def _key(request_id: Any) -> tuple[str, Any]:
     # JSON-RPC ids 1 and "1" are different requests.
     return (type(request_id).__name__, request_id)
@@ -143,6 +163,10 @@ class Relay:
         self._progress: dict[tuple[str, Any], Any] = {}  # progressToken -> agent's request id (HTTP routing)
         self.on_initialized: Callable[[], None] | None = None  # after the first `initialize` answer is sent
         self._initialized_early = False  # `resume`d after an answered initialize: the next answer counts
+        # Small results are presented inline (no task of their own) unless a stage may wait on a network
+        # store (Redis): then the backend's next messages must not wait behind it.
+        store = services.store
+        self._inline = store is None or not store.remote
 
     # -- lifecycle -------------------------------------------------------------------------------------
 
@@ -451,7 +475,11 @@ class Relay:
             elif pending.call is not None:
                 assert self._tg is not None
                 self._busy += 1  # released by _present
-                self._tg.start_soon(self._present, pending.call, message, result)
+                if self._inline and _text_chars(result) < _INLINE_PRESENT:
+                    # Its stages run on the event loop anyway (nothing to wait for): no task to spawn
+                    await self._present(pending.call, message, result)
+                else:
+                    self._tg.start_soon(self._present, pending.call, message, result)
             elif pending.method == "tools/list":
                 message, result = _hide_output_schemas(
                     self.pipeline, self.services.server_name, message, result
