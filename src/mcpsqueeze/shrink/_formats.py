@@ -97,6 +97,27 @@ class _Language:
     signs: re.Pattern[str]  # lines that only this language (family) writes (led by \n unless ^)
     min_signs: int
     inline: str = ""  # signs anywhere in a line (never inside a line-start sign's match), counted apart
+    # An upper bound of the signs, when counting them is costly: patterns each of whose matches no
+    # other match of the signs can share (run on ``led``; literal-led or newline-led, so cheap), and
+    # literals one of which every other match of the signs contains
+    bound: tuple[tuple[re.Pattern[str], ...], tuple[str, ...]] | None = None
+
+    def may_have_signs(self, outside: str, led: str) -> bool:
+        """False when fewer than ``min_signs`` signs are possible (``count_signs`` would say so too):
+        findall's matches do not overlap, so each match of the signs starts where one of the bound's
+        patterns matches (a place no other match of the signs starts at), or holds an occurrence of
+        one of its literals that no other match holds."""
+        if self.bound is None:
+            return True
+        patterns, literals = self.bound
+        most = 0
+        for pattern in patterns:
+            most += len(pattern.findall(led))
+        for literal in literals:
+            if most >= self.min_signs:
+                return True
+            most += outside.count(literal)
+        return most >= self.min_signs
 
     def count_signs(self, outside: str, led: str) -> int:
         if self.signs.pattern.startswith("^"):
@@ -188,23 +209,51 @@ LANGUAGES: dict[str, _Language] = {
             _M,
         ),
         3,
+        # (tried at every character, the signs above cost more than the rest of `detect` on code)
+        bound=(
+            (
+                re.compile(
+                    r"\n[ \t]*(?:import[ \t].*from[ \t]+['\"]|import[ \t]+['\"]|export[ \t]"
+                    r"|(?:const|let|var)[ \t]+\w+[ \t]*=)"
+                ),
+                re.compile(r";[ \t]*$", _M),
+            ),
+            ("require(", "=>", "module.exports", "use strict"),
+        ),
     ),
 }
 _FENCED_RE = re.compile(r"^[ \t]*(```|~~~).*?^[ \t]*\1[ \t]*$", re.M | re.S)
 
 
-def _code(sample: str) -> Format | None:
-    """The language whose definitions and own signs both show, clearly ahead of the others."""
+# `_FENCED_RE` led by the newline before each block instead of ``^`` (so the engine finds candidates
+# by scanning for newlines in C, not by trying every character); run on the text with a newline in front,
+# it takes out the same blocks and leaves their leading newline (`_unfenced`).
+_FENCED_LED_RE = re.compile(r"\n[ \t]*(```|~~~).*?^[ \t]*\1[ \t]*$", re.M | re.S)
+
+
+def _unfenced(sample: str) -> str:
+    """``_FENCED_RE.sub("", sample)``: ``sample`` without its fenced code blocks."""
+    if "```" not in sample and "~~~" not in sample:
+        return sample
+    return _FENCED_LED_RE.sub("\n", "\n" + sample)[1:]
+
+
+def _code(sample: str, outside: str | None = None) -> Format | None:
+    """The language whose definitions and own signs both show, clearly ahead of the others.
+    ``outside``: ``_unfenced(sample)``, when the caller has it."""
     body = [line for line in sample.split("\n", 400)[:400] if line.strip()]
     if not body or sum(map(len, body)) > _CODE_LINE * len(body):
         return None  # paragraphs, not code: skip the costly patterns
-    outside = _FENCED_RE.sub("", sample)  # code blocks of a Markdown text are not the text
+    if outside is None:
+        outside = _unfenced(sample)  # code blocks of a Markdown text are not the text
     led = "\n" + outside
     scored: list[tuple[int, str]] = []
     for language in LANGUAGES.values():
         definitions = len(language.definition.findall(led))
+        if definitions < 2 or not language.may_have_signs(outside, led):
+            continue  # not this language, whatever its signs (the costlier count) would say
         signs = language.count_signs(outside, led)
-        if definitions >= 2 and signs >= language.min_signs:
+        if signs >= language.min_signs:
             scored.append((definitions + signs, language.name))
     if not scored:
         return None
@@ -228,6 +277,10 @@ def _table(lines: list[str]) -> Format | None:
     if head.count(delimiter) < 1:
         return None
     rows = [line.rstrip("\r\n") for line in lines[:_SAMPLE_LINES] if line.strip()]
+    # A row without the delimiter is one field, never the header's 2+: with more than 3 % of them the
+    # rows cannot agree below, whatever the parse says (prose or code with a comma in its first line).
+    if 100 * sum(delimiter not in row for row in rows) > 3 * len(rows):
+        return None
     try:
         parsed = list(csv.reader(rows, delimiter=delimiter, strict=True))
     except csv.Error:
@@ -326,10 +379,21 @@ _MARKDOWN_SIGNS_RE = re.compile(
 )
 _HEADING_LED_RE = re.compile(r"\n#{1,6}[ \t]+\S")
 _CODE_END_RE = re.compile(r"(?:[;{}\\]|&&|\|\|)[ \t]*$|^[ \t]*(?:FROM|RUN|COPY|ENV|ARG|fi|done|esac)\b", re.M)
+# Its two alternatives apart, the second led by a newline: a match of one never holds a place where the
+# other matches, so their counts add up to `_CODE_END_RE`'s, and each runs at C speed (the first from
+# its first characters, the second from newlines) where the alternation tried every character.
+_LINE_END_RE = re.compile(r"(?:[;{}\\]|&&|\|\|)[ \t]*$", re.M)
+_SHELL_START_RE = re.compile(r"\n[ \t]*(?:FROM|RUN|COPY|ENV|ARG|fi|done|esac)\b")
 
 
-def _markdown(sample: str, lines: list[str]) -> Format | None:
-    outside = _FENCED_RE.sub("", sample)
+def _code_ends(outside: str) -> int:
+    """``len(_CODE_END_RE.findall(outside))``."""
+    return len(_LINE_END_RE.findall(outside)) + len(_SHELL_START_RE.findall("\n" + outside))
+
+
+def _markdown(sample: str, lines: list[str], outside: str | None = None) -> Format | None:
+    if outside is None:
+        outside = _unfenced(sample)
     headings = len(_HEADING_LED_RE.findall("\n" + outside))
     headings += sum(
         bool(_SETEXT_RE.match(lines[i])) and bool(lines[i - 1].strip()) and not lines[i - 1].startswith(" ")
@@ -343,7 +407,7 @@ def _markdown(sample: str, lines: list[str]) -> Format | None:
         return None
     body = [line for line in outside.split("\n") if line.strip()]
     hashed = sum(line.startswith("#") for line in body)
-    if hashed > 0.3 * len(body) or len(_CODE_END_RE.findall(outside)) > 0.05 * len(body):
+    if hashed > 0.3 * len(body) or _code_ends(outside) > 0.05 * len(body):
         return None  # a script's comments are not headings
     return Format("markdown", "Markdown")
 
@@ -404,10 +468,12 @@ def detect(text: str, lines: list[str]) -> Format | None:
     kind = lock_kind(sample_lines)
     if kind is not None:
         return Format("lock", LABELS[kind], "lock-" + kind)
-    found = _table(lines) or _code(sample[:_CODE_SAMPLE]) or _config(lines)
+    head_sample = sample[:_CODE_SAMPLE]
+    outside = _unfenced(head_sample)  # (code and Markdown both look outside the fences)
+    found = _table(lines) or _code(head_sample, outside) or _config(lines)
     if found is not None:
         return found
-    found = _markdown(sample[:_CODE_SAMPLE], lines)
+    found = _markdown(head_sample, lines, outside)
     if found is not None:
         return found
     return _log(lines)
