@@ -162,12 +162,17 @@ def _backend() -> list[str]:
     return [sys.executable, "-m", "mcpsqueeze.demo.bulk"]
 
 
+def _key(params: dict[str, Any]) -> str:
+    """A call as the replay backend knows it: its tool and arguments (a proxy may add `_meta`)."""
+    return json.dumps([params.get("name"), params.get("arguments") or {}], sort_keys=True)
+
+
 def serve_replay(path: Path) -> None:
     """A stdio backend answering the i-th `tools/call` with the i-th captured result (cycling)."""
     calls = [c for c in json.loads(path.read_text())["calls"] if c["method"] == "tools/call"]
     answers: dict[str, list[Any]] = {}
     for c in calls:
-        answers.setdefault(json.dumps(c["params"], sort_keys=True), []).append(c["answer"].get("result", {}))
+        answers.setdefault(_key(c["params"]), []).append(c["answer"].get("result", {}))
     served: dict[str, int] = {}
     for line in sys.stdin:
         message = json.loads(line)
@@ -181,7 +186,7 @@ def serve_replay(path: Path) -> None:
             names = sorted({c["params"]["name"] for c in calls})
             result = {"tools": [{"name": name, "inputSchema": {"type": "object"}} for name in names]}
         elif method == "tools/call":
-            key = json.dumps(message["params"], sort_keys=True)
+            key = _key(message["params"])
             n = served.get(key, 0)
             served[key] = n + 1
             result = answers[key][n % len(answers[key])]
@@ -222,6 +227,9 @@ def _call(client: Client, anchor: bool, size: int, seed: int) -> None:
             _SESSION[:] = [c for c in json.loads(_REPLAY.read_text())["calls"] if c["method"] == "tools/call"]
         calls = _SESSION
         params = calls[seed % len(calls)]["params"]
+        if anchor:
+            tool_input = {"tool_name": params["name"], "tool_input": params.get("arguments") or {}}
+            params = {"name": "bulk_invoke_tool", "arguments": tool_input}
         answer = client.request("tools/call", params)
         assert "result" in answer, answer
         return
@@ -235,9 +243,14 @@ def _call(client: Client, anchor: bool, size: int, seed: int) -> None:
         assert "result" in answer, answer
 
 
+def _is_backend(pid: int) -> bool:
+    line = _cmdline(pid)
+    return b"mcpsqueeze.demo.bulk" in line or b"--serve-replay" in line
+
+
 def measure(
     name: str, argv: list[str], env: dict[str, str], args: argparse.Namespace, anchor: bool = False
-) -> dict[str, float]:
+) -> dict[str, Any]:
     client = Client(argv, env)
     client.initialize()
     client.request("tools/list", {})
@@ -245,31 +258,33 @@ def measure(
         _call(client, anchor, args.size, 10_000 + seed)
     time.sleep(args.settle)  # the warm-up's accounting and the helper's start are over
     pid = client.proc.pid
-    others = [p for p in _descendants(pid)]
-    backend = [p for p in others if b"mcpsqueeze.demo.bulk" in _cmdline(p)]
-    helpers = [p for p in others if p not in backend]
-    before = (_cpu_ns(pid), sum(map(_cpu_ns, helpers)), sum(map(_cpu_ns, backend)), _switches(pid))
+
+    def others() -> dict[int, int]:
+        return {p: _cpu_ns(p) for p in _descendants(pid)}
+
+    before, proxy0, switches0 = others(), _cpu_ns(pid), _switches(pid)
+    per_call: list[float] = []
     wall = time.perf_counter()
     for seed in range(args.calls):
+        mark = _cpu_ns(pid)
         _call(client, anchor, args.size, seed)
+        per_call.append((_cpu_ns(pid) - mark) / 1000)
     wall = time.perf_counter() - wall
-    mid_helpers = sum(map(_cpu_ns, helpers))
+    proxy1, switches1 = _cpu_ns(pid), _switches(pid)
     time.sleep(args.settle)  # accounting done in idle time is still this run's CPU
-    after = (
-        _cpu_ns(pid),
-        sum(map(_cpu_ns, helpers + [p for p in _descendants(pid) if p not in others])),
-        sum(map(_cpu_ns, backend)),
-        _switches(pid),
-    )
+    after, proxy2 = others(), _cpu_ns(pid)
     client.close()
+    backend = sum(after.get(p, 0) - before.get(p, 0) for p in after if _is_backend(p))
+    helpers = sum(max(0, after[p] - before.get(p, 0)) for p in after if not _is_backend(p))
     n = args.calls
     return {
-        "proxy_us": (after[0] - before[0]) / n / 1000,
-        "helper_us": (after[1] - before[1]) / n / 1000,
-        "helper_during_us": (mid_helpers - before[1]) / n / 1000,
-        "backend_us": (after[2] - before[2]) / n / 1000,
-        "wakeups": (after[3] - before[3]) / n,
+        "proxy_us": (proxy1 - proxy0) / n / 1000,
+        "after_us": (proxy2 - proxy1) / n / 1000,
+        "helper_us": helpers / n / 1000,
+        "backend_us": backend / n / 1000,
+        "wakeups": (switches1 - switches0) / n,
         "wall_ms": wall / n * 1000,
+        "per_call": per_call,
     }
 
 
@@ -316,6 +331,7 @@ def main() -> None:
     parser.add_argument("--floor", action="store_true")
     parser.add_argument("--callgrind", action="store_true")
     parser.add_argument("--keep", type=Path, help="--callgrind: keep the callgrind files in this directory")
+    parser.add_argument("--per-call", action="store_true", help="also each call's proxy CPU")
     parser.add_argument("--repeat", type=int, default=1, help="runs per configuration, interleaved")
     parser.add_argument(
         "--session", type=Path, help="replay this captured session (see --capture) as the calls"
@@ -374,12 +390,20 @@ def main() -> None:
         print(
             f"== {args.calls} calls of {args.size} chars, {args.repeat} run(s), load {load}; medians per call"
         )
-        heads = ("proxy us", "helper us", "backend us", "wakeups", "wall ms")
+        heads = ("proxy us", "after us", "helper us", "backend us", "wakeups", "wall ms")
         print(f"  {'configuration':58} " + " ".join(f"{h:>10}" for h in heads))
         for name, rows in results.items():
-            med = {k: statistics.median(r[k] for r in rows) for k in rows[0]}
-            keys = ("proxy_us", "helper_us", "backend_us", "wakeups", "wall_ms")
+            keys = ("proxy_us", "after_us", "helper_us", "backend_us", "wakeups", "wall_ms")
+            med = {k: statistics.median(r[k] for r in rows) for k in keys}
             print(f"  {name[-58:]:58} " + " ".join(f"{med[k]:10.1f}" for k in keys))
+        if args.per_call:
+            names = list(results)
+            print("\n  proxy CPU per call (us, all its threads, median of runs)")
+            print("  call " + " ".join(f"{n[-24:]:>24}" for n in names))
+            for i in range(args.calls):
+                cells = [statistics.median(r["per_call"][i] for r in results[n]) for n in names]
+                label = _SESSION[i % len(_SESSION)]["params"]["name"] if _SESSION else str(i)
+                print(f"  {i:3} {label[:22]:22} " + " ".join(f"{c:24.0f}" for c in cells))
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 

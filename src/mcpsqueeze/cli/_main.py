@@ -222,9 +222,9 @@ def _early_initialize(settings: Settings) -> None:
 
     backend = started(settings.target)
     if backend is not None:
-        from ..proxy import handshake
+        from ..proxy import early_listing, handshake
 
-        handshake(backend, _RELAY_MODULES)
+        handshake(backend, _RELAY_MODULES, early_listing(settings))
 
 
 def _settings(target: list[str], opts: dict[str, Any], choice: Any, command: str, **fixed: Any) -> Settings:

@@ -26,6 +26,7 @@ __all__ = [
     "Originals",
     "answer",
     "list_recover_tool",
+    "name_recover_tool",
     "page_of",
     "parts_text",
     "recover",
@@ -88,11 +89,16 @@ def list_recover_tool(
     while name in names:
         suffix += 1
         name = f"squeeze_recover_{suffix}"
+    name_recover_tool(pipelines, name)
+    return name, {**result, "tools": [*tools, definition(name)]}
+
+
+def name_recover_tool(pipelines: Iterable[Pipeline], name: str) -> None:
+    """The pipelines' stages that word recovery name the recover tool `name` from now on."""
     for stage in (stage for pipeline in pipelines for stage in pipeline.stages):
         voice = getattr(stage, "voice", None)
-        if voice is not None:  # stages that word recovery name the tool
+        if voice is not None:
             stage.voice = voice.named(name)  # type: ignore[attr-defined]
-    return name, {**result, "tools": [*tools, definition(name)]}
 
 
 class Originals(Protocol):

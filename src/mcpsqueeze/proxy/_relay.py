@@ -25,7 +25,7 @@ import anyio
 import anyio.abc
 
 from .._errors import MCPSqueezeError
-from ..core import Call, CompactTools, Invoke, Pipeline, SessionServices
+from ..core import Call, CompactTools, Invoke, Pipeline, SessionServices, name_recover_tool
 from ..transports import (
     BACKEND_GONE,
     INVALID_REQUEST,
@@ -43,7 +43,7 @@ from ..transports import (
     with_id,
 )
 from ._compact import NOT_FOUND, CompactFront, invoke_message
-from ._handshake import BACKEND_ID, Handshake
+from ._handshake import BACKEND_ID, LISTING_ID, Handshake
 from ._recover_tool import answer_recover, with_recover_tool
 
 __all__ = ["BACKEND_GONE", "FULL_META_KEY", "TIMEOUT", "UNREADABLE", "Relay"]
@@ -183,6 +183,21 @@ class Relay:
         self._backend_spoke = True
         self._protocol = handshake.protocol
         self._initialized_early = True  # what the agent sent next is waiting: on_initialized after it
+        if handshake.listing is None:
+            return
+        backend_id = next(self._ids)
+        assert backend_id == LISTING_ID
+        if not handshake.listed:
+            self._pending[backend_id] = _Pending(
+                "tools/list", handshake.listing, started=handshake.listing_sent
+            )
+            return
+        self.recover_tool = handshake.recover_tool  # the name the listing gave it (the backend may own one)
+        if self.recover_tool is not None:
+            name_recover_tool([self.pipeline], self.recover_tool)
+        if self.on_initialized is not None:  # the first answers are out: the warm-up may start
+            self.on_initialized()
+            self.on_initialized = None
 
     async def run(self) -> int:
         """Relay until the agent disconnects (or the backend fails before ever answering)."""

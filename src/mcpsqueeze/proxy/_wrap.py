@@ -35,6 +35,7 @@ from ..transports import (
     uvicorn_server,
 )
 from ._compact import compact_front
+from ._handshake import recover_tool_name
 from ._handshake import take as take_handshake
 from ._relay import Relay
 
@@ -85,9 +86,7 @@ async def _relay_stdio(
 
 def _recover(settings: Settings) -> str | None:
     """The recover tool is offered when some stage can change a result: by default or by a policy."""
-    keys = ("shrink", "dedup", "toonify")
-    on = any(getattr(settings.policy, k) or settings.policies.may_enable(k) for k in keys)
-    return "squeeze_recover" if on else None
+    return recover_tool_name(settings)
 
 
 def check_http_bind(settings: Settings) -> None:
