@@ -107,17 +107,20 @@ class _Language:
         findall's matches do not overlap, so each match of the signs starts where one of the bound's
         patterns matches (a place no other match of the signs starts at), or holds an occurrence of
         one of its literals that no other match holds."""
-        if self.bound is None:
-            return True
+        return self.bound is None or self.most_signs(outside, led, self.min_signs) >= self.min_signs
+
+    def most_signs(self, outside: str, led: str, enough: int | None = None) -> int:
+        """The bound's count (it stops once it reaches ``enough``)."""
+        assert self.bound is not None
         patterns, literals = self.bound
         most = 0
         for pattern in patterns:
             most += len(pattern.findall(led))
         for literal in literals:
-            if most >= self.min_signs:
-                return True
+            if enough is not None and most >= enough:
+                break
             most += outside.count(literal)
-        return most >= self.min_signs
+        return most
 
     def count_signs(self, outside: str, led: str) -> int:
         if self.signs.pattern.startswith("^"):
@@ -429,8 +432,7 @@ def _log(lines: list[str]) -> Format | None:
     body = [line for line in lines[: _SAMPLE_LINES * 5] if line.strip()]
     if len(body) < 20:
         return None
-    stamped = sum(bool(_LOG_LINE_RE.match(line)) for line in body[:_SAMPLE_LINES])
-    if stamped >= 0.6 * min(len(body), _SAMPLE_LINES):
+    if _mostly(body[:_SAMPLE_LINES], _LOG_LINE_RE, 0.6):  # (its length is min(len(body), _SAMPLE_LINES))
         return Format("log", "log")
     long = [line for line in body if len(line.strip()) >= 12]  # a lone "}" repeats in any code
     # Without timestamps, only exact repeats count: lines that differ in a number (file_0001.txt,
@@ -438,6 +440,19 @@ def _log(lines: list[str]) -> Format | None:
     if len(long) >= 0.5 * len(body) and len(set(long)) <= 0.7 * len(long):  # 3 in 10 repeat one above
         return Format("repeats", "repetitive text")
     return None
+
+
+def _mostly(lines: list[str], pattern: re.Pattern[str], share: float) -> bool:
+    """``sum(bool(pattern.match(line)) for line in lines) >= share * len(lines)``, stopping at the
+    first failure too many (the matches left could no longer reach the share)."""
+    needed = share * len(lines)
+    left = len(lines)
+    for line in lines:
+        if pattern.match(line) is None:
+            left -= 1
+            if left < needed:
+                return False
+    return True
 
 
 # ------------------------------------------------------------------------------------------- detect
@@ -463,7 +478,7 @@ def detect(text: str, lines: list[str]) -> Format | None:
         if after is not None:
             return Format("gitlog", "git log")
     head = [line for line in sample_lines[:_SAMPLE_LINES] if line.strip()]
-    if len(head) >= 5 and sum(bool(_ONELINE_RE.match(line)) for line in head) >= 0.95 * len(head):
+    if len(head) >= 5 and _mostly(head, _ONELINE_RE, 0.95):
         return Format("oneline", "git log")
     kind = lock_kind(sample_lines)
     if kind is not None:
