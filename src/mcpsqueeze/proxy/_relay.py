@@ -266,6 +266,8 @@ class Relay:
             return None
         pending = self._pending.pop(backend_id, None)
         if pending is not None:
+            if pending.call is not None:  # (taken busy when it was forwarded)
+                self.services.accountant.busy(-1)
             if abandon:
                 self._abandoned.add(backend_id)
             if pending.progress is not None:
@@ -387,6 +389,9 @@ class Relay:
                 number=self._calls,
                 full=isinstance(meta, dict) and meta.get(FULL_META_KEY) is True,
             )
+            # The agent waits while the backend works: token counting (the helper's CPU) waits too,
+            # off the cores the backend needs, until the call is answered (`_take`).
+            self.services.accountant.busy(+1)
         self._pending[backend_id] = pending
         meta = params.get("_meta")
         if isinstance(meta, dict) and valid_id(meta.get("progressToken")):  # else forwarded, not routed
