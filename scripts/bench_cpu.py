@@ -273,9 +273,10 @@ def measure(
     proxy1, switches1 = _cpu_ns(pid), _switches(pid)
     time.sleep(args.settle)  # accounting done in idle time is still this run's CPU
     after, proxy2 = others(), _cpu_ns(pid)
+    backends = {p for p in after if _is_backend(p)}  # (before close: the command lines go with them)
     client.close()
-    backend = sum(after.get(p, 0) - before.get(p, 0) for p in after if _is_backend(p))
-    helpers = sum(max(0, after[p] - before.get(p, 0)) for p in after if not _is_backend(p))
+    backend = sum(after[p] - before.get(p, 0) for p in backends)
+    helpers = sum(max(0, after[p] - before.get(p, 0)) for p in after if p not in backends)
     n = args.calls
     return {
         "proxy_us": (proxy1 - proxy0) / n / 1000,
