@@ -16,7 +16,7 @@ import csv
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from itertools import islice
+from itertools import islice, repeat
 
 from mcpsqueeze.shrink._locks import LABELS, lock_kind
 
@@ -244,7 +244,7 @@ def _unfenced(sample: str) -> str:
 def _code(sample: str, outside: str | None = None) -> Format | None:
     """The language whose definitions and own signs both show, clearly ahead of the others.
     ``outside``: ``_unfenced(sample)``, when the caller has it."""
-    body = [line for line in sample.split("\n", 400)[:400] if line.strip()]
+    body = list(filter(str.strip, sample.split("\n", 400)[:400]))  # (the non-blank lines, in C)
     if not body or sum(map(len, body)) > _CODE_LINE * len(body):
         return None  # paragraphs, not code: skip the costly patterns
     if outside is None:
@@ -279,10 +279,10 @@ def _table(lines: list[str]) -> Format | None:
     delimiter = "\t" if head.count("\t") >= 1 and head.count("\t") >= head.count(",") else ","
     if head.count(delimiter) < 1:
         return None
-    rows = [line.rstrip("\r\n") for line in lines[:_SAMPLE_LINES] if line.strip()]
+    rows = [line.rstrip("\r\n") for line in filter(str.strip, lines[:_SAMPLE_LINES])]
     # A row without the delimiter is one field, never the header's 2+: with more than 3 % of them the
     # rows cannot agree below, whatever the parse says (prose or code with a comma in its first line).
-    if 100 * sum(delimiter not in row for row in rows) > 3 * len(rows):
+    if 100 * (len(rows) - sum(map(str.__contains__, rows, repeat(delimiter)))) > 3 * len(rows):
         return None
     try:
         parsed = list(csv.reader(rows, delimiter=delimiter, strict=True))
@@ -408,8 +408,8 @@ def _markdown(sample: str, lines: list[str], outside: str | None = None) -> Form
         or sample.startswith("#!")
     ):
         return None
-    body = [line for line in outside.split("\n") if line.strip()]
-    hashed = sum(line.startswith("#") for line in body)
+    body = list(filter(str.strip, outside.split("\n")))
+    hashed = sum(map(str.startswith, body, repeat("#")))
     if hashed > 0.3 * len(body) or _code_ends(outside) > 0.05 * len(body):
         return None  # a script's comments are not headings
     return Format("markdown", "Markdown")
@@ -429,7 +429,7 @@ def shape(text: str) -> str:
 
 
 def _log(lines: list[str]) -> Format | None:
-    body = [line for line in lines[: _SAMPLE_LINES * 5] if line.strip()]
+    body = list(filter(str.strip, lines[: _SAMPLE_LINES * 5]))
     if len(body) < 20:
         return None
     if _mostly(body[:_SAMPLE_LINES], _LOG_LINE_RE, 0.6):  # (its length is min(len(body), _SAMPLE_LINES))
@@ -477,7 +477,7 @@ def detect(text: str, lines: list[str]) -> Format | None:
         after = _AFTER_COMMIT_RE.match(sample, first.end())
         if after is not None:
             return Format("gitlog", "git log")
-    head = [line for line in sample_lines[:_SAMPLE_LINES] if line.strip()]
+    head = list(filter(str.strip, sample_lines[:_SAMPLE_LINES]))
     if len(head) >= 5 and _mostly(head, _ONELINE_RE, 0.95):
         return Format("oneline", "git log")
     kind = lock_kind(sample_lines)
