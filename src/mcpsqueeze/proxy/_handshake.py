@@ -112,6 +112,8 @@ def handshake(
     stdin/stdout and `backend` (with `listing`, the first tools/list too); returns once they are
     imported, the relay's start-up being done."""
     ready_r, ready_w = os.pipe()
+    if listing is not None:  # what answering the listing needs first: not waited for behind the rest
+        preload = ["mcpsqueeze.core._recover", *preload]
     importer = threading.Thread(target=_import, args=(preload, ready_w), daemon=True)
     interval = sys.getswitchinterval()
     sys.setswitchinterval(_SWITCH_INTERVAL)
@@ -211,6 +213,8 @@ class _Exchange:
     def _list(self, listing: Listing) -> None:
         """The agent's `notifications/initialized` (passed on) and first `tools/list`, answered as the
         relay answers it; anything else, or anything first from the backend, is left to the relay."""
+        from ..core import list_recover_tool  # (light: no pipeline, no anyio; while the agent reads)
+
         state = self.state
         line, state.front, state.front_eof = self._line(0, self.back_out, buffered=state.front)
         if line is None:
@@ -244,8 +248,6 @@ class _Exchange:
         ):
             state.back = answer + b"\n" + state.back
             return
-        from ..core import list_recover_tool  # (light: no pipeline, no anyio)
-
         result = reply["result"]
         state.recover_tool, listed = list_recover_tool(result, listing.recover_tool, ())
         reply = with_id(reply, message["id"])
