@@ -65,6 +65,7 @@ def _check_reachable(url: str, timeout: float = 5.0) -> None:
 async def _relay_stdio(
     settings: Settings, services: SessionServices, answered: anyio.Event | None = None
 ) -> int:
+    services.accountant.start()  # (its thread now, not on the first call's answer)
     handshake = take_handshake()  # the first exchange, when it was relayed before the relay was imported
     front = StdioChannel(handshake.front, handshake.front_eof) if handshake else StdioChannel()
     async with open_backend(settings) as back:
