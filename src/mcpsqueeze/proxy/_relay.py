@@ -161,8 +161,12 @@ class Relay:
         self._protocol: str | None = None
         self._tg: anyio.abc.TaskGroup | None = None
         self._progress: dict[tuple[str, Any], Any] = {}  # progressToken -> agent's request id (HTTP routing)
-        self.on_initialized: Callable[[], None] | None = None  # after the first `initialize` answer is sent
-        self._initialized_early = False  # `resume`d after an answered initialize: the next answer counts
+        # Called once the first answers are out: the one after `initialize`'s (the agent's listing or its
+        # first call), not `initialize`'s own, so that the warm-up it starts (the condense engine's import,
+        # tens of ms of CPU) runs after this server's first call, not beside the agent's first calls to its
+        # other servers (an agent asks each server to initialize, then starts calling).
+        self.on_initialized: Callable[[], None] | None = None
+        self._initialized_early = False  # the `initialize` answer is out: on_initialized after the next one
         # Small results are presented inline (no task of their own) unless a stage may wait on a network
         # store (Redis): then the backend's next messages must not wait behind it.
         store = services.store
@@ -509,11 +513,12 @@ class Relay:
                 if pending.method == "initialize" and isinstance(result.get("protocolVersion"), str):
                     self._protocol = result["protocolVersion"]
                 await self._to_front(message)
-            if self.on_initialized is not None and (
-                pending.method == "initialize" or self._initialized_early
-            ):
-                self.on_initialized()
-                self.on_initialized = None
+            if self.on_initialized is not None:
+                if pending.method == "initialize":
+                    self._initialized_early = True
+                elif self._initialized_early:
+                    self.on_initialized()
+                    self.on_initialized = None
 
     def _with_recover_tool(self, message: Message, result: dict[str, Any]) -> Message:
         self.recover_tool, listed = with_recover_tool(message, result, self.recover_tool, [self.pipeline])
