@@ -458,8 +458,7 @@ def run_recover(
     newline added). Exit 2 when refused."""
     import json  # the stdlib one here: recovery is rare
 
-    from mcpsqueeze.core._recover import answer, parts_text  # stdlib-only, as the request
-    from mcpsqueeze.core._request import RecoverRequest
+    from mcpsqueeze.core import RecoverRequest, answer, parts_text  # the lazy face: stdlib-only modules
     from mcpsqueeze.recovery import open_recovery_file
 
     prog = f"{prefix}recover"

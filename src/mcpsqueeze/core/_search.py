@@ -13,7 +13,7 @@ line end), and capture groups are off: RE2 then stays on its DFA (with them, ``(
 10 s in the automaton that finds submatches; without, 5 ms). Caps hold all the same: the pattern's
 length and RE2's memory for it, the text's size, and a time cap checked between chunks of lines.
 
-``search`` ranks lines (or JSON values) with the BM25 that ranks preview lines (`shrink._rank`).
+``search`` ranks lines (or JSON values) with the BM25 that ranks preview lines (`shrink._rank`, through the shrink face).
 """
 
 from __future__ import annotations
@@ -189,7 +189,7 @@ def search(
 ) -> Found:
     """The lines of a text (or the values of a JSON document) that hold the words of ``query``, best
     BM25 score first (the ranking previews use; case never matters), paged as `grep` pages."""
-    from ..shrink._rank import rank_lines, search_terms  # the engine (~100 ms): only searches load it
+    from ..shrink import rank_lines, search_terms  # the engine (~100 ms): only searches load it
 
     context, skip, budget = _check_page(context, skip, budget)
     if not isinstance(query, str):
