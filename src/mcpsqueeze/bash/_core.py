@@ -38,6 +38,7 @@ __all__ = [
     "notice_line",
     "plan",
     "plan_recover",
+    "render_answer",
     "render_call",
     "render_error",
     "run_recover",
@@ -410,6 +411,20 @@ def dedup_response_id(body: object) -> str | None:
     dedup = meta.get("mcpsqueeze/dedup") if isinstance(meta, dict) else None
     rid = dedup.get("response_id") if isinstance(dedup, dict) else None
     return rid if isinstance(rid, str) else None
+
+
+def render_answer(
+    body: object, *, raw: bool, recovery_dir: Callable[[], Path], paths: tuple[str, str] | None = None
+) -> Outcome:
+    """What a tool call prints for a ``POST /v1/call`` 200 answer, in every shell door: ``render_call``,
+    or, when the answer is a dedup pointer instead of the data, the original read from
+    ``recovery_dir()`` (asked only then) after the notice, so stdout never lacks the data."""
+    rid = None if raw else dedup_response_id(body)
+    if rid is not None:
+        original = run_recover(RecoverPlan(rid, None, False), recovery_dir(), paths=paths)
+        notice = render_call(body, paths=paths).stderr
+        return Outcome(as_printed(original.stdout), notice + original.stderr, original.code)
+    return render_call(body, raw=raw, paths=paths)
 
 
 def render_error(status: int, body: object, *, prog: str = "mcpsq") -> Outcome:

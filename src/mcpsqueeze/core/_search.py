@@ -13,7 +13,7 @@ line end), and capture groups are off: RE2 then stays on its DFA (with them, ``(
 10 s in the automaton that finds submatches; without, 5 ms). Caps hold all the same: the pattern's
 length and RE2's memory for it, the text's size, and a time cap checked between chunks of lines.
 
-``search`` ranks lines (or JSON values) with the BM25 that ranks preview lines (`shrink._rank`, through the shrink face).
+``search`` ranks lines (or JSON values) with the BM25 that ranks preview lines (`shrink._rank`).
 """
 
 from __future__ import annotations
