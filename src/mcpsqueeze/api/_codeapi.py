@@ -57,12 +57,11 @@ class ClientSessionAPI:
     async def call(
         self, server: str, tool: str, arguments: dict[str, Any], full: bool, principal: str | None = None
     ) -> tuple[int, Any]:
-        from ..serve import call_answer, error_body, failure_answer
+        from ..serve import call_answer, error_body, failure_answer, unknown_server
 
         backend = self.backends.get(server)
         if backend is None:
-            known = ", ".join(sorted(self.backends)) or "none"
-            return 404, error_body("unknown_server", f"no server named {server!r}; this client has: {known}")
+            return unknown_server(self.backends, server, "client")
         if not any(t["name"] == tool for t in backend.tools):
             names = ", ".join(t["name"] for t in backend.tools) or "none"
             return 404, error_body(

@@ -11,6 +11,7 @@ from ._session import (
     run_serve,
     servers_answer,
     too_large_body,
+    unknown_server,
 )
 
 __all__ = [
@@ -23,4 +24,5 @@ __all__ = [
     "run_serve",
     "servers_answer",
     "too_large_body",
+    "unknown_server",
 ]

@@ -129,8 +129,7 @@ class Session:
     ) -> tuple[int, Any]:
         backend = self.backends.get(server)
         if backend is None:
-            known = ", ".join(sorted(self.backends)) or "none"
-            return 404, error_body("unknown_server", f"no server named {server!r}; this session has: {known}")
+            return unknown_server(self.backends, server, "session")
         if backend.status != "up":
             assert self.tg is not None
             try:
@@ -164,6 +163,12 @@ class Session:
 def error_body(code: str, message: str) -> dict[str, Any]:
     """The body of every error answer of the session API (serve's session and a Client's alike)."""
     return {"error": {"code": code, "message": message}}
+
+
+def unknown_server(backends: dict[str, ServerLink], server: str, holder: str) -> tuple[int, dict[str, Any]]:
+    """The 404 for a server this ``holder`` (session, client) does not have, naming the ones it has."""
+    known = ", ".join(sorted(backends)) or "none"
+    return 404, error_body("unknown_server", f"no server named {server!r}; this {holder} has: {known}")
 
 
 def servers_answer(backends: dict[str, ServerLink], recovery_dir: Path) -> dict[str, Any]:
