@@ -163,6 +163,8 @@ def page_of(result: dict[str, Any], request: RecoverRequest, page_size: int) -> 
         note += f"; next page: call this tool with {json.dumps(following, separators=(',', ':'))}"
     else:
         note += "; the last page"
+    if not chunk.endswith("\n"):  # a client that joins blocks must not run the note into the text
+        note = "\n" + note
     return {"content": [_block(chunk), _block(note)], "isError": False, "_meta": out_meta}
 
 
@@ -210,7 +212,9 @@ def answer(originals: Sequence[dict[str, Any]], request: RecoverRequest) -> dict
         place = {k: v for k, v in meta.items() if k in ("mcpsqueeze/lines", "mcpsqueeze/window")}
         return {"content": [_block(text)], "isError": False, "_meta": place}
     labels = "; ".join(f"{i}) {_label(meta)}" for i, (_, meta) in enumerate(parts, 1))
-    label = f"mcpsqueeze: {len(parts)} parts follow, one block each, exact and in order: {labels}"
+    # The label ends its own line: a client that joins text blocks (some do, without a separator) must
+    # not run it into the first part's first line.
+    label = f"mcpsqueeze: {len(parts)} parts follow, one block each, exact and in order: {labels}\n"
     return {
         "content": [_block(label), *(_block(text) for text, _ in parts)],
         "isError": False,
