@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_PAGE_SIZE",
+    "LISTED_ARGUMENTS",
     "Originals",
     "answer",
     "list_recover_tool",
@@ -34,36 +35,28 @@ __all__ = [
 ]
 
 
+#: The arguments the recover tool lists: what an agent composes itself. The others (query,
+#: offset/length, page, ignore_case, context, skip) are taken all the same; the answers name them
+#: where they apply (a page's or a search's next call, the JSON notice) and so do the errors.
+LISTED_ARGUMENTS = ("response_id", "lines", "pointer", "grep")
+
+
 def recover_tool_definition(name: str) -> dict[str, Any]:
-    """The recover tool as every door lists it. Carried on every turn, so it is short (at most 300
-    o200k tokens, tests/core/test_recover_listing.py): the detail is in the answers (labels, the next
-    page's call) and in the errors, which say what to change."""
-    many = {"type": ["string", "array"], "items": {"type": "string"}}
+    """The recover tool as every door lists it. Carried on every turn by every server it is listed
+    for, so it costs about 100 o200k tokens (tests/core/test_recover_listing.py): every preview's
+    notice spells out the exact call (the id, a range of its fold markers, a pointer), the answers
+    name the next call, and an unknown or misused argument gets an error that teaches the right one.
+    The schema lists what an agent composes itself (``LISTED_ARGUMENTS``, plain strings: a list of
+    ids, pointers or ranges is taken too) and does not forbid the others."""
     return {
         "name": name,
         "description": (
-            "The exact original of a result mcpsqueeze shrank or deduplicated. "
-            "Narrow it with pointer, lines, query or offset/length; grep (regex) or search (words) find "
-            "lines. Pages: call again with _meta mcpsqueeze/next."
+            'Exact original of a cut result, or lines "9-20,40-", JSON pointers, grep regex, search words.'
         ),
         "inputSchema": {
             "type": "object",
-            "properties": {
-                "response_id": {**many, "description": "id(s) from the notice"},
-                "pointer": {**many, "description": "JSON pointer(s)"},
-                "lines": {"type": "string", "description": "120-180,300-"},
-                "query": {"type": "string", "description": "JMESPath"},
-                "offset": {"type": "integer"},
-                "length": {"type": "integer"},
-                "page": {"type": "integer"},
-                "grep": {"type": "string"},
-                "search": {"type": "string"},
-                "ignore_case": {"type": "boolean"},
-                "context": {"type": "integer"},
-                "skip": {"type": "integer"},
-            },
+            "properties": {argument: {"type": "string"} for argument in LISTED_ARGUMENTS},
             "required": ["response_id"],
-            "additionalProperties": False,
         },
         "annotations": {"readOnlyHint": True, "idempotentHint": True, "openWorldHint": False},
     }
@@ -319,7 +312,8 @@ def _document(original: dict[str, Any], text: str, what: str) -> Any:
 
 
 def _selected(original: dict[str, Any], text: str, pointer: str | None, query: str | None) -> str:
-    """The text of the node ``pointer`` names and ``query`` projects (a string as is, else indented JSON)."""
+    """The text of the node ``pointer`` names and ``query`` projects: a string as is, else compact JSON
+    (as previews show JSON: the same values for about half the tokens of indented JSON)."""
     try:
         document = json.loads(text)
     except (ValueError, RecursionError):
@@ -337,7 +331,7 @@ def _selected(original: dict[str, Any], text: str, pointer: str | None, query: s
     if isinstance(node, str):
         return node
     try:
-        return json.dumps(node, ensure_ascii=False, indent=1)
+        return json.dumps(node, ensure_ascii=False, separators=(",", ":"))
     except RecursionError:
         raise RecoveryError(
             "the selected part nests too deeply to show as JSON; select a deeper part with pointer, "
