@@ -106,3 +106,19 @@ def test_a_pages_note_starts_its_own_line_when_the_page_ends_inside_a_line() -> 
     assert inside["content"][1]["text"].startswith("\nmcpsqueeze: page 1 of 2")
     at_end = recover(store, RecoverRequest.parse({"response_id": rid}), 4)  # "abc\n" | "def\n" | ...
     assert at_end["content"][1]["text"].startswith("mcpsqueeze: page 1 of 3")
+
+
+def test_parts_of_one_original_name_its_id_once() -> None:
+    """Several ranges of one original: the id is in the label once, not in every part's (an id is
+    about 20 tokens); parts of several originals each name theirs."""
+    text = "".join(f"line {i}\n" for i in range(1, 40))
+    one = answer([_text_result(text)], RecoverRequest.parse({"response_id": RID, "lines": "4-5,13-23,30"}))
+    label = one["content"][0]["text"]
+    assert label.count(RID) == 1 and f"3 parts of {RID} follow" in label and "1) lines 4-5 of 39;" in label
+    other = "1" * 32
+    two = answer(
+        [_text_result(text), _text_result(text)],
+        RecoverRequest.parse({"response_id": [RID, other], "lines": "4-5"}),
+    )
+    label = two["content"][0]["text"]
+    assert f"1) {RID} lines 4-5 of 39; 2) {other} lines 4-5 of 39" in label

@@ -204,10 +204,13 @@ def answer(originals: Sequence[dict[str, Any]], request: RecoverRequest) -> dict
         text, meta = parts[0]
         place = {k: v for k, v in meta.items() if k in ("mcpsqueeze/lines", "mcpsqueeze/window")}
         return {"content": [_block(text)], "isError": False, "_meta": place}
-    labels = "; ".join(f"{i}) {_label(meta)}" for i, (_, meta) in enumerate(parts, 1))
+    ids = {meta["response_id"] for _, meta in parts}
+    one = len(ids) == 1  # the id is named once, not in every part's label (20 tokens each)
+    labels = "; ".join(f"{i}) {_label(meta, with_id=not one)}" for i, (_, meta) in enumerate(parts, 1))
+    whose = f" of {next(iter(ids))}" if one else ""
     # The label ends its own line: a client that joins text blocks (some do, without a separator) must
     # not run it into the first part's first line.
-    label = f"mcpsqueeze: {len(parts)} parts follow, one block each, exact and in order: {labels}\n"
+    label = f"mcpsqueeze: {len(parts)} parts{whose} follow, one block each, exact and in order: {labels}\n"
     return {
         "content": [_block(label), *(_block(text) for text, _ in parts)],
         "isError": False,
@@ -256,13 +259,17 @@ def _part(
     return window, meta
 
 
-def _label(meta: dict[str, Any]) -> str:
-    where = f"{meta['response_id']}" + (f" {meta['pointer']}" if "pointer" in meta else "")
+def _label(meta: dict[str, Any], with_id: bool = True) -> str:
+    words = [meta["response_id"]] if with_id else []
+    if "pointer" in meta:
+        words.append(meta["pointer"])
     if "mcpsqueeze/lines" in meta:
         place = meta["mcpsqueeze/lines"]
-        return f"{where} lines {place['first']}-{place['last']} of {place['total_lines']}"
-    place = meta["mcpsqueeze/window"]
-    return f"{where} chars {place['offset']}-{place['offset'] + place['length']} of {place['total_chars']}"
+        words.append(f"lines {place['first']}-{place['last']} of {place['total_lines']}")
+    else:
+        place = meta["mcpsqueeze/window"]
+        words.append(f"chars {place['offset']}-{place['offset'] + place['length']} of {place['total_chars']}")
+    return " ".join(words)
 
 
 def _found(original: dict[str, Any], text: str, request: RecoverRequest) -> dict[str, Any]:
