@@ -279,7 +279,7 @@ def test_inspector_cli_calls_the_short_recover_listing_with_listed_and_unlisted_
     rid = shown["_meta"]["truncation"]["response_id"]
     assert f'"response_id":"{rid}","lines":"' in shown["content"][0]["text"]  # the outline's exact call
     lines = call("squeeze_recover", f"response_id={rid}", "lines=1-3,5")
-    assert lines["isError"] is False and "2 parts follow" in lines["content"][0]["text"]
+    assert lines["isError"] is False and f"2 parts of {rid} follow" in lines["content"][0]["text"]
     found = call("squeeze_recover", f"response_id={rid}", "grep=proxy", "context=0", "ignore_case=true")
     assert found["isError"] is False and "lines match grep /proxy/i" in found["content"][0]["text"]
     wrong = call("squeeze_recover", f"response_id={rid}", "line=3", ok=False)
