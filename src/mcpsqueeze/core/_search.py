@@ -464,7 +464,10 @@ def _page(
 def _header(total: int, out_of: int, what: str, label: str, complete: bool) -> str:
     count = f"{total:,}" if complete else f"at least {total:,}"
     if not total:
-        return f"No {what[:-1]} of {out_of:,} matches {label}."
+        hint = ""
+        if label.startswith("grep") and not label.endswith("/i"):  # what else to try (the listing is short)
+            hint = " (ignore_case: true ignores case; search takes words and ranks lines)"
+        return f"No {what[:-1]} of {out_of:,} matches {label}{hint}."
     form = "N: a match, N- context" if what == "lines" else "pointer: value"
     return f"{count} of {out_of:,} {what} match {label} ({form}):"
 
