@@ -232,11 +232,10 @@ class Relay:
                     with self._working():
                         await self._reply(
                             pending,
-                            error_response(
-                                pending.request["id"],
-                                TIMEOUT,
-                                f"mcpsqueeze: the agent closed its input and the backend did not answer "
-                                f"{pending.what} within {grace:g} s after that; the request was cancelled.",
+                            _timed_out(
+                                pending,
+                                f"the agent closed its input and the backend did not answer {pending.what} "
+                                f"within {grace:g} s after that; the request was cancelled.",
                             ),
                         )
                         await self._cancel_in_backend(backend_id, "the agent closed its input (mcpsqueeze)")
@@ -463,12 +462,10 @@ class Relay:
         with self._working():
             await self._reply(
                 pending,
-                error_response(
-                    pending.request["id"],
-                    TIMEOUT,
-                    f"mcpsqueeze: the backend did not answer {pending.what} within {timeout:g} s; the "
-                    "request was cancelled and the proxy keeps serving. Retry, narrow the request, or raise "
-                    "--timeout.",
+                _timed_out(
+                    pending,
+                    f"the backend did not answer {pending.what} within {timeout:g} s; the request was "
+                    "cancelled and the proxy keeps serving. Retry, narrow the request, or raise --timeout.",
                 ),
             )
             await self._cancel_in_backend(backend_id, f"timed out after {timeout:g} s (mcpsqueeze)")
@@ -665,6 +662,11 @@ class Relay:
                 logger.warning("mcpsqueeze: could not send a message to the backend: %s", exc)
                 return str(exc)
         return None
+
+
+def _timed_out(pending: _Pending, why: str) -> Message:
+    """The error a request the proxy gave up waiting for is answered with (a timeout, or the agent gone)."""
+    return error_response(pending.request["id"], TIMEOUT, f"mcpsqueeze: {why}")
 
 
 def _code(answer: Message) -> Any:

@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import csv
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import islice, repeat
 
-from mcpsqueeze.shrink._locks import LABELS, lock_kind
+from mcpsqueeze.shrink._locks import LABELS, few_fail, lock_kind
 
 __all__ = ["LANGUAGES", "Format", "detect", "shape"]
 
@@ -311,18 +310,6 @@ REQUIREMENT_RE = re.compile(r"^[A-Za-z0-9][\w.\-]*(?:\[[^\]\n]*\])?[ \t]*(?:===?
 GOSUM_RE = re.compile(r"^\S+ v\S+ h1:\S+=$")
 
 
-def _few_fail(lines: list[str], ok: Callable[[str], object], share: float) -> bool:
-    """At most ``share`` of ``lines`` fail ``ok``; stops at the first failure too many (prose fails
-    a config test within a few lines, and these tests run on every text result)."""
-    allowed = int(share * len(lines))
-    for line in lines:
-        if not ok(line):
-            allowed -= 1
-            if allowed < 0:
-                return False
-    return True
-
-
 def _requirement(line: str) -> bool:
     return bool(REQUIREMENT_RE.match(line) or GOSUM_RE.match(line))
 
@@ -341,19 +328,19 @@ def _config(lines: list[str]) -> Format | None:
     ]
     if len(body) < 3:
         return None
-    if _few_fail(body, _requirement, 0.1):
+    if few_fail(body, _requirement, 0.1):
         return Format("requirements", "requirements/lock list")
     if lines[0].startswith("# yarn lockfile") or (
         sum(line.startswith('  version "') for line in body) >= 2
         and sum(bool(line[:1].strip()) and line.rstrip().endswith(":") for line in body) >= 2
     ):
         return Format("yarn", "yarn lock file")
-    if _few_fail(body, _toml_line, 0.03):
+    if few_fail(body, _toml_line, 0.03):
         sections = sum(bool(SECTION_RE.match(line)) for line in body)
         keys = sum(bool(_KEY_RE.match(line)) for line in body)
         if sections >= 1 and keys >= 2 and sections + keys >= 0.3 * len(body):
             return Format("toml", "TOML/INI file")
-    if not _few_fail(body, _yaml_line, 0.03):
+    if not few_fail(body, _yaml_line, 0.03):
         return None
     yaml_keys = [YAML_KEY_RE.match(line) for line in body]
     nested = any(

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import repeat
 
-__all__ = ["LABELS", "Package", "lock_kind", "packages"]
+__all__ = ["LABELS", "Package", "few_fail", "lock_kind", "packages"]
 
 #: What an outline's header calls each kind.
 LABELS = {
@@ -57,7 +57,7 @@ def lock_kind(lines: Sequence[str]) -> str | None:
     if len(head) < 3:
         return None
     first = head[0]
-    if _few_fail(head, lambda line: bool(_GOSUM_RE.match(line)), 0.02):
+    if few_fail(head, lambda line: bool(_GOSUM_RE.match(line)), 0.02):
         return "gosum"
     if first.startswith("lockfileVersion:") and any(
         line.rstrip() in ("packages:", "importers:") for line in head
@@ -88,7 +88,10 @@ def lock_kind(lines: Sequence[str]) -> str | None:
     return None
 
 
-def _few_fail(lines: list[str], ok: Callable[[str], bool], share: float) -> bool:
+def few_fail(lines: list[str], ok: Callable[[str], object], share: float) -> bool:
+    """At most ``share`` of ``lines`` fail ``ok``; stops at the first failure too many (prose fails
+    a config test within a few lines, and these tests run on every text result). ``_formats`` tests its
+    config formats with it too."""
     allowed = int(share * len(lines))
     for line in lines:
         if not ok(line):
