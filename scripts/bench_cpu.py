@@ -350,6 +350,8 @@ def main() -> None:
     _REPLAY = args.session
     if args.session:  # a fresh process per run, as bench_session: a warm-up would make every call a repeat
         args.warmup = 0
+    if args.callgrind:  # under valgrind (~50x slower) the proxy's own warm-up must be over before counting
+        args.settle = max(args.settle, 5.0)
     trees = args.src or [ROOT / "src"]
     workdir = Path(tempfile.mkdtemp(prefix="bench-cpu-"))
     extra = args.extra.split()
