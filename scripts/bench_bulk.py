@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import compileall
-import os
 import shutil
 import statistics
 import sys
@@ -29,9 +28,7 @@ def _ours(name: str, extra: list[str], src: Path) -> bs.Configuration:
             "--stats-file", str(workdir / f"stats-{server.name}.jsonl"), "--", *server.argv,
         ]  # fmt: skip
 
-    config = bs.Configuration(name, wrap)
-    object.__setattr__(config, "src", src)
-    return config
+    return bs.Configuration(name, wrap, src=src)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -55,9 +52,6 @@ def main(argv: list[str] | None = None) -> None:
         for round_no in range(args.rounds):
             shift = round_no % len(configs)
             for config in configs[shift:] + configs[:shift]:
-                src = getattr(config, "src", here)
-                os.environ["PYTHONPATH"] = str(src)
-                bs.ROOT = src.parent  # bs._env() puts ROOT/src first
                 times[config.name] += bs.run_bulk(config, workdir, round_no, args.size, args.calls)
             print(f"round {round_no + 1}/{args.rounds} done", file=sys.stderr)
     finally:

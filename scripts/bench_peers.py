@@ -412,12 +412,65 @@ def _types(schema: Any) -> set[str]:
 
 
 @dataclass
+class Answer:
+    """A recovery as an agent reads it to the end: one call, and one more per ``_meta["mcpsqueeze/next"]``
+    page (an answer over the proxy's page size comes in pages since issue 21 item 4)."""
+
+    exact: str  # the text recovered: the pages' exact first blocks joined (a one-page answer: its text)
+    shown: str  # what the agent read: the exact text, then each page's note on its own line
+    tokens: int  # o200k of every page as the model receives it
+    calls: int  # round trips: one per page
+    ok: bool
+
+
+def ask(peer: Peer, tool: str, arguments: dict[str, Any], pages: int = 1000) -> Answer:
+    """``tool`` called with ``arguments``, following ``_meta["mcpsqueeze/next"]`` to the last page."""
+    exact: list[str] = []
+    notes: list[str] = []
+    tokens = calls = 0
+    ok = True
+    while True:
+        _, answer = peer.request("tools/call", {"name": tool, "arguments": arguments})
+        result = answer.get("result") or {}
+        ok = ok and "result" in answer and not result.get("isError")
+        text = presented_text(result)
+        tokens += count_tokens(text)
+        calls += 1
+        meta = result.get("_meta") or {}
+        blocks = [b for b in result.get("content") or [] if isinstance(b, dict) and b.get("type") == "text"]
+        if isinstance(meta.get("mcpsqueeze/page"), dict) and blocks:
+            exact.append(str(blocks[0].get("text", "")))
+            notes += [str(b.get("text", "")) for b in blocks[1:]]
+        else:
+            exact.append(text)
+        following = meta.get("mcpsqueeze/next")
+        if not ok or not isinstance(following, dict) or calls >= pages:
+            break
+        arguments = following
+    joined = "".join(exact)
+    shown = "\n".join([joined, *notes]) if notes else joined
+    return Answer(joined, shown, tokens, calls, ok)
+
+
+@dataclass
 class _Fetch:
-    text: str
+    text: str  # what the agent read
     tokens: int
     whole: bool
     nodes: list[ac.Path]  # JSON nodes of the original it returned, exactly
     asked: str = "whole"  # what the call asked for, for --verbose
+    trips: int = 1  # calls made (a paged answer: one per page)
+
+    @classmethod
+    def of(cls, answer: Answer, whole: bool, nodes: list[ac.Path], asked: str = "whole") -> _Fetch:
+        if answer.calls > 1:
+            asked += f" ({answer.calls} pages)"
+        return cls(answer.shown, answer.tokens, whole, nodes, asked, answer.calls)
+
+    @property
+    def price(self) -> int:
+        """What it costs the agent: its tokens, and the overhead and a turn per call."""
+        return self.tokens + (ac.OVERHEAD + ac.TURN) * self.trips
 
 
 class _Agent:
@@ -430,7 +483,7 @@ class _Agent:
         calls: list[CallRecord],
         direct: list[CallRecord],
         sess: list[tuple[str, str, dict[str, Any]]],
-        wholes: dict[Any, str],
+        wholes: dict[Any, Answer],
     ) -> None:
         self.name, self.peers, self.calls, self.direct, self.sess = name, peers, calls, direct, sess
         self.wholes = wholes  # whole originals already asked: ours by response id, mcp-compressor by call
@@ -448,10 +501,8 @@ class _Agent:
         if is_ours(name):
             self._probe()
 
-    def _ask(self, server: str, tool: str, arguments: dict[str, Any]) -> tuple[str, bool]:
-        _, answer = self.peers[server].request("tools/call", {"name": tool, "arguments": arguments})
-        result = answer.get("result") or {}
-        return presented_text(result), "result" in answer and not result.get("isError")
+    def _ask(self, server: str, tool: str, arguments: dict[str, Any], pages: int = 1000) -> Answer:
+        return ask(self.peers[server], tool, arguments, pages)
 
     def _probe(self) -> None:
         """Our recover tool per server (tools/list), and whether it takes several line ranges or
@@ -471,13 +522,13 @@ class _Agent:
                 continue
             document = self.documents[call.index]
             if document is None and not self.multi_lines and self.direct[call.index].text.count("\n") >= 2:
-                _, ok = self._ask(call.server, tool, {"response_id": response_id, "lines": "1-1,2-2"})
-                self.multi_lines = ok
+                probe = {"response_id": response_id, "lines": "1-1,2-2"}
+                self.multi_lines = self._ask(call.server, tool, probe, pages=1).ok
             elif document and not self.multi_pointer and len(document) >= 2:
                 keys = list(range(2)) if isinstance(document, list) else list(document)[:2]
                 pointers = [ac.pointer_of((k,)) for k in keys]
-                _, ok = self._ask(call.server, tool, {"response_id": response_id, "pointer": pointers})
-                self.multi_pointer = ok
+                probe = {"response_id": response_id, "pointer": pointers}
+                self.multi_pointer = self._ask(call.server, tool, probe, pages=1).ok
 
     def describe(self) -> str:
         if self.name == COMPRESSOR:
@@ -517,36 +568,39 @@ class _Agent:
                 + ("; ".join(f"{f.asked} {f.tokens:,} tokens" for f in fetches) or "unreachable")
             )
             for fetch in fetches:
-                out.trips += 1
-                out.tokens += fetch.tokens + ac.OVERHEAD
+                out.trips += fetch.trips
+                out.tokens += fetch.tokens + ac.OVERHEAD * fetch.trips
                 out.whole += fetch.whole
                 out.parts += not fetch.whole
                 context.add(fetch.text)
                 for path in fetch.nodes:
                     context.add_node(i, path)
-            out.missed += sum(not context.sees(n, document, self.same[i]) for n in unseen)
+            missed = [n for n in unseen if not context.sees(n, document, self.same[i])]
+            out.missed += len(missed)
+            for need in missed:
+                where = f"line {need.line}" if need.path is None else ac.pointer_of(need.path)
+                out.log.append(f"#{i:<2} MISSED {where}: {(need.text or repr(need.value))[:80]!r}")
         return out
 
     def _compressor_full(self, i: int) -> _Fetch:
         if i not in self.wholes:
             server, tool, args = self.sess[i]
             arguments = {"tool_name": tool, "tool_input": args, "full": True}
-            self.wholes[i] = self._ask(server, f"{server}_invoke_tool", arguments)[0]
-        return _Fetch(self.wholes[i], count_tokens(self.wholes[i]), True, [()])
+            self.wholes[i] = self._ask(server, f"{server}_invoke_tool", arguments)
+        return _Fetch.of(self.wholes[i], True, [()])
 
     def _whole(self, server: str, response_id: str) -> _Fetch:
         if response_id not in self.wholes:
             tool = self.recover_tools[server]
-            self.wholes[response_id] = self._ask(server, tool, {"response_id": response_id})[0]
-        text = self.wholes[response_id]
-        return _Fetch(text, count_tokens(text), True, [()])
+            self.wholes[response_id] = self._ask(server, tool, {"response_id": response_id})
+        return _Fetch.of(self.wholes[response_id], True, [()])
 
     def _fetch(
         self, server: str, response_id: str, arguments: dict[str, Any], nodes: list[ac.Path]
     ) -> _Fetch:
-        text, ok = self._ask(server, self.recover_tools[server], {"response_id": response_id, **arguments})
-        asked = ", ".join(f"{k} {v}" for k, v in arguments.items()) + ("" if ok else " (error)")
-        return _Fetch(text, count_tokens(text), False, nodes if ok else [], asked)
+        found = self._ask(server, self.recover_tools[server], {"response_id": response_id, **arguments})
+        asked = ", ".join(f"{k} {v}" for k, v in arguments.items()) + ("" if found.ok else " (error)")
+        return _Fetch.of(found, False, nodes if found.ok else [], asked)
 
     def _markers(self, call: CallRecord) -> str:
         """The preview whose fold markers and JSON number this result's original: its own, or for a
@@ -605,8 +659,7 @@ class _Agent:
                     ({"pointer": pointer}, [path]) for pointer, path in zip(pointers, kept, strict=True)
                 ]
         fetches = [self._fetch(call.server, response_id, args, paths) for args, paths in requests]
-        price = sum(f.tokens + ac.OVERHEAD + ac.TURN for f in fetches)
-        return [everything] if everything.tokens + ac.OVERHEAD + ac.TURN < price else fetches
+        return [everything] if everything.price < sum(f.price for f in fetches) else fetches
 
 
 def _recoverer(
@@ -622,7 +675,7 @@ def _recoverer(
     costs: dict[int, Cost] = {}
 
     def after(peers: dict[str, Peer], calls: list[CallRecord]) -> None:
-        wholes: dict[Any, str] = {}
+        wholes: dict[Any, Answer] = {}
         for call in calls:
             server, tool, args = sess[call.index]
             if call.text == direct[call.index].text:
@@ -643,10 +696,9 @@ def _recoverer(
             else:
                 recovered[call.index] = False  # tooltrim: no recover tool (its ref= footer names no tool)
                 continue
-            _, answer = peers[server].request("tools/call", request)
-            text = presented_text(answer.get("result") or {})
-            wholes[key] = text
-            recovered[call.index] = text == direct[call.index].text
+            whole = ask(peers[server], str(request["name"]), request["arguments"])
+            wholes[key] = whole
+            recovered[call.index] = whole.exact == direct[call.index].text
         agent = _Agent(name, peers, calls, direct, sess, wholes)
         after.recovery = agent.describe()  # type: ignore[attr-defined]
         for k in ac.KS:

@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT / "src"))
 import mcpsqueeze.shrink._engine as engine  # noqa: E402
 from mcpsqueeze.shrink import RecoveryHint, landmarks, shrink_texts  # noqa: E402
 
-HINT = RecoveryHint("0123456789abcdef0123456789abcdef", str(Path.home() / "rec" / "x.json"), "mcp")
+HINT = RecoveryHint("0123456789abcdef0123456789abcdef", str(Path.home() / "rec" / "x.json"))
 BUDGETS = (20000, 8000, 4000)
 _OUTLINER = engine.Outliner
 

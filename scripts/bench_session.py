@@ -74,6 +74,7 @@ class Configuration:
     name: str
     wrap: Callable[[Server, Path], list[str]]
     invoke: Callable[[Server, str, dict[str, Any]], tuple[str, dict[str, Any]]] = lambda _s, t, a: (t, a)
+    src: Path | None = None  # another source tree's mcpsqueeze (`--base`): its processes import that one
 
 
 def _compressor_invoke(server: Server, tool: str, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -81,8 +82,20 @@ def _compressor_invoke(server: Server, tool: str, args: dict[str, Any]) -> tuple
     return f"{server.name}_invoke_tool", {"tool_name": tool, "tool_input": args}
 
 
-def configurations(budget: int) -> list[Configuration]:
+def _wrap_argv(budget: int) -> Callable[[Server, Path], list[str]]:
     python = sys.executable
+    return lambda s, w: [
+        python, "-m", "mcpsqueeze.cli", "wrap", "--budget", str(budget), "--name", s.name,
+        "--recovery-dir", str(w / "recovery"), "--stats-file", str(w / f"stats-{s.name}.jsonl"),
+        "--", *s.argv,
+    ]  # fmt: skip
+
+
+def configurations(budget: int, base: Path | None = None) -> list[Configuration]:
+    """direct, the anchor, ours, ours with `--recovery memory`; and with `base`, ours from that source tree
+    (the same flags: e.g. the last landed main, for a before/after in one interleaved run)."""
+    python = sys.executable
+    extra = [Configuration(f"BASE wrap --budget {budget}", _wrap_argv(budget), src=base)] if base else []
     return [
         Configuration("direct", lambda s, _w: list(s.argv)),
         Configuration(
@@ -90,25 +103,7 @@ def configurations(budget: int) -> list[Configuration]:
             lambda s, _w: [str(COMPRESSOR), f"--shrinkfit={budget}", "-n", s.name, "--", *s.argv],
             _compressor_invoke,
         ),
-        Configuration(
-            f"mcpsqueeze wrap --budget {budget}",
-            lambda s, w: [
-                python,
-                "-m",
-                "mcpsqueeze.cli",
-                "wrap",
-                "--budget",
-                str(budget),
-                "--name",
-                s.name,
-                "--recovery-dir",
-                str(w / "recovery"),
-                "--stats-file",
-                str(w / f"stats-{s.name}.jsonl"),
-                "--",
-                *s.argv,
-            ],
-        ),
+        Configuration(f"mcpsqueeze wrap --budget {budget}", _wrap_argv(budget)),
         Configuration(
             f"mcpsqueeze wrap --budget {budget} --recovery memory",
             lambda s, w: [
@@ -126,6 +121,7 @@ def configurations(budget: int) -> list[Configuration]:
                 *s.argv,
             ],
         ),
+        *extra,
     ]
 
 
@@ -233,9 +229,10 @@ def summary_counts(stderr: str) -> dict[str, int]:
     return counts
 
 
-def _env() -> dict[str, str]:
+def _env(src: Path | None = None) -> dict[str, str]:
     extra = os.environ.get("PYTHONPATH")
-    return {**os.environ, "PYTHONPATH": str(ROOT / "src") + (os.pathsep + extra if extra else "")}
+    first = src if src is not None else ROOT / "src"
+    return {**os.environ, "PYTHONPATH": str(first) + (os.pathsep + extra if extra else "")}
 
 
 def _rss(pid: int) -> float:
@@ -387,7 +384,7 @@ def run_session(
 ) -> RunFigures:
     """One configuration's replay; ``after(peers, calls)`` runs before the peers close (e.g. to
     recover what was shrunk)."""
-    env = _env()
+    env = _env(config.src)
     peers: dict[str, Peer] = {}
     startup: dict[str, float] = {}
     for server in servers(repo, workdir, index):
@@ -433,7 +430,7 @@ def run_session(
 
 def run_bulk(config: Configuration, workdir: Path, round_no: int, size: int, calls: int) -> list[float]:
     server = Server("bulk", (sys.executable, "-m", "mcpsqueeze.demo.bulk"))
-    env = _env()
+    env = _env(config.src)
     peer = Peer(config.wrap(server, workdir), env, workdir)
     peer.initialize()
     times = []
@@ -579,17 +576,26 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--configs", help="comma-separated indexes of the configurations to run (default all)"
     )
+    parser.add_argument(
+        "--base",
+        type=Path,
+        help="another source tree (e.g. a `git worktree add /tmp/base REV`'s src): adds configuration 4, "
+        "its wrap with the same flags, interleaved with the others",
+    )
     args = parser.parse_args(argv)
     if not COMPRESSOR.exists():
         sys.exit(f"mcp-compressor not found at {COMPRESSOR}; see this script's docstring")
     # An installed package has its bytecode compiled (pip does it); a source tree run with
     # PYTHONDONTWRITEBYTECODE=1 would compile every module on every start and first large call instead.
     compileall.compile_dir(str(ROOT / "src"), quiet=1)
+    if args.base is not None:
+        args.base = args.base.resolve()
+        compileall.compile_dir(str(args.base), quiet=1)
     workdir = Path(tempfile.mkdtemp(prefix="bench-session-"))
     try:
         if not args.only_memory:
             repo = _repo(workdir)
-            configs = configurations(args.budget)
+            configs = configurations(args.budget, args.base)
             if args.configs:
                 configs = [configs[int(i)] for i in args.configs.split(",")]
             runs: list[RunFigures] = []

@@ -47,6 +47,10 @@ class Voice(Protocol):
         """What to append to a one-line hint about the recovery file ("" when nothing)."""
         ...
 
+    def one_part(self, pointer: str) -> str:
+        """What to append to a one-line hint to say how to read one part of a JSON original."""
+        ...
+
     def see_again(self, response_id: str) -> str:
         """The sentence under a dedup pointer: how to see the repeated content again."""
         ...
@@ -87,12 +91,15 @@ class McpVoice:
     def how_to_recover(self, response_id: str, file: str | None, pointer: str | None) -> str:
         text = f"Full original: {self.call(response_id)}; one part: add "
         if pointer is not None:
-            text += f'"pointer":"{pointer}" (JSON pointer) or '
+            text += f'"pointer":"{pointer}" (JSON pointer), "query" (JMESPath) or '
         text += '"offset"/"length" (text window).'
         return text if file is None else f"{text} File: {file}"
 
     def file_recipe(self, file: str | None) -> str:
         return ""  # the record names the file; the tool is the way back
+
+    def one_part(self, pointer: str) -> str:
+        return f'; one part: add "pointer":"{pointer}"'
 
     def see_again(self, response_id: str) -> str:
         return f'To see it again, call {self.tool} with {{"response_id": "{response_id}"}}.'
@@ -127,6 +134,9 @@ class ShellVoice:
 
     def file_recipe(self, file: str | None) -> str:
         return "" if file is None else f" (or jq -r '.content[0].text' {shlex.quote(file)})"
+
+    def one_part(self, pointer: str) -> str:
+        return f"; one part: --pointer {pointer}"
 
     def see_again(self, response_id: str) -> str:
         return f"To see it again, run: {self.call(response_id)}"

@@ -254,3 +254,33 @@ def test_the_readme_shows_the_tested_snippets() -> None:
     assert f"```bash\n{add}\n```" in readme
     (config,) = [json.loads(b) for b in re.findall(r"```json\n(.*?)\n```", readme, re.S) if "mcpServers" in b]
     assert config == json.loads(snippets()["claude-desktop"][1])
+
+
+def test_inspector_cli_calls_the_short_recover_listing_with_listed_and_unlisted_arguments(
+    world: World, tmp_path: Path
+) -> None:
+    """The recover tool lists four arguments (issue 21 item 5); a real client still passes the others
+    (the schema does not forbid them), and a wrong one gets an error that teaches the right call."""
+    paths = require_node_paths("INSPECTOR_JS", "NODE22")
+    wrap = [str(world.bin / "mcpsqueeze"), "wrap", "--recovery-dir", str(tmp_path / "rec")]
+    server = [*wrap, sys.executable, "-m", "mcpsqueeze.demo.server"]
+
+    def call(tool: str, *args: str, ok: bool = True) -> dict[str, Any]:
+        argv = [paths["NODE22"], paths["INSPECTOR_JS"], "--cli", *server, "--method", "tools/call"]
+        argv += ["--tool-name", tool, *(x for a in args for x in ("--tool-arg", a))]
+        done = subprocess.run(
+            argv, cwd=world.home, env=world.env, capture_output=True, text=True, timeout=120
+        )
+        assert (done.returncode == 0) == ok, done.stdout + done.stderr  # it exits 5 on an isError result
+        found: dict[str, Any] = json.loads(done.stdout[: done.stdout.rindex("}") + 1])
+        return found
+
+    shown = call("read_file", "path=notes.txt")
+    rid = shown["_meta"]["truncation"]["response_id"]
+    assert f'"response_id":"{rid}","lines":"' in shown["content"][0]["text"]  # the outline's exact call
+    lines = call("squeeze_recover", f"response_id={rid}", "lines=1-3,5")
+    assert lines["isError"] is False and f"2 parts of {rid} follow" in lines["content"][0]["text"]
+    found = call("squeeze_recover", f"response_id={rid}", "grep=proxy", "context=0", "ignore_case=true")
+    assert found["isError"] is False and "lines match grep /proxy/i" in found["content"][0]["text"]
+    wrong = call("squeeze_recover", f"response_id={rid}", "line=3", ok=False)
+    assert wrong["isError"] is True and "did you mean 'lines'?" in wrong["content"][0]["text"]

@@ -19,13 +19,15 @@ DEADLINE = 30.0
 # Runs `handshake` between its own stdin/stdout and the backend given as Python code; the "imports" are
 # one module that returns only once the gate file exists, so the test decides when they are done.
 DRIVER = """
-import json, sys
+import json, os, sys
 sys.path[:0] = [sys.argv[1], sys.argv[2]]
 from mcpsqueeze.proxy import _handshake
 from mcpsqueeze.transports import _prestart
 argv = [sys.executable, "-c", sys.argv[3]]
 _prestart.prestart(argv)
-_handshake.handshake(_prestart.started(argv), ["gated_import"])
+listing = os.environ.get("LISTING")
+listing = _handshake.Listing(json.loads(listing)) if listing is not None else None
+_handshake.handshake(_prestart.started(argv), ["gated_import"], listing)
 state = _handshake.take()
 out = {k: v.decode() if isinstance(v, bytes) else v for k, v in vars(state).items() if k != "sent"}
 print("STATE " + json.dumps(out), file=sys.stderr)
@@ -57,7 +59,7 @@ def _line(message: dict[str, Any]) -> bytes:
 
 
 class Driven:
-    def __init__(self, tmp_path: Path, backend: str) -> None:
+    def __init__(self, tmp_path: Path, backend: str, listing: str | bool | None = False) -> None:
         (tmp_path / "gated_import.py").write_text(GATED_IMPORT)
         self.gate = tmp_path / "gate"
         self.received = tmp_path / "received"
@@ -73,13 +75,20 @@ class Driven:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            env={"GATE": str(self.gate), "PATH": "/usr/bin:/bin"},
+            env={
+                "GATE": str(self.gate),
+                "PATH": "/usr/bin:/bin",
+                **({} if listing is False else {"LISTING": json.dumps(listing)}),
+            },
         )
 
     def write(self, data: bytes) -> None:
         assert self.proc.stdin is not None
         self.proc.stdin.write(data)
         self.proc.stdin.flush()
+
+    def read_answers(self, count: int) -> list[bytes]:
+        return [self.read_answer() for _ in range(count)]
 
     def read_answer(self) -> bytes:
         """The first line written to the agent, within the deadline."""
@@ -218,3 +227,115 @@ def test_the_agent_closing_its_input_is_passed_on(tmp_path: Path) -> None:
     state, _ = driven.finish()
     assert state["front_eof"] is True
     assert state["request"] is None
+
+
+# -- with a Listing: the first tools/list too ---------------------------------------------------------------
+
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+TOOLS_LIST = {"jsonrpc": "2.0", "id": 7, "method": "tools/list"}
+
+
+def _lister(tools: list[dict[str, Any]], more: dict[str, Any] | None = None) -> str:
+    """Python code of a backend that records every line it reads in RECEIVED and answers initialize and
+    tools/list (its result `{"tools": tools, **more}`), each with the id it was sent."""
+    listed = json.dumps({"tools": tools, **(more or {})})
+    return (
+        "import json, sys\n"
+        "for line in sys.stdin:\n"
+        "    open('RECEIVED', 'a').write(line)\n"
+        "    m = json.loads(line)\n"
+        "    if m.get('method') == 'initialize':\n"
+        f"        sys.stdout.write({ANSWER!r}.replace('\"id\": 1', '\"id\": %d' % m['id']) + '\\n')\n"
+        "    elif m.get('method') == 'tools/list':\n"
+        f"        sys.stdout.write(json.dumps({{'jsonrpc': '2.0', 'id': m['id'], 'result': json.loads({listed!r})}}) + '\\n')\n"
+        "    sys.stdout.flush()\n"
+    )
+
+
+def _received_lines(driven: Driven, count: int) -> list[dict[str, Any]]:
+    deadline = time.monotonic() + DEADLINE
+    while time.monotonic() < deadline:
+        if driven.received.exists():
+            lines = driven.received.read_text().splitlines()
+            if len(lines) >= count:
+                return [json.loads(line) for line in lines]
+        time.sleep(0.01)
+    raise AssertionError("the backend did not receive everything")
+
+
+def test_the_first_tools_list_is_answered_with_the_recover_tool_before_the_imports_end(
+    tmp_path: Path,
+) -> None:
+    driven = Driven(
+        tmp_path, _lister([{"name": "echo", "inputSchema": {"type": "object"}}]), "squeeze_recover"
+    )
+    driven.write(_line(INITIALIZE) + _line(INITIALIZED) + _line(TOOLS_LIST))
+    _, listed = driven.read_answers(2)  # the gate is still closed
+    answer = json.loads(listed)
+    assert answer["id"] == 7
+    assert [t["name"] for t in answer["result"]["tools"]] == ["echo", "squeeze_recover"]
+    # The backend saw what the relay would have sent: its own ids 1 and 2, the notification as it was.
+    assert _received_lines(driven, 3) == [{**INITIALIZE, "id": 1}, INITIALIZED, {**TOOLS_LIST, "id": 2}]
+    state, _ = driven.finish()
+    assert (state["listed"], state["recover_tool"], state["listing"]) == (True, "squeeze_recover", TOOLS_LIST)
+    assert (state["front"], state["back"]) == ("", "")
+
+
+def test_the_recover_tool_takes_the_first_free_name(tmp_path: Path) -> None:
+    owned = [{"name": "squeeze_recover", "inputSchema": {"type": "object"}}]
+    driven = Driven(tmp_path, _lister(owned), "squeeze_recover")
+    driven.write(_line(INITIALIZE) + _line(INITIALIZED) + _line(TOOLS_LIST))
+    _, listed = driven.read_answers(2)
+    names = [t["name"] for t in json.loads(listed)["result"]["tools"]]
+    assert names == ["squeeze_recover", "squeeze_recover_2"]
+    state, _ = driven.finish()
+    assert state["recover_tool"] == "squeeze_recover_2"
+
+
+@pytest.mark.parametrize("recover_tool", [None, "squeeze_recover"], ids=["no-recover-tool", "page"])
+def test_a_listing_without_the_recover_tool_is_the_backend_s_own(
+    tmp_path: Path, recover_tool: str | None
+) -> None:
+    more = {} if recover_tool is None else {"nextCursor": "p2"}  # not the last page: nothing appended
+    driven = Driven(
+        tmp_path, _lister([{"name": "echo", "inputSchema": {"type": "object"}}], more), recover_tool
+    )
+    driven.write(_line(INITIALIZE) + _line(INITIALIZED) + _line(TOOLS_LIST))
+    _, listed = driven.read_answers(2)
+    assert json.loads(listed)["result"] == {
+        "tools": [{"name": "echo", "inputSchema": {"type": "object"}}],
+        **more,
+    }
+    state, _ = driven.finish()
+    assert state["listed"] is True
+
+
+@pytest.mark.parametrize(
+    "second",
+    [
+        {**TOOLS_LIST, "params": {"_meta": {"progressToken": 1}}},
+        {"jsonrpc": "2.0", "id": 7, "method": "prompts/list"},
+        {"jsonrpc": "2.0", "method": "notifications/initialized", "params": {"_meta": {"x": 1}}},
+    ],
+    ids=["listing-with-meta", "another-request", "notification-with-meta"],
+)
+def test_anything_less_plain_after_initialize_is_left_to_the_relay(
+    tmp_path: Path, second: dict[str, Any]
+) -> None:
+    driven = Driven(tmp_path, _lister([]), "squeeze_recover")
+    driven.write(_line(INITIALIZE) + _line(second))
+    driven.read_answer()
+    state, _ = driven.finish()
+    assert state["listing"] is None
+    assert state["front"].encode() == _line(second)
+
+
+def test_a_listing_unanswered_when_the_imports_end_stays_pending_for_the_relay(tmp_path: Path) -> None:
+    slow = _lister([]).replace("    elif m.get('method') == 'tools/list':\n", "    elif False:\n")
+    driven = Driven(tmp_path, slow, "squeeze_recover")
+    driven.write(_line(INITIALIZE) + _line(INITIALIZED) + _line(TOOLS_LIST))
+    driven.read_answer()
+    _received_lines(driven, 3)
+    state, stdout = driven.finish()
+    assert (state["listing"], state["listed"]) == (TOOLS_LIST, False)
+    assert stdout == b""

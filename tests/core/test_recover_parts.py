@@ -78,3 +78,47 @@ def test_too_many_parts_is_a_usage_error_naming_the_bound() -> None:
         RecoverRequest.parse({"response_id": [RID] * 10, "lines": ",".join(f"{i}" for i in range(1, 7))})
     with pytest.raises(UsageError, match="1 to 20"):
         RecoverRequest.parse({"response_id": [RID] * 21})
+
+
+@settings(max_examples=100, deadline=None)
+@given(text=lines_text, data=st.data())
+def test_a_client_that_joins_the_blocks_still_reads_each_parts_first_line_whole(
+    text: str, data: st.DataObject
+) -> None:
+    """Some clients concatenate a result's text blocks with nothing between them: the label (and a
+    page's note) must end, or start, its own line so that no part's first line runs into it."""
+    lines = split_lines(text)
+    firsts = data.draw(st.lists(st.integers(1, len(lines)), min_size=2, max_size=4))
+    result = answer(
+        [_text_result(text)], RecoverRequest.parse({"response_id": RID, "lines": ",".join(map(str, firsts))})
+    )
+    joined = "".join(b["text"] for b in result["content"])
+    label = result["content"][0]["text"]
+    assert label.endswith("\n") and joined.startswith(label)
+    assert joined[len(label) :].startswith(lines[firsts[0] - 1])
+
+
+def test_a_pages_note_starts_its_own_line_when_the_page_ends_inside_a_line() -> None:
+    store = RecoveryStore(MemoryCache(), None)
+    rid = new_response_id()
+    store.store(rid, json.dumps(_text_result("abc\ndef\nghi\n")).encode())
+    inside = recover(store, RecoverRequest.parse({"response_id": rid}), 6)  # "abc\nde" | "f\nghi\n"
+    assert inside["content"][1]["text"].startswith("\nmcpsqueeze: page 1 of 2")
+    at_end = recover(store, RecoverRequest.parse({"response_id": rid}), 4)  # "abc\n" | "def\n" | ...
+    assert at_end["content"][1]["text"].startswith("mcpsqueeze: page 1 of 3")
+
+
+def test_parts_of_one_original_name_its_id_once() -> None:
+    """Several ranges of one original: the id is in the label once, not in every part's (an id is
+    about 20 tokens); parts of several originals each name theirs."""
+    text = "".join(f"line {i}\n" for i in range(1, 40))
+    one = answer([_text_result(text)], RecoverRequest.parse({"response_id": RID, "lines": "4-5,13-23,30"}))
+    label = one["content"][0]["text"]
+    assert label.count(RID) == 1 and f"3 parts of {RID} follow" in label and "1) lines 4-5 of 39;" in label
+    other = "1" * 32
+    two = answer(
+        [_text_result(text), _text_result(text)],
+        RecoverRequest.parse({"response_id": [RID, other], "lines": "4-5"}),
+    )
+    label = two["content"][0]["text"]
+    assert f"1) {RID} lines 4-5 of 39; 2) {other} lines 4-5 of 39" in label

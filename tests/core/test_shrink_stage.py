@@ -54,12 +54,12 @@ def test_a_lone_shrink_runs_on_the_event_loop_but_one_beside_a_shrink_in_a_worke
     release = threading.Event()
 
     class Recording(ShrinkStage):
-        def _shrink(self, texts: list[str], *args: Any, **kwargs: Any) -> Any:
-            threads[len(texts[0])] = threading.current_thread().name
-            if len(texts[0]) > 400_000:  # the big one waits in its worker until the second has run
+        def _shrink(self, job: Any) -> Any:
+            threads[len(job.texts[0])] = threading.current_thread().name
+            if len(job.texts[0]) > 400_000:  # the big one waits in its worker until the second has run
                 big_started.set()
                 release.wait(10)
-            return super()._shrink(texts, *args, **kwargs)
+            return super()._shrink(job)
 
     stage = Recording(RecoveryStore(MemoryCache(), None), Workers(2), 3000, McpVoice())
     big, mid = PROSE * 4, PROSE[:100_000]  # ~480 K and 100 K characters

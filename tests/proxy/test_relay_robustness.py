@@ -268,3 +268,57 @@ async def test_an_unchanged_answer_reaches_the_agent_as_the_backends_bytes_with_
     answer = {"jsonrpc": "2.0", "id": "agent-7", "result": {"content": [{"type": "text", "text": "as sent"}]}}
     # The backend writes json.dumps's spacing; a re-serialised answer would be compact.
     assert line(answer).rstrip(b"\n") in run.out
+
+
+async def test_token_counting_waits_while_a_call_is_with_the_backend(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The agent waits while the backend works: the counter sees the relay busy from the forward to the
+    answer (its helper then takes no CPU from the backend), and idle again after every way a call ends."""
+    from mcpsqueeze.accounting import _counter
+
+    seen: list[int] = []
+    real_busy = _counter.TokenCounter.busy
+
+    def busy(self: _counter.TokenCounter, delta: int) -> None:
+        real_busy(self, delta)
+        seen.append(self._active)
+
+    async def agent(send: MemoryByteSend, receive: MemoryByteReceive, backend: Backend) -> None:
+        pending: list[bytes] = []
+        await send.send(INITIALIZE)
+        await read_message(receive, pending)
+        await send.send(call(1, "slow", text="x"))
+        while not [m for m in backend.received if m.get("method") == "tools/call"]:
+            await anyio.sleep(0.01)
+        assert seen and seen[-1] == 1  # busy while the backend works on it
+        backend.release.set()
+        assert _text(await read_message(receive, pending)) == "x"
+        assert seen[-1] == 0
+        await send.send(call(2, "hang"))  # ends by the timeout: busy until then, idle after
+        assert (await read_message(receive, pending))["error"]["code"] == TIMEOUT
+        assert seen[-1] == 0
+
+    monkeypatch.setattr(_counter.TokenCounter, "busy", busy)
+    await run_relay(agent, timeout=0.5)
+    assert seen[-1] == 0 and min(seen) >= 0
+
+
+async def test_the_warm_up_signal_comes_after_the_answer_that_follows_initialize() -> None:
+    """Not at `initialize`'s own answer: an agent initializes all its servers before its first call to
+    any, and a warm-up started then would run beside that call to another server."""
+    fired: list[int] = []
+    answers: list[int] = []
+
+    async def agent(send: MemoryByteSend, receive: MemoryByteReceive, backend: Backend) -> None:
+        pending: list[bytes] = []
+        await send.send(INITIALIZE)
+        await read_message(receive, pending)
+        answers.append(len(fired))
+        await send.send(call(1, "echo", text="first"))
+        await read_message(receive, pending)
+        answers.append(len(fired))
+        await send.send(call(2, "echo", text="second"))
+        await read_message(receive, pending)
+        answers.append(len(fired))
+
+    await run_relay(agent, on_initialized=lambda: fired.append(1))
+    assert answers == [0, 1, 1]  # not after initialize's answer; once, after the first call's

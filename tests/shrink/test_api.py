@@ -17,9 +17,11 @@ def test_public_api_is_exactly_the_documented_names() -> None:
         "parse_kept",
         "parse_strict",
         "query_terms",
+        "rank_lines",
         "render_call",
         "render_message",
         "render_text_marker",
+        "search_terms",
         "shrink_texts",
     ]
 

@@ -86,7 +86,7 @@ def test_a_shell_preview_names_the_mcpsq_command(golden) -> None:  # type: ignor
     golden("outline_header_shell.txt", header)
 
 
-def test_diff_markers_count_exactly_the_added_removed_and_unchanged_lines_they_fold(
+def test_diff_markers_count_exactly_the_added_and_removed_lines_they_fold_as_diffstat_does(
     hint: RecoveryHint,
 ) -> None:
     original = _text("mcp_git_diff.txt")
@@ -95,11 +95,13 @@ def test_diff_markers_count_exactly_the_added_removed_and_unchanged_lines_they_f
     counted = 0
     for first, last, words in folds(result.texts[0]):
         folded = split_lines(read_lines(original, f"{first}-{last}")[0])
-        for count, name in re.findall(r"(\d+) (added|removed|unchanged)", words):
-            prefix = {"added": "+", "removed": "-", "unchanged": " "}[name]
-            # git's own file headers (---/+++) are landmarks and never inside a counted fold
-            assert int(count) == sum(line.startswith(prefix) for line in folded), (first, last, words)
+        hunk = [line for line in folded if not line.startswith(("--- ", "+++ "))]  # file headers: not counted
+        for sign, count in re.findall(r"(?:^| )([+-])(\d+)", words):
+            assert int(count) == sum(line.startswith(sign) for line in hunk), (first, last, words)
             counted += 1
+        if words == "unchanged":
+            assert all(line.startswith(" ") for line in folded), (first, last)
+        assert not re.search(r"added|removed", words)  # "+12 -20", not "12 added, 20 removed"
     assert counted
 
 

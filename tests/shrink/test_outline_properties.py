@@ -128,8 +128,8 @@ def _check_counts(preview: str, joined: str) -> None:
         folded = split_lines(read_lines(joined, f"{first}-{last}")[0])
         assert len(folded) == last - first + 1
         headers = any(_HEADER.match(line) for line in folded)  # a fold of file headers counts them "other"
-        for count, name in re.findall(r"(\d+) (added|removed)", words):
-            prefixed = sum(line.startswith("+" if name == "added" else "-") for line in folded)
+        for sign, count in re.findall(r"(?:^| )([+-])(\d+)", words):  # diffstat: +12 -20
+            prefixed = sum(line.startswith(sign) for line in folded)
             assert int(count) == prefixed or (headers and int(count) < prefixed)
         rows = re.fullmatch(r"(\d+) rows?", words)
         if rows:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from outlines import rebuild
 
 from mcpsqueeze.shrink import RecoveryHint, landmarks, shrink_texts
@@ -67,3 +68,28 @@ def test_a_result_over_the_budget_gets_the_value_size_not_the_budget(hint: Recov
     shown = set(by_value.split("\n"))
     assert all(mark in shown for mark in landmarks(source))
     assert rebuild(by_value, source) == source
+
+
+def test_a_preview_that_would_save_less_than_a_turn_is_not_made(
+    hint: RecoveryHint, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under the budget, a preview must save a quarter AND MIN_SAVING_CHARS (about 1,000 tokens, one
+    more turn): one that saves less loses as soon as the agent needs anything it folded."""
+    import mcpsqueeze.shrink._engine as engine
+    from mcpsqueeze.shrink._value import MIN_SAVING_CHARS
+
+    source = "".join(  # 21 handlers with 3-line bodies: 7,656 characters, an outline of 3,857
+        f"def handler_{i:03d}(request: Request, session: Session, options: Options | None = None) -> Response:\n"
+        + "".join(
+            f"    value_{k} = compute(request, session, options, index={i}, step={k})\n" for k in range(3)
+        )
+        + "    return Response(value)\n\n"
+        for i in range(21)
+    )
+    assert 6000 < len(source) < 6000 + 2 * MIN_SAVING_CHARS
+    monkeypatch.setattr(engine, "MIN_SAVING_CHARS", 0)
+    cheaper = shrink_texts([source], 20000, hint, above=6000)  # a quarter only: a preview is made
+    assert cheaper is not None and len(source) - len(_shown(cheaper)) < MIN_SAVING_CHARS
+    monkeypatch.setattr(engine, "MIN_SAVING_CHARS", MIN_SAVING_CHARS)
+    assert shrink_texts([source], 20000, hint, above=6000) is None  # shown whole
+    assert shrink_texts([source], 5000, hint, above=6000) is not None  # over the budget: always cut

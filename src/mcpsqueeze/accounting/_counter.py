@@ -124,23 +124,36 @@ class TokenCounter:
             self._queue.append((self._seq, text, future))
             self._pending_bytes += len(text)
             self._eager_queued += len(text) >= _EAGER
-            if self._writer is None:
-                self._writer = threading.Thread(target=self._write_loop, name="mcpsqueeze-count", daemon=True)
-                self._writer.start()
-            self._cond.notify_all()
+            self._start_writer()
+            # Wake the writer only when it has to act on this text: it waits without a time limit only
+            # while the queue is empty, and otherwise looks again on its own within `_IDLE` (a wake-up
+            # per call cost the relay a thread switch and the GIL's hand-over on every answer).
+            if len(self._queue) == 1 or len(text) >= _EAGER or self._pending_bytes * 2 >= self.max_pending:
+                self._cond.notify_all()
         return future
+
+    def start(self) -> None:
+        """Start the writer thread now rather than on the first text (the first call's answer then
+        does not wait for a thread's start)."""
+        with self._cond:
+            if not self._closed:
+                self._start_writer()
+
+    def _start_writer(self) -> None:
+        if self._writer is None:  # (under self._cond)
+            self._writer = threading.Thread(target=self._write_loop, name="mcpsqueeze-count", daemon=True)
+            self._writer.start()
 
     @property
     def pending_bytes(self) -> int:
         return self._pending_bytes
 
     def busy(self, delta: int) -> None:
-        """+1 when a call enters the pipeline, -1 when it leaves: small texts wait while calls run."""
+        """+1 when a call enters the pipeline, -1 when it leaves: small texts wait while calls run.
+        The writer is not woken: while texts wait it looks again every `_IDLE` seconds itself."""
         with self._cond:
             self._active += delta
             self._last_active = time.monotonic()
-            if not self._active:
-                self._cond.notify_all()
 
     def _may_send(self, idle: float) -> float | None:
         """None when the head of the queue may go to the helper now, else the seconds to wait first."""
@@ -152,7 +165,7 @@ class TokenCounter:
         ):
             return None
         if self._active:
-            return idle
+            return min(idle, _IDLE)  # looked at again soon: nobody wakes the writer when calls end
         left = self._last_active + idle - time.monotonic()
         return left if left > 0 else None
 

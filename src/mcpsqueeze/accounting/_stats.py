@@ -238,6 +238,10 @@ class Accountant:
             self._in_flight[id(text)] = (text, future)
         return future
 
+    def start(self) -> None:
+        """Get the counting ready before the first call (its thread), so that call does not wait for it."""
+        self._counter.start()
+
     def busy(self, delta: int) -> None:
         """+1 when a call enters the pipeline, -1 when it leaves: counting waits for idle time."""
         self._counter.busy(delta)

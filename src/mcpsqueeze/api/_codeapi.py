@@ -30,10 +30,6 @@ Invoke = Callable[[str, str, dict[str, Any], bool], Awaitable[tuple[dict[str, An
 __all__ = ["ClientSessionAPI"]
 
 
-def _err(code: str, message: str) -> dict[str, Any]:
-    return {"error": {"code": code, "message": message}}
-
-
 class ClientSessionAPI:
     """serve's session API over one Client (the `SessionAPI` protocol of serve/_session.py)."""
 
@@ -52,30 +48,25 @@ class ClientSessionAPI:
         return self._backends
 
     def listing(self) -> dict[str, Any]:
-        return {
-            "servers": [
-                {"name": b.name, "status": b.status, "error": b.error, "tools": b.tools}
-                for b in self.backends.values()
-            ],
-            "recovery_dir": str(self._squeezer.settings.recovery_dir),
-        }
+        from ..serve import servers_answer
+
+        return servers_answer(self.backends, self._squeezer.settings.recovery_dir)
 
     metrics = None  # the Client exports no Prometheus metrics
 
     async def call(
         self, server: str, tool: str, arguments: dict[str, Any], full: bool, principal: str | None = None
     ) -> tuple[int, Any]:
+        from ..serve import call_answer, error_body, failure_answer, unknown_server
+
         backend = self.backends.get(server)
         if backend is None:
-            known = ", ".join(sorted(self.backends)) or "none"
-            return 404, _err("unknown_server", f"no server named {server!r}; this client has: {known}")
+            return unknown_server(self.backends, server, "client")
         if not any(t["name"] == tool for t in backend.tools):
             names = ", ".join(t["name"] for t in backend.tools) or "none"
-            return 404, _err(
+            return 404, error_body(
                 "unknown_tool", f"server {server!r} has no tool {tool!r}; its tools are: {names}"
             )
-        from ..serve import call_answer, failure_answer
-
         try:
             presented, outcome = await self._invoke(server, tool, arguments, full)
         except BackendError as exc:

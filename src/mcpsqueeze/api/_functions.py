@@ -13,6 +13,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from .._unique import unique
+
 __all__ = ["make_function", "unique_names"]
 
 _TYPES: dict[str, Any] = {
@@ -27,19 +29,12 @@ _TYPES: dict[str, Any] = {
 
 def unique_names(names: list[str]) -> list[str]:
     """Python identifiers for `names`, in order: other characters become `_`; clashes get `_2`, ..."""
-    seen: set[str] = set()
-    out = []
-    for raw in names:
-        base = re.sub(r"\W", "_", raw) or "tool"
-        if base[0].isdigit() or keyword.iskeyword(base):
-            base = f"_{base}"
-        name, n = base, 1
-        while name in seen:
-            n += 1
-            name = f"{base}_{n}"
-        seen.add(name)
-        out.append(name)
-    return out
+    return unique([_identifier(raw) for raw in names])
+
+
+def _identifier(raw: str) -> str:
+    base = re.sub(r"\W", "_", raw) or "tool"
+    return f"_{base}" if base[0].isdigit() or keyword.iskeyword(base) else base
 
 
 def _signature(schema: dict[str, Any]) -> inspect.Signature | None:

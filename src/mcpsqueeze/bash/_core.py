@@ -38,6 +38,7 @@ __all__ = [
     "notice_line",
     "plan",
     "plan_recover",
+    "render_answer",
     "render_call",
     "render_error",
     "run_recover",
@@ -412,6 +413,20 @@ def dedup_response_id(body: object) -> str | None:
     return rid if isinstance(rid, str) else None
 
 
+def render_answer(
+    body: object, *, raw: bool, recovery_dir: Callable[[], Path], paths: tuple[str, str] | None = None
+) -> Outcome:
+    """What a tool call prints for a ``POST /v1/call`` 200 answer, in every shell door: ``render_call``,
+    or, when the answer is a dedup pointer instead of the data, the original read from
+    ``recovery_dir()`` (asked only then) after the notice, so stdout never lacks the data."""
+    rid = None if raw else dedup_response_id(body)
+    if rid is not None:
+        original = run_recover(RecoverPlan(rid, None, False), recovery_dir(), paths=paths)
+        notice = render_call(body, paths=paths).stderr
+        return Outcome(as_printed(original.stdout), notice + original.stderr, original.code)
+    return render_call(body, raw=raw, paths=paths)
+
+
 def render_error(status: int, body: object, *, prog: str = "mcpsq") -> Outcome:
     """A non-200 answer of the session -> the message (what happened, what to do) and exit code."""
     error = body.get("error") if isinstance(body, dict) else None
@@ -458,8 +473,7 @@ def run_recover(
     newline added). Exit 2 when refused."""
     import json  # the stdlib one here: recovery is rare
 
-    from mcpsqueeze.core._recover import answer, parts_text  # stdlib-only, as the request
-    from mcpsqueeze.core._request import RecoverRequest
+    from mcpsqueeze.core import RecoverRequest, answer, parts_text  # the lazy face: stdlib-only modules
     from mcpsqueeze.recovery import open_recovery_file
 
     prog = f"{prefix}recover"

@@ -14,6 +14,7 @@ import stat
 from pathlib import Path
 
 from mcpsqueeze._errors import UsageError
+from mcpsqueeze._writes import write_ours
 
 from ._names import server_command
 
@@ -79,24 +80,5 @@ def install_commands(directory: Path, servers: list[str], python: str) -> list[P
     directory.mkdir(mode=0o755, parents=True, exist_ok=True)
     commands = {name: server_command(name)[0] for name in dict.fromkeys(servers)}
     targets = [directory / command for command in commands.values()]
-    foreign = [str(p) for p in targets if not _is_ours(p)]
-    if foreign:
-        raise UsageError(
-            f"Refusing to overwrite {', '.join(foreign)}: not written by mcpsqueeze install-commands. "
-            "Remove them or choose another directory."
-        )
     text = entry_point_text(python).encode()  # `mcp-time` finds the server `time` by itself
-    written: list[Path] = []
-    for target in targets:
-        tmp = target.with_name(f".{target.name}.mcpsqueeze-tmp-{os.getpid()}")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o755)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(text)
-            os.chmod(tmp, 0o755)
-            os.replace(tmp, target)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
-        written.append(target)
-    return written
+    return write_ours([(target, text) for target in targets], 0o755, _is_ours, chmod=True)

@@ -43,12 +43,10 @@ from ._core import (
     CallPlan,
     Outcome,
     RecoverPlan,
-    as_printed,
-    dedup_response_id,
     is_recover,
     plan,
     plan_recover,
-    render_call,
+    render_answer,
     render_error,
     run_recover,
 )
@@ -136,12 +134,7 @@ class _Commands:
         status, answer = await self.session.request("POST", "/v1/call", action.body(), timeout=self.timeout)
         if status != 200:
             return render_error(status, answer, prog=action.prog)
-        rid = None if action.raw else dedup_response_id(answer)
-        if rid is not None:  # a pointer instead of data: print the original, never an empty stdout
-            original = run_recover(RecoverPlan(rid, None, False), self.recovery_dir, paths=self.paths)
-            notice = render_call(answer, paths=self.paths).stderr
-            return Outcome(as_printed(original.stdout), notice + original.stderr, original.code)
-        return render_call(answer, raw=action.raw, paths=self.paths)
+        return render_answer(answer, raw=action.raw, recovery_dir=lambda: self.recovery_dir, paths=self.paths)
 
     def _recover(self, argv: list[str], prefix: str, cwd: str) -> Outcome:
         request = plan_recover(argv, prefix)

@@ -28,13 +28,10 @@ from ._client import (
 from ._core import (
     CallPlan,
     Outcome,
-    RecoverPlan,
-    as_printed,
-    dedup_response_id,
     is_recover,
     plan,
     plan_recover,
-    render_call,
+    render_answer,
     render_error,
     run_recover,
 )
@@ -43,6 +40,7 @@ from ._listing import Listing
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
+    from pathlib import Path
     from typing import NoReturn
 
 __all__ = ["console", "main", "run"]
@@ -130,14 +128,13 @@ def _run(
     status, body = session.request("POST", "/v1/call", action.body(), timeout=_timeout(environ))
     if status != 200:
         return render_error(status, body, prog=action.prog)
-    rid = None if action.raw else dedup_response_id(body)
-    if rid is not None:  # a pointer instead of data: print the original, never an empty stdout
+
+    def recovery_dir() -> Path:  # only for a dedup pointer: the original is printed instead
         from pathlib import Path
 
-        original = run_recover(RecoverPlan(rid, None, False), Path(_recovery_dir(environ, session)))
-        notice = render_call(body).stderr
-        return Outcome(as_printed(original.stdout), notice + original.stderr, original.code)
-    return render_call(body, raw=action.raw)
+        return Path(_recovery_dir(environ, session))
+
+    return render_answer(body, raw=action.raw, recovery_dir=recovery_dir)
 
 
 def run(

@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 import click
 
 from .._errors import EXIT_UNREACHABLE, EXIT_USAGE, BackendError, MCPSqueezeError, UsageError, exit_code
-from ._options import SECONDS
+from ._options import SECONDS, file_option
 
 __all__ = ["auth", "oauth_client", "oauth_options"]
 
@@ -48,11 +48,9 @@ def oauth_options(func: F) -> F:
         "was registered: basic (client_secret_basic) or post (client_secret_post) [default: what the "
         "stored registration says, else basic]. [env: MCPSQUEEZE_OAUTH_AUTH_METHOD]",
     )(func)
-    func = click.option(
+    func = file_option(
         "--oauth-client-secret-file",
         envvar="MCPSQUEEZE_OAUTH_CLIENT_SECRET_FILE",
-        type=click.Path(path_type=Path, dir_okay=False),
-        default=None,
         help="URL backend: the pre-registered client's secret, in a file only you can read. "
         "[env: MCPSQUEEZE_OAUTH_CLIENT_SECRET_FILE]",
     )(func)
@@ -117,19 +115,10 @@ def _resolve(target: str, servers_file: Path | None, config: Path | None) -> tup
     raise UsageError(f"no server named {target!r} in the servers config (servers: {names}); or give its URL")
 
 
-_SERVERS = click.option(
-    "--servers",
-    "servers_file",
-    type=click.Path(path_type=Path, dir_okay=False),
-    default=None,
-    help="Servers JSON to look NAME up in (default: the config file's servers).",
+_SERVERS = file_option(
+    "--servers", "servers_file", help="Servers JSON to look NAME up in (default: the config file's servers)."
 )
-_CONFIG = click.option(
-    "--config",
-    type=click.Path(path_type=Path, dir_okay=False),
-    default=None,
-    help="Settings or servers file.",
-)
+_CONFIG = file_option("--config", help="Settings or servers file.")
 
 
 @click.group()

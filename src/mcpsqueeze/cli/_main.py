@@ -25,7 +25,7 @@ from .._errors import (
 )
 from ..settings import DEFAULT_BUDGET, Settings, knob_named
 from ._auth import oauth_client, oauth_options
-from ._options import KindType, knob_options, knob_values
+from ._options import KindType, file_option, knob_options, knob_values
 
 __all__ = ["main"]
 
@@ -154,13 +154,7 @@ _CONFIG_HELP = (
 
 
 def _config_option(func: Any) -> Any:
-    return click.option(
-        "--config",
-        "config",
-        type=click.Path(path_type=Path, dir_okay=False),
-        default=None,
-        help=_CONFIG_HELP,
-    )(func)
+    return file_option("--config", "config", help=_CONFIG_HELP)(func)
 
 
 def _configure_logging(level: str) -> None:
@@ -222,9 +216,9 @@ def _early_initialize(settings: Settings) -> None:
 
     backend = started(settings.target)
     if backend is not None:
-        from ..proxy import handshake
+        from ..proxy import early_listing, handshake
 
-        handshake(backend, _RELAY_MODULES)
+        handshake(backend, _RELAY_MODULES, early_listing(settings))
 
 
 def _settings(target: list[str], opts: dict[str, Any], choice: Any, command: str, **fixed: Any) -> Settings:
@@ -253,18 +247,14 @@ def _flag_settings(target: list[str], opts: dict[str, Any], command: str, fixed:
 
 
 @main.command(context_settings={"ignore_unknown_options": False})
-@click.option(
+@file_option(
     "--config",
     "config",
-    type=click.Path(path_type=Path, dir_okay=False),
-    default=None,
     help=_CONFIG_HELP + ' A servers JSON ({"mcpServers": ...}) is also accepted here, as --servers.',
 )
-@click.option(
+@file_option(
     "--servers",
     "servers_file",
-    type=click.Path(path_type=Path, dir_okay=False),
-    default=None,
     help='Servers JSON: {"mcpServers": {name: {command, args, env, cwd} | {url, headers}}}.',
 )
 @click.option("-n", "--name", "name", default=None, help="Name of the one backend given after '--'.")
@@ -281,11 +271,9 @@ def _flag_settings(target: list[str], opts: dict[str, Any], command: str, fixed:
 @click.option(
     "--listen", default=None, metavar="127.0.0.1:PORT", help="Serve on loopback TCP instead (bearer token)."
 )
-@click.option(
+@file_option(
     "--token-file",
-    type=click.Path(path_type=Path, dir_okay=False),
     envvar="MCPSQUEEZE_TOKEN_FILE",
-    default=None,
     help="Token file for --listen (created 0600 if missing) [default: <socket dir>/token].",
 )
 @oauth_options
@@ -497,12 +485,8 @@ def _write_code_mode(
     "--top", type=int, default=5, show_default=True, help="How many of the biggest results to list."
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object.")
-@click.option(
-    "--html",
-    "html_path",
-    type=click.Path(path_type=Path, dir_okay=False),
-    default=None,
-    help="Also write a self-contained HTML page (charts, no network) to this file.",
+@file_option(
+    "--html", "html_path", help="Also write a self-contained HTML page (charts, no network) to this file."
 )
 def stats(paths: tuple[Path, ...], top: int, as_json: bool, html_path: Path | None) -> None:
     """Summarise --stats-file files: totals, per tool, per session, biggest results, recoveries."""

@@ -4,13 +4,14 @@ file's value and the library's keyword (settings/_kinds.py), so a bound is check
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
 from ..settings import Kind, Knob, Seconds
 
-__all__ = ["OFF", "SECONDS", "KindType", "knob_option", "knob_options", "knob_values"]
+__all__ = ["OFF", "SECONDS", "KindType", "file_option", "knob_option", "knob_options", "knob_values"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -57,6 +58,13 @@ def _help(row: Knob) -> str:
         value = "" if row.switch is None else "=true" if row.switch else "=false"
         text += f" [env: {env}{value}]"
     return text
+
+
+def file_option(*names: str, help: str, **more: Any) -> Callable[[F], F]:
+    """An option that names one file (a directory is refused), as a Path; None when not given."""
+    return click.option(
+        *names, type=click.Path(path_type=Path, dir_okay=False), default=None, help=help, **more
+    )
 
 
 def knob_option(row: Knob) -> Callable[[F], F]:

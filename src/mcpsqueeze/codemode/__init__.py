@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from .._errors import UsageError
+from .._unique import unique
+from .._writes import write_ours
 from . import _python, _typescript
-from ._schema import module_name, tools_of, unique
+from ._schema import Tool, module_name, tools_of
 
 __all__ = [
     "NODE_MIN",
@@ -45,33 +47,47 @@ class Endpoint:
             raise UsageError("a Code Mode endpoint is either a Unix socket or a loopback URL")
 
 
+@dataclass(frozen=True)
+class _Generator:
+    """How one language's files are made: the runtime module's name, the file suffix, the names a tool
+    must not take, the runtime's text and a server module's text."""
+
+    runtime_module: str
+    suffix: str
+    reserved: set[str]
+    runtime: Callable[[str | None, str | None, str | None], str]
+    module: Callable[[str, list[Tool]], str]
+
+
+_PYTHON = _Generator(
+    _python.RUNTIME_MODULE, "py", _python.RESERVED, _python.python_runtime, _python.python_module
+)
+_TYPESCRIPT = _Generator(
+    _typescript.RUNTIME_MODULE,
+    "ts",
+    _typescript.RESERVED,
+    _typescript.typescript_runtime,
+    _typescript.typescript_module,
+)
+
+
 def render_code_client(
     lang: Language, listings: Mapping[str, list[dict[str, Any]]], endpoint: Endpoint
 ) -> dict[str, str]:
     """{file name: text}: the runtime and one module per server (tools as in GET /v1/servers)."""
     if lang == "python":
-        files = {
-            f"{_python.RUNTIME_MODULE}.py": _python.python_runtime(
-                endpoint.socket_path, endpoint.url, endpoint.token_file
-            )
-        }
-        names = unique([module_name(s, {_python.RUNTIME_MODULE}) for s in listings])
-        for name, (server, listing) in zip(names, listings.items(), strict=True):
-            files[f"{name}.py"] = _python.python_module(server, tools_of(listing, _python.RESERVED))
-        return files
-    if lang == "typescript":
-        files = {
-            f"{_typescript.RUNTIME_MODULE}.ts": _typescript.typescript_runtime(
-                endpoint.socket_path, endpoint.url, endpoint.token_file
-            )
-        }
-        names = unique([module_name(s, {_typescript.RUNTIME_MODULE}) for s in listings])
-        for name, (server, listing) in zip(names, listings.items(), strict=True):
-            files[f"{name}.ts"] = _typescript.typescript_module(
-                server, tools_of(listing, _typescript.RESERVED)
-            )
-        return files
-    raise UsageError(f"unknown Code Mode language {lang!r}; use python or typescript")
+        generator = _PYTHON
+    elif lang == "typescript":
+        generator = _TYPESCRIPT
+    else:
+        raise UsageError(f"unknown Code Mode language {lang!r}; use python or typescript")
+    runtime, suffix = generator.runtime_module, generator.suffix
+    text = generator.runtime(endpoint.socket_path, endpoint.url, endpoint.token_file)
+    files = {f"{runtime}.{suffix}": text}
+    names = unique([module_name(s, {runtime}) for s in listings])
+    for name, (server, listing) in zip(names, listings.items(), strict=True):
+        files[f"{name}.{suffix}"] = generator.module(server, tools_of(listing, generator.reserved))
+    return files
 
 
 def split_listing(servers: list[dict[str, Any]]) -> tuple[dict[str, list[dict[str, Any]]], list[str]]:
@@ -146,23 +162,4 @@ def write_code_client(
     files = render_code_client(lang, listings, endpoint)
     directory = Path(directory)
     directory.mkdir(mode=0o755, parents=True, exist_ok=True)
-    foreign = [str(directory / name) for name in files if not _is_ours(directory / name)]
-    if foreign:
-        raise UsageError(
-            f"Refusing to overwrite {', '.join(foreign)}: not written by mcpsqueeze install-commands. "
-            "Remove them or choose another directory."
-        )
-    written = []
-    for name, text in files.items():
-        target = directory / name
-        tmp = directory / f".{name}.mcpsqueeze-tmp-{os.getpid()}"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(text)
-            os.replace(tmp, target)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
-        written.append(target)
-    return written
+    return write_ours([(directory / name, text) for name, text in files.items()], 0o644, _is_ours)

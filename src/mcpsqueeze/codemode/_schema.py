@@ -10,7 +10,9 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["MISSING", "Param", "Tool", "camel", "py_type", "snake", "tools_of", "ts_type", "unique"]
+from .._unique import unique
+
+__all__ = ["MISSING", "Param", "Tool", "camel", "py_type", "snake", "tools_of", "ts_type"]
 
 MISSING: Any = object()  # no default in the schema
 
@@ -109,20 +111,6 @@ _OBJECT_MEMBERS = frozenset(
 
 def _own(ident: str) -> str:
     return ident + "_" if ident in _OBJECT_MEMBERS else ident
-
-
-def unique(names: list[str], taken: set[str] | None = None) -> list[str]:
-    """The same names, with `_2`, `_3` ... added where two map to one identifier."""
-    seen = set(taken or ())
-    out = []
-    for name in names:
-        candidate, n = name, 1
-        while candidate in seen:
-            n += 1
-            candidate = f"{name}_{n}"
-        seen.add(candidate)
-        out.append(candidate)
-    return out
 
 
 def module_name(server: str, reserved: set[str]) -> str:

@@ -23,9 +23,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_PAGE_SIZE",
+    "LISTED_ARGUMENTS",
     "Originals",
     "answer",
     "list_recover_tool",
+    "name_recover_tool",
     "page_of",
     "parts_text",
     "recover",
@@ -34,36 +36,28 @@ __all__ = [
 ]
 
 
+#: The arguments the recover tool lists: what an agent composes itself. The others (query,
+#: offset/length, page, ignore_case, context, skip) are taken all the same; the answers name them
+#: where they apply (a page's or a search's next call, the JSON notice) and so do the errors.
+LISTED_ARGUMENTS = ("response_id", "lines", "pointer", "grep")
+
+
 def recover_tool_definition(name: str) -> dict[str, Any]:
-    """The recover tool as every door lists it. Carried on every turn, so it is short (at most 300
-    o200k tokens, tests/core/test_recover_listing.py): the detail is in the answers (labels, the next
-    page's call) and in the errors, which say what to change."""
-    many = {"type": ["string", "array"], "items": {"type": "string"}}
+    """The recover tool as every door lists it. Carried on every turn by every server it is listed
+    for, so it costs about 100 o200k tokens (tests/core/test_recover_listing.py): every preview's
+    notice spells out the exact call (the id, a range of its fold markers, a pointer), the answers
+    name the next call, and an unknown or misused argument gets an error that teaches the right one.
+    The schema lists what an agent composes itself (``LISTED_ARGUMENTS``, plain strings: a list of
+    ids, pointers or ranges is taken too) and does not forbid the others."""
     return {
         "name": name,
         "description": (
-            "The exact original of a result mcpsqueeze shrank or deduplicated. "
-            "Narrow it with pointer, lines, query or offset/length; grep (regex) or search (words) find "
-            "lines. Pages: call again with _meta mcpsqueeze/next."
+            'Exact original of a cut result, or lines "9-20,40-", JSON pointers, grep regex, search words.'
         ),
         "inputSchema": {
             "type": "object",
-            "properties": {
-                "response_id": {**many, "description": "id(s) from the notice"},
-                "pointer": {**many, "description": "JSON pointer(s)"},
-                "lines": {"type": "string", "description": "120-180,300-"},
-                "query": {"type": "string", "description": "JMESPath"},
-                "offset": {"type": "integer"},
-                "length": {"type": "integer"},
-                "page": {"type": "integer"},
-                "grep": {"type": "string"},
-                "search": {"type": "string"},
-                "ignore_case": {"type": "boolean"},
-                "context": {"type": "integer"},
-                "skip": {"type": "integer"},
-            },
+            "properties": {argument: {"type": "string"} for argument in LISTED_ARGUMENTS},
             "required": ["response_id"],
-            "additionalProperties": False,
         },
         "annotations": {"readOnlyHint": True, "idempotentHint": True, "openWorldHint": False},
     }
@@ -88,11 +82,16 @@ def list_recover_tool(
     while name in names:
         suffix += 1
         name = f"squeeze_recover_{suffix}"
+    name_recover_tool(pipelines, name)
+    return name, {**result, "tools": [*tools, definition(name)]}
+
+
+def name_recover_tool(pipelines: Iterable[Pipeline], name: str) -> None:
+    """The pipelines' stages that word recovery name the recover tool `name` from now on."""
     for stage in (stage for pipeline in pipelines for stage in pipeline.stages):
         voice = getattr(stage, "voice", None)
-        if voice is not None:  # stages that word recovery name the tool
+        if voice is not None:
             stage.voice = voice.named(name)  # type: ignore[attr-defined]
-    return name, {**result, "tools": [*tools, definition(name)]}
 
 
 class Originals(Protocol):
@@ -163,6 +162,8 @@ def page_of(result: dict[str, Any], request: RecoverRequest, page_size: int) -> 
         note += f"; next page: call this tool with {json.dumps(following, separators=(',', ':'))}"
     else:
         note += "; the last page"
+    if not chunk.endswith("\n"):  # a client that joins blocks must not run the note into the text
+        note = "\n" + note
     return {"content": [_block(chunk), _block(note)], "isError": False, "_meta": out_meta}
 
 
@@ -209,8 +210,13 @@ def answer(originals: Sequence[dict[str, Any]], request: RecoverRequest) -> dict
         text, meta = parts[0]
         place = {k: v for k, v in meta.items() if k in ("mcpsqueeze/lines", "mcpsqueeze/window")}
         return {"content": [_block(text)], "isError": False, "_meta": place}
-    labels = "; ".join(f"{i}) {_label(meta)}" for i, (_, meta) in enumerate(parts, 1))
-    label = f"mcpsqueeze: {len(parts)} parts follow, one block each, exact and in order: {labels}"
+    ids = {meta["response_id"] for _, meta in parts}
+    one = len(ids) == 1  # the id is named once, not in every part's label (20 tokens each)
+    labels = "; ".join(f"{i}) {_label(meta, with_id=not one)}" for i, (_, meta) in enumerate(parts, 1))
+    whose = f" of {next(iter(ids))}" if one else ""
+    # The label ends its own line: a client that joins text blocks (some do, without a separator) must
+    # not run it into the first part's first line.
+    label = f"mcpsqueeze: {len(parts)} parts{whose} follow, one block each, exact and in order: {labels}\n"
     return {
         "content": [_block(label), *(_block(text) for text, _ in parts)],
         "isError": False,
@@ -259,13 +265,17 @@ def _part(
     return window, meta
 
 
-def _label(meta: dict[str, Any]) -> str:
-    where = f"{meta['response_id']}" + (f" {meta['pointer']}" if "pointer" in meta else "")
+def _label(meta: dict[str, Any], with_id: bool = True) -> str:
+    words = [meta["response_id"]] if with_id else []
+    if "pointer" in meta:
+        words.append(meta["pointer"])
     if "mcpsqueeze/lines" in meta:
         place = meta["mcpsqueeze/lines"]
-        return f"{where} lines {place['first']}-{place['last']} of {place['total_lines']}"
-    place = meta["mcpsqueeze/window"]
-    return f"{where} chars {place['offset']}-{place['offset'] + place['length']} of {place['total_chars']}"
+        words.append(f"lines {place['first']}-{place['last']} of {place['total_lines']}")
+    else:
+        place = meta["mcpsqueeze/window"]
+        words.append(f"chars {place['offset']}-{place['offset'] + place['length']} of {place['total_chars']}")
+    return " ".join(words)
 
 
 def _found(original: dict[str, Any], text: str, request: RecoverRequest) -> dict[str, Any]:
@@ -315,7 +325,8 @@ def _document(original: dict[str, Any], text: str, what: str) -> Any:
 
 
 def _selected(original: dict[str, Any], text: str, pointer: str | None, query: str | None) -> str:
-    """The text of the node ``pointer`` names and ``query`` projects (a string as is, else indented JSON)."""
+    """The text of the node ``pointer`` names and ``query`` projects: a string as is, else compact JSON
+    (as previews show JSON: the same values for about half the tokens of indented JSON)."""
     try:
         document = json.loads(text)
     except (ValueError, RecursionError):
@@ -333,7 +344,7 @@ def _selected(original: dict[str, Any], text: str, pointer: str | None, query: s
     if isinstance(node, str):
         return node
     try:
-        return json.dumps(node, ensure_ascii=False, indent=1)
+        return json.dumps(node, ensure_ascii=False, separators=(",", ":"))
     except RecursionError:
         raise RecoveryError(
             "the selected part nests too deeply to show as JSON; select a deeper part with pointer, "

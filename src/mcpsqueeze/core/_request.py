@@ -117,8 +117,7 @@ class RecoverRequest:
             raise UsageError('the recover arguments must be an object such as {"response_id": "..."}')
         unknown = [key for key in arguments if key not in _PARSERS]
         if unknown:
-            known = ", ".join(_PARSERS)
-            raise UsageError(f"unknown argument {str(unknown[0])[:40]!r}; the recover arguments are: {known}")
+            raise UsageError(_unknown(str(unknown[0])))
         values = {
             field: parser(arguments[name])
             for name, (field, parser) in _PARSERS.items()
@@ -219,6 +218,15 @@ def _number(name: str) -> Callable[[object], int]:
 
 
 def _lines(value: object) -> tuple[LineRange, ...]:
+    # Taken liberally, as a model may write it: one line as a number, several ranges as a list.
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = str(value)
+    elif (
+        isinstance(value, (list, tuple))
+        and value
+        and all(isinstance(v, str) or (isinstance(v, int) and not isinstance(v, bool)) for v in value)
+    ):
+        value = ",".join(map(str, value))
     if not isinstance(value, str):
         raise UsageError("lines must be a string such as 120-180 (or several: 10-20,40-60,300-)")
     if len(value) > MAX_LINES_CHARS:
@@ -283,6 +291,38 @@ def _check_combination(request: RecoverRequest) -> None:
             f"that asks for {request.part_count} parts (ids x pointers x line ranges); at most {MAX_PARTS} "
             "fit in one recovery"
         )
+
+
+#: What each argument takes, for the error an unknown one gets (the tool's listing names only some:
+#: core/_recover.py LISTED_ARGUMENTS). In the order of ``_PARSERS``.
+_TAKES = {
+    "response_id": 'the id its notice shows (a list for several: ["id1", "id2"])',
+    "pointer": 'a JSON pointer such as "/items/0" (a list for several)',
+    "query": 'a JMESPath projection such as "items[].{id: id, name: name}"',
+    "offset": "with length: a window of characters",
+    "length": "with offset: a window of characters",
+    "lines": 'line ranges as the fold markers name them: "120-180", "120", "300-", "10-20,40-60"',
+    "page": "the next page of a long answer, as its _meta mcpsqueeze/next says",
+    "grep": 'a regular expression (RE2): the matching lines with their numbers, e.g. "def parse_\\w+"',
+    "search": 'words, ranked: the best matching lines, e.g. "timeout retry"',
+    "ignore_case": "true or false, with grep",
+    "context": "lines shown around each grep or search match (default 2)",
+    "skip": "matches to skip, as a search answer's next call says",
+}
+
+
+def _unknown(name: str) -> str:
+    """The error an unknown argument gets: the closest known name, and what every argument takes."""
+    import difflib  # only on this error
+
+    close = difflib.get_close_matches(name, list(_PARSERS), n=1, cutoff=0.6)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    takes = "; ".join(f"{key}: {what}" for key, what in _TAKES.items())
+    return (
+        f"unknown argument {name[:40]!r}{hint}. The recover arguments are {takes}. Without any but "
+        "response_id, the whole original; lines, pointer, query or offset/length read a part of it; "
+        "grep or search find lines in it."
+    )
 
 
 # The arguments a request takes, in the order the tool lists them: name -> (field, its parser).

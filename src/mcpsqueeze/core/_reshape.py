@@ -16,7 +16,7 @@ from .._jsonbytes import loads
 from .._results import text_blocks
 from ..recovery import RecoveryStore
 from ._pipeline import Call, Outcome, Result, text_of
-from ._stages import StoringStage, with_texts
+from ._stages import StoringStage, presented_with
 
 __all__ = ["ProjectStage", "StructuredStage", "duplicates_text"]
 
@@ -48,13 +48,10 @@ class ProjectStage(StoringStage):
         except UsageError as exc:  # the query does not apply to this result: show it whole
             log.warning("mcpsqueeze: %s:%s result not projected: %s", call.server, call.tool, exc)
             return result
-        if all(p is None for p in projected):
-            return result
-        kept = await self._store_new(result, outcome)
+        kept = await self._keep_rewritten(result, outcome, content, indexes, texts, projected)
         if kept is None:
             return result
-        response_id, stored = kept
-        new_content, shown = with_texts(content, indexes, texts, projected)
+        response_id, stored, new_content, shown = kept
         original_chars = sum(map(len, texts))
         message = (
             f"[mcpsqueeze] projected by this tool's query policy {query!r}: {shown} of {original_chars} "
@@ -75,11 +72,7 @@ class ProjectStage(StoringStage):
         fits = call.policy is None or shown + len(message) <= call.policy.budget
         if self.voice.notices_inline and fits:
             new_content.append({"type": "text", "text": message})
-        presented = {k: v for k, v in result.items() if k != "content"}
-        presented["content"] = new_content
-        meta = dict(presented.get("_meta") or {})
-        meta["truncation"] = record
-        presented["_meta"] = meta
+        presented = presented_with(result, new_content, {"truncation": record})
         outcome.action = "shrink"  # counted with the shrunk results
         outcome.response_id = response_id
         outcome.original_file = stored.file

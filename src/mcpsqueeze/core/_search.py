@@ -189,7 +189,7 @@ def search(
 ) -> Found:
     """The lines of a text (or the values of a JSON document) that hold the words of ``query``, best
     BM25 score first (the ranking previews use; case never matters), paged as `grep` pages."""
-    from ..shrink._rank import rank_lines, search_terms  # the engine (~100 ms): only searches load it
+    from ..shrink import rank_lines, search_terms  # the engine (~100 ms): only searches load it
 
     context, skip, budget = _check_page(context, skip, budget)
     if not isinstance(query, str):
@@ -321,10 +321,7 @@ def _render_lines(
     """Matches from ``skip`` on, grep -n style (``N:`` a match, ``N-`` context, ``--`` between groups),
     as many as fit the budget. ``ordered`` matches are in line order and their groups merge."""
     total = len(found)
-    header = _header(total, len(lines), "lines", label, stopped is None)
-    if total and skip >= total:
-        raise UsageError(f"skip {skip} is past the {total} match(es); give a skip from 0 to {total - 1}")
-    room = budget - len(header) - 1 - _FOOTER
+    header, room = _page_head(total, len(lines), "lines", label, stopped, skip, budget)
     body: list[str] = []
     used = 0
     shown: list[int] = []
@@ -348,10 +345,7 @@ def _render_lines(
         shown.append(index)
     if shown and ordered:
         body.extend(_tail(lines, shown[-1], reach))
-    next_skip = skip + len(shown) if skip + len(shown) < total else None
-    footer = _footer(next_skip, total, stopped, len(lines), "line")
-    text = "\n".join([header, *body, *([footer] if footer else [])])
-    return Found(text, tuple(i + 1 for i in shown), total, skip, next_skip, stopped is None)
+    return _page(header, body, tuple(i + 1 for i in shown), total, skip, stopped, len(lines), "lines")
 
 
 def _group(
@@ -422,10 +416,7 @@ def _render_values(
 ) -> Found:
     """Matching JSON values from ``skip`` on, one ``pointer: value`` line each, as many as fit."""
     total = len(found)
-    header = _header(total, len(leaves), "values", label, stopped is None)
-    if total and skip >= total:
-        raise UsageError(f"skip {skip} is past the {total} match(es); give a skip from 0 to {total - 1}")
-    room = budget - len(header) - 1 - _FOOTER
+    header, room = _page_head(total, len(leaves), "values", label, stopped, skip, budget)
     body: list[str] = []
     used = 0
     for index in found[skip:]:
@@ -440,8 +431,32 @@ def _render_values(
         body.append(line)
         used += len(line) + 1
     hits = tuple(leaves[index][0] for index in found[skip : skip + len(body)])
-    next_skip = skip + len(body) if skip + len(body) < total else None
-    footer = _footer(next_skip, total, stopped, len(leaves), "value")
+    return _page(header, body, hits, total, skip, stopped, len(leaves), "values")
+
+
+def _page_head(
+    total: int, out_of: int, what: str, label: str, stopped: int | None, skip: int, budget: int
+) -> tuple[str, int]:
+    """A page's header, and the room its body has; a UsageError for a ``skip`` past the last match."""
+    header = _header(total, out_of, what, label, stopped is None)
+    if total and skip >= total:
+        raise UsageError(f"skip {skip} is past the {total} match(es); give a skip from 0 to {total - 1}")
+    return header, budget - len(header) - 1 - _FOOTER
+
+
+def _page(
+    header: str,
+    body: list[str],
+    hits: tuple[int | str, ...],
+    total: int,
+    skip: int,
+    stopped: int | None,
+    out_of: int,
+    what: str,
+) -> Found:
+    """The page of ``hits`` shown in ``body``, under its header and over its footer (the next skip)."""
+    next_skip = skip + len(hits) if skip + len(hits) < total else None
+    footer = _footer(next_skip, total, stopped, out_of, what[:-1])
     text = "\n".join([header, *body, *([footer] if footer else [])])
     return Found(text, hits, total, skip, next_skip, stopped is None)
 
@@ -449,7 +464,10 @@ def _render_values(
 def _header(total: int, out_of: int, what: str, label: str, complete: bool) -> str:
     count = f"{total:,}" if complete else f"at least {total:,}"
     if not total:
-        return f"No {what[:-1]} of {out_of:,} matches {label}."
+        hint = ""
+        if label.startswith("grep") and not label.endswith("/i"):  # what else to try (the listing is short)
+            hint = " (ignore_case: true ignores case; search takes words and ranks lines)"
+        return f"No {what[:-1]} of {out_of:,} matches {label}{hint}."
     form = "N: a match, N- context" if what == "lines" else "pointer: value"
     return f"{count} of {out_of:,} {what} match {label} ({form}):"
 

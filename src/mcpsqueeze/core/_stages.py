@@ -10,7 +10,7 @@ import concurrent.futures
 import functools
 import itertools
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
@@ -131,10 +131,17 @@ class _History:
 
     def candidates(self, server_tool: str, arguments: str) -> list[_Earlier]:
         """The latest earlier result of the same call, then the latest of the same tool (at most two)."""
-        same_tool = [e for e in reversed(self._items) if e.tool == server_tool]
-        same_call = next((e for e in same_tool if e.arguments == arguments), None)
+        latest: _Earlier | None = None
+        same_call: _Earlier | None = None
+        for e in reversed(self._items):  # newest first; stops at the latest of the same call
+            if e.tool == server_tool:
+                latest = latest or e
+                if e.arguments == arguments:
+                    same_call = e
+                    break
         out = [same_call] if same_call is not None else []
-        out += [e for e in same_tool[:1] if e is not same_call]
+        if latest is not None and latest is not same_call:
+            out.append(latest)
         return out
 
 
@@ -187,6 +194,50 @@ class StoringStage:
             outcome.store_failed = str(exc)
             return None
         return response_id, stored
+
+    async def _keep_rewritten(
+        self,
+        result: Result,
+        outcome: Outcome,
+        content: list[Any],
+        indexes: list[int],
+        texts: list[str],
+        rewritten: Sequence[str | None],
+    ) -> tuple[str, Stored, list[Any], int] | None:
+        """Once a stage has rewritten the text blocks at ``indexes`` (None keeps a block): the response id
+        and stored original, the new content and the characters of text it shows. None when no block
+        changed, or when the original could not be stored (the result then passes unchanged)."""
+        if all(r is None for r in rewritten):
+            return None
+        kept = await self._store_new(result, outcome)
+        if kept is None:
+            return None
+        new_content, shown = with_texts(content, indexes, texts, rewritten)
+        return (*kept, new_content, shown)
+
+
+def _deduplicated(outcome: Outcome, of: int, response_id: str, stored: Stored) -> dict[str, Any]:
+    """Note on ``outcome`` a result deduplicated against call ``of`` (a pointer or an overlap), and return
+    where its original is, as ``_meta`` names it."""
+    outcome.action = "dedup"
+    outcome.dedup_of = of
+    outcome.response_id = response_id
+    outcome.original_file = stored.file
+    where: dict[str, Any] = {"response_id": response_id}
+    if stored.file:
+        where["original_response_file"] = stored.file
+    return where
+
+
+def presented_with(result: Result, content: list[Any], meta: dict[str, Any]) -> Result:
+    """What a stage presents: ``result`` with ``content`` instead of its own and the ``meta`` entries
+    (``truncation``, ``mcpsqueeze/dedup``) added to its ``_meta``; all else it carries stays."""
+    presented = {k: v for k, v in result.items() if k != "content"}
+    presented["content"] = content
+    merged = dict(presented.get("_meta") or {})
+    merged.update(meta)
+    presented["_meta"] = merged
+    return presented
 
 
 def with_texts(
@@ -277,22 +328,14 @@ class DedupStage:
         except RecoveryError as exc:
             outcome.store_failed = str(exc)
             return result
-        outcome.action = "dedup"
-        outcome.dedup_of = seen.number
-        outcome.response_id = response_id
-        outcome.original_file = stored.file
-        presented = {k: v for k, v in result.items() if k != "content"}
-        presented["content"] = [{"type": "text", "text": pointer}]
-        meta = dict(presented.get("_meta") or {})
-        where: dict[str, Any] = {"response_id": response_id}
-        if stored.file:
-            where["original_response_file"] = stored.file
+        where = _deduplicated(outcome, seen.number, response_id, stored)
         # The seed's recipe (`.truncation // ._meta.truncation`) finds every changed result's recovery here;
         # `mcpsqueeze/dedup` keeps what only a pointer has (which call it repeats), for the shim and stats.
-        meta["truncation"] = {"message": pointer, **where}
-        meta["mcpsqueeze/dedup"] = {"same_as_call": seen.number, "tool": seen.tool, **where}
-        presented["_meta"] = meta
-        return presented
+        meta = {
+            "truncation": {"message": pointer, **where},
+            "mcpsqueeze/dedup": {"same_as_call": seen.number, "tool": seen.tool, **where},
+        }
+        return presented_with(result, [{"type": "text", "text": pointer}], meta)
 
     async def _overlap(self, call: Call, result: Result, outcome: Outcome, size: int) -> Result:
         """The result as what changed since an earlier one it largely repeats (else unchanged)."""
@@ -339,27 +382,15 @@ class DedupStage:
         except RecoveryError as exc:
             outcome.store_failed = str(exc)
             return result
-        outcome.action = "dedup"  # accounted as dedup; `mcpsqueeze/dedup` says it is an overlap
-        outcome.dedup_of = earlier.number
-        outcome.response_id = response_id
-        outcome.original_file = stored.file
-        presented = {k: v for k, v in result.items() if k != "content"}
-        presented["content"] = [{"type": "text", "text": message}, {"type": "text", "text": delta.body}]
-        meta = dict(presented.get("_meta") or {})
-        where: dict[str, Any] = {"response_id": response_id}
-        if stored.file:
-            where["original_response_file"] = stored.file
-        meta["truncation"] = {"message": message, **where}
-        meta["mcpsqueeze/dedup"] = {
-            "overlaps_call": earlier.number,
-            "tool": call.tool,
-            "delta": delta.kind,
-            **where,
-        }
+        # accounted as dedup; `mcpsqueeze/dedup` says it is an overlap
+        where = _deduplicated(outcome, earlier.number, response_id, stored)
+        overlap = {"overlaps_call": earlier.number, "tool": call.tool, "delta": delta.kind, **where}
         if base_id is not None:
-            meta["mcpsqueeze/dedup"]["overlaps_response_id"] = base_id
-        presented["_meta"] = meta
-        return presented
+            overlap["overlaps_response_id"] = base_id
+        content = [{"type": "text", "text": message}, {"type": "text", "text": delta.body}]
+        return presented_with(
+            result, content, {"truncation": {"message": message, **where}, "mcpsqueeze/dedup": overlap}
+        )
 
     async def _shared_seen(self, digest: str, call: Call, size: int) -> _Seen | None:
         """The first sighting of `digest` in the shared index (recording this one when it is the first)."""
@@ -382,6 +413,20 @@ class DedupStage:
         return _Seen(int(first["number"]), str(first["tool"]), int(first["chars"]), None)
 
 
+@dataclass(frozen=True, slots=True)
+class _ShrinkJob:
+    """What one shrink is given: the text blocks, the budget, the recovery hint the notice words, the cap on
+    each block (--truncate-chars), the call's query terms, and the size above which a preview is sized by
+    value (--shrink-above)."""
+
+    texts: list[str]
+    budget: int
+    hint: RecoveryHint
+    limit: int | None
+    terms: Sequence[str]
+    above: int | None
+
+
 class ShrinkStage:
     """Fits the text content into the budget, storing the complete original first."""
 
@@ -402,33 +447,19 @@ class ShrinkStage:
         self.above = above  # --shrink-above: results over this get a preview sized by value
         self._in_flight = 0  # shrinks under way (see _INLINE_SHRINK_ALONE)
 
-    def _shrink(
-        self,
-        texts: list[str],
-        budget: int,
-        hint: RecoveryHint,
-        limit: int | None,
-        terms: Sequence[str],
-        above: int | None = None,
-    ) -> Shrunk | None:
+    def _shrink(self, job: _ShrinkJob) -> Shrunk | None:
         from ..shrink import shrink_texts
 
-        return shrink_texts(texts, budget, hint, terms, block_limit=limit, above=above)
+        return shrink_texts(
+            job.texts, job.budget, job.hint, job.terms, block_limit=job.limit, above=job.above
+        )
 
     def _shrink_and_store(
-        self,
-        texts: list[str],
-        budget: int,
-        hint: RecoveryHint,
-        limit: int | None,
-        terms: Sequence[str],
-        response_id: str,
-        result: Result,
-        above: int | None = None,
+        self, job: _ShrinkJob, response_id: str, result: Result
     ) -> tuple[Shrunk | None, Stored | None]:
         """Condense, then (only if that gave a preview) store the original, in ONE worker job: each hop
         to a thread and back costs milliseconds on a busy machine. RecoveryError if it was not stored."""
-        shrunk = self._shrink(texts, budget, hint, limit, terms, above)
+        shrunk = self._shrink(job)
         if shrunk is None:
             return None, None
         return shrunk, _store_original(self._store, response_id, result)
@@ -464,7 +495,7 @@ class ShrinkStage:
         terms = query_terms(call.arguments)
         response_id = new_response_id()
         hint = RecoveryHint(response_id, self._store.planned_file(response_id), self.voice)
-        job = (texts, budget, hint, limit, terms, response_id, result, above)
+        job = _ShrinkJob(texts, budget, hint, limit, terms, above)
         # a few ms on the loop cost less than two thread hops; less so beside another shrink
         inline_below = _INLINE_SHRINK if self._in_flight else _INLINE_SHRINK_ALONE
         if self._store.remote:  # a network store: always in a worker
@@ -472,7 +503,7 @@ class ShrinkStage:
         self._in_flight += 1
         try:
             shrunk, stored = await self._workers.run_sized(
-                total, self._shrink_and_store, *job, inline_below=inline_below
+                total, self._shrink_and_store, job, response_id, result, inline_below=inline_below
             )
         except ShrinkError as exc:
             outcome.store_failed = f"no preview fits the budget: {exc}"
@@ -487,7 +518,7 @@ class ShrinkStage:
         if stored.file != hint.file:  # the file store failed but memory holds it: don't name a missing file
             hint = RecoveryHint(response_id, stored.file, self.voice)
             try:
-                shrunk = await self._workers.run(self._shrink, texts, budget, hint, limit, terms, above)
+                shrunk = await self._workers.run(self._shrink, replace(job, hint=hint))
             except ShrinkError:
                 shrunk = None
             if shrunk is None:
@@ -497,14 +528,10 @@ class ShrinkStage:
             new_content[i] = {**content[i], "text": text}
         if shrunk.notice and self.voice.notices_inline:  # the shim prints the notice on stderr instead
             new_content.append({"type": "text", "text": shrunk.notice})
-        presented = {k: v for k, v in result.items() if k != "content"}
-        presented["content"] = new_content
-        meta = dict(presented.get("_meta") or {})
-        projection = meta.get("truncation") if outcome.action == "shrink" else None  # a query policy's
-        meta["truncation"] = (
-            shrunk.truncation if projection is None else {**shrunk.truncation, "projection": projection}
-        )
-        presented["_meta"] = meta
+        # a query policy's projection record, carried inside the shrink record
+        projection = (result.get("_meta") or {}).get("truncation") if outcome.action == "shrink" else None
+        record = shrunk.truncation if projection is None else {**shrunk.truncation, "projection": projection}
+        presented = presented_with(result, new_content, {"truncation": record})
         outcome.action = "shrink"
         outcome.response_id = response_id
         outcome.original_file = stored.file
@@ -536,28 +563,19 @@ class ToonStage(StoringStage):
         if not indexes:
             return result
         texts = [content[i]["text"] for i in indexes]
-        if not texts:
-            return result
         rendered = await self._workers.run_sized(
             sum(map(len, texts)), _toonify_all, texts, inline_below=_INLINE_LIMIT
         )
-        if all(r is None for r in rendered):
-            return result
-        kept = await self._store_new(result, outcome)
+        kept = await self._keep_rewritten(result, outcome, content, indexes, texts, rendered)
         if kept is None:
             return result
-        response_id, stored = kept
+        response_id, stored, new_content, shown = kept
         from ..shrink import RecoveryHint
         from ._toon import toon_record
 
-        new_content, shown = with_texts(content, indexes, texts, rendered)
         hint = RecoveryHint(response_id, stored.file, self.voice)
         record = toon_record(sum(map(len, texts)), shown, hint)
-        presented = {k: v for k, v in result.items() if k != "content"}
-        presented["content"] = new_content
-        meta = dict(presented.get("_meta") or {})
-        meta["truncation"] = record
-        presented["_meta"] = meta
+        presented = presented_with(result, new_content, {"truncation": record})
         outcome.action = "toon"
         outcome.response_id = response_id
         outcome.original_file = stored.file

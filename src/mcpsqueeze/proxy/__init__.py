@@ -8,18 +8,20 @@ from .._lazy import LazyFace
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing the face must stay cheap
 if TYPE_CHECKING:
-    from ._handshake import handshake
+    from ._handshake import early_listing, handshake
     from ._relay import Relay
     from ._wrap import run_wrap
 
 __all__ = [
     "Relay",
+    "early_listing",
     "handshake",
     "run_wrap",
 ]
 
 _MODULES = {
     "Relay": "_relay",
+    "early_listing": "_handshake",
     "handshake": "_handshake",
     "run_wrap": "_wrap",
 }

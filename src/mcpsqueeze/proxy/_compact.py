@@ -25,7 +25,7 @@ from .._jsonbytes import dumps
 from ..core import CompactTools, Invoke, ListingError, compact_recover_tool, list_recover_tool
 from ..settings import Settings
 from ..transports import Message, error_response
-from ._modern_http import respond_json
+from ._modern_http import params_of, respond_json
 
 __all__ = ["NOT_FOUND", "CompactFront", "compact_front", "invoke_message", "stateless_hook"]
 
@@ -170,8 +170,7 @@ async def stateless_hook(
     made the real tools/call (its `Mcp-Name` header too)."""
     settings: Settings = front.settings
     method = message.get("method")
-    params = message.get("params") if isinstance(message.get("params"), dict) else {}
-    assert isinstance(params, dict)
+    params = params_of(message)
     if settings.compress_tools == "off" or method not in ("tools/list", "tools/call"):
         return request, message, body, params
     compact = _STATELESS.get(front)

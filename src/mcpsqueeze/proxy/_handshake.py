@@ -9,6 +9,11 @@ the relay writes it). It stops at anything else (another first message, a backen
 answer, an end of file) and as soon as the imports are done, whichever comes first, leaving what it read
 unhandled to the relay: it never waits longer than the relay would take to be ready. The relay carries
 on from the `Handshake` (`take`), so an exchange cut anywhere behaves as if the relay had done it all.
+
+With a `Listing` (wrap's settings leave tools/list to the relay's plain answer: no compressed listing, no
+output schema hidden by a policy), it goes on the same way through the agent's `notifications/initialized`
+and first `tools/list`, which it answers as the relay would (the recover tool appended under the first
+free name): an agent's second wait at start-up is then also the backend's own, not our imports.
 """
 
 from __future__ import annotations
@@ -28,9 +33,23 @@ from typing import Any
 from .._jsonbytes import dumps, loads
 from ..transports import Invalid, line_of, parse_line, with_id
 
-__all__ = ["BACKEND_ID", "Handshake", "handshake", "take"]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..settings import Settings
+
+__all__ = [
+    "BACKEND_ID",
+    "LISTING_ID",
+    "Handshake",
+    "Listing",
+    "early_listing",
+    "handshake",
+    "recover_tool_name",
+    "take",
+]
 
 BACKEND_ID = 1  # the id the relay gives the backend's first request
+LISTING_ID = 2  # ... and its second: the first tools/list, when the handshake sends it
 _CHUNK = 1 << 16
 _SWITCH_INTERVAL = 0.001  # seconds: the importing thread yields the GIL soon after an answer arrives
 
@@ -46,6 +65,36 @@ class Handshake:
     sent: float = 0.0  # when (time.perf_counter), for the relay's --timeout
     answered: bool = False  # the backend's answer to it was written to the agent
     protocol: str | None = None  # the protocolVersion that answer gave
+    listing: dict[str, Any] | None = None  # the agent's first tools/list, sent to the backend as LISTING_ID
+    listing_sent: float = 0.0
+    listed: bool = False  # its answer (with the recover tool) was written to the agent
+    recover_tool: str | None = None  # the name that answer gave the recover tool
+
+
+@dataclass(frozen=True)
+class Listing:
+    """How the relay answers a plain tools/list (the recover tool's name before the backend's tools are
+    known; None: not offered): the handshake answers the first one the same way."""
+
+    recover_tool: str | None
+
+
+def recover_tool_name(settings: Settings) -> str | None:
+    """The recover tool is offered when some stage can change a result: by default or by a policy."""
+    keys = ("shrink", "dedup", "toonify")
+    on = any(getattr(settings.policy, k) or settings.policies.may_enable(k) for k in keys)
+    return "squeeze_recover" if on else None
+
+
+def early_listing(settings: Settings) -> Listing | None:
+    """A `Listing` when the relay's tools/list answer is the backend's plus the recover tool; None when
+    it is more (`--compress-tools`, or output schemas a drop-duplicate-structured policy hides)."""
+    if settings.compress_tools != "off":
+        return None
+    key = "drop_duplicate_structured"
+    if settings.policy.drop_duplicate_structured or settings.policies.may_enable(key):
+        return None
+    return Listing(recover_tool_name(settings))
 
 
 _done: list[Handshake] = []
@@ -56,17 +105,23 @@ def take() -> Handshake | None:
     return _done.pop() if _done else None
 
 
-def handshake(backend: subprocess.Popen[bytes], preload: Sequence[str]) -> None:
+def handshake(
+    backend: subprocess.Popen[bytes], preload: Sequence[str], listing: Listing | None = None
+) -> None:
     """Import the modules `preload` names in a thread and meanwhile relay the first exchange between our
-    stdin/stdout and `backend`; returns once they are imported, the relay's start-up being done."""
+    stdin/stdout and `backend` (with `listing`, the first tools/list too); returns once they are
+    imported, the relay's start-up being done."""
     ready_r, ready_w = os.pipe()
+    if listing is not None:  # what answering the listing needs first: not waited for behind the rest
+        preload = ["mcpsqueeze.core._recover", *preload]
     importer = threading.Thread(target=_import, args=(preload, ready_w), daemon=True)
     interval = sys.getswitchinterval()
     sys.setswitchinterval(_SWITCH_INTERVAL)
     importer.start()
     try:
         assert backend.stdin is not None and backend.stdout is not None
-        _done.append(_Exchange(backend.stdin.fileno(), backend.stdout.fileno(), ready_r).run())
+        exchange = _Exchange(backend.stdin.fileno(), backend.stdout.fileno(), ready_r, listing)
+        _done.append(exchange.run())
     finally:
         importer.join()
         sys.setswitchinterval(interval)
@@ -101,11 +156,23 @@ def _initialize(line: bytes) -> dict[str, Any] | None:
     return message
 
 
+def _plain(message: Any, method: str, *, request: bool) -> bool:
+    """`message` (parsed) is a plain `method` the relay would forward as it is: a request with a string
+    or integer id (`request`) or a notification, with no params or params without `_meta`."""
+    if isinstance(message, Invalid) or message.get("method") != method:
+        return False
+    if request != ("id" in message) or (request and type(message["id"]) not in (int, str)):
+        return False
+    params = message.get("params")
+    return "params" not in message or (isinstance(params, dict) and "_meta" not in params)
+
+
 class _Exchange:
-    def __init__(self, back_in: int, back_out: int, imported: int) -> None:
+    def __init__(self, back_in: int, back_out: int, imported: int, listing: Listing | None = None) -> None:
         self.back_in = back_in
         self.back_out = back_out
         self.imported = imported
+        self.listing = listing
         self.state = Handshake()
 
     def run(self) -> Handshake:
@@ -139,12 +206,62 @@ class _Exchange:
             _write(1, line_of(with_id(message, request["id"])))
         version = message["result"].get("protocolVersion")
         state.protocol = version if isinstance(version, str) else None
+        if self.listing is not None and not state.front_eof:
+            self._list(self.listing)
         return state
 
-    def _line(self, fd: int, *others: int) -> tuple[bytes | None, bytes, bool]:
-        """(the first line read from `fd`, what came after it, end of file) — the line None when another
-        fd became readable, `fd` ended or the imports are done first."""
-        data = bytearray()
+    def _list(self, listing: Listing) -> None:
+        """The agent's `notifications/initialized` (passed on) and first `tools/list`, answered as the
+        relay answers it; anything else, or anything first from the backend, is left to the relay."""
+        from ..core import list_recover_tool  # (light: no pipeline, no anyio; while the agent reads)
+
+        state = self.state
+        line, state.front, state.front_eof = self._line(0, self.back_out, buffered=state.front)
+        if line is None:
+            return
+        message = parse_line(line)
+        if _plain(message, "notifications/initialized", request=False):
+            assert not isinstance(message, Invalid)
+            with contextlib.suppress(OSError):
+                _write(self.back_in, dumps(message) + b"\n")
+            line, state.front, state.front_eof = self._line(0, self.back_out, buffered=state.front)
+            if line is None:
+                return
+            message = parse_line(line)
+        if not _plain(message, "tools/list", request=True):
+            state.front = line + b"\n" + state.front
+            return
+        assert not isinstance(message, Invalid)
+        state.listing, state.listing_sent = message, time.perf_counter()
+        with contextlib.suppress(OSError):
+            _write(self.back_in, dumps({**message, "id": LISTING_ID}) + b"\n")
+        answer, state.back, _ = self._line(self.back_out)
+        if answer is None:
+            return
+        reply = parse_line(answer)
+        if (
+            isinstance(reply, Invalid)
+            or "method" in reply
+            or type(reply.get("id")) is not int
+            or reply["id"] != LISTING_ID
+            or not isinstance(reply.get("result"), dict)
+        ):
+            state.back = answer + b"\n" + state.back
+            return
+        result = reply["result"]
+        state.recover_tool, listed = list_recover_tool(result, listing.recover_tool, ())
+        reply = with_id(reply, message["id"])
+        state.listed = True
+        with contextlib.suppress(OSError):
+            _write(1, line_of(reply if listed is result else {**reply, "result": listed}))
+
+    def _line(self, fd: int, *others: int, buffered: bytes = b"") -> tuple[bytes | None, bytes, bool]:
+        """(the first line read from `fd` after what was `buffered` from it, what came after it, end of
+        file) — the line None when another fd became readable, `fd` ended or the imports are done first."""
+        data = bytearray(buffered)
+        line, newline, rest = data.partition(b"\n")
+        if newline:
+            return bytes(line), bytes(rest), False
         while True:
             try:
                 ready, _, _ = select.select([fd, *others, self.imported], [], [])

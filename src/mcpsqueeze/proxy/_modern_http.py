@@ -8,6 +8,7 @@ services (timeout) and `finish`, the pipeline applied to an answer.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import anyio
@@ -26,8 +27,10 @@ __all__ = [
     "PROTOCOL_VERSION_META",
     "SERVER_INFO_META",
     "SSE_HEADERS",
+    "Exchange",
     "Send",
     "StatelessFront",
+    "params_of",
     "respond",
     "respond_json",
     "sse_event",
@@ -61,6 +64,34 @@ class StatelessFront(Protocol):
     services: SessionServices
 
     async def finish(self, method: str, params: dict[str, Any], response: Message) -> Message: ...
+
+
+def params_of(message: Message) -> dict[str, Any]:
+    """A JSON-RPC message's params: {} when it has none (or they are not an object)."""
+    params = message.get("params")
+    return params if isinstance(params, dict) else {}
+
+
+@dataclass(frozen=True, slots=True)
+class Exchange:
+    """One stateless request as the frontend hands it to a backend: the HTTP request (its headers), the
+    JSON-RPC message and its raw body, and the ASGI channel (``receive`` tells a disconnect, ``send``
+    answers)."""
+
+    request: Any
+    message: Message
+    body: bytes
+    receive: Any
+    send: Any
+
+    @property
+    def method(self) -> str:
+        method: str = self.message["method"]
+        return method
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return params_of(self.message)
 
 
 def status_of(message: Message) -> int:

@@ -25,7 +25,7 @@ import anyio
 import anyio.abc
 
 from .._errors import MCPSqueezeError
-from ..core import Call, CompactTools, Invoke, Pipeline, SessionServices
+from ..core import Call, CompactTools, Invoke, Pipeline, SessionServices, name_recover_tool
 from ..transports import (
     BACKEND_GONE,
     INVALID_REQUEST,
@@ -43,7 +43,7 @@ from ..transports import (
     with_id,
 )
 from ._compact import NOT_FOUND, CompactFront, invoke_message
-from ._handshake import BACKEND_ID, Handshake
+from ._handshake import BACKEND_ID, LISTING_ID, Handshake
 from ._recover_tool import answer_recover, with_recover_tool
 
 __all__ = ["BACKEND_GONE", "FULL_META_KEY", "TIMEOUT", "UNREADABLE", "Relay"]
@@ -77,6 +77,26 @@ def _hide_output_schemas(
         return message, result
     result = {**result, "tools": hidden}
     return {**message, "result": result}, result
+
+
+# Results with fewer characters of content than this are presented inline by `_pump_back`: every stage
+# runs them on the event loop (stages.py's inline limits are higher), so a task of their own bought
+# nothing but its start (~10 us) and a turn of the event loop.
+_INLINE_PRESENT = 32 * 1024
+
+
+def _text_chars(result: dict[str, Any]) -> int:
+    """The characters of a result's content blocks' texts (a cheap size, without serialising)."""
+    content = result.get("content")
+    if not isinstance(content, list):
+        return 0
+    size = 0
+    for block in content:
+        if isinstance(block, dict):
+            text = block.get("text")
+            if isinstance(text, str):
+                size += len(text)
+    return size
 
 
 def _key(request_id: Any) -> tuple[str, Any]:
@@ -141,8 +161,16 @@ class Relay:
         self._protocol: str | None = None
         self._tg: anyio.abc.TaskGroup | None = None
         self._progress: dict[tuple[str, Any], Any] = {}  # progressToken -> agent's request id (HTTP routing)
-        self.on_initialized: Callable[[], None] | None = None  # after the first `initialize` answer is sent
-        self._initialized_early = False  # `resume`d after an answered initialize: the next answer counts
+        # Called once the first answers are out: the one after `initialize`'s (the agent's listing or its
+        # first call), not `initialize`'s own, so that the warm-up it starts (the condense engine's import,
+        # tens of ms of CPU) runs after this server's first call, not beside the agent's first calls to its
+        # other servers (an agent asks each server to initialize, then starts calling).
+        self.on_initialized: Callable[[], None] | None = None
+        self._initialized_early = False  # the `initialize` answer is out: on_initialized after the next one
+        # Small results are presented inline (no task of their own) unless a stage may wait on a network
+        # store (Redis): then the backend's next messages must not wait behind it.
+        store = services.store
+        self._inline = store is None or not store.remote
 
     # -- lifecycle -------------------------------------------------------------------------------------
 
@@ -159,6 +187,21 @@ class Relay:
         self._backend_spoke = True
         self._protocol = handshake.protocol
         self._initialized_early = True  # what the agent sent next is waiting: on_initialized after it
+        if handshake.listing is None:
+            return
+        backend_id = next(self._ids)
+        assert backend_id == LISTING_ID
+        if not handshake.listed:
+            self._pending[backend_id] = _Pending(
+                "tools/list", handshake.listing, started=handshake.listing_sent
+            )
+            return
+        self.recover_tool = handshake.recover_tool  # the name the listing gave it (the backend may own one)
+        if self.recover_tool is not None:
+            name_recover_tool([self.pipeline], self.recover_tool)
+        if self.on_initialized is not None:  # the first answers are out: the warm-up may start
+            self.on_initialized()
+            self.on_initialized = None
 
     async def run(self) -> int:
         """Relay until the agent disconnects (or the backend fails before ever answering)."""
@@ -189,11 +232,10 @@ class Relay:
                     with self._working():
                         await self._reply(
                             pending,
-                            error_response(
-                                pending.request["id"],
-                                TIMEOUT,
-                                f"mcpsqueeze: the agent closed its input and the backend did not answer "
-                                f"{pending.what} within {grace:g} s after that; the request was cancelled.",
+                            _timed_out(
+                                pending,
+                                f"the agent closed its input and the backend did not answer {pending.what} "
+                                f"within {grace:g} s after that; the request was cancelled.",
                             ),
                         )
                         await self._cancel_in_backend(backend_id, "the agent closed its input (mcpsqueeze)")
@@ -227,6 +269,8 @@ class Relay:
             return None
         pending = self._pending.pop(backend_id, None)
         if pending is not None:
+            if pending.call is not None:  # (taken busy when it was forwarded)
+                self.services.accountant.busy(-1)
             if abandon:
                 self._abandoned.add(backend_id)
             if pending.progress is not None:
@@ -348,6 +392,9 @@ class Relay:
                 number=self._calls,
                 full=isinstance(meta, dict) and meta.get(FULL_META_KEY) is True,
             )
+            # The agent waits while the backend works: token counting (the helper's CPU) waits too,
+            # off the cores the backend needs, until the call is answered (`_take`).
+            self.services.accountant.busy(+1)
         self._pending[backend_id] = pending
         meta = params.get("_meta")
         if isinstance(meta, dict) and valid_id(meta.get("progressToken")):  # else forwarded, not routed
@@ -415,12 +462,10 @@ class Relay:
         with self._working():
             await self._reply(
                 pending,
-                error_response(
-                    pending.request["id"],
-                    TIMEOUT,
-                    f"mcpsqueeze: the backend did not answer {pending.what} within {timeout:g} s; the "
-                    "request was cancelled and the proxy keeps serving. Retry, narrow the request, or raise "
-                    "--timeout.",
+                _timed_out(
+                    pending,
+                    f"the backend did not answer {pending.what} within {timeout:g} s; the request was "
+                    "cancelled and the proxy keeps serving. Retry, narrow the request, or raise --timeout.",
                 ),
             )
             await self._cancel_in_backend(backend_id, f"timed out after {timeout:g} s (mcpsqueeze)")
@@ -451,7 +496,11 @@ class Relay:
             elif pending.call is not None:
                 assert self._tg is not None
                 self._busy += 1  # released by _present
-                self._tg.start_soon(self._present, pending.call, message, result)
+                if self._inline and _text_chars(result) < _INLINE_PRESENT:
+                    # Its stages run on the event loop anyway (nothing to wait for): no task to spawn
+                    await self._present(pending.call, message, result)
+                else:
+                    self._tg.start_soon(self._present, pending.call, message, result)
             elif pending.method == "tools/list":
                 message, result = _hide_output_schemas(
                     self.pipeline, self.services.server_name, message, result
@@ -461,11 +510,12 @@ class Relay:
                 if pending.method == "initialize" and isinstance(result.get("protocolVersion"), str):
                     self._protocol = result["protocolVersion"]
                 await self._to_front(message)
-            if self.on_initialized is not None and (
-                pending.method == "initialize" or self._initialized_early
-            ):
-                self.on_initialized()
-                self.on_initialized = None
+            if self.on_initialized is not None:
+                if pending.method == "initialize":
+                    self._initialized_early = True
+                elif self._initialized_early:
+                    self.on_initialized()
+                    self.on_initialized = None
 
     def _with_recover_tool(self, message: Message, result: dict[str, Any]) -> Message:
         self.recover_tool, listed = with_recover_tool(message, result, self.recover_tool, [self.pipeline])
@@ -612,6 +662,11 @@ class Relay:
                 logger.warning("mcpsqueeze: could not send a message to the backend: %s", exc)
                 return str(exc)
         return None
+
+
+def _timed_out(pending: _Pending, why: str) -> Message:
+    """The error a request the proxy gave up waiting for is answered with (a timeout, or the agent gone)."""
+    return error_response(pending.request["id"], TIMEOUT, f"mcpsqueeze: {why}")
 
 
 def _code(answer: Message) -> Any:

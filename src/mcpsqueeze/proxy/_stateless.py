@@ -38,7 +38,7 @@ from ..core import Call, Pipeline, SessionServices, for_caller, new_pipeline
 from ..settings import Settings
 from ..transports import BACKEND_GONE, INVALID_REQUEST, PARSE_ERROR, PRINCIPAL_KEY, Message, error_response
 from ._compact import stateless_hook
-from ._modern_http import MODERN_VERSION, respond, respond_json
+from ._modern_http import MODERN_VERSION, Exchange, params_of, respond, respond_json
 from ._recover_tool import answer_recover, with_recover_tool
 from ._relay import FULL_META_KEY
 from ._stateless_modern import ModernHttpBackend
@@ -165,8 +165,7 @@ class StatelessFrontend:
         if not isinstance(message.get("method"), str):
             await respond_json(send, error_response(None, INVALID_REQUEST, _NOT_ONE_REQUEST))
             return
-        params = message.get("params") if isinstance(message.get("params"), dict) else {}
-        assert isinstance(params, dict)
+        params = params_of(message)
         _conversation.set(_conversation_of(params, request.headers))
         rejected_envelope = _envelope_rejection(message, request.headers)
         if rejected_envelope is not None:
@@ -190,7 +189,7 @@ class StatelessFrontend:
         except BackendError as exc:
             await respond_json(send, error_response(message["id"], BACKEND_GONE, f"mcpsqueeze: {exc}"))
             return
-        await backend.relay(self, request, message, body, scope, receive, send)
+        await backend.relay(self, Exchange(request, message, body, receive, send))
 
     async def _settle_recover_tool(self) -> None:
         """Name the recover tool from the backend's own tools before the first call: round robin may have

@@ -24,6 +24,7 @@ from ._modern_http import (
     MODERN_VERSION,
     PROTOCOL_VERSION_META,
     SSE_HEADERS,
+    Exchange,
     StatelessFront,
     respond,
     respond_json,
@@ -113,26 +114,19 @@ class ModernHttpBackend:
         """The result of `request` (None when there is none)."""
         return (await self.request(method, params)).get("result")
 
-    async def relay(
-        self,
-        front: StatelessFront,
-        request: Any,
-        message: Message,
-        body: bytes,
-        scope: Any,
-        receive: Any,
-        send: Any,
-    ) -> None:
-        headers = {k: v for k, v in request.headers.items() if k in _FORWARDED or k.startswith("mcp-param-")}
-        method: str = message["method"]
-        params = message.get("params") if isinstance(message.get("params"), dict) else {}
-        assert isinstance(params, dict)
-        send = _TrackingSend(send)
+    async def relay(self, front: StatelessFront, exchange: Exchange) -> None:
+        headers = {
+            k: v for k, v in exchange.request.headers.items() if k in _FORWARDED or k.startswith("mcp-param-")
+        }
+        message = exchange.message
+        send = _TrackingSend(exchange.send)
         with anyio.CancelScope() as cancel:
             async with anyio.create_task_group() as tg:
-                tg.start_soon(watch_disconnect, receive, cancel)
+                tg.start_soon(watch_disconnect, exchange.receive, cancel)
                 try:
-                    await self._forward(front, method, params, message["id"], body, headers, send)
+                    await self._forward(
+                        front, exchange.method, exchange.params, message["id"], exchange.body, headers, send
+                    )
                 except Exception as exc:
                     if not _started(send):
                         await respond_json(

@@ -38,8 +38,10 @@ from ._modern_http import (
     PING_INTERVAL,
     SERVER_INFO_META,
     SSE_HEADERS,
+    Exchange,
     Send,
     StatelessFront,
+    params_of,
     respond_json,
     sse_event,
     watch_disconnect,
@@ -81,8 +83,7 @@ class _Listener:
         return self.honored.get(kind) is True
 
     def stamp(self, message: Message) -> Message:
-        params = message.get("params") if isinstance(message.get("params"), dict) else {}
-        assert isinstance(params, dict)
+        params = params_of(message)
         meta = params.get("_meta")
         merged = {**meta, **self.meta} if isinstance(meta, dict) else dict(self.meta)
         return {**message, "params": {**params, "_meta": merged}}
@@ -348,8 +349,7 @@ class SharedBackend:
 
     async def listen(self, message: Message, send: Any, receive: Any) -> None:
         """`subscriptions/listen` from the backend's handshake-era notifications (list_changed, updated)."""
-        params = message.get("params") if isinstance(message.get("params"), dict) else {}
-        assert isinstance(params, dict)
+        params = params_of(message)
         wanted = params.get("notifications") if isinstance(params.get("notifications"), dict) else {}
         assert isinstance(wanted, dict)
         caps = self.initialize.get("capabilities") or {}
@@ -415,8 +415,7 @@ class SharedBackend:
 
     async def call(self, message: Message, notify: Send) -> Message:
         """One stateless request (or MRTR retry), answered with the client's own id."""
-        params = message.get("params") if isinstance(message.get("params"), dict) else {}
-        assert isinstance(params, dict)
+        params = params_of(message)
         token = params.get("requestState")
         if isinstance(token, str) and token.startswith(STATE_PREFIX):
             resumed = await self._resume(token, params, notify)
@@ -437,26 +436,16 @@ class SharedBackend:
             return self._input_required(message["id"], flight, item["input"])
         return {**item["final"], "id": message["id"]}
 
-    async def relay(
-        self,
-        front: StatelessFront,
-        request: Any,
-        message: Message,
-        body: bytes,
-        scope: Any,
-        receive: Any,
-        send: Any,
-    ) -> None:
-        method: str = message["method"]
-        params = message.get("params") if isinstance(message.get("params"), dict) else {}
-        assert isinstance(params, dict)
+    async def relay(self, front: StatelessFront, exchange: Exchange) -> None:
+        message, method, params = exchange.message, exchange.method, exchange.params
+        receive, send = exchange.receive, exchange.send
         if method == "server/discover":
             await respond_json(send, self.discover(message["id"]))
             return
         if method == "subscriptions/listen":
             await self.listen(message, send, receive)
             return
-        accepts_sse = "text/event-stream" in request.headers.get("accept", "")
+        accepts_sse = "text/event-stream" in exchange.request.headers.get("accept", "")
         events, events_out = anyio.create_memory_object_stream[Message](16)
 
         async def notify(note: Message) -> None:

@@ -6,6 +6,7 @@ import contextlib
 import gc
 import logging
 import socket
+import sys
 import time
 import urllib.parse
 from collections.abc import AsyncIterator, Callable, Coroutine
@@ -36,7 +37,7 @@ from ..transports import (
     uvicorn_server,
 )
 from ._compact import compact_front
-from ._handshake import Handshake
+from ._handshake import Handshake, recover_tool_name
 from ._handshake import take as take_handshake
 from ._relay import Relay
 
@@ -86,6 +87,7 @@ async def _relay_stdio(
     answered: anyio.Event | None = None,
     ends: Ends | None = None,
 ) -> int:
+    services.accountant.start()  # (its thread now, not on the first call's answer)
     # The first exchange, when it was relayed before the relay was imported (never with given ends).
     handshake = take_handshake() if ends is None else None
     async with ends(settings) if ends is not None else _process_ends(settings, handshake) as (front, back):
@@ -106,9 +108,7 @@ async def _relay_stdio(
 
 def _recover(settings: Settings) -> str | None:
     """The recover tool is offered when some stage can change a result: by default or by a policy."""
-    keys = ("shrink", "dedup", "toonify")
-    on = any(getattr(settings.policy, k) or settings.policies.may_enable(k) for k in keys)
-    return "squeeze_recover" if on else None
+    return recover_tool_name(settings)
 
 
 def check_http_bind(settings: Settings) -> None:
@@ -128,15 +128,26 @@ def check_http_bind(settings: Settings) -> None:
         )
 
 
+_WARM_UP_SWITCH = 0.0005  # seconds: while the warm-up imports, the relay gets the GIL back this soon
+
+
 def _warm_up() -> None:
     """What the first answers do not need: the allocator's settings, and the condense engine's import
     (so the first big result does not pay it). Then what start-up made (modules, classes, settings:
     ~26k objects that live as long as the process) is set apart from the garbage collector, whose full
-    passes walked them all: 10-30 ms on the call they landed on, every few dozen 200 KB results."""
-    tame_malloc()
-    import mcpsqueeze.shrink  # noqa: F401
+    passes walked them all: 10-30 ms on the call they landed on, every few dozen 200 KB results.
 
-    gc.freeze()
+    The import runs beside the first calls: with the default switch interval (5 ms) each message the
+    relay woke up for could wait that long for the GIL, so the interval is short until it is done."""
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(min(interval, _WARM_UP_SWITCH))
+    try:
+        tame_malloc()
+        import mcpsqueeze.shrink  # noqa: F401
+
+        gc.freeze()
+    finally:
+        sys.setswitchinterval(interval)
 
 
 _WARM_UP_AFTER = 2.0  # seconds: warm up then even if no `initialize` was answered yet (a slow backend)
@@ -148,16 +159,25 @@ async def _first_answered(answered: anyio.Event | None) -> None:
             await answered.wait()
 
 
-async def _warm_up_after(answered: anyio.Event | None) -> None:
+async def _warm_up_after(answered: anyio.Event | None, warm: anyio.Event) -> None:
     """Warm up once the first `initialize` is answered: before it, the engine's import (~40 ms of CPU
     with bytecode, more without) would be start-up time, the GIL being shared with the relay."""
-    await _first_answered(answered)
-    await anyio.to_thread.run_sync(_warm_up)
+    try:
+        await _first_answered(answered)
+        await anyio.to_thread.run_sync(_warm_up)
+    finally:
+        warm.set()
 
 
-async def _sweep_after(answered: anyio.Event | None, settings: Settings) -> None:
-    """The retention sweep, also after the first answer: it walks the whole recovery directory."""
+async def _answered_then(answered: anyio.Event | None, warm: anyio.Event) -> None:
     await _first_answered(answered)
+    warm.set()
+
+
+async def _sweep_after(warm: anyio.Event, settings: Settings) -> None:
+    """The retention sweep, after the warm-up (not beside it: two threads would share the GIL with the
+    relay's first calls): it walks the whole recovery directory."""
+    await warm.wait()
     await sweep_forever(settings)
 
 
@@ -183,9 +203,12 @@ async def run_wrap(settings: Settings, ends: Ends | None = None, until: Until | 
     try:
         async with anyio.create_task_group() as tg:
             answered = anyio.Event() if settings.transport == "stdio" else None
-            if not embedded:
-                tg.start_soon(_warm_up_after, answered)  # after the first answer, not before
-            tg.start_soon(_sweep_after, answered, settings)
+            warm = anyio.Event()
+            if embedded:  # no process-wide warm-up in a host; the sweep still waits for the first answer
+                tg.start_soon(_answered_then, answered, warm)
+            else:
+                tg.start_soon(_warm_up_after, answered, warm)  # after the first answer, not before
+            tg.start_soon(_sweep_after, warm, settings)
             if settings.transport == "stdio":
                 if ends is None or until is not None:
                     tg.start_soon(until or on_signals, tg.cancel_scope.cancel)

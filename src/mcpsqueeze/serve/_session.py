@@ -123,29 +123,22 @@ class Session:
             logger.warning(f"mcpsqueeze: {exc}")
 
     def listing(self) -> dict[str, Any]:
-        return {
-            "servers": [
-                {"name": b.name, "status": b.status, "error": b.error, "tools": b.tools}
-                for b in self.backends.values()
-            ],
-            "recovery_dir": str(self.settings.recovery_dir),
-        }
+        return servers_answer(self.backends, self.settings.recovery_dir)
 
     async def call(
         self, server: str, tool: str, arguments: dict[str, Any], full: bool, principal: str | None = None
     ) -> tuple[int, Any]:
         backend = self.backends.get(server)
         if backend is None:
-            known = ", ".join(sorted(self.backends)) or "none"
-            return 404, _err("unknown_server", f"no server named {server!r}; this session has: {known}")
+            return unknown_server(self.backends, server, "session")
         if backend.status != "up":
             assert self.tg is not None
             try:
                 await backend.ensure(self.tg)
             except BackendError as exc:
-                return 502, _err("backend", str(exc))
+                return 502, error_body("backend", str(exc))
         if not any(t["name"] == tool for t in backend.tools):
-            return 404, _err(
+            return 404, error_body(
                 "unknown_tool", f"server {server!r} has no tool {tool!r}; run `mcpsq {server} --help`"
             )
         self.calls += 1
@@ -168,13 +161,31 @@ class Session:
             backend.stop()
 
 
-def _err(code: str, message: str) -> dict[str, Any]:
+def error_body(code: str, message: str) -> dict[str, Any]:
+    """The body of every error answer of the session API (serve's session and a Client's alike)."""
     return {"error": {"code": code, "message": message}}
+
+
+def unknown_server(backends: dict[str, ServerLink], server: str, holder: str) -> tuple[int, dict[str, Any]]:
+    """The 404 for a server this ``holder`` (session, client) does not have, naming the ones it has."""
+    known = ", ".join(sorted(backends)) or "none"
+    return 404, error_body("unknown_server", f"no server named {server!r}; this {holder} has: {known}")
+
+
+def servers_answer(backends: dict[str, ServerLink], recovery_dir: Path) -> dict[str, Any]:
+    """The `GET /v1/servers` answer: each backend's state and tools, and where originals are kept."""
+    return {
+        "servers": [
+            {"name": b.name, "status": b.status, "error": b.error, "tools": b.tools}
+            for b in backends.values()
+        ],
+        "recovery_dir": str(recovery_dir),
+    }
 
 
 def too_large_body(message: str) -> bytes:
     """The API's 413 answer (see transports/_limits.py)."""
-    return json.dumps(_err("too_large", message)).encode()
+    return json.dumps(error_body("too_large", message)).encode()
 
 
 def call_answer(presented: dict[str, Any], outcome: Outcome) -> tuple[int, dict[str, Any]]:
@@ -190,8 +201,8 @@ def call_answer(presented: dict[str, Any], outcome: Outcome) -> tuple[int, dict[
 def failure_answer(exc: BackendError) -> tuple[int, dict[str, Any]]:
     """A backend that timed out (504) or failed (502), as the session API reports it."""
     if isinstance(exc, BackendTimeout):
-        return 504, _err("timeout", str(exc))
-    return 502, _err("backend", str(exc))
+        return 504, error_body("timeout", str(exc))
+    return 502, error_body("backend", str(exc))
 
 
 def build_app(session: SessionAPI, token: bytes | Tokens | None) -> Any:
@@ -219,12 +230,14 @@ def build_app(session: SessionAPI, token: bytes | Tokens | None) -> Any:
         try:
             body = await request.json()
         except ValueError:
-            return reply(400, _err("bad_request", "the body must be JSON"))
+            return reply(400, error_body("bad_request", "the body must be JSON"))
         if not isinstance(body, dict) or not all(isinstance(body.get(k), str) for k in ("server", "tool")):
-            return reply(400, _err("bad_request", 'send {"server": ..., "tool": ..., "arguments": {...}}'))
+            return reply(
+                400, error_body("bad_request", 'send {"server": ..., "tool": ..., "arguments": {...}}')
+            )
         arguments = body.get("arguments") or {}
         if not isinstance(arguments, dict):
-            return reply(400, _err("bad_request", "arguments must be a JSON object"))
+            return reply(400, error_body("bad_request", "arguments must be a JSON object"))
         full = body.get("full") is True
         principal = request.scope.get(PRINCIPAL_KEY)
         status, payload = await session.call(body["server"], body["tool"], arguments, full, principal)
@@ -243,15 +256,15 @@ def build_app(session: SessionAPI, token: bytes | Tokens | None) -> Any:
         try:
             asked = RecoverRequest.parse(arguments)
         except UsageError as exc:
-            return reply(400, _err("bad_request", str(exc)))
+            return reply(400, error_body("bad_request", str(exc)))
         try:
             result = await anyio.to_thread.run_sync(
                 functools.partial(session.recover, asked, request.scope.get(PRINCIPAL_KEY))
             )
         except RecoveryError as exc:
-            return reply(404, _err("not_found", str(exc)))
+            return reply(404, error_body("not_found", str(exc)))
         except UsageError as exc:  # a query that does not apply, lines that start past the end, ...
-            return reply(400, _err("bad_request", str(exc)))
+            return reply(400, error_body("bad_request", str(exc)))
         return reply(200, {"result": result})
 
     app = Starlette(

@@ -16,7 +16,7 @@ from mcpsqueeze.shrink._notice import (
     render_text_marker,
 )
 from mcpsqueeze.shrink._outline import landmarks
-from mcpsqueeze.shrink._rank import query_terms
+from mcpsqueeze.shrink._rank import query_terms, rank_lines, search_terms
 
 __all__ = [
     "NOT_JSON",
@@ -27,8 +27,10 @@ __all__ = [
     "parse_kept",
     "parse_strict",
     "query_terms",
+    "rank_lines",
     "render_call",
     "render_message",
     "render_text_marker",
+    "search_terms",
     "shrink_texts",
 ]

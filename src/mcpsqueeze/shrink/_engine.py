@@ -22,7 +22,7 @@ from mcpsqueeze.shrink._notice import (
 )
 from mcpsqueeze.shrink._outline import SOFT_CHARS, Outliner
 from mcpsqueeze.shrink._text import head_tail
-from mcpsqueeze.shrink._value import JSON_CHARS, MIN_SAVING, text_goal
+from mcpsqueeze.shrink._value import JSON_CHARS, MIN_SAVING, MIN_SAVING_CHARS, text_goal
 
 __all__ = ["Shrunk", "shrink_texts"]
 
@@ -228,7 +228,8 @@ def shrink_texts(
     ``above`` (``shrink_above``) sizes previews by value: a result over ``above`` characters gets a
     preview of what it is worth (``_value``: landmarks and a little support, JSON field names and
     counts), at most ``budget``, even when it fits the budget; one that fits and would not save
-    ``MIN_SAVING`` of its size that way stays None (shown whole).
+    ``MIN_SAVING`` of its size, and ``MIN_SAVING_CHARS`` (a turn's worth), that way stays None (shown
+    whole).
     """
     original = sum(len(t) for t in texts)
     fits = original <= budget and (block_limit is None or max(map(len, texts), default=0) <= block_limit)
@@ -238,7 +239,7 @@ def shrink_texts(
     if above is None or original <= above:
         return _fit(blocks, texts, budget, hint, query_terms, block_limit)
     goal = min(budget, _value_goal(blocks, query_terms))
-    keep = original * (1 - MIN_SAVING)
+    keep = min(original * (1 - MIN_SAVING), original - MIN_SAVING_CHARS)
     if fits and goal > keep:
         return None
     shrunk: Shrunk | None = None

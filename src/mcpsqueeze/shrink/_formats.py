@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import csv
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
-from itertools import islice
+from itertools import islice, repeat
 
-from mcpsqueeze.shrink._locks import LABELS, lock_kind
+from mcpsqueeze.shrink._locks import LABELS, few_fail, lock_kind
 
 __all__ = ["LANGUAGES", "Format", "detect", "shape"]
 
@@ -97,6 +96,30 @@ class _Language:
     signs: re.Pattern[str]  # lines that only this language (family) writes (led by \n unless ^)
     min_signs: int
     inline: str = ""  # signs anywhere in a line (never inside a line-start sign's match), counted apart
+    # An upper bound of the signs, when counting them is costly: patterns each of whose matches no
+    # other match of the signs can share (run on ``led``; literal-led or newline-led, so cheap), and
+    # literals one of which every other match of the signs contains
+    bound: tuple[tuple[re.Pattern[str], ...], tuple[str, ...]] | None = None
+
+    def may_have_signs(self, outside: str, led: str) -> bool:
+        """False when fewer than ``min_signs`` signs are possible (``count_signs`` would say so too):
+        findall's matches do not overlap, so each match of the signs starts where one of the bound's
+        patterns matches (a place no other match of the signs starts at), or holds an occurrence of
+        one of its literals that no other match holds."""
+        return self.bound is None or self.most_signs(outside, led, self.min_signs) >= self.min_signs
+
+    def most_signs(self, outside: str, led: str, enough: int | None = None) -> int:
+        """The bound's count (it stops once it reaches ``enough``)."""
+        assert self.bound is not None
+        patterns, literals = self.bound
+        most = 0
+        for pattern in patterns:
+            most += len(pattern.findall(led))
+        for literal in literals:
+            if enough is not None and most >= enough:
+                break
+            most += outside.count(literal)
+        return most
 
     def count_signs(self, outside: str, led: str) -> int:
         if self.signs.pattern.startswith("^"):
@@ -188,23 +211,51 @@ LANGUAGES: dict[str, _Language] = {
             _M,
         ),
         3,
+        # (tried at every character, the signs above cost more than the rest of `detect` on code)
+        bound=(
+            (
+                re.compile(
+                    r"\n[ \t]*(?:import[ \t].*from[ \t]+['\"]|import[ \t]+['\"]|export[ \t]"
+                    r"|(?:const|let|var)[ \t]+\w+[ \t]*=)"
+                ),
+                re.compile(r";[ \t]*$", _M),
+            ),
+            ("require(", "=>", "module.exports", "use strict"),
+        ),
     ),
 }
 _FENCED_RE = re.compile(r"^[ \t]*(```|~~~).*?^[ \t]*\1[ \t]*$", re.M | re.S)
 
 
-def _code(sample: str) -> Format | None:
-    """The language whose definitions and own signs both show, clearly ahead of the others."""
-    body = [line for line in sample.split("\n", 400)[:400] if line.strip()]
+# `_FENCED_RE` led by the newline before each block instead of ``^`` (so the engine finds candidates
+# by scanning for newlines in C, not by trying every character); run on the text with a newline in front,
+# it takes out the same blocks and leaves their leading newline (`_unfenced`).
+_FENCED_LED_RE = re.compile(r"\n[ \t]*(```|~~~).*?^[ \t]*\1[ \t]*$", re.M | re.S)
+
+
+def _unfenced(sample: str) -> str:
+    """``_FENCED_RE.sub("", sample)``: ``sample`` without its fenced code blocks."""
+    if "```" not in sample and "~~~" not in sample:
+        return sample
+    return _FENCED_LED_RE.sub("\n", "\n" + sample)[1:]
+
+
+def _code(sample: str, outside: str | None = None) -> Format | None:
+    """The language whose definitions and own signs both show, clearly ahead of the others.
+    ``outside``: ``_unfenced(sample)``, when the caller has it."""
+    body = list(filter(str.strip, sample.split("\n", 400)[:400]))  # (the non-blank lines, in C)
     if not body or sum(map(len, body)) > _CODE_LINE * len(body):
         return None  # paragraphs, not code: skip the costly patterns
-    outside = _FENCED_RE.sub("", sample)  # code blocks of a Markdown text are not the text
+    if outside is None:
+        outside = _unfenced(sample)  # code blocks of a Markdown text are not the text
     led = "\n" + outside
     scored: list[tuple[int, str]] = []
     for language in LANGUAGES.values():
         definitions = len(language.definition.findall(led))
+        if definitions < 2 or not language.may_have_signs(outside, led):
+            continue  # not this language, whatever its signs (the costlier count) would say
         signs = language.count_signs(outside, led)
-        if definitions >= 2 and signs >= language.min_signs:
+        if signs >= language.min_signs:
             scored.append((definitions + signs, language.name))
     if not scored:
         return None
@@ -227,7 +278,11 @@ def _table(lines: list[str]) -> Format | None:
     delimiter = "\t" if head.count("\t") >= 1 and head.count("\t") >= head.count(",") else ","
     if head.count(delimiter) < 1:
         return None
-    rows = [line.rstrip("\r\n") for line in lines[:_SAMPLE_LINES] if line.strip()]
+    rows = [line.rstrip("\r\n") for line in filter(str.strip, lines[:_SAMPLE_LINES])]
+    # A row without the delimiter is one field, never the header's 2+: with more than 3 % of them the
+    # rows cannot agree below, whatever the parse says (prose or code with a comma in its first line).
+    if 100 * (len(rows) - sum(map(str.__contains__, rows, repeat(delimiter)))) > 3 * len(rows):
+        return None
     try:
         parsed = list(csv.reader(rows, delimiter=delimiter, strict=True))
     except csv.Error:
@@ -255,18 +310,6 @@ REQUIREMENT_RE = re.compile(r"^[A-Za-z0-9][\w.\-]*(?:\[[^\]\n]*\])?[ \t]*(?:===?
 GOSUM_RE = re.compile(r"^\S+ v\S+ h1:\S+=$")
 
 
-def _few_fail(lines: list[str], ok: Callable[[str], object], share: float) -> bool:
-    """At most ``share`` of ``lines`` fail ``ok``; stops at the first failure too many (prose fails
-    a config test within a few lines, and these tests run on every text result)."""
-    allowed = int(share * len(lines))
-    for line in lines:
-        if not ok(line):
-            allowed -= 1
-            if allowed < 0:
-                return False
-    return True
-
-
 def _requirement(line: str) -> bool:
     return bool(REQUIREMENT_RE.match(line) or GOSUM_RE.match(line))
 
@@ -285,19 +328,19 @@ def _config(lines: list[str]) -> Format | None:
     ]
     if len(body) < 3:
         return None
-    if _few_fail(body, _requirement, 0.1):
+    if few_fail(body, _requirement, 0.1):
         return Format("requirements", "requirements/lock list")
     if lines[0].startswith("# yarn lockfile") or (
         sum(line.startswith('  version "') for line in body) >= 2
         and sum(bool(line[:1].strip()) and line.rstrip().endswith(":") for line in body) >= 2
     ):
         return Format("yarn", "yarn lock file")
-    if _few_fail(body, _toml_line, 0.03):
+    if few_fail(body, _toml_line, 0.03):
         sections = sum(bool(SECTION_RE.match(line)) for line in body)
         keys = sum(bool(_KEY_RE.match(line)) for line in body)
         if sections >= 1 and keys >= 2 and sections + keys >= 0.3 * len(body):
             return Format("toml", "TOML/INI file")
-    if not _few_fail(body, _yaml_line, 0.03):
+    if not few_fail(body, _yaml_line, 0.03):
         return None
     yaml_keys = [YAML_KEY_RE.match(line) for line in body]
     nested = any(
@@ -326,10 +369,21 @@ _MARKDOWN_SIGNS_RE = re.compile(
 )
 _HEADING_LED_RE = re.compile(r"\n#{1,6}[ \t]+\S")
 _CODE_END_RE = re.compile(r"(?:[;{}\\]|&&|\|\|)[ \t]*$|^[ \t]*(?:FROM|RUN|COPY|ENV|ARG|fi|done|esac)\b", re.M)
+# Its two alternatives apart, the second led by a newline: a match of one never holds a place where the
+# other matches, so their counts add up to `_CODE_END_RE`'s, and each runs at C speed (the first from
+# its first characters, the second from newlines) where the alternation tried every character.
+_LINE_END_RE = re.compile(r"(?:[;{}\\]|&&|\|\|)[ \t]*$", re.M)
+_SHELL_START_RE = re.compile(r"\n[ \t]*(?:FROM|RUN|COPY|ENV|ARG|fi|done|esac)\b")
 
 
-def _markdown(sample: str, lines: list[str]) -> Format | None:
-    outside = _FENCED_RE.sub("", sample)
+def _code_ends(outside: str) -> int:
+    """``len(_CODE_END_RE.findall(outside))``."""
+    return len(_LINE_END_RE.findall(outside)) + len(_SHELL_START_RE.findall("\n" + outside))
+
+
+def _markdown(sample: str, lines: list[str], outside: str | None = None) -> Format | None:
+    if outside is None:
+        outside = _unfenced(sample)
     headings = len(_HEADING_LED_RE.findall("\n" + outside))
     headings += sum(
         bool(_SETEXT_RE.match(lines[i])) and bool(lines[i - 1].strip()) and not lines[i - 1].startswith(" ")
@@ -341,9 +395,9 @@ def _markdown(sample: str, lines: list[str]) -> Format | None:
         or sample.startswith("#!")
     ):
         return None
-    body = [line for line in outside.split("\n") if line.strip()]
-    hashed = sum(line.startswith("#") for line in body)
-    if hashed > 0.3 * len(body) or len(_CODE_END_RE.findall(outside)) > 0.05 * len(body):
+    body = list(filter(str.strip, outside.split("\n")))
+    hashed = sum(map(str.startswith, body, repeat("#")))
+    if hashed > 0.3 * len(body) or _code_ends(outside) > 0.05 * len(body):
         return None  # a script's comments are not headings
     return Format("markdown", "Markdown")
 
@@ -362,11 +416,10 @@ def shape(text: str) -> str:
 
 
 def _log(lines: list[str]) -> Format | None:
-    body = [line for line in lines[: _SAMPLE_LINES * 5] if line.strip()]
+    body = list(filter(str.strip, lines[: _SAMPLE_LINES * 5]))
     if len(body) < 20:
         return None
-    stamped = sum(bool(_LOG_LINE_RE.match(line)) for line in body[:_SAMPLE_LINES])
-    if stamped >= 0.6 * min(len(body), _SAMPLE_LINES):
+    if _mostly(body[:_SAMPLE_LINES], _LOG_LINE_RE, 0.6):  # (its length is min(len(body), _SAMPLE_LINES))
         return Format("log", "log")
     long = [line for line in body if len(line.strip()) >= 12]  # a lone "}" repeats in any code
     # Without timestamps, only exact repeats count: lines that differ in a number (file_0001.txt,
@@ -374,6 +427,19 @@ def _log(lines: list[str]) -> Format | None:
     if len(long) >= 0.5 * len(body) and len(set(long)) <= 0.7 * len(long):  # 3 in 10 repeat one above
         return Format("repeats", "repetitive text")
     return None
+
+
+def _mostly(lines: list[str], pattern: re.Pattern[str], share: float) -> bool:
+    """``sum(bool(pattern.match(line)) for line in lines) >= share * len(lines)``, stopping at the
+    first failure too many (the matches left could no longer reach the share)."""
+    needed = share * len(lines)
+    left = len(lines)
+    for line in lines:
+        if pattern.match(line) is None:
+            left -= 1
+            if left < needed:
+                return False
+    return True
 
 
 # ------------------------------------------------------------------------------------------- detect
@@ -398,16 +464,18 @@ def detect(text: str, lines: list[str]) -> Format | None:
         after = _AFTER_COMMIT_RE.match(sample, first.end())
         if after is not None:
             return Format("gitlog", "git log")
-    head = [line for line in sample_lines[:_SAMPLE_LINES] if line.strip()]
-    if len(head) >= 5 and sum(bool(_ONELINE_RE.match(line)) for line in head) >= 0.95 * len(head):
+    head = list(filter(str.strip, sample_lines[:_SAMPLE_LINES]))
+    if len(head) >= 5 and _mostly(head, _ONELINE_RE, 0.95):
         return Format("oneline", "git log")
     kind = lock_kind(sample_lines)
     if kind is not None:
         return Format("lock", LABELS[kind], "lock-" + kind)
-    found = _table(lines) or _code(sample[:_CODE_SAMPLE]) or _config(lines)
+    head_sample = sample[:_CODE_SAMPLE]
+    outside = _unfenced(head_sample)  # (code and Markdown both look outside the fences)
+    found = _table(lines) or _code(head_sample, outside) or _config(lines)
     if found is not None:
         return found
-    found = _markdown(sample[:_CODE_SAMPLE], lines)
+    found = _markdown(head_sample, lines, outside)
     if found is not None:
         return found
     return _log(lines)

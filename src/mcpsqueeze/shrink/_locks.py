@@ -15,8 +15,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import repeat
 
-__all__ = ["LABELS", "Package", "lock_kind", "packages"]
+__all__ = ["LABELS", "Package", "few_fail", "lock_kind", "packages"]
 
 #: What an outline's header calls each kind.
 LABELS = {
@@ -52,11 +53,11 @@ class Package:
 def lock_kind(lines: Sequence[str]) -> str | None:
     """``"toml"``, ``"yarn"``, ``"pnpm"``, ``"npm"`` or ``"gosum"``, or None when the text is no lock
     file (or not surely one)."""
-    head = [line for line in lines[:_SAMPLE] if line.strip()]
+    head = list(filter(str.strip, lines[:_SAMPLE]))  # (the non-blank lines, in C)
     if len(head) < 3:
         return None
     first = head[0]
-    if _few_fail(head, lambda line: bool(_GOSUM_RE.match(line)), 0.02):
+    if few_fail(head, lambda line: bool(_GOSUM_RE.match(line)), 0.02):
         return "gosum"
     if first.startswith("lockfileVersion:") and any(
         line.rstrip() in ("packages:", "importers:") for line in head
@@ -68,12 +69,16 @@ def lock_kind(lines: Sequence[str]) -> str | None:
         any(line.startswith("# yarn lockfile") for line in head[:3])  # v1
         or any(line.rstrip() == "__metadata:" for line in head[:4])  # berry
         or (
-            sum(line.startswith('  version "') for line in head) >= 3  # v1 without its comment
+            sum(map(str.startswith, head, repeat('  version "'))) >= 3  # v1 without its comment
             and sum(_yarn_head(line) for line in head) >= 3
         )
     ):
         return "yarn"
-    starts = [i for i, line in enumerate(lines[:_SAMPLE]) if _TOML_PACKAGE_RE.match(line)]
+    sample = lines[:_SAMPLE]
+    # (each start begins "[[package]]": fewer than two such lines, none of the loop below to run)
+    if sum(map(str.startswith, sample, repeat("[[package]]"))) < 2:
+        return None
+    starts = [i for i, line in enumerate(sample) if _TOML_PACKAGE_RE.match(line)]
     if len(starts) >= 2:
         named = sum(
             any(_TOML_NAME_RE.match(lines[j]) for j in range(s + 1, min(len(lines), s + 3))) for s in starts
@@ -83,7 +88,10 @@ def lock_kind(lines: Sequence[str]) -> str | None:
     return None
 
 
-def _few_fail(lines: list[str], ok: Callable[[str], bool], share: float) -> bool:
+def few_fail(lines: list[str], ok: Callable[[str], object], share: float) -> bool:
+    """At most ``share`` of ``lines`` fail ``ok``; stops at the first failure too many (prose fails
+    a config test within a few lines, and these tests run on every text result). ``_formats`` tests its
+    config formats with it too."""
     allowed = int(share * len(lines))
     for line in lines:
         if not ok(line):

@@ -163,8 +163,11 @@ def render_message(report: Report, hint: RecoveryHint, kind: str, *, compact: bo
 
 def render_notice(report: Report, hint: RecoveryHint) -> str:
     """The trailing text block after an array or scalar whose record lives in ``_meta.truncation``:
-    one line, for clients that do not show ``_meta``, telling how to get the original back."""
-    return f"[mcpsqueeze] {_one_line(report, hint)}"
+    one line, for clients that do not show ``_meta``, telling how to get the original back, and
+    (for a JSON original) one part of it: the recover tool's listing is short, so the notice shows
+    the call."""
+    part = "" if hint.pointer is None else hint.voice.one_part(hint.pointer)
+    return f"[mcpsqueeze] {_one_line(report, hint)}{part}"
 
 
 def render_text_marker(omitted_chars: int, hint: RecoveryHint) -> str:

@@ -356,7 +356,7 @@ def _diff(fmt: Format, t: _Text, ranked: Sequence[int]) -> tuple[Plan, bytearray
     kinds = bytearray(n)  # 0 other, 1 unchanged, 2 added, 3 removed
     heads = "".join(map(itemgetter(0), lines)).encode("latin-1", "replace")  # each line's first character
     files: list[int] = []  # diff --git lines, or ---/+++ where there is none (mcp-server-git's git_show)
-    headers: list[int] = []  # the other file header lines
+    headers: list[int] = []  # mode, rename, binary lines (not ---/+++ under diff --git)
     named = False
     hunks: list[int] = []
     spans: list[tuple[int, int]] = []  # each hunk's lines
@@ -378,7 +378,10 @@ def _diff(fmt: Format, t: _Text, ranked: Sequence[int]) -> tuple[Plan, bytearray
                 files.append(i)
                 named = True  # its ---/+++ lines repeat the paths: details, not landmarks
             elif _FILE_HEADER_RE.match(line):
-                (headers if named else files).append(i)
+                if not named:
+                    files.append(i)
+                elif not line.startswith(("--- ", "+++ ")):  # those repeat the diff --git line's paths
+                    headers.append(i)
             after = at + 1
             continue
         hunks.append(i)
@@ -463,14 +466,17 @@ def _round_robin(groups: list[list[int]]) -> list[int]:
 
 
 def _describe_diff(kinds: bytearray) -> Callable[[int, int], str]:
+    """A diff fold's words, as diffstat counts them: ``+12 -20`` (lines added, removed); the rest of
+    the range is context or file headers. A fold of context only says ``unchanged``. (The words used
+    to be ``12 added, 20 removed, 3 unchanged``: 12 more tokens a marker, on every marker of a diff.)"""
+
     def describe(a: int, b: int) -> str:
         part = kinds[a:b]
-        counts = [(part.count(2), "added"), (part.count(3), "removed"), (part.count(1), "unchanged")]
-        words = [f"{c} {name}" for c, name in counts if c]
-        other = (b - a) - sum(c for c, _ in counts)
-        if other and words:
-            words.append(f"{other} other")
-        return ", ".join(words)
+        added, removed = part.count(2), part.count(3)
+        words = " ".join(w for w in (f"+{added}" if added else "", f"-{removed}" if removed else "") if w)
+        if not words and part.count(1) == b - a:
+            return "unchanged"
+        return words
 
     return describe
 
@@ -745,7 +751,7 @@ def plan_for(
     if fmt.name == "diff":
         plan, kinds = _diff(fmt, t, ranked)
         plan.describe = _describe_diff(kinds)
-        plan.detail = 40  # "12 added, 20 removed, 3 unchanged, 2 other"
+        plan.detail = 14  # "+12345 -12345"
         return _with_nested(plan, lines, diff_depth, code=True)
     if fmt.name == "gitlog":
         return _gitlog(fmt, t, ranked)

@@ -24,14 +24,18 @@ import itertools
 
 from mcpsqueeze.shrink._outline import Outliner
 
-__all__ = ["JSON_CHARS", "MIN_SAVING", "SUPPORT_CHARS", "text_goal"]
+__all__ = ["JSON_CHARS", "MIN_SAVING", "MIN_SAVING_CHARS", "SUPPORT_CHARS", "text_goal"]
 
 #: Characters of supporting text an outline gets beyond its landmarks and markers.
 SUPPORT_CHARS = 1000
 #: The preview size of a JSON result that fits the budget but is over ``shrink_above``.
 JSON_CHARS = 4000
-#: A result that fits the budget is shown whole unless its preview saves at least this share.
+#: A result that fits the budget is shown whole unless its preview saves at least this share ...
 MIN_SAVING = 0.25
+#: ... and at least this many characters: about 1,000 tokens, what one more turn costs the agent
+#: (a generated call, its wrapper, the wait). A preview that saves less than a turn loses as soon as
+#: the agent needs anything it folded, which is likely: most of a result is folded.
+MIN_SAVING_CHARS = 4000
 _HEADER = 260  # the outline's first line, with its example recover call
 _MARKER = 26  # "[lines 1234-5678 folded]" and its line end, before a plan's words
 

@@ -8,6 +8,7 @@ SDK's streamable-HTTP streams of `SessionMessage`, adapted to dicts at the edge.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import signal
@@ -37,6 +38,7 @@ __all__ = [
 ]
 
 MAX_LINE = 1 << 31  # one message may be huge (a 50 MB result); the OS pipe, not us, is the limit
+_READ = 1 << 20  # bytes asked of a descriptor at once (the backend's pipe is widened to 1 MiB)
 _OFFLOAD_BYTES = 1 << 20  # messages above ~1 MB are (de)serialised in a worker thread
 _FINISH_LINE_SECONDS = 5.0
 
@@ -97,13 +99,98 @@ class _LineReader:
             self._buffer += data
 
 
+class _FdLineReader(_LineReader):
+    """Lines from a non-blocking file descriptor, read by a callback the event loop runs when it is
+    readable: registered once, not per line (anyio's `wait_readable` added and removed the fd from
+    epoll around every wait, after a read that failed with `BlockingIOError`: two system calls, an
+    exception and anyio's bookkeeping per message). The callback reads what is there into the buffer
+    and wakes the waiting `receive_line`; with a whole line buffered and nobody waiting it stops
+    reading (the pipe holds the rest) until the next `receive_line`. A descriptor epoll cannot watch
+    (a regular file) is simply read: it never blocks."""
+
+    def __init__(self, source: _FdReceive) -> None:
+        super().__init__(source)
+        self._fd = source.fd
+        self._eof = source.ended
+        self._error: OSError | None = None
+        self._waiter: asyncio.Future[None] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._watching = False
+        self._direct = False  # epoll refused the fd: plain reads
+
+    def _on_readable(self) -> None:
+        try:
+            data = os.read(self._fd, _READ)
+        except BlockingIOError:
+            return
+        except OSError as exc:
+            data, self._error = b"", exc
+        if data:
+            self._buffer += data
+            if self._waiter is None and self._buffer.find(b"\n", self._searched) >= 0:
+                self._unwatch()  # a whole line waits for its reader: read more when it is taken
+        else:
+            self._eof = True
+            self._unwatch()
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def _watch(self) -> bool:
+        if self._watching or self._direct:
+            return self._watching
+        loop = self._loop = asyncio.get_running_loop()
+        try:
+            loop.add_reader(self._fd, self._on_readable)
+        except (OSError, ValueError):  # a regular file (EPERM): reading it never blocks
+            self._direct = True
+            return False
+        self._watching = True
+        return True
+
+    def _unwatch(self) -> None:
+        if self._watching and self._loop is not None:
+            self._watching = False
+            with contextlib.suppress(Exception):  # the loop may be closing
+                self._loop.remove_reader(self._fd)
+
+    def close(self) -> None:
+        self._unwatch()
+
+    async def receive_line(self, max_bytes: int) -> bytearray:
+        while True:
+            index = self._buffer.find(b"\n", self._searched)
+            if index >= 0:
+                line, self._buffer = self._buffer, self._buffer[index + 1 :]
+                del line[index:]
+                self._searched = 0
+                return line
+            self._searched = len(self._buffer)
+            if len(self._buffer) >= max_bytes:
+                raise anyio.DelimiterNotFound(max_bytes)
+            if self._error is not None:
+                raise self._error
+            if self._eof:
+                raise anyio.EndOfStream
+            if not self._watch():
+                await anyio.sleep(0)  # (a plain file: let the loop run between reads)
+                self._on_readable()
+                continue
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+
+
 class _LineChannel:
     """Newline-delimited JSON over a byte stream pair."""
 
     def __init__(self, receive: anyio.abc.ByteReceiveStream, send: anyio.abc.ByteSendStream) -> None:
-        self._receive = _LineReader(receive)
+        self._receive = _FdLineReader(receive) if isinstance(receive, _FdReceive) else _LineReader(receive)
         self._send = send
         self._send_lock = anyio.Lock()
+        self._write_now = send.write_now if isinstance(send, _FdSend) else None
 
     def feed(self, data: bytes) -> None:
         """Bytes already read from the peer (before the relay ran): received before anything new."""
@@ -125,6 +212,25 @@ class _LineChannel:
             data = await anyio.to_thread.run_sync(line_of, message)
         else:
             data = line_of(message)
+        if self._write_now is not None and not self._send_lock.locked():
+            # A pipe with room takes the whole line in one write, here and now: no lock, no await (the
+            # event loop runs nothing else meanwhile, so no other line can come between).
+            try:
+                written = self._write_now(data)
+            except (anyio.BrokenResourceError, OSError) as exc:
+                raise ChannelClosed from exc
+            if written == len(data):
+                return
+            if written:  # part of the line is out: the rest goes before any other line, even if cancelled
+                assert isinstance(self._send, _FdSend)
+                self._send_lock.acquire_nowait()
+                try:
+                    await self._send.finish(memoryview(data)[written:])
+                except (anyio.BrokenResourceError, OSError) as exc:
+                    raise ChannelClosed from exc
+                finally:
+                    self._send_lock.release()
+                return
         async with self._send_lock:
             try:
                 await self._send.send(data)
@@ -132,19 +238,30 @@ class _LineChannel:
                 raise ChannelClosed from exc
 
     async def aclose(self) -> None:
+        if isinstance(self._receive, _FdLineReader):
+            self._receive.close()
         with contextlib.suppress(Exception):
             await self._send.aclose()
 
 
 class _FdReceive(anyio.abc.ByteReceiveStream):
-    """Reads a raw file descriptor without blocking the event loop."""
+    """Reads a raw file descriptor without blocking the event loop (a `_LineChannel` reads it through
+    `_FdLineReader` instead, which keeps the descriptor registered with the loop)."""
 
     def __init__(self, fd: int, ended: bool = False) -> None:
         self._fd = fd
         self._ended = ended  # its end of file was read already (a terminal gives it only once)
         os.set_blocking(fd, False)
 
-    async def receive(self, max_bytes: int = 1 << 20) -> bytes:
+    @property
+    def fd(self) -> int:
+        return self._fd
+
+    @property
+    def ended(self) -> bool:
+        return self._ended
+
+    async def receive(self, max_bytes: int = _READ) -> bytes:
         if self._ended:
             raise anyio.EndOfStream
         while True:
@@ -165,6 +282,19 @@ class _FdSend(anyio.abc.ByteSendStream):
     def __init__(self, fd: int) -> None:
         self._fd = fd
         os.set_blocking(fd, False)
+
+    def write_now(self, data: bytes) -> int:
+        """Write what the pipe takes now, without waiting: the bytes written (0 when it is full)."""
+        try:
+            return os.write(self._fd, data)
+        except BlockingIOError:
+            return 0
+        except (BrokenPipeError, ConnectionResetError) as exc:
+            raise anyio.BrokenResourceError from exc
+
+    async def finish(self, view: memoryview) -> None:
+        """The rest of a line already partly written (shielded and bounded, see `_finish`)."""
+        await self._finish(view)
 
     async def send(self, item: bytes) -> None:
         view = memoryview(item)
