@@ -101,14 +101,14 @@ def counting_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def demo_backends_in_memory(counting_in_process: None) -> Iterator[None]:
-    """A library door's (`Client`'s) backends that are the demo server run in this process.
+    """A library door's (`Client`'s) backends that are the demo server (or an MCPServer fixture: records,
+    seed) run in this process.
 
     A `Client` spawns each backend of its servers config and talks to it over stdio; a demo server process
-    costs ~0.8 s of CPU (most of it importing the SDK). With this fixture a backend whose command is the
-    demo server's (`rawclient.demo_server()`) is a fresh in-process copy on in-memory pipes instead
-    (`memwrap.demo_channel`: the same line channel and the same server); other backends, and every
-    spawned wrap or serve, are untouched. The Client's stdio backends keep tests without it
-    (tests/api/test_client.py)."""
+    costs ~0.8 s of CPU (most of it importing the SDK). With this fixture such a backend is a fresh
+    in-process copy on in-memory pipes instead (`memwrap.demo_backends_here`: the same line channel and
+    the same server); other backends, and every spawned wrap or serve, are untouched. The Client's stdio
+    backends keep tests without it (tests/api/test_client.py)."""
     from memwrap import demo_backends_here
 
     with demo_backends_here():
