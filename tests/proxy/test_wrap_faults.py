@@ -64,6 +64,21 @@ def _on(pid: int, fd: str, directory: Path) -> bool:
         return False
 
 
+def _settled_fds(pid: int, recovery: Path, deadline: float = 10.0) -> int:
+    """`_fds` once it holds still for 0.25 s: a helper being spawned holds a pipe pair for a moment
+    (under load that moment was caught once: 12 open, then 10)."""
+    end = time.monotonic() + deadline
+    last, since = _fds(pid, recovery), time.monotonic()
+    while time.monotonic() < end:
+        time.sleep(0.05)
+        now = _fds(pid, recovery)
+        if now != last:
+            last, since = now, time.monotonic()
+        elif time.monotonic() - since >= 0.25:
+            break
+    return last
+
+
 def _recovery_fds(pid: int, recovery: Path, deadline: float = 10.0) -> int:
     """Descriptors on recovery files once the batched fsync had its time (polled, not slept)."""
     end = time.monotonic() + deadline
@@ -190,11 +205,11 @@ def test_garbage_deep_and_unknown_id_replies_leak_no_file_descriptors(tmp_path: 
         before = 0
         for i in range(6):
             if i == 1:  # after one round: lazily opened files are open by now
-                before = _fds(client.proc.pid, tmp_path / "rec")
+                before = _settled_fds(client.proc.pid, tmp_path / "rec")
             assert "error" in client.request("tools/call", {"name": "deep", "arguments": {}})
             assert text(client.call("nan")) == "after nan"
             shrunk = client.call("echo", {"text": f"{i} " + "x" * 30_000})  # stored to a recovery file
             assert text(shrunk).startswith(f"{i} x") and "truncation" in shrunk["_meta"]
-        after = _fds(client.proc.pid, tmp_path / "rec")
+        after = _settled_fds(client.proc.pid, tmp_path / "rec")
         assert _recovery_fds(client.proc.pid, tmp_path / "rec") == 0
-    assert after == before
+    assert after <= before  # five more rounds of garbage, deep and unknown-id replies opened nothing
