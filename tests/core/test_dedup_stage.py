@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import concurrent.futures
 import json
-import threading
 from pathlib import Path
 
+import anyio
 import pytest
 
 from mcpsqueeze._voice import McpVoice, ShellVoice
@@ -32,10 +32,14 @@ async def test_a_repeat_that_arrives_before_counting_ends_does_not_wait_and_stat
     pending: concurrent.futures.Future[int] = concurrent.futures.Future()
     stage = DedupStage(_store(tmp_path), Workers(1), lambda text: pending, McpVoice())
     await stage(Call("s", "list", {}, 1), _result(), Outcome())
-    # Counting finishes only after the repeat arrived (a busy accountant): the response must not wait.
-    threading.Timer(0.05, pending.set_result, args=(108_121 + 7_185,)).start()
+    # Counting finishes only after the repeat was answered (a busy accountant): a stage that waited for
+    # the count would never answer, and fail_after says so.
     outcome = Outcome()
-    presented = await stage(Call("s", "list", {}, 2), _result(), outcome)
+    try:
+        with anyio.fail_after(30):
+            presented = await stage(Call("s", "list", {}, 2), _result(), outcome)
+    finally:
+        pending.set_result(108_121 + 7_185)
     text = presented["content"][0]["text"]  # type: ignore[index]
     assert outcome.action == "dedup"
     assert "115306" not in text and "~" in text and "tokens not resent" in text
