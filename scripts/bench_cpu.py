@@ -154,6 +154,7 @@ class Client:
 
 _SESSION: list[dict[str, Any]] = []
 _REPLAY: Path | None = None  # --session: the backend replays this captured session instead
+_ANSWERS: list[dict[str, Any]] = []  # --dump: each session call's answer, as the proxy gave it
 
 
 def _backend() -> list[str]:
@@ -232,6 +233,7 @@ def _call(client: Client, anchor: bool, size: int, seed: int) -> None:
             params = {"name": "bulk_invoke_tool", "arguments": tool_input}
         answer = client.request("tools/call", params)
         assert "result" in answer, answer
+        _ANSWERS.append(answer)
         return
     args = {"size": size, "seed": seed}
     if anchor:
@@ -246,6 +248,19 @@ def _call(client: Client, anchor: bool, size: int, seed: int) -> None:
 def _is_backend(pid: int) -> bool:
     line = _cmdline(pid)
     return b"mcpsqueeze.demo.bulk" in line or b"--serve-replay" in line
+
+
+_RANDOM_ID = re.compile(r"\b[0-9a-f]{32}\b")
+_TOKENS = re.compile(r"~?[0-9][0-9,]* tokens")
+
+
+def dump(path: Path, answers: list[dict[str, Any]], workdir: Path) -> None:
+    """The proxy's answers to the session's calls, comparable across runs and source trees: response ids,
+    the run's directory and a dedup pointer's token figure (exact or estimated, by the counter's timing)
+    replaced by placeholders."""
+    text = json.dumps([a.get("result") for a in answers], indent=1, sort_keys=True)
+    text = _TOKENS.sub("<N> tokens", _RANDOM_ID.sub("<ID>", text.replace(str(workdir), "<DIR>")))
+    path.write_text(text)
 
 
 def measure(
@@ -338,6 +353,12 @@ def main() -> None:
         "--session", type=Path, help="replay this captured session (see --capture) as the calls"
     )
     parser.add_argument("--capture", type=Path, help="run bench_session's session directly and keep it here")
+    parser.add_argument(
+        "--dump",
+        type=Path,
+        help="with --session and one --src: write the proxy's answers here (ids, paths normalised), to "
+        "compare previews across source trees",
+    )
     parser.add_argument("--serve-replay", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_replay:
@@ -353,6 +374,8 @@ def main() -> None:
     if args.callgrind:  # under valgrind (~50x slower) the proxy's own warm-up must be over before counting
         args.settle = max(args.settle, 5.0)
     trees = args.src or [ROOT / "src"]
+    if args.dump and (not args.session or len(trees) != 1 or args.anchor or args.floor or args.repeat != 1):
+        parser.error("--dump takes --session and one --src (no --anchor, --floor, --repeat)")
     workdir = Path(tempfile.mkdtemp(prefix="bench-cpu-"))
     extra = args.extra.split()
     configs: list[tuple[str, list[str], dict[str, str], bool]] = []
@@ -382,12 +405,16 @@ def main() -> None:
                     continue
                 per_call = callgrind(name, argv, env, args, workdir) / 1e6
                 print(f"{name:60} {per_call:8.2f} M instructions per call", flush=True)
+            if args.dump:
+                dump(args.dump, _ANSWERS, workdir)
             return
         results: dict[str, list[dict[str, float]]] = {c[0]: [] for c in configs}
         for r in range(args.repeat):
             shift = r % len(configs)
             for name, argv, env, anchor in configs[shift:] + configs[:shift]:
                 results[name].append(measure(name, argv, env, args, anchor))
+        if args.dump:
+            dump(args.dump, _ANSWERS, workdir)
         with open("/proc/loadavg") as f:
             load = f.read().split()[0]
         print(

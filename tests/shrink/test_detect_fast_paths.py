@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import csv
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from mcpsqueeze._lines import split_lines
@@ -45,6 +45,31 @@ def test_the_signs_bound_is_never_below_the_count(text: str) -> None:
             assert language.most_signs(text, led) >= language.count_signs(text, led)
         if not language.may_have_signs(text, led):
             assert language.count_signs(text, led) < language.min_signs
+
+
+# The words and shapes of the definition patterns, so that definitions, near misses and several
+# candidates on one line are common.
+DEFINITION_PIECES = [
+    *PIECES, "function", "function* gen", "async ", "default ", "abstract ", "class A", "constructor",
+    "constructor (", "interface I", "type T", "enum E", "namespace N", "declare ", "  ", "    ",
+    "foo(a) {", "get x() {", "static m<T>(a: T): void {", "if (x) {", "a.b = function", "const f = (a) =>",
+    "let g = async x =>", "=> {", "{ ", " {\t", "pub fn f", "impl ", "struct S", "public ", "record R",
+    "func F(", "type T struct", "x: number", "<T>", "$", "#m() {",
+]  # fmt: skip
+DEFINITION_TEXT = st.lists(st.sampled_from(DEFINITION_PIECES), max_size=150).map("".join)
+
+
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(DEFINITION_TEXT)
+@example("  foo(a) {")  # a method's line that ends the text
+@example("x\n  get y() { \nclass A\n")
+def test_definitions_counted_on_candidate_lines_are_what_findall_counts(text: str) -> None:
+    led = "\n" + text
+    for language in F.LANGUAGES.values():
+        assert language.count_definitions(led) == len(language.definition.findall(led))
+        # the same with the candidate lines tried one by one (below findall's threshold, whatever the size)
+        padded = led + "\n" + " " * (256 * 64)
+        assert language.count_definitions(padded) == len(language.definition.findall(padded))
 
 
 @SETTINGS

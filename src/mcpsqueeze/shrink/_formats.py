@@ -100,6 +100,37 @@ class _Language:
     # other match of the signs can share (run on ``led``; literal-led or newline-led, so cheap), and
     # literals one of which every other match of the signs contains
     bound: tuple[tuple[re.Pattern[str], ...], tuple[str, ...]] | None = None
+    # Where a definition can be, when trying ``definition`` at every line start is costly: literals one of
+    # which each line a definition is found on holds, or a pattern (literal-led, so cheap) it matches
+    lines_with: tuple[tuple[str, ...], re.Pattern[str]] | None = None
+
+    def count_definitions(self, led: str) -> int:
+        """``len(self.definition.findall(led))``. Each match starts at a newline and ends before the next
+        one (no part of a definition pattern matches a newline), so the count is that of the lines at
+        whose leading newline ``definition`` matches; with ``lines_with``, only the lines that hold one of
+        its literals or match its pattern are tried, unless they are many (then one findall costs less)."""
+        if self.lines_with is None:
+            return len(self.definition.findall(led))
+        literals, pattern = self.lines_with
+        most = len(led) >> 8  # (a line tried costs about what findall spends on 256 characters)
+        find, rfind = led.find, led.rfind
+        starts: set[int] = set()
+        for literal in literals:
+            at = find(literal)
+            while at >= 0:
+                starts.add(rfind("\n", 0, at))
+                end = find("\n", at)  # (the next occurrence on another line)
+                if end < 0:
+                    break
+                at = find(literal, end)
+            if len(starts) > most:
+                return len(self.definition.findall(led))
+        for found in pattern.finditer(led):
+            starts.add(rfind("\n", 0, found.start()))
+            if len(starts) > most:
+                return len(self.definition.findall(led))
+        match = self.definition.match
+        return sum(match(led, start) is not None for start in starts)
 
     def may_have_signs(self, outside: str, led: str) -> bool:
         """False when fewer than ``min_signs`` signs are possible (``count_signs`` would say so too):
@@ -214,13 +245,21 @@ LANGUAGES: dict[str, _Language] = {
         # (tried at every character, the signs above cost more than the rest of `detect` on code)
         bound=(
             (
+                # (``[ \t]*+``: every alternative starts with a letter, so giving back indentation
+                # never makes a match; possessive, indented lines are not tried once per column)
                 re.compile(
-                    r"\n[ \t]*(?:import[ \t].*from[ \t]+['\"]|import[ \t]+['\"]|export[ \t]"
+                    r"\n[ \t]*+(?:import[ \t].*from[ \t]+['\"]|import[ \t]+['\"]|export[ \t]"
                     r"|(?:const|let|var)[ \t]+\w+[ \t]*=)"
                 ),
                 re.compile(r";[ \t]*$", _M),
             ),
             ("require(", "=>", "module.exports", "use strict"),
+        ),
+        # Each alternative of the definitions holds one of these words (``function``, ``class``, ``=>``,
+        # ``constructor``, the declaration keywords), but a method's line, which ends in ``{``
+        lines_with=(
+            ("function", "class", "=>", "constructor", "interface", "type", "enum", "namespace"),
+            re.compile(r"\{[ \t]*$", _M),
         ),
     ),
 }
@@ -251,7 +290,7 @@ def _code(sample: str, outside: str | None = None) -> Format | None:
     led = "\n" + outside
     scored: list[tuple[int, str]] = []
     for language in LANGUAGES.values():
-        definitions = len(language.definition.findall(led))
+        definitions = language.count_definitions(led)
         if definitions < 2 or not language.may_have_signs(outside, led):
             continue  # not this language, whatever its signs (the costlier count) would say
         signs = language.count_signs(outside, led)
