@@ -322,17 +322,32 @@ def callgrind(
     for seed in range(args.warmup):
         _call(client, False, args.size, 10_000 + seed)
     time.sleep(args.settle)
-    subprocess.run(["callgrind_control", "-i", "on", str(client.proc.pid)], check=True, capture_output=True)
+    pid = str(client.proc.pid)
+    subprocess.run(["callgrind_control", "-z", pid], check=True, capture_output=True)  # (nothing before)
+    subprocess.run(["callgrind_control", "-i", "on", pid], check=True, capture_output=True)
     for seed in range(args.calls):
         _call(client, False, args.size, seed)
-    subprocess.run(["callgrind_control", "-i", "off", str(client.proc.pid)], check=True, capture_output=True)
+        if args.per_call:  # a dump per call: its instructions, every thread's, since the last dump
+            subprocess.run(["callgrind_control", "-d", pid], check=True, capture_output=True)
+    subprocess.run(["callgrind_control", "-i", "off", pid], check=True, capture_output=True)
     client.close()
     assert client.proc.stderr is not None
     log = client.proc.stderr.read().decode(errors="replace")
     found = re.search(r"Collected : (\d+)", log)
     if found is None:
         raise RuntimeError("no instruction count from callgrind: " + log[-2000:])
+    if args.per_call:
+        parts: dict[int, int] = {}
+        for dump in out.parent.glob(out.name + ".*"):
+            part = re.match(r"\.(\d+)(?:-\d+)?$", dump.name[len(out.name) :])
+            summary = re.search(r"^summary: (\d+)", dump.read_text(errors="replace"), re.M)
+            if part is not None and summary is not None:
+                parts[int(part.group(1))] = parts.get(int(part.group(1)), 0) + int(summary.group(1))
+        _CALLGRIND_PER_CALL[name] = [parts.get(k, 0) / 1e6 for k in sorted(parts)][: args.calls]
     return int(found.group(1)) / args.calls
+
+
+_CALLGRIND_PER_CALL: dict[str, list[float]] = {}  # --callgrind --per-call: M instructions of each call
 
 
 def main() -> None:
@@ -405,6 +420,14 @@ def main() -> None:
                     continue
                 per_call = callgrind(name, argv, env, args, workdir) / 1e6
                 print(f"{name:60} {per_call:8.2f} M instructions per call", flush=True)
+            if args.per_call and _CALLGRIND_PER_CALL:
+                names = list(_CALLGRIND_PER_CALL)
+                print("\n  M instructions per call (every thread of the proxy)")
+                print("  call " + " ".join(f"{n[-24:]:>24}" for n in names))
+                for i in range(args.calls):
+                    cells = [(_CALLGRIND_PER_CALL[n][i:] or [0.0])[0] for n in names]
+                    label = _SESSION[i % len(_SESSION)]["params"]["name"] if _SESSION else str(i)
+                    print(f"  {i:3} {label[:22]:22} " + " ".join(f"{c:24.2f}" for c in cells))
             if args.dump:
                 dump(args.dump, _ANSWERS, workdir)
             return
