@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from mcpsqueeze._lines import split_lines
 from mcpsqueeze.shrink import _formats as F
+from mcpsqueeze.shrink._locks import _starting
 
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 # The characters and words the detection patterns turn on, so that matches, near misses and overlaps
@@ -34,6 +35,27 @@ def test_unfenced_is_the_fence_pattern_substituted(text: str) -> None:
 @given(TEXT)
 def test_code_ends_count_what_the_alternation_finds(text: str) -> None:
     assert F._code_ends(text) == len(F._CODE_END_RE.findall(text))
+
+
+SETEXT_PIECES = ["---", "===", "-", "=", " ", "\t", "\n", "\r\n", "a", " a", "# h", "--- x", "- item", ""]
+
+
+@SETTINGS
+@given(st.lists(st.sampled_from(SETEXT_PIECES), max_size=200).map("".join))
+@example("a\n" * 398 + "---\nb\n===\n")  # underlines either side of the sample's last line
+def test_setext_headings_are_the_underlines_counted_line_by_line(text: str) -> None:
+    lines = split_lines(text)
+    assert F._setext_headings(lines) == sum(
+        bool(F._SETEXT_RE.match(lines[i])) and bool(lines[i - 1].strip()) and not lines[i - 1].startswith(" ")
+        for i in range(1, min(len(lines), F._SAMPLE_LINES))
+    )
+
+
+@SETTINGS
+@given(TEXT, st.sampled_from(['  version "', "[[package]]", "x", "  "]))
+def test_lines_starting_with_a_prefix_are_counted_as_startswith_counts(text: str, prefix: str) -> None:
+    lines = split_lines(text + prefix)
+    assert _starting(lines, prefix) == sum(line.startswith(prefix) for line in lines)
 
 
 @SETTINGS
