@@ -338,16 +338,39 @@ def callgrind(
         raise RuntimeError("no instruction count from callgrind: " + log[-2000:])
     if args.per_call:
         parts: dict[int, int] = {}
+        main: dict[int, int] = {}  # the main thread's (the event loop: relay, stages, engine)
         for dump in out.parent.glob(out.name + ".*"):
-            part = re.match(r"\.(\d+)(?:-\d+)?$", dump.name[len(out.name) :])
+            part = re.match(r"\.(\d+)(-\d+)?$", dump.name[len(out.name) :])
             summary = re.search(r"^summary: (\d+)", dump.read_text(errors="replace"), re.M)
             if part is not None and summary is not None:
-                parts[int(part.group(1))] = parts.get(int(part.group(1)), 0) + int(summary.group(1))
+                k = int(part.group(1))
+                parts[k] = parts.get(k, 0) + int(summary.group(1))
+                if part.group(2) in (None, "-01"):
+                    main[k] = main.get(k, 0) + int(summary.group(1))
         _CALLGRIND_PER_CALL[name] = [parts.get(k, 0) / 1e6 for k in sorted(parts)][: args.calls]
+        _CALLGRIND_MAIN[name] = [main.get(k, 0) / 1e6 for k in sorted(parts)][: args.calls]
     return int(found.group(1)) / args.calls
 
 
 _CALLGRIND_PER_CALL: dict[str, list[float]] = {}  # --callgrind --per-call: M instructions of each call
+_CALLGRIND_MAIN: dict[str, list[float]] = {}  # ... of its main thread alone
+
+
+def _print_callgrind_per_call(calls: int) -> None:
+    names = list(_CALLGRIND_PER_CALL)
+    print("\n  M instructions per call: every thread of the proxy / its main thread (the event loop, where")
+    print("  the stages and the engine run; the others: the memory store's compression, file writes)")
+    print("  call" + " " * 23 + " ".join(f"{n[-24:]:>24}" for n in names))
+    for i in range(calls):
+        cells = []
+        for n in names:
+            every, main = _CALLGRIND_PER_CALL[n][i : i + 1] or [0.0], _CALLGRIND_MAIN[n][i : i + 1] or [0.0]
+            cells.append(f"{every[0]:.2f} / {main[0]:.2f}")
+        label = _SESSION[i % len(_SESSION)]["params"]["name"] if _SESSION else str(i)
+        print(f"  {i:3} {label[:22]:22} " + " ".join(f"{c:>24}" for c in cells))
+    for n in names:
+        every, main = statistics.mean(_CALLGRIND_PER_CALL[n]), statistics.mean(_CALLGRIND_MAIN[n])
+        print(f"  mean per call, all / main: {n[-40:]:40} {every:.2f} / {main:.2f} M")
 
 
 def main() -> None:
@@ -421,13 +444,7 @@ def main() -> None:
                 per_call = callgrind(name, argv, env, args, workdir) / 1e6
                 print(f"{name:60} {per_call:8.2f} M instructions per call", flush=True)
             if args.per_call and _CALLGRIND_PER_CALL:
-                names = list(_CALLGRIND_PER_CALL)
-                print("\n  M instructions per call (every thread of the proxy)")
-                print("  call " + " ".join(f"{n[-24:]:>24}" for n in names))
-                for i in range(args.calls):
-                    cells = [(_CALLGRIND_PER_CALL[n][i:] or [0.0])[0] for n in names]
-                    label = _SESSION[i % len(_SESSION)]["params"]["name"] if _SESSION else str(i)
-                    print(f"  {i:3} {label[:22]:22} " + " ".join(f"{c:24.2f}" for c in cells))
+                _print_callgrind_per_call(args.calls)
             if args.dump:
                 dump(args.dump, _ANSWERS, workdir)
             return
