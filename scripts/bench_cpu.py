@@ -154,6 +154,7 @@ class Client:
 
 _SESSION: list[dict[str, Any]] = []
 _REPLAY: Path | None = None  # --session: the backend replays this captured session instead
+_ANSWERS: list[dict[str, Any]] = []  # --dump: each session call's answer, as the proxy gave it
 
 
 def _backend() -> list[str]:
@@ -232,6 +233,7 @@ def _call(client: Client, anchor: bool, size: int, seed: int) -> None:
             params = {"name": "bulk_invoke_tool", "arguments": tool_input}
         answer = client.request("tools/call", params)
         assert "result" in answer, answer
+        _ANSWERS.append(answer)
         return
     args = {"size": size, "seed": seed}
     if anchor:
@@ -246,6 +248,19 @@ def _call(client: Client, anchor: bool, size: int, seed: int) -> None:
 def _is_backend(pid: int) -> bool:
     line = _cmdline(pid)
     return b"mcpsqueeze.demo.bulk" in line or b"--serve-replay" in line
+
+
+_RANDOM_ID = re.compile(r"\b[0-9a-f]{32}\b")
+_TOKENS = re.compile(r"~?[0-9][0-9,]* tokens")
+
+
+def dump(path: Path, answers: list[dict[str, Any]], workdir: Path) -> None:
+    """The proxy's answers to the session's calls, comparable across runs and source trees: response ids,
+    the run's directory and a dedup pointer's token figure (exact or estimated, by the counter's timing)
+    replaced by placeholders."""
+    text = json.dumps([a.get("result") for a in answers], indent=1, sort_keys=True)
+    text = _TOKENS.sub("<N> tokens", _RANDOM_ID.sub("<ID>", text.replace(str(workdir), "<DIR>")))
+    path.write_text(text)
 
 
 def measure(
@@ -307,17 +322,55 @@ def callgrind(
     for seed in range(args.warmup):
         _call(client, False, args.size, 10_000 + seed)
     time.sleep(args.settle)
-    subprocess.run(["callgrind_control", "-i", "on", str(client.proc.pid)], check=True, capture_output=True)
+    pid = str(client.proc.pid)
+    subprocess.run(["callgrind_control", "-z", pid], check=True, capture_output=True)  # (nothing before)
+    subprocess.run(["callgrind_control", "-i", "on", pid], check=True, capture_output=True)
     for seed in range(args.calls):
         _call(client, False, args.size, seed)
-    subprocess.run(["callgrind_control", "-i", "off", str(client.proc.pid)], check=True, capture_output=True)
+        if args.per_call:  # a dump per call: its instructions, every thread's, since the last dump
+            subprocess.run(["callgrind_control", "-d", pid], check=True, capture_output=True)
+    subprocess.run(["callgrind_control", "-i", "off", pid], check=True, capture_output=True)
     client.close()
     assert client.proc.stderr is not None
     log = client.proc.stderr.read().decode(errors="replace")
     found = re.search(r"Collected : (\d+)", log)
     if found is None:
         raise RuntimeError("no instruction count from callgrind: " + log[-2000:])
+    if args.per_call:
+        parts: dict[int, int] = {}
+        main: dict[int, int] = {}  # the main thread's (the event loop: relay, stages, engine)
+        for dump in out.parent.glob(out.name + ".*"):
+            part = re.match(r"\.(\d+)(-\d+)?$", dump.name[len(out.name) :])
+            summary = re.search(r"^summary: (\d+)", dump.read_text(errors="replace"), re.M)
+            if part is not None and summary is not None:
+                k = int(part.group(1))
+                parts[k] = parts.get(k, 0) + int(summary.group(1))
+                if part.group(2) in (None, "-01"):
+                    main[k] = main.get(k, 0) + int(summary.group(1))
+        _CALLGRIND_PER_CALL[name] = [parts.get(k, 0) / 1e6 for k in sorted(parts)][: args.calls]
+        _CALLGRIND_MAIN[name] = [main.get(k, 0) / 1e6 for k in sorted(parts)][: args.calls]
     return int(found.group(1)) / args.calls
+
+
+_CALLGRIND_PER_CALL: dict[str, list[float]] = {}  # --callgrind --per-call: M instructions of each call
+_CALLGRIND_MAIN: dict[str, list[float]] = {}  # ... of its main thread alone
+
+
+def _print_callgrind_per_call(calls: int) -> None:
+    names = list(_CALLGRIND_PER_CALL)
+    print("\n  M instructions per call: every thread of the proxy / its main thread (the event loop, where")
+    print("  the stages and the engine run; the others: the memory store's compression, file writes)")
+    print("  call" + " " * 23 + " ".join(f"{n[-24:]:>24}" for n in names))
+    for i in range(calls):
+        cells = []
+        for n in names:
+            every, main = _CALLGRIND_PER_CALL[n][i : i + 1] or [0.0], _CALLGRIND_MAIN[n][i : i + 1] or [0.0]
+            cells.append(f"{every[0]:.2f} / {main[0]:.2f}")
+        label = _SESSION[i % len(_SESSION)]["params"]["name"] if _SESSION else str(i)
+        print(f"  {i:3} {label[:22]:22} " + " ".join(f"{c:>24}" for c in cells))
+    for n in names:
+        every, main = statistics.mean(_CALLGRIND_PER_CALL[n]), statistics.mean(_CALLGRIND_MAIN[n])
+        print(f"  mean per call, all / main: {n[-40:]:40} {every:.2f} / {main:.2f} M")
 
 
 def main() -> None:
@@ -338,6 +391,12 @@ def main() -> None:
         "--session", type=Path, help="replay this captured session (see --capture) as the calls"
     )
     parser.add_argument("--capture", type=Path, help="run bench_session's session directly and keep it here")
+    parser.add_argument(
+        "--dump",
+        type=Path,
+        help="with --session and one --src: write the proxy's answers here (ids, paths normalised), to "
+        "compare previews across source trees",
+    )
     parser.add_argument("--serve-replay", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_replay:
@@ -353,6 +412,8 @@ def main() -> None:
     if args.callgrind:  # under valgrind (~50x slower) the proxy's own warm-up must be over before counting
         args.settle = max(args.settle, 5.0)
     trees = args.src or [ROOT / "src"]
+    if args.dump and (not args.session or len(trees) != 1 or args.anchor or args.floor or args.repeat != 1):
+        parser.error("--dump takes --session and one --src (no --anchor, --floor, --repeat)")
     workdir = Path(tempfile.mkdtemp(prefix="bench-cpu-"))
     extra = args.extra.split()
     configs: list[tuple[str, list[str], dict[str, str], bool]] = []
@@ -382,12 +443,18 @@ def main() -> None:
                     continue
                 per_call = callgrind(name, argv, env, args, workdir) / 1e6
                 print(f"{name:60} {per_call:8.2f} M instructions per call", flush=True)
+            if args.per_call and _CALLGRIND_PER_CALL:
+                _print_callgrind_per_call(args.calls)
+            if args.dump:
+                dump(args.dump, _ANSWERS, workdir)
             return
         results: dict[str, list[dict[str, float]]] = {c[0]: [] for c in configs}
         for r in range(args.repeat):
             shift = r % len(configs)
             for name, argv, env, anchor in configs[shift:] + configs[:shift]:
                 results[name].append(measure(name, argv, env, args, anchor))
+        if args.dump:
+            dump(args.dump, _ANSWERS, workdir)
         with open("/proc/loadavg") as f:
             load = f.read().split()[0]
         print(

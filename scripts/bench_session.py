@@ -6,11 +6,15 @@ servers (npm `server-filesystem` and `server-memory` from .cache/node, PyPI `mcp
 trees, searches, git log/diff/show/status, memory writes and reads, some repeats) is replayed in every
 configuration. Rounds interleave the configurations (rotating their order) so drift hits all equally.
 
-Printed per configuration: median, p90 and total call latency; first-call latency per server; start-up
-(spawn to the first `initialize` answer); the proxy's RSS (with its helper processes); o200k tokens the
-model receives (text blocks of every result). Then a 200 KB JSON result shrunk to 20,000 characters
-(the stdlib `mcpsqueeze.demo.bulk` server), and with `--memory`, 1,000 calls of 200 KB-1 MB through one
-`wrap`: RSS over time, exit time and the summary.
+Each server is initialized and then, as every MCP client does before its first call, asked for its
+tools (`tools/list`, the three at once, once every `initialize` is answered; `--no-listing`: no listing,
+as this script did until issue 24's second pass; `--pause S`: an agent's thinking time between the
+listings and the first call, 1 s by default, the same for every configuration; `--no-listing --pause 0`
+is the old behaviour). Printed per configuration: median, p90 and total call
+latency; first-call latency per server; start-up (spawn to the first `initialize` answer); the proxy's
+RSS (with its helper processes); o200k tokens the model receives (text blocks of every result). Then a
+200 KB JSON result shrunk to 20,000 characters (the stdlib `mcpsqueeze.demo.bulk` server), and with
+`--memory`, 1,000 calls of 200 KB-1 MB through one `wrap`: RSS over time, exit time and the summary.
 
     python scripts/bench_session.py [--rounds 3] [--budget 20000] [--memory] [--json out.json]
 
@@ -199,6 +203,17 @@ class Peer:
         self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         return when - self.started
 
+    def send_listing(self) -> None:
+        """Ask for the tools (the answer is read by `listed`), as a client does once initialized."""
+        self.send({"jsonrpc": "2.0", "id": "listing", "method": "tools/list", "params": {}})
+
+    def listed(self) -> None:
+        try:
+            _, answer = self._answers.get(timeout=CALL_TIMEOUT)
+        except queue.Empty:
+            raise RuntimeError(f"no tools/list answer; stderr: {b''.join(self.stderr)[-2000:]!r}") from None
+        assert answer.get("id") == "listing" and "result" in answer, answer
+
     def rss_mb(self) -> tuple[float, float]:
         """(this process's RSS, with its descendants that are not the backend server) in MB."""
         own = _rss(self.proc.pid)
@@ -381,9 +396,12 @@ def run_session(
     repo: Path,
     workdir: Path,
     after: Callable[[dict[str, Peer], list[CallRecord]], None] | None = None,
+    listing: bool = True,
+    pause: float = 0.0,
 ) -> RunFigures:
     """One configuration's replay; ``after(peers, calls)`` runs before the peers close (e.g. to
-    recover what was shrunk)."""
+    recover what was shrunk). ``listing``: each server is asked for its tools once all are initialized,
+    before the first call (as clients do); ``pause``: seconds between that and the first call."""
     env = _env(config.src)
     peers: dict[str, Peer] = {}
     startup: dict[str, float] = {}
@@ -393,6 +411,13 @@ def run_session(
         peer.send_initialize()
     for name, peer in peers.items():
         startup[name] = peer.initialize(sent=True)
+    if listing:
+        for peer in peers.values():
+            peer.send_listing()
+        for peer in peers.values():
+            peer.listed()
+    if pause:
+        time.sleep(pause)
     by_name = {s.name: s for s in servers(repo, workdir, index)}
     calls: list[CallRecord] = []
     seen: set[str] = set()
@@ -582,6 +607,17 @@ def main(argv: list[str] | None = None) -> None:
         help="another source tree (e.g. a `git worktree add /tmp/base REV`'s src): adds configuration 4, "
         "its wrap with the same flags, interleaved with the others",
     )
+    parser.add_argument(
+        "--no-listing",
+        action="store_true",
+        help="no tools/list before the first calls (as until issue 24's second pass; real clients list)",
+    )
+    parser.add_argument(
+        "--pause",
+        type=float,
+        default=1.0,
+        help="seconds between the listings and the first call (an agent's model reads the listing first)",
+    )
     args = parser.parse_args(argv)
     if not COMPRESSOR.exists():
         sys.exit(f"mcp-compressor not found at {COMPRESSOR}; see this script's docstring")
@@ -604,7 +640,17 @@ def main(argv: list[str] | None = None) -> None:
                 shift = round_no % len(configs)
                 order = list(enumerate(configs))[shift:] + list(enumerate(configs))[:shift]
                 for index, config in order:
-                    runs.append(run_session(config, index, round_no, repo, workdir))
+                    runs.append(
+                        run_session(
+                            config,
+                            index,
+                            round_no,
+                            repo,
+                            workdir,
+                            listing=not args.no_listing,
+                            pause=args.pause,
+                        )
+                    )
                     bulk[config.name] += run_bulk(config, workdir, round_no, 200_000, args.bulk_calls)
                 print(f"round {round_no + 1}/{args.rounds} done", file=sys.stderr)
             report(runs, bulk, [c.name for c in configs])

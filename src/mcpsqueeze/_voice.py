@@ -64,8 +64,12 @@ class Voice(Protocol):
         ...
 
 
+# json.dumps(..., separators=(",", ":")), without building an encoder for every call written
+_COMPACT = json.JSONEncoder(separators=(",", ":"))
+
+
 def _json_call(tool: str, arguments: dict[str, str]) -> str:
-    return f"{tool} " + json.dumps(arguments, separators=(",", ":"))
+    return f"{tool} " + _COMPACT.encode(arguments)
 
 
 @dataclass(frozen=True)

@@ -51,6 +51,31 @@ def test_texts_that_share_few_lines_have_no_delta() -> None:
     assert line_overlap("a\nb\nc\nd\n", "a\nx\ny\nz\n") == 0.25
 
 
+def _line_overlap_plainly(old: str, new: str) -> float:
+    """Each new line matched to an unmatched old twin, one by one (as it was)."""
+    new_lines = new.splitlines()
+    if not new_lines:
+        return 0.0
+    left: dict[str, int] = {}
+    for line in old.splitlines():
+        left[line] = left.get(line, 0) + 1
+    shared = 0
+    for line in new_lines:
+        if left.get(line, 0) > 0:
+            left[line] -= 1
+            shared += 1
+    return shared / len(new_lines)
+
+
+_LINES = st.lists(st.sampled_from(["a", "b", "c", "", "a\r", "\u2028"]), max_size=30).map("\n".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_LINES, _LINES)
+def test_line_overlap_is_the_share_of_new_lines_with_an_old_twin(old: str, new: str) -> None:
+    assert line_overlap(old, new) == _line_overlap_plainly(old, new)
+
+
 def test_small_and_identical_results_have_no_delta() -> None:
     small = "x\n" * (MIN_CHARS // 4)
     assert overlap_delta(small, small + "y\n", "a", "b") is None

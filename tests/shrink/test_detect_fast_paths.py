@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import csv
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from mcpsqueeze._lines import split_lines
 from mcpsqueeze.shrink import _formats as F
+from mcpsqueeze.shrink._locks import _starting
 
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 # The characters and words the detection patterns turn on, so that matches, near misses and overlaps
@@ -36,6 +37,27 @@ def test_code_ends_count_what_the_alternation_finds(text: str) -> None:
     assert F._code_ends(text) == len(F._CODE_END_RE.findall(text))
 
 
+SETEXT_PIECES = ["---", "===", "-", "=", " ", "\t", "\n", "\r\n", "a", " a", "# h", "--- x", "- item", ""]
+
+
+@SETTINGS
+@given(st.lists(st.sampled_from(SETEXT_PIECES), max_size=200).map("".join))
+@example("a\n" * 398 + "---\nb\n===\n")  # underlines either side of the sample's last line
+def test_setext_headings_are_the_underlines_counted_line_by_line(text: str) -> None:
+    lines = split_lines(text)
+    assert F._setext_headings(lines) == sum(
+        bool(F._SETEXT_RE.match(lines[i])) and bool(lines[i - 1].strip()) and not lines[i - 1].startswith(" ")
+        for i in range(1, min(len(lines), F._SAMPLE_LINES))
+    )
+
+
+@SETTINGS
+@given(TEXT, st.sampled_from(['  version "', "[[package]]", "x", "  "]))
+def test_lines_starting_with_a_prefix_are_counted_as_startswith_counts(text: str, prefix: str) -> None:
+    lines = split_lines(text + prefix)
+    assert _starting(lines, prefix) == sum(line.startswith(prefix) for line in lines)
+
+
 @SETTINGS
 @given(TEXT)
 def test_the_signs_bound_is_never_below_the_count(text: str) -> None:
@@ -45,6 +67,31 @@ def test_the_signs_bound_is_never_below_the_count(text: str) -> None:
             assert language.most_signs(text, led) >= language.count_signs(text, led)
         if not language.may_have_signs(text, led):
             assert language.count_signs(text, led) < language.min_signs
+
+
+# The words and shapes of the definition patterns, so that definitions, near misses and several
+# candidates on one line are common.
+DEFINITION_PIECES = [
+    *PIECES, "function", "function* gen", "async ", "default ", "abstract ", "class A", "constructor",
+    "constructor (", "interface I", "type T", "enum E", "namespace N", "declare ", "  ", "    ",
+    "foo(a) {", "get x() {", "static m<T>(a: T): void {", "if (x) {", "a.b = function", "const f = (a) =>",
+    "let g = async x =>", "=> {", "{ ", " {\t", "pub fn f", "impl ", "struct S", "public ", "record R",
+    "func F(", "type T struct", "x: number", "<T>", "$", "#m() {",
+]  # fmt: skip
+DEFINITION_TEXT = st.lists(st.sampled_from(DEFINITION_PIECES), max_size=150).map("".join)
+
+
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(DEFINITION_TEXT)
+@example("  foo(a) {")  # a method's line that ends the text
+@example("x\n  get y() { \nclass A\n")
+def test_definitions_counted_on_candidate_lines_are_what_findall_counts(text: str) -> None:
+    led = "\n" + text
+    for language in F.LANGUAGES.values():
+        assert language.count_definitions(led) == len(language.definition.findall(led))
+        # the same with the candidate lines tried one by one (below findall's threshold, whatever the size)
+        padded = led + "\n" + " " * (256 * 64)
+        assert language.count_definitions(padded) == len(language.definition.findall(padded))
 
 
 @SETTINGS

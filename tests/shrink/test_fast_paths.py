@@ -3,6 +3,7 @@ finding query terms, ending a hunk, round-robin, and whole-text scans mapped bac
 
 from __future__ import annotations
 
+import math
 import re
 
 from hypothesis import given, settings
@@ -11,7 +12,7 @@ from hypothesis import strategies as st
 from mcpsqueeze._lines import split_lines
 from mcpsqueeze.shrink._formats import LANGUAGES
 from mcpsqueeze.shrink._plans import _hunk_end, _round_robin, _Text
-from mcpsqueeze.shrink._rank import _matches
+from mcpsqueeze.shrink._rank import _matches, rank_lines
 
 SETTINGS = settings(max_examples=300, deadline=None)
 # Line ends str.splitlines knows besides \n, the letters a case-insensitive pattern matches with ASCII
@@ -93,3 +94,47 @@ def test_a_scan_of_the_whole_text_finds_the_lines_a_line_by_line_match_finds(
     for language in LANGUAGES.values():
         expected = [k for k, line in enumerate(lines) if language.definition.match("\n" + line)]
         assert _Text(lines, text).matching(language.definition) == expected
+
+
+def _rank_plainly(lines: list[str], terms: list[str], limit: int, text: str) -> list[int]:
+    """BM25 over the matches of the case-insensitive alternation, each line a document (as it was)."""
+    ordered = sorted(terms, key=len, reverse=True)
+    pattern = re.compile("|".join(map(re.escape, ordered)), re.IGNORECASE)
+    tf: dict[int, dict[str, int]] = {}
+    for match in pattern.finditer(text):
+        counts = tf.setdefault(text.count("\n", 0, match.start()), {})
+        counts[match.group().lower()] = counts.get(match.group().lower(), 0) + 1
+    df: dict[str, int] = {}
+    for counts in tf.values():
+        for term in counts:
+            df[term] = df.get(term, 0) + 1
+    n = len(lines)
+    average = max(1.0, len(text) / n)
+    idf = {term: math.log(1 + (n - d + 0.5) / (d + 0.5)) for term, d in df.items()}
+    scores = []
+    for index, counts in tf.items():
+        norm = 1.2 * (1 - 0.75 + 0.75 * len(lines[index]) / average)
+        scores.append((-sum(idf[t] * c * (1.2 + 1) / (c + norm) for t, c in counts.items()), index))
+    scores.sort()
+    return [index for _, index in scores[:limit]]
+
+
+# Paths under a searched directory, as a listing returns them: the terms on nearly every line, overlapping
+# (a longer term holds shorter ones), so that the dense path (one pass of the alternation) is taken.
+_PATH_PIECES = ["/tmp", "/bench-cpu", "/repo", "/src", "/cpu", "/bench", "-cpu", "tmp", "Repo", "x", "/", " ", ".py",
+                "\n", "\n", "\r\n", "é", "aa", "a", "\u212a"]  # fmt: skip
+_PATH_TERMS = st.lists(st.sampled_from(["tmp", "bench-cpu", "bench", "cpu", "repo", "src", "aa", "a", "py"]),
+                       min_size=1, max_size=6, unique=True)  # fmt: skip
+
+
+@settings(max_examples=600, deadline=None)
+@given(
+    st.lists(st.sampled_from(_PATH_PIECES), min_size=1, max_size=300).map("".join),
+    _PATH_TERMS,
+    st.integers(1, 50),
+)
+def test_ranked_lines_are_what_bm25_over_the_alternation_ranks(
+    text: str, terms: list[str], limit: int
+) -> None:
+    lines = split_lines(text)
+    assert rank_lines(lines, terms, limit, text) == _rank_plainly(lines, terms, limit, text)

@@ -59,12 +59,11 @@ def line_overlap(old: str, new: str) -> float:
     new_lines = new.splitlines()
     if not new_lines:
         return 0.0
-    old_counts = Counter(old.splitlines())
-    shared = 0
-    for line in new_lines:
-        if old_counts[line] > 0:
-            old_counts[line] -= 1
-            shared += 1
+    # each line of the new text that has an unmatched twin in the old one: per distinct line, the fewer
+    # of its two counts (counted and summed in C, not matched line by line)
+    old_counts, new_counts = Counter(old.splitlines()), Counter(new_lines)
+    both = new_counts.keys() & old_counts.keys()
+    shared = sum(map(min, map(new_counts.__getitem__, both), map(old_counts.__getitem__, both)))
     return shared / len(new_lines)
 
 

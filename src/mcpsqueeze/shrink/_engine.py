@@ -293,8 +293,10 @@ def _fit(
     kinds = {"text" if b.value is NOT_JSON else "json" for b in blocks}
     kind = "mixed" if len(kinds) > 1 else kinds.pop()
     compact = min(budget, block_limit or budget) < COMPACT_BELOW
-    record_room = len(_record_json(worst, hint, kind, compact))
-    notice_room = len(render_notice(worst, hint))
+    # (Only JSON blocks carry a record or need the notice: text blocks alone never read these two.)
+    json_blocks = any(b.value is not NOT_JSON for b in blocks)
+    record_room = len(_record_json(worst, hint, kind, compact)) if json_blocks else 0
+    notice_room = len(render_notice(worst, hint)) if json_blocks else 0
     lengths = [len(t) for t in texts]
     slack = 0
     fitted: Shrunk | None = None
@@ -400,11 +402,12 @@ def _assemble(
     )
     texts: list[str] = []
     notice: str | None = None
+    inline = [(i, rendered) for i, rendered in outcome.shrunk_json if blocks[i].sibling]  # records inline
     for _ in range(4):  # shown_chars counts itself; settle its digits
-        record = _record_json(report, hint, kind, compact)
         texts = list(outcome.texts)
-        for i, rendered in outcome.shrunk_json:
-            if blocks[i].sibling:
+        if inline:
+            record = _record_json(report, hint, kind, compact)
+            for i, rendered in inline:
                 texts[i] = rendered[:-1] + (record if len(rendered) > 2 else record[1:]) + "}"
         notice = render_notice(report, hint) if needs_notice else None
         shown = sum(len(t) for t in texts) + len(notice or "")

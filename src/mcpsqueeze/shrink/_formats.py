@@ -15,7 +15,8 @@ from __future__ import annotations
 import csv
 import re
 from dataclasses import dataclass
-from itertools import islice, repeat
+from itertools import compress, islice, repeat
+from operator import not_
 
 from mcpsqueeze.shrink._locks import LABELS, few_fail, lock_kind
 
@@ -100,6 +101,37 @@ class _Language:
     # other match of the signs can share (run on ``led``; literal-led or newline-led, so cheap), and
     # literals one of which every other match of the signs contains
     bound: tuple[tuple[re.Pattern[str], ...], tuple[str, ...]] | None = None
+    # Where a definition can be, when trying ``definition`` at every line start is costly: literals one of
+    # which each line a definition is found on holds, or a pattern (literal-led, so cheap) it matches
+    lines_with: tuple[tuple[str, ...], re.Pattern[str]] | None = None
+
+    def count_definitions(self, led: str) -> int:
+        """``len(self.definition.findall(led))``. Each match starts at a newline and ends before the next
+        one (no part of a definition pattern matches a newline), so the count is that of the lines at
+        whose leading newline ``definition`` matches; with ``lines_with``, only the lines that hold one of
+        its literals or match its pattern are tried, unless they are many (then one findall costs less)."""
+        if self.lines_with is None:
+            return len(self.definition.findall(led))
+        literals, pattern = self.lines_with
+        most = len(led) >> 8  # (a line tried costs about what findall spends on 256 characters)
+        find, rfind = led.find, led.rfind
+        starts: set[int] = set()
+        for literal in literals:
+            at = find(literal)
+            while at >= 0:
+                starts.add(rfind("\n", 0, at))
+                end = find("\n", at)  # (the next occurrence on another line)
+                if end < 0:
+                    break
+                at = find(literal, end)
+            if len(starts) > most:
+                return len(self.definition.findall(led))
+        for found in pattern.finditer(led):
+            starts.add(rfind("\n", 0, found.start()))
+            if len(starts) > most:
+                return len(self.definition.findall(led))
+        match = self.definition.match
+        return sum(match(led, start) is not None for start in starts)
 
     def may_have_signs(self, outside: str, led: str) -> bool:
         """False when fewer than ``min_signs`` signs are possible (``count_signs`` would say so too):
@@ -214,13 +246,21 @@ LANGUAGES: dict[str, _Language] = {
         # (tried at every character, the signs above cost more than the rest of `detect` on code)
         bound=(
             (
+                # (``[ \t]*+``: every alternative starts with a letter, so giving back indentation
+                # never makes a match; possessive, indented lines are not tried once per column)
                 re.compile(
-                    r"\n[ \t]*(?:import[ \t].*from[ \t]+['\"]|import[ \t]+['\"]|export[ \t]"
+                    r"\n[ \t]*+(?:import[ \t].*from[ \t]+['\"]|import[ \t]+['\"]|export[ \t]"
                     r"|(?:const|let|var)[ \t]+\w+[ \t]*=)"
                 ),
                 re.compile(r";[ \t]*$", _M),
             ),
             ("require(", "=>", "module.exports", "use strict"),
+        ),
+        # Each alternative of the definitions holds one of these words (``function``, ``class``, ``=>``,
+        # ``constructor``, the declaration keywords), but a method's line, which ends in ``{``
+        lines_with=(
+            ("function", "class", "=>", "constructor", "interface", "type", "enum", "namespace"),
+            re.compile(r"\{[ \t]*$", _M),
         ),
     ),
 }
@@ -251,7 +291,7 @@ def _code(sample: str, outside: str | None = None) -> Format | None:
     led = "\n" + outside
     scored: list[tuple[int, str]] = []
     for language in LANGUAGES.values():
-        definitions = len(language.definition.findall(led))
+        definitions = language.count_definitions(led)
         if definitions < 2 or not language.may_have_signs(outside, led):
             continue  # not this language, whatever its signs (the costlier count) would say
         signs = language.count_signs(outside, led)
@@ -278,11 +318,13 @@ def _table(lines: list[str]) -> Format | None:
     delimiter = "\t" if head.count("\t") >= 1 and head.count("\t") >= head.count(",") else ","
     if head.count(delimiter) < 1:
         return None
-    rows = [line.rstrip("\r\n") for line in filter(str.strip, lines[:_SAMPLE_LINES])]
+    rows = list(filter(str.strip, lines[:_SAMPLE_LINES]))
     # A row without the delimiter is one field, never the header's 2+: with more than 3 % of them the
     # rows cannot agree below, whatever the parse says (prose or code with a comma in its first line).
+    # (Counted before the line ends go: taking off "\r\n" never takes off a delimiter.)
     if 100 * (len(rows) - sum(map(str.__contains__, rows, repeat(delimiter)))) > 3 * len(rows):
         return None
+    rows = list(map(str.rstrip, rows, repeat("\r\n")))
     try:
         parsed = list(csv.reader(rows, delimiter=delimiter, strict=True))
     except csv.Error:
@@ -323,15 +365,14 @@ def _yaml_line(line: str) -> bool:
 
 
 def _config(lines: list[str]) -> Format | None:
-    body = [
-        line for line in lines[:_SAMPLE_LINES] if line.strip() and not line.lstrip().startswith(("#", ";"))
-    ]
+    lines_ = list(filter(str.strip, lines[:_SAMPLE_LINES]))  # the non-blank lines not commented out, in C
+    body = list(compress(lines_, map(not_, map(str.startswith, map(str.lstrip, lines_), repeat(("#", ";"))))))
     if len(body) < 3:
         return None
     if few_fail(body, _requirement, 0.1):
         return Format("requirements", "requirements/lock list")
     if lines[0].startswith("# yarn lockfile") or (
-        sum(line.startswith('  version "') for line in body) >= 2
+        sum(map(str.startswith, body, repeat('  version "'))) >= 2
         and sum(bool(line[:1].strip()) and line.rstrip().endswith(":") for line in body) >= 2
     ):
         return Format("yarn", "yarn lock file")
@@ -369,26 +410,42 @@ _MARKDOWN_SIGNS_RE = re.compile(
 )
 _HEADING_LED_RE = re.compile(r"\n#{1,6}[ \t]+\S")
 _CODE_END_RE = re.compile(r"(?:[;{}\\]|&&|\|\|)[ \t]*$|^[ \t]*(?:FROM|RUN|COPY|ENV|ARG|fi|done|esac)\b", re.M)
-# Its two alternatives apart, the second led by a newline: a match of one never holds a place where the
-# other matches, so their counts add up to `_CODE_END_RE`'s, and each runs at C speed (the first from
-# its first characters, the second from newlines) where the alternation tried every character.
-_LINE_END_RE = re.compile(r"(?:[;{}\\]|&&|\|\|)[ \t]*$", re.M)
+# Its two alternatives apart, each led by a newline: a match of one never holds a place where the other
+# matches, so their counts add up to `_CODE_END_RE`'s, and each runs from newlines, in C, where the
+# alternation tried every character. The first (a line that ends like code) on the text reversed: each of
+# its matches ends a line, at most one per line, so the count is that of the reversed lines it starts.
+_LINE_END_REVERSED_RE = re.compile(r"\n[ \t]*+(?:[;{}\\]|&&|\|\|)")
 _SHELL_START_RE = re.compile(r"\n[ \t]*(?:FROM|RUN|COPY|ENV|ARG|fi|done|esac)\b")
 
 
 def _code_ends(outside: str) -> int:
     """``len(_CODE_END_RE.findall(outside))``."""
-    return len(_LINE_END_RE.findall(outside)) + len(_SHELL_START_RE.findall("\n" + outside))
+    ends = len(_LINE_END_REVERSED_RE.findall("\n" + outside[::-1]))
+    return ends + len(_SHELL_START_RE.findall("\n" + outside))
+
+
+_SETEXT_LED_RE = re.compile(r"\n(?:=+|-+)[ \t]*$", re.M)  # `_SETEXT_RE` led by the line's newline
+
+
+def _setext_headings(lines: list[str]) -> int:
+    """The lines 1 to ``_SAMPLE_LINES - 1`` that underline the one above (``_SETEXT_RE``) when that one is
+    not blank and not indented: found by one newline-led scan of those lines, not a match per line."""
+    led = "\n" + "".join(lines[:_SAMPLE_LINES])
+    count = index = at = 0
+    for found in _SETEXT_LED_RE.finditer(led):
+        start = found.start()
+        index += led.count("\n", at, start)
+        at = start
+        above = lines[index - 1] if index else ""
+        count += bool(above.strip()) and not above.startswith(" ")
+    return count
 
 
 def _markdown(sample: str, lines: list[str], outside: str | None = None) -> Format | None:
     if outside is None:
         outside = _unfenced(sample)
     headings = len(_HEADING_LED_RE.findall("\n" + outside))
-    headings += sum(
-        bool(_SETEXT_RE.match(lines[i])) and bool(lines[i - 1].strip()) and not lines[i - 1].startswith(" ")
-        for i in range(1, min(len(lines), _SAMPLE_LINES))
-    )
+    headings += _setext_headings(lines)
     if (
         headings < 2
         or len(list(islice(_MARKDOWN_SIGNS_RE.finditer(sample), 2))) < 2

@@ -15,7 +15,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from itertools import repeat
 
 __all__ = ["LABELS", "Package", "few_fail", "lock_kind", "packages"]
 
@@ -69,14 +68,14 @@ def lock_kind(lines: Sequence[str]) -> str | None:
         any(line.startswith("# yarn lockfile") for line in head[:3])  # v1
         or any(line.rstrip() == "__metadata:" for line in head[:4])  # berry
         or (
-            sum(map(str.startswith, head, repeat('  version "'))) >= 3  # v1 without its comment
+            _starting(head, '  version "') >= 3  # v1 without its comment
             and sum(_yarn_head(line) for line in head) >= 3
         )
     ):
         return "yarn"
     sample = lines[:_SAMPLE]
     # (each start begins "[[package]]": fewer than two such lines, none of the loop below to run)
-    if sum(map(str.startswith, sample, repeat("[[package]]"))) < 2:
+    if _starting(sample, "[[package]]") < 2:
         return None
     starts = [i for i, line in enumerate(sample) if _TOML_PACKAGE_RE.match(line)]
     if len(starts) >= 2:
@@ -86,6 +85,12 @@ def lock_kind(lines: Sequence[str]) -> str | None:
         if named >= 0.9 * len(starts):
             return "toml"
     return None
+
+
+def _starting(lines: Sequence[str], prefix: str) -> int:
+    """``sum(map(str.startswith, lines, repeat(prefix)))`` for lines without a newline but at their end
+    (and a prefix without one): each line is led by a newline once joined, so one C ``count`` tells."""
+    return ("\n" + "\n".join(lines)).count("\n" + prefix)
 
 
 def few_fail(lines: list[str], ok: Callable[[str], object], share: float) -> bool:

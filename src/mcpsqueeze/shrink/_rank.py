@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import compress
 from typing import AnyStr
 
 __all__ = ["query_terms", "rank_lines", "search_terms"]
@@ -82,8 +84,11 @@ def rank_lines(
         return []
     if text is None:
         text = "".join(lines)
+    found = _matches(text, terms, dense=True)
+    if isinstance(found, _Dense):
+        return _rank_dense(lines, text, found.keys, limit)
     tf: dict[int, dict[str, int]] = {}
-    for index, term in _matches(text, terms):
+    for index, term in found:
         counts = tf.setdefault(index, {})
         counts[term] = counts.get(term, 0) + 1
     if not tf:
@@ -97,11 +102,55 @@ def rank_lines(
     idf = {term: math.log(1 + (n - d + 0.5) / (d + 0.5)) for term, d in df.items()}
     scores: list[tuple[float, int]] = []
     for index, counts in tf.items():
-        norm = _K1 * (1 - _B + _B * len(lines[index]) / average)
-        score = sum(idf[t] * c * (_K1 + 1) / (c + norm) for t, c in counts.items())
-        scores.append((-score, index))
+        scores.append((-_bm25(idf, counts.items(), len(lines[index]), average), index))
     scores.sort()
     return [index for _, index in scores[:limit]]
+
+
+def _bm25(
+    idf: Mapping[AnyStr, float], counts: Iterable[tuple[AnyStr, int]], length: int, average: float
+) -> float:
+    """One line's score: ``counts`` are its terms' occurrences, in the order they first occur in it."""
+    norm = _K1 * (1 - _B + _B * length / average)
+    return sum(idf[t] * c * (_K1 + 1) / (c + norm) for t, c in counts)
+
+
+def _rank_dense(lines: Sequence[str], text: str, keys: list[bytes], limit: int) -> list[int]:
+    """``rank_lines`` from each line's matches (``_Dense``): a line's score depends only on its length
+    and its matches in order, so lines alike in both (every path of a listing under the searched
+    directory) are scored once, and the document frequencies are counted once per such kind of line."""
+    matched = list(compress(range(len(keys)), keys))
+    if not matched:
+        return []
+    df: dict[bytes, int] = {}
+    for key, lines_alike in Counter(map(keys.__getitem__, matched)).items():
+        for term in dict.fromkeys(key.split()):
+            df[term] = df.get(term, 0) + lines_alike
+    n = len(lines)
+    average = max(1.0, len(text) / n)
+    idf = {term: math.log(1 + (n - d + 0.5) / (d + 0.5)) for term, d in df.items()}
+    kinds = list(zip(map(keys.__getitem__, matched), map(len, map(lines.__getitem__, matched)), strict=True))
+    known: dict[tuple[bytes, int], float] = {}
+    for kind in dict.fromkeys(kinds):
+        key, length = kind
+        counts: dict[bytes, int] = {}
+        for term in key.split():
+            counts[term] = counts.get(term, 0) + 1
+        known[kind] = -_bm25(idf, counts.items(), length, average)
+    scores = list(zip(map(known.__getitem__, kinds), matched, strict=True))
+    scores.sort()
+    return [index for _, index in scores[:limit]]
+
+
+class _Dense:
+    """Many matches: per line of the text, what ``_matches`` finds on it, as ``b"term term ..."``
+    (lower-cased, in order; ``b""`` for none), found by one C pass of the alternation and the newline."""
+
+    __slots__ = ("keys",)
+
+    def __init__(self, data: bytes, ordered: Sequence[bytes]) -> None:
+        pattern = re.compile(b"|".join(map(re.escape, ordered)) + b"|\n")
+        self.keys = list(map(bytes.strip, b" ".join(pattern.findall(data)).split(b"\n")))
 
 
 #: The non-ASCII letters that a case-insensitive pattern matches with ASCII ones, and the ASCII
@@ -109,23 +158,33 @@ def rank_lines(
 _ODD_CASES = {"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"}
 
 
-def _matches(text: str, terms: Sequence[str]) -> list[tuple[int, str]]:
+def _matches(text: str, terms: Sequence[str], dense: bool = False) -> list[tuple[int, str]] | _Dense:
     """(line index, the match lower-cased) of each match of ``terms`` in ``text``: what ``finditer``
     of their case-insensitive alternation, longest first, finds. For ASCII terms that is found with
     ``find`` (the alternation tries every position of the text in Python's regex engine: 35 ms per
     MB): in the text's UTF-8 with ASCII letters lower-cased (no other character's bytes can match an
     ASCII term), or, when the text has one of the odd cases, in the text with every character folded
-    to what such a pattern matches it with."""
+    to what such a pattern matches it with.
+
+    With ``dense``, ASCII terms without blanks that occur more than once per 64 bytes (the listing of a
+    directory the call named: every line holds its path) are found by the alternation on the lower-cased
+    bytes after all, in C, and the answer is those matches line by line (``_Dense``): past that, the
+    finds' Python loop costs more than the pattern's scan."""
     ordered = sorted(terms, key=len, reverse=True)
     if all(term and term.isascii() for term in ordered):
         lowered = [term.lower() for term in ordered]
         if text.isascii() or not any(letter in text for letter in _ODD_CASES):
             data = text.encode("utf-8", "surrogatepass").lower()
-            found = _first_matches(data, [term.encode() for term in lowered])
+            encoded = [term.encode() for term in lowered]
+            most = len(data) >> 6 if dense and all(term.split() == [term] for term in encoded) else None
+            found = _first_matches(data, encoded, most)
+            if found is None:
+                return _Dense(data, encoded)
             return [(line, lowered[rank]) for line, (_, rank) in zip(_lines(data, found), found, strict=True)]
         folded = text.replace("\u0130", "i").lower().replace("\u0131", "i").replace("\u017f", "s")
         if len(folded) == len(text):  # each character folded in its place
             found = _first_matches(folded, lowered)
+            assert found is not None
             return [  # the match as it is in the text, lower-cased (a long s stays one)
                 (line, text[at : at + len(lowered[rank])].lower())
                 for line, (at, rank) in zip(_lines(folded, found), found, strict=True)
@@ -135,14 +194,21 @@ def _matches(text: str, terms: Sequence[str]) -> list[tuple[int, str]]:
     return [(line, term) for line, (_, term) in zip(_lines(text, spans), spans, strict=True)]
 
 
-def _first_matches(text: AnyStr, ordered: Sequence[AnyStr]) -> list[tuple[int, int]]:
+def _first_matches(
+    text: AnyStr, ordered: Sequence[AnyStr], most: int | None = None
+) -> list[tuple[int, int]] | None:
     """(where, which) of the matches an alternation of the literal ``ordered`` finds, left to right:
-    at each place the first of them that occurs there, and the next match starts after it."""
+    at each place the first of them that occurs there, and the next match starts after it. None once
+    more than ``most`` occurrences are found."""
     found: list[tuple[int, int]] = []
+    left = len(text) * len(ordered) if most is None else most  # (as many as there can be: no limit)
     for rank, term in enumerate(ordered):
         at = text.find(term)
         while at >= 0:
             found.append((at, rank))
+            left -= 1
+            if left < 0:
+                return None
             at = text.find(term, at + 1)
     found.sort()
     matches: list[tuple[int, int]] = []
