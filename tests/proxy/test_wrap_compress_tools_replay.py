@@ -85,6 +85,7 @@ def _recoveries(answers: list[dict[str, Any]], clients: dict[str, RawClient], re
     return out
 
 
+@pytest.mark.slow  # three real public servers (npm filesystem and memory, PyPI git), 39 calls x 3 runs
 @pytest.mark.timeout(600)
 def test_the_replayed_session_through_invoke_equals_plain_wrap_and_full_equals_direct(tmp_path: Path) -> None:
     require_node_paths("NODE22", "FILESYSTEM_JS", "MEMORY_JS")
