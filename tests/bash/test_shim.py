@@ -313,3 +313,20 @@ def test_recover_lines_prints_exactly_the_lines_a_fold_marker_names(rec_dir: Pat
     assert (tail.returncode, tail.stdout) == (0, "four\n")
     assert past.returncode == 2 and "has 4 line(s)" in past.stderr
     assert both.returncode == 2 and "not both" in both.stderr
+
+
+def test_every_shell_door_reads_the_listing_answer_one_way() -> None:
+    """`listing_of` is what the shim and both Just-Bash paths make of `GET /v1/servers`: a listing, the
+    session's refusal, or a reply that is not JSON named as such (it used to read "the backend failed
+    (HTTP 200)" in Just-Bash)."""
+    from mcpsqueeze._errors import EXIT_BACKEND, EXIT_UNREACHABLE
+    from mcpsqueeze.bash._core import Outcome, listing_of
+    from mcpsqueeze.bash._listing import Listing
+
+    listing = listing_of(200, {"servers": [{"name": "demo", "tools": [{"name": "search"}]}]})
+    assert isinstance(listing, Listing)
+    assert [s.name for s in listing.servers] == ["demo"]
+    odd = listing_of(200, "<html>")
+    assert isinstance(odd, Outcome) and odd.code == EXIT_BACKEND and "without JSON" in odd.stderr
+    refused = listing_of(401, {"error": {"code": "unauthorized", "message": "bad token"}})
+    assert isinstance(refused, Outcome) and refused.code == EXIT_UNREACHABLE and "token" in refused.stderr

@@ -205,7 +205,7 @@ async def _client_run(
                 async with lock:  # one reconnect per lost session, not one per call in flight
                     if client.session == session:
                         tally.reconnects += 1
-                        await client.open()
+                        await _reopen(client)
         else:
             raise AssertionError(f"{key}: no replica answered")
         tally.calls += 1
@@ -222,6 +222,18 @@ async def _client_run(
         for i in range(calls):
             async with limit:
                 tg.start_soon(_limited, limit, one, i)
+
+
+async def _reopen(client: Client) -> None:
+    """A new session; HAProxy may still send the first try to the replica that died (its check runs
+    every 500 ms), so a lost try is tried again."""
+    for _ in range(10):
+        try:
+            await client.open()
+            return
+        except SessionLost:
+            await anyio.sleep(0.2)
+    await client.open()
 
 
 async def _limited(limit: anyio.Semaphore, func: Any, *args: Any) -> None:

@@ -33,8 +33,10 @@ __all__ = [
     "Outcome",
     "RecoverPlan",
     "as_printed",
+    "call_answer",
     "dedup_response_id",
     "is_recover",
+    "listing_of",
     "notice_line",
     "plan",
     "plan_recover",
@@ -425,6 +427,33 @@ def render_answer(
         notice = render_call(body, paths=paths).stderr
         return Outcome(as_printed(original.stdout), notice + original.stderr, original.code)
     return render_call(body, raw=raw, paths=paths)
+
+
+def listing_of(status: int, body: object) -> Listing | Outcome:
+    """The session's ``GET /v1/servers`` answer as a listing, or what to print instead."""
+    if status != 200:
+        return render_error(status, body)
+    if not isinstance(body, dict):
+        return Outcome(
+            stderr="mcpsq: the session answered /v1/servers without JSON; is MCPSQUEEZE_SOCKET pointing at "
+            "`mcpsqueeze serve`? Restart it and retry.\n",
+            code=EXIT_BACKEND,
+        )
+    return Listing.from_json(body)
+
+
+def call_answer(
+    action: CallPlan,
+    status: int,
+    body: object,
+    *,
+    recovery_dir: Callable[[], Path],
+    paths: tuple[str, str] | None = None,
+) -> Outcome:
+    """What a tool call prints for the session's answer to ``POST /v1/call`` (``action.body()``)."""
+    if status != 200:
+        return render_error(status, body, prog=action.prog)
+    return render_answer(body, raw=action.raw, recovery_dir=recovery_dir, paths=paths)
 
 
 def render_error(status: int, body: object, *, prog: str = "mcpsq") -> Outcome:

@@ -43,11 +43,11 @@ from ._core import (
     CallPlan,
     Outcome,
     RecoverPlan,
+    call_answer,
     is_recover,
+    listing_of,
     plan,
     plan_recover,
-    render_answer,
-    render_error,
     run_recover,
 )
 from ._listing import Listing
@@ -124,17 +124,15 @@ class _Commands:
     async def run(self, argv: list[str], prefix: str, ctx: AsyncCustomCommandContext) -> Outcome:
         if prefix and is_recover(argv):
             return self._recover(argv, prefix, ctx.cwd)
-        status, body = await self.session.request("GET", "/v1/servers")
-        if status != 200 or not isinstance(body, dict):
-            return render_error(status, body)
+        listing = listing_of(*await self.session.request("GET", "/v1/servers"))
+        if isinstance(listing, Outcome):
+            return listing
         stdin = ctx.stdin
-        action = plan(argv, Listing.from_json(body), prefix=prefix, read_stdin=lambda: stdin)
+        action = plan(argv, listing, prefix=prefix, read_stdin=lambda: stdin)
         if not isinstance(action, CallPlan):
             return action
-        status, answer = await self.session.request("POST", "/v1/call", action.body(), timeout=self.timeout)
-        if status != 200:
-            return render_error(status, answer, prog=action.prog)
-        return render_answer(answer, raw=action.raw, recovery_dir=lambda: self.recovery_dir, paths=self.paths)
+        answer = await self.session.request("POST", "/v1/call", action.body(), timeout=self.timeout)
+        return call_answer(action, *answer, recovery_dir=lambda: self.recovery_dir, paths=self.paths)
 
     def _recover(self, argv: list[str], prefix: str, cwd: str) -> Outcome:
         request = plan_recover(argv, prefix)
@@ -195,10 +193,10 @@ def bash_commands(
 
 
 async def _listing(session: SessionAPI) -> Listing:
-    status, body = await session.request("GET", "/v1/servers")
-    if status != 200 or not isinstance(body, dict):
-        raise BackendError(render_error(status, body).stderr.strip())
-    return Listing.from_json(body)
+    listing = listing_of(*await session.request("GET", "/v1/servers"))
+    if isinstance(listing, Outcome):
+        raise BackendError(listing.stderr.strip())
+    return listing
 
 
 def _guard_writes(bash: AsyncBash) -> None:

@@ -18,23 +18,14 @@ from __future__ import annotations
 import os
 import sys
 
-from mcpsqueeze._errors import EXIT_BACKEND, BackendError, MCPSqueezeError, UsageError, exit_code
+from mcpsqueeze._errors import BackendError, MCPSqueezeError, UsageError, exit_code
 
 from ._client import (
     DEFAULT_CALL_TIMEOUT,
     SessionClient,
     default_recovery_dir,
 )
-from ._core import (
-    CallPlan,
-    Outcome,
-    is_recover,
-    plan,
-    plan_recover,
-    render_answer,
-    render_error,
-    run_recover,
-)
+from ._core import CallPlan, Outcome, call_answer, is_recover, listing_of, plan, plan_recover, run_recover
 from ._listing import Listing
 
 TYPE_CHECKING = False
@@ -62,16 +53,7 @@ def _timeout(environ: Mapping[str, str]) -> float:
 
 
 def _fetch_listing(client: SessionClient) -> Listing | Outcome:
-    status, body = client.request("GET", "/v1/servers")
-    if status != 200:
-        return render_error(status, body)
-    if not isinstance(body, dict):
-        return Outcome(
-            stderr="mcpsq: the session answered /v1/servers without JSON; is MCPSQUEEZE_SOCKET pointing at "
-            "`mcpsqueeze serve`? Restart it and retry.\n",
-            code=EXIT_BACKEND,
-        )
-    return Listing.from_json(body)
+    return listing_of(*client.request("GET", "/v1/servers"))
 
 
 def _recovery_dir(environ: Mapping[str, str], client: SessionClient | None) -> str:
@@ -125,16 +107,14 @@ def _run(
     action = plan(argv, listing, prefix=prefix, read_stdin=read_stdin)
     if not isinstance(action, CallPlan):
         return action
-    status, body = session.request("POST", "/v1/call", action.body(), timeout=_timeout(environ))
-    if status != 200:
-        return render_error(status, body, prog=action.prog)
+    answer = session.request("POST", "/v1/call", action.body(), timeout=_timeout(environ))
 
     def recovery_dir() -> Path:  # only for a dedup pointer: the original is printed instead
         from pathlib import Path
 
         return Path(_recovery_dir(environ, session))
 
-    return render_answer(body, raw=action.raw, recovery_dir=recovery_dir)
+    return call_answer(action, *answer, recovery_dir=recovery_dir)
 
 
 def run(

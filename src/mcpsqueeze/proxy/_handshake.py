@@ -186,20 +186,8 @@ class _Exchange:
             state.front = line + b"\n" + rest
             return state
         state.request, state.sent = request, time.perf_counter()
-        with contextlib.suppress(OSError):  # a backend gone already: the relay reports its end of file
-            _write(self.back_in, dumps({**request, "id": BACKEND_ID}) + b"\n")
-        answer, state.back, _ = self._line(self.back_out)
-        if answer is None:
-            return state
-        message = parse_line(answer)
-        if (
-            isinstance(message, Invalid)
-            or "method" in message
-            or type(message.get("id")) is not int
-            or message["id"] != BACKEND_ID
-            or not isinstance(message.get("result"), dict)
-        ):
-            state.back = answer + b"\n" + state.back
+        message = self._ask(request, BACKEND_ID)
+        if message is None:
             return state
         state.answered = True  # also when the agent has gone: the relay forgets a request before writing
         with contextlib.suppress(OSError):  # its answer too, and notices the end when it reads stdin
@@ -233,20 +221,8 @@ class _Exchange:
             return
         assert not isinstance(message, Invalid)
         state.listing, state.listing_sent = message, time.perf_counter()
-        with contextlib.suppress(OSError):
-            _write(self.back_in, dumps({**message, "id": LISTING_ID}) + b"\n")
-        answer, state.back, _ = self._line(self.back_out)
-        if answer is None:
-            return
-        reply = parse_line(answer)
-        if (
-            isinstance(reply, Invalid)
-            or "method" in reply
-            or type(reply.get("id")) is not int
-            or reply["id"] != LISTING_ID
-            or not isinstance(reply.get("result"), dict)
-        ):
-            state.back = answer + b"\n" + state.back
+        reply = self._ask(message, LISTING_ID)
+        if reply is None:
             return
         result = reply["result"]
         state.recover_tool, listed = list_recover_tool(result, listing.recover_tool, ())
@@ -254,6 +230,27 @@ class _Exchange:
         state.listed = True
         with contextlib.suppress(OSError):
             _write(1, line_of(reply if listed is result else {**reply, "result": listed}))
+
+    def _ask(self, request: dict[str, Any], request_id: int) -> dict[str, Any] | None:
+        """`request` sent to the backend as `request_id` and its answer, a result; None (what was read
+        left for the relay) when the backend ends first or says anything else first."""
+        state = self.state
+        with contextlib.suppress(OSError):  # a backend gone already: the relay reports its end of file
+            _write(self.back_in, dumps({**request, "id": request_id}) + b"\n")
+        answer, state.back, _ = self._line(self.back_out)
+        if answer is None:
+            return None
+        reply = parse_line(answer)
+        if (
+            isinstance(reply, Invalid)
+            or "method" in reply
+            or type(reply.get("id")) is not int
+            or reply["id"] != request_id
+            or not isinstance(reply.get("result"), dict)
+        ):
+            state.back = answer + b"\n" + state.back
+            return None
+        return reply
 
     def _line(self, fd: int, *others: int, buffered: bytes = b"") -> tuple[bytes | None, bytes, bool]:
         """(the first line read from `fd` after what was `buffered` from it, what came after it, end of

@@ -7,6 +7,7 @@ services (timeout) and `finish`, the pipeline applied to an answer.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -30,6 +31,7 @@ __all__ = [
     "Exchange",
     "Send",
     "StatelessFront",
+    "log",
     "params_of",
     "respond",
     "respond_json",
@@ -37,6 +39,8 @@ __all__ = [
     "status_of",
     "watch_disconnect",
 ]
+
+log = logging.getLogger("mcpsqueeze.proxy._stateless")  # one logger for the whole stateless path
 
 MODERN_VERSION = "2026-07-28"
 HANDSHAKE_VERSION = "2025-11-25"  # what the proxy speaks to a backend that does not answer server/discover

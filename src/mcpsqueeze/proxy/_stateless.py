@@ -23,7 +23,6 @@ here.
 from __future__ import annotations
 
 import contextvars
-import logging
 import re
 from collections import OrderedDict
 from typing import Any
@@ -38,7 +37,7 @@ from ..core import Call, Pipeline, SessionServices, for_caller, new_pipeline
 from ..settings import Settings
 from ..transports import BACKEND_GONE, INVALID_REQUEST, PARSE_ERROR, PRINCIPAL_KEY, Message, error_response
 from ._compact import stateless_hook
-from ._modern_http import MODERN_VERSION, Exchange, params_of, respond, respond_json
+from ._modern_http import MODERN_VERSION, Exchange, log, params_of, respond, respond_json
 from ._recover_tool import answer_recover, with_recover_tool
 from ._relay import FULL_META_KEY
 from ._stateless_modern import ModernHttpBackend
@@ -46,7 +45,6 @@ from ._stateless_shared import SharedBackend
 
 __all__ = ["MODERN_VERSION", "StatelessFrontend", "is_stateless_request"]
 
-log = logging.getLogger(__name__)
 
 _NOT_ONE_REQUEST = "Body must be a single JSON-RPC request object"
 

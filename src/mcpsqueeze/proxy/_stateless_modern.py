@@ -10,7 +10,6 @@ What the proxy does not change passes through as sent: `InputRequiredResult` and
 from __future__ import annotations
 
 import contextlib
-import logging
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +25,7 @@ from ._modern_http import (
     SSE_HEADERS,
     Exchange,
     StatelessFront,
+    log,
     respond,
     respond_json,
     watch_disconnect,
@@ -33,7 +33,6 @@ from ._modern_http import (
 
 __all__ = ["ModernHttpBackend"]
 
-log = logging.getLogger("mcpsqueeze.proxy._stateless")  # one logger for the stateless path
 
 # Headers a 2026-07-28 intermediary routes on; forwarded to a modern backend as the client sent them.
 _FORWARDED = ("mcp-protocol-version", "mcp-method", "mcp-name", "accept", "content-type", "last-event-id")

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -41,6 +40,7 @@ from ._modern_http import (
     Exchange,
     Send,
     StatelessFront,
+    log,
     params_of,
     respond_json,
     sse_event,
@@ -48,8 +48,6 @@ from ._modern_http import (
 )
 
 __all__ = ["SharedBackend"]
-
-log = logging.getLogger("mcpsqueeze.proxy._stateless")  # one logger for the stateless path
 
 
 INTERACTIVE = frozenset({"tools/call", "prompts/get", "resources/read"})

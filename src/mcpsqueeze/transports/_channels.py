@@ -84,17 +84,24 @@ class _LineReader:
     def feed(self, data: bytes) -> None:
         self._buffer += data
 
+    def _buffered_line(self, max_bytes: int) -> bytearray | None:
+        """The next whole line already read, or None; no line within `max_bytes` is an error."""
+        index = self._buffer.find(b"\n", self._searched)
+        if index >= 0:
+            line, self._buffer = self._buffer, self._buffer[index + 1 :]
+            del line[index:]
+            self._searched = 0
+            return line
+        self._searched = len(self._buffer)
+        if len(self._buffer) >= max_bytes:
+            raise anyio.DelimiterNotFound(max_bytes)
+        return None
+
     async def receive_line(self, max_bytes: int) -> bytearray:
         while True:
-            index = self._buffer.find(b"\n", self._searched)
-            if index >= 0:
-                line, self._buffer = self._buffer, self._buffer[index + 1 :]
-                del line[index:]
-                self._searched = 0
+            line = self._buffered_line(max_bytes)
+            if line is not None:
                 return line
-            self._searched = len(self._buffer)
-            if len(self._buffer) >= max_bytes:
-                raise anyio.DelimiterNotFound(max_bytes)
             data = await self._stream.receive()
             self._buffer += data
 
@@ -159,15 +166,9 @@ class _FdLineReader(_LineReader):
 
     async def receive_line(self, max_bytes: int) -> bytearray:
         while True:
-            index = self._buffer.find(b"\n", self._searched)
-            if index >= 0:
-                line, self._buffer = self._buffer, self._buffer[index + 1 :]
-                del line[index:]
-                self._searched = 0
+            line = self._buffered_line(max_bytes)
+            if line is not None:
                 return line
-            self._searched = len(self._buffer)
-            if len(self._buffer) >= max_bytes:
-                raise anyio.DelimiterNotFound(max_bytes)
             if self._error is not None:
                 raise self._error
             if self._eof:
