@@ -131,6 +131,7 @@ def test_a_servers_json_file_works_like_the_dict(tmp_path: Path) -> None:
         Client({"mcpServers": {}})
 
 
+@pytest.mark.slow  # npm server-filesystem: a public server
 def test_server_filesystem_through_the_client(tmp_path: Path) -> None:
     paths = require_node_paths("NODE22", "FILESYSTEM_JS")
     root = tmp_path / "files"

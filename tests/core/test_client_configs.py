@@ -24,6 +24,9 @@ import pytest
 import mcpsqueeze
 from rawclient import ROOT, RawClient, require_node_paths
 
+# The documented configs wrap mcp-server-git (PyPI): end-to-end tests against a public server.
+pytestmark = pytest.mark.slow
+
 DOC = ROOT / "docs" / "clients.md"
 BIN_PLACEHOLDER = "/home/you/.local/bin/"
 REPO_PLACEHOLDERS = ("/path/to/repo", "${workspaceFolder}")

@@ -6,6 +6,8 @@ import re
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from rawclient import RawClient, cli, demo_server, require_node_paths, text
 
 RESPONSE_ID = re.compile(r"response ([0-9a-f]{32})")
@@ -15,6 +17,7 @@ def _proxy(tmp_path: Path, *extra: str) -> list[str]:
     return cli("wrap", "--recovery-dir", str(tmp_path / "rec"), *extra, "--", *demo_server())
 
 
+@pytest.mark.slow  # PyPI mcp-server-git: a public server
 def test_the_server_command_starts_at_the_first_argument_and_keeps_its_own_flags_without_a_separator(
     tmp_path: Path,
 ) -> None:

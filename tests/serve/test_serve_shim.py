@@ -237,6 +237,7 @@ def test_tcp_requires_the_token_and_a_refused_request_never_reaches_a_backend(tm
         s.stop()
 
 
+@pytest.mark.slow  # npm server-everything: a public server
 def test_config_with_a_public_server_and_tool_filters(tmp_path: Path) -> None:
     paths = require_node_paths("NODE22", "EVERYTHING_JS")
     config = tmp_path / "servers.json"
