@@ -22,6 +22,16 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PROTOCOL = "2025-11-25"
+# A streamable-HTTP client's first request, the Accept header every POST carries, and a request to send
+# once a session is open: for tests that speak HTTP to a door directly.
+HTTP_INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+}
+HTTP_ACCEPT = {"Accept": "application/json, text/event-stream"}
+HTTP_PING = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
 
 
 def cli(*args: str) -> list[str]:
@@ -212,6 +222,18 @@ def _refuse(message: dict[str, Any]) -> dict[str, Any]:
 
 def text(result: dict[str, Any]) -> str:
     return "\n".join(b["text"] for b in result.get("content", []) if b.get("type") == "text")
+
+
+def serve_ready(proc: subprocess.Popen[str]) -> str:
+    """What a spawned `serve` wrote on stderr (a text pipe) up to its "session ready on ..." line, which
+    backends' own lines may precede; fails naming its exit status if it ends first."""
+    assert proc.stderr is not None
+    seen = ""
+    while "session ready on" not in seen:
+        line = proc.stderr.readline()
+        assert line, seen + f"(serve exited with {proc.poll()})"
+        seen += line
+    return seen
 
 
 def free_port() -> int:

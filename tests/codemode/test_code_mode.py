@@ -18,7 +18,7 @@ from mcpsqueeze._errors import UsageError
 from mcpsqueeze._lines import split_lines
 from mcpsqueeze.codemode import Endpoint, render_code_client, write_code_client
 from mcpsqueeze.codemode._schema import camel, snake, tools_of
-from rawclient import assert_golden, cli, demo_server, require_node_paths
+from rawclient import assert_golden, cli, demo_server, require_node_paths, serve_ready
 
 GOLDEN = Path(__file__).with_name("golden")
 BUDGET = 3000
@@ -39,11 +39,7 @@ def _start(tmp: Path, *where: str) -> Serve:
     argv += ["-n", "demo", "--", *demo_server()]
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
     assert proc.stderr is not None
-    seen = ""
-    while "session ready on" not in seen:
-        line = proc.stderr.readline()
-        assert line, seen + f"(serve exited with {proc.poll()})"
-        seen += line
+    seen = serve_ready(proc)
     address = seen.split("session ready on ", 1)[1].split(";", 1)[0]
     if address.startswith("http://"):
         session_env = {**env, "MCPSQUEEZE_URL": address, "MCPSQUEEZE_TOKEN_FILE": str(tmp / "token")}

@@ -19,7 +19,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from mcpsqueeze.accounting._metrics import MAX_LABEL_CHARS, Metrics
 from mcpsqueeze.accounting._stats import CallRecord
-from rawclient import cli, demo_server, free_port, stop, wait_for
+from rawclient import cli, demo_server, free_port, serve_ready, stop, wait_for
 
 SAMPLE = re.compile(r"^([a-z_]+)(\{[^}]*\})? (\S+)$")
 
@@ -119,11 +119,7 @@ def test_serve_tcp_metrics_need_the_token_and_count_shim_calls(tmp_path: Path) -
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     assert proc.stderr is not None
     try:
-        seen = ""
-        while "session ready on" not in seen:
-            line = proc.stderr.readline()
-            assert line, seen
-            seen += line
+        serve_ready(proc)
         token = token_file.read_text().strip()
         base = f"http://127.0.0.1:{port}"
         assert scrape(f"{base}/metrics")[0] == 401

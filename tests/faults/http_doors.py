@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from rawclient import cli
+from rawclient import cli, serve_ready
 
 BACKEND = Path(__file__).with_name("big_backend.py")
 
@@ -59,11 +59,7 @@ def serve_door(tmp: Path, *extra: str) -> Iterator[Door]:
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     assert proc.stderr is not None
     try:
-        seen = ""
-        while "session ready on" not in seen:
-            line = proc.stderr.readline()
-            assert line, seen + f"(serve exited with {proc.poll()})"
-            seen += line
+        seen = serve_ready(proc)
         match = re.search(r"session ready on http://127\.0\.0\.1:(\d+)", seen)
         assert match, seen
         yield Door("127.0.0.1", int(match.group(1)), "/v1/call", proc, token_file.read_text().strip())

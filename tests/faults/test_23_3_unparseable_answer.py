@@ -22,7 +22,7 @@ import anyio
 import pytest
 
 from mcpsqueeze import BackendError, Client
-from rawclient import RawClient, cli
+from rawclient import RawClient, cli, serve_ready
 
 pytestmark = pytest.mark.usefixtures("counting_in_process")
 
@@ -50,11 +50,7 @@ def _serve(tmp_path: Path, *server_args: str) -> tuple[subprocess.Popen[str], di
     started = time.monotonic()
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     assert proc.stderr is not None
-    seen = ""
-    while "session ready on" not in seen:
-        line = proc.stderr.readline()
-        assert line, seen + f"(serve exited with {proc.poll()})"
-        seen += line
+    serve_ready(proc)
     env = {**os.environ, "MCPSQUEEZE_SOCKET": str(sock)}
     return proc, env, time.monotonic() - started
 

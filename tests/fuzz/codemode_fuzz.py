@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rawclient import cli, require_node_paths
+from rawclient import cli, require_node_paths, serve_ready
 
 BACKEND = Path(__file__).with_name("hostile_backend.py")
 
@@ -76,11 +76,7 @@ def start_serve(tmp: Path, tools: list[dict[str, Any]], *where: str, down: bool 
     argv = cli("serve", "--recovery-dir", str(tmp / "rec"), *where, "-n", "hostile", "--", *backend)
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
     assert proc.stderr is not None
-    seen = ""
-    while "session ready on" not in seen:
-        line = proc.stderr.readline()
-        assert line, seen + f"(serve exited with {proc.poll()})"
-        seen += line
+    seen = serve_ready(proc)
     address = seen.split("session ready on ", 1)[1].split("; backends up", 1)[0]
     if address.startswith("http://"):
         token_file = where[where.index("--token-file") + 1]

@@ -21,7 +21,7 @@ from mcp import Client
 from pydantic import TypeAdapter
 
 from memwrap import HttpWrap
-from rawclient import RawClient, cli, demo_server, free_port, text, wait_for
+from rawclient import HTTP_ACCEPT, HTTP_INITIALIZE, RawClient, cli, demo_server, free_port, text, wait_for
 
 RAW: Any = TypeAdapter(dict[str, Any])
 pytestmark = pytest.mark.usefixtures("counting_in_process")
@@ -191,17 +191,7 @@ async def test_http_frontend_with_a_token_file_refuses_requests_without_the_toke
     import stat
 
     token_file = tmp_path / "auth" / "token"
-    initialize = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "t", "version": "1"},
-        },
-    }
-    accept = {"Accept": "application/json, text/event-stream"}
+    accept, initialize = HTTP_ACCEPT, HTTP_INITIALIZE
     with http_proxy(tmp_path, *demo_server(), extra=("--token-file", str(token_file))) as (url, _):
         token = token_file.read_text().strip()
         async with httpx2.AsyncClient(timeout=30) as http:

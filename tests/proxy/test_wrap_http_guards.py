@@ -15,22 +15,12 @@ import httpx2
 import pytest
 
 from memwrap import HttpWrap
+from rawclient import HTTP_ACCEPT as ACCEPT
+from rawclient import HTTP_INITIALIZE as INITIALIZE
+from rawclient import HTTP_PING as PING
 from rawclient import cli
 
 pytestmark = pytest.mark.usefixtures("counting_in_process")
-
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"},
-    },
-}
-ACCEPT = {"Accept": "application/json, text/event-stream"}
-PING = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
 
 
 def _marked_backend(marker: Path) -> list[str]:

@@ -18,20 +18,10 @@ from pathlib import Path
 import httpx2
 import pytest
 
+from rawclient import HTTP_ACCEPT as ACCEPT
+from rawclient import HTTP_INITIALIZE as INITIALIZE
+from rawclient import HTTP_PING as PING
 from rawclient import cli
-
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"},
-    },
-}
-ACCEPT = {"Accept": "application/json, text/event-stream"}
-PING = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
 
 
 @contextmanager

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from rawclient import cli
+from rawclient import cli, serve_ready
 
 
 def write_token(path: Path, text: str | None = None) -> str:
@@ -39,11 +39,7 @@ def running_serve(*args: str) -> Iterator[str]:
     proc = subprocess.Popen(cli("serve", *args), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     assert proc.stderr is not None
     try:
-        seen = ""
-        while "session ready on" not in seen:
-            line = proc.stderr.readline()
-            assert line, seen + f"(serve exited with {proc.poll()})"
-            seen += line
+        seen = serve_ready(proc)
         yield seen.split("session ready on ", 1)[1].split(";", 1)[0]
     finally:
         proc.send_signal(signal.SIGTERM)

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from rawclient import cli, demo_server
+from rawclient import cli, demo_server, serve_ready
 
 
 @contextmanager
@@ -22,12 +22,8 @@ def _serve(tmp_path: Path, *args: str) -> Iterator[dict[str, str]]:
     argv = cli("serve", "--recovery-dir", str(tmp_path / "rec"), "--socket", str(sock), *args)
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
     assert proc.stderr is not None
-    seen = ""
     try:
-        while "session ready on" not in seen:
-            line = proc.stderr.readline()
-            assert line, seen + f"(serve exited with {proc.poll()})"
-            seen += line
+        serve_ready(proc)
         yield {**env, "MCPSQUEEZE_SOCKET": str(sock), "MCPSQUEEZE_RECOVERY_DIR": str(tmp_path / "rec")}
     finally:
         proc.send_signal(signal.SIGTERM)

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 import toon_format
 
-from rawclient import ROOT, RawClient, cli, demo_server
+from rawclient import ROOT, RawClient, cli, demo_server, serve_ready
 from seed_recipe import run_recipe
 
 RECORDS = [sys.executable, str(ROOT / "tests" / "fixtures" / "records_server.py")]
@@ -52,11 +52,7 @@ def mcpsq(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Shim]:
 
     try:
         assert proc.stderr is not None
-        seen = ""
-        while "session ready on" not in seen:
-            line = proc.stderr.readline()
-            assert line, seen + f"(serve exited with {proc.poll()})"
-            seen += line
+        serve_ready(proc)
         yield run
     finally:
         proc.send_signal(signal.SIGINT)

@@ -23,6 +23,7 @@ from rawclient import (
     demo_server,
     free_port,
     require_node_paths,
+    serve_ready,
     wait_for,
 )
 
@@ -59,11 +60,7 @@ def _start(tmp_path: Path, *args: str, env_extra: dict[str, str] | None = None) 
     )
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     assert proc.stderr is not None
-    seen = ""
-    while "session ready on" not in seen:  # backends' own stderr lines may come first
-        line = proc.stderr.readline()
-        assert line, seen + f"(serve exited with {proc.poll()})"
-        seen += line
+    serve_ready(proc)
     env = {**os.environ, "MCPSQUEEZE_SOCKET": str(run / "s.sock"), "MCPSQUEEZE_RECOVERY_DIR": str(recovery)}
     env.update(env_extra or {})
     return Session(proc, env, recovery, stats)

@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from rawclient import cli, wait_for
+from rawclient import cli, serve_ready, wait_for
 
 HUNG = Path(__file__).with_name("hung_backend.py")
 
@@ -34,11 +34,7 @@ def test_sigterm_ends_serve_within_the_grace_period_while_a_call_to_a_hung_backe
     )  # fmt: skip
     serve = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     assert serve.stderr is not None
-    seen = ""
-    while "session ready on" not in seen:
-        line = serve.stderr.readline()
-        assert line, seen
-        seen += line
+    serve_ready(serve)
     env = {**os.environ, "MCPSQUEEZE_SOCKET": str(sock)}
     shim = subprocess.Popen(
         [sys.executable, "-m", "mcpsqueeze.bash.shim", "hung", "hang"],
