@@ -6,15 +6,17 @@ including unknown fields, explicit nulls and malformed-input answers.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
 import queue
+import re
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -222,6 +224,29 @@ def _refuse(message: dict[str, Any]) -> dict[str, Any]:
 
 def text(result: dict[str, Any]) -> str:
     return "\n".join(b["text"] for b in result.get("content", []) if b.get("type") == "text")
+
+
+@contextlib.contextmanager
+def http_proxy(
+    tmp_path: Path, *target: str, extra: tuple[str, ...] = ()
+) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    """A spawned `wrap --transport streamable-http --port 0` (options `extra`) in front of `target`:
+    its /mcp URL, once it listens, and its process; ended with SIGTERM."""
+    argv = cli(
+        "wrap", "--transport", "streamable-http", "--port", "0", "--recovery-dir", str(tmp_path / "rec")
+    )
+    proc = subprocess.Popen(
+        [*argv, *extra, "--", *target], stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True
+    )
+    assert proc.stderr is not None
+    try:
+        line = proc.stderr.readline()
+        match = re.search(r"(http://127\.0\.0\.1:\d+/mcp)", line)
+        assert match, line
+        yield match.group(1), proc
+    finally:
+        proc.terminate()
+        proc.wait(15)
 
 
 def serve_ready(proc: subprocess.Popen[str]) -> str:

@@ -18,10 +18,9 @@ import mcp_types as types
 import pytest
 from mcp import Client
 from pydantic import TypeAdapter
-from test_wrap_http import http_proxy
 
 from memwrap import MemoryWrap
-from rawclient import RawClient, cli, demo_server, text, wait_for
+from rawclient import RawClient, cli, demo_server, http_proxy, text, wait_for
 
 # Tests of what the listing and invoke do run the session in-process (memwrap; scripted backends are still
 # spawned); the spawned CLI keeps invoke through the whole pipeline, both HTTP revisions and a 2026-07-28

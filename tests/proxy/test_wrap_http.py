@@ -6,7 +6,6 @@ backend run the same wrap in this process (memwrap.HttpWrap: the same frontend o
 from __future__ import annotations
 
 import json
-import re
 import socket
 import subprocess
 from collections.abc import Iterator
@@ -21,7 +20,17 @@ from mcp import Client
 from pydantic import TypeAdapter
 
 from memwrap import HttpWrap
-from rawclient import HTTP_ACCEPT, HTTP_INITIALIZE, RawClient, cli, demo_server, free_port, text, wait_for
+from rawclient import (
+    HTTP_ACCEPT,
+    HTTP_INITIALIZE,
+    RawClient,
+    cli,
+    demo_server,
+    free_port,
+    http_proxy,
+    text,
+    wait_for,
+)
 
 RAW: Any = TypeAdapter(dict[str, Any])
 pytestmark = pytest.mark.usefixtures("counting_in_process")
@@ -49,34 +58,6 @@ def _listening(port: int) -> bool:
             return True
     except OSError:
         return False
-
-
-@contextmanager
-def http_proxy(
-    tmp_path: Path, *target: str, extra: tuple[str, ...] = ()
-) -> Iterator[tuple[str, subprocess.Popen[str]]]:
-    argv = cli(
-        "wrap",
-        "--transport",
-        "streamable-http",
-        "--port",
-        "0",
-        "--recovery-dir",
-        str(tmp_path / "rec"),
-        *extra,
-    )
-    proc = subprocess.Popen(
-        [*argv, "--", *target], stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True
-    )
-    assert proc.stderr is not None
-    try:
-        line = proc.stderr.readline()
-        match = re.search(r"(http://127\.0\.0\.1:\d+/mcp)", line)
-        assert match, line
-        yield match.group(1), proc
-    finally:
-        proc.terminate()
-        proc.wait(15)
 
 
 @contextmanager

@@ -4,7 +4,6 @@ and a token for any bind beyond loopback. The two session-cap tests run the same
 
 from __future__ import annotations
 
-import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -18,7 +17,7 @@ from memwrap import HttpWrap
 from rawclient import HTTP_ACCEPT as ACCEPT
 from rawclient import HTTP_INITIALIZE as INITIALIZE
 from rawclient import HTTP_PING as PING
-from rawclient import cli
+from rawclient import cli, http_proxy
 
 pytestmark = pytest.mark.usefixtures("counting_in_process")
 
@@ -29,27 +28,8 @@ def _marked_backend(marker: Path) -> list[str]:
 
 
 @contextmanager
-def _proxy(tmp_path: Path, target: list[str], *extra: str) -> Iterator[str]:
-    argv = cli(
-        "wrap", "--transport", "streamable-http", "--port", "0", "--recovery-dir", str(tmp_path / "rec")
-    )
-    proc = subprocess.Popen(
-        [*argv, *extra, "--", *target], stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True
-    )
-    assert proc.stderr is not None
-    try:
-        line = proc.stderr.readline()
-        match = re.search(r"(http://127\.0\.0\.1:\d+/mcp)", line)
-        assert match, line
-        yield match.group(1)
-    finally:
-        proc.terminate()
-        proc.wait(15)
-
-
-@contextmanager
 def _proxy_in_process(tmp_path: Path, target: list[str], *extra: str) -> Iterator[str]:
-    """`_proxy`'s wrap, run in this process; stopped as SIGTERM would."""
+    """`http_proxy`'s wrap, run in this process; stopped as SIGTERM would."""
     with HttpWrap(["--recovery-dir", str(tmp_path / "rec"), *extra], target) as wrap:
         yield wrap.url
 
@@ -61,7 +41,7 @@ def _lines(path: Path) -> int:
 @pytest.mark.anyio
 async def test_refused_host_origin_and_content_type_start_no_backend(tmp_path: Path) -> None:
     marker = tmp_path / "starts"
-    with _proxy(tmp_path, _marked_backend(marker)) as url:
+    with http_proxy(tmp_path, *_marked_backend(marker)) as (url, _):
         async with httpx2.AsyncClient(timeout=30) as http:
             host = await http.post(url, headers={**ACCEPT, "Host": "evil.example.com"}, json=INITIALIZE)
             origin = await http.post(

@@ -18,9 +18,9 @@ import mcp_types as types
 import pytest
 from mcp import Client
 from pydantic import TypeAdapter
-from test_wrap_http import demo_http_server, http_proxy, http_proxy_in_process
+from test_wrap_http import demo_http_server, http_proxy_in_process
 
-from rawclient import cli, demo_server, text
+from rawclient import cli, demo_server, http_proxy, text
 
 RAW: Any = TypeAdapter(dict[str, Any])
 MODERN = "2026-07-28"

@@ -16,10 +16,9 @@ import mcp_types as types
 import pytest
 from mcp import Client
 from pydantic import TypeAdapter
-from test_wrap_http import http_proxy  # tests/proxy is on sys.path (no package)
 
 from mcpsqueeze.demo import _data
-from rawclient import demo_server, text
+from rawclient import demo_server, http_proxy, text
 
 RAW: Any = TypeAdapter(dict[str, Any])
 SESSIONS = 4

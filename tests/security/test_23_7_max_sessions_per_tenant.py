@@ -7,12 +7,7 @@ ended to make room. A tenant opening many sessions ends only its own idle ones.
 from __future__ import annotations
 
 import os
-import re
 import secrets
-import subprocess
-import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import httpx2
@@ -21,37 +16,7 @@ import pytest
 from rawclient import HTTP_ACCEPT as ACCEPT
 from rawclient import HTTP_INITIALIZE as INITIALIZE
 from rawclient import HTTP_PING as PING
-from rawclient import cli
-
-
-@contextmanager
-def _proxy(tmp_path: Path, token_file: Path, *extra: str) -> Iterator[str]:
-    argv = cli(
-        "wrap",
-        "--transport",
-        "streamable-http",
-        "--port",
-        "0",
-        "--recovery-dir",
-        str(tmp_path / "rec"),
-        "--token-file",
-        str(token_file),
-        *extra,
-        "--",
-        sys.executable,
-        "-m",
-        "mcpsqueeze.demo.server",
-    )
-    proc = subprocess.Popen(argv, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
-    assert proc.stderr is not None
-    try:
-        line = proc.stderr.readline()
-        match = re.search(r"(http://127\.0\.0\.1:\d+/mcp)", line)
-        assert match, line
-        yield match.group(1)
-    finally:
-        proc.terminate()
-        proc.wait(15)
+from rawclient import demo_server, http_proxy
 
 
 def _tokens(tmp_path: Path) -> tuple[Path, str, str]:
@@ -70,7 +35,9 @@ async def test_23_7_one_tenant_opening_sessions_never_ends_another_tenants_sessi
     token_file, alice, bob = _tokens(tmp_path)
     as_alice = {**ACCEPT, "Authorization": f"Bearer {alice}"}
     as_bob = {**ACCEPT, "Authorization": f"Bearer {bob}"}
-    with _proxy(tmp_path, token_file, "--max-sessions", "2") as url:
+    with http_proxy(
+        tmp_path, *demo_server(), extra=("--token-file", str(token_file), "--max-sessions", "2")
+    ) as (url, _):
         async with httpx2.AsyncClient(timeout=30) as http:
             a1 = await http.post(url, headers=as_alice, json=INITIALIZE)
             assert a1.status_code == 200
