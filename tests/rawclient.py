@@ -226,6 +226,22 @@ def text(result: dict[str, Any]) -> str:
     return "\n".join(b["text"] for b in result.get("content", []) if b.get("type") == "text")
 
 
+def oauth_server() -> Any:
+    """tests/proxy/oauth_server.py (the OAuth authorization server fixture), imported once, from any
+    test directory."""
+    if "oauth_server" not in sys.modules:
+        import importlib.util
+
+        spec = importlib.util.spec_from_file_location(
+            "oauth_server", ROOT / "tests" / "proxy" / "oauth_server.py"
+        )
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["oauth_server"] = module
+        spec.loader.exec_module(module)
+    return sys.modules["oauth_server"]
+
+
 @contextlib.contextmanager
 def http_proxy(
     tmp_path: Path, *target: str, extra: tuple[str, ...] = ()

@@ -10,39 +10,23 @@ The authorization server is tests/proxy/oauth_server.py (the SDK's server auth, 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx2
 import pytest
 
-from rawclient import RawClient, cli, text
-
-SERVER = Path(__file__).resolve().parents[1] / "proxy" / "oauth_server.py"
-
-
-def _oauth_server() -> Any:
-    """tests/proxy/oauth_server.py, imported once."""
-    if "oauth_server" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("oauth_server", SERVER)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["oauth_server"] = module
-        spec.loader.exec_module(module)
-    return sys.modules["oauth_server"]
+from rawclient import RawClient, cli, oauth_server, text
 
 
 @pytest.fixture
 def backend() -> Iterator[str]:
     """The authorization server, in a thread of this process (oauth_server.running)."""
-    with _oauth_server().running(token_ttl=3600) as url:
+    with oauth_server().running(token_ttl=3600) as url:
         yield url
 
 

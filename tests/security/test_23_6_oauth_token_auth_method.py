@@ -9,32 +9,15 @@ clear error naming the flags to check, exit 2 (a usage problem: the client's cre
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import socket
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from rawclient import RawClient, cli, text
-
-SERVER = Path(__file__).resolve().parents[1] / "proxy" / "oauth_server.py"
-
-
-def _oauth_server() -> Any:
-    """tests/proxy/oauth_server.py, imported once."""
-    if "oauth_server" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("oauth_server", SERVER)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["oauth_server"] = module
-        spec.loader.exec_module(module)
-    return sys.modules["oauth_server"]
-
+from rawclient import RawClient, cli, oauth_server, text
 
 CLIENT_ID, SECRET = "preregistered-app", "s3cret-of-the-app"
 
@@ -56,7 +39,7 @@ def post_server(callback_port: int) -> Iterator[str]:
     this process (oauth_server.running)."""
     redirect = f"http://127.0.0.1:{callback_port}/callback"
     client = f"{CLIENT_ID},{SECRET},client_secret_post,{redirect}"
-    with _oauth_server().running(clients=[client]) as url:
+    with oauth_server().running(clients=[client]) as url:
         yield url
 
 
