@@ -55,6 +55,8 @@ __all__ = [
     "leaves",
     "locate",
     "needs_of",
+    "outermost",
+    "parts_for",
     "pointer_of",
     "shown_lines",
     "text_lines",
@@ -231,6 +233,39 @@ def fold_of(preview: str, line: int) -> tuple[int, int] | None:
         if first <= line <= last and (best is None or last - first < best[1] - best[0]):
             best = (first, last)
     return best
+
+
+def parts_for(unseen: list[Need], shown: str, document: Any) -> tuple[set[tuple[int, int]], set[Path], bool]:
+    """What recovering ``unseen`` asks for, given the preview ``shown`` of ``document``: the folds that
+    cover the lines, the JSON nodes where the preview stops holding the leaves, and whether some need
+    has neither (then only the whole original will do)."""
+    values = [v for v in json_values(shown) if isinstance(v, (dict, list))]
+    folds: set[tuple[int, int]] = set()
+    nodes: set[Path] = set()
+    whole = False
+    for need in unseen:
+        if need.path is not None:
+            where = locate(document, values[0], need.path) if values else None
+            if where:
+                nodes.add(where)
+            else:  # not found, or the root: the whole original
+                whole = True
+        else:
+            fold = fold_of(shown, need.line)
+            if fold is None:
+                whole = True
+            else:
+                folds.add(fold)
+    return folds, nodes, whole
+
+
+def outermost(nodes: set[Path]) -> list[Path]:
+    """``nodes`` without those inside another one (it comes with the one that holds it), shortest first."""
+    kept: list[Path] = []
+    for path in sorted(nodes, key=len):
+        if not any(path[: len(q)] == q for q in kept):
+            kept.append(path)
+    return kept
 
 
 @dataclass

@@ -165,21 +165,7 @@ class Replay:
         marks = shown[i]
         if isinstance(dedup, dict) and isinstance(dedup.get("same_as_call"), int):
             marks = shown[dedup["same_as_call"] - 1]  # the squeezer numbers every call of the session
-        values = [v for v in ac.json_values(marks) if isinstance(v, (dict, list))]
-        folds: set[tuple[int, int]] = set()
-        nodes: set[ac.Path] = set()
-        whole = False
-        for need in unseen:
-            if need.path is not None:
-                where = ac.locate(self.documents[i], values[0], need.path) if values else None
-                whole |= where is None
-                if where:
-                    nodes.add(where)
-            else:
-                fold = ac.fold_of(marks, need.line)
-                whole |= fold is None
-                if fold:
-                    folds.add(fold)
+        folds, nodes, whole = ac.parts_for(unseen, marks, self.documents[i])
         if response_id not in wholes:
             wholes[response_id] = _ask(squeezer, {"response_id": response_id}, [()], "whole")
         everything = wholes[response_id]
@@ -189,10 +175,7 @@ class Replay:
             spec = ",".join(f"{a}-{b}" for a, b in sorted(folds))
             part = _ask(squeezer, {"response_id": response_id, "lines": spec}, [], f"lines {spec}")
         else:
-            kept: list[ac.Path] = []
-            for path in sorted(nodes, key=len):  # a node inside another one asked for comes with it
-                if not any(path[: len(q)] == q for q in kept):
-                    kept.append(path)
+            kept = ac.outermost(nodes)
             pointers = [ac.pointer_of(p) for p in kept]
             arguments = {
                 "response_id": response_id,

@@ -618,24 +618,7 @@ class _Agent:
         response_id = _response_id(call)
         if response_id is None:
             return []
-        shown = self._markers(call)
-        values = [v for v in ac.json_values(shown) if isinstance(v, (dict, list))]
-        folds: set[tuple[int, int]] = set()
-        nodes: set[ac.Path] = set()
-        whole = False
-        for need in unseen:
-            if need.path is not None:
-                where = ac.locate(document, values[0], need.path) if values else None
-                if where:
-                    nodes.add(where)
-                else:
-                    whole = True
-            else:
-                fold = ac.fold_of(shown, need.line)
-                if fold is None:
-                    whole = True
-                else:
-                    folds.add(fold)
+        folds, nodes, whole = ac.parts_for(unseen, self._markers(call), document)
         everything = self._whole(call.server, response_id)
         if whole:
             return [everything]
@@ -647,10 +630,7 @@ class _Agent:
             else:
                 requests = [({"lines": spec}, []) for spec in specs]
         else:
-            kept: list[ac.Path] = []
-            for path in sorted(nodes, key=len):  # a node inside another one asked for comes with it
-                if not any(path[: len(q)] == q for q in kept):
-                    kept.append(path)
+            kept = ac.outermost(nodes)
             pointers = [ac.pointer_of(p) for p in kept]
             if self.multi_pointer and len(pointers) > 1:
                 requests = [({"pointer": pointers}, kept)]
