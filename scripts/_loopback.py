@@ -16,11 +16,12 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["free_port", "serve_tool", "started", "wait_port"]
+__all__ = ["free_port", "serve_stdio", "serve_tool", "started", "wait_port"]
 
 
-def serve_tool(name: str, answer: Callable[[dict[str, Any]], str]) -> None:
-    """A stdio MCP server with one tool `name` whose text is `answer(arguments)`, answering at once."""
+def serve_stdio(name: str, tools: list[str], call: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
+    """A stdio MCP server `name` listing `tools`, whose `tools/call` result is `call(params)`, answering
+    every request at once (anything else gets an empty result)."""
     for line in sys.stdin:
         message = json.loads(line)
         if "id" not in message or "method" not in message:
@@ -30,11 +31,20 @@ def serve_tool(name: str, answer: Callable[[dict[str, Any]], str]) -> None:
             result = {"protocolVersion": message["params"]["protocolVersion"], "capabilities": {"tools": {}},
                       "serverInfo": {"name": name, "version": "1"}}  # fmt: skip
         elif method == "tools/list":
-            result = {"tools": [{"name": name, "inputSchema": {"type": "object"}}]}
+            result = {"tools": [{"name": tool, "inputSchema": {"type": "object"}} for tool in tools]}
         elif method == "tools/call":
-            result = {"content": [{"type": "text", "text": answer(message["params"]["arguments"])}]}
+            result = call(message["params"])
         sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}) + "\n")
         sys.stdout.flush()
+
+
+def serve_tool(name: str, answer: Callable[[dict[str, Any]], str]) -> None:
+    """A stdio MCP server with one tool `name` whose text is `answer(arguments)`, answering at once."""
+
+    def call(params: dict[str, Any]) -> dict[str, Any]:
+        return {"content": [{"type": "text", "text": answer(params["arguments"])}]}
+
+    serve_stdio(name, [name], call)
 
 
 def free_port() -> int:

@@ -32,6 +32,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _loopback import serve_stdio
+
 ROOT = Path(__file__).resolve().parents[1]
 COMPRESSOR = Path(
     os.environ.get("MCPSQUEEZE_BENCH_MCPC") or ROOT / ".cache" / "mcpc" / "bin" / "mcp-compressor"
@@ -175,24 +177,14 @@ def serve_replay(path: Path) -> None:
     for c in calls:
         answers.setdefault(_key(c["params"]), []).append(c["answer"].get("result", {}))
     served: dict[str, int] = {}
-    for line in sys.stdin:
-        message = json.loads(line)
-        if "id" not in message or "method" not in message:
-            continue
-        method, result = message["method"], {}
-        if method == "initialize":
-            result = {"protocolVersion": message["params"]["protocolVersion"], "capabilities": {"tools": {}},
-                      "serverInfo": {"name": "replay", "version": "1"}}  # fmt: skip
-        elif method == "tools/list":
-            names = sorted({c["params"]["name"] for c in calls})
-            result = {"tools": [{"name": name, "inputSchema": {"type": "object"}} for name in names]}
-        elif method == "tools/call":
-            key = _key(message["params"])
-            n = served.get(key, 0)
-            served[key] = n + 1
-            result = answers[key][n % len(answers[key])]
-        sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}) + "\n")
-        sys.stdout.flush()
+
+    def call(params: dict[str, Any]) -> Any:
+        key = _key(params)
+        n = served.get(key, 0)
+        served[key] = n + 1
+        return answers[key][n % len(answers[key])]
+
+    serve_stdio("replay", sorted({c["params"]["name"] for c in calls}), call)
 
 
 def capture(path: Path) -> None:
