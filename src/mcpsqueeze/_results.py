@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["Result", "text_blocks", "text_of"]
+__all__ = ["Result", "text_blocks", "text_chars", "text_of"]
 
 Result = dict[str, Any]
 
@@ -30,3 +30,18 @@ def text_of(result: Result) -> str:
     """The text an agent reads from a result: its text blocks, joined."""
     content, indexes = text_blocks(result)
     return "\n".join(content[i]["text"] for i in indexes)
+
+
+def text_chars(result: Result) -> int:
+    """The characters of a result's texts, summed: a cheap size (no joining, no serialising) for
+    deciding where its work runs."""
+    content = result.get("content")
+    if not isinstance(content, list):
+        return 0
+    size = 0
+    for block in content:
+        if isinstance(block, dict):
+            text = block.get("text")
+            if isinstance(text, str):
+                size += len(text)
+    return size

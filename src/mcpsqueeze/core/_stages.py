@@ -17,7 +17,7 @@ import anyio
 
 from .._errors import RecoveryError, ShrinkError
 from .._jsonbytes import dumps, loads
-from .._results import text_blocks
+from .._results import text_blocks, text_chars
 from ..recovery import RecoveryStore, Stored, new_response_id
 from ._dedup import content_digest, render_overlap, render_pointer
 from ._overlap import MAX_RATIO, MIN_CHARS, Delta, overlap_delta
@@ -75,15 +75,8 @@ async def _keep(workers: Workers, store: RecoveryStore, response_id: str, result
     the path it takes ~0.1 ms, less than the hop to a worker thread and back."""
     inline_below = 0 if store.remote else _INLINE_LIMIT
     return await workers.run_sized(
-        _size(result), _store_original, store, response_id, result, inline_below=inline_below
+        text_chars(result), _store_original, store, response_id, result, inline_below=inline_below
     )
-
-
-def _size(result: Result) -> int:
-    content = result.get("content")
-    if not isinstance(content, list):
-        return 0
-    return sum(len(b.get("text", "")) if isinstance(b, dict) else 0 for b in content)
 
 
 @dataclass
@@ -295,7 +288,7 @@ class DedupStage:
         content = result.get("content")
         if not isinstance(content, list) or not content:
             return result
-        size = _size(result)
+        size = text_chars(result)
         digest = await self._workers.run_sized(size, content_digest, content, inline_below=_INLINE_LIMIT)
         seen = self._seen.get(digest)
         if seen is None and self._shared_scope is not None:

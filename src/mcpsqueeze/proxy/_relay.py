@@ -25,6 +25,7 @@ import anyio
 import anyio.abc
 
 from .._errors import MCPSqueezeError
+from .._results import text_chars
 from ..core import Call, CompactTools, Invoke, Pipeline, SessionServices, name_recover_tool
 from ..transports import (
     BACKEND_GONE,
@@ -83,20 +84,6 @@ def _hide_output_schemas(
 # runs them on the event loop (stages.py's inline limits are higher), so a task of their own bought
 # nothing but its start (~10 us) and a turn of the event loop.
 _INLINE_PRESENT = 32 * 1024
-
-
-def _text_chars(result: dict[str, Any]) -> int:
-    """The characters of a result's content blocks' texts (a cheap size, without serialising)."""
-    content = result.get("content")
-    if not isinstance(content, list):
-        return 0
-    size = 0
-    for block in content:
-        if isinstance(block, dict):
-            text = block.get("text")
-            if isinstance(text, str):
-                size += len(text)
-    return size
 
 
 def _key(request_id: Any) -> tuple[str, Any]:
@@ -496,7 +483,7 @@ class Relay:
             elif pending.call is not None:
                 assert self._tg is not None
                 self._busy += 1  # released by _present
-                if self._inline and _text_chars(result) < _INLINE_PRESENT:
+                if self._inline and text_chars(result) < _INLINE_PRESENT:
                     # Its stages run on the event loop anyway (nothing to wait for): no task to spawn
                     await self._present(pending.call, message, result)
                 else:

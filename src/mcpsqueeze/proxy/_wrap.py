@@ -96,7 +96,7 @@ async def _relay_stdio(
             back,
             new_pipeline(settings, services),
             services,
-            recover_tool=_recover(settings),
+            recover_tool=recover_tool_name(settings),
             compact=compact_front(settings),
         )
         if answered is not None:
@@ -104,11 +104,6 @@ async def _relay_stdio(
         if handshake is not None:
             relay.resume(handshake)
         return await relay.run()
-
-
-def _recover(settings: Settings) -> str | None:
-    """The recover tool is offered when some stage can change a result: by default or by a policy."""
-    return recover_tool_name(settings)
 
 
 def check_http_bind(settings: Settings) -> None:
@@ -402,7 +397,7 @@ class HttpFrontend:
                     back,
                     pipeline,
                     services,
-                    recover_tool=_recover(self.settings),
+                    recover_tool=recover_tool_name(self.settings),
                     compact=compact_front(self.settings),
                 )
                 return await relay.run()
