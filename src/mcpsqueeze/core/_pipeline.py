@@ -47,6 +47,10 @@ class Outcome:
     report: dict[str, Any] | None = None
     store_failed: str | None = None
 
+    def kept(self, action: str, response_id: str, original_file: str | None) -> None:
+        """A stage changed the result (`action`) and stored its original under `response_id`."""
+        self.action, self.response_id, self.original_file = action, response_id, original_file
+
 
 class Stage(Protocol):
     async def __call__(self, call: Call, result: Result, outcome: Outcome) -> Result: ...

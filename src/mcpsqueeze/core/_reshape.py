@@ -73,9 +73,7 @@ class ProjectStage(StoringStage):
         if self.voice.notices_inline and fits:
             new_content.append({"type": "text", "text": message})
         presented = presented_with(result, new_content, {"truncation": record})
-        outcome.action = "shrink"  # counted with the shrunk results
-        outcome.response_id = response_id
-        outcome.original_file = stored.file
+        outcome.kept("shrink", response_id, stored.file)  # counted with the shrunk results
         outcome.report = record["report"]
         return presented
 

@@ -212,10 +212,8 @@ class StoringStage:
 def _deduplicated(outcome: Outcome, of: int, response_id: str, stored: Stored) -> dict[str, Any]:
     """Note on ``outcome`` a result deduplicated against call ``of`` (a pointer or an overlap), and return
     where its original is, as ``_meta`` names it."""
-    outcome.action = "dedup"
+    outcome.kept("dedup", response_id, stored.file)
     outcome.dedup_of = of
-    outcome.response_id = response_id
-    outcome.original_file = stored.file
     where: dict[str, Any] = {"response_id": response_id}
     if stored.file:
         where["original_response_file"] = stored.file
@@ -525,9 +523,7 @@ class ShrinkStage:
         projection = (result.get("_meta") or {}).get("truncation") if outcome.action == "shrink" else None
         record = shrunk.truncation if projection is None else {**shrunk.truncation, "projection": projection}
         presented = presented_with(result, new_content, {"truncation": record})
-        outcome.action = "shrink"
-        outcome.response_id = response_id
-        outcome.original_file = stored.file
+        outcome.kept("shrink", response_id, stored.file)
         outcome.report = shrunk.report.as_dict()
         return presented
 
@@ -569,8 +565,6 @@ class ToonStage(StoringStage):
         hint = RecoveryHint(response_id, stored.file, self.voice)
         record = toon_record(sum(map(len, texts)), shown, hint)
         presented = presented_with(result, new_content, {"truncation": record})
-        outcome.action = "toon"
-        outcome.response_id = response_id
-        outcome.original_file = stored.file
+        outcome.kept("toon", response_id, stored.file)
         outcome.report = record["report"]  # type: ignore[assignment]
         return presented
