@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .._jsonbytes import dumps, loads
+from .._jsonbytes import dumps
 from ..transports import Invalid, line_of, parse_line, with_id
 
 TYPE_CHECKING = False
@@ -138,22 +138,13 @@ def _import(names: Sequence[str], done_fd: int) -> None:
 
 
 def _initialize(line: bytes) -> dict[str, Any] | None:
-    """The agent's line as a plain `initialize` request the relay would forward unchanged, else None."""
-    try:
-        message = loads(line)
-    except ValueError:
+    """The agent's line as a plain `initialize` request the relay would forward unchanged, else None
+    (anything less plain, such as progress tokens or envelopes, is the relay's)."""
+    message = parse_line(line)
+    if not _plain(message, "initialize", request=True):
         return None
-    if (
-        not isinstance(message, dict)
-        or message.get("method") != "initialize"
-        or message.get("jsonrpc") != "2.0"
-    ):
-        return None
-    request_id = message.get("id")
-    params = message.get("params")
-    if type(request_id) not in (int, str) or not isinstance(params, dict) or "_meta" in params:
-        return None  # anything less plain (progress tokens, envelopes) is the relay's
-    return message
+    assert not isinstance(message, Invalid)
+    return message if isinstance(message.get("params"), dict) else None
 
 
 def _plain(message: Any, method: str, *, request: bool) -> bool:
