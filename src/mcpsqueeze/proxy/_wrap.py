@@ -9,7 +9,7 @@ import socket
 import sys
 import time
 import urllib.parse
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +27,7 @@ from ..transports import (
     ProcessChannel,
     SessionMessageChannel,
     StdioChannel,
+    Until,
     bearer_guard,
     check_token_path,
     is_loopback,
@@ -43,7 +44,7 @@ from ._relay import Relay
 
 logger = logging.getLogger("mcpsqueeze.proxy")
 
-__all__ = ["Ends", "RequestGuard", "Until", "check_http_bind", "run_wrap"]
+__all__ = ["Ends", "RequestGuard", "check_http_bind", "run_wrap"]
 
 logger = logging.getLogger(__name__)
 
@@ -66,8 +67,6 @@ def _check_reachable(url: str, timeout: float = 5.0) -> None:
 # Opens the agent's and the backend's channels for a stdio session: by default this process's stdin/stdout
 # and the backend the settings name; `run_wrap(settings, ends)` takes others (in-memory pipes).
 Ends = Callable[[Settings], contextlib.AbstractAsyncContextManager[tuple[Channel, Channel]]]
-# What ends a session early, given the session's stop function: by default SIGINT or SIGTERM (`on_signals`).
-Until = Callable[[Callable[[], None]], Coroutine[Any, Any, None]]
 
 
 @contextlib.asynccontextmanager

@@ -10,7 +10,6 @@ import functools
 import json
 import logging
 import socket
-from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -41,6 +40,7 @@ from ..transports import (
     BackendTimeout,
     ServerLink,
     Tokens,
+    Until,
     bearer_guard,
     bind_unix,
     check_token_path,
@@ -314,7 +314,7 @@ async def run_serve(
     specs: list[ServerSpec],
     tools: ToolFilter,
     listen: Listen,
-    until: Callable[[Callable[[], None]], Coroutine[Any, Any, None]] = on_signals,
+    until: Until = on_signals,
 ) -> int:
     """Serve the session API until SIGINT or SIGTERM; `until`, given the server's stop function, ends
     it instead (a host running the door in its own process: the tests' in-process serve)."""

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from ._oauth import backend_auth, clear_tokens, login, preflight
     from ._paging import list_tool_names, list_tools
     from ._prestart import discard, prestart, prestart_from_command_line, started
-    from ._server import bind_unix, on_signals, tcp_listener, uvicorn_server
+    from ._server import Until, bind_unix, on_signals, tcp_listener, uvicorn_server
     from ._server_link import BackendTimeout, ServerLink
 
 __all__ = [
@@ -68,6 +68,7 @@ __all__ = [
     "SessionMessageChannel",
     "StdioChannel",
     "Tokens",
+    "Until",
     "backend_auth",
     "bearer_guard",
     "bind_unix",
@@ -133,6 +134,7 @@ _MODULES = {
     "load_tokens": "_auth",
     "login": "_oauth",
     "on_signals": "_server",
+    "Until": "_server",
     "open_backend": "_channels",
     "open_channel": "_channels",
     "open_process_channel": "_channels",

@@ -9,7 +9,7 @@ import os
 import signal
 import socket
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,11 @@ from .._errors import UsageError
 from ..recovery import ensure_private_dir
 from ._limits import DEFAULT_MAX_BODY, BodyLimit, timed_protocol
 
-__all__ = ["bind_unix", "on_signals", "tcp_listener", "uvicorn_server"]
+__all__ = ["Until", "bind_unix", "on_signals", "tcp_listener", "uvicorn_server"]
+
+# What ends a door early, given the door's stop function: by default SIGINT or SIGTERM (`on_signals`); a
+# host that runs the door in its own process passes its own (the tests' in-process wrap and serve).
+Until = Callable[[Callable[[], None]], Coroutine[Any, Any, None]]
 
 
 async def on_signals(stop: Callable[[], None]) -> None:
