@@ -19,10 +19,10 @@ from mcpsqueeze.core._listing import (
     INVALID_PARAMS,
     CompactTools,
     ListingError,
-    compact_recover_tool,
     first_sentence,
     signature,
 )
+from mcpsqueeze.core._recover import recover_tool_definition
 from rawclient import assert_golden
 
 GOLDEN = Path(__file__).with_name("golden")
@@ -51,7 +51,7 @@ def model_view(tools: list[dict[str, Any]]) -> str:
 def ours(server: str, level: str) -> list[dict[str, Any]]:
     return [
         *CompactTools.of(server, level, backend(server)).listing(),
-        compact_recover_tool("squeeze_recover"),
+        recover_tool_definition("squeeze_recover"),
     ]
 
 

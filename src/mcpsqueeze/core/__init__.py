@@ -9,7 +9,7 @@ from .._lazy import LazyFace
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing typing is not free at start-up
 if TYPE_CHECKING:
-    from ._listing import CompactTools, Invoke, ListingError, compact_recover_tool
+    from ._listing import CompactTools, Invoke, ListingError
     from ._pipeline import Call, Outcome, Pipeline
     from ._recover import (
         DEFAULT_PAGE_SIZE,
@@ -40,7 +40,6 @@ __all__ = [
     "SessionServices",
     "answer",
     "build_services",
-    "compact_recover_tool",
     "for_caller",
     "list_recover_tool",
     "name_recover_tool",
@@ -76,7 +75,6 @@ _MODULES = {
     "CompactTools": "_listing",
     "Invoke": "_listing",
     "ListingError": "_listing",
-    "compact_recover_tool": "_listing",
 }
 
 

@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .._errors import MCPSqueezeError
-from ._recover import recover_tool_definition
 
 __all__ = [
     "DEFAULT_SERVER_NAME",
@@ -34,7 +33,6 @@ __all__ = [
     "CompactTools",
     "Invoke",
     "ListingError",
-    "compact_recover_tool",
     "first_sentence",
     "signature",
 ]
@@ -148,12 +146,6 @@ def _entry(tool: Mapping[str, Any], level: Level) -> str:
 
 
 # -- the frontend tools -------------------------------------------------------------------------------------
-
-
-def compact_recover_tool(name: str) -> dict[str, Any]:
-    """Our recover tool in the compressed listing: the one every door lists (`recover_tool_definition`,
-    about 100 o200k tokens since issue 21 item 5; the answers and errors say the rest)."""
-    return recover_tool_definition(name)
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ and show what it returns. It never re-runs a tool: the original comes from the s
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .._errors import RecoveryError, UsageError
@@ -67,12 +67,11 @@ def list_recover_tool(
     result: dict[str, Any],
     current: str | None,
     pipelines: Iterable[Pipeline],
-    definition: Callable[[str], dict[str, Any]] = recover_tool_definition,
 ) -> tuple[str | None, dict[str, Any]]:
     """A tools/list result with our recover tool appended under the first free name (squeeze_recover,
     squeeze_recover_2, ...: the backend may own the name), and that name, which the pipelines' MCP-mode
     stages now use in their records. Unchanged when there is no recover tool (`current` None) or the
-    page is not the last one. `definition`: the tool as listed (the compressed listing's is shorter)."""
+    page is not the last one. The compressed listing lists the same definition."""
     tools = result.get("tools")
     if not current or not isinstance(tools, list) or result.get("nextCursor"):
         return current, result
@@ -83,7 +82,7 @@ def list_recover_tool(
         suffix += 1
         name = f"squeeze_recover_{suffix}"
     name_recover_tool(pipelines, name)
-    return name, {**result, "tools": [*tools, definition(name)]}
+    return name, {**result, "tools": [*tools, recover_tool_definition(name)]}
 
 
 def name_recover_tool(pipelines: Iterable[Pipeline], name: str) -> None:

@@ -22,7 +22,7 @@ import anyio
 
 from .._errors import BackendError
 from .._jsonbytes import dumps
-from ..core import CompactTools, Invoke, ListingError, compact_recover_tool, list_recover_tool
+from ..core import CompactTools, Invoke, ListingError, list_recover_tool
 from ..settings import Settings
 from ..transports import Message, error_response
 from ._modern_http import params_of, respond_json
@@ -91,9 +91,7 @@ class CompactFront:
         if recover_tool is None:
             return None, {"tools": frontend}
         stubs = [{"name": t.get("name")} for t in tools.tools]
-        name, listed = list_recover_tool(
-            {"tools": [*frontend, *stubs]}, recover_tool, pipelines, compact_recover_tool
-        )
+        name, listed = list_recover_tool({"tools": [*frontend, *stubs]}, recover_tool, pipelines)
         return name, {"tools": [*frontend, listed["tools"][-1]]}
 
     async def resolve(
