@@ -69,7 +69,7 @@ _state: dict[str, Any] = {"min_level": "debug", "subscriptions": set()}
 
 
 # The tools that only read: running one again is harmless, so `full` may run it when no original is held.
-READ_ONLY = ToolAnnotations(readOnlyHint=True)
+READ_ONLY = ToolAnnotations(read_only_hint=True)
 
 
 def _json_text(value: Any) -> str:
