@@ -120,13 +120,13 @@ def add(a: int, b: int) -> Sum:
     return Sum(a=a, b=b, sum=a + b)
 
 
-@mcp.tool()
+@mcp.tool(annotations=READ_ONLY)
 def fail(message: str) -> CallToolResult:
     """Return an error result (isError: true) whose only text is `message`."""
     return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
 
 
-@mcp.tool()
+@mcp.tool(annotations=READ_ONLY)
 def image() -> CallToolResult:
     """A small PNG image block followed by a text block."""
     data = base64.b64encode(_data.tiny_png()).decode("ascii")
