@@ -71,7 +71,7 @@ async def test_full_answers_a_changed_result_with_its_stored_original_without_as
     store: RecoveryStore,
 ) -> None:
     steps = conversation(store)
-    shrunk, outcome = await steps.present(call(1, a=1, b=2), big_result())
+    _, outcome = await steps.present(call(1, a=1, b=2), big_result())
     assert outcome.action == "shrink"
     listing = Listing(WRITES)
     answer = await steps.full(call(2, full=True, b=2, a=1), listing)  # the same call, keys in another order
