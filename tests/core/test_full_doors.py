@@ -5,7 +5,7 @@ original byte for byte without the write running again; a write shown whole, and
 conversation never made, get the error instead of a second write; a read-only tool never called runs
 and is shown unshrunk. The MCP doors and the Client run with `--compress-tools medium` (`full=true` on
 `<server>_invoke_tool`); the plain tools/call's `_meta["mcpsqueeze/full"]`, `mcpsq TOOL --full`, Code
-Mode's `full` and `Squeezer.full` each get the same scenario.
+Mode's `full` and `Squeezer.full` each get the same scenario. Tenants never get each other's originals.
 """
 
 from __future__ import annotations
@@ -194,3 +194,24 @@ def test_squeezer_full_answers_the_stored_original_or_says_to_run_the_tool() -> 
     with start_blocking_portal("asyncio") as portal:
         check_full(lambda *asked: portal.call(call, *asked), runs.__getitem__, "squeezer")
     squeezer.close()
+
+
+def test_full_never_answers_one_tenant_with_anothers_original(tmp_path: Path, ledger: Path) -> None:
+    from serve.serve_api import api, write_token
+
+    secret = tmp_path / "secret"
+    secret.mkdir(mode=0o700)
+    tokens = secret / "tokens"
+    write_token(tokens, "alice:" + "a" * 64 + "\nbob:" + "b" * 64 + "\n")
+    args = ["--listen", "127.0.0.1:0", "--token-file", str(tokens), "--recovery-dir", str(tmp_path / "rec")]
+    with Serve([*args, "--budget", "4000", "-n", "ledger", "--", *LEDGER], demo_in_memory=True) as served:
+        call = {"server": "ledger", "tool": "write_rows", "arguments": {"n": BIG, "tag": "tenants"}}
+        status, first = api(served.where, "a" * 64, "/v1/call", call)
+        assert status == 200 and first["action"] == "shrink"
+        status, theirs = api(served.where, "b" * 64, "/v1/call", {**call, "full": True})
+        assert (
+            status == 200 and theirs["result"]["isError"] is True and "tenants" not in text(theirs["result"])
+        )
+        status, mine = api(served.where, "a" * 64, "/v1/call", {**call, "full": True})
+        assert status == 200 and text(mine["result"]) == rows_text(BIG, "tenants", 1)
+    assert calls_of("write_rows", "tenants", ledger) == 1
