@@ -201,3 +201,12 @@ def test_the_errors_of_full_are_pinned_by_their_golden_file() -> None:
         ][0]["text"],
     ]
     assert_golden(GOLDEN / "full_not_run_again.txt", "\n\n".join(texts) + "\n")
+
+
+async def test_full_answers_from_the_files_when_memory_no_longer_holds_the_original(tmp_path: Path) -> None:
+    store = RecoveryStore(MemoryCache(ttl=3600, max_entries=1), FileStore(tmp_path / "recovery"))
+    steps = conversation(store)
+    await steps.present(call(1, n=1), big_result())
+    await steps.present(call(2, n=2), big_result(300))  # memory now holds only this one
+    answer = await steps.full(call(3, full=True, n=1), Listing(WRITES))
+    assert answer is not None and answer[0] == big_result()
