@@ -178,6 +178,14 @@ def test_the_same_call_is_one_key_whatever_the_order_of_its_arguments() -> None:
     assert call_key("s", "t", {"a": 1}) != call_key("r", "t", {"a": 1})
 
 
+async def test_arguments_that_are_not_json_still_key_their_call(store: RecoveryStore) -> None:
+    steps = conversation(store)
+    odd = {"ids": {3, 1}, "ratio": float("nan")}
+    await steps.present(call(1, **odd), small_result())
+    answer = await steps.full(call(2, full=True, **odd), Listing(WRITES))
+    assert answer is not None and "call #1 was shown to you whole" in answer[0]["content"][0]["text"]
+
+
 def test_a_conversation_forgets_the_least_recently_made_calls_first() -> None:
     shown = CallsShown(limit=2)
     shown.note("a", Shown(1, None))

@@ -23,6 +23,7 @@ object, a caller or a named stateless conversation; the same scope as dedup, so 
 
 from __future__ import annotations
 
+import json
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -54,8 +55,12 @@ class Shown:
 
 
 def call_key(server: str, tool: str, arguments: Mapping[str, Any]) -> str:
-    """The same call, whatever the key order of its arguments."""
-    return dumps([server, tool, arguments], sort_keys=True).decode()
+    """The same call, whatever the key order of its arguments. A library host's arguments need not be
+    JSON (a set, NaN, an object): those are keyed by their `repr`, never refused."""
+    try:
+        return dumps([server, tool, arguments], sort_keys=True).decode()
+    except (TypeError, ValueError):
+        return json.dumps([server, tool, arguments], sort_keys=True, default=repr)
 
 
 class CallsShown:
