@@ -3,7 +3,8 @@
 # .cache/node/ (git-ignored), with exact pinned versions, and write .cache/node/paths.env:
 #
 #   NODE22=<node >= 22 binary>   CONFORMANCE_JS=...   EVERYTHING_JS=...   FILESYSTEM_JS=...   MEMORY_JS=...
-#   CLAUDE_BIN=<Claude Code CLI>   INSPECTOR_JS=<MCP Inspector launcher> (real clients, in .cache/clients/)
+#   CLAUDE_BIN=<Claude Code CLI>   CODEX_JS=<Codex CLI launcher>   INSPECTOR_JS=<MCP Inspector launcher>
+#   (real clients, in .cache/clients/)
 #   CONFORMANCE_NEXT_JS=<conformance with the 2026-07-28 scenarios, own prefix .cache/node-conformance-next>
 #   PY_SERVERS_BIN=<venv bin with mcp-server-git, mcp-server-time> (once installed with --python)
 #
@@ -25,8 +26,10 @@ CONFORMANCE_VERSION=0.1.16
 NODE_RUNTIME_VERSION=22.23.5
 MCP_SERVER_GIT_VERSION=2026.10.19
 MCP_SERVER_TIME_VERSION=2026.10.19
-# Real MCP clients for the client-config tests (npm view, 2026-12-01); both need Node >= 22.
+# Real MCP clients for the client-config tests and the what-the-model-sees tests (npm view, 2026-12-01);
+# they need Node >= 22. Codex's launcher runs the native binary of its platform package.
 CLAUDE_CODE_VERSION=2.1.332
+CODEX_VERSION=0.171.0
 INSPECTOR_VERSION=2.12.0
 
 CHECK=0; PYTHON=0; FORCE=0
@@ -109,13 +112,15 @@ esac
   echo "MEMORY_JS=$MEMORY_JS"
 } >"$PREFIX/paths.env.tmp"
 
-# ---- real MCP clients (Claude Code CLI, MCP Inspector): their own prefix and stamp ------------------
+# ---- real MCP clients (Claude Code CLI, Codex CLI, MCP Inspector): their own prefix and stamp --------
 CLIENTS="$ROOT/.cache/clients"
-CLIENTS_SPEC="@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION @modelcontextprotocol/inspector@$INSPECTOR_VERSION"
+CLIENTS_SPEC="@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION @openai/codex@$CODEX_VERSION"
+CLIENTS_SPEC="$CLIENTS_SPEC @modelcontextprotocol/inspector@$INSPECTOR_VERSION"
 CLAUDE_BIN="$CLIENTS/node_modules/@anthropic-ai/claude-code/bin/claude.exe"
+CODEX_JS="$CLIENTS/node_modules/@openai/codex/bin/codex.js"
 INSPECTOR_JS="$CLIENTS/node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js"
 if [[ $FORCE == 1 || ! -f "$CLIENTS/.installed-spec" || "$(cat "$CLIENTS/.installed-spec")" != "$CLIENTS_SPEC" \
-      || ! -x "$CLAUDE_BIN" || ! -f "$INSPECTOR_JS" ]]; then
+      || ! -x "$CLAUDE_BIN" || ! -f "$CODEX_JS" || ! -f "$INSPECTOR_JS" ]]; then
   mkdir -p "$CLIENTS"
   cat >"$CLIENTS/package.json" <<EOF
 {
@@ -124,6 +129,7 @@ if [[ $FORCE == 1 || ! -f "$CLIENTS/.installed-spec" || "$(cat "$CLIENTS/.instal
   "description": "Written by scripts/install-test-deps.sh; do not edit.",
   "dependencies": {
     "@anthropic-ai/claude-code": "$CLAUDE_CODE_VERSION",
+    "@openai/codex": "$CODEX_VERSION",
     "@modelcontextprotocol/inspector": "$INSPECTOR_VERSION"
   }
 }
@@ -133,10 +139,12 @@ EOF
   PATH="$(dirname "$NODE22"):$PATH" npm install --prefix "$CLIENTS" --no-audit --no-fund --loglevel=error \
     --no-update-notifier >&2
   "$CLAUDE_BIN" --version >/dev/null
+  "$NODE22" "$CODEX_JS" --version >/dev/null
   echo "$CLIENTS_SPEC" >"$CLIENTS/.installed-spec"
 fi
 {
   echo "CLAUDE_BIN=$CLAUDE_BIN"
+  echo "CODEX_JS=$CODEX_JS"
   echo "INSPECTOR_JS=$INSPECTOR_JS"
 } >>"$PREFIX/paths.env.tmp"
 

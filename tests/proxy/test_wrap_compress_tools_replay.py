@@ -1,7 +1,8 @@
 """Issue 22's must-show: the 39 calls of the replayed coding session (scripts/bench_session.py, against the
 real filesystem, git and memory servers) made through `<server>_invoke_tool` return exactly what the same
 calls return through `wrap` without the mode (previews, dedup pointers, recoveries; response ids aside, as
-they are random), and `full=true` returns the direct result byte for byte.
+they are random), and `full=true` returns the direct result byte for byte, the memory server's writes
+included, without running any of them again.
 """
 
 from __future__ import annotations
@@ -109,15 +110,17 @@ def test_the_replayed_session_through_invoke_equals_plain_wrap_and_full_equals_d
         recovered = _recoveries(compact, compact_clients, repo)
         assert recovered and recovered == _recoveries(plain, plain_clients, repo)
         session = bs.session(repo)
-        for i in changed:
+        memory = tmp_path / "memory-2.jsonl"  # the compact run's knowledge graph (bench_session.servers)
+        graph = memory.read_bytes()
+        for i in changed:  # the memory server's writes too: answered from the store, never run again
             name, tool, args = session[i]
-            if name == "memory":  # writes: not run twice
-                continue
             arguments = {"tool_name": tool, "tool_input": args, "full": True}
             full = compact_clients[name].request(
                 "tools/call", {"name": f"{name}_invoke_tool", "arguments": arguments}
             )
             assert json.dumps(full["result"]) == json.dumps(direct[i]["result"]), (i, tool)
+        assert memory.read_bytes() == graph
+        assert any(session[i][0] == "memory" for i in changed)
     finally:
         for client in (*plain_clients.values(), *compact_clients.values()):
             client.close()

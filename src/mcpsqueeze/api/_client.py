@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal, Unpack
@@ -20,7 +19,7 @@ from typing import Any, Literal, Unpack
 import anyio
 import anyio.abc
 
-from .._errors import BackendError, MCPSqueezeError, RecoveryError, UsageError
+from .._errors import BackendError, MCPSqueezeError, UsageError
 from .._results import text_of
 from ..core import CompactTools, ListingError, Outcome, RecoverKeywords, parts_text
 from ..settings import (
@@ -43,8 +42,6 @@ from ._recover_tool import recover_tool_spec
 from ._squeezer import RECOVER_TOOL, Squeezer
 
 __all__ = ["Client", "ToolError"]
-
-_REMEMBERED = 4096  # calls whose original `full=True` can return without running the tool again
 
 
 class ToolError(MCPSqueezeError):
@@ -79,10 +76,6 @@ def _specs(servers: Mapping[str, Any] | str | os.PathLike[str]) -> list[ServerSp
         return parse_config(json.dumps(document), "the servers config")
     path = Path(servers)
     return parse_config(read_servers_file(path), str(path))
-
-
-def _canonical(server: str, tool: str, arguments: dict[str, Any]) -> str:
-    return json.dumps([server, tool, arguments], sort_keys=True, separators=(",", ":"), default=str)
 
 
 class Client:
@@ -132,8 +125,6 @@ class Client:
         self._open = False
         self._tg: anyio.abc.TaskGroup | None = None
         self._code_api: ClientSessionAPI | None = None
-        # (server, tool, arguments) -> the response id of its last stored original, for full=True
-        self._last: OrderedDict[str, str] = OrderedDict()
 
     # -- lifecycle -------------------------------------------------------------------------------------
 
@@ -227,8 +218,10 @@ class Client:
     ) -> Any:
         """The presented CallToolResult as a plain dict (awaitable under `async with`).
 
-        `full=True` returns the complete original: the one cached from the last call with these
-        arguments when there is one, otherwise the tool runs once and its result is passed unshrunk."""
+        `full=True` returns the complete original of the last call with these arguments when its result
+        was changed and the original is still held, without running the tool; else a tool annotated
+        read-only or idempotent runs and its result is passed unshrunk, and any other tool is not run:
+        the answer is an `isError` result saying so (call it without `full` to run it again)."""
         return self._run(self._call, server, tool, arguments or {}, full)
 
     def recover(self, response_id: str | list[str], **keywords: Unpack[RecoverKeywords]) -> Any:
@@ -313,23 +306,17 @@ class Client:
         if not any(t["name"] == tool for t in backend.tools):
             names = ", ".join(t["name"] for t in backend.tools) or "none"
             raise UsageError(f"server {server!r} has no tool {tool!r}; its tools are: {names}")
-        key = _canonical(server, tool, arguments)
-        if full and key in self._last:
-            with contextlib.suppress(RecoveryError):
-                original = await anyio.to_thread.run_sync(self.squeezer.original, self._last[key])
-                return original, Outcome(action="full")
+        if full:  # the stored original of this same call, or the error for a tool with side effects
+            entry = next(t for t in backend.tools if t["name"] == tool)
+            answer = await self.squeezer.full_outcome(
+                server, tool, arguments, annotations=entry.get("annotations") or {}
+            )
+            if answer is not None:
+                return answer
         if backend.status != "up":
             raise BackendError(f"server {server!r} is not connected: {backend.error}")
         result = await backend.call(tool, arguments)
-        presented, outcome = await self.squeezer.present_outcome(server, tool, arguments, result, full=full)
-        meta = presented.get("_meta")
-        record = meta.get("truncation") if isinstance(meta, dict) else None
-        if isinstance(record, dict) and isinstance(record.get("response_id"), str):
-            self._last[key] = record["response_id"]
-            self._last.move_to_end(key)
-            while len(self._last) > _REMEMBERED:
-                self._last.popitem(last=False)
-        return presented, outcome
+        return await self.squeezer.present_outcome(server, tool, arguments, result, full=full)
 
     async def _frontend_call(
         self, compact: CompactTools, server: str, tool: str, arguments: dict[str, Any], full: bool

@@ -8,6 +8,7 @@ present a CallToolResult, recover an original by its response id. The other libr
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any, Unpack
 
 from .._errors import RecoveryError
@@ -18,6 +19,7 @@ from ..core import (
     RecoverKeywords,
     RecoverRequest,
     build_services,
+    listed_entry,
     new_pipeline,
     parts_text,
     recover,
@@ -116,6 +118,36 @@ class Squeezer:
         call = Call(server=server, tool=tool, arguments=arguments or {}, number=self._calls, full=full)
         raw = result if isinstance(result, dict) else as_result(result)
         return await self._pipeline.present(call, raw)
+
+    async def full(
+        self,
+        server: str,
+        tool: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        annotations: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any] | None:
+        """`full` for one call, asked before the host runs the tool: the complete original of the last
+        same call (server, tool, arguments) presented here, when it was changed and is still held; else
+        None when `annotations` (the tool's MCP annotations) say `readOnlyHint` or `idempotentHint`: run
+        the tool and `present(..., full=True)` its result (unshrunk); else an `isError` result saying the
+        original is not held and that running the tool again would repeat its side effects."""
+        answer = await self.full_outcome(server, tool, arguments, annotations=annotations)
+        return None if answer is None else answer[0]
+
+    async def full_outcome(
+        self,
+        server: str,
+        tool: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        annotations: Mapping[str, Any] | None = None,
+    ) -> tuple[dict[str, Any], Outcome] | None:
+        """`full`, and what answered (`action` "full" with the original's `response_id`, or "error")."""
+        self._calls += 1
+        call = Call(server=server, tool=tool, arguments=arguments or {}, number=self._calls, full=True)
+        listed = [{"name": tool, "annotations": annotations}] if annotations is not None else []
+        return await self._pipeline.full(call, listed_entry(listed, tool))
 
     def recover_result(
         self, response_id: str | list[str], **keywords: Unpack[RecoverKeywords]

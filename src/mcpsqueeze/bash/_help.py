@@ -211,7 +211,11 @@ def render_tool_help(server: str, tool: ToolInfo, prefix: str = "mcpsq ") -> str
         "--json JSON|-",
         ["the whole input as one JSON object ('-' reads it from stdin); flags given too override its keys"],
     )
-    lines += _wrap("--full", ["return this one result unshrunk"])
+    lines += _wrap(
+        "--full",
+        ["the kept original of this same call, without running it; when none is kept, only a read-only or "
+         "idempotent tool runs again (unshrunk)"],
+    )  # fmt: skip
     lines += _wrap("--raw", ["print the whole result (content, structuredContent, _meta, isError) as JSON"])
     lines += _wrap("-h, --help", ["show this help"])
     lines += [

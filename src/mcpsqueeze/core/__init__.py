@@ -9,6 +9,7 @@ from .._lazy import LazyFace
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing typing is not free at start-up
 if TYPE_CHECKING:
+    from ._full import listed_entry
     from ._listing import CompactTools, Invoke, ListingError
     from ._pipeline import Call, Outcome, Pipeline
     from ._recover import (
@@ -42,6 +43,7 @@ __all__ = [
     "build_services",
     "for_caller",
     "list_recover_tool",
+    "listed_entry",
     "name_recover_tool",
     "new_pipeline",
     "parts_text",
@@ -75,6 +77,7 @@ _MODULES = {
     "CompactTools": "_listing",
     "Invoke": "_listing",
     "ListingError": "_listing",
+    "listed_entry": "_full",
 }
 
 

@@ -41,6 +41,12 @@ Level = Literal["low", "medium", "high", "max"]
 LEVELS: tuple[str, ...] = ("off", "low", "medium", "high", "max")
 DEFAULT_SERVER_NAME = "server"  # mcp-compressor's prefix when no name is given
 
+#: `full`, as the invoke tool describes it: the rule of core/_full.py, in as few tokens as it takes.
+FULL_DESCRIPTION = (
+    "this same call's kept original, not rerun. None kept: only read-only or idempotent tools rerun; "
+    "to rerun others, call without full"
+)
+
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603  # what mcp-compressor answers for an unknown tool name
 
@@ -60,7 +66,8 @@ class ListingError(MCPSqueezeError):
 
 @dataclass(frozen=True)
 class Invoke:
-    """What `<server>_invoke_tool` asked for: the real tool, its arguments, and whether unshrunk."""
+    """What `<server>_invoke_tool` asked for: the real tool, its arguments, and whether `full` (the
+    original of this same call: core/_full.py)."""
 
     tool: str
     arguments: dict[str, Any]
@@ -212,7 +219,7 @@ class CompactTools:
                     "properties": {
                         "tool_name": {"type": "string"},
                         "tool_input": {"type": "object"},
-                        "full": {"type": "boolean", "description": "unshrunk (runs it again)"},
+                        "full": {"type": "boolean", "description": FULL_DESCRIPTION},
                     },
                     "required": ["tool_name", "tool_input"],
                 },

@@ -9,13 +9,21 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
+import anyio
+
+from .._errors import RecoveryError
+from .._jsonbytes import loads
 from .._results import Result, text_of
 from ..accounting import Accountant, CallRecord, new_session_id
 from ..settings import Policy
+from ._full import CallsShown, Shown, call_key, may_run_again, not_run_again
+
+if TYPE_CHECKING:
+    from ..recovery import RecoveryStore
 
 __all__ = ["Call", "Outcome", "Pipeline", "Result", "Stage", "text_of"]  # Result, text_of: from _results
 
@@ -30,7 +38,9 @@ class Call:
     tool: str
     arguments: dict[str, Any]
     number: int
-    full: bool = False  # the caller asked for the unshrunk result (`_meta["mcpsqueeze/full"]`, `--full`)
+    full: bool = (
+        False  # the original of this same call (`full`, `_meta["mcpsqueeze/full"]`, `--full`): _full.py
+    )
     started: float = field(default_factory=time.perf_counter)
     # resolved by the pipeline for (server, tool); None: the stages' own settings
     policy: Policy | None = None
@@ -46,10 +56,14 @@ class Outcome:
     dedup_of: int | None = None
     report: dict[str, Any] | None = None
     store_failed: str | None = None
+    # the id the backend's own result is stored under: the first stage that changed it stored it (a later
+    # stage stores what the earlier one made, e.g. a shrunk projection)
+    original_id: str | None = None
 
     def kept(self, action: str, response_id: str, original_file: str | None) -> None:
         """A stage changed the result (`action`) and stored its original under `response_id`."""
         self.action, self.response_id, self.original_file = action, response_id, original_file
+        self.original_id = self.original_id or response_id
 
 
 class Stage(Protocol):
@@ -57,18 +71,46 @@ class Stage(Protocol):
 
 
 class Pipeline:
-    """The ordered stages of one session, and the hand-off to accounting."""
+    """The ordered stages of one conversation, what each call showed it (for `full`), and the hand-off
+    to accounting."""
 
     def __init__(
         self,
         stages: list[Stage],
         accountant: Accountant | None = None,
         policy_for: Callable[[str, str], Policy] | None = None,
+        store: RecoveryStore | None = None,
     ) -> None:
         self.stages = stages
         self.accountant = accountant
         self.policy_for = policy_for
+        self.store = store  # where the stages keep originals (None: they keep none)
+        self.shown = CallsShown()
         self.session = new_session_id()  # call numbers restart per pipeline: the stats file tells them apart
+
+    async def full(
+        self, call: Call, tool: Callable[[], Awaitable[Mapping[str, Any] | None]]
+    ) -> tuple[Result, Outcome] | None:
+        """`full` for `call`, before any backend is asked (the rule: _full.py): the stored original of the
+        conversation's last same call, or the error for a tool that may have side effects; None when the
+        tool is to run (its result is then presented unshrunk). `tool()` gives the tool's tools/list entry
+        (its annotations), asked only when no original is held."""
+        shown = self.shown.last(call_key(call.server, call.tool, call.arguments))
+        gone = None
+        if shown is not None and shown.response_id is not None and self.store is not None:
+            try:
+                original = loads(await anyio.to_thread.run_sync(self.store.load, shown.response_id))
+            except (RecoveryError, ValueError, RecursionError) as exc:
+                gone = str(exc)
+            else:
+                if isinstance(original, dict):
+                    presented, outcome = await self.present(call, original)
+                    outcome.response_id = shown.response_id
+                    return presented, outcome
+                gone = "the stored original is not a tool result"
+        if may_run_again(await tool()):
+            return None
+        return not_run_again(call.tool, shown, gone), Outcome(action="error")
 
     async def present(self, call: Call, result: Result) -> tuple[Result, Outcome]:
         """The result to show for `call`; a failing stage never loses the result (it passes unchanged)."""
@@ -103,6 +145,9 @@ class Pipeline:
             except Exception as exc:  # a bug in a stage must never cost the agent its result
                 logger.warning(f"mcpsqueeze: result stage failed ({exc!r}); result passed through")
                 presented, outcome = result, Outcome()
+        if not call.full:  # what this call showed: a later `full` answers from it
+            shown = Shown(call.number, outcome.original_id or outcome.response_id)
+            self.shown.note(call_key(call.server, call.tool, call.arguments), shown)
         if self.accountant is not None:
             after_text = before_text if presented is result else text_of(presented)
             self._account(call, before_text, after_text, outcome, time.perf_counter() - started)

@@ -176,7 +176,7 @@ def new_pipeline(
     if store is not None and _stage_on(settings, "drop_duplicate_structured"):
         stages.append(StructuredStage(store, services.workers, voice))
     policy_for = settings.policies.resolver(settings.policy)
-    return Pipeline(stages, services.accountant, policy_for)
+    return Pipeline(stages, services.accountant, policy_for, store)
 
 
 def _query_on(settings: Settings) -> bool:

@@ -37,6 +37,7 @@ from mcp_types import (
     SetLevelRequestParams,
     SubscribeRequestParams,
     TextContent,
+    ToolAnnotations,
     UnsubscribeRequestParams,
 )
 from pydantic import BaseModel
@@ -67,37 +68,41 @@ mcp: MCPServer[Any] = MCPServer(
 _state: dict[str, Any] = {"min_level": "debug", "subscriptions": set()}
 
 
+# The tools that only read: running one again is harmless, so `full` may run it when no original is held.
+READ_ONLY = ToolAnnotations(read_only_hint=True)
+
+
 def _json_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
 # ----------------------------------------------------------------------------------------- large results
-@mcp.tool(structured_output=False)
+@mcp.tool(structured_output=False, annotations=READ_ONLY)
 def search_issues(query: str, limit: int = 300) -> str:
     """Search the issue tracker. Returns a JSON object with `total_count`, `issues` and `next_page_token`."""
     return _json_text(_data.search_issues(query, limit))
 
 
-@mcp.tool(structured_output=False)
+@mcp.tool(structured_output=False, annotations=READ_ONLY)
 def list_rows(table: str, n: int = 500) -> str:
     """Dump `n` rows of a table as a JSON array (the rows are nearly identical)."""
     return _json_text(_data.list_rows(table, n))
 
 
-@mcp.tool(structured_output=False)
+@mcp.tool(structured_output=False, annotations=READ_ONLY)
 def read_file(path: str) -> str:
     """Read a text file (about 60 KB of prose for any path; the same path always gives the same text)."""
     return _data.prose(path)
 
 
-@mcp.tool()
+@mcp.tool(annotations=READ_ONLY)
 def big_structured(n: int = 300) -> dict[str, Any]:
     """A large JSON object returned both as text and as structuredContent (with an outputSchema)."""
     return _data.big_structured(n)
 
 
 # ----------------------------------------------------------------------------------------- small results
-@mcp.tool(structured_output=False)
+@mcp.tool(structured_output=False, annotations=READ_ONLY)
 def echo(text: str) -> str:
     """Return `text` unchanged."""
     return text
@@ -109,19 +114,19 @@ class Sum(BaseModel):
     sum: int
 
 
-@mcp.tool()
+@mcp.tool(annotations=READ_ONLY)
 def add(a: int, b: int) -> Sum:
     """Add two integers; the result is text plus structuredContent matching the tool's outputSchema."""
     return Sum(a=a, b=b, sum=a + b)
 
 
-@mcp.tool()
+@mcp.tool(annotations=READ_ONLY)
 def fail(message: str) -> CallToolResult:
     """Return an error result (isError: true) whose only text is `message`."""
     return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
 
 
-@mcp.tool()
+@mcp.tool(annotations=READ_ONLY)
 def image() -> CallToolResult:
     """A small PNG image block followed by a text block."""
     data = base64.b64encode(_data.tiny_png()).decode("ascii")

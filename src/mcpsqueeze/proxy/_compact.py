@@ -27,7 +27,14 @@ from ..settings import Settings
 from ..transports import Message, error_response
 from ._modern_http import params_of, respond_json
 
-__all__ = ["NOT_FOUND", "CompactFront", "compact_front", "invoke_message", "stateless_hook"]
+__all__ = [
+    "NOT_FOUND",
+    "CompactFront",
+    "compact_front",
+    "invoke_message",
+    "stateless_ask",
+    "stateless_hook",
+]
 
 NOT_FOUND = -32603  # mcp-compressor's code for an unknown tool name
 FULL_META_KEY = "mcpsqueeze/full"  # as the relay reads it: the pipeline passes the result unchanged
@@ -143,7 +150,7 @@ def invoke_message(request: Message, invoke: Invoke) -> Message:
 _STATELESS: weakref.WeakKeyDictionary[Any, CompactFront] = weakref.WeakKeyDictionary()
 
 
-async def _stateless_ask(front: Any) -> Ask:
+async def stateless_ask(front: Any) -> Ask:
     """A request of the proxy's own to the stateless frontend's backend (either kind): its JSON-RPC answer."""
     backend = await front._get_backend()
     exchange = getattr(backend, "_exchange", None)
@@ -177,7 +184,7 @@ async def stateless_hook(
     if method == "tools/call" and not compact.owns(params.get("name")):
         return request, message, body, params
     try:
-        ask = await _stateless_ask(front)
+        ask = await stateless_ask(front)
     except BackendError as exc:
         await respond_json(send, error_response(message["id"], -32000, f"mcpsqueeze: {exc}"))
         return None

@@ -14,6 +14,7 @@ each get their own answer, and an id the backend makes up is dropped, never forw
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import logging
 import time
@@ -24,7 +25,7 @@ from typing import Any
 import anyio
 import anyio.abc
 
-from .._errors import MCPSqueezeError
+from .._errors import BackendError, MCPSqueezeError
 from .._results import text_chars
 from ..core import Call, CompactTools, Invoke, Pipeline, SessionServices, name_recover_tool
 from ..transports import (
@@ -39,6 +40,7 @@ from ..transports import (
     Message,
     ProcessChannel,
     error_response,
+    list_tools,
     unreadable_answer,
     valid_id,
     with_id,
@@ -366,19 +368,61 @@ class Relay:
         if self.dead_reason is not None:
             await self._to_front(self._gone_error(request_id, method))
             return
-        backend_id = next(self._ids)
-        pending = _Pending(method, message)
+        call = None
         if method == "tools/call":
             self._calls += 1
             meta = params.get("_meta")
             arguments = params.get("arguments")
-            pending.call = Call(
+            call = Call(
                 server=self.services.server_name,
                 tool=str(params.get("name")),
                 arguments=arguments if isinstance(arguments, dict) else {},
                 number=self._calls,
                 full=isinstance(meta, dict) and meta.get(FULL_META_KEY) is True,
             )
+            if call.full:  # answered from the store, or run: decided off the agent's pump
+                self._spawn(functools.partial(self._full_call, call), message)
+                return
+        await self._forward(message, call)
+
+    async def _full_call(self, call: Call, message: Message) -> None:
+        """`full`: the stored original of this same call, or the error for a tool with side effects,
+        without the backend running it; else the call goes on and its result is shown unshrunk."""
+        answer = await self.pipeline.full(call, functools.partial(self._tool_entry, message, call.tool))
+        if answer is None:
+            await self._forward(message, call)
+        else:
+            await self._to_front(
+                _modern(message, {"jsonrpc": "2.0", "id": message["id"], "result": answer[0]})
+            )
+
+    async def _tool_entry(self, message: Message, name: str) -> dict[str, Any] | None:
+        """The backend's tools/list entry of `name` (its annotations), freshly listed; None when it is not
+        listed or the backend does not list."""
+        ask = self._asking_as(message)
+
+        async def result_of(method: str, params: dict[str, Any]) -> Any:
+            return (await ask(method, params)).get("result")
+
+        try:
+            listed = await list_tools(result_of)
+        except BackendError:
+            return None
+        return next((t for t in listed if t["name"] == name), None)
+
+    async def _forward(self, message: Message, call: Call | None) -> None:
+        """Send the agent's request on to the backend, under an id of ours; its answer finds it pending."""
+        method = message["method"]
+        request_id = message["id"]
+        if self.dead_reason is not None:  # (gone while a `full` call was being decided)
+            await self._to_front(self._gone_error(request_id, method))
+            return
+        params = message.get("params")
+        if not isinstance(params, dict):
+            params = {}
+        backend_id = next(self._ids)
+        pending = _Pending(method, message, call)
+        if call is not None:
             # The agent waits while the backend works: token counting (the helper's CPU) waits too,
             # off the cores the backend needs, until the call is answered (`_take`).
             self.services.accountant.busy(+1)

@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextvars
 import re
 from collections import OrderedDict
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
@@ -35,8 +36,16 @@ from .._jsonbytes import loads
 from .._voice import McpVoice
 from ..core import Call, Pipeline, SessionServices, for_caller, new_pipeline
 from ..settings import Settings
-from ..transports import BACKEND_GONE, INVALID_REQUEST, PARSE_ERROR, PRINCIPAL_KEY, Message, error_response
-from ._compact import stateless_hook
+from ..transports import (
+    BACKEND_GONE,
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    PRINCIPAL_KEY,
+    Message,
+    error_response,
+    list_tools,
+)
+from ._compact import stateless_ask, stateless_hook
 from ._modern_http import MODERN_VERSION, Exchange, log, params_of, respond, respond_json
 from ._recover_tool import answer_recover, with_recover_tool
 from ._relay import FULL_META_KEY
@@ -187,7 +196,30 @@ class StatelessFrontend:
         except BackendError as exc:
             await respond_json(send, error_response(message["id"], BACKEND_GONE, f"mcpsqueeze: {exc}"))
             return
+        if message["method"] == "tools/call" and _asks_full(params):
+            answer = await self._for_caller()[1].full(self.new_call(params), self._tool_entry(params))
+            if answer is not None:  # the stored original, or the error for a tool with side effects
+                result = {"resultType": "complete", **answer[0]}
+                await respond_json(send, {"jsonrpc": "2.0", "id": message["id"], "result": result})
+                return
         await backend.relay(self, Exchange(request, message, body, receive, send))
+
+    def _tool_entry(self, params: dict[str, Any]) -> Callable[[], Awaitable[dict[str, Any] | None]]:
+        """How `full` learns the called tool's tools/list entry (its annotations): listed on demand."""
+
+        async def entry() -> dict[str, Any] | None:
+            try:
+                ask = await stateless_ask(self)
+
+                async def result_of(method: str, params: dict[str, Any]) -> Any:
+                    return (await ask(method, params)).get("result")
+
+                listed = await list_tools(result_of)
+            except BackendError:
+                return None
+            return next((t for t in listed if t["name"] == params.get("name")), None)
+
+        return entry
 
     async def _settle_recover_tool(self) -> None:
         """Name the recover tool from the backend's own tools before the first call: round robin may have
@@ -227,14 +259,13 @@ class StatelessFrontend:
 
     def new_call(self, params: dict[str, Any]) -> Call:
         self._calls += 1
-        meta = params.get("_meta")
         arguments = params.get("arguments")
         return Call(
             server=self.services.server_name,
             tool=str(params.get("name")),
             arguments=arguments if isinstance(arguments, dict) else {},
             number=self._calls,
-            full=isinstance(meta, dict) and meta.get(FULL_META_KEY) is True,
+            full=_asks_full(params),
         )
 
     async def finish(self, method: str, params: dict[str, Any], response: Message) -> Message:
@@ -258,6 +289,11 @@ class StatelessFrontend:
     async def _answer_recover(self, request_id: Any, arguments: Any) -> Message:
         result = await answer_recover(self._for_caller()[0], arguments, modern=True)
         return {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+
+def _asks_full(params: dict[str, Any]) -> bool:
+    meta = params.get("_meta")
+    return isinstance(meta, dict) and meta.get(FULL_META_KEY) is True
 
 
 def _conversation_of(params: dict[str, Any], headers: Any) -> str | None:

@@ -29,6 +29,7 @@ from ..core import (
     SessionServices,
     build_services,
     for_caller,
+    listed_entry,
     new_pipeline,
     recover,
     sweep_forever,
@@ -143,11 +144,16 @@ class Session:
             )
         self.calls += 1
         call = Call(server=server, tool=tool, arguments=arguments, number=self.calls, full=full)
+        pipeline = self._for(principal)[1]
+        if full:  # the stored original of this same call, or the error for a tool with side effects
+            answer = await pipeline.full(call, listed_entry(backend.tools, tool))
+            if answer is not None:
+                return call_answer(*answer)
         try:
             result = await backend.call(tool, arguments)
         except BackendError as exc:
             return failure_answer(exc)
-        presented, outcome = await self._for(principal)[1].present(call, result)
+        presented, outcome = await pipeline.present(call, result)
         return call_answer(presented, outcome)
 
     def recover(self, request: RecoverRequest, principal: str | None = None) -> dict[str, Any]:

@@ -1,0 +1,121 @@
+"""`full`: the original of the same call, never a side effect repeated behind the agent's back.
+
+Every door's `full` (the compressed listing's `full=true`, `_meta["mcpsqueeze/full"]` on a plain
+tools/call, `mcpsq TOOL --full`, the session API's `"full": true`, `Client.call(..., full=True)`, Code
+Mode's `full`, `Squeezer.full`) asks for one thing: the complete original of this same call (server,
+tool, canonical arguments) as this conversation last got it. The rule, in order:
+
+1. The conversation's last call with the same server, tool and arguments was changed (shrunk,
+   deduplicated, projected, TOON, structuredContent dropped): its original, from whichever store layer
+   still holds it (memory, files, Redis). The tool does not run.
+2. Otherwise (that call was shown whole, so nothing of it was kept; it was never made in this
+   conversation; or its original is gone: expired, evicted, removed): a tool whose annotations say
+   `readOnlyHint` or `idempotentHint` runs again and its result is shown unshrunk, as it is harmless.
+3. Any other tool is presumed to have side effects (MCP's default for a tool without annotations) and
+   is not run: the answer is an error that says the original is not held and that running the tool
+   again would repeat the call. The explicit way to run it again is the plain call, without `full`:
+   its result's original is kept as usual, so `full` then answers from it.
+
+Only the conversation that made a call can ask for its original (a session, a shell session, one API
+object, a caller or a named stateless conversation; the same scope as dedup, so never across tenants):
+`Shown` records live in that conversation's pipeline. Pure: no I/O here.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .._jsonbytes import dumps
+
+__all__ = [
+    "SHOWN_CALLS",
+    "CallsShown",
+    "Shown",
+    "call_key",
+    "listed_entry",
+    "may_run_again",
+    "not_run_again",
+]
+
+#: How many distinct calls (server, tool, arguments) a conversation remembers for `full`.
+SHOWN_CALLS = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class Shown:
+    """What the conversation was shown for one call: its number, and the id of the stored original
+    when the result was changed (None: shown whole, nothing kept)."""
+
+    number: int
+    response_id: str | None
+
+
+def call_key(server: str, tool: str, arguments: Mapping[str, Any]) -> str:
+    """The same call, whatever the key order of its arguments. A library host's arguments need not be
+    JSON (a set, NaN, an object): those are keyed by their `repr`, never refused."""
+    try:
+        return dumps([server, tool, arguments], sort_keys=True).decode()
+    except (TypeError, ValueError):
+        return json.dumps([server, tool, arguments], sort_keys=True, default=repr)
+
+
+class CallsShown:
+    """One conversation's last `Shown` per call, the least recently made forgotten past `limit`."""
+
+    def __init__(self, limit: int = SHOWN_CALLS) -> None:
+        self.limit = limit
+        self._shown: OrderedDict[str, Shown] = OrderedDict()
+
+    def note(self, key: str, shown: Shown) -> None:
+        self._shown[key] = shown
+        self._shown.move_to_end(key)
+        while len(self._shown) > self.limit:
+            self._shown.popitem(last=False)
+
+    def last(self, key: str) -> Shown | None:
+        return self._shown.get(key)
+
+
+def may_run_again(tool: Mapping[str, Any] | None) -> bool:
+    """Whether a tool (its tools/list entry) says running it again is harmless: `readOnlyHint` or
+    `idempotentHint` true. A tool we know nothing about is presumed to have side effects."""
+    annotations = tool.get("annotations") if tool is not None else None
+    if not isinstance(annotations, Mapping):
+        return False
+    return annotations.get("readOnlyHint") is True or annotations.get("idempotentHint") is True
+
+
+def listed_entry(
+    tools: Iterable[Mapping[str, Any]], name: str
+) -> Callable[[], Awaitable[Mapping[str, Any] | None]]:
+    """`Pipeline.full`'s question "which tool is this?" answered from a listing a door already holds."""
+
+    async def entry() -> Mapping[str, Any] | None:
+        return next((t for t in tools if t.get("name") == name), None)
+
+    return entry
+
+
+def not_run_again(tool: str, shown: Shown | None, gone: str | None = None) -> dict[str, Any]:
+    """The error `full` answers for a tool that may have side effects when no original of the call is
+    held: why not (shown whole, never made here, or gone and why), and the explicit way to run it."""
+    if shown is None:
+        why = "this conversation holds no original of that call"
+    elif shown.response_id is None:
+        why = (
+            f"call #{shown.number} was shown to you whole (nothing was cut), so no original was kept "
+            "beyond what you saw"
+        )
+    else:
+        why = f"the original of call #{shown.number} is no longer held ({(gone or 'gone').rstrip('.')})"
+    text = (
+        f"[mcpsqueeze] full asks for the original of this same call of {tool} (same arguments), and {why}. "
+        f"{tool} was not run again: its annotations do not say it is read-only or idempotent, so running it "
+        "would repeat the call and its side effects. To run it again anyway, call it without full; "
+        "if its result is shrunk, full then returns that result's original."
+    )
+    return {"content": [{"type": "text", "text": text}], "isError": True}

@@ -1,0 +1,220 @@
+"""`full` (core/_full.py, `Pipeline.full`): the original of the same call, never a side effect run again."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcpsqueeze._voice import McpVoice
+from mcpsqueeze.core._full import CallsShown, Shown, call_key, listed_entry, may_run_again, not_run_again
+from mcpsqueeze.core._pipeline import Call, Pipeline
+from mcpsqueeze.core._reshape import ProjectStage
+from mcpsqueeze.core._stages import DedupStage, ShrinkStage, Workers
+from mcpsqueeze.recovery import FileStore, MemoryCache, RecoveryStore
+from mcpsqueeze.settings import Policy
+from rawclient import assert_golden
+
+pytestmark = pytest.mark.anyio
+
+GOLDEN = Path(__file__).with_name("golden")
+BUDGET = 4000
+WRITES: dict[str, Any] = {"name": "write", "annotations": {"destructiveHint": False}}
+READS: dict[str, Any] = {"name": "read", "annotations": {"readOnlyHint": True}}
+
+
+def big_result(n: int = 400) -> dict[str, Any]:
+    rows = [{"id": i, "title": f"row {i}", "body": "lorem ipsum " * 8} for i in range(n)]
+    return {"content": [{"type": "text", "text": json.dumps({"rows": rows})}], "isError": False}
+
+
+def small_result() -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": "created"}], "isError": False}
+
+
+def conversation(store: RecoveryStore | None) -> Pipeline:
+    workers = Workers(2)
+    stages: list[Any] = []
+    if store is not None:
+        stages = [
+            DedupStage(store, workers, None, McpVoice()),
+            ShrinkStage(store, workers, BUDGET, McpVoice()),
+        ]
+    return Pipeline(stages, store=store)
+
+
+def call(number: int, tool: str = "write", full: bool = False, **arguments: Any) -> Call:
+    return Call(server="s", tool=tool, arguments=arguments, number=number, full=full)
+
+
+class Listing:
+    """A tool's listing entry, counting how often `full` had to ask for it."""
+
+    def __init__(self, entry: Mapping[str, Any] | None) -> None:
+        self.entry = entry
+        self.asked = 0
+
+    async def __call__(self) -> Mapping[str, Any] | None:
+        self.asked += 1
+        return self.entry
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> RecoveryStore:
+    return RecoveryStore(MemoryCache(), FileStore(tmp_path / "recovery"))
+
+
+async def test_full_answers_a_changed_result_with_its_stored_original_without_asking_for_the_tool(
+    store: RecoveryStore,
+) -> None:
+    steps = conversation(store)
+    _, outcome = await steps.present(call(1, a=1, b=2), big_result())
+    assert outcome.action == "shrink"
+    listing = Listing(WRITES)
+    answer = await steps.full(call(2, full=True, b=2, a=1), listing)  # the same call, keys in another order
+    assert answer is not None
+    original, answered = answer
+    assert original == big_result() and answered.action == "full"
+    assert answered.response_id == outcome.response_id
+    assert listing.asked == 0  # nothing about the tool was needed, nothing ran
+
+
+async def test_full_answers_a_deduplicated_result_with_its_original(store: RecoveryStore) -> None:
+    steps = conversation(store)
+    await steps.present(call(1, tool="read", page=1), big_result(20))
+    _, pointer = await steps.present(call(2, tool="read", page=2), big_result(20))
+    assert pointer.action == "dedup"
+    answer = await steps.full(call(3, tool="read", full=True, page=2), Listing(READS))
+    assert answer is not None and answer[0] == big_result(20)
+
+
+async def test_full_after_a_projection_returns_the_backends_result_not_the_projection(
+    store: RecoveryStore,
+) -> None:
+    workers = Workers(2)
+    steps = Pipeline(
+        [ProjectStage(store, workers, McpVoice()), ShrinkStage(store, workers, 300, McpVoice())],
+        policy_for=lambda server, tool: Policy(budget=300, query="rows[].title"),
+        store=store,
+    )
+    shown, outcome = await steps.present(call(1), big_result())
+    assert outcome.action == "shrink" and "lorem" not in json.dumps(shown)
+    answer = await steps.full(call(2, full=True), Listing(WRITES))
+    assert answer is not None and answer[0] == big_result()
+
+
+async def test_a_result_shown_whole_runs_a_read_only_tool_again_and_refuses_any_other(
+    store: RecoveryStore,
+) -> None:
+    steps = conversation(store)
+    await steps.present(call(1, tool="read"), small_result())
+    await steps.present(call(2, tool="write"), small_result())
+    assert await steps.full(call(3, tool="read", full=True), Listing(READS)) is None  # run it
+    answer = await steps.full(call(4, tool="write", full=True), Listing(WRITES))
+    assert answer is not None
+    refusal, outcome = answer
+    assert refusal["isError"] is True and outcome.action == "error"
+    assert "call #2 was shown to you whole" in refusal["content"][0]["text"]
+
+
+async def test_a_full_call_that_ran_leaves_the_record_of_the_call_it_repeats(store: RecoveryStore) -> None:
+    steps = conversation(store)
+    _, outcome = await steps.present(call(1, tool="read"), big_result())
+    await steps.present(call(2, tool="read", full=True), big_result(10))  # a full call that ran
+    answer = await steps.full(call(3, tool="read", full=True), Listing(READS))
+    assert answer is not None and answer[1].response_id == outcome.response_id
+
+
+async def test_an_original_no_longer_held_refuses_a_tool_with_side_effects_and_says_why(
+    tmp_path: Path,
+) -> None:
+    memory = MemoryCache(ttl=3600, max_entries=1)
+    steps = conversation(RecoveryStore(memory, None))
+    await steps.present(call(1, n=1), big_result())
+    await steps.present(call(2, n=2), big_result(300))  # evicts the first original
+    listing = Listing(WRITES)
+    answer = await steps.full(call(3, full=True, n=1), listing)
+    assert answer is not None and listing.asked == 1
+    text = answer[0]["content"][0]["text"]
+    assert "the original of call #1 is no longer held (" in text and "evicted" in text
+    assert "call it without full" in text
+
+
+async def test_a_call_never_made_here_runs_only_a_tool_that_says_it_may_run_again() -> None:
+    steps = conversation(None)  # a conversation that keeps no originals at all
+    assert await steps.full(call(1, tool="read", full=True), Listing(READS)) is None
+    idempotent = {"name": "put", "annotations": {"idempotentHint": True}}
+    assert await steps.full(call(2, tool="put", full=True), Listing(idempotent)) is None
+    answer = await steps.full(call(3, tool="write", full=True), Listing(None))  # not even listed
+    assert answer is not None and "holds no original of that call" in answer[0]["content"][0]["text"]
+
+
+async def test_one_conversation_never_answers_with_another_conversations_original(
+    store: RecoveryStore,
+) -> None:
+    first, second = conversation(store), conversation(store)
+    await first.present(call(1), big_result())
+    answer = await second.full(call(1, full=True), Listing(WRITES))
+    assert answer is not None and answer[0]["isError"] is True
+
+
+def test_only_a_true_read_only_or_idempotent_hint_lets_a_tool_run_again() -> None:
+    assert may_run_again({"annotations": {"readOnlyHint": True}})
+    assert may_run_again({"annotations": {"readOnlyHint": False, "idempotentHint": True}})
+    assert not may_run_again({"annotations": {"readOnlyHint": "true"}})
+    assert not may_run_again({"annotations": {"destructiveHint": False}})
+    assert not may_run_again({"name": "x"}) and not may_run_again(None)
+    assert not may_run_again({"annotations": ["readOnlyHint"]})
+
+
+def test_the_same_call_is_one_key_whatever_the_order_of_its_arguments() -> None:
+    assert call_key("s", "t", {"a": 1, "b": {"y": 2, "x": 1}}) == call_key(
+        "s", "t", {"b": {"x": 1, "y": 2}, "a": 1}
+    )
+    assert call_key("s", "t", {"a": 1}) != call_key("s", "u", {"a": 1})
+    assert call_key("s", "t", {"a": 1}) != call_key("r", "t", {"a": 1})
+
+
+async def test_arguments_that_are_not_json_still_key_their_call(store: RecoveryStore) -> None:
+    steps = conversation(store)
+    odd = {"ids": {3, 1}, "ratio": float("nan")}
+    await steps.present(call(1, **odd), small_result())
+    answer = await steps.full(call(2, full=True, **odd), Listing(WRITES))
+    assert answer is not None and "call #1 was shown to you whole" in answer[0]["content"][0]["text"]
+
+
+def test_a_conversation_forgets_the_least_recently_made_calls_first() -> None:
+    shown = CallsShown(limit=2)
+    shown.note("a", Shown(1, None))
+    shown.note("b", Shown(2, None))
+    shown.note("a", Shown(3, "f" * 32))
+    shown.note("c", Shown(4, None))
+    assert shown.last("b") is None and shown.last("a") == Shown(3, "f" * 32) and shown.last("c") is not None
+
+
+async def test_a_listed_entry_is_found_by_name() -> None:
+    assert await listed_entry([WRITES, READS], "read")() == READS
+    assert await listed_entry([WRITES], "read")() is None
+
+
+def test_the_errors_of_full_are_pinned_by_their_golden_file() -> None:
+    texts = [
+        not_run_again("create_entities", None)["content"][0]["text"],
+        not_run_again("create_entities", Shown(3, None))["content"][0]["text"],
+        not_run_again("create_entities", Shown(3, "0" * 32), "Unknown response id: expired after 300 s.")[
+            "content"
+        ][0]["text"],
+    ]
+    assert_golden(GOLDEN / "full_not_run_again.txt", "\n\n".join(texts) + "\n")
+
+
+async def test_full_answers_from_the_files_when_memory_no_longer_holds_the_original(tmp_path: Path) -> None:
+    store = RecoveryStore(MemoryCache(ttl=3600, max_entries=1), FileStore(tmp_path / "recovery"))
+    steps = conversation(store)
+    await steps.present(call(1, n=1), big_result())
+    await steps.present(call(2, n=2), big_result(300))  # memory now holds only this one
+    answer = await steps.full(call(3, full=True, n=1), Listing(WRITES))
+    assert answer is not None and answer[0] == big_result()
