@@ -173,7 +173,8 @@ def new_pipeline(
         )
     if store is not None and _stage_on(settings, "toonify"):
         stages.append(ToonStage(store, services.workers, voice))
-    if store is not None and _stage_on(settings, "drop_duplicate_structured"):
+    # (what a client that shows structuredContent gets, and --drop-duplicate-structured for any other)
+    if store is not None and (settings.client != "none" or _stage_on(settings, "drop_duplicate_structured")):
         stages.append(StructuredStage(store, services.workers, voice))
     policy_for = settings.policies.resolver(settings.policy)
     return Pipeline(stages, services.accountant, policy_for)
