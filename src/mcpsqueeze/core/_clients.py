@@ -50,6 +50,7 @@ __all__ = [
     "model_of",
     "model_view",
     "page_chars",
+    "record_first",
 ]
 
 Shows = Literal["text", "structured", "both"]
@@ -468,7 +469,23 @@ def model_view(result: dict[str, Any], profile: ClientProfile | None) -> tuple[s
 
 # -- fitting answers ----------------------------------------------------------------------------------------
 
-_HINT_PREFIX = "[mcpsqueeze]"
+_HINTS = ("[mcpsqueeze]", '{"truncation":')  # what an answer that opens with its recovery hint starts with
+_RECORD_KEY = ',"truncation":'
+
+
+def record_first(text: str, record: Mapping[str, Any]) -> str:
+    """A JSON object preview whose truncation ``record`` is its last member, with that member moved to
+    the front (the same characters, still the same JSON object); any other text as it is."""
+    at = text.rfind(_RECORD_KEY)
+    if at <= 1 or not text.startswith("{") or not text.endswith("}"):
+        return text
+    value = text[at + len(_RECORD_KEY) : -1]
+    try:
+        if json.loads(value) != record:
+            return text
+    except (ValueError, RecursionError):
+        return text
+    return "{" + _RECORD_KEY[1:] + value + "," + text[1:at] + "}"
 
 
 def arrange(texts: list[str], notice: str | None, head: str | None = None) -> str:
@@ -477,7 +494,7 @@ def arrange(texts: list[str], notice: str | None, head: str | None = None) -> st
     the texts. One block, because a client that cuts past its budget drops the later ones; the hint
     first, because every client's cut keeps the head."""
     body = "\n".join(texts)
-    first = notice if notice is not None else (None if body.startswith(_HINT_PREFIX) else head)
+    first = notice if notice is not None else (None if body.startswith(_HINTS) else head)
     return body if first is None else f"{first}\n{body}"
 
 

@@ -19,7 +19,7 @@ from .._errors import RecoveryError, ShrinkError
 from .._jsonbytes import dumps, loads
 from .._results import text_blocks, text_chars
 from ..recovery import RecoveryStore, Stored, new_response_id
-from ._clients import ClientProfile, Limits, arrange
+from ._clients import ClientProfile, Limits, arrange, record_first
 from ._dedup import content_digest, render_overlap, render_pointer
 from ._overlap import MAX_RATIO, MIN_CHARS, Delta, overlap_delta
 from ._pipeline import Call, Outcome, Result, text_of
@@ -589,8 +589,11 @@ class ShrinkStage:
                 return result
         # the shim prints the notice on stderr instead
         notice = shrunk.notice if self.voice.notices_inline else None
-        head = _head(shrunk, hint) if call.client is not None else None
-        new_content = laid_out(content, indexes, shrunk.texts, notice, call.client, head)
+        texts, head = shrunk.texts, None
+        if call.client is not None:  # the hint first: a JSON object's record, else the one-line hint
+            texts = [record_first(text, shrunk.truncation) for text in texts]
+            head = _head(shrunk, hint)
+        new_content = laid_out(content, indexes, texts, notice, call.client, head)
         # a query policy's projection record, carried inside the shrink record
         projection = (result.get("_meta") or {}).get("truncation") if outcome.action == "shrink" else None
         record = shrunk.truncation if projection is None else {**shrunk.truncation, "projection": projection}
