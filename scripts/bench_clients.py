@@ -98,6 +98,7 @@ class ClientFigures:
     recovered: int = 0
     costs: dict[int, dict[str, int]] = field(default_factory=dict)
     same_as_baseline: str = "-"
+    log: list[str] = field(default_factory=list)  # the agent-cost model's line per result with needs
 
     @property
     def ratio(self) -> float:
@@ -154,6 +155,7 @@ def run_client(
         for k, cost in after.costs.items():  # type: ignore[attr-defined]
             cost.preview = figures.ours_tokens
             figures.costs[k] = {"to_see": cost.to_see, "trips": cost.trips, "cost": cost.cost}
+            figures.log += [f"K={k} {line}" for line in cost.log]
     return figures, calls
 
 
@@ -225,6 +227,8 @@ def main(argv: list[str] | None = None) -> None:
                 unknown = calls
             if args.verbose:
                 _verbose(client, direct, calls)
+                for line in figures.log:
+                    print(f"  {client[:12]:<12} {line}", file=sys.stderr)
             print(f"{client}: done", file=sys.stderr)
         if baseline is not None:
             _, theirs = run_client(UNKNOWN, len(CLIENTS) + 1, direct, needs, repo, workdir, baseline[1])

@@ -16,7 +16,7 @@ from .._jsonbytes import loads
 from .._results import text_blocks
 from ..recovery import RecoveryStore
 from ..settings import DEFAULT_BUDGET
-from ._clients import ClientProfile, may_change_structured, structured_json
+from ._clients import ClientProfile, may_change_structured, record_first, structured_json
 from ._pipeline import Call, Outcome, Result, text_of
 from ._stages import ShrinkJob, StoringStage, laid_out, presented_with, shrink_fitting
 
@@ -191,8 +191,8 @@ class StructuredStage(StoringStage):
             shrunk = None
         if shrunk is None:
             return result  # (stored, but nothing shown of it: an original without a preview is harmless)
-        try:
-            value = json.loads(shrunk.texts[0])
+        try:  # (the record first, where the client's model starts reading)
+            value = json.loads(record_first(shrunk.texts[0], shrunk.truncation))
         except (ValueError, RecursionError):
             return result
         if shrunk.notice is not None and isinstance(value, dict):
