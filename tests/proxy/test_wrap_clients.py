@@ -194,3 +194,77 @@ def test_the_summary_and_stats_lines_count_what_the_clients_model_reads(tmp_path
     ]
     assert lines[0]["chars_before"] > 20_000  # the rows as JSON, not the one-line summary beside them
     assert "tokens counted   as each client's model reads them (claude-code: 2 calls)" in client.stderr
+
+
+async def _as(url: str, mode: str, name: str) -> dict[str, Any]:
+    """What a client named ``name`` gets over HTTP (``mode``: the protocol revision): the listing, a
+    shrunk read through the SDK's own checked call, and a recover page."""
+    from mcp import Client
+    from mcp_types import Implementation
+
+    async with Client(url, mode=mode, client_info=Implementation(name=name, version="1")) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        read = await client.call_tool("accented", {"lines": 2000})  # checked against outputSchema, if listed
+        text = "\n".join(getattr(b, "text", "") for b in read.content)
+        response_id = (read.meta or {})["truncation"]["response_id"]
+        page = await client.call_tool("squeeze_recover", {"response_id": response_id})
+        return {
+            "protocol": client.protocol_version,
+            "schemas": sorted(n for n, t in tools.items() if t.output_schema is not None),
+            "declared": (tools["squeeze_recover"].meta or {}).get(MAX_RESULT_SIZE_KEY),
+            "structured": read.structured_content is not None,
+            "bytes": len(text.encode()),
+            "page_bytes": len("\n".join(getattr(b, "text", "") for b in page.content).encode()),
+        }
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["2026-07-28", "legacy"])
+async def test_over_http_each_protocol_revision_gets_the_profile_its_client_names(
+    tmp_path: Path, mode: str
+) -> None:
+    from test_wrap_http import http_proxy_in_process
+
+    with http_proxy_in_process(tmp_path, *SERVER) as (url, _):
+        codex = await _as(url, mode, "codex-mcp-client")
+        claude = await _as(url, mode, "claude-code")
+        other = await _as(url, mode, "some-agent")
+    assert codex["protocol"] == claude["protocol"] == ("2026-07-28" if mode != "legacy" else "2025-11-25")
+    assert codex["schemas"] == claude["schemas"] == [] and "read_text" in other["schemas"]
+    assert not codex["structured"] and not claude["structured"] and other["structured"]
+    assert codex["bytes"] <= 10_800 and codex["page_bytes"] <= 10_800
+    assert claude["declared"] is not None and codex["declared"] is None is other["declared"]
+    assert other["bytes"] > 20_000  # (accented text: its 20,000 characters are more bytes)
+
+
+def test_the_client_setting_comes_from_its_flag_variable_or_config_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memwrap import wrap_settings
+
+    assert wrap_settings(["--", "server"]).client == "auto"
+    assert wrap_settings(["--client", "codex", "--", "server"]).client == "codex"
+    monkeypatch.setenv("MCPSQUEEZE_CLIENT", "none")
+    assert wrap_settings(["--", "server"]).client == "none"
+    monkeypatch.delenv("MCPSQUEEZE_CLIENT")
+    config = tmp_path / "config.toml"
+    config.write_text('[defaults]\nclient = "claude-code"\n')
+    assert wrap_settings(["--config", str(config), "--", "server"]).client == "claude-code"
+    import click
+
+    with pytest.raises(click.BadParameter, match='must be one of "auto", "none", "claude-code"'):
+        wrap_settings(["--client", "some-agent", "--", "server"])
+
+
+def test_the_compressed_listing_declares_invoke_and_recover_sizes_and_its_calls_get_the_profile(
+    tmp_path: Path,
+) -> None:
+    args = ["--recovery-dir", str(tmp_path / "rec"), "--compress-tools", "medium"]
+    with MemoryWrap(args, target=SERVER) as client:
+        client.initialize(client="claude-code")
+        tools = {t["name"]: t for t in client.result("tools/list")["tools"]}
+        read = client.call("server_invoke_tool", {"tool_name": "read_text", "tool_input": {"lines": 2000}})
+    assert tools["server_invoke_tool"]["_meta"][MAX_RESULT_SIZE_KEY] == tools["squeeze_recover"]["_meta"][
+        MAX_RESULT_SIZE_KEY
+    ]
+    assert "structuredContent" not in read and read["content"][0]["text"].startswith("[mcpsqueeze]")

@@ -14,6 +14,7 @@ each get their own answer, and an id the backend makes up is dropped, never forw
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import logging
 import time
@@ -25,7 +26,7 @@ import anyio
 import anyio.abc
 
 from .._errors import MCPSqueezeError
-from .._results import text_chars
+from .._results import text_chars, text_of
 from ..core import Call, CompactTools, Invoke, Pipeline, SessionServices, name_recover_tool
 from ..core._clients import ClientProfile, choose, client_info_of
 from ..transports import (
@@ -544,8 +545,22 @@ class Relay:
         elif isinstance(answer, Invoke):
             self._spawn(self._front_request, invoke_message(message, answer))
         else:
-            self._spawn(self._to_front, _modern(message, answer))
+            self._spawn(functools.partial(self._answer_frontend, message), answer)
         return True
+
+    async def _answer_frontend(self, request: Message, answer: Message) -> None:
+        """A compressed listing's own answer (a schema, the tool list) to ``request``: to a client with a
+        profile, one its client cannot keep whole is presented as a tool result is (stored, shrunk,
+        recoverable)."""
+        result, client = answer.get("result"), self.client
+        if client is not None and isinstance(result, dict) and not _kept_whole(client, result):
+            self._calls += 1
+            params = request.get("params")
+            tool = str(params.get("name")) if isinstance(params, dict) else "tools/call"
+            call = Call(self.services.server_name, tool, {}, self._calls, client=client)
+            presented, _ = await self.pipeline.present(call, result)
+            answer = {**answer, "result": presented}
+        await self._to_front(_modern(request, answer))
 
     def _spawn(self, func: Callable[[Message], Any], message: Message) -> None:
         """Run `func(message)` as a task the drain waits for."""
@@ -589,7 +604,7 @@ class Relay:
         if isinstance(answer, Invoke):
             await self._front_request(invoke_message(message, answer))
         else:
-            await self._to_front(_modern(message, answer))
+            await self._answer_frontend(message, answer)
 
     async def _ask(self, method: str, params: dict[str, Any]) -> Message:
         """A request of the proxy's own to the backend (ids, timeout, a gone backend: as the agent's)."""
@@ -647,6 +662,11 @@ class Relay:
                 logger.warning("mcpsqueeze: could not send a message to the backend: %s", exc)
                 return str(exc)
         return None
+
+
+def _kept_whole(client: ClientProfile, result: dict[str, Any]) -> bool:
+    """Whether ``client`` keeps ``result``'s text whole (with our margin)."""
+    return client.answer_limits().fits(text_of(result))
 
 
 def _timed_out(pending: _Pending, why: str) -> Message:
