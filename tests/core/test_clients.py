@@ -20,6 +20,7 @@ from mcpsqueeze.core._clients import (
     model_of,
     model_view,
     page_chars,
+    profiles_markdown,
     record_first,
 )
 
@@ -29,7 +30,7 @@ BY_NAME = {p.name: p for p in PROFILES}
 def test_every_profile_names_its_sources_for_who_it_is_and_what_its_model_sees() -> None:
     for profile in PROFILES:
         assert profile.names, profile.name
-        assert {"name", "shows"} <= set(profile.sources), profile.name
+        assert {"clientInfo.name", "model sees"} <= set(profile.sources), profile.name
         if profile.limits != Limits():
             assert "limits" in profile.sources, profile.name
     assert len({p.name for p in PROFILES}) == len(PROFILES)
@@ -82,7 +83,9 @@ def test_client_info_is_read_from_initialize_params_and_from_a_2026_request_enve
 def test_codex_limits_follow_the_model_a_call_names_in_its_turn_metadata() -> None:
     codex = BY_NAME["codex"]
     assert codex.for_call(None).limits == Limits(bytes=12_000)
-    assert codex.for_call({"x-codex-turn-metadata": {"model": "my-local-llama"}}).limits == Limits(bytes=12_000)
+    assert codex.for_call({"x-codex-turn-metadata": {"model": "my-local-llama"}}).limits == Limits(
+        bytes=12_000
+    )
     listed = codex.for_call({"x-codex-turn-metadata": json.dumps({"model": "gpt-5.1-codex"})})
     assert listed.limits == Limits(bytes=48_000)
     assert model_of({"x-codex-turn-metadata": "not json"}) is None
@@ -136,7 +139,9 @@ def test_a_json_objects_record_moves_to_its_front_and_it_stays_the_same_object()
     assert record_first("[1,2]", record) == "[1,2]"
 
 
-def test_the_listing_withholds_output_schemas_the_client_would_check_and_declares_our_largest_answer() -> None:
+def test_the_listing_withholds_output_schemas_the_client_would_check_and_declares_our_largest_answer() -> (
+    None
+):
     tools = [
         {"name": "read", "outputSchema": {"type": "object"}},
         {"name": "untouched", "outputSchema": {"type": "object"}},
@@ -162,4 +167,15 @@ def test_the_profile_says_in_one_line_what_its_model_sees_and_what_answers_fit()
         "client profile codex (clientInfo.name 'codex-mcp-client' 0.171.0): its model sees the JSON of "
         "structuredContent when a result has one (else the text); it keeps 12,000 bytes per result and cuts "
         "out the middle; answers fit 10,800 bytes"
+    )
+
+
+def test_the_docs_show_the_profiles_table_as_it_is() -> None:
+    from rawclient import ROOT
+
+    doc = (ROOT / "docs" / "clients.md").read_text(encoding="utf-8")
+    start = doc.index("<!-- client-profiles")
+    shown = doc[doc.index("\n", start) + 1 : doc.index("<!-- /client-profiles -->")]
+    assert shown == profiles_markdown(), (
+        "docs/clients.md's profiles table is out of step with core/_clients.py"
     )

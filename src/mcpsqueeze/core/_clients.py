@@ -215,14 +215,14 @@ PROFILES: tuple[ClientProfile, ...] = (
         reads_max_result_size=True,
         validates_output_schema=None,
         sources={
-            "name": "the initialize it sends (clientInfo {name: claude-code}); " + _CLAUDE,
-            "shows": "anthropics/claude-code#79944, #55677; " + _CLAUDE,
+            "clientInfo.name": "the initialize it sends (clientInfo {name: claude-code}); " + _CLAUDE,
+            "model sees": "anthropics/claude-code#79944, #55677; " + _CLAUDE,
             "limits": "over 50,000 characters a result goes to a file (the model gets a 2 KB preview, or an "
             "error naming the file over MAX_MCP_OUTPUT_TOKENS, default 25,000); " + _CLAUDE,
             "cut": "file with a 2 KB head preview; isError results are cut at about 11,000 characters",
-            "max_result_size": "anthropics/claude-code#42869, #78478: tools/list _meta "
+            "maxResultSizeChars": "anthropics/claude-code#42869, #78478: tools/list _meta "
             '"anthropic/maxResultSizeChars" (up to 500,000) inlines larger results and skips the token count',
-            "output_schema": "not shown to the model; it uses the TypeScript SDK's client, which checks "
+            "outputSchema": "not shown to the model; it uses the TypeScript SDK's client, which checks "
             "structuredContent against outputSchema (not verified in the CLI)",
         },
     ),
@@ -239,9 +239,9 @@ PROFILES: tuple[ClientProfile, ...] = (
         validates_output_schema=None,
         model_limits=((("gpt-", "o3", "o4", "codex-"), Limits(bytes=48_000)),),
         sources={
-            "name": 'clientInfo {"name":"codex-mcp-client","title":"Codex"}; ' + _CODEX,
-            "shows": "openai/codex codex-rs/protocol/src/models.rs: non-null structuredContent becomes the "
-            "whole tool output as compact JSON; " + _CODEX,
+            "clientInfo.name": 'clientInfo {"name":"codex-mcp-client","title":"Codex"}; ' + _CODEX,
+            "model sees": "openai/codex codex-rs/protocol/src/models.rs: non-null structuredContent becomes "
+            "the whole tool output as compact JSON; " + _CODEX,
             "limits": "10,000 bytes x 1.2 for a custom provider's model; 10,000 tokens x 1.2 (4 bytes a "
             "token) for the models in its own list, named per call in _meta x-codex-turn-metadata; " + _CODEX,
             "cut": "codex-rs/core/src/truncate.rs: head and tail kept 50/50, the middle replaced by a note; "
@@ -260,8 +260,8 @@ PROFILES: tuple[ClientProfile, ...] = (
         reads_max_result_size=False,
         validates_output_schema=None,
         sources={
-            "name": "github/copilot-cli#1268, #432 (clientInfo github-copilot-developer)",
-            "shows": "github/copilot-cli#4515: both content and structuredContent reach the model "
+            "clientInfo.name": "github/copilot-cli#1268, #432 (clientInfo github-copilot-developer)",
+            "model sees": "github/copilot-cli#4515: both content and structuredContent reach the model "
             "(#3258: structuredContent only, in earlier versions)",
             "limits": "github/copilot-cli#1732: MCP results cut to 10 KB (the middle dropped) before its "
             "30 KB spill to a file",
@@ -279,12 +279,12 @@ PROFILES: tuple[ClientProfile, ...] = (
         reads_max_result_size=False,
         validates_output_schema=False,
         sources={
-            "name": "microsoft/vscode mcpServerRequestHandler.ts: clientInfo.name is productService.nameLong",
-            "shows": "microsoft/vscode mcpLanguageModelToolContribution.ts: structuredContent, as JSON, "
+            "clientInfo.name": "microsoft/vscode mcpServerRequestHandler.ts: productService.nameLong",
+            "model sees": "microsoft/vscode mcpLanguageModelToolContribution.ts: structuredContent, as JSON, "
             "in place of the text blocks",
             "limits": "microsoft/vscode#329276: chat.agent.largeToolResultsToDisk.thresholdBytes, 8 KB: "
             "larger results go to a file, the model gets a path and a preview",
-            "output_schema": "its own JSON-RPC handler does not check results against outputSchema",
+            "outputSchema": "its own JSON-RPC handler does not check results against outputSchema",
         },
     ),
     ClientProfile(
@@ -299,8 +299,8 @@ PROFILES: tuple[ClientProfile, ...] = (
         reads_max_result_size=False,
         validates_output_schema=None,
         sources={
-            "name": "reported in server logs (Cursor does not publish it)",
-            "shows": "not published: treated as any client",
+            "clientInfo.name": "reported in server logs (Cursor does not publish it)",
+            "model sees": "not published: treated as any client",
         },
     ),
     ClientProfile(
@@ -315,10 +315,10 @@ PROFILES: tuple[ClientProfile, ...] = (
         reads_max_result_size=False,
         validates_output_schema=False,
         sources={
-            "name": "google-gemini/gemini-cli packages/core/src/tools/mcp-client.ts",
-            "shows": "google-gemini/gemini-cli packages/core/src/tools/mcp-tool.ts: the content blocks only",
+            "clientInfo.name": "google-gemini/gemini-cli packages/core/src/tools/mcp-client.ts",
+            "model sees": "google-gemini/gemini-cli packages/core/src/tools/mcp-tool.ts: the content only",
             "limits": "none for MCP results (its 4,000,000-character truncation is the shell tool's)",
-            "output_schema": "mcp-client.ts: a lenient validator, so bad schemas never block it",
+            "outputSchema": "mcp-client.ts: a lenient validator, so bad schemas never block it",
         },
     ),
     ClientProfile(
@@ -333,8 +333,9 @@ PROFILES: tuple[ClientProfile, ...] = (
         reads_max_result_size=False,
         validates_output_schema=None,
         sources={
-            "name": "QwenLM/qwen-code packages/core/src/tools/mcp-client.ts: qwen-cli-mcp-client-<server>",
-            "shows": "QwenLM/qwen-code packages/core/src/tools/mcp-tool.ts: the content blocks only",
+            "clientInfo.name": "QwenLM/qwen-code packages/core/src/tools/mcp-client.ts: "
+            "qwen-cli-mcp-client-<server>",
+            "model sees": "QwenLM/qwen-code packages/core/src/tools/mcp-tool.ts: the content blocks only",
             "limits": "QwenLM/qwen-code#2439, #2446: 25,000 characters / 1,000 lines per text part, the "
             "rest saved to a file (newer releases allow 500,000 characters with a 2,000-character preview)",
             "cut": "packages/core/src/utils/truncation.ts: a head (1/5) and a tail (4/5) of the lines",
@@ -352,11 +353,11 @@ PROFILES: tuple[ClientProfile, ...] = (
         reads_max_result_size=False,
         validates_output_schema=True,
         sources={
-            "name": "sst/opencode packages/opencode/src/mcp/index.ts: new Client({name: 'opencode'})",
-            "shows": "packages/opencode/src/session/prompt.ts: the text blocks joined, then truncated",
+            "clientInfo.name": "sst/opencode packages/opencode/src/mcp/index.ts: Client({name: 'opencode'})",
+            "model sees": "packages/opencode/src/session/prompt.ts: the text blocks joined, then truncated",
             "limits": "packages/opencode/src/tool/truncation.ts: 2,000 lines or 50 KB, the head kept, the "
             "whole saved to a file",
-            "output_schema": "remotion-dev/remotion#6275: its TypeScript SDK client rejects a result "
+            "outputSchema": "remotion-dev/remotion#6275: its TypeScript SDK client rejects a result "
             "without structuredContent for a tool with outputSchema",
         },
     ),
@@ -559,3 +560,39 @@ def listed_for(
             tool = {**tool, "_meta": meta}
         out.append(tool)
     return out
+
+
+# -- the table as docs/clients.md shows it ------------------------------------------------------------------
+
+_SHOWS = {"text": "text", "structured": "structuredContent (else text)", "both": "text and structuredContent"}
+_CHECKS = {True: "yes", False: "no", None: "not known"}
+
+
+def profiles_markdown() -> str:
+    """The profiles table and each row's sources, as docs/clients.md shows them (a test keeps the two
+    the same)."""
+    lines = [
+        "| `client` | client | `clientInfo.name` | its model sees | keeps whole | past that | reads "
+        "`maxResultSizeChars` | checks `outputSchema` | checked on |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for p in PROFILES:
+        kept = p.limits.describe() + (" per text block" if p.per == "block" and p.limits != Limits() else "")
+        cells = [
+            f"`{p.name}`",
+            p.title,
+            ", ".join(f"`{n}`" for n in p.names),
+            _SHOWS[p.shows],
+            kept,
+            p.cut,
+            "yes" if p.reads_max_result_size else "no",
+            _CHECKS[p.validates_output_schema],
+            p.versions,
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.append("")
+    for p in PROFILES:
+        lines.append(
+            f"- **{p.title}**: " + "; ".join(f"{fact}: {source}" for fact, source in p.sources.items()) + "."
+        )
+    return "\n".join(lines) + "\n"

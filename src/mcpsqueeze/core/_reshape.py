@@ -1,5 +1,7 @@
-"""Opt-in result stages that reshape a result rather than cut it: a per-tool JMESPath projection
-(`query` policy), and dropping a structuredContent that repeats the text (`drop_duplicate_structured`).
+"""Result stages that reshape a result rather than cut it: a per-tool JMESPath projection (`query`
+policy), and structuredContent as the client's model reads it (dropped when it repeats the text,
+previewed when it differs and is large: for a client profile that shows it, or by
+`drop_duplicate_structured`).
 
 Both store the complete original first and name it in ``_meta.truncation``, like every changed result;
 when the original cannot be stored the result passes unchanged.
