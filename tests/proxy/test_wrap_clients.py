@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from memwrap import FIXTURES, MemoryWrap
 from mcpsqueeze.core._clients import MAX_RESULT_SIZE_KEY, PROFILES, ClientProfile, Limits
+from memwrap import FIXTURES, MemoryWrap
 from rawclient import RawClient
 
 pytestmark = pytest.mark.usefixtures("counting_in_process")
@@ -103,7 +103,9 @@ def test_no_answer_of_a_whole_session_is_cut_by_the_clients_own_cut_and_every_hi
     for tool, answer in answers:
         text = seen(answer, profile)
         declared = (listed[tool].get("_meta") or {}).get(MAX_RESULT_SIZE_KEY)
-        assert cut(text, profile, declared=declared) == text, f"{profile.name} cuts {tool}'s {len(text)} chars"
+        assert cut(text, profile, declared=declared) == text, (
+            f"{profile.name} cuts {tool}'s {len(text)} chars"
+        )
         meta = answer.get("_meta") or {}
         record = meta.get("truncation")
         if record and (record["report"].get("pruned") if "report" in record else "mcpsqueeze/dedup" in meta):
@@ -112,7 +114,9 @@ def test_no_answer_of_a_whole_session_is_cut_by_the_clients_own_cut_and_every_hi
     assert changed >= 6
 
 
-def test_the_listing_withholds_output_schemas_from_a_client_that_shows_structured_content(tmp_path: Path) -> None:
+def test_the_listing_withholds_output_schemas_from_a_client_that_shows_structured_content(
+    tmp_path: Path,
+) -> None:
     listings = {}
     for name in ("claude-code", "codex-mcp-client", "some-agent"):
         with MemoryWrap(["--recovery-dir", str(tmp_path / "rec")], target=SERVER) as client:
@@ -130,7 +134,9 @@ def test_the_listing_withholds_output_schemas_from_a_client_that_shows_structure
 def test_structured_content_that_repeats_the_text_is_dropped_and_one_that_differs_is_previewed(
     tmp_path: Path,
 ) -> None:
-    with MemoryWrap(["--recovery-dir", str(tmp_path / "rec"), "--log-level", "info"], target=SERVER) as client:
+    with MemoryWrap(
+        ["--recovery-dir", str(tmp_path / "rec"), "--log-level", "info"], target=SERVER
+    ) as client:
         client.initialize(client="claude-code")
         read = client.call("read_text", {"lines": 2000})
         small = client.call("read_text", {"lines": 5})
@@ -147,16 +153,25 @@ def test_structured_content_that_repeats_the_text_is_dropped_and_one_that_differ
     preview = report["structuredContent"]
     assert next(iter(preview)) == "truncation" and preview["truncation"]["response_id"] == report_id
     compact = {"separators": (",", ":"), "ensure_ascii": False}
-    assert len(json.dumps(preview, **compact)) <= 20_000 < len(json.dumps(stored["structuredContent"], **compact))
+    assert (
+        len(json.dumps(preview, **compact))
+        <= 20_000
+        < len(json.dumps(stored["structuredContent"], **compact))
+    )
     assert "client profile claude-code (clientInfo.name 'claude-code' 1)" in client.stderr
 
 
-def test_an_unknown_client_gets_results_as_before_and_its_counts_say_nothing_of_a_profile(tmp_path: Path) -> None:
+def test_an_unknown_client_gets_results_as_before_and_its_counts_say_nothing_of_a_profile(
+    tmp_path: Path,
+) -> None:
     results = {}
     for args in ([], ["--client", "none"]):
         with MemoryWrap(["--recovery-dir", str(tmp_path / "rec"), *args], target=SERVER) as client:
             client.initialize(client="some-agent")
-            results[tuple(args)] = client.call("read_text", {"lines": 5}), client.call("report", {"rows": 600})
+            results[tuple(args)] = (
+                client.call("read_text", {"lines": 5}),
+                client.call("report", {"rows": 600}),
+            )
         assert "tokens counted" not in client.stderr
     (small, report), (small_none, report_none) = results.values()
     assert small == small_none and "structuredContent" in small and "_meta" not in small
@@ -176,7 +191,9 @@ def test_codex_recover_pages_fit_its_bytes_and_join_back_into_the_original(tmp_p
             arguments = pages[-1]["_meta"].get("mcpsqueeze/next") or {}
     assert len("\n".join(b["text"] for b in shrunk["content"]).encode()) <= 10_800
     assert all(len("\n".join(b["text"] for b in p["content"]).encode()) <= 10_800 for p in pages)
-    original = "".join(f"ligne {i} : résumé des données, élément n°{i} — état « prêt »\n" for i in range(2000))
+    original = "".join(
+        f"ligne {i} : résumé des données, élément n°{i} — état « prêt »\n" for i in range(2000)
+    )
     assert "".join(p["content"][0]["text"] for p in pages) == original
 
 
@@ -264,7 +281,8 @@ def test_the_compressed_listing_declares_invoke_and_recover_sizes_and_its_calls_
         client.initialize(client="claude-code")
         tools = {t["name"]: t for t in client.result("tools/list")["tools"]}
         read = client.call("server_invoke_tool", {"tool_name": "read_text", "tool_input": {"lines": 2000}})
-    assert tools["server_invoke_tool"]["_meta"][MAX_RESULT_SIZE_KEY] == tools["squeeze_recover"]["_meta"][
-        MAX_RESULT_SIZE_KEY
-    ]
+    assert (
+        tools["server_invoke_tool"]["_meta"][MAX_RESULT_SIZE_KEY]
+        == tools["squeeze_recover"]["_meta"][MAX_RESULT_SIZE_KEY]
+    )
     assert "structuredContent" not in read and read["content"][0]["text"].startswith("[mcpsqueeze]")
