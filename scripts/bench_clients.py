@@ -98,6 +98,8 @@ class ClientFigures:
     recovered: int = 0
     costs: dict[int, dict[str, int]] = field(default_factory=dict)
     same_as_baseline: str = "-"
+    baseline_tokens: int = 0  # what the model sees through --baseline's mcpsqueeze (0: not run)
+    baseline_over: int = 0  # its tool results over the client's limit
     log: list[str] = field(default_factory=list)  # the agent-cost model's line per result with needs
 
     @property
@@ -185,6 +187,10 @@ def report(results: list[ClientFigures]) -> None:
         )
         for why in f.over:
             print(f"    over: {why}")
+        if f.baseline_tokens:
+            ratio = f.baseline_tokens / f.direct_tokens
+            over = f"{f.baseline_over} over limit"
+            print(f"    through the baseline: {f.baseline_tokens:,} ({ratio:.2f}x), {over}")
     print("\n== targets")
     for f in results:
         if f.client == UNKNOWN:
@@ -231,11 +237,13 @@ def main(argv: list[str] | None = None) -> None:
                     print(f"  {client[:12]:<12} {line}", file=sys.stderr)
             print(f"{client}: done", file=sys.stderr)
         if baseline is not None:
-            _, theirs = run_client(UNKNOWN, len(CLIENTS) + 1, direct, needs, repo, workdir, baseline[1])
-            same = sum(masked(a.text) == masked(b.text) for a, b in zip(unknown, theirs, strict=True))
-            for f in results:
+            for index, f in enumerate(results, len(CLIENTS) + 1):
+                old, theirs = run_client(f.client, index, direct, needs, repo, workdir, baseline[1])
+                f.baseline_tokens, f.baseline_over = old.ours_tokens, len(old.over)
                 if f.client == UNKNOWN:
+                    same = sum(masked(a.text) == masked(b.text) for a, b in zip(unknown, theirs, strict=True))
                     f.same_as_baseline = f"{same}/{len(unknown)} answers the same as {baseline[0]}'s"
+                print(f"{f.client} through {baseline[0]}: done", file=sys.stderr)
         report(results)
         if args.json:
             args.json.write_text(json.dumps([dataclasses.asdict(f) for f in results], indent=1))
