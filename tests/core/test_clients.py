@@ -4,6 +4,8 @@ and the pure helpers that fit answers to it."""
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 import pytest
 
@@ -23,6 +25,7 @@ from mcpsqueeze.core._clients import (
     profiles_markdown,
     record_first,
 )
+from rawclient import assert_golden
 
 BY_NAME = {p.name: p for p in PROFILES}
 
@@ -179,3 +182,38 @@ def test_the_docs_show_the_profiles_table_as_it_is() -> None:
     assert shown == profiles_markdown(), (
         "docs/clients.md's profiles table is out of step with core/_clients.py"
     )
+
+
+GOLDEN = Path(__file__).with_name("golden")
+
+
+def _masked(text: str) -> str:
+    return re.sub(r"[0-9a-f]{32}", "RID", text)
+
+
+@pytest.mark.anyio
+@pytest.mark.usefixtures("counting_in_process")
+async def test_what_a_profiles_model_reads_of_changed_results_is_pinned() -> None:
+    from mcpsqueeze import Squeezer
+
+    lines = "".join(f"step {i}: compile module_{i}.py ... ok ({i % 7} warnings)\n" for i in range(300))
+    rows = [{"id": i, "state": "ok" if i % 4 else "failed", "ms": i * 3 % 101} for i in range(300)]
+    codex = Squeezer(budget=2000, client="codex")
+    text = await codex.present("ci", "log", {}, {"content": [{"type": "text", "text": lines}]})
+    array = await codex.present("db", "rows", {}, {"content": [{"type": "text", "text": json.dumps(rows)}]})
+    claude = Squeezer(budget=2000, client="claude-code")
+    structured = await claude.present(
+        "db",
+        "report",
+        {},
+        {"content": [{"type": "text", "text": "300 rows"}], "structuredContent": {"rows": rows}},
+    )
+    shown = [
+        text["content"][0]["text"],
+        array["content"][0]["text"],
+        json.dumps(structured["structuredContent"], separators=(",", ":")),
+    ]
+    assert all(len(t) <= 2000 for t in shown[:2])
+    assert_golden(GOLDEN / "client_profile_answers.txt", _masked("\n\n=====\n\n".join(shown)) + "\n")
+    codex.close()
+    claude.close()

@@ -554,6 +554,8 @@ class ShrinkStage:
         if too_big is not None:
             outcome.store_failed = too_big
             return result
+        if fit is not None:  # the one block the client gets, its hint line included, within the budget too
+            fit = replace(fit, chars=budget if fit.chars is None else min(fit.chars, budget))
         from ..shrink import RecoveryHint, query_terms
 
         terms = query_terms(call.arguments)
