@@ -111,7 +111,7 @@ class Limits:
         return self.over(text) <= 1.0
 
     def describe(self) -> str:
-        """ "50,000 characters or 25,000 tokens" (for the log line and `mcpsqueeze config`)."""
+        """The limits in words, such as "50,000 characters or 25,000 tokens" (the log, `config`)."""
         parts = [
             f"{value:,} {unit}"
             for value, unit in (
@@ -184,6 +184,8 @@ class ClientProfile:
             "structured": "the JSON of structuredContent when a result has one (else the text)",
             "both": "the text blocks and the JSON of structuredContent",
         }[self.shows]
+        if self.limits == Limits():
+            return f"its model sees {seen}; no limit of its is known, so results are sized as for any client"
         kept = self.limits.describe()
         per = " per text block" if self.per == "block" else " per result"
         cut = {
