@@ -91,10 +91,11 @@ def _strings(value: Any) -> Iterator[str]:
 
 def json_values(text: str) -> list[Any]:
     """The JSON values ``text`` starts with, one after another (a preview may append a notice or a
-    ``{"truncation": ...}`` object after the value), stopping at the first thing that is not JSON."""
+    ``{"truncation": ...}`` object after the value, or open with a one-line ``[mcpsqueeze]`` notice,
+    which a model reads past), stopping at the first thing that is not JSON."""
     out: list[Any] = []
     decoder = json.JSONDecoder()
-    at = 0
+    at = text.index("\n") + 1 if text.startswith("[mcpsqueeze]") and "\n" in text else 0
     while at < len(text) and text[at] in '[{"':
         try:
             value, at = decoder.raw_decode(text, at)

@@ -1047,7 +1047,7 @@ def main(argv: list[str] | None = None) -> None:
                         if call.index in changed:
                             (args.dump / f"{slug}-{call.index:02d}-{call.tool}.txt").write_text(call.text)
                 for call in run.calls:
-                    record = {k: v for k, v in asdict(call).items() if k not in ("text", "meta")}
+                    record = {k: v for k, v in asdict(call).items() if k not in ("text", "meta", "result")}
                     record["tokens"] = count_tokens(call.text)
                     record["original_chars"] = len(direct[call.index].text)
                     if call.index in changed:

@@ -79,6 +79,7 @@ class Configuration:
     wrap: Callable[[Server, Path], list[str]]
     invoke: Callable[[Server, str, dict[str, Any]], tuple[str, dict[str, Any]]] = lambda _s, t, a: (t, a)
     src: Path | None = None  # another source tree's mcpsqueeze (`--base`): its processes import that one
+    client: str = "bench"  # the clientInfo.name the replaying agent introduces itself with
 
 
 def _compressor_invoke(server: Server, tool: str, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -183,11 +184,11 @@ class Peer:
         assert answer.get("id") == request_id, answer
         return when - sent, answer
 
-    def send_initialize(self) -> None:
+    def send_initialize(self, client: str = "bench") -> None:
         params = {
             "protocolVersion": PROTOCOL,
             "capabilities": {},
-            "clientInfo": {"name": "bench", "version": "1"},
+            "clientInfo": {"name": client, "version": "1"},
         }
         self.send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params})
 
@@ -298,6 +299,7 @@ class CallRecord:
     text: str = field(repr=False, default="")
     error: str | None = None
     meta: dict[str, Any] = field(repr=False, default_factory=dict)  # the result's _meta (truncation, dedup)
+    result: dict[str, Any] = field(repr=False, default_factory=dict)  # the whole result, as received
 
 
 def session(repo: Path) -> list[tuple[str, str, dict[str, Any]]]:
@@ -408,7 +410,7 @@ def run_session(
     for server in servers(repo, workdir, index):
         peers[server.name] = Peer(config.wrap(server, workdir), {**env, **server.env}, workdir)
     for peer in peers.values():  # spawned together and asked at once, as an agent does
-        peer.send_initialize()
+        peer.send_initialize(config.client)
     for name, peer in peers.items():
         startup[name] = peer.initialize(sent=True)
     if listing:
@@ -440,6 +442,7 @@ def run_session(
                 text,
                 error,
                 result.get("_meta") or {},
+                result,
             )
         )
         seen.add(name)
@@ -659,6 +662,7 @@ def main(argv: list[str] | None = None) -> None:
                 for record in records:
                     record.pop("text")
                     record.pop("meta")
+                    record.pop("result")
                 args.json.write_text(json.dumps({"calls": records, "runs": [
                     {k: v for k, v in asdict(r).items() if k != "calls"} for r in runs
                 ]}, indent=1))  # fmt: skip

@@ -167,11 +167,11 @@ def fresh_fixture(name: str) -> Any:
 
 def in_process_server(argv: Sequence[str]) -> Callable[[], Any] | None:
     """How to make the server a backend command would run, when it can run here: the demo server and
-    the MCPServer fixtures (records, seed); None for anything else."""
+    the MCPServer fixtures (records, seed, structured); None for anything else."""
     argv = list(argv)
     if argv == demo_server():
         return lambda: fresh_demo().mcp
-    for name in ("records_server", "seed_server", "ledger_server"):
+    for name in ("records_server", "seed_server", "ledger_server", "structured_server"):
         if (
             len(argv) == 2
             and argv[0] == sys.executable

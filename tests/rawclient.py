@@ -180,13 +180,16 @@ class RawClient:
                 return "".join(chunks)
             answer = self.call(tool, following)
 
-    def initialize(self, capabilities: dict[str, Any] | None = None) -> dict[str, Any]:
+    def initialize(
+        self, capabilities: dict[str, Any] | None = None, client: str = "rawclient"
+    ) -> dict[str, Any]:
+        """The handshake, as a client that introduces itself as ``client`` (its clientInfo.name)."""
         result = self.result(
             "initialize",
             {
                 "protocolVersion": PROTOCOL,
                 "capabilities": capabilities or {},
-                "clientInfo": {"name": "rawclient", "version": "1"},
+                "clientInfo": {"name": client, "version": "1"},
             },
         )
         self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})

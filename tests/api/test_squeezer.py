@@ -78,3 +78,20 @@ async def test_recover_by_lines_returns_exactly_the_lines_a_fold_marker_names() 
     with pytest.raises(UsageError):
         squeezer.recover(rid, lines="120-180", offset=0)
     squeezer.close()
+
+
+async def test_a_client_profile_shapes_what_its_model_reads_and_fits_every_answer() -> None:
+    squeezer = Squeezer(client="codex")
+    text = "".join(f"élément {i} : « prêt »\n" for i in range(3000))
+    result = {"content": [{"type": "text", "text": text}], "structuredContent": {"content": text}}
+    presented = await squeezer.present("fs", "read_text_file", {"path": "x"}, result)
+    assert "structuredContent" not in presented and len(presented["content"]) == 1
+    assert len(presented["content"][0]["text"].encode()) <= 10_800  # Codex keeps 12,000 bytes
+    rid = presented["_meta"]["truncation"]["response_id"]
+    page = squeezer.answer_recover({"response_id": rid})
+    assert len("\n".join(b["text"] for b in page["content"]).encode()) <= 10_800
+    assert squeezer.original(rid) == result
+    assert Squeezer().client is None  # no profile unless one is named: a library has no initialize
+    with pytest.raises(UsageError, match="client must be one of"):
+        Squeezer(client="some-agent")
+    squeezer.close()

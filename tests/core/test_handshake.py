@@ -26,7 +26,7 @@ from mcpsqueeze.transports import _prestart
 argv = [sys.executable, "-c", sys.argv[3]]
 _prestart.prestart(argv)
 listing = os.environ.get("LISTING")
-listing = _handshake.Listing(json.loads(listing)) if listing is not None else None
+listing = _handshake.Listing(*json.loads(listing)) if listing is not None else None
 _handshake.handshake(_prestart.started(argv), ["gated_import"], listing)
 state = _handshake.take()
 out = {k: v.decode() if isinstance(v, bytes) else v for k, v in vars(state).items() if k != "sent"}
@@ -59,7 +59,8 @@ def _line(message: dict[str, Any]) -> bytes:
 
 
 class Driven:
-    def __init__(self, tmp_path: Path, backend: str, listing: str | bool | None = False) -> None:
+    def __init__(self, tmp_path: Path, backend: str, listing: str | list[str] | bool | None = False) -> None:
+        """``listing``: the `Listing`'s recover tool, or its recover tool and `client` setting."""
         (tmp_path / "gated_import.py").write_text(GATED_IMPORT)
         self.gate = tmp_path / "gate"
         self.received = tmp_path / "received"
@@ -78,7 +79,11 @@ class Driven:
             env={
                 "GATE": str(self.gate),
                 "PATH": "/usr/bin:/bin",
-                **({} if listing is False else {"LISTING": json.dumps(listing)}),
+                **(
+                    {}
+                    if listing is False
+                    else {"LISTING": json.dumps(listing if isinstance(listing, list) else [listing])}
+                ),
             },
         )
 
@@ -279,6 +284,18 @@ def test_the_first_tools_list_is_answered_with_the_recover_tool_before_the_impor
     state, _ = driven.finish()
     assert (state["listed"], state["recover_tool"], state["listing"]) == (True, "squeeze_recover", TOOLS_LIST)
     assert (state["front"], state["back"]) == ("", "")
+
+
+def test_the_first_listing_is_shaped_for_the_client_the_initialize_names(tmp_path: Path) -> None:
+    tools = [{"name": "read", "inputSchema": {"type": "object"}, "outputSchema": {"type": "object"}}]
+    driven = Driven(tmp_path, _lister(tools), ["squeeze_recover", "auto"])
+    claude = {**INITIALIZE, "params": {**INITIALIZE["params"], "clientInfo": {"name": "claude-code"}}}
+    driven.write(_line(claude) + _line(INITIALIZED) + _line(TOOLS_LIST))
+    _, listed = driven.read_answers(2)  # the gate is still closed: the handshake answered it
+    read, recover = json.loads(listed)["result"]["tools"]
+    assert "outputSchema" not in read
+    assert recover["_meta"]["anthropic/maxResultSizeChars"] > 40_000
+    driven.finish()
 
 
 def test_the_recover_tool_takes_the_first_free_name(tmp_path: Path) -> None:

@@ -162,3 +162,18 @@ def test_labels_hold_only_capped_server_and_tool_names() -> None:
     tools = set(re.findall(r'tool="([^"]*)"', text))
     assert len(tools) <= 257 and "other" in tools
     assert max(len(t) for t in tools) <= MAX_LABEL_CHARS
+
+
+def test_the_metrics_say_whose_model_view_the_tokens_are_of() -> None:
+    metrics = Metrics()
+    seen = CallRecord(
+        "read", 1, "shrink", "a", "b", 0.1, server="fs", client="claude-code", seen="structuredContent"
+    )
+    metrics.on_call(seen, 10, 2)
+    metrics.on_call(CallRecord("read", 2, "passthrough", "a", "a", 0.1, server="fs"), 1, 1)
+    text = metrics.render()[0].decode()
+    views = (
+        'mcpsqueeze_views_total{client="claude-code",seen="structuredContent",server="fs",tool="read"} 1.0'
+    )
+    assert views in text
+    assert 'mcpsqueeze_views_total{client="none",seen="text",server="fs",tool="read"} 1.0' in text

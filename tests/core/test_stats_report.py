@@ -280,3 +280,31 @@ def test_23_36_even_call_ticks_one_label_per_interleaved_session_and_labelled_by
     for recovered in data["recovered"]:
         stored = stats_file.parent / "rec" / f"mcpsqueeze-{recovered['response_id']}.json"
         assert recovered["bytes"] == stored.stat().st_size
+
+
+def test_the_report_says_which_calls_were_counted_as_a_clients_model_reads_them(tmp_path: Path) -> None:
+    from mcpsqueeze.accounting._report import load_report, render_text
+
+    path = tmp_path / "stats.jsonl"
+    row = {
+        "session": "s1",
+        "server": "fs",
+        "tool": "read",
+        "action": "shrink",
+        "tokens_before": 10,
+        "tokens_after": 2,
+    }
+    path.write_text(
+        "\n".join(
+            json.dumps(
+                {**row, "call": n, **({"client": "codex", "seen": "structuredContent"} if n < 3 else {})}
+            )
+            for n in (1, 2, 3)
+        )
+        + "\n"
+    )
+    text = render_text(load_report([path]))
+    assert (
+        "tokens counted   as each client's model reads them (codex: 2 calls; any other client: 1 call)"
+        in text
+    )

@@ -20,6 +20,7 @@ def test_public_api_is_exactly_the_documented_names() -> None:
         "rank_lines",
         "render_call",
         "render_message",
+        "render_notice",
         "render_text_marker",
         "search_terms",
         "shrink_texts",

@@ -41,8 +41,20 @@ class Metrics:
         self.store_failures = counter(
             "mcpsqueeze_store_failures", "Results left unshrunk because the original could not be stored."
         )
-        self.tokens_before = counter("mcpsqueeze_tokens_before", "o200k tokens as the backend sent them.")
-        self.tokens_after = counter("mcpsqueeze_tokens_after", "o200k tokens as the agent got them.")
+        self.tokens_before = counter(
+            "mcpsqueeze_tokens_before",
+            "o200k tokens of what the client's model would read of the backend's result "
+            "(mcpsqueeze_views says which part).",
+        )
+        self.tokens_after = counter(
+            "mcpsqueeze_tokens_after", "o200k tokens of what the client's model reads of the result it got."
+        )
+        self.views = counter(
+            "mcpsqueeze_views",
+            "Calls by the client profile whose model's view was counted (none: the text blocks) and the part "
+            "of the original it reads (text, structuredContent, both).",
+            ("client", "seen"),
+        )
         self.added_latency = Histogram(
             "mcpsqueeze_added_latency_seconds",
             "Time the result stages (dedup, shrink, store) added to a call.",
@@ -82,6 +94,7 @@ class Metrics:
             self.store_failures.labels(server, tool).inc()
         self.tokens_before.labels(server, tool).inc(tokens_before)
         self.tokens_after.labels(server, tool).inc(tokens_after)
+        self.views.labels(server, tool, record.client or "none", record.seen).inc()
         self.added_latency.labels(server, tool).observe(record.added_latency_ms / 1000.0)
         self.call_latency.labels(server, tool).observe(record.call_latency_ms / 1000.0)
         if record.response_id:

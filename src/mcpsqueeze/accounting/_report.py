@@ -43,6 +43,7 @@ class CallRow:
     chars_after: int
     response_id: str | None
     store_failed: bool
+    client: str | None = None  # the profile whose model's view was counted (None: the text blocks)
 
 
 @dataclass
@@ -98,6 +99,7 @@ def _call_row(row: dict[str, Any], session: str) -> CallRow:
         chars_after=int(row.get("chars_after") or 0),
         response_id=str(row["response_id"]) if row.get("response_id") else None,
         store_failed=bool(row.get("store_failed")),
+        client=str(row["client"]) if row.get("client") else None,
     )
 
 
@@ -143,12 +145,11 @@ def load_report(paths: list[Path], top: int = 5) -> Report:
     sessions: dict[str, SessionRow] = {}
     origin: dict[str, CallRow] = {}
     for row in calls:
-        totals.add(row.action, row.tokens_before, row.tokens_after, row.store_failed)
-        tools.setdefault(row.tool, Totals()).add(
-            row.action, row.tokens_before, row.tokens_after, row.store_failed
-        )
+        counted = (row.action, row.tokens_before, row.tokens_after, row.store_failed, row.client)
+        totals.add(*counted)
+        tools.setdefault(row.tool, Totals()).add(*counted)
         s = sessions.setdefault(row.session, SessionRow(row.session, [], row.time, row.time))
-        s.totals.add(row.action, row.tokens_before, row.tokens_after, row.store_failed)
+        s.totals.add(*counted)
         s.ended = max(s.ended, row.time)
         if row.server and row.server not in s.servers:
             s.servers.append(row.server)

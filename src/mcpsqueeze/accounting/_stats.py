@@ -61,6 +61,10 @@ class CallRecord:
     time: float = field(default_factory=time.time)
     session: str = ""
     call_latency_ms: float = 0.0  # request in -> result presented (backend time included), for metrics
+    # The profile of the client that read the result, and which part of the original its model reads
+    # ("text", "structuredContent" or "both"): the tokens counted are of that part (core/_clients.py).
+    client: str | None = None
+    seen: str = "text"
     # Set by `Accountant.record`, which then lets go of the texts (the counter holds them until counted).
     chars_before: int = 0
     chars_after: int = 0
@@ -86,6 +90,8 @@ class Totals:
     store_failures: int = 0
     tokens_before: int = 0
     tokens_after: int = 0
+    # calls counted as a client's model reads them, by profile: the summary says which were
+    clients: dict[str, int] = field(default_factory=dict)
 
     @property
     def saved(self) -> int:
@@ -95,8 +101,12 @@ class Totals:
     def percent(self) -> float:
         return 100.0 * self.saved / self.tokens_before if self.tokens_before else 0.0
 
-    def add(self, action: str, before: int, after: int, store_failed: bool = False) -> None:
+    def add(
+        self, action: str, before: int, after: int, store_failed: bool = False, client: str | None = None
+    ) -> None:
         self.calls += 1
+        if client is not None:
+            self.clients[client] = self.clients.get(client, 0) + 1
         if action == "dedup":
             self.deduplicated += 1
         elif action == "shrink":
@@ -127,9 +137,20 @@ def render_summary(totals: Totals, title: str = "mcpsqueeze session summary") ->
         f"  tokens after     {totals.tokens_after}",
         f"  tokens saved     {totals.saved} ({totals.percent:.1f}%)",
     ]
+    if totals.clients:
+        lines.append(f"  tokens counted   as each client's model reads them ({_clients(totals)})")
     if totals.store_failures:
         lines.append(f"  not shrunk because the original could not be stored: {totals.store_failures}")
     return "\n".join(lines)
+
+
+def _clients(totals: Totals) -> str:
+    """ "claude-code: 39 calls" per profile, and the calls of clients without one."""
+    parts = [f"{name}: {n} call{'s' if n != 1 else ''}" for name, n in sorted(totals.clients.items())]
+    other = totals.calls - sum(totals.clients.values())
+    if other:
+        parts.append(f"any other client: {other} call{'s' if other != 1 else ''}")
+    return "; ".join(parts)
 
 
 def _split(totals: Totals) -> str:
@@ -314,7 +335,7 @@ class Accountant:
             if not isinstance(exc, concurrent.futures.CancelledError):
                 logger.warning("mcpsqueeze: token counting failed: %s", exc)
             return
-        self.totals.add(record.action, before, after, record.store_failed is not None)
+        self.totals.add(record.action, before, after, record.store_failed is not None, record.client)
         if self._stats is not None:
             line = {
                 "time": round(record.time, 3),
@@ -329,6 +350,9 @@ class Accountant:
                 "tokens_after": after,
                 "added_latency_ms": round(record.added_latency_ms, 3),
             }
+            if record.client is not None:  # which part was counted: what this client's model reads
+                line["client"] = record.client
+                line["seen"] = record.seen
             if record.response_id:
                 line["response_id"] = record.response_id
             if record.report:

@@ -14,6 +14,7 @@ from typing import Any, Unpack
 from .._errors import RecoveryError
 from .._voice import McpVoice
 from ..core import (
+    DEFAULT_PAGE_SIZE,
     Call,
     Outcome,
     RecoverKeywords,
@@ -24,6 +25,7 @@ from ..core import (
     parts_text,
     recover,
 )
+from ..core._clients import choose
 from ..settings import (
     PolicySet,
     Settings,
@@ -70,7 +72,9 @@ class Squeezer:
     `shrink_above` (size the previews of results over it by value; False: only results over the
     budget shrink), `toonify`, `query`, `drop_duplicate_structured`, `recovery` ("memory" by default;
     "files" or "both" also write originals to `recovery_dir` as the proxy does), `cache_entries`,
-    `cache_bytes`, `cache_ttl`, `jobs`. A keyword left out (or None) takes the library's default.
+    `cache_bytes`, `cache_ttl`, `jobs`, `client` (a profile's name, docs/clients.md: results and recover
+    answers fit what that client keeps whole, structuredContent shaped for a client that shows it to
+    its model). A keyword left out (or None) takes the library's default.
     `policies` (a config file's, `load_config(path).policies`) refine them per `server:tool`. Unknown,
     expired and evicted ids raise `RecoveryError`; recovery never re-runs a tool.
     """
@@ -101,6 +105,8 @@ class Squeezer:
         self._services = build_services(settings)
         self._pipeline = new_pipeline(settings, self._services, McpVoice(recover_tool))
         self._calls = 0
+        # The profile `client` names (a library has no `initialize` to choose one from: "auto" is none)
+        self.client = choose(settings.client, None).profile
 
     async def present(
         self, server: str, tool: str, arguments: dict[str, Any] | None, result: object, *, full: bool = False
@@ -115,7 +121,14 @@ class Squeezer:
     ) -> tuple[dict[str, Any], Outcome]:
         """`present`, and what the stages did (`action`, `response_id`, `original_file`)."""
         self._calls += 1
-        call = Call(server=server, tool=tool, arguments=arguments or {}, number=self._calls, full=full)
+        call = Call(
+            server=server,
+            tool=tool,
+            arguments=arguments or {},
+            number=self._calls,
+            full=full,
+            client=self.client,
+        )
         raw = result if isinstance(result, dict) else as_result(result)
         return await self._pipeline.present(call, raw)
 
@@ -161,9 +174,16 @@ class Squeezer:
     def answer_recover(self, arguments: object, page_size: int | None = None) -> dict[str, Any]:
         """The recover tool's answer to a call with `arguments` (or a parsed RecoverRequest), as the MCP
         proxy gives it, except that a refused request raises instead of being an isError result; with
-        `page_size`, an answer longer than that is its first page (`_meta["mcpsqueeze/next"]` the next)."""
+        `page_size`, an answer longer than that is its first page (`_meta["mcpsqueeze/next"]` the next);
+        for a `client` profile, every answer and page fits what that client keeps whole."""
         request = arguments if isinstance(arguments, RecoverRequest) else RecoverRequest.parse(arguments)
-        return recover(self._services.store, request, page_size)
+        client = self.client
+        fit = (
+            None
+            if client is None
+            else client.answer_limits(client.declared_size(page_size or DEFAULT_PAGE_SIZE))
+        )
+        return recover(self._services.store, request, page_size, fit)
 
     def recover(self, response_id: str | list[str], **keywords: Unpack[RecoverKeywords]) -> str:
         """The original's text (or the part `pointer` / `query` / `offset`+`length` / `lines` select):

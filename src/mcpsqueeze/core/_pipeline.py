@@ -7,6 +7,7 @@ note what it did on the `Outcome`, which accounting reads later, off the respons
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -20,6 +21,7 @@ from .._jsonbytes import loads
 from .._results import Result, text_of
 from ..accounting import Accountant, CallRecord, new_session_id
 from ..settings import Policy
+from ._clients import ClientProfile, model_view
 from ._full import CallsShown, Shown, call_key, may_run_again, not_run_again
 
 if TYPE_CHECKING:
@@ -44,6 +46,8 @@ class Call:
     started: float = field(default_factory=time.perf_counter)
     # resolved by the pipeline for (server, tool); None: the stages' own settings
     policy: Policy | None = None
+    # the profile of the client that reads the result (core/_clients.py); None: any client
+    client: ClientProfile | None = None
 
 
 @dataclass
@@ -128,11 +132,14 @@ class Pipeline:
         presented = result
         if call.policy is None and self.policy_for is not None:
             call.policy = self.policy_for(call.server, call.tool)
+        if call.client is not None and call.policy is not None:
+            call.policy = _under(call.policy, call.client)
         before_text = ""
         # Counting starts now, in the counter's helper, beside the stages; it never holds the call up, however
-        # far behind it is (counting is accounting, not a gate: issue 23 item 13).
+        # far behind it is (counting is accounting, not a gate). What is counted is what the client's model
+        # reads of the result (the JSON of structuredContent, for some clients).
         if self.accountant is not None:
-            before_text = text_of(result)
+            before_text, seen = model_view(result, call.client)
             self.accountant.begin(before_text)
         if result.get("isError") is True:
             outcome.action = "error"
@@ -149,11 +156,13 @@ class Pipeline:
             shown = Shown(call.number, outcome.original_id or outcome.response_id)
             self.shown.note(call_key(call.server, call.tool, call.arguments), shown)
         if self.accountant is not None:
-            after_text = before_text if presented is result else text_of(presented)
-            self._account(call, before_text, after_text, outcome, time.perf_counter() - started)
+            after_text = before_text if presented is result else model_view(presented, call.client)[0]
+            self._account(call, before_text, after_text, outcome, time.perf_counter() - started, seen)
         return presented, outcome
 
-    def _account(self, call: Call, before_text: str, after_text: str, outcome: Outcome, took: float) -> None:
+    def _account(
+        self, call: Call, before_text: str, after_text: str, outcome: Outcome, took: float, seen: str
+    ) -> None:
         assert self.accountant is not None
         self.accountant.record(
             CallRecord(
@@ -169,5 +178,16 @@ class Pipeline:
                 store_failed=outcome.store_failed,
                 session=self.session,
                 call_latency_ms=(time.perf_counter() - call.started) * 1000,
+                client=None if call.client is None else call.client.name,
+                seen=seen,
             )
         )
+
+
+def _under(policy: Policy, client: ClientProfile) -> Policy:
+    """``policy`` with its budget no larger than what ``client`` keeps whole (with our margin): the
+    budget a user sets is an upper bound under the profile."""
+    cap = client.answer_limits().budget
+    if cap is None or cap >= policy.budget:
+        return policy
+    return dataclasses.replace(policy, budget=cap)

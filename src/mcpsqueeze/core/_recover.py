@@ -16,6 +16,7 @@ from .._errors import RecoveryError, UsageError
 from .._lines import read_lines
 from .._results import text_blocks, text_of
 from ..recovery import read_window, resolve_pointer
+from ._clients import Limits, page_chars
 from ._request import LineRange, RecoverRequest
 
 if TYPE_CHECKING:
@@ -104,12 +105,15 @@ class Originals(Protocol):
 DEFAULT_PAGE_SIZE = 40_000
 
 
-def recover(store: Originals | None, request: RecoverRequest, page_size: int | None = None) -> dict[str, Any]:
+def recover(
+    store: Originals | None, request: RecoverRequest, page_size: int | None = None, fit: Limits | None = None
+) -> dict[str, Any]:
     """The recover tool's answer to ``request``, for every door: load each original asked for (never
     re-running a tool) and render the parts asked for; with ``page_size`` (the MCP doors), an answer
     longer than that is one page of it (see ``page_of``; a request naming a page is paged at the default
-    size on any door). RecoveryError when an original is not available, UsageError when a part asked
-    for does not exist in it."""
+    size on any door); with ``fit`` (the client's limits, core/_clients.py), every answer and page fits
+    them. RecoveryError when an original is not available, UsageError when a part asked for does not
+    exist in it."""
     from .._jsonbytes import loads  # orjson: not on the shell shim's path, which reads files itself
 
     if store is None:
@@ -124,22 +128,27 @@ def recover(store: Originals | None, request: RecoverRequest, page_size: int | N
                 f"the stored original {response_id} is not valid JSON ({exc}); it may have been altered"
             ) from exc
     result = answer(originals, request)
-    if request.page is not None or page_size is not None:
-        result = page_of(result, request, page_size or DEFAULT_PAGE_SIZE)
+    if request.page is not None or page_size is not None or fit is not None:
+        result = page_of(result, request, page_size or DEFAULT_PAGE_SIZE, fit)
     return result
 
 
-def page_of(result: dict[str, Any], request: RecoverRequest, page_size: int) -> dict[str, Any]:
-    """``result`` itself when its text fits in ``page_size`` characters (and no page was asked for);
-    else page ``request.page`` (from 0) of the text it recovers (``parts_text``): one exact text block,
-    then a short note block naming the next call. ``_meta["mcpsqueeze/page"]`` says where the page
-    lies (and where each part lies, for several parts); ``_meta["mcpsqueeze/next"]`` is the exact
-    arguments object of the next page, absent on the last. The pages' first blocks join back into
-    the answer's text byte for byte."""
+def page_of(
+    result: dict[str, Any], request: RecoverRequest, page_size: int, fit: Limits | None = None
+) -> dict[str, Any]:
+    """``result`` itself when its text fits in ``page_size`` characters (and ``fit``, a client's
+    limits) and no page was asked for; else page ``request.page`` (from 0) of the text it recovers
+    (``parts_text``): one exact text block, then a short note block naming the next call, the two
+    within ``fit`` (``page_chars``: the same text always gets the same pages). ``_meta["mcpsqueeze/page"]``
+    says where the page lies (and where each part lies, for several parts); ``_meta["mcpsqueeze/next"]``
+    is the exact arguments object of the next page, absent on the last. The pages' first blocks join
+    back into the answer's text byte for byte."""
     text = parts_text(result)
     page = request.page or 0
-    if request.page is None and len(text) <= page_size:
+    if request.page is None and len(text) <= page_size and (fit is None or fit.fits(text_of(result))):
         return result
+    if fit is not None:
+        page_size = page_chars(text, fit, page_size)
     pages = max(1, -(-len(text) // page_size))
     if page >= pages:
         raise UsageError(
@@ -176,12 +185,14 @@ def _spans(result: dict[str, Any]) -> list[dict[str, Any]]:
     return spans
 
 
-def tool_answer(store: Originals | None, arguments: object, page_size: int | None = None) -> dict[str, Any]:
+def tool_answer(
+    store: Originals | None, arguments: object, page_size: int | None = None, fit: Limits | None = None
+) -> dict[str, Any]:
     """The recover tool's CallToolResult for a call with ``arguments``, as every MCP-speaking door gives
     it (wrap's relay, the stateless frontend, Toolset): a refused request or a missing original is an
     ``isError`` result whose text says why, never an exception that could end the session."""
     try:
-        return recover(store, RecoverRequest.parse(arguments), page_size)
+        return recover(store, RecoverRequest.parse(arguments), page_size, fit)
     except (RecoveryError, UsageError) as exc:
         return {"content": [{"type": "text", "text": f"mcpsqueeze: {exc}"}], "isError": True}
 

@@ -1,5 +1,7 @@
-"""Opt-in result stages that reshape a result rather than cut it: a per-tool JMESPath projection
-(`query` policy), and dropping a structuredContent that repeats the text (`drop_duplicate_structured`).
+"""Result stages that reshape a result rather than cut it: a per-tool JMESPath projection (`query`
+policy), and structuredContent as the client's model reads it (dropped when it repeats the text,
+previewed when it differs and is large: for a client profile that shows it, or by
+`drop_duplicate_structured`).
 
 Both store the complete original first and name it in ``_meta.truncation``, like every changed result;
 when the original cannot be stored the result passes unchanged.
@@ -11,12 +13,14 @@ import json
 import logging
 from typing import Any
 
-from .._errors import RecoveryError, UsageError
+from .._errors import RecoveryError, ShrinkError, UsageError
 from .._jsonbytes import loads
 from .._results import text_blocks
 from ..recovery import RecoveryStore
+from ..settings import DEFAULT_BUDGET
+from ._clients import ClientProfile, may_change_structured, record_first, structured_json
 from ._pipeline import Call, Outcome, Result, text_of
-from ._stages import StoringStage, presented_with
+from ._stages import ShrinkJob, StoringStage, laid_out, presented_with, shrink_fitting
 
 __all__ = ["ProjectStage", "StructuredStage", "duplicates_text"]
 
@@ -70,8 +74,9 @@ class ProjectStage(StoringStage):
         # The shim's stdout carries only the data; a projection still over the budget is shrunk next,
         # and the shrink record carries this one (as `projection`) instead of a notice it would cut.
         fits = call.policy is None or shown + len(message) <= call.policy.budget
-        if self.voice.notices_inline and fits:
-            new_content.append({"type": "text", "text": message})
+        notice = message if self.voice.notices_inline and fits else None
+        shown_texts = [new_content[i]["text"] for i in indexes]
+        new_content = laid_out(content, indexes, shown_texts, notice, call.client)
         presented = presented_with(result, new_content, {"truncation": record})
         outcome.kept("shrink", response_id, stored.file)  # counted with the shrunk results
         outcome.report = record["report"]
@@ -99,33 +104,45 @@ def _original_duplicates(store: RecoveryStore, response_id: str) -> bool:
 
 
 class StructuredStage(StoringStage):
-    """``--drop-duplicate-structured``: drop a structuredContent that repeats the text (runs last).
+    """What the model of a client that shows structuredContent gets (runs last), and
+    ``--drop-duplicate-structured`` for any other client.
 
-    For clients that forward structuredContent to the model, where a server that sends every result
-    twice costs twice the tokens and undoes shrinking. The relay then hides the tool's outputSchema so
-    the client does not reject a result without it. The original, structuredContent included, stays
-    recoverable: the earlier stage's stored original when the result was already changed, else stored
-    here."""
+    Such a client (core/_clients.py) hands its model the JSON of structuredContent and drops the text,
+    so the text's preview would go unseen: a structuredContent that repeats the text (the same JSON, or
+    one member holding it) is dropped, so the model reads the text's preview; one that differs and is
+    larger than the budget (or the client's limits) becomes its own preview, the truncation record
+    inside. The door withholds those tools' outputSchema (``listed_for``), so the client does not reject
+    the changed result. The original, structuredContent included, stays recoverable: the earlier
+    stage's stored original when the result was already changed, else stored here."""
 
     async def __call__(self, call: Call, result: Result, outcome: Outcome) -> Result:
-        if (
-            call.policy is None
-            or not call.policy.drop_duplicate_structured
-            or "structuredContent" not in result
-        ):
+        if "structuredContent" not in result or result.get("isError") is True:
             return result
-        meta = dict(result.get("_meta") or {})
+        client = call.client
+        shown = client is not None and client.shows_structured
+        if shown and call.policy is not None and not may_change_structured(call.policy):
+            return result
+        if not shown and (call.policy is None or not call.policy.drop_duplicate_structured):
+            return result
         if outcome.response_id is not None:  # already changed: the stored original is what to compare
             try:
                 duplicate = await self._workers.run(_original_duplicates, self._store, outcome.response_id)
             except RecoveryError:
                 return result
-            if not duplicate:
-                return result
+        else:
+            duplicate = duplicates_text(result)
+        if duplicate:
+            return await self._drop(result, outcome)
+        if shown:
+            assert client is not None
+            return await self._preview(call, client, result, outcome)
+        return result
+
+    async def _drop(self, result: Result, outcome: Outcome) -> Result:
+        meta = dict(result.get("_meta") or {})
+        if outcome.response_id is not None:
             record = dict(meta.get("truncation") or {})
         else:
-            if not duplicates_text(result):
-                return result
             kept = await self._store_new(result, outcome)
             if kept is None:
                 return result
@@ -145,3 +162,48 @@ class StructuredStage(StoringStage):
         presented = {k: v for k, v in result.items() if k != "structuredContent"}
         presented["_meta"] = meta
         return presented
+
+    async def _preview(self, call: Call, client: ClientProfile, result: Result, outcome: Outcome) -> Result:
+        """A structuredContent the client shows instead of the text, previewed when it is over the
+        budget or the client's limits (half the budget when the client shows the text beside it)."""
+        from ..shrink import RecoveryHint
+
+        budget = call.policy.budget if call.policy is not None else DEFAULT_BUDGET
+        if client.shows == "both":
+            budget //= 2
+        fit = client.answer_limits()
+        text = structured_json(result["structuredContent"])
+        if not text or (len(text) <= budget and fit.fits(text)):
+            return result
+        if fit.budget is not None:
+            budget = min(budget, fit.budget)
+        response_id = outcome.response_id
+        file = outcome.original_file
+        if response_id is None:
+            kept = await self._store_new(result, outcome)
+            if kept is None:
+                return result
+            response_id, stored = kept
+            file = stored.file
+        hint = RecoveryHint(response_id, file, self.voice)
+        job = ShrinkJob([text], budget, hint, None, (), None, fit)
+        try:
+            shrunk = await self._workers.run(shrink_fitting, job)
+        except ShrinkError:
+            shrunk = None
+        if shrunk is None:
+            return result  # (stored, but nothing shown of it: an original without a preview is harmless)
+        try:  # (the record first, where the client's model starts reading)
+            value = json.loads(record_first(shrunk.texts[0], shrunk.truncation))
+        except (ValueError, RecursionError):
+            return result
+        if shrunk.notice is not None and isinstance(value, dict):
+            value = {**value, "mcpsqueeze": shrunk.notice}  # (the object owns "truncation" already)
+        meta = dict(result.get("_meta") or {})
+        record = dict(meta.get("truncation") or shrunk.truncation)
+        record["structured_content_previewed"] = shrunk.truncation["report"]
+        meta["truncation"] = record
+        if outcome.action == "passthrough":
+            outcome.kept("shrink", response_id, file)
+            outcome.report = shrunk.report.as_dict()
+        return {**result, "structuredContent": value, "_meta": meta}

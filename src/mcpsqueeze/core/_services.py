@@ -51,6 +51,7 @@ class SessionServices:
     timeout: float | None = None
     metrics: Metrics | None = None  # for GET /metrics on the HTTP doors
     page_size: int | None = None  # the recover tool's answers longer than this come in pages (MCP doors)
+    client: str = "auto"  # the `client` setting: how a session's client profile is chosen (core/_clients.py)
 
 
 class ObservedStore(RecoveryStore):
@@ -133,6 +134,7 @@ def build_services(settings: Settings, metrics: bool = False) -> SessionServices
         timeout=settings.timeout,
         metrics=registry,
         page_size=settings.page_size,
+        client=settings.client,
     )
 
 
@@ -173,7 +175,8 @@ def new_pipeline(
         )
     if store is not None and _stage_on(settings, "toonify"):
         stages.append(ToonStage(store, services.workers, voice))
-    if store is not None and _stage_on(settings, "drop_duplicate_structured"):
+    # (what a client that shows structuredContent gets, and --drop-duplicate-structured for any other)
+    if store is not None and (settings.client != "none" or _stage_on(settings, "drop_duplicate_structured")):
         stages.append(StructuredStage(store, services.workers, voice))
     policy_for = settings.policies.resolver(settings.policy)
     return Pipeline(stages, services.accountant, policy_for, store)

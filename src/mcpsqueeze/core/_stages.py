@@ -19,6 +19,7 @@ from .._errors import RecoveryError, ShrinkError
 from .._jsonbytes import dumps, loads
 from .._results import text_blocks, text_chars
 from ..recovery import RecoveryStore, Stored, new_response_id
+from ._clients import ClientProfile, Limits, arrange, record_first
 from ._dedup import content_digest, render_overlap, render_pointer
 from ._overlap import MAX_RATIO, MIN_CHARS, Delta, overlap_delta
 from ._pipeline import Call, Outcome, Result, text_of
@@ -29,7 +30,17 @@ if (
     from .._voice import Voice
     from ..shrink import RecoveryHint, Shrunk
 
-__all__ = ["DedupStage", "ShrinkStage", "StoringStage", "ToonStage", "Workers", "original_bytes"]
+__all__ = [
+    "DedupStage",
+    "ShrinkJob",
+    "ShrinkStage",
+    "StoringStage",
+    "ToonStage",
+    "Workers",
+    "laid_out",
+    "original_bytes",
+    "shrink_fitting",
+]
 
 T = TypeVar("T")
 _INLINE_LIMIT = 256 * 1024  # below this, hashing inline (~1 ms) is cheaper than a thread hop under load
@@ -231,6 +242,31 @@ def presented_with(result: Result, content: list[Any], meta: dict[str, Any]) -> 
     return presented
 
 
+def laid_out(
+    content: list[Any],
+    indexes: list[int],
+    texts: Sequence[str],
+    notice: str | None,
+    client: ClientProfile | None,
+    head: str | None = None,
+) -> list[Any]:
+    """The content of a changed result: its text blocks at ``indexes`` replaced by ``texts``, and the
+    ``notice`` (a text block of its own) after them. For a client with a profile, the texts and the
+    notice are one block, the recovery hint first (``arrange``; ``head`` is the one-line hint to put
+    there when the texts do not open with one): a client keeps one block's head whatever it cuts."""
+    if client is None or not indexes:
+        new_content = list(content)
+        for i, text in zip(indexes, texts, strict=True):
+            new_content[i] = {**content[i], "text": text}
+        if notice is not None:
+            new_content.append({"type": "text", "text": notice})
+        return new_content
+    joined = arrange(list(texts), notice, head)
+    first, others = indexes[0], set(indexes[1:])
+    kept = (block for i, block in enumerate(content) if i not in others)
+    return [{**block, "text": joined} if block is content[first] else block for block in kept]
+
+
 def with_texts(
     content: list[Any], indexes: list[int], texts: list[str], replaced: Sequence[str | None]
 ) -> tuple[list[Any], int]:
@@ -366,6 +402,8 @@ class DedupStage:
         shown = len(message) + len(delta.body)
         if shown > MAX_RATIO * len(text) or (budget is not None and shown > budget):
             return result
+        if call.client is not None and not call.client.answer_limits().fits(f"{message}\n{delta.body}"):
+            return result  # (its lines or bytes) the shrink stage fits it instead
         try:
             stored = await _keep(self._workers, self._store, response_id, result)
             if base_id is not None:  # content-addressed: the earlier original is not written twice
@@ -379,6 +417,8 @@ class DedupStage:
         if base_id is not None:
             overlap["overlaps_response_id"] = base_id
         content = [{"type": "text", "text": message}, {"type": "text", "text": delta.body}]
+        if call.client is not None:
+            content = laid_out(content, [0, 1], [message, delta.body], None, call.client)
         return presented_with(
             result, content, {"truncation": {"message": message, **where}, "mcpsqueeze/dedup": overlap}
         )
@@ -405,10 +445,10 @@ class DedupStage:
 
 
 @dataclass(frozen=True, slots=True)
-class _ShrinkJob:
+class ShrinkJob:
     """What one shrink is given: the text blocks, the budget, the recovery hint the notice words, the cap on
-    each block (--truncate-chars), the call's query terms, and the size above which a preview is sized by
-    value (--shrink-above)."""
+    each block (--truncate-chars), the call's query terms, the size above which a preview is sized by
+    value (--shrink-above), and the client's limits the preview must fit (None: the budget only)."""
 
     texts: list[str]
     budget: int
@@ -416,6 +456,40 @@ class _ShrinkJob:
     limit: int | None
     terms: Sequence[str]
     above: int | None
+    fit: Limits | None = None
+
+
+#: How many times a preview is shrunk again, smaller, to fit a client's bytes or lines.
+_FIT_ATTEMPTS = 4
+
+
+def _head(shrunk: Shrunk, hint: RecoveryHint) -> str:
+    """The one-line recovery hint a client's single block opens with (see ``laid_out``)."""
+    from ..shrink import render_notice
+
+    return render_notice(shrunk.report, hint)
+
+
+def shrink_fitting(job: ShrinkJob) -> Shrunk | None:
+    """The preview of ``job``; with a client's limits (``job.fit``), one that fits them as the client
+    gets it (one block, the hint first), shrunk again with less room while its bytes or lines are over."""
+    from ..shrink import shrink_texts
+
+    shrunk = shrink_texts(job.texts, job.budget, job.hint, job.terms, block_limit=job.limit, above=job.above)
+    for _ in range(_FIT_ATTEMPTS):
+        if shrunk is None or job.fit is None:
+            return shrunk
+        over = job.fit.over(arrange(shrunk.texts, shrunk.notice, _head(shrunk, job.hint)))
+        if over <= 1.0:
+            return shrunk
+        budget = int(min(job.budget, sum(map(len, shrunk.texts))) / over * 0.95)
+        job = replace(job, budget=max(1, budget), above=None)
+        try:
+            smaller = shrink_texts(job.texts, job.budget, job.hint, job.terms, block_limit=job.limit)
+        except ShrinkError:
+            return shrunk  # no smaller preview: the closest one
+        shrunk = smaller if smaller is not None else shrunk
+    return shrunk
 
 
 class ShrinkStage:
@@ -438,15 +512,11 @@ class ShrinkStage:
         self.above = above  # --shrink-above: results over this get a preview sized by value
         self._in_flight = 0  # shrinks under way (see _INLINE_SHRINK_ALONE)
 
-    def _shrink(self, job: _ShrinkJob) -> Shrunk | None:
-        from ..shrink import shrink_texts
-
-        return shrink_texts(
-            job.texts, job.budget, job.hint, job.terms, block_limit=job.limit, above=job.above
-        )
+    def _shrink(self, job: ShrinkJob) -> Shrunk | None:
+        return shrink_fitting(job)
 
     def _shrink_and_store(
-        self, job: _ShrinkJob, response_id: str, result: Result
+        self, job: ShrinkJob, response_id: str, result: Result
     ) -> tuple[Shrunk | None, Stored | None]:
         """Condense, then (only if that gave a preview) store the original, in ONE worker job: each hop
         to a thread and back costs milliseconds on a busy machine. RecoveryError if it was not stored."""
@@ -475,18 +545,23 @@ class ShrinkStage:
             and all(t.lstrip()[:1] in ("[", "{") for t in texts)
         ):
             above = None  # --toonify: JSON under the budget is shown losslessly as TOON, not sized by value
-        if total <= budget and (limit is None or longest <= limit) and (above is None or total <= above):
+        fit = call.client.answer_limits() if call.client is not None else None
+        if fit is not None and not fit.fits("\n".join(texts)):  # its bytes or lines are over the client's
+            budget = min(budget, max(1, int(total / fit.over("\n".join(texts)) * 0.95)))
+        elif total <= budget and (limit is None or longest <= limit) and (above is None or total <= above):
             return result
         too_big = self._store.cannot_hold(total)  # chars: no more than the original's bytes
         if too_big is not None:
             outcome.store_failed = too_big
             return result
+        if fit is not None:  # the one block the client gets, its hint line included, within the budget too
+            fit = replace(fit, chars=budget if fit.chars is None else min(fit.chars, budget))
         from ..shrink import RecoveryHint, query_terms
 
         terms = query_terms(call.arguments)
         response_id = new_response_id()
         hint = RecoveryHint(response_id, self._store.planned_file(response_id), self.voice)
-        job = _ShrinkJob(texts, budget, hint, limit, terms, above)
+        job = ShrinkJob(texts, budget, hint, limit, terms, above, fit)
         # a few ms on the loop cost less than two thread hops; less so beside another shrink
         inline_below = _INLINE_SHRINK if self._in_flight else _INLINE_SHRINK_ALONE
         if self._store.remote:  # a network store: always in a worker
@@ -514,11 +589,13 @@ class ShrinkStage:
                 shrunk = None
             if shrunk is None:
                 return result
-        new_content = list(content)
-        for i, text in zip(indexes, shrunk.texts, strict=True):
-            new_content[i] = {**content[i], "text": text}
-        if shrunk.notice and self.voice.notices_inline:  # the shim prints the notice on stderr instead
-            new_content.append({"type": "text", "text": shrunk.notice})
+        # the shim prints the notice on stderr instead
+        notice = shrunk.notice if self.voice.notices_inline else None
+        texts, head = shrunk.texts, None
+        if call.client is not None:  # the hint first: a JSON object's record, else the one-line hint
+            texts = [record_first(text, shrunk.truncation) for text in texts]
+            head = _head(shrunk, hint)
+        new_content = laid_out(content, indexes, texts, notice, call.client, head)
         # a query policy's projection record, carried inside the shrink record
         projection = (result.get("_meta") or {}).get("truncation") if outcome.action == "shrink" else None
         record = shrunk.truncation if projection is None else {**shrunk.truncation, "projection": projection}
@@ -555,6 +632,9 @@ class ToonStage(StoringStage):
         rendered = await self._workers.run_sized(
             sum(map(len, texts)), _toonify_all, texts, inline_below=_INLINE_LIMIT
         )
+        if call.client is not None:  # TOON has a line per row: it must fit the client's lines too
+            fit = call.client.answer_limits()
+            rendered = [r if r is None or fit.fits(r) else None for r in rendered]
         kept = await self._keep_rewritten(result, outcome, content, indexes, texts, rendered)
         if kept is None:
             return result

@@ -26,6 +26,7 @@ from ..core import CompactTools, Invoke, ListingError, list_recover_tool
 from ..settings import Settings
 from ..transports import Message, error_response
 from ._modern_http import params_of, respond_json
+from ._recover_tool import shaped_listing
 
 __all__ = [
     "NOT_FOUND",
@@ -195,6 +196,10 @@ async def stateless_hook(
             return None
         pipelines = [front.pipeline, *(p for _, p in front._callers.values())]
         front.recover_tool, result = compact.listing(tools, front.recover_tool, pipelines)
+        ours = (front.recover_tool, tools.invoke_tool)
+        result = shaped_listing(
+            {"result": result}, front.services, front.pipeline, front.client_of(params), ours
+        )["result"]
         result = {**result, "resultType": "complete", "ttlMs": 0, "cacheScope": "private"}
         await respond_json(send, {"jsonrpc": "2.0", "id": message["id"], "result": result})
         return None

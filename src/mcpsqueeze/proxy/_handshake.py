@@ -26,7 +26,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,9 +74,14 @@ class Handshake:
 @dataclass(frozen=True)
 class Listing:
     """How the relay answers a plain tools/list (the recover tool's name before the backend's tools are
-    known; None: not offered): the handshake answers the first one the same way."""
+    known; None: not offered): the handshake answers the first one the same way, shaped for the client
+    its `initialize` names (core/_clients.py `listed_for`: the `client` setting, the recover pages' size,
+    and whether a tool's results may change at all)."""
 
     recover_tool: str | None
+    client: str = "none"
+    page_size: int = 40_000
+    may_change: Callable[[str], bool] = lambda name: True
 
 
 def recover_tool_name(settings: Settings) -> str | None:
@@ -94,7 +99,14 @@ def early_listing(settings: Settings) -> Listing | None:
     key = "drop_duplicate_structured"
     if settings.policy.drop_duplicate_structured or settings.policies.may_enable(key):
         return None
-    return Listing(recover_tool_name(settings))
+    from ..core._clients import may_change_structured
+
+    policy_for = settings.policies.resolver(settings.policy)
+
+    def may_change(name: str) -> bool:
+        return may_change_structured(policy_for(settings.server_name, name))
+
+    return Listing(recover_tool_name(settings), settings.client, settings.page_size, may_change)
 
 
 _done: list[Handshake] = []
@@ -217,10 +229,24 @@ class _Exchange:
             return
         result = reply["result"]
         state.recover_tool, listed = list_recover_tool(result, listing.recover_tool, ())
+        listed = self._shaped(listed, listing, state)
         reply = with_id(reply, message["id"])
         state.listed = True
         with contextlib.suppress(OSError):
             _write(1, line_of(reply if listed is result else {**reply, "result": listed}))
+
+    @staticmethod
+    def _shaped(result: dict[str, Any], listing: Listing, state: Handshake) -> dict[str, Any]:
+        """The listing as the client its `initialize` names should see it, as the relay shapes it."""
+        from ..core._clients import choose, client_info_of, listed_for
+
+        assert state.request is not None
+        profile = choose(listing.client, client_info_of(state.request.get("params"))).profile
+        tools = result.get("tools")
+        if profile is None or not isinstance(tools, list):
+            return result
+        shaped = listed_for(profile, tools, [state.recover_tool or ""], listing.page_size, listing.may_change)
+        return {**result, "tools": shaped}
 
     def _ask(self, request: dict[str, Any], request_id: int) -> dict[str, Any] | None:
         """`request` sent to the backend as `request_id` and its answer, a result; None (what was read

@@ -26,8 +26,9 @@ import anyio
 import anyio.abc
 
 from .._errors import BackendError, MCPSqueezeError
-from .._results import text_chars
+from .._results import text_chars, text_of
 from ..core import Call, CompactTools, Invoke, Pipeline, SessionServices, name_recover_tool
+from ..core._clients import ClientProfile, choose, client_info_of
 from ..transports import (
     BACKEND_GONE,
     INVALID_REQUEST,
@@ -47,7 +48,7 @@ from ..transports import (
 )
 from ._compact import NOT_FOUND, CompactFront, invoke_message
 from ._handshake import BACKEND_ID, LISTING_ID, Handshake
-from ._recover_tool import answer_recover, with_recover_tool
+from ._recover_tool import answer_recover, shaped_listing, with_recover_tool
 
 __all__ = ["BACKEND_GONE", "FULL_META_KEY", "TIMEOUT", "UNREADABLE", "Relay"]
 
@@ -57,29 +58,6 @@ START_FAILURE_GRACE = 5.0  # seconds a backend that failed at start still has it
 FLUSH_SECONDS = 30.0  # after the drain, at most this long to write the last answers
 NEW_ENVELOPE = "2026-07-28"
 FULL_META_KEY = "mcpsqueeze/full"
-
-
-def _hide_output_schemas(
-    pipeline: Pipeline, server: str, message: Message, result: dict[str, Any]
-) -> tuple[Message, dict[str, Any]]:
-    """Tools whose policy drops a duplicate structuredContent lose their outputSchema in tools/list:
-    a client that validates results against it would reject a result without structuredContent."""
-    tools = result.get("tools")
-    lookup = pipeline.policy_for
-    if lookup is None or not isinstance(tools, list):
-        return message, result
-    hidden = [
-        {k: v for k, v in t.items() if k != "outputSchema"}
-        if isinstance(t, dict)
-        and "outputSchema" in t
-        and lookup(server, str(t.get("name"))).drop_duplicate_structured
-        else t
-        for t in tools
-    ]
-    if all(a is b for a, b in zip(hidden, tools, strict=True)):
-        return message, result
-    result = {**result, "tools": hidden}
-    return {**message, "result": result}, result
 
 
 # Results with fewer characters of content than this are presented inline by `_pump_back`: every stage
@@ -150,6 +128,8 @@ class Relay:
         self._protocol: str | None = None
         self._tg: anyio.abc.TaskGroup | None = None
         self._progress: dict[tuple[str, Any], Any] = {}  # progressToken -> agent's request id (HTTP routing)
+        # The profile of the client on the other end (core/_clients.py), chosen at its `initialize`
+        self.client: ClientProfile | None = choose(services.client, None).profile
         # Called once the first answers are out: the one after `initialize`'s (the agent's listing or its
         # first call), not `initialize`'s own, so that the warm-up it starts (the condense engine's import,
         # tens of ms of CPU) runs after this server's first call, not beside the agent's first calls to its
@@ -170,6 +150,7 @@ class Relay:
             return
         backend_id = next(self._ids)
         assert backend_id == BACKEND_ID
+        self._choose_client(handshake.request.get("params"))
         if not handshake.answered:
             self._pending[backend_id] = _Pending("initialize", handshake.request, started=handshake.sent)
             return
@@ -191,6 +172,12 @@ class Relay:
         if self.on_initialized is not None:  # the first answers are out: the warm-up may start
             self.on_initialized()
             self.on_initialized = None
+
+    def _choose_client(self, params: Any) -> None:
+        """The session's client profile, from the clientInfo of its `initialize` (or the setting)."""
+        selection = choose(self.services.client, client_info_of(params))
+        self.client = selection.profile
+        logger.info("mcpsqueeze: %s", selection.describe())
 
     async def run(self) -> int:
         """Relay until the agent disconnects (or the backend fails before ever answering)."""
@@ -369,6 +356,8 @@ class Relay:
             await self._to_front(self._gone_error(request_id, method))
             return
         call = None
+        if method == "initialize":
+            self._choose_client(params)
         if method == "tools/call":
             self._calls += 1
             meta = params.get("_meta")
@@ -379,6 +368,7 @@ class Relay:
                 arguments=arguments if isinstance(arguments, dict) else {},
                 number=self._calls,
                 full=isinstance(meta, dict) and meta.get(FULL_META_KEY) is True,
+                client=None if self.client is None else self.client.for_call(meta),
             )
             if call.full:  # answered from the store, or run: decided off the agent's pump
                 self._spawn(functools.partial(self._full_call, call), message)
@@ -533,10 +523,7 @@ class Relay:
                 else:
                     self._tg.start_soon(self._present, pending.call, message, result)
             elif pending.method == "tools/list":
-                message, result = _hide_output_schemas(
-                    self.pipeline, self.services.server_name, message, result
-                )
-                await self._to_front(self._with_recover_tool(message, result))
+                await self._to_front(self._shaped(self._with_recover_tool(message, result)))
             else:
                 if pending.method == "initialize" and isinstance(result.get("protocolVersion"), str):
                     self._protocol = result["protocolVersion"]
@@ -547,6 +534,16 @@ class Relay:
                 elif self._initialized_early:
                     self.on_initialized()
                     self.on_initialized = None
+
+    def _shaped(self, listing: Message) -> Message:
+        """A tools/list answer as this session's client should see it (``shaped_listing``)."""
+        return shaped_listing(listing, self.services, self.pipeline, self.client, self._ours())
+
+    def _ours(self) -> tuple[str | None, ...]:
+        """The tools the proxy answers itself: the recover tool and, compressed, `<server>_invoke_tool`."""
+        if self.compact is None:
+            return (self.recover_tool,)
+        return (self.recover_tool, CompactTools.of(self.compact.prefix, self.compact.level, ()).invoke_tool)
 
     def _with_recover_tool(self, message: Message, result: dict[str, Any]) -> Message:
         self.recover_tool, listed = with_recover_tool(message, result, self.recover_tool, [self.pipeline])
@@ -566,7 +563,7 @@ class Relay:
 
     async def _answer_recover(self, request_id: Any, arguments: Any, modern: bool = False) -> None:
         try:
-            result = await answer_recover(self.services, arguments, modern=modern)
+            result = await answer_recover(self.services, arguments, modern=modern, client=self.client)
             await self._to_front({"jsonrpc": "2.0", "id": request_id, "result": result})
         finally:
             self._busy -= 1  # taken by _front_request
@@ -591,8 +588,22 @@ class Relay:
         elif isinstance(answer, Invoke):
             self._spawn(self._front_request, invoke_message(message, answer))
         else:
-            self._spawn(self._to_front, _modern(message, answer))
+            self._spawn(functools.partial(self._answer_frontend, message), answer)
         return True
+
+    async def _answer_frontend(self, request: Message, answer: Message) -> None:
+        """A compressed listing's own answer (a schema, the tool list) to ``request``: to a client with a
+        profile, one its client cannot keep whole is presented as a tool result is (stored, shrunk,
+        recoverable)."""
+        result, client = answer.get("result"), self.client
+        if client is not None and isinstance(result, dict) and not _kept_whole(client, result):
+            self._calls += 1
+            params = request.get("params")
+            tool = str(params.get("name")) if isinstance(params, dict) else "tools/call"
+            call = Call(self.services.server_name, tool, {}, self._calls, client=client)
+            presented, _ = await self.pipeline.present(call, result)
+            answer = {**answer, "result": presented}
+        await self._to_front(_modern(request, answer))
 
     def _spawn(self, func: Callable[[Message], Any], message: Message) -> None:
         """Run `func(message)` as a task the drain waits for."""
@@ -627,7 +638,8 @@ class Relay:
             await self._to_front({**tools, "id": message["id"]})  # the backend's own error
             return
         self.recover_tool, result = self.compact.listing(tools, self.recover_tool, [self.pipeline])
-        await self._to_front(_modern(message, {"jsonrpc": "2.0", "id": message["id"], "result": result}))
+        listed = self._shaped({"jsonrpc": "2.0", "id": message["id"], "result": result})
+        await self._to_front(_modern(message, listed))
 
     async def _compact_call(self, message: Message) -> None:
         assert self.compact is not None
@@ -635,7 +647,7 @@ class Relay:
         if isinstance(answer, Invoke):
             await self._front_request(invoke_message(message, answer))
         else:
-            await self._to_front(_modern(message, answer))
+            await self._answer_frontend(message, answer)
 
     async def _ask(self, method: str, params: dict[str, Any]) -> Message:
         """A request of the proxy's own to the backend (ids, timeout, a gone backend: as the agent's)."""
@@ -693,6 +705,11 @@ class Relay:
                 logger.warning("mcpsqueeze: could not send a message to the backend: %s", exc)
                 return str(exc)
         return None
+
+
+def _kept_whole(client: ClientProfile, result: dict[str, Any]) -> bool:
+    """Whether ``client`` keeps ``result``'s text whole (with our margin)."""
+    return client.answer_limits().fits(text_of(result))
 
 
 def _timed_out(pending: _Pending, why: str) -> Message:

@@ -35,6 +35,7 @@ from .._errors import BackendError
 from .._jsonbytes import loads
 from .._voice import McpVoice
 from ..core import Call, Pipeline, SessionServices, for_caller, new_pipeline
+from ..core._clients import ClientProfile, choose, client_info_of
 from ..settings import Settings
 from ..transports import (
     BACKEND_GONE,
@@ -47,7 +48,7 @@ from ..transports import (
 )
 from ._compact import stateless_ask, stateless_hook
 from ._modern_http import MODERN_VERSION, Exchange, log, params_of, respond, respond_json
-from ._recover_tool import answer_recover, with_recover_tool
+from ._recover_tool import answer_recover, shaped_listing, with_recover_tool
 from ._relay import FULL_META_KEY
 from ._stateless_modern import ModernHttpBackend
 from ._stateless_shared import SharedBackend
@@ -107,6 +108,7 @@ class StatelessFrontend:
         self._backend: ModernHttpBackend | SharedBackend | None = None
         self._backend_lock = anyio.Lock()
         self._names_settled = False  # the recover tool's name, checked against the backend's tools
+        self._clients_seen: set[str] = set()  # whose profile choice was logged (once per client name)
 
     # -- the ASGI entry ----------------------------------------------------------------------------------
 
@@ -189,7 +191,7 @@ class StatelessFrontend:
             and self.recover_tool
             and params.get("name") == self.recover_tool
         ):
-            await respond_json(send, await self._answer_recover(message["id"], params.get("arguments") or {}))
+            await respond_json(send, await self._answer_recover(message["id"], params))
             return
         try:
             backend = await self._get_backend()
@@ -257,15 +259,29 @@ class StatelessFrontend:
 
     # -- what the proxy changes --------------------------------------------------------------------------
 
+    def client_of(self, params: dict[str, Any]) -> ClientProfile | None:
+        """The profile of the client a 2026-07-28 request names in its `_meta` (each request carries its
+        clientInfo; core/_clients.py), or the one the `client` setting names."""
+        info = client_info_of(params)
+        selection = choose(self.settings.client, info)
+        name = info.get("name") if isinstance(info, dict) else None
+        key = str(name)[:80]
+        if key not in self._clients_seen and len(self._clients_seen) < 256:
+            self._clients_seen.add(key)
+            log.info("mcpsqueeze: %s", selection.describe())
+        return selection.profile
+
     def new_call(self, params: dict[str, Any]) -> Call:
         self._calls += 1
         arguments = params.get("arguments")
+        client = self.client_of(params)
         return Call(
             server=self.services.server_name,
             tool=str(params.get("name")),
             arguments=arguments if isinstance(arguments, dict) else {},
             number=self._calls,
             full=_asks_full(params),
+            client=None if client is None else client.for_call(params.get("_meta")),
         )
 
     async def finish(self, method: str, params: dict[str, Any], response: Message) -> Message:
@@ -277,7 +293,10 @@ class StatelessFrontend:
             presented, _ = await self._for_caller()[1].present(self.new_call(params), result)
             return response if presented is result else {**response, "result": presented}
         if method == "tools/list":
-            return self._with_recover_tool(response, result)
+            listed = self._with_recover_tool(response, result)
+            return shaped_listing(
+                listed, self.services, self.pipeline, self.client_of(params), (self.recover_tool,)
+            )
         return response
 
     def _with_recover_tool(self, response: Message, result: dict[str, Any]) -> Message:
@@ -286,8 +305,10 @@ class StatelessFrontend:
         self.recover_tool, listed = with_recover_tool(response, result, self.recover_tool, pipelines)
         return listed
 
-    async def _answer_recover(self, request_id: Any, arguments: Any) -> Message:
-        result = await answer_recover(self._for_caller()[0], arguments, modern=True)
+    async def _answer_recover(self, request_id: Any, params: dict[str, Any]) -> Message:
+        client = self.client_of(params)
+        arguments = params.get("arguments") or {}
+        result = await answer_recover(self._for_caller()[0], arguments, modern=True, client=client)
         return {"jsonrpc": "2.0", "id": request_id, "result": result}
 
 

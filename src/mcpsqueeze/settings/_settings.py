@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._paths import default_recovery_dir
+from ..core._clients import PROFILE_NAMES
 from ._kinds import Choice, Duration, Flag, Globs, PathValue, Seconds, Size, Text, Whole
 from ._knobs import CLI, knob
 from ._policy import DEFAULT_BUDGET, DEFAULT_SHRINK_ABOVE, MIN_BUDGET, MIN_TRUNCATE_CHARS, Policy, PolicySet
@@ -103,6 +104,14 @@ class Settings:
         "Recover tool answers over N characters come as pages, each naming the call for the next (fits "
         "Claude Code's 50,000-character and 25,000-token limits).",
         doors=_WRAP,
+    )
+    client: str = knob(
+        "auto",
+        Choice(("auto", "none", *PROFILE_NAMES)),
+        "Which client reads the results (docs/clients.md): 'auto' picks its profile from the clientInfo.name "
+        "it sends; a profile's name picks that one; 'none' shapes results as for any client. A profile "
+        "fits every answer to what that client keeps whole and shrinks the part its model sees.",
+        doors=_WRAP | {"squeezer", "client"},
     )
     timeout: float | None = knob(
         None,

@@ -13,6 +13,7 @@ from mcpsqueeze.shrink._notice import (
     Report,
     render_call,
     render_message,
+    render_notice,
     render_text_marker,
 )
 from mcpsqueeze.shrink._outline import landmarks
@@ -30,6 +31,7 @@ __all__ = [
     "rank_lines",
     "render_call",
     "render_message",
+    "render_notice",
     "render_text_marker",
     "search_terms",
     "shrink_texts",

@@ -1,0 +1,288 @@
+"""What each client's model gets through `wrap`: the profile its `initialize` names (docs/clients.md).
+
+A whole session per profile (in process, over memory pipes, against a server whose results carry
+structuredContent the ways real servers send it): every answer is cut the way that client documents
+its cut, and nothing is cut; every changed result opens with its recovery hint, so a cut at a quarter
+of the client's limit still keeps it. Then what each door does with the profile: the listing, the
+structured results, the recover pages, the log line and the counts.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcpsqueeze.core._clients import MAX_RESULT_SIZE_KEY, PROFILES, ClientProfile, Limits
+from memwrap import FIXTURES, MemoryWrap
+from rawclient import RawClient
+
+pytestmark = pytest.mark.usefixtures("counting_in_process")
+
+SERVER = [sys.executable, str(FIXTURES / "structured_server.py")]
+BY_NAME = {p.name: p for p in PROFILES}
+FITTED = [p for p in PROFILES if p.limits != Limits()]  # the clients that cut
+
+
+def seen(result: dict[str, Any], profile: ClientProfile) -> str:
+    """What the client's model reads, as docs/clients.md says (not our code's reading of it)."""
+    text = "\n".join(b["text"] for b in result.get("content", []) if b.get("type") == "text")
+    structured = result.get("structuredContent")
+    if profile.shows == "text" or structured is None or result.get("isError"):
+        return text
+    shown = json.dumps(structured, ensure_ascii=False, separators=(",", ":"))
+    return f"{text}\n{shown}" if profile.shows == "both" else shown
+
+
+def cut(text: str, profile: ClientProfile, share: float = 1.0, declared: int | None = None) -> str:
+    """``text`` after ``profile``'s client cut it at ``share`` of its documented limits (of the
+    ``declared`` maxResultSizeChars, for a tool whose listing declares it to a client that reads it)."""
+    limits = profile.limits
+    if declared is not None and profile.reads_max_result_size:
+        limits = Limits(chars=declared)
+    limits = limits.scaled(share)
+    if limits.fits(text):
+        return text
+    if profile.cut == "file":  # a file, and a preview of its head
+        return text[:2000]
+    size = limits.budget or len(text)
+    if limits.lines is not None:
+        size = min(size, len("\n".join(text.split("\n")[: limits.lines])))
+    if profile.cut == "middle":
+        return text[: size // 2] + text[-(size // 2) :]
+    if profile.cut == "head":
+        return text[:size]
+    if profile.cut == "head-tail":
+        return text[: size // 5] + text[-(size * 4 // 5) :]
+    return text
+
+
+def session(client: RawClient) -> list[tuple[str, dict[str, Any]]]:
+    """A session's tool calls and the recoveries an agent makes of what changed: every answer, with the
+    tool that gave it."""
+    answers = [
+        (tool, client.call(tool, arguments))
+        for tool, arguments in [
+            ("read_text", {"lines": 2000}),
+            ("fs_read", {"lines": 1500}),
+            ("graph", {"n": 400}),
+            ("report", {"rows": 600}),
+            ("accented", {"lines": 2000}),
+            ("short_lines", {"lines": 3000}),
+            ("read_text", {"lines": 2000}),  # a repeat
+            ("read_text", {"lines": 5}),
+            ("graph", {"n": 2}),
+        ]
+    ]
+    recover = "squeeze_recover"
+    for _, answer in list(answers):
+        record = (answer.get("_meta") or {}).get("truncation")
+        if not record:
+            continue
+        arguments: dict[str, Any] = {"response_id": record["response_id"]}
+        while arguments:  # the whole original, page by page
+            page = client.call(recover, arguments)
+            answers.append((recover, page))
+            arguments = (page.get("_meta") or {}).get("mcpsqueeze/next") or {}
+        answers.append((recover, client.call(recover, {"response_id": record["response_id"], "grep": "1"})))
+    return answers
+
+
+@pytest.mark.parametrize("profile", FITTED, ids=[p.name for p in FITTED])
+def test_no_answer_of_a_whole_session_is_cut_by_the_clients_own_cut_and_every_hint_stands_first(
+    tmp_path: Path, profile: ClientProfile
+) -> None:
+    with MemoryWrap(["--recovery-dir", str(tmp_path / "rec")], target=SERVER) as client:
+        client.initialize(client=profile.names[0])
+        listed = {t["name"]: t for t in client.result("tools/list")["tools"]}
+        answers = session(client)
+    changed = 0
+    for tool, answer in answers:
+        text = seen(answer, profile)
+        declared = (listed[tool].get("_meta") or {}).get(MAX_RESULT_SIZE_KEY)
+        assert cut(text, profile, declared=declared) == text, (
+            f"{profile.name} cuts {tool}'s {len(text)} chars"
+        )
+        meta = answer.get("_meta") or {}
+        record = meta.get("truncation")
+        if record and (record["report"].get("pruned") if "report" in record else "mcpsqueeze/dedup" in meta):
+            changed += 1  # (a shrunk result or a pointer: one whose text is not the whole original)
+            assert record["response_id"] in cut(text, profile, share=0.25), text[:300]
+    assert changed >= 6
+
+
+def test_the_listing_withholds_output_schemas_from_a_client_that_shows_structured_content(
+    tmp_path: Path,
+) -> None:
+    listings = {}
+    for name in ("claude-code", "codex-mcp-client", "some-agent"):
+        with MemoryWrap(["--recovery-dir", str(tmp_path / "rec")], target=SERVER) as client:
+            client.initialize(client=name)
+            listings[name] = {t["name"]: t for t in client.result("tools/list")["tools"]}
+    claude, codex, other = listings["claude-code"], listings["codex-mcp-client"], listings["some-agent"]
+    assert not [n for n, t in claude.items() if "outputSchema" in t]
+    assert not [n for n, t in codex.items() if "outputSchema" in t]
+    assert "outputSchema" in other["read_text"] and "outputSchema" in other["report"]
+    declared = claude["squeeze_recover"]["_meta"][MAX_RESULT_SIZE_KEY]
+    assert 40_000 < declared <= 500_000
+    assert "_meta" not in codex["squeeze_recover"] and "_meta" not in other["squeeze_recover"]
+
+
+def test_structured_content_that_repeats_the_text_is_dropped_and_one_that_differs_is_previewed(
+    tmp_path: Path,
+) -> None:
+    with MemoryWrap(
+        ["--recovery-dir", str(tmp_path / "rec"), "--log-level", "info"], target=SERVER
+    ) as client:
+        client.initialize(client="claude-code")
+        read = client.call("read_text", {"lines": 2000})
+        small = client.call("read_text", {"lines": 5})
+        report = client.call("report", {"rows": 600})
+        back = client.call("squeeze_recover", {"response_id": read["_meta"]["truncation"]["response_id"]})
+        report_id = report["_meta"]["truncation"]["response_id"]
+    assert "structuredContent" not in read and len(read["content"]) == 1
+    assert read["content"][0]["text"].startswith("[mcpsqueeze] ")
+    assert "structuredContent" not in small  # small, but the model would read it as escaped JSON
+    assert small["_meta"]["truncation"]["structured_content_dropped"] is True
+    assert back["content"][0]["text"].startswith("def handler_0(request)")
+    stored = json.loads((tmp_path / "rec" / f"mcpsqueeze-{report_id}.json").read_text())
+    assert len(stored["structuredContent"]["rows"]) == 600  # the original, structuredContent included
+    preview = report["structuredContent"]
+    assert next(iter(preview)) == "truncation" and preview["truncation"]["response_id"] == report_id
+    compact = {"separators": (",", ":"), "ensure_ascii": False}
+    assert (
+        len(json.dumps(preview, **compact))
+        <= 20_000
+        < len(json.dumps(stored["structuredContent"], **compact))
+    )
+    assert "client profile claude-code (clientInfo.name 'claude-code' 1)" in client.stderr
+
+
+def test_an_unknown_client_gets_results_as_before_and_its_counts_say_nothing_of_a_profile(
+    tmp_path: Path,
+) -> None:
+    results = {}
+    for args in ([], ["--client", "none"]):
+        with MemoryWrap(["--recovery-dir", str(tmp_path / "rec"), *args], target=SERVER) as client:
+            client.initialize(client="some-agent")
+            results[tuple(args)] = (
+                client.call("read_text", {"lines": 5}),
+                client.call("report", {"rows": 600}),
+            )
+        assert "tokens counted" not in client.stderr
+    (small, report), (small_none, report_none) = results.values()
+    assert small == small_none and "structuredContent" in small and "_meta" not in small
+    assert report["structuredContent"] == report_none["structuredContent"]
+    assert len(report["structuredContent"]["rows"]) == 600
+
+
+def test_codex_recover_pages_fit_its_bytes_and_join_back_into_the_original(tmp_path: Path) -> None:
+    with MemoryWrap(["--recovery-dir", str(tmp_path / "rec")], target=SERVER) as client:
+        client.initialize(client="codex-mcp-client")
+        shrunk = client.call("accented", {"lines": 2000})
+        response_id = shrunk["_meta"]["truncation"]["response_id"]
+        pages = []
+        arguments: dict[str, Any] = {"response_id": response_id}
+        while arguments:
+            pages.append(client.call("squeeze_recover", arguments))
+            arguments = pages[-1]["_meta"].get("mcpsqueeze/next") or {}
+    assert len("\n".join(b["text"] for b in shrunk["content"]).encode()) <= 10_800
+    assert all(len("\n".join(b["text"] for b in p["content"]).encode()) <= 10_800 for p in pages)
+    original = "".join(
+        f"ligne {i} : résumé des données, élément n°{i} — état « prêt »\n" for i in range(2000)
+    )
+    assert "".join(p["content"][0]["text"] for p in pages) == original
+
+
+def test_the_summary_and_stats_lines_count_what_the_clients_model_reads(tmp_path: Path) -> None:
+    stats = tmp_path / "stats.jsonl"
+    args = ["--recovery-dir", str(tmp_path / "rec"), "--stats-file", str(stats)]
+    with MemoryWrap(args, target=SERVER) as client:
+        client.initialize(client="claude-code")
+        client.call("report", {"rows": 600})
+        client.call("read_text", {"lines": 5})
+    lines = [json.loads(line) for line in stats.read_text().splitlines()]
+    assert [(line["client"], line["seen"]) for line in lines] == [
+        ("claude-code", "structuredContent"),
+        ("claude-code", "structuredContent"),
+    ]
+    assert lines[0]["chars_before"] > 20_000  # the rows as JSON, not the one-line summary beside them
+    assert "tokens counted   as each client's model reads them (claude-code: 2 calls)" in client.stderr
+
+
+async def _as(url: str, mode: str, name: str) -> dict[str, Any]:
+    """What a client named ``name`` gets over HTTP (``mode``: the protocol revision): the listing, a
+    shrunk read through the SDK's own checked call, and a recover page."""
+    from mcp import Client
+    from mcp_types import Implementation
+
+    async with Client(url, mode=mode, client_info=Implementation(name=name, version="1")) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        read = await client.call_tool("accented", {"lines": 2000})  # checked against outputSchema, if listed
+        text = "\n".join(getattr(b, "text", "") for b in read.content)
+        response_id = (read.meta or {})["truncation"]["response_id"]
+        page = await client.call_tool("squeeze_recover", {"response_id": response_id})
+        return {
+            "protocol": client.protocol_version,
+            "schemas": sorted(n for n, t in tools.items() if t.output_schema is not None),
+            "declared": (tools["squeeze_recover"].meta or {}).get(MAX_RESULT_SIZE_KEY),
+            "structured": read.structured_content is not None,
+            "bytes": len(text.encode()),
+            "page_bytes": len("\n".join(getattr(b, "text", "") for b in page.content).encode()),
+        }
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["2026-07-28", "legacy"])
+async def test_over_http_each_protocol_revision_gets_the_profile_its_client_names(
+    tmp_path: Path, mode: str
+) -> None:
+    from test_wrap_http import http_proxy_in_process
+
+    with http_proxy_in_process(tmp_path, *SERVER) as (url, _):
+        codex = await _as(url, mode, "codex-mcp-client")
+        claude = await _as(url, mode, "claude-code")
+        other = await _as(url, mode, "some-agent")
+    assert codex["protocol"] == claude["protocol"] == ("2026-07-28" if mode != "legacy" else "2025-11-25")
+    assert codex["schemas"] == claude["schemas"] == [] and "read_text" in other["schemas"]
+    assert not codex["structured"] and not claude["structured"] and other["structured"]
+    assert codex["bytes"] <= 10_800 and codex["page_bytes"] <= 10_800
+    assert claude["declared"] is not None and codex["declared"] is None is other["declared"]
+    assert other["bytes"] > 20_000  # (accented text: its 20,000 characters are more bytes)
+
+
+def test_the_client_setting_comes_from_its_flag_variable_or_config_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memwrap import wrap_settings
+
+    assert wrap_settings(["--", "server"]).client == "auto"
+    assert wrap_settings(["--client", "codex", "--", "server"]).client == "codex"
+    monkeypatch.setenv("MCPSQUEEZE_CLIENT", "none")
+    assert wrap_settings(["--", "server"]).client == "none"
+    monkeypatch.delenv("MCPSQUEEZE_CLIENT")
+    config = tmp_path / "config.toml"
+    config.write_text('[defaults]\nclient = "claude-code"\n')
+    assert wrap_settings(["--config", str(config), "--", "server"]).client == "claude-code"
+    import click
+
+    with pytest.raises(click.BadParameter, match='must be one of "auto", "none", "claude-code"'):
+        wrap_settings(["--client", "some-agent", "--", "server"])
+
+
+def test_the_compressed_listing_declares_invoke_and_recover_sizes_and_its_calls_get_the_profile(
+    tmp_path: Path,
+) -> None:
+    args = ["--recovery-dir", str(tmp_path / "rec"), "--compress-tools", "medium"]
+    with MemoryWrap(args, target=SERVER) as client:
+        client.initialize(client="claude-code")
+        tools = {t["name"]: t for t in client.result("tools/list")["tools"]}
+        read = client.call("server_invoke_tool", {"tool_name": "read_text", "tool_input": {"lines": 2000}})
+    assert (
+        tools["server_invoke_tool"]["_meta"][MAX_RESULT_SIZE_KEY]
+        == tools["squeeze_recover"]["_meta"][MAX_RESULT_SIZE_KEY]
+    )
+    assert "structuredContent" not in read and read["content"][0]["text"].startswith("[mcpsqueeze]")
