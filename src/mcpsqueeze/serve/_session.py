@@ -33,7 +33,7 @@ from ..core import (
     recover,
     sweep_forever,
 )
-from ..recovery import check_if_present, ensure_private_dir
+from ..recovery import check_if_present, ensure_private_dir, is_response_id
 from ..settings import ServerSpec, Settings, ToolFilter
 from ..transports import (
     PRINCIPAL_KEY,
@@ -83,6 +83,7 @@ class SessionAPI(Protocol):
         self, server: str, tool: str, arguments: dict[str, Any], full: bool, principal: str | None = None
     ) -> tuple[int, Any]: ...
     def recover(self, request: RecoverRequest, principal: str | None = None) -> dict[str, Any]: ...
+    def original(self, response_id: str, principal: str | None = None) -> bytes: ...
 
 
 class Session:
@@ -155,6 +156,13 @@ class Session:
         if store is None:
             raise RecoveryError("this session keeps no originals")
         return recover(store, request)
+
+    def original(self, response_id: str, principal: str | None = None) -> bytes:
+        """The caller's stored original, exactly as kept (counted as a recovery, as every door's is)."""
+        store = self._for(principal)[0].store
+        if store is None:
+            raise RecoveryError("this session keeps no originals")
+        return store.load(response_id)
 
     def stop(self) -> None:
         for backend in self.backends.values():
@@ -267,12 +275,25 @@ def build_app(session: SessionAPI, token: bytes | Tokens | None) -> Any:
             return reply(400, error_body("bad_request", str(exc)))
         return reply(200, {"result": result})
 
+    async def original(request: Request) -> Response:
+        response_id = request.path_params["response_id"]
+        if not is_response_id(response_id):
+            return reply(400, error_body("bad_request", f"{response_id!r} is not a response id (32 hex)"))
+        try:
+            data = await anyio.to_thread.run_sync(
+                functools.partial(session.original, response_id, request.scope.get(PRINCIPAL_KEY))
+            )
+        except RecoveryError as exc:
+            return reply(404, error_body("not_found", str(exc)))
+        return Response(data, media_type="application/json")
+
     app = Starlette(
         routes=[
             Route("/v1/servers", servers),
             Route("/v1/health", health),
             Route("/v1/call", call, methods=["POST"]),
             Route("/v1/recover/{response_id}", recover),
+            Route("/v1/original/{response_id}", original),
             *_metrics_routes(session),
         ]
     )
