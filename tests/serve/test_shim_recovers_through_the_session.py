@@ -8,12 +8,16 @@ from __future__ import annotations
 import json
 import re
 import secrets
+import signal
+import subprocess
 import sys
+import urllib.request
 from pathlib import Path
 
 from serve_api import api, serve_in_process, write_token
 
 from mcpsqueeze.bash.shim import run
+from rawclient import cli, serve_ready, wait_for
 
 DEMO = ("-n", "demo", "--", sys.executable, "-m", "mcpsqueeze.demo.server")
 CALL = ["demo", "read-file", "--path", "notes.md"]
@@ -79,3 +83,39 @@ def test_mcpsq_recover_reads_the_recovery_directory_when_no_session_answers(tmp_
         == online.stdout
         == json.loads((rec / f"mcpsqueeze-{rid}.json").read_text())["content"][0]["text"]
     )
+
+
+def test_mcpsq_recover_is_counted_in_stats_metrics_the_report_and_the_summary(tmp_path: Path) -> None:
+    token = tmp_path / "token"
+    secret = write_token(token)
+    stats = tmp_path / "stats.jsonl"
+    argv = cli(
+        "serve", "--recovery-dir", str(tmp_path / "rec"), "--budget", "2000", "--stats-file", str(stats),
+        "--listen", "127.0.0.1:0", "--token-file", str(token), *DEMO,
+    )  # fmt: skip
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        url = serve_ready(proc).split("session ready on ", 1)[1].split(";", 1)[0]
+        env = {"MCPSQUEEZE_URL": url, "MCPSQUEEZE_TOKEN_FILE": str(token)}
+        rid = _rid(run(CALL, env).stderr)
+        assert run(["recover", rid], env).code == 0
+        assert run(["recover", rid, "--lines", "1-2"], env).code == 0
+        request = urllib.request.Request(f"{url}/metrics", headers={"Authorization": f"Bearer {secret}"})
+        counted = re.compile(r'^mcpsqueeze_recovered_total\{server="demo",tool="read_file"\} (\S+)$', re.M)
+
+        def recovered() -> re.Match[str] | None:  # counted off the response path: soon, not at once
+            with urllib.request.urlopen(request, timeout=30) as response:
+                return counted.search(response.read().decode())
+
+        assert wait_for(recovered, 30, "the recoveries in /metrics").group(1) == "2.0"
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, summary = proc.communicate(timeout=30)
+    assert re.search(r"^  recovered        2$", summary, re.M), summary
+    assert [json.loads(line)["response_id"] for line in stats.read_text().splitlines()].count(rid) == 3
+    report = subprocess.run(
+        [*cli("stats", "--json", "--html", str(tmp_path / "r.html"), str(stats))],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert json.loads(report.stdout)["totals"]["recovered"] == 2
+    assert "<h2>Recovered (2)</h2>" in (tmp_path / "r.html").read_text()

@@ -154,6 +154,7 @@ def load_report(paths: list[Path], top: int = 5) -> Report:
             s.servers.append(row.server)
         if row.response_id and row.action in ("shrink", "dedup"):
             origin.setdefault(row.response_id, row)
+    totals.recovered = len(recoveries)
     for recovery in recoveries:
         found = origin.get(recovery.response_id)
         if found is not None:
@@ -177,8 +178,6 @@ def load_report(paths: list[Path], top: int = 5) -> Report:
 def render_text(report: Report) -> str:
     title = ", ".join(report.files) if len(report.files) <= 3 else f"{len(report.files)} files"
     out = [render_summary(report.totals, f"{title}: {report.totals.calls} calls")]
-    if report.recoveries:
-        out.append(f"  originals recovered {len(report.recoveries)}")
     if report.tools:
         out.append("")
         header = ("tool", "calls", "dedup", "shrunk", "before", "after", "saved")
@@ -268,7 +267,7 @@ def report_data(report: Report) -> dict[str, Any]:
         )
     return {
         "files": report.files,
-        "totals": {**_totals(report.totals), "recovered": len(report.recoveries)},
+        "totals": _totals(report.totals),
         "tools": [{"tool": tool, **_totals(t)} for tool, t in report.tools.items()],
         "sessions": [
             {

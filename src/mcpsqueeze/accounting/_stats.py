@@ -84,6 +84,7 @@ class Totals:
     full: int = 0
     toonified: int = 0  # --toonify: shown as TOON (nothing cut)
     store_failures: int = 0
+    recovered: int = 0  # originals read back, through any door (the recover tool, mcpsq, the APIs)
     tokens_before: int = 0
     tokens_after: int = 0
 
@@ -127,6 +128,8 @@ def render_summary(totals: Totals, title: str = "mcpsqueeze session summary") ->
         f"  tokens after     {totals.tokens_after}",
         f"  tokens saved     {totals.saved} ({totals.percent:.1f}%)",
     ]
+    if totals.recovered:
+        lines.append(f"  recovered        {totals.recovered}")
     if totals.store_failures:
         lines.append(f"  not shrunk because the original could not be stored: {totals.store_failures}")
     return "\n".join(lines)
@@ -145,7 +148,7 @@ def _split(totals: Totals) -> str:
 
 def print_summary(totals: Totals, quiet: bool = False) -> None:
     """The exit summary on stderr, unless asked for quiet or nothing was called (it would be all zeros)."""
-    if not quiet and totals.calls:
+    if not quiet and (totals.calls or totals.recovered):
         logger.warning(render_summary(totals))
 
 
@@ -275,6 +278,7 @@ class Accountant:
         self._flush()
 
     def _account_recovery(self, entry: _Recovery) -> None:
+        self.totals.recovered += 1
         if self._stats is not None:
             line = {"time": round(entry.when, 3), "action": "recover", "response_id": entry.response_id}
             line["bytes"] = entry.size
