@@ -18,7 +18,7 @@ import anyio
 import anyio.abc
 
 from .._errors import BackendError, RecoveryError, UsageError
-from .._jsonbytes import dumps
+from .._jsonbytes import dumps, loads
 from .._voice import ShellVoice
 from ..accounting import print_summary
 from ..core import (
@@ -235,15 +235,17 @@ def build_app(session: SessionAPI, token: bytes | Tokens | None) -> Any:
         return reply(200 if all(s == "up" for s in states.values()) else 503, {"servers": states})
 
     async def call(request: Request) -> Response:
-        try:
-            body = await request.json()
-        except ValueError:
-            return reply(400, error_body("bad_request", "the body must be JSON"))
+        try:  # strict, as wrap and the shim read JSON: no NaN/Infinity, no 1e999, bounded nesting
+            body = loads(await request.body())
+        except ValueError as exc:
+            return reply(400, error_body("bad_request", f"the body must be JSON: {exc}"))
         if not isinstance(body, dict) or not all(isinstance(body.get(k), str) for k in ("server", "tool")):
             return reply(
                 400, error_body("bad_request", 'send {"server": ..., "tool": ..., "arguments": {...}}')
             )
-        arguments = body.get("arguments") or {}
+        arguments = body.get("arguments")
+        if arguments is None:
+            arguments = {}
         if not isinstance(arguments, dict):
             return reply(400, error_body("bad_request", "arguments must be a JSON object"))
         full = body.get("full") is True
