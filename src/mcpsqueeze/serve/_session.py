@@ -328,6 +328,17 @@ def check_listen(listen: Listen, recovery_dir: Path) -> None:
     check_if_present(recovery_dir, "recovery directory")
 
 
+def check_servers(specs: list[ServerSpec]) -> None:
+    """A server the shell door could never call is refused before anything starts: `mcpsq recover ...`
+    is the shim's own command, so the tools of a server named `recover` would be out of reach."""
+    for spec in specs:
+        if spec.name == "recover":
+            raise UsageError(
+                "a server named 'recover' cannot be called from the shell (`mcpsq recover` reads originals); "
+                "rename it in the serve config (or with -n NAME)"
+            )
+
+
 def _bind_tcp(host: str, port: int) -> socket.socket:
     return tcp_listener(host, port)  # TCP_NODELAY on its connections
 
@@ -343,6 +354,7 @@ async def run_serve(
     it instead (a host running the door in its own process: the tests' in-process serve)."""
     import uvicorn
 
+    check_servers(specs)
     check_listen(listen, settings.recovery_dir)
     ensure_private_dir(settings.recovery_dir)
     token = None
