@@ -148,7 +148,7 @@ class Session:
         response_id, file = self.store(original)
         pointer = (
             f"[mcpsqueeze] identical to the result of call #{earlier[0]} (list_rows), "
-            "~4000 tokens not resent. "
+            "4000 tokens not resent. "
             f"The tool did run again and returned exactly the same content. To see it again, run: "
             f"mcpsq recover {response_id}"
         )

@@ -283,7 +283,7 @@ def _dedup(data: dict[str, Any]) -> str:
             f'<td class="num">{_n(r["tokens_before"] - r["tokens_after"])}</td>'
             f'<td class="mono dim">{_e(r["session"][:12])}</td></tr>'
         )
-    head = '<tr><th class="num">call</th><th>tool</th><th class="num">tokens not resent</th>'
+    head = '<tr><th class="num">call</th><th>tool</th><th class="num">tokens saved</th>'
     head += "<th>session</th></tr>"
     return f'<table data-table="dedup"><thead>{head}</thead><tbody>{"".join(body)}</tbody></table>'
 
