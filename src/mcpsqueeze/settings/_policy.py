@@ -72,8 +72,8 @@ class Policy:
             off_means="no per-block cap",
             none_text="none",
         ),
-        "Also cap each text block at N characters, marker included (MCP Squeeze compatible; "
-        f"at least {MIN_TRUNCATE_CHARS}). With --budget, the stricter applies to each block.",
+        "Also cap each text block at N characters, its marker and the recovery notice included (MCP "
+        f"Squeeze compatible; at least {MIN_TRUNCATE_CHARS}). With --budget, the stricter applies.",
         show_default=False,
     )
     shrink_above: int | None = knob(  # results over this get a preview sized by value (None: the budget only)
