@@ -37,5 +37,5 @@ def test_mcpsq_says_an_argument_that_is_not_utf8_is_not_utf8(tmp_path: Path) -> 
         assert said.code == 2, said
         assert "UTF-8" in said.stderr and "NaN" not in said.stderr, said.stderr
         assert "caf\\xe9" in said.stderr  # the bytes it could not read, shown
-        assert run(["demo", "echo", "--text", "café"], env).stdout == "café\n"
+        assert run(["demo", "echo", "--text", "café"], env).stdout == "café"
     assert token

@@ -32,7 +32,6 @@ __all__ = [
     "CallPlan",
     "Outcome",
     "RecoverPlan",
-    "as_printed",
     "call_answer",
     "dedup_response_id",
     "is_recover",
@@ -400,7 +399,7 @@ def render_call(body: object, *, raw: bool = False, paths: tuple[str, str] | Non
     stderr = notice_line(meta, paths)
     if notes:
         stderr += f"mcpsq: the result also holds {', '.join(notes)}; rerun with --raw to see everything.\n"
-    return Outcome(stdout=_line(text) if text else "", stderr=stderr)
+    return Outcome(stdout=text, stderr=stderr)  # exact: as `mcpsq recover` prints the original
 
 
 def dedup_response_id(body: object) -> str | None:
@@ -426,7 +425,7 @@ def render_answer(
     if rid is not None:
         original = run_recover(RecoverPlan(rid, None, False), recovery_dir, paths=paths)
         notice = render_call(body, paths=paths).stderr
-        return Outcome(as_printed(original.stdout), notice + original.stderr, original.code)
+        return Outcome(original.stdout, notice + original.stderr, original.code)
     return render_call(body, raw=raw, paths=paths)
 
 
@@ -551,11 +550,6 @@ def run_recover(
     if asked.grep is not None or asked.search is not None:  # a search's answer, not the original's bytes
         return Outcome(stdout=_line(parts_text(result)))
     return Outcome(stdout=parts_text(result))
-
-
-def as_printed(text: str) -> str:
-    """``text`` as a tool call prints it: ending in a newline (a recovery prints exactly, without one)."""
-    return _line(text) if text else ""
 
 
 def _id_in(ref: str) -> str:

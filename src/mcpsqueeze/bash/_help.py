@@ -216,8 +216,8 @@ def render_tool_help(server: str, tool: ToolInfo, prefix: str = "mcpsq ") -> str
     lines += _wrap("-h, --help", ["show this help"])
     lines += [
         "",
-        "Output: the result text on stdout; a shrink notice (with the response id and the recovery file)",
-        "and errors on stderr.",
+        "Output: the result text on stdout, exactly (nothing added; a terminal gets a final newline); a",
+        "shrink notice (with the response id and the recovery file) and errors on stderr.",
         EXIT_CODES,
     ]
     return "\n".join(lines) + "\n"

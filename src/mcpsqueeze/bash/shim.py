@@ -174,8 +174,11 @@ def main(argv: list[str] | None = None, prefix: str = "mcpsq ") -> int:
     """The ``mcpsq`` console script (and, with ``prefix=""``, the installed per-server commands)."""
     words = sys.argv[1:] if argv is None else argv
     outcome = run(words, prefix=prefix, read_stdin=sys.stdin.read)
+    text = outcome.stdout
+    if text and not text.endswith("\n") and sys.stdout.isatty():
+        text += "\n"  # the data is exact in a pipe or a file; on a terminal the prompt starts its own line
     try:
-        _write(sys.stdout, outcome.stdout)
+        _write(sys.stdout, text)
     except BrokenPipeError:
         # The reader (head, grep -q) went away: that is not an error of ours. Silence the final flush.
         devnull = os.open(os.devnull, os.O_WRONLY)
