@@ -101,7 +101,6 @@ class Policy:
         "A JMESPath projection of every JSON result, applied before shrinking (usually a per-tool "
         "policy; the original stays recoverable).",
         flag=None,
-        shown=False,
         show_default=False,
     )
     drop_duplicate_structured: bool = knob(  # drop structuredContent equal to the text (hides outputSchema)
@@ -110,7 +109,6 @@ class Policy:
         "For clients that show structuredContent to the model: drop it when it repeats the text, and "
         "hide those tools' outputSchema. The original stays recoverable. Off: never modified.",
         switch=True,
-        shown=False,
         show_default=False,
     )
 

@@ -121,7 +121,6 @@ class Settings:
         "Also keep originals in this Redis, shared by replicas (needs mcpsqueeze[redis]; see "
         "docs/scale-out.md).",
         doors=CLI,
-        shown=False,
         show_default=False,
     )
     tenant: str | None = knob(  # whose originals these are when the token names no tenant
@@ -129,7 +128,6 @@ class Settings:
         Text(_valid_tenant, wanted="1-64 letters, digits or _.@-"),
         "Whose originals these are when the bearer token names no tenant.",
         doors=CLI,
-        shown=False,
         show_default=False,
     )
     transport: Literal["stdio", "streamable-http"] = knob(
@@ -138,7 +136,6 @@ class Settings:
         "How the agent talks to the proxy.",
         doors=_WRAP,
         config=False,
-        shown=False,
     )
     host: str = knob(
         "127.0.0.1",
@@ -146,18 +143,14 @@ class Settings:
         "Bind address for streamable-http.",
         doors=_WRAP,
         config=False,
-        shown=False,
     )
-    port: int = knob(
-        8765, Whole(0, 65535), "Port for streamable-http (0: any).", doors=_WRAP, config=False, shown=False
-    )
+    port: int = knob(8765, Whole(0, 65535), "Port for streamable-http (0: any).", doors=_WRAP, config=False)
     token_file: Path | None = knob(  # streamable-http frontend: require this bearer token
         None,
         PathValue(),
         "streamable-http: require `Authorization: Bearer <token>` from this 0600 file (created if missing).",
         doors=_WRAP,
         config=False,
-        shown=False,
         show_default=False,
     )
     max_sessions: int = knob(  # streamable-http frontend: sessions (each with its own backend) at once
@@ -169,7 +162,6 @@ class Settings:
         "tenant never ends another's session.",
         doors=_WRAP,
         config=False,
-        shown=False,
     )
     max_body: int = knob(  # HTTP doors: the largest request body (transports/_limits.py, docs/limits.md)
         16 * MiB,
@@ -179,7 +171,6 @@ class Settings:
         default_text="16M",
         doors=_WRAP | {"serve"},
         config=False,
-        shown=False,
     )
     server_name: str = knob(
         "backend",
@@ -189,7 +180,6 @@ class Settings:
         env="MCPSQUEEZE_NAME",
         doors=_WRAP,
         config=False,
-        shown=False,
     )
     compress_tools: Literal["off", "low", "medium", "high", "max"] = knob(
         "off",
@@ -198,7 +188,6 @@ class Settings:
         "of each from low to max) and NAME_invoke_tool (max adds NAME_list_tools); calls go through the "
         "same shrinking and recovery. 'off': the backend's tools as they are.",
         doors=_WRAP | {"serve", "client"},
-        shown=False,  # (`mcpsqueeze config` prints it when set)
     )
     tool_prefix: str | None = knob(  # None: see `compact_prefix`
         None,
@@ -208,7 +197,6 @@ class Settings:
         flag="--server-name",
         env="MCPSQUEEZE_SERVER_NAME",
         doors=_WRAP,
-        shown=False,
         show_default=False,
     )
     include_tools: tuple[str, ...] = knob(
@@ -217,7 +205,6 @@ class Settings:
         "Comma-separated globs (tool or server:tool) to expose.",
         doors=frozenset({"serve", "client"}),
         config=False,
-        shown=False,
         show_default=False,
     )
     exclude_tools: tuple[str, ...] = knob(
@@ -226,7 +213,6 @@ class Settings:
         "Comma-separated globs (tool or server:tool) to hide.",
         doors=frozenset({"serve", "client"}),
         config=False,
-        shown=False,
         show_default=False,
     )
     quiet: bool = knob(  # no session summary on exit
@@ -237,7 +223,6 @@ class Settings:
         switch=True,
         doors=CLI,
         config=False,
-        shown=False,
         show_default=False,
     )
     log_level: str = knob(
@@ -246,7 +231,6 @@ class Settings:
         "'info': one stderr line per shrunk or deduplicated call (tool, chars, tokens, response id).",
         doors=CLI,
         config=False,
-        shown=False,
     )
 
     @property
