@@ -177,7 +177,7 @@ def load_report(paths: list[Path], top: int = 5) -> Report:
 
 def render_text(report: Report) -> str:
     title = ", ".join(report.files) if len(report.files) <= 3 else f"{len(report.files)} files"
-    out = [render_summary(report.totals, f"{title}: {report.totals.calls} calls")]
+    out = [render_summary(report.totals, f"{title}: {counted(report.totals.calls, 'call')}")]
     if report.tools:
         out.append("")
         header = ("tool", "calls", "dedup", "shrunk", "before", "after", "saved")
@@ -193,7 +193,7 @@ def render_text(report: Report) -> str:
         for s in report.sessions:
             t = s.totals
             out.append(
-                f"  {_cell(s.session, 24):<24} {_clock(s.started)}  {t.calls:>5} calls "
+                f"  {_cell(s.session, 24):<24} {_clock(s.started)}  {counted(t.calls, 'call', 5):<11} "
                 f"{t.tokens_before:>10} -> {t.tokens_after:<10} {t.percent:>5.1f}% saved  "
                 f"{_cell(','.join(s.servers), 30)}"
             )
@@ -208,6 +208,11 @@ def render_text(report: Report) -> str:
     if report.skipped:
         out.append(f"\n  skipped {report.skipped} malformed line(s)")
     return "\n".join(out)
+
+
+def counted(n: int, noun: str, width: int = 0) -> str:
+    """`1 call`, `2 calls` (the number right-aligned in `width`)."""
+    return f"{n:>{width}} {noun}{'' if n == 1 else 's'}"
 
 
 def _cell(text: str, width: int) -> str:
