@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import concurrent.futures
 import json
+import os
 import socket
+import sys
 import time
 from pathlib import Path
 
 import httpx2
+import pytest
 from http_doors import Door, head, wrap_door
 from treemem import PeakSampler, cmdline, descendants
 
@@ -79,6 +82,7 @@ def test_a_session_ended_to_make_room_ends_its_backend(tmp_path: Path) -> None:
             assert ended.status_code == 404
             assert backends(pid) == CAP
         assert peak.peak <= CAP
+    assert "Traceback" not in door.log, door.log
 
 
 def test_concurrent_initializes_at_the_cap_get_200_or_503_and_no_process_beyond_it(tmp_path: Path) -> None:
@@ -132,3 +136,52 @@ def test_stalled_abandoned_and_concurrent_clients_never_run_more_backends_than_t
                 httpx2.delete(_url(door), headers={**HTTP_ACCEPT, "mcp-session-id": sid}, timeout=30)
             wait_for(lambda: backends(pid) == 0, ENDS_WITHIN, "every deleted session's backend to end")
         assert peak.peak <= CAP
+    assert "Traceback" not in door.log, door.log
+
+
+HUNG = Path(__file__).parents[1] / "serve" / "hung_backend.py"  # never answers a call, ignores SIGTERM
+
+
+def _hung_backends() -> int:
+    me = os.getpid()
+    return sum(1 for p in descendants(me) if p != me and b"hung_backend.py" in cmdline(p))
+
+
+@pytest.mark.parametrize("mid_call", [False, True], ids=["idle", "mid-call"])
+def test_an_abandoned_sessions_backend_ends_on_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, mid_call: bool
+) -> None:
+    """A client that vanishes without DELETE (idle, or hanging up in the middle of a call to a backend
+    that never answers and ignores SIGTERM): its session ends after the idle time, and its backend
+    within 2 s of that, with no request from anyone. (The idle time is 30 minutes; 1 s here.)"""
+    import mcpsqueeze.proxy._wrap as wrap_module
+    from memwrap import HttpWrap
+
+    idle = 1.0
+    monkeypatch.setattr(wrap_module, "SESSION_IDLE_TIMEOUT", idle)
+    marker = tmp_path / "called"
+    with HttpWrap(
+        ["--recovery-dir", str(tmp_path / "rec")], [sys.executable, str(HUNG), str(marker)]
+    ) as door:
+        answer = httpx2.post(door.url, headers=HTTP_ACCEPT, json=HTTP_INITIALIZE, timeout=30)
+        assert answer.status_code == 200
+        assert _hung_backends() == 1
+        if mid_call:
+            sid = {"mcp-session-id": answer.headers["mcp-session-id"]}
+            call = {
+                "jsonrpc": "2.0",
+                "id": 5,
+                "method": "tools/call",
+                "params": {"name": "hang", "arguments": {}},
+            }
+            with (
+                httpx2.Client(timeout=30) as client,
+                client.stream("POST", door.url, headers={**HTTP_ACCEPT, **sid}, json=call),
+            ):
+                wait_for(marker.exists, 30, "the call to reach the backend")
+            # the client hung up mid-call
+        left = time.monotonic()
+        wait_for(lambda: _hung_backends() == 0, idle + ENDS_WITHIN + 1.0, "the abandoned backend to end")
+        assert time.monotonic() - left <= idle + ENDS_WITHIN + 1.0
+    assert "Traceback" not in door.stderr, door.stderr
+    assert not [r.getMessage() for r in caplog.records if r.exc_info], caplog.text  # the SDK's loggers too

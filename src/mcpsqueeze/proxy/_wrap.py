@@ -456,13 +456,18 @@ class HttpFrontend:
                 await session.after.ended.wait()
             with session.stop:
                 async with transport.connect() as (read, write):
-                    task_status.started()
-                    front = SessionMessageChannel(read, write, server_side=True)
-                    services = for_caller(self.services, session.principal, self.named_tenants)
-                    pipeline = new_pipeline(self.settings, services, dedup_scope=transport.mcp_session_id)
-                    with transport.idle_scope or contextlib.nullcontext():  # abandoned sessions end
-                        code = await self._relay(front, pipeline, services)
-                    self.exit_code = self.exit_code or code
+                    try:
+                        task_status.started()
+                        front = SessionMessageChannel(read, write, server_side=True)
+                        services = for_caller(self.services, session.principal, self.named_tenants)
+                        pipeline = new_pipeline(self.settings, services, dedup_scope=transport.mcp_session_id)
+                        code = 0
+                        with transport.idle_scope or contextlib.nullcontext():  # abandoned sessions end
+                            code = await self._relay(front, pipeline, services)
+                        self.exit_code = self.exit_code or code
+                    finally:  # terminated before its streams close: the SDK's router then ends quietly
+                        with anyio.CancelScope(shield=True):
+                            await transport.terminate()
         finally:
             self._forget(session)
             with anyio.CancelScope(shield=True):

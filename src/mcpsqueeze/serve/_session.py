@@ -58,8 +58,8 @@ __all__ = ["SHUTDOWN_GRACE", "Listen", "run_serve"]
 
 logger = logging.getLogger(__name__)
 
-SHUTDOWN_GRACE = 3  # seconds in-flight calls get after SIGTERM/SIGINT; the SDK then takes up to ~4 s
-# to stop a hung backend (stdin closed, SIGTERM, SIGKILL): together under the 10 s a container runtime gives
+SHUTDOWN_GRACE = 3  # seconds in-flight calls get after SIGTERM/SIGINT; a hung backend then takes up to
+# 1.5 s to stop (stdin closed, SIGTERM, SIGKILL: ProcessChannel): together under the 10 s a container gives
 
 
 @dataclass(frozen=True)
