@@ -12,7 +12,7 @@ import math
 import time
 from typing import Any
 
-from ._report import counted
+from ._stats import counted
 
 __all__ = ["render_html"]
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ._stats import Totals, render_summary
+from ._stats import Totals, counted, render_summary
 
 __all__ = [
     "Report",
@@ -43,6 +43,11 @@ class CallRow:
     chars_after: int
     response_id: str | None
     store_failed: bool
+    uncounted: bool = False  # its tokens could not be counted (its token figures are 0 here)
+
+    def figures(self) -> tuple[int | None, int | None]:
+        """(tokens before, after) as the totals take them: None when they are missing."""
+        return (None, None) if self.uncounted else (self.tokens_before, self.tokens_after)
 
 
 @dataclass
@@ -92,12 +97,13 @@ def _call_row(row: dict[str, Any], session: str) -> CallRow:
         server=str(row.get("server") or ""),
         tool=str(row["tool"]),
         action=str(row["action"]),
-        tokens_before=int(row["tokens_before"]),
-        tokens_after=int(row["tokens_after"]),
+        tokens_before=int(row["tokens_before"] or 0) if "uncounted" in row else int(row["tokens_before"]),
+        tokens_after=int(row["tokens_after"] or 0) if "uncounted" in row else int(row["tokens_after"]),
         chars_before=int(row.get("chars_before") or 0),
         chars_after=int(row.get("chars_after") or 0),
         response_id=str(row["response_id"]) if row.get("response_id") else None,
         store_failed=bool(row.get("store_failed")),
+        uncounted="uncounted" in row,
     )
 
 
@@ -143,12 +149,10 @@ def load_report(paths: list[Path], top: int = 5) -> Report:
     sessions: dict[str, SessionRow] = {}
     origin: dict[str, CallRow] = {}
     for row in calls:
-        totals.add(row.action, row.tokens_before, row.tokens_after, row.store_failed)
-        tools.setdefault(row.tool, Totals()).add(
-            row.action, row.tokens_before, row.tokens_after, row.store_failed
-        )
+        totals.add(row.action, *row.figures(), row.store_failed)
+        tools.setdefault(row.tool, Totals()).add(row.action, *row.figures(), row.store_failed)
         s = sessions.setdefault(row.session, SessionRow(row.session, [], row.time, row.time))
-        s.totals.add(row.action, row.tokens_before, row.tokens_after, row.store_failed)
+        s.totals.add(row.action, *row.figures(), row.store_failed)
         s.ended = max(s.ended, row.time)
         if row.server and row.server not in s.servers:
             s.servers.append(row.server)
@@ -208,11 +212,6 @@ def render_text(report: Report) -> str:
     if report.skipped:
         out.append(f"\n  skipped {report.skipped} malformed line(s)")
     return "\n".join(out)
-
-
-def counted(n: int, noun: str, width: int = 0) -> str:
-    """`1 call`, `2 calls` (the number right-aligned in `width`)."""
-    return f"{n:>{width}} {noun}{'' if n == 1 else 's'}"
 
 
 def _cell(text: str, width: int) -> str:

@@ -30,6 +30,7 @@ __all__ = [
     "CallObserver",
     "CallRecord",
     "Totals",
+    "counted",
     "new_session_id",
     "print_summary",
     "render_summary",
@@ -84,6 +85,7 @@ class Totals:
     full: int = 0
     toonified: int = 0  # --toonify: shown as TOON (nothing cut)
     store_failures: int = 0
+    uncounted: int = 0  # calls whose tokens could not be counted: in `calls`, not in the token figures
     recovered: int = 0  # originals read back, through any door (the recover tool, mcpsq, the APIs)
     tokens_before: int = 0
     tokens_after: int = 0
@@ -96,7 +98,8 @@ class Totals:
     def percent(self) -> float:
         return 100.0 * self.saved / self.tokens_before if self.tokens_before else 0.0
 
-    def add(self, action: str, before: int, after: int, store_failed: bool = False) -> None:
+    def add(self, action: str, before: int | None, after: int | None, store_failed: bool = False) -> None:
+        """One call; `before`/`after` None when its tokens could not be counted (it is then `uncounted`)."""
         self.calls += 1
         if action == "dedup":
             self.deduplicated += 1
@@ -111,6 +114,9 @@ class Totals:
         else:
             self.passthrough += 1
         self.store_failures += int(store_failed)
+        if before is None or after is None:
+            self.uncounted += 1
+            return
         self.tokens_before += before
         self.tokens_after += after
 
@@ -128,11 +134,22 @@ def render_summary(totals: Totals, title: str = "mcpsqueeze session summary") ->
         f"  tokens after     {totals.tokens_after}",
         f"  tokens saved     {totals.saved} ({totals.percent:.1f}%)",
     ]
+    if totals.uncounted:
+        them = "it" if totals.uncounted == 1 else "them"
+        lines.append(
+            f"  not counted      {counted(totals.uncounted, 'call')} (the token counter failed on {them}; "
+            f"the token figures above leave {them} out)"
+        )
     if totals.recovered:
         lines.append(f"  recovered        {totals.recovered}")
     if totals.store_failures:
         lines.append(f"  not shrunk because the original could not be stored: {totals.store_failures}")
     return "\n".join(lines)
+
+
+def counted(n: int, noun: str, width: int = 0) -> str:
+    """`1 call`, `2 calls` (the number right-aligned in `width`)."""
+    return f"{n:>{width}} {noun}{'' if n == 1 else 's'}"
 
 
 def _split(totals: Totals) -> str:
@@ -311,13 +328,17 @@ class Accountant:
 
     def _account(self, entry: _Pending) -> None:
         record = entry.record
+        before: int | None
+        after: int | None
+        failed = ""
         try:
             before = entry.before.result()
             after = entry.after.result()
         except BaseException as exc:  # never let accounting take the proxy down (cancelled at close, too)
-            if not isinstance(exc, concurrent.futures.CancelledError):
-                logger.warning("mcpsqueeze: token counting failed: %s", exc)
-            return
+            before = after = None  # the call is still counted, as one whose tokens are missing
+            failed = "not finished" if isinstance(exc, concurrent.futures.CancelledError) else repr(exc)
+            if failed != "not finished":
+                logger.warning("mcpsqueeze: token counting failed: %s", failed)
         self.totals.add(record.action, before, after, record.store_failed is not None)
         if self._stats is not None:
             line = {
@@ -339,9 +360,12 @@ class Accountant:
                 line["report"] = record.report
             if record.store_failed:
                 line["store_failed"] = record.store_failed
+            if failed:
+                line["uncounted"] = failed
             self._stats.write(json.dumps(line, ensure_ascii=False) + "\n")
             self._stats.flush()
-        self._tell(lambda o: o.on_call(record, before, after))
+        if before is not None and after is not None:
+            self._tell(lambda o: o.on_call(record, before, after))
 
     def close(self, timeout: float = 30.0) -> Totals:
         """Finish pending counts (bounded) and return the totals.
@@ -358,8 +382,8 @@ class Accountant:
             if not self._counter.drain(max(0.0, timeout - _SAY_STILL_COUNTING)):
                 left, chars = self._uncounted()
                 logger.warning(
-                    f"mcpsqueeze: token counting did not finish in {timeout:g} s; the summary is partial: "
-                    f"{left} call(s) ({chars:,} characters) are not in it"
+                    f"mcpsqueeze: token counting did not finish in {timeout:g} s; the summary counts "
+                    f"{counted(left, 'call')} ({chars:,} characters) without their tokens"
                 )
         self._counter.close()
         self._flush()
