@@ -6,13 +6,11 @@ from __future__ import annotations
 
 import json
 import sys
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 
 import pytest
 
-from serve.serve_api import serve_in_process, write_token
+from serve.serve_api import api, serve_in_process, write_token
 
 
 @pytest.fixture(scope="module")
@@ -27,14 +25,7 @@ def door(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
 
 
 def _post(door: tuple[str, str], body: bytes) -> tuple[int, dict[str, object]]:
-    url, token = door
-    request = urllib.request.Request(f"{url}/v1/call", data=body, method="POST")
-    request.add_header("Authorization", f"Bearer {token}")
-    try:
-        with urllib.request.urlopen(request, timeout=30) as response:
-            return response.status, json.loads(response.read())
-    except urllib.error.HTTPError as exc:
-        return exc.code, json.loads(exc.read())
+    return api(*door, "/v1/call", body)  # type: ignore[no-any-return]
 
 
 def _echo(arguments: str) -> bytes:
