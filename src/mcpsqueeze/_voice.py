@@ -137,7 +137,7 @@ class ShellVoice:
         return text + (f"; one part: --pointer {pointer}." if pointer is not None else ".")
 
     def file_recipe(self, file: str | None) -> str:
-        return "" if file is None else f" (or jq -r '.content[0].text' {shlex.quote(file)})"
+        return "" if file is None else f" (or jq -rj '.content[0].text' {shlex.quote(file)})"
 
     def one_part(self, pointer: str) -> str:
         return f"; one part: --pointer {pointer}"

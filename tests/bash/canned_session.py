@@ -118,7 +118,7 @@ class Session:
             "message": (
                 f"Shrunk from {len(original['content'][0]['text'])} chars (297 array items omitted; … marks "
                 f"each cut). To get the whole original, run `mcpsq recover {response_id}` "
-                f"(or `jq -r '.content[0].text' {file}`); "
+                f"(or `jq -rj '.content[0].text' {file}`); "
                 "add `--pointer /issues/0` to read one part."
             ),
             "response_id": response_id,
@@ -148,7 +148,7 @@ class Session:
         response_id, file = self.store(original)
         pointer = (
             f"[mcpsqueeze] identical to the result of call #{earlier[0]} (list_rows), "
-            "~4000 tokens not resent. "
+            "4000 tokens not resent. "
             f"The tool did run again and returned exactly the same content. To see it again, run: "
             f"mcpsq recover {response_id}"
         )

@@ -20,7 +20,7 @@ from rawclient import ROOT, demo_server
 from seed_recipe import require_jq
 
 ID_RE = re.compile(r"mcpsq recover ([0-9a-f]{32})")
-TEXT = "jq -r '.content[0].text' FILE"
+TEXT = "jq -rj '.content[0].text' FILE"
 STRUCTURED = "jq '.structuredContent // .content' FILE"
 
 
@@ -78,8 +78,8 @@ def test_23_27_the_text_recipe_prints_what_mcpsq_recover_prints_and_pipes_into_j
     rid, file = shell.shrunk("demo", "search-issues", "--query", "recipe")
     recovered = shell.mcpsq("recover", rid)
     text = shell.jq(TEXT, file)
-    # jq -r ends with one newline; mcpsq recover prints the text exactly, adding none (issue 23 item 28)
-    assert text == recovered.stdout + "\n"
+    # both exact, byte for byte: jq -rj adds no newline, and neither does mcpsq recover
+    assert text == recovered.stdout
     first = shell.run("jq", ".issues[0]", stdin=text)
     assert json.loads(first.stdout) == json.loads(
         shell.mcpsq("recover", rid, "--pointer", "/issues/0").stdout

@@ -52,7 +52,7 @@ def test_a_call_with_every_kind_of_flag_sends_typed_arguments_and_prints_the_tex
 
 def test_json_from_stdin_is_the_whole_input(shim_env: dict[str, str], session: Session) -> None:
     done = mcpsq(shim_env, "demo", "echo", "--json", "-", stdin='{"text": "héllo"}')
-    assert (done.returncode, done.stdout) == (0, "héllo\n")
+    assert (done.returncode, done.stdout) == (0, "héllo")
 
 
 def test_a_shrunk_result_is_valid_json_on_stdout_with_a_one_line_notice_on_stderr(
@@ -220,7 +220,7 @@ def test_tcp_with_the_right_token_file_works_and_a_wrong_token_exits_3_without_a
         ok = mcpsq(env, "demo", "echo", "--text", "hi")
         token_file.write_text("0" * 64)
         refused = mcpsq(env, "demo", "echo", "--text", "hi")
-    assert (ok.returncode, ok.stdout) == (0, "hi\n")
+    assert (ok.returncode, ok.stdout) == (0, "hi")
     assert refused.returncode == 3 and "MCPSQUEEZE_TOKEN_FILE" in refused.stderr
     assert "0" * 64 not in refused.stderr and "f" * 64 not in ok.stderr
     assert len([r for r in served.requests if r["path"] == "/v1/call"]) == 1
@@ -247,7 +247,7 @@ def test_a_dedup_pointer_from_the_session_still_prints_the_data_on_stdout(
 
 def test_run_in_process_gives_the_same_outcome_as_the_process(shim_env: dict[str, str]) -> None:
     outcome = run(["demo", "image"], shim_env)
-    assert (outcome.code, outcome.stdout) == (0, "An 8x8 gradient PNG.\n")
+    assert (outcome.code, outcome.stdout) == (0, "An 8x8 gradient PNG.")
     assert "an image block (image/png" in outcome.stderr
 
 

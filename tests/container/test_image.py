@@ -255,7 +255,9 @@ def test_the_agent_reads_the_original_back_with_mcpsq_recover_and_jq(proxy: Box)
     by_id = proxy.run("mcpsq", "recover", rid)
     by_path = proxy.run("mcpsq", "recover", f"/recovery/mcpsqueeze-{rid}.json")
     one = proxy.run("mcpsq", "recover", rid, "--pointer", "/issues/0")
-    with_jq = proxy.sh(f"jq -r '.content[0].text' /recovery/mcpsqueeze-{rid}.json | jq -c '.issues | length'")
+    with_jq = proxy.sh(
+        f"jq -rj '.content[0].text' /recovery/mcpsqueeze-{rid}.json | jq -c '.issues | length'"
+    )
     piped = proxy.sh(f"mcpsq recover {rid} | jq -c '.issues[0]'")
 
     assert by_id.code == 0 and json.loads(by_id.stdout) == document, by_id.stderr

@@ -34,11 +34,11 @@ def test_the_digest_handles_integers_beyond_64_bits() -> None:
 def test_the_pointer_text_is_pinned() -> None:
     rid = "0123456789abcdef0123456789abcdef"
     mcp = render_pointer(
-        number=3, tool="search_issues", tokens=1210, approximate=False, response_id=rid,
+        number=3, tool="search_issues", tokens=1210, chars=4012, response_id=rid,
         how_to_recover=McpVoice().see_again(rid),
     )  # fmt: skip
     shell = render_pointer(
-        number=3, tool="search_issues", tokens=1210, approximate=True, response_id=rid,
+        number=3, tool="search_issues", tokens=None, chars=4012, response_id=rid,
         how_to_recover=ShellVoice().see_again(rid),
     )  # fmt: skip
     golden("pointer_mcp.txt", mcp)

@@ -168,7 +168,7 @@ def test_an_item_named_1_is_not_the_item_named_string_1() -> None:
 def test_the_overlap_line_is_pinned() -> None:
     rid = "0123456789abcdef0123456789abcdef"
     line = render_overlap(
-        number=3, tool="read_text_file", kind="text", unchanged=398, total=400, tokens=2100,
+        number=3, tool="read_text_file", kind="text", unchanged=398, total=400, chars=8400,
         how_to_recover=McpVoice().see_again(rid),
     )  # fmt: skip
     assert_golden(GOLDEN / "overlap_mcp.txt", line + "\n")
@@ -177,7 +177,7 @@ def test_the_overlap_line_is_pinned() -> None:
 def test_the_overlap_line_of_a_shrunk_earlier_result_names_its_recovery() -> None:
     rid, base = "0123456789abcdef0123456789abcdef", "fedcba9876543210fedcba9876543210"
     line = render_overlap(
-        number=3, tool="git_log", kind="text", unchanged=400, total=800, tokens=9000,
+        number=3, tool="git_log", kind="text", unchanged=400, total=800, chars=36000,
         how_to_recover=McpVoice().see_again(rid),
         base_hint=McpVoice().see_again(base),
     )  # fmt: skip

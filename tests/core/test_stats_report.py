@@ -68,7 +68,7 @@ def test_text_and_json_report_the_same_numbers_sessions_apart(stats_file: Path) 
     assert f"calls proxied    {totals['calls']}" in text
     assert f"tokens before    {totals['tokens_before']}" in text
     assert f"tokens after     {totals['tokens_after']}" in text
-    assert f"originals recovered {totals['recovered']}" in text and totals["recovered"] == 2
+    assert f"  recovered        {totals['recovered']}\n" in text and totals["recovered"] == 2
     assert totals["shrunk"] >= 4 and totals["deduplicated"] == 3
     sessions = data["sessions"]
     assert [s["servers"] for s in sessions] == [["issues"], ["warehouse"]]

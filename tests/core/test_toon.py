@@ -74,7 +74,7 @@ def test_the_toon_messages_are_pinned() -> None:
         str(toon_record(29159, 13887, RecoveryHint(RID, None, McpVoice()))["message"]),
         str(toon_record(29159, 13887, RecoveryHint(RID, FILE, ShellVoice()))["message"]),
     ]
-    assert f"(or jq -r '.content[0].text' {FILE})." in texts[2]  # the file is the whole MCP result
+    assert f"(or jq -rj '.content[0].text' {FILE})." in texts[2]  # the file is the whole MCP result
     assert_golden(GOLDEN / "toon_messages.txt", "\n".join(texts) + "\n")
 
 

@@ -26,6 +26,7 @@ class Door:
     path: str  # the route a request is posted to
     proc: subprocess.Popen[str]
     token: str = ""
+    log: str = ""  # what the door wrote on stderr after its first lines, once it has stopped
 
 
 @contextlib.contextmanager
@@ -38,14 +39,16 @@ def wrap_door(tmp: Path, *extra: str) -> Iterator[Door]:
         text=True,
     )
     assert proc.stderr is not None
+    door = Door("127.0.0.1", 0, "/mcp", proc)
     try:
         line = proc.stderr.readline()
         match = re.search(r"http://127\.0\.0\.1:(\d+)/mcp", line)
         assert match, line
-        yield Door("127.0.0.1", int(match.group(1)), "/mcp", proc)
+        door.port = int(match.group(1))
+        yield door
     finally:
         proc.terminate()
-        proc.wait(30)
+        door.log = proc.communicate(timeout=30)[1]
 
 
 @contextlib.contextmanager
@@ -58,14 +61,16 @@ def serve_door(tmp: Path, *extra: str) -> Iterator[Door]:
     )  # fmt: skip
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     assert proc.stderr is not None
+    door = Door("127.0.0.1", 0, "/v1/call", proc)
     try:
         seen = serve_ready(proc)
         match = re.search(r"session ready on http://127\.0\.0\.1:(\d+)", seen)
         assert match, seen
-        yield Door("127.0.0.1", int(match.group(1)), "/v1/call", proc, token_file.read_text().strip())
+        door.port, door.token = int(match.group(1)), token_file.read_text().strip()
+        yield door
     finally:
         proc.send_signal(signal.SIGTERM)
-        proc.communicate(timeout=30)
+        door.log = proc.communicate(timeout=30)[1]
 
 
 def head(door: Door, *, length: int | None = None, chunked: bool = False, stateless: bool = False) -> bytes:

@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["PeakSampler", "descendants", "tree_rss"]
+__all__ = ["PeakSampler", "cmdline", "descendants", "tree_rss"]
 
 
 def descendants(pid: int) -> list[int]:
@@ -27,6 +27,14 @@ def descendants(pid: int) -> list[int]:
             with contextlib.suppress(FileNotFoundError, ProcessLookupError):
                 todo += [int(c) for c in (task / "children").read_text().split()]
     return found
+
+
+def cmdline(pid: int) -> bytes:
+    """The command line of a process (empty once gone)."""
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except (FileNotFoundError, ProcessLookupError):
+        return b""
 
 
 def rss(pid: int) -> int:
@@ -54,11 +62,13 @@ class PeakSampler:
         limit: int | None = None,
         over: Callable[[int], None] | None = None,
         tree: bool = True,
+        measure: Callable[[int], int] | None = None,
     ) -> None:
         """With `limit`, `over(rss)` is called (once) when the tree passes it: a test stops the tree there.
-        With `tree` False, only `pid` itself is sampled."""
+        With `tree` False, only `pid` itself is sampled; `measure` samples something else of it (a count
+        of processes)."""
         self.pid, self.every, self.peak, self.limit, self.over = pid, every, 0, limit, over
-        self.measure = tree_rss if tree else rss
+        self.measure = measure or (tree_rss if tree else rss)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 

@@ -1,7 +1,8 @@
 """A hand-written handshake-era stdio backend whose tools change (for `--compress-tools` refresh tests).
 
-It lists `grow` and `tool_1` .. `tool_N`; calling `grow` adds the next tool and, unless called with
-`{"quiet": true}`, sends notifications/tools/list_changed before answering. `--pages`: one tool per
+It lists `grow` and `tool_1` .. `tool_N`; calling `grow` adds the next tool (`{"to": N}`: makes the
+tools `tool_1` .. `tool_N`, fewer too) and, unless called with `{"quiet": true}`, sends
+notifications/tools/list_changed before answering. `--pages`: one tool per
 tools/list page. Not a test module.
 """
 
@@ -51,8 +52,9 @@ for line in sys.stdin:
     elif method == "prompts/list":
         result = {"prompts": [{"name": "hello", "description": "A prompt, untouched."}]}
     elif method == "tools/call" and params.get("name") == "grow":
-        count += 1
-        if not (params.get("arguments") or {}).get("quiet"):
+        arguments = params.get("arguments") or {}
+        count = int(arguments.get("to", count + 1))
+        if not arguments.get("quiet"):
             send({"method": "notifications/tools/list_changed"})
         result = {"content": [{"type": "text", "text": f"now {count} tools"}]}
     elif method == "tools/call":

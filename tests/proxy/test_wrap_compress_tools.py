@@ -48,12 +48,12 @@ def in_process(tmp_path: Path, *flags: str, target: list[str] | None = None) -> 
 
 def same_ids(text_a: str, text_b: str) -> tuple[str, str]:
     """Both texts with their response ids numbered by first appearance (ids are random per run), and a
-    dedup pointer's token figure blanked: exact or "~" estimated depends on whether counting (off the
-    response path) has caught up, that is on the machine's load."""
+    dedup pointer's figure blanked: tokens or characters depends on whether counting (off the response
+    path) has caught up, that is on the machine's load."""
 
     def number(value: str) -> str:
         seen: dict[str, str] = {}
-        value = re.sub(r"~?\d+ tokens not resent", "<n> tokens not resent", value)
+        value = re.sub(r"\d+ (?:tokens|characters) not resent", "<n> not resent", value)
         return RID.sub(lambda m: seen.setdefault(m.group(0), f"<id{len(seen)}>"), value)
 
     return number(text_a), number(text_b)

@@ -23,9 +23,9 @@ import bench_session as bs  # the session, servers and served commit, shared wit
 
 SERVED = "b215b84"  # the tree the session's file reads name (as scripts/bench_peers.py serves)
 RID = re.compile(r"\b[0-9a-f]{32}\b")
-# A pointer's "N tokens not resent" is exact once the earlier result is counted, else "~N" estimated:
+# A pointer's "N tokens not resent" once the earlier result is counted, else "N characters not resent":
 # counting is off the response path, so which one a pointer says depends on the machine's load.
-NOT_RESENT = re.compile(r"~?\d+ tokens not resent")
+NOT_RESENT = re.compile(r"\d+ (?:tokens|characters) not resent")
 
 
 def _repo(tmp_path: Path) -> Path:
@@ -74,7 +74,7 @@ def _numbered(values: list[Any]) -> list[str]:
     numbered = [
         RID.sub(lambda m: seen.setdefault(m.group(0), f"<id{len(seen)}>"), json.dumps(v)) for v in values
     ]
-    return [NOT_RESENT.sub("<n> tokens not resent", text) for text in numbered]
+    return [NOT_RESENT.sub("<n> not resent", text) for text in numbered]
 
 
 def _recoveries(answers: list[dict[str, Any]], clients: dict[str, RawClient], repo: Path) -> list[Any]:

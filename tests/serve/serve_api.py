@@ -56,9 +56,10 @@ def serve_in_process(*args: str) -> Iterator[str]:
         yield served.where
 
 
-def api(url: str, token: str, path: str, body: dict[str, Any] | None = None) -> tuple[int, Any]:
-    """GET `path` (POST when there is a body) with the bearer token: (status, parsed JSON body)."""
-    data = json.dumps(body).encode() if body is not None else None
+def api(url: str, token: str, path: str, body: dict[str, Any] | bytes | None = None) -> tuple[int, Any]:
+    """GET `path` (POST when there is a body: an object, or bytes sent as they are) with the bearer token:
+    (status, parsed JSON body)."""
+    data = body if isinstance(body, bytes) else json.dumps(body).encode() if body is not None else None
     request = urllib.request.Request(f"{url}{path}", data=data, method="POST" if data else "GET")
     request.add_header("Authorization", f"Bearer {token}")
     try:

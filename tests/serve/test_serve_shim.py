@@ -341,7 +341,7 @@ def test_a_server_named_time_is_callable_as_mcp_time_through_installed_commands(
             text=True,
             env=env,
         )
-        assert done.stdout == "hi\n", done.stderr
+        assert done.stdout == "hi", done.stderr
         assert "mcp-time echo" in done.stderr  # the usage error names the command that works
     finally:
         s.stop()

@@ -40,7 +40,7 @@ def test_mcp_message_without_a_file_only_names_the_tool(golden: Golden) -> None:
 def test_shell_message_names_the_cli_command_jq_and_pointer(golden: Golden) -> None:
     hint = RecoveryHint(RESPONSE_ID, FILE, ShellVoice(), pointer="/issues/0")
     message = render_message(REPORT, hint, "json")
-    assert f"mcpsq recover {RESPONSE_ID}" in message and f"jq -r '.content[0].text' {FILE}" in message
+    assert f"mcpsq recover {RESPONSE_ID}" in message and f"jq -rj '.content[0].text' {FILE}" in message
     assert "jq . " not in message  # the file is the whole MCP result: `jq . FILE` shows the envelope
     assert message.endswith("; one part: --pointer /issues/0.")
     golden("message_shell_file.txt", message)
@@ -50,7 +50,7 @@ def test_compact_messages_are_one_sentence_and_the_exact_call(golden: Golden) ->
     mcp = render_message(REPORT, RecoveryHint(RESPONSE_ID, FILE, McpVoice()), "json", compact=True)
     shell = render_message(REPORT, RecoveryHint(RESPONSE_ID, FILE, ShellVoice()), "json", compact=True)
     assert f'squeeze_recover {{"response_id":"{RESPONSE_ID}"}}' in mcp and FILE not in mcp
-    assert f"mcpsq recover {RESPONSE_ID}" in shell and f"jq -r '.content[0].text' {FILE}" in shell
+    assert f"mcpsq recover {RESPONSE_ID}" in shell and f"jq -rj '.content[0].text' {FILE}" in shell
     assert "jq . " not in shell
     assert len(mcp) < 180 and len(shell) < 260
     golden("message_compact.txt", f"{mcp}\n{shell}\n")
@@ -150,4 +150,4 @@ def test_23_27_the_shell_notice_quotes_a_file_path_the_shell_would_split() -> No
     hint = RecoveryHint(RESPONSE_ID, "/tmp/my dir/x.json", ShellVoice())
     for compact in (False, True):
         message = render_message(REPORT, hint, "json", compact=compact)
-        assert "jq -r '.content[0].text' '/tmp/my dir/x.json'" in message
+        assert "jq -rj '.content[0].text' '/tmp/my dir/x.json'" in message

@@ -12,6 +12,8 @@ import math
 import time
 from typing import Any
 
+from ._stats import counted
+
 __all__ = ["render_html"]
 
 BEFORE = "#94a3b8"
@@ -170,7 +172,7 @@ def _tools(data: dict[str, Any], limit: int = 15) -> str:
         parts.append(
             f'<g data-tool="{_e(t["tool"])}" data-tokens-before="{t["tokens_before"]}" '
             f'data-tokens-after="{t["tokens_after"]}" data-calls="{t["calls"]}">'
-            f"<title>{_e(t['tool'])}: {t['calls']} calls, {t['shrunk']} shrunk, "
+            f"<title>{_e(t['tool'])}: {counted(t['calls'], 'call')}, {t['shrunk']} shrunk, "
             f"{t['deduplicated']} deduplicated</title>"
             f'<text x="{label_w - 10}" y="{y0 + 19}" class="label" text-anchor="end">'
             f"{_e(t['tool'][:30])}</text>"
@@ -283,7 +285,7 @@ def _dedup(data: dict[str, Any]) -> str:
             f'<td class="num">{_n(r["tokens_before"] - r["tokens_after"])}</td>'
             f'<td class="mono dim">{_e(r["session"][:12])}</td></tr>'
         )
-    head = '<tr><th class="num">call</th><th>tool</th><th class="num">tokens not resent</th>'
+    head = '<tr><th class="num">call</th><th>tool</th><th class="num">tokens saved</th>'
     head += "<th>session</th></tr>"
     return f'<table data-table="dedup"><thead>{head}</thead><tbody>{"".join(body)}</tbody></table>'
 
@@ -372,7 +374,7 @@ def render_html(data: dict[str, Any]) -> str:
                 f"{t['percent_saved']}%",
                 "good",
             ),
-            _card("Calls", "calls", t["calls"], _n(t["calls"]), f"{len(data['sessions'])} session(s)"),
+            _card("Calls", "calls", t["calls"], _n(t["calls"]), counted(len(data["sessions"]), "session")),
             _card(
                 "Shrunk · dedup",
                 "shrunk",

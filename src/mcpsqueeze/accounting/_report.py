@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ._stats import Totals, render_summary
+from ._stats import Totals, counted, render_summary
 
 __all__ = [
     "Report",
@@ -44,6 +44,11 @@ class CallRow:
     response_id: str | None
     store_failed: bool
     client: str | None = None  # the profile whose model's view was counted (None: the text blocks)
+    uncounted: bool = False  # its tokens could not be counted (its token figures are 0 here)
+
+    def figures(self) -> tuple[int | None, int | None]:
+        """(tokens before, after) as the totals take them: None when they are missing."""
+        return (None, None) if self.uncounted else (self.tokens_before, self.tokens_after)
 
 
 @dataclass
@@ -93,13 +98,14 @@ def _call_row(row: dict[str, Any], session: str) -> CallRow:
         server=str(row.get("server") or ""),
         tool=str(row["tool"]),
         action=str(row["action"]),
-        tokens_before=int(row["tokens_before"]),
-        tokens_after=int(row["tokens_after"]),
+        tokens_before=int(row["tokens_before"] or 0) if "uncounted" in row else int(row["tokens_before"]),
+        tokens_after=int(row["tokens_after"] or 0) if "uncounted" in row else int(row["tokens_after"]),
         chars_before=int(row.get("chars_before") or 0),
         chars_after=int(row.get("chars_after") or 0),
         response_id=str(row["response_id"]) if row.get("response_id") else None,
         store_failed=bool(row.get("store_failed")),
         client=str(row["client"]) if row.get("client") else None,
+        uncounted="uncounted" in row,
     )
 
 
@@ -145,7 +151,7 @@ def load_report(paths: list[Path], top: int = 5) -> Report:
     sessions: dict[str, SessionRow] = {}
     origin: dict[str, CallRow] = {}
     for row in calls:
-        counted = (row.action, row.tokens_before, row.tokens_after, row.store_failed, row.client)
+        counted = (row.action, *row.figures(), row.store_failed, row.client)
         totals.add(*counted)
         tools.setdefault(row.tool, Totals()).add(*counted)
         s = sessions.setdefault(row.session, SessionRow(row.session, [], row.time, row.time))
@@ -155,6 +161,7 @@ def load_report(paths: list[Path], top: int = 5) -> Report:
             s.servers.append(row.server)
         if row.response_id and row.action in ("shrink", "dedup"):
             origin.setdefault(row.response_id, row)
+    totals.recovered = len(recoveries)
     for recovery in recoveries:
         found = origin.get(recovery.response_id)
         if found is not None:
@@ -177,9 +184,7 @@ def load_report(paths: list[Path], top: int = 5) -> Report:
 
 def render_text(report: Report) -> str:
     title = ", ".join(report.files) if len(report.files) <= 3 else f"{len(report.files)} files"
-    out = [render_summary(report.totals, f"{title}: {report.totals.calls} calls")]
-    if report.recoveries:
-        out.append(f"  originals recovered {len(report.recoveries)}")
+    out = [render_summary(report.totals, f"{title}: {counted(report.totals.calls, 'call')}")]
     if report.tools:
         out.append("")
         header = ("tool", "calls", "dedup", "shrunk", "before", "after", "saved")
@@ -195,7 +200,7 @@ def render_text(report: Report) -> str:
         for s in report.sessions:
             t = s.totals
             out.append(
-                f"  {_cell(s.session, 24):<24} {_clock(s.started)}  {t.calls:>5} calls "
+                f"  {_cell(s.session, 24):<24} {_clock(s.started)}  {counted(t.calls, 'call', 5):<11} "
                 f"{t.tokens_before:>10} -> {t.tokens_after:<10} {t.percent:>5.1f}% saved  "
                 f"{_cell(','.join(s.servers), 30)}"
             )
@@ -269,7 +274,7 @@ def report_data(report: Report) -> dict[str, Any]:
         )
     return {
         "files": report.files,
-        "totals": {**_totals(report.totals), "recovered": len(report.recoveries)},
+        "totals": _totals(report.totals),
         "tools": [{"tool": tool, **_totals(t)} for tool, t in report.tools.items()],
         "sessions": [
             {

@@ -30,6 +30,7 @@ __all__ = [
     "CallObserver",
     "CallRecord",
     "Totals",
+    "counted",
     "new_session_id",
     "print_summary",
     "render_summary",
@@ -88,6 +89,8 @@ class Totals:
     full: int = 0
     toonified: int = 0  # --toonify: shown as TOON (nothing cut)
     store_failures: int = 0
+    uncounted: int = 0  # calls whose tokens could not be counted: in `calls`, not in the token figures
+    recovered: int = 0  # originals read back, through any door (the recover tool, mcpsq, the APIs)
     tokens_before: int = 0
     tokens_after: int = 0
     # calls counted as a client's model reads them, by profile: the summary says which were
@@ -102,8 +105,15 @@ class Totals:
         return 100.0 * self.saved / self.tokens_before if self.tokens_before else 0.0
 
     def add(
-        self, action: str, before: int, after: int, store_failed: bool = False, client: str | None = None
+        self,
+        action: str,
+        before: int | None,
+        after: int | None,
+        store_failed: bool = False,
+        client: str | None = None,
     ) -> None:
+        """One call; `before`/`after` None when its tokens could not be counted (it is then `uncounted`);
+        `client` the profile whose model's view was counted."""
         self.calls += 1
         if client is not None:
             self.clients[client] = self.clients.get(client, 0) + 1
@@ -120,6 +130,9 @@ class Totals:
         else:
             self.passthrough += 1
         self.store_failures += int(store_failed)
+        if before is None or after is None:
+            self.uncounted += 1
+            return
         self.tokens_before += before
         self.tokens_after += after
 
@@ -139,17 +152,30 @@ def render_summary(totals: Totals, title: str = "mcpsqueeze session summary") ->
     ]
     if totals.clients:
         lines.append(f"  tokens counted   as each client's model reads them ({_clients(totals)})")
+    if totals.uncounted:
+        them = "it" if totals.uncounted == 1 else "them"
+        lines.append(
+            f"  not counted      {counted(totals.uncounted, 'call')} (the token counter failed on {them}; "
+            f"the token figures above leave {them} out)"
+        )
+    if totals.recovered:
+        lines.append(f"  recovered        {totals.recovered}")
     if totals.store_failures:
         lines.append(f"  not shrunk because the original could not be stored: {totals.store_failures}")
     return "\n".join(lines)
 
 
+def counted(n: int, noun: str, width: int = 0) -> str:
+    """`1 call`, `2 calls` (the number right-aligned in `width`)."""
+    return f"{n:>{width}} {noun}{'' if n == 1 else 's'}"
+
+
 def _clients(totals: Totals) -> str:
     """ "claude-code: 39 calls" per profile, and the calls of clients without one."""
-    parts = [f"{name}: {n} call{'s' if n != 1 else ''}" for name, n in sorted(totals.clients.items())]
+    parts = [f"{name}: {counted(n, 'call')}" for name, n in sorted(totals.clients.items())]
     other = totals.calls - sum(totals.clients.values())
     if other:
-        parts.append(f"any other client: {other} call{'s' if other != 1 else ''}")
+        parts.append(f"any other client: {counted(other, 'call')}")
     return "; ".join(parts)
 
 
@@ -166,7 +192,7 @@ def _split(totals: Totals) -> str:
 
 def print_summary(totals: Totals, quiet: bool = False) -> None:
     """The exit summary on stderr, unless asked for quiet or nothing was called (it would be all zeros)."""
-    if not quiet and totals.calls:
+    if not quiet and (totals.calls or totals.recovered):
         logger.warning(render_summary(totals))
 
 
@@ -296,6 +322,7 @@ class Accountant:
         self._flush()
 
     def _account_recovery(self, entry: _Recovery) -> None:
+        self.totals.recovered += 1
         if self._stats is not None:
             line = {"time": round(entry.when, 3), "action": "recover", "response_id": entry.response_id}
             line["bytes"] = entry.size
@@ -328,13 +355,17 @@ class Accountant:
 
     def _account(self, entry: _Pending) -> None:
         record = entry.record
+        before: int | None
+        after: int | None
+        failed = ""
         try:
             before = entry.before.result()
             after = entry.after.result()
         except BaseException as exc:  # never let accounting take the proxy down (cancelled at close, too)
-            if not isinstance(exc, concurrent.futures.CancelledError):
-                logger.warning("mcpsqueeze: token counting failed: %s", exc)
-            return
+            before = after = None  # the call is still counted, as one whose tokens are missing
+            failed = "not finished" if isinstance(exc, concurrent.futures.CancelledError) else repr(exc)
+            if failed != "not finished":
+                logger.warning("mcpsqueeze: token counting failed: %s", failed)
         self.totals.add(record.action, before, after, record.store_failed is not None, record.client)
         if self._stats is not None:
             line = {
@@ -359,9 +390,12 @@ class Accountant:
                 line["report"] = record.report
             if record.store_failed:
                 line["store_failed"] = record.store_failed
+            if failed:
+                line["uncounted"] = failed
             self._stats.write(json.dumps(line, ensure_ascii=False) + "\n")
             self._stats.flush()
-        self._tell(lambda o: o.on_call(record, before, after))
+        if before is not None and after is not None:
+            self._tell(lambda o: o.on_call(record, before, after))
 
     def close(self, timeout: float = 30.0) -> Totals:
         """Finish pending counts (bounded) and return the totals.
@@ -378,8 +412,8 @@ class Accountant:
             if not self._counter.drain(max(0.0, timeout - _SAY_STILL_COUNTING)):
                 left, chars = self._uncounted()
                 logger.warning(
-                    f"mcpsqueeze: token counting did not finish in {timeout:g} s; the summary is partial: "
-                    f"{left} call(s) ({chars:,} characters) are not in it"
+                    f"mcpsqueeze: token counting did not finish in {timeout:g} s; the summary counts "
+                    f"{counted(left, 'call')} ({chars:,} characters) without their tokens"
                 )
         self._counter.close()
         self._flush()

@@ -79,6 +79,12 @@ class ClientSessionAPI:
         RecoveryError (404 from the app) when the id is unknown, expired or evicted."""
         return self._squeezer.answer_recover(request)
 
+    def original(self, response_id: str, principal: str | None = None) -> bytes:
+        """The stored original (the principal is ignored, as in `recover`)."""
+        from .._jsonbytes import dumps
+
+        return dumps(self._squeezer.original(response_id))
+
     # -- lifecycle ---------------------------------------------------------------------------------
 
     async def start(self, tg: anyio.abc.TaskGroup) -> Path:

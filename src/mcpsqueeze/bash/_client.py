@@ -266,13 +266,22 @@ class SessionClient:
         """Send one request; return the status and the decoded JSON body (None when not JSON)."""
         address = self.address
         try:
-            payload = (
-                b"" if body is None else dumps(body, ensure_ascii=False, allow_nan=False).encode("utf-8")
-            )
+            text = "" if body is None else dumps(body, ensure_ascii=False, allow_nan=False)
         except ValueError:
             raise UsageError(
                 "the input holds a number JSON cannot carry (NaN or infinity, e.g. 1e999); "
                 "pass a finite number."
+            ) from None
+        try:
+            payload = text.encode("utf-8")
+        except UnicodeEncodeError as exc:  # bytes an argument held that are not UTF-8 (or a lone surrogate)
+            near = exc.object[max(0, exc.start - 20) : exc.end + 20]
+            try:
+                shown = near.encode("utf-8", "surrogateescape")  # the bytes as they were given
+            except UnicodeEncodeError:
+                shown = near.encode("utf-8", "backslashreplace")
+            raise UsageError(
+                f"the input holds text that is not UTF-8 (near {shown!r}); pass arguments as UTF-8 text."
             ) from None
         host = "localhost" if address.socket_path is not None else f"{address.host}:{address.port}"
         lines = [

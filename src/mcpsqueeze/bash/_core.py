@@ -32,7 +32,6 @@ __all__ = [
     "CallPlan",
     "Outcome",
     "RecoverPlan",
-    "as_printed",
     "call_answer",
     "dedup_response_id",
     "is_recover",
@@ -65,8 +64,9 @@ _RECOVER_USAGE = (
     "-i ignores case), --search the lines holding the words, best first; each as N:line, with\n"
     "--context lines around (N-line, default 2); JSON gives the matching values as POINTER: VALUE.\n"
     "The last line says how many more there are and the --skip that shows them.\n"
-    "ID is the 32-hex response id from the notice; PATH is mcpsqueeze-ID.json inside the recovery\n"
-    "directory. Anything outside that directory, symlinks and other odd files are refused (exit 2).\n"
+    "ID is the 32-hex response id from the notice, asked of the session (the recovery directory when\n"
+    "no session answers); PATH is mcpsqueeze-ID.json inside the recovery directory. Anything outside\n"
+    "that directory, symlinks and other odd files are refused (exit 2).\n"
 )
 
 
@@ -399,7 +399,7 @@ def render_call(body: object, *, raw: bool = False, paths: tuple[str, str] | Non
     stderr = notice_line(meta, paths)
     if notes:
         stderr += f"mcpsq: the result also holds {', '.join(notes)}; rerun with --raw to see everything.\n"
-    return Outcome(stdout=_line(text) if text else "", stderr=stderr)
+    return Outcome(stdout=text, stderr=stderr)  # exact: as `mcpsq recover` prints the original
 
 
 def dedup_response_id(body: object) -> str | None:
@@ -423,9 +423,9 @@ def render_answer(
     ``recovery_dir()`` (asked only then) after the notice, so stdout never lacks the data."""
     rid = None if raw else dedup_response_id(body)
     if rid is not None:
-        original = run_recover(RecoverPlan(rid, None, False), recovery_dir(), paths=paths)
+        original = run_recover(RecoverPlan(rid, None, False), recovery_dir, paths=paths)
         notice = render_call(body, paths=paths).stderr
-        return Outcome(as_printed(original.stdout), notice + original.stderr, original.code)
+        return Outcome(original.stdout, notice + original.stderr, original.code)
     return render_call(body, raw=raw, paths=paths)
 
 
@@ -492,40 +492,53 @@ def render_error(status: int, body: object, *, prog: str = "mcpsq") -> Outcome:
 # ------------------------------------------------------------------------------------------ recovery
 def run_recover(
     request: RecoverPlan,
-    directory: Path,
+    recovery_dir: Callable[[], Path],
     *,
+    fetch: Callable[[str], object] | None = None,
     prefix: str = "mcpsq ",
     paths: tuple[str, str] | None = None,
 ) -> Outcome:
-    """Read one original through the mount-scoped reader and print it, or the part asked for, exactly
-    as the recover tool answers it: the same RecoverRequest, the same core `answer`, byte for byte (no
-    newline added). Exit 2 when refused."""
+    """Print one original, or the part asked for, exactly as the recover tool answers it: the same
+    RecoverRequest, the same core `answer`, byte for byte (no newline added). Exit 2 when refused.
+
+    An original a bare response id names is asked of the session first (``fetch``: the caller's stored
+    original as JSON, None when the session has none or is not there): it knows the caller, so it finds
+    the original whatever name a tenant's file carries (and wherever it is kept), and counts the
+    recovery as every door's is counted. Otherwise, and for a file path, the original is read through
+    the mount-scoped reader from ``recovery_dir()`` (asked only then)."""
     import json  # the stdlib one here: recovery is rare
 
     from mcpsqueeze.core import RecoverRequest, answer, parts_text  # the lazy face: stdlib-only modules
-    from mcpsqueeze.recovery import open_recovery_file
+    from mcpsqueeze.recovery import is_response_id, open_recovery_file
 
     prog = f"{prefix}recover"
     ids = [_id_in(ref) for ref in request.refs]
     arguments: dict[str, object] = {"response_id": ids, "pointer": list(request.pointers) or None}
     arguments |= {"lines": request.lines, "query": request.query, **request.find}
     originals: list[dict[str, object]] = []
+    raws: list[str] = []
     try:
         asked = RecoverRequest.parse(arguments)  # bounds first: nothing is read for a refused request
-        files = [open_recovery_file(directory, ref) for ref in request.refs]
+        for ref in request.refs:
+            fetched = fetch(ref) if fetch is not None and is_response_id(ref) else None
+            if isinstance(fetched, dict):
+                originals.append(fetched)
+                raws.append(json.dumps(fetched, ensure_ascii=False, separators=(",", ":")))
+                continue
+            data = open_recovery_file(recovery_dir(), ref)
+            try:
+                original = json.loads(data)
+            except (ValueError, RecursionError):
+                return _usage(f"{prog}: {ref!r} is not a JSON recovery file; pass a response id instead.")
+            if not isinstance(original, dict):
+                return _usage(f"{prog}: {ref!r} does not hold a tool result; pass a response id instead.")
+            originals.append(original)
+            raws.append(data.decode("utf-8", "replace"))
     except (RecoveryError, UsageError) as exc:
         return _usage(f"{prog}: {_rewrite(str(exc), paths)}")
-    for ref, data in zip(request.refs, files, strict=True):
-        try:
-            original = json.loads(data)
-        except (ValueError, RecursionError):
-            return _usage(f"{prog}: {ref!r} is not a JSON recovery file; pass a response id instead.")
-        if not isinstance(original, dict):
-            return _usage(f"{prog}: {ref!r} does not hold a tool result; pass a response id instead.")
-        originals.append(original)
-    if len(files) == 1 and request.raw and not request.pointers and request.query is None:
-        return Outcome(stdout=_line(files[0].decode("utf-8", "replace")))
-    if len(files) == 1 and not asked.selects:  # the whole text, resources' text included (as a call prints)
+    if len(originals) == 1 and request.raw and not request.pointers and request.query is None:
+        return Outcome(stdout=_line(raws[0]))
+    if len(originals) == 1 and not asked.selects:  # the whole text, resources' text too (as a call prints)
         return Outcome(stdout=_text_and_notes(originals[0])[0])
     try:
         result = answer(originals, asked)
@@ -537,11 +550,6 @@ def run_recover(
     if asked.grep is not None or asked.search is not None:  # a search's answer, not the original's bytes
         return Outcome(stdout=_line(parts_text(result)))
     return Outcome(stdout=parts_text(result))
-
-
-def as_printed(text: str) -> str:
-    """``text`` as a tool call prints it: ending in a newline (a recovery prints exactly, without one)."""
-    return _line(text) if text else ""
 
 
 def _id_in(ref: str) -> str:

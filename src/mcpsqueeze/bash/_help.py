@@ -40,7 +40,16 @@ def first_sentence(text: str, limit: int) -> str:
     return text
 
 
-def _tool_lines(server: ServerInfo) -> list[str]:
+def _names(server: ServerInfo) -> list[str]:
+    return [f"{server.name} {t.command}" for t in server.tools] if server.up else []
+
+
+def _column(servers: list[ServerInfo]) -> int:
+    """Where descriptions start: after the longest `SERVER TOOL` of every server listed (at most 40)."""
+    return min(max((len(name) for server in servers for name in _names(server)), default=0), 40)
+
+
+def _tool_lines(server: ServerInfo, pad: int) -> list[str]:
     if not server.up:
         reason = f": {server.error}" if server.error else ""
         return [
@@ -49,10 +58,8 @@ def _tool_lines(server: ServerInfo) -> list[str]:
         ]
     if not server.tools:
         return [f"{server.name}  (no tools)"]
-    left = [f"{server.name} {t.command}" for t in server.tools]
-    pad = min(max(len(x) for x in left), 40)
     lines = []
-    for name, tool in zip(left, server.tools, strict=True):
+    for name, tool in zip(_names(server), server.tools, strict=True):
         about = tool.description or tool.title
         room = WIDTH - max(pad, len(name)) - 2
         lines.append(f"{name.ljust(pad)}  {first_sentence(about, room)}".rstrip())
@@ -83,8 +90,9 @@ def render_listing(listing: Listing, prefix: str = "mcpsq ") -> str:
     lines = [*_usage_lines(prefix), ""]
     if listing.servers:
         lines.append("Tools (SERVER TOOL  description):")
+        pad = _column(listing.servers)  # one column for every server: the listing reads as one table
         for server in listing.servers:
-            lines.extend(_tool_lines(server))
+            lines.extend(_tool_lines(server, pad))
     else:
         lines.append(
             "The session serves no backend servers; start `mcpsqueeze serve` with --config or -n NAME."
@@ -100,7 +108,7 @@ def render_server(server: ServerInfo, prefix: str = "mcpsq ") -> str:
         f"       {prefix}{server.name} TOOL --help               the tool's flags",
         "",
         f"Tools of {server.name}:",
-        *_tool_lines(server),
+        *_tool_lines(server, _column([server])),
         "",
         EXIT_CODES,
     ]
@@ -220,8 +228,8 @@ def render_tool_help(server: str, tool: ToolInfo, prefix: str = "mcpsq ") -> str
     lines += _wrap("-h, --help", ["show this help"])
     lines += [
         "",
-        "Output: the result text on stdout; a shrink notice (with the response id and the recovery file)",
-        "and errors on stderr.",
+        "Output: the result text on stdout, exactly (nothing added; a terminal gets a final newline); a",
+        "shrink notice (with the response id and the recovery file) and errors on stderr.",
         EXIT_CODES,
     ]
     return "\n".join(lines) + "\n"

@@ -37,6 +37,7 @@ from just_bash._custom_commands import CustomCommandResultDict
 from just_bash._options import ExecOptions
 
 from mcpsqueeze._errors import EXIT_BACKEND, EXIT_USAGE, BackendError, UsageError, exit_code
+from mcpsqueeze.recovery import is_response_id
 
 from ._client import DEFAULT_CALL_TIMEOUT, SessionClient
 from ._core import (
@@ -123,7 +124,7 @@ class _Commands:
 
     async def run(self, argv: list[str], prefix: str, ctx: AsyncCustomCommandContext) -> Outcome:
         if prefix and is_recover(argv):
-            return self._recover(argv, prefix, ctx.cwd)
+            return await self._recover(argv, prefix, ctx.cwd)
         listing = listing_of(*await self.session.request("GET", "/v1/servers"))
         if isinstance(listing, Outcome):
             return listing
@@ -134,7 +135,7 @@ class _Commands:
         answer = await self.session.request("POST", "/v1/call", action.body(), timeout=self.timeout)
         return call_answer(action, *answer, recovery_dir=lambda: self.recovery_dir, paths=self.paths)
 
-    def _recover(self, argv: list[str], prefix: str, cwd: str) -> Outcome:
+    async def _recover(self, argv: list[str], prefix: str, cwd: str) -> Outcome:
         request = plan_recover(argv, prefix)
         if isinstance(request, Outcome):
             return request
@@ -152,7 +153,16 @@ class _Commands:
             names[0], request.pointer, request.raw, request.lines, request.query, request.find
         )
         scoped.refs, scoped.pointers = tuple(names), request.pointers
-        return run_recover(scoped, self.recovery_dir, prefix=prefix, paths=self.paths)
+        fetched: dict[str, object] = {}  # the session's copies, asked first (as the shim does)
+        for name in filter(is_response_id, names):
+            try:
+                status, body = await self.session.request("GET", f"/v1/original/{name}", timeout=self.timeout)
+            except BackendError:
+                break  # no session: the files are still there to read
+            fetched[name] = body if status == 200 else None
+        return run_recover(
+            scoped, lambda: self.recovery_dir, fetch=fetched.get, prefix=prefix, paths=self.paths
+        )
 
     def command(self, server: str | None) -> CommandCallback:
         prefix = "" if server is not None else "mcpsq "

@@ -70,6 +70,20 @@ def _recovery_dir(environ: Mapping[str, str], client: SessionClient | None) -> s
     return default_recovery_dir(environ)
 
 
+def _fetcher(environ: Mapping[str, str], client: SessionClient | None) -> Callable[[str], object]:
+    """The session's copy of an original by response id (None when no session answers with one)."""
+
+    def fetch(response_id: str) -> object:
+        try:
+            session = client or SessionClient.from_environ(environ)
+            status, body = session.request("GET", f"/v1/original/{response_id}", timeout=_timeout(environ))
+        except MCPSqueezeError:
+            return None  # no session: the files are still there to read
+        return body if status == 200 else None
+
+    return fetch
+
+
 def _help(environ: Mapping[str, str], prefix: str, client: SessionClient | None) -> Outcome:
     """``mcpsq --help``: the listing when a session answers, else the usage and why (exit 0 either way:
     asking how to use a command is never an error)."""
@@ -97,7 +111,10 @@ def _run(
             return request
         from pathlib import Path
 
-        return run_recover(request, Path(_recovery_dir(environ, client)), prefix=prefix)
+        def directory() -> Path:
+            return Path(_recovery_dir(environ, client))
+
+        return run_recover(request, directory, fetch=_fetcher(environ, client), prefix=prefix)
     if prefix and argv[:1] in (["--help"], ["-h"], ["help"]) and len(argv) == 1:
         return _help(environ, prefix, client)
     session = client or SessionClient.from_environ(environ)
@@ -157,8 +174,11 @@ def main(argv: list[str] | None = None, prefix: str = "mcpsq ") -> int:
     """The ``mcpsq`` console script (and, with ``prefix=""``, the installed per-server commands)."""
     words = sys.argv[1:] if argv is None else argv
     outcome = run(words, prefix=prefix, read_stdin=sys.stdin.read)
+    text = outcome.stdout
+    if text and not text.endswith("\n") and sys.stdout.isatty():
+        text += "\n"  # the data is exact in a pipe or a file; on a terminal the prompt starts its own line
     try:
-        _write(sys.stdout, outcome.stdout)
+        _write(sys.stdout, text)
     except BrokenPipeError:
         # The reader (head, grep -q) went away: that is not an error of ours. Silence the final flush.
         devnull = os.open(os.devnull, os.O_WRONLY)

@@ -129,7 +129,7 @@ def render_effective(
     rows = [
         (row.name, _show(row.name, _value(settings, row.name)), _source(ctx, config, row.name))
         for row in KNOBS
-        if (row.shown and row.config) or row.name in config.defaults or _given(ctx, row.name) is not None
+        if "config" in row.doors  # every setting this command takes, set or at its default
     ]
     width = max(len(f) for f, _, _ in rows)
     lines += [f"  {f:<{width}} = {v}  ({s})" for f, v, s in rows]

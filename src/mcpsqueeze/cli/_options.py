@@ -8,10 +8,20 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import click
+from click.core import ParameterSource
 
 from ..settings import Kind, Knob, Seconds
 
-__all__ = ["OFF", "SECONDS", "KindType", "file_option", "knob_option", "knob_options", "knob_values"]
+__all__ = [
+    "OFF",
+    "SECONDS",
+    "KindType",
+    "KnobOption",
+    "file_option",
+    "knob_option",
+    "knob_options",
+    "knob_values",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -49,6 +59,36 @@ class KindType(click.ParamType[Any, Any]):
 SECONDS = KindType(Seconds())
 
 
+class _Switch(click.types.BoolParamType):
+    """click's boolean (so a switch stays a switch), read by the knob's own kind: its message lists the
+    words a variable takes (click's listed an empty string among them)."""
+
+    def __init__(self, kind: Kind) -> None:
+        self.kind = kind
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, bool):
+            return value
+        try:
+            return self.kind.parse(str(value))
+        except ValueError as exc:
+            self.fail(f"{exc} (also 1/0, yes/no, on/off)", param, ctx)
+
+
+class KnobOption(click.Option):
+    """A knob's option: an error about a value its variable gave names the variable, not the flag."""
+
+    def get_error_hint(self, ctx: click.Context | None) -> str:
+        if (
+            ctx is not None
+            and self.name
+            and isinstance(self.envvar, str)
+            and ctx.get_parameter_source(self.name) is ParameterSource.ENVIRONMENT
+        ):
+            return self.envvar
+        return super().get_error_hint(ctx)
+
+
 def _help(row: Knob) -> str:
     text = row.help
     if row.show_default and row.switch is None:
@@ -71,9 +111,9 @@ def knob_option(row: Knob) -> Callable[[F], F]:
     """The click option of one row: its flag, its `MCPSQUEEZE_*` variable, its kind; default None, so
     a flag not given leaves the config file's value or the row's default."""
     names = [n for n in (row.short, row.flag_name) if n]
-    common: dict[str, Any] = {"default": None, "envvar": row.env_name, "help": _help(row)}
+    common: dict[str, Any] = {"default": None, "envvar": row.env_name, "help": _help(row), "cls": KnobOption}
     if row.switch is not None:  # --toonify sets the knob; --no-shrink clears it (its variable: the value)
-        return click.option(*names, row.name, flag_value=row.switch, **common)
+        return click.option(*names, row.name, flag_value=row.switch, type=_Switch(row.kind), **common)
     return click.option(*names, row.name, type=KindType(row.kind), metavar=row.kind.metavar, **common)
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import concurrent.futures
 import functools
-import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -173,7 +172,7 @@ def _best_delta(
 
 def _counted(future: concurrent.futures.Future[int] | None) -> int | None:
     """The first sight's token count if the counter already has it. A repeat never waits for it: counting
-    runs at idle time, off the response path, so the pointer says "~" and estimates instead."""
+    runs at idle time, off the response path, so the pointer then states the characters instead."""
     if future is None or not future.done() or future.cancelled() or future.exception() is not None:
         return None
     return future.result()
@@ -303,19 +302,6 @@ class DedupStage:
         # index, which replicas share (a store without one answers None at once)
         self._shared_scope = shared_scope
 
-    def _estimate(self, seen: _Seen) -> int:
-        """The o200k tokens of a result whose count is not done yet (counting is off the response
-        path): its characters at this session's own measured tokens per character, from up to 64
-        recent results already counted; 1 token per 3 characters before any is (o200k on JSON, code
-        and English averages 2.9-4; chars / 4 said ~85,795 where the stats counted 118,985, item 34)."""
-        chars = tokens = 0
-        for other in itertools.islice(reversed(self._seen.values()), 64):
-            counted = _counted(other.tokens)
-            if counted is not None and other.chars:
-                chars, tokens = chars + other.chars, tokens + counted
-        ratio = tokens / chars if chars else 1 / 3
-        return max(1, round(seen.chars * ratio))
-
     async def __call__(self, call: Call, result: Result, outcome: Outcome) -> Result:
         if call.policy is not None and not call.policy.dedup:
             return result
@@ -334,17 +320,12 @@ class DedupStage:
             if self._history is None or size < MIN_CHARS:
                 return result
             return await self._overlap(call, result, outcome, size)
-        counted = _counted(seen.tokens)
-        if counted is not None:
-            tokens, approximate = counted, False
-        else:
-            tokens, approximate = self._estimate(seen), True
         response_id = new_response_id()
         pointer = render_pointer(
             number=seen.number,
             tool=seen.tool,
-            tokens=tokens,
-            approximate=approximate,
+            tokens=_counted(seen.tokens),
+            chars=seen.chars,
             response_id=response_id,
             how_to_recover=self.voice.see_again(response_id),
         )
@@ -395,7 +376,7 @@ class DedupStage:
             kind=delta.kind,
             unchanged=delta.unchanged,
             total=delta.total,
-            tokens=max(1, (len(text) - len(delta.body)) // 4),
+            chars=len(text) - len(delta.body),
             how_to_recover=self.voice.see_again(response_id),
             base_hint=None if base_id is None else self.voice.see_again(base_id),
         )

@@ -10,7 +10,7 @@ import sys
 import time
 import urllib.parse
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
@@ -272,15 +272,58 @@ class RequestGuard:
         return None
 
 
+@dataclass(eq=False)
+class _Session:
+    """One HTTP session: its transport, its caller, and how busy it is; `stop` ends its relay (and so its
+    backend), `ended` is set once the backend is gone."""
+
+    transport: Any
+    principal: str | None
+    in_flight: int = 1  # requests (and open streams) being handled: created busy, its initialize pending
+    last_seen: float = 0.0  # when its last request ended (monotonic)
+    after: _Session | None = None  # the session it replaces at the cap: its backend ends first
+    stop: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+    ended: anyio.Event = field(default_factory=anyio.Event)
+
+
+def _is_initialize(body: bytes) -> bool:
+    from .._jsonbytes import loads
+
+    try:
+        message = loads(body)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(message, dict) and message.get("method") == "initialize" and "id" in message
+
+
+def _replaying(body: bytes, receive: Any) -> Any:
+    """`receive` with the body already read handed out again first (the transport reads it itself)."""
+    replayed = False
+
+    async def replay() -> dict[str, Any]:
+        nonlocal replayed
+        if replayed:
+            return dict(await receive())
+        replayed = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return replay
+
+
 class HttpFrontend:
     """A minimal session manager: each HTTP session gets its own backend connection and relay.
 
-    Every request is checked (Host, Origin, Content-Type) before it is dispatched, so a refused one
-    never starts a backend; at most ``settings.max_sessions`` sessions (and backends) run at once per
-    principal (each bearer token's tenant; one pool without a token file). At the cap, that caller's
-    session idle longest (no request in flight, no open stream) is ended to make room — many clients never
-    DELETE their sessions, and the spec has them start a new one on 404 — and only when every one of its
-    sessions is busy is a new one refused with 503. One tenant never ends another tenant's session.
+    Every request is checked (Host, Origin, Content-Type) before it is dispatched, and only an
+    `initialize` whose body has arrived (`_limits.BodyLimit`) opens a session, so a refused, stalled or
+    abandoned request never starts a backend. At most ``settings.max_sessions`` sessions (and backends)
+    run at once per principal (each bearer token's tenant; one pool without a token file). At the cap,
+    that caller's session idle longest (no request in flight, no open stream; a session being opened is
+    busy until its initialize is answered) is ended to make room — many clients never DELETE their
+    sessions, and the spec has them start a new one on 404 — and its backend has ended before the new
+    one starts; only when every one of its sessions is busy is a new one refused with 503. The cap is
+    taken and the room made without yielding to another request, so concurrent initializes never pass
+    it. One tenant never ends another tenant's session. A session's backend ends with it, whatever ends
+    it: DELETE, being ended to make room, `SESSION_IDLE_TIMEOUT`, or wrap's exit.
     """
 
     def __init__(self, settings: Settings, services: SessionServices, tg: anyio.abc.TaskGroup) -> None:
@@ -289,10 +332,7 @@ class HttpFrontend:
         self.settings = settings
         self.services = services
         self.tg = tg
-        self.sessions: dict[str, Any] = {}
-        self.principals: dict[str, str | None] = {}  # session id -> the principal that opened it
-        self._in_flight: dict[str, int] = {}  # session id -> requests (and open streams) being handled
-        self._last_seen: dict[str, float] = {}  # session id -> when its last request ended (monotonic)
+        self.sessions: dict[str, _Session] = {}
         self.named_tenants = False  # the token file names tenants: keep their local originals apart
         self.exit_code = 0
         self.guard = RequestGuard.for_bind(settings.host)
@@ -303,9 +343,9 @@ class HttpFrontend:
         self.stateless = StatelessFrontend(settings, services, tg, self.security)
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, StreamableHTTPServerTransport
+        from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
         from starlette.requests import Request
-        from starlette.responses import JSONResponse, Response
+        from starlette.responses import Response
 
         from ._stateless import is_stateless_request
 
@@ -318,75 +358,80 @@ class HttpFrontend:
             return
         session_id = request.headers.get(MCP_SESSION_ID_HEADER)
         if session_id is not None:
-            transport = self.sessions.get(session_id)
-            if transport is None or self.principals.get(session_id) != scope.get(PRINCIPAL_KEY):
-                response = JSONResponse(
-                    {"jsonrpc": "2.0", "id": None, "error": {"code": -32001, "message": "Session not found"}},
-                    status_code=404,
-                )
-                await response(scope, receive, send)
+            session = self.sessions.get(session_id)
+            if session is None or session.principal != scope.get(PRINCIPAL_KEY):
+                await _json_error(-32001, "Session not found", 404)(scope, receive, send)
                 return
-            await self._handle(session_id, transport, scope, receive, send)
+            session.in_flight += 1
+            await self._handle(session, scope, receive, send)
             return
         if is_stateless_request(request.headers):  # MCP 2026-07-28: no session, one POST per request
             await self.stateless.handle(scope, receive, send)
             return
-        if request.method != "POST":
-            response = JSONResponse(
-                {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "Missing session ID"}},
-                status_code=400,
-            )
-            await response(scope, receive, send)
+        body = await request.body() if request.method == "POST" else b""
+        if not _is_initialize(body):
+            message = "Bad Request: Missing session ID (a session starts with an initialize request)"
+            await _json_error(-32600, message, 400)(scope, receive, send)
             return
-        cap = self.settings.max_sessions
-        principal = scope.get(PRINCIPAL_KEY)
-        mine = [sid for sid in self.sessions if self.principals.get(sid) == principal]
-        if len(mine) >= cap and not await self._end_idlest(mine):
+        session = self._open(scope.get(PRINCIPAL_KEY))
+        if session is None:
+            cap = self.settings.max_sessions
             message = (
                 f"this proxy already runs {cap} sessions for this caller (the --max-sessions limit); end one "
                 "(HTTP DELETE with its mcp-session-id header) or restart wrap with a higher --max-sessions"
             )
-            response = JSONResponse(
-                {"jsonrpc": "2.0", "id": None, "error": {"code": -32000, "message": message}},
-                status_code=503,
-                headers={"Retry-After": "5"},
-            )
-            await response(scope, receive, send)
+            await _json_error(-32000, message, 503, {"Retry-After": "5"})(scope, receive, send)
             return
+        try:
+            await self.tg.start(self._run_session, session)
+        except BaseException:
+            self._forget(session)
+            raise
+        await self._handle(session, scope, _replaying(body, receive), send)
+
+    def _open(self, principal: str | None) -> _Session | None:
+        """A new session for `principal`, registered (busy) at once; at the cap, that caller's idlest
+        session is told to end first (the new one's backend starts once it has). None when every one of
+        the caller's sessions is busy. No await: the count and the room are one step."""
         from uuid import uuid4
 
+        from mcp.server.streamable_http import StreamableHTTPServerTransport
+
+        mine = [s for s in self.sessions.values() if s.principal == principal]
+        room = None
+        if len(mine) >= self.settings.max_sessions:
+            idle = [s for s in mine if not s.in_flight]
+            if not idle:
+                return None
+            room = min(idle, key=lambda s: s.last_seen)
+            self._forget(room)
+            logger.info(
+                "session %s ended to make room under --max-sessions (idle longest)",
+                room.transport.mcp_session_id,
+            )
+            room.stop.cancel()
+        sid = uuid4().hex
         transport = StreamableHTTPServerTransport(
-            mcp_session_id=uuid4().hex,
-            security_settings=self.security,
-            idle_timeout=SESSION_IDLE_TIMEOUT,
+            mcp_session_id=sid, security_settings=self.security, idle_timeout=SESSION_IDLE_TIMEOUT
         )
-        assert transport.mcp_session_id is not None
-        self.sessions[transport.mcp_session_id] = transport
-        self.principals[transport.mcp_session_id] = scope.get(PRINCIPAL_KEY)
-        await self.tg.start(self._run_session, transport)
-        await self._handle(transport.mcp_session_id, transport, scope, receive, send)
+        session = _Session(transport, principal, after=room)
+        self.sessions[sid] = session
+        return session
 
-    async def _handle(self, session_id: str, transport: Any, scope: Any, receive: Any, send: Any) -> None:
-        self._in_flight[session_id] = self._in_flight.get(session_id, 0) + 1
+    def _forget(self, session: _Session) -> None:
+        if self.sessions.get(session.transport.mcp_session_id) is session:
+            del self.sessions[session.transport.mcp_session_id]
+
+    async def _handle(self, session: _Session, scope: Any, receive: Any, send: Any) -> None:
+        """One request of `session`, counted in flight by the caller."""
         try:
-            await transport.handle_request(scope, receive, send)
+            await session.transport.handle_request(scope, receive, send)
         finally:
-            if session_id in self.sessions:  # not ended meanwhile (its own finally forgets it)
-                self._in_flight[session_id] -= 1
-                self._last_seen[session_id] = time.monotonic()
-
-    async def _end_idlest(self, pool: list[str]) -> bool:
-        """End the session of `pool` (one caller's) idle longest to make room under the cap; False when
-        every one of them is busy."""
-        idle = [sid for sid in pool if not self._in_flight.get(sid)]
-        if not idle:
-            return False
-        sid = min(idle, key=lambda s: self._last_seen.get(s, 0.0))
-        transport = self.sessions.pop(sid)
-        self.principals.pop(sid, None)
-        logger.info("session %s ended to make room under --max-sessions (idle longest)", sid)
-        await transport.terminate()
-        return True
+            session.in_flight -= 1
+            session.last_seen = time.monotonic()
+            if session.transport.is_terminated:  # DELETE: the backend goes now, not at the next request
+                self._forget(session)
+                session.stop.cancel()
 
     async def _relay(self, front: Channel, pipeline: Pipeline, services: SessionServices) -> int:
         try:
@@ -404,25 +449,37 @@ class HttpFrontend:
             dead = Relay(front, None, pipeline, services, recover_tool=None, dead_reason=str(exc))
             return await dead.run()
 
-    async def _run_session(self, transport: Any, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
+    async def _run_session(self, session: _Session, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
+        transport = session.transport
         try:
-            async with transport.connect() as (read, write):
-                task_status.started()
-                front = SessionMessageChannel(read, write, server_side=True)
-                principal = self.principals.get(transport.mcp_session_id)
-                services = for_caller(self.services, principal, self.named_tenants)
-                pipeline = new_pipeline(self.settings, services, dedup_scope=transport.mcp_session_id)
-                code = 0
-                with transport.idle_scope or contextlib.nullcontext():  # abandoned sessions end
-                    code = await self._relay(front, pipeline, services)
-                self.exit_code = self.exit_code or code
+            if session.after is not None:  # the session ended to make room: its backend is gone first
+                await session.after.ended.wait()
+            with session.stop:
+                async with transport.connect() as (read, write):
+                    try:
+                        task_status.started()
+                        front = SessionMessageChannel(read, write, server_side=True)
+                        services = for_caller(self.services, session.principal, self.named_tenants)
+                        pipeline = new_pipeline(self.settings, services, dedup_scope=transport.mcp_session_id)
+                        code = 0
+                        with transport.idle_scope or contextlib.nullcontext():  # abandoned sessions end
+                            code = await self._relay(front, pipeline, services)
+                        self.exit_code = self.exit_code or code
+                    finally:  # terminated before its streams close: the SDK's router then ends quietly
+                        with anyio.CancelScope(shield=True):
+                            await transport.terminate()
         finally:
-            self.sessions.pop(transport.mcp_session_id, None)
-            self.principals.pop(transport.mcp_session_id, None)
-            self._in_flight.pop(transport.mcp_session_id, None)
-            self._last_seen.pop(transport.mcp_session_id, None)
+            self._forget(session)
             with anyio.CancelScope(shield=True):
                 await transport.terminate()
+            session.ended.set()
+
+
+def _json_error(code: int, message: str, status: int, headers: dict[str, str] | None = None) -> Any:
+    from starlette.responses import JSONResponse
+
+    body = {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
+    return JSONResponse(body, status_code=status, headers=headers)
 
 
 async def _serve_http(settings: Settings, services: SessionServices, until: Until) -> int:

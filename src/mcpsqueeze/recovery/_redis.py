@@ -41,7 +41,8 @@ _RETRY_AFTER = 1.0  # seconds a failed Redis is skipped before the next attempt
 # response id, or `d:SCOPE:DIGEST` for a dedup key (response ids never hold a colon); each is dropped
 # oldest first once the tenant's bytes pass max_bytes, and after the retention when there is one.
 # KEYS: the entry's own key, index (zset member -> stored at, in Redis' own microseconds, strictly
-#       increasing), sizes (hash member -> bytes), total (bytes counter)
+#       increasing), sizes (hash member -> bytes), total (bytes counter), evicted (zset of the last 1,024
+#       originals dropped for max_bytes, so a read of one says why it is gone; not counted in max_bytes)
 # Variables set before: len, ttl (ms, 0: keep), max, id (the member), prefix (of originals' keys), base
 # (of the tenant's keys)
 _INDEX = """
@@ -69,13 +70,17 @@ while tonumber(redis.call('GET', KEYS[4]) or '0') + len > max do
   local oldest = redis.call('ZRANGE', KEYS[2], 0, 0)
   if #oldest == 0 then redis.call('SET', KEYS[4], 0) break end
   drop(oldest[1])
+  if string.sub(oldest[1], 1, 2) ~= 'd:' then
+    redis.call('ZADD', KEYS[5], now, oldest[1])
+    redis.call('ZREMRANGEBYRANK', KEYS[5], 0, -1025)
+  end
   evicted = evicted + 1
 end
 redis.call('ZADD', KEYS[2], now, id)
 redis.call('HSET', KEYS[3], id, len)
 redis.call('INCRBY', KEYS[4], len)
 if ttl > 0 then
-  for i = 2, 4 do redis.call('PEXPIRE', KEYS[i], ttl) end
+  for i = 2, 5 do redis.call('PEXPIRE', KEYS[i], ttl) end
 end
 """
 
@@ -200,7 +205,7 @@ class RedisStore:
         result = self._do(
             "store an original",
             self._put,
-            [keys["o"] + response_id, keys["idx"], keys["sizes"], keys["total"]],
+            [keys["o"] + response_id, keys["idx"], keys["sizes"], keys["total"], keys["evicted"]],
             args,
         )
         if result == -1:
@@ -212,8 +217,15 @@ class RedisStore:
     def get(self, tenant: str, response_id: str) -> bytes:
         """The original, or RecoveryError saying it is not (or no longer) in Redis."""
         _check(tenant, response_id)
-        value = self._do("read an original", self._client.get, self._keys(tenant)["o"] + response_id)
+        keys = self._keys(tenant)
+        value = self._do("read an original", self._client.get, keys["o"] + response_id)
         if value is None:
+            if self._do("read an original", self._client.zscore, keys["evicted"], response_id) is not None:
+                raise RecoveryError(
+                    f"Response {response_id} was evicted from the shared recovery store to make room for "
+                    f"newer results: it keeps at most {self.max_bytes} bytes per tenant (max_bytes in "
+                    "--recovery-url); raise that bound to keep more. Call the tool again."
+                )
             keep = f"{self.retention:g} s" if self.retention is not None else "no time limit"
             raise RecoveryError(
                 f"Unknown response id {response_id}: the shared recovery store holds no such response for "
@@ -232,7 +244,7 @@ class RedisStore:
         old = self._do(
             "check the dedup index",
             self._seen,
-            [keys["base"] + member, keys["idx"], keys["sizes"], keys["total"]],
+            [keys["base"] + member, keys["idx"], keys["sizes"], keys["total"], keys["evicted"]],
             [record, self._ttl_ms(), self.max_bytes, member, keys["o"], keys["base"]],
         )
         return old if isinstance(old, bytes) else None
@@ -270,6 +282,7 @@ class RedisStore:
             "idx": base + "idx",
             "sizes": base + "sizes",
             "total": base + "bytes",
+            "evicted": base + "evicted",
             "base": base,  # + "d:SCOPE:DIGEST": the dedup index
         }
 

@@ -18,7 +18,7 @@ import anyio
 import anyio.abc
 
 from .._errors import BackendError, RecoveryError, UsageError
-from .._jsonbytes import dumps
+from .._jsonbytes import dumps, loads
 from .._voice import ShellVoice
 from ..accounting import print_summary
 from ..core import (
@@ -34,7 +34,7 @@ from ..core import (
     recover,
     sweep_forever,
 )
-from ..recovery import check_if_present, ensure_private_dir
+from ..recovery import check_if_present, ensure_private_dir, is_response_id
 from ..settings import ServerSpec, Settings, ToolFilter
 from ..transports import (
     PRINCIPAL_KEY,
@@ -59,8 +59,8 @@ __all__ = ["SHUTDOWN_GRACE", "Listen", "run_serve"]
 
 logger = logging.getLogger(__name__)
 
-SHUTDOWN_GRACE = 3  # seconds in-flight calls get after SIGTERM/SIGINT; the SDK then takes up to ~4 s
-# to stop a hung backend (stdin closed, SIGTERM, SIGKILL): together under the 10 s a container runtime gives
+SHUTDOWN_GRACE = 3  # seconds in-flight calls get after SIGTERM/SIGINT; a hung backend then takes up to
+# 1.5 s to stop (stdin closed, SIGTERM, SIGKILL: ProcessChannel): together under the 10 s a container gives
 
 
 @dataclass(frozen=True)
@@ -84,6 +84,7 @@ class SessionAPI(Protocol):
         self, server: str, tool: str, arguments: dict[str, Any], full: bool, principal: str | None = None
     ) -> tuple[int, Any]: ...
     def recover(self, request: RecoverRequest, principal: str | None = None) -> dict[str, Any]: ...
+    def original(self, response_id: str, principal: str | None = None) -> bytes: ...
 
 
 class Session:
@@ -162,6 +163,13 @@ class Session:
             raise RecoveryError("this session keeps no originals")
         return recover(store, request)
 
+    def original(self, response_id: str, principal: str | None = None) -> bytes:
+        """The caller's stored original, exactly as kept (counted as a recovery, as every door's is)."""
+        store = self._for(principal)[0].store
+        if store is None:
+            raise RecoveryError("this session keeps no originals")
+        return store.load(response_id)
+
     def stop(self) -> None:
         for backend in self.backends.values():
             backend.stop()
@@ -233,15 +241,17 @@ def build_app(session: SessionAPI, token: bytes | Tokens | None) -> Any:
         return reply(200 if all(s == "up" for s in states.values()) else 503, {"servers": states})
 
     async def call(request: Request) -> Response:
-        try:
-            body = await request.json()
-        except ValueError:
-            return reply(400, error_body("bad_request", "the body must be JSON"))
+        try:  # strict, as wrap and the shim read JSON: no NaN/Infinity, no 1e999, bounded nesting
+            body = loads(await request.body())
+        except ValueError as exc:
+            return reply(400, error_body("bad_request", f"the body must be JSON: {exc}"))
         if not isinstance(body, dict) or not all(isinstance(body.get(k), str) for k in ("server", "tool")):
             return reply(
                 400, error_body("bad_request", 'send {"server": ..., "tool": ..., "arguments": {...}}')
             )
-        arguments = body.get("arguments") or {}
+        arguments = body.get("arguments")
+        if arguments is None:
+            arguments = {}
         if not isinstance(arguments, dict):
             return reply(400, error_body("bad_request", "arguments must be a JSON object"))
         full = body.get("full") is True
@@ -273,12 +283,25 @@ def build_app(session: SessionAPI, token: bytes | Tokens | None) -> Any:
             return reply(400, error_body("bad_request", str(exc)))
         return reply(200, {"result": result})
 
+    async def original(request: Request) -> Response:
+        response_id = request.path_params["response_id"]
+        if not is_response_id(response_id):
+            return reply(400, error_body("bad_request", f"{response_id!r} is not a response id (32 hex)"))
+        try:
+            data = await anyio.to_thread.run_sync(
+                functools.partial(session.original, response_id, request.scope.get(PRINCIPAL_KEY))
+            )
+        except RecoveryError as exc:
+            return reply(404, error_body("not_found", str(exc)))
+        return Response(data, media_type="application/json")
+
     app = Starlette(
         routes=[
             Route("/v1/servers", servers),
             Route("/v1/health", health),
             Route("/v1/call", call, methods=["POST"]),
             Route("/v1/recover/{response_id}", recover),
+            Route("/v1/original/{response_id}", original),
             *_metrics_routes(session),
         ]
     )
@@ -311,6 +334,17 @@ def check_listen(listen: Listen, recovery_dir: Path) -> None:
     check_if_present(recovery_dir, "recovery directory")
 
 
+def check_servers(specs: list[ServerSpec]) -> None:
+    """A server the shell door could never call is refused before anything starts: `mcpsq recover ...`
+    is the shim's own command, so the tools of a server named `recover` would be out of reach."""
+    for spec in specs:
+        if spec.name == "recover":
+            raise UsageError(
+                "a server named 'recover' cannot be called from the shell (`mcpsq recover` reads originals); "
+                "rename it in the serve config (or with -n NAME)"
+            )
+
+
 def _bind_tcp(host: str, port: int) -> socket.socket:
     return tcp_listener(host, port)  # TCP_NODELAY on its connections
 
@@ -326,6 +360,7 @@ async def run_serve(
     it instead (a host running the door in its own process: the tests' in-process serve)."""
     import uvicorn
 
+    check_servers(specs)
     check_listen(listen, settings.recovery_dir)
     ensure_private_dir(settings.recovery_dir)
     token = None

@@ -72,8 +72,8 @@ class Policy:
             off_means="no per-block cap",
             none_text="none",
         ),
-        "Also cap each text block at N characters, marker included (MCP Squeeze compatible; "
-        f"at least {MIN_TRUNCATE_CHARS}). With --budget, the stricter applies to each block.",
+        "Also cap each text block at N characters, its marker and the recovery notice included (MCP "
+        f"Squeeze compatible; at least {MIN_TRUNCATE_CHARS}). With --budget, the stricter applies.",
         show_default=False,
     )
     shrink_above: int | None = knob(  # results over this get a preview sized by value (None: the budget only)
@@ -101,7 +101,6 @@ class Policy:
         "A JMESPath projection of every JSON result, applied before shrinking (usually a per-tool "
         "policy; the original stays recoverable).",
         flag=None,
-        shown=False,
         show_default=False,
     )
     drop_duplicate_structured: bool = knob(  # drop structuredContent equal to the text (hides outputSchema)
@@ -110,7 +109,6 @@ class Policy:
         "For clients that show structuredContent to the model: drop it when it repeats the text, and "
         "hide those tools' outputSchema. The original stays recoverable. Off: never modified.",
         switch=True,
-        shown=False,
         show_default=False,
     )
 

@@ -130,7 +130,6 @@ class Settings:
         "Also keep originals in this Redis, shared by replicas (needs mcpsqueeze[redis]; see "
         "docs/scale-out.md).",
         doors=CLI,
-        shown=False,
         show_default=False,
     )
     tenant: str | None = knob(  # whose originals these are when the token names no tenant
@@ -138,7 +137,6 @@ class Settings:
         Text(_valid_tenant, wanted="1-64 letters, digits or _.@-"),
         "Whose originals these are when the bearer token names no tenant.",
         doors=CLI,
-        shown=False,
         show_default=False,
     )
     transport: Literal["stdio", "streamable-http"] = knob(
@@ -147,7 +145,6 @@ class Settings:
         "How the agent talks to the proxy.",
         doors=_WRAP,
         config=False,
-        shown=False,
     )
     host: str = knob(
         "127.0.0.1",
@@ -155,18 +152,14 @@ class Settings:
         "Bind address for streamable-http.",
         doors=_WRAP,
         config=False,
-        shown=False,
     )
-    port: int = knob(
-        8765, Whole(0, 65535), "Port for streamable-http (0: any).", doors=_WRAP, config=False, shown=False
-    )
+    port: int = knob(8765, Whole(0, 65535), "Port for streamable-http (0: any).", doors=_WRAP, config=False)
     token_file: Path | None = knob(  # streamable-http frontend: require this bearer token
         None,
         PathValue(),
         "streamable-http: require `Authorization: Bearer <token>` from this 0600 file (created if missing).",
         doors=_WRAP,
         config=False,
-        shown=False,
         show_default=False,
     )
     max_sessions: int = knob(  # streamable-http frontend: sessions (each with its own backend) at once
@@ -178,7 +171,6 @@ class Settings:
         "tenant never ends another's session.",
         doors=_WRAP,
         config=False,
-        shown=False,
     )
     max_body: int = knob(  # HTTP doors: the largest request body (transports/_limits.py, docs/limits.md)
         16 * MiB,
@@ -188,7 +180,6 @@ class Settings:
         default_text="16M",
         doors=_WRAP | {"serve"},
         config=False,
-        shown=False,
     )
     server_name: str = knob(
         "backend",
@@ -198,7 +189,6 @@ class Settings:
         env="MCPSQUEEZE_NAME",
         doors=_WRAP,
         config=False,
-        shown=False,
     )
     compress_tools: Literal["off", "low", "medium", "high", "max"] = knob(
         "off",
@@ -207,7 +197,6 @@ class Settings:
         "of each from low to max) and NAME_invoke_tool (max adds NAME_list_tools); calls go through the "
         "same shrinking and recovery. 'off': the backend's tools as they are.",
         doors=_WRAP | {"serve", "client"},
-        shown=False,  # (`mcpsqueeze config` prints it when set)
     )
     tool_prefix: str | None = knob(  # None: see `compact_prefix`
         None,
@@ -217,7 +206,6 @@ class Settings:
         flag="--server-name",
         env="MCPSQUEEZE_SERVER_NAME",
         doors=_WRAP,
-        shown=False,
         show_default=False,
     )
     include_tools: tuple[str, ...] = knob(
@@ -226,7 +214,6 @@ class Settings:
         "Comma-separated globs (tool or server:tool) to expose.",
         doors=frozenset({"serve", "client"}),
         config=False,
-        shown=False,
         show_default=False,
     )
     exclude_tools: tuple[str, ...] = knob(
@@ -235,7 +222,6 @@ class Settings:
         "Comma-separated globs (tool or server:tool) to hide.",
         doors=frozenset({"serve", "client"}),
         config=False,
-        shown=False,
         show_default=False,
     )
     quiet: bool = knob(  # no session summary on exit
@@ -246,7 +232,6 @@ class Settings:
         switch=True,
         doors=CLI,
         config=False,
-        shown=False,
         show_default=False,
     )
     log_level: str = knob(
@@ -255,7 +240,6 @@ class Settings:
         "'info': one stderr line per shrunk or deduplicated call (tool, chars, tokens, response id).",
         doors=CLI,
         config=False,
-        shown=False,
     )
 
     @property

@@ -220,10 +220,11 @@ def shrink_texts(
     Text in a recognised format becomes an outline (``_outline``); ``query_terms`` (from the call's
     arguments, see ``query_terms``) pick the lines kept first when lines must be left out.
     ``block_limit`` (``--truncate-chars``) also caps each text block on its own, its in-block record or
-    marker included; the stricter of the two applies to each block. None when everything already
-    fits. Otherwise ``sum(map(len, result.texts)) + len(result.notice or "")`` is at most ``budget``
-    and no text is longer than ``block_limit``; raises ``ShrinkError`` when no useful preview plus
-    notice fits.
+    marker included, and the whole at ``block_limit`` per block, so a notice of its own counts too: a
+    one-block result shows at most ``block_limit`` characters. The stricter of the two applies. None
+    when everything already fits. Otherwise ``sum(map(len, result.texts)) + len(result.notice or "")``
+    is at most ``budget`` and no text is longer than ``block_limit``; raises ``ShrinkError`` when no
+    useful preview plus notice fits.
 
     ``above`` (``shrink_above``) sizes previews by value: a result over ``above`` characters gets a
     preview of what it is worth (``_value``: landmarks and a little support, JSON field names and
@@ -231,6 +232,8 @@ def shrink_texts(
     ``MIN_SAVING`` of its size, and ``MIN_SAVING_CHARS`` (a turn's worth), that way stays None (shown
     whole).
     """
+    if block_limit is not None:  # a real maximum: a result shows at most N characters per text block, its
+        budget = min(budget, block_limit * len(texts))  # marker and any recovery notice included
     original = sum(len(t) for t in texts)
     fits = original <= budget and (block_limit is None or max(map(len, texts), default=0) <= block_limit)
     if fits and (above is None or original <= above):

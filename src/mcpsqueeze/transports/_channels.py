@@ -346,6 +346,10 @@ class StdioChannel(_LineChannel):
         self.feed(unread)
 
 
+_EXIT_GRACE = 1.0  # seconds a backend has to exit once its stdin is closed
+_TERM_GRACE = 0.5  # seconds after SIGTERM before SIGKILL
+
+
 class ProcessChannel(_LineChannel):
     """A backend server spawned as a child, speaking over its stdin/stdout; its stderr stays ours."""
 
@@ -366,15 +370,16 @@ class ProcessChannel(_LineChannel):
 
     async def aclose(self) -> None:
         # shielded from the first await: closed from a cancelled scope (serve stopping), the child must
-        # still be reaped, and killed if it will not exit
+        # still be reaped, and killed if it will not exit. Its stdin closed, a server has `_EXIT_GRACE`
+        # to end, then `_TERM_GRACE` after SIGTERM: a backend never outlives its session by 2 s.
         with anyio.CancelScope(shield=True):
             await super().aclose()
-            with anyio.move_on_after(2):
+            with anyio.move_on_after(_EXIT_GRACE):
                 await self.process.wait()
                 return
             with contextlib.suppress(ProcessLookupError):
                 self.process.terminate()
-            with anyio.move_on_after(2):
+            with anyio.move_on_after(_TERM_GRACE):
                 await self.process.wait()
                 return
             with contextlib.suppress(ProcessLookupError):

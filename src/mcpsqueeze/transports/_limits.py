@@ -1,5 +1,5 @@
-"""What an HTTP door allows a client: a request body of bounded size, and a bounded time to send its
-request head (issue 23 items 15 and 16).
+"""What an HTTP door allows a client: a request body of bounded size, read whole before the door acts on
+it, and a bounded time to send its request head.
 
 Both are applied where every door is built (`_server.uvicorn_server`: wrap's streamable HTTP, both
 protocol paths; serve's HTTP API; a Client's Code Mode socket):
@@ -8,7 +8,8 @@ protocol paths; serve's HTTP API; a Client's Code Mode socket):
   and 16 MiB holds any tool argument an agent writes). A `Content-Length` over it is refused with 413 before
   a byte of the body is read; a body without one (chunked) is counted as it arrives and refused the moment
   it passes the bound. The door never holds more than the bound, so a 400 MB POST costs nothing (it took
-  wrap from 70 to ~870 MB).
+  wrap from 70 to ~870 MB). The door acts on a request only once its body has arrived whole: a request
+  that stalls or is abandoned mid-body starts nothing (no session, no backend process).
 - **Head and idle time**: a connection must deliver a complete request head within `HEAD_TIMEOUT`
   (10 s) of connecting or of its previous response, else it is closed. That bounds both a client that
   sends half a head and an idle keep-alive connection (uvicorn's own keep-alive timeout, 5 s, also
@@ -19,10 +20,13 @@ protocol paths; serve's HTTP API; a Client's Code Mode socket):
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 __all__ = ["DEFAULT_MAX_BODY", "HEAD_TIMEOUT", "BodyLimit", "timed_protocol", "too_large_message"]
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_MAX_BODY = 16 * 1024 * 1024
 HEAD_TIMEOUT = 10.0  # seconds to send a complete request head, from connecting or the previous response
@@ -45,9 +49,13 @@ def _json_rpc_error(message: str) -> bytes:
 
 
 class BodyLimit:
-    """ASGI middleware: refuse (413) a request whose body passes `limit` bytes, without holding it.
+    """ASGI middleware: the app sees a request only once its whole body has arrived, and never one whose
+    body passes `limit` bytes (413, without holding more than the bound).
 
-    `body(message)` renders the refusal in the door's own error format (JSON-RPC by default)."""
+    So nothing a request asks for (a session, a backend process) starts before its body is in hand: a
+    client that announces a body and stalls, or hangs up halfway, costs a connection and no more; the
+    hang-up is one plain log line. `body(message)` renders the refusal in the door's own error format
+    (JSON-RPC by default)."""
 
     def __init__(self, app: Any, limit: int, body: Callable[[str], bytes] = _json_rpc_error) -> None:
         self.app, self.limit, self.body = app, limit, body
@@ -70,32 +78,36 @@ class BodyLimit:
             if name == b"content-length" and (not value.strip().isdigit() or int(value) > self.limit):
                 await self._refuse(send)
                 return
+        chunks: list[bytes] = []
         received = 0
-        started = refused = False
-
-        async def counted() -> Message:
-            nonlocal received, refused
-            if refused:
-                return {"type": "http.disconnect"}
+        while True:
             message = await receive()
-            if message["type"] == "http.request":
-                received += len(message.get("body") or b"")
-                if received > self.limit:
-                    refused = True
-                    if not started:
-                        await self._refuse(send)
-                    return {"type": "http.disconnect"}  # the app stops reading; it answers nobody
-            return message
+            if message["type"] != "http.request":  # the client hung up mid-body: nothing to answer
+                logger.warning(
+                    "a client hung up before its whole request arrived (%s %s, %d bytes of it); nothing done",
+                    scope.get("method"),
+                    scope.get("path"),
+                    received,
+                )
+                return
+            chunk = message.get("body") or b""
+            received += len(chunk)
+            if received > self.limit:
+                await self._refuse(send)
+                return
+            chunks.append(chunk)
+            if not message.get("more_body"):
+                break
+        replayed = False
 
-        async def tracked(message: Message) -> None:
-            nonlocal started
-            if refused:
-                return  # answered already (413): whatever the app says now goes nowhere
-            if message["type"] == "http.response.start":
-                started = True
-            await send(message)
+        async def replay() -> Message:
+            nonlocal replayed
+            if replayed:
+                return await receive()  # what comes after the body: the client's disconnect
+            replayed = True
+            return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
 
-        await self.app(scope, counted, tracked)
+        await self.app(scope, replay, send)
 
 
 def timed_protocol(base: type[Any], head_timeout: float = HEAD_TIMEOUT) -> type[Any]:

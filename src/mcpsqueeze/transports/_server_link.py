@@ -46,6 +46,7 @@ class ServerLink:
         self.status = "down"
         self.error: str | None = "not started"
         self.tools: list[dict[str, Any]] = []
+        self._listings = self._listed = 0  # listings asked for, and the latest one applied
         self._connection: Connection | None = None
         self._stop: anyio.Event | None = None
         self._lock = anyio.Lock()
@@ -86,7 +87,12 @@ class ServerLink:
         started = False
         try:
             async with self._channel() as channel, anyio.create_task_group() as tg:
-                connection = Connection(channel)
+
+                async def on_notification(message: Message) -> None:
+                    if message.get("method") == "notifications/tools/list_changed":
+                        tg.start_soon(self._relist, connection)  # not inline: the reader delivers its answer
+
+                connection = Connection(channel, on_notification=on_notification)
 
                 async def read() -> None:
                     await connection.run()
@@ -95,8 +101,7 @@ class ServerLink:
                 tg.start_soon(read)
                 await self._ask(connection, "initialize", _initialize_params())
                 await connection.notify("notifications/initialized")
-                listed = await list_tools(lambda method, params: self._ask(connection, method, params))
-                self.tools = [t for t in listed if self.filter.allows(self.name, t["name"])]
+                await self._relist(connection, starting=True)
                 self._connection, self.status, self.error = connection, "up", None
                 started = True
                 task_status.started()
@@ -114,6 +119,25 @@ class ServerLink:
             self._connection = None
             if self.status == "up":
                 self.status, self.error = "down", "stopped"
+
+    async def _relist(self, connection: Connection, starting: bool = False) -> None:
+        """The backend's tools, listed (again, after notifications/tools/list_changed: a tool added later
+        can be called, a removed one is no longer offered). A later listing is never replaced by an
+        earlier one that answered last; a failed re-listing keeps the tools as they were."""
+        self._listings += 1
+        mine = self._listings
+        try:
+            listed = await list_tools(lambda method, params: self._ask(connection, method, params))
+        except Exception as exc:
+            if starting:
+                raise
+            logger.warning(
+                f"mcpsqueeze: backend {self.name!r} changed its tools but could not list them: {exc}"
+            )
+            return
+        if mine > self._listed:
+            self._listed = mine
+            self.tools = [t for t in listed if self.filter.allows(self.name, t["name"])]
 
     async def _ask(self, connection: Connection, method: str, params: dict[str, Any]) -> Any:
         """The result of one request of the link's own (handshake, listing); BackendError for an error."""
