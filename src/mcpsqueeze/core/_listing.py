@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .._errors import MCPSqueezeError
+from .._jsonbytes import dumps
 
 __all__ = [
     "DEFAULT_SERVER_NAME",
@@ -43,6 +44,9 @@ DEFAULT_SERVER_NAME = "server"  # mcp-compressor's prefix when no name is given
 
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603  # what mcp-compressor answers for an unknown tool name
+
+#: Levels of `items`/`anyOf`/`oneOf` a signature reads (`string[][]`); deeper is shown as `any`.
+MAX_TYPE_DEPTH = 8
 
 _ABBREVIATIONS = ("e.g.", "i.e.", "etc.", "vs.", "cf.", "approx.", "no.")
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
@@ -82,21 +86,23 @@ def first_sentence(text: str) -> str:
     return text[:-1] if text.endswith(".") else text
 
 
-def _type_of(schema: Any) -> str:
-    """A short type for a property schema: `string`, `number[]`, `string|null`, `object`..."""
-    if not isinstance(schema, dict):
+def _type_of(schema: Any, depth: int = 0) -> str:
+    """A short type for a property schema: `string`, `number[]`, `string|null`, `object`... Only
+    `MAX_TYPE_DEPTH` levels of `items`/`anyOf`/`oneOf` are read: a deeper type is `any`, so a hostile
+    schema (a backend may nest 1,000 levels) costs a bounded walk and a short signature."""
+    if not isinstance(schema, dict) or depth > MAX_TYPE_DEPTH:
         return "any"
     kind = schema.get("type")
     if isinstance(kind, list):
         return "|".join(str(k) for k in kind) or "any"
     if kind == "array":
-        return _type_of(schema.get("items")) + "[]"
+        return _type_of(schema.get("items"), depth + 1) + "[]"
     if isinstance(kind, str):
         return kind
     for key in ("anyOf", "oneOf"):
         options = schema.get(key)
         if isinstance(options, list) and options:
-            return "|".join(dict.fromkeys(_type_of(o) for o in options))
+            return "|".join(dict.fromkeys(_type_of(o, depth + 1) for o in options))
     if "enum" in schema:
         return "enum"
     if "$ref" in schema or "properties" in schema:
@@ -143,6 +149,14 @@ def _entry(tool: Mapping[str, Any], level: Level) -> str:
         return signature(tool, types=False)
     text = first_sentence(description) if level == "medium" else _SPACE.sub(" ", description).strip()
     return f"{signature(tool)}: {text}" if text else signature(tool)
+
+
+def _schema_text(schema: Any) -> str:
+    """A schema as JSON text, at any depth the proxy parses (the stdlib encoder stops near 1,000)."""
+    try:
+        return json.dumps(schema, ensure_ascii=False)
+    except RecursionError:
+        return dumps(schema).decode()
 
 
 # -- the frontend tools -------------------------------------------------------------------------------------
@@ -240,7 +254,7 @@ class CompactTools:
         description = tool.get("description") if isinstance(tool.get("description"), str) else ""
         head = f"{signature(tool)}: {description}" if description else signature(tool)
         schema = tool.get("inputSchema", {"type": "object"})
-        text = f"{head}\n\n{json.dumps(schema, ensure_ascii=False)}"
+        text = f"{head}\n\n{_schema_text(schema)}"
         return {"content": [{"type": "text", "text": text}], "isError": False}
 
     def list_answer(self) -> dict[str, Any]:
@@ -314,5 +328,5 @@ class CompactTools:
         return problems
 
     def _schema_hint(self, tool: Mapping[str, Any]) -> str:
-        schema = json.dumps(tool.get("inputSchema", {"type": "object"}), ensure_ascii=False)
+        schema = _schema_text(tool.get("inputSchema", {"type": "object"}))
         return f"{signature(tool)} takes tool_input matching {schema}"
