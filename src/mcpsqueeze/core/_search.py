@@ -400,7 +400,10 @@ def _excerpt(text: str, regexp: Any, width: int) -> str:
         data = text.encode("utf-8", "surrogatepass")
         match = regexp.search(data)
         if match is not None:
-            at = len(data[: match.start()].decode("utf-8", "surrogatepass"))
+            first = match.start()
+            while first and data[first] & 0xC0 == 0x80:  # inside a character (RE2's \C is one byte)
+                first -= 1
+            at = len(data[:first].decode("utf-8", "surrogatepass"))
     start = max(0, min(at - width // 3, len(text) - width))
     return f"{'…' if start else ''}{text[start : start + width]}{'…' if start + width < len(text) else ''}"
 
