@@ -9,7 +9,7 @@ from .._lazy import LazyFace
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing typing is not free at start-up
 if TYPE_CHECKING:
-    from ._listing import CompactTools, Invoke, ListingError
+    from ._listing import CompactTools, Invoke, ListingError, large_invoke
     from ._pipeline import Call, Outcome, Pipeline
     from ._recover import (
         DEFAULT_PAGE_SIZE,
@@ -41,6 +41,7 @@ __all__ = [
     "answer",
     "build_services",
     "for_caller",
+    "large_invoke",
     "list_recover_tool",
     "name_recover_tool",
     "new_pipeline",
@@ -75,6 +76,7 @@ _MODULES = {
     "CompactTools": "_listing",
     "Invoke": "_listing",
     "ListingError": "_listing",
+    "large_invoke": "_listing",
 }
 
 

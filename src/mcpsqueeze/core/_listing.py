@@ -35,6 +35,7 @@ __all__ = [
     "Invoke",
     "ListingError",
     "first_sentence",
+    "large_invoke",
     "signature",
 ]
 
@@ -47,6 +48,15 @@ INTERNAL_ERROR = -32603  # what mcp-compressor answers for an unknown tool name
 
 #: Levels of `items`/`anyOf`/`oneOf` a signature reads (`string[][]`); deeper is shown as `any`.
 MAX_TYPE_DEPTH = 8
+
+#: An invoke's refusal names this many problems (missing or unknown arguments) and counts the rest; a
+#: close match is looked for among at most MAX_SUGGESTIONS names of at most MAX_NAME characters.
+MAX_PROBLEMS = 10
+MAX_SUGGESTIONS = 50
+MAX_NAME = 64
+#: An invoke whose tool_input has more keys than this is checked in a worker thread by the doors: its
+#: check is linear in them (~0.2 us a key), and a request must not hold the event loop (1M keys: ~0.2 s).
+INLINE_KEYS = 10_000
 
 _ABBREVIATIONS = ("e.g.", "i.e.", "etc.", "vs.", "cf.", "approx.", "no.")
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
@@ -69,6 +79,12 @@ class Invoke:
     tool: str
     arguments: dict[str, Any]
     full: bool = False
+
+
+def large_invoke(arguments: object) -> bool:
+    """Whether checking an invoke with these arguments belongs off the event loop (`INLINE_KEYS`)."""
+    tool_input = arguments.get("tool_input") if isinstance(arguments, dict) else None
+    return isinstance(tool_input, dict) and len(tool_input) > INLINE_KEYS
 
 
 # -- rendering one tool ------------------------------------------------------------------------------------
@@ -157,6 +173,19 @@ def _schema_text(schema: Any) -> str:
         return json.dumps(schema, ensure_ascii=False)
     except RecursionError:
         return dumps(schema).decode()
+
+
+def _close_match(name: str, among: list[str]) -> str | None:
+    """The name of `among` closest to `name` (difflib), looked for among a bounded few short names."""
+    if len(name) > MAX_NAME:
+        return None
+    short = [other for other in among[: 4 * MAX_SUGGESTIONS] if len(other) <= MAX_NAME][:MAX_SUGGESTIONS]
+    close = difflib.get_close_matches(name, short, n=1, cutoff=0.6)
+    return _cut(close[0]) if close else None
+
+
+def _cut(name: str) -> str:
+    return name if len(name) <= MAX_NAME else name[: MAX_NAME - 1] + "…"
 
 
 # -- the frontend tools -------------------------------------------------------------------------------------
@@ -308,23 +337,25 @@ class CompactTools:
 
     def _problems(self, tool: Mapping[str, Any], given: Mapping[str, Any]) -> list[str]:
         """Missing required arguments and (when the schema allows no others) unknown ones, each with the
-        close matches among the other side's names."""
+        close match among the other side's names. Linear in the input: the first `MAX_PROBLEMS` are
+        named (the rest counted), and a close match is looked for among `MAX_SUGGESTIONS` names of at
+        most `MAX_NAME` characters (difflib per name against every given key was quadratic)."""
         props, required = _properties(tool)
         order = [*props, *sorted(required - props.keys())]
         missing = [r for r in order if r in required and r not in given]
         schema = tool.get("inputSchema")
         closed = isinstance(schema, dict) and schema.get("additionalProperties") is False
         unknown = [k for k in given if k not in props] if closed or missing else []
-        problems = []
-        for name in missing:
-            close = difflib.get_close_matches(name, unknown, n=1, cutoff=0.6)
-            problems.append(f"missing {name}" + (f" (given {close[0]}?)" if close else ""))
+        named = [("missing", name) for name in missing]
         if closed:
-            for name in unknown:
-                close = difflib.get_close_matches(name, list(props), n=1, cutoff=0.6)
-                problems.append(
-                    f"unknown argument {name}" + (f" (did you mean {close[0]}?)" if close else "")
-                )
+            named += [("unknown argument", name) for name in unknown]
+        problems = []
+        for what, name in named[:MAX_PROBLEMS]:
+            close = _close_match(name, unknown if what == "missing" else list(props))
+            hint = "" if close is None else (" (given {}?)" if what == "missing" else " (did you mean {}?)")
+            problems.append(f"{what} {_cut(name)}{hint.format(close)}")
+        if len(named) > MAX_PROBLEMS:
+            problems.append(f"and {len(named) - MAX_PROBLEMS:,} more")
         return problems
 
     def _schema_hint(self, tool: Mapping[str, Any]) -> str:

@@ -22,7 +22,7 @@ import anyio
 
 from .._errors import BackendError
 from .._jsonbytes import dumps
-from ..core import CompactTools, Invoke, ListingError, list_recover_tool
+from ..core import CompactTools, Invoke, ListingError, large_invoke, list_recover_tool
 from ..settings import Settings
 from ..transports import Message, error_response
 from ._modern_http import params_of, respond_json
@@ -103,11 +103,22 @@ class CompactFront:
         tools = await self.known(ask)
         if not isinstance(tools, CompactTools):
             return {**tools, "id": request.get("id")}
-        answer = self.answer(tools, request, also)
+        answer = await self.answer_off_loop(tools, request, also)
         if cached and isinstance(answer, dict) and (answer.get("error") or {}).get("code") == NOT_FOUND:
             tools = await self.fetch(ask)
-            answer = self.answer(tools, request, also) if isinstance(tools, CompactTools) else answer
+            if isinstance(tools, CompactTools):
+                answer = await self.answer_off_loop(tools, request, also)
         return answer
+
+    @classmethod
+    async def answer_off_loop(
+        cls, tools: CompactTools, request: Message, also: tuple[str | None, ...] = ()
+    ) -> Message | Invoke:
+        """`answer`, in a worker thread when the invoke is large (its check is linear in its input)."""
+        params = request.get("params")
+        if not large_invoke(params.get("arguments") if isinstance(params, dict) else None):
+            return cls.answer(tools, request, also)
+        return await anyio.to_thread.run_sync(cls.answer, tools, request, also)
 
     @staticmethod
     def answer(tools: CompactTools, request: Message, also: tuple[str | None, ...] = ()) -> Message | Invoke:
