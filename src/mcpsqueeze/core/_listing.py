@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 from .._errors import MCPSqueezeError
 from .._jsonbytes import dumps
+from .._unique import unique
 
 __all__ = [
     "DEFAULT_SERVER_NAME",
@@ -199,10 +200,15 @@ class CompactTools:
     level: Level
     tools: tuple[Mapping[str, Any], ...] = ()
     _by_name: dict[str, Mapping[str, Any]] = field(init=False, repr=False, compare=False)
+    _names: list[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         by_name = {str(t.get("name")): t for t in self.tools if isinstance(t.get("name"), str)}
         object.__setattr__(self, "_by_name", by_name)
+        # Named clear of the backend's tools (`_2`, `_3`...), as the recover tool is: a backend tool
+        # named `<server>_invoke_tool` is then reached by invoke, never read as our own invoke.
+        names = [f"{self.server}_get_tool_schema", f"{self.server}_invoke_tool", f"{self.server}_list_tools"]
+        object.__setattr__(self, "_names", unique(names, set(by_name)))
 
     @classmethod
     def of(cls, server: str, level: str, tools: Iterable[Any]) -> CompactTools:
@@ -212,15 +218,15 @@ class CompactTools:
 
     @property
     def schema_tool(self) -> str:
-        return f"{self.server}_get_tool_schema"
+        return self._names[0]
 
     @property
     def invoke_tool(self) -> str:
-        return f"{self.server}_invoke_tool"
+        return self._names[1]
 
     @property
     def list_tool(self) -> str | None:
-        return f"{self.server}_list_tools" if self.level == "max" else None
+        return self._names[2] if self.level == "max" else None
 
     def owns(self, name: object) -> bool:
         """Whether a tools/call of `name` is one of the frontend tools (answered or routed here)."""

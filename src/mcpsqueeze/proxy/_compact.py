@@ -52,8 +52,10 @@ class CompactFront:
     _lock: anyio.Lock = field(default_factory=anyio.Lock)
 
     def owns(self, name: object) -> bool:
-        """Whether a tools/call of `name` is one of the frontend tools (answered or rewritten here)."""
-        return CompactTools.of(self.prefix, self.level, ()).owns(name)
+        """Whether a tools/call of `name` is one of the frontend tools (answered or rewritten here), as
+        last listed (named clear of the backend's tools); before a listing, by their plain names."""
+        tools = self.tools if self.tools is not None else CompactTools.of(self.prefix, self.level, ())
+        return tools.owns(name)
 
     def changed(self) -> None:
         """The backend's `notifications/tools/list_changed`: list again before the next answer."""
@@ -128,6 +130,8 @@ class CompactFront:
         assert isinstance(params, dict)
         name, arguments = params.get("name"), params.get("arguments")
         arguments = {} if arguments is None else arguments
+        if not tools.owns(name):  # a backend tool of a frontend tool's plain name: the real call itself
+            return Invoke(str(name), arguments)
         try:
             if name == tools.invoke_tool:
                 return tools.invoke(arguments, also)
