@@ -154,11 +154,9 @@ def _shrink_blocks(
             continue
         room = target - (record_room if block.sibling else 0)
         text = _condense_to(block.value, room, plans)
-        if text is None:
-            raise ShrinkError(
-                f"No preview of a JSON block of {len(block.text)} characters fits in {target} characters "
-                "with its truncation record; raise the budget."
-            )
+        if text is None:  # no copy of the JSON fits (a key longer than the room): cut as text is
+            block.value, block.sibling, block.needs_notice = NOT_JSON, False, False
+            return _shrink_blocks(blocks, targets, record_room, hint, plans, terms, soft)
         condensed, rendered = text
         out.kinds.add("json")
         out.shrunk_json.append((i, rendered))
