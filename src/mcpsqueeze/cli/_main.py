@@ -404,7 +404,13 @@ def health(socket_path: Path | None) -> None:
     show_default=True,
     help="bash: one shell command per server; python/typescript: Code Mode modules of typed functions.",
 )
-def install_commands(directory: Path, servers: tuple[str, ...], lang: str) -> None:
+@click.option(
+    "--shadow",
+    is_flag=True,
+    help="bash: name a server's command after it even when a command of that name is on PATH "
+    "[default: mcp-NAME, with a warning].",
+)
+def install_commands(directory: Path, servers: tuple[str, ...], lang: str, shadow: bool) -> None:
     """Write one command (or Code Mode module) per server into DIRECTORY.
 
     bash: `DIR/github search-issues --query x`; python/typescript: `github.search_issues(query="x")`
@@ -428,7 +434,7 @@ def install_commands(directory: Path, servers: tuple[str, ...], lang: str) -> No
         names = list(servers) or [s["name"] for s in listing]
         down: list[str] = []
         if lang == "bash":
-            paths = install(directory, names, sys.executable)
+            paths = install(directory, names, sys.executable, shadow)
         else:
             assert client is not None
             paths, down = _write_code_mode(lang, directory, listing, client.address)
@@ -443,10 +449,9 @@ def install_commands(directory: Path, servers: tuple[str, ...], lang: str) -> No
         if down:
             sys.exit(EXIT_UNREACHABLE)
         if lang == "bash":
-            from ..bash import server_command
+            from ..bash import entry_points
 
-            for name in names:
-                warning = server_command(name)[1]
+            for _, warning in entry_points(directory, names, shadow).values():
                 if warning:
                     click.echo(f"mcpsqueeze install-commands: warning: {warning}", err=True)
     except MCPSqueezeError as exc:
