@@ -283,6 +283,7 @@ def _flag_settings(target: list[str], opts: dict[str, Any], command: str, fixed:
 def serve(target: tuple[str, ...], **opts: Any) -> None:
     """Run the session proxy for the bash shim: `serve --config FILE` or `serve -n NAME -- CMD|URL`."""
     from .._paths import default_socket
+    from ..recovery import make_private
     from ..serve import Listen, run_serve
     from ..settings import ToolFilter, parse_config, parse_servers, read_servers_file, spec_from_argv
     from ._config import read_config
@@ -333,6 +334,14 @@ def serve(target: tuple[str, ...], **opts: Any) -> None:
         tcp = (host.strip("[]"), int(port))
     token_file = (opts["token_file"] or socket_path.parent / "token") if tcp else None
     listen = Listen(None if tcp else socket_path, tcp, token_file)
+    if socket_path == default_socket(ours=True) and not (tcp and opts["token_file"]):
+        try:  # our own default directory: private (0700), whatever an earlier version made it
+            note = make_private(socket_path.parent, "socket directory")
+        except MCPSqueezeError as exc:
+            click.echo(f"mcpsqueeze: {exc}", err=True)
+            sys.exit(exit_code(exc))
+        if note:
+            click.echo(f"mcpsqueeze: {note}", err=True)
     settings = _settings([], opts, choice, "serve", port=0, server_name="")
     tools = ToolFilter(settings.include_tools, settings.exclude_tools)
     if settings.recovery == "memory":  # from the flag or the config file
