@@ -16,6 +16,7 @@ import anyio
 import httpx2
 import mcp_types as types
 import pytest
+from loop_lag import held
 from mcp import Client as SdkClient
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
@@ -131,11 +132,14 @@ async def test_over_http_a_hostile_invoke_is_refused_and_other_clients_are_answe
     tools = tmp_path / "tools.json"
     tools.write_text(json.dumps([WIDE, CLOSED]))
     args = ["--recovery-dir", str(tmp_path / "rec"), "--compress-tools", "medium"]
-    with HttpWrap(args, [sys.executable, str(BACKEND), str(tools)]) as wrap:
-        with anyio.fail_after(60):
-            error, waited = await _refused_over_http(wrap.url, mode)
+    with (
+        HttpWrap(args, [sys.executable, str(BACKEND), str(tools)]) as wrap,
+        anyio.fail_after(60),
+        held(wrap._portal) as lag,
+    ):
+        error, waited = await _refused_over_http(wrap.url, mode)
     assert error["code"] == INVALID_PARAMS and "; and 20,290 more. " in error["message"]
-    assert waited < 2, waited
+    assert waited < 2 and lag.worst < 0.1, (waited, lag.worst)  # the door's loop was never held
     assert "Traceback" not in wrap.stderr
 
 
