@@ -8,6 +8,7 @@ are in the fuzz suite."""
 from __future__ import annotations
 
 import json
+import sys
 import time
 import tracemalloc
 from collections.abc import Callable
@@ -21,15 +22,10 @@ from mcpsqueeze.core import RecoverRequest, recover
 from mcpsqueeze.core._search import Limits, grep
 from rawclient import RawClient, cli, demo_server
 
+sys.path.insert(0, str(Path(__file__).parents[1] / "fuzz"))
+from hostile_inputs import long_keys_nested_deep
+
 RID = "0" * 32
-
-
-def long_keys_nested_deep(depth: int = 500, key_chars: int = 1500) -> str:
-    """~770 KB of JSON: at each of `depth` levels three small values, then the next level under a key of
-    `key_chars` characters."""
-    level = '{{"a":{i},"b":"word {i}","c":true,"k{i:04d}{pad}":'
-    text = "".join(level.format(i=i, pad="x" * (key_chars - 5)) for i in range(depth))
-    return text + '"bottom"' + "}" * depth
 
 
 class _Held:

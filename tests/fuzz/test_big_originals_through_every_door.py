@@ -4,14 +4,11 @@ Their memory and time are pinned in tests/faults/test_recover_costs.py."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
+from hostile_inputs import long_keys_nested_deep
 from recover_doors import DOORS, every_door
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "faults"))
-from test_recover_costs import long_keys_nested_deep
 
 pytestmark = pytest.mark.usefixtures("counting_in_process")
 

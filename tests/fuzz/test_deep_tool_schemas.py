@@ -18,6 +18,7 @@ import anyio
 import httpx2
 import mcp_types as types
 import pytest
+from hostile_inputs import deep_anyof, deep_items, tool_text
 from mcp import Client as SdkClient
 from mcp.client.streamable_http import streamable_http_client
 from pydantic import TypeAdapter
@@ -33,24 +34,12 @@ BACKEND = Path(__file__).with_name("raw_tools_backend.py")
 ITEMS_DEPTH = 1000
 
 
-def _anyof(depth: int) -> str:
-    return '{"anyOf":[' * depth + '{"type":"string"}' + ',{"type":"null"}]}' * depth
-
-
-def _items(depth: int) -> str:
-    return '{"type":"array","items":' * depth + '{"type":"string"}' + "}" * depth
-
-
-def _tool(name: str, schema: str) -> str:
-    return f'{{"name":"{name}","description":"d","inputSchema":{{"type":"object","properties":{{"x":{schema}}}}}}}'
-
-
 @pytest.fixture(scope="module")
 def deep_backend(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     """The backend command: tools `deep_anyof`, `deep_items` and `plain`, listed byte for byte."""
     tools = tmp_path_factory.mktemp("deep") / "tools.json"
-    listed = [_tool("deep_anyof", _anyof(400)), _tool("deep_items", _items(ITEMS_DEPTH))]
-    tools.write_text("[" + ",".join([*listed, _tool("plain", '{"type":"string"}')]) + "]")
+    listed = [tool_text("deep_anyof", deep_anyof(400)), tool_text("deep_items", deep_items(ITEMS_DEPTH))]
+    tools.write_text("[" + ",".join([*listed, tool_text("plain", '{"type":"string"}')]) + "]")
     return [sys.executable, str(BACKEND), str(tools)]
 
 
@@ -76,7 +65,7 @@ def test_listing_of_a_400_deep_anyof_schema_does_not_crash_wrap(
     head, _, body = text(schema).partition("\n\n")
     assert (
         head.startswith("deep_items(")
-        and body == f'{{"type":"object","properties":{{"x":{_items(ITEMS_DEPTH)}}}}}'
+        and body == f'{{"type":"object","properties":{{"x":{deep_items(ITEMS_DEPTH)}}}}}'
     )
     assert refused["error"]["code"] == -32602 and "takes tool_input matching" in refused["error"]["message"]
     assert json.loads(text(called)) == {"tool": "deep_anyof", "arguments": {"x": "a"}}

@@ -8,14 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hostile_inputs import UTF8
 from recover_doors import DOORS, every_door
 
 from mcpsqueeze.core._search import grep, search
 
 pytestmark = pytest.mark.usefixtures("counting_in_process")
 
-#: Long lines (past the 400 characters a match line shows), each of two-, three- and four-byte characters.
-UTF8 = "".join(f"line {n}: " + "é漢😀x" * 150 + "\n" for n in range(40))
 SPLITS: list[dict[str, Any]] = [
     {"grep": "\\Cx"},
     {"grep": "\\C\\C"},

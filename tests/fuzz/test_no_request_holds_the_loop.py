@@ -11,15 +11,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hostile_inputs import (
+    CLOSED,
+    HOSTILE_INPUT,
+    UTF8,
+    WIDE,
+    deep_anyof,
+    deep_items,
+    long_keys_nested_deep,
+    tool_text,
+)
 from loop_lag import held
-from test_deep_tool_schemas import _anyof, _items, _tool
-from test_grep_inside_a_utf8_character import UTF8
-from test_invoke_validation_cost import CLOSED, HOSTILE_INPUT, WIDE
 
 from memwrap import MemoryWrap
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "faults"))
-from test_recover_costs import long_keys_nested_deep
 
 pytestmark = pytest.mark.usefixtures("counting_in_process")
 
@@ -39,7 +43,7 @@ STALL = 0.1  # seconds
 
 def test_compressed_listing_and_invoke_requests_do_not_hold_the_loop(tmp_path: Path) -> None:
     tools = tmp_path / "tools.json"
-    listed = [_tool("deep_anyof", _anyof(400)), _tool("deep_items", _items(1000))]
+    listed = [tool_text("deep_anyof", deep_anyof(400)), tool_text("deep_items", deep_items(1000))]
     tools.write_text("[" + ",".join([*listed, json.dumps(WIDE), json.dumps(CLOSED)]) + "]")
     args = ["--recovery-dir", str(tmp_path / "rec"), "--compress-tools", "medium"]
     worst = {}

@@ -7,7 +7,9 @@ warning that says how to close it."""
 from __future__ import annotations
 
 import os
+import shutil
 import stat
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,16 +29,19 @@ def _mode(path: Path) -> int:
 
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A fresh HOME with no runtime dir (no XDG_RUNTIME_DIR, no /run/user/UID) and the usual umask."""
-    home = tmp_path / "home"
-    home.mkdir()
+    """A fresh HOME with no runtime dir (no XDG_RUNTIME_DIR, no /run/user/UID) and the usual umask;
+    short, for the socket path's 108 bytes."""
+    home = Path(tempfile.mkdtemp(prefix="home-", dir="/tmp"))
     monkeypatch.setenv("HOME", str(home))
     for name in ("XDG_RUNTIME_DIR", "XDG_CACHE_HOME", "MCPSQUEEZE_SOCKET", "MCPSQUEEZE_RECOVERY_DIR"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setattr(_paths, "RUN_USER", str(tmp_path / "no-run-user"))
     old = os.umask(0o022)
-    yield home
-    os.umask(old)
+    try:
+        yield home
+    finally:
+        os.umask(old)
+        shutil.rmtree(home, ignore_errors=True)
 
 
 def _serve(*args: str) -> Serve:
