@@ -129,12 +129,12 @@ def recover(store: Originals | None, request: RecoverRequest, page_size: int | N
     if request.grep is not None or request.search is not None:  # one original (checked by the request)
         original = originals.pop()
         result = _found(original, _text_taken(original), request)
-    elif paged and (request.selects or len(originals) > 1):
+    elif request.selects or len(originals) > 1:
         # One page costs about one page: the parts are cut out only where the page lies.
         pieces = _pieces(originals, request)
-        if request.page is not None or sum(p.size for p in pieces) > size:
+        if paged and (request.page is not None or sum(p.size for p in pieces) > size):
             return _page(pieces, request, size)
-        result = _assembled(pieces)
+        return _assembled(pieces)
     else:
         result = answer(originals, request)
     return page_of(result, request, size) if paged else result
@@ -165,7 +165,13 @@ def page_of(result: dict[str, Any], request: RecoverRequest, page_size: int) -> 
         return result
     meta = result.get("_meta") or {}
     if isinstance(meta.get("mcpsqueeze/parts"), list):
-        return _page(_parts_of(result), request, page_size)
+        content = result["content"]
+        parts = meta["mcpsqueeze/parts"]
+        pieces = [
+            _Piece(t := content[p["block"]]["text"], 0, len(t), {k: v for k, v in p.items() if k != "block"})
+            for p in parts
+        ]
+        return _page(pieces, request, page_size)
     return _page([_Piece(text, 0, len(text), {})], request, page_size)
 
 
@@ -338,20 +344,6 @@ def _pieces(originals: Sequence[dict[str, Any]], request: RecoverRequest) -> lis
                 place = {"offset": offset, "length": end - offset, "total_chars": total}
                 pieces.append(_Piece(selected, offset, end, {**meta, "mcpsqueeze/window": place}))
     return pieces
-
-
-def _parts_of(result: dict[str, Any]) -> list[_Piece]:
-    """The pieces of a several-part answer already made (each its block's whole text)."""
-    content = result["content"]
-    return [
-        _Piece(
-            text := content[part["block"]]["text"],
-            0,
-            len(text),
-            {k: v for k, v in part.items() if k != "block"},
-        )
-        for part in result["_meta"]["mcpsqueeze/parts"]
-    ]
 
 
 _UNPARSED = object()
