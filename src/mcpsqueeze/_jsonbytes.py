@@ -237,7 +237,7 @@ def loads(data: bytes | bytearray) -> Any:
 
 def loads_text(text: str) -> Any:
     """`loads` of JSON already decoded, on the stdlib parser: it holds the text and what it parses to,
-    about twice the text, where orjson's buffers take ~13 times its input (a recovery of a big
+    about twice the text, where orjson's buffers take many times their input (a recovery of a big
     original: core/_recover.py). Strict as `loads`; nesting past the stdlib's ~1,000 levels goes there."""
     try:
         return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)

@@ -1,9 +1,8 @@
-"""What one recovery may cost, whatever it asks: grep and search of a JSON original whose long keys nest
-deep (its pointers add up to ~600 MB for 784 KB: grep took wrap to 675 MB, search to 2.4 GB) hold a few
-times the original; one page of "lines": "1-" x 50 on an 8 MB original (every page rendered all 50
-parts: 928 MB and 3.8 s a page) costs about one page; the same parts unpaged are refused, naming
-`page`. Measured with tracemalloc around `core.recover`, the one answer every door gives; the doors
-are in the fuzz suite."""
+"""What one recovery may cost, whatever it asks (docs/limits.md): grep and search of a JSON original
+whose long keys nest deep (its pointers add up to hundreds of MB) hold at most three times the original;
+one page of "lines": "1-" x 50 on an 8 MB original costs about one page (under 50 MB), whichever page; the
+same parts unpaged are refused, naming `page`. Measured with tracemalloc around `core.recover`, the one
+answer every door gives, and as a spawned wrap's own peak RSS; the doors are in the fuzz suite."""
 
 from __future__ import annotations
 
@@ -97,8 +96,8 @@ def test_a_page_of_fifty_whole_copies_of_an_8_mb_original_costs_about_one_page(p
     start = place["offset"] % len(EIGHT_MB)
     assert answer["content"][0]["text"] == (EIGHT_MB * 2)[start : start + place["length"]]
     assert len(place["parts"]) == 50 and place["parts"][49]["end"] == 50 * len(EIGHT_MB)
-    assert peak < 50 << 20, f"{peak:,} bytes"  # every page rendered all 50 parts: 928 MB
-    assert seconds < 1.5, seconds  # 3.8 s a page before; ~0.1 s here, unloaded (docs/limits.md)
+    assert peak < 50 << 20, f"{peak:,} bytes"  # not the 50 parts rendered: 400 MB and more
+    assert seconds < 1.5, seconds  # ~0.1 s unloaded (docs/limits.md); loose for a loaded machine
 
 
 def test_the_same_parts_unpaged_are_refused_naming_page() -> None:

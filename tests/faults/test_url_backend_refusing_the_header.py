@@ -1,7 +1,7 @@
 """A URL backend that refuses the Authorization header it is given (`-H Authorization=Bearer wrong`, or
 a servers entry's `headers`): every door says so, naming the HTTP 401, and wrap exits 3 as it does
-when no header is given and the backend wants an OAuth login. (wrap answered every request -32603
-"Server returned an error response", said nothing on stderr, and exited 0.) The backend is the OAuth
+when no header is given and the backend wants an OAuth login, never -32603 "Server returned an error
+response" to each request and exit 0. The backend is the OAuth
 fixture's protected MCP server, in a thread of this process."""
 
 from __future__ import annotations

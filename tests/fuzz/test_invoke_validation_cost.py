@@ -1,7 +1,7 @@
 """An invoke's check against its tool's schema (`--compress-tools`) costs time linear in the input and
-says a bounded amount: 20,000 unknown keys against a tool with 300 required arguments (the close-match
-search per missing name against every given key was quadratic: 13.5 s, with the event loop held) are
-refused at once, naming the first problems and counting the rest, and a ping sent meanwhile is answered."""
+says a bounded amount: 20,000 unknown keys against a tool with 300 required arguments (a close-match
+search per missing name against every given key would be quadratic) are refused at once, naming the
+first problems and counting the rest, and a request sent meanwhile is answered."""
 
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ def test_an_invoke_with_20000_unknown_keys_against_300_required_arguments_is_ref
     tool: dict[str, Any], more: str
 ) -> None:
     message, seconds = _refusal(tool, HOSTILE_INPUT)
-    assert seconds < 0.5, seconds  # was 13.5 s
+    assert seconds < 0.5, seconds
     assert message.startswith("validation error: ") and "missing argument_0 (given argument_0_x?)" in message
     assert f"; and {more} more. " in message and len(message) < 25_000  # the schema hint is ~22,000
 
@@ -88,7 +88,7 @@ def test_a_ping_is_answered_while_wrap_refuses_a_hostile_invoke(tmp_path: Path) 
         pinger.join(60)
         assert client.close() == 0
     assert refused["error"]["code"] == INVALID_PARAMS
-    assert seconds < 2 and pings and pings[0] < 2, (seconds, pings)  # 13 s each before
+    assert seconds < 2 and pings and pings[0] < 2, (seconds, pings)
     assert "Traceback" not in client.stderr
 
 
@@ -130,7 +130,7 @@ async def test_over_http_a_hostile_invoke_is_refused_and_other_clients_are_answe
     with HttpWrap(args, [sys.executable, str(BACKEND), str(tools)]) as wrap, anyio.fail_after(60):
         error, waited = await _refused_over_http(wrap.url, mode)
     assert error["code"] == INVALID_PARAMS and "; and 20,290 more. " in error["message"]
-    assert waited < 2, waited  # 13 s before; the SDK clients share this process, so no finer bound
+    assert waited < 2, waited  # the SDK clients share this process: no finer bound here (see the stdio one)
     assert "Traceback" not in wrap.stderr
 
 

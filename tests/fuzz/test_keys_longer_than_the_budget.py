@@ -1,7 +1,6 @@
 """A JSON object with one key longer than the budget (no copy of it fits, however much of its value is
 left out) is shrunk as text is: head and tail with a marker naming the recovery, and a truncation
-record. It used to pass whole, unmarked (2.3 MB with the default budget). The engine, `Squeezer`, and
-wrap over stdio."""
+record, never passed whole. The engine, `Squeezer`, and wrap over stdio."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """`install-commands DIR` never hides a command already on PATH without a word: a server named like one
 (`git`) gets `DIR/mcp-git`, with a warning naming the command it would have hidden and `--shadow`, which
-keeps the server's own name. `mcp-git` runs the server `git`. (It wrote `DIR/git`, and `git status`
-then answered "no tool 'status' on git".)"""
+keeps the server's own name. `mcp-git` runs the server `git`; `git status` still runs git."""
 
 from __future__ import annotations
 

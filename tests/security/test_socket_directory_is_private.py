@@ -1,8 +1,7 @@
-"""serve's socket and token directory is 0700, as documented, with and without XDG_RUNTIME_DIR: the
-directories made on the way are 0700 (the cache fallback `~/.cache/mcpsqueeze` was made 0755 as the
-recovery directory's parent, and then held the socket and the default token file); a looser default
-directory made by an earlier version is set to 0700, saying so; one the user chose is used, with a
-warning that says how to close it."""
+"""serve's socket and token directory is 0700, as documented, with and without XDG_RUNTIME_DIR: every
+directory made on the way is 0700 (the cache fallback `~/.cache/mcpsqueeze` is also the recovery
+directory's parent, and holds the socket and the default token file); a looser default directory found
+there is set to 0700, saying so; one the user chose is used, with a warning that says how to close it."""
 
 from __future__ import annotations
 
@@ -73,7 +72,7 @@ def test_the_default_token_file_of_listen_is_in_a_0700_directory(home: Path) -> 
         assert _mode(token) == 0o600 and _mode(token.parent) == 0o700
 
 
-def test_a_looser_default_directory_left_by_an_earlier_version_is_made_0700(
+def test_a_looser_default_directory_found_there_is_made_0700(
     home: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
     directory = home / ".cache" / "mcpsqueeze"

@@ -6,8 +6,8 @@ after). It holds no secret: the shim finds the session through MCPSQUEEZE_SOCKET
 plus MCPSQUEEZE_TOKEN_FILE, or the default socket. Files that are not ours are never overwritten.
 
 A server named like a command already on PATH (outside DIR) gets ``mcp-<server>`` instead, with a
-warning: DIR on PATH before that command's directory would otherwise hide it (`git status` answered
-"no tool 'status' on git"). ``shadow=True`` (``--shadow``) keeps the server's own name.
+warning: DIR on PATH before that command's directory would otherwise hide it (`git status` would run
+the server's tools). ``shadow=True`` (``--shadow``) keeps the server's own name.
 """
 
 from __future__ import annotations

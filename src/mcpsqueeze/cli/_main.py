@@ -335,7 +335,7 @@ def serve(target: tuple[str, ...], **opts: Any) -> None:
     token_file = (opts["token_file"] or socket_path.parent / "token") if tcp else None
     listen = Listen(None if tcp else socket_path, tcp, token_file)
     if socket_path == default_socket(ours=True) and not (tcp and opts["token_file"]):
-        try:  # our own default directory: private (0700), whatever an earlier version made it
+        try:  # our own default directory: private (0700), whatever mode it was found with
             note = make_private(socket_path.parent, "socket directory")
         except MCPSqueezeError as exc:
             click.echo(f"mcpsqueeze: {exc}", err=True)

@@ -56,7 +56,7 @@ MAX_PROBLEMS = 10
 MAX_SUGGESTIONS = 50
 MAX_NAME = 64
 #: An invoke whose tool_input has more keys than this is checked in a worker thread by the doors: its
-#: check is linear in them (~0.2 us a key), and a request must not hold the event loop (1M keys: ~0.2 s).
+#: check is linear in them, and no request may hold the event loop (docs/limits.md has the figures).
 INLINE_KEYS = 10_000
 
 _ABBREVIATIONS = ("e.g.", "i.e.", "etc.", "vs.", "cf.", "approx.", "no.")
@@ -345,7 +345,7 @@ class CompactTools:
         """Missing required arguments and (when the schema allows no others) unknown ones, each with the
         close match among the other side's names. Linear in the input: the first `MAX_PROBLEMS` are
         named (the rest counted), and a close match is looked for among `MAX_SUGGESTIONS` names of at
-        most `MAX_NAME` characters (difflib per name against every given key was quadratic)."""
+        most `MAX_NAME` characters (difflib per name against every given key would be quadratic)."""
         props, required = _properties(tool)
         order = [*props, *sorted(required - props.keys())]
         missing = [r for r in order if r in required and r not in given]

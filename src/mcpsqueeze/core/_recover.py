@@ -177,7 +177,7 @@ def page_of(result: dict[str, Any], request: RecoverRequest, page_size: int) -> 
 
 def _page(pieces: Sequence[_Piece], request: RecoverRequest, page_size: int) -> dict[str, Any]:
     """Page ``request.page`` of the pieces' text joined (see ``page_of``), cut from the pieces it
-    overlaps: a page of 50 parts of an 8 MB original costs one page, not the 400 MB joined."""
+    overlaps: a page of many parts of a big original costs one page, not all the parts joined."""
     total = sum(p.size for p in pieces)
     page = request.page or 0
     pages = max(1, -(-total // page_size))

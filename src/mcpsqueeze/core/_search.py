@@ -298,7 +298,7 @@ class _Values:
     """The scalars of a JSON document (under pointer `base`), in document order: each one's text (a
     string as is, anything else its JSON) and its place in a tree of path links. Pointers are spelled
     out only for what a page shows, and only as far as it shows them: long keys nested deep make the
-    pointers' total size quadratic in the document's (784 KB of JSON had 600 MB of pointers). What is
+    pointers' total size quadratic in the document's (docs/limits.md has the figures). What is
     built is counted as it is built (`_LINK` bytes a link, a value's text and `_SLOT`), and the search is
     refused the moment that passes `limits.max_bytes`."""
 

@@ -148,8 +148,8 @@ def _create(path: Path, what: str) -> None:
 
 
 def make_private(path: Path, what: str) -> str | None:
-    """Our own default directory (`serve`'s socket and token): created 0700, or set to 0700 when it is
-    looser (earlier versions made it 0755, as the recovery directory's parent); a note when changed."""
+    """Our own default directory (`serve`'s socket and token): created 0700, or set to 0700 when found
+    looser (it is ours, and holds the socket or the token); a note when changed."""
     path = ensure_private_dir(path, what=what)
     mode = stat.S_IMODE(os.stat(path).st_mode)
     if not mode & 0o077:

@@ -360,8 +360,8 @@ def backend_auth(
 
 def _given_authorization(url: str) -> Any:
     """The Authorization header the user gave, sent unchanged; a 401 to it ends the connection with a
-    `LoginRequired` naming the status (the SDK's transport answered every request "Server returned an
-    error response" instead, and wrap went on, exit 0)."""
+    `LoginRequired` naming the status, as a refused OAuth token does (the SDK's transport alone would
+    answer each request "Server returned an error response" and go on)."""
     import httpx2
 
     class GivenAuthorization(httpx2.Auth):
