@@ -103,8 +103,9 @@ class Originals(Protocol):
 #: Characters of one recover answer page on the MCP doors (`--page-size`): under Claude Code's 50,000-
 #: character spill to a file and, at ~4 characters a token, its 25,000-token MAX_MCP_OUTPUT_TOKENS.
 DEFAULT_PAGE_SIZE = 40_000
-#: Characters a several-part answer may hold when it is not paged (50 parts of a big original could be
+#: Characters a several-part answer of `recover` may hold unpaged (50 parts of a big original could be
 #: hundreds of MB): past it, the request is refused and names `page`, with which a page costs one page.
+#: (`mcpsq recover`, which prints to stdout and has no pages, answers from files itself: `answer`.)
 MAX_JOINED = 64 << 20
 
 
@@ -132,8 +133,14 @@ def recover(store: Originals | None, request: RecoverRequest, page_size: int | N
     elif request.selects or len(originals) > 1:
         # One page costs about one page: the parts are cut out only where the page lies.
         pieces = _pieces(originals, request)
-        if paged and (request.page is not None or sum(p.size for p in pieces) > size):
+        total = sum(p.size for p in pieces)
+        if paged and (request.page is not None or total > size):
             return _page(pieces, request, size)
+        if len(pieces) > 1 and total > MAX_JOINED:
+            raise UsageError(
+                f"those {len(pieces)} parts add up to {total:,} characters, over the {MAX_JOINED:,} one "
+                'answer holds; ask for fewer or smaller parts, or for them a page at a time ("page": 0)'
+            )
         return _assembled(pieces)
     else:
         result = answer(originals, request)
@@ -260,12 +267,6 @@ def _assembled(pieces: Sequence[_Piece]) -> dict[str, Any]:
     if len(pieces) == 1:
         place = {k: v for k, v in pieces[0].meta.items() if k in ("mcpsqueeze/lines", "mcpsqueeze/window")}
         return {"content": [_block(pieces[0].text())], "isError": False, "_meta": place}
-    total = sum(p.size for p in pieces)
-    if total > MAX_JOINED:
-        raise UsageError(
-            f"those {len(pieces)} parts add up to {total:,} characters, over the {MAX_JOINED:,} one answer "
-            'holds; ask for fewer or smaller parts, or for them a page at a time ("page": 0)'
-        )
     ids = {p.meta["response_id"] for p in pieces}
     one = len(ids) == 1  # the id is named once, not in every part's label (20 tokens each)
     labels = "; ".join(f"{i}) {_label(p.meta, with_id=not one)}" for i, p in enumerate(pieces, 1))
