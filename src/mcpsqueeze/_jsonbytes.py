@@ -18,7 +18,7 @@ from typing import Any
 
 import orjson
 
-__all__ = ["MAX_DEPTH", "dumps", "loads"]
+__all__ = ["MAX_DEPTH", "dumps", "loads", "loads_text"]
 
 MAX_DEPTH = 1024  # orjson's parse limit (the stdlib's is near 1,000); deeper input gets a clear error
 _TOO_DEEP = "JSON nested deeper than this proxy parses (about 1,000 levels)"
@@ -233,3 +233,13 @@ def loads(data: bytes | bytearray) -> Any:
         return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
     except RecursionError:
         raise ValueError(_TOO_DEEP) from None
+
+
+def loads_text(text: str) -> Any:
+    """`loads` of JSON already decoded, on the stdlib parser: it holds the text and what it parses to,
+    about twice the text, where orjson's buffers take many times their input (a recovery of a big
+    original: core/_recover.py). Strict as `loads`; nesting past the stdlib's ~1,000 levels goes there."""
+    try:
+        return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
+    except RecursionError:
+        return loads(text.encode("utf-8"))

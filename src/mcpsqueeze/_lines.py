@@ -8,10 +8,11 @@ marker names always comes back as exactly those lines. Pure and stdlib-only: the
 from __future__ import annotations
 
 import re
+from itertools import accumulate
 
 from mcpsqueeze._errors import UsageError
 
-__all__ = ["MAX_DIGITS", "parse_line_range", "read_lines", "split_lines"]
+__all__ = ["MAX_DIGITS", "line_span", "line_starts", "parse_line_range", "read_lines", "split_lines"]
 
 #: Digits in a line number (or any number a recover request names): 18 stay below 2**63 and far below
 #: Python's 4,300-digit int limit (ValueError past it); no text has 10**18 lines.
@@ -64,19 +65,34 @@ def parse_line_range(spec: str) -> tuple[int, int | None]:
     return start, end
 
 
-def read_lines(text: str, spec: str) -> tuple[str, int, int, int]:
-    """The exact text of the lines ``spec`` names, with (first, last, total lines).
+def line_starts(text: str) -> list[int]:
+    """Where each line of ``text`` starts (as ``split_lines`` splits it), then ``len(text)``: the
+    places of any number of line ranges, found once (the lines themselves are not kept)."""
+    return [0, *accumulate(map(len, split_lines(text)))]
 
-    Each line keeps its ``\\n``, so the ranges of a preview's markers and its shown lines join back
-    into the original. A range running past the end stops at the last line (``last`` says where); a
-    start past the end is a usage error that names the number of lines."""
+
+def line_span(text: str, spec: str, starts: list[int] | None = None) -> tuple[int, int, int, int, int]:
+    """Where the lines ``spec`` names lie in ``text`` (the start and end offsets of their exact text,
+    each line with its ``\n``), with (first, last, total lines); ``starts``: ``line_starts(text)``.
+
+    A range running past the end stops at the last line (``last`` says where); a start past the end
+    is a usage error that names the number of lines."""
     start, end = parse_line_range(spec)
-    lines = split_lines(text)
-    total = len(lines)
+    starts = line_starts(text) if starts is None else starts
+    total = len(starts) - 1
     if start > total:
         raise UsageError(
             f"lines {spec!r} start past the end of the text, which has {total} line(s); "
             f"ask for lines 1-{total} or fewer."
         )
     last = total if end is None else min(end, total)
-    return "".join(lines[start - 1 : last]), start, last, total
+    return starts[start - 1], starts[last], start, last, total
+
+
+def read_lines(text: str, spec: str) -> tuple[str, int, int, int]:
+    """The exact text of the lines ``spec`` names, with (first, last, total lines) (``line_span``).
+
+    Each line keeps its ``\n``, so the ranges of a preview's markers and its shown lines join back
+    into the original."""
+    begin, end, first, last, total = line_span(text, spec)
+    return text[begin:end], first, last, total

@@ -27,6 +27,7 @@ __all__ = [
 ]
 
 _XDG = sys.platform not in ("darwin", "win32", "cygwin")
+RUN_USER = "/run/user"  # where systemd-logind makes each user's runtime dir, without XDG_RUNTIME_DIR
 
 
 def _home(environ: Mapping[str, str]) -> str:
@@ -79,17 +80,17 @@ def runtime_dir() -> Path:
     xdg = os.environ.get("XDG_RUNTIME_DIR", "")
     if os.path.isabs(xdg) and os.path.isdir(xdg):
         return Path(xdg) / "mcpsqueeze"
-    run_user = Path(f"/run/user/{os.geteuid()}")
+    run_user = Path(RUN_USER, str(os.geteuid()))
     if run_user.is_dir():
         return run_user / "mcpsqueeze"
     return Path(cache_home()) / "mcpsqueeze"
 
 
-def default_socket() -> Path:
-    """`MCPSQUEEZE_SOCKET`, else `<runtime dir>/session.sock`."""
+def default_socket(ours: bool = False) -> Path:
+    """`MCPSQUEEZE_SOCKET`, else `<runtime dir>/session.sock`; with `ours`, always the latter."""
     from pathlib import Path
 
-    explicit = os.environ.get("MCPSQUEEZE_SOCKET", "")
+    explicit = "" if ours else os.environ.get("MCPSQUEEZE_SOCKET", "")
     return Path(explicit) if explicit else runtime_dir() / "session.sock"
 
 

@@ -35,6 +35,7 @@ def test_the_public_api_is_exactly_the_documented_names() -> None:
             "clean_directory",
             "ensure_private_dir",
             "is_response_id",
+            "make_private",
             "new_response_id",
             "open_recovery_file",
             "parse_duration",

@@ -21,7 +21,7 @@ import anyio.abc
 
 from .._errors import BackendError, MCPSqueezeError, UsageError
 from .._results import text_of
-from ..core import CompactTools, ListingError, Outcome, RecoverKeywords, parts_text
+from ..core import CompactTools, ListingError, Outcome, RecoverKeywords, large_invoke, parts_text
 from ..settings import (
     Config,
     ServerSpec,
@@ -327,7 +327,10 @@ class Client:
                 return compact.schema_answer(arguments), Outcome()
             if tool != compact.invoke_tool:
                 return compact.list_answer(), Outcome()
-            invoke = compact.invoke(arguments, (RECOVER_TOOL,))
+            if large_invoke(arguments):  # its check is linear in the input: off the client's loop
+                invoke = await anyio.to_thread.run_sync(compact.invoke, arguments, (RECOVER_TOOL,))
+            else:
+                invoke = compact.invoke(arguments, (RECOVER_TOOL,))
         except ListingError as exc:
             raise UsageError(exc.message) from None
         if invoke.tool == RECOVER_TOOL and not any(t["name"] == RECOVER_TOOL for t in compact.tools):

@@ -15,28 +15,27 @@ from .._lazy import LazyFace
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from ._client import SessionAddress, SessionClient
-    from ._install import install_commands
-    from ._names import server_command
+    from ._install import entry_points, install_commands
     from .just_bash import AsyncSessionClient, install_into, open_bash
 
 __all__ = [
     "AsyncSessionClient",
     "SessionAddress",
     "SessionClient",
+    "entry_points",
     "install_commands",
     "install_into",
     "open_bash",
-    "server_command",
 ]
 
 _WHERE = {
     "SessionAddress": "._client",
     "SessionClient": "._client",
+    "entry_points": "._install",
     "install_commands": "._install",
     "AsyncSessionClient": ".just_bash",
     "install_into": ".just_bash",
     "open_bash": ".just_bash",
-    "server_command": "._names",
 }
 
 

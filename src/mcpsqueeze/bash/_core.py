@@ -274,13 +274,14 @@ def plan(
 
 
 def _shell_word_alias(listing: Listing, typed: str) -> tuple[ServerInfo | None, str]:
-    """``mcp-time`` is the command of a server named ``time`` (a shell keyword): that server, shown
-    under the name typed, so help and errors name the command that works."""
-    from ._names import SERVER_PREFIX, server_command
+    """``mcp-time`` is the command of a server named ``time`` (a shell keyword, or a command on PATH
+    when it was installed): that server, shown under the name typed, so help and errors name the
+    command that works."""
+    from ._names import SERVER_PREFIX
 
     real = typed[len(SERVER_PREFIX) :]
     found = listing.server(real) if typed.startswith(SERVER_PREFIX) else None
-    if found is None or server_command(real)[0] != typed:
+    if found is None:
         return None, typed
     import copy  # rare path: only for such servers
 

@@ -4,21 +4,26 @@ Each file is a POSIX sh script that runs the shim with its own file name as the 
 ``DIR/github search-issues --query x`` works (and a renamed copy serves the server it is named
 after). It holds no secret: the shim finds the session through MCPSQUEEZE_SOCKET, or MCPSQUEEZE_URL
 plus MCPSQUEEZE_TOKEN_FILE, or the default socket. Files that are not ours are never overwritten.
+
+A server named like a command already on PATH (outside DIR) gets ``mcp-<server>`` instead, with a
+warning: DIR on PATH before that command's directory would otherwise hide it (`git status` would run
+the server's tools). ``shadow=True`` (``--shadow``) keeps the server's own name.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shutil
 import stat
 from pathlib import Path
 
 from mcpsqueeze._errors import UsageError
 from mcpsqueeze._writes import write_ours
 
-from ._names import server_command
+from ._names import SERVER_PREFIX, server_command
 
-__all__ = ["MARKER", "entry_point_text", "install_commands"]
+__all__ = ["MARKER", "entry_point_text", "entry_points", "install_commands"]
 
 MARKER = "# mcpsqueeze-entry-point v1"
 _SERVER_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}\Z")
@@ -56,11 +61,39 @@ def _is_ours(path: Path) -> bool:
     return MARKER.encode() in head.splitlines()[:3]
 
 
-def install_commands(directory: Path, servers: list[str], python: str) -> list[Path]:
+def _on_path(name: str, directory: Path) -> str | None:
+    """Where the command `name` runs from on PATH, leaving out `directory` (our own entry points)."""
+    ours = os.path.realpath(directory)
+    path = os.environ.get("PATH", os.defpath).split(os.pathsep)
+    return shutil.which(name, path=os.pathsep.join(p for p in path if p and os.path.realpath(p) != ours))
+
+
+def entry_points(
+    directory: Path, servers: list[str], shadow: bool = False
+) -> dict[str, tuple[str, str | None]]:
+    """Each server's command name in `directory`, and the warning when it is not the server's own name:
+    a shell word (``server_command``), or, unless `shadow`, a command already on PATH."""
+    named = {}
+    for name in dict.fromkeys(servers):
+        command, warning = server_command(name)
+        found = None if warning is not None or shadow else _on_path(name, directory)
+        if found is not None:
+            command = SERVER_PREFIX + name
+            warning = (
+                f"the server {name!r} is named like the command {found} on PATH, which {directory}/{name} "
+                f"would hide wherever {directory} comes first; its command is `{command}` instead (`mcpsq "
+                f"{name} TOOL ...` works too). Pass --shadow to name it {name} anyway, or rename the server "
+                "in the serve config."
+            )
+        named[name] = (command, warning)
+    return named
+
+
+def install_commands(directory: Path, servers: list[str], python: str, shadow: bool = False) -> list[Path]:
     """Write ``directory/<server>`` (mode 0755) for each server; return the paths written.
 
-    A server named like a shell keyword, builtin or standard tool gets ``mcp-<server>`` instead
-    (see ``server_command``; the CLI prints its warning).
+    A server named like a shell keyword, builtin or standard tool, or (unless `shadow`) like a command
+    on PATH, gets ``mcp-<server>`` instead (see ``entry_points``; the CLI prints its warning).
 
     Raises UsageError for a server name that cannot be a command, or a file in the way that was
     not written by us (nothing is written then).
@@ -78,7 +111,6 @@ def install_commands(directory: Path, servers: list[str], python: str) -> list[P
             )
     directory = Path(directory)
     directory.mkdir(mode=0o755, parents=True, exist_ok=True)
-    commands = {name: server_command(name)[0] for name in dict.fromkeys(servers)}
-    targets = [directory / command for command in commands.values()]
+    targets = [directory / command for command, _ in entry_points(directory, servers, shadow).values()]
     text = entry_point_text(python).encode()  # `mcp-time` finds the server `time` by itself
     return write_ours([(target, text) for target in targets], 0o755, _is_ours, chmod=True)

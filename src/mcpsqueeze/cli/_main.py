@@ -283,6 +283,7 @@ def _flag_settings(target: list[str], opts: dict[str, Any], command: str, fixed:
 def serve(target: tuple[str, ...], **opts: Any) -> None:
     """Run the session proxy for the bash shim: `serve --config FILE` or `serve -n NAME -- CMD|URL`."""
     from .._paths import default_socket
+    from ..recovery import make_private
     from ..serve import Listen, run_serve
     from ..settings import ToolFilter, parse_config, parse_servers, read_servers_file, spec_from_argv
     from ._config import read_config
@@ -333,6 +334,14 @@ def serve(target: tuple[str, ...], **opts: Any) -> None:
         tcp = (host.strip("[]"), int(port))
     token_file = (opts["token_file"] or socket_path.parent / "token") if tcp else None
     listen = Listen(None if tcp else socket_path, tcp, token_file)
+    if socket_path == default_socket(ours=True) and not (tcp and opts["token_file"]):
+        try:  # our own default directory: private (0700), whatever mode it was found with
+            note = make_private(socket_path.parent, "socket directory")
+        except MCPSqueezeError as exc:
+            click.echo(f"mcpsqueeze: {exc}", err=True)
+            sys.exit(exit_code(exc))
+        if note:
+            click.echo(f"mcpsqueeze: {note}", err=True)
     settings = _settings([], opts, choice, "serve", port=0, server_name="")
     tools = ToolFilter(settings.include_tools, settings.exclude_tools)
     if settings.recovery == "memory":  # from the flag or the config file
@@ -404,7 +413,13 @@ def health(socket_path: Path | None) -> None:
     show_default=True,
     help="bash: one shell command per server; python/typescript: Code Mode modules of typed functions.",
 )
-def install_commands(directory: Path, servers: tuple[str, ...], lang: str) -> None:
+@click.option(
+    "--shadow",
+    is_flag=True,
+    help="bash: name a server's command after it even when a command of that name is on PATH "
+    "[default: mcp-NAME, with a warning].",
+)
+def install_commands(directory: Path, servers: tuple[str, ...], lang: str, shadow: bool) -> None:
     """Write one command (or Code Mode module) per server into DIRECTORY.
 
     bash: `DIR/github search-issues --query x`; python/typescript: `github.search_issues(query="x")`
@@ -428,7 +443,7 @@ def install_commands(directory: Path, servers: tuple[str, ...], lang: str) -> No
         names = list(servers) or [s["name"] for s in listing]
         down: list[str] = []
         if lang == "bash":
-            paths = install(directory, names, sys.executable)
+            paths = install(directory, names, sys.executable, shadow)
         else:
             assert client is not None
             paths, down = _write_code_mode(lang, directory, listing, client.address)
@@ -443,10 +458,9 @@ def install_commands(directory: Path, servers: tuple[str, ...], lang: str) -> No
         if down:
             sys.exit(EXIT_UNREACHABLE)
         if lang == "bash":
-            from ..bash import server_command
+            from ..bash import entry_points
 
-            for name in names:
-                warning = server_command(name)[1]
+            for _, warning in entry_points(directory, names, shadow).values():
                 if warning:
                     click.echo(f"mcpsqueeze install-commands: warning: {warning}", err=True)
     except MCPSqueezeError as exc:

@@ -10,7 +10,7 @@ from .._lazy import LazyFace
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing typing is not free at start-up
 if TYPE_CHECKING:
     from ._full import listed_entry
-    from ._listing import CompactTools, Invoke, ListingError
+    from ._listing import CompactTools, Invoke, ListingError, large_invoke
     from ._pipeline import Call, Outcome, Pipeline
     from ._recover import (
         DEFAULT_PAGE_SIZE,
@@ -42,6 +42,7 @@ __all__ = [
     "answer",
     "build_services",
     "for_caller",
+    "large_invoke",
     "list_recover_tool",
     "listed_entry",
     "name_recover_tool",
@@ -78,6 +79,7 @@ _MODULES = {
     "Invoke": "_listing",
     "ListingError": "_listing",
     "listed_entry": "_full",
+    "large_invoke": "_listing",
 }
 
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -501,9 +501,11 @@ def arrange(texts: list[str], notice: str | None, head: str | None = None) -> st
     return body if first is None else f"{first}\n{body}"
 
 
-def page_chars(text: str, limits: Limits, page_size: int) -> int:
-    """The characters of one recover page of ``text``: at most ``page_size``, and so that every page
-    with its note fits ``limits`` (bytes and lines measured on the pages themselves)."""
+def page_chars(text: str | Callable[[int], Iterable[str]], limits: Limits, page_size: int) -> int:
+    """The characters of one recover page of ``text`` (or of the text whose pages of a given size
+    ``text(size)`` yields): at most ``page_size``, and so that every page with its note fits ``limits``
+    (bytes and lines measured on the pages themselves)."""
+    pages = text if callable(text) else lambda size: (text[i : i + size] for i in range(0, len(text), size))
     size = page_size
     if limits.budget is not None:
         size = min(size, max(1, limits.budget - PAGE_NOTE_ROOM))
@@ -514,7 +516,7 @@ def page_chars(text: str, limits: Limits, page_size: int) -> int:
     if room.bytes is None and room.lines is None:
         return max(1, size)
     for _ in range(64):
-        worst = max((room.over(text[i : i + size]) for i in range(0, len(text), size)), default=0.0)
+        worst = max((room.over(page) for page in pages(size)), default=0.0)
         if worst <= 1.0 or size <= 1:
             break
         size = max(1, min(size - 1, int(size / worst * 0.98)))

@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from .._errors import MCPSqueezeError
+from .._jsonbytes import dumps
+from .._unique import unique
 
 __all__ = [
     "DEFAULT_SERVER_NAME",
@@ -34,6 +36,7 @@ __all__ = [
     "Invoke",
     "ListingError",
     "first_sentence",
+    "large_invoke",
     "signature",
 ]
 
@@ -49,6 +52,18 @@ FULL_DESCRIPTION = (
 
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603  # what mcp-compressor answers for an unknown tool name
+
+#: Levels of `items`/`anyOf`/`oneOf` a signature reads (`string[][]`); deeper is shown as `any`.
+MAX_TYPE_DEPTH = 8
+
+#: An invoke's refusal names this many problems (missing or unknown arguments) and counts the rest; a
+#: close match is looked for among at most MAX_SUGGESTIONS names of at most MAX_NAME characters.
+MAX_PROBLEMS = 10
+MAX_SUGGESTIONS = 50
+MAX_NAME = 64
+#: An invoke whose tool_input has more keys than this is checked in a worker thread by the doors: its
+#: check is linear in them, and no request may hold the event loop (docs/limits.md has the figures).
+INLINE_KEYS = 10_000
 
 _ABBREVIATIONS = ("e.g.", "i.e.", "etc.", "vs.", "cf.", "approx.", "no.")
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
@@ -74,6 +89,12 @@ class Invoke:
     full: bool = False
 
 
+def large_invoke(arguments: object) -> bool:
+    """Whether checking an invoke with these arguments belongs off the event loop (`INLINE_KEYS`)."""
+    tool_input = arguments.get("tool_input") if isinstance(arguments, dict) else None
+    return isinstance(tool_input, dict) and len(tool_input) > INLINE_KEYS
+
+
 # -- rendering one tool ------------------------------------------------------------------------------------
 
 
@@ -89,21 +110,23 @@ def first_sentence(text: str) -> str:
     return text[:-1] if text.endswith(".") else text
 
 
-def _type_of(schema: Any) -> str:
-    """A short type for a property schema: `string`, `number[]`, `string|null`, `object`..."""
-    if not isinstance(schema, dict):
+def _type_of(schema: Any, depth: int = 0) -> str:
+    """A short type for a property schema: `string`, `number[]`, `string|null`, `object`... Only
+    `MAX_TYPE_DEPTH` levels of `items`/`anyOf`/`oneOf` are read: a deeper type is `any`, so a hostile
+    schema (a backend may nest 1,000 levels) costs a bounded walk and a short signature."""
+    if not isinstance(schema, dict) or depth > MAX_TYPE_DEPTH:
         return "any"
     kind = schema.get("type")
     if isinstance(kind, list):
         return "|".join(str(k) for k in kind) or "any"
     if kind == "array":
-        return _type_of(schema.get("items")) + "[]"
+        return _type_of(schema.get("items"), depth + 1) + "[]"
     if isinstance(kind, str):
         return kind
     for key in ("anyOf", "oneOf"):
         options = schema.get(key)
         if isinstance(options, list) and options:
-            return "|".join(dict.fromkeys(_type_of(o) for o in options))
+            return "|".join(dict.fromkeys(_type_of(o, depth + 1) for o in options))
     if "enum" in schema:
         return "enum"
     if "$ref" in schema or "properties" in schema:
@@ -152,6 +175,27 @@ def _entry(tool: Mapping[str, Any], level: Level) -> str:
     return f"{signature(tool)}: {text}" if text else signature(tool)
 
 
+def _schema_text(schema: Any) -> str:
+    """A schema as JSON text, at any depth the proxy parses (the stdlib encoder stops near 1,000)."""
+    try:
+        return json.dumps(schema, ensure_ascii=False)
+    except RecursionError:
+        return dumps(schema).decode()
+
+
+def _close_match(name: str, among: list[str]) -> str | None:
+    """The name of `among` closest to `name` (difflib), looked for among a bounded few short names."""
+    if len(name) > MAX_NAME:
+        return None
+    short = [other for other in among[: 4 * MAX_SUGGESTIONS] if len(other) <= MAX_NAME][:MAX_SUGGESTIONS]
+    close = difflib.get_close_matches(name, short, n=1, cutoff=0.6)
+    return _cut(close[0]) if close else None
+
+
+def _cut(name: str) -> str:
+    return name if len(name) <= MAX_NAME else name[: MAX_NAME - 1] + "…"
+
+
 # -- the frontend tools -------------------------------------------------------------------------------------
 
 
@@ -163,10 +207,15 @@ class CompactTools:
     level: Level
     tools: tuple[Mapping[str, Any], ...] = ()
     _by_name: dict[str, Mapping[str, Any]] = field(init=False, repr=False, compare=False)
+    _names: list[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         by_name = {str(t.get("name")): t for t in self.tools if isinstance(t.get("name"), str)}
         object.__setattr__(self, "_by_name", by_name)
+        # Named clear of the backend's tools (`_2`, `_3`...), as the recover tool is: a backend tool
+        # named `<server>_invoke_tool` is then reached by invoke, never read as our own invoke.
+        names = [f"{self.server}_get_tool_schema", f"{self.server}_invoke_tool", f"{self.server}_list_tools"]
+        object.__setattr__(self, "_names", unique(names, set(by_name)))
 
     @classmethod
     def of(cls, server: str, level: str, tools: Iterable[Any]) -> CompactTools:
@@ -176,15 +225,15 @@ class CompactTools:
 
     @property
     def schema_tool(self) -> str:
-        return f"{self.server}_get_tool_schema"
+        return self._names[0]
 
     @property
     def invoke_tool(self) -> str:
-        return f"{self.server}_invoke_tool"
+        return self._names[1]
 
     @property
     def list_tool(self) -> str | None:
-        return f"{self.server}_list_tools" if self.level == "max" else None
+        return self._names[2] if self.level == "max" else None
 
     def owns(self, name: object) -> bool:
         """Whether a tools/call of `name` is one of the frontend tools (answered or routed here)."""
@@ -247,7 +296,7 @@ class CompactTools:
         description = tool.get("description") if isinstance(tool.get("description"), str) else ""
         head = f"{signature(tool)}: {description}" if description else signature(tool)
         schema = tool.get("inputSchema", {"type": "object"})
-        text = f"{head}\n\n{json.dumps(schema, ensure_ascii=False)}"
+        text = f"{head}\n\n{_schema_text(schema)}"
         return {"content": [{"type": "text", "text": text}], "isError": False}
 
     def list_answer(self) -> dict[str, Any]:
@@ -301,25 +350,27 @@ class CompactTools:
 
     def _problems(self, tool: Mapping[str, Any], given: Mapping[str, Any]) -> list[str]:
         """Missing required arguments and (when the schema allows no others) unknown ones, each with the
-        close matches among the other side's names."""
+        close match among the other side's names. Linear in the input: the first `MAX_PROBLEMS` are
+        named (the rest counted), and a close match is looked for among `MAX_SUGGESTIONS` names of at
+        most `MAX_NAME` characters (difflib per name against every given key would be quadratic)."""
         props, required = _properties(tool)
         order = [*props, *sorted(required - props.keys())]
         missing = [r for r in order if r in required and r not in given]
         schema = tool.get("inputSchema")
         closed = isinstance(schema, dict) and schema.get("additionalProperties") is False
         unknown = [k for k in given if k not in props] if closed or missing else []
-        problems = []
-        for name in missing:
-            close = difflib.get_close_matches(name, unknown, n=1, cutoff=0.6)
-            problems.append(f"missing {name}" + (f" (given {close[0]}?)" if close else ""))
+        named = [("missing", name) for name in missing]
         if closed:
-            for name in unknown:
-                close = difflib.get_close_matches(name, list(props), n=1, cutoff=0.6)
-                problems.append(
-                    f"unknown argument {name}" + (f" (did you mean {close[0]}?)" if close else "")
-                )
+            named += [("unknown argument", name) for name in unknown]
+        problems = []
+        for what, name in named[:MAX_PROBLEMS]:
+            close = _close_match(name, unknown if what == "missing" else list(props))
+            hint = "" if close is None else (" (given {}?)" if what == "missing" else " (did you mean {}?)")
+            problems.append(f"{what} {_cut(name)}{hint.format(close)}")
+        if len(named) > MAX_PROBLEMS:
+            problems.append(f"and {len(named) - MAX_PROBLEMS:,} more")
         return problems
 
     def _schema_hint(self, tool: Mapping[str, Any]) -> str:
-        schema = json.dumps(tool.get("inputSchema", {"type": "object"}), ensure_ascii=False)
+        schema = _schema_text(tool.get("inputSchema", {"type": "object"}))
         return f"{signature(tool)} takes tool_input matching {schema}"

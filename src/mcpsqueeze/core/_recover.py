@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .._errors import RecoveryError, UsageError
-from .._lines import read_lines
+from .._lines import line_span, line_starts
 from .._results import text_blocks, text_of
 from ..recovery import read_window, resolve_pointer
 from ._clients import Limits, page_chars
-from ._request import LineRange, RecoverRequest
+from ._request import RecoverRequest
 
 if TYPE_CHECKING:
     from ._pipeline import Pipeline
@@ -103,6 +104,10 @@ class Originals(Protocol):
 #: Characters of one recover answer page on the MCP doors (`--page-size`): under Claude Code's 50,000-
 #: character spill to a file and, at ~4 characters a token, its 25,000-token MAX_MCP_OUTPUT_TOKENS.
 DEFAULT_PAGE_SIZE = 40_000
+#: Characters a several-part answer of `recover` may hold unpaged (50 parts of a big original could be
+#: hundreds of MB): past it, the request is refused and names `page`, with which a page costs one page.
+#: (`mcpsq recover`, which prints to stdout and has no pages, answers from files itself: `answer`.)
+MAX_JOINED = 64 << 20
 
 
 def recover(
@@ -114,23 +119,49 @@ def recover(
     size on any door); with ``fit`` (the client's limits, core/_clients.py), every answer and page fits
     them. RecoveryError when an original is not available, UsageError when a part asked for does not
     exist in it."""
-    from .._jsonbytes import loads  # orjson: not on the shell shim's path, which reads files itself
-
     if store is None:
         raise RecoveryError("this proxy keeps no originals (--no-shrink and --no-dedup)")
     originals = []
     for response_id in request.response_ids:
-        data = store.load(response_id)
         try:
-            originals.append(loads(data) if data else {})
+            originals.append(_parsed(store.load(response_id)))
         except (ValueError, RecursionError) as exc:
             raise RecoveryError(
                 f"the stored original {response_id} is not valid JSON ({exc}); it may have been altered"
             ) from exc
-    result = answer(originals, request)
-    if request.page is not None or page_size is not None or fit is not None:
-        result = page_of(result, request, page_size or DEFAULT_PAGE_SIZE, fit)
-    return result
+    paged = request.page is not None or page_size is not None or fit is not None
+    size = page_size or DEFAULT_PAGE_SIZE
+    if request.grep is not None or request.search is not None:  # one original (checked by the request)
+        original = originals.pop()
+        result = _found(original, _text_taken(original), request)
+    elif request.selects or len(originals) > 1:
+        # One page costs about one page: the parts are cut out only where the page lies.
+        pieces = _pieces(originals, request)
+        total = sum(p.size for p in pieces)
+        if paged and (request.page is not None or total > size or fit is not None):
+            return _page(pieces, request, size, fit)
+        if len(pieces) > 1 and total > MAX_JOINED:
+            raise UsageError(
+                f"those {len(pieces)} parts add up to {total:,} characters, over the {MAX_JOINED:,} one "
+                'answer holds; ask for fewer or smaller parts, or for them a page at a time ("page": 0)'
+            )
+        return _assembled(pieces)
+    else:
+        result = answer(originals, request)
+    return page_of(result, request, size, fit) if paged else result
+
+
+def _parsed(data: bytes) -> dict[str, Any]:
+    """A stored original, parsed while holding no more than its text and what the text parses to (the
+    bytes are let go first): a recovery's memory stays within a few times the original's size."""
+    from .._jsonbytes import loads_text  # not on the shell shim's path, which reads files itself
+
+    if not data:
+        return {}
+    text = data.decode("utf-8")
+    del data
+    parsed: dict[str, Any] = loads_text(text)
+    return parsed
 
 
 def page_of(
@@ -144,26 +175,48 @@ def page_of(
     is the exact arguments object of the next page, absent on the last. The pages' first blocks join
     back into the answer's text byte for byte."""
     text = parts_text(result)
-    page = request.page or 0
     if request.page is None and len(text) <= page_size and (fit is None or fit.fits(text_of(result))):
         return result
+    meta = result.get("_meta") or {}
+    if isinstance(meta.get("mcpsqueeze/parts"), list):
+        content = result["content"]
+        parts = meta["mcpsqueeze/parts"]
+        pieces = [
+            _Piece(t := content[p["block"]]["text"], 0, len(t), {k: v for k, v in p.items() if k != "block"})
+            for p in parts
+        ]
+        return _page(pieces, request, page_size, fit)
+    return _page([_Piece(text, 0, len(text), {})], request, page_size, fit)
+
+
+def _page(
+    pieces: Sequence[_Piece], request: RecoverRequest, page_size: int, fit: Limits | None = None
+) -> dict[str, Any]:
+    """Page ``request.page`` of the pieces' text joined (see ``page_of``), cut from the pieces it
+    overlaps: a page of many parts of a big original holds one page, not all the parts joined (within a
+    client's byte or line limits, finding the page size reads every page once)."""
+    total = sum(p.size for p in pieces)
     if fit is not None:
-        page_size = page_chars(text, fit, page_size)
-    pages = max(1, -(-len(text) // page_size))
+        page_size = page_chars(
+            lambda size: ("".join(_overlap(pieces, at, at + size)) for at in range(0, total, size)),
+            fit,
+            page_size,
+        )
+    page = request.page or 0
+    pages = max(1, -(-total // page_size))
     if page >= pages:
         raise UsageError(
             f"page {page} is past the last page: this answer has {pages} page(s), 0 to {pages - 1}"
         )
     start = page * page_size
-    chunk = text[start : start + page_size]
+    chunk = "".join(_overlap(pieces, start, start + page_size))
     place: dict[str, Any] = {
-        "page": page, "pages": pages, "offset": start, "length": len(chunk), "total_chars": len(text),
+        "page": page, "pages": pages, "offset": start, "length": len(chunk), "total_chars": total,
     }  # fmt: skip
-    meta = result.get("_meta") or {}
-    if isinstance(meta.get("mcpsqueeze/parts"), list):
-        place["parts"] = _spans(result)
+    if len(pieces) > 1:
+        place["parts"] = _spans(pieces)
     out_meta: dict[str, Any] = {"mcpsqueeze/page": place}
-    note = f"mcpsqueeze: page {page + 1} of {pages}, characters {start}-{start + len(chunk)} of {len(text)}"
+    note = f"mcpsqueeze: page {page + 1} of {pages}, characters {start}-{start + len(chunk)} of {total}"
     if page + 1 < pages:
         following = {**request.arguments(), "page": page + 1}
         out_meta["mcpsqueeze/next"] = following
@@ -175,13 +228,26 @@ def page_of(
     return {"content": [_block(chunk), _block(note)], "isError": False, "_meta": out_meta}
 
 
-def _spans(result: dict[str, Any]) -> list[dict[str, Any]]:
+def _overlap(pieces: Sequence[_Piece], start: int, end: int) -> list[str]:
+    """The text of the pieces joined, from ``start`` to ``end``: only what lies there is cut out."""
+    out, at = [], 0
+    for piece in pieces:
+        if at >= end:
+            break
+        if at + piece.size > start:
+            out.append(
+                piece.source[piece.start + max(0, start - at) : piece.start + min(piece.size, end - at)]
+            )
+        at += piece.size
+    return out
+
+
+def _spans(pieces: Sequence[_Piece]) -> list[dict[str, Any]]:
     """Each part's place in the joined text of a several-part answer (its label, start and end)."""
     spans, at = [], 0
-    for part in result["_meta"]["mcpsqueeze/parts"]:
-        size = len(result["content"][part["block"]]["text"])
-        spans.append({k: v for k, v in part.items() if k != "block"} | {"start": at, "end": at + size})
-        at += size
+    for piece in pieces:
+        spans.append({**piece.meta, "start": at, "end": at + piece.size})
+        at += piece.size
     return spans
 
 
@@ -210,27 +276,26 @@ def answer(originals: Sequence[dict[str, Any]], request: RecoverRequest) -> dict
         return {"content": originals[0].get("content", []), "isError": False}
     if request.grep is not None or request.search is not None:  # one original (checked by the request)
         return _found(originals[0], text_of(originals[0]), request)
-    parts = [
-        _part(original, response_id, pointer, lines, request)
-        for response_id, original in zip(request.response_ids, originals, strict=True)
-        for pointer in request.pointers or (None,)
-        for lines in request.lines or (None,)
-    ]
-    if len(parts) == 1:
-        text, meta = parts[0]
-        place = {k: v for k, v in meta.items() if k in ("mcpsqueeze/lines", "mcpsqueeze/window")}
-        return {"content": [_block(text)], "isError": False, "_meta": place}
-    ids = {meta["response_id"] for _, meta in parts}
+    return _assembled(_pieces(originals, request))
+
+
+def _assembled(pieces: Sequence[_Piece]) -> dict[str, Any]:
+    """The answer of these parts: one part is its exact text, its place in ``_meta``; several are a
+    label block, then each part's exact text in its own block (see ``answer``)."""
+    if len(pieces) == 1:
+        place = {k: v for k, v in pieces[0].meta.items() if k in ("mcpsqueeze/lines", "mcpsqueeze/window")}
+        return {"content": [_block(pieces[0].text())], "isError": False, "_meta": place}
+    ids = {p.meta["response_id"] for p in pieces}
     one = len(ids) == 1  # the id is named once, not in every part's label (20 tokens each)
-    labels = "; ".join(f"{i}) {_label(meta, with_id=not one)}" for i, (_, meta) in enumerate(parts, 1))
+    labels = "; ".join(f"{i}) {_label(p.meta, with_id=not one)}" for i, p in enumerate(pieces, 1))
     whose = f" of {next(iter(ids))}" if one else ""
     # The label ends its own line: a client that joins text blocks (some do, without a separator) must
     # not run it into the first part's first line.
-    label = f"mcpsqueeze: {len(parts)} parts{whose} follow, one block each, exact and in order: {labels}\n"
+    label = f"mcpsqueeze: {len(pieces)} parts{whose} follow, one block each, exact and in order: {labels}\n"
     return {
-        "content": [_block(label), *(_block(text) for text, _ in parts)],
+        "content": [_block(label), *(_block(p.text()) for p in pieces)],
         "isError": False,
-        "_meta": {"mcpsqueeze/parts": [{"block": i, **meta} for i, (_, meta) in enumerate(parts, 1)]},
+        "_meta": {"mcpsqueeze/parts": [{"block": i, **p.meta} for i, p in enumerate(pieces, 1)]},
     }
 
 
@@ -250,29 +315,57 @@ def _block(text: str) -> dict[str, Any]:
     return {"type": "text", "text": text}
 
 
-def _part(
-    original: dict[str, Any],
-    response_id: str,
-    pointer: str | None,
-    lines: LineRange | None,
-    request: RecoverRequest,
-) -> tuple[str, dict[str, Any]]:
-    """One part's exact text, and where it comes from (its id, pointer, lines or window)."""
-    meta: dict[str, Any] = {"response_id": response_id}
-    text = text_of(original)
-    if pointer is not None or request.query is not None:
-        text = _selected(original, text, pointer, request.query)
-        if pointer is not None:
-            meta["pointer"] = pointer
-    if lines is not None:
-        chosen, first, last, total_lines = read_lines(text, str(lines))
-        meta["mcpsqueeze/lines"] = {"first": first, "last": last, "total_lines": total_lines}
-        return chosen, meta
-    offset = request.offset or 0
-    window, total = read_window(text, offset, request.length)
-    # The window is the exact text (so windows concatenate back to the original); its place is in _meta.
-    meta["mcpsqueeze/window"] = {"offset": offset, "length": len(window), "total_chars": total}
-    return window, meta
+@dataclass(frozen=True, slots=True)
+class _Piece:
+    """One part of an answer, not cut out yet: ``source[start:end]``, and where it comes from (its
+    id, pointer, lines or window: the part's ``_meta``)."""
+
+    source: str
+    start: int
+    end: int
+    meta: dict[str, Any]
+
+    @property
+    def size(self) -> int:
+        return self.end - self.start
+
+    def text(self) -> str:
+        return self.source[self.start : self.end]
+
+
+def _pieces(originals: Sequence[dict[str, Any]], request: RecoverRequest) -> list[_Piece]:
+    """One piece per (id, pointer, line range), in order. Each original's text, each (id, pointer)'s
+    selection and each selection's line places are worked out once, however many parts share them."""
+    pieces = []
+    for response_id, original in zip(request.response_ids, originals, strict=True):
+        text = text_of(original)
+        document: Any = _UNPARSED
+        for pointer in request.pointers or (None,):
+            meta: dict[str, Any] = {"response_id": response_id}
+            selected = text
+            if pointer is not None or request.query is not None:
+                if document is _UNPARSED:
+                    document = _document(original, text, "pointer" if pointer is not None else "query")
+                selected = _selected(document, pointer, request.query, len(text))
+                if pointer is not None:
+                    meta["pointer"] = pointer
+            starts = line_starts(selected) if request.lines else None
+            for lines in request.lines:
+                begin, end, first, last, total_lines = line_span(selected, str(lines), starts)
+                place = {"first": first, "last": last, "total_lines": total_lines}
+                pieces.append(_Piece(selected, begin, end, {**meta, "mcpsqueeze/lines": place}))
+            if not request.lines:
+                offset = request.offset or 0
+                total = read_window(selected, offset, 0)[1]  # checks the offset
+                end = total if request.length is None else min(total, offset + request.length)
+                # The window is the exact text (so windows concatenate back to the original); its place
+                # is in _meta.
+                place = {"offset": offset, "length": end - offset, "total_chars": total}
+                pieces.append(_Piece(selected, offset, end, {**meta, "mcpsqueeze/window": place}))
+    return pieces
+
+
+_UNPARSED = object()
 
 
 def _label(meta: dict[str, Any], with_id: bool = True) -> str:
@@ -288,10 +381,21 @@ def _label(meta: dict[str, Any], with_id: bool = True) -> str:
     return " ".join(words)
 
 
+def _text_taken(original: dict[str, Any]) -> str:
+    """The original's text, its text blocks taken out of it: a search then holds the text or what it
+    parses to, not both (a recovery's own parse of the original, which nothing else sees)."""
+    text = text_of(original)
+    content = original.get("content")
+    if isinstance(content, list):
+        original["content"] = [b for b in content if not (isinstance(b, dict) and b.get("type") == "text")]
+    return text
+
+
 def _found(original: dict[str, Any], text: str, request: RecoverRequest) -> dict[str, Any]:
     """One page of what ``grep`` or ``search`` finds in the original's text (its lines, numbered as
     ``lines`` reads them), or in its JSON (the values, with pointers from its root), or in the part
-    ``pointer`` names. The next page's call is in ``_meta["mcpsqueeze/next"]``."""
+    ``pointer`` names. The next page's call is in ``_meta["mcpsqueeze/next"]``. A JSON text is let go
+    once parsed (the caller may have handed it over: `_text_taken`)."""
     from ._search import DEFAULT_CONTEXT, grep, search  # RE2 and the BM25 ranking: only for a search
 
     node: str | dict[str, Any] | list[Any] = text
@@ -307,6 +411,7 @@ def _found(original: dict[str, Any], text: str, request: RecoverRequest) -> dict
             document = None if text.strip() else original.get("structuredContent")
         if isinstance(document, dict | list):
             node = document
+    del text, original
     context = DEFAULT_CONTEXT if request.context is None else request.context
     skip = request.skip or 0
     if request.grep is not None:
@@ -334,23 +439,15 @@ def _document(original: dict[str, Any], text: str, what: str) -> Any:
         return original["structuredContent"]
 
 
-def _selected(original: dict[str, Any], text: str, pointer: str | None, query: str | None) -> str:
-    """The text of the node ``pointer`` names and ``query`` projects: a string as is, else compact JSON
-    (as previews show JSON: the same values for about half the tokens of indented JSON)."""
-    try:
-        document = json.loads(text)
-    except (ValueError, RecursionError):
-        if "structuredContent" not in original:
-            raise RecoveryError(
-                f"the original is not JSON, so a {'pointer' if pointer is not None else 'query'} "
-                "cannot select a part of it; use offset/length or lines to read its text instead"
-            ) from None
-        document = original["structuredContent"]
+def _selected(document: Any, pointer: str | None, query: str | None, size: int) -> str:
+    """The text of the node ``pointer`` names and ``query`` projects in ``document`` (the original's
+    JSON, ``size`` characters of it): a string as is, else compact JSON (as previews show JSON: the
+    same values for about half the tokens of indented JSON)."""
     node = resolve_pointer(document, pointer) if pointer is not None else document
     if query is not None:
         from .._projection import project  # jmespath: loaded only for a query
 
-        node = project(node, query, size=len(text))
+        node = project(node, query, size=size)
     if isinstance(node, str):
         return node
     try:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import bisect
 import json
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,6 +51,9 @@ _MATCH_LINE = 400  # characters shown of a matching line (around the match) or a
 _CONTEXT_LINE = 200  # characters shown of a context line
 _LABEL = 80  # characters of the pattern or query repeated in the answer's first line
 _FOOTER = 160  # characters kept free for the last line (how to page, or where the time cap stopped)
+_POINTER_WORDS = 80  # characters of a JSON value's pointer (its end) a search ranks it by, beside it
+_LINK = 100  # bytes a search holds per key or index of a JSON original (its path link)
+_SLOT = 50  # bytes a search holds per value beside its text
 
 
 @dataclass(frozen=True)
@@ -67,7 +70,7 @@ class Found:
     """One page of a search's answer: ``text`` for the agent, and what it holds for the code."""
 
     text: str
-    hits: tuple[int | str, ...]  # the matches shown: line numbers (from 1), or JSON pointers
+    hits: tuple[int | str, ...]  # the matches shown: line numbers (from 1), or JSON pointers as shown
     total: int  # matches found (all of them, unless the time cap stopped the search)
     skip: int  # matches before this page
     next_skip: int | None  # the skip of the next page, None on the last
@@ -158,13 +161,11 @@ def grep(
         lines = split_lines(original)
         found, stopped = _matching_lines(data, regexp, time.monotonic() + limits.seconds)
         return _render_lines(lines, found, stopped, label, regexp, context, skip, budget, ordered=True)
-    leaves = list(_leaves(original, base))
-    texts = [text for _, _, text in leaves]
-    joined = "\n".join(texts)
-    data = _encoded(joined, limits)
+    leaves = _Values(original, base, limits)
+    data = _encoded("\n".join(leaves.texts), limits)
     firsts: list[int] = []  # the first line of each value in the joined text
     at = 0
-    for text in texts:
+    for text in leaves.texts:
         firsts.append(at)
         at += text.count("\n") + 1
     matched, stopped = _matching_lines(data, regexp, time.monotonic() + limits.seconds)
@@ -207,10 +208,14 @@ def search(
         lines = split_lines(original)
         ranked = rank_lines(lines, terms, limit=len(lines), text=original)
         return _render_lines(lines, ranked, None, label, where, context, skip, budget, ordered=False)
-    leaves = list(_leaves(original, base))
-    documents = [f"{pointer} {text}".replace("\n", " ") + "\n" for pointer, _, text in leaves]
-    _encoded("".join(documents), limits)
-    ranked = rank_lines(documents, terms, limit=len(documents))
+    leaves = _Values(original, base, limits)
+    documents = [
+        f"{leaves.pointer(i, _POINTER_WORDS, tail=True)} {text}".replace("\n", " ") + "\n"
+        for i, text in enumerate(leaves.texts)
+    ]
+    joined = "".join(documents)
+    _encoded(joined, limits)
+    ranked = rank_lines(documents, terms, limit=len(documents), text=joined)
     return _render_values(leaves, ranked, None, label, where, skip, budget)
 
 
@@ -289,21 +294,74 @@ def _matching_lines(data: bytes, regexp: Any, deadline: float) -> tuple[list[int
     return found, None
 
 
-def _leaves(node: object, pointer: str) -> Iterator[tuple[str, object, str]]:
-    """(pointer, value, text) of each scalar of a JSON document, in document order: a string is its own
-    text, anything else its JSON."""
-    stack: list[tuple[str, object]] = [(pointer, node)]
-    while stack:
-        where, value = stack.pop()
-        if isinstance(value, dict):
-            stack.extend(
-                (f"{where}/{str(key).replace('~', '~0').replace('/', '~1')}", item)
-                for key, item in reversed(value.items())
-            )
-        elif isinstance(value, list):
-            stack.extend((f"{where}/{index}", item) for index, item in reversed(list(enumerate(value))))
-        else:
-            yield where, value, value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+class _Values:
+    """The scalars of a JSON document (under pointer `base`), in document order: each one's text (a
+    string as is, anything else its JSON) and its place in a tree of path links. Pointers are spelled
+    out only for what a page shows, and only as far as it shows them: long keys nested deep make the
+    pointers' total size quadratic in the document's (docs/limits.md has the figures). What is
+    built is counted as it is built (`_LINK` bytes a link, a value's text and `_SLOT`), and the search is
+    refused the moment that passes `limits.max_bytes`."""
+
+    def __init__(self, document: object, base: str, limits: Limits) -> None:
+        self.base = base
+        self.links: list[tuple[int, str | int]] = []  # (its parent's link, or -1 for base; key or index)
+        self.at: list[int] = []  # each value's link (-1: the document is the value)
+        self.values: list[object] = []
+        self.texts: list[str] = []
+        size = 0
+        stack: list[tuple[int, object]] = [(-1, document)]
+        while stack:
+            link, value = stack.pop()
+            if isinstance(value, dict | list):
+                size += _LINK * len(value)  # counted before its links are made
+                _check(size, limits)
+                keys: Iterable[str | int] = (
+                    reversed(value) if isinstance(value, dict) else range(len(value) - 1, -1, -1)
+                )
+                for key in keys:
+                    self.links.append((link, key))
+                    stack.append((len(self.links) - 1, value[key]))  # type: ignore[index]
+            else:
+                text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+                size += len(text) + _SLOT
+                _check(size, limits)
+                self.at.append(link)
+                self.values.append(value)
+                self.texts.append(text)
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    def pointer(self, index: int, width: int, *, tail: bool = False) -> str:
+        """Value `index`'s pointer as far as `width` characters show it: its start (a page's line, cut
+        with "…"), or with `tail` its end (the words a search ranks it by)."""
+        keys: list[str | int] = []
+        link, spelled = self.at[index], 0
+        while link >= 0 and not (tail and spelled > width):
+            link, key = self.links[link]
+            keys.append(key)
+            spelled += len(str(key)) + 1
+        if tail:
+            return (self.base + "".join("/" + _segment(key) for key in reversed(keys)))[-width:]
+        pointer = self.base
+        for key in reversed(keys):
+            pointer += "/" + _segment(key)
+            if len(pointer) > width:
+                break
+        return _cut(pointer or "(the whole document)", width)
+
+
+def _check(size: int, limits: Limits) -> None:
+    if size > limits.max_bytes:
+        raise UsageError(
+            f"the JSON original has more values than one search reads (over {limits.max_bytes:,} bytes of "
+            "values and paths); search a part of it: a JSON pointer to the part (pointer), then grep or "
+            "search there"
+        )
+
+
+def _segment(key: str | int) -> str:
+    return str(key).replace("~", "~0").replace("/", "~1")
 
 
 def _render_lines(
@@ -400,13 +458,16 @@ def _excerpt(text: str, regexp: Any, width: int) -> str:
         data = text.encode("utf-8", "surrogatepass")
         match = regexp.search(data)
         if match is not None:
-            at = len(data[: match.start()].decode("utf-8", "surrogatepass"))
+            first = match.start()
+            while first and data[first] & 0xC0 == 0x80:  # inside a character (RE2's \C is one byte)
+                first -= 1
+            at = len(data[:first].decode("utf-8", "surrogatepass"))
     start = max(0, min(at - width // 3, len(text) - width))
     return f"{'…' if start else ''}{text[start : start + width]}{'…' if start + width < len(text) else ''}"
 
 
 def _render_values(
-    leaves: Sequence[tuple[str, object, str]],
+    leaves: _Values,
     found: Sequence[int],
     stopped: int | None,
     label: str,
@@ -418,20 +479,21 @@ def _render_values(
     total = len(found)
     header, room = _page_head(total, len(leaves), "values", label, stopped, skip, budget)
     body: list[str] = []
+    hits: list[int | str] = []
     used = 0
     for index in found[skip:]:
-        pointer, value, text = leaves[index]
-        if isinstance(value, str):
-            shown = json.dumps(_excerpt(text, regexp, _MATCH_LINE), ensure_ascii=False)
-        else:
-            shown = _excerpt(text, regexp, _MATCH_LINE)
-        line = f"{_cut(pointer or '(the whole document)', _MATCH_LINE)}: {shown}"
+        text = leaves.texts[index]
+        shown = _excerpt(text, regexp, _MATCH_LINE)
+        if isinstance(leaves.values[index], str):
+            shown = json.dumps(shown, ensure_ascii=False)
+        pointer = leaves.pointer(index, _MATCH_LINE)
+        line = f"{pointer}: {shown}"
         if body and used + len(line) + 1 > room:
             break
         body.append(line)
+        hits.append(pointer)
         used += len(line) + 1
-    hits = tuple(leaves[index][0] for index in found[skip : skip + len(body)])
-    return _page(header, body, hits, total, skip, stopped, len(leaves), "values")
+    return _page(header, body, tuple(hits), total, skip, stopped, len(leaves), "values")
 
 
 def _page_head(

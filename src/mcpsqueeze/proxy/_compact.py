@@ -22,7 +22,7 @@ import anyio
 
 from .._errors import BackendError
 from .._jsonbytes import dumps
-from ..core import CompactTools, Invoke, ListingError, list_recover_tool
+from ..core import CompactTools, Invoke, ListingError, large_invoke, list_recover_tool
 from ..settings import Settings
 from ..transports import Message, error_response
 from ._modern_http import params_of, respond_json
@@ -60,8 +60,10 @@ class CompactFront:
     _lock: anyio.Lock = field(default_factory=anyio.Lock)
 
     def owns(self, name: object) -> bool:
-        """Whether a tools/call of `name` is one of the frontend tools (answered or rewritten here)."""
-        return CompactTools.of(self.prefix, self.level, ()).owns(name)
+        """Whether a tools/call of `name` is one of the frontend tools (answered or rewritten here), as
+        last listed (named clear of the backend's tools); before a listing, by their plain names."""
+        tools = self.tools if self.tools is not None else CompactTools.of(self.prefix, self.level, ())
+        return tools.owns(name)
 
     def changed(self) -> None:
         """The backend's `notifications/tools/list_changed`: list again before the next answer."""
@@ -111,11 +113,22 @@ class CompactFront:
         tools = await self.known(ask)
         if not isinstance(tools, CompactTools):
             return {**tools, "id": request.get("id")}
-        answer = self.answer(tools, request, also)
+        answer = await self.answer_off_loop(tools, request, also)
         if cached and isinstance(answer, dict) and (answer.get("error") or {}).get("code") == NOT_FOUND:
             tools = await self.fetch(ask)
-            answer = self.answer(tools, request, also) if isinstance(tools, CompactTools) else answer
+            if isinstance(tools, CompactTools):
+                answer = await self.answer_off_loop(tools, request, also)
         return answer
+
+    @classmethod
+    async def answer_off_loop(
+        cls, tools: CompactTools, request: Message, also: tuple[str | None, ...] = ()
+    ) -> Message | Invoke:
+        """`answer`, in a worker thread when the invoke is large (its check is linear in its input)."""
+        params = request.get("params")
+        if not large_invoke(params.get("arguments") if isinstance(params, dict) else None):
+            return cls.answer(tools, request, also)
+        return await anyio.to_thread.run_sync(cls.answer, tools, request, also)
 
     @staticmethod
     def answer(tools: CompactTools, request: Message, also: tuple[str | None, ...] = ()) -> Message | Invoke:
@@ -125,6 +138,8 @@ class CompactFront:
         assert isinstance(params, dict)
         name, arguments = params.get("name"), params.get("arguments")
         arguments = {} if arguments is None else arguments
+        if not tools.owns(name):  # a backend tool of a frontend tool's plain name: the real call itself
+            return Invoke(str(name), arguments)
         try:
             if name == tools.invoke_tool:
                 return tools.invoke(arguments, also)

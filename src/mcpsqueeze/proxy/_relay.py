@@ -27,7 +27,7 @@ import anyio.abc
 
 from .._errors import BackendError, MCPSqueezeError
 from .._results import text_chars, text_of
-from ..core import Call, CompactTools, Invoke, Pipeline, SessionServices, name_recover_tool
+from ..core import Call, CompactTools, Invoke, Pipeline, SessionServices, large_invoke, name_recover_tool
 from ..core._clients import ClientProfile, choose, client_info_of
 from ..transports import (
     BACKEND_GONE,
@@ -573,7 +573,8 @@ class Relay:
 
     def _compact_request(self, message: Message, params: dict[str, Any]) -> bool:
         """tools/list and calls of the frontend tools: answered (or made the real call) here; True when
-        taken. A call with the tools already listed is served inline (no task: invoke adds ~nothing)."""
+        taken. A call with the tools already listed is served inline (no task: invoke adds ~nothing),
+        unless its input is large."""
         assert self.compact is not None
         method = message["method"]
         if method == "tools/list":
@@ -581,7 +582,7 @@ class Relay:
             return True
         if method != "tools/call" or not self.compact.owns(params.get("name")):
             return False
-        tools = self.compact.tools
+        tools = None if large_invoke(params.get("arguments")) else self.compact.tools  # large: off the loop
         answer = CompactFront.answer(tools, message, (self.recover_tool,)) if tools is not None else None
         if answer is None or (isinstance(answer, dict) and _code(answer) == NOT_FOUND):  # list (again) first
             self._spawn(self._compact_call, message)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from .._lazy import LazyFace
 from ._clean import CleanReport, clean_directory, parse_duration, parse_keep, parse_size
-from ._files import FileStore, check_if_present, ensure_private_dir, readable_by_others
+from ._files import FileStore, check_if_present, ensure_private_dir, make_private, readable_by_others
 from ._ids import RESPONSE_ID_RE, is_response_id, new_response_id
 from ._memory import MemoryCache
 from ._pointer import read_window, resolve_pointer
@@ -42,6 +42,7 @@ __all__ = [
     "clean_directory",
     "ensure_private_dir",
     "is_response_id",
+    "make_private",
     "new_response_id",
     "open_recovery_file",
     "parse_duration",

@@ -25,6 +25,7 @@ __all__ = [
     "check_if_present",
     "check_private_dir",
     "ensure_private_dir",
+    "make_private",
     "open_private_dir",
     "readable_by_others",
 ]
@@ -70,11 +71,14 @@ def check_private_dir(st: os.stat_result, path: Path, what: str = "recovery dire
         )
 
 
-def readable_by_others(path: Path) -> str | None:
+def readable_by_others(
+    path: Path, what: str = "recovery directory", exposes: str = "read every original kept there"
+) -> str | None:
     """A warning when a usable directory is still group/world-readable (or -searchable), else None.
 
-    Writable by others is refused by ``check_private_dir``; readable only leaks originals, and the
-    directory may be meant to be shared, so it is used, with a warning that says how to close it.
+    Writable by others is refused by ``check_private_dir``; readable only leaks originals (or, for a
+    socket or token directory, what is there), and a directory the user chose may be meant to be
+    shared, so it is used, with a warning that says how to close it.
     """
     try:
         mode = stat.S_IMODE(os.stat(path).st_mode)
@@ -83,8 +87,8 @@ def readable_by_others(path: Path) -> str | None:
     if not mode & 0o077:
         return None
     return (
-        f"the recovery directory {path} can be read by group or others (mode {mode:04o}), so they can "
-        f"read every original kept there; run `chmod 700 {path}` to make it private."
+        f"the {what} {path} can be read by group or others (mode {mode:04o}), so they can {exposes}; "
+        f"run `chmod 700 {path}` to make it private."
     )
 
 
@@ -119,21 +123,39 @@ def check_if_present(path: Path, what: str) -> None:
 
 
 def _create(path: Path, what: str) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        os.mkdir(path, 0o700)
-    except FileExistsError:
-        return  # Someone else made it meanwhile; the caller checks whatever is there now.
-    except OSError as exc:
-        raise RecoveryError(
-            f"Cannot create the {what} {path}: {_cause(exc)}. Choose a writable location."
-        ) from exc
-    # The umask may have narrowed 0700 (e.g. 0500); we just made it, so set exactly 0700.
-    fd = os.open(path, DIR_FLAGS)
-    try:
-        os.fchmod(fd, 0o700)
-    finally:
-        os.close(fd)
+    """`path` made 0700, and each missing parent too: a parent made with the umask's 0755 would be
+    the default socket and token directory of `serve` (``<cache>/mcpsqueeze``, beside ``recovery``)."""
+    missing = []
+    step = path
+    while not os.path.lexists(step) and step.parent != step:
+        missing.append(step)
+        step = step.parent
+    for directory in reversed(missing):
+        try:
+            os.mkdir(directory, 0o700)
+        except FileExistsError:
+            continue  # Someone else made it meanwhile; the caller checks whatever is there now.
+        except OSError as exc:
+            raise RecoveryError(
+                f"Cannot create the {what} {path}: {_cause(exc)}. Choose a writable location."
+            ) from exc
+        # The umask may have narrowed 0700 (e.g. 0500); we just made it, so set exactly 0700.
+        fd = os.open(directory, DIR_FLAGS)
+        try:
+            os.fchmod(fd, 0o700)
+        finally:
+            os.close(fd)
+
+
+def make_private(path: Path, what: str) -> str | None:
+    """Our own default directory (`serve`'s socket and token): created 0700, or set to 0700 when found
+    looser (it is ours, and holds the socket or the token); a note when changed."""
+    path = ensure_private_dir(path, what=what)
+    mode = stat.S_IMODE(os.stat(path).st_mode)
+    if not mode & 0o077:
+        return None
+    os.chmod(path, 0o700)
+    return f"the {what} {path} was mode {mode:04o}; it is now 0700, as it holds the session's socket or token"
 
 
 def open_private_dir(path: Path) -> int:

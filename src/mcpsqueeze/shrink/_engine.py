@@ -154,6 +154,11 @@ def _shrink_blocks(
             continue
         room = target - (record_room if block.sibling else 0)
         text = _condense_to(block.value, room, plans)
+        if text is None and type(block.value) is dict and max(map(len, block.value), default=0) >= room:
+            # A copy keeps every top-level key: one longer than the room leaves none that fits, so the
+            # object is cut as text is (head and tail, the recovery marker between), never passed whole.
+            block.value, block.sibling, block.needs_notice = NOT_JSON, False, False
+            return _shrink_blocks(blocks, targets, record_room, hint, plans, terms, soft)
         if text is None:
             raise ShrinkError(
                 f"No preview of a JSON block of {len(block.text)} characters fits in {target} characters "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import logging
 import os
 import re
 import stat
@@ -14,7 +15,7 @@ from typing import Any
 
 from .._errors import UsageError
 from .._trusted import read_trusted
-from ..recovery import check_if_present, ensure_private_dir
+from ..recovery import check_if_present, ensure_private_dir, readable_by_others
 
 __all__ = [
     "PRINCIPAL_KEY",
@@ -25,7 +26,10 @@ __all__ = [
     "load_or_create_token",
     "load_tokens",
     "token_principal",
+    "warn_if_readable",
 ]
+
+logger = logging.getLogger(__name__)
 
 PRINCIPAL_KEY = "mcpsqueeze.principal"  # ASGI scope key: the principal of the request's bearer token
 _TENANT_RE = re.compile(rb"^[A-Za-z0-9_.@-]{1,64}\Z")
@@ -105,9 +109,18 @@ def load_tokens(path: Path) -> Tokens:
     return Tokens(principals, named=True)
 
 
+def warn_if_readable(directory: Path, what: str) -> None:
+    """A socket or token directory the user chose that others can read: used, with a warning (ours,
+    the default one, is made 0700 by `serve` itself)."""
+    warning = readable_by_others(directory, what, "see the session's socket or token file there")
+    if warning:
+        logger.warning(f"mcpsqueeze: warning: {warning}")
+
+
 def load_or_create_token(path: Path) -> bytes:
     """The token in `path`, created (0600, in a private directory) when missing; never in argv or env."""
     ensure_private_dir(path.parent, what="token directory")
+    warn_if_readable(path.parent, "token directory")
     try:
         fd = os.open(path, _CREATE, 0o600)
     except FileExistsError:

@@ -316,13 +316,14 @@ def _new_provider(
 def backend_auth(
     url: str, headers: Mapping[str, str] | None = None, client: OAuthClient | None = None
 ) -> Any:
-    """The httpx2 auth for a URL backend: OAuth with the stored tokens; None when -H gives Authorization.
+    """The httpx2 auth for a URL backend: OAuth with the stored tokens; when -H (or a servers entry's
+    `headers`) gives Authorization, that header as is, a 401 to it being a `LoginRequired` that names it.
 
     With `client.login == "never"` (the default) it is non-interactive: when the server wants a new
     authorization, the flow stops with `LoginRequired`. "prompt"/"fetch" authorize in place instead.
     """
     if headers and any(k.lower() == "authorization" for k in headers):
-        return None
+        return _given_authorization(url)
     _quiet_sdk_log()
     storage = FileTokenStorage(url)
     info = storage.read().get("client_info")
@@ -355,6 +356,27 @@ def backend_auth(
 
     redirect_uri = str(stored[0]) if stored else f"http://127.0.0.1{CALLBACK_PATH}"
     return _new_provider(url, storage, redirect_uri, client, no_browser, no_callback)
+
+
+def _given_authorization(url: str) -> Any:
+    """The Authorization header the user gave, sent unchanged; a 401 to it ends the connection with a
+    `LoginRequired` naming the status, as a refused OAuth token does (the SDK's transport alone would
+    answer each request "Server returned an error response" and go on)."""
+    import httpx2
+
+    class GivenAuthorization(httpx2.Auth):
+        def auth_flow(self, request: Any) -> Any:
+            response = yield request
+            if response.status_code == 401:
+                challenge = response.headers.get("www-authenticate", "")
+                raise LoginRequired(
+                    f"the backend at {url} refused the Authorization header it was given (HTTP 401"
+                    + (f", {challenge}" if challenge else "")
+                    + "); check the token in the header (-H Authorization=..., or the servers entry's "
+                    f"headers), or leave the header out to use OAuth (`mcpsqueeze auth login {url}`)"
+                )
+
+    return GivenAuthorization()
 
 
 async def preflight(url: str, headers: Mapping[str, str], client: OAuthClient | None = None) -> None:

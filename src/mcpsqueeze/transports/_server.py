@@ -17,6 +17,7 @@ import anyio
 
 from .._errors import UsageError
 from ..recovery import ensure_private_dir
+from ._auth import warn_if_readable
 from ._limits import DEFAULT_MAX_BODY, BodyLimit, timed_protocol
 
 __all__ = ["Until", "bind_unix", "on_signals", "tcp_listener", "uvicorn_server"]
@@ -81,6 +82,7 @@ def bind_unix(path: Path) -> socket.socket:
     """A listening Unix socket at `path`, 0600 in a private directory; a stale socket is replaced,
     a live one (another session) or anything that is not a socket is refused."""
     ensure_private_dir(path.parent, what="socket directory")
+    warn_if_readable(path.parent, "socket directory")
     if path.is_symlink() or (path.exists() and not stat.S_ISSOCK(path.lstat().st_mode)):
         raise UsageError(f"{path} exists and is not a socket; refusing to replace it")
     probe = socket.socket(socket.AF_UNIX)

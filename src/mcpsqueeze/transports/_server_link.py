@@ -30,6 +30,19 @@ CONNECT_TIMEOUT = 60.0
 PROTOCOL_VERSION = (
     "2025-11-25"  # what a session speaks to its backends (the SDK client's legacy mode did too)
 )
+#: Levels of a listed tool (its input schema's nesting, mostly) kept: deeper parts are listed as `{}`
+#: (any value; the backend still checks its arguments). A backend may nest a schema 1,000 levels; the
+#: shell shim's JSON parser, flags and Code Mode's types then walk a bounded depth.
+MAX_SCHEMA_DEPTH = 64
+
+
+def _within_depth(value: Any, depth: int) -> Any:
+    """`value` with every object or array nested more than `depth` levels below it emptied."""
+    if isinstance(value, dict):
+        return {k: _within_depth(v, depth - 1) for k, v in value.items()} if depth else {}
+    if isinstance(value, list):
+        return [_within_depth(v, depth - 1) for v in value] if depth else []
+    return value
 
 
 class BackendTimeout(BackendFailure):
@@ -137,7 +150,9 @@ class ServerLink:
             return
         if mine > self._listed:
             self._listed = mine
-            self.tools = [t for t in listed if self.filter.allows(self.name, t["name"])]
+            self.tools = [
+                _within_depth(t, MAX_SCHEMA_DEPTH) for t in listed if self.filter.allows(self.name, t["name"])
+            ]
 
     async def _ask(self, connection: Connection, method: str, params: dict[str, Any]) -> Any:
         """The result of one request of the link's own (handshake, listing); BackendError for an error."""
