@@ -49,6 +49,7 @@ class _Block:
     sibling: bool  # a JSON object free to take the "truncation" key
     needs_notice: bool  # JSON whose type cannot carry the record
     first_line: int = 1  # the number of its first line in the original's joined text
+    first_char: int = 0  # ... and the offset of its first character there
     outliner: Outliner | None = None  # its format and plan, worked out on the first attempt
 
 
@@ -136,7 +137,9 @@ def _shrink_blocks(
         if block.value is NOT_JSON:
             if block.outliner is None:
                 block.outliner = Outliner(block.text, terms)
-            shaped = block.outliner.pack(target, hint, first_line=block.first_line, soft=soft)
+            shaped = block.outliner.pack(
+                target, hint, first_line=block.first_line, first_char=block.first_char, soft=soft
+            )
             if shaped is not None:
                 out.texts[i] = shaped[0]
                 out.kinds.add("text")
@@ -238,7 +241,7 @@ def shrink_texts(
     blocks = [_classify(t) for t in texts]
     if above is None or original <= above:
         return _fit(blocks, texts, budget, hint, query_terms, block_limit)
-    goal = min(budget, _value_goal(blocks, query_terms))
+    goal = min(budget, _value_goal(blocks, query_terms, fits))
     keep = min(original * (1 - MIN_SAVING), original - MIN_SAVING_CHARS)
     if fits and goal > keep:
         return None
@@ -258,14 +261,15 @@ def shrink_texts(
     return shrunk
 
 
-def _value_goal(blocks: list[_Block], terms: Sequence[str]) -> int:
-    """The characters the blocks' previews are worth together (``_value``), record room included."""
+def _value_goal(blocks: list[_Block], terms: Sequence[str], fits: bool) -> int:
+    """The characters the blocks' previews are worth together (``_value``), record room included;
+    ``fits``: the result fits the budget as it is."""
     total = 0
     for block in blocks:
         if block.value is NOT_JSON:
             if block.outliner is None:
                 block.outliner = Outliner(block.text, terms)
-            goal = text_goal(block.outliner, len(block.text))
+            goal = text_goal(block.outliner, len(block.text), fits)
             total += len(block.text) if goal is None else goal
         else:
             total += min(len(block.text), JSON_CHARS)
@@ -286,9 +290,12 @@ def _fit(
     single = blocks[0].value if len(blocks) == 1 and blocks[0].value is not NOT_JSON else None
     hint = replace(hint, pointer=example_pointer(single) if single is not None else None)
     line = 1
-    for block in blocks:  # line numbers of the texts joined by "\n", as recovery numbers them
+    char = 0
+    for block in blocks:  # line numbers and offsets of the texts joined by "\n", as recovery reads them
         block.first_line = line
+        block.first_char = char
         line += block.text.count("\n") + 1
+        char += len(block.text) + 1
     worst = _worst_report(original, budget)
     kinds = {"text" if b.value is NOT_JSON else "json" for b in blocks}
     kind = "mixed" if len(kinds) > 1 else kinds.pop()

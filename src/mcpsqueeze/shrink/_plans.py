@@ -10,11 +10,12 @@ and landmarks that match go first, so a cut never hides what the agent searched 
 
 from __future__ import annotations
 
+import csv
 import re
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from itertools import chain, compress, islice, pairwise
+from itertools import chain, compress, islice, pairwise, zip_longest
 from operator import itemgetter, not_
 
 from mcpsqueeze.shrink._formats import (
@@ -30,6 +31,7 @@ from mcpsqueeze.shrink._formats import (
     shape,
 )
 from mcpsqueeze.shrink._locks import packages
+from mcpsqueeze.shrink._unusual import UNUSUAL, rare_word_scores, standouts, unusual_records
 
 __all__ = ["FOLD_LINES", "Plan", "landmark_lines", "nested", "plan_for"]
 
@@ -661,9 +663,22 @@ def _markdown(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
     return _with_nested(plan, lines, indent_depth)
 
 
+def _unusual_rows(fmt: Format, lines: Sequence[str], rows: list[int]) -> list[int]:
+    """The rows that stand out from the others by their cells (``_unusual``), best first."""
+    delimiter = "\t" if fmt.name == "tsv" else ","
+    try:
+        cells = list(csv.reader([lines[i] for i in rows], delimiter=delimiter))
+    except csv.Error:
+        return []
+    columns = list(zip_longest(*cells, fillvalue=""))
+    scores = unusual_records(columns, len(cells))
+    return [rows[k] for k in standouts(scores, UNUSUAL)]
+
+
 def _table(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
     n = len(t.lines)
     rows = list(compress(range(1, n), map(not_, map(str.isspace, islice(t.lines, 1, None)))))  # not blank
+    unusual = _unusual_rows(fmt, t.lines, rows)
     sample = rows[:5] + rows[-3:]
     if len(rows) > 8:
         step = max(1, len(rows) // (_SAMPLE_ROWS - 8))
@@ -680,7 +695,12 @@ def _table(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
         return f"{count} rows" if count != 1 else "1 row"
 
     return Plan(
-        label, [[0], [i for i in ranked if i > 0], sorted(sample)], describe=describe, detail=12, indent=False
+        label,
+        [[0], [i for i in ranked if i > 0], unusual, sorted(sample)],
+        describe=describe,
+        detail=12,
+        indent=False,
+        inner=sorted(unusual),
     )
 
 
@@ -697,7 +717,8 @@ def _log(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
     distinct = sorted(first.values())
     alarms = [i for i in distinct if _ALARM_RE.search(lines[i])]
     warnings = [i for i in distinct if _WARN_RE.search(lines[i])]
-    order = [*alarms, *warnings, *distinct[:30], *reversed(distinct[-30:]), *distinct]
+    unusual = [i for i in standouts(rare_word_scores(lines), UNUSUAL) if i not in set(alarms)]
+    order = [*warnings, *distinct[:30], *reversed(distinct[-30:]), *distinct]
 
     def describe(a: int, b: int) -> str:
         count = b - a  # (list.count and max compare the lines in C)
@@ -717,7 +738,7 @@ def _log(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
     ]
     return Plan(
         fmt.label,
-        [_front(ranked, order), _query_tier(ranked, n), ends],
+        [_front(ranked, [*alarms, *unusual]), _query_tier(ranked, n), order, ends],
         describe=describe,
         detail=32,
         indent=False,
@@ -725,8 +746,10 @@ def _log(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
 
 
 def _lines(t: _Text, ranked: Sequence[int]) -> Plan:
-    """Unrecognised text with lines that match the query: those lines, then head and tail."""
+    """Unrecognised text: the lines that match the query, the lines that stand out from the others
+    (``_unusual``), then head and tail."""
     n = len(t.lines)
+    unusual = standouts(rare_word_scores(t.lines), UNUSUAL)
     ends: list[int] = []
     head, tail = 0, n - 1
     while head <= tail:
@@ -735,7 +758,7 @@ def _lines(t: _Text, ranked: Sequence[int]) -> Plan:
         if head <= tail and head % 2 == 0:
             ends.append(tail)
             tail -= 1
-    return Plan("text", [_query_tier(ranked, n), ends])
+    return Plan("text", [_query_tier(ranked, n), unusual, ends], inner=sorted(unusual))
 
 
 def plan_for(

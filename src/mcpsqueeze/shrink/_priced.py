@@ -38,6 +38,7 @@ from mcpsqueeze.shrink._copy import (
     note_dropped,
     str_size,
 )
+from mcpsqueeze.shrink._unusual import unusual_items
 
 __all__ = ["Priced", "priced"]
 
@@ -48,6 +49,8 @@ _SEARCH_STEPS: Final = 22
 _LEAST: Final = 1e-5  # a price at which everything offered is kept whole
 _MOST: Final = 64.0  # a price at which everything that may be folded or cut is
 _TOP_UPS: Final = 512  # at most this many heap entries looked at after the search
+_PIN_FROM: Final = 8  # arrays of this many items keep the ones that stand out (``_unusual``) ...
+_PIN_HEAD: Final = 480  # ... with their strings whole up to about this many characters
 
 # what the top-up may add: (a profile's next cut string) or (an array, an item, priced or folded)
 _Offer = tuple["_Profile | None", "_Array | None", int, bool]
@@ -68,6 +71,7 @@ class _Profile:
         "cost",
         "extra",
         "fixed",
+        "head",
         "leafy_below",
         "order",
         "prefix",
@@ -76,7 +80,8 @@ class _Profile:
         "value",
     )
 
-    def __init__(self) -> None:
+    def __init__(self, head: int = 0) -> None:
+        self.head = head  # the head a long string below it is cut to (longer for a pinned item)
         self.value = 0  # verbatim leaves shown in any case
         self.cost = 0  # characters in any case (cuttable strings at their cut size)
         self.extra: list[int] = []  # per cuttable string, in document order: characters to show it whole
@@ -119,10 +124,11 @@ _NO_ARRAYS: Final[list[_Array]] = []
 _PREFIX: Final[list[int]] = [0]
 
 
-def _leaf(cost: int) -> _Profile:
+def _leaf(cost: int, head: int) -> _Profile:
     """The sealed profile of one verbatim leaf (an array item): made without ``_walk`` or ``seal``,
     since arrays of tags, names and numbers hold many."""
     profile = _Profile.__new__(_Profile)
+    profile.head = head
     profile.value = 1
     profile.cost = cost
     profile.extra = profile.order = profile.sorted_extra = _NO_EXTRA
@@ -146,6 +152,7 @@ class _Array:
         "kept",
         "must",
         "n",
+        "pins",
         "positions",
         "seq",
         "whole_below",
@@ -158,6 +165,7 @@ class _Array:
         self.items: dict[int, _Profile] = {}
         self.cover: set[int] = set()  # items that show field names needed nowhere else
         self.ends: set[int] = set()  # first and last of an array near the top
+        self.pins: set[int] = set()  # items that stand out from the others (``_unusual``): kept whole
         self.must: set[int] = set()  # the items that cannot be folded (relaxed when they do not fit)
         self.bonus: dict[int, float] = {}
         # the longest gap marker the array can have, and its comma: the price search may then
@@ -240,8 +248,10 @@ class Priced:
 
     # -- compiling: the document within each array's horizon, as profiles and arrays ------------------
 
-    def _compile(self, node: object, depth: int, needed: set[str] | None) -> _Profile:
-        profile = _Profile()
+    def _compile(
+        self, node: object, depth: int, needed: set[str] | None, head: int | None = None
+    ) -> _Profile:
+        profile = _Profile(self.head if head is None else head)
         self._walk(node, depth, profile, needed)
         profile.seal()
         return profile
@@ -250,11 +260,11 @@ class Priced:
         t = type(node)
         if t is str:
             text: str = node  # type: ignore[assignment]
-            if len(text) <= self.head + STRING_SLACK:
+            if len(text) <= profile.head + STRING_SLACK:
                 profile.cost += str_size(text)
                 profile.value += 1
             else:
-                short = cut_size(text, self.head)
+                short = cut_size(text, profile.head)
                 profile.cost += short
                 profile.extra.append(str_size(text) - short)
             return
@@ -269,7 +279,7 @@ class Priced:
             cost = profile.cost + (1 + n if n else 2)
             value = profile.value
             sizes = self._key_sizes
-            head = self.head
+            head = profile.head
             whole = head + STRING_SLACK
             for key, child in mapping.items():
                 size = sizes.get(key)
@@ -312,12 +322,12 @@ class Priced:
             elif depth >= MAX_DEPTH:
                 profile.cost += str_size(collapsed_items(n))
             else:
-                profile.arrays.append(self._array(items, depth, needed))
+                profile.arrays.append(self._array(items, depth, needed, profile.head))
             return
         profile.cost += leaf_size(node)
         profile.value += 1
 
-    def _array(self, node: list[object], depth: int, needed: set[str] | None) -> _Array:
+    def _array(self, node: list[object], depth: int, needed: set[str] | None, head: int) -> _Array:
         arr = _Array(len(node))
         self.arrays.append(arr)
         n = arr.n
@@ -341,35 +351,41 @@ class Priced:
                 self.covers.append((len(new), arr, i))
         for i in ends:
             arr.bonus[i] = 0.5
+        if n >= _PIN_FROM:  # items that stand out are kept, their strings whole
+            arr.pins.update(unusual_items(node))
+            for i in arr.pins:
+                musts.setdefault(i, None)
+                arr.bonus[i] = 1.0
         if n > _HORIZON_MIN:
             sample = order[:16]
             sizes = [self._rough_size(node[i]) for i in sample]
             average = max(sum(sizes) / len(sizes), 1.0)
             order = order[: max(_HORIZON_MIN, int(2 * self.target / average) + 2)]
         arr.positions = sorted(set(order) | set(musts))
-        whole = self.head + STRING_SLACK
+        pins = arr.pins
         for i in arr.positions:
             child = node[i]
             kind = type(child)
-            if kind is str and len(child) <= whole:  # type: ignore[arg-type]
-                arr.items[i] = _leaf(str_size(child))  # type: ignore[arg-type]
+            own = _PIN_HEAD if i in pins else head
+            if kind is str and len(child) <= own + STRING_SLACK:  # type: ignore[arg-type]
+                arr.items[i] = _leaf(str_size(child), own)  # type: ignore[arg-type]
                 continue
             if kind is not str and kind is not dict and kind is not list:
-                arr.items[i] = _leaf(leaf_size(child))
+                arr.items[i] = _leaf(leaf_size(child), own)
                 continue
             if kind is dict and depth + 1 < MAX_DEPTH and child:
-                flat = self._flat(child)  # type: ignore[arg-type]
+                flat = self._flat(child, own)  # type: ignore[arg-type]
                 if flat is not None:
                     arr.items[i] = flat
                     continue
             need = musts.get(i)
             if need:
                 need = need - self._own_names(node[i])
-            arr.items[i] = self._compile(node[i], depth + 1, need or None)
+            arr.items[i] = self._compile(node[i], depth + 1, need or None, own)
         arr.seal()
         return arr
 
-    def _flat(self, mapping: dict[str, object]) -> _Profile | None:
+    def _flat(self, mapping: dict[str, object], head: int) -> _Profile | None:
         """The sealed profile of an object of leaves only (a record), as ``_compile`` makes it, but in
         one loop without ``_walk`` or ``seal``: arrays of records are what most big results hold.
         None when a member is an object or an array."""
@@ -377,7 +393,6 @@ class Priced:
         value = 0
         extra: list[int] = []
         sizes = self._key_sizes
-        head = self.head
         whole = head + STRING_SLACK
         for key, child in mapping.items():
             size = sizes.get(key)
@@ -409,11 +424,12 @@ class Priced:
                 cost += leaf_size(child)
                 value += 1
         if len(extra) > 1:
-            profile = _Profile()
+            profile = _Profile(head)
             profile.value, profile.cost, profile.extra = value, cost, extra
             profile.seal()
             return profile
         profile = _Profile.__new__(_Profile)  # (what ``seal`` makes of a profile without arrays)
+        profile.head = head
         profile.value = value
         profile.cost = cost
         if extra:
@@ -589,7 +605,7 @@ class Priced:
         # field names, the one that shows the fewest first.
         dropping = sorted(self.covers, key=lambda cover: cover[0], reverse=True)
         for arr in self.arrays:
-            arr.must = arr.ends | arr.cover
+            arr.must = arr.ends | arr.cover | arr.pins
         self._relaxed = 0
         while cost(_MOST) > target:
             costs = {}  # (the sizes measured with every must item kept stay in self._costs)
@@ -822,10 +838,11 @@ class Priced:
         """``node`` as ``render`` shows it, counted on ``out``. (A method, not a closure: a nested
         function that calls itself is a reference cycle, which kept the packing for the collector.)"""
         build = self._build
+        head = at.profile.head
         t = type(node)
         if t is str:
             text: str = node  # type: ignore[assignment]
-            if len(text) <= self.head + STRING_SLACK:
+            if len(text) <= head + STRING_SLACK:
                 out.intact += 1
                 return text
             index = at.strings
@@ -834,7 +851,7 @@ class Priced:
                 out.intact += 1
                 return text
             out.strings_truncated += 1
-            return cut(text, self.head)
+            return cut(text, head)
         if t is dict:
             mapping: dict[str, object] = node  # type: ignore[assignment]
             n = len(mapping)
@@ -843,7 +860,7 @@ class Priced:
                 note_dropped(out.dropped, mapping)
                 return collapsed_keys(n)
             # (leaves shown as they are inline: no call for most members of most records)
-            whole = self.head + STRING_SLACK
+            whole = head + STRING_SLACK
             copy: dict[str, object] = {}
             intact = 0
             for key, child in mapping.items():
