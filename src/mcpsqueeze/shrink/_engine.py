@@ -308,7 +308,7 @@ def _fit(
     slack = 0
     fitted: Shrunk | None = None
     fitted_total = refills = 0
-    plans = Plans()  # what condensing learnt, kept across attempts
+    plans = Plans(terms=tuple(query_terms))  # what condensing learnt, kept across attempts
     for _ in range(_ATTEMPTS):
         targets = _targets(blocks, lengths, budget - slack, record_room, notice_room, hint, block_limit)
         if targets is None and (sum(b.sibling for b in blocks) > 1 or block_limit is not None):

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from mcpsqueeze.shrink._passages import Reading, Unit, split_sentences, unusual_units
+from mcpsqueeze.shrink._passages import Reading, Unit, matching_units, split_sentences, unusual_units
 
 __all__ = ["html_reading", "looks_like_html"]
 
@@ -386,7 +387,7 @@ def _clean(raw: str) -> str:
 _PREFIX = {"li": "- ", "dt": "- ", "h1": "# ", "h2": "## ", "h3": "### ", "h4": "#### ", "h5": "##### "}
 
 
-def html_reading(text: str) -> Reading:
+def html_reading(text: str, terms: Sequence[str] = ()) -> Reading:
     """A page read as units: its boilerplate (never shown: folded), and the sentences of its text
     blocks; headings first in the plan, then the lead, then every block's first sentence."""
     page = _Page(text)
@@ -428,6 +429,7 @@ def html_reading(text: str) -> Reading:
         firsts = [f + 1 for f in firsts]
     shown = [i for i, u in enumerate(units) if u.text]
     unusual = unusual_units(units)
+    matching = matching_units(units, terms)
     lead = "".join(
         f"{name}: {value}\n"
         for name, value in (("title", page.title), ("description", page.description))
@@ -437,9 +439,9 @@ def html_reading(text: str) -> Reading:
         "HTML page, shown as its text (tags left out)",
         units,
         len(text),
-        tiers=[headings, unusual, shown[:3], firsts],
+        tiers=[headings, matching, unusual, shown[:3], firsts],
         fill=shown,
-        value=[*headings, *unusual, *shown[:3]],
+        value=[*headings, *matching, *unusual, *shown[:3]],
         lead=lead,
         tail=_links_line(page),
     )

@@ -27,6 +27,7 @@ from mcpsqueeze.shrink._notice import RecoveryHint, render_fold_marker, render_o
 from mcpsqueeze.shrink._passages import Reading, prose_reading
 from mcpsqueeze.shrink._plans import Plan, landmark_lines, plan_for
 from mcpsqueeze.shrink._rank import rank_lines
+from mcpsqueeze.shrink._unusual import SELECTIVE
 
 __all__ = ["SOFT_CHARS", "Outliner", "landmarks", "outline"]
 
@@ -269,18 +270,19 @@ class Outliner:
         self.matched = False
         self._deltas: list[int] = []
         if looks_like_html(text):
-            self.reading = html_reading(text)
+            self.reading = html_reading(text, terms)
             self._kind = "html"
             return
         if len(self.lines) >= 3:
             self.format = detect(text, self.lines)
         if (self.format is None or self.format.name == "markdown") and _long_lines(self.lines):
-            self.reading = prose_reading(text)
+            self.reading = prose_reading(text, terms)
             self._kind = "prose"
             return
         if len(self.lines) < 3:
             return
-        ranked = rank_lines(self.lines, terms, text=text) if terms else []
+        share = SELECTIVE if len(self.lines) >= _PLAIN_LINES else 1.0
+        ranked = rank_lines(self.lines, terms, text=text, share=share) if terms else []
         self.matched = bool(ranked)  # some line matches the call's own words
         if self.format is not None or ranked or len(self.lines) >= _PLAIN_LINES:
             self.plan = plan_for(self.format, self.lines, ranked, text)

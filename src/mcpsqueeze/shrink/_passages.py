@@ -14,12 +14,14 @@ the others into ``[chars A-B folded: ...]``, where A and B are offsets into the 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from mcpsqueeze.shrink._notice import RecoveryHint, render_chars_marker, render_passages_header
-from mcpsqueeze.shrink._unusual import UNUSUAL, rare_word_scores, standouts
+from mcpsqueeze.shrink._rank import rank_lines
+from mcpsqueeze.shrink._unusual import MATCHES, SELECTIVE, UNUSUAL, rare_word_scores, standouts
 
-__all__ = ["Reading", "Unit", "prose_reading", "split_sentences", "unusual_units"]
+__all__ = ["Reading", "Unit", "matching_units", "prose_reading", "split_sentences", "unusual_units"]
 
 _DETAIL = 64  # a marker's words are cut to this many characters
 _MAX_UNIT = 600  # a sentence longer than this is cut at a blank into units of about this size
@@ -192,7 +194,7 @@ def split_sentences(text: str, start: int, end: int) -> list[int]:
     return [s for k, s in enumerate(out) if k == 0 or s > out[k - 1]]
 
 
-def prose_reading(text: str) -> Reading:
+def prose_reading(text: str, terms: Sequence[str] = ()) -> Reading:
     """Plain text read as units: each line a block (a Markdown heading its own unit), each block's
     sentences. Shown text is the characters themselves, blanks at the ends left out."""
     units: list[Unit] = []
@@ -227,13 +229,14 @@ def prose_reading(text: str) -> Reading:
             unit.joined = k > 0 and not text[unit.start - 1].isspace()
     everything = [i for i, u in enumerate(units) if u.text]
     unusual = unusual_units(units)
+    matching = matching_units(units, terms)
     return Reading(
         "Text",
         units,
         n,
-        tiers=[headings, unusual, everything[:2], leads],
+        tiers=[headings, matching, unusual, everything[:2], leads],
         fill=everything,
-        value=[*headings, *unusual, *everything[:2]],
+        value=[*headings, *matching, *unusual, *everything[:2]],
     )
 
 
@@ -242,3 +245,13 @@ def unusual_units(units: list[Unit]) -> list[int]:
     shown = [i for i, u in enumerate(units) if u.text and not u.fold]
     scores = rare_word_scores([units[i].text for i in shown])
     return [shown[k] for k in standouts(scores, UNUSUAL)]
+
+
+def matching_units(units: list[Unit], terms: Sequence[str]) -> list[int]:
+    """The text units the call's own words match best (BM25, ``_rank``; a word in more than a
+    quarter of them is left out), at most ``MATCHES``."""
+    if not terms:
+        return []
+    shown = [i for i, u in enumerate(units) if u.text]
+    texts = [units[i].text + "\n" for i in shown]
+    return [shown[k] for k in rank_lines(texts, terms, limit=MATCHES, share=SELECTIVE)]

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import csv
 import re
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from itertools import chain, compress, islice, pairwise, zip_longest
+from itertools import accumulate, chain, compress, islice, pairwise, zip_longest
 from operator import itemgetter, not_
 
 from mcpsqueeze.shrink._formats import (
@@ -31,7 +31,7 @@ from mcpsqueeze.shrink._formats import (
     shape,
 )
 from mcpsqueeze.shrink._locks import packages
-from mcpsqueeze.shrink._unusual import UNUSUAL, rare_word_scores, standouts, unusual_records
+from mcpsqueeze.shrink._unusual import MATCHES, UNUSUAL, rare_word_scores, standouts, unusual_records
 
 __all__ = ["FOLD_LINES", "Plan", "landmark_lines", "nested", "plan_for"]
 
@@ -65,6 +65,7 @@ class Plan:
     inner: list[int] = field(default_factory=list)
     # a fold never spans one of these line indexes (each package of a lock file is its own marker)
     breaks: list[int] = field(default_factory=list)
+    query: list[int] = field(default_factory=list)  # the lines the call's own words match, best first
 
     def detail_room(self, digits: int) -> int:
         return self.detail * (digits + 8) // 8 if self.detail else 0
@@ -696,10 +697,11 @@ def _table(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
 
     return Plan(
         label,
-        [[0], [i for i in ranked if i > 0], unusual, sorted(sample)],
+        [[0], [i for i in ranked if i > 0][:MATCHES], unusual, [i for i in ranked if i > 0], sorted(sample)],
         describe=describe,
         detail=12,
         indent=False,
+        landmarks=[0],
         inner=sorted(unusual),
     )
 
@@ -742,14 +744,48 @@ def _log(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
         describe=describe,
         detail=32,
         indent=False,
+        landmarks=alarms,
+        inner=sorted(unusual),
     )
+
+
+_LETTER_RE = re.compile(r"[^\W\d_]")
+# Where a sentence of prose ends: at . ! or ? (closing quotes or brackets after it) before a blank and
+# what starts a sentence, or at a blank line. Its lines may be wrapped anywhere.
+_SENTENCE_BREAK_RE = re.compile(r"[.!?][\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])|\n[ \t\r]*\n")
+
+
+def _prose_lines(lines: Sequence[str]) -> bool:
+    """Most lines (of a sample) are words: letters are three quarters of them or more."""
+    sample = [line for line in islice(lines, 400) if len(line) > 30]
+    words = sum(len(_LETTER_RE.findall(line)) * 4 >= len(line.strip()) * 3 for line in sample)
+    return bool(sample) and words * 5 >= len(sample) * 3
+
+
+def _unusual_lines(t: _Text) -> list[int]:
+    """The lines that stand out from the others (``_unusual``), best first: each line on its own, or
+    in prose (wrapped anywhere) the lines of each sentence that stands out."""
+    lines = t.lines
+    if not _prose_lines(lines):
+        return standouts(rare_word_scores(lines), UNUSUAL)
+    text = t.text
+    starts = [0, *(match.end() for match in _SENTENCE_BREAK_RE.finditer(text))]
+    ends = [*starts[1:], len(text)]
+    sentences = [text[a:b] for a, b in zip(starts, ends, strict=True)]
+    offsets = list(accumulate(map(len, lines), initial=0))  # where each line starts
+    out: list[int] = []
+    for k in standouts(rare_word_scores(sentences), UNUSUAL):
+        first = bisect_right(offsets, starts[k]) - 1
+        last = bisect_left(offsets, ends[k]) - 1
+        out.extend(range(first, max(first, last) + 1))
+    return list(dict.fromkeys(i for i in out if 0 <= i < len(lines)))
 
 
 def _lines(t: _Text, ranked: Sequence[int]) -> Plan:
     """Unrecognised text: the lines that match the query, the lines that stand out from the others
     (``_unusual``), then head and tail."""
     n = len(t.lines)
-    unusual = standouts(rare_word_scores(t.lines), UNUSUAL)
+    unusual = _unusual_lines(t)
     ends: list[int] = []
     head, tail = 0, n - 1
     while head <= tail:
@@ -758,7 +794,8 @@ def _lines(t: _Text, ranked: Sequence[int]) -> Plan:
         if head <= tail and head % 2 == 0:
             ends.append(tail)
             tail -= 1
-    return Plan("text", [_query_tier(ranked, n), unusual, ends], inner=sorted(unusual))
+    best = _query_tier(ranked, n)
+    return Plan("text", [best[:MATCHES], unusual, best, ends], inner=sorted(unusual))
 
 
 def plan_for(
@@ -766,7 +803,13 @@ def plan_for(
 ) -> Plan:
     """The plan for ``lines`` in ``fmt`` (None: the query-led plan of unrecognised text); ``text``
     is their join, when the caller has it."""
-    t = _Text(lines, text)
+    plan = _plan_for(fmt, _Text(lines, text), ranked)
+    plan.query = list(ranked)
+    return plan
+
+
+def _plan_for(fmt: Format | None, t: _Text, ranked: Sequence[int]) -> Plan:
+    lines = t.lines
     if fmt is None:
         return _lines(t, ranked)
     if fmt.name == "code":

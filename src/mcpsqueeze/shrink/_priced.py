@@ -165,7 +165,8 @@ class _Array:
         self.items: dict[int, _Profile] = {}
         self.cover: set[int] = set()  # items that show field names needed nowhere else
         self.ends: set[int] = set()  # first and last of an array near the top
-        self.pins: set[int] = set()  # items that stand out from the others (``_unusual``): kept whole
+        # items the call's words match or that stand out (``_unusual``), best first: kept, strings whole
+        self.pins: list[int] = []
         self.must: set[int] = set()  # the items that cannot be folded (relaxed when they do not fit)
         self.bonus: dict[int, float] = {}
         # the longest gap marker the array can have, and its comma: the price search may then
@@ -238,6 +239,7 @@ class Priced:
         self._item_sizes: dict[int, tuple[int, int]] = {}
         self._sizes_for = (0.0, 0)  # the price and must items ``_item_sizes`` hold for
         self._relaxed = 0  # must items given up in this run (0: every must item kept)
+        self._terms = plans.terms
         needed = plans.names(root) - self._own_names(root)
         self.top = self._compile(root, 0, needed or None)
         self._plans = None
@@ -351,8 +353,8 @@ class Priced:
                 self.covers.append((len(new), arr, i))
         for i in ends:
             arr.bonus[i] = 0.5
-        if n >= _PIN_FROM:  # items that stand out are kept, their strings whole
-            arr.pins.update(unusual_items(node))
+        if n >= _PIN_FROM:  # items the call's words match or that stand out are kept, their strings whole
+            arr.pins = unusual_items(node, self._terms)
             for i in arr.pins:
                 musts.setdefault(i, None)
                 arr.bonus[i] = 1.0
@@ -362,7 +364,7 @@ class Priced:
             average = max(sum(sizes) / len(sizes), 1.0)
             order = order[: max(_HORIZON_MIN, int(2 * self.target / average) + 2)]
         arr.positions = sorted(set(order) | set(musts))
-        pins = arr.pins
+        pins = set(arr.pins)
         for i in arr.positions:
             child = node[i]
             kind = type(child)
@@ -601,16 +603,25 @@ class Priced:
                 found = costs[p] = self.score(self.top, p, False)[1:]
             return found[0]
 
-        # When the items that must stay do not fit, first and last may go, then the items that show
-        # field names, the one that shows the fewest first.
+        # When the items that must stay do not fit, the pinned items may go, the least of them first;
+        # then first and last; then the items that show field names, the one that shows the fewest first.
         dropping = sorted(self.covers, key=lambda cover: cover[0], reverse=True)
+        unpin = sorted(
+            ((rank, k, i) for k, arr in enumerate(self.arrays) for rank, i in enumerate(arr.pins)),
+            reverse=True,
+        )
         for arr in self.arrays:
-            arr.must = arr.ends | arr.cover | arr.pins
+            arr.must = arr.ends | arr.cover | set(arr.pins)
         self._relaxed = 0
         while cost(_MOST) > target:
             costs = {}  # (the sizes measured with every must item kept stay in self._costs)
             self._relaxed += 1
-            if any(arr.must - arr.cover for arr in self.arrays):
+            if unpin:
+                _, k, i = unpin.pop(0)
+                arr = self.arrays[k]
+                if i not in arr.ends and i not in arr.cover:
+                    arr.must.discard(i)
+            elif any(arr.must - arr.cover for arr in self.arrays):
                 for arr in self.arrays:
                     arr.must = set(arr.cover)
             elif dropping:

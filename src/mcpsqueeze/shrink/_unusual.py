@@ -25,12 +25,28 @@ import re
 from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Sequence
-from itertools import chain, repeat
+from itertools import chain, repeat, zip_longest
 
-__all__ = ["MISSING", "UNUSUAL", "rare_word_scores", "standouts", "unusual_items", "unusual_records"]
+from mcpsqueeze.shrink._rank import rank_lines
+
+__all__ = [
+    "MATCHES",
+    "MISSING",
+    "SELECTIVE",
+    "UNUSUAL",
+    "rare_word_scores",
+    "standouts",
+    "unusual_items",
+    "unusual_records",
+]
 
 #: How many units that stand out a preview shows beside its landmarks, at most.
 UNUSUAL = 5
+#: How many units the call's own words match come first (rows, lines, sentences, items), at most ...
+MATCHES = 8
+#: ... counting only words found in at most this share of the units: a word in more of them (the
+#: words of a path the call read, say) tells none of them apart.
+SELECTIVE = 0.25
 
 _WORD_RE = re.compile(r"[^\W\d_]{3,}")
 _STANDOUT = 2.0  # a unit stands out with this much more than its siblings' usual score
@@ -176,21 +192,41 @@ def unusual_records(columns: Sequence[Sequence[object]], n: int) -> dict[int, fl
     return scores
 
 
-def unusual_items(items: Sequence[object]) -> list[int]:
-    """The items of a JSON array that stand out from the others, best first: records (objects) by
-    their fields as ``unusual_records`` scores them, strings by their rare words."""
+def unusual_items(items: Sequence[object], terms: Sequence[str] = ()) -> list[int]:
+    """The items of a JSON array worth keeping whole, best first: those whose strings the call's own
+    words (``terms``) match best (at most ``MATCHES``) and those that stand out from the others
+    (records, objects, by their fields as ``unusual_records`` scores them; strings by their rare
+    words), the best of each first."""
     n = len(items)
     if n < _MIN_SIBLINGS:
         return []
     kinds = Counter(map(type, items))
+    found: list[int] = []
     if kinds[dict] * 2 >= n:
         names = Counter(chain.from_iterable(item for item in items if type(item) is dict))
         columns = [
             [item.get(name, MISSING) if isinstance(item, dict) else MISSING for item in items]
             for name in names
         ]
-        return standouts(unusual_records(columns, n), UNUSUAL)
-    if kinds[str] * 2 >= n:
+        found = standouts(unusual_records(columns, n), UNUSUAL)
+        if terms:
+            texts = [" ".join(v for v in row if type(v) is str) for row in zip(*columns, strict=True)]
+            found = _alternate(_matching(texts, terms), found)
+    elif kinds[str] * 2 >= n:
         texts = [item if isinstance(item, str) else "" for item in items]
-        return standouts(rare_word_scores(texts), UNUSUAL)
-    return []
+        found = _alternate(_matching(texts, terms), standouts(rare_word_scores(texts), UNUSUAL))
+    return found
+
+
+def _alternate(first: list[int], second: list[int]) -> list[int]:
+    """The best of each, then the second best of each, ... (each index once)."""
+    merged = chain.from_iterable(zip_longest(first, second))
+    return list(dict.fromkeys(i for i in merged if i is not None))
+
+
+def _matching(texts: list[str], terms: Sequence[str]) -> list[int]:
+    """The texts the call's own words match best (``rank_lines``), at most ``MATCHES``."""
+    if not terms:
+        return []
+    lines = [text.replace("\n", " ") + "\n" for text in texts]
+    return rank_lines(lines, terms, limit=MATCHES, share=SELECTIVE)

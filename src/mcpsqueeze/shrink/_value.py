@@ -26,6 +26,7 @@ from __future__ import annotations
 import itertools
 
 from mcpsqueeze.shrink._outline import Outliner
+from mcpsqueeze.shrink._unusual import MATCHES
 
 __all__ = ["JSON_CHARS", "MIN_SAVING", "MIN_SAVING_CHARS", "SUPPORT_CHARS", "text_goal"]
 
@@ -53,9 +54,9 @@ def text_goal(outliner: Outliner, length: int, fits: bool = False) -> int | None
     if plan is None or (fits and outliner.format is None and not outliner.matched):
         return None
     lines = outliner.lines
-    marks = plan.landmarks or (plan.tiers[0] if plan.tiers else [])
-    if plan.inner:
-        marks = sorted({*marks, *plan.inner})
+    marks = {*plan.landmarks, *plan.inner}
+    if not plan.landmarks:  # (tables, logs, plain lines: the best lines the call's words match)
+        marks.update(plan.query[:MATCHES])
     marker = _MARKER + min(48, plan.detail)
     goal = _HEADER + SUPPORT_CHARS + sum(len(lines[i]) + marker for i in marks)
     if plan.breaks:  # a marker per run between breaks (each package of a lock file), and its words
