@@ -7,6 +7,7 @@ so that a word used once is no sign of a planted fact by itself.
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Sequence
 from itertools import accumulate
 
@@ -170,11 +171,31 @@ class Zipf:
         return rng.choices(self.words, cum_weights=self.cumulative)[0]
 
 
+_SYLLABLES = words(
+    "ba ce di fo gu la me ni po ru sa te vi zo kra bel dor fen gal hin jor kes lun mar nos pel quin ros "
+    "sil tar ven wil ath bro cul dra eph fri gor hul isk jun kel lom mir nev orb pra quo rel sut tov"
+)
+
+
+def _invented(rng: random.Random, count: int, suffix: str = "") -> list[str]:
+    """``count`` made-up words of two or three syllables: the long tail of a rich vocabulary."""
+    made = {
+        "".join(rng.choice(_SYLLABLES) for _ in range(rng.choice((2, 2, 3)))) + suffix for _ in range(count)
+    }
+    return sorted(made)
+
+
 class Lexicon:
-    """One domain's words, drawn Zipf-like, and a sentence grammar over them."""
+    """One domain's words, drawn Zipf-like, and a sentence grammar over them. Half of them (drawn)
+    are rich: thousands of words more in a long tail, so that most sentences hold a word no other
+    sentence uses, as real prose does."""
 
     def __init__(self, domain: str, rng: random.Random) -> None:
         nouns, verbs, adjectives = DOMAINS[domain]
+        if rng.random() < 0.5:
+            nouns = nouns + _invented(rng, 2500)
+            verbs = verbs + _invented(rng, 600, "ed")
+            adjectives = adjectives + _invented(rng, 900, "ic")
         self.domain = domain
         self.nouns = Zipf(nouns, rng)
         self.verbs = Zipf(verbs, rng)
@@ -187,16 +208,13 @@ class Lexicon:
     def phrase(self, rng: random.Random) -> str:
         """A noun phrase: ``the weekly audit``, ``a new vendor of the warehouse``."""
         det = rng.choice(("the", "the", "a", "our", "this", "each", "every", "their"))
-        words = [det]
+        parts = [det]
         if rng.random() < 0.55:
-            words.append(self.adjectives.pick(rng))
-        words.append(self.noun(rng))
+            parts.append(self.adjectives.pick(rng))
+        parts.append(self.noun(rng))
         if rng.random() < 0.25:
-            words += ["of", "the", self.noun(rng)]
-        text = " ".join(words)
-        return (
-            text.replace("a a", "an a").replace("a e", "an e").replace("a i", "an i").replace("a o", "an o")
-        )
+            parts += ["of", "the", self.noun(rng)]
+        return re.sub(r"\ba ([aeiou])", r"an \1", " ".join(parts))
 
     def sentence(self, rng: random.Random, specifics: float = 0.2) -> str:
         """One sentence of filler; ``specifics`` is the share that name a person, a place, a number or
