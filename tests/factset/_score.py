@@ -42,6 +42,7 @@ class Scored:
 @dataclass
 class Totals:
     outputs: int = 0
+    whole: int = 0  # shown unchanged (not shrunk at all)
     visible: int = 0
     search: int = 0
     more: int = 0
@@ -52,6 +53,7 @@ class Totals:
     )  # kind -> [outputs, visible, search, more, cost]
 
     def add(self, scored: Scored, direct: int) -> None:
+        self.whole += scored.preview == scored.case.text
         row = self.by_kind.setdefault(scored.case.kind, [0, 0, 0, 0, 0])
         column = ("visible", "search", "more").index(scored.outcome)
         self.outputs += 1
@@ -70,7 +72,7 @@ class Totals:
         lines.append(
             f"{'all':8} {self.outputs:7} {self.visible:7} {self.search:6} {self.more:4} {self.cost:8,}"
         )
-        lines.append(f"direct (everything shown): {self.direct:,} tokens")
+        lines.append(f"direct (everything shown): {self.direct:,} tokens; shown whole: {self.whole}")
         return "\n".join(lines)
 
 

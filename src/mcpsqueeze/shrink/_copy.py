@@ -73,6 +73,7 @@ class Plans:
     priced: Packing | None = None  # the document compiled for the priced packing
     winner: str | None = None  # the condenser that won
     terms: tuple[str, ...] = ()  # the call's own words (``query_terms``)
+    pins: dict[int, list[int]] = field(default_factory=dict)  # id(array) -> its pinned items (``_unusual``)
 
     def order(self, node: list[object]) -> list[int]:
         return self._ordered(node)[0]

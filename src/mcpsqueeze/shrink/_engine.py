@@ -22,6 +22,8 @@ from mcpsqueeze.shrink._notice import (
 )
 from mcpsqueeze.shrink._outline import SOFT_CHARS, Outliner
 from mcpsqueeze.shrink._text import head_tail
+from mcpsqueeze.shrink._unusual import MAX_ITEMS as _MAX_ITEMS
+from mcpsqueeze.shrink._unusual import pins
 from mcpsqueeze.shrink._value import JSON_CHARS, MIN_SAVING, MIN_SAVING_CHARS, text_goal
 
 __all__ = ["Shrunk", "shrink_texts"]
@@ -30,6 +32,7 @@ _MIN_PREVIEW = 64  # fewer characters than this of a block's own content is no u
 _ATTEMPTS = 6
 _REFILL = 8  # a preview this far under budget is redone with the unused room ...
 _REFILLS = 2  # ... at most this many times
+_PINNED_CHARS = 600  # the most room the size by value gives one pinned JSON item
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,7 @@ class _Block:
     needs_notice: bool  # JSON whose type cannot carry the record
     first_line: int = 1  # the number of its first line in the original's joined text
     first_char: int = 0  # ... and the offset of its first character there
+    pins: dict[int, list[int]] | None = None  # JSON: its arrays' pinned items (``_unusual.pins``)
     outliner: Outliner | None = None  # its format and plan, worked out on the first attempt
 
 
@@ -272,7 +276,26 @@ def _value_goal(blocks: list[_Block], terms: Sequence[str], fits: bool) -> int:
             goal = text_goal(block.outliner, len(block.text), fits)
             total += len(block.text) if goal is None else goal
         else:
-            total += min(len(block.text), JSON_CHARS)
+            block.pins = pins(block.value, terms)
+            total += min(len(block.text), JSON_CHARS + _pinned_chars(block.value, block.pins))
+    return total
+
+
+def _pinned_chars(root: object, found: dict[int, list[int]]) -> int:
+    """The room the pinned items of a document's arrays take (each at most ``_PINNED_CHARS``): the
+    size by value adds it, so that they do not push out the items a preview would show anyway."""
+    if not found:
+        return 0
+    total = 0
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if type(node) is dict:
+            stack.extend(v for v in node.values() if type(v) is dict or type(v) is list)
+        elif type(node) is list:
+            kept = found.get(id(node), ())
+            total += sum(min(len(dumps(node[i])), _PINNED_CHARS) + 1 for i in kept)
+            stack.extend(v for v in node[:_MAX_ITEMS] if type(v) is dict or type(v) is list)
     return total
 
 
@@ -308,7 +331,8 @@ def _fit(
     slack = 0
     fitted: Shrunk | None = None
     fitted_total = refills = 0
-    plans = Plans(terms=tuple(query_terms))  # what condensing learnt, kept across attempts
+    found = {k: v for b in blocks if b.pins for k, v in b.pins.items()}
+    plans = Plans(terms=tuple(query_terms), pins=found)  # what condensing learnt, kept across attempts
     for _ in range(_ATTEMPTS):
         targets = _targets(blocks, lengths, budget - slack, record_room, notice_room, hint, block_limit)
         if targets is None and (sum(b.sibling for b in blocks) > 1 or block_limit is not None):

@@ -33,7 +33,6 @@ _TAG_START_RE = re.compile(r"<(?:(/?)([A-Za-z][A-Za-z0-9:._-]*)|!--|[!?])")
 # costs at most that much before the plain ">" is taken instead).
 _TAG_REST_RE = re.compile(r"""[^>"']*+(?:(?:"[^"]{0,4096}"|'[^']{0,4096}')[^>"']*+)*+>""")
 _ATTR_RE = re.compile(r"""([A-Za-z_:][-A-Za-z0-9_:.]*)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+)))?""")
-_BLANKS_RE = re.compile(r"\s+")
 _CLOSERS: dict[str, re.Pattern[str]] = {}
 
 _RAW = frozenset(("script", "style", "textarea", "title", "noscript", "xmp", "iframe", "noembed", "noframes"))
@@ -381,7 +380,9 @@ class _Page:
 
 def _clean(raw: str) -> str:
     """Reader text: entities decoded, blanks collapsed."""
-    return _BLANKS_RE.sub(" ", html.unescape(raw)).strip()
+    if "&" in raw:
+        raw = html.unescape(raw)
+    return " ".join(raw.split())
 
 
 _PREFIX = {"li": "- ", "dt": "- ", "h1": "# ", "h2": "## ", "h3": "### ", "h4": "#### ", "h5": "##### "}
@@ -449,6 +450,9 @@ def html_reading(text: str, terms: Sequence[str] = ()) -> Reading:
 
 def _reader(text: str, segments: list[tuple[int, int, str]], a: int, b: int) -> str:
     """The reader text of the characters ``a`` to ``b`` of a block made of ``segments``."""
+    if len(segments) == 1:
+        start, end, _ = segments[0]
+        return _clean(text[max(start, a) : min(end, b)])
     parts: list[str] = []
     for start, end, separator in segments:
         if end <= a or start >= b:

@@ -46,6 +46,7 @@ _SHORT_HEAD = 8  # ... of a config file, a Markdown text
 _SIGNATURE = 6  # continuation lines of a definition whose signature spans lines
 _HUNK_VALUE = 6  # changed lines of each hunk the plan values
 _SAMPLE_ROWS = 20  # rows of a table
+_SAMPLE_LINES = 24  # lines of plain text sampled evenly
 _LOG_HEAD, _LOG_TAIL = 3, 10  # lines of a log shown whatever they repeat
 
 
@@ -781,6 +782,22 @@ def _unusual_lines(t: _Text) -> list[int]:
     return list(dict.fromkeys(i for i in out if 0 <= i < len(lines)))
 
 
+def _spread(items: list[int]) -> list[int]:
+    """``items`` in the order that halves the gaps: the middle one, then the middles of the two halves,
+    and so on; however many of them fit, they are spread evenly."""
+    out: list[int] = []
+    queue = [(0, len(items))]
+    while queue:
+        nxt: list[tuple[int, int]] = []
+        for a, b in queue:
+            if a < b:
+                mid = (a + b) // 2
+                out.append(items[mid])
+                nxt += [(a, mid), (mid + 1, b)]
+        queue = nxt
+    return out
+
+
 def _lines(t: _Text, ranked: Sequence[int]) -> Plan:
     """Unrecognised text: the lines that match the query, the lines that stand out from the others
     (``_unusual``), then head and tail."""
@@ -795,7 +812,10 @@ def _lines(t: _Text, ranked: Sequence[int]) -> Plan:
             ends.append(tail)
             tail -= 1
     best = _query_tier(ranked, n)
-    return Plan("text", [best[:MATCHES], unusual, best, ends], inner=sorted(unusual))
+    # an even sample before the ends: a listing's folds stay short enough to open (each line of it
+    # as likely needed as another)
+    sample = _spread(list(range(0, n, max(1, n // _SAMPLE_LINES))))
+    return Plan("text", [best[:MATCHES], unusual, sample, best, ends], inner=sorted(unusual))
 
 
 def plan_for(

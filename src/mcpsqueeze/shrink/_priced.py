@@ -38,7 +38,7 @@ from mcpsqueeze.shrink._copy import (
     note_dropped,
     str_size,
 )
-from mcpsqueeze.shrink._unusual import unusual_items
+from mcpsqueeze.shrink._unusual import PIN_FROM, unusual_items
 
 __all__ = ["Priced", "priced"]
 
@@ -49,8 +49,7 @@ _SEARCH_STEPS: Final = 22
 _LEAST: Final = 1e-5  # a price at which everything offered is kept whole
 _MOST: Final = 64.0  # a price at which everything that may be folded or cut is
 _TOP_UPS: Final = 512  # at most this many heap entries looked at after the search
-_PIN_FROM: Final = 8  # arrays of this many items keep the ones that stand out (``_unusual``) ...
-_PIN_HEAD: Final = 480  # ... with their strings whole up to about this many characters
+_PIN_HEAD: Final = 480  # pinned items (``_unusual``) show their strings whole up to about this size
 
 # what the top-up may add: (a profile's next cut string) or (an array, an item, priced or folded)
 _Offer = tuple["_Profile | None", "_Array | None", int, bool]
@@ -240,6 +239,7 @@ class Priced:
         self._sizes_for = (0.0, 0)  # the price and must items ``_item_sizes`` hold for
         self._relaxed = 0  # must items given up in this run (0: every must item kept)
         self._terms = plans.terms
+        self._pins = plans.pins
         needed = plans.names(root) - self._own_names(root)
         self.top = self._compile(root, 0, needed or None)
         self._plans = None
@@ -353,8 +353,9 @@ class Priced:
                 self.covers.append((len(new), arr, i))
         for i in ends:
             arr.bonus[i] = 0.5
-        if n >= _PIN_FROM:  # items the call's words match or that stand out are kept, their strings whole
-            arr.pins = unusual_items(node, self._terms)
+        if n >= PIN_FROM:  # items the call's words match or that stand out are kept, their strings whole
+            found = self._pins.get(id(node))
+            arr.pins = unusual_items(node, self._terms) if found is None else found
             for i in arr.pins:
                 musts.setdefault(i, None)
                 arr.bonus[i] = 1.0

@@ -25,8 +25,9 @@ _B = 0.75
 
 
 #: Arguments that name where to work (a repository, a root directory), not what to look for: their
-#: words are in every path of a diff or listing and would only crowd out the real matches.
-_PLACE_RE = re.compile(r"repo|root|cwd|workdir|workspace|base_?dir|directory", re.IGNORECASE)
+#: words are in every path of a diff or listing and would only crowd out the real matches. And those
+#: that name what to leave out (``excludePatterns``, ``ignore``): the opposite of what to look for.
+_PLACE_RE = re.compile(r"repo|root|cwd|workdir|workspace|base_?dir|directory|exclude|ignore", re.IGNORECASE)
 
 
 def _strings(value: object, depth: int = 0) -> Iterable[str]:
@@ -44,7 +45,8 @@ def _strings(value: object, depth: int = 0) -> Iterable[str]:
 def query_terms(arguments: Mapping[str, object] | None) -> tuple[str, ...]:
     """The search terms in a call's arguments: words of 3+ characters from its short strings,
     lower-cased, first occurrence first (so the order, and the ranking, is deterministic). Arguments
-    named for a place to work in (``repo_path``, ``root``, ``directory``) are left out."""
+    named for a place to work in (``repo_path``, ``root``, ``directory``) or for what to leave out
+    (``excludePatterns``) are left out."""
     if not arguments:
         return ()
     seen: dict[str, None] = {}

@@ -15,7 +15,10 @@ of their siblings' usual one are returned, best first.
   (a category), a number far out of the column's usual range (many median deviations away), a field no
   other record has; free text in a column is scored by its rare words.
 
-Deterministic and linear: one pass to count (``Counter``, set intersections: C), one to score.
+Deterministic and linear: one pass to count (``Counter``, set intersections: C), one to score. And
+bounded where a preview's time per MB must stay what it was: a JSON array's first ``MAX_ITEMS`` items
+are compared (the packing itself looks at only a few hundred of a long array), and a column's free
+text only up to ``_TEXT_CHARS`` (its words are counted in Python).
 """
 
 from __future__ import annotations
@@ -24,8 +27,9 @@ import math
 import re
 from bisect import bisect_left, bisect_right
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import chain, repeat, zip_longest
+from operator import itemgetter, methodcaller
 
 from mcpsqueeze.shrink._rank import rank_lines
 
@@ -42,6 +46,8 @@ __all__ = [
 
 #: How many units that stand out a preview shows beside its landmarks, at most.
 UNUSUAL = 5
+#: JSON arrays of this many items keep the ones the call's words match or that stand out.
+PIN_FROM = 20
 #: How many units the call's own words match come first (rows, lines, sentences, items), at most ...
 MATCHES = 8
 #: ... counting only words found in at most this share of the units: a word in more of them (the
@@ -55,6 +61,8 @@ _FAR = 8.0  # a number this many median absolute deviations from its column's me
 _FEW_VALUES = 0.1  # a column with at most this share of distinct values (or 12) is a category ...
 _MAX_CATEGORIES = 200  # ... and never with more distinct values than this
 _MIN_SIBLINGS = 8
+_TEXT_CHARS = 32 * 1024  # a column of free text longer than this is not searched for rare words ...
+MAX_ITEMS = 1000  # ... and an array's items after these are not compared (a preview shows few of them)
 
 
 class _Missing:
@@ -137,11 +145,14 @@ def _number(value: object) -> float | None:
 def _as_numbers(column: Sequence[object], types: set[type]) -> list[float] | None:
     """The column's values present as numbers, or None when it is not a column of numbers (of
     JSON numbers, or of strings that all read as finite numbers, empty ones left out)."""
-    if types <= _NUMBERS | {_Missing, type(None)}:
+    if types <= _NUMBERS:
+        numbers = list(map(float, column))  # type: ignore[arg-type]
+    elif types <= _NUMBERS | {_Missing, type(None)}:
         numbers = [float(v) for v in column if type(v) in _NUMBERS]  # type: ignore[arg-type]
     elif types <= {str, _Missing}:
+        present = column if _Missing not in types else [v for v in column if v is not MISSING]
         try:
-            numbers = list(map(float, filter(None, (v for v in column if v is not MISSING))))  # type: ignore[arg-type]
+            numbers = list(map(float, filter(None, present)))  # type: ignore[arg-type]
         except ValueError:
             return None
     else:
@@ -166,9 +177,11 @@ def _column_scores(column: Sequence[object]) -> dict[int, float] | None:
     if len(counts) <= min(_MAX_CATEGORIES, max(12, int(n * _FEW_VALUES))):  # a category
         once = [k for k, c in counts.items() if c == 1 and k is not MISSING]
         return dict.fromkeys(_indexes(column, once), _STRONG) if _few(len(once), n) else None
-    texts = [v if type(v) is str else "" for v in column]
+    texts: Sequence[str] = column if types == {str} else [v if type(v) is str else "" for v in column]  # type: ignore[assignment]
     if sum(map(str.__contains__, texts, repeat(" "))) * 2 < n:
         return None  # ids, names, dates: every value its own, none telling
+    if sum(map(len, texts)) > _TEXT_CHARS:
+        return None  # (words are counted in Python: bounded, so that a big result's preview stays quick)
     return {i: s for i, s in enumerate(rare_word_scores(texts)) if s}
 
 
@@ -182,8 +195,9 @@ def unusual_records(columns: Sequence[Sequence[object]], n: int) -> dict[int, fl
     for column in columns:
         missing = column.count(MISSING) if isinstance(column, list | tuple) else 0
         if _few(n - missing, n):
+            # (a field of containers few records have is structure, a directory among files: not counted)
             added: dict[int, float] | None = dict.fromkeys(
-                (i for i, v in enumerate(column) if v is not MISSING), _STRONG
+                (i for i, v in enumerate(column) if v is not MISSING and type(v) not in _NESTED), _STRONG
             )
         else:
             added = _column_scores(column)
@@ -197,17 +211,16 @@ def unusual_items(items: Sequence[object], terms: Sequence[str] = ()) -> list[in
     words (``terms``) match best (at most ``MATCHES``) and those that stand out from the others
     (records, objects, by their fields as ``unusual_records`` scores them; strings by their rare
     words), the best of each first."""
+    items = items[:MAX_ITEMS]
     n = len(items)
     if n < _MIN_SIBLINGS:
         return []
     kinds = Counter(map(type, items))
     found: list[int] = []
     if kinds[dict] * 2 >= n:
-        names = Counter(chain.from_iterable(item for item in items if type(item) is dict))
-        columns = [
-            [item.get(name, MISSING) if isinstance(item, dict) else MISSING for item in items]
-            for name in names
-        ]
+        records: list[dict[str, object]] = [item if isinstance(item, dict) else {} for item in items]
+        names: Counter[str] = Counter(chain.from_iterable(records))
+        columns = [list(map(_field(name, count == n), records)) for name, count in names.items()]
         found = standouts(unusual_records(columns, n), UNUSUAL)
         if terms:
             texts = [" ".join(v for v in row if type(v) is str) for row in zip(*columns, strict=True)]
@@ -218,15 +231,46 @@ def unusual_items(items: Sequence[object], terms: Sequence[str] = ()) -> list[in
     return found
 
 
+def _field(name: str, everywhere: bool) -> Callable[[dict[str, object]], object]:
+    """What reads one field of a record, in C: by ``itemgetter`` when every record has it, else by
+    ``get`` (``MISSING`` where a record has not got it)."""
+    return itemgetter(name) if everywhere else methodcaller("get", name, MISSING)
+
+
 def _alternate(first: list[int], second: list[int]) -> list[int]:
     """The best of each, then the second best of each, ... (each index once)."""
     merged = chain.from_iterable(zip_longest(first, second))
     return list(dict.fromkeys(i for i in merged if i is not None))
 
 
+_PART_RE = re.compile(r"[^\W_]+")
+
+
 def _matching(texts: list[str], terms: Sequence[str]) -> list[int]:
-    """The texts the call's own words match best (``rank_lines``), at most ``MATCHES``."""
+    """The texts the call's own words match best (``rank_lines``), at most ``MATCHES``: an item's
+    values are names and notes, so only a term that is a whole word of some text counts (``repo``
+    does not find ``report``)."""
     if not terms:
         return []
+    words = set(_PART_RE.findall("\n".join(texts).lower()))
+    whole = [term for term in terms if term in words]
+    if not whole:
+        return []
     lines = [text.replace("\n", " ") + "\n" for text in texts]
-    return rank_lines(lines, terms, limit=MATCHES, share=SELECTIVE)
+    return rank_lines(lines, whole, limit=MATCHES, share=SELECTIVE)
+
+
+def pins(root: object, terms: Sequence[str] = ()) -> dict[int, list[int]]:
+    """``unusual_items`` of each array of ``PIN_FROM`` items or more in a JSON document, by the
+    array's ``id`` (inside a long array, only its first ``MAX_ITEMS`` items are looked into)."""
+    found: dict[int, list[int]] = {}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if type(node) is dict:
+            stack.extend(v for v in node.values() if type(v) is dict or type(v) is list)
+        elif type(node) is list:
+            if len(node) >= PIN_FROM:
+                found[id(node)] = unusual_items(node, terms)
+            stack.extend(v for v in node[:MAX_ITEMS] if type(v) is dict or type(v) is list)
+    return found
