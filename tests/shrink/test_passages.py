@@ -20,7 +20,7 @@ from mcpsqueeze.shrink._html import looks_like_html
 FIXTURES = Path(__file__).parent / "fixtures"
 MARKER = re.compile(r"^\[chars (\d+)-(\d+) folded(?:: [^\]]*)?\]$")
 HEADER = re.compile(
-    r"^\[mcpsqueeze\] .* of (?:(\d+) characters|characters (\d+)-(\d+)); each \[chars A-B folded\]"
+    r"^\[mcpsqueeze\] .* of (?:\d+ characters|characters \d+-\d+)(?:, [^;]*)?; each \[chars A-B"
 )
 
 

@@ -425,7 +425,7 @@ def html_reading(text: str, terms: Sequence[str] = ()) -> Reading:
             if said:
                 units.append(Unit(a, said, number, prefix=prefix, joined=not text[a - 1].isspace()))
     if not units or units[0].start > 0:
-        units.insert(0, Unit(0, "", -1, "markup"))
+        units.insert(0, Unit(0, "", -1))  # (the doctype and the tags before the first unit)
         headings = [h + 1 for h in headings]
         firsts = [f + 1 for f in firsts]
     shown = [i for i, u in enumerate(units) if u.text]
@@ -437,7 +437,7 @@ def html_reading(text: str, terms: Sequence[str] = ()) -> Reading:
         if value
     )
     return Reading(
-        "HTML page, shown as its text (tags left out)",
+        "HTML page",
         units,
         len(text),
         tiers=[headings, matching, unusual, shown[:3], firsts],
@@ -445,6 +445,7 @@ def html_reading(text: str, terms: Sequence[str] = ()) -> Reading:
         value=[*headings, *matching, *unusual, *shown[:3]],
         lead=lead,
         tail=_links_line(page),
+        how="shown as its text (tags left out)",
     )
 
 

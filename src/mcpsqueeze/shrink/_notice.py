@@ -206,16 +206,17 @@ def render_outline_header(label: str, first: int, last: int, example: str, hint:
 
 
 def render_passages_header(
-    label: str, start: int, end: int, example: tuple[int, int], hint: RecoveryHint
+    label: str, start: int, end: int, example: tuple[int, int], hint: RecoveryHint, how: str = ""
 ) -> str:
     """The first line of a preview by characters (a page's text, prose without short lines): what the
     text is, that folded characters are marked with their exact range, and the exact call that reads
-    one range back (``example``: offset and length). ``label`` says how the shown text relates to the
-    characters it stands for ("HTML page, shown as its text (tags left out)")."""
+    one range back (``example``: offset and length). ``how`` says how the shown text relates to the
+    characters it stands for ("shown as its text (tags left out)")."""
     span = f"{end - start} characters" if start == 0 else f"characters {start}-{end}"
     return (
-        f"[mcpsqueeze] {label} of {span}; each [chars A-B folded] marker stands for exactly the characters "
-        f"from offset A to B. Read them: {hint.voice.call(hint.response_id, window=example)}"
+        f"[mcpsqueeze] {label} of {span}{', ' + how if how else ''}; each [chars A-B folded] marker stands "
+        f"for exactly the characters from offset A to B. Read them: "
+        f"{hint.voice.call(hint.response_id, window=example)}"
     )
 
 

@@ -47,7 +47,7 @@ class Unit:
 class Reading:
     """A text read as units, with the plan of which to show first."""
 
-    label: str  # the header's words for it: "HTML page, shown as its text (tags left out)"
+    label: str  # the header's words for it: "HTML page"
     units: list[Unit]
     end: int  # the text's length
     tiers: list[list[int]] = field(default_factory=list)  # unit indexes, best first
@@ -55,6 +55,7 @@ class Reading:
     value: list[int] = field(default_factory=list)  # units whose room the size by value counts
     lead: str = ""  # shown right under the header, whatever is kept (a page's title)
     tail: str = ""  # shown at the end (a page's links)
+    how: str = ""  # how the shown text stands for its characters: "shown as its text (tags left out)"
 
     def goal(self, support: int, header: int) -> int:
         """The characters this preview is worth: header, lead and tail, the valued units with a marker
@@ -72,7 +73,7 @@ class Reading:
         if n == 0:
             return None
         edge = first + self.end
-        header_room = len(render_passages_header(self.label, first, edge, (edge, edge), hint)) + 1
+        header_room = len(render_passages_header(self.label, first, edge, (edge, edge), hint, self.how)) + 1
         marker_room = len(render_chars_marker(edge, edge, "x" * _DETAIL)) + 1
         fixed = header_room + len(self.lead) + len(self.tail)
         avail = target - fixed
@@ -90,7 +91,9 @@ class Reading:
                 _offer(self.fill, kept, costs, used, fill_limit, marker_room, stop=True)
             body, example = self._render(kept, first)
             if len(body) <= avail:
-                head = render_passages_header(self.label, first, edge, example or (first, self.end), hint)
+                head = render_passages_header(
+                    self.label, first, edge, example or (first, self.end), hint, self.how
+                )
                 return head + "\n" + self.lead + body + self.tail
             limit -= len(body) - avail + marker_room
             fill_limit = min(fill_limit, limit)
@@ -137,7 +140,8 @@ class Reading:
         return "".join(out), example
 
     def describe(self, a: int, b: int) -> str:
-        """What the units ``a`` to ``b - 1`` hold: their boilerplate, then how many blocks of text."""
+        """What the units ``a`` to ``b - 1`` hold: their boilerplate, then how many sentences (units of
+        text), and in how many paragraphs (blocks) when more than one."""
         labels: dict[str, None] = {}
         blocks: set[int] = set()
         sentences = 0
@@ -148,11 +152,15 @@ class Reading:
                 blocks.add(unit.block)
                 sentences += 1
         words = list(labels)
-        if len(blocks) > 1:
-            words.append(f"{len(blocks)} paragraphs")
-        elif sentences:
-            words.append("1 sentence" if sentences == 1 else f"{sentences} sentences")
-        return "; ".join(words)
+        if sentences:
+            said = "1 sentence" if sentences == 1 else f"{sentences} sentences"
+            words.insert(0, said + (f" in {len(blocks)} paragraphs" if len(blocks) > 1 else ""))
+        shown = "; ".join(words)
+        while len(shown) > _DETAIL and len(words) > 1:  # the last labels give way to how many there are
+            words.pop()
+            dropped = len(labels) - (len(words) - bool(sentences))
+            shown = "; ".join(words) + f"; {dropped} more"
+        return shown
 
 
 def _offer(
