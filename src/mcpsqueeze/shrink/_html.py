@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import html
 import re
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -28,7 +29,7 @@ _KNOWN_RE = re.compile(
     r"|nav|img|br|header|footer|main|form|input|button)\b",
     re.IGNORECASE,
 )
-_TAG_START_RE = re.compile(r"<(?:(/?)([A-Za-z][A-Za-z0-9:._-]*)|!--|[!?])")
+_TAG_START_RE = re.compile(r"<(?:(/?)([A-Za-z][A-Za-z0-9:._-]*)(>)?|!--|[!?])")  # (3: a bare tag's end)
 # The rest of a tag to its ">": quoted values may hold ">", each quote is bounded (a quote left open
 # costs at most that much before the plain ">" is taken instead).
 _TAG_REST_RE = re.compile(r"""[^>"']*+(?:(?:"[^"]{0,4096}"|'[^']{0,4096}')[^>"']*+)*+>""")
@@ -310,14 +311,14 @@ class _Page:
                 close = text.find("-->" if match.group(0) == "<!--" else ">", match.end())
                 pos = n if close < 0 else close + (3 if match.group(0) == "<!--" else 1)
                 continue
-            found = rest(text, match.end())
-            if found is not None:
+            if match.group(3):  # <p>, </p>: no attributes
+                end = match.end()
+            elif (found := rest(text, match.end())) is not None:
                 end = found.end()
             else:
                 close = text.find(">", match.end())
                 end = n if close < 0 else close + 1
             name = name.lower()
-            attrs = text[match.end() : max(match.end(), end - 1)]
             pos = end
             if match.group(1):  # an end tag
                 for k in range(len(stack) - 1, max(-1, len(stack) - 12), -1):
@@ -333,6 +334,7 @@ class _Page:
                 elif name not in _INLINE:
                     separator = separator or " "
                 continue
+            attrs = "" if match.group(3) else text[match.end() : max(match.end(), end - 1)]
             closed = attrs.endswith("/")
             if name == "head" or name in _RAW:
                 stop = _matching_end(text, name, end) if not closed else end
@@ -351,7 +353,10 @@ class _Page:
                 href = _attributes(attrs).get("href", "")
                 if href and not href.startswith(("#", "javascript:")):
                     self.links.append(href)
-            label = None if name in _VOID or closed else _boilerplate(name, attrs, content > 0)
+            if name in _VOID or closed or (not attrs and name not in _BOILERPLATE_NAMES):
+                label = None
+            else:
+                label = _boilerplate(name, attrs, content > 0)
             if label is not None:
                 stop = _matching_end(text, name, end)
                 if stop is not None:
@@ -416,10 +421,15 @@ def html_reading(text: str, terms: Sequence[str] = ()) -> Reading:
                 units.append(Unit(start, title, number, prefix=prefix))
             continue
         firsts.append(len(units))
-        # sentence starts inside each segment (a segment's own start is no sentence start: tags inside a
-        # sentence, a link say, cut it into several segments)
-        starts = [start] + [s for a, b, _ in item.segments for s in split_sentences(text, a, b)[1:]]
-        ends = [*starts[1:], item.segments[-1][1]]
+        # sentence starts in the block's text (a segment's own start is no sentence start: tags inside a
+        # sentence, a link say, cut it into several segments; a start inside a tag is none either)
+        segments = item.segments
+        stop = segments[-1][1]
+        starts = split_sentences(text, start, stop)
+        if len(segments) > 1 and len(starts) > 1:
+            opens = [a for a, _, _ in segments]
+            starts = [start] + [p for p in starts[1:] if p < segments[bisect_right(opens, p) - 1][1]]
+        ends = [*starts[1:], stop]
         for a, b in zip(starts, ends, strict=True):
             said = _reader(text, item.segments, a, b)
             if said:
