@@ -244,6 +244,10 @@ def _strategy(fmt: Format | None, matched: bool) -> str:
 
 
 _PLAIN_LINES = 20  # text of no known format with this many lines gets the plan of plain lines
+#: The most characters read by characters (a page of HTML; a quarter of it for prose without usable
+#: lines): past that, units and their words would cost more than a preview is worth; the head and
+#: tail are kept as before.
+_READ_MOST = 16 * 1024 * 1024
 _LONG_LINE = 300  # prose whose lines are this long (the median) is read by characters, not lines
 
 
@@ -269,13 +273,17 @@ class Outliner:
         self.reading: Reading | None = None
         self.matched = False
         self._deltas: list[int] = []
-        if looks_like_html(text):
+        if len(text) <= _READ_MOST and looks_like_html(text):
             self.reading = html_reading(text, terms)
             self._kind = "html"
             return
         if len(self.lines) >= 3:
             self.format = detect(text, self.lines)
-        if (self.format is None or self.format.name == "markdown") and _long_lines(self.lines):
+        if (
+            (self.format is None or self.format.name == "markdown")
+            and len(text) <= _READ_MOST // 4
+            and _long_lines(self.lines)
+        ):
             self.reading = prose_reading(text, terms)
             self._kind = "prose"
             return

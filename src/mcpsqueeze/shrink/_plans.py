@@ -47,6 +47,7 @@ _SIGNATURE = 6  # continuation lines of a definition whose signature spans lines
 _HUNK_VALUE = 6  # changed lines of each hunk the plan values
 _SAMPLE_ROWS = 20  # rows of a table
 _SAMPLE_LINES = 24  # lines of plain text sampled evenly
+_SENTENCES_MOST = 4 * 1024 * 1024  # the characters of wrapped prose whose sentences are compared
 _LOG_HEAD, _LOG_TAIL = 3, 10  # lines of a log shown whatever they repeat
 
 
@@ -770,8 +771,9 @@ def _unusual_lines(t: _Text) -> list[int]:
     if not _prose_lines(lines):
         return standouts(rare_word_scores(lines), UNUSUAL)
     text = t.text
-    starts = [0, *(match.end() for match in _SENTENCE_BREAK_RE.finditer(text))]
-    ends = [*starts[1:], len(text)]
+    end = min(len(text), _SENTENCES_MOST)  # (past it no sentence would be compared: _unusual)
+    starts = [0, *(match.end() for match in _SENTENCE_BREAK_RE.finditer(text, 0, end))]
+    ends = [*starts[1:], end]
     sentences = [text[a:b] for a, b in zip(starts, ends, strict=True)]
     offsets = list(accumulate(map(len, lines), initial=0))  # where each line starts
     out: list[int] = []

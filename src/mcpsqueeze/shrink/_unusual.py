@@ -27,7 +27,7 @@ import math
 import re
 from bisect import bisect_left, bisect_right
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from itertools import chain, repeat, zip_longest
 from operator import itemgetter, methodcaller
 
@@ -61,6 +61,8 @@ _FAR = 8.0  # a number this many median absolute deviations from its column's me
 _FEW_VALUES = 0.1  # a column with at most this share of distinct values (or 12) is a category ...
 _MAX_CATEGORIES = 200  # ... and never with more distinct values than this
 _MIN_SIBLINGS = 8
+_WORDS_CHARS = 4 * 1024 * 1024  # the texts compared for rare words (their words are counted in Python)
+_KEPT_SETS = 20_000  # units whose word sets are held at once; more are counted in two passes
 _TEXT_CHARS = 32 * 1024  # a column of free text longer than this is not searched for rare words ...
 MAX_ITEMS = 1000  # ... and an array's items after these are not compared (a preview shows few of them)
 
@@ -81,18 +83,31 @@ _NESTED = frozenset((dict, list))
 
 def rare_word_scores(texts: Sequence[str]) -> list[float]:
     """Each text's rare words, counted as the module says, less the median of the texts' counts
-    (never below 0)."""
+    (never below 0). Only the texts in the first ``_WORDS_CHARS`` characters are compared (a log of
+    50 MB keeps its time and memory per MB); the others score 0."""
     n = len(texts)
     if n < _MIN_SIBLINGS:
         return [0.0] * n
+    total, m = 0, 0
+    for text in texts:
+        total += len(text)
+        if total > _WORDS_CHARS:
+            break
+        m += 1
+    if m < _MIN_SIBLINGS:
+        return [0.0] * n
     findall = _WORD_RE.findall
-    words = [set(findall(text.lower())) for text in texts]
-    df = Counter(chain.from_iterable(words))
+    if m <= _KEPT_SETS:
+        words: Iterable[set[str]] = [set(findall(text.lower())) for text in texts[:m]]
+        df = Counter(chain.from_iterable(words))
+    else:  # (many units: their word sets are made twice rather than all held at once)
+        df = Counter(chain.from_iterable(set(findall(text.lower())) for text in texts[:m]))
+        words = (set(findall(text.lower())) for text in texts[:m])
     once = {w for w, c in df.items() if c == 1}
     twice = {w for w, c in df.items() if c == 2}
     raw = [len(once.intersection(w)) + 0.5 * len(twice.intersection(w)) for w in words]
-    usual = sorted(raw)[n // 2]
-    return [max(0.0, r - usual) for r in raw]
+    usual = sorted(raw)[m // 2]
+    return [max(0.0, r - usual) for r in raw] + [0.0] * (n - m)
 
 
 def standouts(scores: Sequence[float] | dict[int, float], most: int) -> list[int]:
