@@ -26,7 +26,7 @@ def test_a_block_over_the_limit_is_cut_even_when_the_whole_result_is_under_the_b
     assert shrunk is not None
     (text,) = shrunk.texts
     assert len(text) <= 2000 < len(PROSE)
-    assert f'squeeze_recover {{"response_id":"{hint.response_id}",' in text
+    assert f'recover with squeeze_recover {{"response_id":"{hint.response_id}"}}' in text
 
 
 def test_blocks_under_the_limit_and_a_result_under_the_budget_are_left_alone(hint: RecoveryHint) -> None:

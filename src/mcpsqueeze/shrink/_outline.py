@@ -293,7 +293,10 @@ class Outliner:
         ranked = rank_lines(self.lines, terms, text=text, share=share) if terms else []
         self.matched = bool(ranked)  # some line matches the call's own words
         if self.format is not None or ranked or len(self.lines) >= _PLAIN_LINES:
-            self.plan = plan_for(self.format, self.lines, ranked, text)
+            plan = plan_for(self.format, self.lines, ranked, text)
+            if self.format is None and not ranked and not plan.inner:
+                return  # plain lines with nothing that stands out: head and tail show as much
+            self.plan = plan
             self._deltas = _deltas(self.lines)
 
     def pack(
