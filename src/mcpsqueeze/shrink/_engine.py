@@ -22,8 +22,7 @@ from mcpsqueeze.shrink._notice import (
 )
 from mcpsqueeze.shrink._outline import SOFT_CHARS, Outliner
 from mcpsqueeze.shrink._text import head_tail
-from mcpsqueeze.shrink._unusual import MAX_ITEMS as _MAX_ITEMS
-from mcpsqueeze.shrink._unusual import pins
+from mcpsqueeze.shrink._unusual import pinned_chars, pins
 from mcpsqueeze.shrink._value import JSON_CHARS, MIN_SAVING, MIN_SAVING_CHARS, text_goal
 
 __all__ = ["Shrunk", "shrink_texts"]
@@ -277,25 +276,8 @@ def _value_goal(blocks: list[_Block], terms: Sequence[str], fits: bool) -> int:
             total += len(block.text) if goal is None else goal
         else:
             block.pins = pins(block.value, terms)
-            total += min(len(block.text), JSON_CHARS + _pinned_chars(block.value, block.pins))
-    return total
-
-
-def _pinned_chars(root: object, found: dict[int, list[int]]) -> int:
-    """The room the pinned items of a document's arrays take (each at most ``_PINNED_CHARS``): the
-    size by value adds it, so that they do not push out the items a preview would show anyway."""
-    if not found:
-        return 0
-    total = 0
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if type(node) is dict:
-            stack.extend(v for v in node.values() if type(v) is dict or type(v) is list)
-        elif type(node) is list:
-            kept = found.get(id(node), ())
-            total += sum(min(len(dumps(node[i])), _PINNED_CHARS) + 1 for i in kept)
-            stack.extend(v for v in node[:_MAX_ITEMS] if type(v) is dict or type(v) is list)
+            # the pinned items' room is added: they do not push out what the preview shows anyway
+            total += min(len(block.text), JSON_CHARS + pinned_chars(block.value, block.pins, _PINNED_CHARS))
     return total
 
 

@@ -27,10 +27,11 @@ import math
 import re
 from bisect import bisect_left, bisect_right
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import chain, repeat, zip_longest
 from operator import itemgetter, methodcaller
 
+from mcpsqueeze.shrink._json import dumps
 from mcpsqueeze.shrink._rank import rank_lines
 
 __all__ = [
@@ -275,17 +276,26 @@ def _matching(texts: list[str], terms: Sequence[str]) -> list[int]:
     return rank_lines(lines, whole, limit=MATCHES, share=SELECTIVE)
 
 
-def pins(root: object, terms: Sequence[str] = ()) -> dict[int, list[int]]:
-    """``unusual_items`` of each array of ``PIN_FROM`` items or more in a JSON document, by the
-    array's ``id`` (inside a long array, only its first ``MAX_ITEMS`` items are looked into)."""
-    found: dict[int, list[int]] = {}
+def _arrays(root: object) -> Iterator[list[object]]:
+    """The arrays of a JSON document: through objects, and the first ``MAX_ITEMS`` items of arrays."""
     stack = [root]
     while stack:
         node = stack.pop()
         if type(node) is dict:
             stack.extend(v for v in node.values() if type(v) is dict or type(v) is list)
         elif type(node) is list:
-            if len(node) >= PIN_FROM:
-                found[id(node)] = unusual_items(node, terms)
+            yield node
             stack.extend(v for v in node[:MAX_ITEMS] if type(v) is dict or type(v) is list)
-    return found
+
+
+def pins(root: object, terms: Sequence[str] = ()) -> dict[int, list[int]]:
+    """``unusual_items`` of each array of ``PIN_FROM`` items or more in a JSON document, by the
+    array's ``id`` (inside a long array, only its first ``MAX_ITEMS`` items are looked into)."""
+    return {id(node): unusual_items(node, terms) for node in _arrays(root) if len(node) >= PIN_FROM}
+
+
+def pinned_chars(root: object, found: dict[int, list[int]], most: int) -> int:
+    """The room the items ``pins`` found take in compact JSON, each at most ``most`` characters."""
+    if not any(found.values()):
+        return 0
+    return sum(min(len(dumps(node[i])), most) + 1 for node in _arrays(root) for i in found.get(id(node), ()))
