@@ -65,6 +65,7 @@ _MIN_SIBLINGS = 8
 _WORDS_CHARS = 4 * 1024 * 1024  # the texts compared for rare words (their words are counted in Python)
 _KEPT_SETS = 20_000  # units whose word sets are held at once; more are counted in two passes
 _TEXT_CHARS = 32 * 1024  # a column of free text longer than this is not searched for rare words ...
+_PROSE_CHARS = 48  # ... nor one whose values are shorter than this on average
 MAX_ITEMS = 1000  # ... and an array's items after these are not compared (a preview shows few of them)
 
 
@@ -196,8 +197,12 @@ def _column_scores(column: Sequence[object]) -> dict[int, float] | None:
     texts: Sequence[str] = column if types == {str} else [v if type(v) is str else "" for v in column]  # type: ignore[assignment]
     if sum(map(str.__contains__, texts, repeat(" "))) * 2 < n:
         return None  # ids, names, dates: every value its own, none telling
-    if sum(map(len, texts)) > _TEXT_CHARS:
-        return None  # (words are counted in Python: bounded, so that a big result's preview stays quick)
+    size = sum(map(len, texts))
+    if size > _TEXT_CHARS or size < _PROSE_CHARS * n:
+        # (words are counted in Python: bounded, so that a big result's preview stays quick; and only
+        # where values are sentences, notes or snippets: short ones, titles and labels, tell little
+        # by their words, and what is odd among them is a value seen once)
+        return None
     return {i: s for i, s in enumerate(rare_word_scores(texts)) if s}
 
 
