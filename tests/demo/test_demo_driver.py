@@ -10,6 +10,7 @@ import re
 import subprocess
 from pathlib import Path
 
+from docblocks import snippet
 from rawclient import cli
 
 
@@ -41,11 +42,22 @@ def test_the_demo_labels_the_deduplicated_calls_as_its_summary_counts_them_and_k
     page = kept / "report.html"
     assert done.stdout.splitlines()[-1] == f"Open the report in a browser: {page.as_uri()}"
     assert page.is_file() and (kept / "stats.jsonl").is_file()
+    # the README's stats commands, on the stats file the demo kept
+    for line in snippet("readme-stats").text.splitlines():
+        argv = line.split("#")[0].replace("stats.jsonl", str(kept / "stats.jsonl")).split()
+        assert argv[:2] == ["mcpsqueeze", "stats"]
+        shown = subprocess.run(cli(*argv[1:]), capture_output=True, text=True, timeout=60, cwd=tmp_path)
+        assert shown.returncode == 0, shown.stderr
+        assert "6 calls" in shown.stdout or '"calls": 6' in shown.stdout
+    assert (tmp_path / "report.html").stat().st_size > 1000
 
 
 def test_the_demo_shows_one_preview_and_one_recovery_and_leaves_the_report_it_names(tmp_path: Path) -> None:
-    page = tmp_path / "demo.html"
-    done = _demo(tmp_path, "--html", "demo.html")
+    """Run as the README's first commands say (`mcpsqueeze demo --html demo.html`)."""
+    command = snippet("first-commands").text.splitlines()[2].split("#")[0].split()
+    assert command[:2] == ["mcpsqueeze", "demo"]
+    page = tmp_path / command[command.index("--html") + 1]
+    done = _demo(tmp_path, *command[2:])
     *_, last = done.stdout.splitlines()
     assert last == f"Open the report in a browser: {page.as_uri()}"
     # the report outlives the process: a private self-contained page with the session's numbers
