@@ -10,7 +10,7 @@ block shows (the diff, then the `squeeze_recover` call of one fold), renders wha
 the demo's transcript renderer, counts o200k tokens, and draws docs/before-after.svg from the same
 numbers. Without --write it exits 1 and prints a diff when the README or the picture differ from what
 the product prints today (tests/docs/test_readme_example.py runs it so); with --write it rewrites both.
-The fold to open is, when writing, the first fold of added lines only with 10 to 40 of them; when
+The fold to open is, when writing, the first fold of changed lines among those the README shows; when
 checking, the one the README names.
 """
 
@@ -37,8 +37,8 @@ PICTURE = ROOT / "docs" / "before-after.svg"
 START, END = "<!-- snippet: before-after -->", "<!-- /before-after -->"
 REPO_SHOWN = "~/server-everything"  # the repository's path as the README shows it
 ID_SHOWN = "5f0c2a7e9b1d4c3a8e6f0b2d4a6c8e1f"  # a response id is random: the README shows this one
-PREVIEW_LINES, RECOVERY_LINES = 8, 4
-FOLD = re.compile(r"^\[lines (\d+)-(\d+) folded: \+(\d+)\]$")
+PREVIEW_LINES, RECOVERY_LINES = 9, 3
+FOLD = re.compile(r"^\[lines (\d+)-(\d+) folded: [+-]")  # a fold of changed lines
 
 
 @dataclass(frozen=True)
@@ -136,11 +136,11 @@ def _asked(block: str) -> tuple[dict[str, Any], str] | None:
 
 
 def _first_fold(preview: str) -> str:
-    for line in preview.splitlines():
-        found = FOLD.match(line)
-        if found and 10 <= int(found.group(3)) <= 40:
+    """The first fold of changed lines that the README shows, so the reader sees the marker it opens."""
+    for line in shown_lines(preview)[:PREVIEW_LINES]:
+        if found := FOLD.match(line):
             return f"{found.group(1)}-{found.group(2)}"
-    raise RuntimeError("no fold of 10 to 40 added lines in the preview")
+    raise RuntimeError(f"no fold of changed lines in the preview's first {PREVIEW_LINES} lines")
 
 
 def run(asked: tuple[dict[str, Any], str] | None) -> Example:
