@@ -46,6 +46,9 @@ def blocks_of(path: Path) -> list[Block]:
     while i < len(lines):
         opened = FENCE.match(lines[i])
         if not opened:
+            if _indented_block_starts(lines, i):  # it cannot carry a mark: the checks ask for a fence
+                page = str(path.relative_to(ROOT))
+                found.append(Block(page, i + 1, "indented", lines[i].strip(), None, page_reason))
             i += 1
             continue
         indent, fence, lang = opened.groups()
@@ -67,6 +70,15 @@ def blocks_of(path: Path) -> list[Block]:
         )
         i = end + 1
     return found
+
+
+def _indented_block_starts(lines: list[str], i: int) -> bool:
+    """An indented code block opens here: four spaces after a blank line that follows a paragraph (not
+    a list item or its continuation)."""
+    if not lines[i].startswith("    ") or not lines[i].strip() or i < 2 or lines[i - 1].strip():
+        return False
+    before = next((line for line in reversed(lines[:i]) if line.strip()), "")
+    return not re.match(r"^\s|^([-*+]|\d+\.) ", before)
 
 
 @cache
