@@ -275,7 +275,7 @@ class Report:
 
     def __init__(self, benchmark: str, argv: Sequence[str]) -> None:
         dirty = " (modified)" if git("status", "--porcelain", "--untracked-files=no") else ""
-        self.head = {
+        self.head: dict[str, Any] = {
             "benchmark": benchmark,
             "command": "python -m scripts.bench " + " ".join(argv),
             "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),

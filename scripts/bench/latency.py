@@ -49,6 +49,10 @@ def _bulk(route: Route, workdir: Path, round_no: int, calls: int) -> list[float]
 def run(args: argparse.Namespace, trees: list[Tree], workdir: Path) -> dict[str, Any]:
     repo = served_repo(workdir)
     routes = [direct(), anchor(), *(ours(tree) for tree in trees)]
+    if not routes[1].available:
+        raise SystemExit(
+            f"mcp-compressor is not installed at {routes[1].needs} (see python -m scripts.bench -h)"
+        )
     calls: dict[str, list[float]] = {r.name: [] for r in routes}
     totals: dict[str, list[float]] = {r.name: [] for r in routes}
     firsts: dict[str, dict[str, list[float]]] = {r.name: {} for r in routes}

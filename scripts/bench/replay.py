@@ -137,6 +137,11 @@ class Route:
     env: dict[str, str] = field(default_factory=dict)
     wrapped: bool = False  # the tools sit behind `<server>_invoke_tool` (mcp-compressor's standard mode)
     ours: bool = False
+    needs: str | None = None  # the executable it runs, when that may not be installed
+
+    @property
+    def available(self) -> bool:
+        return self.needs is None or Path(self.needs).exists()
 
     def call(self, server: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
         """The ``tools/call`` params of calling ``tool`` this way."""
@@ -160,6 +165,7 @@ def anchor(level: str | None = None) -> Route:
         f"mcp-compressor --shrinkfit={BUDGET}" + (f" -c {level}" if level else ""),
         lambda s, _w: [binary, f"--shrinkfit={BUDGET}", *levels, "-n", s.name, "--", *s.argv],
         wrapped=True,
+        needs=binary,
     )
 
 
@@ -173,7 +179,7 @@ def tooltrim(max_tokens: int | None = None) -> Route:
         env = ["env", *(f"{k}={v}" for k, v in server.env.items())] if server.env else []
         return [binary, "mcp", *limit, "--", *env, *server.argv]
 
-    return Route(f"tooltrim mcp --max-tokens {max_tokens or 512}", argv)
+    return Route(f"tooltrim mcp --max-tokens {max_tokens or 512}", argv, needs=binary)
 
 
 def ours(tree: Tree, *flags: str) -> Route:
@@ -189,12 +195,6 @@ def ours(tree: Tree, *flags: str) -> Route:
     return Route(name, argv, tree.env(), ours=True)
 
 
-def available(route: Route) -> bool:
-    """Whether the route's executable exists (a peer may not be installed)."""
-    first = route.argv(Server("x", ("x",)), Path("."))[0]
-    return Path(first).exists()
-
-
 # -- one replay ----------------------------------------------------------------------------------------------
 
 
@@ -203,6 +203,7 @@ class Call:
     index: int  # position in the session
     server: str
     tool: str
+    arguments: dict[str, Any]
     seconds: float
     first: bool  # the first call to its server
     result: dict[str, Any] = field(repr=False)
@@ -242,9 +243,8 @@ def replayed(
         for i, (name, tool, arguments) in enumerate(session(repo)):
             took, answer = peers[name].request("tools/call", route.call(name, tool, arguments))
             result = answer.get("result") or {"isError": True, "error": answer.get("error")}
-            calls.append(
-                Call(i, name, tool, took, all(c.server != name for c in calls), result, text_of(result))
-            )
+            first = all(c.server != name for c in calls)
+            calls.append(Call(i, name, tool, arguments, took, first, result, text_of(result)))
         yield Replay(startup, calls, peers)
     finally:
         for peer in peers.values():

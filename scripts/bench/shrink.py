@@ -1,0 +1,241 @@
+"""Preview time per MB for each format: the condense engine (``shrink_texts`` at the default budget,
+20,000 characters) on inputs of every format it previews, each tree in a process of its own, the trees
+interleaved round by round; the least CPU time of each input's runs (the run the machine's other work
+disturbed least). With shrinkfit installed (the ``bench`` extra), its time on the JSON inputs beside.
+
+The inputs are generated from fixed random seeds or read from this repository at ``replay.SERVED``, so
+every tree and every run gets the same bytes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ._harness import ROOT, Tree, git, progress, rotations
+from .replay import SERVED
+
+WORDS = (  # noqa: SIM905 (a sentence reads better than 28 quoted words)
+    "the quick brown fox jumps over lazy dog data server request response token cache budget agent model "
+    "context result record field value index query error retry stream buffer"
+).split()
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default 3)")
+
+
+def _sentence(rng: random.Random, low: int, high: int) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(rng.randint(low, high))).capitalize() + "."
+
+
+def _records(rng: random.Random, n: int = 300) -> list[dict[str, Any]]:
+    """A tracker's issues; a few carry a field the others lack."""
+    out = []
+    for i in range(n):
+        record: dict[str, Any] = {
+            "id": i,
+            "key": f"PROJ-{1000 + i}",
+            "summary": _sentence(rng, 3, 9),
+            "status": rng.choice(["open", "in progress", "done", "blocked"]),
+            "assignee": rng.choice(["ana", "bo", "chen", "dita", None]),
+            "priority": rng.randint(1, 5),
+            "labels": rng.sample(["bug", "ui", "api", "perf", "docs", "infra"], rng.randint(0, 3)),
+            "description": " ".join(_sentence(rng, 6, 20) for _ in range(rng.randint(1, 6))),
+            "created": f"2024-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}T10:00:00Z",
+        }
+        record.update({"resolution": rng.choice(["fixed", "wontfix"])} if i % 37 == 5 else {})
+        record.update({"watchers": [{"user": "ana", "since": "2024-01-01"}]} if i % 91 == 7 else {})
+        out.append(record)
+    return out
+
+
+def _items(rng: random.Random, n: int = 300) -> list[dict[str, Any]]:
+    return [
+        {
+            "sku": f"SKU-{i:05d}",
+            "name": _sentence(rng, 2, 4),
+            "price": round(rng.uniform(1, 500), 2),
+            "stock": rng.randint(0, 1000),
+            "tags": rng.sample(WORDS, 3),
+            **({"discontinued": True} if i % 50 == 3 else {}),
+        }
+        for i in range(n)
+    ]
+
+
+def _tree(rng: random.Random, depth: int = 0) -> list[dict[str, Any]]:
+    entries: list[dict[str, Any]] = []
+    for i in range(rng.randint(3, 9) if depth < 4 else rng.randint(1, 4)):
+        if depth < 4 and rng.random() < 0.35:
+            entries.append(
+                {"name": f"{rng.choice(WORDS)}_{i}", "type": "directory", "children": _tree(rng, depth + 1)}
+            )
+        else:
+            entries.append(
+                {
+                    "name": f"{rng.choice(WORDS)}_{i}.{rng.choice(['py', 'md', 'json', 'ts', 'txt'])}",
+                    "type": "file",
+                }
+            )
+    return entries
+
+
+def _graph(rng: random.Random, n: int = 150) -> dict[str, Any]:
+    names = [f"{rng.choice(WORDS).capitalize()}_{i}" for i in range(n)]
+    kinds, relations = (
+        ["person", "project", "service", "concept"],
+        ["works_on", "depends_on", "knows", "owns"],
+    )
+    return {
+        "entities": [
+            {
+                "type": "entity",
+                "name": name,
+                "entityType": rng.choice(kinds),
+                "observations": [_sentence(rng, 4, 12) for _ in range(rng.randint(1, 5))],
+            }
+            for name in names
+        ],
+        "relations": [
+            {
+                "type": "relation",
+                "from": rng.choice(names),
+                "to": rng.choice(names),
+                "relationType": rng.choice(relations),
+            }
+            for _ in range(n * 2)
+        ],
+    }
+
+
+def _git_log(rng: random.Random, n: int = 250) -> str:
+    lines = []
+    for i in range(n):
+        lines += [
+            f"commit {''.join(rng.choice('0123456789abcdef') for _ in range(40))}",
+            f"Author: {rng.choice(['Ana Lima', 'Bo Chen', 'Dita Roy'])} <dev{i % 7}@example.com>",
+            f"Date:   Mon Jan {1 + i % 28} 10:{i % 60:02d}:00 2024 +0000",
+            "",
+            f"    {_sentence(rng, 4, 10)}",
+        ]
+        lines += ["", f"    {_sentence(rng, 8, 20)}"] if rng.random() < 0.5 else []
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _csv(rng: random.Random) -> str:
+    rows = ["id,customer,region,product,quantity,unit_price,ordered_at"]
+    for i in range(20000):
+        region, day = (
+            rng.choice(["EU", "US", "APAC", "LATAM"]),
+            f"{rng.randrange(1, 13):02d}-{rng.randrange(1, 29):02d}",
+        )
+        customer, product = f"cust{rng.randrange(10**5):05d}", f"sku-{rng.randrange(900):03d}"
+        quantity, price = rng.randrange(1, 50), rng.randrange(100, 99999) / 100
+        rows.append(f"{i},{customer},{region},{product},{quantity},{price},2026-{day}")
+    return "\n".join(rows)
+
+
+def _log(rng: random.Random) -> str:
+    out = []
+    for i in range(20000):
+        stamp = f"2026-11-30T{i // 3600 % 24:02d}:{i // 60 % 60:02d}:{i % 60:02d}.{rng.randrange(1000):03d}Z"
+        roll = rng.random()
+        if roll < 0.02:
+            out.append(f"{stamp} ERROR db: connection reset by peer (pool={rng.randrange(8)})")
+        elif roll < 0.06:
+            out.append(f"{stamp} WARN cache: slow eviction {rng.randrange(50, 900)} ms")
+        else:
+            out.append(f"{stamp} INFO GET /v1/items/{rng.randrange(10**4)} 200 {rng.randrange(1, 90)} ms")
+    return "\n".join(out)
+
+
+def _html(size: int) -> str:
+    """The golden page's head, navigation and footer around its article repeated."""
+    page = (ROOT / "tests" / "shrink" / "fixtures" / "page.html").read_text(encoding="utf-8")
+    start, end = page.index("<main>"), page.index("</main>")
+    return page[:start] + page[start:end] * max(1, (size - len(page)) // (end - start)) + page[end:]
+
+
+def _megabyte(text: str) -> str:
+    """``text`` repeated or cut to about 1 MB, at a line's end."""
+    text = text * (1 + (1 << 20) // len(text))
+    return text[: text.rindex("\n", 0, 1 << 20)]
+
+
+def inputs() -> dict[str, str]:
+    rng = random.Random(20240601)
+    records, items = json.dumps({"total": 300, "issues": _records(rng)}), json.dumps(_items(rng))
+    prose = "\n\n".join(" ".join(_sentence(rng, 8, 25) for _ in range(rng.randint(2, 6))) for _ in range(120))
+    tree, graph = json.dumps(_tree(random.Random(7)), indent=2), json.dumps(_graph(rng), indent=2)
+    python = "".join(
+        git("show", f"{SERVED}:{p}") + "\n"
+        for p in git("ls-tree", "-r", "--name-only", SERVED, "src").split()
+        if p.endswith(".py")
+    )
+    return {
+        "JSON object, 300 records": records,
+        "JSON array, 300 items": items,
+        "JSON directory tree": tree,
+        "JSON memory graph": graph,
+        "JSON object, 1 MB": json.dumps({"issues": _records(random.Random(1)) * 12}),
+        "prose, a paragraph per line": prose,
+        "git log": _git_log(rng),
+        "Python source, 1 MB": _megabyte(python),
+        "Markdown, 1 MB": _megabyte(git("show", f"{SERVED}:README.md")),
+        "unified diff, 1 MB": _megabyte(git("diff", git("rev-list", "--max-parents=0", SERVED), SERVED)),
+        "CSV, 1 MB": _megabyte(_csv(random.Random(7))),
+        "log, 1 MB": _megabyte(_log(random.Random(11))),
+        "HTML page, 1 MB": _html(1_000_000),
+        "HTML page, 10 MB": _html(10_000_000),
+    }
+
+
+def least_ms_per_mb(preview: Callable[[str], object], text: str) -> float:
+    best = float("inf")
+    for _ in range(max(3, min(15, 3_000_000 // len(text)))):
+        started = time.process_time()
+        preview(text)
+        best = min(best, time.process_time() - started)
+    return round(best * 1000 / (len(text) / 1e6), 1)
+
+
+def times() -> dict[str, float]:
+    """Each input's least ms per MB with the mcpsqueeze first on the path (run in the tree's process)."""
+    from mcpsqueeze.shrink import RecoveryHint, shrink_texts
+
+    hint = RecoveryHint("3f2a9c0e5b7d41e8a6c4f0b2d9e1a7c5", "/home/agent/recovery/mcpsqueeze-3f2a.json")
+    return {
+        name: least_ms_per_mb(lambda t: shrink_texts([t], 20000, hint), text)
+        for name, text in inputs().items()
+    }
+
+
+def run(args: argparse.Namespace, trees: list[Tree], workdir: Path) -> dict[str, Any]:
+    best: dict[str, dict[str, float]] = {tree.label: {} for tree in trees}
+    for number, order in rotations(trees, args.rounds):
+        for tree in order:
+            for name, value in tree.call("shrink:times").items():
+                best[tree.label][name] = min(best[tree.label].get(name, value), value)
+        progress(f"round {number + 1} of {args.rounds} done")
+    figures: dict[str, Any] = {"ms per MB": best}
+    if len(trees) > 1:
+        first = best[trees[0].label]
+        figures["ratio to the first tree"] = {
+            t.label: {k: round(v / first[k], 2) for k, v in best[t.label].items()} for t in trees[1:]
+        }
+    try:
+        import shrinkfit
+    except ImportError:
+        return figures
+    shrunk = {k: v for k, v in inputs().items() if k.startswith("JSON")}
+    figures["shrinkfit ms per MB"] = {
+        k: least_ms_per_mb(lambda t: shrinkfit.shrink(t, 20000, indent=0), v) for k, v in shrunk.items()
+    }
+    return figures
