@@ -20,4 +20,5 @@ BENCHMARKS = {
     "facts": "the fact set: is what matters visible in the preview, and at what cost",
     "shrink": "preview time per MB for each format",
     "recover": "what one recovery holds in memory and takes: grep, search and a page of a big original",
+    "replica": "calls per second of one streamable-HTTP replica with its originals in Redis",
 }

@@ -15,6 +15,7 @@ import json
 import os
 import platform
 import queue
+import statistics
 import subprocess
 import sys
 import threading
@@ -62,11 +63,10 @@ class Tree:
         compileall.compile_dir(str(tree.src), quiet=1)
         return tree
 
-    def env(self, **extra: str) -> dict[str, str]:
-        """The environment its processes run in: this tree first on the path, then this repository (for
-        the ``scripts`` package itself)."""
-        path = os.pathsep.join([str(self.src), str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(":")
-        return {**os.environ, "PYTHONPATH": path, **extra}
+    def env(self) -> dict[str, str]:
+        """The environment its processes run in: this tree first on the path."""
+        path = os.pathsep.join(filter(None, [str(self.src), os.environ.get("PYTHONPATH")]))
+        return {**os.environ, "PYTHONPATH": path}
 
     def mcpsqueeze(self, *args: str) -> list[str]:
         return [sys.executable, "-m", "mcpsqueeze", *args]
@@ -117,20 +117,11 @@ def rotations(items: Sequence[T], rounds: int) -> Iterator[tuple[int, list[T]]]:
         yield number, [*items[shift:], *items[:shift]]
 
 
-def percentile(values: Sequence[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
-
-
-def spread(values: Sequence[float], digits: int = 2) -> dict[str, float]:
+def spread(values: Sequence[float]) -> dict[str, float]:
     """Median and p90 (nearest rank) of ``values``, and how many there were."""
-    if not values:
-        return {"n": 0}
-    return {
-        "median": round(percentile(values, 0.5), digits),
-        "p90": round(percentile(values, 0.9), digits),
-        "n": len(values),
-    }
+    ordered = sorted(values) or [0.0]
+    p90 = ordered[min(len(ordered) - 1, round(0.9 * (len(ordered) - 1)))]
+    return {"median": round(statistics.median(ordered), 2), "p90": round(p90, 2), "n": len(values)}
 
 
 def ratio(part: float, whole: float) -> float | None:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import subprocess
 from pathlib import Path
@@ -28,7 +27,7 @@ from typing import Any
 
 from . import agent_cost as ac
 from ._harness import Peer, Tree, count_tokens, progress, ratio, text_of
-from .replay import Call, Replay, Route, anchor, direct, ours, replayed, served_repo, servers, tooltrim
+from .replay import Call, Replay, Route, anchor, direct, ours, replayed, served_repo, tooltrim
 
 #: A recovery as the agent read it: (its text, tokens, calls made, the JSON nodes it returned whole).
 Fetch = tuple[str, int, int, list[ac.Path]]
@@ -166,8 +165,8 @@ class Pricer:
                 call.index
             )
         self.tools: dict[str, str] = {}
-        for server, peer in replay.peers.items() if route.ours else ():
-            mine = [t["name"] for t in peer.tools() if str(t.get("name", "")).startswith("squeeze_recover")]
+        for server, tools in replay.tools.items() if route.ours else ():
+            mine = [t["name"] for t in tools if str(t.get("name", "")).startswith("squeeze_recover")]
             self.tools.update({server: mine[-1]} if mine else {})
         self.wholes: dict[Any, tuple[str, str, int, int, bool]] = {}
         self.recovered = {c.index: self._whole(c)[0] == plain[c.index].text for c in self.changed()}
@@ -260,9 +259,9 @@ def measure(
     """The figures of one route's replay (its processes still running)."""
     pricer = Pricer(route, replay, plain)
     tokens = sum(count_tokens(c.text) for c in replay.calls)
-    rows: list[list[Any]] = []
+    rows: list[str] = []
     kinds: dict[str, int] = {}
-    marks = visible = in_preview = fields = fields_seen = 0
+    marks = visible = fields = fields_seen = 0
     context: set[str] = set()
     earlier: list[str] = []
     for call in replay.calls:
@@ -273,24 +272,12 @@ def measure(
             seen = sum(m in shown or m in context for m in found)
             names = field_names(original)
             named = sum(any(_name_visible(n, t) for t in (call.text, *earlier)) for n in names)
-            marks, visible, in_preview = (
-                marks + len(found),
-                visible + seen,
-                in_preview + sum(m in shown for m in found),
-            )
+            marks, visible = marks + len(found), visible + seen
             fields, fields_seen = fields + len(names), fields_seen + named
             kinds[kind(call.meta)] = kinds.get(kind(call.meta), 0) + 1
-            rows.append(
-                [
-                    call.index,
-                    call.tool,
-                    kind(call.meta),
-                    len(original),
-                    len(call.text),
-                    pricer.recovered[call.index],
-                    f"{seen}/{len(found)}",
-                ]
-            )
+            recovered = "recovered" if pricer.recovered[call.index] else "NOT recovered"
+            size = f"{len(original):,} -> {len(call.text):,} chars, {seen}/{len(found)} landmarks"
+            rows.append(f"#{call.index} {call.tool}: {kind(call.meta)}, {size}, {recovered}")
         context |= shown
         earlier.append(call.text)
     log: list[str] = []
@@ -305,7 +292,6 @@ def measure(
         "kinds": kinds,
         "recovered byte for byte": f"{sum(pricer.recovered.values())}/{len(rows)}",
         "landmarks visible": f"{visible}/{marks}",
-        "landmarks in the preview": f"{in_preview}/{marks}",
         "JSON field names visible": f"{fields_seen}/{fields}",
         "agent cost": costs,
     }
@@ -320,26 +306,12 @@ def measure(
 
 def listing_tokens(route: Route, repo: Path, workdir: Path) -> dict[str, int]:
     """What the model carries on every turn: per server, json.dumps of [{name, description, inputSchema}]."""
-    peers = {
-        s.name: Peer(route.argv(s, workdir), {**os.environ, **route.env, **s.env}, workdir)
-        for s in servers(repo, workdir, 99)
-    }
-    try:
-        for peer in peers.values():
-            peer.send_initialize()
-        for peer in peers.values():
-            peer.initialized()
-        view = {
-            n: [{k: t.get(k) for k in ("name", "description", "inputSchema")} for t in p.tools()]
-            for n, p in peers.items()
-        }
-    finally:
-        for peer in peers.values():
-            peer.close()
-    return {
-        "tools": sum(map(len, view.values())),
-        "tokens": sum(count_tokens(json.dumps(v)) for v in view.values()),
-    }
+    with replayed(route, repo, workdir, 99, pause=0, calls=False) as replay:
+        view = [
+            [{k: t.get(k) for k in ("name", "description", "inputSchema")} for t in v]
+            for v in replay.tools.values()
+        ]
+    return {"tools": sum(map(len, view)), "tokens": sum(count_tokens(json.dumps(v)) for v in view)}
 
 
 def listings(trees: list[Tree], wanted: Any, repo: Path, workdir: Path) -> dict[str, Any]:

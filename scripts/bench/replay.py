@@ -218,16 +218,24 @@ class Call:
 @dataclass
 class Replay:
     startup: dict[str, float]  # seconds from spawn to the initialize answer, per server
+    tools: dict[str, list[dict[str, Any]]]  # each server's tools/list, as the agent got it
     calls: list[Call]
     peers: dict[str, Peer]
 
 
 @contextlib.contextmanager
 def replayed(
-    route: Route, repo: Path, workdir: Path, index: int, client: str = "bench", pause: float = 1.0
+    route: Route,
+    repo: Path,
+    workdir: Path,
+    index: int,
+    client: str = "bench",
+    pause: float = 1.0,
+    calls: bool = True,
 ) -> Iterator[Replay]:
     """The session through ``route``, its processes still running inside the ``with`` (to recover what
-    was shrunk), closed after. ``client`` is the name the agent introduces itself with."""
+    was shrunk), closed after. ``client`` is the name the agent introduces itself with; ``calls``
+    False: the servers are only started, initialized and listed."""
     peers = {
         s.name: Peer(route.argv(s, workdir), {**os.environ, **route.env, **s.env}, workdir)
         for s in servers(repo, workdir, index)
@@ -236,16 +244,15 @@ def replayed(
         for peer in peers.values():
             peer.send_initialize(client)
         startup = {name: peer.initialized() for name, peer in peers.items()}
-        for peer in peers.values():
-            peer.tools()
+        tools = {name: peer.tools() for name, peer in peers.items()}
         time.sleep(pause)
-        calls: list[Call] = []
-        for i, (name, tool, arguments) in enumerate(session(repo)):
+        made: list[Call] = []
+        for i, (name, tool, arguments) in enumerate(session(repo) if calls else ()):
             took, answer = peers[name].request("tools/call", route.call(name, tool, arguments))
             result = answer.get("result") or {"isError": True, "error": answer.get("error")}
-            first = all(c.server != name for c in calls)
-            calls.append(Call(i, name, tool, arguments, took, first, result, text_of(result)))
-        yield Replay(startup, calls, peers)
+            first = all(c.server != name for c in made)
+            made.append(Call(i, name, tool, arguments, took, first, result, text_of(result)))
+        yield Replay(startup, tools, made, peers)
     finally:
         for peer in peers.values():
             peer.close()

@@ -69,66 +69,6 @@ def _items(rng: random.Random, n: int = 300) -> list[dict[str, Any]]:
     ]
 
 
-def _tree(rng: random.Random, depth: int = 0) -> list[dict[str, Any]]:
-    entries: list[dict[str, Any]] = []
-    for i in range(rng.randint(3, 9) if depth < 4 else rng.randint(1, 4)):
-        if depth < 4 and rng.random() < 0.35:
-            entries.append(
-                {"name": f"{rng.choice(WORDS)}_{i}", "type": "directory", "children": _tree(rng, depth + 1)}
-            )
-        else:
-            entries.append(
-                {
-                    "name": f"{rng.choice(WORDS)}_{i}.{rng.choice(['py', 'md', 'json', 'ts', 'txt'])}",
-                    "type": "file",
-                }
-            )
-    return entries
-
-
-def _graph(rng: random.Random, n: int = 150) -> dict[str, Any]:
-    names = [f"{rng.choice(WORDS).capitalize()}_{i}" for i in range(n)]
-    kinds, relations = (
-        ["person", "project", "service", "concept"],
-        ["works_on", "depends_on", "knows", "owns"],
-    )
-    return {
-        "entities": [
-            {
-                "type": "entity",
-                "name": name,
-                "entityType": rng.choice(kinds),
-                "observations": [_sentence(rng, 4, 12) for _ in range(rng.randint(1, 5))],
-            }
-            for name in names
-        ],
-        "relations": [
-            {
-                "type": "relation",
-                "from": rng.choice(names),
-                "to": rng.choice(names),
-                "relationType": rng.choice(relations),
-            }
-            for _ in range(n * 2)
-        ],
-    }
-
-
-def _git_log(rng: random.Random, n: int = 250) -> str:
-    lines = []
-    for i in range(n):
-        lines += [
-            f"commit {''.join(rng.choice('0123456789abcdef') for _ in range(40))}",
-            f"Author: {rng.choice(['Ana Lima', 'Bo Chen', 'Dita Roy'])} <dev{i % 7}@example.com>",
-            f"Date:   Mon Jan {1 + i % 28} 10:{i % 60:02d}:00 2024 +0000",
-            "",
-            f"    {_sentence(rng, 4, 10)}",
-        ]
-        lines += ["", f"    {_sentence(rng, 8, 20)}"] if rng.random() < 0.5 else []
-        lines.append("")
-    return "\n".join(lines)
-
-
 def _csv(rng: random.Random) -> str:
     rows = ["id,customer,region,product,quantity,unit_price,ordered_at"]
     for i in range(20000):
@@ -173,7 +113,6 @@ def inputs() -> dict[str, str]:
     rng = random.Random(20240601)
     records, items = json.dumps({"total": 300, "issues": _records(rng)}), json.dumps(_items(rng))
     prose = "\n\n".join(" ".join(_sentence(rng, 8, 25) for _ in range(rng.randint(2, 6))) for _ in range(120))
-    tree, graph = json.dumps(_tree(random.Random(7)), indent=2), json.dumps(_graph(rng), indent=2)
     python = "".join(
         git("show", f"{SERVED}:{p}") + "\n"
         for p in git("ls-tree", "-r", "--name-only", SERVED, "src").split()
@@ -182,11 +121,9 @@ def inputs() -> dict[str, str]:
     return {
         "JSON object, 300 records": records,
         "JSON array, 300 items": items,
-        "JSON directory tree": tree,
-        "JSON memory graph": graph,
         "JSON object, 1 MB": json.dumps({"issues": _records(random.Random(1)) * 12}),
         "prose, a paragraph per line": prose,
-        "git log": _git_log(rng),
+        "git log": git("log", "-n", "300", SERVED),
         "Python source, 1 MB": _megabyte(python),
         "Markdown, 1 MB": _megabyte(git("show", f"{SERVED}:README.md")),
         "unified diff, 1 MB": _megabyte(git("diff", git("rev-list", "--max-parents=0", SERVED), SERVED)),
