@@ -8,6 +8,7 @@ tests/factset/_score.py).
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from pathlib import Path
 from typing import Any
@@ -24,10 +25,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def score(seed: int) -> dict[str, Any]:
     """The set scored with the mcpsqueeze first on the path (run in the tree's process)."""
     sys.path.insert(1, str(ROOT / "tests"))
-    from factset import build
-    from factset._score import score as scored
-
-    totals, _ = scored(build(seed))
+    factset = importlib.import_module("factset")
+    totals, _ = importlib.import_module("factset._score").score(factset.build(seed))
     columns = ("outputs", "visible", "search", "more", "cost")
     return {
         "by kind": {kind: dict(zip(columns, row, strict=True)) for kind, row in totals.by_kind.items()},
