@@ -13,6 +13,7 @@ load, and the figures (latencies as median and p90). Peers, each in its own venv
     pip install -e '.[bench]'   # shrinkfit, for the shrink benchmark's peer column
 """
 
+GUIDE = __doc__
 BENCHMARKS = {
     "latency": "the replayed session and a 200 KB call: direct, mcp-compressor and wrap, added latency",
     "peers": "the replayed session's tokens, recoveries, landmarks and agent cost, beside peers; tools/list",

@@ -10,14 +10,18 @@ import sys
 import tempfile
 from pathlib import Path
 
-from . import BENCHMARKS
+from . import BENCHMARKS, GUIDE
 from ._harness import ROOT, Report, Tree
 
 sys.path.insert(0, str(ROOT / "src"))  # this checkout's counter and engine, not an installed one
 
 
 def main(argv: list[str]) -> None:
-    parser = argparse.ArgumentParser(prog="python -m scripts.bench", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m scripts.bench",
+        description=GUIDE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     commands = parser.add_subparsers(dest="benchmark", required=True)
     for name, summary in BENCHMARKS.items():
         command = commands.add_parser(name, help=summary, description=summary)

@@ -340,9 +340,10 @@ def run(args: argparse.Namespace, trees: list[Tree], workdir: Path) -> dict[str,
         )
 
     repo = served_repo(workdir, *([args.rev] if args.rev else []))
-    figures: dict[str, Any] = {}
+    candidates = [direct(), anchor(), tooltrim(), tooltrim(5000), *map(ours, trees)]
+    figures: dict[str, Any] = {"not installed": [r.needs for r in candidates if not r.available]}
     if args.listing != "only":
-        routes = [r for r in (direct(), anchor(), tooltrim(), tooltrim(5000), *map(ours, trees)) if wanted(r)]
+        routes = [r for r in candidates if wanted(r)]
         plain: list[Call] = []
         needs: dict[int, list[ac.Need]] = {}
         for index, route in enumerate(routes):
