@@ -1,10 +1,11 @@
 """Preview time per MB for each format: the condense engine (``shrink_texts`` at the default budget,
-20,000 characters) on inputs of every format it previews, each tree in a process of its own, the trees
+20,000 characters) on an input of every format it previews, each tree in a process of its own, the trees
 interleaved round by round; the least CPU time of each input's runs (the run the machine's other work
 disturbed least). With shrinkfit installed (the ``bench`` extra), its time on the JSON inputs beside.
 
-The inputs are generated from fixed random seeds or read from this repository at ``replay.SERVED``, so
-every tree and every run gets the same bytes.
+The inputs are made once, by this checkout: the demo server's data (``mcpsqueeze.demo``), this
+repository's files and history at ``replay.SERVED``, tables and logs from fixed random seeds; so every
+tree and every run reads the same bytes.
 """
 
 from __future__ import annotations
@@ -20,53 +21,9 @@ from typing import Any
 from ._harness import ROOT, Tree, git, progress, rotations
 from .replay import SERVED
 
-WORDS = (  # noqa: SIM905 (a sentence reads better than 28 quoted words)
-    "the quick brown fox jumps over lazy dog data server request response token cache budget agent model "
-    "context result record field value index query error retry stream buffer"
-).split()
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default 3)")
-
-
-def _sentence(rng: random.Random, low: int, high: int) -> str:
-    return " ".join(rng.choice(WORDS) for _ in range(rng.randint(low, high))).capitalize() + "."
-
-
-def _records(rng: random.Random, n: int = 300) -> list[dict[str, Any]]:
-    """A tracker's issues; a few carry a field the others lack."""
-    out = []
-    for i in range(n):
-        record: dict[str, Any] = {
-            "id": i,
-            "key": f"PROJ-{1000 + i}",
-            "summary": _sentence(rng, 3, 9),
-            "status": rng.choice(["open", "in progress", "done", "blocked"]),
-            "assignee": rng.choice(["ana", "bo", "chen", "dita", None]),
-            "priority": rng.randint(1, 5),
-            "labels": rng.sample(["bug", "ui", "api", "perf", "docs", "infra"], rng.randint(0, 3)),
-            "description": " ".join(_sentence(rng, 6, 20) for _ in range(rng.randint(1, 6))),
-            "created": f"2024-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}T10:00:00Z",
-        }
-        record.update({"resolution": rng.choice(["fixed", "wontfix"])} if i % 37 == 5 else {})
-        record.update({"watchers": [{"user": "ana", "since": "2024-01-01"}]} if i % 91 == 7 else {})
-        out.append(record)
-    return out
-
-
-def _items(rng: random.Random, n: int = 300) -> list[dict[str, Any]]:
-    return [
-        {
-            "sku": f"SKU-{i:05d}",
-            "name": _sentence(rng, 2, 4),
-            "price": round(rng.uniform(1, 500), 2),
-            "stock": rng.randint(0, 1000),
-            "tags": rng.sample(WORDS, 3),
-            **({"discontinued": True} if i % 50 == 3 else {}),
-        }
-        for i in range(n)
-    ]
 
 
 def _csv(rng: random.Random) -> str:
@@ -110,19 +67,20 @@ def _megabyte(text: str) -> str:
 
 
 def inputs() -> dict[str, str]:
-    rng = random.Random(20240601)
-    records, items = json.dumps({"total": 300, "issues": _records(rng)}), json.dumps(_items(rng))
-    prose = "\n\n".join(" ".join(_sentence(rng, 8, 25) for _ in range(rng.randint(2, 6))) for _ in range(120))
+    from mcpsqueeze.demo._data import list_rows, prose, search_issues
+
+    issues = search_issues("login bug", 300)
+    paragraphs = prose("notes.txt").split("\n\n")[1:]
     python = "".join(
         git("show", f"{SERVED}:{p}") + "\n"
         for p in git("ls-tree", "-r", "--name-only", SERVED, "src").split()
         if p.endswith(".py")
     )
     return {
-        "JSON object, 300 records": records,
-        "JSON array, 300 items": items,
-        "JSON object, 1 MB": json.dumps({"issues": _records(random.Random(1)) * 12}),
-        "prose, a paragraph per line": prose,
+        "JSON object, 300 issues": json.dumps(issues),
+        "JSON array, 300 rows": json.dumps(list_rows("orders", 300)),
+        "JSON object, 1 MB": json.dumps({**issues, "issues": issues["issues"] * 4}),
+        "prose, a paragraph per line": "\n\n".join(p.replace("\n", " ") for p in paragraphs),
         "git log": git("log", "-n", "300", SERVED),
         "Python source, 1 MB": _megabyte(python),
         "Markdown, 1 MB": _megabyte(git("show", f"{SERVED}:README.md")),
@@ -143,22 +101,24 @@ def least_ms_per_mb(preview: Callable[[str], object], text: str) -> float:
     return round(best * 1000 / (len(text) / 1e6), 1)
 
 
-def times() -> dict[str, float]:
+def times(path: str) -> dict[str, float]:
     """Each input's least ms per MB with the mcpsqueeze first on the path (run in the tree's process)."""
     from mcpsqueeze.shrink import RecoveryHint, shrink_texts
 
     hint = RecoveryHint("3f2a9c0e5b7d41e8a6c4f0b2d9e1a7c5", "/home/agent/recovery/mcpsqueeze-3f2a.json")
+    made = json.loads(Path(path).read_text(encoding="utf-8"))
     return {
-        name: least_ms_per_mb(lambda t: shrink_texts([t], 20000, hint), text)
-        for name, text in inputs().items()
+        name: least_ms_per_mb(lambda t: shrink_texts([t], 20000, hint), text) for name, text in made.items()
     }
 
 
 def run(args: argparse.Namespace, trees: list[Tree], workdir: Path) -> dict[str, Any]:
+    made = inputs()
+    (workdir / "inputs.json").write_text(json.dumps(made), encoding="utf-8")
     best: dict[str, dict[str, float]] = {tree.label: {} for tree in trees}
     for number, order in rotations(trees, args.rounds):
         for tree in order:
-            for name, value in tree.call("shrink:times").items():
+            for name, value in tree.call("shrink:times", path=str(workdir / "inputs.json")).items():
                 best[tree.label][name] = min(best[tree.label].get(name, value), value)
         progress(f"round {number + 1} of {args.rounds} done")
     figures: dict[str, Any] = {"ms per MB": best}
@@ -171,7 +131,7 @@ def run(args: argparse.Namespace, trees: list[Tree], workdir: Path) -> dict[str,
         import shrinkfit
     except ImportError:
         return figures
-    shrunk = {k: v for k, v in inputs().items() if k.startswith("JSON")}
+    shrunk = {k: v for k, v in made.items() if k.startswith("JSON")}
     figures["shrinkfit ms per MB"] = {
         k: least_ms_per_mb(lambda t: shrinkfit.shrink(t, 20000, indent=0), v) for k, v in shrunk.items()
     }
