@@ -40,7 +40,7 @@ def test_the_before_after_is_what_the_product_prints_today() -> None:
     the model reads, line for line, and the picture drawn from the same figures."""
     require_node_paths("EVERYTHING_JS", "PY_SERVERS_BIN")
     done = subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / "readme_example.py")],
+        [sys.executable, str(ROOT / "tests" / "docs" / "readme_example.py")],
         capture_output=True,
         text=True,
         timeout=300,

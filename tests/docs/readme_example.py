@@ -1,6 +1,6 @@
 """The README's before/after, made by the product itself: check it (default) or rewrite it (--write).
 
-    python scripts/readme_example.py [--write]
+    python tests/docs/readme_example.py [--write]
 
 A real server behind the real proxy, as Claude Code meets it: `mcpsqueeze wrap -- mcp-server-git`
 answers `git_diff_unstaged` on a copy of the pinned @modelcontextprotocol/server-everything package
@@ -9,7 +9,7 @@ four spaces to two, a reformat that touches nearly every line. The script runs t
 block shows (the diff, then the `squeeze_recover` call of one fold), renders what the model read with
 the demo's transcript renderer, counts o200k tokens, and draws docs/before-after.svg from the same
 numbers. Without --write it exits 1 and prints a diff when the README or the picture differ from what
-the product prints today (tests/docs/test_readme_example.py runs it so); with --write it rewrites both.
+the product prints today (tests/docs/test_readme.py runs it so); with --write it rewrites both.
 The fold to open is, when writing, the first fold of changed lines among those the README shows; when
 checking, the one the README names.
 """
@@ -31,7 +31,7 @@ from typing import Any
 from mcpsqueeze.accounting._tokens import count_tokens
 from mcpsqueeze.demo._transcript import Step, render_steps, shown_lines
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 PICTURE = ROOT / "docs" / "before-after.svg"
 START, END = "<!-- snippet: before-after -->", "<!-- /before-after -->"
@@ -251,7 +251,7 @@ def main() -> int:
             )
             print()
     if differ:
-        print("the product prints something else today: python scripts/readme_example.py --write")
+        print("the product prints something else today: python tests/docs/readme_example.py --write")
     return 1 if differ else 0
 
 
