@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 TESTS = Path(__file__).resolve().parent
 sys.path.insert(0, str(TESTS))
 
+pytest_plugins = ["spawns"]  # --record-spawns=FILE: which test files start processes
+
 # Bytecode, written once. Containers (CI's and ours: Containerfile, the sandboxes) often set
 # PYTHONDONTWRITEBYTECODE=1; then each of the suite's ~400 Python subprocesses (wrap, serve, the CLI)
 # compiled the package again (~0.1 s of CPU per wrap), and each xdist worker rewrote and compiled every
