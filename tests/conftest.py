@@ -74,46 +74,29 @@ def anyio_backend() -> str:
 
 @pytest.fixture(scope="session")
 def demo_direct() -> Iterator[RawClient]:
-    """The demo server's own answers, without a proxy: one initialized `RawClient` on one demo server per
-    test process (per xdist worker). Its tools are pure functions of their arguments, so tests that compare
-    a shrunk result with the original share it instead of each starting a server (~1.5 s of CPU each).
-    Only for tools/call and listings; a test of the handshake itself starts its own."""
-    from rawclient import RawClient, demo_server
+    """The demo server's own answers, without a proxy: one initialized client of one in-process demo
+    server per test process (per xdist worker). Its tools are pure functions of their arguments, so tests
+    that compare a shrunk result with the original share it. Only for tools/call and listings."""
+    from memwrap import MemoryServer
 
-    with RawClient(demo_server()) as client:
+    with MemoryServer() as client:
         client.initialize()
         yield client
 
 
-@pytest.fixture
-def counting_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Token counts made in this test process instead of in a helper process per session.
+@pytest.fixture(autouse=True)
+def in_memory_parts(request: pytest.FixtureRequest) -> Iterator[None]:
+    """The parts a door running in this process would spawn run here instead, for every test but those
+    marked `real_processes`: a backend that is the demo server or an MCPServer fixture runs on in-memory
+    pipes (`memwrap.backends_in_memory`), and token counts are made in this process instead of a helper
+    process per session (`memwrap.counting_here`: the same exact figures). Processes a test spawns itself
+    (a wrap, a serve) are untouched and spawn theirs."""
+    if request.node.get_closest_marker("real_processes"):
+        yield
+        return
+    from memwrap import backends_in_memory, counting_here
 
-    For tests of sessions that run in the test process (the relay harness, the library doors `Squeezer`,
-    `shrink_tools` and `Client`) and are not about the helper: each session's `TokenCounter` otherwise
-    starts its own helper, which loads the o200k tables (~0.4 s of CPU), ~120 times in the fast subset.
-    Here the counter falls back to the in-process tokenizer, loaded once per worker (`_count_here`, the
-    path it takes when the helper cannot start): the same exact figures, at the same moments. The helper
-    is still started by every spawned wrap and serve, and tested on its own (tests/core/test_counter.py,
-    tests/faults/test_23_12_counter_memory.py, test_23_13_summary.py, test_23_14_no_orphans.py)."""
-    from mcpsqueeze.accounting._counter import TokenCounter
-
-    monkeypatch.setattr(TokenCounter, "_start_helper", lambda self: None)
-
-
-@pytest.fixture
-def demo_backends_in_memory(counting_in_process: None) -> Iterator[None]:
-    """A library door's (`Client`'s) backends that are the demo server (or an MCPServer fixture: records,
-    seed) run in this process.
-
-    A `Client` spawns each backend of its servers config and talks to it over stdio; a demo server process
-    costs ~0.8 s of CPU (most of it importing the SDK). With this fixture such a backend is a fresh
-    in-process copy on in-memory pipes instead (`memwrap.demo_backends_here`: the same line channel and
-    the same server); other backends, and every spawned wrap or serve, are untouched. The Client's stdio
-    backends keep tests without it (tests/api/test_client.py)."""
-    from memwrap import demo_backends_here
-
-    with demo_backends_here():
+    with backends_in_memory(), counting_here():
         yield
 
 

@@ -20,8 +20,6 @@ import pytest
 from mcpsqueeze import BackendError, Client, RecoveryError, ToolError, UsageError
 from rawclient import demo_server, free_port, require_node_paths, wait_for
 
-pytestmark = pytest.mark.usefixtures("counting_in_process")
-
 DEMO = {"demo": {"command": sys.executable, "args": ["-m", "mcpsqueeze.demo.server"]}}
 
 
@@ -35,7 +33,6 @@ def record(result: dict[str, Any]) -> dict[str, Any]:
     return meta["truncation"]
 
 
-@pytest.mark.usefixtures("demo_backends_in_memory")
 def test_with_client_calls_shrinks_dedups_and_recovers_by_id_pointer_and_window() -> None:
     with Client(DEMO, budget=4000) as client:
         assert "search_issues" in [t["name"] for t in client.tools["demo"]]
@@ -61,7 +58,6 @@ def test_with_client_calls_shrinks_dedups_and_recovers_by_id_pointer_and_window(
         assert "truncation" not in (full.get("_meta") or {})
 
 
-@pytest.mark.usefixtures("demo_backends_in_memory")
 def test_full_true_runs_a_tool_never_seen_once_unshrunk() -> None:
     with Client(DEMO, budget=4000) as client:
         full = client.call("demo", "read_file", {"path": "notes.md"}, full=True)
@@ -72,7 +68,6 @@ def test_full_true_runs_a_tool_never_seen_once_unshrunk() -> None:
 
 
 @pytest.mark.anyio
-@pytest.mark.usefixtures("demo_backends_in_memory")
 async def test_async_with_gives_the_same_methods_as_coroutines() -> None:
     async with Client(DEMO, budget=4000) as client:
         presented = await client.call("demo", "list_rows", {"table": "t", "n": 300})
@@ -88,7 +83,6 @@ async def test_async_with_gives_the_same_methods_as_coroutines() -> None:
         assert await echo(text="hi") == "hi"
 
 
-@pytest.mark.usefixtures("demo_backends_in_memory")
 def test_to_functions_gives_named_documented_callables_with_schemas() -> None:
     with Client(DEMO, budget=4000) as client:
         functions = {f.__name__: f for f in client.to_functions()}
@@ -103,7 +97,6 @@ def test_to_functions_gives_named_documented_callables_with_schemas() -> None:
             functions["demo_fail"]()
 
 
-@pytest.mark.usefixtures("demo_backends_in_memory")
 def test_unknown_servers_tools_and_ids_are_explicit_errors() -> None:
     with Client(DEMO) as client:
         with pytest.raises(UsageError, match="no server named 'nope'"):
@@ -187,7 +180,6 @@ def test_a_streamable_http_server_and_a_stdio_server_in_one_client() -> None:
             assert "identical to the result of call #1" in record(same)["message"]
 
 
-@pytest.mark.usefixtures("demo_backends_in_memory")
 def test_client_recover_projects_the_original_with_a_jmespath_query() -> None:
     with Client(DEMO, budget=4000) as client:
         shrunk = client.call("demo", "search_issues", {"query": "bug", "limit": 50})

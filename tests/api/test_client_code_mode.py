@@ -17,9 +17,6 @@ from mcpsqueeze import Client
 from mcpsqueeze._lines import split_lines
 from rawclient import require_node_paths
 
-# The demo server backends run in this process (conftest: demo_backends_in_memory).
-pytestmark = pytest.mark.usefixtures("counting_in_process", "demo_backends_in_memory")
-
 DEMO = {"demo": {"command": sys.executable, "args": ["-m", "mcpsqueeze.demo.server"]}}
 BUDGET = 3000
 

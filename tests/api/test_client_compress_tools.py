@@ -11,9 +11,6 @@ import pytest
 
 from mcpsqueeze import Client, UsageError
 
-# The demo server backends run in this process (conftest: demo_backends_in_memory).
-pytestmark = pytest.mark.usefixtures("counting_in_process", "demo_backends_in_memory")
-
 SERVER = {"command": sys.executable, "args": ["-m", "mcpsqueeze.demo.server"]}
 
 

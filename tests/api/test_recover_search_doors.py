@@ -16,9 +16,6 @@ from mcpsqueeze import Client, Squeezer, UsageError
 from mcpsqueeze.core._search import grep
 from rawclient import require_node_paths
 
-# The demo server backends run in this process (conftest: demo_backends_in_memory).
-pytestmark = pytest.mark.usefixtures("counting_in_process", "demo_backends_in_memory")
-
 DEMO = {"demo": {"command": sys.executable, "args": ["-m", "mcpsqueeze.demo.server"]}}
 
 PY_SCRIPT = """

@@ -54,7 +54,7 @@ def shell(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Shell]:
     tmp = tmp_path_factory.mktemp("recipes")
     recovery, sock = tmp / "recovery", tmp / "run" / "s.sock"
     args = ["--recovery-dir", str(recovery), "--budget", "4000", "--socket", str(sock)]
-    with Serve([*args, "-n", "demo", "--", *demo_server()], demo_in_memory=True):
+    with Serve([*args, "-n", "demo", "--", *demo_server()]):
         yield Shell(
             {**os.environ, "MCPSQUEEZE_SOCKET": str(sock), "MCPSQUEEZE_RECOVERY_DIR": str(recovery)}, recovery
         )

@@ -29,8 +29,6 @@ from mcpsqueeze import Client, Squeezer
 from memwrap import HttpWrap, MemoryWrap, Serve
 from rawclient import RawClient, text
 
-pytestmark = pytest.mark.usefixtures("counting_in_process", "demo_backends_in_memory")
-
 LEDGER = [sys.executable, str(Path(__file__).parents[1] / "fixtures" / "ledger_server.py")]
 COMPRESSED = ("--compress-tools", "medium", "--name", "ledger")
 BIG = 600
@@ -123,7 +121,7 @@ def test_full_true_over_stateless_http_never_runs_a_write_again(tmp_path: Path, 
 def test_mcpsq_full_never_runs_a_write_again(tmp_path: Path, ledger: Path) -> None:
     socket = tmp_path / "run" / "s.sock"
     args = ["--socket", str(socket), "--recovery-dir", str(tmp_path / "rec"), "--budget", "4000"]
-    with Serve([*args, "-n", "ledger", "--", *LEDGER], demo_in_memory=True):
+    with Serve([*args, "-n", "ledger", "--", *LEDGER]):
         env = {
             **os.environ,
             "MCPSQUEEZE_SOCKET": str(socket),
@@ -204,7 +202,7 @@ def test_full_never_answers_one_tenant_with_anothers_original(tmp_path: Path, le
     tokens = secret / "tokens"
     write_token(tokens, "alice:" + "a" * 64 + "\nbob:" + "b" * 64 + "\n")
     args = ["--listen", "127.0.0.1:0", "--token-file", str(tokens), "--recovery-dir", str(tmp_path / "rec")]
-    with Serve([*args, "--budget", "4000", "-n", "ledger", "--", *LEDGER], demo_in_memory=True) as served:
+    with Serve([*args, "--budget", "4000", "-n", "ledger", "--", *LEDGER]) as served:
         call = {"server": "ledger", "tool": "write_rows", "arguments": {"n": BIG, "tag": "tenants"}}
         status, first = api(served.where, "a" * 64, "/v1/call", call)
         assert status == 200 and first["action"] == "shrink"

@@ -24,8 +24,6 @@ import pytest
 from mcpsqueeze import BackendError, Client
 from rawclient import RawClient, cli, serve_ready
 
-pytestmark = pytest.mark.usefixtures("counting_in_process")
-
 SERVER = [sys.executable, str(Path(__file__).resolve().parents[1] / "fixtures" / "unparseable_server.py")]
 QUICK = 10.0  # seconds: "a few", on a loaded 2-core machine; the SDK path hung for 20 s and more
 CAUSE = "nested deeper"  # what the 2,000-deep answer's error must name (the parser's own words)

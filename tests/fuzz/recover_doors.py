@@ -27,7 +27,7 @@ from pydantic import TypeAdapter
 
 from mcpsqueeze import Client, RecoveryError, Squeezer, UsageError
 from mcpsqueeze.core import parts_text
-from memwrap import HttpWrap, MemoryWrap, Serve, demo_backends_here
+from memwrap import HttpWrap, MemoryWrap, Serve
 from rawclient import demo_server
 from serve.serve_api import api, write_token
 
@@ -108,7 +108,7 @@ def every_door(tmp: Path, original: str, asks: list[dict[str, Any]], doors: tupl
         squeezer.close()
     if "client" in doors:
         demo = {"demo": {"command": sys.executable, "args": ["-m", "mcpsqueeze.demo.server"]}}
-        with demo_backends_here(), Client(demo, budget=int(BUDGET)) as library:
+        with Client(demo, budget=int(BUDGET)) as library:
             rid = _rid(library.call("demo", "echo", {"text": original}))
 
             def by_client(arguments: dict[str, Any]) -> dict[str, Any]:
@@ -158,9 +158,7 @@ def _serve_and_shell(
     token = write_token(auth / "token")
     rec = tmp / "serve-rec"
     args = ["--listen", "127.0.0.1:0", "--token-file", str(auth / "token"), "--recovery-dir", str(rec)]
-    with Serve(
-        [*args, "--budget", BUDGET, "-n", "demo", "--", *demo_server()], demo_in_memory=True
-    ) as served:
+    with Serve([*args, "--budget", BUDGET, "-n", "demo", "--", *demo_server()]) as served:
         url = served.where
         status, first = api(
             url, token, "/v1/call", {"server": "demo", "tool": "echo", "arguments": {"text": original}}

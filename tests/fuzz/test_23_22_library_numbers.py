@@ -12,7 +12,7 @@ import pytest
 
 from mcpsqueeze import Client, Squeezer, UsageError, shrink_tools
 
-pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("counting_in_process")]
+pytestmark = pytest.mark.anyio
 
 NAN, INF = math.nan, math.inf
 BAD: list[tuple[str, Any]] = [

@@ -25,8 +25,6 @@ from mcpsqueeze import Client, Squeezer, UsageError, shrink_tools
 from rawclient import RawClient, cli, demo_server
 from serve.serve_api import api, serve_in_process, write_token
 
-pytestmark = pytest.mark.usefixtures("counting_in_process")
-
 IDS = [case[0] for case in HOSTILE]
 SEARCH = {"query": "bug", "limit": 200}
 DEMO = {"demo": {"command": sys.executable, "args": ["-m", "mcpsqueeze.demo.server"]}}
@@ -140,7 +138,6 @@ def big_tool() -> dict[str, Any]:
     return ORIGINAL_DOC
 
 
-@pytest.mark.usefixtures("demo_backends_in_memory")
 def test_23_2_client_recover_raises_usage_error_naming_the_bound() -> None:
     with Client(DEMO, budget=2000) as client:
         shrunk = client.call("demo", "search_issues", SEARCH)

@@ -27,8 +27,6 @@ from mcpsqueeze import Client
 from memwrap import HttpWrap, MemoryWrap, Serve
 from rawclient import text
 
-pytestmark = pytest.mark.usefixtures("counting_in_process")
-
 RAW: Any = TypeAdapter(dict[str, Any])
 BACKEND = Path(__file__).with_name("raw_tools_backend.py")
 ITEMS_DEPTH = 1000

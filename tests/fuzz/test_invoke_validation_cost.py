@@ -26,8 +26,6 @@ from mcpsqueeze import Client, UsageError
 from mcpsqueeze.core._listing import INVALID_PARAMS, CompactTools, ListingError
 from memwrap import HttpWrap, MemoryWrap
 
-pytestmark = pytest.mark.usefixtures("counting_in_process")
-
 RAW: Any = TypeAdapter(dict[str, Any])
 BACKEND = Path(__file__).with_name("raw_tools_backend.py")
 

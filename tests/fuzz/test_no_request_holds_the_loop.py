@@ -25,8 +25,6 @@ from loop_lag import held
 
 from memwrap import MemoryWrap
 
-pytestmark = pytest.mark.usefixtures("counting_in_process")
-
 
 @pytest.fixture(autouse=True)
 def counting_elsewhere(monkeypatch: pytest.MonkeyPatch) -> None:

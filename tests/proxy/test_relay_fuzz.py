@@ -18,13 +18,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonrpc_check import check_jsonrpc, valid_id
 from relay_harness import INITIALIZE, Run, deep, run_relay
-
-pytestmark = pytest.mark.usefixtures("counting_in_process")
 
 EXAMPLES = int(os.environ.get("MCPSQUEEZE_FUZZ_EXAMPLES", "40"))
 TOTALS: Counter[str] = Counter()

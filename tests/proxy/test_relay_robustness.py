@@ -23,7 +23,7 @@ from relay_harness import (
     run_relay,
 )
 
-pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("counting_in_process")]
+pytestmark = pytest.mark.anyio
 
 INVALID_REQUEST = -32600
 PARSE_ERROR = -32700

@@ -25,7 +25,6 @@ from rawclient import RawClient, cli, demo_server, http_proxy, text, wait_for
 # Tests of what the listing and invoke do run the session in-process (memwrap; scripted backends are still
 # spawned); the spawned CLI keeps invoke through the whole pipeline, both HTTP revisions and a 2026-07-28
 # SDK client.
-pytestmark = pytest.mark.usefixtures("counting_in_process")
 
 RAW: Any = TypeAdapter(dict[str, Any])
 MODERN = "2026-07-28"

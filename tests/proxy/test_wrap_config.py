@@ -8,12 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from memwrap import MemoryWrap
 from rawclient import RawClient, cli, demo_server
-
-pytestmark = pytest.mark.usefixtures("counting_in_process")
 
 CONFIG = """\
 [defaults]

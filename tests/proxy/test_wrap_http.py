@@ -33,7 +33,6 @@ from rawclient import (
 )
 
 RAW: Any = TypeAdapter(dict[str, Any])
-pytestmark = pytest.mark.usefixtures("counting_in_process")
 
 
 @contextmanager

@@ -19,8 +19,6 @@ from rawclient import HTTP_INITIALIZE as INITIALIZE
 from rawclient import HTTP_PING as PING
 from rawclient import cli, http_proxy
 
-pytestmark = pytest.mark.usefixtures("counting_in_process")
-
 
 def _marked_backend(marker: Path) -> list[str]:
     """The demo server, with one line appended to `marker` each time a backend process starts."""

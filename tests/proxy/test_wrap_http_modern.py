@@ -24,7 +24,6 @@ from rawclient import cli, demo_server, http_proxy, text
 
 RAW: Any = TypeAdapter(dict[str, Any])
 MODERN = "2026-07-28"
-pytestmark = pytest.mark.usefixtures("counting_in_process")
 
 # These tests recover whole originals in one answer; pages are tested in tests/core/test_recover_pages.py.
 WHOLE = ("--page-size", "100000000")

@@ -7,13 +7,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from memwrap import MemoryWrap
 from rawclient import RawClient, assert_golden, cli, demo_server, text
 
 GOLDEN = Path(__file__).with_name("golden")
-pytestmark = pytest.mark.usefixtures("counting_in_process")
 
 
 def _options(tmp_path: Path, *extra: str) -> list[str]:

@@ -18,7 +18,6 @@ from rawclient import RawClient, cli, demo_server, text
 
 # What a session does with each kind of result runs wrap in-process (memwrap; the scripted backends are
 # spawned by it); the spawned CLI keeps the large-JSON round trip (files, modes, recovery) and the restart.
-pytestmark = pytest.mark.usefixtures("counting_in_process")
 
 BUDGET = 5000
 

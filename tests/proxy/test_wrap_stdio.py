@@ -17,8 +17,6 @@ import pytest
 from memwrap import MemoryWrap
 from rawclient import RawClient, cli, demo_server, text
 
-pytestmark = pytest.mark.usefixtures("counting_in_process")
-
 RECOVER = "squeeze_recover"
 
 # These tests recover whole originals in one answer; pages are tested in tests/core/test_recover_pages.py.

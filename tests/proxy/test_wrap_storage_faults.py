@@ -19,8 +19,6 @@ from memwrap import MemoryWrap
 from mounts import tmpfs
 from rawclient import RawClient, cli, demo_server, text
 
-pytestmark = pytest.mark.usefixtures("counting_in_process")
-
 BIG = ("search_issues", {"query": "faults", "limit": 300})
 
 

@@ -12,7 +12,6 @@ from memwrap import MemoryWrap
 from rawclient import RawClient, assert_golden, cli, demo_server, require_node_paths, text
 
 GOLDEN = Path(__file__).with_name("golden")
-pytestmark = pytest.mark.usefixtures("counting_in_process")
 
 # These tests recover whole originals in one answer; pages are tested in tests/core/test_recover_pages.py.
 WHOLE = ("--page-size", "100000000")

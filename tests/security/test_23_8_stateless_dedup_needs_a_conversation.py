@@ -28,8 +28,6 @@ from pydantic import TypeAdapter
 from memwrap import HttpWrap
 from rawclient import cli, text
 
-pytestmark = pytest.mark.usefixtures("counting_in_process")
-
 RAW: Any = TypeAdapter(dict[str, Any])
 MODERN = "2026-07-28"
 SAME = "a result two unrelated clients both fetch, long enough that a pointer would be shorter. " * 20

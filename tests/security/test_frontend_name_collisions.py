@@ -25,8 +25,6 @@ from mcpsqueeze.core import CompactTools
 from memwrap import HttpWrap, MemoryWrap
 from rawclient import text
 
-pytestmark = pytest.mark.usefixtures("counting_in_process")
-
 RAW: Any = TypeAdapter(dict[str, Any])
 BACKEND = Path(__file__).parents[1] / "fuzz" / "raw_tools_backend.py"
 OBJECT = {"type": "object"}

@@ -12,14 +12,11 @@ import urllib.parse
 from pathlib import Path
 from typing import Any
 
-import pytest
 from serve_api import api, running_serve, write_token
 
 from mcpsqueeze import Client
 from mcpsqueeze._lines import split_lines
 from rawclient import RawClient, cli, demo_server
-
-pytestmark = pytest.mark.usefixtures("counting_in_process")
 
 READ = {"path": "notes.md"}
 SPEC = "3-5,1-2,40-"

@@ -29,7 +29,7 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     tmp = tmp_path_factory.mktemp("routes")
     sock = tmp / "run" / "s.sock"
     args = ["--recovery-dir", str(tmp / "rec"), "--budget", "4000", "--socket", str(sock)]
-    with Serve([*args, "-n", "demo", "--", *demo_server()], demo_in_memory=True):
+    with Serve([*args, "-n", "demo", "--", *demo_server()]):
         yield {**os.environ, "MCPSQUEEZE_SOCKET": str(sock), "MCPSQUEEZE_RECOVERY_DIR": str(tmp / "rec")}
 
 
