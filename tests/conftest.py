@@ -38,13 +38,13 @@ sys.dont_write_bytecode = False
 # test_wrap_oauth (6 tests, ~45 s) near the end. Measured on the fast subset, 2 cores; see docs/testing.md.
 SLOWEST_FIRST = (
     "proxy/test_wrap_oauth.py",
-    "core/test_client_configs.py",
+    "cli/test_client_configs.py",
     "serve/test_serve_shim.py",
-    "faults/test_23_15_body_limit.py",
+    "faults/test_body_limit.py",
     "proxy/test_wrap_failures.py",
-    "fuzz/test_23_2_recover_doors.py",
-    "faults/test_23_16_slow_clients.py",
-    "faults/test_23_21_early_expiry_refresh.py",
+    "fuzz/test_hostile_recover_arguments_at_every_door.py",
+    "faults/test_slow_clients_are_timed_out.py",
+    "faults/test_early_expired_token_is_refreshed.py",
     "proxy/test_wrap_http_modern.py",
     "proxy/test_wrap_http.py",
 )
@@ -58,8 +58,12 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The slowest files first (a stable sort: every worker collects the same order)."""
+    """The slowest files first (a stable sort: every worker collects the same order); tests/fuzz's tests
+    carry the `fuzz` marker, so `-m fuzz` runs the hostile-input suite whole."""
     rank = {name: i for i, name in enumerate(SLOWEST_FIRST)}
+    for item in items:
+        if item.path.is_relative_to(TESTS / "fuzz"):
+            item.add_marker(pytest.mark.fuzz)
 
     def key(item: pytest.Item) -> int:
         return rank.get(item.path.relative_to(TESTS).as_posix(), len(rank))

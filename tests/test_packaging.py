@@ -6,7 +6,7 @@ import re
 import tomllib
 from pathlib import Path
 
-PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
+PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
 
 
 def test_the_license_is_an_spdx_string_and_setuptools_is_new_enough_to_read_it() -> None:

@@ -5,12 +5,15 @@ from __future__ import annotations
 import json
 import random
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcpsqueeze.accounting._counter import TokenCounter
 from mcpsqueeze.accounting._stats import Accountant, CallRecord
 from mcpsqueeze.accounting._tokens import count_tokens, encoding, next_cut, spans
+
+pytestmark = pytest.mark.real_processes  # the helper process is what these tests are about
 
 
 def _whole(text: str) -> int:

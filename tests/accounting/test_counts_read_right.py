@@ -8,10 +8,14 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from mcpsqueeze.accounting._html import render_html
 from mcpsqueeze.accounting._report import load_report, render_text, report_data
 from mcpsqueeze.bash._help import render_listing
 from mcpsqueeze.bash._listing import Listing, ServerInfo
+
+pytestmark = pytest.mark.fuzz
 
 
 def _one_call(tmp_path: Path) -> Path:

@@ -3,7 +3,11 @@ names it (a dedup pointer's figure: tests/fuzz/test_pointer_numbers.py)."""
 
 from __future__ import annotations
 
+import pytest
+
 from mcpsqueeze.accounting._stats import Totals, render_summary
+
+pytestmark = pytest.mark.fuzz
 
 
 def test_23_34_passed_through_names_its_passthrough_and_errors_as_json_does() -> None:

@@ -12,7 +12,7 @@ import pytest
 
 from mcpsqueeze import Client, RecoveryError, Squeezer, shrink_tools
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.fuzz]
 
 
 def _big(tag: str) -> dict[str, object]:

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.fuzz
+
 SHIM = [sys.executable, "-m", "mcpsqueeze.bash.shim"]
 TEXTS = {
     "no-final-newline": "line one\nline two",

@@ -14,6 +14,8 @@ from mcpsqueeze.cli import main
 from mcpsqueeze.settings import KNOBS
 from rawclient import empty_config
 
+pytestmark = pytest.mark.fuzz
+
 EMPTY = empty_config()
 CONFIG_ROWS = [row for row in KNOBS if "config" in row.doors]
 

@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import subprocess
 
+import pytest
+
 from rawclient import cli
+
+pytestmark = pytest.mark.fuzz
 
 
 def test_23_30_max_sessions_help_says_the_idlest_session_is_ended() -> None:

@@ -13,6 +13,8 @@ import pytest
 from mcpsqueeze.settings._file import ConfigError, parse_config_text
 from rawclient import cli, empty_config
 
+pytestmark = pytest.mark.fuzz
+
 EMPTY = empty_config()  # (a config file must be a regular file only its owner writes)
 
 

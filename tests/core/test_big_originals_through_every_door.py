@@ -6,8 +6,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from hostile_inputs import long_keys_nested_deep
 from recover_doors import DOORS, every_door
+
+pytestmark = pytest.mark.fuzz
 
 FIFTY = ",".join(["1-"] * 50)
 

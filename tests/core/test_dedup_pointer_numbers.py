@@ -18,6 +18,8 @@ from mcpsqueeze.core._pipeline import Call, Pipeline
 from mcpsqueeze.core._stages import DedupStage, Workers
 from mcpsqueeze.recovery import FileStore, RecoveryStore
 
+pytestmark = pytest.mark.fuzz
+
 FIGURE = re.compile(r"call #1 \(list\), (\d+) (tokens|characters) not resent\.")
 
 

@@ -16,6 +16,8 @@ from mcpsqueeze._voice import McpVoice
 from mcpsqueeze.shrink import RecoveryHint, shrink_texts
 from memwrap import MemoryWrap
 
+pytestmark = pytest.mark.fuzz
+
 
 def _document(key_chars: int, items: int) -> dict[str, Any]:
     return {"k" * key_chars: [{"i": i, "w": "word " * 5} for i in range(items)]}

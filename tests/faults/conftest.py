@@ -1,5 +1,4 @@
-"""The faults suite (issue 23 items 12-17): resources under hostile sizes and clients. Runs alone:
-`pytest tests/faults`. Helpers: `big_backend.py` (huge one-letter results, streamed), `treemem.py`
+"""The faults suite: resources under hostile sizes and clients. Runs alone: `pytest tests/faults`. Helpers: `big_backend.py` (huge one-letter results, streamed), `treemem.py`
 (a process tree's resident memory from /proc)."""
 
 from __future__ import annotations

@@ -18,11 +18,11 @@ import anyio
 import httpx2
 import mcp_types as types
 import pytest
-from hostile_inputs import deep_anyof, deep_items, tool_text
 from mcp import Client as SdkClient
 from mcp.client.streamable_http import streamable_http_client
 from pydantic import TypeAdapter
 
+from hostile_inputs import deep_anyof, deep_items, tool_text
 from mcpsqueeze import Client
 from memwrap import HttpWrap, MemoryWrap, Serve
 from rawclient import text

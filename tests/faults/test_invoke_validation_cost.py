@@ -16,12 +16,12 @@ import anyio
 import httpx2
 import mcp_types as types
 import pytest
-from hostile_inputs import CLOSED, HOSTILE_INPUT, REQUIRED, WIDE
 from mcp import Client as SdkClient
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from pydantic import TypeAdapter
 
+from hostile_inputs import CLOSED, HOSTILE_INPUT, REQUIRED, WIDE
 from mcpsqueeze import Client, UsageError
 from mcpsqueeze.core._listing import INVALID_PARAMS, CompactTools, ListingError
 from memwrap import HttpWrap, MemoryWrap

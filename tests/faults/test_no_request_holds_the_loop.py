@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from loop_lag import held
+
 from hostile_inputs import (
     CLOSED,
     HOSTILE_INPUT,
@@ -21,8 +23,6 @@ from hostile_inputs import (
     long_keys_nested_deep,
     tool_text,
 )
-from loop_lag import held
-
 from memwrap import MemoryWrap
 
 

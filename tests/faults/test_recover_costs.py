@@ -7,7 +7,6 @@ answer every door gives, and as a spawned wrap's own peak RSS; the doors are in 
 from __future__ import annotations
 
 import json
-import sys
 import time
 import tracemalloc
 from collections.abc import Callable
@@ -16,13 +15,11 @@ from typing import Any
 
 import pytest
 
+from hostile_inputs import long_keys_nested_deep
 from mcpsqueeze import Squeezer, UsageError
 from mcpsqueeze.core import RecoverRequest, recover
 from mcpsqueeze.core._search import Limits, grep
 from rawclient import RawClient, cli, demo_server
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "fuzz"))
-from hostile_inputs import long_keys_nested_deep
 
 RID = "0" * 32
 

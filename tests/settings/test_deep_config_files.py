@@ -13,6 +13,8 @@ import pytest
 from mcpsqueeze.settings._file import MAX_CONFIG_DEPTH, ConfigError, parse_config_text
 from rawclient import cli
 
+pytestmark = pytest.mark.fuzz
+
 DEEP = {
     "servers.json": '{"mcpServers": ' + "[" * 100_000 + "]" * 100_000 + "}",
     "objects.json": '{"mcpServers": {"a": ' + '{"x": ' * 100_000 + "1" + "}" * 100_000 + "}}",
