@@ -88,19 +88,28 @@ def demo_direct() -> Iterator[RawClient]:
         yield client
 
 
+@pytest.fixture(scope="session", autouse=True)
+def in_memory_parts() -> Iterator[None]:
+    """The parts a door running in this process would spawn run here instead, for the whole run: a
+    backend that is the demo server or an MCPServer fixture runs on in-memory pipes, and token counts are
+    made in this process instead of a helper process per session (the same exact figures): see
+    `memwrap.in_memory_parts`. Processes a test spawns itself (a wrap, a serve) spawn theirs."""
+    from memwrap import in_memory_parts
+
+    with in_memory_parts():
+        yield
+
+
 @pytest.fixture(autouse=True)
-def in_memory_parts(request: pytest.FixtureRequest) -> Iterator[None]:
-    """The parts a door running in this process would spawn run here instead, for every test but those
-    marked `real_processes`: a backend that is the demo server or an MCPServer fixture runs on in-memory
-    pipes (`memwrap.backends_in_memory`), and token counts are made in this process instead of a helper
-    process per session (`memwrap.counting_here`: the same exact figures). Processes a test spawns itself
-    (a wrap, a serve) are untouched and spawn theirs."""
-    if request.node.get_closest_marker("real_processes"):
+def _real_processes(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test marked `real_processes` gets the real parts: its in-process doors spawn their backends and
+    the token counter's helper, as the CLI does."""
+    if request.node.get_closest_marker("real_processes") is None:
         yield
         return
-    from memwrap import backends_in_memory, counting_here
+    from memwrap import real_processes
 
-    with backends_in_memory(), counting_here():
+    with real_processes():
         yield
 
 

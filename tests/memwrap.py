@@ -19,12 +19,12 @@ server, the token counter's helper); in process it costs a few milliseconds.
 - `mcpsq(ARGV, env)` is the shim's command, `mcpsqueeze(*ARGS)` a one-shot CLI command (config, stats,
   install-commands, ...): exit code, stdout and stderr, as `subprocess.run` gives them.
 
-Backends (`backends_in_memory`): a backend command that can run here (`in_process_server`: the demo server
-and the MCPServer fixtures) is a fresh copy of its module on in-memory pipes, served by the SDK's own
-stdio transport (the same bytes a spawned one writes), wherever a door opens it; `demo_http()` serves one
-over streamable HTTP in a thread. Token counts (`counting_here`) are made in this process, without a helper
-process per session: the same exact figures. Both are on for every test (tests/conftest.py) but those
-marked `real_processes`.
+`in_memory_parts()`: a backend command that can run here (`in_process_server`: the demo server and the
+MCPServer fixtures) is a fresh copy of its module on in-memory pipes, served by the SDK's own stdio
+transport (the same bytes a spawned one writes), wherever a door opens it; token counts are made in this
+process, without a helper process per session (the same exact figures). On for the whole run
+(tests/conftest.py) but during tests marked `real_processes`. `demo_http()` serves a demo server over
+streamable HTTP in a thread.
 
 The session's log records (warnings, `--log-level info` call lines, the exit summary) are kept in
 `stderr`, formatted as the CLI prints them.
@@ -68,12 +68,12 @@ __all__ = [
     "MemoryServer",
     "MemoryWrap",
     "Serve",
-    "backends_in_memory",
-    "counting_here",
     "demo_channel",
     "demo_http",
+    "in_memory_parts",
     "mcpsq",
     "mcpsqueeze",
+    "real_processes",
     "serve_arguments",
     "wrap_settings",
 ]
@@ -204,21 +204,6 @@ async def serve_stdio(mcp_server: Any, receive: MemoryByteReceive, send: MemoryB
         await send.aclose()
 
 
-@contextlib.contextmanager
-def counting_here() -> Iterator[None]:
-    """Token counts made in this process instead of in a helper process per session: the counter falls
-    back to the in-process tokenizer (the path it takes when the helper cannot start), loaded once per
-    test process: the same exact figures, at the same moments."""
-    from mcpsqueeze.accounting._counter import TokenCounter
-
-    saved = TokenCounter._start_helper
-    TokenCounter._start_helper = lambda self: None  # type: ignore[method-assign,assignment,return-value]
-    try:
-        yield
-    finally:
-        TokenCounter._start_helper = saved  # type: ignore[method-assign]
-
-
 @contextlib.asynccontextmanager
 async def demo_channel(make: Callable[[], Any] | None = None) -> AsyncIterator[Any]:
     """A JSON-RPC channel to a fresh in-process demo server (or the server `make` makes), closed (its
@@ -235,21 +220,30 @@ async def demo_channel(make: Callable[[], Any] | None = None) -> AsyncIterator[A
             tg.cancel_scope.deadline = anyio.current_time() + 5  # then it has 5 s to finish
 
 
-@contextlib.contextmanager
-def backends_in_memory() -> Iterator[None]:
-    """While open, a backend that a door running in this process opens, whose command is one
-    `in_process_server` knows (the demo server, the MCPServer fixtures), is a fresh in-process copy on
-    in-memory pipes (`demo_channel`) instead of a process; other backends are spawned as usual.
+_standing_in = threading.Event()  # set while the stand-ins are on (cleared by `real_processes`)
 
-    The seam is `open_channel`, where every backend of every door is opened (wrap's stdio and HTTP
-    sessions, serve, `Client`)."""
+
+@contextlib.contextmanager
+def in_memory_parts() -> Iterator[None]:
+    """While open, the parts a door running in this process would spawn run here instead.
+
+    Backends: one whose command `in_process_server` knows (the demo server, the MCPServer fixtures) is a
+    fresh in-process copy on in-memory pipes (`demo_channel`) instead of a process; other backends are
+    spawned as usual. The seam is `open_channel`, where every backend of every door is opened (wrap's
+    stdio and HTTP sessions, serve, `Client`).
+
+    Token counts: made in this process instead of in a helper process per session. The counter falls back
+    to the in-process tokenizer (the path it takes when the helper cannot start), loaded once per test
+    process: the same exact figures, at the same moments."""
+    from mcpsqueeze.accounting._counter import TokenCounter
     from mcpsqueeze.transports import _channels
 
     spawn = _channels.open_channel
+    start_helper = TokenCounter._start_helper
 
     @contextlib.asynccontextmanager
     async def open_channel(*, url: str | None, argv: Sequence[str], **kw: Any) -> AsyncIterator[Any]:
-        here = url is None and not kw.get("env") and not kw.get("cwd")
+        here = _standing_in.is_set() and url is None and not kw.get("env") and not kw.get("cwd")
         make = in_process_server(argv) if here else None
         if make is None:
             async with spawn(url=url, argv=argv, **kw) as channel:
@@ -258,11 +252,31 @@ def backends_in_memory() -> Iterator[None]:
         async with demo_channel(make) as channel:
             yield channel
 
+    def no_helper(counter: TokenCounter) -> Any:
+        return None if _standing_in.is_set() else start_helper(counter)
+
     _channels.open_channel = open_channel  # type: ignore[assignment]
+    TokenCounter._start_helper = no_helper  # type: ignore[method-assign]
+    _standing_in.set()
     try:
         yield
     finally:
+        _standing_in.clear()
         _channels.open_channel = spawn
+        TokenCounter._start_helper = start_helper  # type: ignore[method-assign]
+
+
+@contextlib.contextmanager
+def real_processes() -> Iterator[None]:
+    """While open, `in_memory_parts` stands aside: doors in this process spawn their backends and the
+    token counter's helper, as the CLI does."""
+    was = _standing_in.is_set()
+    _standing_in.clear()
+    try:
+        yield
+    finally:
+        if was:
+            _standing_in.set()
 
 
 class _Records(logging.Handler):
@@ -356,7 +370,7 @@ class MemoryServer(_InMemory):
 class MemoryWrap(_InMemory):
     """`mcpsqueeze wrap ARGS -- TARGET` (the demo server by default), in this process; the RawClient
     surface but `proc`. Its backend is opened as wrap opens it: on in-memory pipes when it can run here
-    (`backends_in_memory`, on by default in the tests), else spawned."""
+    (`in_memory_parts`, on in the tests), else spawned."""
 
     def __init__(
         self,

@@ -3,10 +3,10 @@ it fails or is missing."""
 
 from __future__ import annotations
 
+import difflib
 import io
 import random
-import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -38,6 +38,14 @@ def _fast() -> Callable[[str], int]:
     return _FAST[0]
 
 
+def _patches(sources: list[Path]) -> Iterator[str]:
+    """Unified diffs of source files against a copy with every fifth line changed."""
+    for path in sources[:15]:
+        old = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        new = [line.upper() if i % 5 == 0 else line for i, line in enumerate(old)]
+        yield from difflib.unified_diff(old, new, f"a/{path.name}", f"b/{path.name}")
+
+
 def _corpus() -> list[str]:
     """Texts of the kinds agents see, and the corners of o200k's pre-tokenisation."""
     rng = random.Random(11)
@@ -45,10 +53,7 @@ def _corpus() -> list[str]:
     sources = sorted((ROOT / "src" / "mcpsqueeze").rglob("*.py"))[:40]
     texts += [p.read_text(encoding="utf-8") for p in sources]
     texts += [p.read_text(encoding="utf-8") for p in sorted((ROOT / "docs").glob("*.md"))]
-    git = subprocess.run(
-        ["git", "log", "-p", "-n", "15"], cwd=ROOT, capture_output=True, text=True, errors="replace"
-    )
-    texts.append(git.stdout)
+    texts.append("".join(_patches(sources)))  # what `git log -p` shows an agent
     texts.append("\r\n".join(f'{i},"Name {i}, Jr.",{rng.random() * 1e6:.4f},YES' for i in range(3000)))
     texts.append(
         "\n".join(

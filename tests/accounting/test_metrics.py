@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -19,7 +18,8 @@ from mcp.client.streamable_http import streamable_http_client
 
 from mcpsqueeze.accounting._metrics import MAX_LABEL_CHARS, Metrics
 from mcpsqueeze.accounting._stats import CallRecord
-from rawclient import cli, demo_server, free_port, serve_ready, stop, wait_for
+from memwrap import HttpWrap, Serve
+from rawclient import demo_server, wait_for
 
 SAMPLE = re.compile(r"^([a-z_]+)(\{[^}]*\})? (\S+)$")
 
@@ -51,20 +51,9 @@ def _key(name: str, server: str, tool: str, **extra: str) -> str:
 
 @contextmanager
 def wrap_http(tmp_path: Path, *extra: str) -> Iterator[str]:
-    argv = cli(
-        "wrap", "--transport", "streamable-http", "--port", "0", "--recovery-dir", str(tmp_path / "rec")
-    )
-    proc = subprocess.Popen(
-        [*argv, *extra, "--", *demo_server()], stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True
-    )
-    assert proc.stderr is not None
-    try:
-        line = proc.stderr.readline()
-        match = re.search(r"(http://127\.0\.0\.1:\d+)/mcp", line)
-        assert match, line
-        yield match[1]
-    finally:
-        stop(proc)
+    """wrap's HTTP frontend in front of the demo server: its base URL."""
+    with HttpWrap(["--recovery-dir", str(tmp_path / "rec"), *extra], demo_server()) as door:
+        yield door.url.removesuffix("/mcp")
 
 
 @pytest.mark.anyio
@@ -77,7 +66,7 @@ async def test_wrap_http_metrics_need_the_token_and_move_during_a_session(tmp_pa
         status, before = scrape(f"{base}/metrics", token)
         assert status == 200
         assert _key("mcpsqueeze_shrunk_total", "backend", "list_rows") not in before
-        # a named conversation: 2026-07-28 stateless calls are deduplicated only within one (issue 23 item 8)
+        # a named conversation: 2026-07-28 stateless calls are deduplicated only within one
         headers = {"Authorization": f"Bearer {token}", "Mcpsqueeze-Conversation": "metrics-test"}
         http = httpx2.AsyncClient(headers=headers, timeout=30)
         async with http, Client(streamable_http_client(f"{base}/mcp", http_client=http)) as client:
@@ -111,17 +100,13 @@ async def test_wrap_http_metrics_need_the_token_and_move_during_a_session(tmp_pa
 
 def test_serve_tcp_metrics_need_the_token_and_count_shim_calls(tmp_path: Path) -> None:
     token_file = tmp_path / "tok" / "token"
-    port = free_port()
-    argv = cli(
-        "serve", "--recovery-dir", str(tmp_path / "rec"), "--budget", "4000", "--listen", f"127.0.0.1:{port}",
+    args = [
+        "--recovery-dir", str(tmp_path / "rec"), "--budget", "4000", "--listen", "127.0.0.1:0",
         "--token-file", str(token_file), "-n", "demo", "--", *demo_server(),
-    )  # fmt: skip
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    assert proc.stderr is not None
-    try:
-        serve_ready(proc)
+    ]  # fmt: skip
+    with Serve(args) as served:
         token = token_file.read_text().strip()
-        base = f"http://127.0.0.1:{port}"
+        base = served.where
         assert scrape(f"{base}/metrics")[0] == 401
 
         def post(path: str, body: dict[str, Any]) -> Any:
@@ -142,8 +127,6 @@ def test_serve_tcp_metrics_need_the_token_and_count_shim_calls(tmp_path: Path) -
             )
 
         samples = wait_for(counted, what="the recovery to be counted")
-    finally:
-        stop(proc)
     assert answer["action"] == "shrink"
     assert samples[_key("mcpsqueeze_shrunk_total", "demo", "search_issues")] == 1
     assert (

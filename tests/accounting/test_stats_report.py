@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from memwrap import MemoryWrap
-from rawclient import ROOT, cli
+from memwrap import Completed, MemoryWrap, mcpsqueeze
+from rawclient import ROOT
 
 # Two sessions with different servers into ONE stats file: call numbers restart, session ids differ.
 PLANS = {
@@ -54,8 +54,8 @@ def stats_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def _stats(*args: str) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(cli("stats", *args), capture_output=True, text=True, timeout=60)
+def _stats(*args: str) -> Completed:
+    done = mcpsqueeze("stats", *args)
     assert done.returncode == 0, done.stderr
     return done
 
@@ -246,7 +246,7 @@ def test_names_from_backends_are_escaped_in_the_page(tmp_path: Path) -> None:
     assert text.count("</script>") == 1  # only the end of the embedded JSON block
 
 
-def test_23_36_even_call_ticks_one_label_per_interleaved_session_and_labelled_bytes(
+def test_even_call_ticks_one_label_per_interleaved_session_and_labelled_bytes(
     stats_file: Path, tmp_path: Path
 ) -> None:
     stats = tmp_path / "interleaved.jsonl"
