@@ -537,10 +537,12 @@ def mcpsq(
     return Completed(outcome.code, out.buffer.getvalue(), err.buffer.getvalue())
 
 
-def mcpsqueeze(*args: str, env: Mapping[str, str] | None = None, stdin: str | None = None) -> Completed:
+def mcpsqueeze(
+    *args: str, env: Mapping[str, str | None] | None = None, stdin: str | None = None
+) -> Completed:
     """`mcpsqueeze ARGS` for a command that ends by itself (config, stats, install-commands, clean, health,
     auth), in this process: the CLI's own click command, its exit code, stdout and stderr. `env` is
-    added to this process's environment while it runs."""
+    added to this process's environment while it runs (a None value unsets the variable)."""
     from click.testing import CliRunner
 
     from mcpsqueeze.cli._main import main

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from mcpsqueeze.settings._file import ConfigError, find_config, load_config, parse_config_text
 from mcpsqueeze.settings._policy import Policy
-from rawclient import assert_golden, cli
+from memwrap import Completed, mcpsqueeze
+from rawclient import assert_golden
 
 GOLDEN = Path(__file__).with_name("golden")
 
@@ -106,16 +105,10 @@ def test_a_named_config_must_exist_but_the_default_place_may_be_empty(tmp_path: 
     assert find_config(tmp_path / "f.toml", env)[1] == "--config"
 
 
-def _config_cli(
-    tmp_path: Path, *args: str, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    base = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "xdg"), "HOME": str(tmp_path)}
-    base.pop("MCPSQUEEZE_CONFIG", None)
-    base.pop("MCPSQUEEZE_RECOVERY_DIR", None)
-    base.pop("MCPSQUEEZE_STATS_FILE", None)
-    return subprocess.run(
-        cli("config", *args), capture_output=True, text=True, env={**base, **(env or {})}, timeout=60
-    )
+def _config_cli(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> Completed:
+    base: dict[str, str | None] = {"XDG_CONFIG_HOME": str(tmp_path / "xdg"), "HOME": str(tmp_path)}
+    base |= {"MCPSQUEEZE_CONFIG": None, "MCPSQUEEZE_RECOVERY_DIR": None, "MCPSQUEEZE_STATS_FILE": None}
+    return mcpsqueeze("config", *args, env={**base, **(env or {})})
 
 
 def test_config_prints_each_setting_with_its_source_flag_env_file_line_or_default(tmp_path: Path) -> None:

@@ -1,17 +1,16 @@
-"""Issue 23 item 5: config files nested past the depth bound (a servers JSON 100k levels deep, 3,000-deep
+"""Config files nested past the depth bound (a servers JSON 100k levels deep, 3,000-deep
 TOML inline tables, a 100k-deep array) are refused with exit 2 and a message naming the bound, never a
 RecursionError traceback."""
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 from mcpsqueeze.settings._file import MAX_CONFIG_DEPTH, ConfigError, parse_config_text
-from rawclient import cli
+from memwrap import Completed, mcpsqueeze
 
 pytestmark = pytest.mark.fuzz
 
@@ -27,12 +26,12 @@ DEEP = {
 }
 
 
-def _run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(cli(*args), capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+def _run(*args: str) -> Completed:
+    return mcpsqueeze(*args, stdin="")
 
 
 @pytest.mark.parametrize("name", sorted(DEEP))
-def test_23_5_deep_config_exits_2_naming_the_bound(tmp_path: Path, name: str) -> None:
+def test_deep_config_exits_2_naming_the_bound(tmp_path: Path, name: str) -> None:
     path = tmp_path / name
     path.write_text(DEEP[name], encoding="utf-8")
     for args in (("config", "--config", str(path)), ("serve", "--config", str(path))):
@@ -41,14 +40,14 @@ def test_23_5_deep_config_exits_2_naming_the_bound(tmp_path: Path, name: str) ->
         assert f"deeper than {MAX_CONFIG_DEPTH}" in done.stderr and "Traceback" not in done.stderr
 
 
-def test_23_5_deep_servers_file_exits_2(tmp_path: Path) -> None:
+def test_deep_servers_file_exits_2(tmp_path: Path) -> None:
     path = tmp_path / "servers.json"
     path.write_text(DEEP["objects.json"], encoding="utf-8")
     done = _run("serve", "--servers", str(path))
     assert done.returncode == 2 and f"deeper than {MAX_CONFIG_DEPTH}" in done.stderr, done.stderr[-2000:]
 
 
-def test_23_5_brackets_inside_strings_and_comments_do_not_count() -> None:
+def test_brackets_inside_strings_and_comments_do_not_count() -> None:
     text = '[defaults]\nrecovery_url = "' + "[" * 500 + '"  # ' + "{" * 500 + "\n"
     with pytest.raises(ConfigError, match="Redis URL"):  # refused as a bad URL, not as too deep
         parse_config_text(text)
