@@ -7,9 +7,11 @@ there (.ci/run installs what the tests need).
 from __future__ import annotations
 
 import compileall
+import functools
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -111,6 +113,16 @@ def _real_processes(request: pytest.FixtureRequest) -> Iterator[None]:
 
     with real_processes():
         yield
+
+
+@pytest.fixture(params=["stdio", "streamable-http"])
+def wrap_door(request: pytest.FixtureRequest) -> Callable[..., AbstractContextManager[RawClient]]:
+    """`wrap_door(ARGS, target=...)`: `wrap ARGS -- TARGET` in this process, once over each agent-facing
+    transport (memwrap.open_wrap: stdio on in-memory pipes, a streamable HTTP session on loopback), as a
+    RawClient. For tests of what the session does with messages, which must not depend on the transport."""
+    from memwrap import open_wrap
+
+    return functools.partial(open_wrap, request.param)
 
 
 @pytest.hookimpl(hookwrapper=True)

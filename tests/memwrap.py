@@ -62,6 +62,7 @@ from mcpsqueeze.transports._memory import MemoryByteReceive, MemoryByteSend, mem
 from rawclient import HTTP_ACCEPT, RawClient, demo_server
 
 __all__ = [
+    "WRAP_TRANSPORTS",
     "Completed",
     "HttpClient",
     "HttpWrap",
@@ -70,9 +71,11 @@ __all__ = [
     "Serve",
     "demo_channel",
     "demo_http",
+    "generated_modules",
     "in_memory_parts",
     "mcpsq",
     "mcpsqueeze",
+    "open_wrap",
     "real_processes",
     "serve_arguments",
     "wrap_settings",
@@ -551,6 +554,23 @@ def mcpsqueeze(
     return Completed(result.exit_code, result.stdout_bytes, result.stderr_bytes)
 
 
+@contextlib.contextmanager
+def generated_modules(directory: Path) -> Iterator[Callable[[str], types.ModuleType]]:
+    """Code Mode's generated Python modules in `directory` (`install-commands --lang python`), imported in
+    this process as an agent's script imports them (the directory on `sys.path`), forgotten afterwards.
+    That they need nothing but the standard library (`python -I -S`) is tested in a fresh interpreter
+    (tests/codemode/test_code_mode.py)."""
+    where = str(directory)
+    sys.path.insert(0, where)
+    try:
+        yield importlib.import_module
+    finally:
+        sys.path.remove(where)
+        for name, module in list(sys.modules.items()):
+            if (getattr(module, "__file__", None) or "").startswith(where):
+                del sys.modules[name]
+
+
 # -- streamable HTTP ------------------------------------------------------------------------------------
 
 
@@ -633,3 +653,21 @@ class HttpClient(RawClient):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+WRAP_TRANSPORTS = ("stdio", "streamable-http")
+
+
+@contextlib.contextmanager
+def open_wrap(
+    transport: str, args: Sequence[str], target: Sequence[str] | None = None
+) -> Iterator[RawClient]:
+    """`wrap ARGS -- TARGET` (the demo server by default) in this process, reached over `transport` (one of
+    WRAP_TRANSPORTS): over in-memory pipes (`MemoryWrap`) or one streamable HTTP session on loopback
+    (`HttpWrap` and `HttpClient`). The conftest fixture `wrap_door` runs a test over each."""
+    if transport == "stdio":
+        with MemoryWrap(args, target=target) as client:
+            yield client
+        return
+    with HttpWrap(args, target or demo_server()) as served, HttpClient(served.url) as client:
+        yield client

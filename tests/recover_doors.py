@@ -2,14 +2,13 @@
 server's `echo`, or the host's result in hand) and sends each recover arguments object of `asks` through
 wrap over stdio, wrap over HTTP in both protocol revisions, serve's API, `mcpsq recover`, `Squeezer` and
 `Client`. Each answer is an `Answered`: the text the agent reads, whether it was an error, and the
-seconds it took. The doors run in this process (memwrap) but `mcpsq`, whose door is its own process;
-whatever a door logs is in `logs` (a traceback there fails the caller's check)."""
+seconds it took. The doors run in this process (memwrap); whatever a door logs is in `logs` (a
+traceback there fails the caller's check)."""
 
 from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import time
 import urllib.parse
@@ -27,13 +26,12 @@ from pydantic import TypeAdapter
 
 from mcpsqueeze import Client, RecoveryError, Squeezer, UsageError
 from mcpsqueeze.core import parts_text
-from memwrap import HttpWrap, MemoryWrap, Serve
+from memwrap import HttpWrap, MemoryWrap, Serve, mcpsq
 from rawclient import demo_server
 from serve.serve_api import api, write_token
 
 RAW: Any = TypeAdapter(dict[str, Any])
 BUDGET = "2000"
-SHIM = [sys.executable, "-m", "mcpsqueeze.bash.shim"]
 SHELL_FLAGS = {"pointer": "--pointer", "lines": "--lines", "grep": "--grep", "search": "--search"}
 SHELL_FLAGS |= {"context": "--context", "skip": "--skip", "ignore_case": "-i"}
 DOORS = ("wrap-stdio", "wrap-http-2025-11-25", "wrap-http-2026-07-28", "serve", "mcpsq", "squeezer", "client")
@@ -185,9 +183,7 @@ def _serve_and_shell(
                 flags = []
                 for key, value in ask.items():
                     flags += [SHELL_FLAGS[key]] if value is True else [SHELL_FLAGS[key], str(value)]
-                done = subprocess.run(
-                    [*SHIM, "recover", rid, *flags], env=env, capture_output=True, text=True, timeout=120
-                )
+                done = mcpsq(["recover", rid, *flags], env)
                 out.logs.append(done.stderr)
                 return (done.stdout, False) if done.returncode == 0 else (done.stderr, True)
 
