@@ -60,8 +60,8 @@ class _Recorder:
         self.controller = self.worker is None and bool(getattr(config.option, "numprocesses", None))
         self.current: str | None = None  # the file of the test running now
         self.starts: dict[str, list[str]] = {}  # file -> commands it started
-        self.fixture_starts: dict[str, list[str]] = {}  # wider-scoped fixture -> commands it started
-        self.fixtures_used: dict[str, set[str]] = {}  # file -> fixtures its tests use
+        self.fixture_starts: dict[str, list[str]] = {}  # wider-scoped fixture (where::name) -> commands
+        self.fixtures_used: dict[str, set[str]] = {}  # file -> fixtures its tests use (where::name)
         self._inside = threading.local()
         self._undo: list[Callable[[], None]] = []
         if not self.controller:
@@ -104,7 +104,10 @@ class _Recorder:
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item: pytest.Item) -> Iterator[None]:
         self.current = _relative(item)
-        self.fixtures_used.setdefault(self.current, set()).update(getattr(item, "fixturenames", ()))
+        info = getattr(item, "_fixtureinfo", None)  # the fixtures it uses, where each is defined
+        defs = info.name2fixturedefs.items() if info is not None else ()
+        used = {f"{d.baseid}::{name}" for name, found in defs for d in found}
+        self.fixtures_used.setdefault(self.current, set()).update(used)
         yield  # a background thread's later start is charged to the next test of this worker
 
     @pytest.hookimpl(hookwrapper=True)
@@ -114,7 +117,8 @@ class _Recorder:
         if fixturedef.scope != "function" and self.current is not None:
             started = self.starts.get(self.current, [])[before:]
             if started:
-                self.fixture_starts.setdefault(fixturedef.argname, []).extend(started)
+                key = f"{fixturedef.baseid}::{fixturedef.argname}"
+                self.fixture_starts.setdefault(key, []).extend(started)
 
     # -- the result ----------------------------------------------------------------------------------
     def _mine(self) -> dict[str, Any]:

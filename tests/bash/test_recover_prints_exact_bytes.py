@@ -1,18 +1,17 @@
-"""Issue 23 item 28: `mcpsq recover` prints the original byte for byte: no newline added, none taken."""
+"""`mcpsq recover` prints the original byte for byte: no newline added, none taken."""
 
 from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from memwrap import mcpsq
+
 pytestmark = pytest.mark.fuzz
 
-SHIM = [sys.executable, "-m", "mcpsqueeze.bash.shim"]
 TEXTS = {
     "no-final-newline": "line one\nline two",
     "final-newline": "a\nb\n",
@@ -22,7 +21,7 @@ TEXTS = {
 
 
 @pytest.mark.parametrize("name", TEXTS)
-def test_23_28_mcpsq_recover_prints_the_original_text_exactly(tmp_path: Path, name: str) -> None:
+def test_mcpsq_recover_prints_the_original_text_exactly(tmp_path: Path, name: str) -> None:
     rec = tmp_path / "rec"
     rec.mkdir(mode=0o700)
     rid = "ab" * 16
@@ -30,7 +29,7 @@ def test_23_28_mcpsq_recover_prints_the_original_text_exactly(tmp_path: Path, na
     (rec / f"mcpsqueeze-{rid}.json").write_text(json.dumps({"content": [{"type": "text", "text": text}]}))
     env = {k: v for k, v in os.environ.items() if not k.startswith("MCPSQUEEZE_")}
     env |= {"MCPSQUEEZE_RECOVERY_DIR": str(rec), "MCPSQUEEZE_SOCKET": str(tmp_path / "none.sock")}
-    whole = subprocess.run([*SHIM, "recover", rid], env=env, capture_output=True, timeout=30)
-    assert (whole.returncode, whole.stdout) == (0, text.encode("utf-8"))  # cmp: the same bytes
-    lines = subprocess.run([*SHIM, "recover", rid, "--lines", "1-"], env=env, capture_output=True, timeout=30)
-    assert lines.stdout == text.encode("utf-8")
+    whole = mcpsq(["recover", rid], env)
+    assert (whole.returncode, whole.out) == (0, text.encode("utf-8"))  # cmp: the same bytes
+    lines = mcpsq(["recover", rid, "--lines", "1-"], env)
+    assert lines.out == text.encode("utf-8")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import pty
 import re
 import subprocess
 from pathlib import Path
@@ -330,3 +331,27 @@ def test_every_shell_door_reads_the_listing_answer_one_way() -> None:
     assert isinstance(odd, Outcome) and odd.code == EXIT_BACKEND and "without JSON" in odd.stderr
     refused = listing_of(401, {"error": {"code": "unauthorized", "message": "bad token"}})
     assert isinstance(refused, Outcome) and refused.code == EXIT_UNREACHABLE and "token" in refused.stderr
+
+
+def test_on_a_terminal_the_shim_ends_the_line_the_data_left_open(shim_env: dict[str, str]) -> None:
+    """In a pipe the data is exact; on a terminal the prompt starts on its own line."""
+    leader, follower = pty.openpty()
+    try:
+        done = subprocess.run(
+            [*SHIM, "demo", "echo", "--text", "no newline"],
+            stdout=follower, stderr=subprocess.PIPE, env=shim_env, timeout=60,
+        )  # fmt: skip
+        os.close(follower)
+        seen = b""
+        while True:
+            try:
+                chunk = os.read(leader, 4096)
+            except OSError:  # the terminal's other end is closed: all read
+                break
+            if not chunk:
+                break
+            seen += chunk
+    finally:
+        os.close(leader)
+    assert done.returncode == 0, done.stderr
+    assert seen == b"no newline\r\n"  # the terminal's own line ending

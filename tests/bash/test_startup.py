@@ -92,3 +92,21 @@ def test_a_call_and_the_listing_load_none_of_the_slow_stdlib_modules(
     loaded = modules_after_running(shim_env, *argv)
     assert "mcpsqueeze.bash._client" in loaded  # it did run
     assert not {m for m in loaded for s in SLOW if m == s or m.startswith(s + ".")}
+
+
+@pytest.mark.parametrize("text", ["{bad", '{"a": tru}', "[1,", '"open'])
+def test_the_shims_json_reader_in_a_fresh_interpreter_raises_a_value_error_on_malformed_input(
+    text: str,
+) -> None:
+    # Python 3.11's C scanner needs json.decoder imported to raise; the shim never imports it up front.
+    probe = (
+        "import sys\n"
+        "from mcpsqueeze.bash._fastjson import loads\n"
+        "try:\n"
+        "    loads(sys.argv[1])\n"
+        "except ValueError as exc:\n"
+        "    print(type(exc).__name__, exc)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe, text], capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("JSONDecodeError"), done.stdout

@@ -1,8 +1,7 @@
-"""Seed 000 (mcp-compressor's `--shrinkfit`) as written: its result shapes and its jq recipe, via `wrap`.
-
-An object keeps its top-level fields and gains `truncation` (`message`, `report` with the real
-counters, `original_response_file`); an array keeps its type with the record in `_meta.truncation`;
-and the seed's shell recipe finds and reads the original from a saved MCP result.
+"""mcp-compressor's `--shrinkfit` result shapes, through `wrap`: an object keeps its top-level fields and
+gains `truncation` (`message`, `report` with the real counters, `original_response_file`); an array keeps
+its type with the record in `_meta.truncation`. Its shell recipe, run on these results, is in
+tests/bash/test_recover_recipes.py.
 """
 
 from __future__ import annotations
@@ -13,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from rawclient import RawClient, cli, demo_server
-from seed_recipe import run_recipe
+from memwrap import MemoryWrap
+from rawclient import RawClient
 
 REPORT_KEYS = {"pruned", "fits", "items_omitted", "keys_omitted", "strings_truncated"}
 
@@ -22,19 +21,19 @@ REPORT_KEYS = {"pruned", "fits", "items_omitted", "keys_omitted", "strings_trunc
 @pytest.fixture(scope="module")
 def results(tmp_path_factory: pytest.TempPathFactory, demo_direct: RawClient) -> dict[str, dict[str, Any]]:
     """Direct and proxied results of one large object and one large array, from one session each."""
-    rec = tmp_path_factory.mktemp("seed000") / "rec"
+    rec = tmp_path_factory.mktemp("shrinkfit") / "rec"
     out: dict[str, dict[str, Any]] = {}
     calls = {"object": ("search_issues", {"query": "seed"}), "array": ("list_rows", {"table": "t"})}
     for name, (tool, arguments) in calls.items():
         out[f"direct {name}"] = demo_direct.call(tool, arguments)
-    with RawClient(cli("wrap", "--recovery-dir", str(rec), "--", *demo_server())) as client:
+    with MemoryWrap(["--recovery-dir", str(rec)]) as client:
         client.initialize()
         for name, (tool, arguments) in calls.items():
             out[name] = client.call(tool, arguments)
     return out
 
 
-def test_an_object_result_keeps_its_top_level_fields_and_gains_the_seeds_truncation_object(
+def test_an_object_result_keeps_its_top_level_fields_and_gains_a_truncation_object(
     results: dict[str, dict[str, Any]],
 ) -> None:
     original = json.loads(results["direct object"]["content"][0]["text"])
@@ -58,11 +57,3 @@ def test_an_array_result_stays_an_array_with_its_recovery_in_meta_truncation(
     assert {"message", "report", "original_response_file"} <= set(record)
     assert set(record["report"]) >= REPORT_KEYS
     assert json.loads(Path(record["original_response_file"]).read_bytes()) == results["direct array"]
-
-
-@pytest.mark.parametrize("kind", ["object", "array"])
-def test_the_seeds_jq_recipe_reads_the_original_from_a_saved_mcp_result(
-    results: dict[str, dict[str, Any]], tmp_path: Path, kind: str
-) -> None:
-    printed = run_recipe(tmp_path, json.dumps(results[kind]))
-    assert printed == results[f"direct {kind}"]["content"]
