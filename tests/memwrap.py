@@ -544,13 +544,21 @@ def mcpsqueeze(
     *args: str, env: Mapping[str, str | None] | None = None, stdin: str | None = None
 ) -> Completed:
     """`mcpsqueeze ARGS` for a command that ends by itself (config, stats, install-commands, clean, health,
-    auth), in this process: the CLI's own click command, its exit code, stdout and stderr. `env` is
-    added to this process's environment while it runs (a None value unsets the variable)."""
+    auth, and wrap or serve refusing to start), in this process: the CLI's own click command, its exit
+    code, stdout and stderr. `env` is added to this process's environment while it runs (a None value
+    unsets the variable). A wrap that does start fails the test: it would take this process's stdio."""
+    from unittest import mock
+
     from click.testing import CliRunner
 
     from mcpsqueeze.cli._main import main
+    from mcpsqueeze.transports import _channels
 
-    result = CliRunner().invoke(main, list(args), env=dict(env or {}), input=stdin, catch_exceptions=False)
+    def not_here(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a wrap started in the test process would take its stdio: use MemoryWrap")
+
+    with mock.patch.object(_channels.StdioChannel, "__init__", not_here):
+        result = CliRunner().invoke(main, list(args), env=dict(env or {}), input=stdin, catch_exceptions=False)
     return Completed(result.exit_code, result.stdout_bytes, result.stderr_bytes)
 
 

@@ -1,15 +1,16 @@
-"""--drop-duplicate-structured through the real CLI: opt-in, outputSchema hidden, originals recoverable.
-The default (nothing modified) runs the same wrap in-process (memwrap)."""
+"""--drop-duplicate-structured: opt-in, outputSchema hidden, originals recoverable; over each of wrap's
+transports (in process), and against the public filesystem and memory servers (spawned, `slow`)."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import pytest
 
-from memwrap import MemoryWrap
-from rawclient import RawClient, assert_golden, cli, demo_server, require_node_paths, text
+from rawclient import RawClient, assert_golden, cli, require_node_paths, text
 
 GOLDEN = Path(__file__).with_name("golden")
 
@@ -21,8 +22,10 @@ def _wrap(tmp_path: Path, server: list[str], *extra: str) -> list[str]:
     return cli("wrap", *WHOLE, "--recovery-dir", str(tmp_path / "rec"), *extra, "--", *server)
 
 
-def test_by_default_structured_content_and_output_schemas_are_never_modified(tmp_path: Path) -> None:
-    with MemoryWrap([*WHOLE, "--recovery-dir", str(tmp_path / "rec")]) as client:
+def test_by_default_structured_content_and_output_schemas_are_never_modified(
+    tmp_path: Path, wrap_door: Callable[..., AbstractContextManager[RawClient]]
+) -> None:
+    with wrap_door([*WHOLE, "--recovery-dir", str(tmp_path / "rec")]) as client:
         client.initialize()
         tools = {t["name"]: t for t in client.result("tools/list")["tools"]}
         small = client.call("add", {"a": 2, "b": 3})
@@ -31,11 +34,13 @@ def test_by_default_structured_content_and_output_schemas_are_never_modified(tmp
 
 
 def test_the_option_drops_duplicates_hides_schemas_and_recovers_the_original(
-    tmp_path: Path, demo_direct: RawClient
+    tmp_path: Path, demo_direct: RawClient, wrap_door: Callable[..., AbstractContextManager[RawClient]]
 ) -> None:
     expected_small = demo_direct.call("add", {"a": 2, "b": 3})
     expected_big = demo_direct.call("big_structured", {"n": 300})
-    with RawClient(_wrap(tmp_path, demo_server(), "--drop-duplicate-structured")) as client:
+    with wrap_door(
+        [*WHOLE, "--recovery-dir", str(tmp_path / "rec"), "--drop-duplicate-structured"]
+    ) as client:
         client.initialize()
         tools = {t["name"]: t for t in client.result("tools/list")["tools"]}
         small = client.call("add", {"a": 2, "b": 3})
