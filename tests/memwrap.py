@@ -185,7 +185,7 @@ def in_process_server(argv: Sequence[str]) -> Callable[[], Any] | None:
     argv = list(argv)
     if argv == demo_server():
         return lambda: fresh_demo().mcp
-    for name in ("records_server", "seed_server", "ledger_server", "structured_server"):
+    for name in ("records_server", "mcp_squeeze_server", "ledger_server", "structured_server"):
         if (
             len(argv) == 2
             and argv[0] == sys.executable

@@ -1,4 +1,4 @@
-"""Seed 004 (MCP Squeeze) as written: its fixture server through `wrap --truncate-chars 2000`.
+"""MCP Squeeze's README session: its fixture server through `wrap --truncate-chars 2000`.
 
 Its README shows two identical `get_large_text` calls: the first truncated from 5640 characters with a
 marker, the second replaced by a duplicate pointer, and a stderr summary saving 79.2 % of the tokens.
@@ -15,11 +15,12 @@ from pathlib import Path
 import pytest
 
 from mcpsqueeze.accounting._tokens import count_tokens
-from rawclient import ROOT, RawClient, cli, text
+from memwrap import MemoryServer, MemoryWrap, mcpsqueeze
+from rawclient import ROOT, text
 
-FIXTURE = [sys.executable, str(ROOT / "tests" / "fixtures" / "seed_server.py")]
-SEED_SAVED_PERCENT = 79.2  # "tokens saved: 1916 (79.2%)"
-# The marker and the pointer each carry a random response id (the recovery the seed did not offer),
+FIXTURE = [sys.executable, str(ROOT / "tests" / "fixtures" / "mcp_squeeze_server.py")]
+README_SAVED_PERCENT = 79.2  # "tokens saved: 1916 (79.2%)"
+# The marker and the pointer each carry a random response id (the recovery MCP Squeeze does not offer),
 # costing 12-26 o200k tokens, so the printed share moves by about +-0.3 points between runs. The claim
 # is checked at an id of the median cost; the printed figure within that spread.
 TYPICAL_ID = "32c7c5ee96cf095900a624b9ccd124e5"  # 18 tokens, the median over random ids
@@ -32,14 +33,15 @@ def _summary(stderr: str) -> dict[str, str]:
     return dict(re.findall(r"^  (\w[\w ]*?)\s{2,}(\S.*)$", block, re.M))
 
 
-def test_two_identical_large_calls_are_truncated_then_deduplicated_saving_at_least_the_seeds_share(
+def test_two_identical_large_calls_are_truncated_then_deduplicated_saving_at_least_the_readmes_share(
     tmp_path: Path,
 ) -> None:
-    with RawClient(FIXTURE) as direct:
+    with MemoryServer(FIXTURE) as direct:
         direct.initialize()
         original = direct.call("get_large_text")
-    argv = cli("wrap", "--truncate-chars", "2000", "--recovery-dir", str(tmp_path / "rec"), "--", *FIXTURE)
-    with RawClient(argv) as client:
+    with MemoryWrap(
+        ["--truncate-chars", "2000", "--recovery-dir", str(tmp_path / "rec")], target=FIXTURE
+    ) as client:
         client.initialize()
         tools = [t["name"] for t in client.result("tools/list")["tools"]]
         first = client.call("get_large_text")
@@ -59,7 +61,7 @@ def test_two_identical_large_calls_are_truncated_then_deduplicated_saving_at_lea
     assert text(second).startswith("[mcpsqueeze] identical to the result of call #1 (get_large_text)")
     summary = _summary(client.stderr)
     assert {k: summary[k] for k in ("calls proxied", "passed through", "deduplicated", "shrunk")} == {
-        "calls proxied": "2",  # as in the seed's summary (the recover call is ours, not proxied)
+        "calls proxied": "2",  # as in its README's summary (the recover call is ours, not proxied)
         "passed through": "0",
         "deduplicated": "1",
         "shrunk": "1",
@@ -69,8 +71,8 @@ def test_two_identical_large_calls_are_truncated_then_deduplicated_saving_at_lea
     assert before == 2 * count_tokens(text(original)) and int(saved) == before - after
     assert after == count_tokens(text(first)) + count_tokens(text(second))
     typical = sum(count_tokens(re.sub("[0-9a-f]{32}", TYPICAL_ID, text(r))) for r in (first, second))
-    assert 100 * (before - typical) / before >= SEED_SAVED_PERCENT
-    assert float(percent) >= SEED_SAVED_PERCENT - ID_SPREAD
+    assert 100 * (before - typical) / before >= README_SAVED_PERCENT
+    assert float(percent) >= README_SAVED_PERCENT - ID_SPREAD
 
 
 @pytest.mark.parametrize(
@@ -81,13 +83,5 @@ def test_two_identical_large_calls_are_truncated_then_deduplicated_saving_at_lea
     ],
 )
 def test_a_truncate_chars_that_cannot_work_is_a_usage_error(extra: list[str], message: str) -> None:
-    import subprocess
-
-    done = subprocess.run(
-        cli("wrap", *extra, "--", *FIXTURE),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-    )
+    done = mcpsqueeze("wrap", *extra, "--", *FIXTURE)
     assert done.returncode == 2 and message in done.stderr, done.stderr
