@@ -19,9 +19,9 @@ server, the token counter's helper); in process it costs a few milliseconds.
 - `mcpsq(ARGV, env)` is the shim's command, `mcpsqueeze(*ARGS)` a one-shot CLI command (config, stats,
   install-commands, ...): exit code, stdout and stderr, as `subprocess.run` gives them.
 
-`in_memory_parts()`: a backend command that can run here (`in_process_server`: the demo server and the
-MCPServer fixtures) is a fresh copy of its module on in-memory pipes, served by the SDK's own stdio
-transport (the same bytes a spawned one writes), wherever a door opens it; token counts are made in this
+`in_memory_parts()`: a backend command that can run here (`in_process_server`: the demo server, the
+MCPServer fixtures, and the hand-written backends of tests/fixtures on a worker thread) is a fresh copy of
+its module on in-memory pipes (the same bytes a spawned one writes), wherever a door opens it; token counts are made in this
 process, without a helper process per session (the same exact figures). On for the whole run
 (tests/conftest.py) but during tests marked `real_processes`. `demo_http()` serves a demo server over
 streamable HTTP in a thread.
@@ -45,11 +45,13 @@ import sys
 import threading
 import time
 import types
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.to_thread
+from anyio.from_thread import run as run_from_thread
 from anyio.from_thread import start_blocking_portal
 from anyio.streams.buffered import BufferedByteReceiveStream
 
@@ -170,28 +172,46 @@ class _TextOut:
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
-def fresh_fixture(name: str) -> Any:
-    """A new copy of tests/fixtures/NAME.py's MCPServer (`server`), as its own process would run it."""
-    spec = importlib.util.spec_from_file_location(f"in_process_{name}", FIXTURES / f"{name}.py")
+def _fresh_module(path: Path) -> types.ModuleType:
+    """A new copy of the module at `path` (its own globals), as its own process would have it."""
+    spec = importlib.util.spec_from_file_location(f"in_process_{path.stem}", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module.server
+    return module
 
 
-def in_process_server(argv: Sequence[str]) -> Callable[[], Any] | None:
-    """How to make the server a backend command would run, when it can run here: the demo server and
-    the MCPServer fixtures (records, seed, structured); None for anything else."""
+def fresh_fixture(name: str) -> Any:
+    """A new copy of tests/fixtures/NAME.py's MCPServer (`server`), as its own process would run it."""
+    return _fresh_module(FIXTURES / f"{name}.py").server
+
+
+#: A server run on in-memory pipes: it reads the first, writes the second, and ends when its input does.
+Peer = Callable[[MemoryByteReceive, MemoryByteSend], Awaitable[None]]
+MCPSERVERS = ("records_server", "mcp_squeeze_server", "ledger_server", "structured_server")
+# The hand-written backends (fixtures/stdio_backend.py's `main(argv)`) that may run here: not the ones
+# whose process is what a test looks at (hung_backend ignores SIGTERM, big_backend's memory is measured).
+SCRIPTED = (
+    "noisy_backend", "changing_backend", "notifying_backend", "pages_backend", "raw_tools_backend",
+    "hostile_backend", "unparseable_server",
+)  # fmt: skip
+
+
+def in_process_server(argv: Sequence[str]) -> Peer | None:
+    """The server a backend command would run, run here instead, when it can: the demo server, the
+    MCPServer fixtures and the hand-written backends of tests/fixtures (SCRIPTED); None otherwise."""
     argv = list(argv)
     if argv == demo_server():
-        return lambda: fresh_demo().mcp
-    for name in ("records_server", "mcp_squeeze_server", "ledger_server", "structured_server"):
-        if (
-            len(argv) == 2
-            and argv[0] == sys.executable
-            and Path(argv[1]).resolve() == FIXTURES / f"{name}.py"
-        ):
-            return lambda: fresh_fixture(name)
+        return lambda receive, send: serve_stdio(fresh_demo().mcp, receive, send)
+    if len(argv) < 2 or argv[0] != sys.executable:
+        return None
+    path = Path(argv[1]).resolve()
+    if path.parent != FIXTURES:
+        return None
+    if path.stem in MCPSERVERS and len(argv) == 2:
+        return lambda receive, send: serve_stdio(fresh_fixture(path.stem), receive, send)
+    if path.stem in SCRIPTED:
+        return lambda receive, send: serve_script(path, argv[2:], receive, send)
     return None
 
 
@@ -207,14 +227,58 @@ async def serve_stdio(mcp_server: Any, receive: MemoryByteReceive, send: MemoryB
         await send.aclose()
 
 
+class _ScriptOut:
+    """A hand-written backend's stdout: what it flushes goes down the in-memory pipe, from its thread."""
+
+    def __init__(self, send: MemoryByteSend) -> None:
+        self._send = send
+        self._pending: list[str] = []
+
+    def write(self, text: str) -> None:
+        self._pending.append(text)
+
+    def flush(self) -> None:
+        data, self._pending = "".join(self._pending).encode(), []
+        run_from_thread(self._send.send, data)
+
+
+async def serve_script(path: Path, argv: list[str], receive: MemoryByteReceive, send: MemoryByteSend) -> None:
+    """`python PATH ARGV` (a hand-written backend: its `main(argv)`), a fresh copy, on a worker thread
+    reading and writing in-memory pipes, until its input ends."""
+    from fixtures.stdio_backend import run_with
+
+    module = _fresh_module(path)
+    inbox: queue.Queue[str | None] = queue.Queue()
+
+    async def pump() -> None:
+        lines = _LinesIn(receive)
+        try:
+            async for line in lines:
+                inbox.put(line)
+        finally:
+            inbox.put(None)
+
+    def run() -> None:
+        with contextlib.suppress(SystemExit):  # a backend that exits: its output ends
+            run_with(iter(inbox.get, None), _ScriptOut(send), module.main, argv)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(pump)
+        try:
+            await anyio.to_thread.run_sync(run, abandon_on_cancel=True)
+        finally:
+            await send.aclose()
+            tg.cancel_scope.cancel()
+
+
 @contextlib.asynccontextmanager
-async def demo_channel(make: Callable[[], Any] | None = None) -> AsyncIterator[Any]:
-    """A JSON-RPC channel to a fresh in-process demo server (or the server `make` makes), closed (its
-    input ended) on exit."""
+async def demo_channel(peer: Peer | None = None) -> AsyncIterator[Any]:
+    """A JSON-RPC channel to a fresh in-process demo server (or to `peer`), closed (its input ended) on
+    exit."""
     to_back, back_in = memory_pipe()
     back_out, from_back = memory_pipe()
     async with anyio.create_task_group() as tg:
-        tg.start_soon(serve_stdio, (make or (lambda: fresh_demo().mcp))(), back_in, back_out)
+        tg.start_soon(peer or in_process_server(demo_server()), back_in, back_out)  # type: ignore[arg-type]
         channel = memory_line_channel(from_back, to_back)
         try:
             yield channel
@@ -247,12 +311,12 @@ def in_memory_parts() -> Iterator[None]:
     @contextlib.asynccontextmanager
     async def open_channel(*, url: str | None, argv: Sequence[str], **kw: Any) -> AsyncIterator[Any]:
         here = _standing_in.is_set() and url is None and not kw.get("env") and not kw.get("cwd")
-        make = in_process_server(argv) if here else None
-        if make is None:
+        peer = in_process_server(argv) if here else None
+        if peer is None:
             async with spawn(url=url, argv=argv, **kw) as channel:
                 yield channel
             return
-        async with demo_channel(make) as channel:
+        async with demo_channel(peer) as channel:
             yield channel
 
     def no_helper(counter: TokenCounter) -> Any:
@@ -358,13 +422,12 @@ class MemoryServer(_InMemory):
     default, the MCPServer fixtures), over in-memory pipes: the server's own answers, without a proxy."""
 
     def __init__(self, argv: Sequence[str] | None = None) -> None:
-        make = in_process_server(argv or demo_server())
-        assert make is not None, f"{argv} cannot run in this process"
+        server = in_process_server(argv or demo_server())
+        assert server is not None, f"{argv} cannot run in this process"
         self._start(None)
-        server = make()
 
         async def peer(receive: MemoryByteReceive, send: MemoryByteSend) -> int:
-            await serve_stdio(server, receive, send)
+            await server(receive, send)
             return 0
 
         self._begin(peer)
@@ -558,7 +621,9 @@ def mcpsqueeze(
         raise AssertionError("a wrap started in the test process would take its stdio: use MemoryWrap")
 
     with mock.patch.object(_channels.StdioChannel, "__init__", not_here):
-        result = CliRunner().invoke(main, list(args), env=dict(env or {}), input=stdin, catch_exceptions=False)
+        result = CliRunner().invoke(
+            main, list(args), env=dict(env or {}), input=stdin, catch_exceptions=False
+        )
     return Completed(result.exit_code, result.stdout_bytes, result.stderr_bytes)
 
 

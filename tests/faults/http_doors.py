@@ -16,7 +16,7 @@ from pathlib import Path
 
 from rawclient import cli, serve_ready
 
-BACKEND = Path(__file__).with_name("big_backend.py")
+BACKEND = Path(__file__).parents[1] / "fixtures" / "big_backend.py"
 
 
 @dataclass

@@ -23,7 +23,7 @@ from treemem import PeakSampler, descendants, tree_rss
 from mcpsqueeze.accounting._tokens import SPAN, count_tokens, spans
 from rawclient import RawClient, cli, wait_for
 
-BACKEND = Path(__file__).with_name("big_backend.py")
+BACKEND = Path(__file__).parents[1] / "fixtures" / "big_backend.py"
 MB = 1 << 20
 BOUND = 300 * 1000 * 1000  # bytes above idle
 SIZES = (50, 100)  # MiB of one letter

@@ -28,7 +28,7 @@ from memwrap import HttpWrap, MemoryWrap, Serve
 from rawclient import text
 
 RAW: Any = TypeAdapter(dict[str, Any])
-BACKEND = Path(__file__).with_name("raw_tools_backend.py")
+BACKEND = Path(__file__).parents[1] / "fixtures" / "raw_tools_backend.py"
 ITEMS_DEPTH = 1000
 
 

@@ -139,7 +139,7 @@ def test_stalled_abandoned_and_concurrent_clients_never_run_more_backends_than_t
     assert "Traceback" not in door.log, door.log
 
 
-HUNG = Path(__file__).parents[1] / "serve" / "hung_backend.py"  # never answers a call, ignores SIGTERM
+HUNG = Path(__file__).parents[1] / "fixtures" / "hung_backend.py"  # never answers a call, ignores SIGTERM
 
 
 def _hung_backends() -> int:

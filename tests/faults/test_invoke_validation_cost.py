@@ -27,7 +27,7 @@ from mcpsqueeze.core._listing import INVALID_PARAMS, CompactTools, ListingError
 from memwrap import HttpWrap, MemoryWrap
 
 RAW: Any = TypeAdapter(dict[str, Any])
-BACKEND = Path(__file__).with_name("raw_tools_backend.py")
+BACKEND = Path(__file__).parents[1] / "fixtures" / "raw_tools_backend.py"
 
 
 def _refusal(tool: dict[str, Any], tool_input: dict[str, Any]) -> tuple[str, float]:

@@ -13,7 +13,7 @@ from treemem import descendants
 
 from rawclient import RawClient, cli, wait_for
 
-BACKEND = Path(__file__).with_name("big_backend.py")
+BACKEND = Path(__file__).parents[1] / "fixtures" / "big_backend.py"
 
 
 def _cmdline(pid: int) -> bytes:

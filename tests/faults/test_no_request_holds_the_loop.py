@@ -35,7 +35,7 @@ def counting_elsewhere(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_tokens, "count_tokens", lambda text: len(text) // 4)
 
 
-BACKEND = Path(__file__).with_name("raw_tools_backend.py")
+BACKEND = Path(__file__).parents[1] / "fixtures" / "raw_tools_backend.py"
 STALL = 0.1  # seconds
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from rawclient import cli, require_node_paths, serve_ready
 
-BACKEND = Path(__file__).with_name("hostile_backend.py")
+BACKEND = Path(__file__).parents[1] / "fixtures" / "hostile_backend.py"
 
 # What a server may put into its tools/list: every line ending and control character a parser can trip
 # on, quotes and comment ends of both languages, template syntax, names that are keywords, builtins or

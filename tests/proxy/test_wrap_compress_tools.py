@@ -28,7 +28,7 @@ from rawclient import RawClient, cli, demo_server, http_proxy, text, wait_for
 
 RAW: Any = TypeAdapter(dict[str, Any])
 MODERN = "2026-07-28"
-CHANGING = [sys.executable, str(Path(__file__).with_name("changing_backend.py"))]
+CHANGING = [sys.executable, str(Path(__file__).parents[1] / "fixtures" / "changing_backend.py")]
 RID = re.compile(r"\b[0-9a-f]{32}\b")
 
 
@@ -283,7 +283,11 @@ def test_every_page_of_the_backends_listing_is_compressed_and_its_own_squeeze_re
     assert "nextCursor" not in listed
     assert listed["tools"][0]["description"].endswith("Its tools:\ngrow()\ntool_1(n)")
     assert json.loads(text(called["result"])) == {"name": "tool_1", "arguments": {"n": 1}}
-    pages = [sys.executable, str(Path(__file__).with_name("pages_backend.py")), "--own-recover"]
+    pages = [
+        sys.executable,
+        str(Path(__file__).parents[1] / "fixtures" / "pages_backend.py"),
+        "--own-recover",
+    ]
     with in_process(tmp_path, "--compress-tools", "medium", "--name", "p", target=pages) as client:
         client.initialize()
         names = [t["name"] for t in client.result("tools/list")["tools"]]

@@ -116,7 +116,7 @@ def test_malformed_messages_from_the_agent_get_protocol_errors_not_a_crash(tmp_p
 
 
 def test_malformed_output_from_the_backend_is_answered_and_survived(tmp_path: Path) -> None:
-    backend = Path(__file__).with_name("noisy_backend.py")
+    backend = Path(__file__).parents[1] / "fixtures" / "noisy_backend.py"
     with RawClient(_wrap(tmp_path, "--", sys.executable, str(backend))) as client:
         client.initialize()
         result = client.call("echo", {"text": "after garbage"})
@@ -126,7 +126,7 @@ def test_malformed_output_from_the_backend_is_answered_and_survived(tmp_path: Pa
 
 def test_wire_details_pass_through_untouched(tmp_path: Path) -> None:
     """Unknown fields, explicit nulls and integers beyond 64 bits survive the relay exactly."""
-    backend = Path(__file__).with_name("noisy_backend.py")
+    backend = Path(__file__).parents[1] / "fixtures" / "noisy_backend.py"
     with RawClient(_wrap(tmp_path, "--", sys.executable, str(backend))) as client:
         client.initialize()
         result = client.call("odd", {})
@@ -137,7 +137,7 @@ def test_wire_details_pass_through_untouched(tmp_path: Path) -> None:
 
 def test_lone_surrogates_pass_through_and_their_originals_recover(tmp_path: Path) -> None:
     """JSON allows a lone surrogate escape; the relay must carry it and recovery must read it back."""
-    backend = Path(__file__).with_name("noisy_backend.py")
+    backend = Path(__file__).parents[1] / "fixtures" / "noisy_backend.py"
     with RawClient(_wrap(tmp_path, "--", sys.executable, str(backend), "--with-squeeze-recover")) as client:
         client.initialize()
         client.result("tools/list")  # the backend owns squeeze_recover: ours becomes squeeze_recover_2

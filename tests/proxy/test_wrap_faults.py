@@ -17,7 +17,7 @@ from jsonrpc_check import check_jsonrpc
 
 from rawclient import PROTOCOL, RawClient, cli, text, wait_for
 
-NOISY = Path(__file__).with_name("noisy_backend.py")
+NOISY = Path(__file__).parents[1] / "fixtures" / "noisy_backend.py"
 BACKEND_GONE = -32000
 TIMEOUT = -32001
 UNREADABLE = -32002

@@ -118,7 +118,7 @@ async def test_a_stdio_backends_elicitation_reaches_the_2026_client_as_input_req
 
 @pytest.mark.anyio
 async def test_subscriptions_listen_carries_a_stdio_backends_change_notifications(tmp_path: Path) -> None:
-    backend = [sys.executable, str(Path(__file__).with_name("notifying_backend.py"))]
+    backend = [sys.executable, str(Path(__file__).parents[1] / "fixtures" / "notifying_backend.py")]
     events: list[Any] = []
     with http_proxy_in_process(tmp_path, *backend) as (url, _):
         async with (
@@ -164,9 +164,13 @@ async def test_a_2026_client_over_stdio_reaches_a_url_backend_statelessly(tmp_pa
 async def test_a_backend_tool_named_squeeze_recover_renames_ours_before_any_listing(tmp_path: Path) -> None:
     """Round robin may send a 2026-07-28 client's tools/list to one replica and its calls to another, so
     a replica that never served a listing must still name the recover tool as the listing did."""
-    from pages_backend import page
+    from fixtures.pages_backend import page
 
-    backend = [sys.executable, str(Path(__file__).with_name("pages_backend.py")), "--own-recover"]
+    backend = [
+        sys.executable,
+        str(Path(__file__).parents[1] / "fixtures" / "pages_backend.py"),
+        "--own-recover",
+    ]
     with http_proxy_in_process(tmp_path, *backend, extra=("--budget", "2000")) as (url, _):
         async with Client(url, mode=MODERN) as client:
             big = await _raw_call(client, "page", {"key": "k", "size": 6000})  # the first request of all

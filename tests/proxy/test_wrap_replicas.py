@@ -25,14 +25,14 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
-from pages_backend import page
 
+from fixtures.pages_backend import page
 from rawclient import cli
 from realservers import RedisServer, free_port, haproxy, needs_haproxy, needs_redis, wait_port
 
 pytestmark = [needs_redis, needs_haproxy, pytest.mark.anyio]
 
-BACKEND = [sys.executable, str(Path(__file__).with_name("pages_backend.py"))]
+BACKEND = [sys.executable, str(Path(__file__).parents[1] / "fixtures" / "pages_backend.py")]
 BUDGET = 2000
 BIG, SMALL = 6000, 400
 

@@ -22,10 +22,10 @@ import mcp_types as types
 import pytest
 from mcp import Client as SdkClient
 from mcp.client.streamable_http import streamable_http_client
-from pages_backend import page
 from pydantic import TypeAdapter
 from test_wrap_replicas import BIG, SMALL, Cluster, Tally, _client_run, _text, start_cluster
 
+from fixtures.pages_backend import page
 from realservers import needs_haproxy, needs_redis
 
 pytestmark = [needs_redis, needs_haproxy, pytest.mark.anyio]

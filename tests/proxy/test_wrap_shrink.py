@@ -186,7 +186,11 @@ def test_originals_survive_a_proxy_restart(tmp_path: Path, demo_direct: RawClien
 def test_the_recover_tool_gets_a_suffix_when_the_backend_already_has_that_name(tmp_path: Path) -> None:
     import sys
 
-    backend = [sys.executable, str(Path(__file__).with_name("noisy_backend.py")), "--with-squeeze-recover"]
+    backend = [
+        sys.executable,
+        str(Path(__file__).parents[1] / "fixtures" / "noisy_backend.py"),
+        "--with-squeeze-recover",
+    ]
     with MemoryWrap([*WHOLE, "--recovery-dir", str(tmp_path / "rec")], target=backend) as client:
         client.initialize()
         names = [t["name"] for t in client.result("tools/list")["tools"]]
@@ -221,7 +225,11 @@ def test_a_huge_result_being_condensed_does_not_stall_a_small_call(tmp_path: Pat
     import sys
     import time
 
-    backend = [sys.executable, str(Path(__file__).with_name("noisy_backend.py")), "--with-squeeze-recover"]
+    backend = [
+        sys.executable,
+        str(Path(__file__).parents[1] / "fixtures" / "noisy_backend.py"),
+        "--with-squeeze-recover",
+    ]
     with MemoryWrap([*WHOLE, "--recovery-dir", str(tmp_path / "rec")], target=backend) as client:
         client.initialize()
         client.send(

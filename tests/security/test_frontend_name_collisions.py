@@ -26,7 +26,7 @@ from memwrap import HttpWrap, MemoryWrap
 from rawclient import text
 
 RAW: Any = TypeAdapter(dict[str, Any])
-BACKEND = Path(__file__).parents[1] / "fuzz" / "raw_tools_backend.py"
+BACKEND = Path(__file__).parents[1] / "fixtures" / "raw_tools_backend.py"
 OBJECT = {"type": "object"}
 TOOLS = [
     {"name": "server_invoke_tool", "description": "The backend's own.", "inputSchema": OBJECT},

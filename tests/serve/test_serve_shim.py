@@ -194,7 +194,11 @@ def test_health_reports_backends(session: Session) -> None:
 def test_tcp_requires_the_token_and_a_refused_request_never_reaches_a_backend(tmp_path: Path) -> None:
     token = tmp_path / "tok" / "token"
     marker = tmp_path / "marker"
-    backend = [sys.executable, str(Path(__file__).with_name("counting_backend.py")), str(marker)]
+    backend = [
+        sys.executable,
+        str(Path(__file__).parents[1] / "fixtures" / "counting_backend.py"),
+        str(marker),
+    ]
     port = free_port()
     s = _start(
         tmp_path, "--listen", f"127.0.0.1:{port}", "--token-file", str(token), "-n", "c", "--", *backend

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from rawclient import cli, serve_ready, wait_for
 
-HUNG = Path(__file__).with_name("hung_backend.py")
+HUNG = Path(__file__).parents[1] / "fixtures" / "hung_backend.py"
 
 
 def _alive(pid: int) -> bool:

@@ -13,7 +13,7 @@ from realservers import needs_redis, redis_server
 
 pytestmark = needs_redis
 
-BACKEND = [sys.executable, str(Path(__file__).parents[1] / "proxy" / "pages_backend.py")]
+BACKEND = [sys.executable, str(Path(__file__).parents[1] / "fixtures" / "pages_backend.py")]
 
 
 def test_serve_keeps_each_named_tenants_originals_and_dedup_index_apart(tmp_path: Path) -> None:
