@@ -1,8 +1,6 @@
-"""`mcpsqueeze wrap` over stdio, spawned as the real CLI, against the bundled demo server.
-
-Parity: everything the proxy does not deliberately change equals the server's own answer, field for field.
-Four tests of what the session answers (the listing, dedup on and off) run the same wrap in-process
-(memwrap); the dedup feature keeps its spawned path (`test_a_repeated_large_result_becomes_a_pointer...`).
+"""`mcpsqueeze wrap` over stdio against the bundled demo server: the door's end-to-end tests spawn the real
+CLI (parity field for field, the summary on stderr at the end, SIGTERM); what the session answers (the
+listing, dedup, server-to-client requests) runs the same wrap in this process (memwrap).
 """
 
 from __future__ import annotations
@@ -14,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from memwrap import MemoryWrap
+from memwrap import MemoryServer, MemoryWrap, mcpsqueeze
 from rawclient import RawClient, cli, demo_server, text
 
 RECOVER = "squeeze_recover"
@@ -32,7 +30,7 @@ def _wrap(tmp_path: Path, *extra: str) -> list[str]:
 
 
 def _in_process(tmp_path: Path, *extra: str) -> MemoryWrap:
-    """`_wrap`'s session, run in this process (memwrap)."""
+    """`_wrap`'s session, run in this process."""
     return MemoryWrap(_options(tmp_path, *extra))
 
 
@@ -59,7 +57,7 @@ def _exchange(client: RawClient) -> dict[str, Any]:
 
 
 def test_listings_and_small_results_equal_the_servers_own_field_for_field(tmp_path: Path) -> None:
-    with RawClient(demo_server()) as direct:
+    with MemoryServer() as direct:
         expected = _exchange(direct)
     with RawClient(_wrap(tmp_path)) as proxied:
         got = _exchange(proxied)
@@ -79,7 +77,7 @@ def test_tools_list_gains_only_the_recover_tool(tmp_path: Path) -> None:
 
 def test_a_repeated_large_result_becomes_a_pointer_and_the_tool_still_runs(tmp_path: Path) -> None:
     stats = tmp_path / "stats.jsonl"
-    with RawClient(_wrap(tmp_path, "--no-shrink", "--stats-file", str(stats))) as client:
+    with _in_process(tmp_path, "--no-shrink", "--stats-file", str(stats)) as client:
         client.initialize()
         first = client.call("search_issues", {"query": "dedup"})
         second = client.call("search_issues", {"query": "dedup"})
@@ -164,7 +162,7 @@ def test_server_to_client_requests_and_notifications_are_relayed(tmp_path: Path)
         return {"error": {"code": -32601, "message": "no"}}
 
     caps = {"sampling": {}, "roots": {"listChanged": True}, "elicitation": {"form": {}}}
-    with RawClient(_wrap(tmp_path), on_request=answer) as client:
+    with MemoryWrap(_options(tmp_path), on_request=answer) as client:
         client.initialize(caps)
         client.result("logging/setLevel", {"level": "debug"})
         sampled = client.call("ask_llm", {"prompt": "meaning of life?"})
@@ -186,8 +184,6 @@ def test_server_to_client_requests_and_notifications_are_relayed(tmp_path: Path)
 
 @pytest.mark.parametrize("budget", ["100", "1023"])
 def test_a_budget_below_1024_is_a_usage_error(tmp_path: Path, budget: str) -> None:
-    import subprocess
-
-    done = subprocess.run(_wrap(tmp_path, "--budget", budget), capture_output=True, text=True, timeout=30)
+    done = mcpsqueeze("wrap", *_options(tmp_path, "--budget", budget), "--", *demo_server())
     assert done.returncode == 2
     assert "at least 1024" in done.stderr
