@@ -16,7 +16,7 @@ server, the token counter's helper); in process it costs a few milliseconds.
   streamable HTTP server) with the RawClient surface. `Serve(ARGS)` is `mcpsqueeze serve ARGS`: the
   session API on its Unix socket or loopback port, `where`. Both stop as SIGTERM would (`until`).
 - `MemoryServer(ARGV)` is a RawClient straight to a server that can run here: the server's own answers.
-- `mcpsq(ARGV, env)` is the shim's command, `mcpsqueeze(*ARGS)` a one-shot CLI command (config, stats,
+- `mcpsq(ARGV, env)` is the shim's command, `run_cli(*ARGS)` a one-shot `mcpsqueeze` command (config, stats,
   install-commands, ...): exit code, stdout and stderr, as `subprocess.run` gives them.
 
 `in_memory_parts()`: a backend command that can run here (`in_process_server`: the demo server, the
@@ -76,9 +76,9 @@ __all__ = [
     "generated_modules",
     "in_memory_parts",
     "mcpsq",
-    "mcpsqueeze",
     "open_wrap",
     "real_processes",
+    "run_cli",
     "serve_arguments",
     "wrap_settings",
 ]
@@ -603,9 +603,7 @@ def mcpsq(
     return Completed(outcome.code, out.buffer.getvalue(), err.buffer.getvalue())
 
 
-def mcpsqueeze(
-    *args: str, env: Mapping[str, str | None] | None = None, stdin: str | None = None
-) -> Completed:
+def run_cli(*args: str, env: Mapping[str, str | None] | None = None, stdin: str | None = None) -> Completed:
     """`mcpsqueeze ARGS` for a command that ends by itself (config, stats, install-commands, clean, health,
     auth, and wrap or serve refusing to start), in this process: the CLI's own click command, its exit
     code, stdout and stderr. `env` is added to this process's environment while it runs (a None value

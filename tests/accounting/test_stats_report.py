@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from memwrap import Completed, MemoryWrap, mcpsqueeze
+from memwrap import Completed, MemoryWrap, run_cli
 from rawclient import ROOT
 
 # Two sessions with different servers into ONE stats file: call numbers restart, session ids differ.
@@ -55,7 +55,7 @@ def stats_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _stats(*args: str) -> Completed:
-    done = mcpsqueeze("stats", *args)
+    done = run_cli("stats", *args)
     assert done.returncode == 0, done.stderr
     return done
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from memwrap import mcpsqueeze
+from memwrap import run_cli
 
 pytestmark = pytest.mark.fuzz
 
 
 def test_max_sessions_help_says_the_idlest_session_is_ended() -> None:
-    done = mcpsqueeze("wrap", "--help")
+    done = run_cli("wrap", "--help")
     assert done.returncode == 0, done.stderr
     help_text = " ".join(done.stdout.split())
     start = help_text.index("--max-sessions")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from mcpsqueeze.settings._file import ConfigError, parse_config_text
-from memwrap import mcpsqueeze
+from memwrap import run_cli
 from rawclient import empty_config
 
 pytestmark = pytest.mark.fuzz
@@ -27,7 +27,7 @@ def test_error_line_numbers_count_only_newlines(tmp_path: Path, separator: str) 
 
 
 def test_config_prints_seconds_without_nan_or_exponent(tmp_path: Path) -> None:
-    done = mcpsqueeze(
+    done = run_cli(
         "config", "--config", str(EMPTY), "--timeout", "0.25", "--cache-ttl", "3650d", "--retention", "1.5"
     )
     assert done.returncode == 0, done.stderr
@@ -46,7 +46,7 @@ def test_a_tool_name_with_a_newline_stays_on_its_row(tmp_path: Path) -> None:
     line = {"time": 1.0, "session": "s\n1", "server": "a\nb", "tool": "evil\nname\r\x1b[2J", "call": 1,
             "action": "shrunk", "chars_before": 10, "chars_after": 5, "tokens_before": 10, "tokens_after": 5}  # fmt: skip
     path.write_text(json.dumps(line) + "\n", encoding="utf-8")
-    done = mcpsqueeze("stats", str(path))
+    done = run_cli("stats", str(path))
     assert done.returncode == 0, done.stderr
     rows = done.stdout.splitlines()
     assert any(r.strip().startswith("evil\\nname\\r\\x1b[2J") for r in rows), done.stdout

@@ -1,15 +1,15 @@
-"""Issue 23 item 29: `mcpsqueeze config` takes every option of `wrap` (both come from the one table of
+"""`mcpsqueeze config` takes every option of `wrap` (both come from the one table of
 settings), so a `wrap` line pasted after `config` works and prints where each setting came from."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import click
 
 from mcpsqueeze.cli import main
-from rawclient import cli, empty_config
+from memwrap import run_cli
+from rawclient import empty_config
 
 EMPTY = empty_config()  # (a config file must be a regular file only its owner writes)
 
@@ -19,12 +19,12 @@ def _options(command: str) -> set[str]:
     return {opt for p in found.params if isinstance(p, click.Option) for opt in p.opts + p.secondary_opts}
 
 
-def test_23_29_config_has_every_wrap_option() -> None:
+def test_config_has_every_wrap_option() -> None:
     missing = _options("wrap") - _options("config")
     assert not missing, missing
 
 
-def test_23_29_a_pasted_wrap_line_works_after_config(tmp_path: Path) -> None:
+def test_a_pasted_wrap_line_works_after_config(tmp_path: Path) -> None:
     secret = tmp_path / "secret"
     secret.write_text("s3cret\n", encoding="utf-8")
     secret.chmod(0o600)
@@ -35,9 +35,7 @@ def test_23_29_a_pasted_wrap_line_works_after_config(tmp_path: Path) -> None:
         "--name", "gh", "--budget", "9000", "--no-dedup", "--cache-ttl", "off", "--timeout", "30",
         "--", "https://example.com/mcp",
     ]  # fmt: skip
-    done = subprocess.run(
-        cli("config", "--config", str(EMPTY), *wrap_line), capture_output=True, text=True, timeout=30
-    )
+    done = run_cli("config", "--config", str(EMPTY), *wrap_line)
     assert done.returncode == 0, done.stderr
     rows = {
         line.split("=")[0].strip(): line.split("=", 1)[1].strip()
@@ -52,10 +50,9 @@ def test_23_29_a_pasted_wrap_line_works_after_config(tmp_path: Path) -> None:
     assert rows["timeout"] == "30s  (flag --timeout)" and rows["dedup"] == "false  (flag --no-dedup)"
 
 
-def test_23_29_a_command_backend_after_config_keeps_its_own_options() -> None:
-    done = subprocess.run(
-        cli("config", "--config", str(EMPTY), "--budget", "9000", "mcp-server-git", "--repository", "/x"),
-        capture_output=True, text=True, timeout=30,
-    )  # fmt: skip
+def test_a_command_backend_after_config_keeps_its_own_options() -> None:
+    done = run_cli(
+        "config", "--config", str(EMPTY), "--budget", "9000", "mcp-server-git", "--repository", "/x"
+    )
     assert done.returncode == 0, done.stderr
     assert "9000  (flag --budget)" in done.stdout

@@ -1,4 +1,4 @@
-"""Issue 23 item 26: every `wrap` option can also be given as a variable, `MCPSQUEEZE_<NAME>` from the one
+"""Every `wrap` option can also be given as a variable, `MCPSQUEEZE_<NAME>` from the one
 table of settings, for clients that take options sharing their own names (the MCP Inspector CLI swallows
 `--config`, `--transport`, `--log-level`, `--header`, ...) and pass only the variables they are told to."""
 
@@ -15,7 +15,8 @@ import click
 
 import mcpsqueeze
 from mcpsqueeze.cli import main
-from rawclient import cli, empty_config, require_node_paths
+from memwrap import run_cli
+from rawclient import empty_config, require_node_paths
 
 EMPTY = empty_config()  # (a config file must be a regular file only its owner writes)
 
@@ -24,7 +25,7 @@ EMPTY = empty_config()  # (a config file must be a regular file only its owner w
 NOT_SETTINGS = {"config", "shrinkfit", "help", "version"}
 
 
-def test_23_26_every_wrap_option_has_its_variable() -> None:
+def test_every_wrap_option_has_its_variable() -> None:
     missing = [
         p.opts
         for p in main.commands["wrap"].params
@@ -36,9 +37,8 @@ def test_23_26_every_wrap_option_has_its_variable() -> None:
             assert str(p.envvar).startswith("MCPSQUEEZE_") and str(p.envvar) in (p.help or ""), p.opts
 
 
-def test_23_26_variables_set_what_the_flags_set(tmp_path: Path) -> None:
+def test_variables_set_what_the_flags_set(tmp_path: Path) -> None:
     env = {
-        **os.environ,
         "MCPSQUEEZE_BUDGET": "9000",
         "MCPSQUEEZE_SHRINK": "false",
         "MCPSQUEEZE_TOONIFY": "1",
@@ -50,10 +50,7 @@ def test_23_26_variables_set_what_the_flags_set(tmp_path: Path) -> None:
         "MCPSQUEEZE_NAME": "gh",
         "MCPSQUEEZE_HEADER": "X-A=one two\nX-B=three",
     }
-    done = subprocess.run(
-        cli("config", "--config", str(EMPTY), "--", "https://example.com/mcp"),
-        capture_output=True, text=True, timeout=30, env=env,
-    )  # fmt: skip
+    done = run_cli("config", "--config", str(EMPTY), "--", "https://example.com/mcp", env=env)
     assert done.returncode == 0, done.stderr
     rows = {
         line.split("=")[0].strip(): line.split("=", 1)[1].strip()
@@ -76,14 +73,11 @@ def test_23_26_variables_set_what_the_flags_set(tmp_path: Path) -> None:
         rows["cache_ttl"] == "off  (env MCPSQUEEZE_CACHE_TTL)"
         and rows["timeout"] == "12.5s  (env MCPSQUEEZE_BACKEND_TIMEOUT)"
     )
-    bad = subprocess.run(
-        cli("config", "--config", str(EMPTY)), capture_output=True, text=True, timeout=30,
-        env={**os.environ, "MCPSQUEEZE_BACKEND_TIMEOUT": "nan"},
-    )  # fmt: skip
+    bad = run_cli("config", "--config", str(EMPTY), env={"MCPSQUEEZE_BACKEND_TIMEOUT": "nan"})
     assert bad.returncode == 2 and "MCPSQUEEZE_BACKEND_TIMEOUT" in bad.stderr and "finite" in bad.stderr
 
 
-def test_23_26_the_inspector_cli_passes_settings_as_variables(tmp_path: Path) -> None:
+def test_the_inspector_cli_passes_settings_as_variables(tmp_path: Path) -> None:
     paths = require_node_paths("INSPECTOR_JS", "NODE22")
     src = str(Path(mcpsqueeze.__file__).resolve().parents[1])
     config = tmp_path / "config.toml"

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from mcpsqueeze.accounting._tokens import count_tokens
-from memwrap import MemoryServer, MemoryWrap, mcpsqueeze
+from memwrap import MemoryServer, MemoryWrap, run_cli
 from rawclient import ROOT, text
 
 FIXTURE = [sys.executable, str(ROOT / "tests" / "fixtures" / "mcp_squeeze_server.py")]
@@ -83,5 +83,5 @@ def test_two_identical_large_calls_are_truncated_then_deduplicated_saving_at_lea
     ],
 )
 def test_a_truncate_chars_that_cannot_work_is_a_usage_error(extra: list[str], message: str) -> None:
-    done = mcpsqueeze("wrap", *extra, "--", *FIXTURE)
+    done = run_cli("wrap", *extra, "--", *FIXTURE)
     assert done.returncode == 2 and message in done.stderr, done.stderr

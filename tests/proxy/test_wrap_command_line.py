@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memwrap import MemoryWrap, mcpsqueeze, wrap_settings
+from memwrap import MemoryWrap, run_cli, wrap_settings
 from rawclient import RawClient, cli, demo_server, require_node_paths, text
 
 RESPONSE_ID = re.compile(r"response ([0-9a-f]{32})")
@@ -48,7 +48,7 @@ def test_options_after_the_command_belong_to_the_server_even_when_wrap_has_them_
 
 
 def test_an_unknown_option_before_the_command_is_a_usage_error() -> None:
-    done = mcpsqueeze("wrap", "--bogus", *demo_server())
+    done = run_cli("wrap", "--bogus", *demo_server())
     assert done.returncode == 2
     assert "No such option '--bogus'" in done.stderr
 

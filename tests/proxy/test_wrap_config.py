@@ -9,7 +9,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
-from memwrap import MemoryWrap, mcpsqueeze
+from memwrap import MemoryWrap, run_cli
 from rawclient import RawClient, demo_server
 
 CONFIG = """\
@@ -69,7 +69,7 @@ def test_a_flag_overrides_the_file_default_but_not_a_per_tool_policy(tmp_path: P
 def test_wrap_refuses_a_servers_json_as_its_config_and_names_the_fix(tmp_path: Path) -> None:
     servers = tmp_path / "servers.json"
     servers.write_text('{"mcpServers": {}}')
-    done = mcpsqueeze("wrap", "--config", str(servers), "--", *demo_server())
+    done = run_cli("wrap", "--config", str(servers), "--", *demo_server())
     assert done.returncode == 2
     assert "is a servers JSON (for serve); wrap takes its backend after '--'" in done.stderr
 

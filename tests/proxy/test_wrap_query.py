@@ -8,7 +8,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
-from memwrap import MemoryWrap, mcpsqueeze
+from memwrap import MemoryWrap, run_cli
 from rawclient import RawClient, assert_golden, demo_server, text
 
 GOLDEN = Path(__file__).with_name("golden")
@@ -77,6 +77,6 @@ def test_a_query_policy_projects_before_shrinking_and_the_original_recovers_exac
 def test_a_config_with_a_malformed_query_is_refused_at_start(tmp_path: Path) -> None:
     config = tmp_path / "config.toml"
     config.write_text('[policies."search_issues"]\nquery = "issues["\n')
-    done = mcpsqueeze("wrap", *_options(tmp_path, "--config", str(config)), "--", *demo_server())
+    done = run_cli("wrap", *_options(tmp_path, "--config", str(config)), "--", *demo_server())
     assert done.returncode == 2
     assert "not valid JMESPath" in done.stderr

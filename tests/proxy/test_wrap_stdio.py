@@ -18,7 +18,7 @@ import pytest
 
 from mcpsqueeze.accounting._tokens import count_tokens
 from mcpsqueeze.demo.bulk import blob
-from memwrap import MemoryServer, MemoryWrap, mcpsqueeze
+from memwrap import MemoryServer, MemoryWrap, run_cli
 from rawclient import RawClient, cli, demo_server, text
 
 RECOVER = "squeeze_recover"
@@ -190,7 +190,7 @@ def test_server_to_client_requests_and_notifications_are_relayed(tmp_path: Path)
 
 @pytest.mark.parametrize("budget", ["100", "1023"])
 def test_a_budget_below_1024_is_a_usage_error(tmp_path: Path, budget: str) -> None:
-    done = mcpsqueeze("wrap", *_options(tmp_path, "--budget", budget), "--", *demo_server())
+    done = run_cli("wrap", *_options(tmp_path, "--budget", budget), "--", *demo_server())
     assert done.returncode == 2
     assert "at least 1024" in done.stderr
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memwrap import Completed, mcpsqueeze
+from memwrap import Completed, run_cli
 from rawclient import demo_server
 
 
 def _serve(tmp_path: Path, *args: str) -> Completed:
-    return mcpsqueeze(
+    return run_cli(
         "serve", "--recovery-dir", str(tmp_path / "rec"), *args, "-n", "demo", "--", *demo_server()
     )
 

@@ -9,11 +9,11 @@ from pathlib import Path
 from serve_api import serve_in_process, write_token
 
 from mcpsqueeze.bash.shim import run
-from memwrap import mcpsqueeze
+from memwrap import run_cli
 
 
 def test_serve_refuses_a_server_named_recover_which_the_shim_could_never_call(tmp_path: Path) -> None:
-    done = mcpsqueeze(
+    done = run_cli(
         "serve", "--socket", str(tmp_path / "s.sock"), "--recovery-dir", str(tmp_path / "rec"),
         "-n", "recover", "--", sys.executable, "-m", "mcpsqueeze.demo.server",
     )  # fmt: skip

@@ -15,7 +15,7 @@ from pathlib import Path
 from serve_api import api, serve_in_process, write_token
 
 from mcpsqueeze.bash.shim import run
-from memwrap import Serve, mcpsqueeze
+from memwrap import Serve, run_cli
 from rawclient import wait_for
 
 DEMO = ("-n", "demo", "--", sys.executable, "-m", "mcpsqueeze.demo.server")
@@ -109,6 +109,6 @@ def test_mcpsq_recover_is_counted_in_stats_metrics_the_report_and_the_summary(tm
     summary = served.stderr
     assert re.search(r"^  recovered        2$", summary, re.M), summary
     assert [json.loads(line)["response_id"] for line in stats.read_text().splitlines()].count(rid) == 3
-    report = mcpsqueeze("stats", "--json", "--html", str(tmp_path / "r.html"), str(stats))
+    report = run_cli("stats", "--json", "--html", str(tmp_path / "r.html"), str(stats))
     assert json.loads(report.stdout)["totals"]["recovered"] == 2
     assert "<h2>Recovered (2)</h2>" in (tmp_path / "r.html").read_text()

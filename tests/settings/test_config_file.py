@@ -9,7 +9,7 @@ import pytest
 
 from mcpsqueeze.settings._file import ConfigError, find_config, load_config, parse_config_text
 from mcpsqueeze.settings._policy import Policy
-from memwrap import Completed, mcpsqueeze
+from memwrap import Completed, run_cli
 from rawclient import assert_golden
 
 GOLDEN = Path(__file__).with_name("golden")
@@ -108,7 +108,7 @@ def test_a_named_config_must_exist_but_the_default_place_may_be_empty(tmp_path: 
 def _config_cli(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> Completed:
     base: dict[str, str | None] = {"XDG_CONFIG_HOME": str(tmp_path / "xdg"), "HOME": str(tmp_path)}
     base |= {"MCPSQUEEZE_CONFIG": None, "MCPSQUEEZE_RECOVERY_DIR": None, "MCPSQUEEZE_STATS_FILE": None}
-    return mcpsqueeze("config", *args, env={**base, **(env or {})})
+    return run_cli("config", *args, env={**base, **(env or {})})
 
 
 def test_config_prints_each_setting_with_its_source_flag_env_file_line_or_default(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from mcpsqueeze.settings._file import MAX_CONFIG_DEPTH, ConfigError, parse_config_text
-from memwrap import Completed, mcpsqueeze
+from memwrap import Completed, run_cli
 
 pytestmark = pytest.mark.fuzz
 
@@ -27,7 +27,7 @@ DEEP = {
 
 
 def _run(*args: str) -> Completed:
-    return mcpsqueeze(*args, stdin="")
+    return run_cli(*args, stdin="")
 
 
 @pytest.mark.parametrize("name", sorted(DEEP))

@@ -124,11 +124,11 @@ def test_the_config_file_takes_a_recovery_url_and_a_tenant_and_refuses_bad_ones(
 
 
 def test_config_prints_the_recovery_url_without_its_password(tmp_path: Path) -> None:
-    from memwrap import mcpsqueeze
+    from memwrap import run_cli
 
     config = tmp_path / "config.toml"
     config.write_text('[defaults]\nrecovery_url = "redis://:hunter2secret@127.0.0.1:6379/0"\n')
-    done = mcpsqueeze("config", "--config", str(config), "--", "x")
+    done = run_cli("config", "--config", str(config), "--", "x")
     assert done.returncode == 0, done.stderr
     assert "recovery_url" in done.stdout and "redis://:***@127.0.0.1:6379/0" in done.stdout
     assert "hunter2secret" not in done.stdout
