@@ -1,4 +1,6 @@
-"""The shim stays small: standard library only, nothing heavy imported on a tool call."""
+"""The shim stays small: standard library only, nothing heavy imported on a tool call; the package it
+imports and the recovery reader it runs for `recover` stay cheap too. Each is measured in a fresh
+interpreter, as a shell command starts one."""
 
 from __future__ import annotations
 
@@ -49,6 +51,18 @@ def test_the_shim_adds_only_small_stdlib_modules_to_the_package_itself() -> None
     ours = {m for m in added if m.startswith("mcpsqueeze.")}
     assert {m.split(".")[0].lstrip("_") for m in added - ours} <= ALLOWED | {m.lstrip("_") for m in ALLOWED}
     assert not any(m.startswith("mcpsqueeze.recovery") for m in ours), "recovery loads only for `recover`"
+
+
+def test_importing_the_package_loads_none_of_the_library_doors() -> None:
+    loaded = modules_after("import mcpsqueeze")
+    assert not {
+        m for m in loaded if m.split(".")[0] in {"anyio", "pydantic", "mcp"} or m.startswith("mcpsqueeze.api")
+    }
+
+
+def test_importing_the_scoped_reader_adds_no_third_party_module_to_the_package() -> None:
+    added = modules_after("import mcpsqueeze.recovery._scoped") - modules_after("import mcpsqueeze")
+    assert {m.split(".")[0] for m in added} - set(sys.stdlib_module_names) - {"mcpsqueeze"} == set()
 
 
 def modules_after_running(env: dict[str, str], *argv: str) -> set[str]:
