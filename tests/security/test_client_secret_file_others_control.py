@@ -1,4 +1,4 @@
-"""Issue 23 item 11: an OAuth client secret file another user controls is refused, as a token file is.
+"""An OAuth client secret file another user controls is refused, as a token file is.
 
 Before, `--oauth-client-secret-file` owned by another uid, or sitting in a 0777 directory (where anyone
 could swap it), was accepted: only its mode was checked. Now it gets the token file's check
@@ -8,14 +8,13 @@ could swap it), was accepted: only its mode was checked. Now it gets the token f
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from mcpsqueeze._errors import UsageError
 from mcpsqueeze.settings import OAuthClient
-from rawclient import cli
+from memwrap import Completed, run_cli
 
 
 def _secret(directory: Path) -> Path:
@@ -27,8 +26,8 @@ def _secret(directory: Path) -> Path:
     return path
 
 
-def _wrap(secret: Path) -> subprocess.CompletedProcess[str]:
-    argv = cli(
+def _wrap(secret: Path) -> Completed:
+    return run_cli(
         "wrap",
         "--oauth-client-id",
         "app",
@@ -37,10 +36,9 @@ def _wrap(secret: Path) -> subprocess.CompletedProcess[str]:
         "--",
         "https://e.test/mcp",
     )
-    return subprocess.run(argv, capture_output=True, text=True, timeout=60)
 
 
-def test_23_11_a_secret_file_in_a_directory_anyone_can_write_is_refused(tmp_path: Path) -> None:
+def test_a_secret_file_in_a_directory_anyone_can_write_is_refused(tmp_path: Path) -> None:
     directory = tmp_path / "open"
     secret = _secret(directory)
     directory.chmod(0o777)
@@ -51,7 +49,7 @@ def test_23_11_a_secret_file_in_a_directory_anyone_can_write_is_refused(tmp_path
     assert str(directory) in done.stderr and "Traceback" not in done.stderr
 
 
-def test_23_11_a_secret_file_owned_by_another_uid_is_refused(tmp_path: Path) -> None:
+def test_a_secret_file_owned_by_another_uid_is_refused(tmp_path: Path) -> None:
     if os.geteuid() != 0:
         pytest.skip("giving a file to another uid needs root")
     secret = _secret(tmp_path / "private")
@@ -63,6 +61,6 @@ def test_23_11_a_secret_file_owned_by_another_uid_is_refused(tmp_path: Path) -> 
     assert "owned by uid 65534" in done.stderr
 
 
-def test_23_11_a_secret_file_of_ours_in_a_private_directory_is_read(tmp_path: Path) -> None:
+def test_a_secret_file_of_ours_in_a_private_directory_is_read(tmp_path: Path) -> None:
     secret = _secret(tmp_path / "private")
     assert OAuthClient(client_id="app", client_secret_file=secret).client_secret() == "s3cret"

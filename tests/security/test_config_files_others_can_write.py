@@ -1,4 +1,4 @@
-"""Issue 23 item 10: a config file another user could have written is refused, never run.
+"""A config file another user could have written is refused, never run.
 
 `serve` runs the commands a config file's `[mcpServers]` names, so a config file (or a servers JSON) that
 group or others can write, or that sits in a directory they can write (not sticky), is refused before
@@ -11,20 +11,17 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 from mcpsqueeze._errors import UsageError
-from rawclient import cli
+from memwrap import Completed, run_cli
 
 
-def _env(tmp_path: Path) -> dict[str, str]:
-    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
-    env.pop("MCPSQUEEZE_CONFIG", None)
-    return env
+def _env(tmp_path: Path) -> dict[str, str | None]:
+    return {"XDG_CONFIG_HOME": str(tmp_path / "xdg"), "MCPSQUEEZE_CONFIG": None}
 
 
 def _backend(marker: Path) -> list[str]:
@@ -45,12 +42,12 @@ def _toml(directory: Path, marker: Path, mode: int) -> Path:
     return path
 
 
-def _serve(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    argv = cli("serve", "--recovery-dir", str(tmp_path / "rec"), "--socket", str(tmp_path / "s.sock"), *args)
-    return subprocess.run(argv, capture_output=True, text=True, env=_env(tmp_path), timeout=60)
+def _serve(tmp_path: Path, *args: str) -> Completed:
+    socket = ("--socket", str(tmp_path / "s.sock"))
+    return run_cli("serve", "--recovery-dir", str(tmp_path / "rec"), *socket, *args, env=_env(tmp_path))
 
 
-def test_23_10_a_world_writable_config_file_is_refused_and_its_servers_never_start(tmp_path: Path) -> None:
+def test_a_world_writable_config_file_is_refused_and_its_servers_never_start(tmp_path: Path) -> None:
     marker = tmp_path / "ran"
     config = _toml(tmp_path / "conf", marker, 0o666)
     done = _serve(tmp_path, "--config", str(config))
@@ -60,7 +57,7 @@ def test_23_10_a_world_writable_config_file_is_refused_and_its_servers_never_sta
     assert not marker.exists()
 
 
-def test_23_10_a_config_file_in_a_directory_others_can_write_is_refused(tmp_path: Path) -> None:
+def test_a_config_file_in_a_directory_others_can_write_is_refused(tmp_path: Path) -> None:
     marker = tmp_path / "ran"
     directory = tmp_path / "open"
     config = _toml(directory, marker, 0o644)
@@ -71,7 +68,7 @@ def test_23_10_a_config_file_in_a_directory_others_can_write_is_refused(tmp_path
     assert not marker.exists()
 
 
-def test_23_10_a_servers_json_others_can_write_is_refused_by_serve_and_by_the_client(tmp_path: Path) -> None:
+def test_a_servers_json_others_can_write_is_refused_by_serve_and_by_the_client(tmp_path: Path) -> None:
     marker = tmp_path / "ran"
     command, *args = _backend(marker)
     servers = tmp_path / "servers.json"
@@ -88,22 +85,16 @@ def test_23_10_a_servers_json_others_can_write_is_refused_by_serve_and_by_the_cl
     assert not marker.exists()
 
 
-def test_23_10_wrap_refuses_such_a_config_file_too(tmp_path: Path) -> None:
+def test_wrap_refuses_such_a_config_file_too(tmp_path: Path) -> None:
     config = tmp_path / "settings.toml"
     config.write_text("[defaults]\nbudget = 5000\n")
     config.chmod(0o662)
-    done = subprocess.run(
-        [*cli("wrap", "--config", str(config)), "--", "true"],
-        capture_output=True,
-        text=True,
-        env=_env(tmp_path),
-        timeout=60,
-    )
+    done = run_cli("wrap", "--config", str(config), "--", "true", env=_env(tmp_path))
     assert done.returncode == 2, done.stderr
     assert "chmod go-w" in done.stderr
 
 
-def test_23_10_a_sticky_shared_directory_holding_our_own_file_is_fine(tmp_path: Path) -> None:
+def test_a_sticky_shared_directory_holding_our_own_file_is_fine(tmp_path: Path) -> None:
     from mcpsqueeze.settings import load_config
 
     shared = tmp_path / "shared"
@@ -117,7 +108,7 @@ def test_23_10_a_sticky_shared_directory_holding_our_own_file_is_fine(tmp_path: 
         load_config(config)
 
 
-def test_23_10_a_config_file_owned_by_another_user_is_refused(tmp_path: Path) -> None:
+def test_a_config_file_owned_by_another_user_is_refused(tmp_path: Path) -> None:
     from mcpsqueeze.settings import load_config
 
     if os.geteuid() != 0:
