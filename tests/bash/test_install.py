@@ -108,3 +108,12 @@ def test_install_commands_cli_warns_about_a_shell_word_server(tmp_path: Path) ->
     assert done.exit_code == 0, done.output
     assert str(tmp_path / "bin" / "mcp-test") in done.output
     assert "builtin" in done.output and "mcpsq test" in done.output
+
+
+def test_the_installed_prefixed_command_finds_its_session(tmp_path: Path) -> None:
+    """A server named like a command on PATH gets `mcp-NAME`, which runs that server's tools."""
+    [path] = install_commands(tmp_path / "bin", ["ls"], sys.executable)
+    assert path.name == "mcp-ls"
+    env = {**os.environ, "MCPSQUEEZE_SOCKET": str(tmp_path / "none.sock")}
+    done = subprocess.run([str(path), "--help"], env=env, capture_output=True, text=True)
+    assert done.returncode == 3 and "mcpsqueeze serve" in done.stderr
