@@ -1,4 +1,4 @@
-"""Issue 23 item 7: with named tenants, one tenant's sessions never end another tenant's session.
+"""With named tenants, one tenant's sessions never end another tenant's session.
 
 `--max-sessions` is a cap per principal: at the cap, the session idle longest *of the same caller* is
 ended to make room. A tenant opening many sessions ends only its own idle ones.
@@ -13,10 +13,11 @@ from pathlib import Path
 import httpx2
 import pytest
 
+from memwrap import HttpWrap
 from rawclient import HTTP_ACCEPT as ACCEPT
 from rawclient import HTTP_INITIALIZE as INITIALIZE
 from rawclient import HTTP_PING as PING
-from rawclient import demo_server, http_proxy
+from rawclient import demo_server
 
 
 def _tokens(tmp_path: Path) -> tuple[Path, str, str]:
@@ -31,13 +32,20 @@ def _tokens(tmp_path: Path) -> tuple[Path, str, str]:
 
 
 @pytest.mark.anyio
-async def test_23_7_one_tenant_opening_sessions_never_ends_another_tenants_session(tmp_path: Path) -> None:
+async def test_one_tenant_opening_sessions_never_ends_another_tenants_session(tmp_path: Path) -> None:
     token_file, alice, bob = _tokens(tmp_path)
     as_alice = {**ACCEPT, "Authorization": f"Bearer {alice}"}
     as_bob = {**ACCEPT, "Authorization": f"Bearer {bob}"}
-    with http_proxy(
-        tmp_path, *demo_server(), extra=("--token-file", str(token_file), "--max-sessions", "2")
-    ) as (url, _):
+    options = [
+        "--recovery-dir",
+        str(tmp_path / "rec"),
+        "--token-file",
+        str(token_file),
+        "--max-sessions",
+        "2",
+    ]
+    with HttpWrap(options, demo_server()) as door:
+        url = door.url
         async with httpx2.AsyncClient(timeout=30) as http:
             a1 = await http.post(url, headers=as_alice, json=INITIALIZE)
             assert a1.status_code == 200

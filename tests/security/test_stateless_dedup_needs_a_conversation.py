@@ -1,18 +1,15 @@
-"""Issue 23 item 8: a dedup pointer only ever names a result this same conversation was shown.
+"""A dedup pointer only ever names a result this same conversation was shown.
 
-2026-07-28 clients send no session: before, every stateless call of a principal (or of everyone, without
-a token) shared one dedup index, so a second, unrelated client's first and only call came back as
-"identical to the result of call #1", a result it never saw. Now stateless calls are deduplicated only
-within a conversation the client names (`_meta["mcpsqueeze/conversation"]` or the
-`Mcpsqueeze-Conversation` header); without one, results are shown (and still shrunk), never a pointer.
-The first test spawns the CLI; the second runs the same wrap in this process (memwrap.HttpWrap).
+2026-07-28 clients send no session, so one dedup index for every stateless call of a principal would
+answer an unrelated client's first and only call with "identical to the result of call #1", a result it
+never saw. Stateless calls are deduplicated only within a conversation the client names
+(`_meta["mcpsqueeze/conversation"]` or the `Mcpsqueeze-Conversation` header); without one, results are
+shown (and still shrunk), never a pointer. wrap runs in this process (memwrap.HttpWrap).
 """
 
 from __future__ import annotations
 
 import contextlib
-import re
-import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -26,7 +23,7 @@ from mcp.client.streamable_http import streamable_http_client
 from pydantic import TypeAdapter
 
 from memwrap import HttpWrap
-from rawclient import cli, text
+from rawclient import text
 
 RAW: Any = TypeAdapter(dict[str, Any])
 MODERN = "2026-07-28"
@@ -36,28 +33,7 @@ POINTER = "identical to the result of call"
 
 @contextlib.contextmanager
 def _proxy(tmp_path: Path) -> Iterator[str]:
-    argv = cli(
-        "wrap", "--transport", "streamable-http", "--port", "0", "--recovery-dir", str(tmp_path / "rec")
-    )
-    proc = subprocess.Popen(
-        [*argv, "--", sys.executable, "-m", "mcpsqueeze.demo.server"],
-        stderr=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        text=True,
-    )
-    assert proc.stderr is not None
-    try:
-        match = re.search(r"(http://127\.0\.0\.1:\d+/mcp)", proc.stderr.readline())
-        assert match
-        yield match.group(1)
-    finally:
-        proc.terminate()
-        proc.wait(15)
-
-
-@contextlib.contextmanager
-def _proxy_in_process(tmp_path: Path) -> Iterator[str]:
-    """`_proxy`'s wrap, run in this process; stopped as SIGTERM would."""
+    """wrap's HTTP frontend in front of the demo server: its URL."""
     with HttpWrap(
         ["--recovery-dir", str(tmp_path / "rec")], [sys.executable, "-m", "mcpsqueeze.demo.server"]
     ) as wrap:
@@ -81,7 +57,7 @@ async def _echo(client: Client, meta: dict[str, Any] | None = None) -> str:
 
 
 @pytest.mark.anyio
-async def test_23_8_an_unrelated_stateless_client_never_gets_a_pointer_to_a_result_it_never_saw(
+async def test_an_unrelated_stateless_client_never_gets_a_pointer_to_a_result_it_never_saw(
     tmp_path: Path,
 ) -> None:
     with _proxy(tmp_path) as url:
@@ -93,8 +69,8 @@ async def test_23_8_an_unrelated_stateless_client_never_gets_a_pointer_to_a_resu
 
 
 @pytest.mark.anyio
-async def test_23_8_within_a_named_conversation_repeats_are_still_deduplicated(tmp_path: Path) -> None:
-    with _proxy_in_process(tmp_path) as url:
+async def test_within_a_named_conversation_repeats_are_still_deduplicated(tmp_path: Path) -> None:
+    with _proxy(tmp_path) as url:
         async with _client(url, {"Mcpsqueeze-Conversation": "conv-header-1"}) as by_header:
             assert await _echo(by_header) == SAME
             assert POINTER in await _echo(by_header)
