@@ -1,23 +1,23 @@
-"""Issue 23 item 6: a pre-registered client registered for `client_secret_post` can log in.
+"""A pre-registered client registered for `client_secret_post` can log in.
 
-The authorization server (tests/proxy/oauth_server.py, the SDK's server auth) lists both
-`client_secret_post` and `client_secret_basic`; before, mcpsqueeze always sent basic, the token endpoint
-answered 401 and `auth login` ended in a 76-line traceback. Now `--oauth-auth-method basic|post` chooses
-(default: what the client's registration record says, else basic), and a 401 at the token endpoint is a
-clear error naming the flags to check, exit 2 (a usage problem: the client's credentials or method).
+The authorization server (tests/proxy/oauth_server.py, the SDK's server auth, in a thread) lists both
+`client_secret_post` and `client_secret_basic`; `--oauth-auth-method basic|post` chooses (default: what
+the client's registration record says, else basic), and a 401 at the token endpoint is a clear error
+naming the flags to check, exit 2 (a usage problem: the client's credentials or method), never a
+traceback. `auth login` and wrap run in this process.
 """
 
 from __future__ import annotations
 
 import os
 import socket
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from rawclient import RawClient, cli, oauth_server, text
+from memwrap import Completed, MemoryWrap, run_cli
+from rawclient import oauth_server, text
 
 CLIENT_ID, SECRET = "preregistered-app", "s3cret-of-the-app"
 
@@ -53,8 +53,14 @@ def _secret_file(tmp_path: Path) -> Path:
     return path
 
 
-def _login(url: str, tmp_path: Path, port: int, *extra: str) -> subprocess.CompletedProcess[str]:
-    argv = cli(
+@pytest.fixture(autouse=True)
+def oauth_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tokens are stored in the test's own directory."""
+    monkeypatch.setenv("MCPSQUEEZE_OAUTH_DIR", str(tmp_path / "oauth"))
+
+
+def _login(url: str, tmp_path: Path, port: int, *extra: str) -> Completed:
+    return run_cli(
         "auth",
         "login",
         url,
@@ -71,19 +77,15 @@ def _login(url: str, tmp_path: Path, port: int, *extra: str) -> subprocess.Compl
         ),
         *extra,
     )
-    env = {**os.environ, "MCPSQUEEZE_OAUTH_DIR": str(tmp_path / "oauth")}
-    return subprocess.run(argv, capture_output=True, text=True, env=env, timeout=90)
 
 
-def test_23_6_a_client_registered_for_post_logs_in_with_oauth_auth_method_post(
+def test_a_client_registered_for_post_logs_in_with_oauth_auth_method_post(
     post_server: str, tmp_path: Path, callback_port: int
 ) -> None:
     done = _login(post_server, tmp_path, callback_port, "--oauth-auth-method", "post")
     assert done.returncode == 0, done.stderr
     assert "logged in" in done.stderr and "Traceback" not in done.stderr
-    env = {**os.environ, "MCPSQUEEZE_OAUTH_DIR": str(tmp_path / "oauth")}
-    argv = cli(
-        "wrap",
+    options = [
         "--recovery-dir",
         str(tmp_path / "rec"),
         "--oauth-client-id",
@@ -92,16 +94,14 @@ def test_23_6_a_client_registered_for_post_logs_in_with_oauth_auth_method_post(
         str(tmp_path / "secrets/client-secret"),
         "--oauth-auth-method",
         "post",
-        "--",
-        post_server,
-    )
-    with RawClient(argv, env=env) as client:
+    ]
+    with MemoryWrap(options, target=[post_server]) as client:
         client.initialize()
         assert text(client.call("whoami")) == "authorized"
         assert client.close() == 0
 
 
-def test_23_6_the_wrong_method_is_a_clear_error_not_a_traceback(
+def test_the_wrong_method_is_a_clear_error_not_a_traceback(
     post_server: str, tmp_path: Path, callback_port: int
 ) -> None:
     done = _login(post_server, tmp_path, callback_port)  # default: basic, which this client may not use
@@ -112,11 +112,6 @@ def test_23_6_the_wrong_method_is_a_clear_error_not_a_traceback(
     assert "client_secret_basic" in done.stderr
 
 
-def test_23_6_an_unknown_method_is_refused_by_the_flag() -> None:
-    done = subprocess.run(
-        [*cli("auth", "login", "https://e.test/mcp", "--oauth-auth-method", "jwt")],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+def test_an_unknown_method_is_refused_by_the_flag() -> None:
+    done = run_cli("auth", "login", "https://e.test/mcp", "--oauth-auth-method", "jwt")
     assert done.returncode == 2 and "basic" in done.stderr and "post" in done.stderr
