@@ -189,11 +189,11 @@ def fresh_fixture(name: str) -> Any:
 #: A server run on in-memory pipes: it reads the first, writes the second, and ends when its input does.
 Peer = Callable[[MemoryByteReceive, MemoryByteSend], Awaitable[None]]
 MCPSERVERS = ("records_server", "mcp_squeeze_server", "ledger_server", "structured_server")
-# The hand-written backends (fixtures/stdio_backend.py's `main(argv)`) that may run here: not the ones
-# whose process is what a test looks at (hung_backend ignores SIGTERM, big_backend's memory is measured).
+# The hand-written backends (fixtures/stdio_backend.py's `main(argv)`) that may run here: all but
+# hung_backend, whose process is what its tests look at (it ignores SIGTERM and EOF).
 SCRIPTED = (
     "noisy_backend", "changing_backend", "notifying_backend", "pages_backend", "raw_tools_backend",
-    "hostile_backend", "unparseable_server",
+    "hostile_backend", "unparseable_server", "big_backend",
 )  # fmt: skip
 
 

@@ -41,11 +41,11 @@ def _send_body(door: Door, total: int, *, announce: bool, stateless: bool = Fals
     is sampled (the door's own process: a session's backend is not the door); (the response, the door's
     peak RSS growth in bytes)."""
     _warm(door, stateless=stateless)
-    idle = rss(door.proc.pid)
+    idle = rss(door.pid)
     answer: list[bytes] = []
     with (
         socket.create_connection((door.host, door.port)) as sock,
-        PeakSampler(door.proc.pid, tree=False) as sampler,
+        PeakSampler(door.pid, tree=False) as sampler,
     ):
         sock.sendall(
             head(door, length=total if announce else None, chunked=not announce, stateless=stateless)
