@@ -1,18 +1,17 @@
-"""Issue 23 item 3: a backend answer the official SDK cannot parse is answered at once, by every door.
+"""A backend answer the official SDK cannot parse is answered at once, by every door.
 
-The backend is a real stdio process (tests/fixtures/unparseable_server.py): a `structuredContent` 300
-levels deep and a lone surrogate escape (valid JSON that mcpsqueeze's own parser reads: the result comes
-through), and one 2,000 levels deep (beyond any parser of ours: an error that names the cause). Before the
-fix, serve and `Client` spoke to stdio backends through the SDK, which drops a line it cannot parse:
-`mcpsq` timed out after 20 s, `Client.call` never returned, and such a tools/list held serve's start for
-60 s. Each door here must answer within a few seconds, and the next call must work.
+The backend (tests/fixtures/unparseable_server.py, its bytes on in-memory pipes) answers a
+`structuredContent` 300 levels deep and a lone surrogate escape (valid JSON that mcpsqueeze's own parser
+reads: the result comes through), and one 2,000 levels deep (beyond any parser of ours: an error that names
+the cause). The SDK's stdio client drops a line it cannot parse, so a door that read stdio backends
+through it would never answer (and such a tools/list would hold serve's start until its timeout). Each
+door here must answer within a few seconds, and the next call must work.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
-import signal
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -22,7 +21,7 @@ import anyio
 import pytest
 
 from mcpsqueeze import BackendError, Client
-from rawclient import RawClient, cli, serve_ready
+from memwrap import Completed, MemoryWrap, Serve, mcpsq
 
 SERVER = [sys.executable, str(Path(__file__).resolve().parents[1] / "fixtures" / "unparseable_server.py")]
 QUICK = 10.0  # seconds: "a few", on a loaded 2-core machine; the SDK path hung for 20 s and more
@@ -38,51 +37,39 @@ def _text(result: dict[str, object]) -> str:
 # -- serve + mcpsq ---------------------------------------------------------------------------------------
 
 
-def _serve(tmp_path: Path, *server_args: str) -> tuple[subprocess.Popen[str], dict[str, str], float]:
-    """A real serve of the unparseable backend; its process, mcpsq's environment, seconds to be ready."""
+@contextlib.contextmanager
+def _serve(tmp_path: Path, *server_args: str) -> Iterator[tuple[dict[str, str], float]]:
+    """serve of the unparseable backend: mcpsq's environment, and the seconds it took to be ready."""
     sock = tmp_path / "run" / "s.sock"
-    argv = cli(
-        "serve", "--socket", str(sock), "--recovery-dir", str(tmp_path / "rec"), "-n", "bad", "--",
-        *SERVER, *server_args,
-    )  # fmt: skip
     started = time.monotonic()
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    assert proc.stderr is not None
-    serve_ready(proc)
-    env = {**os.environ, "MCPSQUEEZE_SOCKET": str(sock)}
-    return proc, env, time.monotonic() - started
+    args = [
+        "--socket",
+        str(sock),
+        "--recovery-dir",
+        str(tmp_path / "rec"),
+        "-n",
+        "bad",
+        "--",
+        *SERVER,
+        *server_args,
+    ]
+    with Serve(args):
+        yield {**os.environ, "MCPSQUEEZE_SOCKET": str(sock)}, time.monotonic() - started
 
 
-def _mcpsq(env: dict[str, str], *args: str) -> tuple[subprocess.CompletedProcess[str], float]:
+def _mcpsq(env: dict[str, str], *args: str) -> tuple[Completed, float]:
     started = time.monotonic()
-    done = subprocess.run(
-        [sys.executable, "-m", "mcpsqueeze.bash.shim", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=30,
-        errors="backslashreplace",
-    )
+    done = mcpsq(args, env)
     return done, time.monotonic() - started
-
-
-def _stop(proc: subprocess.Popen[str]) -> None:
-    proc.send_signal(signal.SIGTERM)
-    try:
-        proc.communicate(timeout=30)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.communicate()
 
 
 @pytest.fixture
 def serve_env(tmp_path: Path) -> Iterator[dict[str, str]]:
-    proc, env, _ = _serve(tmp_path)
-    yield env
-    _stop(proc)
+    with _serve(tmp_path) as (env, _):
+        yield env
 
 
-def test_23_3_serve_and_mcpsq_answer_an_answer_the_sdk_cannot_parse_at_once(
+def test_serve_and_mcpsq_answer_an_answer_the_sdk_cannot_parse_at_once(
     serve_env: dict[str, str],
 ) -> None:
     deep, took = _mcpsq(serve_env, "bad", "deep")
@@ -101,24 +88,21 @@ def test_23_3_serve_and_mcpsq_answer_an_answer_the_sdk_cannot_parse_at_once(
     assert took < QUICK and ok.returncode == 0 and "fine" in ok.stdout, (took, ok.stderr)
 
 
-def test_23_3_serve_with_an_unreadable_tools_list_is_ready_at_once_and_names_the_cause(
+def test_serve_with_an_unreadable_tools_list_is_ready_at_once_and_names_the_cause(
     tmp_path: Path,
 ) -> None:
-    proc, env, took = _serve(tmp_path, "--bad-list")
-    try:
-        assert took < QUICK + 5, took  # the SDK waited 60 s for an answer it had dropped
+    with _serve(tmp_path, "--bad-list") as (env, took):
+        assert took < QUICK + 5, took  # not held until a timeout for an answer that never parses
         done, took = _mcpsq(env, "bad", "ok")
         assert took < QUICK and done.returncode != 0, (took, done.stdout)
         assert CAUSE in done.stderr and "Traceback" not in done.stderr
-    finally:
-        _stop(proc)
 
 
 # -- Client ----------------------------------------------------------------------------------------------
 
 
 @pytest.mark.anyio
-async def test_23_3_client_answers_an_answer_the_sdk_cannot_parse_at_once() -> None:
+async def test_client_answers_an_answer_the_sdk_cannot_parse_at_once() -> None:
     servers = {"bad": {"command": SERVER[0], "args": SERVER[1:]}}
     with anyio.fail_after(4 * QUICK):
         async with Client(servers, shrink=False, dedup=False) as client:
@@ -135,25 +119,25 @@ async def test_23_3_client_answers_an_answer_the_sdk_cannot_parse_at_once() -> N
 
 
 @pytest.mark.anyio
-async def test_23_3_client_with_an_unreadable_tools_list_fails_at_once_naming_the_cause() -> None:
+async def test_client_with_an_unreadable_tools_list_fails_at_once_naming_the_cause() -> None:
     servers = {"bad": {"command": SERVER[0], "args": [*SERVER[1:], "--bad-list"]}}
     with anyio.fail_after(QUICK), pytest.raises(BackendError, match=CAUSE):
         async with Client(servers):
             pass
 
 
-# -- wrap (its stdio relay had this right already: kept so) ------------------------------------------------
+# -- wrap ------------------------------------------------------------------------------------------------
 
 
-def test_23_3_wrap_answers_every_unparseable_answer_and_keeps_serving() -> None:
-    with RawClient(cli("wrap", "--no-shrink", "--no-dedup", "--", *SERVER)) as client:
+def test_wrap_answers_every_unparseable_answer_and_keeps_serving() -> None:
+    with MemoryWrap(["--no-shrink", "--no-dedup"], target=SERVER) as client:
         client.initialize()
         assert _text(client.call("deep", timeout=QUICK)) == "deep"
         assert _text(client.call("surrogate", timeout=QUICK)) == "half a pair: \ud800 here"
         error = client.request("tools/call", {"name": "too-deep", "arguments": {}}, timeout=QUICK)["error"]
         assert CAUSE in error["message"]
         assert _text(client.call("ok", timeout=QUICK)) == "fine"
-    with RawClient(cli("wrap", "--", *SERVER, "--bad-list")) as client:
+    with MemoryWrap([], target=[*SERVER, "--bad-list"]) as client:
         client.initialize()
         error = client.request("tools/list", {}, timeout=QUICK)["error"]
         assert CAUSE in error["message"]
