@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -24,7 +23,7 @@ from pydantic import TypeAdapter
 
 from hostile_inputs import deep_anyof, deep_items, tool_text
 from mcpsqueeze import Client
-from memwrap import HttpWrap, MemoryWrap, Serve
+from memwrap import HttpWrap, MemoryWrap, Serve, mcpsq
 from rawclient import text
 
 RAW: Any = TypeAdapter(dict[str, Any])
@@ -125,12 +124,8 @@ def test_mcpsq_lists_and_calls_the_tools_of_a_backend_with_deep_schemas(
         env = {k: v for k, v in os.environ.items() if not k.startswith("MCPSQUEEZE_")}
         env["MCPSQUEEZE_SOCKET"] = str(sock)
 
-        def mcpsq(*argv: str) -> subprocess.CompletedProcess[str]:
-            shim = [sys.executable, "-m", "mcpsqueeze.bash.shim"]
-            return subprocess.run([*shim, *argv], env=env, capture_output=True, text=True, timeout=60)
-
-        runs = [mcpsq("raw"), mcpsq("raw", "deep-items", "--help"), mcpsq("raw", "deep-items", "--x", "[[]]")]
-        runs.append(mcpsq("raw", "deep-anyof", "--x", '"a"'))
+        asks = [["raw"], ["raw", "deep-items", "--help"], ["raw", "deep-items", "--x", "[[]]"]]
+        runs = [mcpsq(argv, env) for argv in [*asks, ["raw", "deep-anyof", "--x", '"a"']]]
     for done in runs:
         assert done.returncode == 0 and "Traceback" not in done.stderr, done
     assert "deep-items" in runs[0].stdout and "--x ARRAY" in runs[1].stdout
