@@ -1,24 +1,22 @@
-"""Client: real MCP servers (the bundled demo, npm server-filesystem) through the proxy's pipeline.
+"""Client: MCP servers (the bundled demo, npm server-filesystem) through the proxy's pipeline.
 
-The demo server is spawned over stdio for the servers-JSON, stdio-plus-HTTP and filesystem tests; the
-tests of the Client's own methods run it in this process (conftest: demo_backends_in_memory)."""
+The Client's end-to-end test spawns its backends over stdio (a servers JSON file, and a command that
+cannot start); the tests of the Client's own methods run the demo server in this process (conftest:
+in_memory_parts), over stdio pipes or streamable HTTP."""
 
 from __future__ import annotations
 
 import inspect
 import json
-import socket
-import subprocess
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from mcpsqueeze import BackendError, Client, RecoveryError, ToolError, UsageError
-from rawclient import demo_server, free_port, require_node_paths, wait_for
+from memwrap import demo_http
+from rawclient import require_node_paths
 
 DEMO = {"demo": {"command": sys.executable, "args": ["-m", "mcpsqueeze.demo.server"]}}
 
@@ -115,6 +113,7 @@ def test_a_server_that_cannot_start_fails_the_with_clearly() -> None:
         pass  # pragma: no cover
 
 
+@pytest.mark.real_processes  # the Client's stdio backends, spawned as a user's would be
 def test_a_servers_json_file_works_like_the_dict(tmp_path: Path) -> None:
     config = tmp_path / "servers.json"
     config.write_text(json.dumps({"mcpServers": DEMO}))
@@ -146,29 +145,8 @@ def test_server_filesystem_through_the_client(tmp_path: Path) -> None:
         assert text(client.call("fs", "read_text_file", args, full=True)) == body
 
 
-@contextmanager
-def demo_over_http() -> Iterator[str]:
-    port = free_port()
-    argv = [*demo_server(), "--transport", "streamable-http", "--host", "127.0.0.1", "--port", str(port)]
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-    def listening() -> bool:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return True
-        except OSError:
-            return False
-
-    try:
-        wait_for(listening, what="demo HTTP server")
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        proc.terminate()
-        proc.wait(10)
-
-
 def test_a_streamable_http_server_and_a_stdio_server_in_one_client() -> None:
-    with demo_over_http() as url:
+    with demo_http() as url:
         servers = {**DEMO, "web": {"url": url, "headers": {"X-Test": "1"}}}
         with Client(servers, budget=4000) as client:
             assert set(client.tools) == {"demo", "web"}
