@@ -1,8 +1,6 @@
-"""MCP 2026-07-28 (stateless streamable HTTP) through the HTTP frontend, with the SDK's own client.
-
-A 2026-07-28 client and a 2025-11-25 client use the same `wrap --transport streamable-http` process at
-the same time; both get shrunk results they can recover, whatever protocol the backend speaks. That test
-and the stdio one spawn the CLI; the others run the same wrap in this process (memwrap.HttpWrap).
+"""MCP 2026-07-28 (stateless streamable HTTP) through the HTTP frontend, with the SDK's own client; wrap
+runs in this process (memwrap.HttpWrap). (A 2026-07-28 and a 2025-11-25 client sharing one spawned wrap:
+test_wrap_http.py; a 2026-07-28 client over stdio: test_wrap_stdio.py.)
 """
 
 from __future__ import annotations
@@ -18,9 +16,10 @@ import mcp_types as types
 import pytest
 from mcp import Client
 from pydantic import TypeAdapter
-from test_wrap_http import demo_http_server, http_proxy_in_process
+from test_wrap_http import http_proxy_in_process
 
-from rawclient import cli, demo_server, http_proxy, text
+from memwrap import demo_http
+from rawclient import demo_server, text
 
 RAW: Any = TypeAdapter(dict[str, Any])
 MODERN = "2026-07-28"
@@ -51,28 +50,8 @@ async def _shrink_and_recover(url: str, mode: str) -> dict[str, Any]:
 
 
 @pytest.mark.anyio
-async def test_a_2026_client_and_a_2025_client_share_one_proxy_over_a_stdio_backend(tmp_path: Path) -> None:
-    with http_proxy(tmp_path, *demo_server(), extra=WHOLE) as (url, _):
-        results: dict[str, dict[str, Any]] = {}
-
-        async def run(mode: str) -> None:
-            results[mode] = await _shrink_and_recover(url, mode)
-
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(run, MODERN)
-            tg.start_soon(run, "legacy")
-    modern, legacy = results[MODERN], results["legacy"]
-    assert modern["protocol"] == MODERN and legacy["protocol"] == "2025-11-25"
-    for got, mode in ((modern, MODERN), (legacy, "legacy")):
-        assert "squeeze_recover" in got["tools"] and "search_issues" in got["tools"]
-        assert got["echo"] == f"hello {mode}"
-        assert got["big_chars"] <= 20_000
-        assert len(json.dumps(got["recovered"])) > 20_000  # the whole original came back
-
-
-@pytest.mark.anyio
 async def test_a_2026_client_through_the_proxy_to_a_2026_http_backend(tmp_path: Path) -> None:
-    with demo_http_server() as backend, http_proxy_in_process(tmp_path, backend, extra=WHOLE) as (url, _):
+    with demo_http() as backend, http_proxy_in_process(tmp_path, backend, extra=WHOLE) as (url, _):
         got = await _shrink_and_recover(url, MODERN)
     assert got["protocol"] == MODERN
     assert got["echo"] == f"hello {MODERN}"
@@ -136,28 +115,6 @@ async def test_subscriptions_listen_carries_a_stdio_backends_change_notification
     kinds = sorted(type(e).__name__ for e in events)
     assert len(kinds) == 2, kinds
     assert any("Resource" in k for k in kinds) and any("Tool" in k for k in kinds), kinds
-
-
-@pytest.mark.anyio
-async def test_a_2026_client_over_stdio_reaches_a_url_backend_statelessly(tmp_path: Path) -> None:
-    """The stdio frontend relays 2026-07-28 messages as they are; the HTTP backend channel sends them
-    as stateless POSTs with their routing headers (no initialize, no session)."""
-    import os
-
-    from mcp import StdioServerParameters
-
-    with demo_http_server() as backend:
-        argv = cli("wrap", *WHOLE, "--recovery-dir", str(tmp_path / "rec"), "--", backend)
-        target = StdioServerParameters(command=argv[0], args=argv[1:], env=dict(os.environ))
-        async with Client(target, mode=MODERN) as client:
-            protocol = client.protocol_version
-            tools = sorted(t.name for t in (await client.list_tools()).tools)
-            big = await _raw_call(client, "search_issues", {"query": "stdio"})
-            notice = json.loads(big["content"][0]["text"])["truncation"]
-            recovered = await _raw_call(client, "squeeze_recover", {"response_id": notice["response_id"]})
-    assert protocol == MODERN
-    assert "squeeze_recover" in tools and "search_issues" in tools
-    assert len(text(big)) <= 20_000 < len(text(recovered))
 
 
 @pytest.mark.anyio

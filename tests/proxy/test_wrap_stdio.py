@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp import Client
 
 from mcpsqueeze.accounting._tokens import count_tokens
 from mcpsqueeze.demo.bulk import blob
-from memwrap import MemoryServer, MemoryWrap, run_cli
+from memwrap import MemoryServer, MemoryWrap, demo_http, run_cli
 from rawclient import RawClient, cli, demo_server, text
 
 RECOVER = "squeeze_recover"
@@ -252,3 +253,40 @@ def test_no_summary_when_the_backend_cannot_start(tmp_path: Path) -> None:
     assert done.returncode == 3
     assert "no-such-mcp-server-command" in done.stderr
     assert "summary" not in done.stderr
+
+
+# -- a 2026-07-28 client over stdio (the SDK's own client spawns the CLI)
+
+
+MODERN = "2026-07-28"
+
+
+async def _raw_call(client: Any, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    import mcp_types as types
+    from pydantic import TypeAdapter
+
+    request = types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments=arguments))
+    result: dict[str, Any] = await client.session.send_request(request, TypeAdapter(dict[str, Any]))
+    return result
+
+
+@pytest.mark.anyio
+async def test_a_2026_client_over_stdio_reaches_a_url_backend_statelessly(tmp_path: Path) -> None:
+    """The stdio frontend relays 2026-07-28 messages as they are; the HTTP backend channel sends them
+    as stateless POSTs with their routing headers (no initialize, no session)."""
+    import os
+
+    from mcp import StdioServerParameters
+
+    with demo_http() as backend:
+        argv = cli("wrap", *WHOLE, "--recovery-dir", str(tmp_path / "rec"), "--", backend)
+        target = StdioServerParameters(command=argv[0], args=argv[1:], env=dict(os.environ))
+        async with Client(target, mode=MODERN) as client:
+            protocol = client.protocol_version
+            tools = sorted(t.name for t in (await client.list_tools()).tools)
+            big = await _raw_call(client, "search_issues", {"query": "stdio"})
+            notice = json.loads(big["content"][0]["text"])["truncation"]
+            recovered = await _raw_call(client, "squeeze_recover", {"response_id": notice["response_id"]})
+    assert protocol == MODERN
+    assert "squeeze_recover" in tools and "search_issues" in tools
+    assert len(text(big)) <= 20_000 < len(text(recovered))
