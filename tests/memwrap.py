@@ -32,6 +32,7 @@ The session's log records (warnings, `--log-level info` call lines, the exit sum
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import dataclasses
 import importlib.util
@@ -288,6 +289,12 @@ async def demo_channel(peer: Peer | None = None) -> AsyncIterator[Any]:
 
 
 _standing_in = threading.Event()  # set while the stand-ins are on (cleared by `real_processes`)
+_opened: collections.Counter[tuple[str, ...]] = collections.Counter()
+
+
+def backends_opened(argv: Sequence[str]) -> int:
+    """How many times a door in this process has opened (spawned, or run here) the backend `argv`."""
+    return _opened[tuple(argv)]
 
 
 @contextlib.contextmanager
@@ -310,6 +317,7 @@ def in_memory_parts() -> Iterator[None]:
 
     @contextlib.asynccontextmanager
     async def open_channel(*, url: str | None, argv: Sequence[str], **kw: Any) -> AsyncIterator[Any]:
+        _opened[tuple(argv) if url is None else (url,)] += 1
         here = _standing_in.is_set() and url is None and not kw.get("env") and not kw.get("cwd")
         peer = in_process_server(argv) if here else None
         if peer is None:
