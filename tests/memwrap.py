@@ -38,6 +38,7 @@ import dataclasses
 import importlib.util
 import io
 import logging
+import math
 import os
 import queue
 import re
@@ -82,6 +83,7 @@ __all__ = [
     "run_cli",
     "serve_arguments",
     "wrap_settings",
+    "wrap_transport",
 ]
 
 
@@ -732,6 +734,49 @@ class HttpClient(RawClient):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+@contextlib.asynccontextmanager
+async def wrap_transport(args: Sequence[str], target: Sequence[str] | None = None) -> AsyncIterator[Any]:
+    """An SDK client transport (`mcp.Client(wrap_transport(ARGS))`) to `wrap ARGS -- TARGET` run on the
+    caller's event loop, its stdio on in-memory pipes: what `StdioServerParameters` gives a client of a
+    spawned wrap, framed and parsed as the SDK's stdio client does."""
+    from mcp.client.stdio import _parse_line
+
+    settings = wrap_settings([*args, "--", *(target or demo_server())])
+    to_wrap, wrap_in = memory_pipe()
+    wrap_out, from_wrap = memory_pipe()
+    read_send, read_receive = anyio.create_memory_object_stream[Any](math.inf)
+    write_send, write_receive = anyio.create_memory_object_stream[Any](math.inf)
+
+    @contextlib.asynccontextmanager
+    async def ends(settings: Settings) -> AsyncIterator[tuple[Any, Any]]:
+        async with open_backend(settings) as back:
+            yield memory_line_channel(wrap_in, wrap_out), back
+
+    async def run() -> None:
+        try:
+            await run_wrap(settings, ends)
+        finally:
+            await wrap_out.aclose()
+
+    async def read() -> None:
+        async with read_send:
+            async for line in _LinesIn(from_wrap):
+                await read_send.send(_parse_line(line.rstrip("\n")))
+
+    async def write() -> None:
+        async with write_receive:
+            async for message in write_receive:
+                data = message.message.model_dump_json(by_alias=True, exclude_unset=True)
+                await to_wrap.send((data + "\n").encode())
+        await to_wrap.aclose()  # the client left: wrap's input ends
+
+    async with anyio.create_task_group() as tg:
+        for task in (run, read, write):
+            tg.start_soon(task)
+        yield read_receive, write_send
+        await write_send.aclose()
 
 
 WRAP_TRANSPORTS = ("stdio", "streamable-http")
