@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
-from parity import CASES, run_parity
+from parity import CASES, ParityCase, run_parity
 
 from rawclient import RawClient, cli, require_node_paths, text
 
@@ -22,10 +23,20 @@ def _through(tmp_path: Path, server: list[str], *extra: str) -> list[str]:
     return cli("wrap", "--recovery-dir", str(tmp_path / "rec"), *extra, "--", *server)
 
 
-def test_server_everything_listings_and_small_results_equal_direct(tmp_path: Path) -> None:
-    """The parity fixture's richest case (structured content, images, resources, prompts, errors)."""
-    case = next(c for c in CASES if c.name == "everything")
-    code, stderr = run_parity(case, _everything(), tmp_path / "rec")
+PUBLIC = [case for case in CASES if case.name != "demo"]
+
+
+@pytest.mark.parametrize("case", PUBLIC, ids=[case.name for case in PUBLIC])
+def test_a_small_exchange_is_identical_directly_and_through_wrap(case: ParityCase, tmp_path: Path) -> None:
+    """The parity fixture's cases (everything is the richest: structured content, images, resources,
+    prompts, errors)."""
+    argv = case.argv()
+    if argv is None:
+        message = f"the {case.name} server is not installed here (scripts/install-test-deps.sh)"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    code, stderr = run_parity(case, argv, tmp_path / "rec")
     assert code == 0
     assert "mcpsqueeze session summary:" in stderr
 
