@@ -1,41 +1,20 @@
 """`wrap`'s command line: where the server command starts, and what the proxy says on stderr. The CLI's own
-parser and session, in this process (memwrap); a backend that cannot start: test_wrap_stdio.py."""
+parser and session, in this process (memwrap); a backend that cannot start: test_wrap_stdio.py; a real
+server's own options after its command: test_public_servers.py."""
 
 from __future__ import annotations
 
 import re
-import subprocess
 from pathlib import Path
 
-import pytest
-
 from memwrap import MemoryWrap, run_cli, wrap_settings
-from rawclient import RawClient, cli, demo_server, require_node_paths, text
+from rawclient import demo_server
 
 RESPONSE_ID = re.compile(r"response ([0-9a-f]{32})")
 
 
 def _proxy(tmp_path: Path, *extra: str) -> MemoryWrap:
     return MemoryWrap(["--recovery-dir", str(tmp_path / "rec"), *extra])
-
-
-@pytest.mark.slow  # PyPI mcp-server-git: a public server
-def test_the_server_command_starts_at_the_first_argument_and_keeps_its_own_flags_without_a_separator(
-    tmp_path: Path,
-) -> None:
-    paths = require_node_paths("PY_SERVERS_BIN")
-    repo = tmp_path / "repo"
-    subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    git_server = str(Path(paths["PY_SERVERS_BIN"]) / "mcp-server-git")
-    # No `--`: `--repository` is the server's (wrap has no such option) and must reach it untouched.
-    argv = cli("wrap", "--recovery-dir", str(tmp_path / "rec"), git_server, "--repository", str(repo))
-    with RawClient(argv) as client:
-        client.initialize()
-        status = client.call("git_status", {"repo_path": str(repo)})
-        assert client.close() == 0
-    assert "No such option" not in client.stderr
-    assert status.get("isError") is not True
-    assert "branch" in text(status).lower()
 
 
 def test_options_after_the_command_belong_to_the_server_even_when_wrap_has_them_too() -> None:

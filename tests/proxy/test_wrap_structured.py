@@ -1,5 +1,6 @@
 """--drop-duplicate-structured: opt-in, outputSchema hidden, originals recoverable; over each of wrap's
-transports (in process), and against the public filesystem and memory servers (spawned, `slow`)."""
+transports, in process (by policy against the public filesystem and memory servers:
+test_public_servers.py)."""
 
 from __future__ import annotations
 
@@ -8,9 +9,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
 
-import pytest
-
-from rawclient import RawClient, assert_golden, cli, require_node_paths, text
+from rawclient import RawClient, assert_golden, cli, text
 
 GOLDEN = Path(__file__).with_name("golden")
 
@@ -62,34 +61,3 @@ def test_the_option_drops_duplicates_hides_schemas_and_recovers_the_original(
     assert big_back["content"] == expected_big["content"]
     stored = json.loads(Path(big["_meta"]["truncation"]["original_response_file"]).read_text())
     assert stored["structuredContent"] == expected_big["structuredContent"]
-
-
-@pytest.mark.slow
-def test_the_policy_key_drops_filesystem_and_memory_duplicates_for_the_named_tools(tmp_path: Path) -> None:
-    paths = require_node_paths("NODE22", "FILESYSTEM_JS", "MEMORY_JS")
-    root = tmp_path / "files"
-    root.mkdir()
-    (root / "a.txt").write_text("hello\n" * 20)
-    config = tmp_path / "config.toml"
-    config.write_text('[policies."read_text_file"]\ndrop_duplicate_structured = true\n')
-    fs = [paths["NODE22"], paths["FILESYSTEM_JS"], str(root)]
-    with RawClient(_wrap(tmp_path, fs, "--config", str(config))) as client:
-        client.initialize()
-        tools = {t["name"]: t for t in client.result("tools/list")["tools"]}
-        read = client.call("read_text_file", {"path": str(root / "a.txt")})
-        listed = client.call("list_directory", {"path": str(root)})
-        back = client.call("squeeze_recover", {"response_id": read["_meta"]["truncation"]["response_id"]})
-    assert "outputSchema" not in tools["read_text_file"] and "outputSchema" in tools["list_directory"]
-    assert "structuredContent" not in read and text(read) == "hello\n" * 20
-    assert "structuredContent" in listed  # no policy for this tool
-    assert text(back) == "hello\n" * 20
-    memory = [paths["NODE22"], paths["MEMORY_JS"]]
-    env = {"MEMORY_FILE_PATH": str(tmp_path / "memory.jsonl")}
-    with RawClient(_wrap(tmp_path, memory, "--drop-duplicate-structured"), env=env) as client:
-        client.initialize()
-        client.call(
-            "create_entities", {"entities": [{"name": "a", "entityType": "t", "observations": ["x"]}]}
-        )
-        graph = client.call("read_graph", {})
-    assert "structuredContent" not in graph
-    assert json.loads(text(graph))["entities"][0]["name"] == "a"
