@@ -1,16 +1,15 @@
-"""Issue 23 items 1-2: the same hostile recover arguments through every door, each parsed by the one
-RecoverRequest. The MCP tool in a real `mcpsqueeze wrap` (an isError answer, and wrap answers the next
-call), serve's `GET /v1/recover/...` (a 400 naming the bound, never a 500), `mcpsq recover` (exit 2 with
-a message, no traceback), `Squeezer.recover` and `Toolset` (UsageError / an isError answer),
-`Client.recover` (UsageError) and Code Mode's generated `squeeze_recover` in Python and TypeScript
-(the runtime's SqueezeSessionError, status 400, naming the bound)."""
+"""The same hostile recover arguments through every door, each parsed by the one RecoverRequest: the MCP
+tool in `mcpsqueeze wrap` (an isError answer, and wrap answers the next call), serve's
+`GET /v1/recover/...` (a 400 naming the bound, never a 500), `mcpsq recover` (exit 2 with a message, no
+traceback), `Squeezer.recover` and `Toolset` (UsageError / an isError answer) and `Client.recover`
+(UsageError); the doors run in this process. (Code Mode's generated `squeeze_recover`:
+test_code_mode_hostile_names.py.)"""
 
 from __future__ import annotations
 
 import json
 import os
 import re
-import subprocess
 import sys
 import urllib.parse
 from collections.abc import Iterator
@@ -18,17 +17,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from codemode_fuzz import node22
 from recover_hostile import HOSTILE, ORIGINAL_DOC
 
 from mcpsqueeze import Client, Squeezer, UsageError, shrink_tools
-from rawclient import RawClient, cli, demo_server
+from memwrap import MemoryWrap, mcpsq
+from rawclient import demo_server
 from serve.serve_api import api, serve_in_process, write_token
 
 IDS = [case[0] for case in HOSTILE]
 SEARCH = {"query": "bug", "limit": 200}
 DEMO = {"demo": {"command": sys.executable, "args": ["-m", "mcpsqueeze.demo.server"]}}
-SHIM = [sys.executable, "-m", "mcpsqueeze.bash.shim"]
 # What the shell flags can say: offset and length have none.
 SHELL_FLAGS = {"pointer": "--pointer", "lines": "--lines", "query": "--query", "grep": "--grep"}
 SHELL_FLAGS |= {"search": "--search", "context": "--context"}
@@ -40,12 +38,9 @@ def _error_text(result: dict[str, Any]) -> str:
     return "".join(block["text"] for block in result["content"])
 
 
-def test_23_2_the_mcp_tool_in_wrap_refuses_each_and_answers_the_next_call(tmp_path: Path) -> None:
+def test_the_mcp_tool_in_wrap_refuses_each_and_answers_the_next_call(tmp_path: Path) -> None:
     # whole answers (no pages): the test reads the recovered JSON back in one piece
-    command = cli(
-        "wrap", "--recovery-dir", str(tmp_path / "rec"), "--page-size", "100000000", "--", *demo_server()
-    )
-    with RawClient(command) as client:
+    with MemoryWrap(["--recovery-dir", str(tmp_path / "rec"), "--page-size", "100000000"]) as client:
         client.initialize()
         shrunk = client.call("search_issues", SEARCH)
         rid = shrunk["_meta"]["truncation"]["response_id"]
@@ -78,7 +73,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str,
 
 
 @pytest.mark.parametrize(("case", "arguments", "bound"), HOSTILE, ids=IDS)
-def test_23_2_serve_answers_400_naming_the_bound(
+def test_serve_answers_400_naming_the_bound(
     served: tuple[str, str, str, Path], case: str, arguments: dict[str, Any], bound: str
 ) -> None:
     url, token, rid, _ = served
@@ -94,16 +89,14 @@ def test_23_2_serve_answers_400_naming_the_bound(
 
 
 @pytest.mark.parametrize(("case", "arguments", "bound"), SHELL_CASES, ids=[c[0] for c in SHELL_CASES])
-def test_23_2_mcpsq_recover_exits_2_with_a_message_and_no_traceback(
+def test_mcpsq_recover_exits_2_with_a_message_and_no_traceback(
     served: tuple[str, str, str, Path], case: str, arguments: dict[str, Any], bound: str
 ) -> None:
     _, _, rid, rec = served
     flags = [word for key, value in arguments.items() for word in (SHELL_FLAGS[key], str(value))]
     env = {k: v for k, v in os.environ.items() if not k.startswith("MCPSQUEEZE_")}
     env |= {"MCPSQUEEZE_RECOVERY_DIR": str(rec), "MCPSQUEEZE_SOCKET": str(rec / "none.sock")}
-    done = subprocess.run(
-        [*SHIM, "recover", rid, *flags], env=env, capture_output=True, text=True, timeout=60
-    )
+    done = mcpsq(["recover", rid, *flags], env)
     assert done.returncode == 2, done
     assert "Traceback" not in done.stderr and re.search(bound, done.stderr), done.stderr
     assert done.stdout == ""
@@ -114,7 +107,7 @@ def _big_result() -> dict[str, Any]:
 
 
 @pytest.mark.anyio
-async def test_23_2_squeezer_raises_usage_error_and_toolset_answers_is_error() -> None:
+async def test_squeezer_raises_usage_error_and_toolset_answers_is_error() -> None:
     squeezer = Squeezer(budget=2000)
     presented = await squeezer.present("s", "t", {}, _big_result())
     rid = presented["_meta"]["truncation"]["response_id"]
@@ -138,7 +131,7 @@ def big_tool() -> dict[str, Any]:
     return ORIGINAL_DOC
 
 
-def test_23_2_client_recover_raises_usage_error_naming_the_bound() -> None:
+def test_client_recover_raises_usage_error_naming_the_bound() -> None:
     with Client(DEMO, budget=2000) as client:
         shrunk = client.call("demo", "search_issues", SEARCH)
         rid = shrunk["_meta"]["truncation"]["response_id"]
@@ -146,80 +139,3 @@ def test_23_2_client_recover_raises_usage_error_naming_the_bound() -> None:
             with pytest.raises(UsageError, match=bound):
                 client.recover(rid, **arguments)
         assert json.loads(client.recover(rid))["issues"]
-
-
-# -- Code Mode: the generated functions reach serve's recover route; each hostile case is the runtime's
-# SqueezeSessionError (status 400) naming the bound, in Python and in TypeScript, and the next call works.
-
-PY_RECOVER = """
-import json, sys
-sys.path.insert(0, sys.argv[1])
-import demo
-cases = json.loads(sys.stdin.read())
-out = []
-for name, arguments in cases:
-    try:
-        demo.squeeze_recover(sys.argv[2], **arguments)
-        out.append([name, None, "no error"])
-    except demo.SqueezeSessionError as exc:
-        out.append([name, exc.status, str(exc)])
-out.append(["whole", 200, sorted(demo.squeeze_recover(sys.argv[2]))])
-print(json.dumps(out))
-"""
-
-TS_RECOVER = """
-import { readFileSync } from "node:fs";
-const demo = await import("./demo.ts");
-const runtime = await import("./squeezeRuntime.ts");
-const cases = JSON.parse(readFileSync(0, "utf8"));
-const out = [];
-for (const [name, options] of cases) {
-  try {
-    await demo.squeeze_recover(process.argv[2], options);
-    out.push([name, null, "no error"]);
-  } catch (error) {
-    if (!(error instanceof runtime.SqueezeSessionError)) throw error;
-    out.push([name, error.status, error.message]);
-  }
-}
-out.push(["whole", 200, Object.keys(await demo.squeeze_recover(process.argv[2])).sort()]);
-console.log(JSON.stringify(out));
-"""
-
-
-@pytest.mark.parametrize("lang", ["python", "typescript"])
-def test_23_2_code_mode_squeeze_recover_raises_the_session_error_naming_the_bound(
-    served: tuple[str, str, str, Path], tmp_path: Path, lang: str
-) -> None:
-    url, token, rid, _ = served
-    token_file = tmp_path / "token"
-    write_token(token_file, token)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MCPSQUEEZE_")}
-    env |= {"MCPSQUEEZE_URL": url, "MCPSQUEEZE_TOKEN_FILE": str(token_file)}
-    installed = subprocess.run(
-        cli("install-commands", "--lang", lang, str(tmp_path / "gen")),
-        capture_output=True, text=True, env=env, timeout=60,
-    )  # fmt: skip
-    assert installed.returncode == 0, installed.stderr
-    # Code Mode passes numbers and flags as the query string spells them, so a bool or a float offset
-    # arrives as text ("True", "1.5") and is refused as not a number: the same cases serve's test skips.
-    cases = [[case, arguments] for case, arguments, _ in HOSTILE]
-    if lang == "python":
-        argv = [sys.executable, "-I", "-S", "-c", PY_RECOVER, str(tmp_path / "gen"), rid]
-        cwd = None
-    else:
-        (tmp_path / "gen" / "driver.ts").write_text(TS_RECOVER, encoding="utf-8")
-        argv = [node22(), "--experimental-strip-types", "--no-warnings", "driver.ts", rid]
-        cwd = tmp_path / "gen"
-    done = subprocess.run(
-        argv, input=json.dumps(cases), capture_output=True, text=True, env=env, cwd=cwd, timeout=120
-    )
-    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
-    answers = json.loads(done.stdout)
-    whole = answers[-1]
-    assert whole[:2] == ["whole", 200] and "issues" in whole[2], whole  # the session still answers
-    for (case, _arguments, bound), (name, status, message) in zip(HOSTILE, answers, strict=False):
-        assert name == case and status == 400, (case, status, message)
-        if case not in ("offset-bool", "offset-float"):
-            assert re.search(bound, message), (case, message)
-    assert len(answers) == len(HOSTILE) + 1
