@@ -27,8 +27,13 @@ from rawclient import ROOT, RawClient, require_node_paths
 # The documented configs wrap mcp-server-git (PyPI): end-to-end tests against a public server.
 pytestmark = pytest.mark.slow
 
+
 DOC = ROOT / "docs" / "clients.md"
+
+
 BIN_PLACEHOLDER = "/home/you/.local/bin/"
+
+
 REPO_PLACEHOLDERS = ("/path/to/repo", "${workspaceFolder}")
 
 
@@ -92,9 +97,6 @@ def world(tmp_path: Path) -> World:
     return World(home, bindir, repo, env)
 
 
-# -- the JSON configs: the shape each client documents, and they run --------------------------------------
-
-
 def _stdio_entry(entry: dict[str, Any], extra_keys: set[str]) -> None:
     assert set(entry) <= {"command", "args", "env"} | extra_keys, entry
     assert isinstance(entry["command"], str) and entry["command"]
@@ -138,9 +140,6 @@ def test_json_snippet_has_the_clients_shape_and_its_command_answers_mcp(name: st
         assert client.close() == 0
     assert "git_status" in tools and "squeeze_recover" in tools
     assert "On branch" in status["content"][0]["text"]
-
-
-# -- Claude Code, for real --------------------------------------------------------------------------------
 
 
 def _claude(world: World, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -193,9 +192,6 @@ def test_claude_code_reports_a_broken_wrap_command_as_failed(world: World, tmp_p
     assert added.returncode == 0
     listed = _claude(world, "mcp", "list", cwd=project)
     assert "git: " in listed.stdout and not _connected(listed.stdout, "git")
-
-
-# -- the MCP Inspector CLI, for real (it drops the `--` before the server command) -------------------------
 
 
 def _inspector(world: World, snippet: str) -> list[Any]:
@@ -287,3 +283,34 @@ def test_inspector_cli_calls_the_short_recover_listing_with_listed_and_unlisted_
     assert found["isError"] is False and "lines match grep /proxy/i" in found["content"][0]["text"]
     wrong = call("squeeze_recover", f"response_id={rid}", "line=3", ok=False)
     assert wrong["isError"] is True and "did you mean 'lines'?" in wrong["content"][0]["text"]
+
+
+# -- the Inspector CLI passes wrap's settings as variables
+
+
+def test_the_inspector_cli_passes_settings_as_variables(tmp_path: Path) -> None:
+    paths = require_node_paths("INSPECTOR_JS", "NODE22")
+    src = str(Path(mcpsqueeze.__file__).resolve().parents[1])
+    config = tmp_path / "config.toml"
+    config.write_text('[policies."search_issues"]\nbudget = 1200\n', encoding="utf-8")
+    for name, module in (("mcpsqueeze", "mcpsqueeze.cli"), ("demo-server", "mcpsqueeze.demo.server")):
+        launcher = tmp_path / name  # (the Inspector takes `-m` as its own: start Python from a script)
+        launcher.write_text(f'#!/bin/sh\nexec {sys.executable} -m {module} "$@"\n', encoding="utf-8")
+        launcher.chmod(0o755)
+    line = (  # (-e takes every KEY=VALUE after it: the variables go last)
+        f"--cli {tmp_path / 'mcpsqueeze'} wrap -- {tmp_path / 'demo-server'} "
+        "--method tools/call --tool-name {tool} --tool-arg {arg} "
+        f"-e PYTHONPATH={src} -e MCPSQUEEZE_BUDGET=1500 -e MCPSQUEEZE_CONFIG={config} -e MCPSQUEEZE_RECOVERY=memory"
+    )
+    texts = {}
+    for tool, arg in (("search_issues", "query=login"), ("list_rows", "table=users")):
+        argv = shlex.split(line.format(tool=tool, arg=arg))
+        done = subprocess.run(
+            [paths["NODE22"], paths["INSPECTOR_JS"], *argv], cwd=tmp_path, capture_output=True, text=True,
+            timeout=120, env={"PATH": os.environ["PATH"], "HOME": str(tmp_path), "LANG": "C.UTF-8"},
+        )  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+        result = json.loads(done.stdout[: done.stdout.rindex("}") + 1])
+        texts[tool] = "".join(b["text"] for b in result["content"] if b["type"] == "text")
+    assert len(texts["search_issues"]) <= 1200  # the policy of the file named by MCPSQUEEZE_CONFIG
+    assert 1200 < len(texts["list_rows"]) <= 1500  # MCPSQUEEZE_BUDGET
