@@ -1,4 +1,4 @@
-"""`_jsonbytes`: strict RFC 8259 reading, exact writing at any depth (issue 12, items 2 and 3)."""
+"""`_jsonbytes`: strict RFC 8259 reading, exact writing at any depth."""
 
 from __future__ import annotations
 

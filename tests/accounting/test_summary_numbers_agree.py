@@ -1,5 +1,5 @@
-"""Issue 23 item 34: the numbers agree. The text summary names what "passed through" counts as --json
-names it (a dedup pointer's figure: tests/fuzz/test_pointer_numbers.py)."""
+"""The numbers agree. The text summary names what "passed through" counts as --json
+names it (a dedup pointer's figure: tests/core/test_dedup_pointer_numbers.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from mcpsqueeze.accounting._stats import Totals, render_summary
 pytestmark = pytest.mark.fuzz
 
 
-def test_23_34_passed_through_names_its_passthrough_and_errors_as_json_does() -> None:
+def test_passed_through_names_its_passthrough_and_errors_as_json_does() -> None:
     totals = Totals()
     for action in ["passthrough"] * 5 + ["error"] * 3:
         totals.add(action, 1, 1)

@@ -1,4 +1,4 @@
-"""`Client(compress_tools=...)` (issue 22): the Python API's tools in mcp-compressor's standard mode, per
+"""`Client(compress_tools=...)`: the Python API's tools in mcp-compressor's standard mode, per
 client or per server entry, over the real demo server, through the same pipeline as plain calls."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 23 item 37: `shrink_tools`, `Squeezer` and `Client` keep originals for the object's lifetime by
+"""`shrink_tools`, `Squeezer` and `Client` keep originals for the object's lifetime by
 default (bounded by entries and bytes), not 5 minutes; a TTL applies only when asked for; an evicted id's
 error says why (the bound that evicted it)."""
 
@@ -23,7 +23,7 @@ def _big(tag: str) -> dict[str, object]:
     }
 
 
-def test_23_37_library_doors_keep_originals_without_a_ttl_by_default() -> None:
+def test_library_doors_keep_originals_without_a_ttl_by_default() -> None:
     servers = {"x": {"command": sys.executable, "args": ["-c", ""]}}
     doors = [Squeezer(), shrink_tools([]).squeezer, Client(servers, config=False).squeezer]
     for squeezer in doors:
@@ -35,7 +35,7 @@ def test_23_37_library_doors_keep_originals_without_a_ttl_by_default() -> None:
         squeezer.close()
 
 
-async def test_23_37_an_original_outlives_five_minutes(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_an_original_outlives_five_minutes(monkeypatch: pytest.MonkeyPatch) -> None:
     squeezer = Squeezer(budget=2000)
     presented = await squeezer.present("s", "t", {}, _big("a"))
     response_id = presented["_meta"]["truncation"]["response_id"]
@@ -46,7 +46,7 @@ async def test_23_37_an_original_outlives_five_minutes(monkeypatch: pytest.Monke
     squeezer.close()
 
 
-async def test_23_37_a_ttl_applies_when_asked_for() -> None:
+async def test_a_ttl_applies_when_asked_for() -> None:
     squeezer = Squeezer(budget=2000, cache_ttl=0.05)
     presented = await squeezer.present("s", "t", {}, _big("a"))
     response_id = presented["_meta"]["truncation"]["response_id"]
@@ -56,7 +56,7 @@ async def test_23_37_a_ttl_applies_when_asked_for() -> None:
     squeezer.close()
 
 
-async def test_23_37_an_evicted_id_says_which_bound_evicted_it() -> None:
+async def test_an_evicted_id_says_which_bound_evicted_it() -> None:
     squeezer = Squeezer(budget=2000, cache_entries=2, dedup=False)
     ids = []
     for tag in "abc":

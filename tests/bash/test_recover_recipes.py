@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -20,34 +19,11 @@ import pytest
 
 from memwrap import Completed, MemoryWrap, Serve, mcpsq
 from rawclient import ROOT, RawClient, demo_server
+from recipes import compressor_recipe, require_jq
 
 ID_RE = re.compile(r"mcpsq recover ([0-9a-f]{32})")
 TEXT = "jq -rj '.content[0].text' FILE"
 STRUCTURED = "jq '.structuredContent // .content' FILE"
-# mcp-compressor's recipe, verbatim, reading a saved result from `response.json`.
-COMPRESSOR_RECIPE = """\
-original=$(jq -r '.truncation.original_response_file // ._meta.truncation.original_response_file // empty' response.json)
-if [ -n "$original" ]; then
-  jq '.structuredContent // .content' "$original"
-fi
-"""
-
-
-def require_jq() -> None:
-    if shutil.which("jq") is None:
-        if os.environ.get("CI"):
-            pytest.fail("jq is missing; .ci/run installs it with apt-get")
-        pytest.skip("jq is not installed")
-
-
-def compressor_recipe(directory: Path, saved: str) -> Any:
-    """Write `saved` as response.json in `directory`, run mcp-compressor's recipe there, parse its output."""
-    (directory / "response.json").write_text(saved, encoding="utf-8")
-    done = subprocess.run(
-        ["bash", "-c", COMPRESSOR_RECIPE], cwd=directory, capture_output=True, text=True, timeout=30
-    )
-    assert done.returncode == 0 and done.stdout.strip(), done
-    return json.loads(done.stdout)
 
 
 @dataclass

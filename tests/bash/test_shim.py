@@ -132,7 +132,7 @@ def test_no_session_exits_3_and_says_how_to_start_one(tmp_path: Path) -> None:
     assert "mcpsqueeze serve" in done.stderr and "MCPSQUEEZE_SOCKET" in done.stderr
 
 
-def test_23_32_mcpsq_help_without_a_session_prints_the_usage_and_exits_0(
+def test_mcpsq_help_without_a_session_prints_the_usage_and_exits_0(
     tmp_path: Path, shim_env: dict[str, str]
 ) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MCPSQUEEZE_")}
@@ -170,7 +170,7 @@ def test_recover_prints_the_original_by_id_by_path_and_by_pointer(
     raw = mcpsq(shim_env, "recover", rid, "--raw")
     assert len(json.loads(by_id.stdout)["issues"]) == 40
     assert by_path.stdout == by_id.stdout
-    assert (pointer.returncode, pointer.stdout) == (0, "bug issue 39")  # exact: no newline added (item 28)
+    assert (pointer.returncode, pointer.stdout) == (0, "bug issue 39")  # exact: no newline added
     assert json.loads(raw.stdout)["content"][0]["type"] == "text"
 
 

@@ -258,7 +258,7 @@ def test_the_readme_shows_the_tested_snippets() -> None:
 def test_inspector_cli_calls_the_short_recover_listing_with_listed_and_unlisted_arguments(
     world: World, tmp_path: Path
 ) -> None:
-    """The recover tool lists four arguments (issue 21 item 5); a real client still passes the others
+    """The recover tool lists four arguments; a real client still passes the others
     (the schema does not forbid them), and a wrong one gets an error that teaches the right call."""
     paths = require_node_paths("INSPECTOR_JS", "NODE22")
     wrap = [str(world.bin / "mcpsqueeze"), "wrap", "--recovery-dir", str(tmp_path / "rec")]

@@ -8,7 +8,7 @@ import subprocess
 from rawclient import cli
 
 
-def test_23_25_the_demo_labels_the_deduplicated_calls_as_its_summary_counts_them() -> None:
+def test_the_demo_labels_the_deduplicated_calls_as_its_summary_counts_them() -> None:
     done = subprocess.run(cli("demo"), capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     rows = dict(re.findall(r"^#(\d+)\s+\S+\s+.+?\s+\d+  (.+)$", done.stdout, re.MULTILINE))

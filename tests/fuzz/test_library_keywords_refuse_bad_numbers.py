@@ -1,4 +1,4 @@
-"""Issue 23 item 22: the library doors (`Squeezer`, `shrink_tools`, `Client`) check every keyword by its
+"""The library doors (`Squeezer`, `shrink_tools`, `Client`) check every keyword by its
 row of the table of settings: nan, inf, 0 workers, a string budget are a UsageError naming the keyword
 (never accepted, never a TypeError); a 5,000-deep structuredContent never raises out of `present`."""
 
@@ -34,20 +34,20 @@ def _doors(key: str, value: Any) -> list[Any]:
 
 
 @pytest.mark.parametrize(("key", "value"), BAD)
-def test_23_22_bad_numbers_are_a_usage_error_naming_the_keyword(key: str, value: Any) -> None:
+def test_bad_numbers_are_a_usage_error_naming_the_keyword(key: str, value: Any) -> None:
     for door in _doors(key, value):
         with pytest.raises(UsageError, match=key):
             door()
 
 
-def test_23_22_an_unknown_keyword_is_a_usage_error_with_a_suggestion() -> None:
+def test_an_unknown_keyword_is_a_usage_error_with_a_suggestion() -> None:
     with pytest.raises(UsageError, match="did you mean 'budget'"):
         Squeezer(budgte=4000)
     with pytest.raises(UsageError, match="timeout"):
         Squeezer(timeout=5)  # a squeezer calls no backend: the Client's keyword only
 
 
-def test_23_22_good_values_still_work() -> None:
+def test_good_values_still_work() -> None:
     squeezer = Squeezer(4000, cache_bytes="8M", cache_ttl="10m", jobs=2, truncate_chars=0, shrink_above=False)
     policy = squeezer.settings.policy
     assert (policy.budget, policy.truncate_chars, policy.shrink_above) == (4000, None, None)
@@ -65,7 +65,7 @@ def _deep(levels: int) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("text", ["small", "x" * 50_000])
-async def test_23_22_deep_structured_content_never_raises_out_of_present(text: str) -> None:
+async def test_deep_structured_content_never_raises_out_of_present(text: str) -> None:
     squeezer = Squeezer(budget=2000)
     result = {"content": [{"type": "text", "text": text}], "structuredContent": _deep(5000)}
     for _ in range(2):  # the second is a repeat: dedup sees it too

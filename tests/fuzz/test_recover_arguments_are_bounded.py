@@ -1,4 +1,4 @@
-"""Issue 23 item 1: one recover request, parsed and bounded once (core/_request.py), evaluated with a
+"""One recover request, parsed and bounded once (core/_request.py), evaluated with a
 bounded cost. Every hostile argument is a UsageError that names its bound: never ValueError,
 RecursionError or MemoryError, and never more than a few seconds or a few hundred MB."""
 
@@ -27,7 +27,7 @@ def stored() -> tuple[RecoveryStore, str]:
 
 
 @pytest.mark.parametrize(("case", "arguments", "bound"), HOSTILE, ids=[c[0] for c in HOSTILE])
-def test_23_1_a_hostile_argument_is_a_usage_error_naming_its_bound(
+def test_a_hostile_argument_is_a_usage_error_naming_its_bound(
     stored: tuple[RecoveryStore, str], case: str, arguments: dict[str, object], bound: str
 ) -> None:
     store, rid = stored
@@ -40,7 +40,7 @@ def test_23_1_a_hostile_argument_is_a_usage_error_naming_its_bound(
     assert grown_kb < 400_000, f"{case} grew the peak RSS by {grown_kb} KB"
 
 
-def test_23_1_parse_refuses_what_is_not_an_object_or_has_unknown_keys() -> None:
+def test_parse_refuses_what_is_not_an_object_or_has_unknown_keys() -> None:
     with pytest.raises(UsageError, match="object"):
         RecoverRequest.parse(["a"])
     with pytest.raises(UsageError, match="32 hex"):
@@ -51,7 +51,7 @@ def test_23_1_parse_refuses_what_is_not_an_object_or_has_unknown_keys() -> None:
         RecoverRequest.parse({"response_id": "a" * 32, "lines": "1-2", "offset": 3})
 
 
-def test_23_1_a_request_is_a_frozen_value_and_keeps_what_was_asked(stored: tuple[RecoveryStore, str]) -> None:
+def test_a_request_is_a_frozen_value_and_keeps_what_was_asked(stored: tuple[RecoveryStore, str]) -> None:
     store, rid = stored
     request = RecoverRequest.parse({"response_id": rid, "pointer": "/items/3", "query": "n"})
     with pytest.raises(dataclasses.FrozenInstanceError):
@@ -62,7 +62,7 @@ def test_23_1_a_request_is_a_frozen_value_and_keeps_what_was_asked(stored: tuple
     assert window["content"][0]["text"] == json.dumps(ORIGINAL_DOC)[2:7]
 
 
-def test_23_1_legitimate_queries_on_a_large_original_still_run(stored: tuple[RecoveryStore, str]) -> None:
+def test_legitimate_queries_on_a_large_original_still_run(stored: tuple[RecoveryStore, str]) -> None:
     store, rid = stored
     keys = recover(store, RecoverRequest.parse({"response_id": rid, "query": "items[].n | sort(@)"}))
     assert json.loads(keys["content"][0]["text"]) == list(range(300))

@@ -1,4 +1,4 @@
-"""Fuzzing the real relay from both sides (issue 12): generated JSON-RPC sessions, in-process.
+"""Fuzzing the real relay from both sides: generated JSON-RPC sessions, in-process.
 
 The agent side sends odd ids (duplicate, reused, invalid), deep and huge lines, invalid UTF-8, NaN and
 Infinity, cancellations and storms of notifications; through the `raw` and other scripted tools the backend

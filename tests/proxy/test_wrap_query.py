@@ -36,7 +36,7 @@ def test_squeeze_recover_projects_the_original_with_a_query(tmp_path: Path) -> N
             "tools/call", {"name": "squeeze_recover", "arguments": {"response_id": rid, "query": "issues["}}
         )
         full = client.call("squeeze_recover", {"response_id": rid})
-    # The listing is short (issue 21 item 5): query is not listed, the JSON notice names it, and it is taken.
+    # The listing is short: query is not listed, the JSON notice names it, and it is taken.
     assert "query" not in recover["inputSchema"]["properties"]
     assert '"query" (JMESPath)' in _record(shrunk)["message"]
     assert json.loads(text(keys)) == [f"DEMO-{1000 + i}" for i in range(200)]

@@ -1,8 +1,8 @@
-"""Issue 23 item 9: tenants are never deduplicated against each other in local storage.
+"""Tenants are never deduplicated against each other in local storage.
 
-Before, tenant B's original (byte-identical to one tenant A stored first) became an alias record of A's
-file, and B's truncation record named A's file: B learnt that A had fetched the same data. Now each
-tenant's repeated originals are content-addressed among its own only.
+An original stored as an alias of another tenant's byte-identical file (and a truncation record naming
+that file) would tell one tenant what another had fetched; each tenant's repeated originals are
+content-addressed among its own only.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ def _tenants(tmp_path: Path) -> tuple[RecoveryStore, RecoveryStore, MemoryCache]
     return alice, bob, memory
 
 
-def test_23_9_a_tenants_original_is_never_an_alias_of_another_tenants_file(tmp_path: Path) -> None:
+def test_a_tenants_original_is_never_an_alias_of_another_tenants_file(tmp_path: Path) -> None:
     alice, bob, _ = _tenants(tmp_path)
     a, b = new_response_id(), new_response_id()
     stored_a = alice.store(a, ORIGINAL)
@@ -39,7 +39,7 @@ def test_23_9_a_tenants_original_is_never_an_alias_of_another_tenants_file(tmp_p
     assert bob.load(b) == ORIGINAL and alice.load(a) == ORIGINAL
 
 
-def test_23_9_one_tenants_repeats_are_still_stored_once(tmp_path: Path) -> None:
+def test_one_tenants_repeats_are_still_stored_once(tmp_path: Path) -> None:
     alice, _, _ = _tenants(tmp_path)
     a1, a2 = new_response_id(), new_response_id()
     first = alice.store(a1, ORIGINAL)
@@ -48,15 +48,15 @@ def test_23_9_one_tenants_repeats_are_still_stored_once(tmp_path: Path) -> None:
     assert alice.load(a2) == ORIGINAL
 
 
-def test_23_9_tenants_never_share_a_memory_copy(tmp_path: Path) -> None:
+def test_tenants_never_share_a_memory_copy(tmp_path: Path) -> None:
     alice, bob, memory = _tenants(tmp_path)
     alice.store(new_response_id(), ORIGINAL)
     bob.store(new_response_id(), ORIGINAL)
     assert memory.total_bytes == 2 * len(ORIGINAL)  # one copy each: no tenant's bytes stand for another's
 
 
-def test_23_9_no_stage_asks_which_layers_the_store_holds() -> None:
-    """Issue 20 item 2: the stages see the store port's composite, never `store.shared`."""
+def test_no_stage_asks_which_layers_the_store_holds() -> None:
+    """The stages see the store port's composite, never `store.shared`."""
     src = Path(__file__).resolve().parents[2] / "src" / "mcpsqueeze"
     offenders = [
         f"{path.relative_to(src)}:{n}"
