@@ -332,8 +332,7 @@ def test_recover_offset_and_length_print_exactly_the_characters_a_chars_marker_n
 
 def test_every_shell_door_reads_the_listing_answer_one_way() -> None:
     """`listing_of` is what the shim and both Just-Bash paths make of `GET /v1/servers`: a listing, the
-    session's refusal, or a reply that is not JSON named as such (it used to read "the backend failed
-    (HTTP 200)" in Just-Bash)."""
+    session's refusal, or a reply that is not JSON named as such (never "the backend failed (HTTP 200)")."""
     from mcpsqueeze._errors import EXIT_BACKEND, EXIT_UNREACHABLE
     from mcpsqueeze.bash._core import Outcome, listing_of
     from mcpsqueeze.bash._listing import Listing

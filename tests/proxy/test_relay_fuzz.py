@@ -218,7 +218,7 @@ def _generated_session(script: Script, timeout: float | None) -> None:
 
 
 def test_generated_sessions_from_both_sides_never_crash_and_answer_every_request_once() -> None:
-    """Every generated session checked; then the campaign's figures (tried / survived / lost) for the
+    """Every generated session checked; then the figures (tried / survived / lost) for the
     report, printed here (a separate test printing them had to run last)."""
     TOTALS.clear()
     _generated_session()

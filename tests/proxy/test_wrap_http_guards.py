@@ -45,7 +45,7 @@ async def test_refused_host_origin_and_content_type_start_no_backend(tmp_path: P
             )
             assert (host.status_code, origin.status_code, plain.status_code) == (421, 403, 400)
             refused = [host.status_code, origin.status_code, plain.status_code]
-            for i in range(17):  # 20 refused in all, as in the campaign (which left 20 backends behind)
+            for i in range(17):  # 20 refused in all: none may leave a backend behind
                 kind = [{"Host": "evil.example.com"}, {"Origin": "http://evil.example.com"}][i % 2]
                 refused.append(
                     (await http.post(url, headers={**ACCEPT, **kind}, json=INITIALIZE)).status_code

@@ -1,8 +1,8 @@
 """An OAuth client secret file another user controls is refused, as a token file is.
 
-Before, `--oauth-client-secret-file` owned by another uid, or sitting in a 0777 directory (where anyone
-could swap it), was accepted: only its mode was checked. Now it gets the token file's check
-(`mcpsqueeze._trusted`): a regular file of ours, 0600 or narrower, in a directory no one else can write.
+`--oauth-client-secret-file` gets the token file's check (`mcpsqueeze._trusted`): a regular file of ours,
+0600 or narrower, in a directory no one else can write (a file owned by another uid, or in a 0777
+directory where anyone could swap it, is refused whatever its mode).
 """
 
 from __future__ import annotations
