@@ -1,7 +1,8 @@
 """No single hostile request holds wrap's event loop: while each is answered, a task on the same loop
-(loop_lag.py) wakes on time within 100 ms, so every other session and request goes on. The requests are the
-hostile ones (hostile_inputs.py): a listing of 1,000-deep schemas, an invoke of 20,000 unknown keys, grep inside a UTF-8
-character, grep and search of a deep long-keyed original, a page of fifty copies of a 2 MB original."""
+(loop_lag.py) wakes on time within 100 ms, so every other session and request goes on. The requests are
+those of hostile_inputs.py: a listing of 1,000-deep schemas, an invoke of 20,000 unknown keys, grep inside
+a UTF-8 character, grep and search of a deep long-keyed original, a page of fifty copies of a 2 MB
+original."""
 
 from __future__ import annotations
 
