@@ -21,8 +21,8 @@ from mcpsqueeze._lines import split_lines
 from mcpsqueeze.shrink import landmarks
 from rawclient import ROOT, RawClient, cli, require_node_paths, text
 
-sys.path.insert(0, str(ROOT / "scripts"))
-import bench_session as bs  # the session, servers and served commit, shared with the benchmarks
+sys.path.insert(0, str(ROOT))
+from scripts.bench import replay as bs  # the session and its servers, as the benchmarks run them
 
 pytestmark = pytest.mark.slow
 
@@ -279,7 +279,7 @@ def test_a_longer_git_log_after_a_shrunk_shorter_one_shows_the_older_commits_and
 # -- the replayed coding session through --compress-tools
 
 
-SERVED = "b215b84"  # the tree the session's file reads name (as scripts/bench_peers.py serves)
+SERVED = bs.SERVED  # the tree the session's file reads name
 
 
 RID = re.compile(r"\b[0-9a-f]{32}\b")
@@ -371,7 +371,7 @@ def test_the_replayed_session_through_invoke_equals_plain_wrap_and_full_equals_d
         recovered = _recoveries(compact, compact_clients, repo)
         assert recovered and recovered == _recoveries(plain, plain_clients, repo)
         session = bs.session(repo)
-        memory = tmp_path / "memory-2.jsonl"  # the compact run's knowledge graph (bench_session.servers)
+        memory = tmp_path / "memory-2.jsonl"  # the compact run's knowledge graph (replay.servers)
         graph = memory.read_bytes()
         for i in changed:  # the memory server's writes too: answered from the store, never run again
             name, tool, args = session[i]
