@@ -34,13 +34,14 @@ class _Held:
 
 
 def _peak(run: Callable[[], Any]) -> tuple[Any, int, float]:
-    """What `run` returns, the most memory it held at once above where it started, and its seconds."""
+    """What `run` returns, the most memory it held at once above where it started, and the CPU seconds
+    it took on this thread (its cost, whatever else the machine is doing)."""
     tracemalloc.start()
     try:
         base = tracemalloc.get_traced_memory()[0]
-        started = time.perf_counter()
+        started = time.thread_time()
         out = run()
-        seconds = time.perf_counter() - started
+        seconds = time.thread_time() - started
         return out, tracemalloc.get_traced_memory()[1] - base, seconds
     finally:
         tracemalloc.stop()
@@ -93,7 +94,7 @@ def test_a_page_of_fifty_whole_copies_of_an_8_mb_original_costs_about_one_page(p
     assert answer["content"][0]["text"] == (EIGHT_MB * 2)[start : start + place["length"]]
     assert len(place["parts"]) == 50 and place["parts"][49]["end"] == 50 * len(EIGHT_MB)
     assert peak < 50 << 20, f"{peak:,} bytes"  # not the 50 parts rendered: 400 MB and more
-    assert seconds < 1.5, seconds  # ~0.1 s unloaded (docs/limits.md); loose for a loaded machine
+    assert seconds < 1.5, seconds  # ~0.1 s (docs/limits.md): the 50 parts rendered take many seconds
 
 
 def test_the_same_parts_unpaged_are_refused_naming_page() -> None:
