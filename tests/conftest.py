@@ -36,19 +36,19 @@ sys.dont_write_bytecode = False
 
 # The files that take longest (wall seconds under -n 4, most of it waiting on processes and timeouts),
 # started first: `--dist loadfile` hands whole files to the workers in the order it is given, and a run
-# that starts one of these last ends that much later. xdist's own default order (most tests first) put
-# test_wrap_oauth (6 tests, ~45 s) near the end. Measured on the fast subset, 2 cores; see docs/testing.md.
+# that starts one of these last ends that much later (xdist's own order, most tests first, puts a file of a
+# few slow tests near the end). Measured on the fast subset, 2 cores; see docs/testing.md.
 SLOWEST_FIRST = (
-    "proxy/test_wrap_oauth.py",
-    "cli/test_client_configs.py",
+    "faults/test_door_memory_stays_bounded.py",
+    "proxy/test_wrap_faults.py",
     "serve/test_serve_shim.py",
-    "faults/test_body_limit.py",
-    "proxy/test_wrap_failures.py",
-    "fuzz/test_hostile_recover_arguments_at_every_door.py",
-    "faults/test_slow_clients_are_timed_out.py",
-    "faults/test_early_expired_token_is_refreshed.py",
-    "proxy/test_wrap_http_modern.py",
-    "proxy/test_wrap_http.py",
+    "proxy/test_wrap_replicas.py",
+    "faults/test_http_session_backends.py",
+    "faults/test_counter_helper_under_hostile_sizes.py",
+    "proxy/test_wrap_oauth.py",
+    "proxy/test_wrap_shrink.py",
+    "proxy/test_wrap_stdio.py",
+    "accounting/test_fastcount.py",
 )
 
 

@@ -9,7 +9,8 @@ session-scoped fixture that started one is charged to every file that uses it (a
 server depends on that process as much as the file that happened to start it first).
 
 At the end the terminal summary names the files and their count; FILE gets the same as JSON
-(`{"files": {path: [commands]}}`). Under xdist each worker writes `FILE.<worker>` and the controller merges
+(`{"files": {path: [commands]}, "cpu": {path: seconds}}`: each file's CPU, its tests' own and that of the
+processes they started and reaped). Under xdist each worker writes `FILE.<worker>` and the controller merges
 them. Processes started by the processes a test starts are not seen (a file that starts one counts once).
 """
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 import _posixsubprocess
 import json
 import os
+import resource
 import subprocess
 import threading
 from collections.abc import Callable, Iterator
@@ -62,6 +64,7 @@ class _Recorder:
         self.starts: dict[str, list[str]] = {}  # file -> commands it started
         self.fixture_starts: dict[str, list[str]] = {}  # wider-scoped fixture (where::name) -> commands
         self.fixtures_used: dict[str, set[str]] = {}  # file -> fixtures its tests use (where::name)
+        self.cpu: dict[str, float] = {}  # file -> CPU seconds of its tests (this process and the reaped)
         self._inside = threading.local()
         self._undo: list[Callable[[], None]] = []
         if not self.controller:
@@ -103,12 +106,14 @@ class _Recorder:
     # -- attribution ---------------------------------------------------------------------------------
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item: pytest.Item) -> Iterator[None]:
+        before = _cpu()
         self.current = _relative(item)
         info = getattr(item, "_fixtureinfo", None)  # the fixtures it uses, where each is defined
         defs = info.name2fixturedefs.items() if info is not None else ()
         used = {f"{d.baseid}::{name}" for name, found in defs for d in found}
         self.fixtures_used.setdefault(self.current, set()).update(used)
         yield  # a background thread's later start is charged to the next test of this worker
+        self.cpu[self.current] = self.cpu.get(self.current, 0.0) + _cpu() - before
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_fixture_setup(self, fixturedef: pytest.FixtureDef[Any]) -> Iterator[None]:
@@ -123,6 +128,7 @@ class _Recorder:
     # -- the result ----------------------------------------------------------------------------------
     def _mine(self) -> dict[str, Any]:
         return {
+            "cpu": self.cpu,
             "starts": self.starts,
             "fixture_starts": self.fixture_starts,
             "fixtures_used": {f: sorted(names) for f, names in self.fixtures_used.items()},
@@ -148,7 +154,12 @@ class _Recorder:
                 for name in sorted(spawning.intersection(names)):
                     files.setdefault(file, []).append(f"(fixture {name})")
         self.files = dict(sorted(files.items()))
-        self.target.write_text(json.dumps({"files": self.files}, indent=1) + "\n")
+        cpu: dict[str, float] = {}
+        for part in parts:
+            for file, seconds in part["cpu"].items():
+                cpu[file] = round(cpu.get(file, 0.0) + seconds, 2)
+        by_cost = dict(sorted(cpu.items(), key=lambda item: -item[1]))
+        self.target.write_text(json.dumps({"files": self.files, "cpu": by_cost}, indent=1) + "\n")
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         files = getattr(self, "files", None)
@@ -158,6 +169,12 @@ class _Recorder:
         for file, commands in files.items():
             terminalreporter.write_line(f"{len(commands):4d}  {file}")
         terminalreporter.write_line(f"{len(files)} test files start processes (details: {self.target})")
+
+
+def _cpu() -> float:
+    """CPU seconds of this process and of the children it reaped, so far."""
+    own, reaped = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + reaped.ru_utime + reaped.ru_stime
 
 
 def _relative(item: pytest.Item) -> str:
