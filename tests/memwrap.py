@@ -603,7 +603,7 @@ def mcpsq(
     """`mcpsq ARGV` with the environment `env` and `stdin`, in this process: the shim's own `run` (everything
     it does but printing) and its own byte writer, so stdout and stderr are the bytes the command prints
     into a pipe. The shim's process (its start-up, its imports, a terminal) is tested spawned
-    (tests/bash/test_shim.py, tests/bash/test_startup.py)."""
+    (tests/bash/test_shim.py)."""
     from mcpsqueeze.bash import shim
 
     outcome = shim.run(list(argv), env, prefix=prefix, read_stdin=lambda: stdin)

@@ -1,4 +1,4 @@
-"""The public names of `mcpsqueeze`. (That importing it stays cheap: tests/bash/test_startup.py.)"""
+"""The public names of `mcpsqueeze`. (That importing it stays cheap: tests/bash/test_shim.py.)"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""The `mcpsq` shim as a real process against a real HTTP session on a Unix socket (canned answers)."""
+"""The `mcpsq` shim as a real process: against a real HTTP session on a Unix socket (canned answers), on
+a terminal, and what a fresh interpreter loads for it (standard library only, nothing heavy imported on a
+tool call; the package it imports and the recovery reader it runs for `recover` stay cheap too).
+What the shim's command does with a real session runs in process elsewhere (memwrap.mcpsq)."""
 
 from __future__ import annotations
 
@@ -368,3 +371,6 @@ def test_on_a_terminal_the_shim_ends_the_line_the_data_left_open(shim_env: dict[
         os.close(leader)
     assert done.returncode == 0, done.stderr
     assert seen == b"no newline\r\n"  # the terminal's own line ending
+
+
+# -- what a fresh interpreter loads for the shim
