@@ -656,12 +656,14 @@ def generated_modules(directory: Path) -> Iterator[Callable[[str], types.ModuleT
 
 
 @contextlib.contextmanager
-def asgi_on_loopback(app: Any) -> Iterator[str]:
-    """An ASGI app served by uvicorn in a thread of this process, on a loopback port: its base URL."""
+def asgi_on_loopback(app: Any, sock: socket.socket | None = None) -> Iterator[str]:
+    """An ASGI app served by uvicorn in a thread of this process, on a loopback port (or the bound `sock`,
+    for an app that must know its port first): its base URL."""
     import uvicorn
 
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
+    if sock is None:
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
     port = int(sock.getsockname()[1])
 
     class Server(uvicorn.Server):

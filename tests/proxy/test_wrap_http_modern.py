@@ -16,7 +16,7 @@ import mcp_types as types
 import pytest
 from mcp import Client
 from pydantic import TypeAdapter
-from test_wrap_http import http_proxy_in_process
+from test_wrap_http import _shrink_and_recover, http_proxy_in_process
 
 from memwrap import demo_http
 from rawclient import demo_server, text
@@ -32,21 +32,6 @@ async def _raw_call(client: Client, name: str, arguments: dict[str, Any]) -> dic
     request = types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments=arguments))
     result: dict[str, Any] = await client.session.send_request(request, RAW)
     return result
-
-
-async def _shrink_and_recover(url: str, mode: str) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    async with Client(url, mode=mode) as client:
-        out["protocol"] = client.protocol_version
-        out["tools"] = sorted(t.name for t in (await client.list_tools()).tools)
-        out["echo"] = text(await _raw_call(client, "echo", {"text": f"hello {mode}"}))
-        big = await _raw_call(client, "search_issues", {"query": mode})
-        notice = json.loads(big["content"][0]["text"])["truncation"]
-        out["big_chars"] = len(text(big))
-        recovered = await _raw_call(client, "squeeze_recover", {"response_id": notice["response_id"]})
-        out["recovered"] = json.loads(text(recovered))
-        out["original_chars"] = notice["report"]["original_chars"]
-    return out
 
 
 @pytest.mark.anyio
