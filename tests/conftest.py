@@ -105,13 +105,14 @@ def in_memory_parts() -> Iterator[None]:
 @pytest.fixture(autouse=True)
 def _real_processes(request: pytest.FixtureRequest) -> Iterator[None]:
     """A test marked `real_processes` gets the real parts: its in-process doors spawn their backends and
-    the token counter's helper, as the CLI does."""
-    if request.node.get_closest_marker("real_processes") is None:
+    the token counter's helper, as the CLI does (`real_processes("backends")`: the backends only)."""
+    marker = request.node.get_closest_marker("real_processes")
+    if marker is None:
         yield
         return
     from memwrap import real_processes
 
-    with real_processes():
+    with real_processes(*marker.args):
         yield
 
 

@@ -290,7 +290,8 @@ async def demo_channel(peer: Peer | None = None) -> AsyncIterator[Any]:
             tg.cancel_scope.deadline = anyio.current_time() + 5  # then it has 5 s to finish
 
 
-_standing_in = threading.Event()  # set while the stand-ins are on (cleared by `real_processes`)
+# Which stand-ins are on (`real_processes` sets parts aside): "backends", "counting".
+_standing_in: set[str] = set()
 _opened: collections.Counter[tuple[str, ...]] = collections.Counter()
 
 
@@ -320,7 +321,7 @@ def in_memory_parts() -> Iterator[None]:
     @contextlib.asynccontextmanager
     async def open_channel(*, url: str | None, argv: Sequence[str], **kw: Any) -> AsyncIterator[Any]:
         _opened[tuple(argv) if url is None else (url,)] += 1
-        here = _standing_in.is_set() and url is None and not kw.get("env") and not kw.get("cwd")
+        here = "backends" in _standing_in and url is None and not kw.get("env") and not kw.get("cwd")
         peer = in_process_server(argv) if here else None
         if peer is None:
             async with spawn(url=url, argv=argv, **kw) as channel:
@@ -330,11 +331,11 @@ def in_memory_parts() -> Iterator[None]:
             yield channel
 
     def no_helper(counter: TokenCounter) -> Any:
-        return None if _standing_in.is_set() else start_helper(counter)
+        return None if "counting" in _standing_in else start_helper(counter)
 
     _channels.open_channel = open_channel  # type: ignore[assignment]
     TokenCounter._start_helper = no_helper  # type: ignore[method-assign]
-    _standing_in.set()
+    _standing_in.update(("backends", "counting"))
     try:
         yield
     finally:
@@ -344,16 +345,15 @@ def in_memory_parts() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def real_processes() -> Iterator[None]:
-    """While open, `in_memory_parts` stands aside: doors in this process spawn their backends and the
-    token counter's helper, as the CLI does."""
-    was = _standing_in.is_set()
-    _standing_in.clear()
+def real_processes(*parts: str) -> Iterator[None]:
+    """While open, `in_memory_parts` stands aside for `parts` ("backends", "counting"; both when none is
+    named): doors in this process spawn their backends and the token counter's helper, as the CLI does."""
+    aside = set(parts or ("backends", "counting")) & _standing_in
+    _standing_in.difference_update(aside)
     try:
         yield
     finally:
-        if was:
-            _standing_in.set()
+        _standing_in.update(aside)
 
 
 class _Records(logging.Handler):

@@ -26,6 +26,10 @@ from hostile_inputs import (
 )
 from memwrap import MemoryWrap
 
+pytestmark = pytest.mark.real_processes(
+    "backends"
+)  # the backend in its own process: in this one it would hold the loop being measured
+
 
 @pytest.fixture(autouse=True)
 def counting_elsewhere(monkeypatch: pytest.MonkeyPatch) -> None:
