@@ -86,7 +86,7 @@ FIFTY = ",".join(["1-"] * 50)
 def test_a_page_of_fifty_whole_copies_of_an_8_mb_original_costs_about_one_page(page: int) -> None:
     store = _Held(EIGHT_MB)
     _recover(store, {"lines": "1-2,3"}, 40_000)  # warm
-    answer, peak, seconds = _peak(lambda: _recover(store, {"lines": FIFTY, "page": page}, 40_000))
+    answer, peak, _ = _peak(lambda: _recover(store, {"lines": FIFTY, "page": page}, 40_000))
     place = answer["_meta"]["mcpsqueeze/page"]
     assert place["pages"] == 10_750 and place["offset"] == page * 40_000
     start = place["offset"] % len(EIGHT_MB)
