@@ -1,5 +1,5 @@
 """The `mcpsq` shim as a real process: against a real HTTP session on a Unix socket (canned answers), on
-a terminal, and what a fresh interpreter loads for it (standard library only, nothing heavy imported on a
+a terminal, as the entry points `install-commands` writes, and what a fresh interpreter loads for it (standard library only, nothing heavy imported on a
 tool call; the package it imports and the recovery reader it runs for `recover` stay cheap too).
 What the shim's command does with a real session runs in process elsewhere (memwrap.mcpsq)."""
 
@@ -10,10 +10,12 @@ import os
 import pty
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from mcpsqueeze.bash import install_commands
 from mcpsqueeze.bash._client import SessionAddress, SessionClient, default_socket_candidates
 from mcpsqueeze.bash.shim import run
 
@@ -373,4 +375,67 @@ def test_on_a_terminal_the_shim_ends_the_line_the_data_left_open(shim_env: dict[
     assert seen == b"no newline\r\n"  # the terminal's own line ending
 
 
-# -- what a fresh interpreter loads for the shim
+# -- installed entry points, run as commands
+
+
+def test_entry_points_run_the_servers_tools_by_their_own_name(
+    tmp_path: Path, shim_env: dict[str, str], session: Session
+) -> None:
+    bin_dir = tmp_path / "bin"
+    [path] = install_commands(bin_dir, ["demo"], sys.executable)
+    assert path == bin_dir / "demo" and path.stat().st_mode & 0o777 == 0o755
+    env = shim_env | {"PATH": f"{bin_dir}:{shim_env['PATH']}"}
+    done = subprocess.run(
+        ["demo", "kitchen-sink", "--page-id", "x", "--tags", "t"], env=env, capture_output=True, text=True
+    )
+    assert (done.returncode, json.loads(done.stdout)) == (0, {"page_id": "x", "tags": ["t"]})
+    helped = subprocess.run(["demo", "kitchen-sink", "--help"], env=env, capture_output=True, text=True)
+    assert helped.stdout.startswith("Usage: demo kitchen-sink --page-id STRING [flags]\n")
+    missing = subprocess.run(["demo", "kitchen-sink"], env=env, capture_output=True, text=True)
+    assert missing.returncode == 2
+    assert "see `demo kitchen-sink --help`" in missing.stderr
+
+
+def test_a_renamed_copy_dispatches_on_its_new_name(tmp_path: Path, shim_env: dict[str, str]) -> None:
+    [path] = install_commands(tmp_path / "bin", ["demo"], sys.executable)
+    copy = tmp_path / "bin" / "github"
+    copy.write_bytes(path.read_bytes())
+    copy.chmod(0o755)
+    done = subprocess.run([str(copy), "x"], env=shim_env, capture_output=True, text=True)
+    assert done.returncode == 4 and "'github' is down" in done.stderr
+
+
+def test_quotes_in_the_interpreter_path_are_shell_safe(tmp_path: Path) -> None:
+    odd = tmp_path / "it's python"
+    odd.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    odd.chmod(0o755)
+    [path] = install_commands(tmp_path / "bin", ["demo"], str(odd))
+    done = subprocess.run(
+        [str(path), "--help"],
+        env={"PATH": os.environ["PATH"], "MCPSQUEEZE_SOCKET": str(tmp_path / "none")},
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 3 and "mcpsqueeze serve" in done.stderr
+
+
+def test_a_server_named_time_is_installed_as_mcp_time_and_runs_that_server(
+    tmp_path: Path, shim_env: dict[str, str], session: Session
+) -> None:
+    bin_dir = tmp_path / "bin"
+    [path] = install_commands(bin_dir, ["time"], sys.executable)
+    assert path == bin_dir / "mcp-time" and not (bin_dir / "time").exists()
+    # The canned session's server is "demo": a prefixed name that is no shell word resolves to nothing,
+    # and the command names itself as typed (the alias itself is pinned in test_names).
+    env = shim_env | {"PATH": f"{bin_dir}:{shim_env['PATH']}"}
+    done = subprocess.run(["bash", "-c", "mcp-time --help"], env=env, capture_output=True, text=True)
+    assert done.returncode == 2 and "mcp-time" in done.stderr, done.stderr
+
+
+def test_the_installed_prefixed_command_finds_its_session(tmp_path: Path) -> None:
+    """A server named like a command on PATH gets `mcp-NAME`, which runs that server's tools."""
+    [path] = install_commands(tmp_path / "bin", ["ls"], sys.executable)
+    assert path.name == "mcp-ls"
+    env = {**os.environ, "MCPSQUEEZE_SOCKET": str(tmp_path / "none.sock")}
+    done = subprocess.run([str(path), "--help"], env=env, capture_output=True, text=True)
+    assert done.returncode == 3 and "mcpsqueeze serve" in done.stderr

@@ -26,10 +26,6 @@ from mcpsqueeze import Client, UsageError
 from mcpsqueeze.core._listing import INVALID_PARAMS, CompactTools, ListingError
 from memwrap import HttpWrap, MemoryWrap
 
-pytestmark = pytest.mark.real_processes(
-    "backends"
-)  # the backend in its own process: in this one it would hold the loop being measured
-
 RAW: Any = TypeAdapter(dict[str, Any])
 BACKEND = Path(__file__).parents[1] / "fixtures" / "raw_tools_backend.py"
 

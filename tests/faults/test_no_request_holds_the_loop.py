@@ -26,9 +26,8 @@ from hostile_inputs import (
 )
 from memwrap import MemoryWrap
 
-pytestmark = pytest.mark.real_processes(
-    "backends"
-)  # the backend in its own process: in this one it would hold the loop being measured
+# The backend in its own process: a backend thread here would hold the loop (the CPU) being measured.
+pytestmark = pytest.mark.real_processes("backends")
 
 
 @pytest.fixture(autouse=True)
