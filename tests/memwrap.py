@@ -15,16 +15,19 @@ server, the token counter's helper); in process it costs a few milliseconds.
   frontend (uvicorn in a thread) on a loopback port, `url`; `HttpClient(url)` speaks to it (or to any
   streamable HTTP server) with the RawClient surface. `Serve(ARGS)` is `mcpsqueeze serve ARGS`: the
   session API on its Unix socket or loopback port, `where`. Both stop as SIGTERM would (`until`).
+- `open_wrap(TRANSPORT, ARGS)` is either of them as a RawClient (conftest's `wrap_door` runs a test over
+  each); `wrap_transport(ARGS)` is an SDK client transport to a wrap run on the caller's loop.
 - `MemoryServer(ARGV)` is a RawClient straight to a server that can run here: the server's own answers.
 - `mcpsq(ARGV, env)` is the shim's command, `run_cli(*ARGS)` a one-shot `mcpsqueeze` command (config, stats,
   install-commands, ...): exit code, stdout and stderr, as `subprocess.run` gives them.
+  `generated_modules(DIR)` imports Code Mode's generated Python as an agent's script does.
 
 `in_memory_parts()`: a backend command that can run here (`in_process_server`: the demo server, the
 MCPServer fixtures, and the hand-written backends of tests/fixtures on a worker thread) is a fresh copy of
-its module on in-memory pipes (the same bytes a spawned one writes), wherever a door opens it; token counts are made in this
-process, without a helper process per session (the same exact figures). On for the whole run
-(tests/conftest.py) but during tests marked `real_processes`. `demo_http()` serves a demo server over
-streamable HTTP in a thread.
+its module on in-memory pipes (the same bytes a spawned one writes), wherever a door opens it
+(`backends_opened` counts the opens); token counts are made in this process, without a helper process per
+session (the same exact figures). On for the whole run (tests/conftest.py) but for what a test marked
+`real_processes` sets aside. `demo_http()` serves a demo server over streamable HTTP in a thread.
 
 The session's log records (warnings, `--log-level info` call lines, the exit summary) are kept in
 `stderr`, formatted as the CLI prints them.
@@ -73,10 +76,13 @@ __all__ = [
     "MemoryServer",
     "MemoryWrap",
     "Serve",
+    "asgi_on_loopback",
+    "backends_opened",
     "demo_channel",
     "demo_http",
     "generated_modules",
     "in_memory_parts",
+    "in_process_server",
     "mcpsq",
     "open_wrap",
     "real_processes",
