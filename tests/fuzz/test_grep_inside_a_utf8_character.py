@@ -13,8 +13,6 @@ from recover_doors import DOORS, every_door
 
 from mcpsqueeze.core._search import grep, search
 
-pytestmark = pytest.mark.usefixtures("counting_in_process")
-
 SPLITS: list[dict[str, Any]] = [
     {"grep": "\\Cx"},
     {"grep": "\\C\\C"},

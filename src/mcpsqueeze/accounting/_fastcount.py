@@ -6,7 +6,7 @@ Rust) counts the same tokens at ~110 MB/s a thread, but building its tables cost
 ~20-40 MB more than tiktoken's: too much for every helper start, fine for a rare huge text. So the helper
 (`_counter.py`) starts loading it when such a text is announced, counts the first parts with tiktoken
 meanwhile, hands the rest to fastokens once it is ready, and drops it when no big text came for `keep`
-seconds. Its figures agree with tiktoken's `encode_ordinary` (tests/core/test_fastcount.py: a varied
+seconds. Its figures agree with tiktoken's `encode_ordinary` (tests/accounting/test_fastcount.py: a varied
 corpus and generated text); where it raises (lone surrogates) the part goes to tiktoken. Not installed,
 or failing to load: tiktoken counts everything, as before.
 """
