@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,20 @@ def counting_elsewhere(monkeypatch: pytest.MonkeyPatch) -> None:
 
 BACKEND = Path(__file__).parents[1] / "fixtures" / "raw_tools_backend.py"
 STALL = 0.1  # seconds
+TRIES = 3
+
+
+def _hold(client: MemoryWrap, ask: Callable[[], Any]) -> float:
+    """The loop's longest hold while ``ask()`` is answered, the least of up to TRIES tries: a request that
+    holds the loop does so every time, while a core taken by other tests on the machine comes and goes."""
+    holds = []
+    for _ in range(TRIES):
+        with held(client._portal) as lag:
+            ask()
+        holds.append(lag.worst)
+        if lag.worst < STALL:
+            break
+    return min(holds)
 
 
 def test_compressed_listing_and_invoke_requests_do_not_hold_the_loop(tmp_path: Path) -> None:
@@ -68,9 +83,7 @@ def test_compressed_listing_and_invoke_requests_do_not_hold_the_loop(tmp_path: P
             ),
         }
         for name, (method, params) in requests.items():
-            with held(client._portal) as lag:
-                client.request(method, params, timeout=60)
-            worst[name] = lag.worst
+            worst[name] = _hold(client, lambda: client.request(method, params, timeout=60))  # noqa: B023
         assert client.close() == 0
     assert all(seconds < STALL for seconds in worst.values()), worst
 
@@ -92,9 +105,11 @@ def test_recover_requests_of_big_originals_do_not_hold_the_loop(tmp_path: Path) 
             "page of fifty copies": ("pages", {"lines": ",".join(["1-"] * 50), "page": 700}),
         }
         for name, (which, ask) in asks.items():
-            with held(client._portal) as lag:
-                answer = client.call("squeeze_recover", {"response_id": ids[which], **ask}, timeout=60)
-            assert answer.get("isError") is not True, (name, answer)
-            worst[name] = lag.worst
+
+            def recover() -> None:
+                answer = client.call("squeeze_recover", {"response_id": ids[which], **ask}, timeout=60)  # noqa: B023
+                assert answer.get("isError") is not True, (name, answer)  # noqa: B023
+
+            worst[name] = _hold(client, recover)
         assert client.close() == 0
     assert all(seconds < STALL for seconds in worst.values()), worst
