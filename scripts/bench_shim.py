@@ -45,7 +45,7 @@ def median_ms(argv: list[str], env: dict[str, str], runs: int, stdin: str | None
 
 def wait_for(sock: Path, proc: subprocess.Popen[bytes] | None, deadline_s: float = 60.0) -> None:
     sys.path.insert(0, str(ROOT / "src"))
-    from mcpsqueeze.bash._client import SessionAddress, SessionClient
+    from mcpsqueeze.bash._session_http import SessionAddress, SessionClient
 
     client = SessionClient(SessionAddress(socket_path=str(sock)))
     deadline = time.monotonic() + deadline_s

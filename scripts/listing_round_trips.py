@@ -28,8 +28,8 @@ from typing import Any
 
 import bench_session as bs  # the 39-call session (this script's directory is on sys.path)
 from mcpsqueeze.accounting._tokens import count_tokens
-from mcpsqueeze.core._listing import (
-    CompactTools,
+from mcpsqueeze.core._compressed import (
+    CompressedTools,
     _entry,
     _properties,
     _type_of,
@@ -71,7 +71,7 @@ def main() -> int:
     rows = []
     for (server, name), arguments in first_calls.items():
         tool = by_name[(server, name)]
-        compact = CompactTools.of(server, "medium", servers[server])
+        compact = CompressedTools.of(server, "medium", servers[server])
         answer = count_tokens(compact.schema_answer({"tool_name": name})["content"][0]["text"]) + CALL_TOKENS
         anchor_fetches += 1
         anchor_tokens += answer
@@ -82,7 +82,7 @@ def main() -> int:
         rows.append((f"{server}:{name}", "fetch" if ours else "-", answer))
     typed = untyped = 0
     for server, tools in servers.items():
-        compact = CompactTools.of(server, "medium", tools)
+        compact = CompressedTools.of(server, "medium", tools)
         listing = [*compact.listing(), compact_recover_tool("squeeze_recover")]
         typed += count_tokens(model_view(listing))
         head = listing[0]["description"].split("\n", 1)[0]  # the line before the entries

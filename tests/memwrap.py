@@ -3,7 +3,7 @@
 `MemoryWrap(ARGS)` is `RawClient(cli("wrap", *ARGS, "--", *demo_server()))` without the two processes: the
 wrap options go through the CLI's own parser (flags, `MCPSQUEEZE_*` variables, the config file), and
 `run_wrap(settings, ends)` runs the same session (services, pipeline, relay, retention sweep, summary) with
-the agent's and the backend's channels on in-memory pipes (`transports/_memory.py`: the line channel stdio
+the agent's and the backend's channels on in-memory pipes (`transports/_memory_pipes.py`: the line channel stdio
 uses, so framing and strict parsing are the same). The backend is the bundled demo server, a fresh copy
 of its module per session (its per-process state starts clean, as a new process would), served by the
 SDK's own stdio transport over those pipes: the same bytes a spawned one writes.
@@ -54,7 +54,12 @@ from mcpsqueeze.proxy import run_wrap
 from mcpsqueeze.serve import run_serve
 from mcpsqueeze.settings import Settings
 from mcpsqueeze.transports import open_backend
-from mcpsqueeze.transports._memory import MemoryByteReceive, MemoryByteSend, memory_line_channel, memory_pipe
+from mcpsqueeze.transports._memory_pipes import (
+    MemoryByteReceive,
+    MemoryByteSend,
+    memory_line_channel,
+    memory_pipe,
+)
 from rawclient import RawClient, demo_server
 
 __all__ = [

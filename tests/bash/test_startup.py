@@ -90,5 +90,5 @@ def test_a_call_and_the_listing_load_none_of_the_slow_stdlib_modules(
     shim_env: dict[str, str], session: Session, argv: tuple[str, ...]
 ) -> None:
     loaded = modules_after_running(shim_env, *argv)
-    assert "mcpsqueeze.bash._client" in loaded  # it did run
+    assert "mcpsqueeze.bash._session_http" in loaded  # it did run
     assert not {m for m in loaded for s in SLOW if m == s or m.startswith(s + ".")}

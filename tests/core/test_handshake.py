@@ -26,7 +26,7 @@ from mcpsqueeze.transports import _prestart
 argv = [sys.executable, "-c", sys.argv[3]]
 _prestart.prestart(argv)
 listing = os.environ.get("LISTING")
-listing = _handshake.Listing(*json.loads(listing)) if listing is not None else None
+listing = _handshake.Catalog(*json.loads(listing)) if listing is not None else None
 _handshake.handshake(_prestart.started(argv), ["gated_import"], listing)
 state = _handshake.take()
 out = {k: v.decode() if isinstance(v, bytes) else v for k, v in vars(state).items() if k != "sent"}
@@ -60,7 +60,7 @@ def _line(message: dict[str, Any]) -> bytes:
 
 class Driven:
     def __init__(self, tmp_path: Path, backend: str, listing: str | list[str] | bool | None = False) -> None:
-        """``listing``: the `Listing`'s recover tool, or its recover tool and `client` setting."""
+        """``listing``: the `Catalog`'s recover tool, or its recover tool and `client` setting."""
         (tmp_path / "gated_import.py").write_text(GATED_IMPORT)
         self.gate = tmp_path / "gate"
         self.received = tmp_path / "received"
@@ -234,7 +234,7 @@ def test_the_agent_closing_its_input_is_passed_on(tmp_path: Path) -> None:
     assert state["request"] is None
 
 
-# -- with a Listing: the first tools/list too ---------------------------------------------------------------
+# -- with a Catalog: the first tools/list too ---------------------------------------------------------------
 
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 TOOLS_LIST = {"jsonrpc": "2.0", "id": 7, "method": "tools/list"}

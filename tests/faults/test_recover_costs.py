@@ -18,7 +18,7 @@ import pytest
 
 from mcpsqueeze import Squeezer, UsageError
 from mcpsqueeze.core import RecoverRequest, recover
-from mcpsqueeze.core._search import Limits, grep
+from mcpsqueeze.core._search import SearchLimits, grep
 from rawclient import RawClient, cli, demo_server
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "fuzz"))
@@ -70,7 +70,7 @@ def test_grep_and_search_of_long_keys_nested_deep_hold_at_most_three_times_the_o
 
 def test_a_search_past_its_bound_is_refused_before_its_values_are_built() -> None:
     many = list(range(1_000_000))
-    limits = Limits(max_bytes=1 << 20)
+    limits = SearchLimits(max_bytes=1 << 20)
 
     def refused() -> str:
         with pytest.raises(UsageError) as refusal:

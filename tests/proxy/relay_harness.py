@@ -19,7 +19,12 @@ from mcpsqueeze.core._pipeline import Pipeline
 from mcpsqueeze.core._services import build_services, new_pipeline
 from mcpsqueeze.proxy import Relay
 from mcpsqueeze.settings._settings import Settings
-from mcpsqueeze.transports._memory import MemoryByteReceive, MemoryByteSend, memory_line_channel, memory_pipe
+from mcpsqueeze.transports._memory_pipes import (
+    MemoryByteReceive,
+    MemoryByteSend,
+    memory_line_channel,
+    memory_pipe,
+)
 
 PROTOCOL = "2025-11-25"
 

@@ -21,7 +21,7 @@ import anyio.abc
 
 from .._errors import BackendError, MCPSqueezeError, UsageError
 from .._results import text_of
-from ..core import CompactTools, ListingError, Outcome, RecoverKeywords, large_invoke, parts_text
+from ..core import CompressedToolError, CompressedTools, Outcome, RecoverKeywords, large_invoke, parts_text
 from ..settings import (
     Config,
     ServerSpec,
@@ -38,8 +38,7 @@ from ..transports import ServerLink
 from ._codeapi import ClientSessionAPI
 from ._functions import make_function, unique_names
 from ._portal import Portal
-from ._recover_tool import recover_tool_spec
-from ._squeezer import RECOVER_TOOL, Squeezer
+from ._squeezer import RECOVER_TOOL, Squeezer, recover_tool_spec
 
 __all__ = ["Client", "ToolError"]
 
@@ -193,8 +192,8 @@ class Client:
         `compress_tools`, that server's compressed frontend tools)."""
         listed: dict[str, list[dict[str, Any]]] = {}
         for name, backend in self._backends.items():
-            compact = self._compact(name)
-            tools = compact.listing() if compact is not None else backend.tools
+            compressed = self._compressed(name)
+            tools = compressed.listing() if compressed is not None else backend.tools
             listed[name] = [
                 {
                     "name": t["name"],
@@ -205,13 +204,13 @@ class Client:
             ]
         return listed
 
-    def _compact(self, server: str) -> CompactTools | None:
+    def _compressed(self, server: str) -> CompressedTools | None:
         """The server's compressed listing (`compress_tools`), from its tools as last listed."""
         level = self._levels.get(server, "off")
         backend = self._backends.get(server)
         if level == "off" or backend is None:
             return None
-        return CompactTools.of(server, level, backend.tools)
+        return CompressedTools.of(server, level, backend.tools)
 
     def call(
         self, server: str, tool: str, arguments: dict[str, Any] | None = None, full: bool = False
@@ -239,7 +238,7 @@ class Client:
         pairs = [(server, t) for server, tools in self.tools.items() for t in tools]
         # The recover function keeps its name (the hints in every result name it); a tool clashing with
         # it is the one suffixed.
-        prefixed = [t["name"] if self._compact(server) else f"{server}_{t['name']}" for server, t in pairs]
+        prefixed = [t["name"] if self._compressed(server) else f"{server}_{t['name']}" for server, t in pairs]
         recover_name, *names = unique_names([RECOVER_TOOL, *prefixed])
         functions = [
             make_function(name, tool["description"], tool["input_schema"], self._caller(server, tool["name"]))
@@ -300,9 +299,9 @@ class Client:
         if backend is None:
             known = ", ".join(sorted(self._backends)) or "none"
             raise UsageError(f"no server named {server!r}; this client has: {known}")
-        compact = self._compact(server)
-        if compact is not None and compact.owns(tool):
-            return await self._frontend_call(compact, server, tool, arguments, full)
+        compressed = self._compressed(server)
+        if compressed is not None and compressed.owns(tool):
+            return await self._frontend_call(compressed, server, tool, arguments, full)
         if not any(t["name"] == tool for t in backend.tools):
             names = ", ".join(t["name"] for t in backend.tools) or "none"
             raise UsageError(f"server {server!r} has no tool {tool!r}; its tools are: {names}")
@@ -319,21 +318,21 @@ class Client:
         return await self.squeezer.present_outcome(server, tool, arguments, result, full=full)
 
     async def _frontend_call(
-        self, compact: CompactTools, server: str, tool: str, arguments: dict[str, Any], full: bool
+        self, compressed: CompressedTools, server: str, tool: str, arguments: dict[str, Any], full: bool
     ) -> tuple[dict[str, Any], Outcome]:
         """A call of a compressed frontend tool: the schema or list answer, or the real call it names."""
         try:
-            if tool == compact.schema_tool:
-                return compact.schema_answer(arguments), Outcome()
-            if tool != compact.invoke_tool:
-                return compact.list_answer(), Outcome()
+            if tool == compressed.schema_tool:
+                return compressed.schema_answer(arguments), Outcome()
+            if tool != compressed.invoke_tool:
+                return compressed.list_answer(), Outcome()
             if large_invoke(arguments):  # its check is linear in the input: off the client's loop
-                invoke = await anyio.to_thread.run_sync(compact.invoke, arguments, (RECOVER_TOOL,))
+                invoke = await anyio.to_thread.run_sync(compressed.invoke, arguments, (RECOVER_TOOL,))
             else:
-                invoke = compact.invoke(arguments, (RECOVER_TOOL,))
-        except ListingError as exc:
+                invoke = compressed.invoke(arguments, (RECOVER_TOOL,))
+        except CompressedToolError as exc:
             raise UsageError(exc.message) from None
-        if invoke.tool == RECOVER_TOOL and not any(t["name"] == RECOVER_TOOL for t in compact.tools):
+        if invoke.tool == RECOVER_TOOL and not any(t["name"] == RECOVER_TOOL for t in compressed.tools):
             answer = await anyio.to_thread.run_sync(self.squeezer.answer_recover, invoke.arguments)
             return answer, Outcome()
         return await self._invoke(server, invoke.tool, invoke.arguments, full or invoke.full)

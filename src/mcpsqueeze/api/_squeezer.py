@@ -24,6 +24,7 @@ from ..core import (
     new_pipeline,
     parts_text,
     recover,
+    recover_tool_definition,
 )
 from ..core._clients import choose
 from ..settings import (
@@ -33,7 +34,7 @@ from ..settings import (
     library_defaults,
 )
 
-__all__ = ["RECOVER_TOOL", "Squeezer", "as_result"]
+__all__ = ["RECOVER_TOOL", "Squeezer", "as_result", "recover_tool_spec"]
 
 RECOVER_TOOL = "squeeze_recover"
 MiB = 1024 * 1024
@@ -58,6 +59,16 @@ def as_result(value: object) -> dict[str, Any]:
         raise TypeError(
             f"a tool returned {type(value).__name__}, which is neither str, JSON nor a CallToolResult: {exc}"
         ) from exc
+
+
+def recover_tool_spec(name: str) -> dict[str, Any]:
+    """`{"name", "description", "input_schema"}` of the recover tool named `name` (golden-tested)."""
+    definition = recover_tool_definition(name)
+    return {
+        "name": definition["name"],
+        "description": definition["description"],
+        "input_schema": definition["inputSchema"],
+    }
 
 
 def _text(text: str) -> dict[str, Any]:

@@ -15,10 +15,9 @@ from typing import Any
 import anyio
 
 from .._errors import MCPSqueezeError, RecoveryError, UsageError
+from ._hints import Arguments, schema_of
 from ._portal import Portal
-from ._recover_tool import recover_tool_spec
-from ._schema import Arguments, schema_of
-from ._squeezer import RECOVER_TOOL, Squeezer, as_result
+from ._squeezer import RECOVER_TOOL, Squeezer, as_result, recover_tool_spec
 
 __all__ = ["HostTool", "Toolset", "shrink_tools"]
 

@@ -14,8 +14,8 @@ from .._lazy import LazyFace
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from ._client import SessionAddress, SessionClient
     from ._install import entry_points, install_commands
+    from ._session_http import SessionAddress, SessionClient
     from .just_bash import AsyncSessionClient, install_into, open_bash
 
 __all__ = [
@@ -29,8 +29,8 @@ __all__ = [
 ]
 
 _WHERE = {
-    "SessionAddress": "._client",
-    "SessionClient": "._client",
+    "SessionAddress": "._session_http",
+    "SessionClient": "._session_http",
     "entry_points": "._install",
     "install_commands": "._install",
     "AsyncSessionClient": ".just_bash",

@@ -7,9 +7,9 @@ entry point or a Just-Bash command (``github search-issues ...``).
 
 from __future__ import annotations
 
+from ._catalog import Catalog, ServerInfo, ToolInfo
 from ._fastjson import dumps
 from ._flags import Flag
-from ._listing import Listing, ServerInfo, ToolInfo
 
 __all__ = [
     "EXIT_CODES",
@@ -85,7 +85,7 @@ def render_usage(reason: str, prefix: str = "mcpsq ") -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_listing(listing: Listing, prefix: str = "mcpsq ") -> str:
+def render_listing(listing: Catalog, prefix: str = "mcpsq ") -> str:
     """``mcpsq`` / ``mcpsq --help``: how to call, then every server's tools, one line each."""
     lines = [*_usage_lines(prefix), ""]
     if listing.servers:

@@ -39,10 +39,10 @@ from just_bash._options import ExecOptions
 from mcpsqueeze._errors import EXIT_BACKEND, EXIT_USAGE, BackendError, UsageError, exit_code
 from mcpsqueeze.recovery import is_response_id
 
-from ._client import DEFAULT_CALL_TIMEOUT, SessionClient
+from ._catalog import Catalog
 from ._core import (
     CallPlan,
-    Outcome,
+    Printout,
     RecoverPlan,
     call_answer,
     is_recover,
@@ -51,14 +51,14 @@ from ._core import (
     plan_recover,
     run_recover,
 )
-from ._listing import Listing
 from ._names import server_command
+from ._session_http import DEFAULT_CALL_TIMEOUT, SessionClient
 
 __all__ = [
     "MOUNT_POINT",
     "AsyncSessionClient",
     "OpeningBash",
-    "SessionAPI",
+    "ShellSession",
     "bash_commands",
     "install_into",
     "open_bash",
@@ -71,7 +71,7 @@ MOUNT_POINT = "/recovery"
 CommandCallback = AsyncCustomCommandCallback
 
 
-class SessionAPI(Protocol):
+class ShellSession(Protocol):
     """The one seam to the session: a request of the documented HTTP API, answered as (status, JSON).
 
     ``AsyncSessionClient`` does it over the socket; ``serve`` can pass an in-process object.
@@ -116,17 +116,17 @@ def _virtual_ref(ref: str, cwd: str) -> str | None:
 class _Commands:
     """The custom commands of one shell, sharing the session and the recovery directory."""
 
-    def __init__(self, session: SessionAPI, recovery_dir: Path, timeout: float) -> None:
+    def __init__(self, session: ShellSession, recovery_dir: Path, timeout: float) -> None:
         self.session = session
         self.recovery_dir = recovery_dir
         self.paths = (str(recovery_dir), MOUNT_POINT)
         self.timeout = timeout
 
-    async def run(self, argv: list[str], prefix: str, ctx: AsyncCustomCommandContext) -> Outcome:
+    async def run(self, argv: list[str], prefix: str, ctx: AsyncCustomCommandContext) -> Printout:
         if prefix and is_recover(argv):
             return await self._recover(argv, prefix, ctx.cwd)
         listing = listing_of(*await self.session.request("GET", "/v1/servers"))
-        if isinstance(listing, Outcome):
+        if isinstance(listing, Printout):
             return listing
         stdin = ctx.stdin
         action = plan(argv, listing, prefix=prefix, read_stdin=lambda: stdin)
@@ -135,15 +135,15 @@ class _Commands:
         answer = await self.session.request("POST", "/v1/call", action.body(), timeout=self.timeout)
         return call_answer(action, *answer, recovery_dir=lambda: self.recovery_dir, paths=self.paths)
 
-    async def _recover(self, argv: list[str], prefix: str, cwd: str) -> Outcome:
+    async def _recover(self, argv: list[str], prefix: str, cwd: str) -> Printout:
         request = plan_recover(argv, prefix)
-        if isinstance(request, Outcome):
+        if isinstance(request, Printout):
             return request
         names = []
         for ref in request.refs:
             name = _virtual_ref(ref, cwd)
             if name is None:
-                return Outcome(
+                return Printout(
                     stderr=f"{prefix}recover: refused to read {ref!r}: only recovery files directly in "
                     f"{MOUNT_POINT} can be read; pass the response id from the notice instead.\n",
                     code=EXIT_USAGE,
@@ -172,9 +172,9 @@ class _Commands:
             try:
                 outcome = await self.run([*lead, *args], prefix, ctx)
             except (BackendError, UsageError) as exc:
-                outcome = Outcome(stderr=f"{server or 'mcpsq'}: {exc}\n", code=exit_code(exc))
+                outcome = Printout(stderr=f"{server or 'mcpsq'}: {exc}\n", code=exit_code(exc))
             except Exception as exc:  # a command must end with an exit code, never a traceback
-                outcome = Outcome(
+                outcome = Printout(
                     stderr=f"{server or 'mcpsq'}: internal error ({type(exc).__name__}: {exc}); "
                     "please report it with the command you ran.\n",
                     code=EXIT_BACKEND,
@@ -185,7 +185,7 @@ class _Commands:
 
 
 def bash_commands(
-    session: SessionAPI,
+    session: ShellSession,
     recovery_dir: Path | str,
     servers: list[str],
     *,
@@ -202,9 +202,9 @@ def bash_commands(
     return table
 
 
-async def _listing(session: SessionAPI) -> Listing:
+async def _listing(session: ShellSession) -> Catalog:
     listing = listing_of(*await session.request("GET", "/v1/servers"))
-    if isinstance(listing, Outcome):
+    if isinstance(listing, Printout):
         raise BackendError(listing.stderr.strip())
     return listing
 
@@ -254,7 +254,7 @@ class OpeningBash:
 
 
 def open_bash(
-    session: SessionAPI | None = None,
+    session: ShellSession | None = None,
     recovery_dir: Path | str | None = None,
     *,
     cwd: str = "/home/agent",
@@ -272,13 +272,13 @@ def open_bash(
 
 
 async def _open_bash(
-    session: SessionAPI | None,
+    session: ShellSession | None,
     recovery_dir: Path | str | None,
     cwd: str,
     timeout: float,
     bash_options: dict[str, Any],
 ) -> AsyncBash:
-    api: SessionAPI = session if session is not None else AsyncSessionClient()
+    api: ShellSession = session if session is not None else AsyncSessionClient()
     listing = await _listing(api)
     directory = recovery_dir if recovery_dir is not None else listing.recovery_dir
     if directory is None:
@@ -300,7 +300,7 @@ async def _open_bash(
 
 async def install_into(
     bash: AsyncBash,
-    session: SessionAPI | None = None,
+    session: ShellSession | None = None,
     recovery_dir: Path | str | None = None,
     *,
     timeout: float = DEFAULT_CALL_TIMEOUT,
@@ -315,7 +315,7 @@ async def install_into(
             "install_into needs a shell that has not run anything yet (Just-Bash fixes its commands when "
             "it starts); call it right after creating the AsyncBash."
         )
-    api: SessionAPI = session if session is not None else AsyncSessionClient()
+    api: ShellSession = session if session is not None else AsyncSessionClient()
     listing = await _listing(api)
     directory = recovery_dir if recovery_dir is not None else listing.recovery_dir
     if directory is None:

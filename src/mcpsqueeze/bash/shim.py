@@ -20,13 +20,13 @@ import sys
 
 from mcpsqueeze._errors import BackendError, MCPSqueezeError, UsageError, exit_code
 
-from ._client import (
+from ._catalog import Catalog
+from ._core import CallPlan, Printout, call_answer, is_recover, listing_of, plan, plan_recover, run_recover
+from ._session_http import (
     DEFAULT_CALL_TIMEOUT,
     SessionClient,
     default_recovery_dir,
 )
-from ._core import CallPlan, Outcome, call_answer, is_recover, listing_of, plan, plan_recover, run_recover
-from ._listing import Listing
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -52,7 +52,7 @@ def _timeout(environ: Mapping[str, str]) -> float:
     return value
 
 
-def _fetch_listing(client: SessionClient) -> Listing | Outcome:
+def _fetch_listing(client: SessionClient) -> Catalog | Printout:
     return listing_of(*client.request("GET", "/v1/servers"))
 
 
@@ -84,7 +84,7 @@ def _fetcher(environ: Mapping[str, str], client: SessionClient | None) -> Callab
     return fetch
 
 
-def _help(environ: Mapping[str, str], prefix: str, client: SessionClient | None) -> Outcome:
+def _help(environ: Mapping[str, str], prefix: str, client: SessionClient | None) -> Printout:
     """``mcpsq --help``: the listing when a session answers, else the usage and why (exit 0 either way:
     asking how to use a command is never an error)."""
     from ._help import render_listing, render_usage
@@ -92,10 +92,10 @@ def _help(environ: Mapping[str, str], prefix: str, client: SessionClient | None)
     try:
         listing = _fetch_listing(client or SessionClient.from_environ(environ))
     except BackendError as exc:
-        return Outcome(stdout=render_usage(str(exc), prefix))
-    if isinstance(listing, Outcome):  # the session answered, but not with a listing: say so, as before
+        return Printout(stdout=render_usage(str(exc), prefix))
+    if isinstance(listing, Printout):  # the session answered, but not with a listing: say so, as before
         return listing
-    return Outcome(stdout=render_listing(listing, prefix))
+    return Printout(stdout=render_listing(listing, prefix))
 
 
 def _run(
@@ -104,10 +104,10 @@ def _run(
     prefix: str,
     read_stdin: Callable[[], str] | None,
     client: SessionClient | None,
-) -> Outcome:
+) -> Printout:
     if prefix and is_recover(argv):
         request = plan_recover(argv, prefix)
-        if isinstance(request, Outcome):
+        if isinstance(request, Printout):
             return request
         from pathlib import Path
 
@@ -119,7 +119,7 @@ def _run(
         return _help(environ, prefix, client)
     session = client or SessionClient.from_environ(environ)
     listing = _fetch_listing(session)
-    if isinstance(listing, Outcome):
+    if isinstance(listing, Printout):
         return listing
     action = plan(argv, listing, prefix=prefix, read_stdin=read_stdin)
     if not isinstance(action, CallPlan):
@@ -141,7 +141,7 @@ def run(
     prefix: str = "mcpsq ",
     read_stdin: Callable[[], str] | None = None,
     client: SessionClient | None = None,
-) -> Outcome:
+) -> Printout:
     """Everything ``mcpsq`` does except printing: argv in, (stdout, stderr, exit code) out.
 
     ``prefix`` is ``"mcpsq "`` for the shim and ``""`` for an entry point named after a server
@@ -151,7 +151,7 @@ def run(
     try:
         return _run(argv, env, prefix, read_stdin, client)
     except (BackendError, UsageError) as exc:
-        return Outcome(stderr=f"mcpsq: {exc}\n", code=exit_code(exc))
+        return Printout(stderr=f"mcpsq: {exc}\n", code=exit_code(exc))
 
 
 def _write(stream: object, text: str) -> None:

@@ -24,7 +24,7 @@ from .._errors import (
     exit_code,
 )
 from ..settings import DEFAULT_BUDGET, Settings, knob_named
-from ._auth import oauth_client, oauth_options
+from ._login import oauth_client, oauth_options
 from ._options import KindType, file_option, knob_options, knob_values
 
 __all__ = ["main"]
@@ -568,6 +568,6 @@ def clean(directory: Path, max_age: str, max_bytes: str | None, dry_run: bool, a
     sys.exit(EXIT_TOOL_ERROR if report.errors else 0)
 
 
-from ._auth import auth as _auth_group  # noqa: E402 - registered after main is defined
+from ._login import auth as _auth_group  # noqa: E402 - registered after main is defined
 
 main.add_command(_auth_group, "auth")

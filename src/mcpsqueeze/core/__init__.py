@@ -9,8 +9,8 @@ from .._lazy import LazyFace
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing typing is not free at start-up
 if TYPE_CHECKING:
+    from ._compressed import CompressedToolError, CompressedTools, Invoke, large_invoke
     from ._full import listed_entry
-    from ._listing import CompactTools, Invoke, ListingError, large_invoke
     from ._pipeline import Call, Outcome, Pipeline
     from ._recover import (
         DEFAULT_PAGE_SIZE,
@@ -29,10 +29,10 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_PAGE_SIZE",
     "Call",
-    "CompactTools",
+    "CompressedToolError",
+    "CompressedTools",
     "Invoke",
     "LineRange",
-    "ListingError",
     "Originals",
     "Outcome",
     "Pipeline",
@@ -75,11 +75,11 @@ _MODULES = {
     "LineRange": "_request",
     "recover_tool_definition": "_recover",
     "sweep_forever": "_services",
-    "CompactTools": "_listing",
-    "Invoke": "_listing",
-    "ListingError": "_listing",
+    "CompressedTools": "_compressed",
+    "Invoke": "_compressed",
+    "CompressedToolError": "_compressed",
     "listed_entry": "_full",
-    "large_invoke": "_listing",
+    "large_invoke": "_compressed",
 }
 
 

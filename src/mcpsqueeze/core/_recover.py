@@ -17,7 +17,7 @@ from .._errors import RecoveryError, UsageError
 from .._lines import line_span, line_starts
 from .._results import text_blocks, text_of
 from ..recovery import read_window, resolve_pointer
-from ._clients import Limits, page_chars
+from ._clients import ClientLimits, page_chars
 from ._request import RecoverRequest
 
 if TYPE_CHECKING:
@@ -111,7 +111,10 @@ MAX_JOINED = 64 << 20
 
 
 def recover(
-    store: Originals | None, request: RecoverRequest, page_size: int | None = None, fit: Limits | None = None
+    store: Originals | None,
+    request: RecoverRequest,
+    page_size: int | None = None,
+    fit: ClientLimits | None = None,
 ) -> dict[str, Any]:
     """The recover tool's answer to ``request``, for every door: load each original asked for (never
     re-running a tool) and render the parts asked for; with ``page_size`` (the MCP doors), an answer
@@ -165,7 +168,7 @@ def _parsed(data: bytes) -> dict[str, Any]:
 
 
 def page_of(
-    result: dict[str, Any], request: RecoverRequest, page_size: int, fit: Limits | None = None
+    result: dict[str, Any], request: RecoverRequest, page_size: int, fit: ClientLimits | None = None
 ) -> dict[str, Any]:
     """``result`` itself when its text fits in ``page_size`` characters (and ``fit``, a client's
     limits) and no page was asked for; else page ``request.page`` (from 0) of the text it recovers
@@ -190,7 +193,7 @@ def page_of(
 
 
 def _page(
-    pieces: Sequence[_Piece], request: RecoverRequest, page_size: int, fit: Limits | None = None
+    pieces: Sequence[_Piece], request: RecoverRequest, page_size: int, fit: ClientLimits | None = None
 ) -> dict[str, Any]:
     """Page ``request.page`` of the pieces' text joined (see ``page_of``), cut from the pieces it
     overlaps: a page of many parts of a big original holds one page, not all the parts joined (within a
@@ -252,7 +255,7 @@ def _spans(pieces: Sequence[_Piece]) -> list[dict[str, Any]]:
 
 
 def tool_answer(
-    store: Originals | None, arguments: object, page_size: int | None = None, fit: Limits | None = None
+    store: Originals | None, arguments: object, page_size: int | None = None, fit: ClientLimits | None = None
 ) -> dict[str, Any]:
     """The recover tool's CallToolResult for a call with ``arguments``, as every MCP-speaking door gives
     it (wrap's relay, the stateless frontend, Toolset): a refused request or a missing original is an

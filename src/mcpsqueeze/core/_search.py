@@ -33,7 +33,7 @@ __all__ = [
     "DEFAULT_CONTEXT",
     "MAX_CONTEXT",
     "Found",
-    "Limits",
+    "SearchLimits",
     "check_pattern",
     "grep",
     "search",
@@ -57,7 +57,7 @@ _SLOT = 50  # bytes a search holds per value beside its text
 
 
 @dataclass(frozen=True)
-class Limits:
+class SearchLimits:
     """What one search may cost: seconds of matching, and the size of the text (UTF-8 bytes)."""
 
     seconds: float = 1.0
@@ -96,7 +96,7 @@ _RE2_SYNTAX = (
 )
 
 
-def check_pattern(pattern: object, ignore_case: bool = False, limits: Limits = Limits()) -> Any:
+def check_pattern(pattern: object, ignore_case: bool = False, limits: SearchLimits = SearchLimits()) -> Any:
     """The compiled RE2 pattern (per line: ``^``/``$`` at each line, no match across a line end), or a
     UsageError that says why RE2 cannot run it. Doors call it before loading the original."""
     if not isinstance(pattern, str):
@@ -148,7 +148,7 @@ def grep(
     skip: int = 0,
     budget: int = DEFAULT_BUDGET,
     base: str = "",
-    limits: Limits = Limits(),
+    limits: SearchLimits = SearchLimits(),
 ) -> Found:
     """The lines of a text (or the values of a JSON document, under pointer ``base``) that ``pattern``
     matches, in order, with ``context`` lines around each, one page of at most ``budget`` characters
@@ -186,7 +186,7 @@ def search(
     skip: int = 0,
     budget: int = DEFAULT_BUDGET,
     base: str = "",
-    limits: Limits = Limits(),
+    limits: SearchLimits = SearchLimits(),
 ) -> Found:
     """The lines of a text (or the values of a JSON document) that hold the words of ``query``, best
     BM25 score first (the ranking previews use; case never matters), paged as `grep` pages."""
@@ -250,7 +250,7 @@ def _check_page(context: object, skip: object, budget: object) -> tuple[int, int
     return context, skip, max(budget, MIN_BUDGET)
 
 
-def _encoded(text: str, limits: Limits) -> bytes:
+def _encoded(text: str, limits: SearchLimits) -> bytes:
     data = text.encode("utf-8", "surrogatepass")
     if len(data) > limits.max_bytes:
         raise UsageError(
@@ -302,7 +302,7 @@ class _Values:
     built is counted as it is built (`_LINK` bytes a link, a value's text and `_SLOT`), and the search is
     refused the moment that passes `limits.max_bytes`."""
 
-    def __init__(self, document: object, base: str, limits: Limits) -> None:
+    def __init__(self, document: object, base: str, limits: SearchLimits) -> None:
         self.base = base
         self.links: list[tuple[int, str | int]] = []  # (its parent's link, or -1 for base; key or index)
         self.at: list[int] = []  # each value's link (-1: the document is the value)
@@ -351,7 +351,7 @@ class _Values:
         return _cut(pointer or "(the whole document)", width)
 
 
-def _check(size: int, limits: Limits) -> None:
+def _check(size: int, limits: SearchLimits) -> None:
     if size > limits.max_bytes:
         raise UsageError(
             f"the JSON original has more values than one search reads (over {limits.max_bytes:,} bytes of "

@@ -18,7 +18,7 @@ from .._errors import RecoveryError, ShrinkError
 from .._jsonbytes import dumps, loads
 from .._results import text_blocks, text_chars
 from ..recovery import RecoveryStore, Stored, new_response_id
-from ._clients import ClientProfile, Limits, arrange, record_first
+from ._clients import ClientLimits, ClientProfile, arrange, record_first
 from ._dedup import content_digest, render_overlap, render_pointer
 from ._overlap import MAX_RATIO, MIN_CHARS, Delta, overlap_delta
 from ._pipeline import Call, Outcome, Result, text_of
@@ -437,7 +437,7 @@ class ShrinkJob:
     limit: int | None
     terms: Sequence[str]
     above: int | None
-    fit: Limits | None = None
+    fit: ClientLimits | None = None
 
 
 #: How many times a preview is shrunk again, smaller, to fit a client's bytes or lines.

@@ -10,7 +10,7 @@ answer, an end of file) and as soon as the imports are done, whichever comes fir
 unhandled to the relay: it never waits longer than the relay would take to be ready. The relay carries
 on from the `Handshake` (`take`), so an exchange cut anywhere behaves as if the relay had done it all.
 
-With a `Listing` (wrap's settings leave tools/list to the relay's plain answer: no compressed listing, no
+With a `Catalog` (wrap's settings leave tools/list to the relay's plain answer: no compressed listing, no
 output schema hidden by a policy), it goes on the same way through the agent's `notifications/initialized`
 and first `tools/list`, which it answers as the relay would (the recover tool appended under the first
 free name): an agent's second wait at start-up is then also the backend's own, not our imports.
@@ -40,8 +40,8 @@ if TYPE_CHECKING:
 __all__ = [
     "BACKEND_ID",
     "LISTING_ID",
+    "Catalog",
     "Handshake",
-    "Listing",
     "early_listing",
     "handshake",
     "recover_tool_name",
@@ -72,7 +72,7 @@ class Handshake:
 
 
 @dataclass(frozen=True)
-class Listing:
+class Catalog:
     """How the relay answers a plain tools/list (the recover tool's name before the backend's tools are
     known; None: not offered): the handshake answers the first one the same way, shaped for the client
     its `initialize` names (core/_clients.py `listed_for`: the `client` setting, the recover pages' size,
@@ -91,8 +91,8 @@ def recover_tool_name(settings: Settings) -> str | None:
     return "squeeze_recover" if on else None
 
 
-def early_listing(settings: Settings) -> Listing | None:
-    """A `Listing` when the relay's tools/list answer is the backend's plus the recover tool; None when
+def early_listing(settings: Settings) -> Catalog | None:
+    """A `Catalog` when the relay's tools/list answer is the backend's plus the recover tool; None when
     it is more (`--compress-tools`, or output schemas a drop-duplicate-structured policy hides)."""
     if settings.compress_tools != "off":
         return None
@@ -106,7 +106,7 @@ def early_listing(settings: Settings) -> Listing | None:
     def may_change(name: str) -> bool:
         return may_change_structured(policy_for(settings.server_name, name))
 
-    return Listing(recover_tool_name(settings), settings.client, settings.page_size, may_change)
+    return Catalog(recover_tool_name(settings), settings.client, settings.page_size, may_change)
 
 
 _done: list[Handshake] = []
@@ -118,7 +118,7 @@ def take() -> Handshake | None:
 
 
 def handshake(
-    backend: subprocess.Popen[bytes], preload: Sequence[str], listing: Listing | None = None
+    backend: subprocess.Popen[bytes], preload: Sequence[str], listing: Catalog | None = None
 ) -> None:
     """Import the modules `preload` names in a thread and meanwhile relay the first exchange between our
     stdin/stdout and `backend` (with `listing`, the first tools/list too); returns once they are
@@ -171,7 +171,7 @@ def _plain(message: Any, method: str, *, request: bool) -> bool:
 
 
 class _Exchange:
-    def __init__(self, back_in: int, back_out: int, imported: int, listing: Listing | None = None) -> None:
+    def __init__(self, back_in: int, back_out: int, imported: int, listing: Catalog | None = None) -> None:
         self.back_in = back_in
         self.back_out = back_out
         self.imported = imported
@@ -201,7 +201,7 @@ class _Exchange:
             self._list(self.listing)
         return state
 
-    def _list(self, listing: Listing) -> None:
+    def _list(self, listing: Catalog) -> None:
         """The agent's `notifications/initialized` (passed on) and first `tools/list`, answered as the
         relay answers it; anything else, or anything first from the backend, is left to the relay."""
         from ..core import list_recover_tool  # (light: no pipeline, no anyio; while the agent reads)
@@ -236,7 +236,7 @@ class _Exchange:
             _write(1, line_of(reply if listed is result else {**reply, "result": listed}))
 
     @staticmethod
-    def _shaped(result: dict[str, Any], listing: Listing, state: Handshake) -> dict[str, Any]:
+    def _shaped(result: dict[str, Any], listing: Catalog, state: Handshake) -> dict[str, Any]:
         """The listing as the client its `initialize` names should see it, as the relay shapes it."""
         from ..core._clients import choose, client_info_of, listed_for
 

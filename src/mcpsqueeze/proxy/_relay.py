@@ -3,7 +3,8 @@
 Everything passes through unchanged except: tools/call results (through the pipeline), tools/list
 (gains the recover tool), calls of the recover tool (answered here, never forwarded), and the errors the
 proxy itself must give (backend gone, timeout, malformed input). With `--compress-tools`, tools/list is
-the compressed listing and its frontend tools are answered here or become the real call (`_compact.py`).
+the compressed listing and its frontend tools are answered here or become the real call
+(`_compressed_front.py`).
 
 Request ids are the one thing rewritten on the way: the backend sees ids the proxy owns (1, 2, 3...) and
 each answer gets the agent's own id back. So an answer that comes after a timeout, a cancellation or the
@@ -27,7 +28,7 @@ import anyio.abc
 
 from .._errors import BackendError, MCPSqueezeError
 from .._results import text_chars, text_of
-from ..core import Call, CompactTools, Invoke, Pipeline, SessionServices, large_invoke, name_recover_tool
+from ..core import Call, CompressedTools, Invoke, Pipeline, SessionServices, large_invoke, name_recover_tool
 from ..core._clients import ClientProfile, choose, client_info_of
 from ..transports import (
     BACKEND_GONE,
@@ -46,9 +47,9 @@ from ..transports import (
     valid_id,
     with_id,
 )
-from ._compact import NOT_FOUND, CompactFront, invoke_message
+from ._compressed_front import NOT_FOUND, CompressedFront, invoke_message
 from ._handshake import BACKEND_ID, LISTING_ID, Handshake
-from ._recover_tool import answer_recover, shaped_listing, with_recover_tool
+from ._own_tools import answer_recover, shaped_listing, with_recover_tool
 
 __all__ = ["BACKEND_GONE", "FULL_META_KEY", "TIMEOUT", "UNREADABLE", "Relay"]
 
@@ -106,14 +107,14 @@ class Relay:
         dead_reason: str | None = None,
         drain_grace: float = 10.0,
         start_failure_grace: float = START_FAILURE_GRACE,
-        compact: CompactFront | None = None,
+        compressed: CompressedFront | None = None,
     ) -> None:
         self.front = front
         self.back = back
         self.pipeline = pipeline
         self.services = services
         self.recover_tool = recover_tool  # None: pure passthrough, no extra tool
-        self.compact = compact  # --compress-tools: the compressed listing of this backend connection
+        self.compressed = compressed  # --compress-tools: the compressed listing of this backend connection
         self.drain_grace = drain_grace  # after the agent closes its input, how long pending requests get
         self.start_failure_grace = start_failure_grace
         self.dead_reason = dead_reason if back is not None else (dead_reason or "no backend")
@@ -286,8 +287,8 @@ class Relay:
             if isinstance(message, Invalid):
                 await self._back_invalid(message)
             elif "method" in message:
-                if message["method"] == "notifications/tools/list_changed" and self.compact is not None:
-                    self.compact.changed()  # the next compressed answer lists the tools again
+                if message["method"] == "notifications/tools/list_changed" and self.compressed is not None:
+                    self.compressed.changed()  # the next compressed answer lists the tools again
                 await self._to_front(message)  # backend requests and notifications go to the agent as is
             else:
                 await self._back_response(message)
@@ -343,7 +344,11 @@ class Relay:
         params = message.get("params")
         if not isinstance(params, dict):
             params = {}
-        if self.compact is not None and self.dead_reason is None and self._compact_request(message, params):
+        if (
+            self.compressed is not None
+            and self.dead_reason is None
+            and self._compressed_request(message, params)
+        ):
             return
         if method == "tools/call" and self.recover_tool and params.get("name") == self.recover_tool:
             assert self._tg is not None
@@ -541,9 +546,12 @@ class Relay:
 
     def _ours(self) -> tuple[str | None, ...]:
         """The tools the proxy answers itself: the recover tool and, compressed, `<server>_invoke_tool`."""
-        if self.compact is None:
+        if self.compressed is None:
             return (self.recover_tool,)
-        return (self.recover_tool, CompactTools.of(self.compact.prefix, self.compact.level, ()).invoke_tool)
+        return (
+            self.recover_tool,
+            CompressedTools.of(self.compressed.prefix, self.compressed.level, ()).invoke_tool,
+        )
 
     def _with_recover_tool(self, message: Message, result: dict[str, Any]) -> Message:
         self.recover_tool, listed = with_recover_tool(message, result, self.recover_tool, [self.pipeline])
@@ -571,21 +579,23 @@ class Relay:
 
     # -- --compress-tools --------------------------------------------------------------------------------
 
-    def _compact_request(self, message: Message, params: dict[str, Any]) -> bool:
+    def _compressed_request(self, message: Message, params: dict[str, Any]) -> bool:
         """tools/list and calls of the frontend tools: answered (or made the real call) here; True when
         taken. A call with the tools already listed is served inline (no task: invoke adds ~nothing),
         unless its input is large."""
-        assert self.compact is not None
+        assert self.compressed is not None
         method = message["method"]
         if method == "tools/list":
-            self._spawn(self._compact_list, message)
+            self._spawn(self._compressed_list, message)
             return True
-        if method != "tools/call" or not self.compact.owns(params.get("name")):
+        if method != "tools/call" or not self.compressed.owns(params.get("name")):
             return False
-        tools = None if large_invoke(params.get("arguments")) else self.compact.tools  # large: off the loop
-        answer = CompactFront.answer(tools, message, (self.recover_tool,)) if tools is not None else None
+        tools = (
+            None if large_invoke(params.get("arguments")) else self.compressed.tools
+        )  # large: off the loop
+        answer = CompressedFront.answer(tools, message, (self.recover_tool,)) if tools is not None else None
         if answer is None or (isinstance(answer, dict) and _code(answer) == NOT_FOUND):  # list (again) first
-            self._spawn(self._compact_call, message)
+            self._spawn(self._compressed_call, message)
         elif isinstance(answer, Invoke):
             self._spawn(self._front_request, invoke_message(message, answer))
         else:
@@ -632,19 +642,19 @@ class Relay:
 
         return ask
 
-    async def _compact_list(self, message: Message) -> None:
-        assert self.compact is not None
-        tools = await self.compact.fetch(self._asking_as(message))
-        if not isinstance(tools, CompactTools):
+    async def _compressed_list(self, message: Message) -> None:
+        assert self.compressed is not None
+        tools = await self.compressed.fetch(self._asking_as(message))
+        if not isinstance(tools, CompressedTools):
             await self._to_front({**tools, "id": message["id"]})  # the backend's own error
             return
-        self.recover_tool, result = self.compact.listing(tools, self.recover_tool, [self.pipeline])
+        self.recover_tool, result = self.compressed.listing(tools, self.recover_tool, [self.pipeline])
         listed = self._shaped({"jsonrpc": "2.0", "id": message["id"], "result": result})
         await self._to_front(_modern(message, listed))
 
-    async def _compact_call(self, message: Message) -> None:
-        assert self.compact is not None
-        answer = await self.compact.resolve(self._asking_as(message), message, (self.recover_tool,))
+    async def _compressed_call(self, message: Message) -> None:
+        assert self.compressed is not None
+        answer = await self.compressed.resolve(self._asking_as(message), message, (self.recover_tool,))
         if isinstance(answer, Invoke):
             await self._front_request(invoke_message(message, answer))
         else:

@@ -46,9 +46,9 @@ from ..transports import (
     error_response,
     list_tools,
 )
-from ._compact import stateless_ask, stateless_hook
+from ._compressed_front import stateless_ask, stateless_hook
 from ._modern_http import MODERN_VERSION, Exchange, log, params_of, respond, respond_json
-from ._recover_tool import answer_recover, shaped_listing, with_recover_tool
+from ._own_tools import answer_recover, shaped_listing, with_recover_tool
 from ._relay import FULL_META_KEY
 from ._stateless_modern import ModernHttpBackend
 from ._stateless_shared import SharedBackend
@@ -180,7 +180,9 @@ class StatelessFrontend:
         if rejected_envelope is not None:
             await respond_json(send, rejected_envelope)
             return
-        hooked = await stateless_hook(self, request, message, body, send)  # --compress-tools (_compact.py)
+        hooked = await stateless_hook(
+            self, request, message, body, send
+        )  # --compress-tools (_compressed_front.py)
         if hooked is None:
             return
         request, message, body, params = hooked

@@ -37,7 +37,7 @@ from ..transports import (
     tcp_listener,
     uvicorn_server,
 )
-from ._compact import compact_front
+from ._compressed_front import compressed_front
 from ._handshake import Handshake, recover_tool_name
 from ._handshake import take as take_handshake
 from ._relay import Relay
@@ -96,7 +96,7 @@ async def _relay_stdio(
             new_pipeline(settings, services),
             services,
             recover_tool=recover_tool_name(settings),
-            compact=compact_front(settings),
+            compressed=compressed_front(settings),
         )
         if answered is not None:
             relay.on_initialized = answered.set
@@ -180,7 +180,7 @@ async def run_wrap(settings: Settings, ends: Ends | None = None, until: Until | 
 
     For a host that runs the door in its own process (the tests run wrap in-process: tests/memwrap.py):
     `ends` (stdio sessions only) opens the agent's and the backend's channels instead of this process's
-    stdio and the backend the settings name (in-memory pipes, `transports/_memory.py`); `until`, given
+    stdio and the backend the settings name (in-memory pipes, `transports/_memory_pipes.py`); `until`, given
     the session's stop function, ends it instead of SIGINT/SIGTERM. With either, the process-wide parts
     are left to the host: no signal handlers, no allocator tuning or `gc.freeze`."""
     if ends is not None and settings.transport != "stdio":
@@ -442,7 +442,7 @@ class HttpFrontend:
                     pipeline,
                     services,
                     recover_tool=recover_tool_name(self.settings),
-                    compact=compact_front(self.settings),
+                    compressed=compressed_front(self.settings),
                 )
                 return await relay.run()
         except BackendError as exc:

@@ -198,7 +198,7 @@ def servers_answer(backends: dict[str, ServerLink], recovery_dir: Path) -> dict[
 
 
 def too_large_body(message: str) -> bytes:
-    """The API's 413 answer (see transports/_limits.py)."""
+    """The API's 413 answer (see transports/_http_limits.py)."""
     return json.dumps(error_body("too_large", message)).encode()
 
 

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     )
     from ._kinds import Duration, Kind, Seconds
     from ._knobs import Knob
-    from ._oauth import AUTH_METHODS, LOGIN_MODES, AuthMethod, LoginMode, OAuthClient
+    from ._oauth_client import AUTH_METHODS, LOGIN_MODES, AuthMethod, LoginMode, OAuthClient
     from ._policy import (
         DEFAULT_BUDGET,
         DEFAULT_SHRINK_ABOVE,
@@ -70,19 +70,19 @@ __all__ = [
 ]
 
 _MODULES = {
-    "AUTH_METHODS": "_oauth",
-    "AuthMethod": "_oauth",
+    "AUTH_METHODS": "_oauth_client",
+    "AuthMethod": "_oauth_client",
     "COMPRESS_LEVELS": "_settings",
     "Config": "_file",
     "ConfigError": "_file",
     "DEFAULT_BUDGET": "_policy",
     "DEFAULT_KEYS": "_file",
     "DEFAULT_SHRINK_ABOVE": "_policy",
-    "LOGIN_MODES": "_oauth",
-    "LoginMode": "_oauth",
+    "LOGIN_MODES": "_oauth_client",
+    "LoginMode": "_oauth_client",
     "MIN_BUDGET": "_policy",
     "MIN_TRUNCATE_CHARS": "_policy",
-    "OAuthClient": "_oauth",
+    "OAuthClient": "_oauth_client",
     "Policy": "_policy",
     "PolicySet": "_policy",
     "ServerSpec": "_servers",

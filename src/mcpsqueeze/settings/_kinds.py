@@ -18,9 +18,9 @@ from typing import Any
 __all__ = [
     "MAX_DURATION",
     "MAX_TIMEOUT",
+    "Boolean",
     "Choice",
     "Duration",
-    "Flag",
     "Globs",
     "Kind",
     "PathValue",
@@ -221,7 +221,7 @@ class Size(Kind):
 
 
 @dataclass(frozen=True)
-class Flag(Kind):
+class Boolean(Kind):
     """true or false (a variable also takes 1/0, yes/no, on/off)."""
 
     metavar = "BOOL"

@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ._kinds import Flag, Text, Whole
+from ._kinds import Boolean, Text, Whole
 from ._knobs import knob
 
 __all__ = [
@@ -58,9 +58,9 @@ class Policy:
         Whole(MIN_BUDGET, 1 << 40, unit="characters"),
         "Character budget for each tool result's text, notice included.",
     )
-    shrink: bool = knob(True, Flag(), "Never shrink results.", flag="--no-shrink", switch=False)
+    shrink: bool = knob(True, Boolean(), "Never shrink results.", flag="--no-shrink", switch=False)
     dedup: bool = knob(
-        True, Flag(), "Never replace repeated results with a pointer.", flag="--no-dedup", switch=False
+        True, Boolean(), "Never replace repeated results with a pointer.", flag="--no-dedup", switch=False
     )
     truncate_chars: int | None = knob(  # a cap on each text block as well (None: the budget only)
         None,
@@ -84,7 +84,7 @@ class Policy:
     )
     toonify: bool = knob(  # show JSON results that are not shrunk as TOON
         False,
-        Flag(),
+        Boolean(),
         "Show JSON results that are not shrunk as TOON (mcp-compressor compatible); the original JSON "
         "stays recoverable byte for byte.",
         switch=True,
@@ -105,7 +105,7 @@ class Policy:
     )
     drop_duplicate_structured: bool = knob(  # drop structuredContent equal to the text (hides outputSchema)
         False,
-        Flag(),
+        Boolean(),
         "For clients that show structuredContent to the model: drop it when it repeats the text, and "
         "hide those tools' outputSchema. The original stays recoverable. Off: never modified.",
         switch=True,

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from .._errors import UsageError
 
 if TYPE_CHECKING:
-    from ._oauth import OAuthClient
+    from ._oauth_client import OAuthClient
 
 __all__ = ["ServerSpec", "ToolFilter", "parse_config", "parse_servers", "spec_from_argv"]
 
@@ -85,7 +85,7 @@ def _oauth_keys(entry: dict[str, Any], where: str) -> OAuthClient | None:
             raise UsageError(f"{where}: {key} must be a non-empty string")
     from pathlib import Path
 
-    from ._oauth import OAuthClient
+    from ._oauth_client import OAuthClient
 
     secret = given.get("oauth_client_secret_file")
     try:

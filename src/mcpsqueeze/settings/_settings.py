@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from .._paths import default_recovery_dir
 from ..core._clients import PROFILE_NAMES
-from ._kinds import Choice, Duration, Flag, Globs, PathValue, Seconds, Size, Text, Whole
+from ._kinds import Boolean, Choice, Duration, Globs, PathValue, Seconds, Size, Text, Whole
 from ._knobs import CLI, knob
 from ._policy import DEFAULT_BUDGET, DEFAULT_SHRINK_ABOVE, MIN_BUDGET, MIN_TRUNCATE_CHARS, Policy, PolicySet
 
 if TYPE_CHECKING:
-    from ._oauth import OAuthClient
+    from ._oauth_client import OAuthClient
 
 __all__ = [
     "COMPRESS_LEVELS",
@@ -172,7 +172,7 @@ class Settings:
         doors=_WRAP,
         config=False,
     )
-    max_body: int = knob(  # HTTP doors: the largest request body (transports/_limits.py, docs/limits.md)
+    max_body: int = knob(  # HTTP doors: the largest request body (transports/_http_limits.py, docs/limits.md)
         16 * MiB,
         Size(),
         "streamable-http and serve: the largest HTTP request body; a larger one gets 413 and is never "
@@ -198,7 +198,7 @@ class Settings:
         "same shrinking and recovery. 'off': the backend's tools as they are.",
         doors=_WRAP | {"serve", "client"},
     )
-    tool_prefix: str | None = knob(  # None: see `compact_prefix`
+    tool_prefix: str | None = knob(  # None: see `compressed_prefix`
         None,
         Text(_valid_tool_prefix, "NAME"),
         "With --compress-tools: the tools' prefix (NAME_invoke_tool) [default: --name if given, else "
@@ -226,7 +226,7 @@ class Settings:
     )
     quiet: bool = knob(  # no session summary on exit
         False,
-        Flag(),
+        Boolean(),
         "No session summary on exit.",
         short="-q",
         switch=True,
@@ -243,7 +243,7 @@ class Settings:
     )
 
     @property
-    def compact_prefix(self) -> str:
+    def compressed_prefix(self) -> str:
         """The prefix of the compressed tools (`<prefix>_invoke_tool`): `--server-name`, else `--name` when
         it is not the default, else mcp-compressor's own default, "server"."""
         if self.tool_prefix:

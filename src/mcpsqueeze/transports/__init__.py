@@ -13,8 +13,8 @@ from .._lazy import LazyFace
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing typing is not free at start-up
 if TYPE_CHECKING:
-    from ._auth import PRINCIPAL_KEY, Tokens, bearer_guard, check_token_path, is_loopback, load_tokens
     from ._backend import Backend, Connection
+    from ._bearer import PRINCIPAL_KEY, Tokens, bearer_guard, check_token_path, is_loopback, load_tokens
     from ._channels import (
         Channel,
         ChannelClosed,
@@ -113,25 +113,25 @@ _MODULES = {
     "Connection": "_backend",
     "Invalid": "_jsonrpc",
     "Message": "_jsonrpc",
-    "PRINCIPAL_KEY": "_auth",
+    "PRINCIPAL_KEY": "_bearer",
     "ProcessChannel": "_channels",
     "ServerLink": "_server_link",
     "SessionMessageChannel": "_channels",
     "StdioChannel": "_channels",
-    "Tokens": "_auth",
+    "Tokens": "_bearer",
     "backend_auth": "_oauth",
-    "bearer_guard": "_auth",
+    "bearer_guard": "_bearer",
     "bind_unix": "_server",
-    "check_token_path": "_auth",
+    "check_token_path": "_bearer",
     "clear_tokens": "_oauth",
     "discard": "_prestart",
     "error_response": "_jsonrpc",
     "http_backend": "_channels",
-    "is_loopback": "_auth",
+    "is_loopback": "_bearer",
     "line_of": "_jsonrpc",
     "list_tool_names": "_paging",
     "list_tools": "_paging",
-    "load_tokens": "_auth",
+    "load_tokens": "_bearer",
     "login": "_oauth",
     "on_signals": "_server",
     "Until": "_server",

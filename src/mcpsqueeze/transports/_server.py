@@ -17,8 +17,8 @@ import anyio
 
 from .._errors import UsageError
 from ..recovery import ensure_private_dir
-from ._auth import warn_if_readable
-from ._limits import DEFAULT_MAX_BODY, BodyLimit, timed_protocol
+from ._bearer import warn_if_readable
+from ._http_limits import DEFAULT_MAX_BODY, BodyLimit, timed_protocol
 
 __all__ = ["Until", "bind_unix", "on_signals", "tcp_listener", "uvicorn_server"]
 
@@ -59,7 +59,7 @@ def uvicorn_server(
 ) -> Any:
     """uvicorn's server without its own signal handling: ours stops it gracefully and prints the summary.
 
-    Every door gets the bounds of `_limits`: request bodies of at most `max_body` bytes (413 past it,
+    Every door gets the bounds of `_http_limits`: request bodies of at most `max_body` bytes (413 past it,
     rendered by `too_large`, JSON-RPC by default) and `HEAD_TIMEOUT` to send a request head."""
     import uvicorn
     from uvicorn.protocols.http.auto import AutoHTTPProtocol

@@ -13,7 +13,7 @@ call needs no schema fetch; the frontend tools' own descriptions are shorter tha
 level's listing (with our recover tool) stays within the anchor's tokens (tests/core/test_listing.py).
 
 Data in, data out: no I/O, no asyncio. The doors (the relay, the stateless HTTP frontend) hold one
-`CompactTools` per backend listing and ask it what to answer.
+`CompressedTools` per backend listing and ask it what to answer.
 """
 
 from __future__ import annotations
@@ -32,9 +32,9 @@ from .._unique import unique
 __all__ = [
     "DEFAULT_SERVER_NAME",
     "LEVELS",
-    "CompactTools",
+    "CompressedToolError",
+    "CompressedTools",
     "Invoke",
-    "ListingError",
     "first_sentence",
     "large_invoke",
     "signature",
@@ -70,7 +70,7 @@ _SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
 _SPACE = re.compile(r"\s+")
 
 
-class ListingError(MCPSqueezeError):
+class CompressedToolError(MCPSqueezeError):
     """A call of a frontend tool that cannot be served: answered as a JSON-RPC error with this code."""
 
     def __init__(self, code: int, message: str) -> None:
@@ -200,7 +200,7 @@ def _cut(name: str) -> str:
 
 
 @dataclass(frozen=True)
-class CompactTools:
+class CompressedTools:
     """One backend's tools behind the compressed frontend of `level` (not "off"), prefixed by `server`."""
 
     server: str
@@ -218,7 +218,7 @@ class CompactTools:
         object.__setattr__(self, "_names", unique(names, set(by_name)))
 
     @classmethod
-    def of(cls, server: str, level: str, tools: Iterable[Any]) -> CompactTools:
+    def of(cls, server: str, level: str, tools: Iterable[Any]) -> CompressedTools:
         if level not in LEVELS[1:]:
             raise ValueError(f"level must be one of {', '.join(LEVELS[1:])}, got {level!r}")
         return cls(server, level, tuple(t for t in tools if isinstance(t, dict)))  # type: ignore[arg-type]
@@ -291,7 +291,7 @@ class CompactTools:
         its input schema as JSON."""
         name = arguments.get("tool_name") if isinstance(arguments, dict) else None
         if not isinstance(name, str):
-            raise ListingError(INVALID_PARAMS, "missing tool_name")
+            raise CompressedToolError(INVALID_PARAMS, "missing tool_name")
         tool = self._tool(name)
         description = tool.get("description") if isinstance(tool.get("description"), str) else ""
         head = f"{signature(tool)}: {description}" if description else signature(tool)
@@ -305,13 +305,15 @@ class CompactTools:
         return {"content": [{"type": "text", "text": text}], "isError": False}
 
     def invoke(self, arguments: object, also: Iterable[str | None] = ()) -> Invoke:
-        """The real call behind `<server>_invoke_tool`; ListingError for an unknown tool or bad input.
+        """The real call behind `<server>_invoke_tool`; CompressedToolError for an unknown tool or bad input.
         `also`: names the door serves itself (our recover tool), passed on unchecked."""
         if not isinstance(arguments, dict):
-            raise ListingError(INVALID_PARAMS, "arguments must be an object with tool_name and tool_input")
+            raise CompressedToolError(
+                INVALID_PARAMS, "arguments must be an object with tool_name and tool_input"
+            )
         name = arguments.get("tool_name")
         if not isinstance(name, str):
-            raise ListingError(INVALID_PARAMS, "missing tool_name")
+            raise CompressedToolError(INVALID_PARAMS, "missing tool_name")
         if name in also and name not in self._by_name and isinstance(arguments.get("tool_input"), dict):
             return Invoke(name, arguments["tool_input"], False)
         tool = self._tool(name)
@@ -320,16 +322,16 @@ class CompactTools:
             tool_input = {}
         full = arguments.get("full", False)
         if not isinstance(full, bool):
-            raise ListingError(INVALID_PARAMS, "full must be true or false")
+            raise CompressedToolError(INVALID_PARAMS, "full must be true or false")
         if not isinstance(tool_input, dict):
-            raise ListingError(
+            raise CompressedToolError(
                 INVALID_PARAMS,
                 f"validation error: tool_input must be a JSON object of {name}'s arguments. "
                 + self._schema_hint(tool),
             )
         problems = self._problems(tool, tool_input)
         if problems:
-            raise ListingError(
+            raise CompressedToolError(
                 INVALID_PARAMS, f"validation error: {name}: {'; '.join(problems)}. " + self._schema_hint(tool)
             )
         return Invoke(name, tool_input, full)
@@ -346,7 +348,7 @@ class CompactTools:
             message += f". Close matches: {', '.join(close)}. " + self._schema_hint(self._by_name[close[0]])
         elif self._by_name:
             message += f". The {self.server} tools are: {', '.join(self._by_name)}"
-        raise ListingError(INTERNAL_ERROR, message)
+        raise CompressedToolError(INTERNAL_ERROR, message)
 
     def _problems(self, tool: Mapping[str, Any], given: Mapping[str, Any]) -> list[str]:
         """Missing required arguments and (when the schema allows no others) unknown ones, each with the

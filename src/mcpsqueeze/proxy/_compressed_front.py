@@ -1,13 +1,13 @@
 """`--compress-tools` at the MCP doors: the backend's listing, kept per connection, and what a door answers.
 
-`core/_listing.py` says what the compressed tools look like and what a call of one means; this module
+`core/_compressed.py` says what the compressed tools look like and what a call of one means; this module
 keeps the backend's tools it is built from (all pages, fetched again on each tools/list of the agent and
 after the backend's `notifications/tools/list_changed`) and turns a frontend call into JSON-RPC: the answer
 of `<server>_get_tool_schema` / `<server>_list_tools`, an error, or the real `tools/call` to send on,
 which the door then runs as if the agent had sent it (so the whole pipeline, per-tool policies and stats
 see the real tool's name). Prompts, resources and everything else are not touched.
 
-The stdio and session-HTTP relay (`_relay.py`) holds a `CompactFront`; the stateless 2026-07-28 frontend
+The stdio and session-HTTP relay (`_relay.py`) holds a `CompressedFront`; the stateless 2026-07-28 frontend
 calls `stateless_hook` once per request.
 """
 
@@ -22,16 +22,16 @@ import anyio
 
 from .._errors import BackendError
 from .._jsonbytes import dumps
-from ..core import CompactTools, Invoke, ListingError, large_invoke, list_recover_tool
+from ..core import CompressedToolError, CompressedTools, Invoke, large_invoke, list_recover_tool
 from ..settings import Settings
 from ..transports import Message, error_response
 from ._modern_http import params_of, respond_json
-from ._recover_tool import shaped_listing
+from ._own_tools import shaped_listing
 
 __all__ = [
     "NOT_FOUND",
-    "CompactFront",
-    "compact_front",
+    "CompressedFront",
+    "compressed_front",
     "invoke_message",
     "stateless_ask",
     "stateless_hook",
@@ -43,33 +43,33 @@ MAX_PAGES = 100
 Ask = Callable[[str, dict[str, Any]], Awaitable[Message]]
 
 
-def compact_front(settings: Settings) -> CompactFront | None:
+def compressed_front(settings: Settings) -> CompressedFront | None:
     """The door's compressed listing, or None when `--compress-tools off`."""
     if settings.compress_tools == "off":
         return None
-    return CompactFront(settings.compact_prefix, settings.compress_tools)
+    return CompressedFront(settings.compressed_prefix, settings.compress_tools)
 
 
 @dataclass
-class CompactFront:
+class CompressedFront:
     """The compressed listing of one backend connection (or, stateless, of the one shared backend)."""
 
     prefix: str
     level: str
-    tools: CompactTools | None = None  # None: not listed yet, or the backend said its tools changed
+    tools: CompressedTools | None = None  # None: not listed yet, or the backend said its tools changed
     _lock: anyio.Lock = field(default_factory=anyio.Lock)
 
     def owns(self, name: object) -> bool:
         """Whether a tools/call of `name` is one of the frontend tools (answered or rewritten here), as
         last listed (named clear of the backend's tools); before a listing, by their plain names."""
-        tools = self.tools if self.tools is not None else CompactTools.of(self.prefix, self.level, ())
+        tools = self.tools if self.tools is not None else CompressedTools.of(self.prefix, self.level, ())
         return tools.owns(name)
 
     def changed(self) -> None:
         """The backend's `notifications/tools/list_changed`: list again before the next answer."""
         self.tools = None
 
-    async def fetch(self, ask: Ask) -> CompactTools | Message:
+    async def fetch(self, ask: Ask) -> CompressedTools | Message:
         """The backend's tools (every page), freshly listed; the backend's error answer when it fails."""
         async with self._lock:
             listed: list[Any] = []
@@ -85,15 +85,15 @@ class CompactFront:
                 cursor = result.get("nextCursor")
                 if not isinstance(cursor, str) or not cursor:
                     break
-            self.tools = CompactTools.of(self.prefix, self.level, listed)
+            self.tools = CompressedTools.of(self.prefix, self.level, listed)
             return self.tools
 
-    async def known(self, ask: Ask) -> CompactTools | Message:
+    async def known(self, ask: Ask) -> CompressedTools | Message:
         """The tools as last listed, listing them first when there is no listing yet."""
         return self.tools if self.tools is not None else await self.fetch(ask)
 
     def listing(
-        self, tools: CompactTools, recover_tool: str | None, pipelines: Any
+        self, tools: CompressedTools, recover_tool: str | None, pipelines: Any
     ) -> tuple[str | None, Any]:
         """(the recover tool's name, the tools/list result): the frontend tools and our recover tool,
         named clear of the backend's own tools too (one named squeeze_recover stays reachable by invoke)."""
@@ -111,18 +111,18 @@ class CompactFront:
         may have added it without telling), so only a name it really lacks is "tool not found"."""
         cached = self.tools is not None
         tools = await self.known(ask)
-        if not isinstance(tools, CompactTools):
+        if not isinstance(tools, CompressedTools):
             return {**tools, "id": request.get("id")}
         answer = await self.answer_off_loop(tools, request, also)
         if cached and isinstance(answer, dict) and (answer.get("error") or {}).get("code") == NOT_FOUND:
             tools = await self.fetch(ask)
-            if isinstance(tools, CompactTools):
+            if isinstance(tools, CompressedTools):
                 answer = await self.answer_off_loop(tools, request, also)
         return answer
 
     @classmethod
     async def answer_off_loop(
-        cls, tools: CompactTools, request: Message, also: tuple[str | None, ...] = ()
+        cls, tools: CompressedTools, request: Message, also: tuple[str | None, ...] = ()
     ) -> Message | Invoke:
         """`answer`, in a worker thread when the invoke is large (its check is linear in its input)."""
         params = request.get("params")
@@ -131,7 +131,9 @@ class CompactFront:
         return await anyio.to_thread.run_sync(cls.answer, tools, request, also)
 
     @staticmethod
-    def answer(tools: CompactTools, request: Message, also: tuple[str | None, ...] = ()) -> Message | Invoke:
+    def answer(
+        tools: CompressedTools, request: Message, also: tuple[str | None, ...] = ()
+    ) -> Message | Invoke:
         """A tools/call of a frontend tool: its JSON-RPC answer, or the real call (`Invoke`) to run;
         `also`: the door's own tools (our recover tool) that invoke may name too."""
         params = request.get("params") if isinstance(request.get("params"), dict) else {}
@@ -144,7 +146,7 @@ class CompactFront:
             if name == tools.invoke_tool:
                 return tools.invoke(arguments, also)
             result = tools.schema_answer(arguments) if name == tools.schema_tool else tools.list_answer()
-        except ListingError as exc:
+        except CompressedToolError as exc:
             return error_response(request.get("id"), exc.code, exc.message)
         return {"jsonrpc": "2.0", "id": request.get("id"), "result": result}
 
@@ -163,7 +165,7 @@ def invoke_message(request: Message, invoke: Invoke) -> Message:
 
 # -- the stateless (2026-07-28) frontend ----------------------------------------------------------------
 
-_STATELESS: weakref.WeakKeyDictionary[Any, CompactFront] = weakref.WeakKeyDictionary()
+_STATELESS: weakref.WeakKeyDictionary[Any, CompressedFront] = weakref.WeakKeyDictionary()
 
 
 async def stateless_ask(front: Any) -> Ask:
@@ -194,10 +196,10 @@ async def stateless_hook(
     params = params_of(message)
     if settings.compress_tools == "off" or method not in ("tools/list", "tools/call"):
         return request, message, body, params
-    compact = _STATELESS.get(front)
-    if compact is None:
-        compact = _STATELESS[front] = CompactFront(settings.compact_prefix, settings.compress_tools)
-    if method == "tools/call" and not compact.owns(params.get("name")):
+    compressed = _STATELESS.get(front)
+    if compressed is None:
+        compressed = _STATELESS[front] = CompressedFront(settings.compressed_prefix, settings.compress_tools)
+    if method == "tools/call" and not compressed.owns(params.get("name")):
         return request, message, body, params
     try:
         ask = await stateless_ask(front)
@@ -205,12 +207,12 @@ async def stateless_hook(
         await respond_json(send, error_response(message["id"], -32000, f"mcpsqueeze: {exc}"))
         return None
     if method == "tools/list":
-        tools = await compact.fetch(ask)
-        if not isinstance(tools, CompactTools):
+        tools = await compressed.fetch(ask)
+        if not isinstance(tools, CompressedTools):
             await respond_json(send, {**tools, "id": message["id"]})
             return None
         pipelines = [front.pipeline, *(p for _, p in front._callers.values())]
-        front.recover_tool, result = compact.listing(tools, front.recover_tool, pipelines)
+        front.recover_tool, result = compressed.listing(tools, front.recover_tool, pipelines)
         ours = (front.recover_tool, tools.invoke_tool)
         result = shaped_listing(
             {"result": result}, front.services, front.pipeline, front.client_of(params), ours
@@ -218,7 +220,7 @@ async def stateless_hook(
         result = {**result, "resultType": "complete", "ttlMs": 0, "cacheScope": "private"}
         await respond_json(send, {"jsonrpc": "2.0", "id": message["id"], "result": result})
         return None
-    answer = await compact.resolve(ask, message, (front.recover_tool,))
+    answer = await compressed.resolve(ask, message, (front.recover_tool,))
     if not isinstance(answer, Invoke):
         if "result" in answer:
             answer = {**answer, "result": {**answer["result"], "resultType": "complete"}}

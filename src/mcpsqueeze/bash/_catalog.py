@@ -8,7 +8,7 @@ from __future__ import annotations
 from ._flags import Flag, tool_flags
 from ._names import NameMap
 
-__all__ = ["Listing", "ServerInfo", "ToolInfo"]
+__all__ = ["Catalog", "ServerInfo", "ToolInfo"]
 
 
 class ToolInfo:
@@ -69,7 +69,7 @@ class ServerInfo:
         return next(t for t in self.tools if t.name == original)
 
 
-class Listing:
+class Catalog:
     """Everything the session serves: servers with tools, and where the recovery files are."""
 
     __slots__ = ("recovery_dir", "servers")
@@ -79,7 +79,7 @@ class Listing:
         self.recovery_dir = recovery_dir
 
     @classmethod
-    def from_json(cls, body: object) -> Listing:
+    def from_json(cls, body: object) -> Catalog:
         """Build from the decoded ``/v1/servers`` body; odd entries are skipped, never fatal."""
         if not isinstance(body, dict):
             return cls([])
