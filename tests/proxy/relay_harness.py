@@ -216,7 +216,6 @@ async def run_relay(
     drain_grace: float = 5.0,
     backend: Backend | None = None,
     stages: list[Any] | None = None,
-    on_initialized: Callable[[], None] | None = None,
     **setting_overrides: Any,
 ) -> Run:
     """Run a relay session; `agent` is a list of lines (sent, then stdin closes) or a coroutine.
@@ -235,7 +234,6 @@ async def run_relay(
     front = memory_line_channel(relay_in, relay_out)
     back = memory_line_channel(from_back, to_back)
     relay = Relay(front, back, pipeline, services, recover_tool="squeeze_recover", drain_grace=drain_grace)
-    relay.on_initialized = on_initialized
     code = -1
     try:
         with anyio.fail_after(60):

@@ -39,7 +39,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
-from .._pipes import widen
 from ._tokens import SPAN, next_cut
 
 logger = logging.getLogger(__name__)
@@ -72,15 +71,16 @@ _FAST_ENV = "MCPSQUEEZE_FASTOKENS"
 _HELPER_DATA_CAP = 512 * 1024 * 1024
 _PR_SET_PDEATHSIG = 1
 _PARENT_ENV = "MCPSQUEEZE_COUNTER_PARENT"  # the proxy's pid: the helper ends if it is not its parent
+# glibc gives big freed buffers back (a fixed mmap threshold, two arenas): the helper's RSS stays near
+# what it holds, under its data cap.
+_MALLOC_ENV = {"MALLOC_MMAP_THRESHOLD_": str(128 * 1024), "MALLOC_ARENA_MAX": "2"}
 
 
 def _helper_env() -> dict[str, str]:
     """Our environment, with this package importable however the proxy itself found it."""
-    from .._malloc import ENV
-
     root = str(Path(__file__).resolve().parents[2])
     path = os.environ.get("PYTHONPATH")
-    env = {**os.environ, **ENV, "PYTHONPATH": root + (os.pathsep + path if path else "")}
+    env = {**os.environ, **_MALLOC_ENV, "PYTHONPATH": root + (os.pathsep + path if path else "")}
     env[_PARENT_ENV] = str(os.getpid())
     return env
 
@@ -221,7 +221,6 @@ class TokenCounter:
             return None
         self._proc = proc
         assert proc.stdin is not None
-        widen(proc.stdin.fileno())
         self._reader = threading.Thread(
             target=self._read_loop, args=(proc,), name="mcpsqueeze-counted", daemon=True
         )

@@ -176,49 +176,20 @@ def wrap(target: tuple[str, ...], **opts: Any) -> None:
 
     Everything from COMMAND on belongs to the server, its own options included.
     """
-    if opts["transport"] == "stdio" and not (
-        len(target) == 1 and target[0].startswith(("http://", "https://"))
-    ):
-        from ..transports import prestart
+    from ._config import read_config
 
-        prestart(target)  # the backend boots while the settings are checked and the relay is imported
-    try:
-        from ._config import read_config
+    choice = read_config(opts["config"])
+    if choice.servers_json is not None and opts["config"] is not None:
+        raise click.UsageError(
+            f"{opts['config']} is a servers JSON (for serve); wrap takes its backend after '--' and a "
+            "TOML settings file as --config (see docs/config.md)"
+        )
+    settings = _settings(list(target), opts, choice, "wrap")
+    _configure_logging(settings.log_level)
+    from ..proxy import run_wrap
 
-        choice = read_config(opts["config"])
-        if choice.servers_json is not None and opts["config"] is not None:
-            raise click.UsageError(
-                f"{opts['config']} is a servers JSON (for serve); wrap takes its backend after '--' and a "
-                "TOML settings file as --config (see docs/config.md)"
-            )
-        settings = _settings(list(target), opts, choice, "wrap")
-        _configure_logging(settings.log_level)
-        _early_initialize(settings)
-        from ..proxy import run_wrap
-
-        code = _run(run_wrap, settings)
-    finally:
-        from ..transports import discard
-
-        discard()  # a backend started early but never adopted (bad settings, failed start) is stopped
+    code = _run(run_wrap, settings)
     sys.exit(code)
-
-
-# What the stdio relay imports; loaded while `_handshake` relays the first `initialize`.
-_RELAY_MODULES = ("mcpsqueeze.transports._channels", "mcpsqueeze.proxy._wrap", "anyio._backends._asyncio")
-
-
-def _early_initialize(settings: Settings) -> None:
-    """A backend started early answers the agent's first `initialize` while the relay is imported."""
-    if settings.transport != "stdio" or settings.is_url:
-        return
-    from ..transports import started
-
-    backend = started(settings.target)
-    if backend is not None:
-        from ..proxy import early_listing, handshake
-
-        handshake(backend, _RELAY_MODULES, early_listing(settings))
 
 
 def _settings(target: list[str], opts: dict[str, Any], choice: Any, command: str, **fixed: Any) -> Settings:

@@ -9,9 +9,17 @@ from typing import Any
 
 from ..core import DEFAULT_PAGE_SIZE, Pipeline, SessionServices, list_recover_tool, tool_answer
 from ..core._clients import ClientProfile, listed_for, may_change_structured
+from ..settings import Settings
 from ..transports import Message
 
-__all__ = ["answer_recover", "shaped_listing", "with_recover_tool"]
+__all__ = ["answer_recover", "recover_tool_name", "shaped_listing", "with_recover_tool"]
+
+
+def recover_tool_name(settings: Settings) -> str | None:
+    """The recover tool is offered when some stage can change a result: by default or by a policy."""
+    keys = ("shrink", "dedup", "toonify")
+    on = any(getattr(settings.policy, k) or settings.policies.may_enable(k) for k in keys)
+    return "squeeze_recover" if on else None
 
 
 def with_recover_tool(

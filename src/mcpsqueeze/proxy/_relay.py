@@ -28,7 +28,7 @@ import anyio.abc
 
 from .._errors import BackendError, MCPSqueezeError
 from .._results import text_chars, text_of
-from ..core import Call, CompressedTools, Invoke, Pipeline, SessionServices, large_invoke, name_recover_tool
+from ..core import Call, CompressedTools, Invoke, Pipeline, SessionServices, large_invoke
 from ..core._clients import ClientProfile, choose, client_info_of
 from ..transports import (
     BACKEND_GONE,
@@ -48,7 +48,6 @@ from ..transports import (
     with_id,
 )
 from ._compressed_front import NOT_FOUND, CompressedFront, invoke_message
-from ._handshake import BACKEND_ID, LISTING_ID, Handshake
 from ._own_tools import answer_recover, shaped_listing, with_recover_tool
 
 __all__ = ["BACKEND_GONE", "FULL_META_KEY", "TIMEOUT", "UNREADABLE", "Relay"]
@@ -131,48 +130,12 @@ class Relay:
         self._progress: dict[tuple[str, Any], Any] = {}  # progressToken -> agent's request id (HTTP routing)
         # The profile of the client on the other end (core/_clients.py), chosen at its `initialize`
         self.client: ClientProfile | None = choose(services.client, None).profile
-        # Called once the first answers are out: the one after `initialize`'s (the agent's listing or its
-        # first call), not `initialize`'s own, so that the warm-up it starts (the condense engine's import,
-        # tens of ms of CPU) runs after this server's first call, not beside the agent's first calls to its
-        # other servers (an agent asks each server to initialize, then starts calling).
-        self.on_initialized: Callable[[], None] | None = None
-        self._initialized_early = False  # the `initialize` answer is out: on_initialized after the next one
         # Small results are presented inline (no task of their own) unless a stage may wait on a network
         # store (Redis): then the backend's next messages must not wait behind it.
         store = services.store
         self._inline = store is None or not store.remote
 
     # -- lifecycle -------------------------------------------------------------------------------------
-
-    def resume(self, handshake: Handshake) -> None:
-        """Carry on from the first exchange `_handshake` relayed before this relay existed (call before
-        `run`): its request took the first backend id, and is answered already or still pending."""
-        if handshake.request is None:
-            return
-        backend_id = next(self._ids)
-        assert backend_id == BACKEND_ID
-        self._choose_client(handshake.request.get("params"))
-        if not handshake.answered:
-            self._pending[backend_id] = _Pending("initialize", handshake.request, started=handshake.sent)
-            return
-        self._backend_spoke = True
-        self._protocol = handshake.protocol
-        self._initialized_early = True  # what the agent sent next is waiting: on_initialized after it
-        if handshake.listing is None:
-            return
-        backend_id = next(self._ids)
-        assert backend_id == LISTING_ID
-        if not handshake.listed:
-            self._pending[backend_id] = _Pending(
-                "tools/list", handshake.listing, started=handshake.listing_sent
-            )
-            return
-        self.recover_tool = handshake.recover_tool  # the name the listing gave it (the backend may own one)
-        if self.recover_tool is not None:
-            name_recover_tool([self.pipeline], self.recover_tool)
-        if self.on_initialized is not None:  # the first answers are out: the warm-up may start
-            self.on_initialized()
-            self.on_initialized = None
 
     def _choose_client(self, params: Any) -> None:
         """The session's client profile, from the clientInfo of its `initialize` (or the setting)."""
@@ -184,8 +147,6 @@ class Relay:
         """Relay until the agent disconnects (or the backend fails before ever answering)."""
         async with anyio.create_task_group() as tg:
             self._tg = tg
-            for backend_id, pending in self._pending.items():  # resumed: its timeout starts now
-                self._watch_soon(backend_id, pending)
             if self.back is not None:
                 tg.start_soon(self._pump_back)
             await self._pump_front()
@@ -311,7 +272,7 @@ class Relay:
         reason = "the backend closed the connection"
         if isinstance(self.back, ProcessChannel):
             with anyio.move_on_after(1):
-                await self.back.process.wait()
+                await self.back.wait()
             reason = self.back.describe_exit()
         started = "before answering anything" if not self._backend_spoke else "mid-session"
         self.dead_reason = f"{reason} {started}"
@@ -533,12 +494,6 @@ class Relay:
                 if pending.method == "initialize" and isinstance(result.get("protocolVersion"), str):
                     self._protocol = result["protocolVersion"]
                 await self._to_front(message)
-            if self.on_initialized is not None:
-                if pending.method == "initialize":
-                    self._initialized_early = True
-                elif self._initialized_early:
-                    self.on_initialized()
-                    self.on_initialized = None
 
     def _shaped(self, listing: Message) -> Message:
         """A tools/list answer as this session's client should see it (``shaped_listing``)."""

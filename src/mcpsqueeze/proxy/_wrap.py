@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import contextlib
-import gc
 import logging
 import socket
-import sys
 import time
 import urllib.parse
 from collections.abc import AsyncIterator, Callable
@@ -17,14 +15,12 @@ import anyio
 import anyio.abc
 
 from .._errors import BackendError, UsageError
-from .._malloc import tame_malloc
 from ..accounting import print_summary
 from ..core import Pipeline, SessionServices, build_services, for_caller, new_pipeline, sweep_forever
 from ..settings import Settings
 from ..transports import (
     PRINCIPAL_KEY,
     Channel,
-    ProcessChannel,
     SessionMessageChannel,
     StdioChannel,
     Until,
@@ -38,8 +34,7 @@ from ..transports import (
     uvicorn_server,
 )
 from ._compressed_front import compressed_front
-from ._handshake import Handshake, recover_tool_name
-from ._handshake import take as take_handshake
+from ._own_tools import recover_tool_name
 from ._relay import Relay
 
 logger = logging.getLogger("mcpsqueeze.proxy")
@@ -70,26 +65,13 @@ Ends = Callable[[Settings], contextlib.AbstractAsyncContextManager[tuple[Channel
 
 
 @contextlib.asynccontextmanager
-async def _process_ends(
-    settings: Settings, handshake: Handshake | None
-) -> AsyncIterator[tuple[Channel, Channel]]:
-    front = StdioChannel(handshake.front, handshake.front_eof) if handshake else StdioChannel()
+async def _process_ends(settings: Settings) -> AsyncIterator[tuple[Channel, Channel]]:
     async with open_backend(settings) as back:
-        if handshake is not None and isinstance(back, ProcessChannel):
-            back.feed(handshake.back)
-        yield front, back
+        yield StdioChannel(), back
 
 
-async def _relay_stdio(
-    settings: Settings,
-    services: SessionServices,
-    answered: anyio.Event | None = None,
-    ends: Ends | None = None,
-) -> int:
-    services.accountant.start()  # (its thread now, not on the first call's answer)
-    # The first exchange, when it was relayed before the relay was imported (never with given ends).
-    handshake = take_handshake() if ends is None else None
-    async with ends(settings) if ends is not None else _process_ends(settings, handshake) as (front, back):
+async def _relay_stdio(settings: Settings, services: SessionServices, ends: Ends) -> int:
+    async with ends(settings) as (front, back):
         relay = Relay(
             front,
             back,
@@ -98,10 +80,6 @@ async def _relay_stdio(
             recover_tool=recover_tool_name(settings),
             compressed=compressed_front(settings),
         )
-        if answered is not None:
-            relay.on_initialized = answered.set
-        if handshake is not None:
-            relay.resume(handshake)
         return await relay.run()
 
 
@@ -122,70 +100,15 @@ def check_http_bind(settings: Settings) -> None:
         )
 
 
-_WARM_UP_SWITCH = 0.0005  # seconds: while the warm-up imports, the relay gets the GIL back this soon
-
-
-def _warm_up() -> None:
-    """What the first answers do not need: the allocator's settings, and the condense engine's import
-    (so the first big result does not pay it). Then what start-up made (modules, classes, settings:
-    ~26k objects that live as long as the process) is set apart from the garbage collector, whose full
-    passes walked them all: 10-30 ms on the call they landed on, every few dozen 200 KB results.
-
-    The import runs beside the first calls: with the default switch interval (5 ms) each message the
-    relay woke up for could wait that long for the GIL, so the interval is short until it is done."""
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(min(interval, _WARM_UP_SWITCH))
-    try:
-        tame_malloc()
-        import mcpsqueeze.shrink  # noqa: F401
-
-        gc.freeze()
-    finally:
-        sys.setswitchinterval(interval)
-
-
-_WARM_UP_AFTER = 2.0  # seconds: warm up then even if no `initialize` was answered yet (a slow backend)
-
-
-async def _first_answered(answered: anyio.Event | None) -> None:
-    if answered is not None:
-        with anyio.move_on_after(_WARM_UP_AFTER):
-            await answered.wait()
-
-
-async def _warm_up_after(answered: anyio.Event | None, warm: anyio.Event) -> None:
-    """Warm up once the first `initialize` is answered: before it, the engine's import (~40 ms of CPU
-    with bytecode, more without) would be start-up time, the GIL being shared with the relay."""
-    try:
-        await _first_answered(answered)
-        await anyio.to_thread.run_sync(_warm_up)
-    finally:
-        warm.set()
-
-
-async def _answered_then(answered: anyio.Event | None, warm: anyio.Event) -> None:
-    await _first_answered(answered)
-    warm.set()
-
-
-async def _sweep_after(warm: anyio.Event, settings: Settings) -> None:
-    """The retention sweep, after the warm-up (not beside it: two threads would share the GIL with the
-    relay's first calls): it walks the whole recovery directory."""
-    await warm.wait()
-    await sweep_forever(settings)
-
-
 async def run_wrap(settings: Settings, ends: Ends | None = None, until: Until | None = None) -> int:
     """Run the proxy; the summary always reaches stderr, whatever ends the session.
 
     For a host that runs the door in its own process (the tests run wrap in-process: tests/memwrap.py):
     `ends` (stdio sessions only) opens the agent's and the backend's channels instead of this process's
     stdio and the backend the settings name (in-memory pipes, `transports/_memory_pipes.py`); `until`, given
-    the session's stop function, ends it instead of SIGINT/SIGTERM. With either, the process-wide parts
-    are left to the host: no signal handlers, no allocator tuning or `gc.freeze`."""
+    the session's stop function, ends it instead of SIGINT/SIGTERM (no signal handlers then)."""
     if ends is not None and settings.transport != "stdio":
         raise UsageError("given channel ends serve a stdio session only")
-    embedded = ends is not None or until is not None
     check_http_bind(settings)
     if settings.is_url and ends is None:
         from ..transports import preflight
@@ -193,20 +116,15 @@ async def run_wrap(settings: Settings, ends: Ends | None = None, until: Until | 
         await anyio.to_thread.run_sync(_check_reachable, settings.target[0])
         await preflight(settings.target[0], settings.headers, settings.oauth)  # refresh, or log in first
     services = build_services(settings, metrics=settings.transport == "streamable-http")
+    services.accountant.start()
     code = 0
     try:
         async with anyio.create_task_group() as tg:
-            answered = anyio.Event() if settings.transport == "stdio" else None
-            warm = anyio.Event()
-            if embedded:  # no process-wide warm-up in a host; the sweep still waits for the first answer
-                tg.start_soon(_answered_then, answered, warm)
-            else:
-                tg.start_soon(_warm_up_after, answered, warm)  # after the first answer, not before
-            tg.start_soon(_sweep_after, warm, settings)
+            tg.start_soon(sweep_forever, settings)
             if settings.transport == "stdio":
                 if ends is None or until is not None:
                     tg.start_soon(until or on_signals, tg.cancel_scope.cancel)
-                code = await _relay_stdio(settings, services, answered, ends)
+                code = await _relay_stdio(settings, services, ends or _process_ends)
             else:
                 code = await _serve_http(settings, services, until or on_signals)
             tg.cancel_scope.cancel()

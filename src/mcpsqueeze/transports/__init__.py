@@ -2,9 +2,6 @@
 process's stdio, streamable HTTP, in-memory pipes), the backend port (`Backend`: every request is
 answered) with its `Connection` adapter and the links serve and `Client` hold (`ServerLink`), OAuth for
 URL backends, and the listening side of the HTTP doors (sockets, bearer tokens, uvicorn).
-
-Names load on first use: `wrap` relays its first `initialize` with `_jsonrpc` alone, before anyio or
-the SDK are imported.
 """
 
 from __future__ import annotations
@@ -44,7 +41,6 @@ if TYPE_CHECKING:
     )
     from ._oauth import backend_auth, clear_tokens, login, preflight
     from ._paging import list_tool_names, list_tools
-    from ._prestart import discard, prestart, prestart_from_command_line, started
     from ._server import Until, bind_unix, on_signals, tcp_listener, uvicorn_server
     from ._server_link import BackendTimeout, ServerLink
 
@@ -74,7 +70,6 @@ __all__ = [
     "bind_unix",
     "check_token_path",
     "clear_tokens",
-    "discard",
     "error_response",
     "http_backend",
     "is_loopback",
@@ -89,9 +84,6 @@ __all__ = [
     "open_process_channel",
     "parse_line",
     "preflight",
-    "prestart",
-    "prestart_from_command_line",
-    "started",
     "tcp_listener",
     "unreadable_answer",
     "uvicorn_server",
@@ -124,7 +116,6 @@ _MODULES = {
     "bind_unix": "_server",
     "check_token_path": "_bearer",
     "clear_tokens": "_oauth",
-    "discard": "_prestart",
     "error_response": "_jsonrpc",
     "http_backend": "_channels",
     "is_loopback": "_bearer",
@@ -140,9 +131,6 @@ _MODULES = {
     "open_process_channel": "_channels",
     "parse_line": "_jsonrpc",
     "preflight": "_oauth",
-    "prestart": "_prestart",
-    "prestart_from_command_line": "_prestart",
-    "started": "_prestart",
     "tcp_listener": "_server",
     "unreadable_answer": "_jsonrpc",
     "uvicorn_server": "_server",
