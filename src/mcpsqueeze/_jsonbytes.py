@@ -1,4 +1,5 @@
-"""JSON to and from bytes, fast (orjson) yet exact and strict (RFC 8259) for everything valid JSON can hold.
+"""The one strict JSON module: JSON to and from bytes and text, fast (orjson) yet exact and strict
+(RFC 8259) for everything valid JSON can hold.
 
 orjson refuses lone surrogates (valid as `\\ud800` escapes), turns integers beyond 64 bits into floats, and
 writes only 254 levels of nesting. Those rare cases take the stdlib path: on reading, when orjson fails or a
@@ -14,11 +15,21 @@ import json.decoder
 import math
 import os
 import re
-from typing import Any
+import threading
+from typing import Any, Final
 
 import orjson
 
-__all__ = ["MAX_DEPTH", "dumps", "loads", "loads_text"]
+__all__ = [
+    "MAX_DEPTH",
+    "NOT_JSON",
+    "dumps",
+    "dumps_text",
+    "loads",
+    "loads_text",
+    "parse_kept",
+    "parse_strict",
+]
 
 MAX_DEPTH = 1024  # orjson's parse limit (the stdlib's is near 1,000); deeper input gets a clear error
 _TOO_DEEP = "JSON nested deeper than this proxy parses (about 1,000 levels)"
@@ -212,23 +223,25 @@ def _put_back(value: Any, texts: dict[str, str]) -> int:
     return done
 
 
-def loads(data: bytes | bytearray) -> Any:
-    """Parse JSON bytes strictly (RFC 8259); raises ValueError on invalid input, nesting beyond MAX_DEPTH
-    included. Lone surrogate escapes (`"\\ud800"`) are valid JSON and accepted; surrogate bytes are not."""
-    if len(data) >= _LEAN_ABOVE:
-        literals = _big_literals(data)
-        if literals and len(data) - sum(end - start for start, end in literals) <= _LEAN_SKELETON:
-            value = _loads_lean(data, literals)
+def loads(data: bytes | bytearray | str) -> Any:
+    """Parse JSON strictly (RFC 8259); raises ValueError on invalid input, nesting beyond MAX_DEPTH
+    included. Lone surrogate escapes (`"\\ud800"`) are valid JSON and accepted, and so are lone
+    surrogates in a text already decoded; surrogate bytes are not."""
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    if len(raw) >= _LEAN_ABOVE:
+        literals = _big_literals(raw)
+        if literals and len(raw) - sum(end - start for start, end in literals) <= _LEAN_SKELETON:
+            value = _loads_lean(raw, literals)
             if value is not _NOT_LEAN:
                 return value
-    if not _has_long_digit_run(data):
+    if not _has_long_digit_run(raw):
         try:
-            return orjson.loads(data)
+            return orjson.loads(raw)
         except orjson.JSONDecodeError as exc:
             if "depth limit" in str(exc):
                 raise ValueError(_TOO_DEEP) from None
             # maybe a lone surrogate escape, which the stdlib accepts; otherwise it fails again below
-    text = data.decode("utf-8")  # strict: invalid UTF-8 and encoded surrogates are errors (ValueError)
+    text = data if isinstance(data, str) else raw.decode("utf-8")  # strict: invalid UTF-8 is an error
     try:
         return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
     except RecursionError:
@@ -243,3 +256,55 @@ def loads_text(text: str) -> Any:
         return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
     except RecursionError:
         return loads(text.encode("utf-8"))
+
+
+#: What `parse_strict` gives for a text that is not one JSON document.
+NOT_JSON: Final = object()
+
+
+def parse_strict(text: str) -> object:
+    """The parsed value of ``text`` if it is one RFC 8259 JSON document, else ``NOT_JSON``."""
+    stripped = text.strip(" \t\r\n")
+    if not stripped or stripped[0] not in '{["-0123456789tfn':
+        return NOT_JSON
+    try:
+        return loads(stripped)
+    except ValueError:
+        return NOT_JSON
+
+
+_KEPT = 2  # parsed texts remembered by ``parse_kept``, each of at most ...
+_KEPT_MAX_CHARS = 256 * 1024  # ... this many characters (what is held stays small)
+_kept: dict[int, tuple[str, object]] = {}
+_kept_lock = threading.Lock()  # (the stages parse in worker threads and on the event loop)
+
+
+def parse_kept(text: str) -> object:
+    """``parse_strict(text)``, remembering the last two values by the text's identity: the overlap
+    stage and the engine read one result's text in a row. The value is shared, so callers only read it."""
+    with _kept_lock:
+        found = _kept.get(id(text))
+    if found is not None and found[0] is text:
+        return found[1]
+    value = parse_strict(text)
+    if len(text) <= _KEPT_MAX_CHARS:
+        with _kept_lock:
+            while len(_kept) >= _KEPT:
+                del _kept[next(iter(_kept))]
+            _kept[id(text)] = (text, value)
+    return value
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _escape_surrogate(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
+def dumps_text(value: object) -> str:
+    """Compact JSON text; lone surrogates written as ``\\uXXXX`` escapes. Always the stdlib encoder, so
+    a float is written as ``repr`` writes it (the condensers size a copy while building it; orjson writes
+    some floats differently and refuses integers beyond 64 bits)."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return _SURROGATE.sub(_escape_surrogate, text) if _SURROGATE.search(text) else text

@@ -23,7 +23,7 @@ from typing import Any, Final, Literal
 
 import orjson
 
-from .._jsonbytes import dumps
+from .._jsonbytes import NOT_JSON, dumps, parse_kept
 
 __all__ = ["MAX_RATIO", "MIN_CHARS", "Delta", "json_changes", "line_overlap", "overlap_delta", "text_diff"]
 
@@ -348,8 +348,6 @@ def _as_json(text: str) -> Any:
     """The JSON container ``text`` holds, else None. Strict JSON through the engine's parser, which
     remembers it (the engine condenses the same text next, and the tool's next call compares with
     it); anything else as the stdlib reads it, as before (NaN literals and all)."""
-    from ..shrink import NOT_JSON, parse_kept  # (lazily: start-up imports no engine)
-
     value = parse_kept(text)
     if value is not NOT_JSON:
         return value if type(value) is dict or type(value) is list else None

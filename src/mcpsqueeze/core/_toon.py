@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import toon_format
 
-from ..shrink import NOT_JSON, RecoveryHint, Report, parse_strict
+from .._jsonbytes import NOT_JSON, parse_strict
+from ..shrink import RecoveryHint, Report
 from ..shrink import render_call as recover_call  # one wording of the recover call for every notice
 
 __all__ = ["MIN_SAVED_CHARS", "MIN_SAVED_SHARE", "render_toon_message", "toon_record", "toonify_text"]
