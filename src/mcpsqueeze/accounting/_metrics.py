@@ -115,12 +115,10 @@ class Metrics:
         return generate_latest(self.registry), CONTENT_TYPE_LATEST
 
 
-_LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
-
-
 def _loopback_host(host: str) -> bool:
-    name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
-    return name in _LOOPBACK_HOSTS
+    from .._net import is_loopback
+
+    return is_loopback(host.rsplit(":", 1)[0] if not host.endswith("]") else host)
 
 
 def metrics_endpoint(metrics: Metrics, check_host: bool = False) -> Any:

@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 import click
 
 from .._errors import EXIT_UNREACHABLE, EXIT_USAGE, BackendError, MCPSqueezeError, UsageError, exit_code
+from .._net import is_url
 from ._options import SECONDS, file_option
 
 __all__ = ["auth", "oauth_client", "oauth_options"]
@@ -93,7 +94,7 @@ def oauth_client(opts: dict[str, Any], base: Any = None) -> Any:
 
 def _resolve(target: str, servers_file: Path | None, config: Path | None) -> tuple[str, dict[str, str], Any]:
     """A URL as given, or the url (headers, OAuth client) of the servers-config entry of that name."""
-    if target.startswith(("http://", "https://")):
+    if is_url(target):
         return target, {}, None
     from ..settings import parse_config, parse_servers, read_servers_file
     from ._config import read_config

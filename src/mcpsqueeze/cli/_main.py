@@ -23,6 +23,7 @@ from .._errors import (
     UsageError,
     exit_code,
 )
+from .._net import is_url
 from ..settings import DEFAULT_BUDGET, Settings, knob_named
 from ._login import oauth_client, oauth_options
 from ._options import KindType, file_option, knob_options, knob_values
@@ -210,7 +211,7 @@ def _flag_settings(target: list[str], opts: dict[str, Any], command: str, fixed:
     if values.get("transport", "stdio") != "streamable-http":
         values.pop("token_file", None)  # (the stdio frontend takes no token)
     oauth = oauth_client(opts)
-    if oauth is not None and not (len(target) == 1 and target[0].startswith(("http://", "https://"))):
+    if oauth is not None and not is_url(target):
         raise click.BadParameter("the --oauth-* options are for a URL backend (wrap -- URL)")
     return Settings.make(
         target, headers=_parse_headers(opts.get("headers") or ()), oauth=oauth, **values, **fixed
@@ -273,7 +274,7 @@ def serve(target: tuple[str, ...], **opts: Any) -> None:
             specs = parse_config(read_servers_file(opts["servers_file"]), str(opts["servers_file"]))
         elif servers_json is not None:
             specs = parse_servers(servers_json.servers, str(servers_json.path))
-        elif oauth_client(opts) is not None and not (len(target) == 1 and "://" in target[0]):
+        elif oauth_client(opts) is not None and not is_url(target):
             raise UsageError(
                 "the --oauth-* options are for one URL backend (serve -n NAME -- URL); a servers "
                 "config takes oauth_* keys in the URL entry"

@@ -15,6 +15,7 @@ import anyio
 import anyio.abc
 
 from .._errors import BackendError, UsageError
+from .._net import LOOPBACK, is_loopback
 from ..accounting import print_summary
 from ..core import Pipeline, SessionServices, build_services, for_caller, new_pipeline, sweep_forever
 from ..settings import Settings
@@ -26,7 +27,6 @@ from ..transports import (
     Until,
     bearer_guard,
     check_token_path,
-    is_loopback,
     load_tokens,
     on_signals,
     open_backend,
@@ -136,9 +136,6 @@ async def run_wrap(settings: Settings, ends: Ends | None = None, until: Until | 
 # -- streamable HTTP frontend ---------------------------------------------------------------------------
 
 
-_LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
-
-
 def _host_of(value: str) -> str | None:
     """The host name in a Host header or an Origin ("[::1]:8080" -> "::1"), lowercased; None if none."""
     try:
@@ -163,10 +160,10 @@ class RequestGuard:
     def for_bind(cls, host: str) -> RequestGuard:
         name = host.strip("[]").lower()
         if is_loopback(name):
-            return cls(_LOOPBACK_NAMES)
+            return cls(LOOPBACK)
         if name in ("0.0.0.0", "::", ""):
-            return cls(_LOOPBACK_NAMES | {socket.gethostname().lower()}, arrival=True)
-        return cls(_LOOPBACK_NAMES | {name})
+            return cls(LOOPBACK | {socket.gethostname().lower()}, arrival=True)
+        return cls(LOOPBACK | {name})
 
     def allows_host(self, host: str | None, arrived_on: str | None) -> bool:
         name = _host_of(host) if host else None
@@ -418,8 +415,9 @@ async def _serve_http(settings: Settings, services: SessionServices, until: Unti
         if services.metrics is not None:
             from ..accounting import metrics_endpoint
 
-            loopback = settings.host in ("127.0.0.1", "localhost", "::1")
-            routes.append(Route("/metrics", metrics_endpoint(services.metrics, check_host=loopback)))
+            routes.append(
+                Route("/metrics", metrics_endpoint(services.metrics, check_host=is_loopback(settings.host)))
+            )
         app: Any = Starlette(routes=routes)
         if settings.token_file is not None:
             tokens = load_tokens(settings.token_file)

@@ -19,6 +19,7 @@ import anyio.abc
 
 from .._errors import BackendError, RecoveryError, UsageError
 from .._jsonbytes import dumps, loads
+from .._net import is_loopback
 from .._voice import ShellVoice
 from ..accounting import print_summary
 from ..core import (
@@ -45,7 +46,6 @@ from ..transports import (
     bearer_guard,
     bind_unix,
     check_token_path,
-    is_loopback,
     load_tokens,
     on_signals,
     tcp_listener,

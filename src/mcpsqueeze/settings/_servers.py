@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .._errors import UsageError
+from .._net import is_url
 
 if TYPE_CHECKING:
     from ._oauth_client import OAuthClient
@@ -169,6 +170,6 @@ def spec_from_argv(
         raise UsageError(f"server name {name!r} may contain only letters, digits, '-' and '_'")
     if not target:
         raise UsageError("give the backend after '--': a command with its arguments, or a URL")
-    if len(target) == 1 and target[0].startswith(("http://", "https://")):
+    if is_url(target):
         return ServerSpec(name, url=target[0], headers=headers or {}, oauth=oauth)
     return ServerSpec(name, target[0], tuple(target[1:]))

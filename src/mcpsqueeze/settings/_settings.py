@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from .._net import is_url
 from .._paths import default_recovery_dir
 from ..core._clients import PROFILE_NAMES
 from ._kinds import Boolean, Choice, Duration, Globs, PathValue, Seconds, Size, Text, Whole
@@ -252,7 +253,7 @@ class Settings:
 
     @property
     def is_url(self) -> bool:
-        return len(self.target) == 1 and self.target[0].startswith(("http://", "https://"))
+        return is_url(self.target)
 
     def replaced(self, **values: Any) -> Settings:
         """A copy with these knobs (session or per-tool, by name) changed."""

@@ -11,7 +11,7 @@ from .._lazy import LazyFace
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing typing is not free at start-up
 if TYPE_CHECKING:
     from ._backend import Backend, Connection
-    from ._bearer import PRINCIPAL_KEY, Tokens, bearer_guard, check_token_path, is_loopback, load_tokens
+    from ._bearer import PRINCIPAL_KEY, Tokens, bearer_guard, check_token_path, load_tokens
     from ._channels import (
         Channel,
         ChannelClosed,
@@ -72,7 +72,6 @@ __all__ = [
     "clear_tokens",
     "error_response",
     "http_backend",
-    "is_loopback",
     "line_of",
     "list_tool_names",
     "list_tools",
@@ -118,7 +117,6 @@ _MODULES = {
     "clear_tokens": "_oauth",
     "error_response": "_jsonrpc",
     "http_backend": "_channels",
-    "is_loopback": "_bearer",
     "line_of": "_jsonrpc",
     "list_tool_names": "_paging",
     "list_tools": "_paging",

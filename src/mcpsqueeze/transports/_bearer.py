@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import logging
 import os
@@ -22,7 +21,6 @@ __all__ = [
     "Tokens",
     "bearer_guard",
     "check_token_path",
-    "is_loopback",
     "load_or_create_token",
     "load_tokens",
     "token_principal",
@@ -35,17 +33,6 @@ PRINCIPAL_KEY = "mcpsqueeze.principal"  # ASGI scope key: the principal of the r
 _TENANT_RE = re.compile(rb"^[A-Za-z0-9_.@-]{1,64}\Z")
 
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-
-
-def is_loopback(host: str) -> bool:
-    """True for an address (or "localhost") that only this machine can reach."""
-    name = host.strip("[]").lower()
-    if name == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        return False
 
 
 def check_token_path(path: Path) -> None:
