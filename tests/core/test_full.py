@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from mcpsqueeze._voice import McpVoice
 from mcpsqueeze.core._full import CallsShown, Shown, call_key, listed_entry, may_run_again, not_run_again
 from mcpsqueeze.core._pipeline import Call, Pipeline
 from mcpsqueeze.core._reshape import ProjectStage
@@ -39,11 +38,8 @@ def conversation(store: RecoveryStore | None) -> Pipeline:
     workers = Workers(2)
     stages: list[Any] = []
     if store is not None:
-        stages = [
-            DedupStage(store, workers, None, McpVoice()),
-            ShrinkStage(store, workers, BUDGET, McpVoice()),
-        ]
-    return Pipeline(stages, store=store)
+        stages = [DedupStage(store, workers, None), ShrinkStage(store, workers)]
+    return Pipeline(stages, policy_for=lambda server, tool: Policy(budget=BUDGET), store=store)
 
 
 def call(number: int, tool: str = "write", full: bool = False, **arguments: Any) -> Call:
@@ -96,7 +92,7 @@ async def test_full_after_a_projection_returns_the_backends_result_not_the_proje
 ) -> None:
     workers = Workers(2)
     steps = Pipeline(
-        [ProjectStage(store, workers, McpVoice()), ShrinkStage(store, workers, 300, McpVoice())],
+        [ProjectStage(store, workers), ShrinkStage(store, workers)],
         policy_for=lambda server, tool: Policy(budget=300, query="rows[].title"),
         store=store,
     )

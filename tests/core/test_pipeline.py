@@ -16,6 +16,7 @@ from mcpsqueeze.core._pipeline import Call, Outcome, Pipeline
 from mcpsqueeze.core._stages import DedupStage, ShrinkStage, Workers, original_bytes
 from mcpsqueeze.recovery import FileStore, MemoryCache, RecoveryStore, open_recovery_file
 from mcpsqueeze.recovery._ids import alias_target
+from mcpsqueeze.settings import Policy
 
 pytestmark = pytest.mark.anyio
 
@@ -36,10 +37,14 @@ def pipeline(store: RecoveryStore, *, dedup: bool = True, shrink: bool = True) -
     workers = Workers(2)
     stages: list[Any] = []
     if dedup:
-        stages.append(DedupStage(store, workers, None, McpVoice()))
+        stages.append(DedupStage(store, workers, None))
     if shrink:
-        stages.append(ShrinkStage(store, workers, BUDGET, McpVoice()))
-    return Pipeline(stages)
+        stages.append(ShrinkStage(store, workers))
+    return Pipeline(stages, policy_for=budget)
+
+
+def budget(server: str, tool: str) -> Policy:
+    return Policy(budget=BUDGET)
 
 
 def call(number: int, tool: str = "search", full: bool = False) -> Call:
@@ -182,10 +187,9 @@ def test_only_a_memory_only_store_knows_in_advance_that_it_cannot_hold_an_origin
 async def test_a_suffixed_recover_tool_is_what_the_hints_name(store: RecoveryStore) -> None:
     workers = Workers(1)
     steps = Pipeline(
-        [
-            DedupStage(store, workers, None, McpVoice("squeeze_recover_2")),
-            ShrinkStage(store, workers, BUDGET, McpVoice("squeeze_recover_2")),
-        ]
+        [DedupStage(store, workers, None), ShrinkStage(store, workers)],
+        policy_for=budget,
+        voice=McpVoice("squeeze_recover_2"),
     )
     presented, _ = await steps.present(call(1), big_result())
     assert 'squeeze_recover_2 {"response_id"' in presented["_meta"]["truncation"]["message"]

@@ -10,24 +10,25 @@ from .._lazy import LazyFace
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing typing is not free at start-up
 if TYPE_CHECKING:
     from ._compressed import CompressedToolError, CompressedTools, Invoke, large_invoke
-    from ._full import listed_entry
+    from ._full import FULL_META_KEY, listed_entry
     from ._pipeline import Call, Outcome, Pipeline
     from ._recover import (
         DEFAULT_PAGE_SIZE,
         Originals,
         answer,
         list_recover_tool,
-        name_recover_tool,
         parts_text,
         recover,
         recover_tool_definition,
         tool_answer,
     )
     from ._request import LineRange, RecoverKeywords, RecoverRequest
-    from ._services import SessionServices, build_services, for_caller, new_pipeline, sweep_forever
+    from ._services import SessionServices, build_services, new_pipeline, sweep_forever
+    from ._session import Session
 
 __all__ = [
     "DEFAULT_PAGE_SIZE",
+    "FULL_META_KEY",
     "Call",
     "CompressedToolError",
     "CompressedTools",
@@ -38,14 +39,13 @@ __all__ = [
     "Pipeline",
     "RecoverKeywords",
     "RecoverRequest",
+    "Session",
     "SessionServices",
     "answer",
     "build_services",
-    "for_caller",
     "large_invoke",
     "list_recover_tool",
     "listed_entry",
-    "name_recover_tool",
     "new_pipeline",
     "parts_text",
     "recover",
@@ -58,11 +58,10 @@ _MODULES = {
     "Call": "_pipeline",
     "Outcome": "_pipeline",
     "Pipeline": "_pipeline",
+    "Session": "_session",
     "SessionServices": "_services",
     "build_services": "_services",
-    "for_caller": "_services",
     "list_recover_tool": "_recover",
-    "name_recover_tool": "_recover",
     "new_pipeline": "_services",
     "recover": "_recover",
     "tool_answer": "_recover",
@@ -79,6 +78,7 @@ _MODULES = {
     "Invoke": "_compressed",
     "CompressedToolError": "_compressed",
     "listed_entry": "_full",
+    "FULL_META_KEY": "_full",
     "large_invoke": "_compressed",
 }
 

@@ -32,6 +32,7 @@ from typing import Any
 from .._jsonbytes import dumps
 
 __all__ = [
+    "FULL_META_KEY",
     "SHOWN_CALLS",
     "CallsShown",
     "Shown",
@@ -41,6 +42,8 @@ __all__ = [
     "not_run_again",
 ]
 
+#: A plain tools/call's `_meta` key that asks for `full`.
+FULL_META_KEY = "mcpsqueeze/full"
 #: How many distinct calls (server, tool, arguments) a conversation remembers for `full`.
 SHOWN_CALLS = 4096
 

@@ -1,8 +1,9 @@
 """The one path every tool result takes: backend result -> stages (dedup, shrink) -> presented result.
 
-Both doors (the MCP frontends and the shim's API) call `Pipeline.present`, so a stage added here works
-everywhere. A stage is a small object with one async method; it returns the result to present and may
-note what it did on the `Outcome`, which accounting reads later, off the response path.
+Every door reaches it through its `Session` (core/_session.py), so a stage added here works everywhere.
+A stage is a small object with one async method: it reads what it needs of the call from the `Call`
+(its `Policy`, the door's `Voice`, the client's profile), returns the result to present and may note
+what it did on the `Outcome`, which accounting reads later, off the response path.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import anyio
 from .._errors import RecoveryError
 from .._jsonbytes import loads
 from .._results import Result, text_of
+from .._voice import McpVoice, Voice
 from ..accounting import Accountant, CallRecord, new_session_id
 from ..settings import Policy
 from ._clients import ClientProfile, model_view
@@ -40,12 +42,10 @@ class Call:
     tool: str
     arguments: dict[str, Any]
     number: int
-    full: bool = (
-        False  # the original of this same call (`full`, `_meta["mcpsqueeze/full"]`, `--full`): _full.py
-    )
+    full: bool = False  # the original of this same call (`full`, `_meta["mcpsqueeze/full"]`): _full.py
     started: float = field(default_factory=time.perf_counter)
-    # resolved by the pipeline for (server, tool); None: the stages' own settings
-    policy: Policy | None = None
+    policy: Policy = field(default_factory=Policy)  # resolved by the pipeline for (server, tool)
+    voice: Voice = field(default_factory=McpVoice)  # the door's words of recovery (the pipeline's)
     # the profile of the client that reads the result (core/_clients.py); None: any client
     client: ClientProfile | None = None
 
@@ -75,8 +75,8 @@ class Stage(Protocol):
 
 
 class Pipeline:
-    """The ordered stages of one conversation, what each call showed it (for `full`), and the hand-off
-    to accounting."""
+    """The ordered stages of one conversation, the door's voice, what each call showed it (for
+    `full`), and the hand-off to accounting."""
 
     def __init__(
         self,
@@ -84,11 +84,13 @@ class Pipeline:
         accountant: Accountant | None = None,
         policy_for: Callable[[str, str], Policy] | None = None,
         store: RecoveryStore | None = None,
+        voice: Voice | None = None,
     ) -> None:
         self.stages = stages
         self.accountant = accountant
         self.policy_for = policy_for
         self.store = store  # where the stages keep originals (None: they keep none)
+        self.voice: Voice = voice or McpVoice()
         self.shown = CallsShown()
         self.session = new_session_id()  # call numbers restart per pipeline: the stats file tells them apart
 
@@ -118,22 +120,14 @@ class Pipeline:
 
     async def present(self, call: Call, result: Result) -> tuple[Result, Outcome]:
         """The result to show for `call`; a failing stage never loses the result (it passes unchanged)."""
-        if self.accountant is None:
-            return await self._present(call, result)
-        self.accountant.busy(+1)  # token counting waits while calls are being answered
-        try:
-            return await self._present(call, result)
-        finally:
-            self.accountant.busy(-1)
-
-    async def _present(self, call: Call, result: Result) -> tuple[Result, Outcome]:
         started = time.perf_counter()
         outcome = Outcome()
         presented = result
-        if call.policy is None and self.policy_for is not None:
+        if self.policy_for is not None:
             call.policy = self.policy_for(call.server, call.tool)
-        if call.client is not None and call.policy is not None:
+        if call.client is not None:
             call.policy = _under(call.policy, call.client)
+        call.voice = self.voice
         before_text = ""
         # Counting starts now, in the counter's helper, beside the stages; it never holds the call up, however
         # far behind it is (counting is accounting, not a gate). What is counted is what the client's model

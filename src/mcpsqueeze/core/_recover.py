@@ -9,7 +9,7 @@ and show what it returns. It never re-runs a tool: the original comes from the s
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -21,7 +21,7 @@ from ._clients import ClientLimits, page_chars
 from ._request import RecoverRequest
 
 if TYPE_CHECKING:
-    from ._pipeline import Pipeline
+    pass
 
 __all__ = [
     "DEFAULT_PAGE_SIZE",
@@ -29,7 +29,6 @@ __all__ = [
     "Originals",
     "answer",
     "list_recover_tool",
-    "name_recover_tool",
     "page_of",
     "parts_text",
     "recover",
@@ -65,15 +64,11 @@ def recover_tool_definition(name: str) -> dict[str, Any]:
     }
 
 
-def list_recover_tool(
-    result: dict[str, Any],
-    current: str | None,
-    pipelines: Iterable[Pipeline],
-) -> tuple[str | None, dict[str, Any]]:
+def list_recover_tool(result: dict[str, Any], current: str | None) -> tuple[str | None, dict[str, Any]]:
     """A tools/list result with our recover tool appended under the first free name (squeeze_recover,
-    squeeze_recover_2, ...: the backend may own the name), and that name, which the pipelines' MCP-mode
-    stages now use in their records. Unchanged when there is no recover tool (`current` None) or the
-    page is not the last one. The compressed listing lists the same definition."""
+    squeeze_recover_2, ...: the backend may own the name), and that name. Unchanged when there is no
+    recover tool (`current` None) or the page is not the last one. The compressed listing lists the
+    same definition."""
     tools = result.get("tools")
     if not current or not isinstance(tools, list) or result.get("nextCursor"):
         return current, result
@@ -83,16 +78,7 @@ def list_recover_tool(
     while name in names:
         suffix += 1
         name = f"squeeze_recover_{suffix}"
-    name_recover_tool(pipelines, name)
     return name, {**result, "tools": [*tools, recover_tool_definition(name)]}
-
-
-def name_recover_tool(pipelines: Iterable[Pipeline], name: str) -> None:
-    """The pipelines' stages that word recovery name the recover tool `name` from now on."""
-    for stage in (stage for pipeline in pipelines for stage in pipeline.stages):
-        voice = getattr(stage, "voice", None)
-        if voice is not None:
-            stage.voice = voice.named(name)  # type: ignore[attr-defined]
 
 
 class Originals(Protocol):

@@ -15,9 +15,10 @@ from typing import Any
 
 from .._errors import RecoveryError, ShrinkError, UsageError
 from .._jsonbytes import loads
+from .._projection import project_text
 from .._results import text_blocks
 from ..recovery import RecoveryStore
-from ..settings import DEFAULT_BUDGET
+from ..shrink import RecoveryHint
 from ._clients import ClientProfile, may_change_structured, record_first, structured_json
 from ._pipeline import Call, Outcome, Result, text_of
 from ._stages import ShrinkJob, StoringStage, laid_out, presented_with, shrink_fitting
@@ -29,8 +30,6 @@ _INLINE_LIMIT = 64 * 1024
 
 
 def _project_texts(texts: list[str], query: str) -> list[str | None]:
-    from .._projection import project_text
-
     return [project_text(text, query) for text in texts]
 
 
@@ -38,7 +37,7 @@ class ProjectStage(StoringStage):
     """A tool's `query` policy: JSON text blocks replaced by their JMESPath projection, before shrinking."""
 
     async def __call__(self, call: Call, result: Result, outcome: Outcome) -> Result:
-        query = call.policy.query if call.policy is not None else None
+        query = call.policy.query
         if query is None or outcome.action != "passthrough":
             return result
         content, indexes = text_blocks(result)
@@ -59,7 +58,7 @@ class ProjectStage(StoringStage):
         original_chars = sum(map(len, texts))
         message = (
             f"[mcpsqueeze] projected by this tool's query policy {query!r}: {shown} of {original_chars} "
-            f"characters shown. {self.voice.complete_original(response_id)}"
+            f"characters shown. {call.voice.complete_original(response_id)}"
         )
         record: dict[str, Any] = {"message": message, "response_id": response_id}
         if stored.file:
@@ -73,8 +72,8 @@ class ProjectStage(StoringStage):
         }
         # The shim's stdout carries only the data; a projection still over the budget is shrunk next,
         # and the shrink record carries this one (as `projection`) instead of a notice it would cut.
-        fits = call.policy is None or shown + len(message) <= call.policy.budget
-        notice = message if self.voice.notices_inline and fits else None
+        fits = shown + len(message) <= call.policy.budget
+        notice = message if call.voice.notices_inline and fits else None
         shown_texts = [new_content[i]["text"] for i in indexes]
         new_content = laid_out(content, indexes, shown_texts, notice, call.client)
         presented = presented_with(result, new_content, {"truncation": record})
@@ -120,9 +119,9 @@ class StructuredStage(StoringStage):
             return result
         client = call.client
         shown = client is not None and client.shows_structured
-        if shown and call.policy is not None and not may_change_structured(call.policy):
+        if shown and not may_change_structured(call.policy):
             return result
-        if not shown and (call.policy is None or not call.policy.drop_duplicate_structured):
+        if not shown and not call.policy.drop_duplicate_structured:
             return result
         if outcome.response_id is not None:  # already changed: the stored original is what to compare
             try:
@@ -132,13 +131,13 @@ class StructuredStage(StoringStage):
         else:
             duplicate = duplicates_text(result)
         if duplicate:
-            return await self._drop(result, outcome)
+            return await self._drop(call, result, outcome)
         if shown:
             assert client is not None
             return await self._preview(call, client, result, outcome)
         return result
 
-    async def _drop(self, result: Result, outcome: Outcome) -> Result:
+    async def _drop(self, call: Call, result: Result, outcome: Outcome) -> Result:
         meta = dict(result.get("_meta") or {})
         if outcome.response_id is not None:
             record = dict(meta.get("truncation") or {})
@@ -149,7 +148,7 @@ class StructuredStage(StoringStage):
             response_id, stored = kept
             record = {
                 "message": "[mcpsqueeze] structuredContent dropped: it repeated the text. "
-                + self.voice.complete_original(response_id),
+                + call.voice.complete_original(response_id),
                 "response_id": response_id,
             }
             if stored.file:
@@ -166,9 +165,7 @@ class StructuredStage(StoringStage):
     async def _preview(self, call: Call, client: ClientProfile, result: Result, outcome: Outcome) -> Result:
         """A structuredContent the client shows instead of the text, previewed when it is over the
         budget or the client's limits (half the budget when the client shows the text beside it)."""
-        from ..shrink import RecoveryHint
-
-        budget = call.policy.budget if call.policy is not None else DEFAULT_BUDGET
+        budget = call.policy.budget
         if client.shows == "both":
             budget //= 2
         fit = client.answer_limits()
@@ -185,7 +182,7 @@ class StructuredStage(StoringStage):
                 return result
             response_id, stored = kept
             file = stored.file
-        hint = RecoveryHint(response_id, file, self.voice)
+        hint = RecoveryHint(response_id, file, call.voice)
         job = ShrinkJob([text], budget, hint, None, (), None, fit)
         try:
             shrunk = await self._workers.run(shrink_fitting, job)

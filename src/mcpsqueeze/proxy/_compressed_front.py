@@ -7,39 +7,31 @@ of `<server>_get_tool_schema` / `<server>_list_tools`, an error, or the real `to
 which the door then runs as if the agent had sent it (so the whole pipeline, per-tool policies and stats
 see the real tool's name). Prompts, resources and everything else are not touched.
 
-The stdio and session-HTTP relay (`_relay.py`) holds a `CompressedFront`; the stateless 2026-07-28 frontend
-calls `stateless_hook` once per request.
+Each door's method table (`_methods.py`) holds a `CompressedFront`.
 """
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
 
-from .._errors import BackendError
-from .._jsonbytes import dumps
-from ..core import CompressedToolError, CompressedTools, Invoke, large_invoke, list_recover_tool
+from ..core import (
+    FULL_META_KEY,
+    CompressedToolError,
+    CompressedTools,
+    Invoke,
+    large_invoke,
+    list_recover_tool,
+)
 from ..settings import Settings
-from ..transports import Message, error_response
-from ._modern_http import params_of, respond_json
-from ._own_tools import shaped_listing
+from ..transports import MAX_PAGES, Message, error_response
 
-__all__ = [
-    "NOT_FOUND",
-    "CompressedFront",
-    "compressed_front",
-    "invoke_message",
-    "stateless_ask",
-    "stateless_hook",
-]
+__all__ = ["NOT_FOUND", "CompressedFront", "compressed_front", "invoke_message"]
 
 NOT_FOUND = -32603  # mcp-compressor's code for an unknown tool name
-FULL_META_KEY = "mcpsqueeze/full"  # as the relay reads it: the pipeline passes the result unchanged
-MAX_PAGES = 100
 Ask = Callable[[str, dict[str, Any]], Awaitable[Message]]
 
 
@@ -92,16 +84,14 @@ class CompressedFront:
         """The tools as last listed, listing them first when there is no listing yet."""
         return self.tools if self.tools is not None else await self.fetch(ask)
 
-    def listing(
-        self, tools: CompressedTools, recover_tool: str | None, pipelines: Any
-    ) -> tuple[str | None, Any]:
+    def listing(self, tools: CompressedTools, recover_tool: str | None) -> tuple[str | None, Any]:
         """(the recover tool's name, the tools/list result): the frontend tools and our recover tool,
         named clear of the backend's own tools too (one named squeeze_recover stays reachable by invoke)."""
         frontend = tools.listing()
         if recover_tool is None:
             return None, {"tools": frontend}
         stubs = [{"name": t.get("name")} for t in tools.tools]
-        name, listed = list_recover_tool({"tools": [*frontend, *stubs]}, recover_tool, pipelines)
+        name, listed = list_recover_tool({"tools": [*frontend, *stubs]}, recover_tool)
         return name, {"tools": [*frontend, listed["tools"][-1]]}
 
     async def resolve(
@@ -161,78 +151,3 @@ def invoke_message(request: Message, invoke: Invoke) -> Message:
         meta = params.get("_meta")
         params["_meta"] = {**(meta if isinstance(meta, dict) else {}), FULL_META_KEY: True}
     return {**request, "params": params}
-
-
-# -- the stateless (2026-07-28) frontend ----------------------------------------------------------------
-
-_STATELESS: weakref.WeakKeyDictionary[Any, CompressedFront] = weakref.WeakKeyDictionary()
-
-
-async def stateless_ask(front: Any) -> Ask:
-    """A request of the proxy's own to the stateless frontend's backend (either kind): its JSON-RPC answer."""
-    backend = await front._get_backend()
-    exchange = getattr(backend, "_exchange", None)
-
-    async def ask(method: str, params: dict[str, Any]) -> Message:
-        if exchange is not None:  # the shared handshake-era connection
-            answer: Message = await exchange({"jsonrpc": "2.0", "method": method, "params": params})
-            return answer
-        result = await backend._ask(method, params)  # a 2026-07-28 HTTP backend: the result only
-        if result is None:
-            return error_response(None, NOT_FOUND, "mcpsqueeze: the backend did not answer tools/list")
-        return {"jsonrpc": "2.0", "id": None, "result": result}
-
-    return ask
-
-
-async def stateless_hook(
-    front: Any, request: Any, message: Message, body: bytes, send: Any
-) -> tuple[Any, Message, bytes, dict[str, Any]] | None:
-    """One stateless request under `--compress-tools`: None when answered here (tools/list, the schema and
-    list tools, errors), else the (request, message, body, params) to go on with: unchanged, or an invoke
-    made the real tools/call (its `Mcp-Name` header too)."""
-    settings: Settings = front.settings
-    method = message.get("method")
-    params = params_of(message)
-    if settings.compress_tools == "off" or method not in ("tools/list", "tools/call"):
-        return request, message, body, params
-    compressed = _STATELESS.get(front)
-    if compressed is None:
-        compressed = _STATELESS[front] = CompressedFront(settings.compressed_prefix, settings.compress_tools)
-    if method == "tools/call" and not compressed.owns(params.get("name")):
-        return request, message, body, params
-    try:
-        ask = await stateless_ask(front)
-    except BackendError as exc:
-        await respond_json(send, error_response(message["id"], -32000, f"mcpsqueeze: {exc}"))
-        return None
-    if method == "tools/list":
-        tools = await compressed.fetch(ask)
-        if not isinstance(tools, CompressedTools):
-            await respond_json(send, {**tools, "id": message["id"]})
-            return None
-        pipelines = [front.pipeline, *(p for _, p in front._callers.values())]
-        front.recover_tool, result = compressed.listing(tools, front.recover_tool, pipelines)
-        ours = (front.recover_tool, tools.invoke_tool)
-        result = shaped_listing(
-            {"result": result}, front.services, front.pipeline, front.client_of(params), ours
-        )["result"]
-        result = {**result, "resultType": "complete", "ttlMs": 0, "cacheScope": "private"}
-        await respond_json(send, {"jsonrpc": "2.0", "id": message["id"], "result": result})
-        return None
-    answer = await compressed.resolve(ask, message, (front.recover_tool,))
-    if not isinstance(answer, Invoke):
-        if "result" in answer:
-            answer = {**answer, "result": {**answer["result"], "resultType": "complete"}}
-        await respond_json(send, answer)
-        return None
-    real = invoke_message(message, answer)
-    headers = [
-        (k, answer.tool.encode() if k == b"mcp-name" else v)
-        for k, v in request.scope["headers"]
-        if not k.startswith(b"mcp-param-")
-    ]
-    from starlette.requests import Request
-
-    rewritten = Request({**request.scope, "headers": headers}, request.receive)
-    return rewritten, real, dumps(real), real["params"]

@@ -17,7 +17,7 @@ import anyio.abc
 from .._errors import BackendError, UsageError
 from .._net import LOOPBACK, is_loopback
 from ..accounting import print_summary
-from ..core import Pipeline, SessionServices, build_services, for_caller, new_pipeline, sweep_forever
+from ..core import Session, SessionServices, build_services, sweep_forever
 from ..settings import Settings
 from ..transports import (
     PRINCIPAL_KEY,
@@ -34,7 +34,6 @@ from ..transports import (
     uvicorn_server,
 )
 from ._compressed_front import compressed_front
-from ._own_tools import recover_tool_name
 from ._relay import Relay
 
 logger = logging.getLogger("mcpsqueeze.proxy")
@@ -72,14 +71,7 @@ async def _process_ends(settings: Settings) -> AsyncIterator[tuple[Channel, Chan
 
 async def _relay_stdio(settings: Settings, services: SessionServices, ends: Ends) -> int:
     async with ends(settings) as (front, back):
-        relay = Relay(
-            front,
-            back,
-            new_pipeline(settings, services),
-            services,
-            recover_tool=recover_tool_name(settings),
-            compressed=compressed_front(settings),
-        )
+        relay = Relay(front, back, Session(settings, services), compressed=compressed_front(settings))
         return await relay.run()
 
 
@@ -245,10 +237,9 @@ class HttpFrontend:
         from mcp.server.transport_security import TransportSecuritySettings
 
         self.settings = settings
-        self.services = services
+        self.root = Session(settings, services)  # each HTTP session's conversation is one of its callers'
         self.tg = tg
         self.sessions: dict[str, _Session] = {}
-        self.named_tenants = False  # the token file names tenants: keep their local originals apart
         self.exit_code = 0
         self.guard = RequestGuard.for_bind(settings.host)
         # The guard above already checked Host and Origin (with the arrival address for wildcard binds).
@@ -348,21 +339,12 @@ class HttpFrontend:
                 self._forget(session)
                 session.stop.cancel()
 
-    async def _relay(self, front: Channel, pipeline: Pipeline, services: SessionServices) -> int:
+    async def _relay(self, front: Channel, session: Session) -> int:
         try:
             async with open_backend(self.settings) as back:
-                relay = Relay(
-                    front,
-                    back,
-                    pipeline,
-                    services,
-                    recover_tool=recover_tool_name(self.settings),
-                    compressed=compressed_front(self.settings),
-                )
-                return await relay.run()
+                return await Relay(front, back, session, compressed=compressed_front(self.settings)).run()
         except BackendError as exc:
-            dead = Relay(front, None, pipeline, services, recover_tool=None, dead_reason=str(exc))
-            return await dead.run()
+            return await Relay(front, None, session, dead_reason=str(exc)).run()
 
     async def _run_session(self, session: _Session, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
         transport = session.transport
@@ -374,11 +356,12 @@ class HttpFrontend:
                     try:
                         task_status.started()
                         front = SessionMessageChannel(read, write, server_side=True)
-                        services = for_caller(self.services, session.principal, self.named_tenants)
-                        pipeline = new_pipeline(self.settings, services, dedup_scope=transport.mcp_session_id)
+                        conversation = self.root.for_caller(
+                            session.principal, transport.mcp_session_id, keep=False
+                        )
                         code = 0
                         with transport.idle_scope or contextlib.nullcontext():  # abandoned sessions end
-                            code = await self._relay(front, pipeline, services)
+                            code = await self._relay(front, conversation)
                         self.exit_code = self.exit_code or code
                     finally:  # terminated before its streams close: the SDK's router then ends quietly
                         with anyio.CancelScope(shield=True):
@@ -421,7 +404,7 @@ async def _serve_http(settings: Settings, services: SessionServices, until: Unti
         app: Any = Starlette(routes=routes)
         if settings.token_file is not None:
             tokens = load_tokens(settings.token_file)
-            frontend.named_tenants = frontend.stateless.named_tenants = tokens.named
+            frontend.root.named_tenants = frontend.stateless.root.named_tenants = tokens.named
             app = bearer_guard(app, tokens)
         config = uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=2)
         server = uvicorn_server(config, settings.max_body)

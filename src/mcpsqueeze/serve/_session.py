@@ -22,19 +22,7 @@ from .._jsonbytes import dumps, loads
 from .._net import is_loopback
 from .._voice import ShellVoice
 from ..accounting import print_summary
-from ..core import (
-    Call,
-    Outcome,
-    Pipeline,
-    RecoverRequest,
-    SessionServices,
-    build_services,
-    for_caller,
-    listed_entry,
-    new_pipeline,
-    recover,
-    sweep_forever,
-)
+from ..core import Outcome, RecoverRequest, Session, build_services, listed_entry, sweep_forever
 from ..recovery import check_if_present, ensure_private_dir, is_response_id
 from ..settings import ServerSpec, Settings, ToolFilter
 from ..transports import (
@@ -87,29 +75,18 @@ class SessionAPI(Protocol):
     def original(self, response_id: str, principal: str | None = None) -> bytes: ...
 
 
-class Session:
+class ServeSession:
+    """serve's backends and the core session every caller's calls go through (one per caller)."""
+
     def __init__(self, settings: Settings, specs: list[ServerSpec], tools: ToolFilter) -> None:
         self.settings = settings
-        self.services = build_services(settings, metrics=True)
-        self.pipeline = new_pipeline(settings, self.services, ShellVoice())
+        self.session = Session(settings, build_services(settings, metrics=True), ShellVoice())
         self.backends = {spec.name: ServerLink(spec, tools, settings.timeout) for spec in specs}
-        self.calls = 0
         self.tg: anyio.abc.TaskGroup | None = None
-        self.named_tenants = False  # the token file names tenants: each gets its own pipeline and store view
-        self._callers: dict[str, tuple[SessionServices, Pipeline]] = {}
 
     @property
     def metrics(self) -> Metrics | None:
-        return self.services.metrics
-
-    def _for(self, principal: str | None) -> tuple[SessionServices, Pipeline]:
-        """The store view and pipeline (dedup index) of one caller; the plain ones without a principal."""
-        if principal is None:
-            return self.services, self.pipeline
-        if principal not in self._callers:
-            services = for_caller(self.services, principal, self.named_tenants)
-            self._callers[principal] = (services, new_pipeline(self.settings, services, ShellVoice()))
-        return self._callers[principal]
+        return self.session.services.metrics
 
     async def start(self, tg: anyio.abc.TaskGroup) -> None:
         self.tg = tg
@@ -143,32 +120,25 @@ class Session:
             return 404, error_body(
                 "unknown_tool", f"server {server!r} has no tool {tool!r}; run `mcpsq {server} --help`"
             )
-        self.calls += 1
-        call = Call(server=server, tool=tool, arguments=arguments, number=self.calls, full=full)
-        pipeline = self._for(principal)[1]
+        session = self.session.for_caller(principal)
         if full:  # the stored original of this same call, or the error for a tool with side effects
-            answer = await pipeline.full(call, listed_entry(backend.tools, tool))
+            entry = listed_entry(backend.tools, tool)
+            answer = await session.full_outcome(server, tool, arguments, entry=entry)
             if answer is not None:
                 return call_answer(*answer)
         try:
-            result = await backend.call(tool, arguments)
+            with session.working():
+                result = await backend.call(tool, arguments)
         except BackendError as exc:
             return failure_answer(exc)
-        presented, outcome = await pipeline.present(call, result)
-        return call_answer(presented, outcome)
+        return call_answer(*await session.present_outcome(server, tool, arguments, result, full=full))
 
     def recover(self, request: RecoverRequest, principal: str | None = None) -> dict[str, Any]:
-        store = self._for(principal)[0].store
-        if store is None:
-            raise RecoveryError("this session keeps no originals")
-        return recover(store, request)
+        return self.session.for_caller(principal).answer_recover(request)
 
     def original(self, response_id: str, principal: str | None = None) -> bytes:
         """The caller's stored original, exactly as kept (counted as a recovery, as every door's is)."""
-        store = self._for(principal)[0].store
-        if store is None:
-            raise RecoveryError("this session keeps no originals")
-        return store.load(response_id)
+        return self.session.for_caller(principal).stored(response_id)
 
     def stop(self) -> None:
         for backend in self.backends.values():
@@ -373,8 +343,8 @@ async def run_serve(
         assert listen.socket_path is not None
         sock = bind_unix(listen.socket_path)
         where = str(listen.socket_path)
-    session = Session(settings, specs, tools)
-    session.named_tenants = token is not None and token.named
+    session = ServeSession(settings, specs, tools)
+    session.session.named_tenants = token is not None and token.named
     try:
         async with anyio.create_task_group() as tg:
             await session.start(tg)
@@ -401,5 +371,5 @@ async def run_serve(
         if listen.socket_path is not None:
             with contextlib.suppress(OSError):
                 listen.socket_path.unlink()
-        print_summary(session.services.accountant.close(), settings.quiet)
+        print_summary(session.session.services.accountant.close(), settings.quiet)
     return 0

@@ -1,6 +1,6 @@
 """Transports: the wire on both sides of a door. JSON-RPC lines, channels to a backend (a spawned
 process's stdio, streamable HTTP, in-memory pipes), the backend port (`Backend`: every request is
-answered) with its `Connection` adapter and the links serve and `Client` hold (`ServerLink`), OAuth for
+answered) with its `Correlator` adapter and the links serve and `Client` hold (`ServerLink`), OAuth for
 URL backends, and the listening side of the HTTP doors (sockets, bearer tokens, uvicorn).
 """
 
@@ -10,7 +10,6 @@ from .._lazy import LazyFace
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing typing is not free at start-up
 if TYPE_CHECKING:
-    from ._backend import Backend, Connection
     from ._bearer import PRINCIPAL_KEY, Tokens, bearer_guard, check_token_path, load_tokens
     from ._channels import (
         Channel,
@@ -23,6 +22,7 @@ if TYPE_CHECKING:
         open_channel,
         open_process_channel,
     )
+    from ._correlator import Backend, Correlator, Sent, gone_error, what_of
     from ._jsonrpc import (
         BACKEND_GONE,
         INVALID_PARAMS,
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
         with_id,
     )
     from ._oauth import backend_auth, clear_tokens, login, preflight
-    from ._paging import list_tool_names, list_tools
+    from ._paging import MAX_PAGES, list_tool_names, list_tools
     from ._server import Until, bind_unix, on_signals, tcp_listener, uvicorn_server
     from ._server_link import BackendTimeout, ServerLink
 
@@ -48,6 +48,7 @@ __all__ = [
     "BACKEND_GONE",
     "INVALID_PARAMS",
     "INVALID_REQUEST",
+    "MAX_PAGES",
     "PARSE_ERROR",
     "PRINCIPAL_KEY",
     "TIMEOUT",
@@ -56,10 +57,11 @@ __all__ = [
     "BackendTimeout",
     "Channel",
     "ChannelClosed",
-    "Connection",
+    "Correlator",
     "Invalid",
     "Message",
     "ProcessChannel",
+    "Sent",
     "ServerLink",
     "SessionMessageChannel",
     "StdioChannel",
@@ -71,6 +73,7 @@ __all__ = [
     "check_token_path",
     "clear_tokens",
     "error_response",
+    "gone_error",
     "http_backend",
     "line_of",
     "list_tool_names",
@@ -87,6 +90,7 @@ __all__ = [
     "unreadable_answer",
     "uvicorn_server",
     "valid_id",
+    "what_of",
     "with_id",
 ]
 
@@ -97,11 +101,14 @@ _MODULES = {
     "PARSE_ERROR": "_jsonrpc",
     "TIMEOUT": "_jsonrpc",
     "UNREADABLE": "_jsonrpc",
-    "Backend": "_backend",
+    "Backend": "_correlator",
     "BackendTimeout": "_server_link",
     "Channel": "_channels",
     "ChannelClosed": "_channels",
-    "Connection": "_backend",
+    "Correlator": "_correlator",
+    "what_of": "_correlator",
+    "Sent": "_correlator",
+    "gone_error": "_correlator",
     "Invalid": "_jsonrpc",
     "Message": "_jsonrpc",
     "PRINCIPAL_KEY": "_bearer",
@@ -120,6 +127,7 @@ _MODULES = {
     "line_of": "_jsonrpc",
     "list_tool_names": "_paging",
     "list_tools": "_paging",
+    "MAX_PAGES": "_paging",
     "load_tokens": "_bearer",
     "login": "_oauth",
     "on_signals": "_server",
