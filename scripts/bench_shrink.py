@@ -1,9 +1,12 @@
 """Compare mcpsqueeze's condense engine with the ``shrinkfit`` package on the same inputs.
 
-Run: ``python scripts/bench_shrink.py``. Inputs are generated deterministically (seeded), so runs are
-comparable. For each input and budget it prints the output length, how many leaf values of the
-output equal a leaf of the original (verbatim values; for text: verbatim lines), how many of the
-document's distinct field names are visible, and the time per MB of input. The shrinkfit columns are
+Run: ``python scripts/bench_shrink.py`` (or ``--baseline REV [--repeat N]``: the time per MB of a
+preview at the default budget, of this tree and of another commit's ``src/`` side by side, interleaved,
+the least of each input's runs; its inputs add HTML pages of 1 MB and 10 MB). Inputs are generated
+deterministically (seeded), so runs are comparable. For each input and budget it prints the output
+length, how many leaf values of the output equal a leaf of the original (verbatim values; for text:
+verbatim lines), how many of the document's distinct field names are visible, and the time per MB of
+input. The shrinkfit columns are
 skipped when the package is not installed (``pip install shrinkfit``).
 
 Three views of shrinkfit:
@@ -20,27 +23,33 @@ Three views of shrinkfit:
 
 from __future__ import annotations
 
+import argparse
 import json
+import os
 import random
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from mcpsqueeze._voice import McpVoice
+ROOT = Path(__file__).resolve().parents[1]
+# ``--src DIR`` (a baseline's tree, in its own process) goes before this tree's src
+_SRC = sys.argv[sys.argv.index("--src") + 1] if "--src" in sys.argv else str(ROOT / "src")
+sys.path.insert(0, _SRC)
+sys.path.insert(1, str(Path(__file__).resolve().parent))
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from mcpsqueeze.shrink import RecoveryHint, shrink_texts
+from mcpsqueeze._voice import McpVoice  # noqa: E402
+from mcpsqueeze.shrink import RecoveryHint, shrink_texts  # noqa: E402
 
 try:
     import shrinkfit
 except ImportError:  # pragma: no cover - optional comparison
     shrinkfit = None
 
-from _compressor_shrink import COMPRESSOR, compressor_results
+from _compressor_shrink import COMPRESSOR, compressor_results  # noqa: E402
 
 BUDGETS = (20000, 10000, 4000, 1024)
 HINT = RecoveryHint(
@@ -269,7 +278,17 @@ def compressor_measure(original: str, result: dict[str, Any] | None) -> str:
     return f"{sum(map(len, texts)):>6} {values:>6} {fields:>7}"
 
 
-def main() -> None:
+def html_page(size: int) -> str:
+    """A page of about ``size`` characters: the golden fixture's head, navigation and footer around
+    its article repeated."""
+    page = (ROOT / "tests" / "shrink" / "fixtures" / "page.html").read_text(encoding="utf-8")
+    start, end = page.index("<main>"), page.index("</main>")
+    body = page[start:end]
+    return page[:start] + body * max(1, (size - len(page)) // len(body)) + page[end:]
+
+
+def table_inputs() -> dict[str, str]:
+    """The inputs of the table (seeded), the last one for timing only."""
     rng = random.Random(20240601)
     inputs = {
         "object: 300 records": json.dumps(records_object(rng)),
@@ -281,6 +300,65 @@ def main() -> None:
     }
     big = {"issues": records_object(random.Random(1), n=300)["issues"] * 12}
     inputs["1 MB object (timing)"] = json.dumps(big)
+    return inputs
+
+
+def timing_inputs() -> dict[str, str]:
+    """The inputs of the time-per-MB comparison: the table's, and HTML pages of 1 MB and 10 MB."""
+    inputs = table_inputs()
+    inputs["HTML page, 1 MB"] = html_page(1_000_000)
+    inputs["HTML page, 10 MB"] = html_page(10_000_000)
+    return inputs
+
+
+def ms_per_mb(text: str) -> float:
+    """The least of a few runs' ms per MB of a preview at the default budget (the least: the run the
+    machine's other load disturbed least)."""
+    best = float("inf")
+    for _ in range(max(3, min(15, 3_000_000 // len(text)))):
+        start = time.perf_counter()
+        shrink_texts([text], 20000, HINT)
+        best = min(best, time.perf_counter() - start)
+    return best * 1000 / (len(text) / 1_000_000)
+
+
+def compare(baseline: str, repeat: int) -> None:
+    """Time per MB of this tree and of ``baseline``'s src, interleaved ``repeat`` times, least of all."""
+    with tempfile.TemporaryDirectory(prefix="bench-shrink-") as tmp:
+        command = ["git", "-C", str(ROOT), "archive", baseline, "src"]
+        archive = subprocess.run(command, capture_output=True, check=True)
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
+        trees = {f"@{baseline}": str(Path(tmp) / "src"), "this tree": str(ROOT / "src")}
+        best: dict[str, dict[str, float]] = {name: {} for name in trees}
+        for _ in range(repeat):
+            for name, src in trees.items():
+                env = {**os.environ, "PYTHONPATH": src}
+                command = [sys.executable, __file__, "--times", "--src", src]
+                done = subprocess.run(command, capture_output=True, text=True, env=env)
+                if done.returncode:
+                    raise SystemExit(done.stderr)
+                for key, value in json.loads(done.stdout).items():
+                    best[name][key] = min(best[name].get(key, value), value)
+    base, ours = best.values()
+    print(f"{'input':<22} {'ms/MB @' + baseline:>16} {'ms/MB here':>12} {'ratio':>7}")
+    for key in base:
+        print(f"{key:<22} {base[key]:>16.1f} {ours[key]:>12.1f} {ours[key] / base[key]:>6.2f}x")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--baseline", help="compare time per MB with this commit's src/ (side by side)")
+    parser.add_argument("--repeat", type=int, default=3, help="interleaved rounds of --baseline (default 3)")
+    parser.add_argument("--times", action="store_true", help=argparse.SUPPRESS)  # one tree's times, as JSON
+    parser.add_argument("--src", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.times:
+        print(json.dumps({name: ms_per_mb(text) for name, text in timing_inputs().items()}))
+        return
+    if args.baseline:
+        compare(args.baseline, args.repeat)
+        return
+    inputs = table_inputs()
     compressed = compressor_results(inputs, BUDGETS) if Path(COMPRESSOR).exists() else None
     header = f"{'input':<22} {'chars':>8} {'budget':>6}"
     header += f" | {'ours len':>8} {'values':>6} {'fields':>7} {'ms/MB':>6}"

@@ -35,8 +35,9 @@ class Voice(Protocol):
         no: a pointer piped into `jq` or `grep` reads as an empty answer."""
         ...
 
-    def call(self, response_id: str, lines: str | None = None) -> str:
-        """The exact call that returns the whole original (or the given ``lines`` range of it)."""
+    def call(self, response_id: str, lines: str | None = None, window: tuple[int, int] | None = None) -> str:
+        """The exact call that returns the whole original (or the given ``lines`` range of it, or the
+        characters of ``window``: offset and length)."""
         ...
 
     def how_to_recover(self, response_id: str, file: str | None, pointer: str | None) -> str:
@@ -68,7 +69,7 @@ class Voice(Protocol):
 _COMPACT = json.JSONEncoder(separators=(",", ":"))
 
 
-def _json_call(tool: str, arguments: dict[str, str]) -> str:
+def _json_call(tool: str, arguments: dict[str, str | int]) -> str:
     return f"{tool} " + _COMPACT.encode(arguments)
 
 
@@ -86,10 +87,12 @@ class McpVoice:
     def allows_pointers(self) -> bool:
         return True
 
-    def call(self, response_id: str, lines: str | None = None) -> str:
-        arguments = {"response_id": response_id}
+    def call(self, response_id: str, lines: str | None = None, window: tuple[int, int] | None = None) -> str:
+        arguments: dict[str, str | int] = {"response_id": response_id}
         if lines is not None:
             arguments["lines"] = lines
+        if window is not None:
+            arguments["offset"], arguments["length"] = window
         return _json_call(self.tool, arguments)
 
     def how_to_recover(self, response_id: str, file: str | None, pointer: str | None) -> str:
@@ -128,9 +131,13 @@ class ShellVoice:
     def allows_pointers(self) -> bool:
         return False
 
-    def call(self, response_id: str, lines: str | None = None) -> str:
+    def call(self, response_id: str, lines: str | None = None, window: tuple[int, int] | None = None) -> str:
         command = f"mcpsq recover {response_id}"
-        return command if lines is None else f"{command} --lines {lines}"
+        if lines is not None:
+            command += f" --lines {lines}"
+        if window is not None:
+            command += f" --offset {window[0]} --length {window[1]}"
+        return command
 
     def how_to_recover(self, response_id: str, file: str | None, pointer: str | None) -> str:
         text = f"Full original: {self.call(response_id)}{self.file_recipe(file)}"

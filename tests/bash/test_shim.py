@@ -315,6 +315,20 @@ def test_recover_lines_prints_exactly_the_lines_a_fold_marker_names(rec_dir: Pat
     assert both.returncode == 2 and "not both" in both.stderr
 
 
+def test_recover_offset_and_length_print_exactly_the_characters_a_chars_marker_names(
+    rec_dir: Path, tmp_path: Path
+) -> None:
+    rid = "b2" * 16
+    original = {"content": [{"type": "text", "text": "<p>café one</p>"}, {"type": "text", "text": "two"}]}
+    (rec_dir / f"mcpsqueeze-{rid}.json").write_text(json.dumps(original))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MCPSQUEEZE_")}
+    env |= {"MCPSQUEEZE_RECOVERY_DIR": str(rec_dir), "MCPSQUEEZE_SOCKET": str(tmp_path / "none.sock")}
+    window = mcpsq(env, "recover", rid, "--offset", "3", "--length", "8")
+    rest = mcpsq(env, "recover", rid, "--offset=16")
+    assert (window.returncode, window.stdout) == (0, "café one")  # characters, not bytes
+    assert (rest.returncode, rest.stdout) == (0, "two")  # in the blocks joined by a newline
+
+
 def test_every_shell_door_reads_the_listing_answer_one_way() -> None:
     """`listing_of` is what the shim and both Just-Bash paths make of `GET /v1/servers`: a listing, the
     session's refusal, or a reply that is not JSON named as such (it used to read "the backend failed

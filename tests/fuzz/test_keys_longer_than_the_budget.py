@@ -31,7 +31,7 @@ def test_a_json_object_whose_key_is_longer_than_the_budget_is_shrunk_as_text(
     shrunk = shrink_texts([text], budget, RecoveryHint("0" * 32, None, McpVoice()))
     assert shrunk is not None and sum(map(len, shrunk.texts)) + len(shrunk.notice or "") <= budget
     assert shrunk.truncation["response_id"] == "0" * 32 and shrunk.report.pruned
-    assert "squeeze_recover" in shrunk.texts[0] and shrunk.texts[0].startswith('{"kkk')
+    assert "squeeze_recover" in shrunk.texts[0] and '{"kkk' in shrunk.texts[0][:2000]
 
 
 def test_squeezer_shrinks_a_4000_character_key_at_a_4000_character_budget() -> None:

@@ -145,19 +145,20 @@ def test_lines_matching_the_query_are_kept_first(hint: RecoveryHint) -> None:
     assert rebuild(with_query.texts[0], original) == original
 
 
-def test_unrecognised_text_keeps_its_query_lines_and_otherwise_head_and_tail(hint: RecoveryHint) -> None:
+def test_unrecognised_text_keeps_the_lines_that_stand_out_and_its_query_lines(hint: RecoveryHint) -> None:
     words = ("amber", "basil", "cedar", "delta", "ember", "fjord", "grove", "heron", "indigo", "juniper")
     prose = "".join(
         f"{words[i * 7919 % 10]} {words[i * 104729 % 9]} {words[i * i % 10]} note {i:05d} {words[i * 31 % 7]}\n"
         for i in range(3000)
     )
-    prose = prose.replace("note 01500", "note 01500 the needle")
+    prose = prose.replace("note 01500", "note 01500 the needle").replace("note 02001", "note 02001 haystack")
     plain = shrink_texts([prose], 3000, hint)
-    assert plain is not None and plain.report.strategy == "text:head-tail"
-    assert "needle" not in plain.texts[0]
-    found = shrink_texts([prose], 3000, hint, ("needle",))
+    assert plain is not None and plain.report.strategy == "text:outline-plain"
+    assert "note 01500 the needle" in plain.texts[0]  # two words no other line has
+    assert "haystack" not in plain.texts[0]  # one word alone does not stand out
+    found = shrink_texts([prose], 3000, hint, ("haystack",))
     assert found is not None and found.report.strategy == "text:outline-query"
-    assert "note 01500 the needle" in found.texts[0]
+    assert "note 02001 haystack" in found.texts[0]
     assert rebuild(found.texts[0], prose) == prose
 
 

@@ -141,7 +141,7 @@ def test_unicode_heavy_and_lone_surrogate_text_fits(hint: RecoveryHint) -> None:
 def test_nan_bearing_text_is_text_and_big_integers_are_json(hint: RecoveryHint) -> None:
     nan_text = "[NaN, 1]" + " " * 3000
     result = shrink_texts([nan_text], 1024, hint)
-    assert result is not None and result.report.strategy == "text:head-tail"
+    assert result is not None and result.report.strategy.startswith("text:")
     big = json.dumps([10**40] * 500)
     result = shrink_texts([big], 1024, hint)
     assert result is not None and json.loads(result.texts[0])[0] == 10**40

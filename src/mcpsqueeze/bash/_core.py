@@ -49,6 +49,7 @@ __all__ = [
 _HELP_WORDS = ("-h", "--help", "help")
 _RECOVER_USAGE = (
     "Usage: {p}recover ID|PATH... [--pointer POINTER]... [--lines 120-180,300-] [--query EXPR] [--raw]\n"
+    "       {p}recover ID|PATH [--offset N] [--length N]\n"
     "       {p}recover ID|PATH [--pointer POINTER] (--grep REGEX [-i] | --search WORDS)\n"
     "                          [--context N] [--skip N]\n"
     "\n"
@@ -56,10 +57,11 @@ _RECOVER_USAGE = (
     "newline added): its text (the text blocks joined); with --pointer, the one JSON value the RFC 6901\n"
     "pointer names inside it (a string as is, anything else as JSON; the notice names one that exists,\n"
     "e.g. /0 or /issues/0); with --lines, exactly the lines a preview's [lines A-B folded] marker names\n"
-    "(several ranges: --lines 10-20,40-60); with --query, the JMESPath projection of that JSON (of the\n"
-    "pointed part, with --pointer), e.g. --query 'issues[].{{key: key, title: title}}'; with --raw, the\n"
-    "stored result as JSON. Several IDs or --pointer flags print each part in order, exactly, one after\n"
-    "the other; stderr names them.\n"
+    "(several ranges: --lines 10-20,40-60); with --offset/--length, exactly the characters a\n"
+    "[chars A-B folded] marker names (--offset A --length B-A); with --query, the JMESPath projection\n"
+    "of that JSON (of the pointed part, with --pointer), e.g. --query 'issues[].{{key: key, title:\n"
+    "title}}'; with --raw, the stored result as JSON. Several IDs or --pointer flags print each part in\n"
+    "order, exactly, one after the other; stderr names them.\n"
     "--grep prints the lines matching a regular expression (RE2: no backreferences or lookaround;\n"
     "-i ignores case), --search the lines holding the words, best first; each as N:line, with\n"
     "--context lines around (N-line, default 2); JSON gives the matching values as POINTER: VALUE.\n"
@@ -156,8 +158,11 @@ _RECOVER_OPTIONS = {
     "--search": ("search", "words to look for, like 'parse error'"),
     "--context": ("number", "a number of context lines like 2"),
     "--skip": ("number", "the number of matches to skip, like 10"),
+    "--offset": ("number", "a character offset like 1200"),
+    "--length": ("number", "a number of characters like 400"),
 }
-_FIND_OPTIONS = ("--grep", "--search", "--context", "--skip")  # the request checks these
+# passed to the request as the recover tool takes them: the request checks these
+_FIND_OPTIONS = ("--grep", "--search", "--context", "--skip", "--offset", "--length")
 
 
 def plan_recover(argv: list[str], prefix: str = "mcpsq ") -> RecoverPlan | Printout:

@@ -202,7 +202,7 @@ def search(
             "such as 'parse error' (grep takes a regular expression)"
         )
     label = f'search "{_cut(query, _LABEL)}", best first'
-    where = _FirstTerm(terms)
+    where = _Densest(terms)
     if isinstance(original, str):
         _encoded(original, limits)
         lines = split_lines(original)
@@ -227,17 +227,46 @@ class _At:
         return self.at
 
 
-class _FirstTerm:
-    """Where a search's first term is in a line, as a compiled pattern says where it matches: a long
-    line is shown around it. ASCII letters match in any case (as the ranking matches them)."""
+class _Densest:
+    """Where a search's words are densest in a line, as a compiled pattern says where it matches: a
+    long line (a page with no line breaks) is shown around the stretch that holds the most of its
+    words, each counted once and weighted by how rare it is in the line (so the stretch with "spare"
+    and "key" wins over the one with "the" and "is"). ASCII letters match in any case (as the ranking
+    matches them)."""
 
-    def __init__(self, terms: Sequence[str]) -> None:
+    _MOST = 2000  # occurrences of one word looked at in a line
+
+    def __init__(self, terms: Sequence[str], reach: int = _MATCH_LINE // 2) -> None:
         self.terms = [term.encode("utf-8", "surrogatepass") for term in terms]
+        self.reach = reach
 
     def search(self, data: bytes) -> _At | None:
         lowered = data.lower()
-        found = [at for at in (lowered.find(term) for term in self.terms) if at >= 0]
-        return _At(min(found)) if found else None
+        hits: list[tuple[int, int]] = []  # (where, which word)
+        counts: list[int] = []
+        for k, term in enumerate(self.terms):
+            found = 0
+            at = lowered.find(term)
+            while at >= 0 and found < self._MOST:
+                hits.append((at, k))
+                found += 1
+                at = lowered.find(term, at + 1)
+            counts.append(found)
+        if not hits:
+            return None
+        hits.sort()
+        weight = [1 / c if c else 0.0 for c in counts]
+        inside = [0] * len(self.terms)
+        best, best_at, left = -1.0, hits[0][0], 0
+        for at, k in hits:
+            inside[k] += 1
+            while hits[left][0] < at - self.reach:
+                inside[hits[left][1]] -= 1
+                left += 1
+            score = sum(w for w, n in zip(weight, inside, strict=True) if n)
+            if score > best:
+                best, best_at = score, hits[left][0]
+        return _At(best_at)
 
 
 def _check_page(context: object, skip: object, budget: object) -> tuple[int, int, int]:

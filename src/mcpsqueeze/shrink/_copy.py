@@ -63,7 +63,8 @@ class Condensed:
 
 @dataclass(slots=True)
 class Plans:
-    """What condensing one document learns, kept across attempts at slightly different targets."""
+    """What condensing one document learns, kept across attempts at slightly different targets; and
+    the call's own words (``terms``), which rank array items up."""
 
     # id(array) -> its ``priority`` order and the field names below it (arrays stay alive as long as
     # the document does)
@@ -71,6 +72,8 @@ class Plans:
     limits: Limits | None = None  # the limits that won the limit search
     priced: Packing | None = None  # the document compiled for the priced packing
     winner: str | None = None  # the condenser that won
+    terms: tuple[str, ...] = ()  # the call's own words (``query_terms``)
+    pins: dict[int, list[int]] = field(default_factory=dict)  # id(array) -> its pinned items (``_unusual``)
 
     def order(self, node: list[object]) -> list[int]:
         return self._ordered(node)[0]

@@ -22,6 +22,7 @@ from mcpsqueeze.shrink._notice import (
 )
 from mcpsqueeze.shrink._outline import SOFT_CHARS, Outliner
 from mcpsqueeze.shrink._text import head_tail
+from mcpsqueeze.shrink._unusual import pinned_chars, pins
 from mcpsqueeze.shrink._value import JSON_CHARS, MIN_SAVING, MIN_SAVING_CHARS, text_goal
 
 __all__ = ["Shrunk", "shrink_texts"]
@@ -30,6 +31,7 @@ _MIN_PREVIEW = 64  # fewer characters than this of a block's own content is no u
 _ATTEMPTS = 6
 _REFILL = 8  # a preview this far under budget is redone with the unused room ...
 _REFILLS = 2  # ... at most this many times
+_PINNED_CHARS = 600  # the most room the size by value gives one pinned JSON item
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,8 @@ class _Block:
     sibling: bool  # a JSON object free to take the "truncation" key
     needs_notice: bool  # JSON whose type cannot carry the record
     first_line: int = 1  # the number of its first line in the original's joined text
+    first_char: int = 0  # ... and the offset of its first character there
+    pins: dict[int, list[int]] | None = None  # JSON: its arrays' pinned items (``_unusual.pins``)
     outliner: Outliner | None = None  # its format and plan, worked out on the first attempt
 
 
@@ -136,7 +140,9 @@ def _shrink_blocks(
         if block.value is NOT_JSON:
             if block.outliner is None:
                 block.outliner = Outliner(block.text, terms)
-            shaped = block.outliner.pack(target, hint, first_line=block.first_line, soft=soft)
+            shaped = block.outliner.pack(
+                target, hint, first_line=block.first_line, first_char=block.first_char, soft=soft
+            )
             if shaped is not None:
                 out.texts[i] = shaped[0]
                 out.kinds.add("text")
@@ -246,7 +252,7 @@ def shrink_texts(
     blocks = [_classify(t) for t in texts]
     if above is None or original <= above:
         return _fit(blocks, texts, budget, hint, query_terms, block_limit)
-    goal = min(budget, _value_goal(blocks, query_terms))
+    goal = min(budget, _value_goal(blocks, query_terms, fits))
     keep = min(original * (1 - MIN_SAVING), original - MIN_SAVING_CHARS)
     if fits and goal > keep:
         return None
@@ -266,17 +272,20 @@ def shrink_texts(
     return shrunk
 
 
-def _value_goal(blocks: list[_Block], terms: Sequence[str]) -> int:
-    """The characters the blocks' previews are worth together (``_value``), record room included."""
+def _value_goal(blocks: list[_Block], terms: Sequence[str], fits: bool) -> int:
+    """The characters the blocks' previews are worth together (``_value``), record room included;
+    ``fits``: the result fits the budget as it is."""
     total = 0
     for block in blocks:
         if block.value is NOT_JSON:
             if block.outliner is None:
                 block.outliner = Outliner(block.text, terms)
-            goal = text_goal(block.outliner, len(block.text))
+            goal = text_goal(block.outliner, len(block.text), fits)
             total += len(block.text) if goal is None else goal
         else:
-            total += min(len(block.text), JSON_CHARS)
+            block.pins = pins(block.value, terms)
+            # the pinned items' room is added: they do not push out what the preview shows anyway
+            total += min(len(block.text), JSON_CHARS + pinned_chars(block.value, block.pins, _PINNED_CHARS))
     return total
 
 
@@ -294,9 +303,12 @@ def _fit(
     single = blocks[0].value if len(blocks) == 1 and blocks[0].value is not NOT_JSON else None
     hint = replace(hint, pointer=example_pointer(single) if single is not None else None)
     line = 1
-    for block in blocks:  # line numbers of the texts joined by "\n", as recovery numbers them
+    char = 0
+    for block in blocks:  # line numbers and offsets of the texts joined by "\n", as recovery reads them
         block.first_line = line
+        block.first_char = char
         line += block.text.count("\n") + 1
+        char += len(block.text) + 1
     worst = _worst_report(original, budget)
     kinds = {"text" if b.value is NOT_JSON else "json" for b in blocks}
     kind = "mixed" if len(kinds) > 1 else kinds.pop()
@@ -309,7 +321,8 @@ def _fit(
     slack = 0
     fitted: Shrunk | None = None
     fitted_total = refills = 0
-    plans = Plans()  # what condensing learnt, kept across attempts
+    found = {k: v for b in blocks if b.pins for k, v in b.pins.items()}
+    plans = Plans(terms=tuple(query_terms), pins=found)  # what condensing learnt, kept across attempts
     for _ in range(_ATTEMPTS):
         targets = _targets(blocks, lengths, budget - slack, record_room, notice_room, hint, block_limit)
         if targets is None and (sum(b.sibling for b in blocks) > 1 or block_limit is not None):

@@ -315,6 +315,8 @@ def _table(lines: list[str]) -> Format | None:
     if len(lines) < 6:
         return None
     head = lines[0]
+    if head.lstrip()[:1] in ("{", "["):
+        return None  # JSON lines: a record per line, not a table
     delimiter = "\t" if head.count("\t") >= 1 and head.count("\t") >= head.count(",") else ","
     if head.count(delimiter) < 1:
         return None

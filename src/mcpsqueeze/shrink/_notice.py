@@ -117,7 +117,11 @@ def _what_was_cut(report: Report, kind: str) -> str:
     if kind in ("text", "mixed"):
         if "text:outline" in report.strategy:  # outlines fold lines; their markers name the ranges
             parts.append("lines folded")
-        if "text:outline" not in report.strategy or "text:head-tail" in report.strategy:
+        if "text:passages" in report.strategy:  # passages fold characters, named the same way
+            parts.append("characters folded")
+        if "text:head-tail" in report.strategy or not re.search(
+            r"text:(?:outline|passages)", report.strategy
+        ):
             parts.append("the middle of long text cut out")
     if not parts:
         return "only whitespace removed"
@@ -199,6 +203,26 @@ def render_outline_header(label: str, first: int, last: int, example: str, hint:
         f"[mcpsqueeze] Outline of {span} ({label}); each [lines A-B folded] marker stands for exactly those "
         f"lines. Read them: {hint.voice.call(hint.response_id, lines=example)}"
     )
+
+
+def render_passages_header(
+    label: str, start: int, end: int, example: tuple[int, int], hint: RecoveryHint, how: str = ""
+) -> str:
+    """The first line of a preview by characters (a page's text, prose without short lines): what the
+    text is, that folded characters are marked with their exact range, and the exact call that reads
+    one range back (``example``: offset and length). ``how`` says how the shown text relates to the
+    characters it stands for ("shown as its text (tags left out)")."""
+    span = f"{end - start} characters" if start == 0 else f"characters {start}-{end}"
+    return (
+        f"[mcpsqueeze] {label} of {span}{', ' + how if how else ''}; each [chars A-B folded] marker stands "
+        f"for exactly the characters from offset A to B. Read them: "
+        f"{hint.voice.call(hint.response_id, window=example)}"
+    )
+
+
+def render_chars_marker(start: int, end: int, detail: str = "") -> str:
+    """The marker for the original's characters ``start``..``end`` (offsets, end excluded) left out."""
+    return f"[chars {start}-{end} folded: {detail}]" if detail else f"[chars {start}-{end} folded]"
 
 
 def render_fold_marker(first: int, last: int, detail: str = "") -> str:

@@ -22,9 +22,12 @@ from collections.abc import Iterable, Sequence
 
 from mcpsqueeze._lines import split_lines
 from mcpsqueeze.shrink._formats import Format, detect
+from mcpsqueeze.shrink._html import html_reading, looks_like_html
 from mcpsqueeze.shrink._notice import RecoveryHint, render_fold_marker, render_outline_header
+from mcpsqueeze.shrink._passages import Reading, prose_reading
 from mcpsqueeze.shrink._plans import Plan, landmark_lines, plan_for
 from mcpsqueeze.shrink._rank import rank_lines
+from mcpsqueeze.shrink._unusual import SELECTIVE
 
 __all__ = ["SOFT_CHARS", "Outliner", "landmarks", "outline"]
 
@@ -234,38 +237,87 @@ def _render(
     return body, example
 
 
-def _strategy(fmt: Format | None) -> str:
+def _strategy(fmt: Format | None, matched: bool) -> str:
     if fmt is None:
-        return "text:outline-query"
+        return "text:outline-query" if matched else "text:outline-plain"
     return "text:outline-" + (fmt.language or fmt.name)
+
+
+_PLAIN_LINES = 20  # text of no known format with this many lines gets the plan of plain lines
+#: The most characters read by characters (a page of HTML; a quarter of it for prose without usable
+#: lines): past that, units and their words would cost more than a preview is worth; the head and
+#: tail are kept as before.
+_READ_MOST = 16 * 1024 * 1024
+_LONG_LINE = 300  # prose whose lines are this long (the median) is read by characters, not lines
+
+
+def _long_lines(lines: Sequence[str]) -> bool:
+    """The lines are too long to outline: some line is over ``_MAX_LINE``, or most of the text is in
+    lines of a long paragraph each, so that a line shown is most of a page."""
+    lengths = list(map(len, lines[:4000]))
+    long = sum(n for n in lengths if n > _LONG_LINE)
+    return bool(lengths) and (max(lengths) > _MAX_LINE or 2 * long > sum(lengths))
 
 
 class Outliner:
     """One text's lines, format and plan, worked out once: the engine may pack the same text at a
-    few targets while it fits the blocks of a result and their record together."""
+    few targets while it fits the blocks of a result and their record together.
+
+    A page of HTML, and text whose lines are too long to outline (prose with a paragraph per line, a
+    text with no line break), are read by characters instead (``reading``, ``_passages``)."""
 
     def __init__(self, text: str, terms: Sequence[str] = ()) -> None:
         self.lines = split_lines(text)
         self.format: Format | None = None
         self.plan: Plan | None = None
+        self.reading: Reading | None = None
+        self.matched = False
         self._deltas: list[int] = []
+        if len(text) <= _READ_MOST and looks_like_html(text):
+            self.reading = html_reading(text, terms)
+            self._kind = "html"
+            return
+        if len(self.lines) >= 3:
+            self.format = detect(text, self.lines)
+        if (
+            (self.format is None or self.format.name == "markdown")
+            and len(text) <= _READ_MOST // 4
+            and _long_lines(self.lines)
+        ):
+            self.reading = prose_reading(text, terms)
+            self._kind = "prose"
+            return
         if len(self.lines) < 3:
             return
-        self.format = detect(text, self.lines)
-        ranked = rank_lines(self.lines, terms, text=text) if terms else []
-        if self.format is not None or ranked:
-            self.plan = plan_for(self.format, self.lines, ranked, text)
+        share = SELECTIVE if len(self.lines) >= _PLAIN_LINES else 1.0
+        ranked = rank_lines(self.lines, terms, text=text, share=share) if terms else []
+        self.matched = bool(ranked)  # some line matches the call's own words
+        if self.format is not None or ranked or len(self.lines) >= _PLAIN_LINES:
+            plan = plan_for(self.format, self.lines, ranked, text)
+            if self.format is None and not ranked and not plan.inner:
+                return  # plain lines with nothing that stands out: head and tail show as much
+            self.plan = plan
             self._deltas = _deltas(self.lines)
 
     def pack(
-        self, target: int, hint: RecoveryHint, *, first_line: int = 1, soft: int = SOFT_CHARS
+        self,
+        target: int,
+        hint: RecoveryHint,
+        *,
+        first_line: int = 1,
+        first_char: int = 0,
+        soft: int = SOFT_CHARS,
     ) -> tuple[str, str] | None:
         """(the outline in at most ``target`` characters, its strategy name), or None when the
-        format is unsure (and no line matched the terms) or no outline fits."""
+        format is unsure (and no line matched the terms) or no outline fits. ``first_line`` and
+        ``first_char`` place the text in the original (a later text block of a result)."""
+        if self.reading is not None:
+            passages = self.reading.pack(target, hint, first=first_char, soft=max(soft, 0))
+            return None if passages is None else (passages, "text:passages-" + self._kind)
         if self.plan is None:
             return None
         preview = _pack(self.lines, self.plan, target, max(soft, 0), hint, first_line, self._deltas)
-        return None if preview is None else (preview, _strategy(self.format))
+        return None if preview is None else (preview, _strategy(self.format, self.matched))
 
 
 def outline(

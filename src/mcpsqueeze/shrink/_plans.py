@@ -10,11 +10,12 @@ and landmarks that match go first, so a cut never hides what the agent searched 
 
 from __future__ import annotations
 
+import csv
 import re
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from itertools import chain, compress, islice, pairwise
+from itertools import accumulate, chain, compress, islice, pairwise, zip_longest
 from operator import itemgetter, not_
 
 from mcpsqueeze.shrink._formats import (
@@ -30,6 +31,7 @@ from mcpsqueeze.shrink._formats import (
     shape,
 )
 from mcpsqueeze.shrink._locks import packages
+from mcpsqueeze.shrink._unusual import MATCHES, UNUSUAL, rare_word_scores, standouts, unusual_records
 
 __all__ = ["FOLD_LINES", "Plan", "landmark_lines", "nested", "plan_for"]
 
@@ -44,6 +46,8 @@ _SHORT_HEAD = 8  # ... of a config file, a Markdown text
 _SIGNATURE = 6  # continuation lines of a definition whose signature spans lines
 _HUNK_VALUE = 6  # changed lines of each hunk the plan values
 _SAMPLE_ROWS = 20  # rows of a table
+_SAMPLE_LINES = 24  # lines of plain text sampled evenly
+_SENTENCES_MOST = 4 * 1024 * 1024  # the characters of wrapped prose whose sentences are compared
 _LOG_HEAD, _LOG_TAIL = 3, 10  # lines of a log shown whatever they repeat
 
 
@@ -63,6 +67,7 @@ class Plan:
     inner: list[int] = field(default_factory=list)
     # a fold never spans one of these line indexes (each package of a lock file is its own marker)
     breaks: list[int] = field(default_factory=list)
+    query: list[int] = field(default_factory=list)  # the lines the call's own words match, best first
 
     def detail_room(self, digits: int) -> int:
         return self.detail * (digits + 8) // 8 if self.detail else 0
@@ -661,9 +666,22 @@ def _markdown(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
     return _with_nested(plan, lines, indent_depth)
 
 
+def _unusual_rows(fmt: Format, lines: Sequence[str], rows: list[int]) -> list[int]:
+    """The rows that stand out from the others by their cells (``_unusual``), best first."""
+    delimiter = "\t" if fmt.name == "tsv" else ","
+    try:
+        cells = list(csv.reader([lines[i] for i in rows], delimiter=delimiter))
+    except csv.Error:
+        return []
+    columns = list(zip_longest(*cells, fillvalue=""))
+    scores = unusual_records(columns, len(cells))
+    return [rows[k] for k in standouts(scores, UNUSUAL)]
+
+
 def _table(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
     n = len(t.lines)
     rows = list(compress(range(1, n), map(not_, map(str.isspace, islice(t.lines, 1, None)))))  # not blank
+    unusual = _unusual_rows(fmt, t.lines, rows)
     sample = rows[:5] + rows[-3:]
     if len(rows) > 8:
         step = max(1, len(rows) // (_SAMPLE_ROWS - 8))
@@ -680,7 +698,13 @@ def _table(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
         return f"{count} rows" if count != 1 else "1 row"
 
     return Plan(
-        label, [[0], [i for i in ranked if i > 0], sorted(sample)], describe=describe, detail=12, indent=False
+        label,
+        [[0], [i for i in ranked if i > 0][:MATCHES], unusual, [i for i in ranked if i > 0], sorted(sample)],
+        describe=describe,
+        detail=12,
+        indent=False,
+        landmarks=[0],
+        inner=sorted(unusual),
     )
 
 
@@ -697,7 +721,8 @@ def _log(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
     distinct = sorted(first.values())
     alarms = [i for i in distinct if _ALARM_RE.search(lines[i])]
     warnings = [i for i in distinct if _WARN_RE.search(lines[i])]
-    order = [*alarms, *warnings, *distinct[:30], *reversed(distinct[-30:]), *distinct]
+    unusual = [i for i in standouts(rare_word_scores(lines), UNUSUAL) if i not in set(alarms)]
+    order = [*warnings, *distinct[:30], *reversed(distinct[-30:]), *distinct]
 
     def describe(a: int, b: int) -> str:
         count = b - a  # (list.count and max compare the lines in C)
@@ -717,16 +742,69 @@ def _log(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
     ]
     return Plan(
         fmt.label,
-        [_front(ranked, order), _query_tier(ranked, n), ends],
+        [_front(ranked, [*alarms, *unusual]), _query_tier(ranked, n), order, ends],
         describe=describe,
         detail=32,
         indent=False,
+        landmarks=alarms,
+        inner=sorted(unusual),
     )
 
 
+_LETTER_RE = re.compile(r"[^\W\d_]")
+# Where a sentence of prose ends: at . ! or ? (closing quotes or brackets after it) before a blank and
+# what starts a sentence, or at a blank line. Its lines may be wrapped anywhere.
+_SENTENCE_BREAK_RE = re.compile(r"[.!?][\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])|\n[ \t\r]*\n")
+
+
+def _prose_lines(lines: Sequence[str]) -> bool:
+    """Most lines (of a sample) are words: letters are three quarters of them or more."""
+    sample = [line for line in islice(lines, 400) if len(line) > 30]
+    words = sum(len(_LETTER_RE.findall(line)) * 4 >= len(line.strip()) * 3 for line in sample)
+    return bool(sample) and words * 5 >= len(sample) * 3
+
+
+def _unusual_lines(t: _Text) -> list[int]:
+    """The lines that stand out from the others (``_unusual``), best first: each line on its own, or
+    in prose (wrapped anywhere) the lines of each sentence that stands out."""
+    lines = t.lines
+    if not _prose_lines(lines):
+        return standouts(rare_word_scores(lines), UNUSUAL)
+    text = t.text
+    end = min(len(text), _SENTENCES_MOST)  # (past it no sentence would be compared: _unusual)
+    starts = [0, *(match.end() for match in _SENTENCE_BREAK_RE.finditer(text, 0, end))]
+    ends = [*starts[1:], end]
+    sentences = [text[a:b] for a, b in zip(starts, ends, strict=True)]
+    offsets = list(accumulate(map(len, lines), initial=0))  # where each line starts
+    out: list[int] = []
+    for k in standouts(rare_word_scores(sentences), UNUSUAL):
+        first = bisect_right(offsets, starts[k]) - 1
+        last = bisect_left(offsets, ends[k]) - 1
+        out.extend(range(first, max(first, last) + 1))
+    return list(dict.fromkeys(i for i in out if 0 <= i < len(lines)))
+
+
+def _spread(items: list[int]) -> list[int]:
+    """``items`` in the order that halves the gaps: the middle one, then the middles of the two halves,
+    and so on; however many of them fit, they are spread evenly."""
+    out: list[int] = []
+    queue = [(0, len(items))]
+    while queue:
+        nxt: list[tuple[int, int]] = []
+        for a, b in queue:
+            if a < b:
+                mid = (a + b) // 2
+                out.append(items[mid])
+                nxt += [(a, mid), (mid + 1, b)]
+        queue = nxt
+    return out
+
+
 def _lines(t: _Text, ranked: Sequence[int]) -> Plan:
-    """Unrecognised text with lines that match the query: those lines, then head and tail."""
+    """Unrecognised text: the lines that match the query, the lines that stand out from the others
+    (``_unusual``), then head and tail."""
     n = len(t.lines)
+    unusual = _unusual_lines(t)
     ends: list[int] = []
     head, tail = 0, n - 1
     while head <= tail:
@@ -735,7 +813,11 @@ def _lines(t: _Text, ranked: Sequence[int]) -> Plan:
         if head <= tail and head % 2 == 0:
             ends.append(tail)
             tail -= 1
-    return Plan("text", [_query_tier(ranked, n), ends])
+    best = _query_tier(ranked, n)
+    # an even sample before the ends: a listing's folds stay short enough to open (each line of it
+    # as likely needed as another)
+    sample = _spread(list(range(0, n, max(1, n // _SAMPLE_LINES))))
+    return Plan("text", [best[:MATCHES], unusual, sample, best, ends], inner=sorted(unusual))
 
 
 def plan_for(
@@ -743,7 +825,13 @@ def plan_for(
 ) -> Plan:
     """The plan for ``lines`` in ``fmt`` (None: the query-led plan of unrecognised text); ``text``
     is their join, when the caller has it."""
-    t = _Text(lines, text)
+    plan = _plan_for(fmt, _Text(lines, text), ranked)
+    plan.query = list(ranked)
+    return plan
+
+
+def _plan_for(fmt: Format | None, t: _Text, ranked: Sequence[int]) -> Plan:
+    lines = t.lines
     if fmt is None:
         return _lines(t, ranked)
     if fmt.name == "code":

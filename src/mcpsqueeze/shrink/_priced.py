@@ -38,6 +38,7 @@ from mcpsqueeze.shrink._copy import (
     note_dropped,
     str_size,
 )
+from mcpsqueeze.shrink._unusual import PIN_FROM, unusual_items
 
 __all__ = ["Priced", "priced"]
 
@@ -48,6 +49,7 @@ _SEARCH_STEPS: Final = 22
 _LEAST: Final = 1e-5  # a price at which everything offered is kept whole
 _MOST: Final = 64.0  # a price at which everything that may be folded or cut is
 _TOP_UPS: Final = 512  # at most this many heap entries looked at after the search
+_PIN_HEAD: Final = 480  # pinned items (``_unusual``) show their strings whole up to about this size
 
 # what the top-up may add: (a profile's next cut string) or (an array, an item, priced or folded)
 _Offer = tuple["_Profile | None", "_Array | None", int, bool]
@@ -68,6 +70,7 @@ class _Profile:
         "cost",
         "extra",
         "fixed",
+        "head",
         "leafy_below",
         "order",
         "prefix",
@@ -76,7 +79,8 @@ class _Profile:
         "value",
     )
 
-    def __init__(self) -> None:
+    def __init__(self, head: int = 0) -> None:
+        self.head = head  # the head a long string below it is cut to (longer for a pinned item)
         self.value = 0  # verbatim leaves shown in any case
         self.cost = 0  # characters in any case (cuttable strings at their cut size)
         self.extra: list[int] = []  # per cuttable string, in document order: characters to show it whole
@@ -119,10 +123,11 @@ _NO_ARRAYS: Final[list[_Array]] = []
 _PREFIX: Final[list[int]] = [0]
 
 
-def _leaf(cost: int) -> _Profile:
+def _leaf(cost: int, head: int) -> _Profile:
     """The sealed profile of one verbatim leaf (an array item): made without ``_walk`` or ``seal``,
     since arrays of tags, names and numbers hold many."""
     profile = _Profile.__new__(_Profile)
+    profile.head = head
     profile.value = 1
     profile.cost = cost
     profile.extra = profile.order = profile.sorted_extra = _NO_EXTRA
@@ -146,6 +151,7 @@ class _Array:
         "kept",
         "must",
         "n",
+        "pins",
         "positions",
         "seq",
         "whole_below",
@@ -158,6 +164,8 @@ class _Array:
         self.items: dict[int, _Profile] = {}
         self.cover: set[int] = set()  # items that show field names needed nowhere else
         self.ends: set[int] = set()  # first and last of an array near the top
+        # items the call's words match or that stand out (``_unusual``), best first: kept, strings whole
+        self.pins: list[int] = []
         self.must: set[int] = set()  # the items that cannot be folded (relaxed when they do not fit)
         self.bonus: dict[int, float] = {}
         # the longest gap marker the array can have, and its comma: the price search may then
@@ -230,6 +238,8 @@ class Priced:
         self._item_sizes: dict[int, tuple[int, int]] = {}
         self._sizes_for = (0.0, 0)  # the price and must items ``_item_sizes`` hold for
         self._relaxed = 0  # must items given up in this run (0: every must item kept)
+        self._terms = plans.terms
+        self._pins = plans.pins
         needed = plans.names(root) - self._own_names(root)
         self.top = self._compile(root, 0, needed or None)
         self._plans = None
@@ -240,8 +250,10 @@ class Priced:
 
     # -- compiling: the document within each array's horizon, as profiles and arrays ------------------
 
-    def _compile(self, node: object, depth: int, needed: set[str] | None) -> _Profile:
-        profile = _Profile()
+    def _compile(
+        self, node: object, depth: int, needed: set[str] | None, head: int | None = None
+    ) -> _Profile:
+        profile = _Profile(self.head if head is None else head)
         self._walk(node, depth, profile, needed)
         profile.seal()
         return profile
@@ -250,11 +262,11 @@ class Priced:
         t = type(node)
         if t is str:
             text: str = node  # type: ignore[assignment]
-            if len(text) <= self.head + STRING_SLACK:
+            if len(text) <= profile.head + STRING_SLACK:
                 profile.cost += str_size(text)
                 profile.value += 1
             else:
-                short = cut_size(text, self.head)
+                short = cut_size(text, profile.head)
                 profile.cost += short
                 profile.extra.append(str_size(text) - short)
             return
@@ -269,7 +281,7 @@ class Priced:
             cost = profile.cost + (1 + n if n else 2)
             value = profile.value
             sizes = self._key_sizes
-            head = self.head
+            head = profile.head
             whole = head + STRING_SLACK
             for key, child in mapping.items():
                 size = sizes.get(key)
@@ -312,12 +324,12 @@ class Priced:
             elif depth >= MAX_DEPTH:
                 profile.cost += str_size(collapsed_items(n))
             else:
-                profile.arrays.append(self._array(items, depth, needed))
+                profile.arrays.append(self._array(items, depth, needed, profile.head))
             return
         profile.cost += leaf_size(node)
         profile.value += 1
 
-    def _array(self, node: list[object], depth: int, needed: set[str] | None) -> _Array:
+    def _array(self, node: list[object], depth: int, needed: set[str] | None, head: int) -> _Array:
         arr = _Array(len(node))
         self.arrays.append(arr)
         n = arr.n
@@ -341,35 +353,42 @@ class Priced:
                 self.covers.append((len(new), arr, i))
         for i in ends:
             arr.bonus[i] = 0.5
+        if n >= PIN_FROM:  # items the call's words match or that stand out are kept, their strings whole
+            found = self._pins.get(id(node))
+            arr.pins = unusual_items(node, self._terms) if found is None else found
+            for i in arr.pins:
+                musts.setdefault(i, None)
+                arr.bonus[i] = 1.0
         if n > _HORIZON_MIN:
             sample = order[:16]
             sizes = [self._rough_size(node[i]) for i in sample]
             average = max(sum(sizes) / len(sizes), 1.0)
             order = order[: max(_HORIZON_MIN, int(2 * self.target / average) + 2)]
         arr.positions = sorted(set(order) | set(musts))
-        whole = self.head + STRING_SLACK
+        pins = set(arr.pins)
         for i in arr.positions:
             child = node[i]
             kind = type(child)
-            if kind is str and len(child) <= whole:  # type: ignore[arg-type]
-                arr.items[i] = _leaf(str_size(child))  # type: ignore[arg-type]
+            own = _PIN_HEAD if i in pins else head
+            if kind is str and len(child) <= own + STRING_SLACK:  # type: ignore[arg-type]
+                arr.items[i] = _leaf(str_size(child), own)  # type: ignore[arg-type]
                 continue
             if kind is not str and kind is not dict and kind is not list:
-                arr.items[i] = _leaf(leaf_size(child))
+                arr.items[i] = _leaf(leaf_size(child), own)
                 continue
             if kind is dict and depth + 1 < MAX_DEPTH and child:
-                flat = self._flat(child)  # type: ignore[arg-type]
+                flat = self._flat(child, own)  # type: ignore[arg-type]
                 if flat is not None:
                     arr.items[i] = flat
                     continue
             need = musts.get(i)
             if need:
                 need = need - self._own_names(node[i])
-            arr.items[i] = self._compile(node[i], depth + 1, need or None)
+            arr.items[i] = self._compile(node[i], depth + 1, need or None, own)
         arr.seal()
         return arr
 
-    def _flat(self, mapping: dict[str, object]) -> _Profile | None:
+    def _flat(self, mapping: dict[str, object], head: int) -> _Profile | None:
         """The sealed profile of an object of leaves only (a record), as ``_compile`` makes it, but in
         one loop without ``_walk`` or ``seal``: arrays of records are what most big results hold.
         None when a member is an object or an array."""
@@ -377,7 +396,6 @@ class Priced:
         value = 0
         extra: list[int] = []
         sizes = self._key_sizes
-        head = self.head
         whole = head + STRING_SLACK
         for key, child in mapping.items():
             size = sizes.get(key)
@@ -409,11 +427,12 @@ class Priced:
                 cost += leaf_size(child)
                 value += 1
         if len(extra) > 1:
-            profile = _Profile()
+            profile = _Profile(head)
             profile.value, profile.cost, profile.extra = value, cost, extra
             profile.seal()
             return profile
         profile = _Profile.__new__(_Profile)  # (what ``seal`` makes of a profile without arrays)
+        profile.head = head
         profile.value = value
         profile.cost = cost
         if extra:
@@ -585,16 +604,25 @@ class Priced:
                 found = costs[p] = self.score(self.top, p, False)[1:]
             return found[0]
 
-        # When the items that must stay do not fit, first and last may go, then the items that show
-        # field names, the one that shows the fewest first.
+        # When the items that must stay do not fit, the pinned items may go, the least of them first;
+        # then first and last; then the items that show field names, the one that shows the fewest first.
         dropping = sorted(self.covers, key=lambda cover: cover[0], reverse=True)
+        unpin = sorted(
+            ((rank, k, i) for k, arr in enumerate(self.arrays) for rank, i in enumerate(arr.pins)),
+            reverse=True,
+        )
         for arr in self.arrays:
-            arr.must = arr.ends | arr.cover
+            arr.must = arr.ends | arr.cover | set(arr.pins)
         self._relaxed = 0
         while cost(_MOST) > target:
             costs = {}  # (the sizes measured with every must item kept stay in self._costs)
             self._relaxed += 1
-            if any(arr.must - arr.cover for arr in self.arrays):
+            if unpin:
+                _, k, i = unpin.pop(0)
+                arr = self.arrays[k]
+                if i not in arr.ends and i not in arr.cover:
+                    arr.must.discard(i)
+            elif any(arr.must - arr.cover for arr in self.arrays):
                 for arr in self.arrays:
                     arr.must = set(arr.cover)
             elif dropping:
@@ -822,10 +850,11 @@ class Priced:
         """``node`` as ``render`` shows it, counted on ``out``. (A method, not a closure: a nested
         function that calls itself is a reference cycle, which kept the packing for the collector.)"""
         build = self._build
+        head = at.profile.head
         t = type(node)
         if t is str:
             text: str = node  # type: ignore[assignment]
-            if len(text) <= self.head + STRING_SLACK:
+            if len(text) <= head + STRING_SLACK:
                 out.intact += 1
                 return text
             index = at.strings
@@ -834,7 +863,7 @@ class Priced:
                 out.intact += 1
                 return text
             out.strings_truncated += 1
-            return cut(text, self.head)
+            return cut(text, head)
         if t is dict:
             mapping: dict[str, object] = node  # type: ignore[assignment]
             n = len(mapping)
@@ -843,7 +872,7 @@ class Priced:
                 note_dropped(out.dropped, mapping)
                 return collapsed_keys(n)
             # (leaves shown as they are inline: no call for most members of most records)
-            whole = self.head + STRING_SLACK
+            whole = head + STRING_SLACK
             copy: dict[str, object] = {}
             intact = 0
             for key, child in mapping.items():

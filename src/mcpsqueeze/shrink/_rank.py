@@ -25,8 +25,9 @@ _B = 0.75
 
 
 #: Arguments that name where to work (a repository, a root directory), not what to look for: their
-#: words are in every path of a diff or listing and would only crowd out the real matches.
-_PLACE_RE = re.compile(r"repo|root|cwd|workdir|workspace|base_?dir|directory", re.IGNORECASE)
+#: words are in every path of a diff or listing and would only crowd out the real matches. And those
+#: that name what to leave out (``excludePatterns``, ``ignore``): the opposite of what to look for.
+_PLACE_RE = re.compile(r"repo|root|cwd|workdir|workspace|base_?dir|directory|exclude|ignore", re.IGNORECASE)
 
 
 def _strings(value: object, depth: int = 0) -> Iterable[str]:
@@ -44,7 +45,8 @@ def _strings(value: object, depth: int = 0) -> Iterable[str]:
 def query_terms(arguments: Mapping[str, object] | None) -> tuple[str, ...]:
     """The search terms in a call's arguments: words of 3+ characters from its short strings,
     lower-cased, first occurrence first (so the order, and the ranking, is deterministic). Arguments
-    named for a place to work in (``repo_path``, ``root``, ``directory``) are left out."""
+    named for a place to work in (``repo_path``, ``root``, ``directory``) or for what to leave out
+    (``excludePatterns``) are left out."""
     if not arguments:
         return ()
     seen: dict[str, None] = {}
@@ -69,35 +71,49 @@ def _add_words(seen: dict[str, None], text: str, shortest: int, *, numbers: bool
         if len(word) >= shortest and (numbers or not word.isdigit()):
             seen.setdefault(word, None)
             for part in word.split("-"):  # "read-text" also finds "read" and "text"
-                if len(part) >= shortest and part != word:
+                if len(part) >= shortest and part != word and (numbers or not part.isdigit()):
                     seen.setdefault(part, None)
 
 
 def rank_lines(
-    lines: Sequence[str], terms: Sequence[str], limit: int = 40, text: str | None = None
+    lines: Sequence[str],
+    terms: Sequence[str],
+    limit: int = 40,
+    text: str | None = None,
+    share: float = 1.0,
 ) -> list[int]:
     """Indexes of the lines that contain a term, best BM25 score first (at most ``limit``).
 
     A term is matched case-insensitively anywhere in a line, so ``stages`` finds ``ShrinkStage``.
-    ``text`` is the lines joined, when the caller has it."""
+    ``text`` is the lines joined, when the caller has it. A term found on more than ``share`` of the
+    lines is left out: it tells no line from another (the words of a path the call read, say)."""
     if not terms or not lines:
         return []
     if text is None:
         text = "".join(lines)
+    n = len(lines)
+    most = int(share * n)
     found = _matches(text, terms, dense=True)
     if isinstance(found, _Dense):
-        return _rank_dense(lines, text, found.keys, limit)
+        return _rank_dense(lines, text, found.keys, limit, most)
     tf: dict[int, dict[str, int]] = {}
     for index, term in found:
         counts = tf.setdefault(index, {})
         counts[term] = counts.get(term, 0) + 1
-    if not tf:
-        return []
     df: dict[str, int] = {}
     for counts in tf.values():
         for term in counts:
             df[term] = df.get(term, 0) + 1
-    n = len(lines)
+    common = {term for term, d in df.items() if d > most}
+    if common:
+        tf = {
+            i: kept
+            for i, counts in tf.items()
+            if (kept := {t: c for t, c in counts.items() if t not in common})
+        }
+        df = {term: d for term, d in df.items() if term not in common}
+    if not tf:
+        return []
     average = max(1.0, len(text) / n)
     idf = {term: math.log(1 + (n - d + 0.5) / (d + 0.5)) for term, d in df.items()}
     scores: list[tuple[float, int]] = []
@@ -115,10 +131,11 @@ def _bm25(
     return sum(idf[t] * c * (_K1 + 1) / (c + norm) for t, c in counts)
 
 
-def _rank_dense(lines: Sequence[str], text: str, keys: list[bytes], limit: int) -> list[int]:
+def _rank_dense(lines: Sequence[str], text: str, keys: list[bytes], limit: int, most: int) -> list[int]:
     """``rank_lines`` from each line's matches (``_Dense``): a line's score depends only on its length
     and its matches in order, so lines alike in both (every path of a listing under the searched
-    directory) are scored once, and the document frequencies are counted once per such kind of line."""
+    directory) are scored once, and the document frequencies are counted once per such kind of line.
+    Terms on more than ``most`` lines are left out."""
     matched = list(compress(range(len(keys)), keys))
     if not matched:
         return []
@@ -126,6 +143,13 @@ def _rank_dense(lines: Sequence[str], text: str, keys: list[bytes], limit: int) 
     for key, lines_alike in Counter(map(keys.__getitem__, matched)).items():
         for term in dict.fromkeys(key.split()):
             df[term] = df.get(term, 0) + lines_alike
+    common = {term for term, d in df.items() if d > most}
+    if common:
+        keys = [b" ".join(t for t in key.split() if t not in common) for key in keys]
+        df = {term: d for term, d in df.items() if term not in common}
+        matched = list(compress(range(len(keys)), keys))
+        if not matched:
+            return []
     n = len(lines)
     average = max(1.0, len(text) / n)
     idf = {term: math.log(1 + (n - d + 0.5) / (d + 0.5)) for term, d in df.items()}

@@ -12,8 +12,11 @@ target of its landmarks, their markers and a little supporting text, not the bud
   first changed lines);
 - JSON: ``JSON_CHARS``, which the condense engine fills with every field name, honest counts and
   the items that fit (a preview that would drop a field name gets more room, up to the budget);
-- text of no known format: unchanged while it fits the budget (a head and a tail show no
-  structure, so a cut there would cost a call for nothing), else the budget as before.
+- text of no known format: unchanged while it fits the budget (its head, tail and the lines that
+  stand out show little structure, so a cut there would often cost a call for nothing); over the
+  budget, those lines and ``SUPPORT_CHARS``;
+- text read by characters (``_passages``: a page of HTML, prose without short lines, one line): its
+  headings, the sentences that stand out, the lead and ``SUPPORT_CHARS``.
 
 Pure: the engine calls ``block_goal`` on blocks it has already classified and outlined.
 """
@@ -23,6 +26,7 @@ from __future__ import annotations
 import itertools
 
 from mcpsqueeze.shrink._outline import Outliner
+from mcpsqueeze.shrink._unusual import MATCHES
 
 __all__ = ["JSON_CHARS", "MIN_SAVING", "MIN_SAVING_CHARS", "SUPPORT_CHARS", "text_goal"]
 
@@ -40,16 +44,19 @@ _HEADER = 260  # the outline's first line, with its example recover call
 _MARKER = 26  # "[lines 1234-5678 folded]" and its line end, before a plan's words
 
 
-def text_goal(outliner: Outliner, length: int) -> int | None:
-    """The characters an outline of this text is worth, or None when it has no plan (unknown
-    format, no line matching the call): then only the budget can make it shrink."""
+def text_goal(outliner: Outliner, length: int, fits: bool = False) -> int | None:
+    """The characters an outline of this text is worth, or None when it has no plan, or when it is
+    text of no known format, no line matching the call, that ``fits`` the budget: then only the
+    budget can make it shrink."""
+    if outliner.reading is not None:
+        return outliner.reading.goal(SUPPORT_CHARS, _HEADER)
     plan = outliner.plan
-    if plan is None:
+    if plan is None or (fits and outliner.format is None and not outliner.matched):
         return None
     lines = outliner.lines
-    marks = plan.landmarks or (plan.tiers[0] if plan.tiers else [])
-    if plan.inner:
-        marks = sorted({*marks, *plan.inner})
+    marks = {*plan.landmarks, *plan.inner}
+    if not plan.landmarks:  # (tables, logs, plain lines: the best lines the call's words match)
+        marks.update(plan.query[:MATCHES])
     marker = _MARKER + min(48, plan.detail)
     goal = _HEADER + SUPPORT_CHARS + sum(len(lines[i]) + marker for i in marks)
     if plan.breaks:  # a marker per run between breaks (each package of a lock file), and its words

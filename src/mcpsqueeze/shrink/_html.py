@@ -1,0 +1,504 @@
+"""HTML read as a reader sees it: title, headings, the main text's sentences, links; the rest folded.
+
+A page is recognised by its markup, whatever tool sent it. It is scanned once, left to right, by one
+regular expression for the start of each tag (in C) and a bounded one for each tag's end: no tree is
+built, so a 10 MB page costs one pass, and malformed markup only makes a region end sooner or later.
+Scripts, styles, the head, navigation, headers and footers outside the article, sidebars, forms, cookie
+banners and other boilerplate (known by element name, ARIA role, or a class or id word) become units
+that are never shown: each run of them folds into one ``[chars A-B folded: navigation (45 links)]``.
+The text is cut into sentences whose characters are known exactly, so the text between two markers is
+the reader text (tags left out, entities decoded, blanks collapsed) of exactly the characters between
+them, and any range reads back byte for byte with ``offset``/``length``.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from bisect import bisect_right
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from mcpsqueeze.shrink._passages import Reading, Unit, matching_units, split_sentences, unusual_units
+
+__all__ = ["html_reading", "looks_like_html"]
+
+_SAMPLE = 16 * 1024
+_KNOWN_RE = re.compile(
+    r"<(?:p|div|span|a|li|ul|ol|table|tr|td|th|h[1-6]|body|head|meta|link|script|style|section|article"
+    r"|nav|img|br|header|footer|main|form|input|button)\b",
+    re.IGNORECASE,
+)
+_TAG_START_RE = re.compile(r"<(?:(/?)([A-Za-z][A-Za-z0-9:._-]*)(>)?|!--|[!?])")  # (3: a bare tag's end)
+# The rest of a tag to its ">": quoted values may hold ">", each quote is bounded (a quote left open
+# costs at most that much before the plain ">" is taken instead).
+_TAG_REST_RE = re.compile(r"""[^>"']*+(?:(?:"[^"]{0,4096}"|'[^']{0,4096}')[^>"']*+)*+>""")
+_ATTR_RE = re.compile(r"""([A-Za-z_:][-A-Za-z0-9_:.]*)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+)))?""")
+_CLOSERS: dict[str, re.Pattern[str]] = {}
+
+_RAW = frozenset(("script", "style", "textarea", "title", "noscript", "xmp", "iframe", "noembed", "noframes"))
+_VOID = frozenset(
+    ("area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr")
+)
+_BLOCKS = frozenset(
+    [
+        "address",
+        "article",
+        "aside",
+        "blockquote",
+        "body",
+        "caption",
+        "dd",
+        "details",
+        "dialog",
+        "div",
+        "dl",
+        "dt",
+        "fieldset",
+        "figcaption",
+        "figure",
+        "footer",
+        "form",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "header",
+        "hr",
+        "html",
+        "li",
+        "main",
+        "nav",
+        "ol",
+        "p",
+        "pre",
+        "section",
+        "summary",
+        "table",
+        "tbody",
+        "thead",
+        "tfoot",
+        "tr",
+        "ul",
+        "head",
+        "center",
+    ]
+)
+_BOILERPLATE_NAMES = {
+    "nav": "navigation",
+    "footer": "footer",
+    "aside": "sidebar",
+    "form": "form",
+    "header": "header",
+    "dialog": "dialog",
+    "menu": "menu",
+    "button": "button",
+    "select": "form field",
+    "svg": "image",
+    "math": "formula",
+    "template": "template",
+    "canvas": "image",
+    "video": "video",
+    "audio": "audio",
+    "object": "embed",
+}
+_ROLES = {
+    "navigation": "navigation",
+    "banner": "header",
+    "contentinfo": "footer",
+    "complementary": "sidebar",
+    "search": "search",
+    "dialog": "dialog",
+}
+_CLASS_WORDS_RE = re.compile(
+    r"(?:^|[\s_-])(nav|navbar|navigation|menu|footer|sidebar|cookies?|consent|banner|breadcrumbs?|crumbs"
+    r"|share|sharing|social|promo|advert|ads?|related|newsletter|subscribe|modal|popup|toolbar|skip"
+    r"|pagination|pager|actions|signature|sig|masthead|topbar|widget|edit|editsection)(?=$|[\s_-])",
+    re.IGNORECASE,
+)
+_CONTENT = frozenset(("main", "article"))
+# Elements inside a run of text: their tags join the words around them as they are; any other tag
+# between two pieces of text (a span, a div, a cell) puts a blank between them.
+_INLINE = frozenset(
+    [
+        "a",
+        "abbr",
+        "b",
+        "bdi",
+        "bdo",
+        "cite",
+        "code",
+        "data",
+        "del",
+        "dfn",
+        "em",
+        "i",
+        "ins",
+        "kbd",
+        "mark",
+        "q",
+        "s",
+        "samp",
+        "small",
+        "strong",
+        "sub",
+        "sup",
+        "u",
+        "var",
+    ]
+)
+
+
+def looks_like_html(text: str) -> bool:
+    """The text is HTML by its markup: it opens with a doctype or ``<html``, or with a tag and holds
+    a dozen tags of HTML's own names in its first 16 KB."""
+    head = text[:4096].lstrip("\ufeff \t\r\n")
+    if not head.startswith("<"):
+        return False
+    lowered = head[:64].lower()
+    if lowered.startswith(("<!doctype html", "<html")):
+        return True
+    if lowered.startswith("<?xml"):
+        return False
+    found = _KNOWN_RE.findall(text, 0, _SAMPLE)
+    return len(found) >= 12 and len({f.lower() for f in found}) >= 3
+
+
+@dataclass(slots=True)
+class _Block:
+    kind: str  # "p", "li", "h2", "tr", ... (the element that opened it)
+    segments: list[tuple[int, int, str]] = field(default_factory=list)  # (start, end, separator before)
+
+
+@dataclass(slots=True)
+class _Region:
+    start: int
+    label: str
+    end: int = -1
+    links: int = 0
+    scripts: int = 0
+    styles: int = 0
+
+
+def _closer(name: str) -> re.Pattern[str]:
+    pattern = _CLOSERS.get(name)
+    if pattern is None:
+        pattern = _CLOSERS[name] = re.compile(rf"</{name}[\s/>]", re.IGNORECASE)
+    return pattern
+
+
+def _attributes(raw: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for match in _ATTR_RE.finditer(raw):
+        name = match.group(1).lower()
+        if name not in out:
+            value = match.group(2) if match.group(2) is not None else match.group(3)
+            out[name] = value if value is not None else (match.group(4) or "")
+    return out
+
+
+def _boilerplate(name: str, attrs: str, inside_content: bool) -> str | None:
+    """What a start tag opens when it opens boilerplate: its label; None for content."""
+    label = _BOILERPLATE_NAMES.get(name)
+    if label is not None and not (inside_content and name in ("header", "footer")):
+        return label
+    if attrs and (
+        "class" in attrs or "id" in attrs or "role" in attrs or "hidden" in attrs or "style" in attrs
+    ):
+        found = _attributes(attrs)
+        role = _ROLES.get(found.get("role", "").lower())
+        if role is not None:
+            return role
+        if "hidden" in found or found.get("aria-hidden", "").lower() == "true":
+            return "hidden"
+        if re.search(r"display\s*:\s*none", found.get("style", ""), re.IGNORECASE):
+            return "hidden"
+        words = _CLASS_WORDS_RE.search(f"{found.get('class', '')} {found.get('id', '')}")
+        if words is not None:
+            word = words.group(1).lower()
+            return {"nav": "navigation", "navbar": "navigation", "crumbs": "breadcrumbs", "ad": "ads"}.get(
+                word, word
+            )
+    return None
+
+
+_LINK_RE = re.compile(r"<a[\s>]", re.IGNORECASE)  # (counted, not parsed: "<a" then a blank or ">")
+_SCRIPT_RE = re.compile(r"<script[\s>]", re.IGNORECASE)
+_STYLE_RE = re.compile(r"<style[\s>]", re.IGNORECASE)
+_TITLE_RE = re.compile(r"<title[^>]*>([^<]*)", re.IGNORECASE)
+_META_RE = re.compile(r"<meta\s[^>]*\bname\s*=\s*[\"']?description\b[^>]*>", re.IGNORECASE)
+_NESTING: dict[str, re.Pattern[str]] = {}
+
+
+def _matching_end(text: str, name: str, start: int) -> int | None:
+    """Where the element ``name`` whose start tag ends at ``start`` ends (after its end tag), counting
+    the same elements nested in it; None when it is never closed."""
+    pattern = _NESTING.get(name)
+    if pattern is None:
+        pattern = _NESTING[name] = re.compile(rf"<(/?){re.escape(name)}(?=[\s/>])", re.IGNORECASE)
+    depth = 1
+    for match in pattern.finditer(text, start):
+        if match.group(1):
+            depth -= 1
+            if depth == 0:
+                close = text.find(">", match.end())
+                return len(text) if close < 0 else close + 1
+        else:
+            depth += 1
+    return None
+
+
+class _Page:
+    """The scan's findings: boilerplate regions, text blocks, title, links.
+
+    One pass over the tags outside boilerplate; a region (the head, a script, a navigation) is jumped
+    over once its end is found (its own elements counted, in C), so its insides cost no Python steps."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.regions: list[_Region] = []
+        self.blocks: list[_Block] = []
+        self.title = ""
+        self.description = ""
+        self.links: list[str] = []  # hrefs of the text's own links
+        self.all_links = len(_LINK_RE.findall(text))
+        self._read()
+
+    def _region(self, start: int, end: int, label: str) -> None:
+        text = self.text
+        region = _Region(start, label, end)
+        region.links = len(_LINK_RE.findall(text, start, end))
+        region.scripts = len(_SCRIPT_RE.findall(text, start, end))
+        region.styles = len(_STYLE_RE.findall(text, start, end))
+        self.regions.append(region)
+
+    def _head(self, start: int, end: int) -> None:
+        text = self.text
+        title = _TITLE_RE.search(text, start, end)
+        if title is not None:
+            self.title = _clean(title.group(1))
+        meta = _META_RE.search(text, start, end)
+        if meta is not None:
+            self.description = _clean(_attributes(meta.group(0)[5:-1]).get("content", ""))
+        self._region(start, end, "head")
+
+    def _read(self) -> None:
+        text = self.text
+        n = len(text)
+        search = _TAG_START_RE.search
+        rest = _TAG_REST_RE.match
+        stack: list[str] = []  # open elements of the text (not of boilerplate: it is jumped over)
+        content = 0  # open main/article elements
+        block: _Block | None = None
+        separator = ""
+        pos = 0
+        while pos < n:
+            match = search(text, pos)
+            start = n if match is None else match.start()
+            if start > pos and not text[pos:start].isspace():
+                if block is None:
+                    block = _Block(self._kind(stack))
+                    self.blocks.append(block)
+                    separator = ""
+                block.segments.append((pos, start, separator if block.segments else ""))
+                separator = ""
+            if match is None:
+                break
+            name = match.group(2)
+            if name is None:  # a comment, <!DOCTYPE ...>, <?xml ...?>
+                close = text.find("-->" if match.group(0) == "<!--" else ">", match.end())
+                pos = n if close < 0 else close + (3 if match.group(0) == "<!--" else 1)
+                continue
+            if match.group(3):  # <p>, </p>: no attributes
+                end = match.end()
+            elif (found := rest(text, match.end())) is not None:
+                end = found.end()
+            else:
+                close = text.find(">", match.end())
+                end = n if close < 0 else close + 1
+            name = name.lower()
+            pos = end
+            if match.group(1):  # an end tag
+                for k in range(len(stack) - 1, max(-1, len(stack) - 12), -1):
+                    if stack[k] == name:
+                        del stack[k:]
+                        break
+                if name in _CONTENT:
+                    content = max(0, content - 1)
+                if name in _BLOCKS:
+                    block = None
+                elif name in ("td", "th"):
+                    separator = " | "
+                elif name not in _INLINE:
+                    separator = separator or " "
+                continue
+            attrs = "" if match.group(3) else text[match.end() : max(match.end(), end - 1)]
+            closed = attrs.endswith("/")
+            if name == "head" or name in _RAW:
+                stop = _matching_end(text, name, end) if not closed else end
+                stop = n if stop is None else stop
+                if name == "head":
+                    self._head(start, stop)
+                elif name == "title":
+                    self.title = self.title or _clean(text[end : text.rfind("<", end, stop)])
+                    self._region(start, stop, "title")
+                else:
+                    self._region(start, stop, name)
+                block = None
+                pos = stop
+                continue
+            if name == "a" and "href" in attrs:
+                href = _attributes(attrs).get("href", "")
+                if href and not href.startswith(("#", "javascript:")):
+                    self.links.append(href)
+            if name in _VOID or closed or (not attrs and name not in _BOILERPLATE_NAMES):
+                label = None
+            else:
+                label = _boilerplate(name, attrs, content > 0)
+            if label is not None:
+                stop = _matching_end(text, name, end)
+                if stop is not None:
+                    self._region(start, stop, label)
+                    block = None
+                    pos = stop
+                    continue
+            if name in _BLOCKS:
+                block = None
+                if name in _CONTENT:
+                    content += 1
+            elif name in ("td", "th"):
+                separator = " | "
+            elif name not in _INLINE:
+                separator = separator or " "
+            if name not in _VOID and not closed:
+                stack.append(name)
+
+    @staticmethod
+    def _kind(stack: list[str]) -> str:
+        for name in reversed(stack):
+            if name in _BLOCKS or name in ("td", "th"):
+                return "tr" if name in ("td", "th") else name
+        return "div"
+
+
+def _clean(raw: str) -> str:
+    """Reader text: entities decoded, blanks collapsed."""
+    if "&" in raw:
+        raw = html.unescape(raw)
+    return " ".join(raw.split())
+
+
+_PREFIX = {"li": "- ", "dt": "- ", "h1": "# ", "h2": "## ", "h3": "### ", "h4": "#### ", "h5": "##### "}
+
+
+def html_reading(text: str, terms: Sequence[str] = ()) -> Reading:
+    """A page read as units: its boilerplate (never shown: folded), and the sentences of its text
+    blocks; headings first in the plan, then the lead, then every block's first sentence."""
+    page = _Page(text)
+    pieces: list[tuple[int, str, object]] = [(r.start, "region", r) for r in page.regions]
+    pieces += [(b.segments[0][0], "block", b) for b in page.blocks]
+    pieces.sort(key=lambda p: p[0])
+    units: list[Unit] = []
+    headings: list[int] = []
+    firsts: list[int] = []
+    covered = 0  # the end of the last region: blocks inside it (nested leftovers) are its own
+    for number, (start, kind, item) in enumerate(pieces):
+        if start < covered:
+            continue
+        if kind == "region":
+            assert isinstance(item, _Region)
+            units.append(Unit(start, "", -1, _region_label(item)))
+            covered = max(covered, item.end)
+            continue
+        assert isinstance(item, _Block)
+        prefix = _PREFIX.get(item.kind, "###### " if item.kind == "h6" else "")
+        if item.kind.startswith("h") and item.kind[1:].isdigit():
+            title = _reader(text, item.segments, start, item.segments[-1][1])
+            if title:
+                headings.append(len(units))
+                units.append(Unit(start, title, number, prefix=prefix))
+            continue
+        firsts.append(len(units))
+        # sentence starts in the block's text (a segment's own start is no sentence start: tags inside a
+        # sentence, a link say, cut it into several segments; a start inside a tag is none either)
+        segments = item.segments
+        stop = segments[-1][1]
+        starts = split_sentences(text, start, stop)
+        if len(segments) > 1 and len(starts) > 1:
+            opens = [a for a, _, _ in segments]
+            starts = [start] + [p for p in starts[1:] if p < segments[bisect_right(opens, p) - 1][1]]
+        ends = [*starts[1:], stop]
+        for a, b in zip(starts, ends, strict=True):
+            said = _reader(text, item.segments, a, b)
+            if said:
+                units.append(Unit(a, said, number, prefix=prefix, joined=not text[a - 1].isspace()))
+    if not units or units[0].start > 0:
+        units.insert(0, Unit(0, "", -1))  # (the doctype and the tags before the first unit)
+        headings = [h + 1 for h in headings]
+        firsts = [f + 1 for f in firsts]
+    shown = [i for i, u in enumerate(units) if u.text]
+    unusual = unusual_units(units)
+    matching = matching_units(units, terms)
+    lead = "".join(
+        f"{name}: {value}\n"
+        for name, value in (("title", page.title), ("description", page.description))
+        if value
+    )
+    return Reading(
+        "HTML page",
+        units,
+        len(text),
+        tiers=[headings, matching, unusual, shown[:3], firsts],
+        fill=shown,
+        value=[*headings, *matching, *unusual, *shown[:3]],
+        lead=lead,
+        tail=_links_line(page),
+        how="shown as its text (tags left out)",
+    )
+
+
+def _reader(text: str, segments: list[tuple[int, int, str]], a: int, b: int) -> str:
+    """The reader text of the characters ``a`` to ``b`` of a block made of ``segments``."""
+    if len(segments) == 1:
+        start, end, _ = segments[0]
+        return _clean(text[max(start, a) : min(end, b)])
+    parts: list[str] = []
+    for start, end, separator in segments:
+        if end <= a or start >= b:
+            continue
+        if separator and start >= a and parts:
+            parts.append(separator)
+        parts.append(text[max(start, a) : min(end, b)])
+    return _clean("".join(parts))
+
+
+def _region_label(region: _Region) -> str:
+    counts = [
+        f"{n} {what}{'s' if n != 1 else ''}"
+        for n, what in ((region.links, "link"), (region.scripts, "script"), (region.styles, "style"))
+        if n
+    ]
+    return f"{region.label} ({', '.join(counts)})" if counts else region.label
+
+
+_MAX_LINKS_LINE = 400
+
+
+def _links_line(page: _Page) -> str:
+    """``[links: 142 in all, 97 distinct in the text: /a, /b, ... (+12 more)]``: the text's own links,
+    distinct, as far as they fit a short line; navigation and footer links are counted in their folds."""
+    if not page.all_links:
+        return ""
+    distinct = list(dict.fromkeys(page.links))
+    shown: list[str] = []
+    size = 0
+    for href in distinct:
+        if size + len(href) + 2 > _MAX_LINKS_LINE:
+            break
+        shown.append(href)
+        size += len(href) + 2
+    more = f" (+{len(distinct) - len(shown)} more)" if len(shown) < len(distinct) else ""
+    listed = f": {', '.join(shown)}{more}" if shown else ""
+    return f"[links: {page.all_links} in all, {len(distinct)} distinct in the text{listed}]\n"

@@ -1,0 +1,306 @@
+"""What stands out from its siblings: the units of a result worth showing before its samples.
+
+A result with many siblings (table rows, array items, log lines, sentences) is mostly alike; what an
+agent needs from it is often the one that is not: a row whose note no other row has, a category seen
+once, a number far out of its column's range, a record with a key no other record has, a line or a
+sentence made of words the others do not use. Each unit gets a score; units whose score stands clear
+of their siblings' usual one are returned, best first.
+
+- **Rare words.** Words of three letters or more (lower-cased; digits and underscores split words, so
+  ids and counters do not count), each counted once per unit. A word no other unit uses counts 1, one
+  that one other unit uses counts 1/2. A unit's score is what its words count, less what its siblings'
+  usually count (the median), so where every line holds a word of its own (an id, a name), only the
+  ones with several stand out.
+- **Columns** (the fields of records, the cells of rows): a value seen once in a column of few values
+  (a category), a number far out of the column's usual range (many median deviations away), a field no
+  other record has; free text in a column is scored by its rare words.
+
+Deterministic and linear: one pass to count (``Counter``, set intersections: C), one to score. And
+bounded where a preview's time per MB must stay what it was: a JSON array's first ``MAX_ITEMS`` items
+are compared (the packing itself looks at only a few hundred of a long array), and a column's free
+text only up to ``_TEXT_CHARS`` (its words are counted in Python).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from bisect import bisect_left, bisect_right
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import chain, repeat, zip_longest
+from operator import itemgetter, methodcaller
+
+from mcpsqueeze._jsonbytes import dumps_text
+from mcpsqueeze.shrink._rank import rank_lines
+
+__all__ = [
+    "MATCHES",
+    "MISSING",
+    "SELECTIVE",
+    "UNUSUAL",
+    "rare_word_scores",
+    "standouts",
+    "unusual_items",
+    "unusual_records",
+]
+
+#: How many units that stand out a preview shows beside its landmarks, at most.
+UNUSUAL = 5
+#: JSON arrays of this many items keep the ones the call's words match or that stand out.
+PIN_FROM = 20
+#: How many units the call's own words match come first (rows, lines, sentences, items), at most ...
+MATCHES = 8
+#: ... counting only words found in at most this share of the units: a word in more of them (the
+#: words of a path the call read, say) tells none of them apart.
+SELECTIVE = 0.25
+
+_WORD_RE = re.compile(r"[^\W\d_]{3,}")
+_STANDOUT = 2.0  # a unit stands out with this much more than its siblings' usual score
+_STRONG = 3.0  # what a value seen once, a number far out or a field of its own adds
+_FAR = 8.0  # a number this many median absolute deviations from its column's median is far out
+_FEW_VALUES = 0.1  # a column with at most this share of distinct values (or 12) is a category ...
+_MAX_CATEGORIES = 200  # ... and never with more distinct values than this
+_MIN_SIBLINGS = 8
+_WORDS_CHARS = 4 * 1024 * 1024  # the texts compared for rare words (their words are counted in Python)
+_KEPT_SETS = 20_000  # units whose word sets are held at once; more are counted in two passes
+_TEXT_CHARS = 32 * 1024  # a column of free text longer than this is not searched for rare words ...
+_PROSE_CHARS = 48  # ... nor one whose values are shorter than this on average
+MAX_ITEMS = 1000  # ... and an array's items after these are not compared (a preview shows few of them)
+
+
+class _Missing:
+    """The value of a field a record has not got (``MISSING``)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING = _Missing()
+_NUMBERS = frozenset((int, float))
+_NESTED = frozenset((dict, list))
+
+
+def rare_word_scores(texts: Sequence[str]) -> list[float]:
+    """Each text's rare words, counted as the module says, less the median of the texts' counts
+    (never below 0). Only the texts in the first ``_WORDS_CHARS`` characters are compared (a log of
+    50 MB keeps its time and memory per MB); the others score 0."""
+    n = len(texts)
+    if n < _MIN_SIBLINGS:
+        return [0.0] * n
+    total, m = 0, 0
+    for text in texts:
+        total += len(text)
+        if total > _WORDS_CHARS:
+            break
+        m += 1
+    if m < _MIN_SIBLINGS:
+        return [0.0] * n
+    findall = _WORD_RE.findall
+    if m <= _KEPT_SETS:
+        words: Iterable[set[str]] = [set(findall(text.lower())) for text in texts[:m]]
+        df = Counter(chain.from_iterable(words))
+    else:  # (many units: their word sets are made twice rather than all held at once)
+        df = Counter(chain.from_iterable(set(findall(text.lower())) for text in texts[:m]))
+        words = (set(findall(text.lower())) for text in texts[:m])
+    once = {w for w, c in df.items() if c == 1}
+    twice = {w for w, c in df.items() if c == 2}
+    raw = [len(once.intersection(w)) + 0.5 * len(twice.intersection(w)) for w in words]
+    usual = sorted(raw)[m // 2]
+    return [max(0.0, r - usual) for r in raw] + [0.0] * (n - m)
+
+
+def standouts(scores: Sequence[float] | dict[int, float], most: int) -> list[int]:
+    """The indexes of the ``most`` best scores that stand out (``_STANDOUT`` or more), best first;
+    ties keep document order. ``scores`` may be a dict of the indexes that scored at all."""
+    pairs = scores.items() if isinstance(scores, dict) else enumerate(scores)
+    best = sorted((-s, i) for i, s in pairs if s >= _STANDOUT)
+    return [i for _, i in best[:most]]
+
+
+def _few(count: int, n: int) -> bool:
+    """Few enough to stand out: at least one, at most 2 of ``n`` values and at most 1 in 100."""
+    return 0 < count <= max(2, n // 100)
+
+
+def _indexes(column: Sequence[object], values: list[object]) -> list[int]:
+    """Where ``values`` are in ``column``."""
+    wanted = set(values)
+    return [i for i, v in enumerate(column) if v in wanted]
+
+
+def _far_out(column: Sequence[object], numbers: list[float]) -> list[int] | None:
+    """The indexes of the values far out of the column's usual range (``numbers`` are its values
+    present, as numbers); None when there are none or many (a long-tailed column: its far values are
+    its usual ones)."""
+    present = sorted(numbers)
+    n = len(present)
+    median = present[n // 2]
+    deviations = sorted(abs(x - median) for x in present)
+    reach = _FAR * 1.4826 * deviations[n // 2]
+    low, high = median - reach, median + reach
+    far = bisect_left(present, low) + n - bisect_right(present, high)
+    if not _few(far, n):
+        return None
+    values = {x for x in present if not low <= x <= high}
+    return [i for i, v in enumerate(column) if v is not MISSING and _number(v) in values]
+
+
+def _number(value: object) -> float | None:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return None
+    return None
+
+
+def _as_numbers(column: Sequence[object], types: set[type]) -> list[float] | None:
+    """The column's values present as numbers, or None when it is not a column of numbers (of
+    JSON numbers, or of strings that all read as finite numbers, empty ones left out)."""
+    if types <= _NUMBERS:
+        numbers = list(map(float, column))  # type: ignore[arg-type]
+    elif types <= _NUMBERS | {_Missing, type(None)}:
+        numbers = [float(v) for v in column if type(v) in _NUMBERS]  # type: ignore[arg-type]
+    elif types <= {str, _Missing}:
+        present = column if _Missing not in types else [v for v in column if v is not MISSING]
+        try:
+            numbers = list(map(float, filter(None, present)))  # type: ignore[arg-type]
+        except ValueError:
+            return None
+    else:
+        return None
+    if len(numbers) < _MIN_SIBLINGS or not all(map(math.isfinite, numbers)):
+        return None
+    return numbers
+
+
+def _column_scores(column: Sequence[object]) -> dict[int, float] | None:
+    """What the values of one column add to their records' scores (only those that add); None when
+    the column says nothing."""
+    types = set(map(type, column))
+    if types & _NESTED:
+        return None
+    n = len(column)
+    numbers = _as_numbers(column, types)
+    if numbers is not None:
+        far = _far_out(column, numbers)
+        return None if far is None else dict.fromkeys(far, _STRONG)
+    counts = Counter(column)
+    if len(counts) <= min(_MAX_CATEGORIES, max(12, int(n * _FEW_VALUES))):  # a category
+        once = [k for k, c in counts.items() if c == 1 and k is not MISSING]
+        return dict.fromkeys(_indexes(column, once), _STRONG) if _few(len(once), n) else None
+    texts: Sequence[str] = column if types == {str} else [v if type(v) is str else "" for v in column]  # type: ignore[assignment]
+    if sum(map(str.__contains__, texts, repeat(" "))) * 2 < n:
+        return None  # ids, names, dates: every value its own, none telling
+    size = sum(map(len, texts))
+    if size > _TEXT_CHARS or size < _PROSE_CHARS * n:
+        # (words are counted in Python: bounded, so that a big result's preview stays quick; and only
+        # where values are sentences, notes or snippets: short ones, titles and labels, tell little
+        # by their words, and what is odd among them is a value seen once)
+        return None
+    return {i: s for i, s in enumerate(rare_word_scores(texts)) if s}
+
+
+def unusual_records(columns: Sequence[Sequence[object]], n: int) -> dict[int, float]:
+    """The scores of the records that score at all, from their fields (``columns``: one list of
+    ``n`` values per field, ``MISSING`` where a record has not got it). A field that only a few
+    records have (at most 2, and at most 1 in 100) gives each of them ``_STRONG``."""
+    scores: dict[int, float] = {}
+    if n < _MIN_SIBLINGS:
+        return scores
+    for column in columns:
+        missing = column.count(MISSING) if isinstance(column, list | tuple) else 0
+        if _few(n - missing, n):
+            # (a field of containers few records have is structure, a directory among files: not counted)
+            added: dict[int, float] | None = dict.fromkeys(
+                (i for i, v in enumerate(column) if v is not MISSING and type(v) not in _NESTED), _STRONG
+            )
+        else:
+            added = _column_scores(column)
+        for i, score in (added or {}).items():
+            scores[i] = scores.get(i, 0.0) + score
+    return scores
+
+
+def unusual_items(items: Sequence[object], terms: Sequence[str] = ()) -> list[int]:
+    """The items of a JSON array worth keeping whole, best first: those whose strings the call's own
+    words (``terms``) match best (at most ``MATCHES``) and those that stand out from the others
+    (records, objects, by their fields as ``unusual_records`` scores them; strings by their rare
+    words), the best of each first."""
+    items = items[:MAX_ITEMS]
+    n = len(items)
+    if n < _MIN_SIBLINGS:
+        return []
+    kinds = Counter(map(type, items))
+    found: list[int] = []
+    if kinds[dict] * 2 >= n:
+        records: list[dict[str, object]] = [item if isinstance(item, dict) else {} for item in items]
+        names: Counter[str] = Counter(chain.from_iterable(records))
+        columns = [list(map(_field(name, count == n), records)) for name, count in names.items()]
+        found = standouts(unusual_records(columns, n), UNUSUAL)
+        if terms:
+            texts = [" ".join(v for v in row if type(v) is str) for row in zip(*columns, strict=True)]
+            found = _alternate(_matching(texts, terms), found)
+    elif kinds[str] * 2 >= n:
+        texts = [item if isinstance(item, str) else "" for item in items]
+        found = _alternate(_matching(texts, terms), standouts(rare_word_scores(texts), UNUSUAL))
+    return found
+
+
+def _field(name: str, everywhere: bool) -> Callable[[dict[str, object]], object]:
+    """What reads one field of a record, in C: by ``itemgetter`` when every record has it, else by
+    ``get`` (``MISSING`` where a record has not got it)."""
+    return itemgetter(name) if everywhere else methodcaller("get", name, MISSING)
+
+
+def _alternate(first: list[int], second: list[int]) -> list[int]:
+    """The best of each, then the second best of each, ... (each index once)."""
+    merged = chain.from_iterable(zip_longest(first, second))
+    return list(dict.fromkeys(i for i in merged if i is not None))
+
+
+_PART_RE = re.compile(r"[^\W_]+")
+
+
+def _matching(texts: list[str], terms: Sequence[str]) -> list[int]:
+    """The texts the call's own words match best (``rank_lines``), at most ``MATCHES``: an item's
+    values are names and notes, so only a term that is a whole word of some text counts (``repo``
+    does not find ``report``)."""
+    if not terms:
+        return []
+    words = set(_PART_RE.findall("\n".join(texts).lower()))
+    whole = [term for term in terms if term in words]
+    if not whole:
+        return []
+    lines = [text.replace("\n", " ") + "\n" for text in texts]
+    return rank_lines(lines, whole, limit=MATCHES, share=SELECTIVE)
+
+
+def _arrays(root: object) -> Iterator[list[object]]:
+    """The arrays of a JSON document: through objects, and the first ``MAX_ITEMS`` items of arrays."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if type(node) is dict:
+            stack.extend(v for v in node.values() if type(v) is dict or type(v) is list)
+        elif type(node) is list:
+            yield node
+            stack.extend(v for v in node[:MAX_ITEMS] if type(v) is dict or type(v) is list)
+
+
+def pins(root: object, terms: Sequence[str] = ()) -> dict[int, list[int]]:
+    """``unusual_items`` of each array of ``PIN_FROM`` items or more in a JSON document, by the
+    array's ``id`` (inside a long array, only its first ``MAX_ITEMS`` items are looked into)."""
+    return {id(node): unusual_items(node, terms) for node in _arrays(root) if len(node) >= PIN_FROM}
+
+
+def pinned_chars(root: object, found: dict[int, list[int]], most: int) -> int:
+    """The room the items ``pins`` found take in compact JSON, each at most ``most`` characters."""
+    if not any(found.values()):
+        return 0
+    return sum(min(len(dumps_text(node[i])), most) + 1 for node in _arrays(root) for i in found.get(id(node), ()))

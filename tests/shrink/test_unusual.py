@@ -1,0 +1,108 @@
+"""What stands out from its siblings is kept first: a table row, a JSON record, a line, a sentence."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from outlines import rebuild
+
+from mcpsqueeze.shrink import RecoveryHint, shrink_texts
+from mcpsqueeze.shrink._unusual import MISSING, rare_word_scores, standouts, unusual_items, unusual_records
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def _fixture(name: str) -> str:
+    return (FIXTURES / name).read_text(encoding="utf-8")
+
+
+def test_a_csv_row_out_of_its_columns_range_is_in_the_golden_outline(hint: RecoveryHint, golden) -> None:  # type: ignore[no-untyped-def]
+    table = _fixture("readings.csv")
+    shrunk = shrink_texts([table], 20000, hint, above=6000)
+    assert shrunk is not None and shrunk.report.strategy == "text:outline-csv"
+    (preview,) = shrunk.texts
+    assert "S-105,lab-b,2026-03-02T02:36,91.4,41\n" in preview
+    assert rebuild(preview, table) == table
+    golden("outline_readings_csv.txt", preview)
+
+
+def test_json_records_keep_the_one_odd_record_whole_in_the_golden_preview(hint: RecoveryHint, golden) -> None:  # type: ignore[no-untyped-def]
+    records = _fixture("tickets.json")
+    shrunk = shrink_texts([records], 20000, hint, above=6000)
+    assert shrunk is not None and shrunk.report.strategy == "json:priced"
+    (preview,) = shrunk.texts
+    odd = json.loads(records)[77]
+    assert json.dumps(odd, separators=(",", ":")) in preview  # every field, the note not cut
+    assert "omitted]" in preview  # while ordinary items are folded
+    golden("json_tickets.txt", preview + "\n" + (shrunk.notice or ""))
+
+
+def test_rows_of_few_categories_keep_the_one_seen_once() -> None:
+    rows = [
+        [f"E{i}", random.Random(i).choice(["Sales", "Support", "Legal"]), f"{i * 3 % 97}"] for i in range(200)
+    ]
+    rows[123][1] = "Skunkworks"
+    scores = unusual_records(list(zip(*rows, strict=True)), len(rows))
+    assert standouts(scores, 5) == [123]
+
+
+def test_a_number_far_out_of_its_column_stands_out_and_a_long_tail_does_not() -> None:
+    values: list[object] = [round(20 + (i % 17) / 4, 2) for i in range(300)]
+    values[40] = 412.7
+    assert standouts(unusual_records([values], 300), 5) == [40]
+    tail: list[object] = [2**k for k in range(300)]  # every value far from the median: none stands out
+    assert standouts(unusual_records([tail], 300), 5) == []
+
+
+def test_a_field_only_one_record_has_stands_out() -> None:
+    items: list[object] = [{"id": i, "name": f"n{i}"} for i in range(50)]
+    items[31] = {"id": 31, "name": "n31", "suspension_reason": "chargeback"}
+    assert unusual_items(items) == [31]
+
+
+def test_identical_siblings_have_no_standout() -> None:
+    assert standouts(rare_word_scores(["the same line of words"] * 40), 5) == []
+    assert unusual_items([{"a": 1, "b": "x"}] * 40) == []
+
+
+def test_words_of_the_call_rank_json_items_first_when_they_tell_items_apart() -> None:
+    items: list[object] = [
+        {"title": f"note {i}", "body": ("budget", "plan", "review")[i % 3]} for i in range(60)
+    ]
+    assert unusual_items(items) == []
+    assert unusual_items(items, ("note",)) == []  # a word every item has tells none apart
+    assert unusual_items(items, ("budget",)) == []  # ... nor one a third of them have
+    items[44] = {"title": "note 44", "body": "quarterly figures"}
+    assert unusual_items(items, ("quarterly",)) == [44]
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.integers(min_value=20, max_value=300),
+    st.integers(min_value=0, max_value=10_000),
+    st.sampled_from(["category", "number", "field"]),
+)
+def test_one_planted_oddity_among_uniform_records_is_found(n: int, seed: int, kind: str) -> None:
+    rng = random.Random(seed)
+    records: list[object] = [
+        {"id": i, "kind": rng.choice(["a", "b", "c"]), "size": rng.randrange(100, 120)} for i in range(n)
+    ]
+    odd = rng.randrange(n)
+    record = records[odd]
+    assert isinstance(record, dict)
+    if kind == "category":
+        record["kind"] = "zeta"
+    elif kind == "number":
+        record["size"] = 100_000
+    else:
+        record["note"] = "only here"
+    assert unusual_items(records)[:1] == [odd]
+
+
+def test_missing_values_are_not_a_category_of_their_own() -> None:
+    column: list[object] = [MISSING] * 30 + ["x"] * 30
+    assert unusual_records([column], 60) == {}
