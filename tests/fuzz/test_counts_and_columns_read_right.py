@@ -8,8 +8,8 @@ import json
 import re
 from pathlib import Path
 
-from mcpsqueeze.accounting._html import render_html
 from mcpsqueeze.accounting._report import load_report, render_text, report_data
+from mcpsqueeze.accounting._stats_html import render_html
 from mcpsqueeze.bash._catalog import Catalog, ServerInfo
 from mcpsqueeze.bash._help import render_listing
 

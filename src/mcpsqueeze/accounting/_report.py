@@ -303,7 +303,7 @@ def render_json(report: StatsReport) -> str:
 
 def write_html(report: StatsReport, path: Path) -> None:
     """Write the self-contained page (0600: it names the tools and servers of private sessions)."""
-    from ._html import render_html
+    from ._stats_html import render_html
 
     page = render_html(report_data(report)).encode("utf-8")
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)

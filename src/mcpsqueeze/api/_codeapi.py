@@ -1,7 +1,7 @@
 """The session API of a `Client`, for the Code Mode files it writes (`client.write_code_client`).
 
 The generated Python and TypeScript talk to `mcpsqueeze serve`'s API (docs/session-api.md). A Client
-offers the same API — serve's own app (serve/_session.py `build_app`) — backed by the Client's own
+offers the same API — serve's own app (serve/_session_api.py `build_app`) — backed by the Client's own
 backends and pipeline, on a private Unix socket: a fresh 0700 directory with an unguessable name, a
 0600 socket, no token needed. It runs on the Client's event loop for the Client's lifetime and is
 removed when the Client closes.
@@ -31,7 +31,7 @@ __all__ = ["ClientSessionAPI"]
 
 
 class ClientSessionAPI:
-    """serve's session API over one Client (the `SessionAPI` protocol of serve/_session.py)."""
+    """serve's session API over one Client (the `SessionAPI` protocol of serve/_session_api.py)."""
 
     def __init__(self, backends: dict[str, ServerLink], squeezer: Squeezer, invoke: Invoke) -> None:
         self._backends = backends

@@ -1,7 +1,7 @@
 """The session door (`mcpsqueeze serve`): the long-running proxy behind the shell shim, Just-Bash and Code
 Mode, and the session HTTP API that a `Client` also serves to its Code Mode files."""
 
-from ._session import (
+from ._session_api import (
     Listen,
     SessionAPI,
     build_app,

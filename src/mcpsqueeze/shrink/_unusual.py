@@ -303,4 +303,6 @@ def pinned_chars(root: object, found: dict[int, list[int]], most: int) -> int:
     """The room the items ``pins`` found take in compact JSON, each at most ``most`` characters."""
     if not any(found.values()):
         return 0
-    return sum(min(len(dumps_text(node[i])), most) + 1 for node in _arrays(root) for i in found.get(id(node), ()))
+    return sum(
+        min(len(dumps_text(node[i])), most) + 1 for node in _arrays(root) for i in found.get(id(node), ())
+    )
