@@ -105,7 +105,7 @@ class Pipeline:
         gone = None
         if shown is not None and shown.response_id is not None and self.store is not None:
             try:
-                original = loads(await anyio.to_thread.run_sync(self.store.load, shown.response_id))
+                original = loads(await anyio.to_thread.run_sync(self.store.get, shown.response_id))
             except (RecoveryError, ValueError, RecursionError) as exc:
                 gone = str(exc)
             else:

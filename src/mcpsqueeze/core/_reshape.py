@@ -99,7 +99,7 @@ def duplicates_text(result: Result) -> bool:
 
 
 def _original_duplicates(store: RecoveryStore, response_id: str) -> bool:
-    return duplicates_text(loads(store.load(response_id)))
+    return duplicates_text(loads(store.get(response_id)))
 
 
 class StructuredStage(StoringStage):

@@ -178,7 +178,7 @@ class Session:
         """The stored original, exactly as kept (counted as a recovery)."""
         if self.services.store is None:
             raise RecoveryError("this session keeps no originals (shrink and dedup are off)")
-        return self.services.store.load(response_id)
+        return self.services.store.get(response_id)
 
     # -- callers -------------------------------------------------------------------------------------
 

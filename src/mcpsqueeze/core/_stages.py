@@ -73,7 +73,7 @@ def original_bytes(result: Result) -> bytes:
 
 def _store_original(store: RecoveryStore, response_id: str, result: Result) -> Stored:
     """Serialise and store in one worker job: a 50 MB original is never serialised on the event loop."""
-    return store.store(response_id, original_bytes(result))
+    return store.put(response_id, original_bytes(result))
 
 
 async def _keep(workers: Workers, store: RecoveryStore, response_id: str, result: Result) -> Stored:
