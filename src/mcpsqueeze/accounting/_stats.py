@@ -255,11 +255,13 @@ class Accountant:
     (by the counter's reader thread) as soon as its figures are in. `close` waits for the rest.
     """
 
-    def __init__(self, stats_file: Path | None = None, observers: Iterable[CallObserver] = ()) -> None:
+    def __init__(
+        self, stats_file: Path | None = None, observers: Iterable[CallObserver] = (), fastokens: bool = False
+    ) -> None:
         self.totals = Totals()
         self.observers = list(observers)
         self._lock = threading.RLock()  # a future may already be done when `record` adds its callback
-        self._counter = TokenCounter()
+        self._counter = TokenCounter(fastokens=fastokens)
         # Texts being counted for a call still in the pipeline, by identity: the dedup stage asks for the
         # same text the pipeline already sent, and gets the same figure instead of a second count.
         self._in_flight: dict[int, tuple[str, concurrent.futures.Future[int]]] = {}

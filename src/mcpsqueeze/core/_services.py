@@ -102,7 +102,7 @@ def build_services(settings: Settings, metrics: bool = False) -> SessionServices
 
         registry = Metrics()
         observers.append(registry)
-    accountant = Accountant(settings.stats_file, observers)
+    accountant = Accountant(settings.stats_file, observers, settings.fastokens)
     store = build_store(settings)
     if store is not None:
         store.on_get = accountant.record_recovery
