@@ -63,7 +63,7 @@ class CallRecord:
     session: str = ""
     call_latency_ms: float = 0.0  # request in -> result presented (backend time included), for metrics
     # The profile of the client that read the result, and which part of the original its model reads
-    # ("text", "structuredContent" or "both"): the tokens counted are of that part (core/_clients.py).
+    # ("text", "structuredContent" or "both"): the tokens counted are of that part (_clients.py).
     client: str | None = None
     seen: str = "text"
     # Set by `Accountant.record`, which then lets go of the texts (the counter holds them until counted).

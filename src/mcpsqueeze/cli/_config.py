@@ -103,7 +103,7 @@ def _value(settings: Settings, name: str) -> Any:
 
 def _client_line(setting: str) -> str:
     """Which client profile applies, and why (docs/clients.md)."""
-    from ..core._clients import PROFILE_NAMES, choose
+    from .._clients import PROFILE_NAMES, choose
 
     if setting == "auto":
         return (

@@ -13,11 +13,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .._clients import ClientLimits, page_chars
 from .._errors import RecoveryError, UsageError
 from .._lines import line_span, line_starts
 from .._results import text_blocks, text_of
 from ..recovery import read_window, resolve_pointer
-from ._clients import ClientLimits, page_chars
 from ._request import RecoverRequest
 
 if TYPE_CHECKING:
@@ -101,7 +101,7 @@ def recover(
     """The recover tool's answer to ``request``, for every door: load each original asked for (never
     re-running a tool) and render the parts asked for; with ``page_size`` (the MCP doors), an answer
     longer than that is one page of it (see ``page_of``; a request naming a page is paged at the default
-    size on any door); with ``fit`` (the client's limits, core/_clients.py), every answer and page fits
+    size on any door); with ``fit`` (the client's limits, _clients.py), every answer and page fits
     them. RecoveryError when an original is not available, UsageError when a part asked for does not
     exist in it."""
     if store is None:

@@ -48,7 +48,7 @@ class SessionServices:
     timeout: float | None = None
     metrics: Metrics | None = None  # for GET /metrics on the HTTP doors
     page_size: int | None = None  # the recover tool's answers longer than this come in pages (MCP doors)
-    client: str = "auto"  # the `client` setting: how a session's client profile is chosen (core/_clients.py)
+    client: str = "auto"  # the `client` setting: how a session's client profile is chosen (_clients.py)
 
 
 def build_store(settings: Settings) -> RecoveryStore | None:

@@ -16,10 +16,10 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any
 
+from .._clients import ClientProfile, choose, client_info_of
 from .._errors import RecoveryError
 from .._voice import Voice
 from ..settings import Settings
-from ._clients import ClientProfile, choose, client_info_of
 from ._full import listed_entry
 from ._pipeline import Call, Outcome, Result
 from ._recover import DEFAULT_PAGE_SIZE, recover, tool_answer

@@ -14,12 +14,12 @@ from typing import Any, TypeVar
 
 import anyio
 
+from .._clients import ClientLimits, ClientProfile, arrange, record_first
 from .._errors import RecoveryError, ShrinkError
 from .._jsonbytes import dumps, loads
 from .._results import text_blocks, text_chars
 from ..recovery import RecoveryStore, Stored, new_response_id
 from ..shrink import RecoveryHint, Shrunk, query_terms, render_notice, shrink_texts
-from ._clients import ClientLimits, ClientProfile, arrange, record_first
 from ._dedup import content_digest, render_overlap, render_pointer
 from ._overlap import MAX_RATIO, MIN_CHARS, Delta, overlap_delta
 from ._pipeline import Call, Outcome, Result, text_of

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from .._clients import PROFILE_NAMES
 from .._net import is_url
 from .._paths import default_recovery_dir
-from ..core._clients import PROFILE_NAMES
 from ._kinds import Boolean, Choice, Duration, Globs, Headers, PathValue, Seconds, Size, Text, Whole
 from ._knobs import CLI, knob
 from ._oauth_client import AUTH_METHODS, LOGIN_MODES, OAuthClient
