@@ -19,9 +19,10 @@ from typing import Any, Literal, Unpack
 import anyio
 import anyio.abc
 
-from .._errors import BackendError, MCPSqueezeError, UsageError
+from .._errors import MCPSqueezeError, UsageError
 from .._results import text_of
 from ..core import CompressedToolError, CompressedTools, Outcome, RecoverKeywords, large_invoke, parts_text
+from ..serve import Backends
 from ..settings import (
     Config,
     ServerSpec,
@@ -34,8 +35,7 @@ from ..settings import (
     parse_config,
     read_servers_file,
 )
-from ..transports import ServerLink
-from ._codeapi import ClientSessionAPI
+from ._codeapi import PrivateAPI
 from ._functions import make_function, unique_names
 from ._portal import Portal
 from ._squeezer import RECOVER_TOOL, Squeezer, recover_tool_spec
@@ -118,12 +118,13 @@ class Client:
         settings = self.settings = _settings(file, {"budget": budget, **options})
         self.squeezer = Squeezer.from_settings(settings, RECOVER_TOOL)
         tools = ToolFilter(settings.include_tools, settings.exclude_tools)
-        self._backends = {spec.name: ServerLink(spec, tools, settings.timeout) for spec in specs}
+        self._links = Backends(settings, specs, tools, self.squeezer, holder="client")
+        self._backends = self._links.backends
         self._levels = {spec.name: spec.compress_tools or settings.compress_tools for spec in specs}
         self._portal: Portal | None = None
         self._open = False
         self._tg: anyio.abc.TaskGroup | None = None
-        self._code_api: ClientSessionAPI | None = None
+        self._code_api: PrivateAPI | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------------
 
@@ -140,7 +141,7 @@ class Client:
                 self._stop_backends()
                 tg.cancel_scope.cancel()
                 raise
-            self._open, self._tg = True, tg
+            self._open, self._tg, self._links.tg = True, tg, tg
             try:
                 yield
             finally:
@@ -269,7 +270,7 @@ class Client:
         self._require_open()
         if self._code_api is None:
             assert self._tg is not None
-            api = ClientSessionAPI(self._backends, self.squeezer, self._invoke)
+            api = PrivateAPI(self._links)
             await api.start(self._tg)
             self._code_api = api
         assert self._code_api.socket_path is not None
@@ -293,29 +294,12 @@ class Client:
     async def _invoke(
         self, server: str, tool: str, arguments: dict[str, Any], full: bool
     ) -> tuple[dict[str, Any], Outcome]:
-        """One call through the pipeline, and what the stages did (for the session API's answer)."""
+        """One call through the pipeline, and what the stages did."""
         self._require_open()
-        backend = self._backends.get(server)
-        if backend is None:
-            known = ", ".join(sorted(self._backends)) or "none"
-            raise UsageError(f"no server named {server!r}; this client has: {known}")
         compressed = self._compressed(server)
         if compressed is not None and compressed.owns(tool):
             return await self._frontend_call(compressed, server, tool, arguments, full)
-        if not any(t["name"] == tool for t in backend.tools):
-            names = ", ".join(t["name"] for t in backend.tools) or "none"
-            raise UsageError(f"server {server!r} has no tool {tool!r}; its tools are: {names}")
-        if full:  # the stored original of this same call, or the error for a tool with side effects
-            entry = next(t for t in backend.tools if t["name"] == tool)
-            answer = await self.squeezer.full_outcome(
-                server, tool, arguments, annotations=entry.get("annotations") or {}
-            )
-            if answer is not None:
-                return answer
-        if backend.status != "up":
-            raise BackendError(f"server {server!r} is not connected: {backend.error}")
-        result = await backend.call(tool, arguments)
-        return await self.squeezer.present_outcome(server, tool, arguments, result, full=full)
+        return await self._links.invoke(server, tool, arguments, full)
 
     async def _frontend_call(
         self, compressed: CompressedTools, server: str, tool: str, arguments: dict[str, Any], full: bool
