@@ -181,7 +181,7 @@ def _clients(totals: Totals) -> str:
 
 def _split(totals: Totals) -> str:
     """What "passed through" counts, named as --json names it, when it is more than unchanged results
-    (issue 23 item 34: "passed through 8" beside --json's "passthrough 5, errors 3" read as a mismatch)."""
+    (so "passed through 8" reads as "passthrough 5, errors 3" does)."""
     if not (totals.errors or totals.full):
         return ""
     parts = [f"passthrough {totals.passthrough}", f"errors {totals.errors}"]

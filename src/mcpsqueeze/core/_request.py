@@ -4,7 +4,7 @@ Every door (the MCP tool in wrap and the stateless frontend, serve's ``GET /v1/r
 recover``, ``Squeezer``/``Toolset``/``Client``) turns its own protocol into an arguments object (MCP
 arguments, the query string, shell flags, Python keywords) and calls ``RecoverRequest.parse``: the one
 place that checks types and bounds, so a hostile value fails the same way everywhere, as a UsageError
-naming the bound (issue 23 items 1-2). The request is then answered by ``core.recover``.
+naming the bound. The request is then answered by ``core.recover``.
 
 Pure and stdlib-only (the shell shim imports it on ``mcpsq recover``): no I/O, no jmespath at import.
 

@@ -330,7 +330,7 @@ class DedupStage:
             outcome.store_failed = str(exc)
             return result
         where = _deduplicated(outcome, seen.number, response_id, stored)
-        # The seed's recipe (`.truncation // ._meta.truncation`) finds every changed result's recovery here;
+        # The recipe `.truncation // ._meta.truncation` finds every changed result's recovery here;
         # `mcpsqueeze/dedup` keeps what only a pointer has (which call it repeats), for the shim and stats.
         meta = {
             "truncation": {"message": pointer, **where},
@@ -567,8 +567,7 @@ def _toonify_all(texts: list[str]) -> list[str | None]:
 class ToonStage(StoringStage):
     """``--toonify``: JSON text results that were neither shrunk nor deduplicated are shown as TOON.
 
-    Runs after shrink, so a shrunk preview and its truncation record always stay JSON (seed 000's
-    precedence). TOON is lossless for the data but not for the bytes: the original is stored first and
+    Runs after shrink, so a shrunk preview and its truncation record always stay JSON. TOON is lossless for the data but not for the bytes: the original is stored first and
     named in ``_meta.truncation`` (``pruned: false``, ``format: toon``), so recovery returns the JSON
     byte for byte; when it cannot be stored the result passes unchanged.
     """

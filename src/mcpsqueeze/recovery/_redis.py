@@ -37,8 +37,8 @@ DEFAULT_MAX_BYTES = 1024 * 1024 * 1024  # per tenant
 DEFAULT_TIMEOUT = 0.5  # seconds, connect and each command
 _RETRY_AFTER = 1.0  # seconds a failed Redis is skipped before the next attempt
 
-# The index of one tenant's entries, shared by the originals and the dedup index (issue 23 item 17: with
-# no retention, dedup keys were never removed and not counted in max_bytes). A member is an original's
+# The index of one tenant's entries, shared by the originals and the dedup index (so dedup keys are
+# removed and counted in max_bytes too, with or without a retention). A member is an original's
 # response id, or `d:SCOPE:DIGEST` for a dedup key (response ids never hold a colon); each is dropped
 # oldest first once the tenant's bytes pass max_bytes, and after the retention when there is one.
 # KEYS: the entry's own key, index (zset member -> stored at, in Redis' own microseconds, strictly

@@ -2,7 +2,7 @@
 the library's value, and prints it back. One checker per kind, so a bound is checked in one place for
 every door (flag, `MCPSQUEEZE_*` variable, `[defaults]`, `[policies]`, keyword of the Python API).
 
-Every number is finite: nan and inf are refused everywhere (issue 23 item 4), and so is a number past the
+Every number is finite: nan and inf are refused everywhere and so is a number past the
 kind's bound. Errors are `ValueError` with a short reason; the door adds where the value came from.
 """
 

@@ -69,11 +69,8 @@ def _looks_big(message: Message) -> bool:
 
 
 class _LineReader:
-    """Newline-delimited lines from a byte stream, each handed over as the buffer it was read into.
-
-    anyio's `BufferedByteReceiveStream.receive_until` held a line three times at its end (the buffer,
-    a slice of it and the bytes made of that slice): 300 MB at once for a 100 MB result (issue 23 item 12).
-    Here the buffer itself becomes the line; only what followed the newline (at most one read) is copied."""
+    """Newline-delimited lines from a byte stream, each handed over as the buffer it was read into: a
+    line is held once (not as a buffer, a slice and bytes); only what followed the newline is copied."""
 
     def __init__(self, stream: anyio.abc.ByteReceiveStream) -> None:
         self._stream = stream

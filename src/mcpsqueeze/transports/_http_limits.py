@@ -7,14 +7,13 @@ protocol paths; serve's HTTP API; a Client's Code Mode socket):
 - **Body**: at most `--max-body` bytes (default `DEFAULT_MAX_BODY`, 16 MiB: a JSON-RPC request is a few KB,
   and 16 MiB holds any tool argument an agent writes). A `Content-Length` over it is refused with 413 before
   a byte of the body is read; a body without one (chunked) is counted as it arrives and refused the moment
-  it passes the bound. The door never holds more than the bound, so a 400 MB POST costs nothing (it took
-  wrap from 70 to ~870 MB). The door acts on a request only once its body has arrived whole: a request
-  that stalls or is abandoned mid-body starts nothing (no session, no backend process).
+  it passes the bound: the door never holds more than the bound. It acts on a request only once its body
+  has arrived whole: a request that stalls or is abandoned mid-body starts nothing.
 - **Head and idle time**: a connection must deliver a complete request head within `HEAD_TIMEOUT`
   (10 s) of connecting or of its previous response, else it is closed. That bounds both a client that
   sends half a head and an idle keep-alive connection (uvicorn's own keep-alive timeout, 5 s, also
-  applies). 800-1,000 connections sending half a head each used to stay open past 60 s, one descriptor
-  each, until the process ran out. A head itself is bounded by h11 (16 KiB).
+  applies), so slow clients cannot hold descriptors until the process runs out. A head itself is bounded
+  by h11 (16 KiB).
 """
 
 from __future__ import annotations
