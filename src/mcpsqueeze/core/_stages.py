@@ -567,9 +567,9 @@ def _toonify_all(texts: list[str]) -> list[str | None]:
 class ToonStage(StoringStage):
     """``--toonify``: JSON text results that were neither shrunk nor deduplicated are shown as TOON.
 
-    Runs after shrink, so a shrunk preview and its truncation record always stay JSON. TOON is lossless for the data but not for the bytes: the original is stored first and
-    named in ``_meta.truncation`` (``pruned: false``, ``format: toon``), so recovery returns the JSON
-    byte for byte; when it cannot be stored the result passes unchanged.
+    Runs after shrink, so a shrunk preview and its truncation record always stay JSON. TOON is lossless
+    for the data but not for the bytes: the original is stored first and named in ``_meta.truncation``
+    (``pruned: false``, ``format: toon``); when it cannot be stored the result passes unchanged.
     """
 
     async def __call__(self, call: Call, result: Result, outcome: Outcome) -> Result:
