@@ -399,13 +399,10 @@ class _Text:
 
 
 def _serve(stdin: IO[bytes], stdout: IO[bytes], wait: bool = True) -> None:
-    """Count the framed texts on `stdin`, writing `seq count` lines (`-1`: could not count it).
-
-    Each text comes in frames of up to `_FRAME` characters and is cut into spans (`_tokens.spans`, at
-    most `SPAN` characters) here, as it comes: the helper holds a frame, a carried tail and a bounded
-    queue of spans, never a whole text, so its memory does not grow with the size of a result. The spans
-    are those of the whole text (a span's end depends only on the `SPAN` characters after its start).
-    With `wait` False, end of input ends at once (the proxy is gone, or has every figure it waits for)."""
+    """Count the framed texts on `stdin`, writing `seq count` lines (`-1`: could not count it). Texts come in
+    frames of up to `_FRAME` characters and are cut into spans as they come: the helper holds a frame, a
+    carried tail and a bounded queue of spans, never a whole text. With `wait` False, end of input ends at
+    once."""
     from ._fastcount import FastCounter
 
     # tiktoken loads in the background while the first text comes in: if that one is big, fastokens

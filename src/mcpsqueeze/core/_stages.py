@@ -1,8 +1,5 @@
-"""The result stages: dedup, shrink, then (opt-in) TOON. Glue between the pure engines and the store.
-
-Heavy work (hashing and condensing big results, writing files) runs in a bounded worker pool so one
-50 MB result never stalls the other calls in flight.
-"""
+"""The result stages: dedup, shrink, then (opt-in) TOON: glue between the pure engines and the store.
+Heavy work runs in a bounded worker pool, so one huge result never stalls the other calls."""
 
 from __future__ import annotations
 
@@ -244,10 +241,9 @@ def laid_out(
     client: ClientProfile | None,
     head: str | None = None,
 ) -> list[Any]:
-    """The content of a changed result: its text blocks at ``indexes`` replaced by ``texts``, and the
-    ``notice`` (a text block of its own) after them. For a client with a profile, the texts and the
-    notice are one block, the recovery hint first (``arrange``; ``head`` is the one-line hint to put
-    there when the texts do not open with one): a client keeps one block's head whatever it cuts."""
+    """The content of a changed result: its text blocks at ``indexes`` replaced by ``texts``, the
+    ``notice`` after them; for a client with a profile, one block with the recovery hint first
+    (``arrange``; ``head`` when the texts do not open with one), which every client's cut keeps."""
     if client is None or not indexes:
         new_content = list(content)
         for i, text in zip(indexes, texts, strict=True):
