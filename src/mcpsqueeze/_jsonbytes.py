@@ -1,11 +1,7 @@
-"""The one strict JSON module: JSON to and from bytes and text, fast (orjson) yet exact and strict
-(RFC 8259) for everything valid JSON can hold.
-
-orjson refuses lone surrogates (valid as `\\ud800` escapes), turns integers beyond 64 bits into floats, and
-writes only 254 levels of nesting. Those rare cases take the stdlib path: on reading, when orjson fails or a
-long digit run is present, still strictly (strict UTF-8, no NaN/Infinity, no number overflowing to
-infinity); on writing, when orjson refuses, with ASCII escapes so the bytes stay valid UTF-8, and without
-recursion when the nesting is deeper than the stdlib encoder can go.
+"""The one strict JSON module: JSON to and from bytes and text, fast (orjson) yet exact and strict (RFC 8259).
+What orjson refuses or bends (lone surrogate escapes, integers beyond 64 bits, nesting past 254 on writing)
+takes the stdlib path, still strictly (strict UTF-8, no NaN/Infinity, no overflow to infinity; ASCII
+escapes on writing; no recursion past the stdlib's depth).
 """
 
 from __future__ import annotations
@@ -42,10 +38,8 @@ _encode_str = json.encoder.encode_basestring_ascii
 
 
 def dumps(value: Any, *, sort_keys: bool = False) -> bytes:
-    """Compact JSON bytes; key order kept unless `sort_keys` (the canonical form for hashing).
-
-    Raises ValueError for what JSON cannot hold (NaN, infinities), TypeError for non-JSON types.
-    """
+    """Compact JSON bytes, key order kept unless `sort_keys` (the canonical form for hashing); ValueError for
+    what JSON cannot hold, TypeError for non-JSON types."""
     try:
         return orjson.dumps(value, option=orjson.OPT_SORT_KEYS if sort_keys else None)
     except TypeError:  # orjson.JSONEncodeError: big integers, lone surrogates, nesting beyond 254
