@@ -1,9 +1,6 @@
-"""The session API of a `Client`, for the Code Mode files it writes (`client.write_code_client`).
-
-The generated Python and TypeScript talk to `mcpsqueeze serve`'s API (docs/session-api.md). A Client
-serves the same app (serve's `build_app` over its own `Backends`) on a private Unix socket: a fresh
-0700 directory with an unguessable name, a 0600 socket, no token needed (one caller: the Client). It
-runs on the Client's event loop for the Client's lifetime and is removed when the Client closes.
+"""The session API of a `Client` for the Code Mode files it writes: serve's app over the Client's own
+`Backends`, on a private Unix socket (a fresh 0700 directory, a 0600 socket, no token: one caller) for the
+Client's lifetime.
 """
 
 from __future__ import annotations
