@@ -1,8 +1,6 @@
-"""What may go into generated source: placeholders filled in one pass, and text made safe for comments.
-
-Tool descriptions, parameter names and session paths come from servers and users; none of them may end a
-docstring or comment early, carry a byte a parser refuses (NUL), a lone surrogate (not UTF-8, so the file
-cannot be written), or a line break the target language sees where Python's `splitlines` does not. Pure.
+"""What may go into generated source: placeholders filled in one pass, and text made safe for comments (no
+early end of a docstring or comment, no NUL, no lone surrogate, no line break the target language sees).
+Pure.
 """
 
 from __future__ import annotations
@@ -20,11 +18,8 @@ _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 
 
 def fill(template: str, values: Mapping[str, str]) -> str:
-    """`template` with each `__NAME__` placeholder replaced by `values[NAME]`, in one pass.
-
-    A value is never scanned again, so a socket path that contains `__URL__` stays that path. Every
-    placeholder of the template must be given, and every value used (a template change cannot slip by).
-    """
+    """`template` with each `__NAME__` replaced by `values[NAME]`, in one pass (a value is never scanned
+    again); every placeholder must be given and every value used."""
     found = {match.group(1) for match in _PLACEHOLDER.finditer(template)}
     if found != set(values):
         raise ValueError(f"template placeholders {sorted(found)} do not match {sorted(values)}")
@@ -32,11 +27,8 @@ def fill(template: str, values: Mapping[str, str]) -> str:
 
 
 def printable(text: str) -> str:
-    """`text` with what no comment or docstring may hold written as `\\xNN` / `\\uNNNN` escapes.
-
-    For Python docstrings, whose backslashes the caller has already doubled, these are real escapes
-    (the docstring reads back as the original text); in a JavaScript comment they are shown as written.
-    """
+    """`text` with what no comment or docstring may hold as `\\xNN` / `\\uNNNN` escapes (real escapes in a
+    Python docstring, whose backslashes the caller doubled; shown as written in a JavaScript comment)."""
 
     def escape(match: re.Match[str]) -> str:
         code = ord(match.group())

@@ -1,13 +1,7 @@
-"""`--compress-tools` at the MCP doors: the backend's listing, kept per connection, and what a door answers.
-
-`core/_compressed.py` says what the compressed tools look like and what a call of one means; this module
-keeps the backend's tools it is built from (all pages, fetched again on each tools/list of the agent and
-after the backend's `notifications/tools/list_changed`) and turns a frontend call into JSON-RPC: the answer
-of `<server>_get_tool_schema` / `<server>_list_tools`, an error, or the real `tools/call` to send on,
-which the door then runs as if the agent had sent it (so the whole pipeline, per-tool policies and stats
-see the real tool's name). Prompts, resources and everything else are not touched.
-
-Each door's method table (`_methods.py`) holds a `CompressedFront`.
+"""`--compress-tools` at the MCP doors: the backend's tools kept per connection (every page, listed again on
+each tools/list and after `notifications/tools/list_changed`), and a frontend call turned into its answer,
+an error, or the real `tools/call` the door then runs as if the agent had sent it (so the pipeline,
+policies and stats see the real tool). `core/_compressed.py` says what the tools look like.
 """
 
 from __future__ import annotations

@@ -124,10 +124,9 @@ class Methods:
         return self._shaped(answer if listed is result else {**answer, "result": listed}, session, client)
 
     def _shaped(self, answer: Message, session: Session, client: ClientProfile | None) -> Message:
-        """A tools/list answer as the client should see it: a tool whose policy drops a duplicate
-        structuredContent lists no outputSchema (a client that checks results against it would reject
-        one without structuredContent), and for a client profile, ``listed_for``: every tool whose
-        structured result may change without outputSchema, our own tools declaring their largest answer."""
+        """A tools/list answer as the client should see it: no outputSchema for a tool whose policy drops a
+        duplicate structuredContent (a client checking results against it would reject one without it), and
+        for a client profile, ``listed_for``."""
         result = answer.get("result")
         tools = result.get("tools") if isinstance(result, dict) else None
         policy_for = session.pipeline.policy_for

@@ -1,12 +1,8 @@
 """The relay: one agent connection <-> one backend connection, message for message.
 
-Everything passes through unchanged but what the method table changes (`_methods.py`: tools/call
-results through the session, tools/list with the recover tool, the calls the door answers itself) and
-the errors the proxy itself must give (backend gone, timeout, malformed input). Requests go to the
-backend through a `Correlator` under ids the proxy owns, and each answer gets the agent's own id back:
-so an answer that comes after a timeout, a cancellation or the end of the drain can never reach a later
-request that reuses the id, two concurrent requests with one id each get their own answer, and an id
-the backend makes up is dropped, never forwarded.
+Everything passes through unchanged but what the method table changes (`_methods.py`) and the errors the proxy
+itself gives (backend gone, timeout, malformed input). Requests go through a `Correlator` under ids the proxy
+owns, and each answer gets the agent's id back (see `_correlator.py` for why).
 """
 
 from __future__ import annotations

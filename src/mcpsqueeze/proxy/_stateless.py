@@ -1,20 +1,12 @@
 """The stateless (MCP 2026-07-28) side of the streamable-HTTP frontend.
 
-A 2026-07-28 request is one self-contained POST: no `initialize`, no `Mcp-Session-Id`, the protocol
-version and client capabilities in `params._meta`, one response (JSON, or SSE when notifications come
-first). `HttpFrontend` hands every session-less request whose `MCP-Protocol-Version` header is not a
-handshake-era version to `StatelessFrontend.handle`, which checks it, answers it with the door's method
-table (`_methods.py`: the same as the relay's) and one of two backends, chosen once per process:
-
-- **modern HTTP backend** (`wrap -- URL` whose server answers `server/discover`): each request is its
-  own POST (`_stateless_modern`);
-- **handshake-era backend** (a stdio command, or a URL that only speaks 2025-11-25): one shared
-  connection (`_stateless_shared`), the envelope stripped towards it, MRTR and `subscriptions/listen`
-  served by the proxy.
-
-Each request is answered in its caller's session (one tenant never sees another's originals); calls
-are deduplicated only within a conversation the request names (`_meta["mcpsqueeze/conversation"]` or
-the `Mcpsqueeze-Conversation` header), so a pointer only ever names a result that conversation saw.
+A 2026-07-28 request is one self-contained POST (no `initialize`, no session; its version and the client's
+capabilities in `params._meta`), answered with JSON, or SSE when notifications come first. `handle` checks it
+and answers it with the door's method table and one of two backends, chosen once per process: a POST per
+request to a backend that answers `server/discover` (`_stateless_modern`), else one shared connection
+(`_stateless_shared`). Each request is answered in its caller's session; calls are deduplicated only within a
+conversation the request names (`_meta["mcpsqueeze/conversation"]` or the `Mcpsqueeze-Conversation` header),
+so a pointer only names a result that conversation saw.
 """
 
 from __future__ import annotations

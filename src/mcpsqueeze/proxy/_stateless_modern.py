@@ -1,8 +1,5 @@
-"""The stateless path's backend that speaks 2026-07-28 over HTTP (`wrap -- URL` whose server answers
-`server/discover`): each request is forwarded as its own POST with the same body and routing headers;
-its notifications (SSE events before the answer) go to the client as they come, and its answer goes
-through the door's method table. Nothing is shared between requests; closing the client's stream
-closes the backend's (cancellation).
+"""The stateless path's backend for a 2026-07-28 URL: each request is its own POST with the same routing
+headers; its notifications go to the client as they come. Closing the client's stream closes the backend's.
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
-"""The stateless path's backend for a handshake-era server (a stdio command, or a URL that only speaks
-2025-11-25): one shared connection, initialised by the proxy, carries every stateless request through
-one `Correlator` (proxy-owned ids and progress tokens); the 2026-07-28 envelope is stripped towards it,
-and `server/discover` is answered from its `initialize` result. A server-to-client request becomes an
-`InputRequiredResult` (MRTR), and `subscriptions/listen` is served from the backend's list_changed and
-updated notifications.
+"""The stateless path's backend for a handshake-era server: one shared connection, initialised by the proxy,
+carries every stateless request through one `Correlator`; the envelope is stripped towards it,
+`server/discover` answered from its `initialize`, a server-to-client request made an `InputRequiredResult`
+(MRTR), and `subscriptions/listen` served from its notifications.
 """
 
 from __future__ import annotations
@@ -74,12 +72,9 @@ class _Flight:
 
 
 class SharedBackend:
-    """One initialised connection to a 2025-11-25 (or older) backend, carrying every stateless request.
-
-    A server-to-client request (elicitation, sampling, roots) that arrives while exactly one interactive
-    request is in flight is turned into an `InputRequiredResult` for that request's client; the backend
-    call stays open, and the client's retry (with `inputResponses` and our `requestState`) answers it.
-    """
+    """One initialised connection to a 2025-11-25 (or older) backend, carrying every stateless request. A
+    server-to-client request while exactly one interactive request is in flight becomes that request's
+    `InputRequiredResult`; the backend call stays open until the client's retry answers it."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings

@@ -93,12 +93,9 @@ def check_http_bind(settings: Settings) -> None:
 
 
 async def run_wrap(settings: Settings, ends: Ends | None = None, until: Until | None = None) -> int:
-    """Run the proxy; the summary always reaches stderr, whatever ends the session.
-
-    For a host that runs the door in its own process (the tests run wrap in-process: tests/memwrap.py):
-    `ends` (stdio sessions only) opens the agent's and the backend's channels instead of this process's
-    stdio and the backend the settings name (in-memory pipes, `transports/_memory_pipes.py`); `until`, given
-    the session's stop function, ends it instead of SIGINT/SIGTERM (no signal handlers then)."""
+    """Run the proxy; the summary always reaches stderr, whatever ends the session. A host running the door in
+    its own process (the tests: tests/memwrap.py) may give `ends` (a stdio session's channels, e.g.
+    in-memory pipes) and `until` (ends it instead of SIGINT/SIGTERM)."""
     if ends is not None and settings.transport != "stdio":
         raise UsageError("given channel ends serve a stdio session only")
     check_http_bind(settings)
@@ -138,12 +135,9 @@ def _host_of(value: str) -> str | None:
 
 @dataclass(frozen=True)
 class RequestGuard:
-    """Host and Origin checks against DNS rebinding and cross-site requests, for any bind address.
-
-    Loopback names are always allowed; a specific bind address adds itself; a wildcard bind (0.0.0.0,
-    ::) adds the address each request actually arrived on and this machine's name. A rebinding page
-    sends its own domain as Host, which is never among them.
-    """
+    """Host and Origin checks against DNS rebinding and cross-site requests: loopback names always; a specific
+    bind address adds itself; a wildcard bind adds the address a request arrived on and this machine's
+    name. A rebinding page's own domain is never among them."""
 
     names: frozenset[str]
     arrival: bool = False
@@ -218,20 +212,14 @@ def _replaying(body: bytes, receive: Any) -> Any:
 
 
 class HttpFrontend:
-    """A minimal session manager: each HTTP session gets its own backend connection and relay.
+    """A minimal session manager: each HTTP session gets its own backend and relay.
 
-    Every request is checked (Host, Origin, Content-Type) before it is dispatched, and only an
-    `initialize` whose body has arrived (`_limits.BodyLimit`) opens a session, so a refused, stalled or
-    abandoned request never starts a backend. At most ``settings.max_sessions`` sessions (and backends)
-    run at once per principal (each bearer token's tenant; one pool without a token file). At the cap,
-    that caller's session idle longest (no request in flight, no open stream; a session being opened is
-    busy until its initialize is answered) is ended to make room — many clients never DELETE their
-    sessions, and the spec has them start a new one on 404 — and its backend has ended before the new
-    one starts; only when every one of its sessions is busy is a new one refused with 503. The cap is
-    taken and the room made without yielding to another request, so concurrent initializes never pass
-    it. One tenant never ends another tenant's session. A session's backend ends with it, whatever ends
-    it: DELETE, being ended to make room, `SESSION_IDLE_TIMEOUT`, or wrap's exit.
-    """
+    A request is checked (Host, Origin, Content-Type) first, and only an `initialize` whose body has arrived
+    opens a session: a refused, stalled or abandoned request never starts a backend. At most ``max_sessions``
+    sessions run per principal; at the cap that caller's session idle longest is ended to make room (its
+    backend gone before the new one starts), and only when all are busy is a new one refused (503), without
+    yielding in between. One tenant never ends another's session; a session's backend ends with it (DELETE,
+    room, `SESSION_IDLE_TIMEOUT`, exit)."""
 
     def __init__(self, settings: Settings, services: SessionServices, tg: anyio.abc.TaskGroup) -> None:
         from mcp.server.transport_security import TransportSecuritySettings
