@@ -36,8 +36,6 @@ from ..transports import (
 from ._compressed_front import compressed_front
 from ._relay import Relay
 
-logger = logging.getLogger("mcpsqueeze.proxy")
-
 __all__ = ["Ends", "RequestGuard", "check_http_bind", "run_wrap"]
 
 logger = logging.getLogger(__name__)
