@@ -129,10 +129,20 @@ def wrap(target: tuple[str, ...], **opts: Any) -> None:
         )
     settings = _settings(list(target), opts, choice, "wrap")
     _configure_logging(settings.log_level)
+    backend = None
+    if settings.transport == "stdio" and not settings.is_url:
+        # spawned before the proxy's modules import, so that the server boots meanwhile (the start-up figure
+        # in docs/benchmarks.md); its first message takes the same path as every other
+        from .._spawn import spawn
+
+        try:
+            backend = spawn(settings.target)
+        except BackendError as exc:
+            click.echo(f"mcpsqueeze: {exc}", err=True)
+            sys.exit(exit_code(exc))
     from ..proxy import run_wrap
 
-    code = _run(run_wrap, settings)
-    sys.exit(code)
+    sys.exit(_run(run_wrap, settings, None, None, backend))
 
 
 def _settings(target: list[str], opts: dict[str, Any], choice: Any, command: str, **fixed: Any) -> Settings:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import socket
+import subprocess
 import time
 import urllib.parse
 from collections.abc import AsyncIterator, Callable
@@ -22,6 +23,7 @@ from ..settings import Settings
 from ..transports import (
     PRINCIPAL_KEY,
     Channel,
+    ProcessChannel,
     SessionMessageChannel,
     StdioChannel,
     Until,
@@ -61,10 +63,16 @@ def _check_reachable(url: str, timeout: float = 5.0) -> None:
 Ends = Callable[[Settings], contextlib.AbstractAsyncContextManager[tuple[Channel, Channel]]]
 
 
-@contextlib.asynccontextmanager
-async def _process_ends(settings: Settings) -> AsyncIterator[tuple[Channel, Channel]]:
-    async with open_backend(settings) as back:
-        yield StdioChannel(), back
+def _process_ends(spawned: ProcessChannel | None) -> Ends:
+    @contextlib.asynccontextmanager
+    async def ends(settings: Settings) -> AsyncIterator[tuple[Channel, Channel]]:
+        if spawned is not None:  # (closed by run_wrap)
+            yield StdioChannel(), spawned
+            return
+        async with open_backend(settings) as back:
+            yield StdioChannel(), back
+
+    return ends
 
 
 async def _relay_stdio(settings: Settings, services: SessionServices, ends: Ends) -> int:
@@ -90,10 +98,25 @@ def check_http_bind(settings: Settings) -> None:
         )
 
 
-async def run_wrap(settings: Settings, ends: Ends | None = None, until: Until | None = None) -> int:
+async def run_wrap(
+    settings: Settings,
+    ends: Ends | None = None,
+    until: Until | None = None,
+    spawned: subprocess.Popen[bytes] | None = None,
+) -> int:
     """Run the proxy; the summary always reaches stderr, whatever ends the session. A host running the door in
     its own process (the tests: tests/memwrap.py) may give `ends` (a stdio session's channels, e.g.
-    in-memory pipes) and `until` (ends it instead of SIGINT/SIGTERM)."""
+    in-memory pipes) and `until` (ends it instead of SIGINT/SIGTERM); the CLI gives the backend it
+    `spawned` already (closed here, whatever happens)."""
+    backend = None if spawned is None else ProcessChannel(spawned, settings.target)
+    try:
+        return await _run_wrap(settings, ends, until, _process_ends(backend))
+    finally:
+        if backend is not None:
+            await backend.aclose()
+
+
+async def _run_wrap(settings: Settings, ends: Ends | None, until: Until | None, own: Ends) -> int:
     if ends is not None and settings.transport != "stdio":
         raise UsageError("given channel ends serve a stdio session only")
     check_http_bind(settings)
@@ -111,7 +134,7 @@ async def run_wrap(settings: Settings, ends: Ends | None = None, until: Until | 
             if settings.transport == "stdio":
                 if ends is None or until is not None:
                     tg.start_soon(until or on_signals, tg.cancel_scope.cancel)
-                code = await _relay_stdio(settings, services, ends or _process_ends)
+                code = await _relay_stdio(settings, services, ends or own)
             else:
                 code = await _serve_http(settings, services, until or on_signals)
             tg.cancel_scope.cancel()

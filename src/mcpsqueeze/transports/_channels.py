@@ -18,6 +18,7 @@ import anyio
 import anyio.abc
 
 from .._errors import BackendError
+from .._spawn import spawn
 from ..settings import Settings
 from ._jsonrpc import Invalid, Message, line_of, parse_line
 
@@ -370,29 +371,7 @@ def open_process_channel(
     argv: Sequence[str], env: Mapping[str, str] | None = None, cwd: str | None = None
 ) -> ProcessChannel:
     """Spawn the backend; a missing command is a clear BackendError."""
-    try:
-        process = subprocess.Popen(
-            list(argv),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=None,
-            env={**os.environ, **env} if env else None,
-            cwd=cwd,
-            start_new_session=True,
-            bufsize=0,
-        )
-    except FileNotFoundError as exc:
-        raise BackendError(
-            f"cannot start the backend: command {argv[0]!r} was not found; check the command after '--' "
-            "and that it is on PATH"
-        ) from exc
-    except PermissionError as exc:
-        raise BackendError(
-            f"cannot start the backend: {argv[0]!r} is not executable ({exc.strerror})"
-        ) from exc
-    except OSError as exc:
-        raise BackendError(f"cannot start the backend {argv[0]!r}: {exc}") from exc
-    return ProcessChannel(process, argv)
+    return ProcessChannel(spawn(argv, env, cwd), argv)
 
 
 class SessionMessageChannel:
