@@ -7,9 +7,11 @@ there (.ci/run installs what the tests need).
 from __future__ import annotations
 
 import compileall
+import functools
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +22,8 @@ if TYPE_CHECKING:
 
 TESTS = Path(__file__).resolve().parent
 sys.path.insert(0, str(TESTS))
+
+pytest_plugins = ["spawns"]  # --record-spawns=FILE: which test files start processes
 
 # Bytecode, written once. Containers (CI's and ours: Containerfile, the sandboxes) often set
 # PYTHONDONTWRITEBYTECODE=1; then each of the suite's ~400 Python subprocesses (wrap, serve, the CLI)
@@ -32,19 +36,19 @@ sys.dont_write_bytecode = False
 
 # The files that take longest (wall seconds under -n 4, most of it waiting on processes and timeouts),
 # started first: `--dist loadfile` hands whole files to the workers in the order it is given, and a run
-# that starts one of these last ends that much later. xdist's own default order (most tests first) put
-# test_wrap_oauth (6 tests, ~45 s) near the end. Measured on the fast subset, 2 cores; see docs/testing.md.
+# that starts one of these last ends that much later (xdist's own order, most tests first, puts a file of a
+# few slow tests near the end). Measured on the fast subset, 2 cores; see docs/testing.md.
 SLOWEST_FIRST = (
-    "proxy/test_wrap_oauth.py",
-    "core/test_client_configs.py",
+    "faults/test_door_memory_stays_bounded.py",
+    "proxy/test_wrap_faults.py",
     "serve/test_serve_shim.py",
-    "faults/test_23_15_body_limit.py",
-    "proxy/test_wrap_failures.py",
-    "fuzz/test_23_2_recover_doors.py",
-    "faults/test_23_16_slow_clients.py",
-    "faults/test_23_21_early_expiry_refresh.py",
-    "proxy/test_wrap_http_modern.py",
-    "proxy/test_wrap_http.py",
+    "proxy/test_wrap_replicas.py",
+    "faults/test_http_session_backends.py",
+    "faults/test_counter_helper_under_hostile_sizes.py",
+    "proxy/test_wrap_oauth.py",
+    "proxy/test_wrap_shrink.py",
+    "proxy/test_wrap_stdio.py",
+    "accounting/test_fastcount.py",
 )
 
 
@@ -56,8 +60,12 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The slowest files first (a stable sort: every worker collects the same order)."""
+    """The slowest files first (a stable sort: every worker collects the same order); tests/fuzz's tests
+    carry the `fuzz` marker, so `-m fuzz` runs the hostile-input suite whole."""
     rank = {name: i for i, name in enumerate(SLOWEST_FIRST)}
+    for item in items:
+        if item.path.is_relative_to(TESTS / "fuzz"):
+            item.add_marker(pytest.mark.fuzz)
 
     def key(item: pytest.Item) -> int:
         return rank.get(item.path.relative_to(TESTS).as_posix(), len(rank))
@@ -72,47 +80,50 @@ def anyio_backend() -> str:
 
 @pytest.fixture(scope="session")
 def demo_direct() -> Iterator[RawClient]:
-    """The demo server's own answers, without a proxy: one initialized `RawClient` on one demo server per
-    test process (per xdist worker). Its tools are pure functions of their arguments, so tests that compare
-    a shrunk result with the original share it instead of each starting a server (~1.5 s of CPU each).
-    Only for tools/call and listings; a test of the handshake itself starts its own."""
-    from rawclient import RawClient, demo_server
+    """The demo server's own answers, without a proxy: one initialized client of one in-process demo
+    server per test process (per xdist worker). Its tools are pure functions of their arguments, so tests
+    that compare a shrunk result with the original share it. Only for tools/call and listings."""
+    from memwrap import MemoryServer
 
-    with RawClient(demo_server()) as client:
+    with MemoryServer() as client:
         client.initialize()
         yield client
 
 
-@pytest.fixture
-def counting_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Token counts made in this test process instead of in a helper process per session.
+@pytest.fixture(scope="session", autouse=True)
+def in_memory_parts() -> Iterator[None]:
+    """The parts a door running in this process would spawn run here instead, for the whole run: a
+    backend that is the demo server or an MCPServer fixture runs on in-memory pipes, and token counts are
+    made in this process instead of a helper process per session (the same exact figures): see
+    `memwrap.in_memory_parts`. Processes a test spawns itself (a wrap, a serve) spawn theirs."""
+    from memwrap import in_memory_parts
 
-    For tests of sessions that run in the test process (the relay harness, the library doors `Squeezer`,
-    `shrink_tools` and `Client`) and are not about the helper: each session's `TokenCounter` otherwise
-    starts its own helper, which loads the o200k tables (~0.4 s of CPU), ~120 times in the fast subset.
-    Here the counter falls back to the in-process tokenizer, loaded once per worker (`_count_here`, the
-    path it takes when the helper cannot start): the same exact figures, at the same moments. The helper
-    is still started by every spawned wrap and serve, and tested on its own (tests/core/test_counter.py,
-    tests/faults/test_23_12_counter_memory.py, test_23_13_summary.py, test_23_14_no_orphans.py)."""
-    from mcpsqueeze.accounting._counter import TokenCounter
-
-    monkeypatch.setattr(TokenCounter, "_start_helper", lambda self: None)
-
-
-@pytest.fixture
-def demo_backends_in_memory(counting_in_process: None) -> Iterator[None]:
-    """A library door's (`Client`'s) backends that are the demo server (or an MCPServer fixture: records,
-    seed) run in this process.
-
-    A `Client` spawns each backend of its servers config and talks to it over stdio; a demo server process
-    costs ~0.8 s of CPU (most of it importing the SDK). With this fixture such a backend is a fresh
-    in-process copy on in-memory pipes instead (`memwrap.demo_backends_here`: the same line channel and
-    the same server); other backends, and every spawned wrap or serve, are untouched. The Client's stdio
-    backends keep tests without it (tests/api/test_client.py)."""
-    from memwrap import demo_backends_here
-
-    with demo_backends_here():
+    with in_memory_parts():
         yield
+
+
+@pytest.fixture(autouse=True)
+def _real_processes(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test marked `real_processes` gets the real parts: its in-process doors spawn their backends and
+    the token counter's helper, as the CLI does (`real_processes("backends")`: the backends only)."""
+    marker = request.node.get_closest_marker("real_processes")
+    if marker is None:
+        yield
+        return
+    from memwrap import real_processes
+
+    with real_processes(*marker.args):
+        yield
+
+
+@pytest.fixture(params=["stdio", "streamable-http"])
+def wrap_door(request: pytest.FixtureRequest) -> Callable[..., AbstractContextManager[RawClient]]:
+    """`wrap_door(ARGS, target=...)`: `wrap ARGS -- TARGET` in this process, once over each agent-facing
+    transport (memwrap.open_wrap: stdio on in-memory pipes, a streamable HTTP session on loopback), as a
+    RawClient. For tests of what the session does with messages, which must not depend on the transport."""
+    from memwrap import open_wrap
+
+    return functools.partial(open_wrap, request.param)
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -1,26 +1,22 @@
-"""Client: real MCP servers (the bundled demo, npm server-filesystem) through the proxy's pipeline.
+"""Client: MCP servers (the bundled demo, npm server-filesystem) through the proxy's pipeline.
 
-The demo server is spawned over stdio for the servers-JSON, stdio-plus-HTTP and filesystem tests; the
-tests of the Client's own methods run it in this process (conftest: demo_backends_in_memory)."""
+The Client's end-to-end test spawns its backends over stdio (a servers JSON file, and a command that
+cannot start); the tests of the Client's own methods run the demo server in this process (conftest:
+in_memory_parts), over stdio pipes or streamable HTTP."""
 
 from __future__ import annotations
 
 import inspect
 import json
-import socket
-import subprocess
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from mcpsqueeze import BackendError, Client, RecoveryError, ToolError, UsageError
-from rawclient import demo_server, free_port, require_node_paths, wait_for
-
-pytestmark = pytest.mark.usefixtures("counting_in_process")
+from memwrap import demo_http
+from rawclient import require_node_paths
 
 DEMO = {"demo": {"command": sys.executable, "args": ["-m", "mcpsqueeze.demo.server"]}}
 
@@ -35,7 +31,6 @@ def record(result: dict[str, Any]) -> dict[str, Any]:
     return meta["truncation"]
 
 
-@pytest.mark.usefixtures("demo_backends_in_memory")
 def test_with_client_calls_shrinks_dedups_and_recovers_by_id_pointer_and_window() -> None:
     with Client(DEMO, budget=4000) as client:
         assert "search_issues" in [t["name"] for t in client.tools["demo"]]
@@ -61,7 +56,6 @@ def test_with_client_calls_shrinks_dedups_and_recovers_by_id_pointer_and_window(
         assert "truncation" not in (full.get("_meta") or {})
 
 
-@pytest.mark.usefixtures("demo_backends_in_memory")
 def test_full_true_runs_a_tool_never_seen_once_unshrunk() -> None:
     with Client(DEMO, budget=4000) as client:
         full = client.call("demo", "read_file", {"path": "notes.md"}, full=True)
@@ -72,7 +66,6 @@ def test_full_true_runs_a_tool_never_seen_once_unshrunk() -> None:
 
 
 @pytest.mark.anyio
-@pytest.mark.usefixtures("demo_backends_in_memory")
 async def test_async_with_gives_the_same_methods_as_coroutines() -> None:
     async with Client(DEMO, budget=4000) as client:
         presented = await client.call("demo", "list_rows", {"table": "t", "n": 300})
@@ -88,7 +81,6 @@ async def test_async_with_gives_the_same_methods_as_coroutines() -> None:
         assert await echo(text="hi") == "hi"
 
 
-@pytest.mark.usefixtures("demo_backends_in_memory")
 def test_to_functions_gives_named_documented_callables_with_schemas() -> None:
     with Client(DEMO, budget=4000) as client:
         functions = {f.__name__: f for f in client.to_functions()}
@@ -103,7 +95,6 @@ def test_to_functions_gives_named_documented_callables_with_schemas() -> None:
             functions["demo_fail"]()
 
 
-@pytest.mark.usefixtures("demo_backends_in_memory")
 def test_unknown_servers_tools_and_ids_are_explicit_errors() -> None:
     with Client(DEMO) as client:
         with pytest.raises(UsageError, match="no server named 'nope'"):
@@ -122,6 +113,7 @@ def test_a_server_that_cannot_start_fails_the_with_clearly() -> None:
         pass  # pragma: no cover
 
 
+@pytest.mark.real_processes  # the Client's stdio backends, spawned as a user's would be
 def test_a_servers_json_file_works_like_the_dict(tmp_path: Path) -> None:
     config = tmp_path / "servers.json"
     config.write_text(json.dumps({"mcpServers": DEMO}))
@@ -153,29 +145,8 @@ def test_server_filesystem_through_the_client(tmp_path: Path) -> None:
         assert text(client.call("fs", "read_text_file", args, full=True)) == body
 
 
-@contextmanager
-def demo_over_http() -> Iterator[str]:
-    port = free_port()
-    argv = [*demo_server(), "--transport", "streamable-http", "--host", "127.0.0.1", "--port", str(port)]
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-    def listening() -> bool:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return True
-        except OSError:
-            return False
-
-    try:
-        wait_for(listening, what="demo HTTP server")
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        proc.terminate()
-        proc.wait(10)
-
-
 def test_a_streamable_http_server_and_a_stdio_server_in_one_client() -> None:
-    with demo_over_http() as url:
+    with demo_http() as url:
         servers = {**DEMO, "web": {"url": url, "headers": {"X-Test": "1"}}}
         with Client(servers, budget=4000) as client:
             assert set(client.tools) == {"demo", "web"}
@@ -187,7 +158,6 @@ def test_a_streamable_http_server_and_a_stdio_server_in_one_client() -> None:
             assert "identical to the result of call #1" in record(same)["message"]
 
 
-@pytest.mark.usefixtures("demo_backends_in_memory")
 def test_client_recover_projects_the_original_with_a_jmespath_query() -> None:
     with Client(DEMO, budget=4000) as client:
         shrunk = client.call("demo", "search_issues", {"query": "bug", "limit": 50})

@@ -1,4 +1,4 @@
-"""`Client(compress_tools=...)` (issue 22): the Python API's tools in mcp-compressor's standard mode, per
+"""`Client(compress_tools=...)`: the Python API's tools in mcp-compressor's standard mode, per
 client or per server entry, over the real demo server, through the same pipeline as plain calls."""
 
 from __future__ import annotations
@@ -10,9 +10,6 @@ from typing import Any
 import pytest
 
 from mcpsqueeze import Client, UsageError
-
-# The demo server backends run in this process (conftest: demo_backends_in_memory).
-pytestmark = pytest.mark.usefixtures("counting_in_process", "demo_backends_in_memory")
 
 SERVER = {"command": sys.executable, "args": ["-m", "mcpsqueeze.demo.server"]}
 

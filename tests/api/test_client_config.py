@@ -12,9 +12,6 @@ import pytest
 from mcpsqueeze import Client, shrink_tools
 from mcpsqueeze.settings._file import ConfigError
 
-# The demo server backends run in this process (conftest: demo_backends_in_memory).
-pytestmark = pytest.mark.usefixtures("counting_in_process", "demo_backends_in_memory")
-
 DEMO = {"demo": {"command": sys.executable, "args": ["-m", "mcpsqueeze.demo.server"]}}
 RECORDS_PY = Path(__file__).parents[1] / "fixtures" / "records_server.py"
 RECORDS = {"records": {"command": sys.executable, "args": [str(RECORDS_PY)]}}

@@ -1,12 +1,10 @@
-"""grep and search through the Python doors (issue 21 item 2): `Client.recover`, `Squeezer.recover`, and
-Code Mode's generated Python and TypeScript `squeeze_recover`, which ask serve's HTTP API
-(`GET /v1/recover/<id>?grep=...`) on the Client's private socket. Each answers what the core answers."""
+"""grep and search through the Python doors: `Client.recover`, `Squeezer.recover`, and Code Mode's
+generated Python `squeeze_recover`, which asks serve's HTTP API (`GET /v1/recover/<id>?grep=...`) on the
+Client's private socket (its TypeScript: tests/codemode/test_code_mode.py). Each answers what the core
+answers."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -14,38 +12,9 @@ import pytest
 
 from mcpsqueeze import Client, Squeezer, UsageError
 from mcpsqueeze.core._search import grep
-from rawclient import require_node_paths
-
-# The demo server backends run in this process (conftest: demo_backends_in_memory).
-pytestmark = pytest.mark.usefixtures("counting_in_process", "demo_backends_in_memory")
+from memwrap import generated_modules
 
 DEMO = {"demo": {"command": sys.executable, "args": ["-m", "mcpsqueeze.demo.server"]}}
-
-PY_SCRIPT = """
-import json, sys
-sys.path.insert(0, sys.argv[1])
-import demo
-rid = sys.argv[2]
-out = {
-    "grep": demo.squeeze_recover(rid, grep="proxy", ignore_case=True, context=1, skip=3),
-    "search": demo.squeeze_recover(rid, search="proxy cache", context=0),
-}
-print(json.dumps(out))
-"""
-
-TS_SCRIPT = """
-import * as demo from "./demo.ts";
-const rid = process.argv[2];
-const out = {
-  grep: await demo.squeezeRecover(rid, { grep: "proxy", ignore_case: true, context: 1, skip: 3 }),
-  search: await demo.squeezeRecover(rid, { search: "proxy cache", context: 0 }),
-};
-console.log(JSON.stringify(out));
-"""
-
-
-def _plain_env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if not k.startswith("MCPSQUEEZE_")}
 
 
 def test_client_squeezer_and_code_mode_grep_and_search_answer_as_the_core_does(tmp_path: Path) -> None:
@@ -61,22 +30,10 @@ def test_client_squeezer_and_code_mode_grep_and_search_answer_as_the_core_does(t
             client.recover(rid, grep="a(?=b)")
 
         client.write_code_client("python", tmp_path / "py")
-        done = subprocess.run(
-            [sys.executable, "-I", "-S", "-c", PY_SCRIPT, str(tmp_path / "py"), rid],
-            capture_output=True, text=True, env=_plain_env(), timeout=60,
-        )  # fmt: skip
-        assert done.returncode == 0, done.stderr
-        assert json.loads(done.stdout) == {"grep": expected, "search": searched}
-
-        node = require_node_paths("NODE22")["NODE22"]
-        client.write_code_client("typescript", tmp_path / "ts")
-        (tmp_path / "ts" / "check.ts").write_text(TS_SCRIPT, encoding="utf-8")
-        done = subprocess.run(
-            [node, "--experimental-strip-types", "--no-warnings", "check.ts", rid],
-            capture_output=True, text=True, env=_plain_env(), cwd=tmp_path / "ts", timeout=60,
-        )  # fmt: skip
-        assert done.returncode == 0, done.stderr
-        assert json.loads(done.stdout) == {"grep": expected, "search": searched}
+        with generated_modules(tmp_path / "py") as load:
+            demo = load("demo")
+            assert demo.squeeze_recover(rid, grep="proxy", ignore_case=True, context=1, skip=3) == expected
+            assert demo.squeeze_recover(rid, search="proxy cache", context=0) == searched
 
 
 @pytest.mark.anyio

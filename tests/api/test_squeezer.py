@@ -9,7 +9,7 @@ import pytest
 
 from mcpsqueeze import RecoveryError, Squeezer, UsageError
 
-pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("counting_in_process")]
+pytestmark = pytest.mark.anyio
 
 TEXT = json.dumps({"items": [{"n": i, "word": "squeeze " * 5} for i in range(1500)]})
 

@@ -14,8 +14,6 @@ from pydantic import BaseModel
 from mcpsqueeze import UsageError, shrink_tools
 from rawclient import assert_golden
 
-pytestmark = pytest.mark.usefixtures("counting_in_process")
-
 GOLDEN = Path(__file__).with_name("golden")
 ROWS = [{"id": i, "name": f"row {i}", "tags": ["a", "b"], "body": "payload " * 10} for i in range(2300)]
 

@@ -54,7 +54,7 @@ def test_the_recover_help_and_usage_errors_are_pinned() -> None:
         ["recover"],
         ["recover", RID, "--bogus"],
         ["recover", RID, "--pointer"],
-        ["recover", RID, "--lines", "1", "--lines", "2"],  # several pointers and ids are fine (issue 21)
+        ["recover", RID, "--lines", "1", "--lines", "2"],  # several pointers and ids are fine
         ["recover", RID, "--pointer", "/a", "--lines", "1"],
     ):
         outcome = plan_recover(argv)

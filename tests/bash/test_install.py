@@ -1,10 +1,8 @@
-"""`install-commands`: one entry point per server, executable, secret-free, never clobbering others."""
+"""`install-commands`: one entry point per server, executable, secret-free, never clobbering others.
+(The entry points run as commands: tests/bash/test_shim.py.)"""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -12,35 +10,6 @@ import pytest
 
 from mcpsqueeze._errors import UsageError
 from mcpsqueeze.bash import install_commands
-
-from .canned_session import Session
-
-
-def test_entry_points_run_the_servers_tools_by_their_own_name(
-    tmp_path: Path, shim_env: dict[str, str], session: Session
-) -> None:
-    bin_dir = tmp_path / "bin"
-    [path] = install_commands(bin_dir, ["demo"], sys.executable)
-    assert path == bin_dir / "demo" and path.stat().st_mode & 0o777 == 0o755
-    env = shim_env | {"PATH": f"{bin_dir}:{shim_env['PATH']}"}
-    done = subprocess.run(
-        ["demo", "kitchen-sink", "--page-id", "x", "--tags", "t"], env=env, capture_output=True, text=True
-    )
-    assert (done.returncode, json.loads(done.stdout)) == (0, {"page_id": "x", "tags": ["t"]})
-    helped = subprocess.run(["demo", "kitchen-sink", "--help"], env=env, capture_output=True, text=True)
-    assert helped.stdout.startswith("Usage: demo kitchen-sink --page-id STRING [flags]\n")
-    missing = subprocess.run(["demo", "kitchen-sink"], env=env, capture_output=True, text=True)
-    assert missing.returncode == 2
-    assert "see `demo kitchen-sink --help`" in missing.stderr
-
-
-def test_a_renamed_copy_dispatches_on_its_new_name(tmp_path: Path, shim_env: dict[str, str]) -> None:
-    [path] = install_commands(tmp_path / "bin", ["demo"], sys.executable)
-    copy = tmp_path / "bin" / "github"
-    copy.write_bytes(path.read_bytes())
-    copy.chmod(0o755)
-    done = subprocess.run([str(copy), "x"], env=shim_env, capture_output=True, text=True)
-    assert done.returncode == 4 and "'github' is down" in done.stderr
 
 
 def test_entry_points_hold_no_secrets_and_name_no_session(tmp_path: Path) -> None:
@@ -70,33 +39,6 @@ def test_server_names_that_cannot_be_commands_are_refused(tmp_path: Path, name: 
     with pytest.raises(UsageError, match="cannot be a command name"):
         install_commands(tmp_path / "bin", [name], sys.executable)
     assert not (tmp_path / "bin").exists()
-
-
-def test_quotes_in_the_interpreter_path_are_shell_safe(tmp_path: Path) -> None:
-    odd = tmp_path / "it's python"
-    odd.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
-    odd.chmod(0o755)
-    [path] = install_commands(tmp_path / "bin", ["demo"], str(odd))
-    done = subprocess.run(
-        [str(path), "--help"],
-        env={"PATH": os.environ["PATH"], "MCPSQUEEZE_SOCKET": str(tmp_path / "none")},
-        capture_output=True,
-        text=True,
-    )
-    assert done.returncode == 3 and "mcpsqueeze serve" in done.stderr
-
-
-def test_a_server_named_time_is_installed_as_mcp_time_and_runs_that_server(
-    tmp_path: Path, shim_env: dict[str, str], session: Session
-) -> None:
-    bin_dir = tmp_path / "bin"
-    [path] = install_commands(bin_dir, ["time"], sys.executable)
-    assert path == bin_dir / "mcp-time" and not (bin_dir / "time").exists()
-    # The canned session's server is "demo": a prefixed name that is no shell word resolves to nothing,
-    # and the command names itself as typed (the alias itself is pinned in test_names).
-    env = shim_env | {"PATH": f"{bin_dir}:{shim_env['PATH']}"}
-    done = subprocess.run(["bash", "-c", "mcp-time --help"], env=env, capture_output=True, text=True)
-    assert done.returncode == 2 and "mcp-time" in done.stderr, done.stderr
 
 
 def test_install_commands_cli_warns_about_a_shell_word_server(tmp_path: Path) -> None:

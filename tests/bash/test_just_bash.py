@@ -90,7 +90,7 @@ async def test_mcpsq_recover_reads_exact_lines_and_queries_inside_the_shell(
     assert (lines.exit_code, lines.stdout) == (0, "line 11\r\nline 12\nline 13\r\n")
     last = await bash.exec(f"mcpsq recover {rid} --lines=42-")  # line 41 is the newline joining the blocks
     assert (last.exit_code, last.stdout) == (0, issues)
-    found = await bash.exec(f"mcpsq recover {rid} --grep '^LINE 1[23]\\b' -i --context 0")  # issue 21 item 2
+    found = await bash.exec(f"mcpsq recover {rid} --grep '^LINE 1[23]\\b' -i --context 0")
     header = "2 of 42 lines match grep /^LINE 1[23]\\b/i (N: a match, N- context):\n"
     assert (found.exit_code, found.stdout) == (0, header + "12:line 12\n13:line 13\n")
     other = "cd" * 16
@@ -178,7 +178,7 @@ async def test_a_server_named_like_a_shell_word_gets_a_prefixed_command_and_a_wa
     assert "mcp-time" in done.stderr  # the canned session has no server `time`; the command names itself
 
 
-async def test_23_33_open_bash_works_in_async_with_as_documented_and_awaited(
+async def test_open_bash_works_in_async_with_as_documented_and_awaited(
     session: Session, rec_dir: Path
 ) -> None:
     api = AsyncSessionClient(SessionClient(SessionAddress(socket_path=str(session.socket_path))))

@@ -34,7 +34,8 @@ def test_kebab_turns_camel_snake_and_spaces_into_lowercase_words_joined_by_hyphe
 
 
 def kebab_by_regex(name: str) -> str:
-    """The definition kebab() had when it used `re` (the shim no longer imports it: too slow)."""
+    """kebab() spelled with `re`, which the shim does not import (too slow for a command's start): the
+    two must agree."""
     words = re.sub(r"([A-Z]+)([A-Z][a-z])", r"\1-\2", re.sub(r"([a-z0-9])([A-Z])", r"\1-\2", name))
     return re.sub(r"[^A-Za-z0-9]+", "-", words).strip("-").lower() or name
 

@@ -1,13 +1,12 @@
-"""`mcpsq recover ID --query EXPR`: the JMESPath projection of a stored original, through the real shim."""
+"""`mcpsq recover ID --query EXPR`: the JMESPath projection of a stored original."""
 
 from __future__ import annotations
 
 import json
 import os
-import subprocess
 from pathlib import Path
 
-from .conftest import SHIM
+from memwrap import Completed, mcpsq
 
 RID = "ab" * 16
 ORIGINAL = {
@@ -15,10 +14,10 @@ ORIGINAL = {
 }
 
 
-def _mcpsq(rec_dir: Path, tmp_path: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+def _mcpsq(rec_dir: Path, tmp_path: Path, *argv: str) -> Completed:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MCPSQUEEZE_")}
     env |= {"MCPSQUEEZE_RECOVERY_DIR": str(rec_dir), "MCPSQUEEZE_SOCKET": str(tmp_path / "none.sock")}
-    return subprocess.run([*SHIM, "recover", *argv], env=env, capture_output=True, text=True, timeout=30)
+    return mcpsq(["recover", *argv], env)
 
 
 def test_recover_query_prints_the_projection_and_combines_with_a_pointer(
@@ -28,7 +27,7 @@ def test_recover_query_prints_the_projection_and_combines_with_a_pointer(
     keys = _mcpsq(rec_dir, tmp_path, RID, "--query", "issues[].key")
     assert (keys.returncode, json.loads(keys.stdout)) == (0, ["A-1", "A-2"])
     one = _mcpsq(rec_dir, tmp_path, RID, "--pointer", "/issues/0", "--query=t")
-    assert (one.returncode, one.stdout) == (0, "x")  # exactly what squeeze_recover answers (item 28)
+    assert (one.returncode, one.stdout) == (0, "x")  # exactly what squeeze_recover answers
 
 
 def test_recover_query_refuses_a_bad_expression_and_plain_text_with_exit_2(

@@ -1,15 +1,21 @@
-"""The `mcpsq` shim as a real process against a real HTTP session on a Unix socket (canned answers)."""
+"""The `mcpsq` shim as a real process: against a real HTTP session on a Unix socket (canned answers), on
+a terminal, as the entry points `install-commands` writes, and what a fresh interpreter loads for it (standard library only, nothing heavy imported on a
+tool call; the package it imports and the recovery reader it runs for `recover` stay cheap too).
+What the shim's command does with a real session runs in process elsewhere (memwrap.mcpsq)."""
 
 from __future__ import annotations
 
 import json
 import os
+import pty
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
+from mcpsqueeze.bash import install_commands
 from mcpsqueeze.bash._session_http import SessionAddress, SessionClient, default_socket_candidates
 from mcpsqueeze.bash.shim import run
 
@@ -131,7 +137,7 @@ def test_no_session_exits_3_and_says_how_to_start_one(tmp_path: Path) -> None:
     assert "mcpsqueeze serve" in done.stderr and "MCPSQUEEZE_SOCKET" in done.stderr
 
 
-def test_23_32_mcpsq_help_without_a_session_prints_the_usage_and_exits_0(
+def test_mcpsq_help_without_a_session_prints_the_usage_and_exits_0(
     tmp_path: Path, shim_env: dict[str, str]
 ) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MCPSQUEEZE_")}
@@ -169,7 +175,7 @@ def test_recover_prints_the_original_by_id_by_path_and_by_pointer(
     raw = mcpsq(shim_env, "recover", rid, "--raw")
     assert len(json.loads(by_id.stdout)["issues"]) == 40
     assert by_path.stdout == by_id.stdout
-    assert (pointer.returncode, pointer.stdout) == (0, "bug issue 39")  # exact: no newline added (item 28)
+    assert (pointer.returncode, pointer.stdout) == (0, "bug issue 39")  # exact: no newline added
     assert json.loads(raw.stdout)["content"][0]["type"] == "text"
 
 
@@ -331,8 +337,7 @@ def test_recover_offset_and_length_print_exactly_the_characters_a_chars_marker_n
 
 def test_every_shell_door_reads_the_listing_answer_one_way() -> None:
     """`listing_of` is what the shim and both Just-Bash paths make of `GET /v1/servers`: a listing, the
-    session's refusal, or a reply that is not JSON named as such (it used to read "the backend failed
-    (HTTP 200)" in Just-Bash)."""
+    session's refusal, or a reply that is not JSON named as such (never "the backend failed (HTTP 200)")."""
     from mcpsqueeze._errors import EXIT_BACKEND, EXIT_UNREACHABLE
     from mcpsqueeze.bash._catalog import Catalog
     from mcpsqueeze.bash._core import Printout, listing_of
@@ -344,3 +349,93 @@ def test_every_shell_door_reads_the_listing_answer_one_way() -> None:
     assert isinstance(odd, Printout) and odd.code == EXIT_BACKEND and "without JSON" in odd.stderr
     refused = listing_of(401, {"error": {"code": "unauthorized", "message": "bad token"}})
     assert isinstance(refused, Printout) and refused.code == EXIT_UNREACHABLE and "token" in refused.stderr
+
+
+def test_on_a_terminal_the_shim_ends_the_line_the_data_left_open(shim_env: dict[str, str]) -> None:
+    """In a pipe the data is exact; on a terminal the prompt starts on its own line."""
+    leader, follower = pty.openpty()
+    try:
+        done = subprocess.run(
+            [*SHIM, "demo", "echo", "--text", "no newline"],
+            stdout=follower, stderr=subprocess.PIPE, env=shim_env, timeout=60,
+        )  # fmt: skip
+        os.close(follower)
+        seen = b""
+        while True:
+            try:
+                chunk = os.read(leader, 4096)
+            except OSError:  # the terminal's other end is closed: all read
+                break
+            if not chunk:
+                break
+            seen += chunk
+    finally:
+        os.close(leader)
+    assert done.returncode == 0, done.stderr
+    assert seen == b"no newline\r\n"  # the terminal's own line ending
+
+
+# -- installed entry points, run as commands
+
+
+def test_entry_points_run_the_servers_tools_by_their_own_name(
+    tmp_path: Path, shim_env: dict[str, str], session: Session
+) -> None:
+    bin_dir = tmp_path / "bin"
+    [path] = install_commands(bin_dir, ["demo"], sys.executable)
+    assert path == bin_dir / "demo" and path.stat().st_mode & 0o777 == 0o755
+    env = shim_env | {"PATH": f"{bin_dir}:{shim_env['PATH']}"}
+    done = subprocess.run(
+        ["demo", "kitchen-sink", "--page-id", "x", "--tags", "t"], env=env, capture_output=True, text=True
+    )
+    assert (done.returncode, json.loads(done.stdout)) == (0, {"page_id": "x", "tags": ["t"]})
+    helped = subprocess.run(["demo", "kitchen-sink", "--help"], env=env, capture_output=True, text=True)
+    assert helped.stdout.startswith("Usage: demo kitchen-sink --page-id STRING [flags]\n")
+    missing = subprocess.run(["demo", "kitchen-sink"], env=env, capture_output=True, text=True)
+    assert missing.returncode == 2
+    assert "see `demo kitchen-sink --help`" in missing.stderr
+
+
+def test_a_renamed_copy_dispatches_on_its_new_name(tmp_path: Path, shim_env: dict[str, str]) -> None:
+    [path] = install_commands(tmp_path / "bin", ["demo"], sys.executable)
+    copy = tmp_path / "bin" / "github"
+    copy.write_bytes(path.read_bytes())
+    copy.chmod(0o755)
+    done = subprocess.run([str(copy), "x"], env=shim_env, capture_output=True, text=True)
+    assert done.returncode == 4 and "'github' is down" in done.stderr
+
+
+def test_quotes_in_the_interpreter_path_are_shell_safe(tmp_path: Path) -> None:
+    odd = tmp_path / "it's python"
+    odd.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    odd.chmod(0o755)
+    [path] = install_commands(tmp_path / "bin", ["demo"], str(odd))
+    done = subprocess.run(
+        [str(path), "--help"],
+        env={"PATH": os.environ["PATH"], "MCPSQUEEZE_SOCKET": str(tmp_path / "none")},
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 3 and "mcpsqueeze serve" in done.stderr
+
+
+def test_a_server_named_time_is_installed_as_mcp_time_and_runs_that_server(
+    tmp_path: Path, shim_env: dict[str, str], session: Session
+) -> None:
+    bin_dir = tmp_path / "bin"
+    [path] = install_commands(bin_dir, ["time"], sys.executable)
+    assert path == bin_dir / "mcp-time" and not (bin_dir / "time").exists()
+    # The canned session's server is "demo": a prefixed name that is no shell word resolves to nothing,
+    # and the command names itself as typed (the alias itself is pinned in test_names).
+    env = shim_env | {"PATH": f"{bin_dir}:{shim_env['PATH']}"}
+    done = subprocess.run(["bash", "-c", "mcp-time --help"], env=env, capture_output=True, text=True)
+    assert done.returncode == 2 and "mcp-time" in done.stderr, done.stderr
+
+
+def test_the_installed_prefixed_command_finds_its_session(tmp_path: Path) -> None:
+    """A server named like a command on PATH gets `mcp-NAME`, which runs that server's tools."""
+    [path] = install_commands(tmp_path / "bin", ["ls"], sys.executable)
+    assert path.name == "mcp-ls"
+    env = {**os.environ, "MCPSQUEEZE_SOCKET": str(tmp_path / "none.sock")}
+    done = subprocess.run([str(path), "--help"], env=env, capture_output=True, text=True)
+    assert done.returncode == 3 and "mcpsqueeze serve" in done.stderr

@@ -1,10 +1,12 @@
-"""Code Mode: generated Python and TypeScript, executed against a real `mcpsqueeze serve`, and pinned by golden files."""
+"""Code Mode: generated Python and TypeScript, executed as an agent runs them (a fresh `python -I -S`, Node
+22) against a real `mcpsqueeze serve` (in this process) and a `Client`'s private socket, and pinned by
+golden files."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -18,72 +20,62 @@ from mcpsqueeze._errors import UsageError
 from mcpsqueeze._lines import split_lines
 from mcpsqueeze.codemode import Endpoint, render_code_client, write_code_client
 from mcpsqueeze.codemode._schema import camel, snake, tools_of
-from rawclient import assert_golden, cli, demo_server, require_node_paths, serve_ready
+from memwrap import Serve, run_cli
+from rawclient import assert_golden, demo_server, require_node_paths
 
 GOLDEN = Path(__file__).with_name("golden")
 BUDGET = 3000
 
 
 @dataclass
-class Serve:
-    proc: subprocess.Popen[str]
+class Session:
     env: dict[str, str]  # MCPSQUEEZE_* pointing at this session
     listing: list[dict[str, Any]]
     token: str | None = None
 
 
-def _start(tmp: Path, *where: str) -> Serve:
+@contextlib.contextmanager
+def _serving(tmp: Path, *where: str) -> Iterator[Session]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MCPSQUEEZE_")}
-    env["XDG_CONFIG_HOME"] = str(tmp / "xdg")
-    argv = cli("serve", "--recovery-dir", str(tmp / "rec"), "--budget", str(BUDGET), *where)
-    argv += ["-n", "demo", "--", *demo_server()]
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
-    assert proc.stderr is not None
-    seen = serve_ready(proc)
-    address = seen.split("session ready on ", 1)[1].split(";", 1)[0]
-    if address.startswith("http://"):
-        session_env = {**env, "MCPSQUEEZE_URL": address, "MCPSQUEEZE_TOKEN_FILE": str(tmp / "token")}
-        token = (tmp / "token").read_text().strip()
-    else:
-        session_env, token = {**env, "MCPSQUEEZE_SOCKET": address}, None
-    listed = subprocess.run(
-        [sys.executable, "-m", "mcpsqueeze.bash.shim", "--json"],
-        capture_output=True,
-        text=True,
-        env=session_env,
-    )
-    del listed  # the listing comes from the API below; the shim only proves the session answers
-    from mcpsqueeze.bash import SessionClient
+    args = [
+        "--recovery-dir",
+        str(tmp / "rec"),
+        "--budget",
+        str(BUDGET),
+        *where,
+        "-n",
+        "demo",
+        "--",
+        *demo_server(),
+    ]
+    with Serve(args) as served:
+        if served.where.startswith("http://"):
+            session_env = {**env, "MCPSQUEEZE_URL": served.where, "MCPSQUEEZE_TOKEN_FILE": str(tmp / "token")}
+            token: str | None = (tmp / "token").read_text().strip()
+        else:
+            session_env, token = {**env, "MCPSQUEEZE_SOCKET": served.where}, None
+        from mcpsqueeze.bash import SessionClient
 
-    _, body = SessionClient.from_environ(session_env).request("GET", "/v1/servers")
-    return Serve(proc, session_env, body["servers"][0]["tools"], token)
-
-
-def _stop(serve: Serve) -> None:
-    serve.proc.send_signal(signal.SIGTERM)
-    serve.proc.communicate(timeout=30)
+        _, body = SessionClient.from_environ(session_env).request("GET", "/v1/servers")
+        yield Session(session_env, body["servers"][0]["tools"], token)
 
 
 @pytest.fixture(scope="module")
-def unix_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Serve]:
+def unix_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Session]:
     tmp = tmp_path_factory.mktemp("unix")
-    serve = _start(tmp, "--socket", str(tmp / "run" / "s.sock"))
-    yield serve
-    _stop(serve)
+    with _serving(tmp, "--socket", str(tmp / "run" / "s.sock")) as session:
+        yield session
 
 
 @pytest.fixture(scope="module")
-def tcp_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Serve]:
+def tcp_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Session]:
     tmp = tmp_path_factory.mktemp("tcp")
-    serve = _start(tmp, "--listen", "127.0.0.1:0", "--token-file", str(tmp / "token"))
-    yield serve
-    _stop(serve)
+    with _serving(tmp, "--listen", "127.0.0.1:0", "--token-file", str(tmp / "token")) as session:
+        yield session
 
 
-def _install(serve: Serve, lang: str, directory: Path) -> list[str]:
-    done = subprocess.run(
-        cli("install-commands", "--lang", lang, str(directory)), capture_output=True, text=True, env=serve.env
-    )
+def _install(serve: Session, lang: str, directory: Path) -> list[str]:
+    done = run_cli("install-commands", "--lang", lang, str(directory), env=serve.env)
     assert done.returncode == 0, done.stderr
     return done.stdout.split()
 
@@ -203,20 +195,20 @@ def _run_typescript(directory: Path, tag: str, env: dict[str, str]) -> dict[str,
     return result
 
 
-def _plain_env(serve: Serve) -> dict[str, str]:
+def _plain_env(serve: Session) -> dict[str, str]:
     """No MCPSQUEEZE_* at all: the generated code must find the session from what was written."""
     return {k: v for k, v in serve.env.items() if not k.startswith("MCPSQUEEZE_")}
 
 
 def test_generated_python_calls_tools_raises_typed_errors_and_recovers_over_the_unix_socket(
-    unix_session: Serve, tmp_path: Path
+    unix_session: Session, tmp_path: Path
 ) -> None:
     _install(unix_session, "python", tmp_path / "py")
     _check(_run_python(tmp_path / "py", "py-unix", _plain_env(unix_session)), "py-unix")
 
 
 def test_generated_python_reads_the_token_file_at_call_time_over_tcp(
-    tcp_session: Serve, tmp_path: Path
+    tcp_session: Session, tmp_path: Path
 ) -> None:
     written = _install(tcp_session, "python", tmp_path / "py")
     assert tcp_session.token and all(tcp_session.token not in Path(p).read_text() for p in written)
@@ -224,19 +216,21 @@ def test_generated_python_reads_the_token_file_at_call_time_over_tcp(
 
 
 def test_generated_typescript_runs_on_node_22_over_the_unix_socket(
-    unix_session: Serve, tmp_path: Path
+    unix_session: Session, tmp_path: Path
 ) -> None:
     _install(unix_session, "typescript", tmp_path / "ts")
     _check(_run_typescript(tmp_path / "ts", "ts-unix", _plain_env(unix_session)), "ts-unix")
 
 
-def test_generated_typescript_uses_fetch_with_the_token_over_tcp(tcp_session: Serve, tmp_path: Path) -> None:
+def test_generated_typescript_uses_fetch_with_the_token_over_tcp(
+    tcp_session: Session, tmp_path: Path
+) -> None:
     written = _install(tcp_session, "typescript", tmp_path / "ts")
     assert tcp_session.token and all(tcp_session.token not in Path(p).read_text() for p in written)
     _check(_run_typescript(tmp_path / "ts", "ts-tcp", _plain_env(tcp_session)), "ts-tcp")
 
 
-def test_the_generated_code_for_the_demo_server_is_pinned(unix_session: Serve) -> None:
+def test_the_generated_code_for_the_demo_server_is_pinned(unix_session: Session) -> None:
     for lang in ("python", "typescript"):
         files = render_code_client(
             lang, {"demo": unix_session.listing}, Endpoint("/run/mcpsqueeze/session.sock")
@@ -331,11 +325,93 @@ def test_files_not_written_by_us_are_never_overwritten(tmp_path: Path) -> None:
 
 
 def test_install_commands_for_a_server_the_session_does_not_have_exits_2(
-    unix_session: Serve, tmp_path: Path
+    unix_session: Session, tmp_path: Path
 ) -> None:
-    done = subprocess.run(
-        cli("install-commands", "--lang", "typescript", "--server", "nope", str(tmp_path / "ts")),
-        capture_output=True, text=True, env=unix_session.env,
-    )  # fmt: skip
+    done = run_cli(
+        "install-commands",
+        "--lang",
+        "typescript",
+        "--server",
+        "nope",
+        str(tmp_path / "ts"),
+        env=unix_session.env,
+    )
     assert done.returncode == 2 and "no server named nope" in done.stderr
     assert not (tmp_path / "ts").exists()
+
+
+# -- a Client's generated TypeScript, on its private socket
+
+
+CLIENT_TS = """
+import * as demo from "./demo.ts";
+const out: Record<string, unknown> = {};
+const value = (await demo.searchIssues({ query: "client code mode ts" })) as any;
+const record = demo.truncationOf(value)!;
+out.kind = Array.isArray(value) ? "array" : typeof value;
+out.record = record;
+out.shown = JSON.stringify(value).length;
+out.full = await demo.squeezeRecover(record.response_id!);
+out.node = await demo.squeezeRecover(record.response_id!, { pointer: "/issues/3" });
+const text = (await demo.readFile({ path: "client lines ts" })) as string;
+out.text_id = demo.truncationOf(text)!.response_id;
+out.lines = await demo.squeezeRecover(out.text_id as string, { lines: "5-9" });
+out.sum = await demo.add({ a: 2, b: 40 });
+try {
+  await demo.fail({ message: "boom ts" });
+} catch (error) {
+  const e = error as InstanceType<typeof demo.SqueezeToolError>;
+  out.error = [e.server, e.tool, e.message];
+}
+try {
+  await demo.squeezeRecover("0".repeat(32));
+} catch (error) {
+  const e = error as InstanceType<typeof demo.SqueezeSessionError>;
+  out.missing = [e.code, e.status];
+}
+console.log(JSON.stringify(out));
+"""
+
+
+CLIENT_SEARCH_TS = """
+import * as demo from "./demo.ts";
+const rid = process.argv[2];
+const out = {
+  grep: await demo.squeezeRecover(rid, { grep: "proxy", ignore_case: true, context: 1, skip: 3 }),
+  search: await demo.squeezeRecover(rid, { search: "proxy cache", context: 0 }),
+};
+console.log(JSON.stringify(out));
+"""
+
+
+def test_a_clients_generated_typescript_calls_its_tools_and_recovers_over_its_private_socket(
+    tmp_path: Path,
+) -> None:
+    from api.test_client_code_mode import BUDGET as CLIENT_BUDGET
+    from api.test_client_code_mode import DEMO, check
+    from mcpsqueeze import Client
+    from mcpsqueeze.core._search import grep
+
+    node = require_node_paths("NODE22")["NODE22"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MCPSQUEEZE_")}
+    with Client(DEMO, budget=CLIENT_BUDGET, config=False) as client:
+        client.write_code_client("typescript", tmp_path / "ts")
+        (tmp_path / "ts" / "check.ts").write_text(CLIENT_TS, encoding="utf-8")
+        (tmp_path / "ts" / "search.ts").write_text(CLIENT_SEARCH_TS, encoding="utf-8")
+        run = [node, "--experimental-strip-types", "--no-warnings"]
+        done = subprocess.run(
+            [*run, "check.ts"], capture_output=True, text=True, env=env, cwd=tmp_path / "ts", timeout=60
+        )
+        assert done.returncode == 0, done.stderr
+        ts = json.loads(done.stdout)
+        assert ts["kind"] == "object"
+        check(ts, client, "ts")
+        shrunk = client.call("demo", "read_file", {"path": "doors.txt"})
+        rid = shrunk["_meta"]["truncation"]["response_id"]
+        expected = grep(client.recover(rid), "proxy", ignore_case=True, context=1, skip=3).text
+        searched = client.recover(rid, search="proxy cache", context=0)
+        done = subprocess.run(
+            [*run, "search.ts", rid], capture_output=True, text=True, env=env, cwd=tmp_path / "ts", timeout=60
+        )
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout) == {"grep": expected, "search": searched}

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from seed_recipe import RECIPE
+from recipes import COMPRESSOR_RECIPE
 
 from .conftest import IMAGE_GID, IMAGE_UID, Box, empty, wait_ready
 
@@ -285,14 +285,14 @@ def test_jq_is_in_the_image(sandbox: Box) -> None:
 def test_the_seed_jq_recipe_finds_and_reads_the_original_inside_the_container(
     proxy: Box, kind: str, command: str
 ) -> None:
-    """Seed 000's shell recipe, verbatim, on what `mcpsq` prints, with the image's own jq."""
+    """mcp-compressor's shell recipe, verbatim, on what `mcpsq` prints, with the image's own jq."""
     if proxy.sh("command -v jq").code != 0:
         if os.environ.get("CI"):
             pytest.fail("jq is missing from the image built on CI (add it to the base image)")
         pytest.skip("this base image has no jq")
     result = proxy.sh(
         f"cd /tmp && {command} > response-{kind}.json 2>/dev/null && "
-        + RECIPE.replace("response.json", f"response-{kind}.json")
+        + COMPRESSOR_RECIPE.replace("response.json", f"response-{kind}.json")
     )
 
     assert result.code == 0, result

@@ -190,7 +190,6 @@ def _masked(text: str) -> str:
 
 
 @pytest.mark.anyio
-@pytest.mark.usefixtures("counting_in_process")
 async def test_what_a_profiles_model_reads_of_changed_results_is_pinned() -> None:
     from mcpsqueeze import Squeezer
 

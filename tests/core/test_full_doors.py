@@ -10,9 +10,7 @@ Mode's `full` and `Squeezer.full` each get the same scenario. Tenants never get 
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -26,10 +24,8 @@ from pydantic import TypeAdapter
 
 from fixtures.ledger_server import calls_of, rows_text
 from mcpsqueeze import Client, Squeezer
-from memwrap import HttpWrap, MemoryWrap, Serve
+from memwrap import HttpWrap, MemoryWrap, Serve, generated_modules, mcpsq
 from rawclient import RawClient, text
-
-pytestmark = pytest.mark.usefixtures("counting_in_process", "demo_backends_in_memory")
 
 LEDGER = [sys.executable, str(Path(__file__).parents[1] / "fixtures" / "ledger_server.py")]
 COMPRESSED = ("--compress-tools", "medium", "--name", "ledger")
@@ -123,7 +119,7 @@ def test_full_true_over_stateless_http_never_runs_a_write_again(tmp_path: Path, 
 def test_mcpsq_full_never_runs_a_write_again(tmp_path: Path, ledger: Path) -> None:
     socket = tmp_path / "run" / "s.sock"
     args = ["--socket", str(socket), "--recovery-dir", str(tmp_path / "rec"), "--budget", "4000"]
-    with Serve([*args, "-n", "ledger", "--", *LEDGER], demo_in_memory=True):
+    with Serve([*args, "-n", "ledger", "--", *LEDGER]):
         env = {
             **os.environ,
             "MCPSQUEEZE_SOCKET": str(socket),
@@ -132,10 +128,7 @@ def test_mcpsq_full_never_runs_a_write_again(tmp_path: Path, ledger: Path) -> No
 
         def door(tool: str, arguments: dict[str, Any], full: bool) -> dict[str, Any]:
             flags = [f"--{key}={value}" for key, value in arguments.items()] + (["--full"] if full else [])
-            done = subprocess.run(
-                [sys.executable, "-m", "mcpsqueeze.bash.shim", "ledger", tool.replace("_", "-"), *flags],
-                capture_output=True, text=True, env=env, timeout=60,
-            )  # fmt: skip
+            done = mcpsq(["ledger", tool.replace("_", "-"), *flags], env)
             if done.returncode == 1:  # the error is on stderr
                 return {"content": [{"type": "text", "text": done.stderr}], "isError": True}
             assert done.returncode == 0, done.stderr
@@ -155,23 +148,14 @@ def test_full_through_client_and_its_code_mode_never_runs_a_write_again(tmp_path
 
         check_full(door, ledger, "client")
         client.write_code_client("python", tmp_path / "py")
+        with generated_modules(tmp_path / "py") as load:
+            runtime = load("squeeze_runtime")
 
-        def code_mode(tool: str, arguments: dict[str, Any], full: bool) -> dict[str, Any]:
-            script = (
-                "import json, sys; sys.path.insert(0, sys.argv[1]); from squeeze_runtime import call_tool; "
-                "print(json.dumps(call_tool('ledger', sys.argv[2], json.loads(sys.argv[3]), sys.argv[4] == '1')))"
-            )
-            done = subprocess.run(
-                [sys.executable, "-I", "-S", "-c", script, str(tmp_path / "py"), tool, json.dumps(arguments),
-                 "1" if full else "0"],
-                capture_output=True, text=True, timeout=60,
-                env={k: v for k, v in os.environ.items() if not k.startswith("MCPSQUEEZE_")},
-            )  # fmt: skip
-            assert done.returncode == 0, done.stderr
-            result: dict[str, Any] = json.loads(done.stdout)["result"]
-            return result
+            def code_mode(tool: str, arguments: dict[str, Any], full: bool) -> dict[str, Any]:
+                result: dict[str, Any] = runtime.call_tool("ledger", tool, arguments, full)["result"]
+                return result
 
-        check_full(code_mode, ledger, "code mode")
+            check_full(code_mode, ledger, "code mode")
 
 
 def test_squeezer_full_answers_the_stored_original_or_says_to_run_the_tool() -> None:
@@ -204,7 +188,7 @@ def test_full_never_answers_one_tenant_with_anothers_original(tmp_path: Path, le
     tokens = secret / "tokens"
     write_token(tokens, "alice:" + "a" * 64 + "\nbob:" + "b" * 64 + "\n")
     args = ["--listen", "127.0.0.1:0", "--token-file", str(tokens), "--recovery-dir", str(tmp_path / "rec")]
-    with Serve([*args, "--budget", "4000", "-n", "ledger", "--", *LEDGER], demo_in_memory=True) as served:
+    with Serve([*args, "--budget", "4000", "-n", "ledger", "--", *LEDGER]) as served:
         call = {"server": "ledger", "tool": "write_rows", "arguments": {"n": BIG, "tag": "tenants"}}
         status, first = api(served.where, "a" * 64, "/v1/call", call)
         assert status == 200 and first["action"] == "shrink"

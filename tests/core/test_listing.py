@@ -1,4 +1,4 @@
-"""`mcpsqueeze.core._compressed`: the compressed tool listing of issue 22, on the real servers' tools.
+"""`mcpsqueeze.core._compressed`: the compressed tool listing (`--compress-tools`), on the real servers' tools.
 
 The backend tools are what npm `server-filesystem`, `server-memory` and PyPI `mcp-server-git` list
 (tests/core/fixtures/listing/*.json, captured from the running servers); the anchor's listings are what

@@ -1,4 +1,4 @@
-"""A recover tool that costs little to carry (issue 21 item 5): the model carries it on every turn,
+"""A recover tool that costs little to carry: the model carries it on every turn,
 once per server it is listed for, so its listing (name, description, inputSchema) is about 100 o200k
 tokens: three servers add at most 300. It lists the arguments an agent composes itself; the others
 are taken all the same, and every preview's notice, every answer and every error says the exact call."""

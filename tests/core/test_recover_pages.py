@@ -1,10 +1,12 @@
-"""Recoveries that fit the client (issue 21 item 4): an answer over the page size comes as pages, each
+"""Recoveries that fit the client: an answer over the page size comes as pages, each
 naming the exact arguments of the next in `_meta["mcpsqueeze/next"]` (and in its text); the pages join
-back into the original byte for byte. Through a real `mcpsqueeze wrap --page-size`, too."""
+back into the original byte for byte. Through `mcpsqueeze wrap --page-size` over each transport, too."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +18,7 @@ from mcpsqueeze import UsageError
 from mcpsqueeze._lines import split_lines
 from mcpsqueeze.core import RecoverRequest, parts_text, recover
 from mcpsqueeze.recovery import MemoryCache, RecoveryStore, new_response_id
-from rawclient import RawClient, cli, demo_server
+from rawclient import RawClient
 
 
 def _store(text: str) -> tuple[RecoveryStore, str]:
@@ -65,11 +67,10 @@ def test_an_answer_that_fits_is_not_paged_and_a_page_past_the_end_is_a_usage_err
         recover(store, RecoverRequest.parse({"response_id": rid, "page": 3}), 100)
 
 
-def test_wrap_pages_a_large_recovery_and_the_pages_join_back(tmp_path: Path) -> None:
-    command = cli(
-        "wrap", "--page-size", "1000", "--recovery-dir", str(tmp_path / "rec"), "--", *demo_server()
-    )
-    with RawClient(command) as client:
+def test_wrap_pages_a_large_recovery_and_the_pages_join_back(
+    tmp_path: Path, wrap_door: Callable[..., AbstractContextManager[RawClient]]
+) -> None:
+    with wrap_door(["--page-size", "1000", "--recovery-dir", str(tmp_path / "rec")]) as client:
         client.initialize()
         rid = client.call("search_issues", {"query": "bug", "limit": 60})["_meta"]["truncation"][
             "response_id"

@@ -1,4 +1,4 @@
-"""Several ranges, pointers and ids in one recovery (issue 21 item 1): answered in order, each part
+"""Several ranges, pointers and ids in one recovery: answered in order, each part
 labelled in `_meta` and exact, so the parts join back into the original byte for byte."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Search inside a stored original (issue 21 item 2): grep (RE2, linear time) and BM25 search, answering
+"""Search inside a stored original: grep (RE2, linear time) and BM25 search, answering
 lines with the numbers fold markers use, or JSON values with their RFC 6901 pointers."""
 
 from __future__ import annotations

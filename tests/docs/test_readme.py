@@ -55,7 +55,7 @@ def test_the_first_commands_are_the_ones_ci_and_the_tests_run() -> None:
     # the index's name is the project's; .ci/run installs the wheel built from it with pipx
     assert install == "pipx install mcpsqueeze"
     assert 'pipx" install' in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
-    # Claude Code's real CLI adds and connects this exact line (tests/core/test_client_configs.py)
+    # Claude Code's real CLI adds and connects this exact line (tests/cli/test_client_configs.py)
     assert add == snippet("claude-code-add").first_line == snippet("readme-claude-code-add").text
     # tests/demo/test_demo_driver.py runs the demo with these arguments
     assert demo == "mcpsqueeze demo --html demo.html"

@@ -1,10 +1,12 @@
 """The HTTP doors under test, for real: `wrap --transport streamable-http` and `serve --listen`, each
-yielded with its process (for /proc) once it listens; and raw-socket requests that send exactly what a
-hostile client sends."""
+yielded once it listens, spawned with its process (`pid`, for /proc) or in this process (`*_here`:
+memwrap's HttpWrap and Serve, whose log is kept the same way); and raw-socket requests that send exactly
+what a hostile client sends."""
 
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import signal
 import socket
@@ -16,7 +18,7 @@ from pathlib import Path
 
 from rawclient import cli, serve_ready
 
-BACKEND = Path(__file__).with_name("big_backend.py")
+BACKEND = Path(__file__).parents[1] / "fixtures" / "big_backend.py"
 
 
 @dataclass
@@ -24,9 +26,10 @@ class Door:
     host: str
     port: int
     path: str  # the route a request is posted to
-    proc: subprocess.Popen[str]
+    pid: int  # its process: its own, or this one for a door run here
     token: str = ""
     log: str = ""  # what the door wrote on stderr after its first lines, once it has stopped
+    proc: subprocess.Popen[str] | None = None  # its process, when spawned
 
 
 @contextlib.contextmanager
@@ -39,7 +42,7 @@ def wrap_door(tmp: Path, *extra: str) -> Iterator[Door]:
         text=True,
     )
     assert proc.stderr is not None
-    door = Door("127.0.0.1", 0, "/mcp", proc)
+    door = Door("127.0.0.1", 0, "/mcp", proc.pid, proc=proc)
     try:
         line = proc.stderr.readline()
         match = re.search(r"http://127\.0\.0\.1:(\d+)/mcp", line)
@@ -61,7 +64,7 @@ def serve_door(tmp: Path, *extra: str) -> Iterator[Door]:
     )  # fmt: skip
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     assert proc.stderr is not None
-    door = Door("127.0.0.1", 0, "/v1/call", proc)
+    door = Door("127.0.0.1", 0, "/v1/call", proc.pid, proc=proc)
     try:
         seen = serve_ready(proc)
         match = re.search(r"session ready on http://127\.0\.0\.1:(\d+)", seen)
@@ -71,6 +74,35 @@ def serve_door(tmp: Path, *extra: str) -> Iterator[Door]:
     finally:
         proc.send_signal(signal.SIGTERM)
         door.log = proc.communicate(timeout=30)[1]
+
+
+@contextlib.contextmanager
+def wrap_door_here(tmp: Path, *extra: str) -> Iterator[Door]:
+    """`wrap_door`'s wrap, in this process."""
+    from memwrap import HttpWrap
+
+    with HttpWrap(["--recovery-dir", str(tmp / "rec"), *extra], [sys.executable, str(BACKEND)]) as wrap:
+        door = Door("127.0.0.1", int(wrap.url.rsplit(":", 1)[1].split("/")[0]), "/mcp", os.getpid())
+        yield door
+    door.log = wrap.stderr
+
+
+@contextlib.contextmanager
+def serve_door_here(tmp: Path, *extra: str) -> Iterator[Door]:
+    """`serve_door`'s serve, in this process."""
+    from memwrap import Serve
+
+    token_file = tmp / "auth" / "token"
+    token_file.parent.mkdir(mode=0o700)
+    args = [
+        "--listen", "127.0.0.1:0", "--token-file", str(token_file),
+        "--recovery-dir", str(tmp / "rec"), *extra, "-n", "big", "--", sys.executable, str(BACKEND),
+    ]  # fmt: skip
+    with Serve(args) as served:
+        port = int(served.where.rsplit(":", 1)[1])
+        door = Door("127.0.0.1", port, "/v1/call", os.getpid(), token_file.read_text().strip())
+        yield door
+    door.log = served.stderr
 
 
 def head(door: Door, *, length: int | None = None, chunked: bool = False, stateless: bool = False) -> bytes:

@@ -1,5 +1,6 @@
 """A client that hangs up halfway through its request body costs one plain log line in serve and in
-wrap (either protocol path), never a ClientDisconnect traceback; the door goes on answering."""
+wrap (either protocol path), never a ClientDisconnect traceback; the door goes on answering. The doors
+run in this process (their log kept as their stderr)."""
 
 from __future__ import annotations
 
@@ -10,14 +11,14 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 
 import pytest
-from http_doors import Door, head, read_response, serve_door, wrap_door
+from http_doors import Door, head, read_response, serve_door_here, wrap_door_here
 
 from rawclient import HTTP_INITIALIZE
 
 DOORS: dict[str, tuple[Callable[..., AbstractContextManager[Door]], bool]] = {
-    "wrap": (wrap_door, False),
-    "wrap-2026-07-28": (wrap_door, True),
-    "serve": (serve_door, False),
+    "wrap": (wrap_door_here, False),
+    "wrap-2026-07-28": (wrap_door_here, True),
+    "serve": (serve_door_here, False),
 }
 
 

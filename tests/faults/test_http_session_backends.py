@@ -52,7 +52,7 @@ def _watch(seconds: float) -> None:
 
 def test_a_request_whose_body_never_arrives_starts_no_backend(tmp_path: Path) -> None:
     with wrap_door(tmp_path, "--max-sessions", str(CAP)) as door:
-        pid = door.proc.pid
+        pid = door.pid
         with PeakSampler(pid, measure=backends) as peak:
             stalled = [_half_sent(door) for _ in range(10)]
             _watch(1.0)
@@ -63,12 +63,12 @@ def test_a_request_whose_body_never_arrives_starts_no_backend(tmp_path: Path) ->
             _watch(1.0)
             assert backends(pid) == 1
         assert peak.peak == 1
-        assert door.proc.poll() is None
+        assert door.proc is not None and door.proc.poll() is None
 
 
 def test_a_session_ended_to_make_room_ends_its_backend(tmp_path: Path) -> None:
     with wrap_door(tmp_path, "--max-sessions", str(CAP)) as door:
-        pid = door.proc.pid
+        pid = door.pid
         with PeakSampler(pid, measure=backends) as peak:
             sessions = []
             for _ in range(6):
@@ -87,7 +87,7 @@ def test_a_session_ended_to_make_room_ends_its_backend(tmp_path: Path) -> None:
 
 def test_concurrent_initializes_at_the_cap_get_200_or_503_and_no_process_beyond_it(tmp_path: Path) -> None:
     with wrap_door(tmp_path, "--max-sessions", str(CAP)) as door:
-        pid = door.proc.pid
+        pid = door.pid
         with PeakSampler(pid, measure=backends) as peak, concurrent.futures.ThreadPoolExecutor(8) as pool:
             for _ in range(6):
                 statuses = [r.status_code for r in pool.map(lambda _: _initialize(door), range(8))]
@@ -117,7 +117,7 @@ def test_stalled_abandoned_and_concurrent_clients_never_run_more_backends_than_t
         return answer.status_code
 
     with wrap_door(tmp_path, "--max-sessions", str(CAP)) as door:
-        pid = door.proc.pid
+        pid = door.pid
         with PeakSampler(pid, measure=backends) as peak, concurrent.futures.ThreadPoolExecutor(12) as pool:
             for _ in range(4):
                 stalled = [_half_sent(door) for _ in range(4)]
@@ -139,7 +139,7 @@ def test_stalled_abandoned_and_concurrent_clients_never_run_more_backends_than_t
     assert "Traceback" not in door.log, door.log
 
 
-HUNG = Path(__file__).parents[1] / "serve" / "hung_backend.py"  # never answers a call, ignores SIGTERM
+HUNG = Path(__file__).parents[1] / "fixtures" / "hung_backend.py"  # never answers a call, ignores SIGTERM
 
 
 def _hung_backends() -> int:

@@ -1,20 +1,19 @@
 """A URL backend that refuses the Authorization header it is given (`-H Authorization=Bearer wrong`, or
 a servers entry's `headers`): every door says so, naming the HTTP 401, and wrap exits 3 as it does
 when no header is given and the backend wants an OAuth login, never -32603 "Server returned an error
-response" to each request and exit 0. The backend is the OAuth
-fixture's protected MCP server, in a thread of this process."""
+response" to each request and exit 0. The backend is the OAuth fixture's protected MCP server, in a
+thread of this process; the doors run in this process too."""
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from mcpsqueeze import BackendError, Client
-from memwrap import Serve
-from rawclient import cli, oauth_server
+from memwrap import Serve, run_cli
+from rawclient import oauth_server
 from serve.serve_api import api, write_token
 
 WRONG = "Authorization=Bearer wrong"
@@ -38,8 +37,8 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_wrap_exits_3_naming_why_the_url_backend_refused_it(
     home: Path, protected: str, transport: str, header: tuple[str, ...]
 ) -> None:
-    argv = cli("wrap", "--transport", transport, "--port", "0", *header, "--recovery-dir", str(home / "rec"))
-    done = subprocess.run([*argv, "--", protected], input="", capture_output=True, text=True, timeout=120)
+    options = ["--transport", transport, "--port", "0", *header, "--recovery-dir", str(home / "rec")]
+    done = run_cli("wrap", *options, "--", protected, stdin="")
     assert done.returncode == 3, done
     assert "Traceback" not in done.stderr
     if header:

@@ -1,5 +1,5 @@
-"""Helpers of the Code Mode fuzz tests (issue 23 items 18-20, 24, 31): hostile tools, a real `serve`, and
-drivers that import the generated modules and call every function, in Python (-I -S) and Node 22.
+"""Helpers of the Code Mode fuzz tests: hostile tools, a real `serve` (in this process), and drivers that
+import the generated modules and call every function, in Python (in this process) and Node 22.
 
 The drivers know nothing of how names are mapped: Python calls each function with every parameter its
 signature has; TypeScript passes a Proxy that answers any `args.NAME` with "v:NAME". The hostile backend
@@ -8,18 +8,19 @@ echoes the arguments it received, so the tests see which wire names arrived.
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
-import signal
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rawclient import cli, require_node_paths, serve_ready
+from memwrap import Completed, Serve, generated_modules, run_cli
+from rawclient import require_node_paths
 
-BACKEND = Path(__file__).with_name("hostile_backend.py")
+BACKEND = Path(__file__).parents[1] / "fixtures" / "hostile_backend.py"
 
 # What a server may put into its tools/list: every line ending and control character a parser can trip
 # on, quotes and comment ends of both languages, template syntax, names that are keywords, builtins or
@@ -52,60 +53,37 @@ def hostile_tools() -> list[dict[str, Any]]:
 
 
 @dataclass
-class Serve:
-    proc: subprocess.Popen[str]
+class Session:
+    served: Serve
     env: dict[str, str]  # MCPSQUEEZE_* pointing at this session
     address: str
 
     def stop(self) -> None:
-        self.proc.send_signal(signal.SIGTERM)
-        self.proc.communicate(timeout=30)
+        self.served.stop()
 
 
 def plain_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith("MCPSQUEEZE_")}
 
 
-def start_serve(tmp: Path, tools: list[dict[str, Any]], *where: str, down: bool = False) -> Serve:
-    """`mcpsqueeze serve -n hostile -- python hostile_backend.py TOOLS` listening `where`."""
+def start_serve(tmp: Path, tools: list[dict[str, Any]], *where: str, down: bool = False) -> Session:
+    """`mcpsqueeze serve -n hostile -- python hostile_backend.py TOOLS` listening `where`, in this process."""
     tmp.mkdir(parents=True, exist_ok=True)
     listing = tmp / "tools.json"
     listing.write_text(json.dumps(tools), encoding="utf-8")
-    env = {**plain_env(), "XDG_CONFIG_HOME": str(tmp / "xdg")}
     backend = [sys.executable, str(BACKEND), str(listing), *(["--down"] if down else [])]
-    argv = cli("serve", "--recovery-dir", str(tmp / "rec"), *where, "-n", "hostile", "--", *backend)
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
-    assert proc.stderr is not None
-    seen = serve_ready(proc)
-    address = seen.split("session ready on ", 1)[1].split("; backends up", 1)[0]
-    if address.startswith("http://"):
+    served = Serve(["--recovery-dir", str(tmp / "rec"), *where, "-n", "hostile", "--", *backend])
+    if served.where.startswith("http://"):
         token_file = where[where.index("--token-file") + 1]
-        session_env = {**env, "MCPSQUEEZE_URL": address, "MCPSQUEEZE_TOKEN_FILE": token_file}
+        env = {**plain_env(), "MCPSQUEEZE_URL": served.where, "MCPSQUEEZE_TOKEN_FILE": token_file}
     else:
-        session_env = {**env, "MCPSQUEEZE_SOCKET": address}
-    return Serve(proc, session_env, address)
+        env = {**plain_env(), "MCPSQUEEZE_SOCKET": served.where}
+    return Session(served, env, served.where)
 
 
-def install(serve: Serve, lang: str, directory: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        cli("install-commands", "--lang", lang, str(directory)),
-        capture_output=True, text=True, env=serve.env, timeout=60,
-    )  # fmt: skip
+def install(serve: Session, lang: str, directory: Path) -> Completed:
+    return run_cli("install-commands", "--lang", lang, str(directory), env=serve.env)
 
-
-PY_DRIVER = """
-import importlib, inspect, json, sys
-sys.path.insert(0, sys.argv[1])
-module = importlib.import_module(sys.argv[2])
-out = []
-for name in module.__all__:
-    fn = getattr(module, name)
-    if not inspect.isfunction(fn) or fn.__module__ != module.__name__:
-        continue
-    value = fn(**{p: "v:" + p for p in inspect.signature(fn).parameters})
-    out.append({"function": name, "doc": fn.__doc__, "echo": json.loads(json.dumps(value))})
-print(json.dumps(out))
-"""
 
 TS_DRIVER = """
 const module = await import("./" + process.argv[2] + ".ts");
@@ -122,14 +100,18 @@ console.log(JSON.stringify(out));
 
 
 def run_python(directory: Path, module: str) -> list[dict[str, Any]]:
-    """Import `module` from `directory` with the standard library only and call every tool function."""
-    done = subprocess.run(
-        [sys.executable, "-I", "-S", "-c", PY_DRIVER, str(directory), module],
-        capture_output=True, text=True, env=plain_env(), timeout=60,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    result: list[dict[str, Any]] = json.loads(done.stdout)
-    return result
+    """Import `module` from `directory` and call every tool function with every parameter its signature
+    has (that the generated code needs only the standard library: tests/codemode/test_code_mode.py)."""
+    out = []
+    with generated_modules(directory) as load:
+        loaded = load(module)
+        for name in loaded.__all__:
+            fn = getattr(loaded, name)
+            if not inspect.isfunction(fn) or fn.__module__ != loaded.__name__:
+                continue
+            value = fn(**{p: "v:" + p for p in inspect.signature(fn).parameters})
+            out.append({"function": name, "doc": fn.__doc__, "echo": json.loads(json.dumps(value))})
+    return out
 
 
 def node22() -> str:

@@ -1,4 +1,4 @@
-"""The hostile recover arguments of issue 23 items 1 and 2, shared by every door's test.
+"""Hostile recover arguments, shared by every door's test.
 
 Each case is (name, the arguments beside response_id, a fragment the error must contain: the bound it
 names). They are what a model may send to `squeeze_recover`; every door must refuse each with a usage
@@ -31,7 +31,7 @@ HOSTILE: list[tuple[str, dict[str, Any], str]] = [
     ("offset-bool", {"offset": True}, "offset"),
     ("length-negative", {"length": -1}, "length"),
     ("offset-float", {"offset": 1.5}, "offset"),
-    # issue 21 item 2: grep runs on RE2; what it cannot run, or what is too big, is refused up front
+    # grep runs on RE2; what it cannot run, or what is too big, is refused up front
     ("grep-backreference", {"grep": "(a)\\1"}, "backreference"),
     ("grep-lookaround", {"grep": "a(?=b)"}, "lookaround"),
     ("grep-too-long", {"grep": "a" * 2000}, "1,000 characters"),

@@ -8,12 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from hostile_inputs import UTF8
-from recover_doors import DOORS, every_door
-
 from mcpsqueeze.core._search import grep, search
-
-pytestmark = pytest.mark.usefixtures("counting_in_process")
+from recover_doors import DOORS, every_door
 
 SPLITS: list[dict[str, Any]] = [
     {"grep": "\\Cx"},

@@ -24,7 +24,6 @@ import json
 import secrets
 import socket
 import sys
-import threading
 import time
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -195,32 +194,14 @@ def build(port: int, token_ttl: int, clients: list[str] | None = None) -> tuple[
 @contextlib.contextmanager
 def running(token_ttl: int = 3600, clients: Sequence[str] = ()) -> Iterator[str]:
     """This server in a thread, until the block ends; its MCP URL (`http://127.0.0.1:PORT/mcp`)."""
-    import uvicorn
+    from memwrap import asgi_on_loopback
 
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     port = int(sock.getsockname()[1])
     app, _ = build(port, token_ttl, list(clients))
-    config = uvicorn.Config(app.streamable_http_app(host="127.0.0.1"), log_level="warning")
-
-    class Server(uvicorn.Server):
-        @contextlib.contextmanager
-        def capture_signals(self) -> Iterator[None]:  # the test process's signals stay its own
-            yield
-
-    server = Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    try:
-        deadline = time.monotonic() + 30
-        while not server.started:
-            assert thread.is_alive() and time.monotonic() < deadline, "the oauth server did not start"
-            time.sleep(0.01)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        server.should_exit = True
-        thread.join(15)
-        sock.close()
+    with asgi_on_loopback(app.streamable_http_app(host="127.0.0.1"), sock) as base:
+        yield f"{base}/mcp"
 
 
 def main(argv: list[str] | None = None) -> int:

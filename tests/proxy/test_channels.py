@@ -41,7 +41,7 @@ def test_a_rebuilt_message_is_serialised() -> None:
 def test_lines_with_non_finite_numbers_or_requests_are_never_forwarded_raw() -> None:
     nan = b'{"jsonrpc":"2.0","id":1,"result":{"v":NaN}}'
     request = b'{"jsonrpc": "2.0", "id": 2, "method": "tools/list"}'
-    assert not isinstance(parse_line(nan), dict)  # strict parsing refuses NaN outright (issue 12)
+    assert not isinstance(parse_line(nan), dict)  # strict parsing refuses NaN outright
     message = parse_line(request)
     assert isinstance(message, dict)
     assert line_of(message) != request + b"\n"

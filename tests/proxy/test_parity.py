@@ -1,29 +1,30 @@
-"""Every backend answers the same directly and through `wrap`, but for the documented recover tool."""
+"""Every backend answers the same directly and through `wrap`, but for the documented recover tool: the
+demo server here, over each of wrap's transports in this process (the public servers' cases spawn them:
+test_public_servers.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import pytest
-from parity import CASES, ParityCase, assert_parity, run_parity
+from parity import CASES, assert_parity, exchange
 
+from memwrap import MemoryServer
+from rawclient import RawClient
 
-@pytest.fixture(params=CASES, ids=[case.name for case in CASES])
-def parity_case(request: pytest.FixtureRequest) -> tuple[ParityCase, list[str]]:
-    case: ParityCase = request.param
-    argv = case.argv()
-    if argv is None:
-        pytest.skip(f"the {case.name} server is not installed here (scripts/install-test-deps.sh)")
-    return case, argv
+DEMO = next(case for case in CASES if case.name == "demo")
 
 
 def test_a_small_exchange_is_identical_directly_and_through_wrap(
-    parity_case: tuple[ParityCase, list[str]], tmp_path: Path
+    tmp_path: Path, wrap_door: Callable[..., AbstractContextManager[RawClient]]
 ) -> None:
-    case, argv = parity_case
-    code, stderr = run_parity(case, argv, tmp_path / "rec")
-    assert code == 0, stderr
-    assert "mcpsqueeze session summary:" in stderr
+    with MemoryServer() as direct:
+        expected = exchange(direct, DEMO)
+    with wrap_door(["--recovery-dir", str(tmp_path / "rec")]) as proxied:
+        got = exchange(proxied, DEMO)
+    assert_parity(expected, got)
 
 
 def test_the_parity_check_can_fail_on_any_other_difference() -> None:

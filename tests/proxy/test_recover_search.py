@@ -1,5 +1,5 @@
-"""grep and search inside a stored original through the real doors (issue 21 item 2): a real `mcpsqueeze
-wrap` in front of the demo server shrinks a 60 KB file and a JSON search; `squeeze_recover` with grep
+"""grep and search inside a stored original through the doors: `mcpsqueeze wrap` (over each transport)
+in front of the demo server shrinks a 60 KB file and a JSON search; `squeeze_recover` with grep
 answers the matching lines with their numbers (as `lines` reads them back), pages on with the call in
 `_meta["mcpsqueeze/next"]`, and JSON with pointers; `mcpsq recover --grep` prints the same answer."""
 
@@ -8,16 +8,16 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
-import sys
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
 from mcpsqueeze._lines import split_lines
 from mcpsqueeze.recovery import resolve_pointer
-from rawclient import RawClient, cli, demo_server, text
+from memwrap import Completed, mcpsq
+from rawclient import RawClient, text
 
-SHIM = [sys.executable, "-m", "mcpsqueeze.bash.shim"]
 NUMBERED = re.compile(r"^(\d+)([:-])(.*)$")
 
 
@@ -41,15 +41,17 @@ def _whole(client: RawClient, rid: str) -> str:
     return out
 
 
-def _shim(rec: Path, tmp_path: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+def _shim(rec: Path, tmp_path: Path, *argv: str) -> Completed:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MCPSQUEEZE_")}
     env |= {"MCPSQUEEZE_RECOVERY_DIR": str(rec), "MCPSQUEEZE_SOCKET": str(tmp_path / "none.sock")}
-    return subprocess.run([*SHIM, *argv], env=env, capture_output=True, text=True, timeout=60)
+    return mcpsq(argv, env)
 
 
-def test_grep_and_search_through_a_real_wrap_and_mcpsq_recover(tmp_path: Path) -> None:
+def test_grep_and_search_through_wrap_and_mcpsq_recover(
+    tmp_path: Path, wrap_door: Callable[..., AbstractContextManager[RawClient]]
+) -> None:
     rec = tmp_path / "rec"
-    with RawClient(cli("wrap", "--recovery-dir", str(rec), "--", *demo_server())) as client:
+    with wrap_door(["--recovery-dir", str(rec)]) as client:
         client.initialize()
         tools = client.result("tools/list", {})["tools"]
         listed = next(t for t in tools if t["name"] == "squeeze_recover")

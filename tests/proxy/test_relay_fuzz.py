@@ -1,4 +1,4 @@
-"""Fuzzing the real relay from both sides (issue 12): generated JSON-RPC sessions, in-process.
+"""Fuzzing the real relay from both sides: generated JSON-RPC sessions, in-process.
 
 The agent side sends odd ids (duplicate, reused, invalid), deep and huge lines, invalid UTF-8, NaN and
 Infinity, cancellations and storms of notifications; through the `raw` and other scripted tools the backend
@@ -18,13 +18,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonrpc_check import check_jsonrpc, valid_id
 from relay_harness import INITIALIZE, Run, deep, run_relay
-
-pytestmark = pytest.mark.usefixtures("counting_in_process")
 
 EXAMPLES = int(os.environ.get("MCPSQUEEZE_FUZZ_EXAMPLES", "40"))
 TOTALS: Counter[str] = Counter()
@@ -221,7 +218,7 @@ def _generated_session(script: Script, timeout: float | None) -> None:
 
 
 def test_generated_sessions_from_both_sides_never_crash_and_answer_every_request_once() -> None:
-    """Every generated session checked; then the campaign's figures (tried / survived / lost) for the
+    """Every generated session checked; then the figures (tried / survived / lost) for the
     report, printed here (a separate test printing them had to run last)."""
     TOTALS.clear()
     _generated_session()

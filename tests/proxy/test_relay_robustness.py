@@ -1,6 +1,5 @@
-"""The relay against bad input from either side, in-process over in-memory pipes (issue 12, items 1-6).
-
-Each test is one repro from the fault and fuzz campaign: it crashed, hung or corrupted stdout before the fix.
+"""The relay against bad input from either side, in-process over in-memory pipes: each test is a case
+that could crash it, hang it or corrupt its stdout, and must not.
 """
 
 from __future__ import annotations
@@ -23,7 +22,7 @@ from relay_harness import (
     run_relay,
 )
 
-pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("counting_in_process")]
+pytestmark = pytest.mark.anyio
 
 INVALID_REQUEST = -32600
 PARSE_ERROR = -32700

@@ -20,8 +20,6 @@ from mcpsqueeze._clients import MAX_RESULT_SIZE_KEY, PROFILES, ClientLimits, Cli
 from memwrap import FIXTURES, MemoryWrap
 from rawclient import RawClient
 
-pytestmark = pytest.mark.usefixtures("counting_in_process")
-
 SERVER = [sys.executable, str(FIXTURES / "structured_server.py")]
 BY_NAME = {p.name: p for p in PROFILES}
 FITTED = [p for p in PROFILES if p.limits != ClientLimits()]  # the clients that cut

@@ -1,73 +1,47 @@
-"""`wrap`'s command line: where the server command starts, and what the proxy says on stderr."""
+"""`wrap`'s command line: where the server command starts, and what the proxy says on stderr. The CLI's own
+parser and session, in this process (memwrap); a backend that cannot start: test_wrap_stdio.py; a real
+server's own options after its command: test_public_servers.py."""
 
 from __future__ import annotations
 
 import re
-import subprocess
 from pathlib import Path
 
-import pytest
-
-from rawclient import RawClient, cli, demo_server, require_node_paths, text
+from memwrap import MemoryWrap, run_cli, wrap_settings
+from rawclient import demo_server
 
 RESPONSE_ID = re.compile(r"response ([0-9a-f]{32})")
 
 
-def _proxy(tmp_path: Path, *extra: str) -> list[str]:
-    return cli("wrap", "--recovery-dir", str(tmp_path / "rec"), *extra, "--", *demo_server())
+def _proxy(tmp_path: Path, *extra: str) -> MemoryWrap:
+    return MemoryWrap(["--recovery-dir", str(tmp_path / "rec"), *extra])
 
 
-@pytest.mark.slow  # PyPI mcp-server-git: a public server
-def test_the_server_command_starts_at_the_first_argument_and_keeps_its_own_flags_without_a_separator(
-    tmp_path: Path,
-) -> None:
-    paths = require_node_paths("PY_SERVERS_BIN")
-    repo = tmp_path / "repo"
-    subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    git_server = str(Path(paths["PY_SERVERS_BIN"]) / "mcp-server-git")
-    # No `--`: `--repository` is the server's (wrap has no such option) and must reach it untouched.
-    argv = cli("wrap", "--recovery-dir", str(tmp_path / "rec"), git_server, "--repository", str(repo))
-    with RawClient(argv) as client:
-        client.initialize()
-        status = client.call("git_status", {"repo_path": str(repo)})
-        assert client.close() == 0
-    assert "No such option" not in client.stderr
-    assert status.get("isError") is not True
-    assert "branch" in text(status).lower()
-
-
-def test_options_after_the_command_belong_to_the_server_even_when_wrap_has_them_too(tmp_path: Path) -> None:
+def test_options_after_the_command_belong_to_the_server_even_when_wrap_has_them_too() -> None:
     # `-m` and `--transport stdio` go to python and the demo server; wrap's own --transport stays stdio.
-    argv = cli("wrap", "--budget", "2000", *demo_server(), "--transport", "stdio")
-    with RawClient(argv) as client:
-        client.initialize()
-        assert text(client.call("echo", {"text": "through"})) == "through"
+    settings = wrap_settings(
+        ["--budget", "2000", "--transport", "streamable-http", *demo_server(), "--port", "9"]
+    )
+    assert settings.target == [*demo_server(), "--port", "9"]
+    assert settings.transport == "streamable-http" and settings.port != 9
 
 
 def test_an_unknown_option_before_the_command_is_a_usage_error() -> None:
-    done = subprocess.run(cli("wrap", "--bogus", *demo_server()), capture_output=True, text=True, timeout=60)
+    done = run_cli("wrap", "--bogus", *demo_server())
     assert done.returncode == 2
     assert "No such option '--bogus'" in done.stderr
 
 
 def test_no_summary_when_no_tool_was_called(tmp_path: Path) -> None:
-    with RawClient(_proxy(tmp_path)) as client:
+    with _proxy(tmp_path) as client:
         client.initialize()
         client.result("tools/list")
         assert client.close() == 0
     assert "summary" not in client.stderr
 
 
-def test_no_summary_when_the_backend_cannot_start(tmp_path: Path) -> None:
-    argv = cli("wrap", "--recovery-dir", str(tmp_path / "rec"), "--", "no-such-mcp-server-command")
-    done = subprocess.run(argv, input="", capture_output=True, text=True, timeout=60)
-    assert done.returncode == 3
-    assert "no-such-mcp-server-command" in done.stderr
-    assert "summary" not in done.stderr
-
-
 def test_quiet_drops_the_summary_after_calls(tmp_path: Path) -> None:
-    with RawClient(_proxy(tmp_path, "--quiet")) as client:
+    with _proxy(tmp_path, "--quiet") as client:
         client.initialize()
         client.call("echo", {"text": "x"})
         assert client.close() == 0
@@ -75,7 +49,7 @@ def test_quiet_drops_the_summary_after_calls(tmp_path: Path) -> None:
 
 
 def test_log_level_info_writes_one_line_per_shrunk_and_per_deduplicated_call(tmp_path: Path) -> None:
-    with RawClient(_proxy(tmp_path, "--budget", "2000", "--log-level", "info")) as client:
+    with _proxy(tmp_path, "--budget", "2000", "--log-level", "info") as client:
         client.initialize()
         client.call("echo", {"text": "small"})
         shrunk = client.call("list_rows", {"table": "t"})

@@ -1,14 +1,12 @@
-"""`wrap --compress-tools` (issue 22): the real `mcpsqueeze wrap`, over stdio and streamable HTTP (both
-protocol revisions), against real servers: the compressed listing, invoke through the whole pipeline,
-`full=true`, recovery, refreshes and errors.
+"""`wrap --compress-tools`, over stdio and streamable HTTP (both protocol revisions), in this process
+(memwrap): the compressed listing, invoke through the whole pipeline, `full=true`, recovery, refreshes
+and errors.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -19,17 +17,12 @@ import pytest
 from mcp import Client
 from pydantic import TypeAdapter
 
-from memwrap import MemoryWrap
-from rawclient import RawClient, cli, demo_server, http_proxy, text, wait_for
-
-# Tests of what the listing and invoke do run the session in-process (memwrap; scripted backends are still
-# spawned); the spawned CLI keeps invoke through the whole pipeline, both HTTP revisions and a 2026-07-28
-# SDK client.
-pytestmark = pytest.mark.usefixtures("counting_in_process")
+from memwrap import HttpWrap, MemoryWrap, run_cli, wrap_transport
+from rawclient import RawClient, demo_server, text, wait_for
 
 RAW: Any = TypeAdapter(dict[str, Any])
 MODERN = "2026-07-28"
-CHANGING = [sys.executable, str(Path(__file__).with_name("changing_backend.py"))]
+CHANGING = [sys.executable, str(Path(__file__).parents[1] / "fixtures" / "changing_backend.py")]
 RID = re.compile(r"\b[0-9a-f]{32}\b")
 
 
@@ -37,12 +30,8 @@ def options(tmp_path: Path, *flags: str) -> list[str]:
     return ["--recovery-dir", str(tmp_path / "rec"), "--page-size", "100000000", *flags]
 
 
-def wrap(tmp_path: Path, *flags: str, target: list[str] | None = None) -> list[str]:
-    return cli("wrap", *options(tmp_path, *flags), "--", *(target or demo_server()))
-
-
 def in_process(tmp_path: Path, *flags: str, target: list[str] | None = None) -> MemoryWrap:
-    """The same wrap (of the demo server by default), run in this process (memwrap)."""
+    """wrap (of the demo server by default) over stdio, in this process."""
     return MemoryWrap(options(tmp_path, *flags), target=target)
 
 
@@ -98,15 +87,16 @@ def test_invoke_returns_what_plain_wrap_returns_and_full_returns_the_direct_resu
     calls = [("echo", {"text": "hi"}), ("search_issues", {"query": "x"}), ("search_issues", {"query": "x"}),
              ("add", {"a": 2, "b": 3}), ("fail", {"message": "no"}), ("big_structured", {})]  # fmt: skip
     originals = [demo_direct.request("tools/call", {"name": t, "arguments": a}) for t, a in calls]
-    with RawClient(wrap(tmp_path, "--stats-file", str(tmp_path / "plain.jsonl"))) as plain:
+    with in_process(tmp_path, "--stats-file", str(tmp_path / "plain.jsonl")) as plain:
         plain.initialize()
         plain_answers = [plain.request("tools/call", {"name": t, "arguments": a}) for t, a in calls]
         plain_recovered = plain.call(
             "squeeze_recover", {"response_id": RID.findall(text(plain_answers[1]["result"]))[0]}
         )
     stats = tmp_path / "compact.jsonl"
-    argv = wrap(tmp_path, "--compress-tools", "medium", "--name", "demo", "--stats-file", str(stats))
-    with RawClient(argv) as client:
+    with in_process(
+        tmp_path, "--compress-tools", "medium", "--name", "demo", "--stats-file", str(stats)
+    ) as client:
         client.initialize()
         answers = [invoke(client, "demo", t, a) for t, a in calls]
         ids = RID.findall(text(answers[1]["result"]))
@@ -210,7 +200,8 @@ async def _over_http(url: str, mode: str) -> dict[str, Any]:
 @pytest.mark.anyio
 async def test_both_protocol_revisions_over_http_get_the_compressed_tools(tmp_path: Path) -> None:
     extra = ("--compress-tools", "medium", "--name", "demo", "--page-size", "100000000")
-    with http_proxy(tmp_path, *demo_server(), extra=extra) as (url, _):
+    with HttpWrap(["--recovery-dir", str(tmp_path / "rec"), *extra], demo_server()) as door:
+        url = door.url
         results: dict[str, dict[str, Any]] = {}
 
         async def run(mode: str) -> None:
@@ -245,10 +236,10 @@ def test_the_knob_comes_from_the_flag_its_variable_or_the_config_file_flags_firs
     assert names(env=env) == ["envname_get_tool_schema", "envname_invoke_tool", "squeeze_recover"]
     assert names("--config", str(config))[:3] == ["cfg_get_tool_schema", "cfg_invoke_tool", "cfg_list_tools"]
     assert names("--config", str(config), "--compress-tools", "low")[2] == "squeeze_recover"  # no list tool
-    refused = subprocess.run(
-        wrap(tmp_path, "--compress-tools", "low", "--server-name", "a b"), capture_output=True
+    refused = run_cli(
+        "wrap", *options(tmp_path, "--compress-tools", "low", "--server-name", "a b"), "--", *demo_server()
     )
-    assert refused.returncode == 2 and b"--server-name" in refused.stderr
+    assert refused.returncode == 2 and "--server-name" in refused.stderr
 
 
 @pytest.mark.anyio
@@ -256,11 +247,9 @@ async def test_a_2026_client_over_stdio_gets_the_schema_before_any_listing_and_t
     tmp_path: Path,
 ) -> None:
     """The proxy's own tools/list to a 2026-07-28 backend carries the client's envelope (else refused)."""
-    from mcp import StdioServerParameters
-
-    argv = wrap(tmp_path, "--compress-tools", "medium", "--name", "demo")
-    server = StdioServerParameters(command=argv[0], args=argv[1:], env=dict(os.environ))
-    async with Client(server) as client:
+    async with Client(
+        wrap_transport(options(tmp_path, "--compress-tools", "medium", "--name", "demo"))
+    ) as client:
         assert client.protocol_version == MODERN
         schema = await client.call_tool("demo_get_tool_schema", {"tool_name": "echo"})
         listed = [t.name for t in (await client.list_tools()).tools]
@@ -284,7 +273,11 @@ def test_every_page_of_the_backends_listing_is_compressed_and_its_own_squeeze_re
     assert "nextCursor" not in listed
     assert listed["tools"][0]["description"].endswith("Its tools:\ngrow()\ntool_1(n)")
     assert json.loads(text(called["result"])) == {"name": "tool_1", "arguments": {"n": 1}}
-    pages = [sys.executable, str(Path(__file__).with_name("pages_backend.py")), "--own-recover"]
+    pages = [
+        sys.executable,
+        str(Path(__file__).parents[1] / "fixtures" / "pages_backend.py"),
+        "--own-recover",
+    ]
     with in_process(tmp_path, "--compress-tools", "medium", "--name", "p", target=pages) as client:
         client.initialize()
         names = [t["name"] for t in client.result("tools/list")["tools"]]

@@ -1,19 +1,16 @@
-"""Per-tool policies from the config file, through the real `mcpsqueeze wrap` and the bundled demo server.
-The flag-over-file and the toonify/truncate_chars tests run the same wrap in-process (memwrap: the CLI's own
-parser; the records fixture server in-process too)."""
+"""Per-tool policies from the config file, through `mcpsqueeze wrap` (in process: the CLI's own parser)
+in front of the bundled demo server and the records fixture server."""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from memwrap import MemoryWrap
-from rawclient import RawClient, cli, demo_server
-
-pytestmark = pytest.mark.usefixtures("counting_in_process")
+from memwrap import MemoryWrap, run_cli
+from rawclient import RawClient, demo_server
 
 CONFIG = """\
 [defaults]
@@ -34,14 +31,14 @@ def _chars(result: dict[str, Any]) -> int:
     return sum(len(b["text"]) for b in result["content"] if b["type"] == "text")
 
 
-def test_two_tools_of_one_server_get_the_budgets_their_policies_give(tmp_path: Path) -> None:
+def test_two_tools_of_one_server_get_the_budgets_their_policies_give(
+    tmp_path: Path, wrap_door: Callable[..., AbstractContextManager[RawClient]]
+) -> None:
     config = tmp_path / "config.toml"
     config.write_text(CONFIG, encoding="utf-8")
-    argv = cli(
-        "wrap", "--config", str(config), "--name", "demo", "--recovery-dir", str(tmp_path / "rec"),
-        "--", *demo_server(),
-    )  # fmt: skip
-    with RawClient(argv) as client:
+    with wrap_door(
+        ["--config", str(config), "--name", "demo", "--recovery-dir", str(tmp_path / "rec")]
+    ) as client:
         client.initialize()
         issues = client.call("search_issues", {"query": "policy"})
         rows = client.call("list_rows", {"table": "t"})
@@ -70,16 +67,9 @@ def test_a_flag_overrides_the_file_default_but_not_a_per_tool_policy(tmp_path: P
 
 
 def test_wrap_refuses_a_servers_json_as_its_config_and_names_the_fix(tmp_path: Path) -> None:
-    import subprocess
-
     servers = tmp_path / "servers.json"
     servers.write_text('{"mcpServers": {}}')
-    done = subprocess.run(
-        cli("wrap", "--config", str(servers), "--", *demo_server()),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = run_cli("wrap", "--config", str(servers), "--", *demo_server())
     assert done.returncode == 2
     assert "is a servers JSON (for serve); wrap takes its backend after '--'" in done.stderr
 
@@ -101,11 +91,8 @@ truncate_chars = 300
 
 
 def test_toonify_and_truncate_chars_apply_only_to_the_tools_whose_policies_set_them(tmp_path: Path) -> None:
-    sys.path.insert(0, str(RECORDS[1].rsplit("/", 1)[0]))
-    try:
-        import records_server
-    finally:
-        sys.path.pop(0)
+    from fixtures import records_server
+
     config = tmp_path / "config.toml"
     config.write_text(RESULT_CONFIG, encoding="utf-8")
     args = ["--config", str(config), "--name", "records", "--recovery-dir", str(tmp_path / "rec")]

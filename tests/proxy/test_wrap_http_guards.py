@@ -1,11 +1,9 @@
 """`wrap`'s HTTP frontend refuses before it spends: no backend for a refused request, a session cap,
-and a token for any bind beyond loopback. The two session-cap tests run the same wrap in this process
-(memwrap.HttpWrap, real sockets; the backends are spawned and counted as before)."""
+and a token for any bind beyond loopback. wrap runs in this process (memwrap.HttpWrap, real sockets); the
+backends it opens are counted where every door opens one (memwrap.backends_opened)."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -13,35 +11,28 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from memwrap import HttpWrap
+from memwrap import HttpWrap, backends_opened, run_cli
 from rawclient import HTTP_ACCEPT as ACCEPT
 from rawclient import HTTP_INITIALIZE as INITIALIZE
 from rawclient import HTTP_PING as PING
-from rawclient import cli, http_proxy
-
-pytestmark = pytest.mark.usefixtures("counting_in_process")
-
-
-def _marked_backend(marker: Path) -> list[str]:
-    """The demo server, with one line appended to `marker` each time a backend process starts."""
-    return ["sh", "-c", f'echo started >> "{marker}"; exec "{sys.executable}" -m mcpsqueeze.demo.server']
+from rawclient import demo_server
 
 
 @contextmanager
 def _proxy_in_process(tmp_path: Path, target: list[str], *extra: str) -> Iterator[str]:
-    """`http_proxy`'s wrap, run in this process; stopped as SIGTERM would."""
+    """wrap's HTTP frontend in front of `target`: its URL; stopped as SIGTERM would."""
     with HttpWrap(["--recovery-dir", str(tmp_path / "rec"), *extra], target) as wrap:
         yield wrap.url
 
 
-def _lines(path: Path) -> int:
-    return len(path.read_text().splitlines()) if path.exists() else 0
+def _opened() -> int:
+    return backends_opened(demo_server())
 
 
 @pytest.mark.anyio
 async def test_refused_host_origin_and_content_type_start_no_backend(tmp_path: Path) -> None:
-    marker = tmp_path / "starts"
-    with http_proxy(tmp_path, *_marked_backend(marker)) as (url, _):
+    before = _opened()
+    with _proxy_in_process(tmp_path, demo_server()) as url:
         async with httpx2.AsyncClient(timeout=30) as http:
             host = await http.post(url, headers={**ACCEPT, "Host": "evil.example.com"}, json=INITIALIZE)
             origin = await http.post(
@@ -54,7 +45,7 @@ async def test_refused_host_origin_and_content_type_start_no_backend(tmp_path: P
             )
             assert (host.status_code, origin.status_code, plain.status_code) == (421, 403, 400)
             refused = [host.status_code, origin.status_code, plain.status_code]
-            for i in range(17):  # 20 refused in all, as in the campaign (which left 20 backends behind)
+            for i in range(17):  # 20 refused in all: none may leave a backend behind
                 kind = [{"Host": "evil.example.com"}, {"Origin": "http://evil.example.com"}][i % 2]
                 refused.append(
                     (await http.post(url, headers={**ACCEPT, **kind}, json=INITIALIZE)).status_code
@@ -62,13 +53,13 @@ async def test_refused_host_origin_and_content_type_start_no_backend(tmp_path: P
             assert len(refused) == 20 and all(code in (400, 403, 421) for code in refused)
             ok = await http.post(url, headers=ACCEPT, json=INITIALIZE)
             assert ok.status_code == 200 and "mcpsqueeze-demo" in ok.text
-    assert _lines(marker) == 1  # only the accepted session got a backend
+    assert _opened() - before == 1  # only the accepted session got a backend
 
 
 @pytest.mark.anyio
 async def test_at_max_sessions_the_session_idle_longest_makes_room(tmp_path: Path) -> None:
-    marker = tmp_path / "starts"
-    with _proxy_in_process(tmp_path, _marked_backend(marker), "--max-sessions", "2") as url:
+    before = _opened()
+    with _proxy_in_process(tmp_path, demo_server(), "--max-sessions", "2") as url:
         async with httpx2.AsyncClient(timeout=30) as http:
             first = await http.post(url, headers=ACCEPT, json=INITIALIZE)
             second = await http.post(url, headers=ACCEPT, json=INITIALIZE)
@@ -83,13 +74,13 @@ async def test_at_max_sessions_the_session_idle_longest_makes_room(tmp_path: Pat
                 url, headers={**ACCEPT, "mcp-session-id": second.headers["mcp-session-id"]}, json=PING
             )
             assert kept.status_code == 200
-    assert _lines(marker) == 3
+    assert _opened() - before == 3
 
 
 @pytest.mark.anyio
 async def test_sessions_beyond_max_sessions_are_refused_when_every_session_is_busy(tmp_path: Path) -> None:
-    marker = tmp_path / "starts"
-    with _proxy_in_process(tmp_path, _marked_backend(marker), "--max-sessions", "2") as url:
+    before = _opened()
+    with _proxy_in_process(tmp_path, demo_server(), "--max-sessions", "2") as url:
         async with httpx2.AsyncClient(timeout=30) as http:
             ids = []
             for _ in range(2):
@@ -111,16 +102,11 @@ async def test_sessions_beyond_max_sessions_are_refused_when_every_session_is_bu
             while not statuses or (statuses[-1] == 503 and len(statuses) < 500):
                 statuses.append((await http.post(url, headers=ACCEPT, json=INITIALIZE)).status_code)
             assert statuses[-1] == 200, statuses
-    assert _lines(marker) == 3
+    assert _opened() - before == 3
 
 
 def test_a_non_loopback_bind_without_a_token_file_is_refused_before_binding(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [*cli("wrap", "--transport", "streamable-http", "--host", "0.0.0.0", "--port", "0"), "--", "true"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = run_cli("wrap", "--transport", "streamable-http", "--host", "0.0.0.0", "--port", "0", "--", "true")
     assert done.returncode == 2, done.stderr
     assert "--token-file" in done.stderr and "0.0.0.0" in done.stderr
     assert "serving" not in done.stderr
@@ -150,12 +136,8 @@ def test_a_symlinked_token_file_is_refused_before_the_recovery_dir_is_made(tmp_p
     auth = tmp_path / "auth"
     auth.mkdir(mode=0o700)
     (auth / "token").symlink_to(real)
-    argv = cli(
-        "wrap", "--transport", "streamable-http", "--port", "0", "--recovery-dir", str(tmp_path / "rec")
-    )
-    done = subprocess.run(
-        [*argv, "--token-file", str(auth / "token"), "--", "true"], capture_output=True, text=True, timeout=60
-    )
+    options = ["--transport", "streamable-http", "--port", "0", "--recovery-dir", str(tmp_path / "rec")]
+    done = run_cli("wrap", *options, "--token-file", str(auth / "token"), "--", "true")
     assert done.returncode == 2, done.stderr
     assert "symlink" in done.stderr and "Traceback" not in done.stderr
     assert not (tmp_path / "rec").exists()

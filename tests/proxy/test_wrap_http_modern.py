@@ -1,8 +1,6 @@
-"""MCP 2026-07-28 (stateless streamable HTTP) through the HTTP frontend, with the SDK's own client.
-
-A 2026-07-28 client and a 2025-11-25 client use the same `wrap --transport streamable-http` process at
-the same time; both get shrunk results they can recover, whatever protocol the backend speaks. That test
-and the stdio one spawn the CLI; the others run the same wrap in this process (memwrap.HttpWrap).
+"""MCP 2026-07-28 (stateless streamable HTTP) through the HTTP frontend, with the SDK's own client; wrap
+runs in this process (memwrap.HttpWrap). (A 2026-07-28 and a 2025-11-25 client sharing one spawned wrap:
+test_wrap_http.py; a 2026-07-28 client over stdio: test_wrap_stdio.py.)
 """
 
 from __future__ import annotations
@@ -18,13 +16,13 @@ import mcp_types as types
 import pytest
 from mcp import Client
 from pydantic import TypeAdapter
-from test_wrap_http import demo_http_server, http_proxy_in_process
+from test_wrap_http import _shrink_and_recover, http_proxy_in_process
 
-from rawclient import cli, demo_server, http_proxy, text
+from memwrap import demo_http
+from rawclient import demo_server, text
 
 RAW: Any = TypeAdapter(dict[str, Any])
 MODERN = "2026-07-28"
-pytestmark = pytest.mark.usefixtures("counting_in_process")
 
 # These tests recover whole originals in one answer; pages are tested in tests/core/test_recover_pages.py.
 WHOLE = ("--page-size", "100000000")
@@ -36,44 +34,9 @@ async def _raw_call(client: Client, name: str, arguments: dict[str, Any]) -> dic
     return result
 
 
-async def _shrink_and_recover(url: str, mode: str) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    async with Client(url, mode=mode) as client:
-        out["protocol"] = client.protocol_version
-        out["tools"] = sorted(t.name for t in (await client.list_tools()).tools)
-        out["echo"] = text(await _raw_call(client, "echo", {"text": f"hello {mode}"}))
-        big = await _raw_call(client, "search_issues", {"query": mode})
-        notice = json.loads(big["content"][0]["text"])["truncation"]
-        out["big_chars"] = len(text(big))
-        recovered = await _raw_call(client, "squeeze_recover", {"response_id": notice["response_id"]})
-        out["recovered"] = json.loads(text(recovered))
-        out["original_chars"] = notice["report"]["original_chars"]
-    return out
-
-
-@pytest.mark.anyio
-async def test_a_2026_client_and_a_2025_client_share_one_proxy_over_a_stdio_backend(tmp_path: Path) -> None:
-    with http_proxy(tmp_path, *demo_server(), extra=WHOLE) as (url, _):
-        results: dict[str, dict[str, Any]] = {}
-
-        async def run(mode: str) -> None:
-            results[mode] = await _shrink_and_recover(url, mode)
-
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(run, MODERN)
-            tg.start_soon(run, "legacy")
-    modern, legacy = results[MODERN], results["legacy"]
-    assert modern["protocol"] == MODERN and legacy["protocol"] == "2025-11-25"
-    for got, mode in ((modern, MODERN), (legacy, "legacy")):
-        assert "squeeze_recover" in got["tools"] and "search_issues" in got["tools"]
-        assert got["echo"] == f"hello {mode}"
-        assert got["big_chars"] <= 20_000
-        assert len(json.dumps(got["recovered"])) > 20_000  # the whole original came back
-
-
 @pytest.mark.anyio
 async def test_a_2026_client_through_the_proxy_to_a_2026_http_backend(tmp_path: Path) -> None:
-    with demo_http_server() as backend, http_proxy_in_process(tmp_path, backend, extra=WHOLE) as (url, _):
+    with demo_http() as backend, http_proxy_in_process(tmp_path, backend, extra=WHOLE) as (url, _):
         got = await _shrink_and_recover(url, MODERN)
     assert got["protocol"] == MODERN
     assert got["echo"] == f"hello {MODERN}"
@@ -119,7 +82,7 @@ async def test_a_stdio_backends_elicitation_reaches_the_2026_client_as_input_req
 
 @pytest.mark.anyio
 async def test_subscriptions_listen_carries_a_stdio_backends_change_notifications(tmp_path: Path) -> None:
-    backend = [sys.executable, str(Path(__file__).with_name("notifying_backend.py"))]
+    backend = [sys.executable, str(Path(__file__).parents[1] / "fixtures" / "notifying_backend.py")]
     events: list[Any] = []
     with http_proxy_in_process(tmp_path, *backend) as (url, _):
         async with (
@@ -140,34 +103,16 @@ async def test_subscriptions_listen_carries_a_stdio_backends_change_notification
 
 
 @pytest.mark.anyio
-async def test_a_2026_client_over_stdio_reaches_a_url_backend_statelessly(tmp_path: Path) -> None:
-    """The stdio frontend relays 2026-07-28 messages as they are; the HTTP backend channel sends them
-    as stateless POSTs with their routing headers (no initialize, no session)."""
-    import os
-
-    from mcp import StdioServerParameters
-
-    with demo_http_server() as backend:
-        argv = cli("wrap", *WHOLE, "--recovery-dir", str(tmp_path / "rec"), "--", backend)
-        target = StdioServerParameters(command=argv[0], args=argv[1:], env=dict(os.environ))
-        async with Client(target, mode=MODERN) as client:
-            protocol = client.protocol_version
-            tools = sorted(t.name for t in (await client.list_tools()).tools)
-            big = await _raw_call(client, "search_issues", {"query": "stdio"})
-            notice = json.loads(big["content"][0]["text"])["truncation"]
-            recovered = await _raw_call(client, "squeeze_recover", {"response_id": notice["response_id"]})
-    assert protocol == MODERN
-    assert "squeeze_recover" in tools and "search_issues" in tools
-    assert len(text(big)) <= 20_000 < len(text(recovered))
-
-
-@pytest.mark.anyio
 async def test_a_backend_tool_named_squeeze_recover_renames_ours_before_any_listing(tmp_path: Path) -> None:
     """Round robin may send a 2026-07-28 client's tools/list to one replica and its calls to another, so
     a replica that never served a listing must still name the recover tool as the listing did."""
-    from pages_backend import page
+    from fixtures.pages_backend import page
 
-    backend = [sys.executable, str(Path(__file__).with_name("pages_backend.py")), "--own-recover"]
+    backend = [
+        sys.executable,
+        str(Path(__file__).parents[1] / "fixtures" / "pages_backend.py"),
+        "--own-recover",
+    ]
     with http_proxy_in_process(tmp_path, *backend, extra=("--budget", "2000")) as (url, _):
         async with Client(url, mode=MODERN) as client:
             big = await _raw_call(client, "page", {"key": "k", "size": 6000})  # the first request of all

@@ -1,4 +1,4 @@
-"""A bounded loopback load test of `wrap`'s HTTP frontend: 200 concurrent calls over 4 sessions.
+"""A bounded loopback load test of `wrap`'s HTTP frontend (in process): 200 concurrent calls over 4 sessions.
 
 Invariants: every call answered (0 lost), each with its own answer (0 mismatched), and every shrunk
 result recovered byte for byte through squeeze_recover. Figures are printed, never asserted on time.
@@ -18,7 +18,8 @@ from mcp import Client
 from pydantic import TypeAdapter
 
 from mcpsqueeze.demo import _data
-from rawclient import demo_server, http_proxy, text
+from memwrap import HttpWrap
+from rawclient import demo_server, text
 
 RAW: Any = TypeAdapter(dict[str, Any])
 SESSIONS = 4
@@ -70,9 +71,16 @@ async def test_200_concurrent_calls_through_the_http_frontend_lose_and_mix_up_no
                 tg.start_soon(one, client, n, i)
 
     started = time.perf_counter()
-    with http_proxy(
-        tmp_path, *demo_server(), extra=("--max-sessions", str(SESSIONS), "--page-size", "100000000")
-    ) as (url, _):
+    options = [
+        "--recovery-dir",
+        str(tmp_path / "rec"),
+        "--max-sessions",
+        str(SESSIONS),
+        "--page-size",
+        "100000000",
+    ]
+    with HttpWrap(options, demo_server()) as door:
+        url = door.url
         with anyio.fail_after(120):
             async with anyio.create_task_group() as tg:
                 for n in range(SESSIONS):

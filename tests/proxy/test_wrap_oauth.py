@@ -1,8 +1,10 @@
 """OAuth 2.1 backends: `mcpsqueeze auth login` against a local authorization server, then `wrap -- URL`.
 
 The authorization server is the SDK's server auth support (tests/proxy/oauth_server.py, served from a
-thread of the test process): discovery, dynamic client registration, PKCE, refresh rotation. The browser is an HTTP client driving the printed
-authorize URL and the loopback redirect.
+thread of the test process): discovery, dynamic client registration, PKCE, refresh rotation. The door's
+end-to-end tests spawn the CLI as a user runs it, the browser an HTTP client driving the printed authorize
+URL and the loopback redirect: a login then a wrap session, and wrap authorizing again itself. The others
+log in and run wrap in this process (`auth login --fetch-authorize-url`, memwrap).
 """
 
 from __future__ import annotations
@@ -15,9 +17,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx2
 import pytest
 
+from memwrap import HttpWrap, MemoryWrap, run_cli
 from rawclient import RawClient, cli, stop, text
 
 SERVER = Path(__file__).with_name("oauth_server.py")
@@ -33,8 +37,15 @@ def oauth_backend() -> Iterator[str]:
 
 
 @pytest.fixture
-def oauth_env(tmp_path: Path) -> dict[str, str]:
-    return {**os.environ, "MCPSQUEEZE_OAUTH_DIR": str(tmp_path / "oauth")}
+def oauth_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """The tokens in the test's own directory: for spawned commands, and for this process's."""
+    monkeypatch.setenv("MCPSQUEEZE_OAUTH_DIR", str(tmp_path / "oauth"))
+    return {**os.environ}
+
+
+def _login_here(url: str) -> None:
+    done = run_cli("auth", "login", "--fetch-authorize-url", url)
+    assert done.returncode == 0, done.stderr
 
 
 def _login(url: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -100,13 +111,16 @@ def test_login_stores_tokens_privately_and_wrap_uses_them_with_shrinking(
 def test_an_expired_access_token_is_refreshed_and_the_new_one_saved(
     oauth_backend: str, oauth_env: dict[str, str], tmp_path: Path
 ) -> None:
-    assert _login(oauth_backend, oauth_env).returncode == 0
+    _login_here(oauth_backend)
     token_file = next((tmp_path / "oauth").glob("*.json"))
     before = json.loads(token_file.read_text())
     _admin(oauth_backend, "expire")  # the server says no to the current access token from now on
     stored = {**before, "expires_at": 1.0}  # and the client knows it expired (as after a restart, later)
     token_file.write_text(json.dumps(stored))
-    who, _, code, _ = _session(oauth_backend, oauth_env, tmp_path)
+    with MemoryWrap(["--recovery-dir", str(tmp_path / "rec")], target=[oauth_backend]) as client:
+        client.initialize()
+        who = client.call("whoami")
+        code = client.close()
     after = json.loads(token_file.read_text())
     assert text(who) == "authorized" and code == 0
     assert _counts(oauth_backend)["refresh"] >= 1
@@ -118,16 +132,9 @@ def test_an_expired_access_token_is_refreshed_and_the_new_one_saved(
 def test_a_revoked_token_is_a_clear_error_naming_the_login_command(
     oauth_backend: str, oauth_env: dict[str, str], tmp_path: Path
 ) -> None:
-    assert _login(oauth_backend, oauth_env).returncode == 0
+    _login_here(oauth_backend)
     _admin(oauth_backend, "revoke")
-    done = subprocess.run(
-        cli("wrap", "--", oauth_backend),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=oauth_env,
-        stdin=subprocess.PIPE,
-    )
+    done = run_cli("wrap", "--", oauth_backend)
     assert done.returncode == 3
     assert f"mcpsqueeze auth login {oauth_backend}" in done.stderr
     assert "expired or was revoked" in done.stderr
@@ -137,20 +144,11 @@ def test_a_revoked_token_is_a_clear_error_naming_the_login_command(
 def test_without_a_login_wrap_says_to_log_in_and_auth_clear_forgets_the_tokens(
     oauth_backend: str, oauth_env: dict[str, str], tmp_path: Path
 ) -> None:
-    done = subprocess.run(
-        cli("wrap", "--", oauth_backend),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=oauth_env,
-        stdin=subprocess.PIPE,
-    )
+    done = run_cli("wrap", "--", oauth_backend)
     assert done.returncode == 3
     assert "requires an OAuth login" in done.stderr and "mcpsqueeze auth login" in done.stderr
-    assert _login(oauth_backend, oauth_env).returncode == 0
-    cleared = subprocess.run(
-        cli("auth", "clear", oauth_backend), capture_output=True, text=True, timeout=60, env=oauth_env
-    )
+    _login_here(oauth_backend)
+    cleared = run_cli("auth", "clear", oauth_backend)
     assert cleared.returncode == 0 and "removed 1" in cleared.stderr
     assert list((tmp_path / "oauth").glob("*.json")) == []
 
@@ -163,14 +161,9 @@ async def test_a_token_revoked_while_serving_gives_the_2026_client_a_clear_error
     from mcp import Client
     from mcp.shared.exceptions import MCPError
 
-    assert _login(oauth_backend, oauth_env).returncode == 0
-    argv = cli("wrap", "--transport", "streamable-http", "--port", "0", "--recovery-dir", str(tmp_path / "r"))
-    proc = subprocess.Popen([*argv, "--", oauth_backend], stderr=subprocess.PIPE, text=True, env=oauth_env)
-    try:
-        assert proc.stderr is not None
-        line = proc.stderr.readline()
-        assert "serving streamable HTTP on " in line, line
-        url = line.rsplit(" ", 1)[1].strip()
+    await anyio.to_thread.run_sync(_login_here, oauth_backend)  # (the command runs its own event loop)
+    with HttpWrap(["--recovery-dir", str(tmp_path / "r")], [oauth_backend]) as door:
+        url = door.url
         request = types.CallToolRequest(params=types.CallToolRequestParams(name="whoami", arguments={}))
         async with Client(url, mode="2026-07-28") as client:
             first = await client.session.send_request(request, types.CallToolResult)
@@ -179,9 +172,7 @@ async def test_a_token_revoked_while_serving_gives_the_2026_client_a_clear_error
                 await client.session.send_request(request, types.CallToolResult)
         assert first.content[0].text == "authorized"  # type: ignore[union-attr]
         assert f"mcpsqueeze auth login {oauth_backend}" in str(refused.value)
-        assert proc.poll() is None  # the proxy keeps serving
-    finally:
-        stop(proc)
+        assert door.poll() is None  # the proxy keeps serving
 
 
 def test_with_oauth_login_prompt_the_proxy_authorizes_again_itself_and_serves(

@@ -1,27 +1,21 @@
-"""JMESPath projection through the real CLI: on squeeze_recover, and as a per-tool `query` policy.
-The recover query runs the same wrap in-process (memwrap); the policy and the refused config spawn it."""
+"""JMESPath projection through wrap: on squeeze_recover, and as a per-tool `query` policy."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from memwrap import MemoryWrap
-from rawclient import RawClient, assert_golden, cli, demo_server, text
+from memwrap import MemoryWrap, run_cli
+from rawclient import RawClient, assert_golden, demo_server, text
 
 GOLDEN = Path(__file__).with_name("golden")
-pytestmark = pytest.mark.usefixtures("counting_in_process")
 
 
 def _options(tmp_path: Path, *extra: str) -> list[str]:
     return ["--recovery-dir", str(tmp_path / "rec"), "--page-size", "100000000", *extra]
-
-
-def _wrap(tmp_path: Path, *extra: str) -> list[str]:
-    return cli("wrap", *_options(tmp_path, *extra), "--", *demo_server())
 
 
 def _record(result: dict[str, Any]) -> dict[str, Any]:
@@ -42,7 +36,7 @@ def test_squeeze_recover_projects_the_original_with_a_query(tmp_path: Path) -> N
             "tools/call", {"name": "squeeze_recover", "arguments": {"response_id": rid, "query": "issues["}}
         )
         full = client.call("squeeze_recover", {"response_id": rid})
-    # The listing is short (issue 21 item 5): query is not listed, the JSON notice names it, and it is taken.
+    # The listing is short: query is not listed, the JSON notice names it, and it is taken.
     assert "query" not in recover["inputSchema"]["properties"]
     assert '"query" (JMESPath)' in _record(shrunk)["message"]
     assert json.loads(text(keys)) == [f"DEMO-{1000 + i}" for i in range(200)]
@@ -52,13 +46,13 @@ def test_squeeze_recover_projects_the_original_with_a_query(tmp_path: Path) -> N
 
 
 def test_a_query_policy_projects_before_shrinking_and_the_original_recovers_exactly(
-    tmp_path: Path, demo_direct: RawClient
+    tmp_path: Path, demo_direct: RawClient, wrap_door: Callable[..., AbstractContextManager[RawClient]]
 ) -> None:
     config = tmp_path / "config.toml"
     config.write_text('[policies."search_issues"]\nquery = "issues[].{key: key, title: title}"\n')
     args = {"query": "bug", "limit": 40}
     expected = demo_direct.call("search_issues", args)
-    with RawClient(_wrap(tmp_path, "--config", str(config))) as client:
+    with wrap_door(_options(tmp_path, "--config", str(config))) as client:
         client.initialize()
         projected = client.call("search_issues", args)
         big = client.call("search_issues", {"query": "bug", "limit": 600})  # projection still too big
@@ -83,7 +77,6 @@ def test_a_query_policy_projects_before_shrinking_and_the_original_recovers_exac
 def test_a_config_with_a_malformed_query_is_refused_at_start(tmp_path: Path) -> None:
     config = tmp_path / "config.toml"
     config.write_text('[policies."search_issues"]\nquery = "issues["\n')
-    with RawClient(_wrap(tmp_path, "--config", str(config))) as client:
-        code = client.close()
-    assert code == 2
-    assert "not valid JMESPath" in client.stderr
+    done = run_cli("wrap", *_options(tmp_path, "--config", str(config)), "--", *demo_server())
+    assert done.returncode == 2
+    assert "not valid JMESPath" in done.stderr

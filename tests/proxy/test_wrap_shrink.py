@@ -1,4 +1,5 @@
-"""Shrinking through the real `mcpsqueeze wrap`: every kind of result, recovery, and storage failures."""
+"""Shrinking through `mcpsqueeze wrap`, over each of its transports: every kind of result and its recovery.
+(What happens when an original cannot be stored: test_wrap_storage_faults.py.)"""
 
 from __future__ import annotations
 
@@ -6,19 +7,15 @@ import contextlib
 import json
 import os
 import stat
-import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from memwrap import MemoryWrap
-from rawclient import RawClient, cli, demo_server, text
-
-# What a session does with each kind of result runs wrap in-process (memwrap; the scripted backends are
-# spawned by it); the spawned CLI keeps the large-JSON round trip (files, modes, recovery) and the restart.
-pytestmark = pytest.mark.usefixtures("counting_in_process")
+from rawclient import RawClient, text
 
 BUDGET = 5000
 
@@ -31,20 +28,21 @@ def _options(tmp_path: Path, *extra: str, recovery_dir: Path | None = None) -> l
     return [*WHOLE, "--budget", str(BUDGET), "--recovery-dir", str(rec), *extra]
 
 
-@contextlib.contextmanager
-def proxy(tmp_path: Path, *extra: str, recovery_dir: Path | None = None) -> Iterator[RawClient]:
-    argv = cli("wrap", *_options(tmp_path, *extra, recovery_dir=recovery_dir), "--", *demo_server())
-    with RawClient(argv) as client:
-        client.initialize()
-        yield client
+Session = Callable[..., AbstractContextManager[RawClient]]
 
 
-@contextlib.contextmanager
-def in_process(tmp_path: Path, *extra: str, recovery_dir: Path | None = None) -> Iterator[RawClient]:
-    """`proxy`'s session, run in this process (memwrap)."""
-    with MemoryWrap(_options(tmp_path, *extra, recovery_dir=recovery_dir)) as client:
-        client.initialize()
-        yield client
+@pytest.fixture
+def session(tmp_path: Path, wrap_door: Session) -> Session:
+    """`session(*options, recovery_dir=...)`: an initialized wrap of the demo server with the budget and
+    the options, over each of wrap's transports (conftest's `wrap_door`)."""
+
+    @contextlib.contextmanager
+    def opened(*extra: str, recovery_dir: Path | None = None) -> Iterator[RawClient]:
+        with wrap_door(_options(tmp_path, *extra, recovery_dir=recovery_dir)) as client:
+            client.initialize()
+            yield client
+
+    return opened
 
 
 def _presented_chars(result: dict[str, Any]) -> int:
@@ -52,11 +50,10 @@ def _presented_chars(result: dict[str, Any]) -> int:
 
 
 def test_a_large_json_object_keeps_its_keys_gains_truncation_and_recovers_byte_for_byte(
-    tmp_path: Path,
-    demo_direct: RawClient,
+    tmp_path: Path, demo_direct: RawClient, session: Session
 ) -> None:
     original = demo_direct.call("search_issues", {"query": "object"})
-    with proxy(tmp_path) as client:
+    with session() as client:
         shrunk = client.call("search_issues", {"query": "object"})
         record = shrunk["_meta"]["truncation"]
         whole = client.call("squeeze_recover", {"response_id": record["response_id"]})
@@ -76,10 +73,10 @@ def test_a_large_json_object_keeps_its_keys_gains_truncation_and_recovers_byte_f
 
 
 def test_a_large_array_stays_an_array_with_meta_and_a_trailing_notice(
-    tmp_path: Path, demo_direct: RawClient
+    tmp_path: Path, demo_direct: RawClient, session: Session
 ) -> None:
     original = demo_direct.call("list_rows", {"table": "t"})
-    with in_process(tmp_path) as client:
+    with session() as client:
         shrunk = client.call("list_rows", {"table": "t"})
         response_id = shrunk["_meta"]["truncation"]["response_id"]
         window = client.call("squeeze_recover", {"response_id": response_id, "offset": 100, "length": 500})
@@ -90,10 +87,10 @@ def test_a_large_array_stays_an_array_with_meta_and_a_trailing_notice(
 
 
 def test_sixty_kilobytes_of_prose_keeps_head_and_tail_with_a_marker(
-    tmp_path: Path, demo_direct: RawClient
+    tmp_path: Path, demo_direct: RawClient, session: Session
 ) -> None:
     original = text(demo_direct.call("read_file", {"path": "x.md"}))
-    with in_process(tmp_path) as client:
+    with session() as client:
         shrunk = text(client.call("read_file", {"path": "x.md"}))
     assert len(original) > 50_000 and len(shrunk) <= BUDGET
     assert "[...truncated" in shrunk
@@ -102,12 +99,12 @@ def test_sixty_kilobytes_of_prose_keeps_head_and_tail_with_a_marker(
 
 
 def test_small_error_and_structured_results_pass_or_keep_structured_content(
-    tmp_path: Path, demo_direct: RawClient
+    tmp_path: Path, demo_direct: RawClient, session: Session
 ) -> None:
     direct_small = demo_direct.call("echo", {"text": "tiny"})
     direct_error = demo_direct.call("fail", {"message": "x" * 30_000})
     direct_structured = demo_direct.call("big_structured", {})
-    with in_process(tmp_path) as client:
+    with session() as client:
         small = client.call("echo", {"text": "tiny"})
         error = client.call("fail", {"message": "x" * 30_000})
         structured = client.call("big_structured", {})
@@ -119,9 +116,11 @@ def test_small_error_and_structured_results_pass_or_keep_structured_content(
     assert len(files) == 1  # only the shrunk result stored an original
 
 
-def test_full_meta_returns_the_unshrunk_result(tmp_path: Path, demo_direct: RawClient) -> None:
+def test_full_meta_returns_the_unshrunk_result(
+    tmp_path: Path, demo_direct: RawClient, session: Session
+) -> None:
     original = demo_direct.call("read_file", {"path": "full.md"})
-    with in_process(tmp_path) as client:
+    with session() as client:
         full = client.result(
             "tools/call",
             {"name": "read_file", "arguments": {"path": "full.md"}, "_meta": {"mcpsqueeze/full": True}},
@@ -129,8 +128,10 @@ def test_full_meta_returns_the_unshrunk_result(tmp_path: Path, demo_direct: RawC
     assert full == original
 
 
-def test_memory_only_recovery_creates_no_files_and_unknown_ids_are_explicit_errors(tmp_path: Path) -> None:
-    with in_process(tmp_path, "--recovery", "memory") as client:
+def test_memory_only_recovery_creates_no_files_and_unknown_ids_are_explicit_errors(
+    tmp_path: Path, session: Session
+) -> None:
+    with session("--recovery", "memory") as client:
         shrunk = client.call("search_issues", {"query": "mem"})
         response_id = shrunk["_meta"]["truncation"]["response_id"]
         again = client.call("squeeze_recover", {"response_id": response_id})
@@ -143,43 +144,11 @@ def test_memory_only_recovery_creates_no_files_and_unknown_ids_are_explicit_erro
     assert malformed["isError"] is True and "32 hex" in text(malformed)
 
 
-@contextlib.contextmanager
-def tmpfs(path: Path, options: str) -> Iterator[Path]:
-    path.mkdir(mode=0o700)
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(path)], capture_output=True)
-    if done.returncode != 0:
-        if os.environ.get("CI"):
-            pytest.fail(f"cannot mount a tmpfs on CI: {done.stderr!r}")
-        pytest.skip("mounting a tmpfs needs root")
-    try:
-        yield path
-    finally:
-        subprocess.run(["umount", "-l", str(path)], check=False)
-
-
-@pytest.mark.parametrize("options", ["size=64k,mode=0700", "ro,mode=0700"], ids=["full", "read-only"])
-def test_an_original_that_cannot_be_stored_means_no_shrinking(
-    tmp_path: Path, options: str, demo_direct: RawClient
-) -> None:
-    original = demo_direct.call("search_issues", {"query": "disk"})
-    stats = tmp_path / "stats.jsonl"
-    with tmpfs(tmp_path / "small", options) as directory:
-        argv = ["--recovery", "files", "--stats-file", str(stats)]
-        with in_process(tmp_path, *argv, recovery_dir=directory) as client:
-            got = client.call("search_issues", {"query": "disk"})
-            client.close()
-        assert [p.name for p in directory.iterdir()] == []  # no partial file left behind
-    assert got == original  # unshrunk: nothing lost
-    line = json.loads(stats.read_text().splitlines()[-1])
-    assert line["action"] == "passthrough" and line["store_failed"]
-    assert "could not be stored" in client.stderr
-
-
-def test_originals_survive_a_proxy_restart(tmp_path: Path, demo_direct: RawClient) -> None:
-    with proxy(tmp_path) as first:
+def test_originals_survive_a_proxy_restart(tmp_path: Path, demo_direct: RawClient, session: Session) -> None:
+    with session() as first:
         shrunk = first.call("read_file", {"path": "kept.md"})
     response_id = shrunk["_meta"]["truncation"]["response_id"]
-    with proxy(tmp_path) as second:
+    with session() as second:
         recovered = second.call("squeeze_recover", {"response_id": response_id})
     assert text(recovered) == text(demo_direct.call("read_file", {"path": "kept.md"}))
 
@@ -187,7 +156,11 @@ def test_originals_survive_a_proxy_restart(tmp_path: Path, demo_direct: RawClien
 def test_the_recover_tool_gets_a_suffix_when_the_backend_already_has_that_name(tmp_path: Path) -> None:
     import sys
 
-    backend = [sys.executable, str(Path(__file__).with_name("noisy_backend.py")), "--with-squeeze-recover"]
+    backend = [
+        sys.executable,
+        str(Path(__file__).parents[1] / "fixtures" / "noisy_backend.py"),
+        "--with-squeeze-recover",
+    ]
     with MemoryWrap([*WHOLE, "--recovery-dir", str(tmp_path / "rec")], target=backend) as client:
         client.initialize()
         names = [t["name"] for t in client.result("tools/list")["tools"]]
@@ -200,7 +173,7 @@ def test_the_recover_tool_gets_a_suffix_when_the_backend_already_has_that_name(t
     assert text(theirs) == "the backend's own tool"  # forwarded, not answered by the proxy
 
 
-def test_wrap_sweeps_old_originals_of_its_directory_at_start(tmp_path: Path) -> None:
+def test_wrap_sweeps_old_originals_of_its_directory_at_start(tmp_path: Path, session: Session) -> None:
     rec = tmp_path / "rec"
     rec.mkdir(mode=0o700)
     old = rec / ("mcpsqueeze-" + "a" * 32 + ".json")
@@ -210,7 +183,7 @@ def test_wrap_sweeps_old_originals_of_its_directory_at_start(tmp_path: Path) -> 
         path.write_text("{}")
     os.utime(old, (1_000_000_000, 1_000_000_000))
     os.utime(other, (1_000_000_000, 1_000_000_000))
-    with in_process(tmp_path, "--retention", "1h") as client:
+    with session("--retention", "1h") as client:
         client.call("echo", {"text": "x"})
         from rawclient import wait_for
 
@@ -222,7 +195,11 @@ def test_a_huge_result_being_condensed_does_not_stall_a_small_call(tmp_path: Pat
     import sys
     import time
 
-    backend = [sys.executable, str(Path(__file__).with_name("noisy_backend.py")), "--with-squeeze-recover"]
+    backend = [
+        sys.executable,
+        str(Path(__file__).parents[1] / "fixtures" / "noisy_backend.py"),
+        "--with-squeeze-recover",
+    ]
     with MemoryWrap([*WHOLE, "--recovery-dir", str(tmp_path / "rec")], target=backend) as client:
         client.initialize()
         client.send(

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_wrap_exit import _running
+from test_wrap_stdio import _running
 
 from rawclient import cli, demo_server
 

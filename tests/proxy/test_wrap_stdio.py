@@ -1,23 +1,26 @@
-"""`mcpsqueeze wrap` over stdio, spawned as the real CLI, against the bundled demo server.
-
-Parity: everything the proxy does not deliberately change equals the server's own answer, field for field.
-Four tests of what the session answers (the listing, dedup on and off) run the same wrap in-process
-(memwrap); the dedup feature keeps its spawned path (`test_a_repeated_large_result_becomes_a_pointer...`).
+"""`mcpsqueeze wrap` over stdio against the bundled demo server: the door's end-to-end tests spawn the real
+CLI (parity field for field, the summary on stderr at the end, SIGTERM, a prompt exit with exact figures
+after a large result, exit codes when it cannot serve); what the session answers (the listing, dedup,
+server-to-client requests) runs the same wrap in this process (memwrap).
 """
 
 from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp import Client
 
-from memwrap import MemoryWrap
+from mcpsqueeze.accounting._tokens import count_tokens
+from mcpsqueeze.demo.bulk import blob
+from memwrap import MemoryServer, MemoryWrap, demo_http, run_cli
 from rawclient import RawClient, cli, demo_server, text
-
-pytestmark = pytest.mark.usefixtures("counting_in_process")
 
 RECOVER = "squeeze_recover"
 
@@ -34,7 +37,7 @@ def _wrap(tmp_path: Path, *extra: str) -> list[str]:
 
 
 def _in_process(tmp_path: Path, *extra: str) -> MemoryWrap:
-    """`_wrap`'s session, run in this process (memwrap)."""
+    """`_wrap`'s session, run in this process."""
     return MemoryWrap(_options(tmp_path, *extra))
 
 
@@ -61,7 +64,7 @@ def _exchange(client: RawClient) -> dict[str, Any]:
 
 
 def test_listings_and_small_results_equal_the_servers_own_field_for_field(tmp_path: Path) -> None:
-    with RawClient(demo_server()) as direct:
+    with MemoryServer() as direct:
         expected = _exchange(direct)
     with RawClient(_wrap(tmp_path)) as proxied:
         got = _exchange(proxied)
@@ -81,7 +84,7 @@ def test_tools_list_gains_only_the_recover_tool(tmp_path: Path) -> None:
 
 def test_a_repeated_large_result_becomes_a_pointer_and_the_tool_still_runs(tmp_path: Path) -> None:
     stats = tmp_path / "stats.jsonl"
-    with RawClient(_wrap(tmp_path, "--no-shrink", "--stats-file", str(stats))) as client:
+    with _in_process(tmp_path, "--no-shrink", "--stats-file", str(stats)) as client:
         client.initialize()
         first = client.call("search_issues", {"query": "dedup"})
         second = client.call("search_issues", {"query": "dedup"})
@@ -166,7 +169,7 @@ def test_server_to_client_requests_and_notifications_are_relayed(tmp_path: Path)
         return {"error": {"code": -32601, "message": "no"}}
 
     caps = {"sampling": {}, "roots": {"listChanged": True}, "elicitation": {"form": {}}}
-    with RawClient(_wrap(tmp_path), on_request=answer) as client:
+    with MemoryWrap(_options(tmp_path), on_request=answer) as client:
         client.initialize(caps)
         client.result("logging/setLevel", {"level": "debug"})
         sampled = client.call("ask_llm", {"prompt": "meaning of life?"})
@@ -188,8 +191,102 @@ def test_server_to_client_requests_and_notifications_are_relayed(tmp_path: Path)
 
 @pytest.mark.parametrize("budget", ["100", "1023"])
 def test_a_budget_below_1024_is_a_usage_error(tmp_path: Path, budget: str) -> None:
-    import subprocess
-
-    done = subprocess.run(_wrap(tmp_path, "--budget", budget), capture_output=True, text=True, timeout=30)
+    done = run_cli("wrap", *_options(tmp_path, "--budget", budget), "--", *demo_server())
     assert done.returncode == 2
     assert "at least 1024" in done.stderr
+
+
+# -- leaving: the process exits soon after the agent closes stdin, with a summary that counts every call
+
+BULK = [sys.executable, "-m", "mcpsqueeze.demo.bulk"]
+DEADLINE = 60.0  # generous: this is not a speed test, it catches exits that wait on a stuck counter
+
+
+def _summary_value(stderr: str, label: str) -> int:
+    line = next(line for line in stderr.splitlines() if line.strip().startswith(label))
+    return int(line.split()[len(label.split())])
+
+
+def test_the_proxy_exits_promptly_after_a_large_result_with_an_exact_summary() -> None:
+    size = 6_000_000
+    with RawClient(cli("wrap", "--recovery", "memory", "--", *BULK)) as client:
+        client.initialize()
+        small = client.call("blob", {"size": 300, "seed": 1})
+        large = client.call("blob", {"size": size, "seed": 2}, timeout=DEADLINE)
+        assert len(text(large)) < size  # shrunk
+        started = time.monotonic()
+        assert client.close(timeout=DEADLINE) == 0
+        assert time.monotonic() - started < DEADLINE
+        stderr = client.stderr
+    assert "partial" not in stderr
+    assert _summary_value(stderr, "calls proxied") == 2
+    expected_before = count_tokens(text(small)) + count_tokens(blob(size, 2))
+    assert _summary_value(stderr, "tokens before") == expected_before
+    assert _summary_value(stderr, "tokens after") == count_tokens(text(small)) + count_tokens(text(large))
+
+
+def _running(marker: str) -> bool:
+    from pathlib import Path
+
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                if (proc / "cmdline").read_bytes().replace(b"\0", b" ").strip() == marker.encode():
+                    return True
+            except OSError:
+                continue
+    return False
+
+
+def test_a_backend_started_early_does_not_outlive_a_usage_error() -> None:
+    marker = "sleep 61.2345"  # wrap starts the backend before it checks its own options
+    done = subprocess.run(
+        cli("wrap", "--cache-ttl", "bogus", "--", *marker.split()), capture_output=True, timeout=DEADLINE
+    )
+    assert done.returncode == 2, done.stderr
+    assert not _running(marker)
+
+
+def test_no_summary_when_the_backend_cannot_start(tmp_path: Path) -> None:
+    argv = cli("wrap", "--recovery-dir", str(tmp_path / "rec"), "--", "no-such-mcp-server-command")
+    done = subprocess.run(argv, input="", capture_output=True, text=True, timeout=60)
+    assert done.returncode == 3
+    assert "no-such-mcp-server-command" in done.stderr
+    assert "summary" not in done.stderr
+
+
+# -- a 2026-07-28 client over stdio (the SDK's own client spawns the CLI)
+
+
+MODERN = "2026-07-28"
+
+
+async def _raw_call(client: Any, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    import mcp_types as types
+    from pydantic import TypeAdapter
+
+    request = types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments=arguments))
+    result: dict[str, Any] = await client.session.send_request(request, TypeAdapter(dict[str, Any]))
+    return result
+
+
+@pytest.mark.anyio
+async def test_a_2026_client_over_stdio_reaches_a_url_backend_statelessly(tmp_path: Path) -> None:
+    """The stdio frontend relays 2026-07-28 messages as they are; the HTTP backend channel sends them
+    as stateless POSTs with their routing headers (no initialize, no session)."""
+    import os
+
+    from mcp import StdioServerParameters
+
+    with demo_http() as backend:
+        argv = cli("wrap", *WHOLE, "--recovery-dir", str(tmp_path / "rec"), "--", backend)
+        target = StdioServerParameters(command=argv[0], args=argv[1:], env=dict(os.environ))
+        async with Client(target, mode=MODERN) as client:
+            protocol = client.protocol_version
+            tools = sorted(t.name for t in (await client.list_tools()).tools)
+            big = await _raw_call(client, "search_issues", {"query": "stdio"})
+            notice = json.loads(big["content"][0]["text"])["truncation"]
+            recovered = await _raw_call(client, "squeeze_recover", {"response_id": notice["response_id"]})
+    assert protocol == MODERN
+    assert "squeeze_recover" in tools and "search_issues" in tools
+    assert len(text(big)) <= 20_000 < len(text(recovered))

@@ -1,14 +1,13 @@
 """Storage faults under a running `wrap`: a full disk, a file system gone read-only, a recovery
 directory that vanishes or is swapped for a symlink. Nothing is lost: a result whose original cannot
-be stored passes unshrunk (identical to the backend's), and stderr says why. The full disk runs the spawned
-CLI; the other three run the same wrap in-process (memwrap): the store is the session's own code either
-way."""
+be stored passes unshrunk (identical to the backend's), and stderr says why. The file systems are real
+(tmpfs, mounted for one test); wrap runs in this process (memwrap): the store is the session's own code."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,10 +15,8 @@ from typing import Any
 import pytest
 
 from memwrap import MemoryWrap
-from mounts import tmpfs
-from rawclient import RawClient, cli, demo_server, text
-
-pytestmark = pytest.mark.usefixtures("counting_in_process")
+from mounts import remount_read_only, tmpfs
+from rawclient import RawClient, text
 
 BIG = ("search_issues", {"query": "faults", "limit": 300})
 
@@ -39,14 +36,8 @@ def _options(recovery_dir: Path) -> list[str]:
     return ["--recovery", "files", "--recovery-dir", str(recovery_dir), "--page-size", "100000000"]
 
 
-def _wrap(recovery_dir: Path) -> RawClient:
-    client = RawClient(cli("wrap", *_options(recovery_dir), "--", *demo_server()))
-    client.initialize()
-    return client
-
-
 def _in_process(recovery_dir: Path) -> RawClient:
-    """`_wrap`'s session, run in this process (memwrap)."""
+    """wrap in front of the demo server, its originals in `recovery_dir`, initialized."""
     client = MemoryWrap(_options(recovery_dir))
     client.initialize()
     return client
@@ -69,7 +60,7 @@ def test_a_full_disk_passes_the_result_unshrunk_and_says_the_disk_is_full(
     small_fs: Path, direct: dict[str, Any]
 ) -> None:
     rec = small_fs / "rec"
-    with _wrap(rec) as client:
+    with _in_process(rec) as client:
         _fill(small_fs, leave=8192)
         got = client.call(*BIG)
         code = client.close()
@@ -86,9 +77,7 @@ def test_a_file_system_gone_read_only_passes_the_result_unshrunk(
     rec = small_fs / "rec"
     with _in_process(rec) as client:
         first = client.call("echo", {"text": "before"})
-        remount = subprocess.run(["mount", "-o", "remount,ro", str(small_fs)], capture_output=True)
-        if remount.returncode != 0:
-            pytest.skip(f"cannot remount read-only: {remount.stderr.decode().strip()}")
+        remount_read_only(small_fs)
         got = client.call(*BIG)
         client.close()
     assert text(first) == "before"
@@ -125,3 +114,22 @@ def test_a_recovery_directory_swapped_for_a_symlink_is_refused_and_the_result_pa
     assert got == direct
     assert list(elsewhere.iterdir()) == []  # nothing written through the link
     assert "symlink" in client.stderr
+
+
+@pytest.mark.parametrize("options", ["size=64k,mode=0700", "ro,mode=0700"], ids=["full", "read-only"])
+def test_an_original_that_cannot_be_stored_means_no_shrinking(
+    tmp_path: Path, options: str, demo_direct: RawClient
+) -> None:
+    original = demo_direct.call("search_issues", {"query": "disk"})
+    stats = tmp_path / "stats.jsonl"
+    directory = tmp_path / "small"
+    for _ in tmpfs(directory, options):
+        with MemoryWrap([*_options(directory), "--stats-file", str(stats)]) as client:
+            client.initialize()
+            got = client.call("search_issues", {"query": "disk"})
+            client.close()
+        assert [p.name for p in directory.iterdir()] == []  # no partial file left behind
+    assert got == original  # unshrunk: nothing lost
+    line = json.loads(stats.read_text().splitlines()[-1])
+    assert line["action"] == "passthrough" and line["store_failed"]
+    assert "could not be stored" in client.stderr

@@ -1,7 +1,7 @@
-"""`wrap --toonify` (seed 000's `--toonify`): JSON results that are not shrunk are shown as TOON.
+"""`wrap --toonify` (mcp-compressor's `--toonify`): JSON results that are not shrunk are shown as TOON.
 
-Precedence as in seed 000: a shrunk result keeps its JSON preview and JSON truncation record; TOON
-only for results under the budget; prose passes unchanged; recovery returns the JSON byte for byte.
+Precedence as mcp-compressor has it: a shrunk result keeps its JSON preview and JSON truncation record;
+TOON only for results under the budget; prose passes unchanged; recovery returns the JSON byte for byte.
 """
 
 from __future__ import annotations
@@ -12,13 +12,14 @@ from pathlib import Path
 
 import toon_format
 
-from rawclient import ROOT, RawClient, cli, text
+from memwrap import MemoryServer, MemoryWrap
+from rawclient import ROOT, text
 
 RECORDS = [sys.executable, str(ROOT / "tests" / "fixtures" / "records_server.py")]
 
 
 def _direct(tool: str, arguments: dict[str, object]) -> dict[str, object]:
-    with RawClient(RECORDS) as client:
+    with MemoryServer(RECORDS) as client:
         client.initialize()
         return client.call(tool, arguments)
 
@@ -27,8 +28,7 @@ def test_json_under_the_budget_becomes_toon_and_recovers_as_the_original_json_by
     tmp_path: Path,
 ) -> None:
     rows = _direct("get_records", {"n": 40})
-    argv = cli("wrap", "--toonify", "--recovery-dir", str(tmp_path / "rec"), "--", *RECORDS)
-    with RawClient(argv) as client:
+    with MemoryWrap(["--toonify", "--recovery-dir", str(tmp_path / "rec")], target=RECORDS) as client:
         client.initialize()
         shown = client.call("get_records", {"n": 40})
         big = client.call("get_records", {"n": 300})

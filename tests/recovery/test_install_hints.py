@@ -1,4 +1,4 @@
-"""Issue 23 item 35: a missing extra is named the way the running installation adds it (pip or pipx), and
+"""A missing extra is named the way the running installation adds it (pip or pipx), and
 the README's test notes name every system program the suite needs."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from rawclient import ROOT
 SRC = ROOT / "src"
 
 
-def test_23_35_the_hint_says_pipx_inject_inside_a_pipx_venv_and_pip_install_elsewhere(tmp_path: Path) -> None:
+def test_the_hint_says_pipx_inject_inside_a_pipx_venv_and_pip_install_elsewhere(tmp_path: Path) -> None:
     assert (
         install_hint("redis", "redis", "/home/u/.local/pipx/venvs/mcpsqueeze")
         == "pipx inject mcpsqueeze redis"
@@ -46,7 +46,7 @@ def _wrap_without_redis(python: str, tmp_path: Path) -> str:
 
 
 @pytest.mark.skipif(sys.prefix == sys.base_prefix, reason="needs the test venv's site-packages to lend")
-def test_23_35_wrap_in_a_pipx_venv_says_pipx_inject(tmp_path: Path) -> None:
+def test_wrap_in_a_pipx_venv_says_pipx_inject(tmp_path: Path) -> None:
     venv = tmp_path / "pipx" / "venvs" / "mcpsqueeze"  # pipx's own layout, a real venv
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
     site = Path(sysconfig.get_paths(vars={"base": str(venv), "platbase": str(venv)})["purelib"])
@@ -57,7 +57,7 @@ def test_23_35_wrap_in_a_pipx_venv_says_pipx_inject(tmp_path: Path) -> None:
     assert "--recovery-url needs the Redis client: pip install 'mcpsqueeze[redis]'" in plain
 
 
-def test_23_35_the_readme_test_notes_name_haproxy_and_redis_server() -> None:
+def test_the_readme_test_notes_name_haproxy_and_redis_server() -> None:
     notes = ROOT.joinpath("README.md").read_text(encoding="utf-8").split("## Development", 1)[1]
     for program in ("haproxy", "redis-server", "chromium", "jq"):
         assert f"`{program}`" in notes or f" {program}" in notes, program

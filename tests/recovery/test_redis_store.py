@@ -1,7 +1,11 @@
-"""The Redis store against a real redis-server (started by the test on a loopback port): no mocks."""
+"""The Redis store against a real redis-server (started by the test on a loopback port): no mocks. Also
+through serve's API, tenants apart."""
 
 from __future__ import annotations
 
+import json
+import secrets
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,8 +16,11 @@ from mcpsqueeze._errors import RecoveryError, UsageError
 from mcpsqueeze.recovery import MemoryCache, RecoveryStore, Space, new_response_id
 from mcpsqueeze.recovery._redis import RedisStore
 from realservers import RedisServer, needs_redis, redis_server
+from serve.serve_api import api, serve_in_process, write_token
 
 pytestmark = needs_redis
+
+PAGES = [sys.executable, str(Path(__file__).parents[1] / "fixtures" / "pages_backend.py")]
 
 
 @pytest.fixture(scope="module")
@@ -187,3 +194,34 @@ def test_a_full_redis_refuses_one_original_without_taking_the_store_offline(serv
     rid = new_response_id()
     store.put(rid, b"stored", space=Space("alice"))  # no back-off: a full Redis is not a dead one
     assert store.get(rid, space=Space("alice")) == b"stored"
+
+
+def test_serve_keeps_each_named_tenants_originals_and_dedup_index_apart(
+    server: RedisServer, tmp_path: Path
+) -> None:
+    """Through serve's TCP API (in this process) with a token file naming tenants: one tenant never sees
+    another's originals."""
+    secret = tmp_path / "secret"
+    secret.mkdir(mode=0o700)
+    alice, bob = secrets.token_hex(32), secrets.token_hex(32)
+    tokens = secret / "tokens"
+    write_token(tokens, f"alice:{alice}\nbob:{bob}\n")
+    with serve_in_process(
+        "--recovery-dir", str(tmp_path / "rec"), "--budget", "2000", "--recovery-url", server.url,
+        "--listen", "127.0.0.1:0", "--token-file", str(tokens), "-n", "pages", "--", *PAGES,
+    ) as url:  # fmt: skip
+        call = {"server": "pages", "tool": "page", "arguments": {"key": "k", "size": 6000}}
+        status, first = api(url, alice, "/v1/call", call)
+        assert status == 200 and first["action"] == "shrink", first
+        rid = first["response_id"]
+        status, again = api(url, bob, "/v1/call", call)
+        assert status == 200 and again["action"] == "shrink"  # not deduplicated against alice's
+        status, mine = api(url, alice, f"/v1/recover/{rid}")
+        assert status == 200
+        assert mine["result"]["content"][0]["text"].startswith('[{"key": "k"')
+        status, theirs = api(url, bob, f"/v1/recover/{rid}")
+        assert status == 404 and '"key": "k"' not in json.dumps(theirs)
+        status, repeat = api(url, alice, "/v1/call", call)
+        # The shell door never deduplicates (stdout must carry data); the dedup index's tenant
+        # isolation is tested through wrap (tests/proxy/test_wrap_replicas.py) and the Redis store.
+        assert repeat["action"] == "shrink" and repeat["response_id"] != rid

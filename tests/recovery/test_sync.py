@@ -16,7 +16,7 @@ import pytest
 
 from mcpsqueeze._errors import RecoveryError
 from mcpsqueeze.recovery import FileStore, new_response_id
-from mounts import mounted
+from mounts import mounted_image
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 
@@ -115,7 +115,7 @@ def small_ext4(tmp_path: Path) -> Iterator[Path]:
     with open(image, "wb") as fh:
         fh.truncate(8 << 20)
     subprocess.run(["mkfs.ext4", "-q", str(image)], check=True, capture_output=True)
-    yield from mounted(tmp_path / "ext4", "-o", "loop", str(image))
+    yield from mounted_image(tmp_path / "ext4", image)
 
 
 def test_a_full_delayed_allocation_disk_fails_the_write_itself_before_any_fsync(small_ext4: Path) -> None:

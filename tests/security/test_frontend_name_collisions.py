@@ -25,10 +25,8 @@ from mcpsqueeze.core import CompressedTools
 from memwrap import HttpWrap, MemoryWrap
 from rawclient import text
 
-pytestmark = pytest.mark.usefixtures("counting_in_process")
-
 RAW: Any = TypeAdapter(dict[str, Any])
-BACKEND = Path(__file__).parents[1] / "fuzz" / "raw_tools_backend.py"
+BACKEND = Path(__file__).parents[1] / "fixtures" / "raw_tools_backend.py"
 OBJECT = {"type": "object"}
 TOOLS = [
     {"name": "server_invoke_tool", "description": "The backend's own.", "inputSchema": OBJECT},

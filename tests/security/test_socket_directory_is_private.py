@@ -19,8 +19,6 @@ from mcpsqueeze.recovery import ensure_private_dir
 from memwrap import Serve
 from rawclient import demo_server
 
-pytestmark = pytest.mark.usefixtures("counting_in_process")
-
 
 def _mode(path: Path) -> int:
     return stat.S_IMODE(os.stat(path).st_mode)
@@ -44,7 +42,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 
 
 def _serve(*args: str) -> Serve:
-    return Serve([*args, "-n", "demo", "--", *demo_server()], demo_in_memory=True)
+    return Serve([*args, "-n", "demo", "--", *demo_server()])
 
 
 def test_without_a_runtime_dir_the_socket_directory_in_the_cache_is_0700(home: Path) -> None:

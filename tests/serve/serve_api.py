@@ -52,7 +52,7 @@ def serve_in_process(*args: str) -> Iterator[str]:
     API on a loopback port) with its demo server backends in-process too; stopped as SIGTERM would."""
     from memwrap import Serve
 
-    with Serve(args, demo_in_memory=True) as served:
+    with Serve(args) as served:
         yield served.where
 
 

@@ -1,4 +1,4 @@
-"""Several line ranges, pointers and ids in one recovery (issue 21 item 1) through every door: wrap's
+"""Several line ranges, pointers and ids in one recovery through every door: wrap's
 `squeeze_recover`, serve's `GET /v1/recover`, `mcpsq recover` and `Client.recover`; the parts come back
 in order, exact, joining into the original's lines byte for byte."""
 
@@ -6,20 +6,19 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import urllib.parse
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
-import pytest
-from serve_api import api, running_serve, write_token
+from serve_api import api, serve_in_process, write_token
 
 from mcpsqueeze import Client
 from mcpsqueeze._lines import split_lines
-from rawclient import RawClient, cli, demo_server
-
-pytestmark = pytest.mark.usefixtures("counting_in_process")
+from memwrap import mcpsq
+from rawclient import RawClient, demo_server
 
 READ = {"path": "notes.md"}
 SPEC = "3-5,1-2,40-"
@@ -35,10 +34,10 @@ def _parts(result: dict[str, Any]) -> list[str]:
     return [result["content"][p["block"]]["text"] for p in result["_meta"]["mcpsqueeze/parts"]]
 
 
-def test_wrap_answers_several_ranges_and_ids_in_one_call(tmp_path: Path) -> None:
-    with RawClient(
-        cli("wrap", "--recovery-dir", str(tmp_path / "rec"), "--page-size", "100000000", "--", *demo_server())
-    ) as client:
+def test_wrap_answers_several_ranges_and_ids_in_one_call(
+    tmp_path: Path, wrap_door: Callable[..., AbstractContextManager[RawClient]]
+) -> None:
+    with wrap_door(["--recovery-dir", str(tmp_path / "rec"), "--page-size", "100000000"]) as client:
         client.initialize()
         one = client.call("read_file", READ)["_meta"]["truncation"]["response_id"]
         two = client.call("search_issues", {"query": "x", "limit": 100})["_meta"]["truncation"]["response_id"]
@@ -57,7 +56,7 @@ def test_wrap_answers_several_ranges_and_ids_in_one_call(tmp_path: Path) -> None
 def test_serve_mcpsq_and_client_answer_several_ranges_in_order(tmp_path: Path) -> None:
     token = write_token(tmp_path / "token")
     rec = tmp_path / "rec"
-    with running_serve(
+    with serve_in_process(
         "--recovery-dir", str(rec), "--budget", "2000", "--listen", "127.0.0.1:0",
         "--token-file", str(tmp_path / "token"), "-n", "demo", "--", *demo_server(),
     ) as url:  # fmt: skip
@@ -74,10 +73,9 @@ def test_serve_mcpsq_and_client_answer_several_ranges_in_order(tmp_path: Path) -
         assert status == 200 and len(_parts(twice["result"])) == 2
     env = {k: v for k, v in os.environ.items() if not k.startswith("MCPSQUEEZE_")}
     env |= {"MCPSQUEEZE_RECOVERY_DIR": str(rec), "MCPSQUEEZE_SOCKET": str(tmp_path / "none.sock")}
-    shim = [sys.executable, "-m", "mcpsqueeze.bash.shim", "recover"]
-    done = subprocess.run([*shim, rid, "--lines", SPEC], env=env, capture_output=True, timeout=30)
-    assert done.returncode == 0 and done.stdout == "".join(_expected(text)).encode()
-    assert b"3 parts" in done.stderr
+    done = mcpsq(["recover", rid, "--lines", SPEC], env)
+    assert done.returncode == 0 and done.out == "".join(_expected(text)).encode()
+    assert "3 parts" in done.stderr
     with Client(DEMO, budget=2000) as client:
         shrunk = client.call("demo", "read_file", READ)
         cid = shrunk["_meta"]["truncation"]["response_id"]

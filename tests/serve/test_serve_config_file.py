@@ -4,40 +4,32 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from rawclient import cli, demo_server, serve_ready
+import pytest
+
+from memwrap import Completed, Serve, mcpsq
+from rawclient import demo_server
+
+
+@pytest.fixture(autouse=True)
+def config_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The user's config directory is the test's own; no config file named by the environment."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    monkeypatch.delenv("MCPSQUEEZE_CONFIG", raising=False)
 
 
 @contextmanager
 def _serve(tmp_path: Path, *args: str) -> Iterator[dict[str, str]]:
     sock = tmp_path / "run" / "s.sock"
-    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
-    env.pop("MCPSQUEEZE_CONFIG", None)
-    argv = cli("serve", "--recovery-dir", str(tmp_path / "rec"), "--socket", str(sock), *args)
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
-    assert proc.stderr is not None
-    try:
-        serve_ready(proc)
-        yield {**env, "MCPSQUEEZE_SOCKET": str(sock), "MCPSQUEEZE_RECOVERY_DIR": str(tmp_path / "rec")}
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.communicate(timeout=30)
+    with Serve(["--recovery-dir", str(tmp_path / "rec"), "--socket", str(sock), *args]):
+        yield {**os.environ, "MCPSQUEEZE_SOCKET": str(sock), "MCPSQUEEZE_RECOVERY_DIR": str(tmp_path / "rec")}
 
 
-def _shim(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "mcpsqueeze.bash.shim", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-    )
+def _shim(env: dict[str, str], *args: str) -> Completed:
+    return mcpsq(args, env)
 
 
 def _toml_list(items: list[str]) -> str:

@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
-from rawclient import cli, demo_server
+from memwrap import Completed, run_cli
+from rawclient import demo_server
 
 
-def _serve(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        cli("serve", "--recovery-dir", str(tmp_path / "rec"), *args, "-n", "demo", "--", *demo_server()),
-        capture_output=True,
-        text=True,
-        timeout=60,
+def _serve(tmp_path: Path, *args: str) -> Completed:
+    return run_cli(
+        "serve", "--recovery-dir", str(tmp_path / "rec"), *args, "-n", "demo", "--", *demo_server()
     )
 
 

@@ -7,12 +7,12 @@ import sys
 import urllib.parse
 from pathlib import Path
 
-from serve_api import api, running_serve, write_token
+from serve_api import api, serve_in_process, write_token
 
 
 def test_recover_with_a_query_returns_the_projection_and_a_bad_query_is_400(tmp_path: Path) -> None:
     token = write_token(tmp_path / "token")
-    with running_serve(
+    with serve_in_process(
         "--recovery-dir", str(tmp_path / "rec"), "--budget", "2000", "--listen", "127.0.0.1:0",
         "--token-file", str(tmp_path / "token"), "-n", "demo", "--", sys.executable, "-m", "mcpsqueeze.demo.server",
     ) as url:  # fmt: skip

@@ -3,21 +3,19 @@ shim's own `mcpsq recover`), and an argument that is not UTF-8 text (not "a numb
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 
 from serve_api import serve_in_process, write_token
 
 from mcpsqueeze.bash.shim import run
-from rawclient import cli
+from memwrap import run_cli
 
 
 def test_serve_refuses_a_server_named_recover_which_the_shim_could_never_call(tmp_path: Path) -> None:
-    done = subprocess.run(
-        cli("serve", "--socket", str(tmp_path / "s.sock"), "--recovery-dir", str(tmp_path / "rec"),
-            "-n", "recover", "--", sys.executable, "-m", "mcpsqueeze.demo.server"),
-        capture_output=True, text=True, timeout=60,
+    done = run_cli(
+        "serve", "--socket", str(tmp_path / "s.sock"), "--recovery-dir", str(tmp_path / "rec"),
+        "-n", "recover", "--", sys.executable, "-m", "mcpsqueeze.demo.server",
     )  # fmt: skip
     assert done.returncode == 2, done.stderr
     assert "'recover'" in done.stderr and "mcpsq recover" in done.stderr and "rename" in done.stderr

@@ -1,4 +1,6 @@
-"""The real `mcpsqueeze serve` process and real `mcpsq` shim processes, end to end."""
+"""The real `mcpsqueeze serve` process and real `mcpsq` shim processes, end to end: the shell door's
+calls, errors and exit codes, its sockets and tokens, the summary on SIGTERM, and SIGTERM ending serve
+within its grace period even with a call to a hung backend in flight."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ import signal
 import stat
 import subprocess
 import sys
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -194,7 +197,11 @@ def test_health_reports_backends(session: Session) -> None:
 def test_tcp_requires_the_token_and_a_refused_request_never_reaches_a_backend(tmp_path: Path) -> None:
     token = tmp_path / "tok" / "token"
     marker = tmp_path / "marker"
-    backend = [sys.executable, str(Path(__file__).with_name("counting_backend.py")), str(marker)]
+    backend = [
+        sys.executable,
+        str(Path(__file__).parents[1] / "fixtures" / "counting_backend.py"),
+        str(marker),
+    ]
     port = free_port()
     s = _start(
         tmp_path, "--listen", f"127.0.0.1:{port}", "--token-file", str(token), "-n", "c", "--", *backend
@@ -345,3 +352,58 @@ def test_a_server_named_time_is_callable_as_mcp_time_through_installed_commands(
         assert "mcp-time echo" in done.stderr  # the usage error names the command that works
     finally:
         s.stop()
+
+
+# -- SIGTERM with a call to a hung backend in flight
+
+
+HUNG = Path(__file__).parents[1] / "fixtures" / "hung_backend.py"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    stat = Path(f"/proc/{pid}/stat")
+    return not (stat.exists() and stat.read_text().split(") ")[-1].startswith("Z"))
+
+
+def test_sigterm_ends_serve_within_the_grace_period_while_a_call_to_a_hung_backend_is_in_flight(
+    tmp_path: Path,
+) -> None:
+    sock = tmp_path / "run" / "s.sock"
+    marker = tmp_path / "called"
+    argv = cli(
+        "serve", "--recovery-dir", str(tmp_path / "rec"), "--socket", str(sock),
+        "-n", "hung", "--", sys.executable, str(HUNG), str(marker),
+    )  # fmt: skip
+    serve = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    assert serve.stderr is not None
+    serve_ready(serve)
+    env = {**os.environ, "MCPSQUEEZE_SOCKET": str(sock)}
+    shim = subprocess.Popen(
+        [sys.executable, "-m", "mcpsqueeze.bash.shim", "hung", "hang"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        backend_pid = int(wait_for(lambda: marker.exists() and marker.read_text(), 30, "the call in flight"))
+        started = time.monotonic()
+        serve.send_signal(signal.SIGTERM)
+        code = serve.wait(timeout=30)
+        took = time.monotonic() - started
+        err = serve.stderr.read()
+        shim_code = shim.wait(timeout=30)
+    finally:
+        for proc in (serve, shim):
+            if proc.poll() is None:
+                proc.kill()
+    print(f"serve exited {took:.2f} s after SIGTERM")
+    assert code == 0
+    # No tool call completed, so there is nothing to sum up (quiet when nothing was proxied).
+    assert "mcpsqueeze session summary:" not in err
+    assert shim_code in (3, 4)  # the call is refused or reported, never left hanging
+    wait_for(lambda: not _alive(backend_pid), 10, "the hung backend to be gone")

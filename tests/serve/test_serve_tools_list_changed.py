@@ -10,7 +10,7 @@ from serve_api import api, serve_in_process, write_token
 
 from rawclient import wait_for
 
-BACKEND = [sys.executable, str(Path(__file__).parents[1] / "proxy" / "changing_backend.py")]
+BACKEND = [sys.executable, str(Path(__file__).parents[1] / "fixtures" / "changing_backend.py")]
 
 
 def _tools(url: str, token: str) -> list[str]:

@@ -1,15 +1,13 @@
 """`mcpsq recover ID` asks the session first: it answers from the caller's own originals (memory, files,
 Redis), whatever name a tenant's local file carries, and counts the recovery as every door's is counted.
 It reads the recovery directory itself only when the session is not there or does not have it. The serve
-runs in this process (serve_api.serve_in_process), the shim's `run` too."""
+runs in this process (memwrap.Serve), the shim's `run` too."""
 
 from __future__ import annotations
 
 import json
 import re
 import secrets
-import signal
-import subprocess
 import sys
 import urllib.request
 from pathlib import Path
@@ -17,7 +15,8 @@ from pathlib import Path
 from serve_api import api, serve_in_process, write_token
 
 from mcpsqueeze.bash.shim import run
-from rawclient import cli, serve_ready, wait_for
+from memwrap import Serve, run_cli
+from rawclient import wait_for
 
 DEMO = ("-n", "demo", "--", sys.executable, "-m", "mcpsqueeze.demo.server")
 CALL = ["demo", "read-file", "--path", "notes.md"]
@@ -89,13 +88,12 @@ def test_mcpsq_recover_is_counted_in_stats_metrics_the_report_and_the_summary(tm
     token = tmp_path / "token"
     secret = write_token(token)
     stats = tmp_path / "stats.jsonl"
-    argv = cli(
-        "serve", "--recovery-dir", str(tmp_path / "rec"), "--budget", "2000", "--stats-file", str(stats),
+    args = [
+        "--recovery-dir", str(tmp_path / "rec"), "--budget", "2000", "--stats-file", str(stats),
         "--listen", "127.0.0.1:0", "--token-file", str(token), *DEMO,
-    )  # fmt: skip
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    try:
-        url = serve_ready(proc).split("session ready on ", 1)[1].split(";", 1)[0]
+    ]  # fmt: skip
+    with Serve(args) as served:
+        url = served.where
         env = {"MCPSQUEEZE_URL": url, "MCPSQUEEZE_TOKEN_FILE": str(token)}
         rid = _rid(run(CALL, env).stderr)
         assert run(["recover", rid], env).code == 0
@@ -108,14 +106,9 @@ def test_mcpsq_recover_is_counted_in_stats_metrics_the_report_and_the_summary(tm
                 return counted.search(response.read().decode())
 
         assert wait_for(recovered, 30, "the recoveries in /metrics").group(1) == "2.0"
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        _, summary = proc.communicate(timeout=30)
+    summary = served.stderr
     assert re.search(r"^  recovered        2$", summary, re.M), summary
     assert [json.loads(line)["response_id"] for line in stats.read_text().splitlines()].count(rid) == 3
-    report = subprocess.run(
-        [*cli("stats", "--json", "--html", str(tmp_path / "r.html"), str(stats))],
-        capture_output=True, text=True, check=True,
-    )  # fmt: skip
+    report = run_cli("stats", "--json", "--html", str(tmp_path / "r.html"), str(stats))
     assert json.loads(report.stdout)["totals"]["recovered"] == 2
     assert "<h2>Recovered (2)</h2>" in (tmp_path / "r.html").read_text()

@@ -1,4 +1,4 @@
-"""Folds an agent can afford to open (issue 21 item 3): no fold of structured lines stands for more than
+"""Folds an agent can afford to open: no fold of structured lines stands for more than
 ``FOLD_LINES`` lines, test files show their test names, Markdown keeps the first sentence under each
 heading, and lock files show every package as one ``name version`` marker."""
 
@@ -66,7 +66,7 @@ def assert_affordable_folds(preview: str, text: str) -> None:
 # -- test names ----------------------------------------------------------------------------------------
 
 
-def test_21_3_a_typescript_test_file_shows_every_describe_and_it_line() -> None:
+def test_a_typescript_test_file_shows_every_describe_and_it_line() -> None:
     text = (FIXTURES / "store.test.ts").read_text(encoding="utf-8")
     names = [line.rstrip("\n") for line in split_lines(text) if _JS_TEST.match(line)]
     assert len(split_lines(text)) > 1300 and len(names) >= 100
@@ -114,7 +114,7 @@ def _rust_tests(count: int) -> str:
     return "".join(out)
 
 
-def test_21_3_python_go_and_rust_test_names_are_landmarks_and_shown() -> None:
+def test_python_go_and_rust_test_names_are_landmarks_and_shown() -> None:
     cases = [
         (_python_tests(120), re.compile(r"^\s*(?:def test_\w*|class Test\w*)")),
         (_go_tests(120), re.compile(r"^func Test\w*\(")),
@@ -148,7 +148,7 @@ def _long_function(statements: int, seed: int) -> str:
     return "".join(out)
 
 
-def test_21_3_a_long_function_body_shows_its_inner_blocks_and_no_fold_is_over_the_bound() -> None:
+def test_a_long_function_body_shows_its_inner_blocks_and_no_fold_is_over_the_bound() -> None:
     text = _long_function(160, seed=3)
     assert len(split_lines(text)) > 5 * FOLD_LINES
     preview = _preview(text)
@@ -156,7 +156,7 @@ def test_21_3_a_long_function_body_shows_its_inner_blocks_and_no_fold_is_over_th
     assert max(last - first + 1 for first, last, _ in folds(preview)) <= FOLD_LINES
 
 
-def test_21_3_a_large_new_file_in_a_diff_shows_its_definitions() -> None:
+def test_a_large_new_file_in_a_diff_shows_its_definitions() -> None:
     source = _long_function(60, seed=5).replace("def run(", "def walk(") + "".join(
         f"\n\ndef helper_{k}(x: int) -> int:\n"
         + "".join(f"    x += {j}\n" for j in range(12))
@@ -176,7 +176,7 @@ def test_21_3_a_large_new_file_in_a_diff_shows_its_definitions() -> None:
     )
 
 
-def test_21_3_flat_lines_may_stay_in_one_fold() -> None:
+def test_flat_lines_may_stay_in_one_fold() -> None:
     """A long run without structure (a data table in code) is one fold: nothing inside says more."""
     rows = "".join(f"    ({k}, 'name-{k}', {k * 7 % 13}),\n" for k in range(900))
     text = (
@@ -191,7 +191,7 @@ def test_21_3_flat_lines_may_stay_in_one_fold() -> None:
 # -- Markdown -----------------------------------------------------------------------------------------
 
 
-def test_21_3_markdown_keeps_the_first_sentence_under_each_heading() -> None:
+def test_markdown_keeps_the_first_sentence_under_each_heading() -> None:
     text = (FIXTURES / "README.md").read_text(encoding="utf-8")
     preview = _preview(text, 3000, above=None)
     shown = set(preview.split("\n"))
@@ -249,7 +249,7 @@ def _readme(sections: int) -> str:
     return "".join(out)
 
 
-def test_21_3_a_readme_of_prose_sections_arrives_with_a_sentence_per_section() -> None:
+def test_a_readme_of_prose_sections_arrives_with_a_sentence_per_section() -> None:
     text = _readme(24)
     preview = _preview(text)
     for k in range(24):
@@ -441,7 +441,7 @@ def _package_markers(preview: str) -> set[str]:
     return {words for _first, _last, words in folds(preview)}
 
 
-def test_21_3_every_package_of_a_320_package_lock_file_fits_as_one_name_version_marker() -> None:
+def test_every_package_of_a_320_package_lock_file_fits_as_one_name_version_marker() -> None:
     for name, make in LOCKS.items():
         count = 300 if name == "go.sum" else 320  # a go.sum marker names a module path: ~60 chars
         text = make(count)
@@ -456,7 +456,7 @@ def test_21_3_every_package_of_a_320_package_lock_file_fits_as_one_name_version_
         assert_affordable_folds(preview, text)
 
 
-def test_21_3_a_cargo_lock_of_82_kb_shows_all_320_names_within_20000_chars() -> None:
+def test_a_cargo_lock_of_82_kb_shows_all_320_names_within_20000_chars() -> None:
     text = cargo_lock(320)
     assert len(text) > 70_000
     preview = _preview(text)
@@ -464,7 +464,7 @@ def test_21_3_a_cargo_lock_of_82_kb_shows_all_320_names_within_20000_chars() -> 
     assert shown == 320
 
 
-def test_21_3_a_lock_file_too_long_for_a_marker_per_package_groups_them_and_stays_exact() -> None:
+def test_a_lock_file_too_long_for_a_marker_per_package_groups_them_and_stays_exact() -> None:
     text = cargo_lock(3000)
     preview = _preview(text)
     words = [w for _, _, w in folds(preview)]
@@ -472,7 +472,7 @@ def test_21_3_a_lock_file_too_long_for_a_marker_per_package_groups_them_and_stay
     assert len(preview) <= BUDGET
 
 
-def test_21_3_a_query_line_inside_a_lock_file_is_shown_in_its_package() -> None:
+def test_a_query_line_inside_a_lock_file_is_shown_in_its_package() -> None:
     text = cargo_lock(320)
     name, _version = _names(320)[200]
     shrunk = shrink_texts([text], BUDGET, HINT, [name], above=ABOVE)
@@ -533,7 +533,7 @@ def nested_code(seed: int) -> str:
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(0, 10**9), st.sampled_from([1500, 4000, 20000]))
-def test_21_3_fold_markers_name_lines_that_exist_and_no_structured_fold_exceeds_the_bound(
+def test_fold_markers_name_lines_that_exist_and_no_structured_fold_exceeds_the_bound(
     seed: int, budget: int
 ) -> None:
     text = nested_code(seed)
@@ -553,7 +553,7 @@ def test_21_3_fold_markers_name_lines_that_exist_and_no_structured_fold_exceeds_
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(sorted(LOCKS)), st.integers(3, 700), st.sampled_from([1500, 4000, 20000]))
-def test_21_3_lock_outlines_fit_and_rebuild_exactly(kind: str, count: int, budget: int) -> None:
+def test_lock_outlines_fit_and_rebuild_exactly(kind: str, count: int, budget: int) -> None:
     text = LOCKS[kind](count)
     shrunk = shrink_texts([text], budget, HINT, above=ABOVE)
     if shrunk is None:

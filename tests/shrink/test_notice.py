@@ -146,7 +146,7 @@ def test_a_text_result_is_offered_no_pointer_at_all() -> None:
         assert "pointer" not in message and "/a/0/b" not in message and "/path/0" not in message
 
 
-def test_23_27_the_shell_notice_quotes_a_file_path_the_shell_would_split() -> None:
+def test_the_shell_notice_quotes_a_file_path_the_shell_would_split() -> None:
     hint = RecoveryHint(RESPONSE_ID, "/tmp/my dir/x.json", ShellVoice())
     for compact in (False, True):
         message = render_message(REPORT, hint, "json", compact=compact)
