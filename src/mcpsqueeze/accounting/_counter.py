@@ -1,6 +1,6 @@
-"""Exact o200k token counting in a helper process (`python -m mcpsqueeze.accounting._counter`), so it
-never competes with relaying for the GIL: it reads framed UTF-8 texts on stdin and writes `seq count`
-lines; here one writer thread sends the texts and a `Future` per text is resolved.
+"""Exact o200k token counting in a helper process (`_counter.main`), so it never competes with relaying
+for the GIL: it reads framed UTF-8 texts on stdin and writes `seq count` lines;
+here one writer thread sends the texts and a `Future` per text is resolved.
 
 Counting is accounting, never a gate: no call waits for it. Small texts wait for idle time; big ones,
 or a backlog over `max_pending` characters, go at once; a text is held until counted. If the helper
@@ -191,7 +191,7 @@ class TokenCounter:
             return None
         try:
             proc = subprocess.Popen(
-                [sys.executable, "-m", "mcpsqueeze.accounting._counter"],
+                [sys.executable, "-c", "from mcpsqueeze.accounting._counter import main; main()"],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=None,
@@ -539,7 +539,3 @@ def main() -> None:
     with contextlib.suppress(OSError):
         sys.stdout.flush()
     os._exit(0)  # every answer is written: skip freeing the vocabulary's 200k objects (~0.5 s)
-
-
-if __name__ == "__main__":
-    main()
