@@ -9,7 +9,7 @@ server, the token counter's helper); in process it costs a few milliseconds.
 - `MemoryWrap(ARGS, target=...)` is `RawClient(cli("wrap", *ARGS, "--", *TARGET))` (the demo server by
   default) without the processes: ARGS go through the CLI's own parser (flags, `MCPSQUEEZE_*` variables,
   the config file) and `run_wrap(settings, ends)` runs the same session (services, pipeline, relay,
-  sweep, summary) with the agent's channel on in-memory pipes (`transports/_memory.py`: the line channel
+  sweep, summary) with the agent's channel on in-memory pipes (`transports/_memory_pipes.py`: the line channel
   stdio uses, so framing and strict parsing are the same).
 - `HttpWrap(ARGS, TARGET)` is `wrap --transport streamable-http --port 0 ARGS -- TARGET`: the real HTTP
   frontend (uvicorn in a thread) on a loopback port, `url`; `HttpClient(url)` speaks to it (or to any
@@ -65,7 +65,12 @@ from mcpsqueeze.proxy import run_wrap
 from mcpsqueeze.serve import run_serve
 from mcpsqueeze.settings import Settings
 from mcpsqueeze.transports import open_backend
-from mcpsqueeze.transports._memory import MemoryByteReceive, MemoryByteSend, memory_line_channel, memory_pipe
+from mcpsqueeze.transports._memory_pipes import (
+    MemoryByteReceive,
+    MemoryByteSend,
+    memory_line_channel,
+    memory_pipe,
+)
 from rawclient import HTTP_ACCEPT, RawClient, demo_server
 
 __all__ = [

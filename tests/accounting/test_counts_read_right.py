@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from mcpsqueeze.accounting._html import render_html
 from mcpsqueeze.accounting._report import load_report, render_text, report_data
+from mcpsqueeze.accounting._stats_html import render_html
+from mcpsqueeze.bash._catalog import Catalog, ServerInfo
 from mcpsqueeze.bash._help import render_listing
-from mcpsqueeze.bash._listing import Listing, ServerInfo
 
 pytestmark = pytest.mark.fuzz
 
@@ -40,7 +40,7 @@ def test_the_listing_keeps_one_description_column_for_every_server() -> None:
     long = ServerInfo(
         "filesystem", "up", None, [{"name": "read_multiple_text_files", "description": "Read many files."}]
     )
-    listing = render_listing(Listing([short, long]))
+    listing = render_listing(Catalog([short, long]))
     starts = {line.index("List things."): line for line in listing.splitlines() if "List things." in line}
     starts |= {line.index("Read many files."): line for line in listing.splitlines() if "Read many" in line}
     assert len(starts) == 1, listing

@@ -30,7 +30,7 @@ def test_library_doors_keep_originals_without_a_ttl_by_default() -> None:
         assert (
             squeezer.settings.cache_ttl is None
         )  # no TTL: the object's lifetime, entries and bytes bound it
-        memory = squeezer._services.store.memory  # type: ignore[union-attr]
+        memory = squeezer.services.store.memory  # type: ignore[union-attr]
         assert memory.ttl == float("inf") and memory.max_entries == 128 and memory.max_bytes == 64 * 1024**2
         squeezer.close()
 
@@ -40,7 +40,7 @@ async def test_an_original_outlives_five_minutes(monkeypatch: pytest.MonkeyPatch
     presented = await squeezer.present("s", "t", {}, _big("a"))
     response_id = presented["_meta"]["truncation"]["response_id"]
     later = time.monotonic() + 3600  # an hour on: the old 300 s default would have expired it
-    memory = squeezer._services.store.memory  # type: ignore[union-attr]
+    memory = squeezer.services.store.memory  # type: ignore[union-attr]
     monkeypatch.setattr(memory, "_clock", lambda: later)
     assert json.loads(squeezer.recover(response_id))[0]["tag"] == "a"
     squeezer.close()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mcpsqueeze.bash._core import Outcome, notice_line, plan_recover
+from mcpsqueeze.bash._core import Printout, notice_line, plan_recover
 from rawclient import assert_golden
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -58,6 +58,6 @@ def test_the_recover_help_and_usage_errors_are_pinned() -> None:
         ["recover", RID, "--pointer", "/a", "--lines", "1"],
     ):
         outcome = plan_recover(argv)
-        assert isinstance(outcome, Outcome)
+        assert isinstance(outcome, Printout)
         parts.append(f"## mcpsq {' '.join(argv)} (exit {outcome.code})\n{outcome.stdout}{outcome.stderr}")
     assert_golden(GOLDEN / "recover_usage.txt", "".join(parts))

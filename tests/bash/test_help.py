@@ -7,19 +7,19 @@ from pathlib import Path
 
 import pytest
 
+from mcpsqueeze.bash._catalog import Catalog
 from mcpsqueeze.bash._help import first_sentence, render_listing, render_server, render_tool_help
-from mcpsqueeze.bash._listing import Listing
 from rawclient import assert_golden
 
 HERE = Path(__file__).resolve().parent
 GOLDEN = HERE / "golden"
 
 
-def listing(down: bool = False) -> Listing:
+def listing(down: bool = False) -> Catalog:
     body = json.loads((HERE / "fixtures" / "demo_servers.json").read_text())
     if down:
         body["servers"].append({"name": "github", "status": "down", "error": "spawn failed", "tools": []})
-    return Listing.from_json(body)
+    return Catalog.from_json(body)
 
 
 def check_golden(name: str, text: str) -> None:

@@ -90,15 +90,15 @@ def test_the_prefixed_command_of_a_shell_word_server_calls_that_server_and_names
     import json
     from pathlib import Path
 
-    from mcpsqueeze.bash._core import CallPlan, Outcome, plan
-    from mcpsqueeze.bash._listing import Listing
+    from mcpsqueeze.bash._catalog import Catalog
+    from mcpsqueeze.bash._core import CallPlan, Printout, plan
 
     body = json.loads((Path(__file__).with_name("fixtures") / "demo_servers.json").read_text())
     body["servers"][0]["name"] = "time"
-    listing = Listing.from_json(body)
+    listing = Catalog.from_json(body)
     call = plan(["mcp-time", "echo", "--text", "hi"], listing, prefix="")
     assert isinstance(call, CallPlan)
     assert (call.server, call.tool, call.prog) == ("time", "echo", "mcp-time echo")
     helped = plan(["mcp-time", "--help"], listing, prefix="")
-    assert isinstance(helped, Outcome) and "mcp-time echo" in helped.stdout
+    assert isinstance(helped, Printout) and "mcp-time echo" in helped.stdout
     assert not isinstance(plan(["mcp-demo", "echo"], listing, prefix=""), CallPlan)  # not a shell word

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from mcpsqueeze.bash import install_commands
-from mcpsqueeze.bash._client import SessionAddress, SessionClient, default_socket_candidates
+from mcpsqueeze.bash._session_http import SessionAddress, SessionClient, default_socket_candidates
 from mcpsqueeze.bash.shim import run
 
 from .canned_session import Session, serve_tcp
@@ -339,16 +339,16 @@ def test_every_shell_door_reads_the_listing_answer_one_way() -> None:
     """`listing_of` is what the shim and both Just-Bash paths make of `GET /v1/servers`: a listing, the
     session's refusal, or a reply that is not JSON named as such (never "the backend failed (HTTP 200)")."""
     from mcpsqueeze._errors import EXIT_BACKEND, EXIT_UNREACHABLE
-    from mcpsqueeze.bash._core import Outcome, listing_of
-    from mcpsqueeze.bash._listing import Listing
+    from mcpsqueeze.bash._catalog import Catalog
+    from mcpsqueeze.bash._core import Printout, listing_of
 
     listing = listing_of(200, {"servers": [{"name": "demo", "tools": [{"name": "search"}]}]})
-    assert isinstance(listing, Listing)
+    assert isinstance(listing, Catalog)
     assert [s.name for s in listing.servers] == ["demo"]
     odd = listing_of(200, "<html>")
-    assert isinstance(odd, Outcome) and odd.code == EXIT_BACKEND and "without JSON" in odd.stderr
+    assert isinstance(odd, Printout) and odd.code == EXIT_BACKEND and "without JSON" in odd.stderr
     refused = listing_of(401, {"error": {"code": "unauthorized", "message": "bad token"}})
-    assert isinstance(refused, Outcome) and refused.code == EXIT_UNREACHABLE and "token" in refused.stderr
+    assert isinstance(refused, Printout) and refused.code == EXIT_UNREACHABLE and "token" in refused.stderr
 
 
 def test_on_a_terminal_the_shim_ends_the_line_the_data_left_open(shim_env: dict[str, str]) -> None:

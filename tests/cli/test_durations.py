@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -88,8 +89,9 @@ def test_wrap_reads_off_as_keep_forever_for_retention_and_the_cache(monkeypatch:
 
     seen = []
 
-    async def fake_run_wrap(settings: object) -> int:
+    async def fake_run_wrap(settings: object, ends: object, until: object, spawned: Any) -> int:
         seen.append(settings)
+        spawned.wait()  # the backend the command spawned before the proxy imported (here `true`)
         return 0
 
     monkeypatch.setattr(mcpsqueeze.proxy, "run_wrap", fake_run_wrap)

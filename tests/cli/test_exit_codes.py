@@ -16,7 +16,7 @@ from mcpsqueeze._errors import (
     UsageError,
     exit_code,
 )
-from mcpsqueeze.bash._client import SessionTimeout, SessionUnreachable
+from mcpsqueeze.bash._session_http import SessionTimeout, SessionUnreachable
 from mcpsqueeze.transports import BackendTimeout
 
 

@@ -1,4 +1,4 @@
-"""The client profiles (core/_clients.py): the table, how a client is recognised, what its model sees,
+"""The client profiles (_clients.py): the table, how a client is recognised, what its model sees,
 and the pure helpers that fit answers to it."""
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from mcpsqueeze.core._clients import (
+from mcpsqueeze._clients import (
     MARGIN,
     MAX_RESULT_SIZE_KEY,
     PROFILES,
-    Limits,
+    ClientLimits,
     arrange,
     choose,
     client_info_of,
@@ -34,7 +34,7 @@ def test_every_profile_names_its_sources_for_who_it_is_and_what_its_model_sees()
     for profile in PROFILES:
         assert profile.names, profile.name
         assert {"clientInfo.name", "model sees"} <= set(profile.sources), profile.name
-        if profile.limits != Limits():
+        if profile.limits != ClientLimits():
             assert "limits" in profile.sources, profile.name
     assert len({p.name for p in PROFILES}) == len(PROFILES)
 
@@ -85,12 +85,12 @@ def test_client_info_is_read_from_initialize_params_and_from_a_2026_request_enve
 
 def test_codex_limits_follow_the_model_a_call_names_in_its_turn_metadata() -> None:
     codex = BY_NAME["codex"]
-    assert codex.for_call(None).limits == Limits(bytes=12_000)
-    assert codex.for_call({"x-codex-turn-metadata": {"model": "my-local-llama"}}).limits == Limits(
+    assert codex.for_call(None).limits == ClientLimits(bytes=12_000)
+    assert codex.for_call({"x-codex-turn-metadata": {"model": "my-local-llama"}}).limits == ClientLimits(
         bytes=12_000
     )
     listed = codex.for_call({"x-codex-turn-metadata": json.dumps({"model": "gpt-5.1-codex"})})
-    assert listed.limits == Limits(bytes=48_000)
+    assert listed.limits == ClientLimits(bytes=48_000)
     assert model_of({"x-codex-turn-metadata": "not json"}) is None
 
 
@@ -104,22 +104,22 @@ def test_the_model_of_a_client_that_shows_structured_content_reads_its_json_unle
 
 
 def test_limits_measure_characters_bytes_and_lines_and_count_a_token_per_character_at_most() -> None:
-    assert Limits(bytes=10).fits("é" * 5) and not Limits(bytes=10).fits("é" * 6)
-    assert Limits(lines=2).fits("a\nb") and not Limits(lines=2).fits("a\nb\nc")
-    assert Limits(tokens=3).over("abcdef") == 2.0
-    assert Limits(chars=50_000, tokens=25_000).scaled(MARGIN).budget == 22_500
-    assert Limits().fits("x" * 10**6) and Limits().budget is None
+    assert ClientLimits(bytes=10).fits("é" * 5) and not ClientLimits(bytes=10).fits("é" * 6)
+    assert ClientLimits(lines=2).fits("a\nb") and not ClientLimits(lines=2).fits("a\nb\nc")
+    assert ClientLimits(tokens=3).over("abcdef") == 2.0
+    assert ClientLimits(chars=50_000, tokens=25_000).scaled(MARGIN).budget == 22_500
+    assert ClientLimits().fits("x" * 10**6) and ClientLimits().budget is None
 
 
 def test_recover_pages_fit_the_bytes_and_lines_of_the_client_with_room_for_their_note() -> None:
     ascii_text = "x" * 50_000
-    assert page_chars(ascii_text, Limits(bytes=10_800), 40_000) == 9_800
+    assert page_chars(ascii_text, ClientLimits(bytes=10_800), 40_000) == 9_800
     accented = "é" * 50_000  # two bytes a character
-    size = page_chars(accented, Limits(bytes=10_800), 40_000)
+    size = page_chars(accented, ClientLimits(bytes=10_800), 40_000)
     assert all(len(accented[i : i + size].encode()) <= 9_800 for i in range(0, len(accented), size))
     assert size > 4_000
     lines = "1\n" * 30_000
-    size = page_chars(lines, Limits(chars=22_500, lines=900), 40_000)
+    size = page_chars(lines, ClientLimits(chars=22_500, lines=900), 40_000)
     assert all(lines[i : i + size].count("\n") + 1 <= 897 for i in range(0, len(lines), size))
 
 
@@ -179,9 +179,7 @@ def test_the_docs_show_the_profiles_table_as_it_is() -> None:
     doc = (ROOT / "docs" / "clients.md").read_text(encoding="utf-8")
     start = doc.index("<!-- client-profiles")
     shown = doc[doc.index("\n", start) + 1 : doc.index("<!-- /client-profiles -->")]
-    assert shown == profiles_markdown(), (
-        "docs/clients.md's profiles table is out of step with core/_clients.py"
-    )
+    assert shown == profiles_markdown(), "docs/clients.md's profiles table is out of step with _clients.py"
 
 
 GOLDEN = Path(__file__).with_name("golden")

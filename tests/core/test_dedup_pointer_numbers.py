@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 
-from mcpsqueeze._voice import McpVoice
 from mcpsqueeze.accounting import Accountant
 from mcpsqueeze.core._pipeline import Call, Pipeline
 from mcpsqueeze.core._stages import DedupStage, Workers
@@ -31,7 +30,7 @@ def _result() -> dict[str, Any]:
 def _pipeline(tmp_path: Path) -> tuple[Pipeline, Accountant]:
     accountant = Accountant(tmp_path / "stats.jsonl")
     store = RecoveryStore(None, FileStore(tmp_path / "rec"))
-    return Pipeline([DedupStage(store, Workers(1), accountant.count, McpVoice())], accountant), accountant
+    return Pipeline([DedupStage(store, Workers(1), accountant.count)], accountant), accountant
 
 
 def _rows(tmp_path: Path) -> dict[int, dict[str, Any]]:

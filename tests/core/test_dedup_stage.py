@@ -9,7 +9,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from mcpsqueeze._voice import McpVoice, ShellVoice
+from mcpsqueeze._voice import ShellVoice
 from mcpsqueeze.accounting._tokens import count_tokens
 from mcpsqueeze.core._pipeline import Call, Outcome
 from mcpsqueeze.core._stages import DedupStage, Workers
@@ -30,7 +30,7 @@ async def test_a_repeat_that_arrives_before_counting_ends_does_not_wait_and_stat
     tmp_path: Path,
 ) -> None:
     pending: concurrent.futures.Future[int] = concurrent.futures.Future()
-    stage = DedupStage(_store(tmp_path), Workers(1), lambda text: pending, McpVoice())
+    stage = DedupStage(_store(tmp_path), Workers(1), lambda text: pending)
     await stage(Call("s", "list", {}, 1), _result(), Outcome())
     # Counting finishes only after the repeat was answered (a busy accountant): a stage that waited for
     # the count would never answer, and fail_after says so.
@@ -60,11 +60,11 @@ async def test_the_pointer_figure_equals_the_tokens_accounting_counts(tmp_path: 
         futures.append(pool.submit(count_tokens, text))
         return futures[-1]
 
-    stage = DedupStage(_store(tmp_path), Workers(1), count, ShellVoice())
+    stage = DedupStage(_store(tmp_path), Workers(1), count)
     result = _result()
-    await stage(Call("s", "list", {}, 1), result, Outcome())
+    await stage(Call("s", "list", {}, 1, voice=ShellVoice()), result, Outcome())
     concurrent.futures.wait(futures)  # counted at idle time, before the repeat arrives
-    presented = await stage(Call("s", "list", {}, 2), _result(), Outcome())
+    presented = await stage(Call("s", "list", {}, 2, voice=ShellVoice()), _result(), Outcome())
     expected = count_tokens(text_of(result))  # what the stats line records as tokens_before
     assert f"call #1 (list), {expected} tokens not resent" in presented["content"][0]["text"]  # type: ignore[index]
     pool.shutdown()

@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from mcpsqueeze._voice import McpVoice
 from mcpsqueeze.core._full import CallsShown, Shown, call_key, listed_entry, may_run_again, not_run_again
 from mcpsqueeze.core._pipeline import Call, Pipeline
 from mcpsqueeze.core._reshape import ProjectStage
@@ -39,18 +38,15 @@ def conversation(store: RecoveryStore | None) -> Pipeline:
     workers = Workers(2)
     stages: list[Any] = []
     if store is not None:
-        stages = [
-            DedupStage(store, workers, None, McpVoice()),
-            ShrinkStage(store, workers, BUDGET, McpVoice()),
-        ]
-    return Pipeline(stages, store=store)
+        stages = [DedupStage(store, workers, None), ShrinkStage(store, workers)]
+    return Pipeline(stages, policy_for=lambda server, tool: Policy(budget=BUDGET), store=store)
 
 
 def call(number: int, tool: str = "write", full: bool = False, **arguments: Any) -> Call:
     return Call(server="s", tool=tool, arguments=arguments, number=number, full=full)
 
 
-class Listing:
+class Catalog:
     """A tool's listing entry, counting how often `full` had to ask for it."""
 
     def __init__(self, entry: Mapping[str, Any] | None) -> None:
@@ -73,7 +69,7 @@ async def test_full_answers_a_changed_result_with_its_stored_original_without_as
     steps = conversation(store)
     _, outcome = await steps.present(call(1, a=1, b=2), big_result())
     assert outcome.action == "shrink"
-    listing = Listing(WRITES)
+    listing = Catalog(WRITES)
     answer = await steps.full(call(2, full=True, b=2, a=1), listing)  # the same call, keys in another order
     assert answer is not None
     original, answered = answer
@@ -87,7 +83,7 @@ async def test_full_answers_a_deduplicated_result_with_its_original(store: Recov
     await steps.present(call(1, tool="read", page=1), big_result(20))
     _, pointer = await steps.present(call(2, tool="read", page=2), big_result(20))
     assert pointer.action == "dedup"
-    answer = await steps.full(call(3, tool="read", full=True, page=2), Listing(READS))
+    answer = await steps.full(call(3, tool="read", full=True, page=2), Catalog(READS))
     assert answer is not None and answer[0] == big_result(20)
 
 
@@ -96,13 +92,13 @@ async def test_full_after_a_projection_returns_the_backends_result_not_the_proje
 ) -> None:
     workers = Workers(2)
     steps = Pipeline(
-        [ProjectStage(store, workers, McpVoice()), ShrinkStage(store, workers, 300, McpVoice())],
+        [ProjectStage(store, workers), ShrinkStage(store, workers)],
         policy_for=lambda server, tool: Policy(budget=300, query="rows[].title"),
         store=store,
     )
     shown, outcome = await steps.present(call(1), big_result())
     assert outcome.action == "shrink" and "lorem" not in json.dumps(shown)
-    answer = await steps.full(call(2, full=True), Listing(WRITES))
+    answer = await steps.full(call(2, full=True), Catalog(WRITES))
     assert answer is not None and answer[0] == big_result()
 
 
@@ -112,8 +108,8 @@ async def test_a_result_shown_whole_runs_a_read_only_tool_again_and_refuses_any_
     steps = conversation(store)
     await steps.present(call(1, tool="read"), small_result())
     await steps.present(call(2, tool="write"), small_result())
-    assert await steps.full(call(3, tool="read", full=True), Listing(READS)) is None  # run it
-    answer = await steps.full(call(4, tool="write", full=True), Listing(WRITES))
+    assert await steps.full(call(3, tool="read", full=True), Catalog(READS)) is None  # run it
+    answer = await steps.full(call(4, tool="write", full=True), Catalog(WRITES))
     assert answer is not None
     refusal, outcome = answer
     assert refusal["isError"] is True and outcome.action == "error"
@@ -124,7 +120,7 @@ async def test_a_full_call_that_ran_leaves_the_record_of_the_call_it_repeats(sto
     steps = conversation(store)
     _, outcome = await steps.present(call(1, tool="read"), big_result())
     await steps.present(call(2, tool="read", full=True), big_result(10))  # a full call that ran
-    answer = await steps.full(call(3, tool="read", full=True), Listing(READS))
+    answer = await steps.full(call(3, tool="read", full=True), Catalog(READS))
     assert answer is not None and answer[1].response_id == outcome.response_id
 
 
@@ -135,7 +131,7 @@ async def test_an_original_no_longer_held_refuses_a_tool_with_side_effects_and_s
     steps = conversation(RecoveryStore(memory, None))
     await steps.present(call(1, n=1), big_result())
     await steps.present(call(2, n=2), big_result(300))  # evicts the first original
-    listing = Listing(WRITES)
+    listing = Catalog(WRITES)
     answer = await steps.full(call(3, full=True, n=1), listing)
     assert answer is not None and listing.asked == 1
     text = answer[0]["content"][0]["text"]
@@ -145,10 +141,10 @@ async def test_an_original_no_longer_held_refuses_a_tool_with_side_effects_and_s
 
 async def test_a_call_never_made_here_runs_only_a_tool_that_says_it_may_run_again() -> None:
     steps = conversation(None)  # a conversation that keeps no originals at all
-    assert await steps.full(call(1, tool="read", full=True), Listing(READS)) is None
+    assert await steps.full(call(1, tool="read", full=True), Catalog(READS)) is None
     idempotent = {"name": "put", "annotations": {"idempotentHint": True}}
-    assert await steps.full(call(2, tool="put", full=True), Listing(idempotent)) is None
-    answer = await steps.full(call(3, tool="write", full=True), Listing(None))  # not even listed
+    assert await steps.full(call(2, tool="put", full=True), Catalog(idempotent)) is None
+    answer = await steps.full(call(3, tool="write", full=True), Catalog(None))  # not even listed
     assert answer is not None and "holds no original of that call" in answer[0]["content"][0]["text"]
 
 
@@ -157,7 +153,7 @@ async def test_one_conversation_never_answers_with_another_conversations_origina
 ) -> None:
     first, second = conversation(store), conversation(store)
     await first.present(call(1), big_result())
-    answer = await second.full(call(1, full=True), Listing(WRITES))
+    answer = await second.full(call(1, full=True), Catalog(WRITES))
     assert answer is not None and answer[0]["isError"] is True
 
 
@@ -182,7 +178,7 @@ async def test_arguments_that_are_not_json_still_key_their_call(store: RecoveryS
     steps = conversation(store)
     odd = {"ids": {3, 1}, "ratio": float("nan")}
     await steps.present(call(1, **odd), small_result())
-    answer = await steps.full(call(2, full=True, **odd), Listing(WRITES))
+    answer = await steps.full(call(2, full=True, **odd), Catalog(WRITES))
     assert answer is not None and "call #1 was shown to you whole" in answer[0]["content"][0]["text"]
 
 
@@ -216,5 +212,5 @@ async def test_full_answers_from_the_files_when_memory_no_longer_holds_the_origi
     steps = conversation(store)
     await steps.present(call(1, n=1), big_result())
     await steps.present(call(2, n=2), big_result(300))  # memory now holds only this one
-    answer = await steps.full(call(3, full=True, n=1), Listing(WRITES))
+    answer = await steps.full(call(3, full=True, n=1), Catalog(WRITES))
     assert answer is not None and answer[0] == big_result()

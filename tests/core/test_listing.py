@@ -1,4 +1,4 @@
-"""`mcpsqueeze.core._listing`: the compressed tool listing (`--compress-tools`), on the real servers' tools.
+"""`mcpsqueeze.core._compressed`: the compressed tool listing (`--compress-tools`), on the real servers' tools.
 
 The backend tools are what npm `server-filesystem`, `server-memory` and PyPI `mcp-server-git` list
 (tests/core/fixtures/listing/*.json, captured from the running servers); the anchor's listings are what
@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 
 from mcpsqueeze.accounting._tokens import count_tokens
-from mcpsqueeze.core._listing import (
+from mcpsqueeze.core._compressed import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
-    CompactTools,
-    ListingError,
+    CompressedToolError,
+    CompressedTools,
     first_sentence,
     signature,
 )
@@ -50,7 +50,7 @@ def model_view(tools: list[dict[str, Any]]) -> str:
 
 def ours(server: str, level: str) -> list[dict[str, Any]]:
     return [
-        *CompactTools.of(server, level, backend(server)).listing(),
+        *CompressedTools.of(server, level, backend(server)).listing(),
         recover_tool_definition("squeeze_recover"),
     ]
 
@@ -75,7 +75,7 @@ def test_the_listing_with_our_recover_tool_costs_at_most_the_anchors_tokens_at_e
 def test_the_frontend_tools_have_the_anchors_names_and_argument_names(level: str) -> None:
     for server in SERVERS:
         theirs = anchor()[level][server]
-        mine = CompactTools.of(server, level, backend(server)).listing()
+        mine = CompressedTools.of(server, level, backend(server)).listing()
         assert [t["name"] for t in mine] == [t["name"] for t in theirs]
         for a, b in zip(mine, theirs, strict=True):
             assert list(a["inputSchema"]["properties"]) == list(b["inputSchema"]["properties"])
@@ -83,19 +83,21 @@ def test_the_frontend_tools_have_the_anchors_names_and_argument_names(level: str
 
 
 def test_medium_shows_each_argument_with_its_type_and_the_first_sentence() -> None:
-    listing = CompactTools.of("fs", "medium", backend("fs")).listing()[0]["description"]
+    listing = CompressedTools.of("fs", "medium", backend("fs")).listing()[0]["description"]
     assert (
         "\nread_text_file(path: string, tail?: number, head?: number): Read the complete contents of a file "
         "from the file system as text\n" in listing
     )
     assert "\nlist_allowed_directories(): Returns the list of directories" in listing
-    git = CompactTools.of("git", "medium", backend("git")).listing()[0]["description"]
+    git = CompressedTools.of("git", "medium", backend("git")).listing()[0]["description"]
     assert "git_log(repo_path: string, max_count?: integer, start_timestamp?: string, " in git  # not |null
 
 
 def test_the_levels_say_less_and_less_as_the_anchors_do() -> None:
     tools = backend("fs")
-    low, medium, high, most = (CompactTools.of("fs", lv, tools).listing()[0]["description"] for lv in LEVELS)
+    low, medium, high, most = (
+        CompressedTools.of("fs", lv, tools).listing()[0]["description"] for lv in LEVELS
+    )
     assert "Only works within allowed directories." in low
     assert "Only works within allowed directories" not in medium
     assert "\nread_file(path, tail, head)\n" in high  # the anchor's own signature at high
@@ -104,7 +106,7 @@ def test_the_levels_say_less_and_less_as_the_anchors_do() -> None:
 
 
 def test_get_tool_schema_answers_the_signature_the_whole_description_and_the_schema() -> None:
-    compact = CompactTools.of("fs", "max", backend("fs"))
+    compact = CompressedTools.of("fs", "max", backend("fs"))
     texts = [
         compact.schema_answer({"tool_name": name})["content"][0]["text"]
         for name in ("read_text_file", "list_allowed_directories", "edit_file")
@@ -118,35 +120,35 @@ def test_get_tool_schema_answers_the_signature_the_whole_description_and_the_sch
 
 
 def test_an_unknown_tool_is_the_anchors_error_code_naming_the_close_matches_and_the_schema() -> None:
-    compact = CompactTools.of("fs", "medium", backend("fs"))
+    compact = CompressedTools.of("fs", "medium", backend("fs"))
     for ask in (compact.schema_answer, compact.invoke):
-        with pytest.raises(ListingError) as caught:
+        with pytest.raises(CompressedToolError) as caught:
             ask({"tool_name": "read_txt_file", "tool_input": {}})
         assert caught.value.code == INTERNAL_ERROR
         message = caught.value.message
         assert message.startswith('tool not found: "read_txt_file". Close matches: read_text_file, read_file')
         assert '"required": ["path"]' in message  # the closest match's schema, so one retry suffices
-    with pytest.raises(ListingError) as caught:
+    with pytest.raises(CompressedToolError) as caught:
         compact.invoke({"tool_name": "zzz", "tool_input": {}})
     assert "The fs tools are: read_file, read_text_file," in caught.value.message
 
 
 def test_bad_tool_input_is_invalid_params_naming_what_is_missing_and_the_schema() -> None:
-    compact = CompactTools.of("fs", "medium", backend("fs"))
-    with pytest.raises(ListingError) as caught:
+    compact = CompressedTools.of("fs", "medium", backend("fs"))
+    with pytest.raises(CompressedToolError) as caught:
         compact.invoke({"tool_name": "read_text_file", "tool_input": {"pth": "/x"}})
     assert caught.value.code == INVALID_PARAMS
     assert caught.value.message.startswith("validation error: read_text_file: missing path (given pth?). ")
     assert "read_text_file(path: string, tail?: number, head?: number) takes tool_input matching {" in (
         caught.value.message
     )
-    with pytest.raises(ListingError) as caught:
+    with pytest.raises(CompressedToolError) as caught:
         compact.invoke({"tool_name": "read_text_file", "tool_input": "/x"})
     assert caught.value.code == INVALID_PARAMS and "must be a JSON object" in caught.value.message
-    with pytest.raises(ListingError) as caught:
+    with pytest.raises(CompressedToolError) as caught:
         compact.invoke({"tool_input": {}})
     assert caught.value.code == INVALID_PARAMS and caught.value.message == "missing tool_name"
-    with pytest.raises(ListingError):
+    with pytest.raises(CompressedToolError):
         compact.invoke({"tool_name": "read_text_file", "tool_input": {"path": "/x"}, "full": "yes"})
 
 
@@ -160,22 +162,22 @@ def test_unknown_arguments_are_refused_only_when_the_schema_allows_no_others() -
             "additionalProperties": False,
         },
     }
-    compact = CompactTools.of("s", "medium", [closed, {"name": "open", "inputSchema": {"type": "object"}}])
-    with pytest.raises(ListingError) as caught:
+    compact = CompressedTools.of("s", "medium", [closed, {"name": "open", "inputSchema": {"type": "object"}}])
+    with pytest.raises(CompressedToolError) as caught:
         compact.invoke({"tool_name": "t", "tool_input": {"paht": 1}})
     assert "unknown argument paht (did you mean path?)" in caught.value.message
     assert compact.invoke({"tool_name": "open", "tool_input": {"anything": 1}}).arguments == {"anything": 1}
 
 
 def test_invoke_maps_to_the_real_call_with_its_arguments_untouched() -> None:
-    compact = CompactTools.of("fs", "medium", backend("fs"))
+    compact = CompressedTools.of("fs", "medium", backend("fs"))
     args = {"path": "/x", "head": 3}
     call = compact.invoke({"tool_name": "read_text_file", "tool_input": args, "full": True})
     assert (call.tool, call.arguments, call.full) == ("read_text_file", args, True)
     assert call.arguments is args  # the very object: the backend gets exactly what the agent sent
     assert compact.invoke({"tool_name": "list_allowed_directories"}).arguments == {}  # as the anchor
     assert compact.owns("fs_invoke_tool") and compact.owns("fs_get_tool_schema")
-    assert not compact.owns("fs_list_tools") and CompactTools.of("fs", "max", []).owns("fs_list_tools")
+    assert not compact.owns("fs_list_tools") and CompressedTools.of("fs", "max", []).owns("fs_list_tools")
 
 
 @pytest.mark.parametrize(

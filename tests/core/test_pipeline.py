@@ -16,6 +16,7 @@ from mcpsqueeze.core._pipeline import Call, Outcome, Pipeline
 from mcpsqueeze.core._stages import DedupStage, ShrinkStage, Workers, original_bytes
 from mcpsqueeze.recovery import FileStore, MemoryCache, RecoveryStore, open_recovery_file
 from mcpsqueeze.recovery._ids import alias_target
+from mcpsqueeze.settings import Policy
 
 pytestmark = pytest.mark.anyio
 
@@ -36,10 +37,14 @@ def pipeline(store: RecoveryStore, *, dedup: bool = True, shrink: bool = True) -
     workers = Workers(2)
     stages: list[Any] = []
     if dedup:
-        stages.append(DedupStage(store, workers, None, McpVoice()))
+        stages.append(DedupStage(store, workers, None))
     if shrink:
-        stages.append(ShrinkStage(store, workers, BUDGET, McpVoice()))
-    return Pipeline(stages)
+        stages.append(ShrinkStage(store, workers))
+    return Pipeline(stages, policy_for=budget)
+
+
+def budget(server: str, tool: str) -> Policy:
+    return Policy(budget=BUDGET)
 
 
 def call(number: int, tool: str = "search", full: bool = False) -> Call:
@@ -110,7 +115,7 @@ async def test_a_repeat_becomes_a_pointer_whose_meta_truncation_names_id_and_fil
         "response_id": outcome.response_id,
         "original_response_file": outcome.original_file,
     }
-    assert json.loads(loads(store.load(outcome.response_id))["content"][0]["text"]) == json.loads(
+    assert json.loads(loads(store.get(outcome.response_id))["content"][0]["text"]) == json.loads(
         big_result(50)["content"][0]["text"]
     )
 
@@ -129,8 +134,8 @@ async def test_every_repeat_of_a_result_shares_one_stored_original(store: Recove
     full = [p for p in store.files.directory.iterdir() if alias_target(p.read_bytes()) is None]
     assert len(full) == 1  # one complete original on disk; the other ids are alias records
     for rid in ids:
-        assert store.load(rid) == original_bytes(big_result(50))
-        assert store.files.read(rid) == original_bytes(big_result(50))
+        assert store.get(rid) == original_bytes(big_result(50))
+        assert store.files.get(rid) == original_bytes(big_result(50))
         assert open_recovery_file(store.files.directory, rid) == original_bytes(big_result(50))
 
 
@@ -182,10 +187,9 @@ def test_only_a_memory_only_store_knows_in_advance_that_it_cannot_hold_an_origin
 async def test_a_suffixed_recover_tool_is_what_the_hints_name(store: RecoveryStore) -> None:
     workers = Workers(1)
     steps = Pipeline(
-        [
-            DedupStage(store, workers, None, McpVoice("squeeze_recover_2")),
-            ShrinkStage(store, workers, BUDGET, McpVoice("squeeze_recover_2")),
-        ]
+        [DedupStage(store, workers, None), ShrinkStage(store, workers)],
+        policy_for=budget,
+        voice=McpVoice("squeeze_recover_2"),
     )
     presented, _ = await steps.present(call(1), big_result())
     assert 'squeeze_recover_2 {"response_id"' in presented["_meta"]["truncation"]["message"]
@@ -197,12 +201,12 @@ def test_an_alias_file_is_only_readable_through_its_target(store: RecoveryStore)
     assert store.files is not None
     original = b'{"content":[{"type":"text","text":"x"}]}'
     first, second = "a" * 32, "b" * 32
-    store.files.write(first, original)
-    assert store.files.alias(second, first) == store.files.path_for(first)
-    assert store.files.read(second) == original
+    store.files.put(first, original)
+    assert store.files.alias(second, first) == str(store.files.path_for(first))
+    assert store.files.get(second) == original
     os.unlink(store.files.path_for(first))
     with pytest.raises(Exception, match="no recovery file"):
-        store.files.read(second)
+        store.files.get(second)
 
 
 async def test_without_dedup_a_repeat_is_shrunk_again_and_its_record_names_the_one_stored_file(

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from mcpsqueeze._errors import UsageError
 from mcpsqueeze._lines import read_lines, split_lines
-from mcpsqueeze.core._search import Limits, grep, search
+from mcpsqueeze.core._search import SearchLimits, grep, search
 from mcpsqueeze.recovery import resolve_pointer
 from mcpsqueeze.shrink._rank import rank_lines, search_terms
 
@@ -143,7 +143,7 @@ def test_a_hostile_pattern_on_one_megabyte_is_answered_in_bounded_time() -> None
 
 def test_the_time_cap_stops_a_long_search_and_says_so() -> None:
     text = "x\n" * 2_000_000
-    found = grep(text, "x", limits=Limits(seconds=0.0))
+    found = grep(text, "x", limits=SearchLimits(seconds=0.0))
     assert not found.complete
     assert "stopped" in found.text and "at least" in found.text
 
@@ -169,7 +169,7 @@ def test_patterns_re2_cannot_run_are_rejected_with_a_usage_error_saying_why() ->
 
 def test_an_original_over_the_size_cap_is_refused_with_how_to_narrow_it() -> None:
     with pytest.raises(UsageError, match="pointer"):
-        grep("a" * 5000, "a", limits=Limits(max_bytes=1000))
+        grep("a" * 5000, "a", limits=SearchLimits(max_bytes=1000))
 
 
 def test_a_match_on_a_very_long_line_is_shown_around_the_match_within_the_budget() -> None:

@@ -8,11 +8,11 @@ from typing import Any
 
 import anyio
 
-from mcpsqueeze._voice import McpVoice
 from mcpsqueeze.core import RecoverRequest, answer
 from mcpsqueeze.core._pipeline import Call, Outcome
 from mcpsqueeze.core._stages import ShrinkStage, Workers
 from mcpsqueeze.recovery import MemoryCache, RecoveryStore
+from mcpsqueeze.settings import Policy
 
 
 def recover_result(original: bytes, **arguments: Any) -> dict[str, Any]:
@@ -29,12 +29,12 @@ PROSE = "".join(
 
 def _present(arguments: dict[str, Any]) -> tuple[str, str]:
     store = RecoveryStore(MemoryCache(), None)
-    stage = ShrinkStage(store, Workers(1), 3000, McpVoice())
-    call = Call(server="docs", tool="search", arguments=arguments, number=1)
+    stage = ShrinkStage(store, Workers(1))
+    call = Call(server="docs", tool="search", arguments=arguments, number=1, policy=Policy(budget=3000))
     outcome = Outcome()
     presented = anyio.run(stage, call, {"content": [{"type": "text", "text": PROSE}]}, outcome)
     assert outcome.action == "shrink" and outcome.response_id is not None
-    original = recover_result(store.load(outcome.response_id), lines="1511")
+    original = recover_result(store.get(outcome.response_id), lines="1511")
     return presented["content"][0]["text"], original["content"][0]["text"]
 
 
@@ -61,18 +61,26 @@ def test_a_lone_shrink_runs_on_the_event_loop_but_one_beside_a_shrink_in_a_worke
                 release.wait(10)
             return super()._shrink(job)
 
-    stage = Recording(RecoveryStore(MemoryCache(), None), Workers(2), 3000, McpVoice())
+    stage = Recording(RecoveryStore(MemoryCache(), None), Workers(2))
+    policy = Policy(budget=3000)
     big, mid = PROSE * 4, PROSE[:100_000]  # ~480 K and 100 K characters
 
     async def main() -> None:
-        await stage(Call(server="d", tool="t", arguments={}, number=1), _text(mid), Outcome())
+        await stage(Call(server="d", tool="t", arguments={}, number=1, policy=policy), _text(mid), Outcome())
         assert threads.pop(len(mid)) == threading.current_thread().name  # alone: on the event loop
         async with anyio.create_task_group() as tg:
-            tg.start_soon(stage, Call(server="d", tool="t", arguments={}, number=2), _text(big), Outcome())
+            tg.start_soon(
+                stage,
+                Call(server="d", tool="t", arguments={}, number=2, policy=policy),
+                _text(big),
+                Outcome(),
+            )
             with anyio.fail_after(10):
                 while not big_started.is_set():
                     await anyio.sleep(0.01)
-            await stage(Call(server="d", tool="t", arguments={}, number=3), _text(mid), Outcome())
+            await stage(
+                Call(server="d", tool="t", arguments={}, number=3, policy=policy), _text(mid), Outcome()
+            )
             release.set()
         assert threads[len(big)] != threading.current_thread().name
         assert threads[len(mid)] != threading.current_thread().name  # beside a shrink: in a worker

@@ -7,10 +7,10 @@ import json
 import pytest
 import toon_format
 
-from mcpsqueeze._voice import McpVoice
 from mcpsqueeze.core._pipeline import Call, Outcome
 from mcpsqueeze.core._stages import ToonStage, Workers, original_bytes
 from mcpsqueeze.recovery import MemoryCache, RecoveryStore
+from mcpsqueeze.settings import Policy
 
 ROWS = [{"id": i, "name": f"row {i}", "ok": i % 2 == 0} for i in range(50)]
 RESULT = {
@@ -26,11 +26,11 @@ RESULT = {
 
 def _stage(max_bytes: int = 1 << 20) -> tuple[ToonStage, RecoveryStore]:
     store = RecoveryStore(MemoryCache(300, 32, max_bytes), None)
-    return ToonStage(store, Workers(1), McpVoice()), store
+    return ToonStage(store, Workers(1)), store
 
 
 def _call() -> Call:
-    return Call(server="s", tool="rows", arguments={}, number=1)
+    return Call(server="s", tool="rows", arguments={}, number=1, policy=Policy(toonify=True))
 
 
 @pytest.mark.anyio
@@ -45,7 +45,7 @@ async def test_only_the_json_block_becomes_toon_and_the_stored_original_is_the_r
     record = presented["_meta"]["truncation"]
     assert presented["_meta"]["backend/own"] == 1 and record["format"] == "toon"
     assert (outcome.action, outcome.response_id) == ("toon", record["response_id"])
-    assert store.load(record["response_id"]) == original_bytes(RESULT)
+    assert store.get(record["response_id"]) == original_bytes(RESULT)
 
 
 @pytest.mark.anyio

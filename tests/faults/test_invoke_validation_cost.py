@@ -23,7 +23,7 @@ from pydantic import TypeAdapter
 
 from hostile_inputs import CLOSED, HOSTILE_INPUT, REQUIRED, WIDE
 from mcpsqueeze import Client, UsageError
-from mcpsqueeze.core._listing import INVALID_PARAMS, CompactTools, ListingError
+from mcpsqueeze.core._compressed import INVALID_PARAMS, CompressedToolError, CompressedTools
 from memwrap import HttpWrap, MemoryWrap
 
 RAW: Any = TypeAdapter(dict[str, Any])
@@ -31,9 +31,9 @@ BACKEND = Path(__file__).parents[1] / "fixtures" / "raw_tools_backend.py"
 
 
 def _refusal(tool: dict[str, Any], tool_input: dict[str, Any]) -> tuple[str, float]:
-    tools = CompactTools.of("server", "medium", [tool])
+    tools = CompressedTools.of("server", "medium", [tool])
     started = time.monotonic()
-    with pytest.raises(ListingError) as refused:
+    with pytest.raises(CompressedToolError) as refused:
         tools.invoke({"tool_name": tool["name"], "tool_input": tool_input})
     assert refused.value.code == INVALID_PARAMS
     return refused.value.message, time.monotonic() - started

@@ -18,7 +18,7 @@ import pytest
 from hostile_inputs import long_keys_nested_deep
 from mcpsqueeze import Squeezer, UsageError
 from mcpsqueeze.core import RecoverRequest, recover
-from mcpsqueeze.core._search import Limits, grep
+from mcpsqueeze.core._search import SearchLimits, grep
 
 RID = "0" * 32
 
@@ -29,7 +29,7 @@ class _Held:
     def __init__(self, text: str) -> None:
         self.data = json.dumps({"content": [{"type": "text", "text": text}]}).encode()
 
-    def load(self, response_id: str) -> bytes:
+    def get(self, response_id: str) -> bytes:
         return self.data
 
 
@@ -66,7 +66,7 @@ def test_grep_and_search_of_long_keys_nested_deep_hold_at_most_three_times_the_o
 
 def test_a_search_past_its_bound_is_refused_before_its_values_are_built() -> None:
     many = list(range(1_000_000))
-    limits = Limits(max_bytes=1 << 20)
+    limits = SearchLimits(max_bytes=1 << 20)
 
     def refused() -> str:
         with pytest.raises(UsageError) as refusal:

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 
 from mcpsqueeze._errors import RecoveryError
-from mcpsqueeze.recovery import RecoveryStore, new_response_id
+from mcpsqueeze.recovery import RecoveryStore, Space, new_response_id
 from mcpsqueeze.recovery._redis import RedisStore
 from realservers import RedisServer, needs_redis, redis_server
 
@@ -35,8 +35,11 @@ def test_with_retention_off_dedup_keys_are_bounded_by_max_bytes_and_evicted(
     store = RedisStore(server.url, None, max_bytes=4000, prefix=f"t{new_response_id()[:8]}")
     for session in range(5):  # 5 ended sessions x 20 results, as in the issue
         for result in range(20):
-            assert store.first_seen("alice", f"s{session}", f"{result:032x}", b'{"number": 1}') is None
-            store.put("alice", new_response_id(), b"o" * 100)
+            assert (
+                store.first_seen(f"s{session}", f"{result:032x}", b'{"number": 1}', space=Space("alice"))
+                is None
+            )
+            store.put(new_response_id(), b"o" * 100, space=Space("alice"))
     keys = _dedup_keys(store)
     assert keys, "the newest dedup keys are kept"
     assert len(keys) < 100, f"{len(keys)} dedup keys of 100 are still there"
@@ -49,21 +52,24 @@ def test_with_retention_off_dedup_keys_are_bounded_by_max_bytes_and_evicted(
 
 def test_a_dedup_key_still_answers_while_it_is_kept(server: RedisServer) -> None:
     store = RedisStore(server.url, None, max_bytes=1 << 20, prefix=f"t{new_response_id()[:8]}")
-    assert store.first_seen("alice", "s", "e" * 32, b"first") is None
-    assert store.first_seen("alice", "s", "e" * 32, b"again") == b"first"
-    assert store.first_seen("bob", "s", "e" * 32, b"bob's") is None
+    assert store.first_seen("s", "e" * 32, b"first", space=Space("alice")) is None
+    assert store.first_seen("s", "e" * 32, b"again", space=Space("alice")) == b"first"
+    assert store.first_seen("s", "e" * 32, b"bob's", space=Space("bob")) is None
 
 
 def test_with_a_retention_dedup_keys_expire_with_it(server: RedisServer) -> None:
     store = RedisStore(server.url, 60.0, prefix=f"t{new_response_id()[:8]}")
-    store.first_seen("alice", "s", "f" * 32, b"first")
+    store.first_seen("s", "f" * 32, b"first", space=Space("alice"))
     (key,) = _dedup_keys(store)
     assert 0 < store._client.pttl(key) <= 60_000
 
 
-def _why_missing(store: RedisStore | RecoveryStore, *args: str) -> str:
+def _why_missing(store: RedisStore | RecoveryStore, response_id: str, tenant: str | None = None) -> str:
     with pytest.raises(RecoveryError) as caught:
-        store.get(*args) if isinstance(store, RedisStore) else store.load(*args)
+        if isinstance(store, RedisStore):
+            store.get(response_id, space=Space(tenant or "default"))
+        else:
+            store.get(response_id)
     return str(caught.value)
 
 
@@ -72,14 +78,15 @@ def test_an_original_evicted_by_max_bytes_is_reported_as_evicted_by_that_bound(s
     writer = RedisStore(server.url, None, max_bytes=1000, prefix=prefix)
     reader = RedisStore(server.url, None, max_bytes=1000, prefix=prefix)  # another replica
     first, second = new_response_id(), new_response_id()
-    writer.put("alice", first, b"a" * 600)
-    writer.put("alice", second, b"b" * 600)  # alice's 1,000 bytes cannot hold both: the oldest goes
-    assert reader.get("alice", second) == b"b" * 600
-    said = _why_missing(reader, "alice", first)
+    writer.put(first, b"a" * 600, space=Space("alice"))
+    # alice's 1,000 bytes cannot hold both: the oldest goes
+    writer.put(second, b"b" * 600, space=Space("alice"))
+    assert reader.get(second, space=Space("alice")) == b"b" * 600
+    said = _why_missing(reader, first, "alice")
     assert "evicted" in said and "1000 bytes" in said and "max_bytes" in said, said
     assert "another tenant" not in said
     # Only alice's own eviction is named: to bob the id is simply not his.
-    assert "evicted" not in _why_missing(reader, "bob", first)
+    assert "evicted" not in _why_missing(reader, first, "bob")
     # The store a door reads (memory, then Redis) gives the same reason.
     layered = RecoveryStore(None, None, reader).scoped("alice")
     assert "evicted" in _why_missing(layered, first)
@@ -87,5 +94,5 @@ def test_an_original_evicted_by_max_bytes_is_reported_as_evicted_by_that_bound(s
 
 def test_an_id_never_stored_is_still_unknown_not_evicted(server: RedisServer) -> None:
     store = RedisStore(server.url, None, max_bytes=1000, prefix=f"t{new_response_id()[:8]}")
-    said = _why_missing(store, "alice", new_response_id())
+    said = _why_missing(store, new_response_id(), "alice")
     assert "Unknown response id" in said and "evicted" not in said

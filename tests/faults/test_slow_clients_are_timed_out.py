@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from http_doors import Door, open_fds, serve_door_here, wrap_door_here
 
-from mcpsqueeze.transports._limits import HEAD_TIMEOUT
+from mcpsqueeze.transports._http_limits import HEAD_TIMEOUT
 
 CONNECTIONS = 300
 MARGIN = 8.0  # seconds beyond the head timeout for a busy machine to close them all

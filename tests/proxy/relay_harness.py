@@ -15,11 +15,17 @@ from typing import Any
 import anyio
 from jsonrpc_check import check_jsonrpc, strict_loads, valid_id
 
+from mcpsqueeze.core import Session
 from mcpsqueeze.core._pipeline import Pipeline
-from mcpsqueeze.core._services import build_services, new_pipeline
+from mcpsqueeze.core._services import build_services
 from mcpsqueeze.proxy import Relay
 from mcpsqueeze.settings._settings import Settings
-from mcpsqueeze.transports._memory import MemoryByteReceive, MemoryByteSend, memory_line_channel, memory_pipe
+from mcpsqueeze.transports._memory_pipes import (
+    MemoryByteReceive,
+    MemoryByteSend,
+    memory_line_channel,
+    memory_pipe,
+)
 
 PROTOCOL = "2025-11-25"
 
@@ -211,7 +217,6 @@ async def run_relay(
     drain_grace: float = 5.0,
     backend: Backend | None = None,
     stages: list[Any] | None = None,
-    on_initialized: Callable[[], None] | None = None,
     **setting_overrides: Any,
 ) -> Run:
     """Run a relay session; `agent` is a list of lines (sent, then stdin closes) or a coroutine.
@@ -220,17 +225,16 @@ async def run_relay(
     backend = backend or Backend()
     cfg = settings(timeout=timeout, **setting_overrides)
     services = build_services(cfg)
-    pipeline: Pipeline = (
-        new_pipeline(cfg, services) if stages is None else Pipeline(stages, services.accountant)
-    )
+    session = Session(cfg, services)
+    if stages is not None:
+        session.pipeline = Pipeline(stages, services.accountant)
     to_relay, relay_in = memory_pipe()
     relay_out, from_relay = memory_pipe()
     to_back, back_in = memory_pipe()
     back_out, from_back = memory_pipe()
     front = memory_line_channel(relay_in, relay_out)
     back = memory_line_channel(from_back, to_back)
-    relay = Relay(front, back, pipeline, services, recover_tool="squeeze_recover", drain_grace=drain_grace)
-    relay.on_initialized = on_initialized
+    relay = Relay(front, back, session, drain_grace=drain_grace)
     code = -1
     try:
         with anyio.fail_after(60):

@@ -302,25 +302,3 @@ async def test_token_counting_waits_while_a_call_is_with_the_backend(monkeypatch
     monkeypatch.setattr(_counter.TokenCounter, "busy", busy)
     await run_relay(agent, timeout=0.5)
     assert seen[-1] == 0 and min(seen) >= 0
-
-
-async def test_the_warm_up_signal_comes_after_the_answer_that_follows_initialize() -> None:
-    """Not at `initialize`'s own answer: an agent initializes all its servers before its first call to
-    any, and a warm-up started then would run beside that call to another server."""
-    fired: list[int] = []
-    answers: list[int] = []
-
-    async def agent(send: MemoryByteSend, receive: MemoryByteReceive, backend: Backend) -> None:
-        pending: list[bytes] = []
-        await send.send(INITIALIZE)
-        await read_message(receive, pending)
-        answers.append(len(fired))
-        await send.send(call(1, "echo", text="first"))
-        await read_message(receive, pending)
-        answers.append(len(fired))
-        await send.send(call(2, "echo", text="second"))
-        await read_message(receive, pending)
-        answers.append(len(fired))
-
-    await run_relay(agent, on_initialized=lambda: fired.append(1))
-    assert answers == [0, 1, 1]  # not after initialize's answer; once, after the first call's

@@ -16,13 +16,13 @@ from typing import Any
 
 import pytest
 
-from mcpsqueeze.core._clients import MAX_RESULT_SIZE_KEY, PROFILES, ClientProfile, Limits
+from mcpsqueeze._clients import MAX_RESULT_SIZE_KEY, PROFILES, ClientLimits, ClientProfile
 from memwrap import FIXTURES, MemoryWrap
 from rawclient import RawClient
 
 SERVER = [sys.executable, str(FIXTURES / "structured_server.py")]
 BY_NAME = {p.name: p for p in PROFILES}
-FITTED = [p for p in PROFILES if p.limits != Limits()]  # the clients that cut
+FITTED = [p for p in PROFILES if p.limits != ClientLimits()]  # the clients that cut
 
 
 def seen(result: dict[str, Any], profile: ClientProfile) -> str:
@@ -40,7 +40,7 @@ def cut(text: str, profile: ClientProfile, share: float = 1.0, declared: int | N
     ``declared`` maxResultSizeChars, for a tool whose listing declares it to a client that reads it)."""
     limits = profile.limits
     if declared is not None and profile.reads_max_result_size:
-        limits = Limits(chars=declared)
+        limits = ClientLimits(chars=declared)
     limits = limits.scaled(share)
     if limits.fits(text):
         return text

@@ -21,7 +21,7 @@ from mcp.client.streamable_http import streamable_http_client
 from pydantic import TypeAdapter
 
 from mcpsqueeze import Client
-from mcpsqueeze.core import CompactTools
+from mcpsqueeze.core import CompressedTools
 from memwrap import HttpWrap, MemoryWrap
 from rawclient import text
 
@@ -48,11 +48,11 @@ def backend(tmp_path: Path) -> list[str]:
 
 
 def test_frontend_tools_are_named_clear_of_the_backends_tools() -> None:
-    tools = CompactTools.of("server", "max", TOOLS)
+    tools = CompressedTools.of("server", "max", TOOLS)
     names = [t["name"] for t in tools.listing()]
     assert names == ["server_get_tool_schema_2", "server_invoke_tool_2", "server_list_tools"]
     assert tools.owns("server_invoke_tool_2") and not tools.owns("server_invoke_tool")
-    assert CompactTools.of("server", "max", TOOLS[2:]).invoke_tool == "server_invoke_tool"
+    assert CompressedTools.of("server", "max", TOOLS[2:]).invoke_tool == "server_invoke_tool"
 
 
 def _ran(answer: str) -> tuple[str, Any]:

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from mcpsqueeze.bash._catalog import Catalog
 from mcpsqueeze.bash._core import CallPlan, plan
-from mcpsqueeze.bash._listing import Listing
 from mcpsqueeze.cli._main import main
 
 FIXTURES = Path(__file__).parents[1] / "bash" / "fixtures"
@@ -68,5 +68,5 @@ def test_a_server_without_a_command_of_its_name_keeps_its_name(tmp_path: Path) -
 def test_the_prefixed_command_runs_the_server_it_names() -> None:
     body = json.loads((FIXTURES / "demo_servers.json").read_text())
     body["servers"][0]["name"] = "git"
-    call = plan(["mcp-git", "echo", "--text", "hi"], Listing.from_json(body), prefix="")
+    call = plan(["mcp-git", "echo", "--text", "hi"], Catalog.from_json(body), prefix="")
     assert isinstance(call, CallPlan) and (call.server, call.tool) == ("git", "echo")

@@ -228,7 +228,7 @@ def test_impossible_budget_raises_shrink_error(hint: RecoveryHint) -> None:
 
 
 def test_a_text_parsed_again_right_after_is_not_parsed_twice_and_reads_the_same() -> None:
-    from mcpsqueeze.shrink._json import NOT_JSON, parse_kept, parse_strict
+    from mcpsqueeze._jsonbytes import NOT_JSON, parse_kept, parse_strict
 
     text = json.dumps({"items": [{"id": i, "big": 10**30 + i} for i in range(50)]})
     first = parse_kept(text)

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from mcpsqueeze._jsonbytes import dumps_text as dumps
 from mcpsqueeze.shrink._copy import Plans, deep_keys
-from mcpsqueeze.shrink._json import dumps
 from mcpsqueeze.shrink._limits import limit_search
 from mcpsqueeze.shrink._priced import priced
 

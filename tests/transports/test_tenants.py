@@ -15,7 +15,7 @@ from mcpsqueeze.core._services import SessionServices, for_caller
 from mcpsqueeze.core._stages import Workers
 from mcpsqueeze.recovery import MemoryCache, RecoveryStore
 from mcpsqueeze.settings._file import ConfigError, parse_config_text
-from mcpsqueeze.transports._auth import PRINCIPAL_KEY, bearer_guard, load_tokens, token_principal
+from mcpsqueeze.transports._bearer import PRINCIPAL_KEY, bearer_guard, load_tokens, token_principal
 
 
 def _token_file(tmp_path: Path, text: str) -> Path:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from mcpsqueeze._errors import MCPSqueezeError
-from mcpsqueeze.transports._auth import load_or_create_token
+from mcpsqueeze.transports._bearer import load_or_create_token
 
 
 def _private(path: Path) -> Path:

@@ -1,25 +1,13 @@
-"""Exact o200k token counting in a helper process, so it never competes with relaying for the GIL.
+"""Exact o200k token counting in a helper process (`_counter.main`), so it never competes with relaying
+for the GIL: it reads framed UTF-8 texts on stdin and writes `seq count` lines;
+here one writer thread sends the texts and a `Future` per text is resolved.
 
-The proxy must answer calls as fast as if it were not there, and counting is pure overhead for the
-agent: loading the vocabulary takes a third of a second and encoding runs at ~7 MB/s. Both happen in a
-child process (`python -m mcpsqueeze.accounting._counter`), started on the first text, that reads framed
-UTF-8 texts on stdin and writes `seq count` lines on stdout. The client side here sends texts from one
-writer thread (each `os.write` releases the GIL) and resolves a `Future` per text.
-
-Counting is accounting, never a gate: no call waits for it (issue 23 item 13: a call used to wait up to
-60 s for room behind a 50 MB result). Small texts wait for idle time (no call in the pipeline for a
-moment); big texts, or a backlog over `max_pending` characters, go at once. The texts waiting are held
-until counted (the backlog is the only memory that grows with the results, and the helper counts
-~7 MB/s, big texts ~100 MB/s and more). If the helper cannot start or dies, counting falls back to the
-in-process tokenizer (`_tokens.py`): a figure is never lost, only slower.
-
-Memory is bounded per character (issue 23 item 12): texts go to the helper in frames of `_FRAME`
-characters and are counted in spans of at most `_tokens.SPAN` characters (cut where pre-tokenisation
-starts a new piece, or by force in a long run with no such place: see `_tokens.py` for the tiny
-approximation that causes), so one huge "word" no longer costs ~110 bytes a character. The helper also
-runs under a hard data cap (`_HELPER_DATA_CAP`), dies with the proxy (PR_SET_PDEATHSIG on Linux, and
-the end of its input everywhere: issue 23 item 14), and loads fastokens (`_fastcount.py`, ~10x tiktoken's
-speed) only for texts of `_FAST_ABOVE` bytes or more.
+Counting is accounting, never a gate: no call waits for it. Small texts wait for idle time; big ones,
+or a backlog over `max_pending` characters, go at once; a text is held until counted. If the helper
+cannot start or dies, the in-process tokenizer counts: a figure is never lost. Memory is bounded per
+character: frames of `_FRAME` characters, spans of at most `_tokens.SPAN`. The helper runs under a data
+cap, dies with the proxy (PR_SET_PDEATHSIG, and the end of its input), and loads fastokens only for
+texts of `_FAST_ABOVE` characters or more, when the `fastokens` setting allows it.
 """
 
 from __future__ import annotations
@@ -39,7 +27,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
-from .._pipes import widen
 from ._tokens import SPAN, next_cut
 
 logger = logging.getLogger(__name__)
@@ -58,38 +45,35 @@ _EAGER = 2 * 1024 * 1024  # characters: a text this big is counted at once (the 
 _IDLE = 0.05  # seconds without calls in the pipeline before smaller texts are counted
 _SPAWN_IDLE = 0.5  # seconds without calls before the helper is started (unless needed sooner)
 _HELPER_WORKERS = 2  # threads counting spans in the helper (tiktoken and fastokens release the GIL)
-_FAST_ABOVE = (
-    16 * 1024 * 1024
-)  # characters: a text this big is worth loading fastokens for (~2 s of one core)
-# fastokens counts ~50x faster than tiktoken but its tables cost ~190 MB of RSS (measured: 67 -> 190 MB on
-# load, 259 MB after its first count), more than a 100 MB result may add to the whole proxy (issue 23
-# item 12): it is used only when asked for, with MCPSQUEEZE_FASTOKENS=1.
-_FAST_ENV = "MCPSQUEEZE_FASTOKENS"
-# The helper's hard cap on data (RLIMIT_DATA: heap and private writable mappings). Measured on Linux
-# x86-64, Python 3.11: VmData ~80 MB with tiktoken loaded, flat while counting 100 MB of one letter in
-# spans (RSS +0-30 MB); fastokens, when asked for, adds ~190 MB. 512 MiB leaves room for both and stops a
-# runaway long before the machine is in trouble.
-_HELPER_DATA_CAP = 512 * 1024 * 1024
+_FAST_ABOVE = 16 * 1024 * 1024  # characters: worth loading fastokens for (~2 s of one core, ~190 MB)
+_FAST_ENV = "MCPSQUEEZE_FASTOKENS"  # how the `fastokens` setting reaches the helper
+_HELPER_DATA_CAP = 512 * 1024 * 1024  # RLIMIT_DATA: room for tiktoken and fastokens, not for a runaway
 _PR_SET_PDEATHSIG = 1
 _PARENT_ENV = "MCPSQUEEZE_COUNTER_PARENT"  # the proxy's pid: the helper ends if it is not its parent
+# glibc gives big freed buffers back (a fixed mmap threshold, two arenas): the helper's RSS stays near
+# what it holds, under its data cap.
+_MALLOC_ENV = {"MALLOC_MMAP_THRESHOLD_": str(128 * 1024), "MALLOC_ARENA_MAX": "2"}
 
 
-def _helper_env() -> dict[str, str]:
-    """Our environment, with this package importable however the proxy itself found it."""
-    from .._malloc import ENV
-
+def _helper_env(fastokens: bool) -> dict[str, str]:
+    """Our environment, with this package importable however the proxy itself found it, and the
+    `fastokens` setting passed on."""
     root = str(Path(__file__).resolve().parents[2])
     path = os.environ.get("PYTHONPATH")
-    env = {**os.environ, **ENV, "PYTHONPATH": root + (os.pathsep + path if path else "")}
+    env = {**os.environ, **_MALLOC_ENV, "PYTHONPATH": root + (os.pathsep + path if path else "")}
     env[_PARENT_ENV] = str(os.getpid())
+    env.pop(_FAST_ENV, None)
+    if fastokens:
+        env[_FAST_ENV] = "1"
     return env
 
 
 class TokenCounter:
     """Counts texts in a helper process; every `count` gets a Future with the exact o200k count."""
 
-    def __init__(self, max_pending: int = _MAX_PENDING) -> None:
+    def __init__(self, max_pending: int = _MAX_PENDING, fastokens: bool = False) -> None:
         self.max_pending = max_pending
+        self.fastokens = fastokens  # the helper may load fastokens for huge texts (the `fastokens` setting)
         self._cond = threading.Condition()
         self._queue: deque[tuple[int, str, concurrent.futures.Future[int]]] = deque()
         # Sent to the helper, not yet counted: the text stays here so a dead helper loses no figure.
@@ -207,11 +191,11 @@ class TokenCounter:
             return None
         try:
             proc = subprocess.Popen(
-                [sys.executable, "-m", "mcpsqueeze.accounting._counter"],
+                [sys.executable, "-c", "from mcpsqueeze.accounting._counter import main; main()"],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=None,
-                env=_helper_env(),
+                env=_helper_env(self.fastokens),
                 close_fds=True,
                 start_new_session=True,  # the agent's Ctrl-C goes to the proxy, which closes us in order
             )
@@ -221,7 +205,6 @@ class TokenCounter:
             return None
         self._proc = proc
         assert proc.stdin is not None
-        widen(proc.stdin.fileno())
         self._reader = threading.Thread(
             target=self._read_loop, args=(proc,), name="mcpsqueeze-counted", daemon=True
         )
@@ -416,13 +399,10 @@ class _Text:
 
 
 def _serve(stdin: IO[bytes], stdout: IO[bytes], wait: bool = True) -> None:
-    """Count the framed texts on `stdin`, writing `seq count` lines (`-1`: could not count it).
-
-    Each text comes in frames of up to `_FRAME` characters and is cut into spans (`_tokens.spans`, at
-    most `SPAN` characters) here, as it comes: the helper holds a frame, a carried tail and a bounded
-    queue of spans, never a whole text, so its memory does not grow with the size of a result. The spans
-    are those of the whole text (a span's end depends only on the `SPAN` characters after its start).
-    With `wait` False, end of input ends at once (the proxy is gone, or has every figure it waits for)."""
+    """Count the framed texts on `stdin`, writing `seq count` lines (`-1`: could not count it). Texts come in
+    frames of up to `_FRAME` characters and are cut into spans as they come: the helper holds a frame, a
+    carried tail and a bounded queue of spans, never a whole text. With `wait` False, end of input ends at
+    once."""
     from ._fastcount import FastCounter
 
     # tiktoken loads in the background while the first text comes in: if that one is big, fastokens
@@ -559,7 +539,3 @@ def main() -> None:
     with contextlib.suppress(OSError):
         sys.stdout.flush()
     os._exit(0)  # every answer is written: skip freeing the vocabulary's 200k objects (~0.5 s)
-
-
-if __name__ == "__main__":
-    main()

@@ -1,8 +1,6 @@
-"""`mcpsqueeze stats FILE...`: read stats files into one `Report`, then render it as text, JSON or HTML.
-
-One computation feeds all three renderings, so the page shows exactly the numbers `stats` prints.
-Sessions are told apart by the `session` field of each line; files written before it existed are split
-into sessions where the call number stops increasing (it restarts in every session).
+"""`mcpsqueeze stats FILE...`: stats files read into one `StatsReport`, rendered as text, JSON or HTML from
+the same figures. Sessions are told apart by each line's `session` (older files: where the call number
+restarts).
 """
 
 from __future__ import annotations
@@ -17,7 +15,7 @@ from typing import Any
 from ._stats import Totals, counted, render_summary
 
 __all__ = [
-    "Report",
+    "StatsReport",
     "load_report",
     "render_json",
     "render_text",
@@ -71,7 +69,7 @@ class SessionRow:
 
 
 @dataclass
-class Report:
+class StatsReport:
     files: list[str]
     totals: Totals
     tools: dict[str, Totals]
@@ -139,7 +137,7 @@ def _read(path: Path, calls: list[CallRow], recoveries: list[Recovery]) -> int:
     return bad
 
 
-def load_report(paths: list[Path], top: int = 5) -> Report:
+def load_report(paths: list[Path], top: int = 5) -> StatsReport:
     """Read every file (OSError propagates: the CLI turns it into a usage error)."""
     calls: list[CallRow] = []
     recoveries: list[Recovery] = []
@@ -167,7 +165,7 @@ def load_report(paths: list[Path], top: int = 5) -> Report:
         if found is not None:
             recovery.session, recovery.call, recovery.tool = found.session, found.call, found.tool
     ordered_tools = dict(sorted(tools.items(), key=lambda kv: (-kv[1].saved, kv[0])))
-    return Report(
+    return StatsReport(
         [str(p) for p in paths],
         totals,
         ordered_tools,
@@ -182,7 +180,7 @@ def load_report(paths: list[Path], top: int = 5) -> Report:
 # -- text --------------------------------------------------------------------------------------------------
 
 
-def render_text(report: Report) -> str:
+def render_text(report: StatsReport) -> str:
     title = ", ".join(report.files) if len(report.files) <= 3 else f"{len(report.files)} files"
     out = [render_summary(report.totals, f"{title}: {counted(report.totals.calls, 'call')}")]
     if report.tools:
@@ -255,7 +253,7 @@ def _call(row: CallRow) -> dict[str, Any]:
     }
 
 
-def report_data(report: Report) -> dict[str, Any]:
+def report_data(report: StatsReport) -> dict[str, Any]:
     """The report as plain data: `stats --json` prints it, the HTML page embeds and draws it."""
     cum_before = cum_after = 0
     timeline = []
@@ -294,16 +292,16 @@ def report_data(report: Report) -> dict[str, Any]:
     }
 
 
-def render_json(report: Report) -> str:
+def render_json(report: StatsReport) -> str:
     return json.dumps(report_data(report), indent=2, ensure_ascii=False)
 
 
 # -- HTML --------------------------------------------------------------------------------------------------
 
 
-def write_html(report: Report, path: Path) -> None:
+def write_html(report: StatsReport, path: Path) -> None:
     """Write the self-contained page (0600: it names the tools and servers of private sessions)."""
-    from ._html import render_html
+    from ._stats_html import render_html
 
     page = render_html(report_data(report)).encode("utf-8")
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)

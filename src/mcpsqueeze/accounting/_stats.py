@@ -1,9 +1,6 @@
-"""Token accounting: counts before/after for every call, off the response path.
-
-The proxy hands each finished call to `Accountant.record`, which only enqueues it; a helper process
-(`_counter.py`) counts tokens in idle time, so neither the vocabulary nor the encoding holds the proxy's
-GIL, and each call's JSON line is appended to the stats file (flushed) as soon as its figures are in.
-The session summary goes to stderr on exit, never stdout (stdout may be the JSON-RPC channel).
+"""Token accounting: counts before and after for every call, off the response path: `record` only enqueues,
+the helper (`_counter.py`) counts in idle time, and each call's stats line is appended as soon as its
+figures are in. The session summary goes to stderr, never stdout (it may be the JSON-RPC channel).
 """
 
 from __future__ import annotations
@@ -63,7 +60,7 @@ class CallRecord:
     session: str = ""
     call_latency_ms: float = 0.0  # request in -> result presented (backend time included), for metrics
     # The profile of the client that read the result, and which part of the original its model reads
-    # ("text", "structuredContent" or "both"): the tokens counted are of that part (core/_clients.py).
+    # ("text", "structuredContent" or "both"): the tokens counted are of that part (_clients.py).
     client: str | None = None
     seen: str = "text"
     # Set by `Accountant.record`, which then lets go of the texts (the counter holds them until counted).
@@ -181,7 +178,7 @@ def _clients(totals: Totals) -> str:
 
 def _split(totals: Totals) -> str:
     """What "passed through" counts, named as --json names it, when it is more than unchanged results
-    (issue 23 item 34: "passed through 8" beside --json's "passthrough 5, errors 3" read as a mismatch)."""
+    (so "passed through 8" reads as "passthrough 5, errors 3" does)."""
     if not (totals.errors or totals.full):
         return ""
     parts = [f"passthrough {totals.passthrough}", f"errors {totals.errors}"]
@@ -249,17 +246,15 @@ class _Recovery:
 
 
 class Accountant:
-    """Counts tokens in a helper process (`_counter.py`) and keeps the session totals.
+    """Counts tokens in a helper process and keeps the session totals; nothing here blocks the caller."""
 
-    Nothing here blocks the caller: `count` and `record` enqueue, and each call's stats line is written
-    (by the counter's reader thread) as soon as its figures are in. `close` waits for the rest.
-    """
-
-    def __init__(self, stats_file: Path | None = None, observers: Iterable[CallObserver] = ()) -> None:
+    def __init__(
+        self, stats_file: Path | None = None, observers: Iterable[CallObserver] = (), fastokens: bool = False
+    ) -> None:
         self.totals = Totals()
         self.observers = list(observers)
         self._lock = threading.RLock()  # a future may already be done when `record` adds its callback
-        self._counter = TokenCounter()
+        self._counter = TokenCounter(fastokens=fastokens)
         # Texts being counted for a call still in the pipeline, by identity: the dedup stage asks for the
         # same text the pipeline already sent, and gets the same figure instead of a second count.
         self._in_flight: dict[int, tuple[str, concurrent.futures.Future[int]]] = {}
@@ -398,11 +393,9 @@ class Accountant:
             self._tell(lambda o: o.on_call(record, before, after))
 
     def close(self, timeout: float = 30.0) -> Totals:
-        """Finish pending counts (bounded) and return the totals.
-
-        Counting never held a call up, so at the end it may still be running (100 MB of varied text is
-        ~15 s of tiktoken): after `_SAY_STILL_COUNTING` seconds that is said plainly, with what is left,
-        and the summary follows once the figures are in; past `timeout` it says what it lacks."""
+        """Finish pending counts (bounded) and return the totals; after `_SAY_STILL_COUNTING` seconds it says
+        what is left (counting never held a call up, so it may still be running), past `timeout` what it
+        lacks."""
         if not self._counter.drain(min(_SAY_STILL_COUNTING, timeout)):
             left, chars = self._uncounted()
             logger.warning(

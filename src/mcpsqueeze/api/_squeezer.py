@@ -1,8 +1,5 @@
-"""`Squeezer`: the proxy's pipeline (dedup -> shrink -> recovery store) for a host with a result in hand.
-
-The same `Pipeline`, stages and store that `wrap` and `serve` build (services.py), driven in process:
-present a CallToolResult, recover an original by its response id. The other library doors (`Toolset`,
-`Client`) are built on it. Originals stay in memory by default: a host's process owns them.
+"""`Squeezer`: a core `Session` for a host with a result in hand: present a CallToolResult, recover an
+original by its response id. `Toolset` and `Client` are built on it. Originals stay in memory by default.
 """
 
 from __future__ import annotations
@@ -11,21 +8,8 @@ import json
 from collections.abc import Mapping
 from typing import Any, Unpack
 
-from .._errors import RecoveryError
 from .._voice import McpVoice
-from ..core import (
-    DEFAULT_PAGE_SIZE,
-    Call,
-    Outcome,
-    RecoverKeywords,
-    RecoverRequest,
-    build_services,
-    listed_entry,
-    new_pipeline,
-    parts_text,
-    recover,
-)
-from ..core._clients import choose
+from ..core import Outcome, RecoverKeywords, Session, parts_text, recover_tool_definition
 from ..settings import (
     PolicySet,
     Settings,
@@ -33,7 +17,7 @@ from ..settings import (
     library_defaults,
 )
 
-__all__ = ["RECOVER_TOOL", "Squeezer", "as_result"]
+__all__ = ["RECOVER_TOOL", "Squeezer", "as_result", "recover_tool_spec"]
 
 RECOVER_TOOL = "squeeze_recover"
 MiB = 1024 * 1024
@@ -60,24 +44,30 @@ def as_result(value: object) -> dict[str, Any]:
         ) from exc
 
 
+def recover_tool_spec(name: str) -> dict[str, Any]:
+    """`{"name", "description", "input_schema"}` of the recover tool named `name` (golden-tested)."""
+    definition = recover_tool_definition(name)
+    return {
+        "name": definition["name"],
+        "description": definition["description"],
+        "input_schema": definition["inputSchema"],
+    }
+
+
 def _text(text: str) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": text}], "isError": False}
 
 
-class Squeezer:
+class Squeezer(Session):
     """Present tool results within a budget and recover their originals, in process.
 
-    Every keyword is a knob of the table of settings (docs/config.md; settings/_knobs.py), checked there:
-    `budget`, `shrink`, `dedup`, `truncate_chars` (also cap each text block; False or 0: no cap),
-    `shrink_above` (size the previews of results over it by value; False: only results over the
-    budget shrink), `toonify`, `query`, `drop_duplicate_structured`, `recovery` ("memory" by default;
-    "files" or "both" also write originals to `recovery_dir` as the proxy does), `cache_entries`,
-    `cache_bytes`, `cache_ttl`, `jobs`, `client` (a profile's name, docs/clients.md: results and recover
-    answers fit what that client keeps whole, structuredContent shaped for a client that shows it to
-    its model). A keyword left out (or None) takes the library's default.
-    `policies` (a config file's, `load_config(path).policies`) refine them per `server:tool`. Unknown,
-    expired and evicted ids raise `RecoveryError`; recovery never re-runs a tool.
-    """
+    Every keyword is a knob of the table of settings (docs/config.md), checked there: `budget`, `shrink`,
+    `dedup`, `truncate_chars` (False or 0: no cap), `shrink_above` (False: only results over the budget
+    shrink), `toonify`, `query`, `drop_duplicate_structured`, `recovery` ("memory" by default; "files" or
+    "both" write originals to `recovery_dir`), `cache_entries`, `cache_bytes`, `cache_ttl`, `jobs`, `client`
+    (a profile's name, docs/clients.md). Left out (or None): the library's default. `policies` (a config
+    file's) refine them per `server:tool`. Unknown, expired and evicted ids raise `RecoveryError`; recovery
+    never re-runs a tool."""
 
     def __init__(
         self,
@@ -90,23 +80,16 @@ class Squeezer:
         given = check_keywords("squeezer", {"budget": budget, **options})
         settings = Settings.make(**{**library_defaults("squeezer"), **given})
         settings.policies = policies or PolicySet()
-        self._start(settings, recover_tool)
+        super().__init__(settings, voice=McpVoice(recover_tool))
+        self.recover_tool = recover_tool
 
     @classmethod
     def from_settings(cls, settings: Settings, recover_tool: str = RECOVER_TOOL) -> Squeezer:
         """A squeezer of settings already resolved (the `Client`'s: keywords over its config file)."""
         squeezer = cls.__new__(cls)
-        squeezer._start(settings, recover_tool)
+        Session.__init__(squeezer, settings, voice=McpVoice(recover_tool))
+        squeezer.recover_tool = recover_tool
         return squeezer
-
-    def _start(self, settings: Settings, recover_tool: str) -> None:
-        self.settings = settings
-        self.recover_tool = recover_tool
-        self._services = build_services(settings)
-        self._pipeline = new_pipeline(settings, self._services, McpVoice(recover_tool))
-        self._calls = 0
-        # The profile `client` names (a library has no `initialize` to choose one from: "auto" is none)
-        self.client = choose(settings.client, None).profile
 
     async def present(
         self, server: str, tool: str, arguments: dict[str, Any] | None, result: object, *, full: bool = False
@@ -116,21 +99,12 @@ class Squeezer:
         presented, _ = await self.present_outcome(server, tool, arguments, result, full=full)
         return presented
 
-    async def present_outcome(
+    async def present_outcome(  # type: ignore[override]
         self, server: str, tool: str, arguments: dict[str, Any] | None, result: object, *, full: bool = False
     ) -> tuple[dict[str, Any], Outcome]:
         """`present`, and what the stages did (`action`, `response_id`, `original_file`)."""
-        self._calls += 1
-        call = Call(
-            server=server,
-            tool=tool,
-            arguments=arguments or {},
-            number=self._calls,
-            full=full,
-            client=self.client,
-        )
         raw = result if isinstance(result, dict) else as_result(result)
-        return await self._pipeline.present(call, raw)
+        return await super().present_outcome(server, tool, arguments or {}, raw, full=full)
 
     async def full(
         self,
@@ -140,50 +114,20 @@ class Squeezer:
         *,
         annotations: Mapping[str, Any] | None = None,
     ) -> dict[str, Any] | None:
-        """`full` for one call, asked before the host runs the tool: the complete original of the last
-        same call (server, tool, arguments) presented here, when it was changed and is still held; else
-        None when `annotations` (the tool's MCP annotations) say `readOnlyHint` or `idempotentHint`: run
-        the tool and `present(..., full=True)` its result (unshrunk); else an `isError` result saying the
-        original is not held and that running the tool again would repeat its side effects."""
-        answer = await self.full_outcome(server, tool, arguments, annotations=annotations)
+        """`full` for one call, before the host runs the tool: the original of the last same call when it was
+        changed and is still held; else None when `annotations` say `readOnlyHint` or `idempotentHint` (run
+        the tool, `present(..., full=True)` its result); else an `isError` result saying why it did not
+        run."""
+        answer = await self.full_outcome(server, tool, arguments or {}, annotations=annotations)
         return None if answer is None else answer[0]
-
-    async def full_outcome(
-        self,
-        server: str,
-        tool: str,
-        arguments: dict[str, Any] | None = None,
-        *,
-        annotations: Mapping[str, Any] | None = None,
-    ) -> tuple[dict[str, Any], Outcome] | None:
-        """`full`, and what answered (`action` "full" with the original's `response_id`, or "error")."""
-        self._calls += 1
-        call = Call(server=server, tool=tool, arguments=arguments or {}, number=self._calls, full=True)
-        listed = [{"name": tool, "annotations": annotations}] if annotations is not None else []
-        return await self._pipeline.full(call, listed_entry(listed, tool))
 
     def recover_result(
         self, response_id: str | list[str], **keywords: Unpack[RecoverKeywords]
     ) -> dict[str, Any]:
-        """What the recover tool returns: the original, one JSON node (`pointer`), a JMESPath projection
-        (`query`), a text window (`offset`, `length`), or a range of `lines` such as "120-180" (as fold
-        markers name them). RecoveryError when the id is unknown, expired or evicted; UsageError for
-        malformed or out-of-bounds arguments."""
+        """What the recover tool returns: the original, a JSON node (`pointer`), a JMESPath projection
+        (`query`), a text window (`offset`, `length`) or `lines` ("120-180"). RecoveryError when the id is
+        unknown, expired or evicted; UsageError for malformed or out-of-bounds arguments."""
         return self.answer_recover({"response_id": response_id, **keywords})
-
-    def answer_recover(self, arguments: object, page_size: int | None = None) -> dict[str, Any]:
-        """The recover tool's answer to a call with `arguments` (or a parsed RecoverRequest), as the MCP
-        proxy gives it, except that a refused request raises instead of being an isError result; with
-        `page_size`, an answer longer than that is its first page (`_meta["mcpsqueeze/next"]` the next);
-        for a `client` profile, every answer and page fits what that client keeps whole."""
-        request = arguments if isinstance(arguments, RecoverRequest) else RecoverRequest.parse(arguments)
-        client = self.client
-        fit = (
-            None
-            if client is None
-            else client.answer_limits(client.declared_size(page_size or DEFAULT_PAGE_SIZE))
-        )
-        return recover(self._services.store, request, page_size, fit)
 
     def recover(self, response_id: str | list[str], **keywords: Unpack[RecoverKeywords]) -> str:
         """The original's text (or the part `pointer` / `query` / `offset`+`length` / `lines` select):
@@ -192,12 +136,5 @@ class Squeezer:
 
     def original(self, response_id: str) -> dict[str, Any]:
         """The complete original CallToolResult exactly as the tool returned it."""
-        store = self._services.store
-        if store is None:
-            raise RecoveryError("this squeezer keeps no originals (shrink=False and dedup=False)")
-        loaded: dict[str, Any] = json.loads(store.load(response_id))
+        loaded: dict[str, Any] = json.loads(self.stored(response_id))
         return loaded
-
-    def close(self) -> None:
-        """Finish background token counting; the memory store is dropped with the object."""
-        self._services.accountant.close()

@@ -1,10 +1,6 @@
-"""The transport-free heart of the shell side: argv -> what to do, and answers -> what to print.
-
-``plan`` turns the words a user typed into help text, a usage error, a tool call or a recovery;
-``render_call``/``render_error`` turn the session's answer into (stdout, stderr, exit code);
-``run_recover`` reads one original through the mount-scoped reader. The ``mcpsq`` shim, the
-installed entry points and the Just-Bash commands are thin glue around these, so all three print
-the same bytes and exit with the same codes. Stdlib-only: the shim imports this on every call.
+"""The transport-free heart of the shell door: argv -> what to do (``plan``: help, a usage error, a tool call
+or a recovery), and answers -> what to print (stdout, stderr, exit code). The shim, the entry points and
+the Just-Bash commands are glue around it, so all print the same bytes and exit the same way. Stdlib-only.
 """
 
 from __future__ import annotations
@@ -19,9 +15,9 @@ from mcpsqueeze._errors import (
     UsageError,
 )
 
+from ._catalog import Catalog, ServerInfo
 from ._fastjson import dumps
 from ._flags import parse_call
-from ._listing import Listing, ServerInfo
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -30,9 +26,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CallPlan",
-    "Outcome",
+    "Printout",
     "RecoverPlan",
     "call_answer",
+    "call_printout",
     "dedup_response_id",
     "is_recover",
     "listing_of",
@@ -40,7 +37,6 @@ __all__ = [
     "plan",
     "plan_recover",
     "render_answer",
-    "render_call",
     "render_error",
     "run_recover",
 ]
@@ -72,7 +68,7 @@ _RECOVER_USAGE = (
 )
 
 
-class Outcome:
+class Printout:
     """What to print and how to exit."""
 
     __slots__ = ("code", "stderr", "stdout")
@@ -83,7 +79,7 @@ class Outcome:
         self.code = code
 
     def __repr__(self) -> str:
-        return f"Outcome(code={self.code}, stdout={self.stdout[:80]!r}, stderr={self.stderr[:200]!r})"
+        return f"Printout(code={self.code}, stdout={self.stdout[:80]!r}, stderr={self.stderr[:200]!r})"
 
     def as_dict(self) -> dict[str, object]:
         """The shape Just-Bash custom commands return."""
@@ -111,10 +107,8 @@ class CallPlan:
 
 class RecoverPlan:
     """``recover ID|PATH... [--pointer P]... [--lines A-B,C-D] [--query EXPR] [--grep RE | --search WORDS]
-    [--raw]``: ``ref`` and ``pointer`` are the first of ``refs`` and ``pointers``.
-
-    ``find`` holds the search's arguments as the recover tool takes them (``grep``, ``search``,
-    ``ignore_case``, ``context``, ``skip``; numbers as the digits typed): the request checks them."""
+    [--raw]``; ``find`` holds the search's arguments as the recover tool takes them (the request checks
+    them)."""
 
     __slots__ = ("find", "lines", "pointer", "pointers", "query", "raw", "ref", "refs")
 
@@ -141,8 +135,8 @@ def _line(text: str) -> str:
     return text if text.endswith("\n") else text + "\n"
 
 
-def _usage(message: str) -> Outcome:
-    return Outcome(stderr=_line(message), code=EXIT_USAGE)
+def _usage(message: str) -> Printout:
+    return Printout(stderr=_line(message), code=EXIT_USAGE)
 
 
 def is_recover(argv: list[str]) -> bool:
@@ -165,12 +159,12 @@ _RECOVER_OPTIONS = {
 _FIND_OPTIONS = ("--grep", "--search", "--context", "--skip", "--offset", "--length")
 
 
-def plan_recover(argv: list[str], prefix: str = "mcpsq ") -> RecoverPlan | Outcome:
+def plan_recover(argv: list[str], prefix: str = "mcpsq ") -> RecoverPlan | Printout:
     """Parse ``recover ...`` (``argv[0]`` is ``recover``)."""
     usage = _RECOVER_USAGE.format(p=prefix)
     words = argv[1:]
     if any(w in _HELP_WORDS[:2] for w in words):
-        return Outcome(stdout=usage)
+        return Printout(stdout=usage)
     see = f"see `{prefix}recover --help`"
     refs: list[str] = []
     pointers: list[str] = []  # --pointer may repeat: one part per pointer
@@ -231,21 +225,18 @@ def _close(word: str, candidates: list[str]) -> str:
 
 def plan(
     argv: list[str],
-    listing: Listing,
+    listing: Catalog,
     *,
     prefix: str = "mcpsq ",
     read_stdin: Callable[[], str] | None = None,
-) -> CallPlan | Outcome:
-    """``SERVER [TOOL [flags]]`` -> help text, a usage error, or the call to make.
-
-    ``prefix`` is what precedes the server name when the user types it (``"mcpsq "``, or ``""`` for
-    an installed entry point and a Just-Bash command); every message names commands that way.
-    """
+) -> CallPlan | Printout:
+    """``SERVER [TOOL [flags]]`` -> help text, a usage error, or the call to make; ``prefix`` precedes the
+    server's name as the user types it (``"mcpsq "``, or ``""`` for an entry point), in every message."""
     top = f"{prefix}--help" if prefix else "mcpsq --help"
     if not argv or argv[0] in _HELP_WORDS:
         from ._help import render_listing  # help texts load only when asked for
 
-        return Outcome(stdout=render_listing(listing, prefix or "mcpsq "))
+        return Printout(stdout=render_listing(listing, prefix or "mcpsq "))
     name = argv[0]
     server = listing.server(name)
     real = name
@@ -261,7 +252,7 @@ def plan(
     if len(argv) == 1 or argv[1] in _HELP_WORDS:
         from ._help import render_server
 
-        return Outcome(stdout=render_server(server, prefix))
+        return Printout(stdout=render_server(server, prefix))
     typed = argv[1]
     tool = server.tool(typed)
     if tool is None:
@@ -274,11 +265,11 @@ def plan(
     if parsed.help:
         from ._help import render_tool_help
 
-        return Outcome(stdout=render_tool_help(server.name, tool, prefix))
+        return Printout(stdout=render_tool_help(server.name, tool, prefix))
     return CallPlan(real, tool.name, parsed.arguments, full=parsed.full, raw=parsed.raw, prog=prog)
 
 
-def _shell_word_alias(listing: Listing, typed: str) -> tuple[ServerInfo | None, str]:
+def _shell_word_alias(listing: Catalog, typed: str) -> tuple[ServerInfo | None, str]:
     """``mcp-time`` is the command of a server named ``time`` (a shell keyword, or a command on PATH
     when it was installed): that server, shown under the name typed, so help and errors name the
     command that works."""
@@ -295,11 +286,11 @@ def _shell_word_alias(listing: Listing, typed: str) -> tuple[ServerInfo | None, 
     return shown, real
 
 
-def _unknown_tool(server: ServerInfo, typed: str, prefix: str) -> Outcome:
+def _unknown_tool(server: ServerInfo, typed: str, prefix: str) -> Printout:
     see = f"run `{prefix}{server.name} --help` to list its tools"
     if not server.up:
         reason = f" ({server.error})" if server.error else ""
-        return Outcome(
+        return Printout(
             stderr=_line(
                 f"{prefix}{server.name}: the server {server.name!r} is down{reason}, so its tools are "
                 "unknown; restart `mcpsqueeze serve` or fix this server's entry in its config, then retry."
@@ -379,15 +370,12 @@ def _text_and_notes(result: dict[str, object]) -> tuple[str, list[str]]:
     return "\n".join(texts), notes
 
 
-def render_call(body: object, *, raw: bool = False, paths: tuple[str, str] | None = None) -> Outcome:
-    """A ``POST /v1/call`` 200 answer -> stdout (the text), stderr (notice or error), exit code.
-
-    ``paths`` rewrites the host recovery directory to the one the user sees (``/recovery`` in
-    Just-Bash), in the text and in the notice.
-    """
+def call_printout(body: object, *, raw: bool = False, paths: tuple[str, str] | None = None) -> Printout:
+    """A ``POST /v1/call`` 200 answer -> stdout (the text), stderr (notice or error), exit code; ``paths``
+    shows the host recovery directory as the user sees it (``/recovery`` in Just-Bash)."""
     result = body.get("result") if isinstance(body, dict) else None
     if not isinstance(result, dict):
-        return Outcome(
+        return Printout(
             stderr="mcpsq: the session answered without a result; this is a bug in mcpsqueeze serve, "
             "please report it (the call may have run).\n",
             code=EXIT_BACKEND,
@@ -395,25 +383,22 @@ def render_call(body: object, *, raw: bool = False, paths: tuple[str, str] | Non
     is_error = result.get("isError") is True
     if raw:
         text = dumps(result, ensure_ascii=False)
-        return Outcome(stdout=_rewrite(text, paths) + "\n", code=EXIT_TOOL_ERROR if is_error else EXIT_OK)
+        return Printout(stdout=_rewrite(text, paths) + "\n", code=EXIT_TOOL_ERROR if is_error else EXIT_OK)
     text, notes = _text_and_notes(result)
     text = _rewrite(text, paths)
     if is_error:
         message = text or "the tool reported an error without any text; rerun with --raw to see the result"
-        return Outcome(stderr=_line(message), code=EXIT_TOOL_ERROR)
+        return Printout(stderr=_line(message), code=EXIT_TOOL_ERROR)
     meta = result.get("_meta")
     stderr = notice_line(meta, paths)
     if notes:
         stderr += f"mcpsq: the result also holds {', '.join(notes)}; rerun with --raw to see everything.\n"
-    return Outcome(stdout=text, stderr=stderr)  # exact: as `mcpsq recover` prints the original
+    return Printout(stdout=text, stderr=stderr)  # exact: as `mcpsq recover` prints the original
 
 
 def dedup_response_id(body: object) -> str | None:
-    """The response id when the session answered with a dedup pointer instead of the data, else None.
-
-    Our `serve` never deduplicates for the shell; a door that meets a pointer anyway (another
-    session) prints the original from the recovery directory, so stdout never lacks the data.
-    """
+    """The response id when the answer is a dedup pointer instead of the data (from a session other than
+    ours): the door prints the original, so stdout never lacks the data."""
     result = body.get("result") if isinstance(body, dict) else None
     meta = result.get("_meta") if isinstance(result, dict) else None
     dedup = meta.get("mcpsqueeze/dedup") if isinstance(meta, dict) else None
@@ -423,29 +408,29 @@ def dedup_response_id(body: object) -> str | None:
 
 def render_answer(
     body: object, *, raw: bool, recovery_dir: Callable[[], Path], paths: tuple[str, str] | None = None
-) -> Outcome:
-    """What a tool call prints for a ``POST /v1/call`` 200 answer, in every shell door: ``render_call``,
+) -> Printout:
+    """What a tool call prints for a ``POST /v1/call`` 200 answer, in every shell door: ``call_printout``,
     or, when the answer is a dedup pointer instead of the data, the original read from
     ``recovery_dir()`` (asked only then) after the notice, so stdout never lacks the data."""
     rid = None if raw else dedup_response_id(body)
     if rid is not None:
         original = run_recover(RecoverPlan(rid, None, False), recovery_dir, paths=paths)
-        notice = render_call(body, paths=paths).stderr
-        return Outcome(original.stdout, notice + original.stderr, original.code)
-    return render_call(body, raw=raw, paths=paths)
+        notice = call_printout(body, paths=paths).stderr
+        return Printout(original.stdout, notice + original.stderr, original.code)
+    return call_printout(body, raw=raw, paths=paths)
 
 
-def listing_of(status: int, body: object) -> Listing | Outcome:
+def listing_of(status: int, body: object) -> Catalog | Printout:
     """The session's ``GET /v1/servers`` answer as a listing, or what to print instead."""
     if status != 200:
         return render_error(status, body)
     if not isinstance(body, dict):
-        return Outcome(
+        return Printout(
             stderr="mcpsq: the session answered /v1/servers without JSON; is MCPSQUEEZE_SOCKET pointing at "
             "`mcpsqueeze serve`? Restart it and retry.\n",
             code=EXIT_BACKEND,
         )
-    return Listing.from_json(body)
+    return Catalog.from_json(body)
 
 
 def call_answer(
@@ -455,21 +440,21 @@ def call_answer(
     *,
     recovery_dir: Callable[[], Path],
     paths: tuple[str, str] | None = None,
-) -> Outcome:
+) -> Printout:
     """What a tool call prints for the session's answer to ``POST /v1/call`` (``action.body()``)."""
     if status != 200:
         return render_error(status, body, prog=action.prog)
     return render_answer(body, raw=action.raw, recovery_dir=recovery_dir, paths=paths)
 
 
-def render_error(status: int, body: object, *, prog: str = "mcpsq") -> Outcome:
+def render_error(status: int, body: object, *, prog: str = "mcpsq") -> Printout:
     """A non-200 answer of the session -> the message (what happened, what to do) and exit code."""
     error = body.get("error") if isinstance(body, dict) else None
     code_name = error.get("code") if isinstance(error, dict) else None
     message = error.get("message") if isinstance(error, dict) else None
     detail = str(message).rstrip(".") if message else f"HTTP {status}"
     if status == 401 or code_name == "unauthorized":
-        return Outcome(
+        return Printout(
             stderr=f"{prog}: the session refused our token ({detail}). Point MCPSQUEEZE_TOKEN_FILE at the "
             "token file `mcpsqueeze serve` uses (--token-file), or use its Unix socket via "
             "MCPSQUEEZE_SOCKET.\n",
@@ -483,12 +468,12 @@ def render_error(status: int, body: object, *, prog: str = "mcpsq") -> Outcome:
             "run `mcpsq --help` to list them."
         )
     if status == 504 or code_name == "timeout":
-        return Outcome(
+        return Printout(
             stderr=f"{prog}: the backend did not answer in time ({detail}). Retry, perhaps with a smaller "
             "request, or raise the session's timeout.\n",
             code=EXIT_BACKEND,
         )
-    return Outcome(
+    return Printout(
         stderr=f"{prog}: the backend failed ({detail}). Retry; if it keeps failing, check the server's "
         "entry in the `mcpsqueeze serve` config and the session's log.\n",
         code=EXIT_BACKEND,
@@ -503,15 +488,11 @@ def run_recover(
     fetch: Callable[[str], object] | None = None,
     prefix: str = "mcpsq ",
     paths: tuple[str, str] | None = None,
-) -> Outcome:
-    """Print one original, or the part asked for, exactly as the recover tool answers it: the same
-    RecoverRequest, the same core `answer`, byte for byte (no newline added). Exit 2 when refused.
-
-    An original a bare response id names is asked of the session first (``fetch``: the caller's stored
-    original as JSON, None when the session has none or is not there): it knows the caller, so it finds
-    the original whatever name a tenant's file carries (and wherever it is kept), and counts the
-    recovery as every door's is counted. Otherwise, and for a file path, the original is read through
-    the mount-scoped reader from ``recovery_dir()`` (asked only then)."""
+) -> Printout:
+    """Print one original, or the part asked for, exactly as the recover tool answers it (no newline added;
+    exit 2 when refused). A bare response id is asked of the session first (``fetch``: it knows the caller
+    and counts the recovery), else the file is read through the mount-scoped reader from
+    ``recovery_dir()``."""
     import json  # the stdlib one here: recovery is rare
 
     from mcpsqueeze.core import RecoverRequest, answer, parts_text  # the lazy face: stdlib-only modules
@@ -543,19 +524,19 @@ def run_recover(
     except (RecoveryError, UsageError) as exc:
         return _usage(f"{prog}: {_rewrite(str(exc), paths)}")
     if len(originals) == 1 and request.raw and not request.pointers and request.query is None:
-        return Outcome(stdout=_line(raws[0]))
+        return Printout(stdout=_line(raws[0]))
     if len(originals) == 1 and not asked.selects:  # the whole text, resources' text too (as a call prints)
-        return Outcome(stdout=_text_and_notes(originals[0])[0])
+        return Printout(stdout=_text_and_notes(originals[0])[0])
     try:
         result = answer(originals, asked)
     except (RecoveryError, UsageError) as exc:
         return _usage(f"{prog}: {exc}")
     if "mcpsqueeze/parts" in result.get("_meta", {}):  # several parts: the label on stderr, parts exact
         label = _line(_rewrite(result["content"][0]["text"], paths))
-        return Outcome(stdout=parts_text(result), stderr=label)
+        return Printout(stdout=parts_text(result), stderr=label)
     if asked.grep is not None or asked.search is not None:  # a search's answer, not the original's bytes
-        return Outcome(stdout=_line(parts_text(result)))
-    return Outcome(stdout=parts_text(result))
+        return Printout(stdout=_line(parts_text(result)))
+    return Printout(stdout=parts_text(result))
 
 
 def _id_in(ref: str) -> str:

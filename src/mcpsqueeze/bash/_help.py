@@ -1,15 +1,12 @@
-"""Every help text the shell side shows: the listing, one server's tools, one tool's flags.
-
-Pure (data in, text out) and pinned by the golden files in ``tests/bash/golden/``. ``prefix`` is
-what the user types before the server name: ``"mcpsq "`` for the shim, ``""`` for an installed
-entry point or a Just-Bash command (``github search-issues ...``).
+"""Every help text of the shell door: the listing, a server's tools, a tool's flags. Pure, pinned by golden
+files; ``prefix`` is what the user types before the server's name.
 """
 
 from __future__ import annotations
 
+from ._catalog import Catalog, ServerInfo, ToolInfo
 from ._fastjson import dumps
 from ._flags import Flag
-from ._listing import Listing, ServerInfo, ToolInfo
 
 __all__ = [
     "EXIT_CODES",
@@ -85,7 +82,7 @@ def render_usage(reason: str, prefix: str = "mcpsq ") -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_listing(listing: Listing, prefix: str = "mcpsq ") -> str:
+def render_listing(listing: Catalog, prefix: str = "mcpsq ") -> str:
     """``mcpsq`` / ``mcpsq --help``: how to call, then every server's tools, one line each."""
     lines = [*_usage_lines(prefix), ""]
     if listing.servers:

@@ -1,15 +1,10 @@
 """MCP tools as commands inside a Just-Bash virtual shell (the ``mcpsqueeze[just-bash]`` extra).
 
-``open_bash`` gives an ``AsyncBash`` (from ``just-py-bash``) where every server of the session is
-a command (``demo search-issues --query x | jq '.issues[0]'``), ``mcpsq`` works as on the host,
-and the host recovery directory is mounted read-only at ``/recovery`` (symlinks refused) with
-nothing else of the host visible. ``install_into`` adds the same to a shell the host built itself.
-
-The commands reuse the shim's core (same names, flags, help, output and exit codes); paths of the
-host recovery directory are shown as ``/recovery/...``. ``mcpsq recover`` reads only recovery
-files, through the same mount-scoped reader as the shim, and refuses any path outside
-``/recovery``. A tool error, a refused write and an execution limit all come back as exit codes;
-no Python exception from a command or a write reaches the caller of ``exec``.
+``open_bash`` gives an ``AsyncBash`` where every server of the session is a command and ``mcpsq`` works as on
+the host, with the host recovery directory mounted read-only at ``/recovery`` (symlinks refused) and nothing
+else of the host visible; ``install_into`` adds the same to a shell the host built. The commands reuse the
+shim's core, show host paths as ``/recovery/...``, and read only recovery files. Errors, refused writes and
+limits all come back as exit codes.
 """
 
 from __future__ import annotations
@@ -39,10 +34,10 @@ from just_bash._options import ExecOptions
 from mcpsqueeze._errors import EXIT_BACKEND, EXIT_USAGE, BackendError, UsageError, exit_code
 from mcpsqueeze.recovery import is_response_id
 
-from ._client import DEFAULT_CALL_TIMEOUT, SessionClient
+from ._catalog import Catalog
 from ._core import (
     CallPlan,
-    Outcome,
+    Printout,
     RecoverPlan,
     call_answer,
     is_recover,
@@ -51,14 +46,14 @@ from ._core import (
     plan_recover,
     run_recover,
 )
-from ._listing import Listing
 from ._names import server_command
+from ._session_http import DEFAULT_CALL_TIMEOUT, SessionClient
 
 __all__ = [
     "MOUNT_POINT",
     "AsyncSessionClient",
     "OpeningBash",
-    "SessionAPI",
+    "ShellSession",
     "bash_commands",
     "install_into",
     "open_bash",
@@ -71,11 +66,8 @@ MOUNT_POINT = "/recovery"
 CommandCallback = AsyncCustomCommandCallback
 
 
-class SessionAPI(Protocol):
-    """The one seam to the session: a request of the documented HTTP API, answered as (status, JSON).
-
-    ``AsyncSessionClient`` does it over the socket; ``serve`` can pass an in-process object.
-    """
+class ShellSession(Protocol):
+    """The one seam to the session: a request of its HTTP API, answered as (status, JSON)."""
 
     async def request(
         self, method: str, path: str, body: object = None, *, timeout: float | None = 30.0
@@ -116,17 +108,17 @@ def _virtual_ref(ref: str, cwd: str) -> str | None:
 class _Commands:
     """The custom commands of one shell, sharing the session and the recovery directory."""
 
-    def __init__(self, session: SessionAPI, recovery_dir: Path, timeout: float) -> None:
+    def __init__(self, session: ShellSession, recovery_dir: Path, timeout: float) -> None:
         self.session = session
         self.recovery_dir = recovery_dir
         self.paths = (str(recovery_dir), MOUNT_POINT)
         self.timeout = timeout
 
-    async def run(self, argv: list[str], prefix: str, ctx: AsyncCustomCommandContext) -> Outcome:
+    async def run(self, argv: list[str], prefix: str, ctx: AsyncCustomCommandContext) -> Printout:
         if prefix and is_recover(argv):
             return await self._recover(argv, prefix, ctx.cwd)
         listing = listing_of(*await self.session.request("GET", "/v1/servers"))
-        if isinstance(listing, Outcome):
+        if isinstance(listing, Printout):
             return listing
         stdin = ctx.stdin
         action = plan(argv, listing, prefix=prefix, read_stdin=lambda: stdin)
@@ -135,15 +127,15 @@ class _Commands:
         answer = await self.session.request("POST", "/v1/call", action.body(), timeout=self.timeout)
         return call_answer(action, *answer, recovery_dir=lambda: self.recovery_dir, paths=self.paths)
 
-    async def _recover(self, argv: list[str], prefix: str, cwd: str) -> Outcome:
+    async def _recover(self, argv: list[str], prefix: str, cwd: str) -> Printout:
         request = plan_recover(argv, prefix)
-        if isinstance(request, Outcome):
+        if isinstance(request, Printout):
             return request
         names = []
         for ref in request.refs:
             name = _virtual_ref(ref, cwd)
             if name is None:
-                return Outcome(
+                return Printout(
                     stderr=f"{prefix}recover: refused to read {ref!r}: only recovery files directly in "
                     f"{MOUNT_POINT} can be read; pass the response id from the notice instead.\n",
                     code=EXIT_USAGE,
@@ -172,9 +164,9 @@ class _Commands:
             try:
                 outcome = await self.run([*lead, *args], prefix, ctx)
             except (BackendError, UsageError) as exc:
-                outcome = Outcome(stderr=f"{server or 'mcpsq'}: {exc}\n", code=exit_code(exc))
+                outcome = Printout(stderr=f"{server or 'mcpsq'}: {exc}\n", code=exit_code(exc))
             except Exception as exc:  # a command must end with an exit code, never a traceback
-                outcome = Outcome(
+                outcome = Printout(
                     stderr=f"{server or 'mcpsq'}: internal error ({type(exc).__name__}: {exc}); "
                     "please report it with the command you ran.\n",
                     code=EXIT_BACKEND,
@@ -185,7 +177,7 @@ class _Commands:
 
 
 def bash_commands(
-    session: SessionAPI,
+    session: ShellSession,
     recovery_dir: Path | str,
     servers: list[str],
     *,
@@ -202,9 +194,9 @@ def bash_commands(
     return table
 
 
-async def _listing(session: SessionAPI) -> Listing:
+async def _listing(session: ShellSession) -> Catalog:
     listing = listing_of(*await session.request("GET", "/v1/servers"))
-    if isinstance(listing, Outcome):
+    if isinstance(listing, Printout):
         raise BackendError(listing.stderr.strip())
     return listing
 
@@ -254,31 +246,27 @@ class OpeningBash:
 
 
 def open_bash(
-    session: SessionAPI | None = None,
+    session: ShellSession | None = None,
     recovery_dir: Path | str | None = None,
     *,
     cwd: str = "/home/agent",
     timeout: float = DEFAULT_CALL_TIMEOUT,
     **bash_options: Any,
 ) -> OpeningBash:
-    """An opened ``AsyncBash`` with the session's tools as commands and ``/recovery`` mounted.
-
-    ``session`` defaults to the shim's client found through the environment; ``recovery_dir`` to
-    the one the session reports. Extra keyword arguments (``env``, ``execution_limits``, ``files``...)
-    go to ``AsyncBash``. Either ``bash = await open_bash()`` (then ``await bash.close()``), or
-    ``async with open_bash() as bash:``, which closes it at the end of the block.
-    """
+    """An opened ``AsyncBash`` with the session's tools as commands and ``/recovery`` mounted (``session``:
+    found through the environment; ``recovery_dir``: the session's). Other keywords go to ``AsyncBash``.
+    ``await open_bash()`` (then ``await bash.close()``) or ``async with open_bash() as bash:``."""
     return OpeningBash(_open_bash(session, recovery_dir, cwd, timeout, bash_options))
 
 
 async def _open_bash(
-    session: SessionAPI | None,
+    session: ShellSession | None,
     recovery_dir: Path | str | None,
     cwd: str,
     timeout: float,
     bash_options: dict[str, Any],
 ) -> AsyncBash:
-    api: SessionAPI = session if session is not None else AsyncSessionClient()
+    api: ShellSession = session if session is not None else AsyncSessionClient()
     listing = await _listing(api)
     directory = recovery_dir if recovery_dir is not None else listing.recovery_dir
     if directory is None:
@@ -300,22 +288,19 @@ async def _open_bash(
 
 async def install_into(
     bash: AsyncBash,
-    session: SessionAPI | None = None,
+    session: ShellSession | None = None,
     recovery_dir: Path | str | None = None,
     *,
     timeout: float = DEFAULT_CALL_TIMEOUT,
 ) -> list[str]:
-    """Add the commands and the ``/recovery`` mount to a shell the host built; returns the command names.
-
-    Just-Bash fixes its commands and file system when the shell starts, so call this before the
-    first ``exec``. The existing file system becomes the base under the read-only ``/recovery``.
-    """
+    """Add the commands and the ``/recovery`` mount to a shell the host built, before its first ``exec``; the
+    command names. Its file system becomes the base under ``/recovery``."""
     if bash._bridge is not None or bash.closed:
         raise UsageError(
             "install_into needs a shell that has not run anything yet (Just-Bash fixes its commands when "
             "it starts); call it right after creating the AsyncBash."
         )
-    api: SessionAPI = session if session is not None else AsyncSessionClient()
+    api: ShellSession = session if session is not None else AsyncSessionClient()
     listing = await _listing(api)
     directory = recovery_dir if recovery_dir is not None else listing.recovery_dir
     if directory is None:

@@ -1,16 +1,7 @@
-"""``mcpsq``: MCP tools of a running ``mcpsqueeze serve`` session as shell commands.
-
-    mcpsq                                  servers and tools, one line each
-    mcpsq SERVER --help                    one server's tools
-    mcpsq SERVER TOOL [--flag value ...]   call a tool; its text on stdout, notices on stderr
-    mcpsq SERVER TOOL --help               the tool's flags
-    mcpsq recover ID|PATH [--pointer P]    print an original from the recovery directory
-
-Exit codes: 0 ok, 1 the tool reported an error, 2 usage error or refused input, 3 session
-unreachable, 4 backend failure or timeout.
-
-This runs once per shell command, so it imports only the standard library and small stdlib-only
-modules of mcpsqueeze (never mcp, pydantic, anyio, orjson, click or platformdirs).
+"""``mcpsq``: a ``mcpsqueeze serve`` session's tools as shell commands (``mcpsq``, ``mcpsq SERVER --help``,
+``mcpsq SERVER TOOL [--flag value ...]``, ``mcpsq SERVER TOOL --help``, ``mcpsq recover ID|PATH``). Exit
+codes: 0 ok, 1 tool error, 2 usage, 3 session unreachable, 4 backend failure. It runs once per command: the
+standard library and small stdlib-only modules of ours only.
 """
 
 from __future__ import annotations
@@ -20,13 +11,13 @@ import sys
 
 from mcpsqueeze._errors import BackendError, MCPSqueezeError, UsageError, exit_code
 
-from ._client import (
+from ._catalog import Catalog
+from ._core import CallPlan, Printout, call_answer, is_recover, listing_of, plan, plan_recover, run_recover
+from ._session_http import (
     DEFAULT_CALL_TIMEOUT,
     SessionClient,
     default_recovery_dir,
 )
-from ._core import CallPlan, Outcome, call_answer, is_recover, listing_of, plan, plan_recover, run_recover
-from ._listing import Listing
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -52,7 +43,7 @@ def _timeout(environ: Mapping[str, str]) -> float:
     return value
 
 
-def _fetch_listing(client: SessionClient) -> Listing | Outcome:
+def _fetch_listing(client: SessionClient) -> Catalog | Printout:
     return listing_of(*client.request("GET", "/v1/servers"))
 
 
@@ -84,7 +75,7 @@ def _fetcher(environ: Mapping[str, str], client: SessionClient | None) -> Callab
     return fetch
 
 
-def _help(environ: Mapping[str, str], prefix: str, client: SessionClient | None) -> Outcome:
+def _help(environ: Mapping[str, str], prefix: str, client: SessionClient | None) -> Printout:
     """``mcpsq --help``: the listing when a session answers, else the usage and why (exit 0 either way:
     asking how to use a command is never an error)."""
     from ._help import render_listing, render_usage
@@ -92,10 +83,10 @@ def _help(environ: Mapping[str, str], prefix: str, client: SessionClient | None)
     try:
         listing = _fetch_listing(client or SessionClient.from_environ(environ))
     except BackendError as exc:
-        return Outcome(stdout=render_usage(str(exc), prefix))
-    if isinstance(listing, Outcome):  # the session answered, but not with a listing: say so, as before
+        return Printout(stdout=render_usage(str(exc), prefix))
+    if isinstance(listing, Printout):  # the session answered, but not with a listing: say so, as before
         return listing
-    return Outcome(stdout=render_listing(listing, prefix))
+    return Printout(stdout=render_listing(listing, prefix))
 
 
 def _run(
@@ -104,10 +95,10 @@ def _run(
     prefix: str,
     read_stdin: Callable[[], str] | None,
     client: SessionClient | None,
-) -> Outcome:
+) -> Printout:
     if prefix and is_recover(argv):
         request = plan_recover(argv, prefix)
-        if isinstance(request, Outcome):
+        if isinstance(request, Printout):
             return request
         from pathlib import Path
 
@@ -119,7 +110,7 @@ def _run(
         return _help(environ, prefix, client)
     session = client or SessionClient.from_environ(environ)
     listing = _fetch_listing(session)
-    if isinstance(listing, Outcome):
+    if isinstance(listing, Printout):
         return listing
     action = plan(argv, listing, prefix=prefix, read_stdin=read_stdin)
     if not isinstance(action, CallPlan):
@@ -141,17 +132,14 @@ def run(
     prefix: str = "mcpsq ",
     read_stdin: Callable[[], str] | None = None,
     client: SessionClient | None = None,
-) -> Outcome:
-    """Everything ``mcpsq`` does except printing: argv in, (stdout, stderr, exit code) out.
-
-    ``prefix`` is ``"mcpsq "`` for the shim and ``""`` for an entry point named after a server
-    (then ``argv[0]`` is that server's name).
-    """
+) -> Printout:
+    """Everything ``mcpsq`` does but printing: argv in, (stdout, stderr, exit code) out; ``prefix``: ``"mcpsq
+    "``, or ``""`` for an entry point (``argv[0]`` its server)."""
     env: Mapping[str, str] = os.environ if environ is None else environ
     try:
         return _run(argv, env, prefix, read_stdin, client)
     except (BackendError, UsageError) as exc:
-        return Outcome(stderr=f"mcpsq: {exc}\n", code=exit_code(exc))
+        return Printout(stderr=f"mcpsq: {exc}\n", code=exit_code(exc))
 
 
 def _write(stream: object, text: str) -> None:

@@ -1,7 +1,5 @@
-"""The CLI's side of the config file: which file, flags over file over defaults, and `mcpsqueeze config`.
-
-Precedence, per setting: a flag, then its `MCPSQUEEZE_*` variable, then the file's `[defaults]`, then the
-built-in default. Per-tool `[policies]` refine the resulting session defaults for matching tools.
+"""The CLI's side of the config file: which file, and `mcpsqueeze config`. Per setting: a flag, then its
+variable, then the file's `[defaults]`, then the built-in default; `[policies]` refine them per tool.
 """
 
 from __future__ import annotations
@@ -17,9 +15,6 @@ from ..settings import Config, Settings, default_config_path, find_config, load_
 
 __all__ = ["ConfigChoice", "apply_config", "read_config", "render_effective"]
 
-# A knob -> the CLI parameters that set it, where not only the knob's own (--shrinkfit is --budget's alias)
-_ALIASES: dict[str, tuple[str, ...]] = {"budget": ("budget", "shrinkfit")}
-
 
 @dataclasses.dataclass(frozen=True)
 class ConfigChoice:
@@ -32,11 +27,8 @@ class ConfigChoice:
 
 
 def read_config(flag: Path | None) -> ConfigChoice:
-    """Load the config named by `--config`, `MCPSQUEEZE_CONFIG` or the default place.
-
-    A servers JSON there (the older `serve --config servers.json`) supplies servers only; settings then
-    come from the default TOML file when there is one.
-    """
+    """Load the config named by `--config`, `MCPSQUEEZE_CONFIG` or the default place; a servers JSON there
+    supplies servers only (settings then come from the default TOML file when there is one)."""
     from ..settings import ConfigError
 
     try:
@@ -56,7 +48,10 @@ def read_config(flag: Path | None) -> ConfigChoice:
 
 def _given(ctx: click.Context, field: str) -> tuple[str, str] | None:
     """("flag"|"env", parameter) when `field` was set on the command line or through its variable."""
-    for name in _ALIASES.get(field, (field,)):
+    from ..settings import knob_named
+    from ._options import given_by
+
+    for name in given_by(knob_named(field)):
         source = ctx.get_parameter_source(name)
         if source == ParameterSource.COMMANDLINE:
             return "flag", name
@@ -103,7 +98,7 @@ def _value(settings: Settings, name: str) -> Any:
 
 def _client_line(setting: str) -> str:
     """Which client profile applies, and why (docs/clients.md)."""
-    from ..core._clients import PROFILE_NAMES, choose
+    from .._clients import PROFILE_NAMES, choose
 
     if setting == "auto":
         return (

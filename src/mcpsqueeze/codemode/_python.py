@@ -6,9 +6,9 @@ import json
 import math
 from typing import Any
 
+from ._fill import fill, printable
 from ._python_runtime import PYTHON_RUNTIME
 from ._schema import MISSING, Param, Tool, py_type
-from ._text import fill, printable
 
 __all__ = ["MARKER", "RUNTIME_MODULE", "python_module", "python_runtime"]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
+from ._fill import fill, printable
 from ._schema import MISSING, Tool, ts_type
-from ._text import fill, printable
 from ._ts_runtime import TS_RUNTIME
 
 __all__ = ["MARKER", "RUNTIME_MODULE", "typescript_module", "typescript_runtime"]

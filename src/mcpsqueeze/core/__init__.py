@@ -1,7 +1,6 @@
-"""The core: one path for every result (`Pipeline` and its stages: dedup and overlap, projection,
-shrink, TOON, structured), the recover answer every door gives, and the services a door builds a
-session from. Every door only translates between its protocol and this package.
-"""
+"""The core: the `Session` every door holds, one path for every result (`Pipeline` and its stages), and
+the recover answer every door gives. Its names load on first use (the shim's `mcpsq recover` imports
+two stdlib-only modules of it)."""
 
 from __future__ import annotations
 
@@ -9,43 +8,41 @@ from .._lazy import LazyFace
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing typing is not free at start-up
 if TYPE_CHECKING:
-    from ._full import listed_entry
-    from ._listing import CompactTools, Invoke, ListingError, large_invoke
+    from ._compressed import CompressedToolError, CompressedTools, Invoke, large_invoke
+    from ._full import FULL_META_KEY, listed_entry
     from ._pipeline import Call, Outcome, Pipeline
     from ._recover import (
         DEFAULT_PAGE_SIZE,
-        Originals,
         answer,
         list_recover_tool,
-        name_recover_tool,
         parts_text,
         recover,
         recover_tool_definition,
         tool_answer,
     )
     from ._request import LineRange, RecoverKeywords, RecoverRequest
-    from ._services import SessionServices, build_services, for_caller, new_pipeline, sweep_forever
+    from ._services import SessionServices, build_services, new_pipeline, sweep_forever
+    from ._session import Session
 
 __all__ = [
     "DEFAULT_PAGE_SIZE",
+    "FULL_META_KEY",
     "Call",
-    "CompactTools",
+    "CompressedToolError",
+    "CompressedTools",
     "Invoke",
     "LineRange",
-    "ListingError",
-    "Originals",
     "Outcome",
     "Pipeline",
     "RecoverKeywords",
     "RecoverRequest",
+    "Session",
     "SessionServices",
     "answer",
     "build_services",
-    "for_caller",
     "large_invoke",
     "list_recover_tool",
     "listed_entry",
-    "name_recover_tool",
     "new_pipeline",
     "parts_text",
     "recover",
@@ -58,28 +55,27 @@ _MODULES = {
     "Call": "_pipeline",
     "Outcome": "_pipeline",
     "Pipeline": "_pipeline",
+    "Session": "_session",
     "SessionServices": "_services",
     "build_services": "_services",
-    "for_caller": "_services",
     "list_recover_tool": "_recover",
-    "name_recover_tool": "_recover",
     "new_pipeline": "_services",
     "recover": "_recover",
     "tool_answer": "_recover",
     "DEFAULT_PAGE_SIZE": "_recover",
     "parts_text": "_recover",
     "answer": "_recover",
-    "Originals": "_recover",
     "RecoverRequest": "_request",
     "RecoverKeywords": "_request",
     "LineRange": "_request",
     "recover_tool_definition": "_recover",
     "sweep_forever": "_services",
-    "CompactTools": "_listing",
-    "Invoke": "_listing",
-    "ListingError": "_listing",
+    "CompressedTools": "_compressed",
+    "Invoke": "_compressed",
+    "CompressedToolError": "_compressed",
     "listed_entry": "_full",
-    "large_invoke": "_listing",
+    "FULL_META_KEY": "_full",
+    "large_invoke": "_compressed",
 }
 
 

@@ -1,9 +1,8 @@
-"""The one path every tool result takes: backend result -> stages (dedup, shrink) -> presented result.
+"""The one path every tool result takes: backend result -> stages -> presented result.
 
-Both doors (the MCP frontends and the shim's API) call `Pipeline.present`, so a stage added here works
-everywhere. A stage is a small object with one async method; it returns the result to present and may
-note what it did on the `Outcome`, which accounting reads later, off the response path.
-"""
+Every door reaches it through its `Session`. A stage reads what it needs of the call from the `Call`
+(its `Policy`, the door's voice, the client's profile), returns the result to present and may note what
+it did on the `Outcome`, which accounting reads off the response path."""
 
 from __future__ import annotations
 
@@ -16,12 +15,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
+from .._clients import ClientProfile, model_view
 from .._errors import RecoveryError
 from .._jsonbytes import loads
 from .._results import Result, text_of
+from .._voice import McpVoice, Voice
 from ..accounting import Accountant, CallRecord, new_session_id
 from ..settings import Policy
-from ._clients import ClientProfile, model_view
 from ._full import CallsShown, Shown, call_key, may_run_again, not_run_again
 
 if TYPE_CHECKING:
@@ -40,13 +40,11 @@ class Call:
     tool: str
     arguments: dict[str, Any]
     number: int
-    full: bool = (
-        False  # the original of this same call (`full`, `_meta["mcpsqueeze/full"]`, `--full`): _full.py
-    )
+    full: bool = False  # the original of this same call (`full`, `_meta["mcpsqueeze/full"]`): _full.py
     started: float = field(default_factory=time.perf_counter)
-    # resolved by the pipeline for (server, tool); None: the stages' own settings
-    policy: Policy | None = None
-    # the profile of the client that reads the result (core/_clients.py); None: any client
+    policy: Policy = field(default_factory=Policy)  # resolved by the pipeline for (server, tool)
+    voice: Voice = field(default_factory=McpVoice)  # the door's words of recovery (the pipeline's)
+    # the profile of the client that reads the result (_clients.py); None: any client
     client: ClientProfile | None = None
 
 
@@ -75,8 +73,8 @@ class Stage(Protocol):
 
 
 class Pipeline:
-    """The ordered stages of one conversation, what each call showed it (for `full`), and the hand-off
-    to accounting."""
+    """The ordered stages of one conversation, the door's voice, what each call showed it (for
+    `full`), and the hand-off to accounting."""
 
     def __init__(
         self,
@@ -84,26 +82,26 @@ class Pipeline:
         accountant: Accountant | None = None,
         policy_for: Callable[[str, str], Policy] | None = None,
         store: RecoveryStore | None = None,
+        voice: Voice | None = None,
     ) -> None:
         self.stages = stages
         self.accountant = accountant
         self.policy_for = policy_for
         self.store = store  # where the stages keep originals (None: they keep none)
+        self.voice: Voice = voice or McpVoice()
         self.shown = CallsShown()
         self.session = new_session_id()  # call numbers restart per pipeline: the stats file tells them apart
 
     async def full(
         self, call: Call, tool: Callable[[], Awaitable[Mapping[str, Any] | None]]
     ) -> tuple[Result, Outcome] | None:
-        """`full` for `call`, before any backend is asked (the rule: _full.py): the stored original of the
-        conversation's last same call, or the error for a tool that may have side effects; None when the
-        tool is to run (its result is then presented unshrunk). `tool()` gives the tool's tools/list entry
-        (its annotations), asked only when no original is held."""
+        """`full` for `call` (_full.py): the stored original of the last same call, the error for a tool that
+        may have side effects, or None when the tool is to run. `tool()` gives its tools/list entry."""
         shown = self.shown.last(call_key(call.server, call.tool, call.arguments))
         gone = None
         if shown is not None and shown.response_id is not None and self.store is not None:
             try:
-                original = loads(await anyio.to_thread.run_sync(self.store.load, shown.response_id))
+                original = loads(await anyio.to_thread.run_sync(self.store.get, shown.response_id))
             except (RecoveryError, ValueError, RecursionError) as exc:
                 gone = str(exc)
             else:
@@ -118,22 +116,14 @@ class Pipeline:
 
     async def present(self, call: Call, result: Result) -> tuple[Result, Outcome]:
         """The result to show for `call`; a failing stage never loses the result (it passes unchanged)."""
-        if self.accountant is None:
-            return await self._present(call, result)
-        self.accountant.busy(+1)  # token counting waits while calls are being answered
-        try:
-            return await self._present(call, result)
-        finally:
-            self.accountant.busy(-1)
-
-    async def _present(self, call: Call, result: Result) -> tuple[Result, Outcome]:
         started = time.perf_counter()
         outcome = Outcome()
         presented = result
-        if call.policy is None and self.policy_for is not None:
+        if self.policy_for is not None:
             call.policy = self.policy_for(call.server, call.tool)
-        if call.client is not None and call.policy is not None:
+        if call.client is not None:
             call.policy = _under(call.policy, call.client)
+        call.voice = self.voice
         before_text = ""
         # Counting starts now, in the counter's helper, beside the stages; it never holds the call up, however
         # far behind it is (counting is accounting, not a gate). What is counted is what the client's model

@@ -1,11 +1,6 @@
-"""Result stages that reshape a result rather than cut it: a per-tool JMESPath projection (`query`
-policy), and structuredContent as the client's model reads it (dropped when it repeats the text,
-previewed when it differs and is large: for a client profile that shows it, or by
-`drop_duplicate_structured`).
-
-Both store the complete original first and name it in ``_meta.truncation``, like every changed result;
-when the original cannot be stored the result passes unchanged.
-"""
+"""Result stages that reshape a result rather than cut it: a tool's JMESPath projection (`query`
+policy), and structuredContent as the client's model reads it. Both store the original first and name
+it in ``_meta.truncation``; an original that cannot be stored leaves the result unchanged."""
 
 from __future__ import annotations
 
@@ -13,12 +8,13 @@ import json
 import logging
 from typing import Any
 
+from .._clients import ClientProfile, may_change_structured, record_first, structured_json
 from .._errors import RecoveryError, ShrinkError, UsageError
 from .._jsonbytes import loads
+from .._projection import project_text
 from .._results import text_blocks
 from ..recovery import RecoveryStore
-from ..settings import DEFAULT_BUDGET
-from ._clients import ClientProfile, may_change_structured, record_first, structured_json
+from ..shrink import RecoveryHint
 from ._pipeline import Call, Outcome, Result, text_of
 from ._stages import ShrinkJob, StoringStage, laid_out, presented_with, shrink_fitting
 
@@ -29,8 +25,6 @@ _INLINE_LIMIT = 64 * 1024
 
 
 def _project_texts(texts: list[str], query: str) -> list[str | None]:
-    from .._projection import project_text
-
     return [project_text(text, query) for text in texts]
 
 
@@ -38,7 +32,7 @@ class ProjectStage(StoringStage):
     """A tool's `query` policy: JSON text blocks replaced by their JMESPath projection, before shrinking."""
 
     async def __call__(self, call: Call, result: Result, outcome: Outcome) -> Result:
-        query = call.policy.query if call.policy is not None else None
+        query = call.policy.query
         if query is None or outcome.action != "passthrough":
             return result
         content, indexes = text_blocks(result)
@@ -59,7 +53,7 @@ class ProjectStage(StoringStage):
         original_chars = sum(map(len, texts))
         message = (
             f"[mcpsqueeze] projected by this tool's query policy {query!r}: {shown} of {original_chars} "
-            f"characters shown. {self.voice.complete_original(response_id)}"
+            f"characters shown. {call.voice.complete_original(response_id)}"
         )
         record: dict[str, Any] = {"message": message, "response_id": response_id}
         if stored.file:
@@ -73,8 +67,8 @@ class ProjectStage(StoringStage):
         }
         # The shim's stdout carries only the data; a projection still over the budget is shrunk next,
         # and the shrink record carries this one (as `projection`) instead of a notice it would cut.
-        fits = call.policy is None or shown + len(message) <= call.policy.budget
-        notice = message if self.voice.notices_inline and fits else None
+        fits = shown + len(message) <= call.policy.budget
+        notice = message if call.voice.notices_inline and fits else None
         shown_texts = [new_content[i]["text"] for i in indexes]
         new_content = laid_out(content, indexes, shown_texts, notice, call.client)
         presented = presented_with(result, new_content, {"truncation": record})
@@ -100,29 +94,25 @@ def duplicates_text(result: Result) -> bool:
 
 
 def _original_duplicates(store: RecoveryStore, response_id: str) -> bool:
-    return duplicates_text(loads(store.load(response_id)))
+    return duplicates_text(loads(store.get(response_id)))
 
 
 class StructuredStage(StoringStage):
     """What the model of a client that shows structuredContent gets (runs last), and
-    ``--drop-duplicate-structured`` for any other client.
-
-    Such a client (core/_clients.py) hands its model the JSON of structuredContent and drops the text,
-    so the text's preview would go unseen: a structuredContent that repeats the text (the same JSON, or
-    one member holding it) is dropped, so the model reads the text's preview; one that differs and is
-    larger than the budget (or the client's limits) becomes its own preview, the truncation record
-    inside. The door withholds those tools' outputSchema (``listed_for``), so the client does not reject
-    the changed result. The original, structuredContent included, stays recoverable: the earlier
-    stage's stored original when the result was already changed, else stored here."""
+    ``--drop-duplicate-structured`` for any other client. Such a client reads the JSON of
+    structuredContent instead of the text: one that repeats the text is dropped (the model reads the
+    text's preview); one that differs and is over the budget (or the client's limits) becomes its own
+    preview, its record inside. The door lists those tools without outputSchema (``listed_for``). The
+    original stays recoverable: the earlier stage's, or stored here."""
 
     async def __call__(self, call: Call, result: Result, outcome: Outcome) -> Result:
         if "structuredContent" not in result or result.get("isError") is True:
             return result
         client = call.client
         shown = client is not None and client.shows_structured
-        if shown and call.policy is not None and not may_change_structured(call.policy):
+        if shown and not may_change_structured(call.policy):
             return result
-        if not shown and (call.policy is None or not call.policy.drop_duplicate_structured):
+        if not shown and not call.policy.drop_duplicate_structured:
             return result
         if outcome.response_id is not None:  # already changed: the stored original is what to compare
             try:
@@ -132,13 +122,13 @@ class StructuredStage(StoringStage):
         else:
             duplicate = duplicates_text(result)
         if duplicate:
-            return await self._drop(result, outcome)
+            return await self._drop(call, result, outcome)
         if shown:
             assert client is not None
             return await self._preview(call, client, result, outcome)
         return result
 
-    async def _drop(self, result: Result, outcome: Outcome) -> Result:
+    async def _drop(self, call: Call, result: Result, outcome: Outcome) -> Result:
         meta = dict(result.get("_meta") or {})
         if outcome.response_id is not None:
             record = dict(meta.get("truncation") or {})
@@ -149,7 +139,7 @@ class StructuredStage(StoringStage):
             response_id, stored = kept
             record = {
                 "message": "[mcpsqueeze] structuredContent dropped: it repeated the text. "
-                + self.voice.complete_original(response_id),
+                + call.voice.complete_original(response_id),
                 "response_id": response_id,
             }
             if stored.file:
@@ -166,9 +156,7 @@ class StructuredStage(StoringStage):
     async def _preview(self, call: Call, client: ClientProfile, result: Result, outcome: Outcome) -> Result:
         """A structuredContent the client shows instead of the text, previewed when it is over the
         budget or the client's limits (half the budget when the client shows the text beside it)."""
-        from ..shrink import RecoveryHint
-
-        budget = call.policy.budget if call.policy is not None else DEFAULT_BUDGET
+        budget = call.policy.budget
         if client.shows == "both":
             budget //= 2
         fit = client.answer_limits()
@@ -185,7 +173,7 @@ class StructuredStage(StoringStage):
                 return result
             response_id, stored = kept
             file = stored.file
-        hint = RecoveryHint(response_id, file, self.voice)
+        hint = RecoveryHint(response_id, file, call.voice)
         job = ShrinkJob([text], budget, hint, None, (), None, fit)
         try:
             shrunk = await self._workers.run(shrink_fitting, job)

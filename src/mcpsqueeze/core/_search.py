@@ -1,20 +1,11 @@
-"""Search inside a stored original: ``grep`` (a regular expression) and ``search`` (BM25), for recover.
+"""Search inside a stored original, for recover: ``grep`` (a regular expression) and ``search`` (BM25).
 
-An agent that needs one thing of a large original should not have to guess a fold or read it all: it
-asks where X is and gets the matching lines, numbered as the preview's fold markers and recover's
-``lines`` number them (`_lines.split_lines`), with a few lines of context; or, for JSON, the matching
-values with their RFC 6901 pointers. The answer fits a character budget and says how to page on
-(``skip``). Pure: data in, data out (a clock only for the time cap).
-
-grep runs on RE2 (google-re2): linear in the text whatever the pattern, since it never backtracks. A
-hostile ``(a+)+$`` on 1 MB takes milliseconds, where Python's ``re`` would not return. RE2's syntax is
-Python's without backreferences and lookaround. Matching is per line, as grep's (a match never spans a
-line end), and capture groups are off: RE2 then stays on its DFA (with them, ``(.*a){100}`` on 1 MB took
-10 s in the automaton that finds submatches; without, 5 ms). Caps hold all the same: the pattern's
-length and RE2's memory for it, the text's size, and a time cap checked between chunks of lines.
-
-``search`` ranks lines (or JSON values) with the BM25 that ranks preview lines (`shrink._rank`).
-"""
+The answer is the matching lines, numbered as recover's ``lines`` numbers them, with context; or, for
+JSON, the matching values with their RFC 6901 pointers; it fits a character budget and names the next
+page (``skip``). Pure (a clock only for the time cap). grep runs on RE2: linear in the text whatever
+the pattern (no backreferences or lookaround), per line, without capture groups (so it stays on its
+DFA); the pattern's length, RE2's memory, the text's size and the time are capped. ``search`` ranks with
+the BM25 that ranks preview lines (`shrink._rank`)."""
 
 from __future__ import annotations
 
@@ -33,7 +24,7 @@ __all__ = [
     "DEFAULT_CONTEXT",
     "MAX_CONTEXT",
     "Found",
-    "Limits",
+    "SearchLimits",
     "check_pattern",
     "grep",
     "search",
@@ -57,7 +48,7 @@ _SLOT = 50  # bytes a search holds per value beside its text
 
 
 @dataclass(frozen=True)
-class Limits:
+class SearchLimits:
     """What one search may cost: seconds of matching, and the size of the text (UTF-8 bytes)."""
 
     seconds: float = 1.0
@@ -96,7 +87,7 @@ _RE2_SYNTAX = (
 )
 
 
-def check_pattern(pattern: object, ignore_case: bool = False, limits: Limits = Limits()) -> Any:
+def check_pattern(pattern: object, ignore_case: bool = False, limits: SearchLimits = SearchLimits()) -> Any:
     """The compiled RE2 pattern (per line: ``^``/``$`` at each line, no match across a line end), or a
     UsageError that says why RE2 cannot run it. Doors call it before loading the original."""
     if not isinstance(pattern, str):
@@ -148,7 +139,7 @@ def grep(
     skip: int = 0,
     budget: int = DEFAULT_BUDGET,
     base: str = "",
-    limits: Limits = Limits(),
+    limits: SearchLimits = SearchLimits(),
 ) -> Found:
     """The lines of a text (or the values of a JSON document, under pointer ``base``) that ``pattern``
     matches, in order, with ``context`` lines around each, one page of at most ``budget`` characters
@@ -186,7 +177,7 @@ def search(
     skip: int = 0,
     budget: int = DEFAULT_BUDGET,
     base: str = "",
-    limits: Limits = Limits(),
+    limits: SearchLimits = SearchLimits(),
 ) -> Found:
     """The lines of a text (or the values of a JSON document) that hold the words of ``query``, best
     BM25 score first (the ranking previews use; case never matters), paged as `grep` pages."""
@@ -228,11 +219,9 @@ class _At:
 
 
 class _Densest:
-    """Where a search's words are densest in a line, as a compiled pattern says where it matches: a
-    long line (a page with no line breaks) is shown around the stretch that holds the most of its
-    words, each counted once and weighted by how rare it is in the line (so the stretch with "spare"
-    and "key" wins over the one with "the" and "is"). ASCII letters match in any case (as the ranking
-    matches them)."""
+    """Where a search's words are densest in a line, as a compiled pattern says where it matches: a long
+    line is shown around the stretch holding the most of its words, each counted once and weighted by its
+    rarity in the line; ASCII letters match in any case."""
 
     _MOST = 2000  # occurrences of one word looked at in a line
 
@@ -279,7 +268,7 @@ def _check_page(context: object, skip: object, budget: object) -> tuple[int, int
     return context, skip, max(budget, MIN_BUDGET)
 
 
-def _encoded(text: str, limits: Limits) -> bytes:
+def _encoded(text: str, limits: SearchLimits) -> bytes:
     data = text.encode("utf-8", "surrogatepass")
     if len(data) > limits.max_bytes:
         raise UsageError(
@@ -324,14 +313,12 @@ def _matching_lines(data: bytes, regexp: Any, deadline: float) -> tuple[list[int
 
 
 class _Values:
-    """The scalars of a JSON document (under pointer `base`), in document order: each one's text (a
-    string as is, anything else its JSON) and its place in a tree of path links. Pointers are spelled
-    out only for what a page shows, and only as far as it shows them: long keys nested deep make the
-    pointers' total size quadratic in the document's (docs/limits.md has the figures). What is
-    built is counted as it is built (`_LINK` bytes a link, a value's text and `_SLOT`), and the search is
-    refused the moment that passes `limits.max_bytes`."""
+    """The scalars of a JSON document (under pointer `base`), in document order: each one's text and its
+    place in a tree of path links. Pointers are spelled out only for what a page shows (spelled out for
+    all, long keys nested deep make them quadratic); what is built is counted, and the search refused once
+    that passes `limits.max_bytes`."""
 
-    def __init__(self, document: object, base: str, limits: Limits) -> None:
+    def __init__(self, document: object, base: str, limits: SearchLimits) -> None:
         self.base = base
         self.links: list[tuple[int, str | int]] = []  # (its parent's link, or -1 for base; key or index)
         self.at: list[int] = []  # each value's link (-1: the document is the value)
@@ -380,7 +367,7 @@ class _Values:
         return _cut(pointer or "(the whole document)", width)
 
 
-def _check(size: int, limits: Limits) -> None:
+def _check(size: int, limits: SearchLimits) -> None:
     if size > limits.max_bytes:
         raise UsageError(
             f"the JSON original has more values than one search reads (over {limits.max_bytes:,} bytes of "

@@ -1,15 +1,10 @@
-"""What every door onto the pipeline shares: recovery store, stages, accounting, retention, the HTTP server.
-
-`wrap` (MCP over stdio or HTTP) and `serve` (the shim's API) both build their sessions from here.
-"""
+"""What a session is built from: the recovery store, the stages, accounting and retention."""
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import logging
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -28,7 +23,6 @@ if TYPE_CHECKING:
     from ..accounting import Metrics
 
 __all__ = [
-    "ObservedStore",
     "SessionServices",
     "build_services",
     "build_store",
@@ -51,20 +45,7 @@ class SessionServices:
     timeout: float | None = None
     metrics: Metrics | None = None  # for GET /metrics on the HTTP doors
     page_size: int | None = None  # the recover tool's answers longer than this come in pages (MCP doors)
-    client: str = "auto"  # the `client` setting: how a session's client profile is chosen (core/_clients.py)
-
-
-class ObservedStore(RecoveryStore):
-    """The recovery store that reports each original read back (for the stats file and the metrics)."""
-
-    on_load: Callable[[str, int], None] | None = None
-
-    def load(self, response_id: str) -> bytes:
-        original = super().load(response_id)
-        if self.on_load is not None:
-            with contextlib.suppress(RuntimeError):  # accounting already closed: the recovery still works
-                self.on_load(response_id, len(original))
-        return original
+    client: str = "auto"  # the `client` setting: how a session's client profile is chosen (_clients.py)
 
 
 def build_store(settings: Settings) -> RecoveryStore | None:
@@ -96,21 +77,17 @@ def build_store(settings: Settings) -> RecoveryStore | None:
                 "mcpsqueeze: the Redis recovery store does not answer yet; "
                 "results pass unshrunk until it does"
             )
-    return ObservedStore(memory, files, shared).scoped(settings.tenant or "default")
+    return RecoveryStore(memory, files, shared).scoped(settings.tenant or "default")
 
 
 def for_caller(services: SessionServices, principal: str | None, named: bool) -> SessionServices:
-    """The services one caller's session uses: its originals and dedup index scoped to its tenant.
-
-    A tenant named in the token file wins; else the configured `tenant`; else the plain token's principal.
-    """
-    if services.store is None:
+    """The services one caller uses: its originals and dedup index scoped to its tenant. A tenant the
+    token file names (`named`) wins; else the configured `tenant`; else the plain token's principal."""
+    store = services.store
+    if store is None or principal is None:
         return services
-    if named and principal is not None:
-        tenant = principal
-    else:
-        tenant = services.store.tenant if services.store.tenant != "default" else principal or "default"
-    return dataclasses.replace(services, store=services.store.scoped(tenant, isolate=named))
+    tenant = principal if named else store.tenant if store.tenant != "default" else principal
+    return dataclasses.replace(services, store=store.scoped(tenant, isolate=named))
 
 
 def build_services(settings: Settings, metrics: bool = False) -> SessionServices:
@@ -122,10 +99,10 @@ def build_services(settings: Settings, metrics: bool = False) -> SessionServices
 
         registry = Metrics()
         observers.append(registry)
-    accountant = Accountant(settings.stats_file, observers)
+    accountant = Accountant(settings.stats_file, observers, settings.fastokens)
     store = build_store(settings)
-    if isinstance(store, ObservedStore):
-        store.on_load = accountant.record_recovery
+    if store is not None:
+        store.on_get = accountant.record_recovery
     return SessionServices(
         accountant=accountant,
         store=store,
@@ -145,41 +122,27 @@ def new_pipeline(
     dedup_scope: str | None = None,
     dedup: bool = True,
 ) -> Pipeline:
-    """The stages of one session, in the contract's order: dedup, then shrink, then TOON (opt-in).
-
-    ``voice`` is the door's wording of recovery (default: the MCP recover tool ``squeeze_recover``;
-    the relay renames it when the backend owns the name); ``dedup_scope`` names this session's dedup
-    index in the shared store (when there is one).
-
-    A voice that allows no pointers (the shell door) never deduplicates: there stdout must always carry
-    the result's data, because a pointer (or nothing) piped into `jq` or `grep` reads as an empty answer.
-    `dedup=False`: no dedup either, for calls that belong to no conversation (a pointer may only name a
-    result the same conversation was shown)."""
+    """The stages of one conversation, in order: dedup, projection, shrink, TOON (opt-in), structured.
+    ``voice`` words recovery (default: the MCP recover tool); ``dedup_scope`` names this conversation in a
+    shared store's dedup index. No dedup for a voice without pointers (the shell: a pointer piped into
+    `jq` reads as an empty answer), nor with ``dedup=False`` (calls of no conversation)."""
     voice = McpVoice() if voice is None else voice
     stages: list[Stage] = []
-    store = services.store
-    if store is not None and dedup and _stage_on(settings, "dedup") and voice.allows_pointers:
-        stages.append(DedupStage(store, services.workers, services.accountant.count, voice, dedup_scope))
-    if store is not None and _query_on(settings):
-        stages.append(ProjectStage(store, services.workers, voice))
-    if store is not None and _stage_on(settings, "shrink"):
-        stages.append(
-            ShrinkStage(
-                store,
-                services.workers,
-                settings.policy.budget,
-                voice,
-                block_limit=settings.policy.truncate_chars,
-                above=settings.policy.shrink_above,
-            )
-        )
-    if store is not None and _stage_on(settings, "toonify"):
-        stages.append(ToonStage(store, services.workers, voice))
-    # (what a client that shows structuredContent gets, and --drop-duplicate-structured for any other)
-    if store is not None and (settings.client != "none" or _stage_on(settings, "drop_duplicate_structured")):
-        stages.append(StructuredStage(store, services.workers, voice))
+    store, workers = services.store, services.workers
+    if store is not None:
+        if dedup and _stage_on(settings, "dedup") and voice.allows_pointers:
+            stages.append(DedupStage(store, workers, services.accountant.count, dedup_scope))
+        if _query_on(settings):
+            stages.append(ProjectStage(store, workers))
+        if _stage_on(settings, "shrink"):
+            stages.append(ShrinkStage(store, workers))
+        if _stage_on(settings, "toonify"):
+            stages.append(ToonStage(store, workers))
+        # what a client that shows structuredContent gets, and --drop-duplicate-structured for any other
+        if settings.client != "none" or _stage_on(settings, "drop_duplicate_structured"):
+            stages.append(StructuredStage(store, workers))
     policy_for = settings.policies.resolver(settings.policy)
-    return Pipeline(stages, services.accountant, policy_for, store)
+    return Pipeline(stages, services.accountant, policy_for, store, voice)
 
 
 def _query_on(settings: Settings) -> bool:

@@ -1,8 +1,5 @@
-"""The result stages: dedup, shrink, then (opt-in) TOON. Glue between the pure engines and the store.
-
-Heavy work (hashing and condensing big results, writing files) runs in a bounded worker pool so one
-50 MB result never stalls the other calls in flight.
-"""
+"""The result stages: dedup, shrink, then (opt-in) TOON: glue between the pure engines and the store.
+Heavy work runs in a bounded worker pool, so one huge result never stalls the other calls."""
 
 from __future__ import annotations
 
@@ -10,24 +7,20 @@ import concurrent.futures
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import anyio
 
+from .._clients import ClientLimits, ClientProfile, arrange, record_first
 from .._errors import RecoveryError, ShrinkError
 from .._jsonbytes import dumps, loads
 from .._results import text_blocks, text_chars
 from ..recovery import RecoveryStore, Stored, new_response_id
-from ._clients import ClientProfile, Limits, arrange, record_first
+from ..shrink import RecoveryHint, Shrunk, query_terms, render_notice, shrink_texts
 from ._dedup import content_digest, render_overlap, render_pointer
 from ._overlap import MAX_RATIO, MIN_CHARS, Delta, overlap_delta
 from ._pipeline import Call, Outcome, Result, text_of
-
-if (
-    TYPE_CHECKING
-):  # the engine is imported on the first result over the budget, not on the way to the first answer
-    from .._voice import Voice
-    from ..shrink import RecoveryHint, Shrunk
+from ._toon import toon_record, toonify_text
 
 __all__ = [
     "DedupStage",
@@ -77,7 +70,7 @@ def original_bytes(result: Result) -> bytes:
 
 def _store_original(store: RecoveryStore, response_id: str, result: Result) -> Stored:
     """Serialise and store in one worker job: a 50 MB original is never serialised on the event loop."""
-    return store.store(response_id, original_bytes(result))
+    return store.put(response_id, original_bytes(result))
 
 
 async def _keep(workers: Workers, store: RecoveryStore, response_id: str, result: Result) -> Stored:
@@ -179,13 +172,12 @@ def _counted(future: concurrent.futures.Future[int] | None) -> int | None:
 
 
 class StoringStage:
-    """A stage that stores the original of what it changes and says, in the door's ``voice``, how to
-    get it back (the relay renames the voice's recover tool when the backend owns the name)."""
+    """A stage that stores the original of what it changes and says, in the call's voice, how to get
+    it back."""
 
-    def __init__(self, store: RecoveryStore, workers: Workers, voice: Voice) -> None:
+    def __init__(self, store: RecoveryStore, workers: Workers) -> None:
         self._store = store
         self._workers = workers
-        self.voice = voice
 
     async def _store_new(self, result: Result, outcome: Outcome) -> tuple[str, Stored] | None:
         """A new response id and the stored original of `result`; None, noted on `outcome`, when it could
@@ -249,10 +241,9 @@ def laid_out(
     client: ClientProfile | None,
     head: str | None = None,
 ) -> list[Any]:
-    """The content of a changed result: its text blocks at ``indexes`` replaced by ``texts``, and the
-    ``notice`` (a text block of its own) after them. For a client with a profile, the texts and the
-    notice are one block, the recovery hint first (``arrange``; ``head`` is the one-line hint to put
-    there when the texts do not open with one): a client keeps one block's head whatever it cuts."""
+    """The content of a changed result: its text blocks at ``indexes`` replaced by ``texts``, the
+    ``notice`` after them; for a client with a profile, one block with the recovery hint first
+    (``arrange``; ``head`` when the texts do not open with one), which every client's cut keeps."""
     if client is None or not indexes:
         new_content = list(content)
         for i, text in zip(indexes, texts, strict=True):
@@ -287,7 +278,6 @@ class DedupStage:
         store: RecoveryStore,
         workers: Workers,
         count_tokens: Callable[[str], concurrent.futures.Future[int]] | None,
-        voice: Voice,
         shared_scope: str | None = None,
         overlap: bool = True,
     ) -> None:
@@ -296,14 +286,13 @@ class DedupStage:
         self._history = _History(OVERLAP_HISTORY_CHARS) if overlap else None
         self._workers = workers
         self._count = count_tokens
-        self.voice = voice
         self._seen: dict[str, _Seen] = {}
         # The index of this scope (a session, or a tenant's stateless calls) in the store's shared dedup
         # index, which replicas share (a store without one answers None at once)
         self._shared_scope = shared_scope
 
     async def __call__(self, call: Call, result: Result, outcome: Outcome) -> Result:
-        if call.policy is not None and not call.policy.dedup:
+        if not call.policy.dedup:
             return result
         content = result.get("content")
         if not isinstance(content, list) or not content:
@@ -327,7 +316,7 @@ class DedupStage:
             tokens=_counted(seen.tokens),
             chars=seen.chars,
             response_id=response_id,
-            how_to_recover=self.voice.see_again(response_id),
+            how_to_recover=call.voice.see_again(response_id),
         )
         if len(pointer) >= size:  # the pointer would cost as much as the content: show the content
             return result
@@ -337,7 +326,7 @@ class DedupStage:
             outcome.store_failed = str(exc)
             return result
         where = _deduplicated(outcome, seen.number, response_id, stored)
-        # The seed's recipe (`.truncation // ._meta.truncation`) finds every changed result's recovery here;
+        # The recipe `.truncation // ._meta.truncation` finds every changed result's recovery here;
         # `mcpsqueeze/dedup` keeps what only a pointer has (which call it repeats), for the shim and stats.
         meta = {
             "truncation": {"message": pointer, **where},
@@ -355,13 +344,13 @@ class DedupStage:
         name = f"{call.server}:{call.tool}"
         arguments = dumps(call.arguments, sort_keys=True).decode()
         candidates = self._history.candidates(name, arguments)
-        budget = call.policy.budget if call.policy is not None else None
-        whole = budget is None or size <= budget
+        budget = call.policy.budget
+        whole = size <= budget
         self._history.add(_Earlier(call.number, name, arguments, text, result, whole))
         if not candidates:
             return result
         # no delta longer than this is shown (see below): a comparison stops once its changes are longer
-        limit = int(MAX_RATIO * len(text)) if budget is None else min(int(MAX_RATIO * len(text)), budget)
+        limit = min(int(MAX_RATIO * len(text)), budget)
         best = await self._workers.run_sized(
             size, _best_delta, candidates, text, call.number, call.tool, limit, inline_below=_INLINE_LIMIT
         )
@@ -377,11 +366,11 @@ class DedupStage:
             unchanged=delta.unchanged,
             total=delta.total,
             chars=len(text) - len(delta.body),
-            how_to_recover=self.voice.see_again(response_id),
-            base_hint=None if base_id is None else self.voice.see_again(base_id),
+            how_to_recover=call.voice.see_again(response_id),
+            base_hint=None if base_id is None else call.voice.see_again(base_id),
         )
         shown = len(message) + len(delta.body)
-        if shown > MAX_RATIO * len(text) or (budget is not None and shown > budget):
+        if shown > MAX_RATIO * len(text) or shown > budget:
             return result
         if call.client is not None and not call.client.answer_limits().fits(f"{message}\n{delta.body}"):
             return result  # (its lines or bytes) the shrink stage fits it instead
@@ -437,7 +426,7 @@ class ShrinkJob:
     limit: int | None
     terms: Sequence[str]
     above: int | None
-    fit: Limits | None = None
+    fit: ClientLimits | None = None
 
 
 #: How many times a preview is shrunk again, smaller, to fit a client's bytes or lines.
@@ -446,16 +435,12 @@ _FIT_ATTEMPTS = 4
 
 def _head(shrunk: Shrunk, hint: RecoveryHint) -> str:
     """The one-line recovery hint a client's single block opens with (see ``laid_out``)."""
-    from ..shrink import render_notice
-
     return render_notice(shrunk.report, hint)
 
 
 def shrink_fitting(job: ShrinkJob) -> Shrunk | None:
     """The preview of ``job``; with a client's limits (``job.fit``), one that fits them as the client
     gets it (one block, the hint first), shrunk again with less room while its bytes or lines are over."""
-    from ..shrink import shrink_texts
-
     shrunk = shrink_texts(job.texts, job.budget, job.hint, job.terms, block_limit=job.limit, above=job.above)
     for _ in range(_FIT_ATTEMPTS):
         if shrunk is None or job.fit is None:
@@ -476,21 +461,9 @@ def shrink_fitting(job: ShrinkJob) -> Shrunk | None:
 class ShrinkStage:
     """Fits the text content into the budget, storing the complete original first."""
 
-    def __init__(
-        self,
-        store: RecoveryStore,
-        workers: Workers,
-        budget: int,
-        voice: Voice,
-        block_limit: int | None = None,
-        above: int | None = None,
-    ) -> None:
+    def __init__(self, store: RecoveryStore, workers: Workers) -> None:
         self._store = store
         self._workers = workers
-        self.budget = budget
-        self.voice = voice
-        self.block_limit = block_limit  # --truncate-chars: a cap on each text block as well
-        self.above = above  # --shrink-above: results over this get a preview sized by value
         self._in_flight = 0  # shrinks under way (see _INLINE_SHRINK_ALONE)
 
     def _shrink(self, job: ShrinkJob) -> Shrunk | None:
@@ -507,20 +480,19 @@ class ShrinkStage:
         return shrunk, _store_original(self._store, response_id, result)
 
     async def __call__(self, call: Call, result: Result, outcome: Outcome) -> Result:
-        if outcome.action == "dedup" or (call.policy is not None and not call.policy.shrink):
+        policy = call.policy
+        if outcome.action == "dedup" or not policy.shrink:
             return result
-        budget = call.policy.budget if call.policy is not None else self.budget
+        budget = policy.budget
         content, indexes = text_blocks(result)
         if not indexes:
             return result
         texts = [content[i]["text"] for i in indexes]
-        limit = call.policy.truncate_chars if call.policy is not None else self.block_limit
-        above = call.policy.shrink_above if call.policy is not None else self.above
+        limit, above = policy.truncate_chars, policy.shrink_above
         longest = max(map(len, texts), default=0)
         total = sum(map(len, texts))
-        toonify = call.policy is not None and call.policy.toonify
         if (
-            toonify
+            policy.toonify
             and above is not None
             and total <= budget
             and all(t.lstrip()[:1] in ("[", "{") for t in texts)
@@ -537,11 +509,9 @@ class ShrinkStage:
             return result
         if fit is not None:  # the one block the client gets, its hint line included, within the budget too
             fit = replace(fit, chars=budget if fit.chars is None else min(fit.chars, budget))
-        from ..shrink import RecoveryHint, query_terms
-
         terms = query_terms(call.arguments)
         response_id = new_response_id()
-        hint = RecoveryHint(response_id, self._store.planned_file(response_id), self.voice)
+        hint = RecoveryHint(response_id, self._store.planned_file(response_id), call.voice)
         job = ShrinkJob(texts, budget, hint, limit, terms, above, fit)
         # a few ms on the loop cost less than two thread hops; less so beside another shrink
         inline_below = _INLINE_SHRINK if self._in_flight else _INLINE_SHRINK_ALONE
@@ -563,7 +533,7 @@ class ShrinkStage:
         if shrunk is None or stored is None:
             return result
         if stored.file != hint.file:  # the file store failed but memory holds it: don't name a missing file
-            hint = RecoveryHint(response_id, stored.file, self.voice)
+            hint = RecoveryHint(response_id, stored.file, call.voice)
             try:
                 shrunk = await self._workers.run(self._shrink, replace(job, hint=hint))
             except ShrinkError:
@@ -571,7 +541,7 @@ class ShrinkStage:
             if shrunk is None:
                 return result
         # the shim prints the notice on stderr instead
-        notice = shrunk.notice if self.voice.notices_inline else None
+        notice = shrunk.notice if call.voice.notices_inline else None
         texts, head = shrunk.texts, None
         if call.client is not None:  # the hint first: a JSON object's record, else the one-line hint
             texts = [record_first(text, shrunk.truncation) for text in texts]
@@ -587,24 +557,21 @@ class ShrinkStage:
 
 
 def _toonify_all(texts: list[str]) -> list[str | None]:
-    from ._toon import toonify_text
-
     return [toonify_text(text) for text in texts]
 
 
 class ToonStage(StoringStage):
     """``--toonify``: JSON text results that were neither shrunk nor deduplicated are shown as TOON.
 
-    Runs after shrink, so a shrunk preview and its truncation record always stay JSON (seed 000's
-    precedence). TOON is lossless for the data but not for the bytes: the original is stored first and
-    named in ``_meta.truncation`` (``pruned: false``, ``format: toon``), so recovery returns the JSON
-    byte for byte; when it cannot be stored the result passes unchanged.
+    Runs after shrink, so a shrunk preview and its truncation record always stay JSON. TOON is lossless
+    for the data but not for the bytes: the original is stored first and named in ``_meta.truncation``
+    (``pruned: false``, ``format: toon``); when it cannot be stored the result passes unchanged.
     """
 
     async def __call__(self, call: Call, result: Result, outcome: Outcome) -> Result:
         if outcome.action != "passthrough":  # shrunk or deduplicated: stays as it is
             return result
-        if call.policy is not None and not call.policy.toonify:  # on for other tools only
+        if not call.policy.toonify:  # on for other tools only
             return result
         content, indexes = text_blocks(result)
         if not indexes:
@@ -620,10 +587,7 @@ class ToonStage(StoringStage):
         if kept is None:
             return result
         response_id, stored, new_content, shown = kept
-        from ..shrink import RecoveryHint
-        from ._toon import toon_record
-
-        hint = RecoveryHint(response_id, stored.file, self.voice)
+        hint = RecoveryHint(response_id, stored.file, call.voice)
         record = toon_record(sum(map(len, texts)), shown, hint)
         presented = presented_with(result, new_content, {"truncation": record})
         outcome.kept("toon", response_id, stored.file)

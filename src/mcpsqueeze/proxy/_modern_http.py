@@ -1,101 +1,33 @@
-"""The wire of the 2026-07-28 HTTP path: its protocol's names, and the ASGI replies both of its backends
-and the stateless frontend send (one JSON body, SSE events, keepalives, cancellation by disconnect).
-
-`StatelessFront` is what a stateless backend needs of the frontend that hands it a request: the session
-services (timeout) and `finish`, the pipeline applied to an answer.
-"""
+"""The wire of the 2026-07-28 HTTP path: one POST per request, answered with one JSON body, or with SSE
+events when notifications come first (keepalive comments while nothing comes); closing the response
+stream is how the client cancels."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream
 
 from .._jsonbytes import dumps
-from ..core import SessionServices
-from ..transports import Message
+from ..transports import BACKEND_GONE, Message, error_response
 
-__all__ = [
-    "CACHEABLE",
-    "CLIENT_CAPABILITIES_META",
-    "ENVELOPE_PREFIX",
-    "HANDSHAKE_VERSION",
-    "MODERN_VERSION",
-    "PING_INTERVAL",
-    "PROTOCOL_VERSION_META",
-    "SERVER_INFO_META",
-    "SSE_HEADERS",
-    "Exchange",
-    "Send",
-    "StatelessFront",
-    "log",
-    "params_of",
-    "respond",
-    "respond_json",
-    "sse_event",
-    "status_of",
-    "watch_disconnect",
-]
+__all__ = ["PING_INTERVAL", "SSE_HEADERS", "Notify", "log", "respond", "respond_json", "stream_answer"]
 
 log = logging.getLogger("mcpsqueeze.proxy._stateless")  # one logger for the whole stateless path
 
-MODERN_VERSION = "2026-07-28"
-HANDSHAKE_VERSION = "2025-11-25"  # what the proxy speaks to a backend that does not answer server/discover
-ENVELOPE_PREFIX = "io.modelcontextprotocol/"
-PROTOCOL_VERSION_META = "io.modelcontextprotocol/protocolVersion"
-CLIENT_CAPABILITIES_META = "io.modelcontextprotocol/clientCapabilities"
-SERVER_INFO_META = "io.modelcontextprotocol/serverInfo"
-CACHEABLE = frozenset(
-    {"server/discover", "tools/list", "prompts/list", "resources/list", "resources/templates/list"}
-)
 SSE_HEADERS = [
     (b"content-type", b"text/event-stream"),
     (b"cache-control", b"no-cache, no-transform"),
     (b"connection", b"keep-alive"),
     (b"x-accel-buffering", b"no"),
 ]
-PING_INTERVAL = 15.0  # seconds between SSE keepalive comments on the shared-connection path
+PING_INTERVAL = 15.0  # seconds between SSE keepalive comments
 
-Send = Callable[[Message], Awaitable[None]]
-
-
-class StatelessFront(Protocol):
-    """The frontend as its backends see it."""
-
-    services: SessionServices
-
-    async def finish(self, method: str, params: dict[str, Any], response: Message) -> Message: ...
-
-
-def params_of(message: Message) -> dict[str, Any]:
-    """A JSON-RPC message's params: {} when it has none (or they are not an object)."""
-    params = message.get("params")
-    return params if isinstance(params, dict) else {}
-
-
-@dataclass(frozen=True, slots=True)
-class Exchange:
-    """One stateless request as the frontend hands it to a backend: the HTTP request (its headers), the
-    JSON-RPC message and its raw body, and the ASGI channel (``receive`` tells a disconnect, ``send``
-    answers)."""
-
-    request: Any
-    message: Message
-    body: bytes
-    receive: Any
-    send: Any
-
-    @property
-    def method(self) -> str:
-        method: str = self.message["method"]
-        return method
-
-    @property
-    def params(self) -> dict[str, Any]:
-        return params_of(self.message)
+#: Where a backend sends the notifications that belong to the request being answered.
+Notify = Callable[[Message], Awaitable[None]]
 
 
 def status_of(message: Message) -> int:
@@ -107,7 +39,7 @@ def status_of(message: Message) -> int:
     return 200
 
 
-def sse_event(message: Message) -> bytes:
+def _event(message: Message) -> bytes:
     return b"event: message\r\ndata: " + dumps(message) + b"\r\n\r\n"
 
 
@@ -126,10 +58,52 @@ async def respond_json(send: Any, message: Message) -> None:
     await respond(send, status_of(message), dumps(message))
 
 
-async def watch_disconnect(receive: Any, scope: anyio.CancelScope) -> None:
-    """Closing the response stream is how a 2026-07-28 client cancels: stop the backend's work then."""
-    while True:
-        message = await receive()
-        if message.get("type") == "http.disconnect":
-            scope.cancel()
-            return
+async def _watch_disconnect(receive: Any, scope: anyio.CancelScope) -> None:
+    while (await receive()).get("type") != "http.disconnect":
+        pass
+    scope.cancel()
+
+
+async def stream_answer(
+    receive: Any, send: Any, answer: Callable[[Notify], Awaitable[Message | None]]
+) -> None:
+    """Answer one request: `answer(notify)` gives the final message, `notify` carries what comes before
+    it. One JSON body when the final message comes first; else an SSE stream of the notifications and
+    then the final message, with keepalives. A client that disconnects cancels `answer`."""
+    events, events_out = anyio.create_memory_object_stream[Message](16)
+
+    async def notify(note: Message) -> None:
+        await events.send(note)
+
+    async def work() -> None:
+        async with events:
+            final = await answer(notify)
+            if final is not None:
+                await events.send({"final": final})
+
+    with anyio.CancelScope() as cancel:
+        async with anyio.create_task_group() as tg, events_out:
+            tg.start_soon(_watch_disconnect, receive, cancel)
+            tg.start_soon(work)
+            item: Message | None = None
+            with anyio.move_on_after(PING_INTERVAL):
+                item = await _next(events_out)
+            if item is not None and "final" in item:
+                await respond_json(send, item["final"])
+            else:
+                await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
+                while item is None or "final" not in item:
+                    chunk = b": ping\r\n\r\n" if item is None else _event(item)
+                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                    item = None
+                    with anyio.move_on_after(PING_INTERVAL):
+                        item = await _next(events_out)
+                await send({"type": "http.response.body", "body": _event(item["final"]), "more_body": False})
+            tg.cancel_scope.cancel()
+
+
+async def _next(stream: MemoryObjectReceiveStream[Message]) -> Message:
+    try:
+        return await stream.receive()
+    except anyio.EndOfStream:
+        return {"final": error_response(None, BACKEND_GONE, "mcpsqueeze: the backend closed the connection")}

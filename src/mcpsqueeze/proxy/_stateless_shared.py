@@ -1,15 +1,13 @@
-"""The stateless path's backend for a handshake-era server (a stdio command, or a URL that only speaks
-2025-11-25): one shared connection, initialised by the proxy, carries every stateless request with
-proxy-owned ids and progress tokens; the 2026-07-28 envelope is stripped towards it, `server/discover` is
-answered from its `initialize` result, and results gain the fields 2026-07-28 requires (`resultType`,
-`ttlMs`/`cacheScope` on listings). A server-to-client request becomes an `InputRequiredResult` (MRTR),
-and `subscriptions/listen` is served from the backend's list_changed and updated notifications.
+"""The stateless path's backend for a handshake-era server: one shared connection, initialised by the proxy,
+carries every stateless request through one `Correlator`; the envelope is stripped towards it,
+`server/discover` answered from its `initialize`, a server-to-client request made an `InputRequiredResult`
+(MRTR), and `subscriptions/listen` served from its notifications.
 """
 
 from __future__ import annotations
 
 import contextlib
-import itertools
+import secrets
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -17,35 +15,19 @@ import anyio
 import anyio.abc
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from .._errors import BackendError
-from ..settings import Settings
-from ..transports import (
-    BACKEND_GONE,
-    TIMEOUT,
-    Channel,
-    ChannelClosed,
-    Connection,
-    Message,
-    error_response,
-    list_tool_names,
-)
-from ._modern_http import (
-    CACHEABLE,
-    ENVELOPE_PREFIX,
+from .._envelope import (
     HANDSHAKE_VERSION,
     MODERN_VERSION,
-    PING_INTERVAL,
-    SERVER_INFO_META,
-    SSE_HEADERS,
-    Exchange,
-    Send,
-    StatelessFront,
-    log,
-    params_of,
-    respond_json,
-    sse_event,
-    watch_disconnect,
+    SERVER_INFO,
+    SUBSCRIPTION_ID,
+    meta_of,
+    without_envelope,
 )
+from .._errors import BackendError
+from ..settings import Settings
+from ..transports import BACKEND_GONE, Correlator, Message, error_response, open_backend
+from ._methods import params_of
+from ._modern_http import PING_INTERVAL, Notify, log
 
 __all__ = ["SharedBackend"]
 
@@ -55,9 +37,6 @@ INPUT_METHODS = frozenset({"elicitation/create", "sampling/createMessage", "root
 INPUT_KEY = "mcpsqueeze-input"
 STATE_PREFIX = "mcpsqueeze-state-"
 PARK_SECONDS = 300.0  # how long a call waiting for the client's input (MRTR) is kept for its retry
-
-
-SUBSCRIPTION_ID_META = "io.modelcontextprotocol/subscriptionId"
 LISTEN_KINDS = {
     "notifications/tools/list_changed": "toolsListChanged",
     "notifications/prompts/list_changed": "promptsListChanged",
@@ -76,15 +55,7 @@ class _Listener:
     meta: dict[str, Any]
 
     def wants(self, kind: str, uri: Any) -> bool:
-        if kind == "resourceSubscriptions":
-            return uri in self.uris
-        return self.honored.get(kind) is True
-
-    def stamp(self, message: Message) -> Message:
-        params = params_of(message)
-        meta = params.get("_meta")
-        merged = {**meta, **self.meta} if isinstance(meta, dict) else dict(self.meta)
-        return {**message, "params": {**params, "_meta": merged}}
+        return uri in self.uris if kind == "resourceSubscriptions" else self.honored.get(kind) is True
 
 
 @dataclass
@@ -92,7 +63,7 @@ class _Flight:
     """One backend request of a stateless client; it may outlive the HTTP request (MRTR rounds)."""
 
     method: str
-    notify: Send
+    notify: Notify
     outcome: MemoryObjectSendStream[Message]
     results: MemoryObjectReceiveStream[Message]
     scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
@@ -101,21 +72,15 @@ class _Flight:
 
 
 class SharedBackend:
-    """One initialised connection to a 2025-11-25 (or older) backend, carrying every stateless request.
-
-    A server-to-client request (elicitation, sampling, roots) that arrives while exactly one interactive
-    request is in flight is turned into an `InputRequiredResult` for that request's client; the backend
-    call stays open, and the client's retry (with `inputResponses` and our `requestState`) answers it.
-    """
+    """One initialised connection to a 2025-11-25 (or older) backend, carrying every stateless request. A
+    server-to-client request while exactly one interactive request is in flight becomes that request's
+    `InputRequiredResult`; the backend call stays open until the client's retry answers it."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.channel: Channel | None = None
         self.dead: str | None = None
         self.initialize: dict[str, Any] = {}
-        self._ids = itertools.count(1)
-        self.connection: Connection | None = None  # the backend port over the channel: every request answered
-        self._progress: dict[str, tuple[Any, _Flight]] = {}  # proxy token -> (client token, flight)
+        self.peer: Correlator | None = None
         self._flights: list[_Flight] = []
         self._parked: dict[str, _Flight] = {}
         self._tg: anyio.abc.TaskGroup | None = None
@@ -123,118 +88,89 @@ class SharedBackend:
         self._subscribed: dict[str, int] = {}  # resource uri -> listeners wanting its updates
 
     async def run(self, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
-        from ..transports import open_backend
-
         started = False
         try:
             async with open_backend(self.settings) as channel, anyio.create_task_group() as tg:
-                self.channel = channel
-                self.connection = Connection(
-                    channel, on_request=self._answer_backend_request, on_notification=self._notification
-                )
                 self._tg = tg
-                tg.start_soon(self._read, tg.cancel_scope)
-                answer = await self._exchange(
-                    {
-                        "jsonrpc": "2.0",
-                        "method": "initialize",
-                        "params": {
+                peer = self.peer = Correlator(
+                    channel, on_request=self._ask_client, on_notification=self._tell
+                )
+                tg.start_soon(self._read, peer, tg.cancel_scope)
+                from .._version import __version__
+
+                result = (
+                    await self.ask(
+                        "initialize",
+                        {
                             "protocolVersion": HANDSHAKE_VERSION,
                             "capabilities": {"elicitation": {}, "sampling": {}, "roots": {}},
-                            "clientInfo": {"name": "mcpsqueeze", "version": _version()},
+                            "clientInfo": {"name": "mcpsqueeze", "version": __version__},
                         },
-                    }
-                )
-                result = answer.get("result")
+                    )
+                ).get("result")
                 if not isinstance(result, dict):
-                    raise BackendError(f"the backend refused initialize: {answer.get('error')}")
+                    raise BackendError("the backend refused initialize")
                 self.initialize = result
-                await channel.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+                await peer.notify("notifications/initialized")
                 started = True
                 task_status.started()
                 await anyio.sleep_forever()
         except Exception as exc:  # whatever ends the connection is reported to its callers
-            leaf = _leaf(exc)
-            self.dead = (
-                str(leaf) if isinstance(leaf, BackendError) else f"the backend connection failed: {leaf}"
-            )
+            leaf: BaseException = exc
+            while isinstance(leaf, BaseExceptionGroup) and leaf.exceptions:
+                leaf = leaf.exceptions[0]
+            failed = str(leaf) if isinstance(leaf, BackendError) else f"the backend connection failed: {leaf}"
+            self.dead = failed
         finally:
             self.dead = self.dead or "the backend closed the connection"
-            self._fail_pending()
+            if self.peer is not None:
+                self.peer.end(self.dead)
             if not started:
                 task_status.started()
 
-    def _fail_pending(self) -> None:
-        if self.connection is not None:
-            self.connection.end(self.dead or "the backend closed the connection")
-
-    async def _read(self, scope: anyio.CancelScope) -> None:
+    async def _read(self, peer: Correlator, scope: anyio.CancelScope) -> None:
         """The connection's reader; when the backend goes, every stateless request waiting is answered."""
-        assert self.connection is not None
-        await self.connection.run()
-        self.dead = self.dead or "the backend closed the connection"
+        await peer.run()
+        self.dead = self.dead or peer.dead
         log.warning("stateless backend connection ended: %s", self.dead)
         scope.cancel()
 
-    async def _answer_backend_request(self, message: Message) -> None:
-        assert self.channel is not None
-        if message["method"] == "ping":
-            reply: Message = {"jsonrpc": "2.0", "id": message["id"], "result": {}}
-        else:
-            if message["method"] in INPUT_METHODS:
-                waiting = [f for f in self._flights if f.method in INTERACTIVE and f.asking is None]
-                if len(waiting) == 1:  # then it can only be that request's (MRTR through the proxy)
-                    waiting[0].asking = message
-                    with contextlib.suppress(anyio.WouldBlock, anyio.BrokenResourceError):
-                        waiting[0].outcome.send_nowait({"input": message})
-                        return
-            # With several stateless requests in flight on one connection, a server-to-client request
-            # cannot be tied to the client that caused it; answered, not left hanging.
-            reply = error_response(
-                message["id"],
-                -32601,
-                f"mcpsqueeze: {message['method']} cannot reach a 2026-07-28 client here (several stateless "
-                "requests share one backend connection)",
-            )
-        with contextlib.suppress(ChannelClosed):
-            await self.channel.send(reply)
-
-    async def _notification(self, message: Message) -> None:
-        params = message.get("params")
-        kind = LISTEN_KINDS.get(message["method"])
-        if kind is not None:
-            uri = params.get("uri") if isinstance(params, dict) else None
-            for listener in list(self._listeners):
-                if listener.wants(kind, uri):
-                    with contextlib.suppress(anyio.WouldBlock, anyio.BrokenResourceError):
-                        listener.events.send_nowait(listener.stamp(message))
-            return
-        if message["method"] == "notifications/progress" and isinstance(params, dict):
-            route = self._progress.get(str(params.get("progressToken")))
-            if route is not None:
-                token, flight = route
-                await flight.notify({**message, "params": {**params, "progressToken": token}})
-            return
-        log.debug("dropped backend notification %s (no stateless stream to carry it)", message["method"])
-
-    async def _exchange(self, message: Message) -> Message:
-        """Send a request with a proxy-owned id; its answer, or an error response (gone, unreadable)."""
-        if self.connection is None:
-            return error_response(None, BACKEND_GONE, f"mcpsqueeze: {self.dead or 'not connected'}")
-        return await self.connection.exchange(message, "the client closed its stream")
-
-    async def request(self, method: str, params: dict[str, Any] | None = None) -> Message:
+    async def ask(self, method: str, params: dict[str, Any] | None = None) -> Message:
         """One request of the proxy's own on the shared connection (the backend port)."""
-        message: Message = {"jsonrpc": "2.0", "method": method}
-        if params is not None:
-            message["params"] = params
-        return await self._exchange(message)
+        if self.peer is None:
+            return error_response(None, BACKEND_GONE, f"mcpsqueeze: {self.dead or 'not connected'}")
+        return await self.peer.ask(method, without_envelope(params or {}))
 
-    async def tool_names(self) -> list[str]:
-        async def ask(method: str, params: dict[str, Any]) -> Any:
-            return (await self.request(method, params)).get("result")
+    async def _ask_client(self, message: Message) -> None:
+        """The backend asks the client: MRTR when it can only be one waiting call's; else refused."""
+        assert self.peer is not None
+        if message["method"] == "ping":
+            await self.peer.send({"jsonrpc": "2.0", "id": message["id"], "result": {}})
+            return
+        if message["method"] in INPUT_METHODS:
+            waiting = [f for f in self._flights if f.method in INTERACTIVE and f.asking is None]
+            if len(waiting) == 1:  # then it can only be that request's (MRTR through the proxy)
+                waiting[0].asking = message
+                with contextlib.suppress(anyio.WouldBlock, anyio.BrokenResourceError):
+                    waiting[0].outcome.send_nowait({"input": message})
+                    return
+        # With several stateless requests in flight on one connection, a server-to-client request
+        # cannot be tied to the client that caused it; answered, not left hanging.
+        why = f"mcpsqueeze: {message['method']} cannot reach a 2026-07-28 client here (several stateless "
+        await self.peer.send(error_response(message["id"], -32601, why + "requests share one connection)"))
 
-        return await list_tool_names(ask)
+    async def _tell(self, message: Message) -> None:
+        """A backend notification: to the listeners that asked for its kind."""
+        kind = LISTEN_KINDS.get(message["method"])
+        if kind is None:
+            log.debug("dropped backend notification %s (no stateless stream carries it)", message["method"])
+            return
+        params = params_of(message)
+        for listener in list(self._listeners):
+            if listener.wants(kind, params.get("uri")):
+                note = {**message, "params": {**params, "_meta": {**meta_of(params), **listener.meta}}}
+                with contextlib.suppress(anyio.WouldBlock, anyio.BrokenResourceError):
+                    listener.events.send_nowait(note)
 
     def discover(self, request_id: Any) -> Message:
         init = self.initialize
@@ -248,176 +184,22 @@ class SharedBackend:
         if init.get("instructions") is not None:
             result["instructions"] = init["instructions"]
         if isinstance(init.get("serverInfo"), dict):
-            result["_meta"] = {SERVER_INFO_META: init["serverInfo"]}
+            result["_meta"] = {SERVER_INFO: init["serverInfo"]}
         return {"jsonrpc": "2.0", "id": request_id, "result": result}
 
-    def _start(self, message: Message, notify: Send) -> _Flight:
-        """Send one stateless request over the shared connection; its outcomes arrive on the flight."""
-        method: str = message["method"]
-        params = dict(message["params"]) if isinstance(message.get("params"), dict) else {}
-        params.pop("inputResponses", None)  # MRTR fields are between the client and us
-        params.pop("requestState", None)
-        send_stream, receive_stream = anyio.create_memory_object_stream[Message](8)
-        flight = _Flight(method, notify, send_stream, receive_stream)
-        meta = params.get("_meta")
-        token_key: str | None = None
-        if isinstance(meta, dict):
-            meta = {k: v for k, v in meta.items() if not k.startswith(ENVELOPE_PREFIX)}
-            if "progressToken" in meta:  # tokens of different clients may collide: proxy-owned ones
-                token_key = f"mcpsqueeze-progress-{next(self._ids)}"
-                self._progress[token_key] = (meta["progressToken"], flight)
-                meta["progressToken"] = token_key
-            if meta:
-                params["_meta"] = meta
-            else:
-                params.pop("_meta", None)
-        outgoing: Message = {"jsonrpc": "2.0", "method": method}
-        if params or "params" in message:
-            outgoing["params"] = params
-        self._flights.append(flight)
-        assert self._tg is not None
-        self._tg.start_soon(self._fly, flight, outgoing, token_key)
-        return flight
+    # -- one stateless request -------------------------------------------------------------------------
 
-    async def _fly(self, flight: _Flight, outgoing: Message, token_key: str | None) -> None:
-        try:
-            with flight.scope:
-                answer = await self._exchange(outgoing)
-                result = answer.get("result")
-                if isinstance(result, dict):
-                    extra: dict[str, Any] = {}
-                    if "resultType" not in result:
-                        extra["resultType"] = "complete"
-                    if flight.method in CACHEABLE:
-                        extra["ttlMs"] = result.get("ttlMs", 0)
-                        extra["cacheScope"] = result.get("cacheScope", "private")
-                    if extra:
-                        answer = {**answer, "result": {**result, **extra}}
-                with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
-                    await flight.outcome.send({"final": answer})
-        finally:
-            if flight in self._flights:
-                self._flights.remove(flight)
-            if token_key is not None:
-                self._progress.pop(token_key, None)
-            flight.outcome.close()
-
-    async def _expire(self, token: str) -> None:
-        await anyio.sleep(PARK_SECONDS)
-        flight = self._parked.pop(token, None)
-        if flight is not None:
-            flight.scope.cancel()  # the client never retried: the backend call is cancelled
-
-    async def _resume(self, token: str, params: dict[str, Any], notify: Send) -> _Flight | Message:
-        """The retry of a request that got our InputRequiredResult: answer the backend, keep waiting."""
-        flight = self._parked.pop(token, None)
-        if flight is None or flight.asking is None:
-            return {
-                "code": -32602,
-                "message": "mcpsqueeze: unknown or expired requestState (it was used already, timed out, "
-                "or the proxy restarted); send the request again without it",
-            }
-        responses = params.get("inputResponses")
-        answer = responses.get(INPUT_KEY) if isinstance(responses, dict) else None
-        flight.notify = notify
-        flight.parked = False
-        if answer is None:  # not answered: ask again
-            with contextlib.suppress(anyio.WouldBlock, anyio.BrokenResourceError):
-                flight.outcome.send_nowait({"input": flight.asking})
-            return flight
-        assert self.channel is not None
-        asking, flight.asking = flight.asking, None
-        with contextlib.suppress(ChannelClosed):
-            await self.channel.send({"jsonrpc": "2.0", "id": asking["id"], "result": answer})
-        return flight
-
-    def _input_required(self, request_id: Any, flight: _Flight, asking: Message) -> Message:
-        import secrets
-
-        token = STATE_PREFIX + secrets.token_urlsafe(24)
-        flight.parked = True
-        self._parked[token] = flight
-        assert self._tg is not None
-        self._tg.start_soon(self._expire, token)
-        entry: dict[str, Any] = {"method": asking["method"]}
-        if "params" in asking:
-            entry["params"] = asking["params"]
-        result = {"resultType": "input_required", "inputRequests": {INPUT_KEY: entry}, "requestState": token}
-        return {"jsonrpc": "2.0", "id": request_id, "result": result}
-
-    async def listen(self, message: Message, send: Any, receive: Any) -> None:
-        """`subscriptions/listen` from the backend's handshake-era notifications (list_changed, updated)."""
-        params = params_of(message)
-        wanted = params.get("notifications") if isinstance(params.get("notifications"), dict) else {}
-        assert isinstance(wanted, dict)
-        caps = self.initialize.get("capabilities") or {}
-        honored: dict[str, Any] = {}
-        for key, capability in (
-            ("toolsListChanged", "tools"),
-            ("promptsListChanged", "prompts"),
-            ("resourcesListChanged", "resources"),
-        ):
-            if wanted.get(key) is True and (caps.get(capability) or {}).get("listChanged"):
-                honored[key] = True
-        uris = [u for u in wanted.get("resourceSubscriptions") or [] if isinstance(u, str)]
-        if uris and (caps.get("resources") or {}).get("subscribe"):
-            honored["resourceSubscriptions"] = uris
-        else:
-            uris = []
-        meta = {SUBSCRIPTION_ID_META: message["id"]}
-        events, events_out = anyio.create_memory_object_stream[Message](64)
-        listener = _Listener(honored, frozenset(uris), events, meta)
-        self._listeners.append(listener)
-        for uri in uris:
-            self._subscribed[uri] = self._subscribed.get(uri, 0) + 1
-            if self._subscribed[uri] == 1:
-                await self._exchange(
-                    {"jsonrpc": "2.0", "method": "resources/subscribe", "params": {"uri": uri}}
-                )
-        ack = {
-            "jsonrpc": "2.0",
-            "method": "notifications/subscriptions/acknowledged",
-            "params": {"notifications": honored, "_meta": meta},
-        }
-        try:
-            with anyio.CancelScope() as cancel:
-                async with anyio.create_task_group() as tg, events_out:
-                    tg.start_soon(watch_disconnect, receive, cancel)
-                    await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
-                    await send({"type": "http.response.body", "body": sse_event(ack), "more_body": True})
-                    while self.dead is None:
-                        note: Message | None = None
-                        with anyio.move_on_after(PING_INTERVAL):
-                            note = await events_out.receive()
-                        chunk = b": ping\r\n\r\n" if note is None else sse_event(note)
-                        await send({"type": "http.response.body", "body": chunk, "more_body": True})
-                    done = {
-                        "jsonrpc": "2.0",
-                        "id": message["id"],
-                        "result": {"_meta": meta, "resultType": "complete"},
-                    }
-                    await send({"type": "http.response.body", "body": sse_event(done), "more_body": False})
-                    tg.cancel_scope.cancel()
-        finally:
-            self._listeners.remove(listener)
-            events.close()
-            with anyio.CancelScope(shield=True):
-                for uri in uris:
-                    self._subscribed[uri] -= 1
-                    if self._subscribed[uri] == 0 and self.dead is None:
-                        del self._subscribed[uri]
-                        with anyio.move_on_after(5):
-                            await self._exchange(
-                                {"jsonrpc": "2.0", "method": "resources/unsubscribe", "params": {"uri": uri}}
-                            )
-
-    async def call(self, message: Message, notify: Send) -> Message:
+    async def call(self, message: Message, notify: Notify) -> Message | None:
         """One stateless request (or MRTR retry), answered with the client's own id."""
-        params = params_of(message)
+        method, params = message["method"], params_of(message)
+        if method == "server/discover":
+            return self.discover(message["id"])
+        if method == "subscriptions/listen":
+            return await self._listen(message, notify)
         token = params.get("requestState")
         if isinstance(token, str) and token.startswith(STATE_PREFIX):
             resumed = await self._resume(token, params, notify)
-            if not isinstance(resumed, _Flight):
+            if isinstance(resumed, dict):
                 return {"jsonrpc": "2.0", "id": message["id"], "error": resumed}
             flight = resumed
         else:
@@ -434,93 +216,124 @@ class SharedBackend:
             return self._input_required(message["id"], flight, item["input"])
         return {**item["final"], "id": message["id"]}
 
-    async def relay(self, front: StatelessFront, exchange: Exchange) -> None:
-        message, method, params = exchange.message, exchange.method, exchange.params
-        receive, send = exchange.receive, exchange.send
-        if method == "server/discover":
-            await respond_json(send, self.discover(message["id"]))
-            return
-        if method == "subscriptions/listen":
-            await self.listen(message, send, receive)
-            return
-        accepts_sse = "text/event-stream" in exchange.request.headers.get("accept", "")
-        events, events_out = anyio.create_memory_object_stream[Message](16)
+    def _start(self, message: Message, notify: Notify) -> _Flight:
+        """Send one stateless request over the shared connection; its outcomes arrive on the flight."""
+        params = {k: v for k, v in params_of(message).items() if k not in ("inputResponses", "requestState")}
+        outgoing: Message = {"jsonrpc": "2.0", "method": message["method"]}
+        if params or "params" in message:
+            outgoing["params"] = without_envelope(params)
+        send_stream, receive_stream = anyio.create_memory_object_stream[Message](8)
+        flight = _Flight(message["method"], notify, send_stream, receive_stream)
+        self._flights.append(flight)
+        assert self._tg is not None
+        self._tg.start_soon(self._fly, flight, outgoing)
+        return flight
 
-        async def notify(note: Message) -> None:
-            if accepts_sse:
+    async def _fly(self, flight: _Flight, outgoing: Message) -> None:
+        async def progress(note: Message) -> None:
+            await flight.notify(note)
+
+        try:
+            with flight.scope:
+                assert self.peer is not None
+                answer = await self.peer.request(outgoing, progress=progress)
                 with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
-                    await events.send(note)
+                    await flight.outcome.send({"final": answer})
+        finally:
+            self._flights.remove(flight)
+            flight.outcome.close()
 
-        async def work() -> None:
-            async with events:
-                if front.services.timeout:
-                    answer: Message | None = None
-                    with anyio.move_on_after(front.services.timeout):
-                        answer = await self.call(message, notify)
-                    if answer is None:
-                        answer = error_response(
-                            message["id"],
-                            TIMEOUT,
-                            f"mcpsqueeze: the backend did not answer {method} within "
-                            f"{front.services.timeout:g} s; the request was cancelled.",
-                        )
-                else:
-                    answer = await self.call(message, notify)
-                await events.send({"final": await front.finish(method, params, answer)})
+    async def _expire(self, token: str) -> None:
+        await anyio.sleep(PARK_SECONDS)
+        flight = self._parked.pop(token, None)
+        if flight is not None:
+            flight.scope.cancel()  # the client never retried: the backend call is cancelled
 
-        with anyio.CancelScope() as cancel:
-            async with anyio.create_task_group() as tg, events_out:
-                tg.start_soon(watch_disconnect, receive, cancel)
-                tg.start_soon(work)
-                first: Message | None = None
-                with anyio.move_on_after(PING_INTERVAL):
-                    first = await _receive(events_out)
-                if first is not None and "final" in first:
-                    await respond_json(send, first["final"])
-                else:
-                    await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
-                    item = first
-                    while True:
-                        if item is None:
-                            await send(
-                                {"type": "http.response.body", "body": b": ping\r\n\r\n", "more_body": True}
-                            )
-                        elif "final" in item:
-                            await send(
-                                {
-                                    "type": "http.response.body",
-                                    "body": sse_event(item["final"]),
-                                    "more_body": False,
-                                }
-                            )
-                            break
-                        else:
-                            await send(
-                                {"type": "http.response.body", "body": sse_event(item), "more_body": True}
-                            )
-                        item = None
-                        with anyio.move_on_after(PING_INTERVAL):
-                            item = await _receive(events_out)
-                tg.cancel_scope.cancel()
+    async def _resume(self, token: str, params: dict[str, Any], notify: Notify) -> _Flight | Message:
+        """The retry of a request that got our InputRequiredResult: answer the backend, keep waiting."""
+        flight = self._parked.pop(token, None)
+        if flight is None or flight.asking is None:
+            return {
+                "code": -32602,
+                "message": "mcpsqueeze: unknown or expired requestState (it was used already, timed out, "
+                "or the proxy restarted); send the request again without it",
+            }
+        responses = params.get("inputResponses")
+        answer = responses.get(INPUT_KEY) if isinstance(responses, dict) else None
+        flight.notify, flight.parked = notify, False
+        if answer is None:  # not answered: ask again
+            with contextlib.suppress(anyio.WouldBlock, anyio.BrokenResourceError):
+                flight.outcome.send_nowait({"input": flight.asking})
+            return flight
+        asking, flight.asking = flight.asking, None
+        assert self.peer is not None
+        await self.peer.send({"jsonrpc": "2.0", "id": asking["id"], "result": answer})
+        return flight
 
+    def _input_required(self, request_id: Any, flight: _Flight, asking: Message) -> Message:
+        token = STATE_PREFIX + secrets.token_urlsafe(24)
+        flight.parked = True
+        self._parked[token] = flight
+        assert self._tg is not None
+        self._tg.start_soon(self._expire, token)
+        entry: dict[str, Any] = {"method": asking["method"]}
+        if "params" in asking:
+            entry["params"] = asking["params"]
+        result = {"resultType": "input_required", "inputRequests": {INPUT_KEY: entry}, "requestState": token}
+        return {"jsonrpc": "2.0", "id": request_id, "result": result}
 
-async def _receive(stream: MemoryObjectReceiveStream[Message]) -> Message:
-    try:
-        return await stream.receive()
-    except anyio.EndOfStream:
-        return {"final": error_response(None, BACKEND_GONE, "mcpsqueeze: the backend closed the connection")}
-
-
-def _leaf(exc: BaseException) -> BaseException:
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return exc
-
-
-def _version() -> str:
-    from .._version import __version__
-
-    return __version__
+    async def _listen(self, message: Message, notify: Notify) -> Message:
+        """`subscriptions/listen` from the backend's handshake-era notifications (list_changed, updated):
+        the acknowledgement, then what the client asked for, until the backend goes."""
+        wanted = params_of(message).get("notifications")
+        wanted = wanted if isinstance(wanted, dict) else {}
+        caps = self.initialize.get("capabilities") or {}
+        honored: dict[str, Any] = {
+            key: True
+            for key, capability in (
+                ("toolsListChanged", "tools"),
+                ("promptsListChanged", "prompts"),
+                ("resourcesListChanged", "resources"),
+            )
+            if wanted.get(key) is True and (caps.get(capability) or {}).get("listChanged")
+        }
+        uris = [u for u in wanted.get("resourceSubscriptions") or [] if isinstance(u, str)]
+        if uris and (caps.get("resources") or {}).get("subscribe"):
+            honored["resourceSubscriptions"] = uris
+        else:
+            uris = []
+        meta = {SUBSCRIPTION_ID: message["id"]}
+        events, events_out = anyio.create_memory_object_stream[Message](64)
+        listener = _Listener(honored, frozenset(uris), events, meta)
+        self._listeners.append(listener)
+        try:
+            for uri in uris:
+                self._subscribed[uri] = self._subscribed.get(uri, 0) + 1
+                if self._subscribed[uri] == 1:
+                    await self.ask("resources/subscribe", {"uri": uri})
+            ack = {"notifications": honored, "_meta": meta}
+            await notify(
+                {"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged", "params": ack}
+            )
+            async with events_out:
+                while self.dead is None:
+                    with anyio.move_on_after(PING_INTERVAL):
+                        await notify(await events_out.receive())
+            return {
+                "jsonrpc": "2.0",
+                "id": message["id"],
+                "result": {"_meta": meta, "resultType": "complete"},
+            }
+        finally:
+            self._listeners.remove(listener)
+            events.close()
+            with anyio.CancelScope(shield=True):
+                for uri in uris:
+                    self._subscribed[uri] -= 1
+                    if self._subscribed[uri] == 0 and self.dead is None:
+                        del self._subscribed[uri]
+                        with anyio.move_on_after(5):
+                            await self.ask("resources/unsubscribe", {"uri": uri})
 
 
 if TYPE_CHECKING:  # mypy checks that this backend satisfies the backend port

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import contextlib
-import gc
 import logging
 import socket
-import sys
+import subprocess
 import time
 import urllib.parse
 from collections.abc import AsyncIterator, Callable
@@ -17,9 +16,9 @@ import anyio
 import anyio.abc
 
 from .._errors import BackendError, UsageError
-from .._malloc import tame_malloc
+from .._net import LOOPBACK, is_loopback
 from ..accounting import print_summary
-from ..core import Pipeline, SessionServices, build_services, for_caller, new_pipeline, sweep_forever
+from ..core import Session, SessionServices, build_services, sweep_forever
 from ..settings import Settings
 from ..transports import (
     PRINCIPAL_KEY,
@@ -30,19 +29,14 @@ from ..transports import (
     Until,
     bearer_guard,
     check_token_path,
-    is_loopback,
     load_tokens,
     on_signals,
     open_backend,
     tcp_listener,
     uvicorn_server,
 )
-from ._compact import compact_front
-from ._handshake import Handshake, recover_tool_name
-from ._handshake import take as take_handshake
+from ._compressed_front import compressed_front
 from ._relay import Relay
-
-logger = logging.getLogger("mcpsqueeze.proxy")
 
 __all__ = ["Ends", "RequestGuard", "check_http_bind", "run_wrap"]
 
@@ -69,39 +63,21 @@ def _check_reachable(url: str, timeout: float = 5.0) -> None:
 Ends = Callable[[Settings], contextlib.AbstractAsyncContextManager[tuple[Channel, Channel]]]
 
 
-@contextlib.asynccontextmanager
-async def _process_ends(
-    settings: Settings, handshake: Handshake | None
-) -> AsyncIterator[tuple[Channel, Channel]]:
-    front = StdioChannel(handshake.front, handshake.front_eof) if handshake else StdioChannel()
-    async with open_backend(settings) as back:
-        if handshake is not None and isinstance(back, ProcessChannel):
-            back.feed(handshake.back)
-        yield front, back
+def _process_ends(spawned: ProcessChannel | None) -> Ends:
+    @contextlib.asynccontextmanager
+    async def ends(settings: Settings) -> AsyncIterator[tuple[Channel, Channel]]:
+        if spawned is not None:  # (closed by run_wrap)
+            yield StdioChannel(), spawned
+            return
+        async with open_backend(settings) as back:
+            yield StdioChannel(), back
+
+    return ends
 
 
-async def _relay_stdio(
-    settings: Settings,
-    services: SessionServices,
-    answered: anyio.Event | None = None,
-    ends: Ends | None = None,
-) -> int:
-    services.accountant.start()  # (its thread now, not on the first call's answer)
-    # The first exchange, when it was relayed before the relay was imported (never with given ends).
-    handshake = take_handshake() if ends is None else None
-    async with ends(settings) if ends is not None else _process_ends(settings, handshake) as (front, back):
-        relay = Relay(
-            front,
-            back,
-            new_pipeline(settings, services),
-            services,
-            recover_tool=recover_tool_name(settings),
-            compact=compact_front(settings),
-        )
-        if answered is not None:
-            relay.on_initialized = answered.set
-        if handshake is not None:
-            relay.resume(handshake)
+async def _relay_stdio(settings: Settings, services: SessionServices, ends: Ends) -> int:
+    async with ends(settings) as (front, back):
+        relay = Relay(front, back, Session(settings, services), compressed=compressed_front(settings))
         return await relay.run()
 
 
@@ -122,70 +98,27 @@ def check_http_bind(settings: Settings) -> None:
         )
 
 
-_WARM_UP_SWITCH = 0.0005  # seconds: while the warm-up imports, the relay gets the GIL back this soon
-
-
-def _warm_up() -> None:
-    """What the first answers do not need: the allocator's settings, and the condense engine's import
-    (so the first big result does not pay it). Then what start-up made (modules, classes, settings:
-    ~26k objects that live as long as the process) is set apart from the garbage collector, whose full
-    passes walked them all: 10-30 ms on the call they landed on, every few dozen 200 KB results.
-
-    The import runs beside the first calls: with the default switch interval (5 ms) each message the
-    relay woke up for could wait that long for the GIL, so the interval is short until it is done."""
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(min(interval, _WARM_UP_SWITCH))
+async def run_wrap(
+    settings: Settings,
+    ends: Ends | None = None,
+    until: Until | None = None,
+    spawned: subprocess.Popen[bytes] | None = None,
+) -> int:
+    """Run the proxy; the summary always reaches stderr, whatever ends the session. A host running the door in
+    its own process (the tests: tests/memwrap.py) may give `ends` (a stdio session's channels, e.g.
+    in-memory pipes) and `until` (ends it instead of SIGINT/SIGTERM); the CLI gives the backend it
+    `spawned` already (closed here, whatever happens)."""
+    backend = None if spawned is None else ProcessChannel(spawned, settings.target)
     try:
-        tame_malloc()
-        import mcpsqueeze.shrink  # noqa: F401
-
-        gc.freeze()
+        return await _run_wrap(settings, ends, until, _process_ends(backend))
     finally:
-        sys.setswitchinterval(interval)
+        if backend is not None:
+            await backend.aclose()
 
 
-_WARM_UP_AFTER = 2.0  # seconds: warm up then even if no `initialize` was answered yet (a slow backend)
-
-
-async def _first_answered(answered: anyio.Event | None) -> None:
-    if answered is not None:
-        with anyio.move_on_after(_WARM_UP_AFTER):
-            await answered.wait()
-
-
-async def _warm_up_after(answered: anyio.Event | None, warm: anyio.Event) -> None:
-    """Warm up once the first `initialize` is answered: before it, the engine's import (~40 ms of CPU
-    with bytecode, more without) would be start-up time, the GIL being shared with the relay."""
-    try:
-        await _first_answered(answered)
-        await anyio.to_thread.run_sync(_warm_up)
-    finally:
-        warm.set()
-
-
-async def _answered_then(answered: anyio.Event | None, warm: anyio.Event) -> None:
-    await _first_answered(answered)
-    warm.set()
-
-
-async def _sweep_after(warm: anyio.Event, settings: Settings) -> None:
-    """The retention sweep, after the warm-up (not beside it: two threads would share the GIL with the
-    relay's first calls): it walks the whole recovery directory."""
-    await warm.wait()
-    await sweep_forever(settings)
-
-
-async def run_wrap(settings: Settings, ends: Ends | None = None, until: Until | None = None) -> int:
-    """Run the proxy; the summary always reaches stderr, whatever ends the session.
-
-    For a host that runs the door in its own process (the tests run wrap in-process: tests/memwrap.py):
-    `ends` (stdio sessions only) opens the agent's and the backend's channels instead of this process's
-    stdio and the backend the settings name (in-memory pipes, `transports/_memory.py`); `until`, given
-    the session's stop function, ends it instead of SIGINT/SIGTERM. With either, the process-wide parts
-    are left to the host: no signal handlers, no allocator tuning or `gc.freeze`."""
+async def _run_wrap(settings: Settings, ends: Ends | None, until: Until | None, own: Ends) -> int:
     if ends is not None and settings.transport != "stdio":
         raise UsageError("given channel ends serve a stdio session only")
-    embedded = ends is not None or until is not None
     check_http_bind(settings)
     if settings.is_url and ends is None:
         from ..transports import preflight
@@ -193,20 +126,15 @@ async def run_wrap(settings: Settings, ends: Ends | None = None, until: Until | 
         await anyio.to_thread.run_sync(_check_reachable, settings.target[0])
         await preflight(settings.target[0], settings.headers, settings.oauth)  # refresh, or log in first
     services = build_services(settings, metrics=settings.transport == "streamable-http")
+    services.accountant.start()
     code = 0
     try:
         async with anyio.create_task_group() as tg:
-            answered = anyio.Event() if settings.transport == "stdio" else None
-            warm = anyio.Event()
-            if embedded:  # no process-wide warm-up in a host; the sweep still waits for the first answer
-                tg.start_soon(_answered_then, answered, warm)
-            else:
-                tg.start_soon(_warm_up_after, answered, warm)  # after the first answer, not before
-            tg.start_soon(_sweep_after, warm, settings)
+            tg.start_soon(sweep_forever, settings)
             if settings.transport == "stdio":
                 if ends is None or until is not None:
                     tg.start_soon(until or on_signals, tg.cancel_scope.cancel)
-                code = await _relay_stdio(settings, services, answered, ends)
+                code = await _relay_stdio(settings, services, ends or own)
             else:
                 code = await _serve_http(settings, services, until or on_signals)
             tg.cancel_scope.cancel()
@@ -216,9 +144,6 @@ async def run_wrap(settings: Settings, ends: Ends | None = None, until: Until | 
 
 
 # -- streamable HTTP frontend ---------------------------------------------------------------------------
-
-
-_LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
 
 
 def _host_of(value: str) -> str | None:
@@ -231,12 +156,9 @@ def _host_of(value: str) -> str | None:
 
 @dataclass(frozen=True)
 class RequestGuard:
-    """Host and Origin checks against DNS rebinding and cross-site requests, for any bind address.
-
-    Loopback names are always allowed; a specific bind address adds itself; a wildcard bind (0.0.0.0,
-    ::) adds the address each request actually arrived on and this machine's name. A rebinding page
-    sends its own domain as Host, which is never among them.
-    """
+    """Host and Origin checks against DNS rebinding and cross-site requests: loopback names always; a specific
+    bind address adds itself; a wildcard bind adds the address a request arrived on and this machine's
+    name. A rebinding page's own domain is never among them."""
 
     names: frozenset[str]
     arrival: bool = False
@@ -245,10 +167,10 @@ class RequestGuard:
     def for_bind(cls, host: str) -> RequestGuard:
         name = host.strip("[]").lower()
         if is_loopback(name):
-            return cls(_LOOPBACK_NAMES)
+            return cls(LOOPBACK)
         if name in ("0.0.0.0", "::", ""):
-            return cls(_LOOPBACK_NAMES | {socket.gethostname().lower()}, arrival=True)
-        return cls(_LOOPBACK_NAMES | {name})
+            return cls(LOOPBACK | {socket.gethostname().lower()}, arrival=True)
+        return cls(LOOPBACK | {name})
 
     def allows_host(self, host: str | None, arrived_on: str | None) -> bool:
         name = _host_of(host) if host else None
@@ -311,29 +233,22 @@ def _replaying(body: bytes, receive: Any) -> Any:
 
 
 class HttpFrontend:
-    """A minimal session manager: each HTTP session gets its own backend connection and relay.
+    """A minimal session manager: each HTTP session gets its own backend and relay.
 
-    Every request is checked (Host, Origin, Content-Type) before it is dispatched, and only an
-    `initialize` whose body has arrived (`_limits.BodyLimit`) opens a session, so a refused, stalled or
-    abandoned request never starts a backend. At most ``settings.max_sessions`` sessions (and backends)
-    run at once per principal (each bearer token's tenant; one pool without a token file). At the cap,
-    that caller's session idle longest (no request in flight, no open stream; a session being opened is
-    busy until its initialize is answered) is ended to make room — many clients never DELETE their
-    sessions, and the spec has them start a new one on 404 — and its backend has ended before the new
-    one starts; only when every one of its sessions is busy is a new one refused with 503. The cap is
-    taken and the room made without yielding to another request, so concurrent initializes never pass
-    it. One tenant never ends another tenant's session. A session's backend ends with it, whatever ends
-    it: DELETE, being ended to make room, `SESSION_IDLE_TIMEOUT`, or wrap's exit.
-    """
+    A request is checked (Host, Origin, Content-Type) first, and only an `initialize` whose body has arrived
+    opens a session: a refused, stalled or abandoned request never starts a backend. At most ``max_sessions``
+    sessions run per principal; at the cap that caller's session idle longest is ended to make room (its
+    backend gone before the new one starts), and only when all are busy is a new one refused (503), without
+    yielding in between. One tenant never ends another's session; a session's backend ends with it (DELETE,
+    room, `SESSION_IDLE_TIMEOUT`, exit)."""
 
     def __init__(self, settings: Settings, services: SessionServices, tg: anyio.abc.TaskGroup) -> None:
         from mcp.server.transport_security import TransportSecuritySettings
 
         self.settings = settings
-        self.services = services
+        self.root = Session(settings, services)  # each HTTP session's conversation is one of its callers'
         self.tg = tg
         self.sessions: dict[str, _Session] = {}
-        self.named_tenants = False  # the token file names tenants: keep their local originals apart
         self.exit_code = 0
         self.guard = RequestGuard.for_bind(settings.host)
         # The guard above already checked Host and Origin (with the arrival address for wildcard binds).
@@ -433,21 +348,12 @@ class HttpFrontend:
                 self._forget(session)
                 session.stop.cancel()
 
-    async def _relay(self, front: Channel, pipeline: Pipeline, services: SessionServices) -> int:
+    async def _relay(self, front: Channel, session: Session) -> int:
         try:
             async with open_backend(self.settings) as back:
-                relay = Relay(
-                    front,
-                    back,
-                    pipeline,
-                    services,
-                    recover_tool=recover_tool_name(self.settings),
-                    compact=compact_front(self.settings),
-                )
-                return await relay.run()
+                return await Relay(front, back, session, compressed=compressed_front(self.settings)).run()
         except BackendError as exc:
-            dead = Relay(front, None, pipeline, services, recover_tool=None, dead_reason=str(exc))
-            return await dead.run()
+            return await Relay(front, None, session, dead_reason=str(exc)).run()
 
     async def _run_session(self, session: _Session, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
         transport = session.transport
@@ -459,11 +365,12 @@ class HttpFrontend:
                     try:
                         task_status.started()
                         front = SessionMessageChannel(read, write, server_side=True)
-                        services = for_caller(self.services, session.principal, self.named_tenants)
-                        pipeline = new_pipeline(self.settings, services, dedup_scope=transport.mcp_session_id)
+                        conversation = self.root.for_caller(
+                            session.principal, transport.mcp_session_id, keep=False
+                        )
                         code = 0
                         with transport.idle_scope or contextlib.nullcontext():  # abandoned sessions end
-                            code = await self._relay(front, pipeline, services)
+                            code = await self._relay(front, conversation)
                         self.exit_code = self.exit_code or code
                     finally:  # terminated before its streams close: the SDK's router then ends quietly
                         with anyio.CancelScope(shield=True):
@@ -500,12 +407,13 @@ async def _serve_http(settings: Settings, services: SessionServices, until: Unti
         if services.metrics is not None:
             from ..accounting import metrics_endpoint
 
-            loopback = settings.host in ("127.0.0.1", "localhost", "::1")
-            routes.append(Route("/metrics", metrics_endpoint(services.metrics, check_host=loopback)))
+            routes.append(
+                Route("/metrics", metrics_endpoint(services.metrics, check_host=is_loopback(settings.host)))
+            )
         app: Any = Starlette(routes=routes)
         if settings.token_file is not None:
             tokens = load_tokens(settings.token_file)
-            frontend.named_tenants = frontend.stateless.named_tenants = tokens.named
+            frontend.root.named_tenants = frontend.stateless.root.named_tenants = tokens.named
             app = bearer_guard(app, tokens)
         config = uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=2)
         server = uvicorn_server(config, settings.max_body)

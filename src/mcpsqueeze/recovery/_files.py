@@ -1,9 +1,6 @@
-"""Originals on disk: a private directory and crash-safe, no-follow writes into it.
-
-Files let an original outlive the memory cache and be read by the shell shim. A result's
-preview is only returned after its file is complete, so the write is tmp + write + close + rename:
-a reader sees the whole original or no file at all, and a failed write (a full disk) is known before
-the preview. The fsync that makes it survive a power loss runs off the response path (``_sync``).
+"""Originals on disk, in a private directory, written crash-safe and no-follow: tmp, write, close, rename
+before the preview is returned, so a reader sees the whole original or no file, and a failed write is known
+before the preview. The fsync runs off the response path (``_sync``).
 """
 
 from __future__ import annotations
@@ -17,6 +14,7 @@ from pathlib import Path
 from mcpsqueeze._errors import RecoveryError
 
 from ._ids import alias_record, final_name, require_response_id, tmp_name
+from ._port import DEFAULT, Space
 from ._scoped import DIR_FLAGS, open_directory, read_member
 from ._sync import SYNC_DELAY, Syncer
 
@@ -74,12 +72,9 @@ def check_private_dir(st: os.stat_result, path: Path, what: str = "recovery dire
 def readable_by_others(
     path: Path, what: str = "recovery directory", exposes: str = "read every original kept there"
 ) -> str | None:
-    """A warning when a usable directory is still group/world-readable (or -searchable), else None.
-
-    Writable by others is refused by ``check_private_dir``; readable only leaks originals (or, for a
-    socket or token directory, what is there), and a directory the user chose may be meant to be
-    shared, so it is used, with a warning that says how to close it.
-    """
+    """A warning when a usable directory is still group/world-readable (or -searchable), else None: writable
+    by others is refused (``check_private_dir``), readable only leaks, and a directory the user chose may
+    be meant to be shared."""
     try:
         mode = stat.S_IMODE(os.stat(path).st_mode)
     except OSError:
@@ -170,12 +165,8 @@ def open_private_dir(path: Path) -> int:
 
 
 class FileStore:
-    """Writes and reads originals as ``<directory>/mcpsqueeze-<id>.json``.
-
-    The directory is re-opened (no-follow) and re-checked for every operation rather than held
-    open, so that a directory removed by a tmp cleaner is recreated instead of written into
-    after it was unlinked.
-    """
+    """Originals as ``<directory>/mcpsqueeze-<id>.json``; the directory is re-opened (no-follow) and
+    re-checked for every operation, so one removed by a tmp cleaner is recreated, never written into."""
 
     def __init__(self, directory: Path, sync_delay: float | None = SYNC_DELAY) -> None:
         """``sync_delay``: seconds within which a written file is fsynced in the background (and at
@@ -190,13 +181,27 @@ class FileStore:
         if self._syncer is not None:
             self._syncer.flush()
 
+    remote = False
+
     def path_for(self, response_id: str) -> Path:
         """Where the original of ``response_id`` is (or would be) stored."""
         require_response_id(response_id, ValueError)
         return self.directory / final_name(response_id)
 
-    def write(self, response_id: str, original: bytes) -> Path:
-        """Store an original completely, or raise RecoveryError and leave no final file."""
+    def where(self, response_id: str, *, space: Space = DEFAULT) -> str | None:
+        return str(self.path_for(space.local(response_id)))
+
+    def capacity(self) -> int | None:
+        return None
+
+    def first_seen(self, scope: str, digest: str, record: bytes, *, space: Space = DEFAULT) -> bytes | None:
+        return None  # no index shared by replicas here
+
+    def put(
+        self, response_id: str, original: bytes, *, space: Space = DEFAULT, digest: str = ""
+    ) -> str | None:
+        """Store an original completely, or raise RecoveryError and leave no final file; its path."""
+        response_id = space.local(response_id)
         final = self.path_for(response_id)
         tmp = tmp_name(response_id)
         dir_fd = self._open_dir()
@@ -233,13 +238,13 @@ class FileStore:
                 self._syncer.add(later, final.name)
         finally:
             os.close(dir_fd)
-        return final
+        return str(final)
 
-    def alias(self, response_id: str, target_id: str) -> Path:
-        """Make ``response_id`` stand for the original already stored under ``target_id``; return the
-        target's path (the file that holds the bytes). RecoveryError when the target is gone or odd.
-
-        The target's mtime is refreshed first, so retention never removes it before its alias."""
+    def alias(self, response_id: str, target_id: str, *, space: Space = DEFAULT) -> str | None:
+        """Make ``response_id`` stand for the original already stored under ``target_id`` (its mtime refreshed
+        first, so retention never removes it before its alias); the target's path. RecoveryError when the
+        target is gone or odd."""
+        response_id, target_id = space.local(response_id), space.local(target_id)
         target = self.path_for(target_id)
         dir_fd = self._open_dir()
         try:
@@ -252,12 +257,13 @@ class FileStore:
                 raise self._failed(response_id, exc) from exc
         finally:
             os.close(dir_fd)
-        self.write(response_id, alias_record(target_id))
-        return target
+        self.put(response_id, alias_record(target_id))
+        return str(target)
 
-    def read(self, response_id: str) -> bytes:
+    def get(self, response_id: str, *, space: Space = DEFAULT) -> bytes:
         """Return a stored original; RecoveryError when there is none."""
         require_response_id(response_id)
+        response_id = space.local(response_id)
         dir_fd = self._open_dir()
         try:
             return read_member(dir_fd, final_name(response_id), self.directory, response_id)

@@ -1,9 +1,7 @@
-"""The kinds of value a knob takes: each parses a flag's or variable's text, checks a config file's or
-the library's value, and prints it back. One checker per kind, so a bound is checked in one place for
-every door (flag, `MCPSQUEEZE_*` variable, `[defaults]`, `[policies]`, keyword of the Python API).
-
-Every number is finite: nan and inf are refused everywhere (issue 23 item 4), and so is a number past the
-kind's bound. Errors are `ValueError` with a short reason; the door adds where the value came from.
+"""The kinds of value a knob takes: each parses a flag's or variable's text, checks a config file's or the
+library's value, and prints it back, so a bound is checked in one place for every door. Every number is
+finite (nan and inf are refused everywhere) and within its kind's bound. Errors are `ValueError` with a
+short reason; the door adds where the value came from.
 """
 
 from __future__ import annotations
@@ -18,10 +16,11 @@ from typing import Any
 __all__ = [
     "MAX_DURATION",
     "MAX_TIMEOUT",
+    "Boolean",
     "Choice",
     "Duration",
-    "Flag",
     "Globs",
+    "Headers",
     "Kind",
     "PathValue",
     "Seconds",
@@ -43,6 +42,7 @@ class Kind:
 
     metavar = "VALUE"
     off: bool = False  # whether the knob has an "off" value (None)
+    many: bool = False  # a flag given once per value (its variable: one value a line)
 
     def parse(self, text: str) -> Any:
         """A flag's or environment variable's text."""
@@ -221,7 +221,7 @@ class Size(Kind):
 
 
 @dataclass(frozen=True)
-class Flag(Kind):
+class Boolean(Kind):
     """true or false (a variable also takes 1/0, yes/no, on/off)."""
 
     metavar = "BOOL"
@@ -313,6 +313,31 @@ class Globs(Kind):
 
     def show(self, value: Any) -> str:
         return ",".join(value) if value else "none"
+
+
+@dataclass(frozen=True)
+class Headers(Kind):
+    """HTTP headers for a URL backend: `KEY=VALUE` once per header on a flag (one a line in the
+    variable), a table elsewhere."""
+
+    metavar = "KEY=VALUE"
+    many = True
+
+    def parse(self, text: str) -> str:
+        key, sep, _ = text.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"{text!r} is not KEY=VALUE")
+        return text
+
+    def check(self, value: Any) -> dict[str, str]:
+        if isinstance(value, list | tuple):
+            value = {k.strip(): v for k, _, v in (self.parse(item).partition("=") for item in value)}
+        if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+            raise ValueError("must be a table of header names and string values")
+        return {str(k): v for k, v in value.items()}
+
+    def show(self, value: Any) -> str:
+        return ", ".join(f"{k}=..." for k in value) if value else "none"
 
 
 def format_duration(seconds: float) -> str:

@@ -1,14 +1,8 @@
-"""One table of settings: every knob declared once, as a field of `Policy` (per tool) or `Settings` (per
-session) made by `knob(...)`, which carries its kind (type and bounds), default, help, flag, variable,
-config key and API keyword. Everything else is derived from the table (`KNOBS`, settings/_table.py):
-
-- the CLI options of `wrap`, `serve` and `config` (cli/_options.py), each with `MCPSQUEEZE_<NAME>`;
-- the `[defaults]` keys of the config file, and the `[policies]` keys (the `Policy` rows);
-- the keywords of `Squeezer`, `shrink_tools` and `Client`, with the library's own defaults;
-- the `mcpsqueeze config` printout.
-
-To add a knob: one `knob(...)` field in `Policy` (when a config rule may set it per tool) or `Settings`,
-and the code that reads it. Nothing else.
+"""One table of settings: every knob declared once, a field of `Policy` (per tool) or `Settings` (per session)
+made by `knob(...)`, with its kind, default, help, flag (and alias), variable, config key and API keyword.
+From the table (`KNOBS`, _table.py) come the CLI options of `wrap`, `serve`, `config` and `auth login`, the
+`[defaults]` and `[policies]` keys, the keywords of `Squeezer`, `shrink_tools` and `Client`, and the
+`mcpsqueeze config` printout. To add a knob: one `knob(...)` field, and the code that reads it.
 """
 
 from __future__ import annotations
@@ -38,6 +32,7 @@ class Knob:
     default: Any = None  # filled in from the field's default (or its factory's value)
     flag: str | None = ""  # "": --NAME-WITH-DASHES; None: no flag
     short: str | None = None  # "-q"
+    alias: str | None = None  # another flag, whose value may be left out (then: the default)
     switch: bool | None = None  # a flag without a value: True sets the knob (--toonify), False clears it
     env: str | None = ""  # "": MCPSQUEEZE_<NAME>; None: none
     config: bool = True  # a `[defaults]` key (a Policy knob is also a `[policies]` key)

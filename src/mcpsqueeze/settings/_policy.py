@@ -1,13 +1,8 @@
-"""Per-tool policies: which stages run, and with what budget, for one `server:tool`. Pure, no I/O.
+"""Per-tool policies: which stages run, and with what budget, for one `server:tool`. Pure.
 
-A `Policy` is the fully resolved answer for one call. Its fields are the per-tool rows of the table of
-settings (settings/_knobs.py): each is also a flag, a variable, a `[defaults]` and a `[policies]` key and
-a keyword of the Python API. The session's `Settings` holds the session-wide `Policy`; the rules of a
-config file refine it, matched by glob on `server:tool` (a pattern without `:` matches the tool name on
-any server), applied in file order so a later rule wins key by key. The pipeline resolves it once per
-call (`Call.policy`); the stages only read it.
-
-To add a per-tool knob: one `knob(...)` field here, and the stage that reads it.
+A `Policy` is the resolved answer for one call; its fields are the per-tool rows of the table of settings. A
+config file's rules refine the session's `Policy`, matched by glob on `server:tool` in file order (a later
+rule wins key by key). The pipeline resolves it once per call; the stages only read it.
 """
 
 from __future__ import annotations
@@ -18,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ._kinds import Flag, Text, Whole
+from ._kinds import Boolean, Text, Whole
 from ._knobs import knob
 
 __all__ = [
@@ -57,10 +52,11 @@ class Policy:
         DEFAULT_BUDGET,
         Whole(MIN_BUDGET, 1 << 40, unit="characters"),
         "Character budget for each tool result's text, notice included.",
+        alias="--shrinkfit",  # mcp-compressor's spelling (a bare --shrinkfit is the default budget)
     )
-    shrink: bool = knob(True, Flag(), "Never shrink results.", flag="--no-shrink", switch=False)
+    shrink: bool = knob(True, Boolean(), "Never shrink results.", flag="--no-shrink", switch=False)
     dedup: bool = knob(
-        True, Flag(), "Never replace repeated results with a pointer.", flag="--no-dedup", switch=False
+        True, Boolean(), "Never replace repeated results with a pointer.", flag="--no-dedup", switch=False
     )
     truncate_chars: int | None = knob(  # a cap on each text block as well (None: the budget only)
         None,
@@ -84,7 +80,7 @@ class Policy:
     )
     toonify: bool = knob(  # show JSON results that are not shrunk as TOON
         False,
-        Flag(),
+        Boolean(),
         "Show JSON results that are not shrunk as TOON (mcp-compressor compatible); the original JSON "
         "stays recoverable byte for byte.",
         switch=True,
@@ -105,7 +101,7 @@ class Policy:
     )
     drop_duplicate_structured: bool = knob(  # drop structuredContent equal to the text (hides outputSchema)
         False,
-        Flag(),
+        Boolean(),
         "For clients that show structuredContent to the model: drop it when it repeats the text, and "
         "hide those tools' outputSchema. The original stays recoverable. Off: never modified.",
         switch=True,

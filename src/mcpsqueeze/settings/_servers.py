@@ -8,9 +8,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .._errors import UsageError
+from .._net import is_url
 
 if TYPE_CHECKING:
-    from ._oauth import OAuthClient
+    from ._oauth_client import OAuthClient
 
 __all__ = ["ServerSpec", "ToolFilter", "parse_config", "parse_servers", "spec_from_argv"]
 
@@ -85,7 +86,7 @@ def _oauth_keys(entry: dict[str, Any], where: str) -> OAuthClient | None:
             raise UsageError(f"{where}: {key} must be a non-empty string")
     from pathlib import Path
 
-    from ._oauth import OAuthClient
+    from ._oauth_client import OAuthClient
 
     secret = given.get("oauth_client_secret_file")
     try:
@@ -149,7 +150,7 @@ def parse_servers(servers: Any, source: str = "config") -> list[ServerSpec]:
 
 
 def _compress_tools(entry: dict[str, Any], where: str) -> str | None:
-    """An entry's `compress_tools` key: this server's listing level (issue 22), else the session's."""
+    """An entry's `compress_tools` key: this server's listing level, else the session's."""
     from ._settings import COMPRESS_LEVELS
 
     level = entry.get("compress_tools")
@@ -169,6 +170,6 @@ def spec_from_argv(
         raise UsageError(f"server name {name!r} may contain only letters, digits, '-' and '_'")
     if not target:
         raise UsageError("give the backend after '--': a command with its arguments, or a URL")
-    if len(target) == 1 and target[0].startswith(("http://", "https://")):
+    if is_url(target):
         return ServerSpec(name, url=target[0], headers=headers or {}, oauth=oauth)
     return ServerSpec(name, target[0], tuple(target[1:]))

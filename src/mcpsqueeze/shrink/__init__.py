@@ -6,8 +6,8 @@ truncation record; this package only decides what to show and renders what the m
 
 from __future__ import annotations
 
+from mcpsqueeze._jsonbytes import NOT_JSON, parse_kept, parse_strict
 from mcpsqueeze.shrink._engine import Shrunk, shrink_texts
-from mcpsqueeze.shrink._json import NOT_JSON, parse_kept, parse_strict
 from mcpsqueeze.shrink._notice import (
     RecoveryHint,
     Report,

@@ -1,6 +1,6 @@
 """What both condensers share: the condensed copy they return, and the sizes and markers they use.
 
-Sizes are of compact JSON as ``dumps`` writes it, so that a copy's size is known while it is built.
+Sizes are of compact JSON as ``dumps_text`` writes it, so that a copy's size is known while it is built.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from collections.abc import Iterable, KeysView
 from dataclasses import dataclass, field
 from typing import Final, Protocol
 
-from mcpsqueeze.shrink._json import dumps
+from mcpsqueeze._jsonbytes import dumps_text
 
 MAX_DEPTH: Final = 48  # deepest level the condensers descend into; deeper containers are collapsed
 STRING_SLACK: Final = 16  # a string is only cut when that saves at least a marker's width
@@ -193,14 +193,14 @@ def leaf_size(value: object) -> int:
     if value is False:
         return 5
     if type(value) is float:
-        return len(repr(value))  # as ``dumps`` writes it
+        return len(repr(value))  # as ``dumps_text`` writes it
     return len(str(value))
 
 
 def str_size(text: str) -> int:
     if text.isprintable():
         return len(text) + 2 + text.count('"') + text.count("\\")
-    return len(dumps(text))  # control characters and lone surrogates: measure the real escapes
+    return len(dumps_text(text))  # control characters and lone surrogates: measure the real escapes
 
 
 def gap_text(first: int, last: int) -> str:

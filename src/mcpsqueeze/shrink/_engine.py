@@ -6,9 +6,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from mcpsqueeze._errors import ShrinkError
+from mcpsqueeze._jsonbytes import NOT_JSON, dumps_text, parse_kept
 from mcpsqueeze.shrink._condense import condense
 from mcpsqueeze.shrink._copy import Condensed, Plans
-from mcpsqueeze.shrink._json import NOT_JSON, dumps, parse_kept
 from mcpsqueeze.shrink._notice import (
     COMPACT_BELOW,
     MAX_DROPPED_FIELDS,
@@ -192,7 +192,7 @@ def _condense_to(value: object, room: int, plans: Plans) -> tuple[Condensed, str
         condensed = condense(value, goal, plans)
         if condensed is None:
             return None
-        rendered = dumps(condensed.value)
+        rendered = dumps_text(condensed.value)
         if len(rendered) <= room:
             return condensed, rendered
         goal -= len(rendered) - room + max(8, room // 50)
@@ -200,7 +200,7 @@ def _condense_to(value: object, room: int, plans: Plans) -> tuple[Condensed, str
 
 
 def _record_json(report: Report, hint: RecoveryHint, kind: str, compact: bool) -> str:
-    return ',"truncation":' + dumps(truncation_record(report, hint, kind, compact=compact))
+    return ',"truncation":' + dumps_text(truncation_record(report, hint, kind, compact=compact))
 
 
 def _worst_report(original: int, budget: int) -> Report:

@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import chain, repeat, zip_longest
 from operator import itemgetter, methodcaller
 
-from mcpsqueeze.shrink._json import dumps
+from mcpsqueeze._jsonbytes import dumps_text
 from mcpsqueeze.shrink._rank import rank_lines
 
 __all__ = [
@@ -303,4 +303,6 @@ def pinned_chars(root: object, found: dict[int, list[int]], most: int) -> int:
     """The room the items ``pins`` found take in compact JSON, each at most ``most`` characters."""
     if not any(found.values()):
         return 0
-    return sum(min(len(dumps(node[i])), most) + 1 for node in _arrays(root) for i in found.get(id(node), ()))
+    return sum(
+        min(len(dumps_text(node[i])), most) + 1 for node in _arrays(root) for i in found.get(id(node), ())
+    )

@@ -1,57 +1,50 @@
 """Transports: the wire on both sides of a door. JSON-RPC lines, channels to a backend (a spawned
 process's stdio, streamable HTTP, in-memory pipes), the backend port (`Backend`: every request is
-answered) with its `Connection` adapter and the links serve and `Client` hold (`ServerLink`), OAuth for
+answered) with its `Correlator` adapter and the links serve and `Client` hold (`ServerLink`), OAuth for
 URL backends, and the listening side of the HTTP doors (sockets, bearer tokens, uvicorn).
-
-Names load on first use: `wrap` relays its first `initialize` with `_jsonrpc` alone, before anyio or
-the SDK are imported.
 """
 
 from __future__ import annotations
 
-from .._lazy import LazyFace
-
-TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing typing is not free at start-up
-if TYPE_CHECKING:
-    from ._auth import PRINCIPAL_KEY, Tokens, bearer_guard, check_token_path, is_loopback, load_tokens
-    from ._backend import Backend, Connection
-    from ._channels import (
-        Channel,
-        ChannelClosed,
-        ProcessChannel,
-        SessionMessageChannel,
-        StdioChannel,
-        http_backend,
-        open_backend,
-        open_channel,
-        open_process_channel,
-    )
-    from ._jsonrpc import (
-        BACKEND_GONE,
-        INVALID_PARAMS,
-        INVALID_REQUEST,
-        PARSE_ERROR,
-        TIMEOUT,
-        UNREADABLE,
-        Invalid,
-        Message,
-        error_response,
-        line_of,
-        parse_line,
-        unreadable_answer,
-        valid_id,
-        with_id,
-    )
-    from ._oauth import backend_auth, clear_tokens, login, preflight
-    from ._paging import list_tool_names, list_tools
-    from ._prestart import discard, prestart, prestart_from_command_line, started
-    from ._server import Until, bind_unix, on_signals, tcp_listener, uvicorn_server
-    from ._server_link import BackendTimeout, ServerLink
+from ._bearer import PRINCIPAL_KEY, Tokens, bearer_guard, check_token_path, load_tokens
+from ._channels import (
+    Channel,
+    ChannelClosed,
+    ProcessChannel,
+    SessionMessageChannel,
+    StdioChannel,
+    http_backend,
+    open_backend,
+    open_channel,
+    open_process_channel,
+)
+from ._correlator import Backend, Correlator, Sent, gone_error, what_of
+from ._jsonrpc import (
+    BACKEND_GONE,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    TIMEOUT,
+    UNREADABLE,
+    Invalid,
+    Message,
+    error_response,
+    line_of,
+    parse_line,
+    unreadable_answer,
+    valid_id,
+    with_id,
+)
+from ._oauth import backend_auth, clear_tokens, login, preflight
+from ._paging import MAX_PAGES, list_tool_names, list_tools
+from ._server import Until, bind_unix, on_signals, tcp_listener, uvicorn_server
+from ._server_link import BackendTimeout, ServerLink
 
 __all__ = [
     "BACKEND_GONE",
     "INVALID_PARAMS",
     "INVALID_REQUEST",
+    "MAX_PAGES",
     "PARSE_ERROR",
     "PRINCIPAL_KEY",
     "TIMEOUT",
@@ -60,10 +53,11 @@ __all__ = [
     "BackendTimeout",
     "Channel",
     "ChannelClosed",
-    "Connection",
+    "Correlator",
     "Invalid",
     "Message",
     "ProcessChannel",
+    "Sent",
     "ServerLink",
     "SessionMessageChannel",
     "StdioChannel",
@@ -74,10 +68,9 @@ __all__ = [
     "bind_unix",
     "check_token_path",
     "clear_tokens",
-    "discard",
     "error_response",
+    "gone_error",
     "http_backend",
-    "is_loopback",
     "line_of",
     "list_tool_names",
     "list_tools",
@@ -89,66 +82,10 @@ __all__ = [
     "open_process_channel",
     "parse_line",
     "preflight",
-    "prestart",
-    "prestart_from_command_line",
-    "started",
     "tcp_listener",
     "unreadable_answer",
     "uvicorn_server",
     "valid_id",
+    "what_of",
     "with_id",
 ]
-
-_MODULES = {
-    "BACKEND_GONE": "_jsonrpc",
-    "INVALID_PARAMS": "_jsonrpc",
-    "INVALID_REQUEST": "_jsonrpc",
-    "PARSE_ERROR": "_jsonrpc",
-    "TIMEOUT": "_jsonrpc",
-    "UNREADABLE": "_jsonrpc",
-    "Backend": "_backend",
-    "BackendTimeout": "_server_link",
-    "Channel": "_channels",
-    "ChannelClosed": "_channels",
-    "Connection": "_backend",
-    "Invalid": "_jsonrpc",
-    "Message": "_jsonrpc",
-    "PRINCIPAL_KEY": "_auth",
-    "ProcessChannel": "_channels",
-    "ServerLink": "_server_link",
-    "SessionMessageChannel": "_channels",
-    "StdioChannel": "_channels",
-    "Tokens": "_auth",
-    "backend_auth": "_oauth",
-    "bearer_guard": "_auth",
-    "bind_unix": "_server",
-    "check_token_path": "_auth",
-    "clear_tokens": "_oauth",
-    "discard": "_prestart",
-    "error_response": "_jsonrpc",
-    "http_backend": "_channels",
-    "is_loopback": "_auth",
-    "line_of": "_jsonrpc",
-    "list_tool_names": "_paging",
-    "list_tools": "_paging",
-    "load_tokens": "_auth",
-    "login": "_oauth",
-    "on_signals": "_server",
-    "Until": "_server",
-    "open_backend": "_channels",
-    "open_channel": "_channels",
-    "open_process_channel": "_channels",
-    "parse_line": "_jsonrpc",
-    "preflight": "_oauth",
-    "prestart": "_prestart",
-    "prestart_from_command_line": "_prestart",
-    "started": "_prestart",
-    "tcp_listener": "_server",
-    "unreadable_answer": "_jsonrpc",
-    "uvicorn_server": "_server",
-    "valid_id": "_jsonrpc",
-    "with_id": "_jsonrpc",
-}
-
-
-__getattr__ = LazyFace(__name__, _MODULES, globals())

@@ -1,9 +1,6 @@
-"""Message channels: one JSON-RPC peer each, carrying plain dicts.
-
-The proxy relays raw JSON objects, not SDK models, so whatever it does not deliberately change reaches the
-other side field for field (unknown fields, explicit nulls and future protocol versions included).
-Transports differ only here: newline-delimited stdio (our own stdin/stdout, or a child process) and the
-SDK's streamable-HTTP streams of `SessionMessage`, adapted to dicts at the edge.
+"""Message channels: one JSON-RPC peer each, carrying plain dicts, so what the proxy does not change reaches
+the other side field for field. Newline-delimited stdio (our own, or a child process's, over raw fds) and
+the SDK's streamable-HTTP streams of `SessionMessage`, adapted to dicts at the edge.
 """
 
 from __future__ import annotations
@@ -21,7 +18,7 @@ import anyio
 import anyio.abc
 
 from .._errors import BackendError
-from .._pipes import widen
+from .._spawn import spawn
 from ..settings import Settings
 from ._jsonrpc import Invalid, Message, line_of, parse_line
 
@@ -38,7 +35,7 @@ __all__ = [
 ]
 
 MAX_LINE = 1 << 31  # one message may be huge (a 50 MB result); the OS pipe, not us, is the limit
-_READ = 1 << 20  # bytes asked of a descriptor at once (the backend's pipe is widened to 1 MiB)
+_READ = 1 << 20  # bytes asked of a descriptor at once
 _OFFLOAD_BYTES = 1 << 20  # messages above ~1 MB are (de)serialised in a worker thread
 _FINISH_LINE_SECONDS = 5.0
 
@@ -70,19 +67,13 @@ def _looks_big(message: Message) -> bool:
 
 
 class _LineReader:
-    """Newline-delimited lines from a byte stream, each handed over as the buffer it was read into.
-
-    anyio's `BufferedByteReceiveStream.receive_until` held a line three times at its end (the buffer,
-    a slice of it and the bytes made of that slice): 300 MB at once for a 100 MB result (issue 23 item 12).
-    Here the buffer itself becomes the line; only what followed the newline (at most one read) is copied."""
+    """Newline-delimited lines from a byte stream, each handed over as the buffer it was read into: a
+    line is held once (not as a buffer, a slice and bytes); only what followed the newline is copied."""
 
     def __init__(self, stream: anyio.abc.ByteReceiveStream) -> None:
         self._stream = stream
         self._buffer = bytearray()
         self._searched = 0  # bytes of the buffer known to hold no newline
-
-    def feed(self, data: bytes) -> None:
-        self._buffer += data
 
     def _buffered_line(self, max_bytes: int) -> bytearray | None:
         """The next whole line already read, or None; no line within `max_bytes` is an error."""
@@ -107,18 +98,15 @@ class _LineReader:
 
 
 class _FdLineReader(_LineReader):
-    """Lines from a non-blocking file descriptor, read by a callback the event loop runs when it is
-    readable: registered once, not per line (anyio's `wait_readable` added and removed the fd from
-    epoll around every wait, after a read that failed with `BlockingIOError`: two system calls, an
-    exception and anyio's bookkeeping per message). The callback reads what is there into the buffer
-    and wakes the waiting `receive_line`; with a whole line buffered and nobody waiting it stops
-    reading (the pipe holds the rest) until the next `receive_line`. A descriptor epoll cannot watch
-    (a regular file) is simply read: it never blocks."""
+    """Lines from a non-blocking file descriptor, read by a callback the event loop runs when it is readable:
+    registered once, not per line (no epoll registration, failed read and bookkeeping per message). With a
+    whole line buffered and nobody waiting it stops reading until the next `receive_line`. A descriptor
+    epoll cannot watch (a regular file) is simply read."""
 
     def __init__(self, source: _FdReceive) -> None:
         super().__init__(source)
         self._fd = source.fd
-        self._eof = source.ended
+        self._eof = False
         self._error: OSError | None = None
         self._waiter: asyncio.Future[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -193,10 +181,6 @@ class _LineChannel:
         self._send_lock = anyio.Lock()
         self._write_now = send.write_now if isinstance(send, _FdSend) else None
 
-    def feed(self, data: bytes) -> None:
-        """Bytes already read from the peer (before the relay ran): received before anything new."""
-        self._receive.feed(data)
-
     async def receive(self) -> Message | Invalid:
         while True:
             try:
@@ -249,22 +233,15 @@ class _FdReceive(anyio.abc.ByteReceiveStream):
     """Reads a raw file descriptor without blocking the event loop (a `_LineChannel` reads it through
     `_FdLineReader` instead, which keeps the descriptor registered with the loop)."""
 
-    def __init__(self, fd: int, ended: bool = False) -> None:
+    def __init__(self, fd: int) -> None:
         self._fd = fd
-        self._ended = ended  # its end of file was read already (a terminal gives it only once)
         os.set_blocking(fd, False)
 
     @property
     def fd(self) -> int:
         return self._fd
 
-    @property
-    def ended(self) -> bool:
-        return self._ended
-
     async def receive(self, max_bytes: int = _READ) -> bytes:
-        if self._ended:
-            raise anyio.EndOfStream
         while True:
             try:
                 data = os.read(self._fd, max_bytes)
@@ -331,19 +308,15 @@ class _FdSend(anyio.abc.ByteSendStream):
 
 
 class StdioChannel(_LineChannel):
-    """Our own stdin/stdout, claimed for the protocol.
+    """Our own stdin/stdout, claimed for the protocol: fd 1 points at stderr, so a stray print cannot corrupt
+    the stream the agent reads."""
 
-    fd 1 is re-pointed at stderr so that a stray print (ours or a library's) cannot corrupt the JSON-RPC
-    stream the agent reads. `unread` and `ended`: what `_handshake` read from stdin but left unhandled.
-    """
-
-    def __init__(self, unread: bytes = b"", ended: bool = False) -> None:
+    def __init__(self) -> None:
         stdin = os.dup(0)
         stdout = os.dup(1)
         os.dup2(2, 1)
         sys.stdout = sys.stderr
-        super().__init__(_FdReceive(stdin, ended), _FdSend(stdout))
-        self.feed(unread)
+        super().__init__(_FdReceive(stdin), _FdSend(stdout))
 
 
 _EXIT_GRACE = 1.0  # seconds a backend has to exit once its stdin is closed
@@ -353,9 +326,11 @@ _TERM_GRACE = 0.5  # seconds after SIGTERM before SIGKILL
 class ProcessChannel(_LineChannel):
     """A backend server spawned as a child, speaking over its stdin/stdout; its stderr stays ours."""
 
-    def __init__(self, process: anyio.abc.Process, argv: Sequence[str]) -> None:
+    def __init__(self, process: subprocess.Popen[bytes], argv: Sequence[str]) -> None:
         assert process.stdout is not None and process.stdin is not None
-        super().__init__(process.stdout, process.stdin)
+        super().__init__(_FdReceive(os.dup(process.stdout.fileno())), _FdSend(os.dup(process.stdin.fileno())))
+        process.stdin.close()
+        process.stdout.close()
         self.process = process
         self.argv = list(argv)
 
@@ -368,6 +343,11 @@ class ProcessChannel(_LineChannel):
                 return f"the backend was killed by {signal.Signals(-code).name}"
         return f"the backend exited with code {code}"
 
+    async def wait(self) -> int:
+        while (code := self.process.poll()) is None:  # only at shutdown or failure: polling is enough
+            await anyio.sleep(0.01)
+        return code
+
     async def aclose(self) -> None:
         # shielded from the first await: closed from a cancelled scope (serve stopping), the child must
         # still be reaped, and killed if it will not exit. Its stdin closed, a server has `_EXIT_GRACE`
@@ -375,80 +355,23 @@ class ProcessChannel(_LineChannel):
         with anyio.CancelScope(shield=True):
             await super().aclose()
             with anyio.move_on_after(_EXIT_GRACE):
-                await self.process.wait()
+                await self.wait()
                 return
             with contextlib.suppress(ProcessLookupError):
                 self.process.terminate()
             with anyio.move_on_after(_TERM_GRACE):
-                await self.process.wait()
+                await self.wait()
                 return
             with contextlib.suppress(ProcessLookupError):
                 self.process.kill()
-            await self.process.wait()
+            await self.wait()
 
 
-class _AdoptedProcess:
-    """A backend spawned before the event loop ran (`_prestart`), with the parts of `anyio.abc.Process`
-    that `ProcessChannel` uses."""
-
-    def __init__(self, popen: subprocess.Popen[bytes]) -> None:
-        assert popen.stdin is not None and popen.stdout is not None
-        self._popen = popen
-        self.pid = popen.pid
-        self.stdin = _FdSend(os.dup(popen.stdin.fileno()))
-        self.stdout = _FdReceive(os.dup(popen.stdout.fileno()))
-        widen(popen.stdout.fileno())  # a 200 KB answer in one read, not four
-        popen.stdin.close()
-        popen.stdout.close()
-
-    @property
-    def returncode(self) -> int | None:
-        return self._popen.poll()
-
-    async def wait(self) -> int:
-        while (code := self._popen.poll()) is None:  # only at shutdown or failure: polling is enough
-            await anyio.sleep(0.01)
-        return code
-
-    def terminate(self) -> None:
-        self._popen.terminate()
-
-    def kill(self) -> None:
-        self._popen.kill()
-
-
-async def open_process_channel(
+def open_process_channel(
     argv: Sequence[str], env: Mapping[str, str] | None = None, cwd: str | None = None
 ) -> ProcessChannel:
-    """Spawn the backend (or adopt the one `_prestart` spawned); a missing command is a clear BackendError."""
-    if env is None and cwd is None:
-        from ._prestart import take
-
-        early = take(argv)
-        if early is not None:
-            return ProcessChannel(_AdoptedProcess(early), argv)  # type: ignore[arg-type]
-    try:
-        process = await anyio.open_process(
-            list(argv),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=None,
-            env={**os.environ, **env} if env else None,
-            cwd=cwd,
-            start_new_session=True,
-        )
-    except FileNotFoundError as exc:
-        raise BackendError(
-            f"cannot start the backend: command {argv[0]!r} was not found; check the command after '--' "
-            "and that it is on PATH"
-        ) from exc
-    except PermissionError as exc:
-        raise BackendError(
-            f"cannot start the backend: {argv[0]!r} is not executable ({exc.strerror})"
-        ) from exc
-    except OSError as exc:
-        raise BackendError(f"cannot start the backend {argv[0]!r}: {exc}") from exc
-    return ProcessChannel(process, argv)
+    """Spawn the backend; a missing command is a clear BackendError."""
+    return ProcessChannel(spawn(argv, env, cwd), argv)
 
 
 class SessionMessageChannel:
@@ -559,13 +482,13 @@ async def open_channel(
     env: Mapping[str, str] | None = None,
     cwd: str | None = None,
 ) -> AsyncIterator[Channel]:
-    """The channel to one backend: streamable HTTP to `url`, else the command `argv` spawned (or the one
-    `_prestart` spawned), closed and reaped at the end. Every backend of every door is opened here."""
+    """The channel to one backend: streamable HTTP to `url`, else the command `argv` spawned, closed and
+    reaped at the end. Every backend of every door is opened here."""
     if url is not None:
         async with http_backend(url, headers, timeout, oauth) as channel:
             yield channel
         return
-    channel = await open_process_channel(argv, env, cwd)
+    channel = open_process_channel(argv, env, cwd)
     try:
         yield channel
     finally:
@@ -574,7 +497,7 @@ async def open_channel(
 
 @contextlib.asynccontextmanager
 async def open_backend(settings: Settings) -> AsyncIterator[Channel]:
-    """The channel to the backend `settings` name: a spawned command (or the pre-started one) or a URL."""
+    """The channel to the backend `settings` name: a spawned command or a URL."""
     url = settings.target[0] if settings.is_url else None
     async with open_channel(
         url=url,

@@ -17,8 +17,8 @@ import anyio
 
 from .._errors import UsageError
 from ..recovery import ensure_private_dir
-from ._auth import warn_if_readable
-from ._limits import DEFAULT_MAX_BODY, BodyLimit, timed_protocol
+from ._bearer import warn_if_readable
+from ._http_limits import DEFAULT_MAX_BODY, BodyLimit, timed_protocol
 
 __all__ = ["Until", "bind_unix", "on_signals", "tcp_listener", "uvicorn_server"]
 
@@ -36,14 +36,9 @@ async def on_signals(stop: Callable[[], None]) -> None:
 
 
 def tcp_listener(host: str, port: int) -> socket.socket:
-    """A listening TCP socket for uvicorn whose connections get TCP_NODELAY.
-
-    asyncio sets TCP_NODELAY only on sockets whose proto is IPPROTO_TCP; `socket.socket(AF_INET)` has
-    proto 0, so its accepted connections kept Nagle on: uvicorn writes a response's head and body
-    separately, and the body waited for the client's delayed ACK of the head, ~40 ms per response
-    (each 2026-07-28 call is one such response; docs/benchmarks.md). Linux passes the listener's
-    TCP_NODELAY on to accepted sockets as well.
-    """
+    """A listening TCP socket for uvicorn whose connections get TCP_NODELAY (Linux passes it on to accepted
+    sockets): asyncio sets it only on sockets whose proto is IPPROTO_TCP, and without it a response's body
+    waits for the client's delayed ACK of its head (~40 ms a response)."""
     sock = socket.socket(
         socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP
     )
@@ -59,7 +54,7 @@ def uvicorn_server(
 ) -> Any:
     """uvicorn's server without its own signal handling: ours stops it gracefully and prints the summary.
 
-    Every door gets the bounds of `_limits`: request bodies of at most `max_body` bytes (413 past it,
+    Every door gets the bounds of `_http_limits`: request bodies of at most `max_body` bytes (413 past it,
     rendered by `too_large`, JSON-RPC by default) and `HEAD_TIMEOUT` to send a request head."""
     import uvicorn
     from uvicorn.protocols.http.auto import AutoHTTPProtocol

@@ -1,8 +1,5 @@
-"""Long-lived connections to a session's backends (serve and `Client`), reconnected on demand.
-
-Each is a `Connection` (the backend port, `_backend`) over the backend's channel: a spawned command's
-stdio or streamable HTTP. Results are the wire dicts as the server sent them (structuredContent not
-validated), and an answer no parser reads is an error naming the cause, as in wrap.
+"""Long-lived connections to a session's backends (serve and `Client`), reconnected on demand: a `Correlator`
+over a spawned command's stdio or streamable HTTP; results are the wire dicts as sent.
 """
 
 from __future__ import annotations
@@ -14,11 +11,12 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.abc
 
+from .._envelope import HANDSHAKE_VERSION
 from .._errors import BackendError, BackendFailure
 from ..settings import ServerSpec, ToolFilter
-from ._backend import Connection
 from ._channels import Channel
-from ._jsonrpc import BACKEND_GONE, Message, error_response
+from ._correlator import Correlator
+from ._jsonrpc import BACKEND_GONE, TIMEOUT, Message, error_response
 from ._paging import list_tools
 
 __all__ = ["BackendTimeout", "ServerLink"]
@@ -27,9 +25,6 @@ logger = logging.getLogger(__name__)
 
 
 CONNECT_TIMEOUT = 60.0
-PROTOCOL_VERSION = (
-    "2025-11-25"  # what a session speaks to its backends (the SDK client's legacy mode did too)
-)
 #: Levels of a listed tool (its input schema's nesting, mostly) kept: deeper parts are listed as `{}`
 #: (any value; the backend still checks its arguments). A backend may nest a schema 1,000 levels; the
 #: shell shim's JSON parser, flags and Code Mode's types then walk a bounded depth.
@@ -60,7 +55,7 @@ class ServerLink:
         self.error: str | None = "not started"
         self.tools: list[dict[str, Any]] = []
         self._listings = self._listed = 0  # listings asked for, and the latest one applied
-        self._connection: Connection | None = None
+        self._connection: Correlator | None = None
         self._stop: anyio.Event | None = None
         self._lock = anyio.Lock()
 
@@ -105,7 +100,7 @@ class ServerLink:
                     if message.get("method") == "notifications/tools/list_changed":
                         tg.start_soon(self._relist, connection)  # not inline: the reader delivers its answer
 
-                connection = Connection(channel, on_notification=on_notification)
+                connection = Correlator(channel, on_notification=on_notification, timeout=self.timeout)
 
                 async def read() -> None:
                     await connection.run()
@@ -133,7 +128,7 @@ class ServerLink:
             if self.status == "up":
                 self.status, self.error = "down", "stopped"
 
-    async def _relist(self, connection: Connection, starting: bool = False) -> None:
+    async def _relist(self, connection: Correlator, starting: bool = False) -> None:
         """The backend's tools, listed (again, after notifications/tools/list_changed: a tool added later
         can be called, a removed one is no longer offered). A later listing is never replaced by an
         earlier one that answered last; a failed re-listing keeps the tools as they were."""
@@ -154,10 +149,9 @@ class ServerLink:
                 _within_depth(t, MAX_SCHEMA_DEPTH) for t in listed if self.filter.allows(self.name, t["name"])
             ]
 
-    async def _ask(self, connection: Connection, method: str, params: dict[str, Any]) -> Any:
+    async def _ask(self, connection: Correlator, method: str, params: dict[str, Any]) -> Any:
         """The result of one request of the link's own (handshake, listing); BackendError for an error."""
-        with anyio.fail_after(self.timeout) if self.timeout else contextlib.nullcontext():
-            answer = await connection.request(method, params)
+        answer = await connection.ask(method, params)
         if "result" not in answer:
             raise BackendError(_error_text(answer))
         return answer["result"]
@@ -170,28 +164,25 @@ class ServerLink:
             return self.error or "not connected"
         return connection.dead
 
-    async def request(self, method: str, params: dict[str, Any] | None = None) -> Message:
+    async def ask(self, method: str, params: dict[str, Any] | None = None) -> Message:
         """One request on the held connection (the backend port); a backend-gone error when there is none."""
         connection = self._connection
         if connection is None:
             return error_response(None, BACKEND_GONE, f"mcpsqueeze: backend {self.name!r} is not connected")
-        return await connection.request(method, params)
+        return await connection.ask(method, params)
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
         """The raw CallToolResult dict, exactly as the backend sent it (structuredContent not validated)."""
         connection = self._connection
         if connection is None:
             raise BackendError(f"backend {self.name!r} is not connected: {self.error}")
-        request = {"jsonrpc": "2.0", "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
-        why = f"timed out after {self.timeout:g} s (mcpsqueeze)" if self.timeout else "cancelled (mcpsqueeze)"
-        try:
-            with anyio.fail_after(self.timeout) if self.timeout else contextlib.nullcontext():
-                answer = await connection.exchange(request, why)
-        except TimeoutError as exc:
+        answer = await connection.ask("tools/call", {"name": tool, "arguments": arguments})
+        error = answer.get("error")
+        if isinstance(error, dict) and error.get("code") == TIMEOUT:
             raise BackendTimeout(
                 f"backend {self.name!r} did not answer {tool} within {self.timeout:g} s; "
                 "retry, narrow the request, or raise --timeout"
-            ) from exc
+            )
         result = answer.get("result")
         if not isinstance(result, dict):
             if connection.dead is not None:
@@ -209,7 +200,7 @@ class ServerLink:
             return False
         try:
             with anyio.fail_after(timeout):
-                answer = await connection.request("ping", {})
+                answer = await connection.ask("ping", {})
             if "result" not in answer:
                 raise BackendError(_error_text(answer))
         except Exception as exc:
@@ -227,7 +218,7 @@ def _initialize_params() -> dict[str, Any]:
     from .._version import __version__
 
     return {
-        "protocolVersion": PROTOCOL_VERSION,
+        "protocolVersion": HANDSHAKE_VERSION,
         "capabilities": {},
         "clientInfo": {"name": "mcpsqueeze", "version": __version__},
     }
@@ -253,7 +244,7 @@ def _describe(exc: BaseException) -> str:
 
 
 if TYPE_CHECKING:  # mypy checks that the link satisfies the backend port
-    from ._backend import Backend
+    from ._correlator import Backend
 
     def _is_a_backend(link: ServerLink) -> Backend:
         return link

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import logging
 import os
@@ -22,7 +21,6 @@ __all__ = [
     "Tokens",
     "bearer_guard",
     "check_token_path",
-    "is_loopback",
     "load_or_create_token",
     "load_tokens",
     "token_principal",
@@ -35,17 +33,6 @@ PRINCIPAL_KEY = "mcpsqueeze.principal"  # ASGI scope key: the principal of the r
 _TENANT_RE = re.compile(rb"^[A-Za-z0-9_.@-]{1,64}\Z")
 
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-
-
-def is_loopback(host: str) -> bool:
-    """True for an address (or "localhost") that only this machine can reach."""
-    name = host.strip("[]").lower()
-    if name == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        return False
 
 
 def check_token_path(path: Path) -> None:
@@ -85,11 +72,8 @@ def token_principal(token: bytes) -> str:
 
 
 def load_tokens(path: Path) -> Tokens:
-    """The tokens in `path` (created with one plain token when missing).
-
-    A file of `tenant:token` lines (blank lines and `#` comments allowed) gives each tenant its own
-    token; a file holding one plain token stands for one principal derived from the token's hash.
-    """
+    """The tokens in `path` (created with one plain token when missing): `tenant:token` lines (blank lines and
+    `#` comments allowed) give each tenant its own token; one plain token is one principal (its hash)."""
     raw = load_or_create_token(path)  # creates the file, refuses links/FIFOs, checks its owner and mode
     lines = [line.strip() for line in raw.splitlines()]
     lines = [line for line in lines if line and not line.startswith(b"#")]

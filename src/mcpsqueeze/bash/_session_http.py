@@ -1,11 +1,7 @@
-"""Finding the session and talking to it: tiny HTTP/1.1 over a Unix socket or loopback TCP.
-
-Standard library only and deliberately small: ``http.client`` alone costs ~30 ms to import here
-(it pulls in ``email`` and ``ssl``), which is half the shim's whole budget, so this speaks just the
-subset of HTTP/1.1 the session API needs (one request per connection, ``Content-Length`` or
-chunked bodies). For the same reason it uses ``_socket`` (the C module ``socket`` wraps; ``socket``
-itself imports ``selectors`` and ``enum``) and ``._fastjson`` rather than ``json``. The token for
-TCP is read from its file for each request and never printed.
+"""Finding the session and talking to it: the subset of HTTP/1.1 the session API needs (one request per
+connection, ``Content-Length`` or chunked bodies) over a Unix socket or loopback TCP, on ``_socket`` and
+``._fastjson``: ``http.client`` alone would cost ~30 ms of the shim's start. The TCP token is read from its
+file for each request and never printed.
 """
 
 from __future__ import annotations
@@ -14,6 +10,7 @@ import _socket
 import os
 
 from mcpsqueeze._errors import BackendError, BackendFailure, UsageError
+from mcpsqueeze._net import is_loopback
 from mcpsqueeze._paths import recovery_dir_in as default_recovery_dir
 from mcpsqueeze._paths import socket_candidates as default_socket_candidates
 
@@ -36,7 +33,6 @@ __all__ = [
 
 DEFAULT_CALL_TIMEOUT = 600.0
 CONNECT_TIMEOUT = 5.0
-_LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
 _START_HINT = (
     "Start the session with `mcpsqueeze serve --config servers.json` (or `mcpsqueeze serve -n NAME -- "
     "COMMAND...`), or set MCPSQUEEZE_SOCKET to the socket it listens on "
@@ -86,7 +82,7 @@ def _parse_url(url: str) -> tuple[str, int]:
     host, sep, port_text = hostport.rpartition(":")
     if not sep or not port_text.isdigit():
         raise UsageError(f"MCPSQUEEZE_URL={url!r} has no port; use http://127.0.0.1:PORT.")
-    if host not in _LOOPBACK:
+    if not is_loopback(host):
         raise UsageError(
             f"MCPSQUEEZE_URL={url!r} is not a loopback address; the shim sends the session token only to "
             "127.0.0.1, ::1 or localhost. Fix or unset it."

@@ -1,29 +1,14 @@
 """Client profiles: what each MCP client shows its model of a tool result, and what it keeps whole. Pure.
 
-A client hands its model part of a result (the text blocks, or the JSON of ``structuredContent`` when
-there is one, or both) and keeps only so much of it (characters, bytes, lines or tokens), cutting the
-rest its own way (a file with a short preview, the middle, the tail). The table below says so per
-client, with the source of each fact; docs/clients.md shows it. A session's profile is chosen from
-the ``clientInfo.name`` its client sends at ``initialize`` (a 2026-07-28 request carries it in each
-request's ``_meta``), or named by the ``client`` setting; a call that names its model (Codex's
-``_meta["x-codex-turn-metadata"]``) refines the limits for that call (``ClientProfile.for_call``).
-
-What a profile changes (every door, through ``Call.client``):
-
-- the budget and the recover page size a user sets become upper bounds under ``answer_limits``: every
-  answer fits the client's limit with ``MARGIN`` to spare, so the client never cuts one;
-- a changed result is one text block with its recovery hint at the head (``arrange``), where no
-  client's cut reaches it;
-- a client that shows ``structuredContent`` gets a result without it when it repeats the text, or
-  with it previewed when it differs and is large, and tools whose structured result may change are
-  listed without their ``outputSchema`` (``listed_for``);
-- tokens are counted of what the model sees (``model_view``).
-
-No profile (an unknown client, or ``client = "none"``): everything as for any client.
-
-To add a client: one ``ClientProfile`` row in ``PROFILES``, with its sources; docs/clients.md shows the
-table (a test keeps the two the same).
-"""
+A client hands its model the text blocks, the JSON of ``structuredContent``, or both, keeps so much of
+it (characters, bytes, lines or tokens) and cuts the rest its own way. ``PROFILES`` says so per client,
+with the source of each fact (docs/clients.md shows the table). A session's profile is chosen from the
+``clientInfo.name`` its client sends (or the ``client`` setting); a call that names its model refines it
+(``ClientProfile.for_call``). Under a profile every answer fits the client's limit with ``MARGIN`` to
+spare (``answer_limits``), a changed result is one block with its recovery hint first (``arrange``),
+``structuredContent`` is shaped for a client that shows it (``listed_for`` withholds the outputSchema
+of tools whose structured result may change), and tokens are counted of what the model sees
+(``model_view``). No profile: everything as for any client. To add a client: one row in ``PROFILES``."""
 
 from __future__ import annotations
 
@@ -33,15 +18,15 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from .._results import text_of
+from ._results import text_of
 
 __all__ = [
     "MARGIN",
     "MAX_RESULT_SIZE_KEY",
     "PROFILES",
     "PROFILE_NAMES",
+    "ClientLimits",
     "ClientProfile",
-    "Limits",
     "Selection",
     "arrange",
     "choose",
@@ -68,7 +53,7 @@ PAGE_NOTE_LINES = 3
 
 
 @dataclass(frozen=True)
-class Limits:
+class ClientLimits:
     """The largest answer a client keeps whole, in each unit it counts (None: not counted).
 
     Tokens are counted as at most one per character: o200k and Claude's tokenizers give fewer tokens
@@ -79,13 +64,13 @@ class Limits:
     lines: int | None = None
     tokens: int | None = None
 
-    def scaled(self, share: float) -> Limits:
+    def scaled(self, share: float) -> ClientLimits:
         """These limits times ``share`` (the margin we keep under the client's own)."""
 
         def part(value: int | None) -> int | None:
             return None if value is None else int(value * share)
 
-        return Limits(part(self.chars), part(self.bytes), part(self.lines), part(self.tokens))
+        return ClientLimits(part(self.chars), part(self.bytes), part(self.lines), part(self.tokens))
 
     @property
     def budget(self) -> int | None:
@@ -139,25 +124,25 @@ class ClientProfile:
     names: tuple[str, ...]  # the `clientInfo.name` it sends (matched loosely, see `_normal`)
     versions: str  # the versions the facts were checked on
     shows: Shows  # what the model sees of a result that has structuredContent (an error: its text)
-    limits: Limits  # the largest result it keeps whole (its own units, no margin)
+    limits: ClientLimits  # the largest result it keeps whole (its own units, no margin)
     per: Literal["result", "block"]  # whether `limits` count a whole result or each text block
     cut: Cut  # what it does past `limits`
     reads_max_result_size: bool  # honours `_meta["anthropic/maxResultSizeChars"]` in tools/list
     validates_output_schema: bool | None  # rejects a result that does not match outputSchema (None: unknown)
     sources: Mapping[str, str] = field(default_factory=dict)
-    # Limits for calls whose model the client names (prefixes of the model's name), when they differ
-    model_limits: tuple[tuple[tuple[str, ...], Limits], ...] = ()
+    # ClientLimits for calls whose model the client names (prefixes of the model's name), when they differ
+    model_limits: tuple[tuple[tuple[str, ...], ClientLimits], ...] = ()
 
     @property
     def shows_structured(self) -> bool:
         return self.shows != "text"
 
-    def answer_limits(self, declared: int | None = None) -> Limits:
+    def answer_limits(self, declared: int | None = None) -> ClientLimits:
         """What every answer we send must fit: the client's limits with our margin. ``declared``: the
         tool's listing declares ``maxResultSizeChars`` (and the client reads it): that many characters,
         and no token count."""
         if declared is not None and self.reads_max_result_size:
-            return Limits(chars=declared).scaled(MARGIN)
+            return ClientLimits(chars=declared).scaled(MARGIN)
         return self.limits.scaled(MARGIN)
 
     def declared_size(self, page_size: int) -> int | None:
@@ -184,7 +169,7 @@ class ClientProfile:
             "structured": "the JSON of structuredContent when a result has one (else the text)",
             "both": "the text blocks and the JSON of structuredContent",
         }[self.shows]
-        if self.limits == Limits():
+        if self.limits == ClientLimits():
             return f"its model sees {seen}; no limit of its is known, so results are sized as for any client"
         kept = self.limits.describe()
         per = " per text block" if self.per == "block" else " per result"
@@ -211,7 +196,7 @@ PROFILES: tuple[ClientProfile, ...] = (
         names=("claude-code",),
         versions="2.1.x (checked on 2.1.332)",
         shows="structured",
-        limits=Limits(chars=50_000, tokens=25_000),
+        limits=ClientLimits(chars=50_000, tokens=25_000),
         per="result",
         cut="file",
         reads_max_result_size=True,
@@ -234,12 +219,12 @@ PROFILES: tuple[ClientProfile, ...] = (
         names=("codex-mcp-client", "codex-vscode", "codex"),
         versions="0.171.x",
         shows="structured",
-        limits=Limits(bytes=12_000),
+        limits=ClientLimits(bytes=12_000),
         per="result",
         cut="middle",
         reads_max_result_size=False,
         validates_output_schema=None,
-        model_limits=((("gpt-", "o3", "o4", "codex-"), Limits(bytes=48_000)),),
+        model_limits=((("gpt-", "o3", "o4", "codex-"), ClientLimits(bytes=48_000)),),
         sources={
             "clientInfo.name": 'clientInfo {"name":"codex-mcp-client","title":"Codex"}; ' + _CODEX,
             "model sees": "openai/codex codex-rs/protocol/src/models.rs: non-null structuredContent becomes "
@@ -256,7 +241,7 @@ PROFILES: tuple[ClientProfile, ...] = (
         names=("github-copilot-developer",),
         versions="0.0.4xx-1.0.x (issues of 2026)",
         shows="both",
-        limits=Limits(bytes=10_240),
+        limits=ClientLimits(bytes=10_240),
         per="result",
         cut="middle",
         reads_max_result_size=False,
@@ -275,7 +260,7 @@ PROFILES: tuple[ClientProfile, ...] = (
         names=("visual studio code", "code - oss"),
         versions="1.10x (2026)",
         shows="structured",
-        limits=Limits(bytes=8_192),
+        limits=ClientLimits(bytes=8_192),
         per="result",
         cut="file",
         reads_max_result_size=False,
@@ -295,7 +280,7 @@ PROFILES: tuple[ClientProfile, ...] = (
         names=("cursor-vscode",),
         versions="unverified (closed source)",
         shows="text",
-        limits=Limits(),
+        limits=ClientLimits(),
         per="result",
         cut="none",
         reads_max_result_size=False,
@@ -311,7 +296,7 @@ PROFILES: tuple[ClientProfile, ...] = (
         names=("gemini-cli-mcp-client",),
         versions="0.x (2026)",
         shows="text",
-        limits=Limits(),
+        limits=ClientLimits(),
         per="result",
         cut="none",
         reads_max_result_size=False,
@@ -329,7 +314,7 @@ PROFILES: tuple[ClientProfile, ...] = (
         names=("qwen-cli-mcp-client", "qwen-code"),
         versions="0.x (2026)",
         shows="text",
-        limits=Limits(chars=25_000, lines=1_000),
+        limits=ClientLimits(chars=25_000, lines=1_000),
         per="block",
         cut="head-tail",
         reads_max_result_size=False,
@@ -349,7 +334,7 @@ PROFILES: tuple[ClientProfile, ...] = (
         names=("opencode",),
         versions="1.x (2026)",
         shows="text",
-        limits=Limits(bytes=51_200, lines=2_000),
+        limits=ClientLimits(bytes=51_200, lines=2_000),
         per="result",
         cut="head",
         reads_max_result_size=False,
@@ -501,7 +486,7 @@ def arrange(texts: list[str], notice: str | None, head: str | None = None) -> st
     return body if first is None else f"{first}\n{body}"
 
 
-def page_chars(text: str | Callable[[int], Iterable[str]], limits: Limits, page_size: int) -> int:
+def page_chars(text: str | Callable[[int], Iterable[str]], limits: ClientLimits, page_size: int) -> int:
     """The characters of one recover page of ``text`` (or of the text whose pages of a given size
     ``text(size)`` yields): at most ``page_size``, and so that every page with its note fits ``limits``
     (bytes and lines measured on the pages themselves)."""
@@ -509,7 +494,7 @@ def page_chars(text: str | Callable[[int], Iterable[str]], limits: Limits, page_
     size = page_size
     if limits.budget is not None:
         size = min(size, max(1, limits.budget - PAGE_NOTE_ROOM))
-    room = Limits(
+    room = ClientLimits(
         bytes=None if limits.bytes is None else max(1, limits.bytes - PAGE_NOTE_ROOM),
         lines=None if limits.lines is None else max(1, limits.lines - PAGE_NOTE_LINES),
     )
@@ -581,7 +566,9 @@ def profiles_markdown() -> str:
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for p in PROFILES:
-        kept = p.limits.describe() + (" per text block" if p.per == "block" and p.limits != Limits() else "")
+        kept = p.limits.describe() + (
+            " per text block" if p.per == "block" and p.limits != ClientLimits() else ""
+        )
         cells = [
             f"`{p.name}`",
             p.title,

@@ -1,6 +1,5 @@
 """The session's ``GET /v1/servers`` answer as plain objects: servers, their tools and command names.
-
-Stdlib-only and free of I/O; the shim, the installed entry points and the Just-Bash plugin share it.
+Stdlib-only, no I/O.
 """
 
 from __future__ import annotations
@@ -8,7 +7,7 @@ from __future__ import annotations
 from ._flags import Flag, tool_flags
 from ._names import NameMap
 
-__all__ = ["Listing", "ServerInfo", "ToolInfo"]
+__all__ = ["Catalog", "ServerInfo", "ToolInfo"]
 
 
 class ToolInfo:
@@ -69,7 +68,7 @@ class ServerInfo:
         return next(t for t in self.tools if t.name == original)
 
 
-class Listing:
+class Catalog:
     """Everything the session serves: servers with tools, and where the recovery files are."""
 
     __slots__ = ("recovery_dir", "servers")
@@ -79,7 +78,7 @@ class Listing:
         self.recovery_dir = recovery_dir
 
     @classmethod
-    def from_json(cls, body: object) -> Listing:
+    def from_json(cls, body: object) -> Catalog:
         """Build from the decoded ``/v1/servers`` body; odd entries are skipped, never fatal."""
         if not isinstance(body, dict):
             return cls([])

@@ -1,20 +1,12 @@
-"""Compressed tool listings (`--compress-tools`): mcp-compressor's standard mode, as pure functions.
+"""The compressed tool listing (`--compress-tools`): mcp-compressor's standard mode, as pure functions.
 
-A backend's tools are replaced by `<server>_get_tool_schema` (whose description lists every tool, one
-`<tool>...</tool>` line each, more or less of it by level) and `<server>_invoke_tool` (`tool_name`,
-`tool_input`, `full`); level `max` adds `<server>_list_tools`. Names, argument names and levels are
-mcp-compressor 0.38.2's, so a prompt or client config written for it works unchanged; the error codes are
-its too (an unknown tool is -32603 `tool not found: "x"`, a bad `tool_input` -32602), and our errors add the
-close matches and the schema, so that one retry suffices.
-
-Where it costs nothing we say more: at `low` and `medium` each entry shows the arguments with their types
-and `?` on the optional ones (`read_text_file(path: string, head?: number): Read a file`), so a simple
-call needs no schema fetch; the frontend tools' own descriptions are shorter than the anchor's, so every
-level's listing (with our recover tool) stays within the anchor's tokens (tests/core/test_listing.py).
-
-Data in, data out: no I/O, no asyncio. The doors (the relay, the stateless HTTP frontend) hold one
-`CompactTools` per backend listing and ask it what to answer.
-"""
+A backend's tools become `<server>_get_tool_schema` (its description lists every tool, more or less of
+each by level) and `<server>_invoke_tool` (`tool_name`, `tool_input`, `full`); level `max` adds
+`<server>_list_tools`. Names, arguments, levels and error codes are mcp-compressor 0.38.2's, so a
+prompt written for it works unchanged; our errors add the close matches and the schema, so one retry
+suffices. At `low` and `medium` each entry shows the arguments with their types, so a simple call needs
+no schema fetch, within the anchor's tokens at every level. The doors hold one `CompressedTools` per
+backend listing and ask it what to answer."""
 
 from __future__ import annotations
 
@@ -32,9 +24,9 @@ from .._unique import unique
 __all__ = [
     "DEFAULT_SERVER_NAME",
     "LEVELS",
-    "CompactTools",
+    "CompressedToolError",
+    "CompressedTools",
     "Invoke",
-    "ListingError",
     "first_sentence",
     "large_invoke",
     "signature",
@@ -70,7 +62,7 @@ _SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
 _SPACE = re.compile(r"\s+")
 
 
-class ListingError(MCPSqueezeError):
+class CompressedToolError(MCPSqueezeError):
     """A call of a frontend tool that cannot be served: answered as a JSON-RPC error with this code."""
 
     def __init__(self, code: int, message: str) -> None:
@@ -200,7 +192,7 @@ def _cut(name: str) -> str:
 
 
 @dataclass(frozen=True)
-class CompactTools:
+class CompressedTools:
     """One backend's tools behind the compressed frontend of `level` (not "off"), prefixed by `server`."""
 
     server: str
@@ -218,7 +210,7 @@ class CompactTools:
         object.__setattr__(self, "_names", unique(names, set(by_name)))
 
     @classmethod
-    def of(cls, server: str, level: str, tools: Iterable[Any]) -> CompactTools:
+    def of(cls, server: str, level: str, tools: Iterable[Any]) -> CompressedTools:
         if level not in LEVELS[1:]:
             raise ValueError(f"level must be one of {', '.join(LEVELS[1:])}, got {level!r}")
         return cls(server, level, tuple(t for t in tools if isinstance(t, dict)))  # type: ignore[arg-type]
@@ -291,7 +283,7 @@ class CompactTools:
         its input schema as JSON."""
         name = arguments.get("tool_name") if isinstance(arguments, dict) else None
         if not isinstance(name, str):
-            raise ListingError(INVALID_PARAMS, "missing tool_name")
+            raise CompressedToolError(INVALID_PARAMS, "missing tool_name")
         tool = self._tool(name)
         description = tool.get("description") if isinstance(tool.get("description"), str) else ""
         head = f"{signature(tool)}: {description}" if description else signature(tool)
@@ -305,13 +297,15 @@ class CompactTools:
         return {"content": [{"type": "text", "text": text}], "isError": False}
 
     def invoke(self, arguments: object, also: Iterable[str | None] = ()) -> Invoke:
-        """The real call behind `<server>_invoke_tool`; ListingError for an unknown tool or bad input.
+        """The real call behind `<server>_invoke_tool`; CompressedToolError for an unknown tool or bad input.
         `also`: names the door serves itself (our recover tool), passed on unchecked."""
         if not isinstance(arguments, dict):
-            raise ListingError(INVALID_PARAMS, "arguments must be an object with tool_name and tool_input")
+            raise CompressedToolError(
+                INVALID_PARAMS, "arguments must be an object with tool_name and tool_input"
+            )
         name = arguments.get("tool_name")
         if not isinstance(name, str):
-            raise ListingError(INVALID_PARAMS, "missing tool_name")
+            raise CompressedToolError(INVALID_PARAMS, "missing tool_name")
         if name in also and name not in self._by_name and isinstance(arguments.get("tool_input"), dict):
             return Invoke(name, arguments["tool_input"], False)
         tool = self._tool(name)
@@ -320,16 +314,16 @@ class CompactTools:
             tool_input = {}
         full = arguments.get("full", False)
         if not isinstance(full, bool):
-            raise ListingError(INVALID_PARAMS, "full must be true or false")
+            raise CompressedToolError(INVALID_PARAMS, "full must be true or false")
         if not isinstance(tool_input, dict):
-            raise ListingError(
+            raise CompressedToolError(
                 INVALID_PARAMS,
                 f"validation error: tool_input must be a JSON object of {name}'s arguments. "
                 + self._schema_hint(tool),
             )
         problems = self._problems(tool, tool_input)
         if problems:
-            raise ListingError(
+            raise CompressedToolError(
                 INVALID_PARAMS, f"validation error: {name}: {'; '.join(problems)}. " + self._schema_hint(tool)
             )
         return Invoke(name, tool_input, full)
@@ -346,13 +340,12 @@ class CompactTools:
             message += f". Close matches: {', '.join(close)}. " + self._schema_hint(self._by_name[close[0]])
         elif self._by_name:
             message += f". The {self.server} tools are: {', '.join(self._by_name)}"
-        raise ListingError(INTERNAL_ERROR, message)
+        raise CompressedToolError(INTERNAL_ERROR, message)
 
     def _problems(self, tool: Mapping[str, Any], given: Mapping[str, Any]) -> list[str]:
-        """Missing required arguments and (when the schema allows no others) unknown ones, each with the
-        close match among the other side's names. Linear in the input: the first `MAX_PROBLEMS` are
-        named (the rest counted), and a close match is looked for among `MAX_SUGGESTIONS` names of at
-        most `MAX_NAME` characters (difflib per name against every given key would be quadratic)."""
+        """Missing required arguments and (when the schema allows no others) unknown ones, each with its
+        close match. Linear in the input: the first `MAX_PROBLEMS` are named, and close matches are looked
+        for among `MAX_SUGGESTIONS` names of at most `MAX_NAME` characters."""
         props, required = _properties(tool)
         order = [*props, *sorted(required - props.keys())]
         missing = [r for r in order if r in required and r not in given]

@@ -1,0 +1,72 @@
+"""The MCP 2026-07-28 envelope, defined once: its version, its `_meta` keys, how a request is known to
+carry it or has it taken off (towards a handshake-era backend), and the one place a result we send a
+2026-07-28 client is stamped with the fields that revision requires. Pure."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "CLIENT_INFO",
+    "HANDSHAKE_VERSION",
+    "MODERN_VERSION",
+    "PREFIX",
+    "PROTOCOL_VERSION",
+    "SERVER_INFO",
+    "SUBSCRIPTION_ID",
+    "is_modern",
+    "meta_of",
+    "our_meta",
+    "stamped",
+    "without_envelope",
+]
+
+MODERN_VERSION = "2026-07-28"
+HANDSHAKE_VERSION = "2025-11-25"  # what we speak to a backend that does not answer server/discover
+PREFIX = "io.modelcontextprotocol/"
+PROTOCOL_VERSION = PREFIX + "protocolVersion"
+CLIENT_CAPABILITIES = PREFIX + "clientCapabilities"
+CLIENT_INFO = PREFIX + "clientInfo"
+SERVER_INFO = PREFIX + "serverInfo"
+SUBSCRIPTION_ID = PREFIX + "subscriptionId"
+# Listings a 2026-07-28 client may cache: their results carry ttlMs and cacheScope.
+CACHEABLE = frozenset(
+    {"server/discover", "tools/list", "prompts/list", "resources/list", "resources/templates/list"}
+)
+
+
+def meta_of(params: Any) -> dict[str, Any]:
+    """The `_meta` of a request's params ({} when there is none)."""
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return meta if isinstance(meta, dict) else {}
+
+
+def is_modern(params: Any) -> bool:
+    """Whether a request's params carry the 2026-07-28 envelope (its protocol version in `_meta`)."""
+    return PROTOCOL_VERSION in meta_of(params)
+
+
+def our_meta() -> dict[str, Any]:
+    """The envelope of a request of our own to a 2026-07-28 server."""
+    return {PROTOCOL_VERSION: MODERN_VERSION, CLIENT_CAPABILITIES: {}}
+
+
+def without_envelope(params: dict[str, Any]) -> dict[str, Any]:
+    """`params` with the envelope's `_meta` keys taken off (a handshake-era backend refuses them); the
+    `_meta` itself goes when nothing else is in it."""
+    meta = meta_of(params)
+    if not any(key.startswith(PREFIX) for key in meta):
+        return params
+    kept = {key: value for key, value in meta.items() if not key.startswith(PREFIX)}
+    stripped = {key: value for key, value in params.items() if key != "_meta"}
+    return {**stripped, "_meta": kept} if kept else stripped
+
+
+def stamped(method: str, result: dict[str, Any]) -> dict[str, Any]:
+    """A result for a 2026-07-28 client: its `resultType` (complete unless it says otherwise) and, on a
+    listing, its cache fields (nothing cached unless the backend said so: its tools may change)."""
+    extra: dict[str, Any] = {"resultType": result.get("resultType", "complete")}
+    if method in CACHEABLE:
+        extra["ttlMs"] = result.get("ttlMs", 0)
+        extra["cacheScope"] = result.get("cacheScope", "private")
+    return {**result, **extra}

@@ -1,0 +1,37 @@
+"""What may go into generated source: placeholders filled in one pass, and text made safe for comments (no
+early end of a docstring or comment, no NUL, no lone surrogate, no line break the target language sees).
+Pure.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+__all__ = ["fill", "printable"]
+
+_PLACEHOLDER = re.compile(r"__([A-Z][A-Z_]*[A-Z])__")
+
+# Kept as they are: tab and newline. Escaped: every other C0/C1 control, DEL, the Unicode line and
+# paragraph separators (line ends for JavaScript and for `str.splitlines`), and lone surrogates.
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+
+
+def fill(template: str, values: Mapping[str, str]) -> str:
+    """`template` with each `__NAME__` replaced by `values[NAME]`, in one pass (a value is never scanned
+    again); every placeholder must be given and every value used."""
+    found = {match.group(1) for match in _PLACEHOLDER.finditer(template)}
+    if found != set(values):
+        raise ValueError(f"template placeholders {sorted(found)} do not match {sorted(values)}")
+    return _PLACEHOLDER.sub(lambda match: values[match.group(1)], template)
+
+
+def printable(text: str) -> str:
+    """`text` with what no comment or docstring may hold as `\\xNN` / `\\uNNNN` escapes (real escapes in a
+    Python docstring, whose backslashes the caller doubled; shown as written in a JavaScript comment)."""
+
+    def escape(match: re.Match[str]) -> str:
+        code = ord(match.group())
+        return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+    return _UNSAFE.sub(escape, text)
