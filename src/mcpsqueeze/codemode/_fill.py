@@ -1,4 +1,4 @@
-"""What may go into generated source: placeholders filled in one pass, and text made safe for comments.
+"""What may go into generated source: templates filled in one pass, and text made safe for comments.
 
 Tool descriptions, parameter names and session paths come from servers and users; none of them may end a
 docstring or comment early, carry a byte a parser refuses (NUL), a lone surrogate (not UTF-8, so the file
@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from importlib import resources
 
-__all__ = ["fill", "printable"]
+__all__ = ["fill", "printable", "runtime_text", "sentence"]
 
 _PLACEHOLDER = re.compile(r"__([A-Z][A-Z_]*[A-Z])__")
 
@@ -31,6 +32,12 @@ def fill(template: str, values: Mapping[str, str]) -> str:
     return _PLACEHOLDER.sub(lambda match: values[match.group(1)], template)
 
 
+def runtime_text(template: str, marker: str, values: Mapping[str, str]) -> str:
+    """A runtime file: its marker line, then the template shipped beside this module, filled."""
+    text = resources.files(__package__).joinpath(template).read_text(encoding="utf-8")
+    return f"{marker}\n{fill(text, values)}"
+
+
 def printable(text: str) -> str:
     """`text` with what no comment or docstring may hold written as `\\xNN` / `\\uNNNN` escapes.
 
@@ -43,3 +50,9 @@ def printable(text: str) -> str:
         return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
     return _UNSAFE.sub(escape, text)
+
+
+def sentence(text: str) -> str:
+    """One line, ending with a full stop (descriptions are often bare titles such as "Limit")."""
+    line = " ".join(text.split())
+    return line if not line or line[-1] in ".!?:" else line + "."
