@@ -1,25 +1,15 @@
-"""Exact o200k token counting in a helper process, so it never competes with relaying for the GIL.
+"""Exact o200k token counting in a helper process, so counting never competes with relaying for the GIL.
 
-The proxy must answer calls as fast as if it were not there, and counting is pure overhead for the
-agent: loading the vocabulary takes a third of a second and encoding runs at ~7 MB/s. Both happen in a
-child process (`python -m mcpsqueeze.accounting._counter`), started on the first text, that reads framed
-UTF-8 texts on stdin and writes `seq count` lines on stdout. The client side here sends texts from one
-writer thread (each `os.write` releases the GIL) and resolves a `Future` per text.
+Counting is accounting, never a gate: no call waits for it. The helper (`python -m
+mcpsqueeze.accounting._counter`) reads framed UTF-8 texts on stdin and writes `seq count` lines on stdout;
+here one writer thread sends the texts (each `os.write` releases the GIL) and a reader thread resolves a
+Future per text. Small texts wait for idle time (no call in the pipeline for `_IDLE`); big ones, or a
+backlog over `max_pending` characters, go at once. A text is held here until it is counted: if the
+helper cannot start or dies, the rest is counted in process (`_tokens.py`), so no figure is ever lost.
 
-Counting is accounting, never a gate: no call waits for it (issue 23 item 13: a call used to wait up to
-60 s for room behind a 50 MB result). Small texts wait for idle time (no call in the pipeline for a
-moment); big texts, or a backlog over `max_pending` characters, go at once. The texts waiting are held
-until counted (the backlog is the only memory that grows with the results, and the helper counts
-~7 MB/s, big texts ~100 MB/s and more). If the helper cannot start or dies, counting falls back to the
-in-process tokenizer (`_tokens.py`): a figure is never lost, only slower.
-
-Memory is bounded per character (issue 23 item 12): texts go to the helper in frames of `_FRAME`
-characters and are counted in spans of at most `_tokens.SPAN` characters (cut where pre-tokenisation
-starts a new piece, or by force in a long run with no such place: see `_tokens.py` for the tiny
-approximation that causes), so one huge "word" no longer costs ~110 bytes a character. The helper also
-runs under a hard data cap (`_HELPER_DATA_CAP`), dies with the proxy (PR_SET_PDEATHSIG on Linux, and
-the end of its input everywhere: issue 23 item 14), and loads fastokens (`_fastcount.py`, ~10x tiktoken's
-speed) only for texts of `_FAST_ABOVE` bytes or more.
+Memory is bounded per character: texts travel in frames of `_FRAME` characters and are counted in spans
+of at most `_tokens.SPAN` (see there for the cut). The helper runs under a hard data cap, dies with the
+proxy, and loads fastokens (`_fastcount.py`) only when asked to, for texts of `_FAST_ABOVE` or more.
 """
 
 from __future__ import annotations
@@ -47,32 +37,27 @@ __all__ = ["TokenCounter"]
 
 _HEADER = struct.Struct(">QIB")  # sequence number, payload length, flags (_LAST, _BIG)
 _LAST = 1  # the frame ends its text
-_BIG = 2  # the text is `_FAST_ABOVE` bytes or more: worth loading fastokens for
+_BIG = 2  # the text is `_FAST_ABOVE` characters or more: worth loading fastokens for
 _FRAME = 256 * 1024  # characters per frame: what the proxy encodes at once and the helper holds
 _WRITE = 1 << 20  # bytes of frames gathered before one write to the pipe
-_MEMO = 64  # full spans whose counts the helper remembers (`_Memo`)
-_QUEUED_SPANS = 64  # spans cut and waiting for a counting thread in the helper (64 x SPAN characters)
+_MEMO = 64  # full spans whose counts the helper remembers (a run of one letter is one span, repeated)
+_QUEUED_SPANS = 64  # spans cut and waiting for a counting thread in the helper
 _MAX_PENDING = 4 * 1024 * 1024  # characters queued: over this the counter sends at once (no idle wait)
 _EAGER = 2 * 1024 * 1024  # characters: a text this big is counted at once (the exit must not wait for it)
 _IDLE = 0.05  # seconds without calls in the pipeline before smaller texts are counted
 _SPAWN_IDLE = 0.5  # seconds without calls before the helper is started (unless needed sooner)
 _HELPER_WORKERS = 2  # threads counting spans in the helper (tiktoken and fastokens release the GIL)
-_FAST_ABOVE = (
-    16 * 1024 * 1024
-)  # characters: a text this big is worth loading fastokens for (~2 s of one core)
-# fastokens counts ~50x faster than tiktoken but its tables cost ~190 MB of RSS (measured: 67 -> 190 MB on
-# load, 259 MB after its first count), more than a 100 MB result may add to the whole proxy (issue 23
-# item 12): it is used only when asked for, with MCPSQUEEZE_FASTOKENS=1.
+_FAST_ABOVE = 16 * 1024 * 1024  # characters: a text this big is worth loading fastokens for
+# fastokens' tables cost more memory than a big result adds to the whole proxy: it is used only when
+# asked for, with MCPSQUEEZE_FASTOKENS=1.
 _FAST_ENV = "MCPSQUEEZE_FASTOKENS"
-# The helper's hard cap on data (RLIMIT_DATA: heap and private writable mappings). Measured on Linux
-# x86-64, Python 3.11: VmData ~80 MB with tiktoken loaded, flat while counting 100 MB of one letter in
-# spans (RSS +0-30 MB); fastokens, when asked for, adds ~190 MB. 512 MiB leaves room for both and stops a
-# runaway long before the machine is in trouble.
+# The helper's hard cap on data (RLIMIT_DATA): room for tiktoken, fastokens and the spans being counted,
+# and a runaway stopped long before the machine is in trouble.
 _HELPER_DATA_CAP = 512 * 1024 * 1024
 _PR_SET_PDEATHSIG = 1
 _PARENT_ENV = "MCPSQUEEZE_COUNTER_PARENT"  # the proxy's pid: the helper ends if it is not its parent
-# glibc gives big freed buffers back (a fixed mmap threshold, two arenas): the helper's RSS stays near
-# what it holds, under its data cap.
+# glibc gives big freed buffers back (a fixed mmap threshold, two arenas): the helper's memory stays near
+# what it holds.
 _MALLOC_ENV = {"MALLOC_MMAP_THRESHOLD_": str(128 * 1024), "MALLOC_ARENA_MAX": "2"}
 
 
@@ -96,9 +81,8 @@ class TokenCounter:
         self._waiting: dict[int, tuple[str, concurrent.futures.Future[int]]] = {}
         self._pending_bytes = 0
         self._settling = 0  # futures being resolved right now (their callbacks running)
-        # Idle-time counting: while calls are being answered, small texts wait (the helper would take the
-        # CPU the relay and the backend need); they go when the pipeline has been idle for `_IDLE`, when
-        # the queue is half full, when a big text is queued, or when the session ends (`drain`).
+        # While calls are answered small texts wait (the helper would take the CPU the relay and the
+        # backend need): until `_IDLE` without calls, a half-full queue, a big text, or `drain`.
         self._active = 0
         self._last_active = 0.0
         self._eager_queued = 0
@@ -107,7 +91,6 @@ class TokenCounter:
         self._closed = False
         self._proc: subprocess.Popen[bytes] | None = None
         self._writer: threading.Thread | None = None
-        self._reader: threading.Thread | None = None
         self._helper_failed = False
 
     # -- producer side (the event loop; never blocks) ----------------------------------------------------
@@ -125,16 +108,14 @@ class TokenCounter:
             self._pending_bytes += len(text)
             self._eager_queued += len(text) >= _EAGER
             self._start_writer()
-            # Wake the writer only when it has to act on this text: it waits without a time limit only
-            # while the queue is empty, and otherwise looks again on its own within `_IDLE` (a wake-up
-            # per call cost the relay a thread switch and the GIL's hand-over on every answer).
+            # Wake the writer only when it must act on this text (it looks again on its own within
+            # `_IDLE` while texts wait): a wake-up per call costs the relay a thread switch per answer.
             if len(self._queue) == 1 or len(text) >= _EAGER or self._pending_bytes * 2 >= self.max_pending:
                 self._cond.notify_all()
         return future
 
     def start(self) -> None:
-        """Start the writer thread now rather than on the first text (the first call's answer then
-        does not wait for a thread's start)."""
+        """Start the writer thread now rather than on the first text."""
         with self._cond:
             if not self._closed:
                 self._start_writer()
@@ -149,8 +130,7 @@ class TokenCounter:
         return self._pending_bytes
 
     def busy(self, delta: int) -> None:
-        """+1 when a call enters the pipeline, -1 when it leaves: small texts wait while calls run.
-        The writer is not woken: while texts wait it looks again every `_IDLE` seconds itself."""
+        """+1 when a call enters the pipeline, -1 when it leaves: small texts wait while calls run."""
         with self._cond:
             self._active += delta
             self._last_active = time.monotonic()
@@ -220,11 +200,7 @@ class TokenCounter:
             self._helper_failed = True
             return None
         self._proc = proc
-        assert proc.stdin is not None
-        self._reader = threading.Thread(
-            target=self._read_loop, args=(proc,), name="mcpsqueeze-counted", daemon=True
-        )
-        self._reader.start()
+        threading.Thread(target=self._read_loop, args=(proc,), name="mcpsqueeze-counted", daemon=True).start()
         return proc
 
     def _write_loop(self) -> None:
@@ -236,8 +212,8 @@ class TokenCounter:
                     self._cond.wait_for(lambda: self._queue or self._closed)
                     if not self._queue:
                         return
-                    # Before the helper runs, wait for a longer lull: its start (~0.4 s of CPU) would
-                    # slow the calls of this proxy and of the agent's other servers.
+                    # Before the helper runs, wait for a longer lull: its start takes a core for a
+                    # while, from this proxy's calls and from the agent's other servers.
                     wait = self._may_send(_IDLE if started else _SPAWN_IDLE)
                     if wait is None:
                         break
@@ -299,8 +275,7 @@ class TokenCounter:
             value = count_tokens(entry[0])
         except (KeyboardInterrupt, SystemExit):
             raise
-        except BaseException as exc:  # never let accounting take the proxy down; tiktoken's panics (on
-            # a whitespace run of ~1 M characters) are BaseExceptions, and one killed the reader thread
+        except BaseException as exc:  # accounting never takes the proxy down; tiktoken panics too
             self._settle(seq, None, exc)
         else:
             self._settle(seq, value, None)
@@ -354,23 +329,22 @@ def _read_exact(stream: IO[bytes], size: int) -> bytes | None:
 
 
 def _tiktoken_counter() -> Callable[[str], int]:
-    """tiktoken's exact count, loaded (~0.35 s) with only what counting needs kept."""
+    """tiktoken's exact count, with only what counting needs kept loaded."""
     import gc
 
     from ._tokens import encoding
 
     enc = encoding()
-    # Counting needs only the Rust core; its Python copy of the 200k ranks is ~28 MB of RSS.
+    # Counting needs only the Rust core, not its Python copy of the 200k ranks.
     enc._mergeable_ranks = {}
     gc.collect()
     encode_ordinary = enc.encode_ordinary
     to_buffer = getattr(enc._core_bpe, "encode_to_tiktoken_buffer", None)
 
     def tokens_in(text: str) -> int:
-        """`len(encode_ordinary(text))` without building a Python int per token (~15 % of the time).
-        The core's `encode` with no special token allowed splits and merges exactly as
-        `encode_ordinary` does (special-token text included, as ordinary text). Lone surrogates (the
-        proxy sends them as they are) go through `encode_ordinary`, which replaces them as tiktoken does."""
+        """`len(encode_ordinary(text))` without building a Python int per token: the core's `encode`
+        with no special token allowed splits and merges exactly as `encode_ordinary` does. Lone
+        surrogates go through `encode_ordinary`, which replaces them as tiktoken does."""
         if to_buffer is None:
             return len(encode_ordinary(text))
         try:
@@ -380,28 +354,6 @@ def _tiktoken_counter() -> Callable[[str], int]:
         return view.nbytes // view.itemsize
 
     return tokens_in
-
-
-class _Memo:
-    """The counts of the last few full spans: a run of one letter (or any repeated block) is `SPAN`-long
-    spans that are all the same, counted once instead of 12,800 times for 100 MB. Exact (the same span
-    has the same count), and small: `_MEMO` spans of `SPAN` characters."""
-
-    def __init__(self) -> None:
-        self._counts: dict[str, int] = {}
-        self._lock = threading.Lock()
-
-    def get(self, span: str, default: int) -> int:
-        if len(span) != SPAN:
-            return default
-        with self._lock:
-            return self._counts.get(span, default)
-
-    def put(self, span: str, value: int) -> None:
-        with self._lock:
-            if len(self._counts) >= _MEMO:
-                del self._counts[next(iter(self._counts))]
-            self._counts[span] = value
 
 
 class _Text:
@@ -417,22 +369,21 @@ class _Text:
 def _serve(stdin: IO[bytes], stdout: IO[bytes], wait: bool = True) -> None:
     """Count the framed texts on `stdin`, writing `seq count` lines (`-1`: could not count it).
 
-    Each text comes in frames of up to `_FRAME` characters and is cut into spans (`_tokens.spans`, at
-    most `SPAN` characters) here, as it comes: the helper holds a frame, a carried tail and a bounded
-    queue of spans, never a whole text, so its memory does not grow with the size of a result. The spans
-    are those of the whole text (a span's end depends only on the `SPAN` characters after its start).
-    With `wait` False, end of input ends at once (the proxy is gone, or has every figure it waits for)."""
+    Each text is cut into spans as its frames come: the helper holds a frame, a carried tail and a
+    bounded queue of spans, never a whole text. The spans are those of the whole text (a span's end
+    depends only on the `SPAN` characters after its start). The counts of the last `_MEMO` full spans are
+    remembered: a run of one letter is one span over and over. With `wait` False, end of input ends at
+    once (the proxy is gone, or has every figure it waits for)."""
     from ._fastcount import FastCounter
 
-    # tiktoken loads in the background while the first text comes in: if that one is big, fastokens
-    # starts loading at once too, on the other core.
+    # tiktoken loads while the first text comes in; if that one is big, fastokens starts loading too.
     loader = concurrent.futures.ThreadPoolExecutor(max_workers=1)
     tiktoken_counter = loader.submit(_tiktoken_counter)
     loader.shutdown(wait=False)
     fast = FastCounter()
     texts: dict[int, _Text] = {}
     fast_allowed = os.environ.get(_FAST_ENV) == "1"
-    memo = _Memo()
+    memo: dict[str, int] = {}  # full spans' counts, oldest first (under `lock`)
     lock = threading.Lock()
     spans_queue: queue.Queue[tuple[int, _Text, str] | None] = queue.Queue(maxsize=_QUEUED_SPANS)
 
@@ -455,10 +406,9 @@ def _serve(stdin: IO[bytes], stdout: IO[bytes], wait: bool = True) -> None:
             try:
                 counter = None
                 while state.big and counter is None and not fast.failed:
-                    # fastokens loads in ~2 s of one core and then counts ~50x faster than tiktoken;
-                    # counting beside its load (as this helper once did) starves the load of the GIL.
-                    counter = fast.wait(0.05)
-                value = memo.get(span, -1)
+                    counter = fast.wait(0.05)  # counting beside its load would starve the load of the GIL
+                with lock:
+                    value = memo.get(span, -1)
                 if value < 0:
                     try:
                         value = (counter or tiktoken_counter.result())(span)
@@ -467,7 +417,10 @@ def _serve(stdin: IO[bytes], stdout: IO[bytes], wait: bool = True) -> None:
                             raise
                         value = tiktoken_counter.result()(span)  # fastokens refuses lone surrogates
                     if len(span) == SPAN:
-                        memo.put(span, value)
+                        with lock:
+                            memo[span] = value
+                            if len(memo) > _MEMO:
+                                del memo[next(iter(memo))]
             except BaseException:  # tiktoken's panics too: the proxy then counts it (or reports the error)
                 value = -1
             with lock:
@@ -549,15 +502,14 @@ def _cap_memory() -> None:
 
 
 def main() -> None:
-    # Not niced: the helper only ever takes a core the relay is not using (this is a separate process),
-    # and a niced one starves on a busy machine, which makes the exit wait for its figures.
+    # Not niced: a niced helper starves on a busy machine, and the exit waits for its figures.
     _die_with_parent(int(os.environ.get(_PARENT_ENV, "0") or 0))
     _cap_memory()
     with contextlib.suppress(KeyboardInterrupt, BrokenPipeError):
         _serve(sys.stdin.buffer, sys.stdout.buffer, wait=False)
     with contextlib.suppress(OSError):
         sys.stdout.flush()
-    os._exit(0)  # every answer is written: skip freeing the vocabulary's 200k objects (~0.5 s)
+    os._exit(0)  # every answer is written: skip freeing the vocabulary's 200k objects
 
 
 if __name__ == "__main__":

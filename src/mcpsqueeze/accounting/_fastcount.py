@@ -1,14 +1,11 @@
 """fastokens' exact o200k counter, loaded by the counting helper only for texts big enough to pay for it.
 
-tiktoken counts ~6-13 MB/s on this kind of machine, and two threads of it are no faster than one, so
-the exact figure of one 50 MB result took 4-8 s and the exit waited for it. fastokens (PyPI, Apache-2.0,
-Rust) counts the same tokens at ~110 MB/s a thread, but building its tables costs ~2 s of one core and
-~20-40 MB more than tiktoken's: too much for every helper start, fine for a rare huge text. So the helper
-(`_counter.py`) starts loading it when such a text is announced, counts the first parts with tiktoken
-meanwhile, hands the rest to fastokens once it is ready, and drops it when no big text came for `keep`
-seconds. Its figures agree with tiktoken's `encode_ordinary` (tests/core/test_fastcount.py: a varied
-corpus and generated text); where it raises (lone surrogates) the part goes to tiktoken. Not installed,
-or failing to load: tiktoken counts everything, as before.
+fastokens (Rust) counts the same tokens as tiktoken's `encode_ordinary` many times faster, but building
+its tables takes seconds of a core and memory: too much for every helper start, fine for a rare huge
+text. So the helper (`_counter.py`) starts loading it when such a text is announced, counts the first
+parts with tiktoken meanwhile, hands the rest over once it is ready, and drops it when no big text came
+for `keep` seconds. Where it raises (lone surrogates) the part goes to tiktoken; not installed, or
+failing to load, tiktoken counts everything.
 """
 
 from __future__ import annotations

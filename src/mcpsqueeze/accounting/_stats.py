@@ -30,6 +30,7 @@ __all__ = [
     "CallObserver",
     "CallRecord",
     "Totals",
+    "clock",
     "counted",
     "new_session_id",
     "print_summary",
@@ -79,6 +80,9 @@ class CallObserver(Protocol):
     def on_recover(self, response_id: str, size: int) -> None: ...
 
 
+_KINDS = {"dedup": "deduplicated", "shrink": "shrunk", "error": "errors", "full": "full", "toon": "toonified"}
+
+
 @dataclass
 class Totals:
     calls: int = 0
@@ -117,18 +121,8 @@ class Totals:
         self.calls += 1
         if client is not None:
             self.clients[client] = self.clients.get(client, 0) + 1
-        if action == "dedup":
-            self.deduplicated += 1
-        elif action == "shrink":
-            self.shrunk += 1
-        elif action == "error":
-            self.errors += 1
-        elif action == "full":
-            self.full += 1
-        elif action == "toon":
-            self.toonified += 1
-        else:
-            self.passthrough += 1
+        kind = _KINDS.get(action, "passthrough")
+        setattr(self, kind, getattr(self, kind) + 1)
         self.store_failures += int(store_failed)
         if before is None or after is None:
             self.uncounted += 1
@@ -170,6 +164,13 @@ def counted(n: int, noun: str, width: int = 0) -> str:
     return f"{n:>{width}} {noun}{'' if n == 1 else 's'}"
 
 
+def clock(when: float, with_date: bool = True) -> str:
+    """A local time as the report shows it ("-" for none)."""
+    if not when:
+        return "-"
+    return time.strftime("%Y-%m-%d %H:%M:%S" if with_date else "%H:%M:%S", time.localtime(when))
+
+
 def _clients(totals: Totals) -> str:
     """ "claude-code: 39 calls" per profile, and the calls of clients without one."""
     parts = [f"{name}: {counted(n, 'call')}" for name, n in sorted(totals.clients.items())]
@@ -181,7 +182,7 @@ def _clients(totals: Totals) -> str:
 
 def _split(totals: Totals) -> str:
     """What "passed through" counts, named as --json names it, when it is more than unchanged results
-    (issue 23 item 34: "passed through 8" beside --json's "passthrough 5, errors 3" read as a mismatch)."""
+    (so "passed through 8" reads right beside --json's "passthrough 5, errors 3")."""
     if not (totals.errors or totals.full):
         return ""
     parts = [f"passthrough {totals.passthrough}", f"errors {totals.errors}"]
@@ -263,9 +264,8 @@ class Accountant:
         # Texts being counted for a call still in the pipeline, by identity: the dedup stage asks for the
         # same text the pipeline already sent, and gets the same figure instead of a second count.
         self._in_flight: dict[int, tuple[str, concurrent.futures.Future[int]]] = {}
-        self._order: deque[_Pending | _Recovery] = (
-            deque()
-        )  # recorded calls, in order, until their line is written
+        # Recorded calls and recoveries, in order, until their line is written.
+        self._order: deque[_Pending | _Recovery] = deque()
         self._stats: IO[str] | None = None
         if stats_file is not None:
             self._stats = open_stats_file(stats_file)
@@ -382,16 +382,14 @@ class Accountant:
                 "added_latency_ms": round(record.added_latency_ms, 3),
             }
             if record.client is not None:  # which part was counted: what this client's model reads
-                line["client"] = record.client
-                line["seen"] = record.seen
-            if record.response_id:
-                line["response_id"] = record.response_id
-            if record.report:
-                line["report"] = record.report
-            if record.store_failed:
-                line["store_failed"] = record.store_failed
-            if failed:
-                line["uncounted"] = failed
+                line.update(client=record.client, seen=record.seen)
+            optional = {
+                "response_id": record.response_id,
+                "report": record.report,
+                "store_failed": record.store_failed,
+                "uncounted": failed,
+            }
+            line.update({key: value for key, value in optional.items() if value})
             self._stats.write(json.dumps(line, ensure_ascii=False) + "\n")
             self._stats.flush()
         if before is not None and after is not None:
@@ -400,9 +398,9 @@ class Accountant:
     def close(self, timeout: float = 30.0) -> Totals:
         """Finish pending counts (bounded) and return the totals.
 
-        Counting never held a call up, so at the end it may still be running (100 MB of varied text is
-        ~15 s of tiktoken): after `_SAY_STILL_COUNTING` seconds that is said plainly, with what is left,
-        and the summary follows once the figures are in; past `timeout` it says what it lacks."""
+        Counting never held a call up, so at the end it may still be running: after
+        `_SAY_STILL_COUNTING` seconds that is said plainly, with what is left, and the summary follows
+        once the figures are in; past `timeout` it says what it lacks."""
         if not self._counter.drain(min(_SAY_STILL_COUNTING, timeout)):
             left, chars = self._uncounted()
             logger.warning(
