@@ -271,16 +271,16 @@ class TokenCounter:
             entry = self._waiting.get(seq)
         if entry is None:
             return
+        value: int | BaseException
         try:
             value = count_tokens(entry[0])
         except (KeyboardInterrupt, SystemExit):
             raise
         except BaseException as exc:  # accounting never takes the proxy down; tiktoken panics too
-            self._settle(seq, None, exc)
-        else:
-            self._settle(seq, value, None)
+            value = exc
+        self._settle(seq, value)
 
-    def _settle(self, seq: int, value: int | None, error: BaseException | None) -> None:
+    def _settle(self, seq: int, value: int | BaseException) -> None:
         with self._cond:
             entry = self._waiting.pop(seq, None)
             if entry is None:
@@ -288,10 +288,9 @@ class TokenCounter:
             self._settling += 1
         text, future = entry
         try:  # the future's callbacks (the stats line, the totals) run here, before `drain` can return
-            if error is not None:
-                future.set_exception(error)
+            if isinstance(value, BaseException):
+                future.set_exception(value)
             else:
-                assert value is not None
                 future.set_result(value)
         finally:
             with self._cond:
@@ -310,7 +309,7 @@ class TokenCounter:
             if value < 0:
                 self._count_here(seq)  # the helper could not count it: try here, for the error message
             else:
-                self._settle(seq, value, None)
+                self._settle(seq, value)
         self._helper_lost()
 
 
@@ -318,14 +317,9 @@ class TokenCounter:
 
 
 def _read_exact(stream: IO[bytes], size: int) -> bytes | None:
-    chunks: list[bytes] = []
-    while size:
-        chunk = stream.read(size)
-        if not chunk:
-            return None
-        chunks.append(chunk)
-        size -= len(chunk)
-    return b"".join(chunks) if len(chunks) != 1 else chunks[0]
+    """`size` bytes, or None at the end of input (a buffered stream reads until it has them all)."""
+    data = stream.read(size)
+    return data if len(data) == size else None
 
 
 def _tiktoken_counter() -> Callable[[str], int]:

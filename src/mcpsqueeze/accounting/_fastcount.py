@@ -63,8 +63,7 @@ def load_fastokens() -> Callable[[str], int]:
 class FastCounter:
     """fastokens on demand: `acquire` before a big text (starts the load once), `release` after it."""
 
-    def __init__(self, keep: float = _KEEP, loader: Callable[[], Callable[[str], int]] | None = None) -> None:
-        self.keep = keep
+    def __init__(self, loader: Callable[[], Callable[[str], int]] | None = None) -> None:
         self._loader = loader if loader is not None else load_fastokens
         self._lock = threading.Lock()
         self._ready = threading.Event()  # set when loaded or failed
@@ -91,7 +90,7 @@ class FastCounter:
             self._users -= 1
             if self._users or self._count is None:
                 return
-            self._timer = threading.Timer(self.keep, self._drop)
+            self._timer = threading.Timer(_KEEP, self._drop)
             self._timer.daemon = True
             self._timer.start()
 
