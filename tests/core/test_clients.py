@@ -1,4 +1,4 @@
-"""The client profiles (core/_clients.py): the table, how a client is recognised, what its model sees,
+"""The client profiles (_clients.py): the table, how a client is recognised, what its model sees,
 and the pure helpers that fit answers to it."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from mcpsqueeze.core._clients import (
+from mcpsqueeze._clients import (
     MARGIN,
     MAX_RESULT_SIZE_KEY,
     PROFILES,
@@ -179,9 +179,7 @@ def test_the_docs_show_the_profiles_table_as_it_is() -> None:
     doc = (ROOT / "docs" / "clients.md").read_text(encoding="utf-8")
     start = doc.index("<!-- client-profiles")
     shown = doc[doc.index("\n", start) + 1 : doc.index("<!-- /client-profiles -->")]
-    assert shown == profiles_markdown(), (
-        "docs/clients.md's profiles table is out of step with core/_clients.py"
-    )
+    assert shown == profiles_markdown(), "docs/clients.md's profiles table is out of step with _clients.py"
 
 
 GOLDEN = Path(__file__).with_name("golden")

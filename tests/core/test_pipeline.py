@@ -115,7 +115,7 @@ async def test_a_repeat_becomes_a_pointer_whose_meta_truncation_names_id_and_fil
         "response_id": outcome.response_id,
         "original_response_file": outcome.original_file,
     }
-    assert json.loads(loads(store.load(outcome.response_id))["content"][0]["text"]) == json.loads(
+    assert json.loads(loads(store.get(outcome.response_id))["content"][0]["text"]) == json.loads(
         big_result(50)["content"][0]["text"]
     )
 
@@ -134,8 +134,8 @@ async def test_every_repeat_of_a_result_shares_one_stored_original(store: Recove
     full = [p for p in store.files.directory.iterdir() if alias_target(p.read_bytes()) is None]
     assert len(full) == 1  # one complete original on disk; the other ids are alias records
     for rid in ids:
-        assert store.load(rid) == original_bytes(big_result(50))
-        assert store.files.read(rid) == original_bytes(big_result(50))
+        assert store.get(rid) == original_bytes(big_result(50))
+        assert store.files.get(rid) == original_bytes(big_result(50))
         assert open_recovery_file(store.files.directory, rid) == original_bytes(big_result(50))
 
 
@@ -201,12 +201,12 @@ def test_an_alias_file_is_only_readable_through_its_target(store: RecoveryStore)
     assert store.files is not None
     original = b'{"content":[{"type":"text","text":"x"}]}'
     first, second = "a" * 32, "b" * 32
-    store.files.write(first, original)
-    assert store.files.alias(second, first) == store.files.path_for(first)
-    assert store.files.read(second) == original
+    store.files.put(first, original)
+    assert store.files.alias(second, first) == str(store.files.path_for(first))
+    assert store.files.get(second) == original
     os.unlink(store.files.path_for(first))
     with pytest.raises(Exception, match="no recovery file"):
-        store.files.read(second)
+        store.files.get(second)
 
 
 async def test_without_dedup_a_repeat_is_shrunk_again_and_its_record_names_the_one_stored_file(

@@ -22,7 +22,7 @@ from rawclient import RawClient, cli, demo_server
 def _store(text: str) -> tuple[RecoveryStore, str]:
     store = RecoveryStore(MemoryCache(), None)
     rid = new_response_id()
-    store.store(rid, json.dumps({"content": [{"type": "text", "text": text}], "isError": False}).encode())
+    store.put(rid, json.dumps({"content": [{"type": "text", "text": text}], "isError": False}).encode())
     return store, rid
 
 

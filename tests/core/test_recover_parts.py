@@ -59,8 +59,8 @@ def test_each_range_is_exactly_its_lines_in_the_order_asked(text: str, data: st.
 def test_several_ids_and_pointers_answer_in_order_each_labelled() -> None:
     store = RecoveryStore(MemoryCache(), None)
     one, two = new_response_id(), new_response_id()
-    store.store(one, json.dumps(_text_result(json.dumps({"a": [1, 2], "b": "x"}))).encode())
-    store.store(two, json.dumps(_text_result(json.dumps({"a": [3], "b": "y"}))).encode())
+    store.put(one, json.dumps(_text_result(json.dumps({"a": [1, 2], "b": "x"}))).encode())
+    store.put(two, json.dumps(_text_result(json.dumps({"a": [3], "b": "y"}))).encode())
     request = RecoverRequest.parse({"response_id": [one, two], "pointer": ["/b", "/a/0"]})
     result = recover(store, request)
     texts = [b["text"] for b in result["content"]]
@@ -101,7 +101,7 @@ def test_a_client_that_joins_the_blocks_still_reads_each_parts_first_line_whole(
 def test_a_pages_note_starts_its_own_line_when_the_page_ends_inside_a_line() -> None:
     store = RecoveryStore(MemoryCache(), None)
     rid = new_response_id()
-    store.store(rid, json.dumps(_text_result("abc\ndef\nghi\n")).encode())
+    store.put(rid, json.dumps(_text_result("abc\ndef\nghi\n")).encode())
     inside = recover(store, RecoverRequest.parse({"response_id": rid}), 6)  # "abc\nde" | "f\nghi\n"
     assert inside["content"][1]["text"].startswith("\nmcpsqueeze: page 1 of 2")
     at_end = recover(store, RecoverRequest.parse({"response_id": rid}), 4)  # "abc\n" | "def\n" | ...

@@ -13,7 +13,7 @@ from mcpsqueeze.settings import DEFAULT_KEYS, Policy, Settings
 from mcpsqueeze.settings._policy import POLICY_KEYS
 from mcpsqueeze.settings._table import KNOBS, POLICY_KNOBS, library_defaults
 
-STRUCTURAL = {"target", "headers", "oauth", "policy", "policies"}  # not knobs: what a session is made of
+STRUCTURAL = {"target", "policy", "policies"}  # not knobs: what a session is made of
 
 
 def test_every_policy_and_settings_field_is_one_row() -> None:

@@ -34,7 +34,7 @@ def _present(arguments: dict[str, Any]) -> tuple[str, str]:
     outcome = Outcome()
     presented = anyio.run(stage, call, {"content": [{"type": "text", "text": PROSE}]}, outcome)
     assert outcome.action == "shrink" and outcome.response_id is not None
-    original = recover_result(store.load(outcome.response_id), lines="1511")
+    original = recover_result(store.get(outcome.response_id), lines="1511")
     return presented["content"][0]["text"], original["content"][0]["text"]
 
 

@@ -45,7 +45,7 @@ async def test_only_the_json_block_becomes_toon_and_the_stored_original_is_the_r
     record = presented["_meta"]["truncation"]
     assert presented["_meta"]["backend/own"] == 1 and record["format"] == "toon"
     assert (outcome.action, outcome.response_id) == ("toon", record["response_id"])
-    assert store.load(record["response_id"]) == original_bytes(RESULT)
+    assert store.get(record["response_id"]) == original_bytes(RESULT)
 
 
 @pytest.mark.anyio

@@ -33,7 +33,7 @@ class _Held:
     def __init__(self, text: str) -> None:
         self.data = json.dumps({"content": [{"type": "text", "text": text}]}).encode()
 
-    def load(self, response_id: str) -> bytes:
+    def get(self, response_id: str) -> bytes:
         return self.data
 
 

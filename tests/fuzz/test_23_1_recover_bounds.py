@@ -22,7 +22,7 @@ def stored() -> tuple[RecoveryStore, str]:
     store = RecoveryStore(MemoryCache(), None)
     rid = new_response_id()
     original = {"content": [{"type": "text", "text": json.dumps(ORIGINAL_DOC)}], "isError": False}
-    store.store(rid, json.dumps(original).encode())
+    store.put(rid, json.dumps(original).encode())
     return store, rid
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from mcpsqueeze.core._clients import MAX_RESULT_SIZE_KEY, PROFILES, ClientLimits, ClientProfile
+from mcpsqueeze._clients import MAX_RESULT_SIZE_KEY, PROFILES, ClientLimits, ClientProfile
 from memwrap import FIXTURES, MemoryWrap
 from rawclient import RawClient
 

@@ -16,8 +16,8 @@ from mcpsqueeze.recovery._ids import FINAL_NAME_RE, alias_record, alias_target
 def test_ids_put_with_one_key_share_the_bytes_and_count_them_once() -> None:
     cache = MemoryCache(max_bytes=100)
     a, b = new_response_id(), new_response_id()
-    assert cache.put(a, b"x" * 60, key="k")
-    assert cache.put(b, b"x" * 60, key="k")  # would not fit twice
+    assert cache.put(a, b"x" * 60, digest="k") is None
+    assert cache.put(b, b"x" * 60, digest="k") is None  # would not fit twice
     assert cache.total_bytes == 60 and len(cache) == 2
     assert cache.get(a) is cache.get(b)
 
@@ -25,8 +25,8 @@ def test_ids_put_with_one_key_share_the_bytes_and_count_them_once() -> None:
 def test_evicting_one_sharer_keeps_the_bytes_for_the_other() -> None:
     cache = MemoryCache(max_entries=2)
     a, b, c = new_response_id(), new_response_id(), new_response_id()
-    cache.put(a, b"shared", key="k")
-    cache.put(b, b"shared", key="k")
+    cache.put(a, b"shared", digest="k")
+    cache.put(b, b"shared", digest="k")
     cache.put(c, b"other")
     with pytest.raises(RecoveryError, match="evicted"):
         cache.get(a)
@@ -37,17 +37,17 @@ def test_evicting_one_sharer_keeps_the_bytes_for_the_other() -> None:
 def test_the_store_writes_a_repeated_original_once_and_aliases_the_rest(tmp_path: Path) -> None:
     store = RecoveryStore(MemoryCache(), FileStore(tmp_path / "rec"))
     a, b = new_response_id(), new_response_id()
-    first = store.store(a, b'{"content":[]}')
-    second = store.store(b, b'{"content":[]}')
+    first = store.put(a, b'{"content":[]}')
+    second = store.put(b, b'{"content":[]}')
     assert first.file == second.file  # the record names the file that holds the bytes
     assert (tmp_path / "rec" / f"mcpsqueeze-{b}.json").read_bytes() == alias_record(a)
-    assert store.files is not None and store.files.read(b) == b'{"content":[]}'
+    assert store.files is not None and store.files.get(b) == b'{"content":[]}'
 
 
 def test_an_alias_file_keeps_clean_s_name_pattern_and_mode(tmp_path: Path) -> None:
     store = FileStore(tmp_path / "rec")
     a, b = new_response_id(), new_response_id()
-    store.write(a, b"{}")
+    store.put(a, b"{}")
     store.alias(b, a)
     for path in (tmp_path / "rec").iterdir():
         assert FINAL_NAME_RE.match(path.name)
@@ -57,7 +57,7 @@ def test_an_alias_file_keeps_clean_s_name_pattern_and_mode(tmp_path: Path) -> No
 def test_aliasing_refreshes_the_target_so_retention_never_removes_it_first(tmp_path: Path) -> None:
     store = FileStore(tmp_path / "rec")
     a, b = new_response_id(), new_response_id()
-    target = store.write(a, b"{}")
+    target = Path(store.put(a, b"{}") or "")
     old = time.time() - 7200
     os.utime(target, (old, old))
     store.alias(b, a)
@@ -68,20 +68,20 @@ def test_aliasing_refreshes_the_target_so_retention_never_removes_it_first(tmp_p
 def test_when_the_earlier_file_is_gone_the_original_is_stored_in_full(tmp_path: Path) -> None:
     store = RecoveryStore(None, FileStore(tmp_path / "rec"))
     a, b = new_response_id(), new_response_id()
-    first = store.store(a, b"{}")
+    first = store.put(a, b"{}")
     assert first.file is not None
     os.unlink(first.file)
-    second = store.store(b, b"{}")
+    second = store.put(b, b"{}")
     assert second.file is not None and Path(second.file).read_bytes() == b"{}"
 
 
 def test_an_alias_of_an_alias_is_refused(tmp_path: Path) -> None:
     store = FileStore(tmp_path / "rec")
     a, b = new_response_id(), new_response_id()
-    store.write(a, alias_record(b))
-    store.write(b, alias_record(a))
+    store.put(a, alias_record(b))
+    store.put(b, alias_record(a))
     with pytest.raises(RefusedPathError, match="alias of an alias"):
-        store.read(a)
+        store.get(a)
 
 
 def test_only_the_exact_alias_shape_is_an_alias() -> None:

@@ -20,7 +20,7 @@ class FakeClock:
 def test_a_stored_original_comes_back_unchanged() -> None:
     cache = MemoryCache()
     rid = new_response_id()
-    assert cache.put(rid, b"original bytes")
+    assert cache.put(rid, b"original bytes") is None
     assert cache.get(rid) == b"original bytes"
     assert len(cache) == 1
     assert cache.total_bytes == len(b"original bytes")
@@ -97,7 +97,8 @@ def test_an_original_larger_than_the_whole_cache_is_refused_without_evicting_any
     cache = MemoryCache(max_bytes=10)
     kept, big = new_response_id(), new_response_id()
     cache.put(kept, b"small")
-    assert cache.put(big, b"x" * 11) is False
+    with pytest.raises(RecoveryError, match="exceed the memory cache limit"):
+        cache.put(big, b"x" * 11)
     assert cache.get(kept) == b"small"
     with pytest.raises(RecoveryError, match="too large"):
         cache.get(big)
@@ -149,7 +150,7 @@ def test_a_view_into_a_big_buffer_is_kept_as_its_own_bytes_and_counted_so() -> N
     buffer = bytearray(b"y" * 1_000_000)
     cache = MemoryCache(max_bytes=100)
     rid = new_response_id()
-    assert cache.put(rid, memoryview(buffer)[:10])
+    assert cache.put(rid, memoryview(buffer)[:10]) is None
     kept = cache.get(rid)
     assert type(kept) is bytes and kept == b"y" * 10
     assert cache.total_bytes == 10
@@ -170,7 +171,7 @@ def test_a_big_original_is_held_compressed_and_comes_back_unchanged() -> None:
     rid = new_response_id()
     original = _records(5000)
     assert len(original) > 256 * 1024
-    assert cache.put(rid, original)
+    assert cache.put(rid, original) is None
     assert cache.wait_packed(30)
     assert cache.total_bytes < len(original) // 3  # the bound counts what is held: compressed
     assert cache.get(rid) == original
@@ -182,7 +183,7 @@ def test_an_incompressible_big_original_is_kept_as_it_is() -> None:
     cache = MemoryCache()
     rid = new_response_id()
     original = os.urandom(200 * 1024)
-    assert cache.put(rid, original)
+    assert cache.put(rid, original) is None
     assert cache.wait_packed(30)
     assert cache.total_bytes == len(original)
     assert cache.get(rid) == original

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from mcpsqueeze._errors import RecoveryError, UsageError
-from mcpsqueeze.recovery import MemoryCache, RecoveryStore, new_response_id
+from mcpsqueeze.recovery import MemoryCache, RecoveryStore, Space, new_response_id
 from mcpsqueeze.recovery._redis import RedisStore
 from realservers import RedisServer, needs_redis, redis_server
 
@@ -37,27 +37,27 @@ def _poll(check: object, deadline: float = 10.0) -> None:
 def test_an_original_comes_back_byte_for_byte_for_its_tenant(server: RedisServer) -> None:
     store = _store(server)
     rid = new_response_id()
-    store.put("alice", rid, b'{"content": [{"type": "text", "text": "\xc3\xa9"}]}')
-    assert store.get("alice", rid) == b'{"content": [{"type": "text", "text": "\xc3\xa9"}]}'
+    store.put(rid, b'{"content": [{"type": "text", "text": "\xc3\xa9"}]}', space=Space("alice"))
+    assert store.get(rid, space=Space("alice")) == b'{"content": [{"type": "text", "text": "\xc3\xa9"}]}'
     assert store.usage("alice") == (1, 45)
 
 
 def test_another_tenant_cannot_read_an_original(server: RedisServer) -> None:
     store = _store(server)
     rid = new_response_id()
-    store.put("alice", rid, b"secret")
+    store.put(rid, b"secret", space=Space("alice"))
     with pytest.raises(RecoveryError, match="another tenant"):
-        store.get("bob", rid)
+        store.get(rid, space=Space("bob"))
 
 
 def test_originals_expire_after_the_retention(server: RedisServer) -> None:
     store = _store(server, retention=0.2)
     rid = new_response_id()
-    store.put("alice", rid, b"x" * 100)
+    store.put(rid, b"x" * 100, space=Space("alice"))
 
     def gone() -> bool:
         try:
-            store.get("alice", rid)
+            store.get(rid, space=Space("alice"))
         except RecoveryError:
             return True
         return False
@@ -69,35 +69,35 @@ def test_the_size_bound_evicts_the_oldest_originals_first(server: RedisServer) -
     store = _store(server, max_bytes=250)
     ids = [new_response_id() for _ in range(4)]
     for rid in ids:
-        store.put("alice", rid, b"y" * 100)
+        store.put(rid, b"y" * 100, space=Space("alice"))
     assert store.usage("alice") == (2, 200)
     for rid in ids[:2]:
         with pytest.raises(RecoveryError):
-            store.get("alice", rid)
-    assert [store.get("alice", rid) for rid in ids[2:]] == [b"y" * 100] * 2
+            store.get(rid, space=Space("alice"))
+    assert [store.get(rid, space=Space("alice")) for rid in ids[2:]] == [b"y" * 100] * 2
 
 
 def test_one_tenant_filling_its_bound_evicts_nothing_of_another(server: RedisServer) -> None:
     store = _store(server, max_bytes=250)
     kept = new_response_id()
-    store.put("bob", kept, b"b" * 200)
+    store.put(kept, b"b" * 200, space=Space("bob"))
     for _ in range(5):
-        store.put("alice", new_response_id(), b"a" * 200)
-    assert store.get("bob", kept) == b"b" * 200
+        store.put(new_response_id(), b"a" * 200, space=Space("alice"))
+    assert store.get(kept, space=Space("bob")) == b"b" * 200
 
 
 def test_an_original_larger_than_the_bound_is_refused(server: RedisServer) -> None:
     store = _store(server, max_bytes=10)
     with pytest.raises(RecoveryError, match="exceed"):
-        store.put("alice", new_response_id(), b"z" * 11)
+        store.put(new_response_id(), b"z" * 11, space=Space("alice"))
 
 
 def test_the_dedup_index_remembers_the_first_sighting_per_tenant_and_scope(server: RedisServer) -> None:
     store = _store(server)
-    assert store.first_seen("alice", "s1", "d" * 32, b"first") is None
-    assert store.first_seen("alice", "s1", "d" * 32, b"second") == b"first"
-    assert store.first_seen("bob", "s1", "d" * 32, b"bobs") is None
-    assert store.first_seen("alice", "s2", "d" * 32, b"other session") is None
+    assert store.first_seen("s1", "d" * 32, b"first", space=Space("alice")) is None
+    assert store.first_seen("s1", "d" * 32, b"second", space=Space("alice")) == b"first"
+    assert store.first_seen("s1", "d" * 32, b"bobs", space=Space("bob")) is None
+    assert store.first_seen("s2", "d" * 32, b"other session", space=Space("alice")) is None
 
 
 def test_url_parameters_set_the_bound_and_timeout_and_bad_ones_are_refused(server: RedisServer) -> None:
@@ -112,25 +112,25 @@ def test_url_parameters_set_the_bound_and_timeout_and_bad_ones_are_refused(serve
 def test_a_stopped_redis_fails_fast_and_the_store_resumes_when_it_is_back(tmp_path: Path) -> None:
     with redis_server(tmp_path) as srv:
         store = RedisStore(srv.url, 3600.0)
-        store.put("alice", new_response_id(), b"before")
+        store.put(new_response_id(), b"before", space=Space("alice"))
         srv.stop()
         started = time.monotonic()
         for _ in range(20):
             with pytest.raises(RecoveryError, match=r"unavailable|could not"):
-                store.put("alice", new_response_id(), b"during")
+                store.put(new_response_id(), b"during", space=Space("alice"))
         print(f"20 refused puts while Redis was down took {time.monotonic() - started:.3f} s")
         srv.start()
         rid = new_response_id()
 
         def stored() -> bool:
             try:
-                store.put("alice", rid, b"after")
+                store.put(rid, b"after", space=Space("alice"))
             except RecoveryError:
                 return False
             return True
 
         _poll(stored)
-        assert store.get("alice", rid) == b"after"
+        assert store.get(rid, space=Space("alice")) == b"after"
 
 
 def test_the_facade_refuses_to_store_when_redis_is_down_even_with_memory_in_front(tmp_path: Path) -> None:
@@ -139,9 +139,9 @@ def test_the_facade_refuses_to_store_when_redis_is_down_even_with_memory_in_fron
         srv.stop()
         rid = new_response_id()
         with pytest.raises(RecoveryError):
-            facade.store(rid, b"original")
+            facade.put(rid, b"original")
         with pytest.raises(RecoveryError):
-            facade.load(rid)  # not half-stored in memory either
+            facade.get(rid)  # not half-stored in memory either
 
 
 def test_an_original_stored_by_one_replica_loads_through_another(server: RedisServer) -> None:
@@ -149,10 +149,10 @@ def test_an_original_stored_by_one_replica_loads_through_another(server: RedisSe
     one = RecoveryStore(MemoryCache(), None, RedisStore(server.url, 3600.0, prefix=prefix)).scoped("acme")
     two = RecoveryStore(MemoryCache(), None, RedisStore(server.url, 3600.0, prefix=prefix)).scoped("acme")
     rid = new_response_id()
-    one.store(rid, b"shrunk on one")
-    assert two.load(rid) == b"shrunk on one"
+    one.put(rid, b"shrunk on one")
+    assert two.get(rid) == b"shrunk on one"
     with pytest.raises(RecoveryError):
-        two.scoped("globex").load(rid)
+        two.scoped("globex").get(rid)
 
 
 def test_tenants_of_one_process_cannot_load_each_others_originals_from_local_memory(
@@ -163,13 +163,13 @@ def test_tenants_of_one_process_cannot_load_each_others_originals_from_local_mem
     )
     alice, bob = base.scoped("alice", isolate=True), base.scoped("bob", isolate=True)
     rid = new_response_id()
-    alice.store(rid, b"alice's")
-    assert alice.load(rid) == b"alice's"
+    alice.put(rid, b"alice's")
+    assert alice.get(rid) == b"alice's"
     with pytest.raises(RecoveryError):
-        bob.load(rid)
+        bob.get(rid)
     without_redis = RecoveryStore(base.memory, None)
     with pytest.raises(RecoveryError):
-        without_redis.scoped("bob", isolate=True).load(rid)
+        without_redis.scoped("bob", isolate=True).get(rid)
 
 
 def test_a_full_redis_refuses_one_original_without_taking_the_store_offline(server: RedisServer) -> None:
@@ -181,9 +181,9 @@ def test_a_full_redis_refuses_one_original_without_taking_the_store_offline(serv
     admin.config_set("maxmemory", 1)  # below what Redis already uses: every write is refused (OOM)
     try:
         with pytest.raises(RecoveryError, match=r"OOM|maxmemory"):
-            store.put("alice", new_response_id(), b"refused")
+            store.put(new_response_id(), b"refused", space=Space("alice"))
     finally:
         admin.config_set("maxmemory", 0)
     rid = new_response_id()
-    store.put("alice", rid, b"stored")  # no back-off: a full Redis is not a dead one
-    assert store.get("alice", rid) == b"stored"
+    store.put(rid, b"stored", space=Space("alice"))  # no back-off: a full Redis is not a dead one
+    assert store.get(rid, space=Space("alice")) == b"stored"

@@ -16,7 +16,7 @@ ONLY_INSIDE = "Only recovery files"
 @pytest.fixture
 def stored(rec_dir: Path) -> tuple[str, Path]:
     rid = new_response_id()
-    return rid, FileStore(rec_dir).write(rid, b'{"content": "the original"}')
+    return rid, Path(FileStore(rec_dir).put(rid, b'{"content": "the original"}') or "")
 
 
 def test_a_response_id_reads_its_file(rec_dir: Path, stored: tuple[str, Path]) -> None:
@@ -164,4 +164,4 @@ def test_the_store_reads_through_the_same_refusals(rec_dir: Path, tmp_path: Path
     rid = new_response_id()
     (rec_dir / f"mcpsqueeze-{rid}.json").symlink_to(secret)
     with pytest.raises(RefusedPathError):
-        FileStore(rec_dir).read(rid)
+        FileStore(rec_dir).get(rid)

@@ -37,7 +37,7 @@ def _until(check: object, seconds: float = 10.0) -> bool:
 def test_a_written_file_is_complete_and_in_place_before_its_fsync(rec_dir: Path) -> None:
     store = FileStore(rec_dir, sync_delay=3600)
     rid = new_response_id()
-    path = store.write(rid, b'{"content": ["whole"]}')
+    path = Path(store.put(rid, b'{"content": ["whole"]}') or "")
     assert path.read_bytes() == b'{"content": ["whole"]}'
     assert os.listdir(rec_dir) == [path.name]  # renamed into place, no tmp file left
     assert store._syncer is not None and store._syncer.pending() == 1
@@ -48,7 +48,7 @@ def test_flush_syncs_every_pending_file_now_and_closes_their_descriptors(rec_dir
     store = FileStore(rec_dir, sync_delay=3600)
     before = _open_fds()
     for _ in range(5):
-        store.write(new_response_id(), b"x" * 1000)
+        store.put(new_response_id(), b"x" * 1000)
     assert _open_fds() == before + 5  # one descriptor per file, kept for its fsync
     store.flush()
     assert store._syncer is not None and store._syncer.pending() == 0
@@ -59,7 +59,7 @@ def test_pending_files_are_synced_in_the_background_within_the_delay(rec_dir: Pa
     store = FileStore(rec_dir, sync_delay=0.05)
     before = _open_fds()
     for _ in range(3):
-        store.write(new_response_id(), b"y" * 1000)
+        store.put(new_response_id(), b"y" * 1000)
     assert store._syncer is not None
     syncer = store._syncer
     assert _until(lambda: syncer.pending() == 0 and _open_fds() <= before)
@@ -68,7 +68,7 @@ def test_pending_files_are_synced_in_the_background_within_the_delay(rec_dir: Pa
 def test_without_a_delay_each_file_is_synced_before_write_returns(rec_dir: Path) -> None:
     store = FileStore(rec_dir, sync_delay=None)
     before = _open_fds()
-    store.write(new_response_id(), b"z")
+    store.put(new_response_id(), b"z")
     assert store._syncer is None
     assert _open_fds() == before
 
@@ -90,7 +90,7 @@ def test_files_still_pending_at_exit_are_synced_before_the_interpreter_ends(tmp_
         from mcpsqueeze.recovery import FileStore, new_response_id
         store = FileStore(Path({str(rec)!r}), sync_delay=3600)
         for _ in range(3):
-            store.write(new_response_id(), b"kept")
+            store.put(new_response_id(), b"kept")
         assert synced == [], synced  # nothing synced on the write path
         """
     )
@@ -123,7 +123,7 @@ def test_a_full_delayed_allocation_disk_fails_the_write_itself_before_any_fsync(
     written = 0
     with pytest.raises(RecoveryError, match="disk is full"):
         for _ in range(100):  # 100 x 300 KB: far more than 8 MiB
-            store.write(new_response_id(), b"o" * 300_000)
+            store.put(new_response_id(), b"o" * 300_000)
             written += 1
     assert 0 < written < 100
     store.flush()

@@ -30,28 +30,28 @@ def _tenants(tmp_path: Path) -> tuple[RecoveryStore, RecoveryStore, MemoryCache]
 def test_23_9_a_tenants_original_is_never_an_alias_of_another_tenants_file(tmp_path: Path) -> None:
     alice, bob, _ = _tenants(tmp_path)
     a, b = new_response_id(), new_response_id()
-    stored_a = alice.store(a, ORIGINAL)
-    stored_b = bob.store(b, ORIGINAL)
+    stored_a = alice.put(a, ORIGINAL)
+    stored_b = bob.put(b, ORIGINAL)
     assert stored_a.file is not None and stored_b.file is not None
     assert stored_b.file != stored_a.file  # B's record names B's own file
     assert alias_target(Path(stored_b.file).read_bytes()) is None  # held in full, not an alias of A's
     assert Path(stored_b.file).read_bytes() == ORIGINAL
-    assert bob.load(b) == ORIGINAL and alice.load(a) == ORIGINAL
+    assert bob.get(b) == ORIGINAL and alice.get(a) == ORIGINAL
 
 
 def test_23_9_one_tenants_repeats_are_still_stored_once(tmp_path: Path) -> None:
     alice, _, _ = _tenants(tmp_path)
     a1, a2 = new_response_id(), new_response_id()
-    first = alice.store(a1, ORIGINAL)
-    second = alice.store(a2, ORIGINAL)
+    first = alice.put(a1, ORIGINAL)
+    second = alice.put(a2, ORIGINAL)
     assert second.file == first.file  # within one tenant: content-addressed as before
-    assert alice.load(a2) == ORIGINAL
+    assert alice.get(a2) == ORIGINAL
 
 
 def test_23_9_tenants_never_share_a_memory_copy(tmp_path: Path) -> None:
     alice, bob, memory = _tenants(tmp_path)
-    alice.store(new_response_id(), ORIGINAL)
-    bob.store(new_response_id(), ORIGINAL)
+    alice.put(new_response_id(), ORIGINAL)
+    bob.put(new_response_id(), ORIGINAL)
     assert memory.total_bytes == 2 * len(ORIGINAL)  # one copy each: no tenant's bytes stand for another's
 
 

@@ -61,20 +61,25 @@ _PARENT_ENV = "MCPSQUEEZE_COUNTER_PARENT"  # the proxy's pid: the helper ends if
 _MALLOC_ENV = {"MALLOC_MMAP_THRESHOLD_": str(128 * 1024), "MALLOC_ARENA_MAX": "2"}
 
 
-def _helper_env() -> dict[str, str]:
-    """Our environment, with this package importable however the proxy itself found it."""
+def _helper_env(fastokens: bool) -> dict[str, str]:
+    """Our environment, with this package importable however the proxy itself found it, and the
+    `fastokens` setting passed on."""
     root = str(Path(__file__).resolve().parents[2])
     path = os.environ.get("PYTHONPATH")
     env = {**os.environ, **_MALLOC_ENV, "PYTHONPATH": root + (os.pathsep + path if path else "")}
     env[_PARENT_ENV] = str(os.getpid())
+    env.pop(_FAST_ENV, None)
+    if fastokens:
+        env[_FAST_ENV] = "1"
     return env
 
 
 class TokenCounter:
     """Counts texts in a helper process; every `count` gets a Future with the exact o200k count."""
 
-    def __init__(self, max_pending: int = _MAX_PENDING) -> None:
+    def __init__(self, max_pending: int = _MAX_PENDING, fastokens: bool = False) -> None:
         self.max_pending = max_pending
+        self.fastokens = fastokens  # the helper may load fastokens for huge texts (the `fastokens` setting)
         self._cond = threading.Condition()
         self._queue: deque[tuple[int, str, concurrent.futures.Future[int]]] = deque()
         # Sent to the helper, not yet counted: the text stays here so a dead helper loses no figure.
@@ -191,7 +196,7 @@ class TokenCounter:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=None,
-                env=_helper_env(),
+                env=_helper_env(self.fastokens),
                 close_fds=True,
                 start_new_session=True,  # the agent's Ctrl-C goes to the proxy, which closes us in order
             )

@@ -64,7 +64,7 @@ class CallRecord:
     session: str = ""
     call_latency_ms: float = 0.0  # request in -> result presented (backend time included), for metrics
     # The profile of the client that read the result, and which part of the original its model reads
-    # ("text", "structuredContent" or "both"): the tokens counted are of that part (core/_clients.py).
+    # ("text", "structuredContent" or "both"): the tokens counted are of that part (_clients.py).
     client: str | None = None
     seen: str = "text"
     # Set by `Accountant.record`, which then lets go of the texts (the counter holds them until counted).
@@ -256,11 +256,13 @@ class Accountant:
     (by the counter's reader thread) as soon as its figures are in. `close` waits for the rest.
     """
 
-    def __init__(self, stats_file: Path | None = None, observers: Iterable[CallObserver] = ()) -> None:
+    def __init__(
+        self, stats_file: Path | None = None, observers: Iterable[CallObserver] = (), fastokens: bool = False
+    ) -> None:
         self.totals = Totals()
         self.observers = list(observers)
         self._lock = threading.RLock()  # a future may already be done when `record` adds its callback
-        self._counter = TokenCounter()
+        self._counter = TokenCounter(fastokens=fastokens)
         # Texts being counted for a call still in the pipeline, by identity: the dedup stage asks for the
         # same text the pipeline already sent, and gets the same figure instead of a second count.
         self._in_flight: dict[int, tuple[str, concurrent.futures.Future[int]]] = {}

@@ -17,9 +17,6 @@ from ..settings import Config, Settings, default_config_path, find_config, load_
 
 __all__ = ["ConfigChoice", "apply_config", "read_config", "render_effective"]
 
-# A knob -> the CLI parameters that set it, where not only the knob's own (--shrinkfit is --budget's alias)
-_ALIASES: dict[str, tuple[str, ...]] = {"budget": ("budget", "shrinkfit")}
-
 
 @dataclasses.dataclass(frozen=True)
 class ConfigChoice:
@@ -56,7 +53,10 @@ def read_config(flag: Path | None) -> ConfigChoice:
 
 def _given(ctx: click.Context, field: str) -> tuple[str, str] | None:
     """("flag"|"env", parameter) when `field` was set on the command line or through its variable."""
-    for name in _ALIASES.get(field, (field,)):
+    from ..settings import knob_named
+    from ._options import given_by
+
+    for name in given_by(knob_named(field)):
         source = ctx.get_parameter_source(name)
         if source == ParameterSource.COMMANDLINE:
             return "flag", name
@@ -103,7 +103,7 @@ def _value(settings: Settings, name: str) -> Any:
 
 def _client_line(setting: str) -> str:
     """Which client profile applies, and why (docs/clients.md)."""
-    from ..core._clients import PROFILE_NAMES, choose
+    from .._clients import PROFILE_NAMES, choose
 
     if setting == "auto":
         return (

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -11,81 +12,22 @@ import click
 
 from .._errors import EXIT_UNREACHABLE, EXIT_USAGE, BackendError, MCPSqueezeError, UsageError, exit_code
 from .._net import is_url
-from ._options import SECONDS, file_option
+from ._options import SECONDS, file_option, knob_options, knob_values
 
-__all__ = ["auth", "oauth_client", "oauth_options"]
+__all__ = ["auth"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def oauth_options(func: F) -> F:
-    """The OAuth client flags of a URL backend (wrap, serve -- URL, auth login); config keys oauth_*;
-    each also read from its variable, MCPSQUEEZE_OAUTH_* (clients that swallow options pass those on)."""
-    func = click.option(
-        "--oauth-login",
-        envvar="MCPSQUEEZE_OAUTH_LOGIN",
-        type=click.Choice(["never", "prompt", "fetch"]),
-        default=None,
-        help="URL backend: when it wants a new OAuth authorization mid-session (none stored, expired "
-        "beyond refresh, a wider scope): never = fail naming `mcpsqueeze auth login` [default]; prompt = "
-        "print the authorization URL on stderr and accept the browser's redirect on 127.0.0.1; fetch = "
-        "GET it headlessly (test authorization servers that approve without a person). "
-        "[env: MCPSQUEEZE_OAUTH_LOGIN]",
-    )(func)
-    func = click.option(
-        "--oauth-client-metadata-url",
-        envvar="MCPSQUEEZE_OAUTH_CLIENT_METADATA_URL",
-        default=None,
-        metavar="HTTPS-URL",
-        help="URL backend: identify as this client ID metadata document (CIMD) where the authorization "
-        "server supports it, instead of registering dynamically. [env: MCPSQUEEZE_OAUTH_CLIENT_METADATA_URL]",
-    )(func)
-    func = click.option(
-        "--oauth-auth-method",
-        envvar="MCPSQUEEZE_OAUTH_AUTH_METHOD",
-        type=click.Choice(["basic", "post"]),
-        default=None,
-        help="URL backend: how the pre-registered client sends its secret to the token endpoint, as it "
-        "was registered: basic (client_secret_basic) or post (client_secret_post) [default: what the "
-        "stored registration says, else basic]. [env: MCPSQUEEZE_OAUTH_AUTH_METHOD]",
-    )(func)
-    func = file_option(
-        "--oauth-client-secret-file",
-        envvar="MCPSQUEEZE_OAUTH_CLIENT_SECRET_FILE",
-        help="URL backend: the pre-registered client's secret, in a file only you can read. "
-        "[env: MCPSQUEEZE_OAUTH_CLIENT_SECRET_FILE]",
-    )(func)
-    return click.option(
-        "--oauth-client-id",
-        envvar="MCPSQUEEZE_OAUTH_CLIENT_ID",
-        default=None,
-        help="URL backend: a client pre-registered with its authorization server (no dynamic "
-        "registration). [env: MCPSQUEEZE_OAUTH_CLIENT_ID]",
-    )(func)
-
-
-def oauth_client(opts: dict[str, Any], base: Any = None) -> Any:
-    """An `OAuthClient` from the flags over `base` (a config entry's), or None when neither gives one."""
-    keys = (
-        "oauth_client_id",
-        "oauth_client_secret_file",
-        "oauth_client_metadata_url",
-        "oauth_login",
-        "oauth_auth_method",
-    )
-    given = {k: opts[k] for k in keys if opts.get(k) is not None}
-    if not given:
+def _oauth_client(values: dict[str, Any], base: Any = None) -> Any:
+    """An `OAuthClient` from the oauth_* flags over `base` (a config entry's); None when neither gives one."""
+    fields = {k.removeprefix("oauth_"): v for k, v in values.items() if k.startswith("oauth_")}
+    if not fields:
         return base
     from ..settings import OAuthClient
 
-    fields = {k.removeprefix("oauth_"): v for k, v in given.items()}
     try:
-        if base is not None:
-            import dataclasses
-
-            client = dataclasses.replace(base, **fields)
-        else:
-            client = OAuthClient(**fields)
+        client = dataclasses.replace(base, **fields) if base is not None else OAuthClient(**fields)
         client.client_secret()  # an unreadable or unsafe secret file is a usage error now, not mid-login
         return client
     except UsageError as exc:
@@ -144,7 +86,7 @@ def auth() -> None:
 )
 @_SERVERS
 @_CONFIG
-@oauth_options
+@knob_options("auth")
 def login(
     target: str,
     port: int,
@@ -164,7 +106,9 @@ def login(
 
     try:
         url, headers, entry = _resolve(target, servers_file, config)
-        client = oauth_client(opts, entry)
+        values = knob_values(opts, "auth")
+        headers = {**headers, **values.get("headers", {})}
+        client = _oauth_client(values, entry)
         path: Any = anyio.run(
             lambda: run_login(url, port=port, timeout=timeout, headers=headers, fetch=fetch, client=client)
         )

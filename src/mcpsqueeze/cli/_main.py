@@ -24,23 +24,12 @@ from .._errors import (
     exit_code,
 )
 from .._net import is_url
-from ..settings import DEFAULT_BUDGET, Settings, knob_named
-from ._login import oauth_client, oauth_options
+from ..settings import Settings, knob_named
 from ._options import KindType, file_option, knob_options, knob_values
 
 __all__ = ["main"]
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _parse_headers(values: tuple[str, ...]) -> dict[str, str]:
-    headers: dict[str, str] = {}
-    for value in values:
-        key, sep, val = value.partition("=")
-        if not sep or not key.strip():
-            raise click.BadParameter(f"{value!r} is not KEY=VALUE", param_hint="-H/--header")
-        headers[key.strip()] = val
-    return headers
 
 
 def _keep(value: str, flag: str) -> float | None:
@@ -102,52 +91,6 @@ def main() -> None:
     _configure_logging("warning")  # every command shows the library's warnings; wrap/serve set --log-level
 
 
-def _shrinkfit_option(func: Any) -> Any:
-    """--shrinkfit[=N]: mcp-compressor's spelling of --budget (a bare --shrinkfit is the default budget)."""
-    return click.option(
-        "--shrinkfit",
-        type=KindType(knob_named("budget").kind),
-        is_flag=False,
-        flag_value=str(DEFAULT_BUDGET),
-        default=None,
-        metavar="[N]",
-        help="Alias of --budget (mcp-compressor compatible).",
-    )(func)
-
-
-def _header_option(func: Any) -> Any:
-    """-H KEY=VALUE (repeatable); MCPSQUEEZE_HEADER holds one KEY=VALUE per line."""
-    return click.option(
-        "-H",
-        "--header",
-        "headers",
-        multiple=True,
-        metavar="KEY=VALUE",
-        type=_HeaderLines(),
-        envvar="MCPSQUEEZE_HEADER",
-        help="HTTP header for a URL backend (repeatable). [env: MCPSQUEEZE_HEADER, one KEY=VALUE a line]",
-    )(func)
-
-
-class _HeaderLines(click.ParamType[Any, Any]):
-    """A header option's text; its variable is split at newlines (values hold spaces: `Bearer x`)."""
-
-    name = "header"
-    envvar_list_splitter = "\n"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        return value
-
-
-def _session_options(command: str) -> Callable[[F], F]:
-    """Every knob of `command` from the table of settings, plus --config and --shrinkfit."""
-
-    def apply(func: F) -> F:
-        return _config_option(_shrinkfit_option(knob_options(command)(func)))  # type: ignore[no-any-return]
-
-    return apply
-
-
 _CONFIG_HELP = (
     'Settings file (TOML: [defaults], [policies."server:tool"]) [default: MCPSQUEEZE_CONFIG or '
     "<user config dir>/config.toml]; see docs/config.md."
@@ -168,9 +111,8 @@ def _configure_logging(level: str) -> None:
 # The server command starts at wrap's first positional argument and everything after it is the server's
 # (its own flags too), with or without `--`: some clients (the MCP Inspector CLI) drop the separator.
 @main.command(context_settings={"allow_interspersed_args": False})
-@_header_option
-@oauth_options
-@_session_options("wrap")
+@_config_option
+@knob_options("wrap")
 @click.argument("target", nargs=-1, required=True, type=click.UNPROCESSED)
 def wrap(target: tuple[str, ...], **opts: Any) -> None:
     """Proxy one MCP server: `wrap [OPTIONS] [--] COMMAND [ARGS...]` or `wrap [OPTIONS] [--] URL`.
@@ -204,18 +146,20 @@ def _settings(target: list[str], opts: dict[str, Any], choice: Any, command: str
 def _flag_settings(target: list[str], opts: dict[str, Any], command: str, fixed: dict[str, Any]) -> Settings:
     """The knobs the command line gave (checked by their kinds as they were parsed), over the defaults."""
     values = knob_values(opts, command)
-    if "budget" not in values and opts.get("shrinkfit") is not None:
-        values["budget"] = opts["shrinkfit"]
     if values.get("truncate_chars") is not None and values.get("shrink") is False:
         raise click.BadParameter("--truncate-chars shrinks results; it cannot go with --no-shrink")
-    if values.get("transport", "stdio") != "streamable-http":
+    if command != "serve" and values.get("transport", "stdio") != "streamable-http":
         values.pop("token_file", None)  # (the stdio frontend takes no token)
-    oauth = oauth_client(opts)
-    if oauth is not None and not is_url(target):
+    settings = Settings.make(target, **values, **fixed)
+    try:
+        oauth = settings.oauth
+        if oauth is not None:
+            oauth.client_secret()  # an unreadable or unsafe secret file is a usage error now, not mid-login
+    except UsageError as exc:
+        raise click.BadParameter(str(exc), param_hint="--oauth-*") from exc
+    if oauth is not None and command != "serve" and not is_url(target):
         raise click.BadParameter("the --oauth-* options are for a URL backend (wrap -- URL)")
-    return Settings.make(
-        target, headers=_parse_headers(opts.get("headers") or ()), oauth=oauth, **values, **fixed
-    )
+    return settings
 
 
 @main.command(context_settings={"ignore_unknown_options": False})
@@ -224,33 +168,7 @@ def _flag_settings(target: list[str], opts: dict[str, Any], command: str, fixed:
     "config",
     help=_CONFIG_HELP + ' A servers JSON ({"mcpServers": ...}) is also accepted here, as --servers.',
 )
-@file_option(
-    "--servers",
-    "servers_file",
-    help='Servers JSON: {"mcpServers": {name: {command, args, env, cwd} | {url, headers}}}.',
-)
-@click.option("-n", "--name", "name", default=None, help="Name of the one backend given after '--'.")
-@click.option(
-    "-H", "--header", "headers", multiple=True, metavar="KEY=VALUE", help="HTTP header for a URL backend."
-)
-@click.option(
-    "--socket",
-    "socket_path",
-    type=click.Path(path_type=Path),
-    default=None,
-    help="Unix socket for the shim [default: MCPSQUEEZE_SOCKET or <runtime dir>/session.sock].",
-)
-@click.option(
-    "--listen", default=None, metavar="127.0.0.1:PORT", help="Serve on loopback TCP instead (bearer token)."
-)
-@file_option(
-    "--token-file",
-    envvar="MCPSQUEEZE_TOKEN_FILE",
-    help="Token file for --listen (created 0600 if missing) [default: <socket dir>/token].",
-)
-@oauth_options
 @knob_options("serve")
-@_shrinkfit_option
 @click.argument("target", nargs=-1)
 def serve(target: tuple[str, ...], **opts: Any) -> None:
     """Run the session proxy for the bash shim: `serve --config FILE` or `serve -n NAME -- CMD|URL`."""
@@ -261,33 +179,26 @@ def serve(target: tuple[str, ...], **opts: Any) -> None:
     from ._config import read_config
 
     choice = read_config(opts["config"])
+    settings = _settings([], opts, choice, "serve", port=0)
     try:
-        servers_json = choice.servers_json
-        if servers_json is not None and opts["config"] is None and (opts["servers_file"] or target):
+        servers_json, servers_file = choice.servers_json, settings.servers_file
+        if servers_json is not None and opts["config"] is None and (servers_file or target):
             servers_json = None  # MCPSQUEEZE_CONFIG names a servers JSON, but servers were given here
-        given = [opts["servers_file"] is not None, servers_json is not None, bool(target)]
-        if sum(given) > 1:
+        if sum([servers_file is not None, servers_json is not None, bool(target)]) > 1:
             raise UsageError(
                 "give the servers one way: --servers FILE, a servers JSON as --config, or -- CMD|URL"
             )
-        if opts["servers_file"] is not None:
-            specs = parse_config(read_servers_file(opts["servers_file"]), str(opts["servers_file"]))
+        if servers_file is not None:
+            specs = parse_config(read_servers_file(servers_file), str(servers_file))
         elif servers_json is not None:
             specs = parse_servers(servers_json.servers, str(servers_json.path))
-        elif oauth_client(opts) is not None and not is_url(target):
+        elif settings.oauth is not None and not is_url(target):
             raise UsageError(
                 "the --oauth-* options are for one URL backend (serve -n NAME -- URL); a servers "
                 "config takes oauth_* keys in the URL entry"
             )
         elif target:
-            specs = [
-                spec_from_argv(
-                    opts["name"] or "backend",
-                    list(target),
-                    _parse_headers(opts["headers"]),
-                    oauth_client(opts),
-                )
-            ]
+            specs = [spec_from_argv(settings.server_name, list(target), settings.headers, settings.oauth)]
         elif choice.settings.servers:
             specs = parse_servers(choice.settings.servers, str(choice.settings.path))
         else:
@@ -297,16 +208,14 @@ def serve(target: tuple[str, ...], **opts: Any) -> None:
             )
     except (UsageError, OSError) as exc:
         raise click.UsageError(str(exc)) from exc
-    socket_path = opts["socket_path"] or default_socket()
+    socket_path = settings.socket or default_socket()
     tcp = None
-    if opts["listen"]:
-        host, _, port = opts["listen"].rpartition(":")
-        if not host or not port.isdigit():
-            raise click.BadParameter("use HOST:PORT, e.g. 127.0.0.1:8766", param_hint="--listen")
+    if settings.listen:
+        host, _, port = settings.listen.rpartition(":")
         tcp = (host.strip("[]"), int(port))
-    token_file = (opts["token_file"] or socket_path.parent / "token") if tcp else None
+    token_file = (settings.token_file or socket_path.parent / "token") if tcp else None
     listen = Listen(None if tcp else socket_path, tcp, token_file)
-    if socket_path == default_socket(ours=True) and not (tcp and opts["token_file"]):
+    if socket_path == default_socket(ours=True) and not (tcp and settings.token_file):
         try:  # our own default directory: private (0700), whatever mode it was found with
             note = make_private(socket_path.parent, "socket directory")
         except MCPSqueezeError as exc:
@@ -314,7 +223,6 @@ def serve(target: tuple[str, ...], **opts: Any) -> None:
             sys.exit(exit_code(exc))
         if note:
             click.echo(f"mcpsqueeze: {note}", err=True)
-    settings = _settings([], opts, choice, "serve", port=0, server_name="")
     tools = ToolFilter(settings.include_tools, settings.exclude_tools)
     if settings.recovery == "memory":  # from the flag or the config file
         raise click.BadParameter(
@@ -332,9 +240,8 @@ def serve(target: tuple[str, ...], **opts: Any) -> None:
     metavar="SERVER:TOOL",
     help="Also print the effective policy of this tool (repeatable).",
 )
-@_header_option
-@oauth_options
-@_session_options("config")
+@_config_option
+@knob_options("config")
 @click.argument("target", nargs=-1, type=click.UNPROCESSED)
 def config_command(target: tuple[str, ...], tools: tuple[str, ...], **opts: Any) -> None:
     """Print the effective settings and where each came from: flag, env, file:line or default.

@@ -18,6 +18,7 @@ __all__ = [
     "KindType",
     "KnobOption",
     "file_option",
+    "given_by",
     "knob_option",
     "knob_options",
     "knob_values",
@@ -54,6 +55,12 @@ class KindType(click.ParamType[Any, Any]):
         except ValueError as exc:
             self.fail(str(exc), param, ctx)
         return OFF if parsed is None else parsed
+
+
+class _ManyType(KindType):
+    """A kind given once per value: its variable holds one value a line (values hold spaces: `Bearer x`)."""
+
+    envvar_list_splitter = "\n"
 
 
 SECONDS = KindType(Seconds())
@@ -114,7 +121,32 @@ def knob_option(row: Knob) -> Callable[[F], F]:
     common: dict[str, Any] = {"default": None, "envvar": row.env_name, "help": _help(row), "cls": KnobOption}
     if row.switch is not None:  # --toonify sets the knob; --no-shrink clears it (its variable: the value)
         return click.option(*names, row.name, flag_value=row.switch, type=_Switch(row.kind), **common)
-    return click.option(*names, row.name, type=KindType(row.kind), metavar=row.kind.metavar, **common)
+    kind = (_ManyType if row.kind.many else KindType)(row.kind)
+    option = click.option(
+        *names, row.name, type=kind, metavar=row.kind.metavar, multiple=row.kind.many, **common
+    )
+    if row.alias is None:
+        return option
+    alias = click.option(  # a bare alias is the default (--shrinkfit)
+        row.alias,
+        _alias_name(row),
+        type=KindType(row.kind),
+        is_flag=False,
+        flag_value=row.kind.show(row.default),
+        default=None,
+        metavar="[N]",
+        help=f"Alias of {row.flag_name} (mcp-compressor compatible).",
+    )
+    return lambda func: alias(option(func))
+
+
+def _alias_name(row: Knob) -> str:
+    return (row.alias or "").lstrip("-").replace("-", "_")
+
+
+def given_by(row: Knob) -> tuple[str, ...]:
+    """The CLI parameters that set a row's knob: its own, and its alias's."""
+    return (row.name, _alias_name(row)) if row.alias else (row.name,)
 
 
 def knob_options(command: str) -> Callable[[F], F]:
@@ -135,8 +167,11 @@ def knob_values(opts: dict[str, Any], command: str) -> dict[str, Any]:
     """The knob values a command line (or its variables) gave: {name: value}, None left out."""
     from ..settings import KNOBS
 
-    return {
-        row.name: None if opts[row.name] is OFF else opts[row.name]
-        for row in KNOBS
-        if command in row.doors and row.flag is not None and opts.get(row.name) is not None
-    }
+    values: dict[str, Any] = {}
+    for row in KNOBS:
+        if command not in row.doors or row.flag is None:
+            continue
+        value = next((opts[n] for n in given_by(row) if opts.get(n) not in (None, ())), None)
+        if value is not None:
+            values[row.name] = row.kind.check(value) if row.kind.many else None if value is OFF else value
+    return values

@@ -14,7 +14,6 @@ if TYPE_CHECKING:
     from ._pipeline import Call, Outcome, Pipeline
     from ._recover import (
         DEFAULT_PAGE_SIZE,
-        Originals,
         answer,
         list_recover_tool,
         parts_text,
@@ -34,7 +33,6 @@ __all__ = [
     "CompressedTools",
     "Invoke",
     "LineRange",
-    "Originals",
     "Outcome",
     "Pipeline",
     "RecoverKeywords",
@@ -68,7 +66,6 @@ _MODULES = {
     "DEFAULT_PAGE_SIZE": "_recover",
     "parts_text": "_recover",
     "answer": "_recover",
-    "Originals": "_recover",
     "RecoverRequest": "_request",
     "RecoverKeywords": "_request",
     "LineRange": "_request",

@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
+from .._clients import ClientProfile, model_view
 from .._errors import RecoveryError
 from .._jsonbytes import loads
 from .._results import Result, text_of
 from .._voice import McpVoice, Voice
 from ..accounting import Accountant, CallRecord, new_session_id
 from ..settings import Policy
-from ._clients import ClientProfile, model_view
 from ._full import CallsShown, Shown, call_key, may_run_again, not_run_again
 
 if TYPE_CHECKING:
@@ -46,7 +46,7 @@ class Call:
     started: float = field(default_factory=time.perf_counter)
     policy: Policy = field(default_factory=Policy)  # resolved by the pipeline for (server, tool)
     voice: Voice = field(default_factory=McpVoice)  # the door's words of recovery (the pipeline's)
-    # the profile of the client that reads the result (core/_clients.py); None: any client
+    # the profile of the client that reads the result (_clients.py); None: any client
     client: ClientProfile | None = None
 
 
@@ -105,7 +105,7 @@ class Pipeline:
         gone = None
         if shown is not None and shown.response_id is not None and self.store is not None:
             try:
-                original = loads(await anyio.to_thread.run_sync(self.store.load, shown.response_id))
+                original = loads(await anyio.to_thread.run_sync(self.store.get, shown.response_id))
             except (RecoveryError, ValueError, RecursionError) as exc:
                 gone = str(exc)
             else:

@@ -11,14 +11,17 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
+from .._clients import ClientLimits, page_chars
 from .._errors import RecoveryError, UsageError
 from .._lines import line_span, line_starts
 from .._results import text_blocks, text_of
 from ..recovery import read_window, resolve_pointer
-from ._clients import ClientLimits, page_chars
 from ._request import RecoverRequest
+
+if TYPE_CHECKING:
+    from ..recovery import RecoveryStore
 
 if TYPE_CHECKING:
     pass
@@ -26,7 +29,6 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_PAGE_SIZE",
     "LISTED_ARGUMENTS",
-    "Originals",
     "answer",
     "list_recover_tool",
     "page_of",
@@ -81,12 +83,6 @@ def list_recover_tool(result: dict[str, Any], current: str | None) -> tuple[str 
     return name, {**result, "tools": [*tools, recover_tool_definition(name)]}
 
 
-class Originals(Protocol):
-    """What answering needs of a store: the stored bytes of one original (RecoveryError if none)."""
-
-    def load(self, response_id: str) -> bytes: ...
-
-
 #: Characters of one recover answer page on the MCP doors (`--page-size`): under Claude Code's 50,000-
 #: character spill to a file and, at ~4 characters a token, its 25,000-token MAX_MCP_OUTPUT_TOKENS.
 DEFAULT_PAGE_SIZE = 40_000
@@ -97,7 +93,7 @@ MAX_JOINED = 64 << 20
 
 
 def recover(
-    store: Originals | None,
+    store: RecoveryStore | None,
     request: RecoverRequest,
     page_size: int | None = None,
     fit: ClientLimits | None = None,
@@ -105,7 +101,7 @@ def recover(
     """The recover tool's answer to ``request``, for every door: load each original asked for (never
     re-running a tool) and render the parts asked for; with ``page_size`` (the MCP doors), an answer
     longer than that is one page of it (see ``page_of``; a request naming a page is paged at the default
-    size on any door); with ``fit`` (the client's limits, core/_clients.py), every answer and page fits
+    size on any door); with ``fit`` (the client's limits, _clients.py), every answer and page fits
     them. RecoveryError when an original is not available, UsageError when a part asked for does not
     exist in it."""
     if store is None:
@@ -113,7 +109,7 @@ def recover(
     originals = []
     for response_id in request.response_ids:
         try:
-            originals.append(_parsed(store.load(response_id)))
+            originals.append(_parsed(store.get(response_id)))
         except (ValueError, RecursionError) as exc:
             raise RecoveryError(
                 f"the stored original {response_id} is not valid JSON ({exc}); it may have been altered"
@@ -241,7 +237,10 @@ def _spans(pieces: Sequence[_Piece]) -> list[dict[str, Any]]:
 
 
 def tool_answer(
-    store: Originals | None, arguments: object, page_size: int | None = None, fit: ClientLimits | None = None
+    store: RecoveryStore | None,
+    arguments: object,
+    page_size: int | None = None,
+    fit: ClientLimits | None = None,
 ) -> dict[str, Any]:
     """The recover tool's CallToolResult for a call with ``arguments``, as every MCP-speaking door gives
     it (wrap's relay, the stateless frontend, Toolset): a refused request or a missing original is an

@@ -13,13 +13,13 @@ import json
 import logging
 from typing import Any
 
+from .._clients import ClientProfile, may_change_structured, record_first, structured_json
 from .._errors import RecoveryError, ShrinkError, UsageError
 from .._jsonbytes import loads
 from .._projection import project_text
 from .._results import text_blocks
 from ..recovery import RecoveryStore
 from ..shrink import RecoveryHint
-from ._clients import ClientProfile, may_change_structured, record_first, structured_json
 from ._pipeline import Call, Outcome, Result, text_of
 from ._stages import ShrinkJob, StoringStage, laid_out, presented_with, shrink_fitting
 
@@ -99,14 +99,14 @@ def duplicates_text(result: Result) -> bool:
 
 
 def _original_duplicates(store: RecoveryStore, response_id: str) -> bool:
-    return duplicates_text(loads(store.load(response_id)))
+    return duplicates_text(loads(store.get(response_id)))
 
 
 class StructuredStage(StoringStage):
     """What the model of a client that shows structuredContent gets (runs last), and
     ``--drop-duplicate-structured`` for any other client.
 
-    Such a client (core/_clients.py) hands its model the JSON of structuredContent and drops the text,
+    Such a client (_clients.py) hands its model the JSON of structuredContent and drops the text,
     so the text's preview would go unseen: a structuredContent that repeats the text (the same JSON, or
     one member holding it) is dropped, so the model reads the text's preview; one that differs and is
     larger than the budget (or the client's limits) becomes its own preview, the truncation record

@@ -5,11 +5,9 @@
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import logging
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -28,7 +26,6 @@ if TYPE_CHECKING:
     from ..accounting import Metrics
 
 __all__ = [
-    "ObservedStore",
     "SessionServices",
     "build_services",
     "build_store",
@@ -51,20 +48,7 @@ class SessionServices:
     timeout: float | None = None
     metrics: Metrics | None = None  # for GET /metrics on the HTTP doors
     page_size: int | None = None  # the recover tool's answers longer than this come in pages (MCP doors)
-    client: str = "auto"  # the `client` setting: how a session's client profile is chosen (core/_clients.py)
-
-
-class ObservedStore(RecoveryStore):
-    """The recovery store that reports each original read back (for the stats file and the metrics)."""
-
-    on_load: Callable[[str, int], None] | None = None
-
-    def load(self, response_id: str) -> bytes:
-        original = super().load(response_id)
-        if self.on_load is not None:
-            with contextlib.suppress(RuntimeError):  # accounting already closed: the recovery still works
-                self.on_load(response_id, len(original))
-        return original
+    client: str = "auto"  # the `client` setting: how a session's client profile is chosen (_clients.py)
 
 
 def build_store(settings: Settings) -> RecoveryStore | None:
@@ -96,7 +80,7 @@ def build_store(settings: Settings) -> RecoveryStore | None:
                 "mcpsqueeze: the Redis recovery store does not answer yet; "
                 "results pass unshrunk until it does"
             )
-    return ObservedStore(memory, files, shared).scoped(settings.tenant or "default")
+    return RecoveryStore(memory, files, shared).scoped(settings.tenant or "default")
 
 
 def for_caller(services: SessionServices, principal: str | None, named: bool) -> SessionServices:
@@ -118,10 +102,10 @@ def build_services(settings: Settings, metrics: bool = False) -> SessionServices
 
         registry = Metrics()
         observers.append(registry)
-    accountant = Accountant(settings.stats_file, observers)
+    accountant = Accountant(settings.stats_file, observers, settings.fastokens)
     store = build_store(settings)
-    if isinstance(store, ObservedStore):
-        store.on_load = accountant.record_recovery
+    if store is not None:
+        store.on_get = accountant.record_recovery
     return SessionServices(
         accountant=accountant,
         store=store,

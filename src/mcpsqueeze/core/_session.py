@@ -16,10 +16,10 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any
 
+from .._clients import ClientProfile, choose, client_info_of
 from .._errors import RecoveryError
 from .._voice import Voice
 from ..settings import Settings
-from ._clients import ClientProfile, choose, client_info_of
 from ._full import listed_entry
 from ._pipeline import Call, Outcome, Result
 from ._recover import DEFAULT_PAGE_SIZE, recover, tool_answer
@@ -178,7 +178,7 @@ class Session:
         """The stored original, exactly as kept (counted as a recovery)."""
         if self.services.store is None:
             raise RecoveryError("this session keeps no originals (shrink and dedup are off)")
-        return self.services.store.load(response_id)
+        return self.services.store.get(response_id)
 
     # -- callers -------------------------------------------------------------------------------------
 

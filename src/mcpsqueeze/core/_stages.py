@@ -14,12 +14,12 @@ from typing import Any, TypeVar
 
 import anyio
 
+from .._clients import ClientLimits, ClientProfile, arrange, record_first
 from .._errors import RecoveryError, ShrinkError
 from .._jsonbytes import dumps, loads
 from .._results import text_blocks, text_chars
 from ..recovery import RecoveryStore, Stored, new_response_id
 from ..shrink import RecoveryHint, Shrunk, query_terms, render_notice, shrink_texts
-from ._clients import ClientLimits, ClientProfile, arrange, record_first
 from ._dedup import content_digest, render_overlap, render_pointer
 from ._overlap import MAX_RATIO, MIN_CHARS, Delta, overlap_delta
 from ._pipeline import Call, Outcome, Result, text_of
@@ -73,7 +73,7 @@ def original_bytes(result: Result) -> bytes:
 
 def _store_original(store: RecoveryStore, response_id: str, result: Result) -> Stored:
     """Serialise and store in one worker job: a 50 MB original is never serialised on the event loop."""
-    return store.store(response_id, original_bytes(result))
+    return store.put(response_id, original_bytes(result))
 
 
 async def _keep(workers: Workers, store: RecoveryStore, response_id: str, result: Result) -> Stored:

@@ -19,11 +19,11 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from .._clients import ClientProfile, listed_for, may_change_structured
 from .._envelope import is_modern, meta_of, stamped
 from .._errors import BackendError
 from .._results import text_of
 from ..core import DEFAULT_PAGE_SIZE, FULL_META_KEY, CompressedTools, Invoke, Session, list_recover_tool
-from ..core._clients import ClientProfile, listed_for, may_change_structured
 from ..settings import Settings
 from ..transports import Message, list_tools
 from ._compressed_front import CompressedFront, invoke_message

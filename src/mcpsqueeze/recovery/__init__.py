@@ -1,9 +1,8 @@
 """Recovery: keep every shrunk original retrievable, in memory and in private files.
 
 Everything imported eagerly here is standard library only (plus ``mcpsqueeze._errors``),
-because the shell shim imports this package on every ``mcpsq recover``. The store port
-(``_port``), its adapters (``_layers``) and the composite the pipeline uses (``_store``) are loaded on first
-use instead.
+because the shell shim imports this package on every ``mcpsq recover``. The composite store the
+pipeline uses (``_store``) and Redis load on first use.
 """
 
 from __future__ import annotations
@@ -19,7 +18,6 @@ from ._pointer import read_window, resolve_pointer
 from ._scoped import open_recovery_file
 
 if TYPE_CHECKING:
-    from ._layers import FileLayer, MemoryLayer, SharedLayer
     from ._port import Space, StoreLayer
     from ._redis import TENANT_RE, RedisStore, safe_url
     from ._store import RecoveryStore, Stored
@@ -28,13 +26,10 @@ __all__ = [
     "RESPONSE_ID_RE",
     "TENANT_RE",
     "CleanReport",
-    "FileLayer",
     "FileStore",
     "MemoryCache",
-    "MemoryLayer",
     "RecoveryStore",
     "RedisStore",
-    "SharedLayer",
     "Space",
     "StoreLayer",
     "Stored",
@@ -55,9 +50,6 @@ __all__ = [
 ]
 
 _LAZY = {
-    "FileLayer": "._layers",
-    "MemoryLayer": "._layers",
-    "SharedLayer": "._layers",
     "Space": "._port",
     "StoreLayer": "._port",
     "RecoveryStore": "._store",

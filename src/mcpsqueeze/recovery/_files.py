@@ -17,6 +17,7 @@ from pathlib import Path
 from mcpsqueeze._errors import RecoveryError
 
 from ._ids import alias_record, final_name, require_response_id, tmp_name
+from ._port import DEFAULT, Space
 from ._scoped import DIR_FLAGS, open_directory, read_member
 from ._sync import SYNC_DELAY, Syncer
 
@@ -190,13 +191,27 @@ class FileStore:
         if self._syncer is not None:
             self._syncer.flush()
 
+    remote = False
+
     def path_for(self, response_id: str) -> Path:
         """Where the original of ``response_id`` is (or would be) stored."""
         require_response_id(response_id, ValueError)
         return self.directory / final_name(response_id)
 
-    def write(self, response_id: str, original: bytes) -> Path:
-        """Store an original completely, or raise RecoveryError and leave no final file."""
+    def where(self, response_id: str, *, space: Space = DEFAULT) -> str | None:
+        return str(self.path_for(space.local(response_id)))
+
+    def capacity(self) -> int | None:
+        return None
+
+    def first_seen(self, scope: str, digest: str, record: bytes, *, space: Space = DEFAULT) -> bytes | None:
+        return None  # no index shared by replicas here
+
+    def put(
+        self, response_id: str, original: bytes, *, space: Space = DEFAULT, digest: str = ""
+    ) -> str | None:
+        """Store an original completely, or raise RecoveryError and leave no final file; its path."""
+        response_id = space.local(response_id)
         final = self.path_for(response_id)
         tmp = tmp_name(response_id)
         dir_fd = self._open_dir()
@@ -233,13 +248,14 @@ class FileStore:
                 self._syncer.add(later, final.name)
         finally:
             os.close(dir_fd)
-        return final
+        return str(final)
 
-    def alias(self, response_id: str, target_id: str) -> Path:
+    def alias(self, response_id: str, target_id: str, *, space: Space = DEFAULT) -> str | None:
         """Make ``response_id`` stand for the original already stored under ``target_id``; return the
         target's path (the file that holds the bytes). RecoveryError when the target is gone or odd.
 
         The target's mtime is refreshed first, so retention never removes it before its alias."""
+        response_id, target_id = space.local(response_id), space.local(target_id)
         target = self.path_for(target_id)
         dir_fd = self._open_dir()
         try:
@@ -252,12 +268,13 @@ class FileStore:
                 raise self._failed(response_id, exc) from exc
         finally:
             os.close(dir_fd)
-        self.write(response_id, alias_record(target_id))
-        return target
+        self.put(response_id, alias_record(target_id))
+        return str(target)
 
-    def read(self, response_id: str) -> bytes:
+    def get(self, response_id: str, *, space: Space = DEFAULT) -> bytes:
         """Return a stored original; RecoveryError when there is none."""
         require_response_id(response_id)
+        response_id = space.local(response_id)
         dir_fd = self._open_dir()
         try:
             return read_member(dir_fd, final_name(response_id), self.directory, response_id)

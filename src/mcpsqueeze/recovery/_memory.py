@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from mcpsqueeze._errors import RecoveryError
 
 from ._ids import bad_id_message, is_response_id, require_response_id
+from ._port import DEFAULT, Space
 
 __all__ = ["MemoryCache"]
 
@@ -78,14 +79,24 @@ class MemoryCache:
         self._wake = threading.Event()
         self._packing = False
 
-    def put(self, response_id: str, original: bytes | bytearray | memoryview, key: str | None = None) -> bool:
-        """Store an original; False when it alone is larger than the whole cache.
+    remote = False
 
-        ``key`` names the content (e.g. its digest): ids put with the same key share one copy. The byte
-        bound is real memory: a bytes-like original that is not exact `bytes` (a view into a bigger
-        buffer, a bytearray with spare capacity) is copied into exact-size `bytes` first."""
+    def put(
+        self,
+        response_id: str,
+        original: bytes | bytearray | memoryview,
+        *,
+        space: Space = DEFAULT,
+        digest: str = "",
+    ) -> str | None:
+        """Store an original; RecoveryError when it alone is larger than the whole cache.
+
+        Originals with the same `digest` (in one space) share one copy. The byte bound is real memory: a
+        bytes-like original that is not exact `bytes` (a view into a bigger buffer, a bytearray with
+        spare capacity) is copied into exact-size `bytes` first."""
         require_response_id(response_id, ValueError)
-        key = response_id if key is None else "=" + key  # "=": a content key never equals an id
+        response_id = space.local(response_id)
+        key = "=" + space.content_key(digest) if digest else response_id  # "=": never equals an id
         # An exact-size copy even of `bytes`: orjson's output reserves several times its length (a 650 KB
         # result held an 8 MB allocation), which a bound by `len` would not see.
         kept = memoryview(original).tobytes() if len(original) < _PACK_FROM else bytes(original)
@@ -94,7 +105,7 @@ class MemoryCache:
             cost = _cost(kept)
             if cost > self.max_bytes:
                 self._remember(response_id, "too_big")
-                return False
+                raise RecoveryError(f"{len(original)} bytes exceed the memory cache limit")
             self._expire(self._clock())
             while self._entries and (
                 len(self._entries) >= self.max_entries
@@ -118,12 +129,13 @@ class MemoryCache:
             blob.refs += 1
             self._entries[response_id] = _Entry(key, self._clock(), cost)
             self._gone.pop(response_id, None)
-            return True
+            return None
 
-    def alias(self, response_id: str, earlier_id: str) -> None:
+    def alias(self, response_id: str, earlier_id: str, *, space: Space = DEFAULT) -> str | None:
         """Make ``response_id`` share the original held for ``earlier_id`` (no copy, counted once);
         RecoveryError when that one is not held (any more)."""
         require_response_id(response_id, ValueError)
+        response_id, earlier_id = space.local(response_id), space.local(earlier_id)
         with self._lock:
             self._expire(self._clock())
             earlier = self._entries.get(earlier_id)
@@ -139,9 +151,11 @@ class MemoryCache:
             self._blobs[earlier.key].refs += 1
             self._entries[response_id] = _Entry(earlier.key, self._clock(), earlier.cost)
             self._gone.pop(response_id, None)
+        return None
 
-    def get(self, response_id: str) -> bytes:
+    def get(self, response_id: str, *, space: Space = DEFAULT) -> bytes:
         """Return the original, or raise RecoveryError saying why it is not here."""
+        response_id = space.local(response_id)
         with self._lock:
             now = self._clock()
             entry = self._entries.get(response_id)
@@ -157,6 +171,15 @@ class MemoryCache:
         if entry is not None:
             return zlib.decompress(held) if packed else held
         raise RecoveryError(self._message(response_id, reason))
+
+    def first_seen(self, scope: str, digest: str, record: bytes, *, space: Space = DEFAULT) -> bytes | None:
+        return None  # no index shared by replicas here
+
+    def where(self, response_id: str, *, space: Space = DEFAULT) -> str | None:
+        return None
+
+    def capacity(self) -> int | None:
+        return self.max_bytes
 
     def _pack_loop(self) -> None:
         """Compress big originals one at a time, outside the lock; one that left meanwhile is skipped."""

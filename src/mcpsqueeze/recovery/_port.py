@@ -3,9 +3,9 @@
 A layer keeps originals of one *space* at a time (a tenant, and whether this process keeps its local
 copies apart from other tenants'). No layer ever answers one space with another space's original, and
 content addressing (a repeated original kept once) never crosses spaces: tenants are never deduplicated
-against each other. The composite (`_store.RecoveryStore`) layers the adapters (`_layers`); the stages
-see only the composite and ask it questions of capability (`remote`, `cannot_hold`), never which
-adapters it holds.
+against each other. The composite (`_store.RecoveryStore`) layers the adapters; the stages see only
+the composite and ask it questions of capability (`remote`, `cannot_hold`), never which adapters it
+holds.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Protocol
 
-__all__ = ["Space", "StoreLayer"]
+__all__ = ["DEFAULT", "Space", "StoreLayer"]
 
 
 @dataclass(frozen=True)
@@ -36,32 +36,38 @@ class Space:
         return f"{self.tenant}\0{digest}"
 
 
+DEFAULT = Space()
+
+
 class StoreLayer(Protocol):
-    """One place originals are kept. Every method does its work or raises RecoveryError."""
+    """One place originals are kept (memory, files, Redis: each adapter implements this itself). Every
+    method does its work or raises RecoveryError; `space` is whose original it is."""
 
     #: Over the network (Redis): a call may take milliseconds, so it runs in a worker; and it is the
     #: place every replica reads, so an original it refuses is not stored at all (it passes unshrunk).
     remote: bool
 
-    def put(self, space: Space, response_id: str, original: bytes, digest: str) -> str | None:
+    def put(
+        self, response_id: str, original: bytes, *, space: Space = DEFAULT, digest: str = ""
+    ) -> str | None:
         """Keep `original` (whose sha256 is `digest`); the file that holds it, when there is one."""
         ...
 
-    def alias(self, space: Space, response_id: str, earlier_id: str) -> str | None:
+    def alias(self, response_id: str, earlier_id: str, *, space: Space = DEFAULT) -> str | None:
         """Make `response_id` stand for the identical original kept under `earlier_id` (same space);
         the file that holds the bytes, when there is one. RecoveryError when the earlier one is gone."""
         ...
 
-    def get(self, space: Space, response_id: str) -> bytes:
+    def get(self, response_id: str, *, space: Space = DEFAULT) -> bytes:
         """The original kept under `response_id`, or RecoveryError saying why there is none."""
         ...
 
-    def first_seen(self, space: Space, scope: str, digest: str, record: bytes) -> bytes | None:
+    def first_seen(self, scope: str, digest: str, record: bytes, *, space: Space = DEFAULT) -> bytes | None:
         """The dedup index shared by replicas: the record kept when `digest` was first seen in
         (space, scope), else None (and `record` is kept). None from a layer that keeps no such index."""
         ...
 
-    def where(self, space: Space, response_id: str) -> str | None:
+    def where(self, response_id: str, *, space: Space = DEFAULT) -> str | None:
         """Where `response_id`'s original would be readable as a file (a preview names it), else None."""
         ...
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from mcpsqueeze._errors import RecoveryError, UsageError, install_hint
 
 from ._ids import require_response_id
+from ._port import DEFAULT, Space
 
 if TYPE_CHECKING:
     import redis
@@ -197,8 +198,13 @@ class RedisStore:
 
     # -- the port -----------------------------------------------------------------------------------
 
-    def put(self, tenant: str, response_id: str, original: bytes) -> None:
+    remote = True
+
+    def put(
+        self, response_id: str, original: bytes, *, space: Space = DEFAULT, digest: str = ""
+    ) -> str | None:
         """Store an original under the tenant, or raise RecoveryError (it was not stored)."""
+        tenant = space.tenant
         _check(tenant, response_id)
         keys = self._keys(tenant)
         args = [original, self._ttl_ms(), self.max_bytes, response_id, keys["o"], keys["base"]]
@@ -213,9 +219,20 @@ class RedisStore:
                 f"{len(original)} bytes exceed the Redis recovery store's limit of {self.max_bytes} bytes "
                 "per tenant (max_bytes in --recovery-url)"
             )
+        return None
 
-    def get(self, tenant: str, response_id: str) -> bytes:
+    def alias(self, response_id: str, earlier_id: str, *, space: Space = DEFAULT) -> str | None:
+        raise RecoveryError("the shared store keeps every id's original in full")
+
+    def where(self, response_id: str, *, space: Space = DEFAULT) -> str | None:
+        return None
+
+    def capacity(self) -> int | None:
+        return None
+
+    def get(self, response_id: str, *, space: Space = DEFAULT) -> bytes:
         """The original, or RecoveryError saying it is not (or no longer) in Redis."""
+        tenant = space.tenant
         _check(tenant, response_id)
         keys = self._keys(tenant)
         value = self._do("read an original", self._client.get, keys["o"] + response_id)
@@ -235,9 +252,10 @@ class RedisStore:
         assert isinstance(value, bytes)
         return value
 
-    def first_seen(self, tenant: str, scope: str, digest: str, record: bytes) -> bytes | None:
+    def first_seen(self, scope: str, digest: str, record: bytes, *, space: Space = DEFAULT) -> bytes | None:
         """The dedup index: None when `digest` is new in (tenant, scope) (and `record` is kept for it),
         else the record stored when it was first seen. Atomic across replicas (SET NX GET)."""
+        tenant = space.tenant
         _check(tenant, None)
         keys = self._keys(tenant)
         member = f"d:{scope}:{digest}"

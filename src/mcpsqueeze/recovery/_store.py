@@ -1,4 +1,4 @@
-"""The recovery store the pipeline uses: the store port's adapters layered by one composite.
+"""The recovery store the pipeline uses: the store port's adapters (memory, files, Redis) layered.
 
 Layers are kept in the order they are read: memory, then files, then the shared store (Redis). A remote
 layer is written first: with it, an original it did not take is not stored at all (the result passes
@@ -7,17 +7,18 @@ unshrunk), and memory and files are caches in front of it.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import hashlib
 import logging
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .._errors import RecoveryError
 from ._files import FileStore
-from ._layers import FileLayer, MemoryLayer, SharedLayer
 from ._memory import MemoryCache
 from ._port import Space, StoreLayer
 
@@ -74,13 +75,7 @@ class RecoveryStore:
     ) -> None:
         """The usual layers by name, or any `layers` of the port (read in the order given)."""
         if layers is None:
-            layers = []
-            if memory is not None:
-                layers.append(MemoryLayer(memory))
-            if files is not None:
-                layers.append(FileLayer(files))
-            if shared is not None:
-                layers.append(SharedLayer(shared))
+            layers = [layer for layer in (memory, files, shared) if layer is not None]
         if not layers:
             raise ValueError("a recovery store needs memory, files, or both")
         self.memory = memory  # (the adapters' own objects, for tests and tools that inspect them)
@@ -88,6 +83,7 @@ class RecoveryStore:
         self._layers = layers
         self._earlier = [_Earlier() for _ in layers]  # shared by every scoped view, keyed by tenant
         self.space = Space()
+        self.on_get: Callable[[str, int], None] | None = None  # each original read back (stats, metrics)
 
     @property
     def tenant(self) -> str:
@@ -108,14 +104,14 @@ class RecoveryStore:
     def first_seen(self, scope: str, digest: str, record: bytes) -> bytes | None:
         """The shared dedup index (None without one, or when `digest` is new for this tenant and scope)."""
         for layer in self._layers:
-            old = layer.first_seen(self.space, scope, digest, record)
+            old = layer.first_seen(scope, digest, record, space=self.space)
             if old is not None:
                 return old
         return None
 
     def planned_file(self, response_id: str) -> str | None:
         for layer in self._layers:
-            where = layer.where(self.space, response_id)
+            where = layer.where(response_id, space=self.space)
             if where is not None:
                 return where
         return None
@@ -131,7 +127,7 @@ class RecoveryStore:
             return None
         return f"{at_least} bytes or more exceed the memory cache limit ({largest} bytes)"
 
-    def store(self, response_id: str, original: bytes) -> Stored:
+    def put(self, response_id: str, original: bytes) -> Stored:
         """Blocking (run it in a worker). Raises RecoveryError when the original was stored nowhere."""
         digest = hashlib.sha256(original).hexdigest()
         key = self.space.content_key(digest)
@@ -145,7 +141,7 @@ class RecoveryStore:
                 if layer.remote:
                     raise  # the store every replica reads refused it: nothing stored, pass unshrunk
                 errors.append(str(exc))
-                if isinstance(layer, FileLayer):
+                if isinstance(layer, FileStore):
                     logger.warning(f"mcpsqueeze: could not store an original: {exc}")
                 continue
             kept = True
@@ -161,24 +157,29 @@ class RecoveryStore:
         before = earlier.get(key)
         if before is not None:
             try:
-                return layer.alias(self.space, response_id, before)
+                return layer.alias(response_id, before, space=self.space)
             except RecoveryError:
                 pass  # the earlier one is gone (evicted, retention): store this one in full
-        where = layer.put(self.space, response_id, original, digest)
+        where = layer.put(response_id, original, space=self.space, digest=digest)
         earlier.set(key, response_id)
         return where
 
-    def load(self, response_id: str) -> bytes:
+    def get(self, response_id: str) -> bytes:
         """Memory first, then the file, then the shared store; the clearest error when none has it:
         the shared store's (it speaks for every replica), else the first local layer's (memory says why
         an original left: expired, evicted)."""
         error: RecoveryError | None = None
         for layer in self._layers:
             try:
-                return layer.get(self.space, response_id)
+                original = layer.get(response_id, space=self.space)
             except RecoveryError as exc:
                 if error is None or layer.remote:
                     error = exc
+                continue
+            if self.on_get is not None:
+                with contextlib.suppress(RuntimeError):  # accounting already closed: the recovery works
+                    self.on_get(response_id, len(original))
+            return original
         assert error is not None
         raise error
 

@@ -22,6 +22,7 @@ __all__ = [
     "Choice",
     "Duration",
     "Globs",
+    "Headers",
     "Kind",
     "PathValue",
     "Seconds",
@@ -43,6 +44,7 @@ class Kind:
 
     metavar = "VALUE"
     off: bool = False  # whether the knob has an "off" value (None)
+    many: bool = False  # a flag given once per value (its variable: one value a line)
 
     def parse(self, text: str) -> Any:
         """A flag's or environment variable's text."""
@@ -313,6 +315,31 @@ class Globs(Kind):
 
     def show(self, value: Any) -> str:
         return ",".join(value) if value else "none"
+
+
+@dataclass(frozen=True)
+class Headers(Kind):
+    """HTTP headers for a URL backend: `KEY=VALUE` once per header on a flag (one a line in the
+    variable), a table elsewhere."""
+
+    metavar = "KEY=VALUE"
+    many = True
+
+    def parse(self, text: str) -> str:
+        key, sep, _ = text.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"{text!r} is not KEY=VALUE")
+        return text
+
+    def check(self, value: Any) -> dict[str, str]:
+        if isinstance(value, list | tuple):
+            value = {k.strip(): v for k, _, v in (self.parse(item).partition("=") for item in value)}
+        if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+            raise ValueError("must be a table of header names and string values")
+        return {str(k): v for k, v in value.items()}
+
+    def show(self, value: Any) -> str:
+        return ", ".join(f"{k}=..." for k in value) if value else "none"
 
 
 def format_duration(seconds: float) -> str:

@@ -38,6 +38,7 @@ class Knob:
     default: Any = None  # filled in from the field's default (or its factory's value)
     flag: str | None = ""  # "": --NAME-WITH-DASHES; None: no flag
     short: str | None = None  # "-q"
+    alias: str | None = None  # another flag, whose value may be left out (then: the default)
     switch: bool | None = None  # a flag without a value: True sets the knob (--toonify), False clears it
     env: str | None = ""  # "": MCPSQUEEZE_<NAME>; None: none
     config: bool = True  # a `[defaults]` key (a Policy knob is also a `[policies]` key)

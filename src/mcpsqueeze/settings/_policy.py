@@ -57,6 +57,7 @@ class Policy:
         DEFAULT_BUDGET,
         Whole(MIN_BUDGET, 1 << 40, unit="characters"),
         "Character budget for each tool result's text, notice included.",
+        alias="--shrinkfit",  # mcp-compressor's spelling (a bare --shrinkfit is the default budget)
     )
     shrink: bool = knob(True, Boolean(), "Never shrink results.", flag="--no-shrink", switch=False)
     dedup: bool = knob(

@@ -13,17 +13,15 @@ import dataclasses
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
+from .._clients import PROFILE_NAMES
 from .._net import is_url
 from .._paths import default_recovery_dir
-from ..core._clients import PROFILE_NAMES
-from ._kinds import Boolean, Choice, Duration, Globs, PathValue, Seconds, Size, Text, Whole
+from ._kinds import Boolean, Choice, Duration, Globs, Headers, PathValue, Seconds, Size, Text, Whole
 from ._knobs import CLI, knob
+from ._oauth_client import AUTH_METHODS, LOGIN_MODES, OAuthClient
 from ._policy import DEFAULT_BUDGET, DEFAULT_SHRINK_ABOVE, MIN_BUDGET, MIN_TRUNCATE_CHARS, Policy, PolicySet
-
-if TYPE_CHECKING:
-    from ._oauth_client import OAuthClient
 
 __all__ = [
     "COMPRESS_LEVELS",
@@ -40,6 +38,7 @@ COMPRESS_LEVELS = ("off", "low", "medium", "high", "max")  # --compress-tools (m
 TOOL_PREFIX_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")  # --server-name: tool names allow these
 MiB = 1024 * 1024
 _WRAP = frozenset({"wrap", "config"})  # the streamable-http frontend's knobs: wrap's (and config's)
+_URL = frozenset({"wrap", "serve", "config", "auth"})  # a URL backend's: also `auth login`'s
 
 
 def _valid_url(value: str) -> None:
@@ -59,6 +58,12 @@ def _valid_tool_prefix(value: str) -> None:
         raise ValueError("must be 1-64 letters, digits, '_' or '-' (the tools become NAME_invoke_tool ...)")
 
 
+def _valid_listen(value: str) -> None:
+    host, _, port = value.rpartition(":")
+    if not host or not port.isdigit():
+        raise ValueError("use HOST:PORT, e.g. 127.0.0.1:8766")
+
+
 def _valid_host(value: str) -> None:
     if not value or any(c.isspace() for c in value):
         raise ValueError("must be an address such as 127.0.0.1")
@@ -67,8 +72,6 @@ def _valid_host(value: str) -> None:
 @dataclass
 class Settings:
     target: list[str]  # backend command argv, or [URL]
-    headers: dict[str, str] = field(default_factory=dict)
-    oauth: OAuthClient | None = None  # URL backend: pre-registered client, CIMD URL, in-session login
     policy: Policy = field(default_factory=Policy)  # the session-wide per-tool knobs
     policies: PolicySet = field(default_factory=PolicySet)  # per-tool rules from the config file
 
@@ -155,11 +158,40 @@ class Settings:
         config=False,
     )
     port: int = knob(8765, Whole(0, 65535), "Port for streamable-http (0: any).", doors=_WRAP, config=False)
-    token_file: Path | None = knob(  # streamable-http frontend: require this bearer token
+    token_file: Path | None = knob(  # the bearer token of wrap's HTTP frontend, or of serve's TCP API
         None,
         PathValue(),
-        "streamable-http: require `Authorization: Bearer <token>` from this 0600 file (created if missing).",
-        doors=_WRAP,
+        "wrap's streamable-http and serve's --listen: require `Authorization: Bearer <token>` from this "
+        "0600 file (created if missing) [serve: default <socket dir>/token].",
+        doors=_WRAP | {"serve"},
+        config=False,
+        show_default=False,
+    )
+    socket: Path | None = knob(
+        None,
+        PathValue(),
+        "Unix socket of the session API for the shim [default: MCPSQUEEZE_SOCKET or <runtime "
+        "dir>/session.sock].",
+        env=None,  # MCPSQUEEZE_SOCKET is the shim's: where it finds the session (the default here too)
+        doors=frozenset({"serve"}),
+        config=False,
+        show_default=False,
+    )
+    listen: str | None = knob(
+        None,
+        Text(_valid_listen, "127.0.0.1:PORT"),
+        "Serve the session API on loopback TCP instead (bearer token).",
+        doors=frozenset({"serve"}),
+        config=False,
+        show_default=False,
+    )
+    servers_file: Path | None = knob(
+        None,
+        PathValue(),
+        'Servers JSON: {"mcpServers": {name: {command, args, env, cwd} | {url, headers}}}.',
+        flag="--servers",
+        env=None,
+        doors=frozenset({"serve"}),
         config=False,
         show_default=False,
     )
@@ -185,11 +217,69 @@ class Settings:
     server_name: str = knob(
         "backend",
         Text(),
-        "Backend name in stats.",
+        "Backend name in stats (serve: of the one backend given after '--').",
         flag="--name",
+        short="-n",
         env="MCPSQUEEZE_NAME",
-        doors=_WRAP,
+        doors=_WRAP | {"serve"},
         config=False,
+    )
+    headers: dict[str, str] = knob(
+        kind=Headers(),
+        help="HTTP header for a URL backend (repeatable).",
+        factory=dict,
+        flag="--header",
+        short="-H",
+        env="MCPSQUEEZE_HEADER",
+        doors=_URL,
+        config=False,
+        show_default=False,
+    )
+    # A URL backend's OAuth client (`oauth`); a servers config takes the same as oauth_* keys per entry
+    oauth_client_id: str | None = knob(
+        None,
+        Text(),
+        "URL backend: a client pre-registered with its authorization server (no dynamic registration).",
+        doors=_URL,
+        config=False,
+        show_default=False,
+    )
+    oauth_client_secret_file: Path | None = knob(
+        None,
+        PathValue(),
+        "URL backend: the pre-registered client's secret, in a file only you can read.",
+        doors=_URL,
+        config=False,
+        show_default=False,
+    )
+    oauth_client_metadata_url: str | None = knob(
+        None,
+        Text(metavar_text="HTTPS-URL"),
+        "URL backend: identify as this client ID metadata document (CIMD) where the authorization "
+        "server supports it, instead of registering dynamically.",
+        doors=_URL,
+        config=False,
+        show_default=False,
+    )
+    oauth_login: str = knob(
+        "never",
+        Choice(LOGIN_MODES),
+        "URL backend: when it wants a new OAuth authorization mid-session (none stored, expired beyond "
+        "refresh, a wider scope): never = fail naming `mcpsqueeze auth login`; prompt = print the "
+        "authorization URL on stderr and accept the browser's redirect on 127.0.0.1; fetch = GET it "
+        "headlessly (test authorization servers that approve without a person).",
+        doors=_URL,
+        config=False,
+    )
+    oauth_auth_method: str | None = knob(
+        None,
+        Choice(AUTH_METHODS),
+        "URL backend: how the pre-registered client sends its secret to the token endpoint, as it was "
+        "registered: basic (client_secret_basic) or post (client_secret_post) [default: what the stored "
+        "registration says, else basic].",
+        doors=_URL,
+        config=False,
+        show_default=False,
     )
     compress_tools: Literal["off", "low", "medium", "high", "max"] = knob(
         "off",
@@ -235,6 +325,14 @@ class Settings:
         config=False,
         show_default=False,
     )
+    fastokens: bool = knob(
+        False,
+        Boolean(),
+        "Count the tokens of huge results (16M characters and more) with fastokens, ~50x faster than "
+        "tiktoken, at ~190 MB more memory in the counting helper (needs the fastokens package).",
+        switch=True,
+        show_default=False,
+    )
     log_level: str = knob(
         "warning",
         Choice(("debug", "info", "warning", "error"), folded=True),
@@ -242,6 +340,19 @@ class Settings:
         doors=CLI,
         config=False,
     )
+
+    @property
+    def oauth(self) -> OAuthClient | None:
+        """The URL backend's OAuth client the oauth_* rows describe (None: none given), checked when
+        made (UsageError)."""
+        given = {
+            name: getattr(self, f"oauth_{name}")
+            for name in ("client_id", "client_secret_file", "client_metadata_url", "auth_method")
+            if getattr(self, f"oauth_{name}") is not None
+        }
+        if self.oauth_login != "never":
+            given["login"] = self.oauth_login
+        return OAuthClient(**given) if given else None
 
     @property
     def compressed_prefix(self) -> str:

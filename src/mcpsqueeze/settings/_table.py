@@ -60,9 +60,7 @@ def markdown_table() -> str:
         "|---|---|---|---|---|---|---|",
     ]
     for row in KNOBS:
-        flag = row.flag_name or ""
-        if row.short:
-            flag = f"{row.short}, {flag}"
+        flag = ", ".join(n for n in (row.short, row.flag_name, row.alias) if n)
         env = row.env_name if row.flag_name else None
         library = [door for door in ("squeezer", "client") if door in row.doors]
         default = row.default_shown()

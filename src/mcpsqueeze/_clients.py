@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from .._results import text_of
+from ._results import text_of
 
 __all__ = [
     "MARGIN",
