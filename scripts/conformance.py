@@ -24,6 +24,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 PATHS_ENV = REPO_ROOT / ".cache" / "node" / "paths.env"
@@ -63,7 +64,7 @@ def load_paths(paths_env: Path = PATHS_ENV) -> dict[str, str]:
     return out
 
 
-def _classify(checks: list[dict]) -> str:
+def _classify(checks: list[dict[str, Any]]) -> str:
     statuses = {c.get("status") for c in checks}
     if "FAILURE" in statuses:
         return FAILED
@@ -81,7 +82,7 @@ def run_conformance_detailed(
     suite: str = "active",
     scenarios: list[str] | None = None,
     spec_version: str | None = None,
-) -> dict:
+) -> dict[str, Any]:
     """Run the conformance CLI against `url`.
 
     Returns {"scenarios": {name: status}, "checks": {name: [check dicts]}, "exit_code": int,
@@ -129,7 +130,7 @@ def run_conformance_detailed(
         stderr = _ANSI.sub("", "".join(stderr_parts))
 
         # Primary source: one checks.json per scenario that ran to completion.
-        checks: dict[str, list[dict]] = {}
+        checks: dict[str, list[dict[str, Any]]] = {}
         for entry in sorted(Path(out_dir).iterdir()):
             m = _RESULT_DIR.match(entry.name)
             checks_file = entry / "checks.json"
@@ -164,7 +165,8 @@ def run_conformance_detailed(
 
 def run_conformance(url: str, node: str, conformance_js: str, timeout: float = 120.0) -> dict[str, str]:
     """Scenario name -> "passed" | "warning" | "failed" | "error" for the default (active) server suite."""
-    return run_conformance_detailed(url, node, conformance_js, timeout)["scenarios"]
+    scenarios: dict[str, str] = run_conformance_detailed(url, node, conformance_js, timeout)["scenarios"]
+    return scenarios
 
 
 def main(argv: list[str] | None = None) -> int:

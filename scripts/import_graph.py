@@ -1,4 +1,4 @@
-"""Draw the import graph of src/mcpsqueeze and print the figures the core issue asks about.
+"""Draw the import graph of src/mcpsqueeze and print its figures: circles, imports running back up, floors.
 
     python scripts/import_graph.py [--src DIR] [--dot FILE] [--verbose]
 

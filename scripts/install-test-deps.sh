@@ -166,7 +166,7 @@ fi
 if [[ -f "$ROOT/.cache/pyservers/.installed-spec" && -x "$ROOT/.cache/pyservers/bin/mcp-server-git" ]]; then
   echo "PY_SERVERS_BIN=$ROOT/.cache/pyservers/bin" >>"$PREFIX/paths.env.tmp"
 fi
-# ---- conformance with MCP 2026-07-28 scenarios (issue 13) ---------------------------------------------
+# ---- conformance with MCP 2026-07-28 scenarios --------------------------------------------------------
 # 0.1.16 (above, the npm "latest") only knows the handshake-era revisions; the 2026-07-28 server scenarios
 # (server-stateless, caching, http-header-validation, input-required-result-*) are in the 0.2.0 alphas.
 # Kept in its own prefix beside the pinned set so the 2025 baseline above does not move.

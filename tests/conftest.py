@@ -25,7 +25,7 @@ sys.path.insert(0, str(TESTS))
 # PYTHONDONTWRITEBYTECODE=1; then each of the suite's ~400 Python subprocesses (wrap, serve, the CLI)
 # compiled the package again (~0.1 s of CPU per wrap), and each xdist worker rewrote and compiled every
 # test module (~2.5 s per worker). The package is compiled once in `pytest_configure` below, as the
-# benchmarks do (scripts/bench_session.py); pytest may cache its rewritten test modules. Both go to the
+# benchmarks do (scripts/bench/_harness.py); pytest may cache its rewritten test modules. Both go to the
 # usual `__pycache__/` directories, which git ignores; reading them needs no permission from the variable.
 sys.dont_write_bytecode = False
 

@@ -61,8 +61,8 @@ def shell(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Shell]:
 
 
 def _prompt_paragraph() -> str:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("### For agents: a system-prompt paragraph", 1)[1]
+    page = (ROOT / "docs" / "bash.md").read_text(encoding="utf-8")
+    section = page.split("## For agents: a system-prompt paragraph", 1)[1]
     quoted = [line[2:] for line in section.splitlines() if line.startswith("> ")]
     return " ".join(quoted)
 

@@ -28,8 +28,16 @@ from rawclient import ROOT, RawClient, require_node_paths
 pytestmark = pytest.mark.slow
 
 DOC = ROOT / "docs" / "clients.md"
+# Every Inspector command in the docs names the major version scripts/install-test-deps.sh installs (an
+# unpinned `npx @modelcontextprotocol/inspector` may run a cached 0.x that hands `-e` to the server).
+_PINNED = re.search(
+    r"^INSPECTOR_VERSION=(\d+)\.", (ROOT / "scripts" / "install-test-deps.sh").read_text(), re.M
+)
+assert _PINNED is not None
+INSPECTOR_MAJOR = _PINNED.group(1)
 BIN_PLACEHOLDER = "/home/you/.local/bin/"
 REPO_PLACEHOLDERS = ("/path/to/repo", "${workspaceFolder}")
+CONFIG_PLACEHOLDER = "/path/to/config.toml"
 
 
 def snippets() -> dict[str, tuple[str, str]]:
@@ -41,7 +49,7 @@ def snippets() -> dict[str, tuple[str, str]]:
 def test_the_doc_has_every_client_snippet() -> None:
     assert set(snippets()) == {
         "claude-code-add", "claude-code-mcp-json", "claude-desktop", "cursor", "vscode", "inspector",
-        "claude-code-compress", "inspector-compress", "python-sdk-compress",
+        "claude-code-compress", "inspector-compress", "python-sdk-compress", "inspector-variables",
     }  # fmt: skip
 
 
@@ -58,7 +66,7 @@ class World:
         text = text.replace(BIN_PLACEHOLDER, f"{self.bin}/")
         for placeholder in REPO_PLACEHOLDERS:
             text = text.replace(placeholder, str(self.repo))
-        return text
+        return text.replace(CONFIG_PLACEHOLDER, str(self.home / "config.toml"))
 
 
 @pytest.fixture
@@ -203,7 +211,7 @@ def _inspector(world: World, snippet: str) -> list[Any]:
     outputs = []
     for line in snippets()[snippet][1].splitlines():
         argv = shlex.split(world.fill(line))
-        assert argv[:3] == ["npx", "@modelcontextprotocol/inspector", "--cli"]
+        assert argv[:3] == ["npx", f"@modelcontextprotocol/inspector@{INSPECTOR_MAJOR}", "--cli"]
         done = subprocess.run(
             [paths["NODE22"], paths["INSPECTOR_JS"], *argv[2:]],
             cwd=world.home,
@@ -222,6 +230,18 @@ def test_inspector_cli_lists_and_calls_tools_through_wrap_as_documented(world: W
     listing, called = _inspector(world, "inspector")
     assert {"git_status", "squeeze_recover"} <= {t["name"] for t in listing["tools"]}
     assert called["isError"] is False and "On branch" in called["content"][0]["text"]
+
+
+def test_inspector_cli_passes_wrap_options_as_variables_as_documented(world: World) -> None:
+    (world.home / "config.toml").write_text('[defaults]\nretention = "7d"\n')
+    (listing,) = _inspector(world, "inspector-variables")
+    assert {"git_status", "squeeze_recover"} <= {t["name"] for t in listing["tools"]}
+
+
+def test_every_inspector_command_in_the_docs_is_pinned_to_the_installed_major_version() -> None:
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        for command in re.findall(r"npx (@modelcontextprotocol/inspector\S*)", page.read_text()):
+            assert command == f"@modelcontextprotocol/inspector@{INSPECTOR_MAJOR}", page
 
 
 def test_inspector_cli_lists_and_invokes_the_compressed_tools_as_documented(world: World) -> None:

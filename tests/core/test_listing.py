@@ -44,7 +44,7 @@ def anchor() -> dict[str, dict[str, list[dict[str, Any]]]]:
 
 
 def model_view(tools: list[dict[str, Any]]) -> str:
-    """As scripts/bench_peers.py counts a listing: what a client turns into the model's tool definitions."""
+    """As scripts/bench/peers.py counts a listing: what a client turns into the model's tool definitions."""
     return json.dumps([{k: t.get(k) for k in ("name", "description", "inputSchema")} for t in tools])
 
 

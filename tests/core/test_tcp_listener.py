@@ -1,7 +1,7 @@
 """The HTTP frontends' listening socket: its connections must not wait on Nagle's algorithm.
 
 uvicorn writes a response's head and body separately; with Nagle on, the body waited for the client's
-delayed ACK of the head (~40 ms per 2026-07-28 call, scripts/bench_stateless.py). asyncio sets
+delayed ACK of the head (about 40 ms per 2026-07-28 call). asyncio sets
 TCP_NODELAY only on IPPROTO_TCP sockets, and Linux copies the listener's TCP_NODELAY to accepted ones.
 """
 

@@ -6,7 +6,7 @@ them), made by several generators per kind that differ in structure, vocabulary,
 how the fact is planted. Deterministic for a seed; ``build(seed)`` makes the 62 outputs.
 
 A preview is judged by whether the answer is visible in it, else whether one ``search`` recover call
-with the question's words finds it (``scripts/bench_facts.py``).
+with the question's words finds it (``python -m scripts.bench facts``).
 """
 
 from __future__ import annotations

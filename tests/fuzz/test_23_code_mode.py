@@ -166,7 +166,7 @@ def _node_version(node: str) -> tuple[int, ...]:
 
 
 def test_23_31_the_docs_name_the_node_that_runs_the_typescript() -> None:
-    for doc in (ROOT / "README.md", ROOT / "docs" / "code-mode.md"):
+    for doc in (ROOT / "docs" / "bash.md", ROOT / "docs" / "code-mode.md"):
         text = doc.read_text(encoding="utf-8")
         assert "Node >= 20" not in text and "Node >= 22.6" in text, doc
     runtime = render_code_client("typescript", {}, Endpoint("/s.sock"))["squeezeRuntime.ts"]

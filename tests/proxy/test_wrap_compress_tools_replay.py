@@ -1,4 +1,4 @@
-"""Issue 22's must-show: the 39 calls of the replayed coding session (scripts/bench_session.py, against the
+"""Issue 22's must-show: the 39 calls of the replayed coding session (scripts/bench/replay.py, against the
 real filesystem, git and memory servers) made through `<server>_invoke_tool` return exactly what the same
 calls return through `wrap` without the mode (previews, dedup pointers, recoveries; response ids aside, as
 they are random), and `full=true` returns the direct result byte for byte, the memory server's writes
@@ -18,10 +18,10 @@ import pytest
 
 from rawclient import ROOT, RawClient, cli, require_node_paths
 
-sys.path.insert(0, str(ROOT / "scripts"))
-import bench_session as bs  # the session, servers and served commit, shared with the benchmarks
+sys.path.insert(0, str(ROOT))
+from scripts.bench import replay as bs  # the session and its servers, as the benchmarks run them
 
-SERVED = "b215b84"  # the tree the session's file reads name (as scripts/bench_peers.py serves)
+SERVED = bs.SERVED  # the tree the session's file reads name
 RID = re.compile(r"\b[0-9a-f]{32}\b")
 # A pointer's "N tokens not resent" once the earlier result is counted, else "N characters not resent":
 # counting is off the response path, so which one a pointer says depends on the machine's load.
@@ -110,7 +110,7 @@ def test_the_replayed_session_through_invoke_equals_plain_wrap_and_full_equals_d
         recovered = _recoveries(compact, compact_clients, repo)
         assert recovered and recovered == _recoveries(plain, plain_clients, repo)
         session = bs.session(repo)
-        memory = tmp_path / "memory-2.jsonl"  # the compact run's knowledge graph (bench_session.servers)
+        memory = tmp_path / "memory-2.jsonl"  # the compact run's knowledge graph (replay.servers)
         graph = memory.read_bytes()
         for i in changed:  # the memory server's writes too: answered from the store, never run again
             name, tool, args = session[i]

@@ -406,11 +406,20 @@ def stats(paths: tuple[Path, ...], top: int, as_json: bool, html_path: Path | No
     help="Budget used for the demo.",
 )
 @click.option("--no-shrink", is_flag=True, help="Show dedup only.")
-def demo(budget: int, no_shrink: bool) -> None:
-    """Run a scripted agent session through the proxy against the bundled demo server."""
+@click.option(
+    "--html",
+    "html_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="Write the session's HTML report here (default: report.html in the directory the demo keeps).",
+)
+def demo(budget: int, no_shrink: bool, html_path: Path | None) -> None:
+    """Run a scripted agent session through the proxy against the bundled demo server, show what the
+    agent's model read for one shrunk result and one recovery, and keep an HTML report of the session
+    (its stats file and originals stay in <user cache>/mcpsqueeze/demo)."""
     from ..demo.driver import run_demo
 
-    sys.exit(_run(run_demo, budget, no_shrink))
+    sys.exit(_run(run_demo, budget, no_shrink, html_path))
 
 
 @main.command()

@@ -1,22 +1,36 @@
 """`mcpsqueeze demo`: a scripted agent session through the real proxy against the bundled demo server.
 
 It spawns `mcpsqueeze wrap -- python -m mcpsqueeze.demo.server` exactly as an agent's MCP client would,
-makes a handful of realistic calls, recovers one part of a shrunk original, and prints what the agent saw
-and what the proxy saved (the proxy's own summary follows on stderr).
+makes a handful of realistic calls, and prints what the proxy did to each; then what the agent's model
+read for one shrunk result and the one recovery call that brings a folded part of it back; then what
+the proxy saved (its own summary follows on stderr). The session's stats file, its originals and an
+HTML report stay in a directory the demo keeps (`<user cache>/mcpsqueeze/demo`); its last line names
+the report and how to open it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
+import os
+import re
 import sys
-import tempfile
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .._paths import cache_home
 from .._results import text_of
+from ._transcript import Step, render_steps, shown_lines
 
-__all__ = ["run_demo"]
+__all__ = ["demo_dir", "run_demo"]
+
+SHOWN_CALL = 2  # the call whose preview the demo prints: a text outline, with folds to open
+PREVIEW_LINES = 60  # all of it: the budget is 4,000 characters
+RECOVERY_LINES = 12
+# The exact recover call a text preview's first line offers for its first fold.
+OFFERED = re.compile(r"squeeze_recover (\{[^}]*\})")
 
 SCRIPT: list[tuple[str, dict[str, Any], str]] = [
     ("search_issues", {"query": "login bug"}, "a 240 KB JSON search result"),
@@ -56,52 +70,93 @@ def _exit_grace(seconds: float) -> Iterator[None]:
         stdio.PROCESS_TERMINATION_TIMEOUT = before
 
 
-async def run_demo(budget: int, no_shrink: bool) -> int:
+def demo_dir() -> Path:
+    """Where the demo keeps its stats file, originals and report: `<user cache>/mcpsqueeze/demo`."""
+    return Path(cache_home()) / "mcpsqueeze" / "demo"
+
+
+@dataclass
+class _Seen:
+    """What the scripted session kept for the transcript: the shown call's result and one recovery."""
+
+    shown: dict[str, Any] = field(default_factory=dict)
+    recover_arguments: dict[str, Any] = field(default_factory=dict)
+    recovered: dict[str, Any] = field(default_factory=dict)
+
+
+async def run_demo(budget: int, no_shrink: bool, html: Path | None = None) -> int:
     import mcp_types as types
     from mcp import Client, StdioServerParameters
     from pydantic import TypeAdapter
 
-    raw: Any = TypeAdapter(dict[str, Any])  # the raw wire dict, as the agent's client receives it
-    with tempfile.TemporaryDirectory(prefix="mcpsqueeze-demo-") as tmp:
-        stats = Path(tmp) / "stats.jsonl"
-        args = ["-m", "mcpsqueeze.cli", "wrap", "--budget", str(budget), "--stats-file", str(stats)]
-        args += ["--recovery-dir", str(Path(tmp) / "recovery")]
-        if no_shrink:
-            args.append("--no-shrink")
-        args += ["--", sys.executable, "-m", "mcpsqueeze.demo.server"]
-        server = StdioServerParameters(command=sys.executable, args=args)
-        print(f"mcpsqueeze demo: wrapping the bundled demo server (budget {budget} characters)\n")
-        with _exit_grace(60.0):
-            await _session(Client(server, mode="legacy"), raw, types)
-        print()
-        from ..accounting import summarise_stats_file
+    from ..accounting import load_report, render_text, write_html
 
-        if stats.exists():
-            print(summarise_stats_file(stats, top=3), flush=True)
+    kept = demo_dir()
+    kept.mkdir(mode=0o700, parents=True, exist_ok=True)
+    stats = kept / "stats.jsonl"
+    stats.unlink(missing_ok=True)  # one run's session, not every run's
+    report_path = (html if html is not None else kept / "report.html").absolute()
+    raw: Any = TypeAdapter(dict[str, Any])  # the raw wire dict, as the agent's client receives it
+    args = ["-m", "mcpsqueeze.cli", "wrap", "--budget", str(budget), "--stats-file", str(stats)]
+    args += ["--recovery-dir", str(kept / "recovery")]
+    if no_shrink:
+        args.append("--no-shrink")
+    args += ["--", sys.executable, "-m", "mcpsqueeze.demo.server"]
+    server = StdioServerParameters(command=sys.executable, args=args, env=dict(os.environ))
+    print(f"mcpsqueeze demo: wrapping the bundled demo server (budget {budget} characters)\n")
+    seen = _Seen()
+    with _exit_grace(60.0):
+        await _session(Client(server, mode="legacy"), raw, types, seen)
+    report = load_report([stats], top=3) if stats.exists() else None
+    if seen.recovered:
+        print(f"\nWhat the agent's model read for call #{SHOWN_CALL}, then one call that brings a fold back:")
+        print(_transcript(seen, report))
+    if report is not None:
+        print()
+        print(render_text(report), flush=True)
+        write_html(report, report_path)
+        print(f"\nThe session's stats: mcpsqueeze stats {stats}")
+        print(f"Open the report in a browser: {report_path.as_uri()}", flush=True)
     return 0
 
 
-async def _session(opened: Any, raw: Any, types: Any) -> None:
+def _transcript(seen: _Seen, report: Any) -> str:
+    tool, arguments, _what = SCRIPT[SHOWN_CALL - 1]
+    original = seen.shown["_meta"]["truncation"]["report"]["original_chars"]
+    shown = text_of(seen.shown)
+    note = f"{original:,} characters from the server; the model reads {len(shown):,}"
+    rows = [r for r in (report.calls if report is not None else []) if r.call == SHOWN_CALL]
+    if rows:
+        note += f" ({rows[0].tokens_before:,} -> {rows[0].tokens_after:,} tokens)"
+    recovered = text_of(seen.recovered)
+    lines = len(shown_lines(recovered))
+    return render_steps(
+        [
+            Step(tool, arguments, note, shown, PREVIEW_LINES),
+            Step("squeeze_recover", seen.recover_arguments, f"{lines} lines", recovered, RECOVERY_LINES),
+        ]
+    )
+
+
+async def _session(opened: Any, raw: Any, types: Any, seen: _Seen) -> None:
     """The scripted calls and the one recovery, printed as the agent's client receives them."""
+
+    async def call(tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        params = types.CallToolRequestParams(name=tool, arguments=arguments)
+        result: dict[str, Any] = await client.session.send_request(types.CallToolRequest(params=params), raw)
+        return result
+
     async with opened as client:
         tools = await client.list_tools()
         print(f"tools/list: {len(tools.tools)} tools, including {tools.tools[-1].name}\n")
-        first_id: str | None = None
         print(f"{'call':<5} {'tool':<14} {'what':<30} {'shown':>8}  action")
         for number, (tool, arguments, what) in enumerate(SCRIPT, 1):
-            params = types.CallToolRequestParams(name=tool, arguments=arguments)
-            request = types.CallToolRequest(params=params)
-            result = await client.session.send_request(request, raw)
+            result = await call(tool, arguments)
             action = _action(result.get("_meta") or {})
-            if action.startswith("shrunk"):
-                first_id = first_id or result["_meta"]["truncation"]["response_id"]
+            if number == SHOWN_CALL and action.startswith("shrunk"):
+                seen.shown = result
             print(f"#{number:<4} {tool:<14} {what:<30} {len(text_of(result)):>8}  {action}")
-        if first_id:
-            request = types.CallToolRequest(
-                params=types.CallToolRequestParams(
-                    name="squeeze_recover",
-                    arguments={"response_id": first_id, "pointer": "/issues/17/title"},
-                )
-            )
-            result = await client.session.send_request(request, raw)
-            print(f"\nsqueeze_recover {first_id} /issues/17/title -> {text_of(result)!r}", flush=True)
+        offered = OFFERED.search(text_of(seen.shown)) if seen.shown else None
+        if offered:
+            seen.recover_arguments = json.loads(offered.group(1))
+            seen.recovered = await call("squeeze_recover", seen.recover_arguments)

@@ -1,35 +1,27 @@
-"""The agent-cost model of issue 21, as ``bench_peers.py`` applies it (pure: no I/O, no mcpsqueeze).
+"""The agent-cost model: what an agent pays to see what it needs (pure: no I/O).
 
 Preview tokens alone reward hiding; an agent pays the preview plus the recoveries it must make to see
-what it needs, and every recovery is one more model turn. The model:
+what it needs, and every recovery is one more model turn.
 
 - **Needs.** For every result of the session, ``needs_of`` draws ``max(KS)`` things uniformly at
   random (``random.Random(f"{SEED}:{index}")``, without replacement) from the DIRECT result, never
   from a preview: a JSON object or array gives its scalar leaf values (with their JSON pointers), any
-  other text its lines that hold a letter or a digit (``}``, ``)`` and blank lines are nothing to
-  need). K=1 takes the first of them, K=3 the first three, so the needs are the same for every
-  configuration and K=1's is one of K=3's. Only the results a configuration changed count (an
-  unchanged result shows everything).
-- **Visible.** A need is free when it is already in the agent's context, that is in this result's
-  preview or in anything the same configuration showed earlier in the session (earlier previews and
-  earlier recovery answers; a deduplicated result's pointer leaves the earlier result in context).
-  A line is visible when it is a whole line, verbatim, of the context (lines inside JSON strings count
-  as lines: mcp-compressor shows a text result as a JSON string). A leaf is visible when the context
-  holds it at its place: a JSON value of the context, walked along the leaf's pointer, reaches the same
-  value, where an array of the context is matched to the original's by item (``align``: in order, an
-  item matching the original's by its short scalar members, so an array with items left out or
-  replaced by markers still lines up); or an earlier recovery returned a node that holds it.
-- **Price.** Each need that is not visible costs a recovery, priced as the cheapest exact call the
-  configuration offers (``bench_peers`` makes the call and counts its answer): for mcpsqueeze the fold
-  that covers the line (``lines`` = the range its ``[lines A-B folded]`` marker names, ``fold_of``) or
-  the array item / object member / string that holds the leaf (``pointer`` = where the preview stops
-  holding it, ``locate``), else the whole original; for mcp-compressor ``full=true`` (the whole
-  original); tooltrim offers no recovery (the need is unreachable). A call costs the tokens of its
-  answer plus ``OVERHEAD`` and one round trip; one call that fetches several needs is one round trip
-  (mcpsqueeze: when its recover tool takes several ranges or pointers in one call; otherwise one call
-  per fold or pointer, and the whole original instead when that is cheaper for the agent).
-- **Cost.** tokens-to-see = preview tokens of the whole session + the recoveries' tokens; the agent's
-  cost = tokens-to-see + ``TURN`` x round trips.
+  other text its lines that hold a letter or a digit. K=1 takes the first of them, K=3 the first three,
+  so every route is asked the same things. Only the results a route changed count.
+- **Visible.** A need is free when it is already in the agent's context: this result's preview or
+  anything the same route showed earlier (earlier previews and recovery answers; a dedup pointer leaves
+  the earlier result in context). A line is visible when it is a whole line, verbatim, of the context
+  (lines inside JSON strings count). A leaf is visible when a JSON value of the context, walked along
+  the leaf's pointer, reaches the same value (arrays matched item by item by their short scalar
+  members, ``align``, so an array with items left out still lines up), or a recovery returned a node
+  that holds it.
+- **Price.** Each need not visible costs the cheapest exact recovery the route offers, made against
+  the running proxy and counted (``peers.py``): for mcpsqueeze the fold that covers the line (``lines``
+  = the range its ``[lines A-B folded]`` marker names) or the node where the preview stops holding the
+  leaf (``pointer``), several in one call, else the whole original, whichever costs the agent less; for
+  mcp-compressor ``full=true``; tooltrim offers none (the need is unreachable). A call costs its
+  answer's tokens plus ``OVERHEAD``, and one round trip.
+- **Cost** = tokens to see (the session's previews + the recoveries' answers) + ``TURN`` x round trips.
 """
 
 from __future__ import annotations
@@ -40,27 +32,6 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
-
-__all__ = [
-    "KS",
-    "OVERHEAD",
-    "SEED",
-    "TURN",
-    "Context",
-    "Need",
-    "align",
-    "fold_of",
-    "json_document",
-    "json_values",
-    "leaves",
-    "locate",
-    "needs_of",
-    "outermost",
-    "parts_for",
-    "pointer_of",
-    "shown_lines",
-    "text_lines",
-]
 
 SEED = 21  # fixed: the needs are the same in every run and every configuration
 KS = (1, 3)
