@@ -263,9 +263,8 @@ class TokenCounter:
             if self._helper_failed:
                 return
             self._helper_failed = True
-        logger.warning("mcpsqueeze: the token counter helper stopped; counting in-process")
-        with self._cond:
             lost = list(self._waiting)
+        logger.warning("mcpsqueeze: the token counter helper stopped; counting in-process")
         for seq in lost:
             self._count_here(seq)
 

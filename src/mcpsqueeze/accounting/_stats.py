@@ -230,7 +230,6 @@ class _Pending:
     record: CallRecord
     before: concurrent.futures.Future[int]
     after: concurrent.futures.Future[int]
-    sizes: tuple[int, int]
 
     def ready(self) -> bool:
         return self.before.done() and self.after.done()
@@ -308,7 +307,7 @@ class Accountant:
         else:
             after = self._counter.count(record.after_text)
         record.chars_before, record.chars_after = len(record.before_text), len(record.after_text)
-        entry = _Pending(record, before, after, (record.chars_before, record.chars_after))
+        entry = _Pending(record, before, after)
         # Keep only what the line needs: the texts themselves are the counter's to hold (and to free).
         record.before_text = record.after_text = ""
         with self._lock:
@@ -353,7 +352,7 @@ class Accountant:
         """(calls, characters) still waiting for their figures."""
         with self._lock:
             waiting = [e for e in self._order if isinstance(e, _Pending) and not e.ready()]
-        return len(waiting), sum(e.sizes[0] + e.sizes[1] for e in waiting)
+        return len(waiting), sum(e.record.chars_before + e.record.chars_after for e in waiting)
 
     def _account(self, entry: _Pending) -> None:
         record = entry.record
@@ -377,8 +376,8 @@ class Accountant:
                 "tool": record.tool,
                 "call": record.number,
                 "action": record.action,
-                "chars_before": entry.sizes[0],
-                "chars_after": entry.sizes[1],
+                "chars_before": record.chars_before,
+                "chars_after": record.chars_after,
                 "tokens_before": before,
                 "tokens_after": after,
                 "added_latency_ms": round(record.added_latency_ms, 3),

@@ -20,7 +20,6 @@ __all__ = ["render_html"]
 BEFORE = "#94a3b8"
 AFTER = "#2563eb"
 SAVED = "#16a34a"
-DEDUP = "#9333ea"
 
 
 def _e(value: Any) -> str:
