@@ -6,43 +6,39 @@ URL backends, and the listening side of the HTTP doors (sockets, bearer tokens, 
 
 from __future__ import annotations
 
-from .._lazy import LazyFace
-
-TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing typing is not free at start-up
-if TYPE_CHECKING:
-    from ._bearer import PRINCIPAL_KEY, Tokens, bearer_guard, check_token_path, load_tokens
-    from ._channels import (
-        Channel,
-        ChannelClosed,
-        ProcessChannel,
-        SessionMessageChannel,
-        StdioChannel,
-        http_backend,
-        open_backend,
-        open_channel,
-        open_process_channel,
-    )
-    from ._correlator import Backend, Correlator, Sent, gone_error, what_of
-    from ._jsonrpc import (
-        BACKEND_GONE,
-        INVALID_PARAMS,
-        INVALID_REQUEST,
-        PARSE_ERROR,
-        TIMEOUT,
-        UNREADABLE,
-        Invalid,
-        Message,
-        error_response,
-        line_of,
-        parse_line,
-        unreadable_answer,
-        valid_id,
-        with_id,
-    )
-    from ._oauth import backend_auth, clear_tokens, login, preflight
-    from ._paging import MAX_PAGES, list_tool_names, list_tools
-    from ._server import Until, bind_unix, on_signals, tcp_listener, uvicorn_server
-    from ._server_link import BackendTimeout, ServerLink
+from ._bearer import PRINCIPAL_KEY, Tokens, bearer_guard, check_token_path, load_tokens
+from ._channels import (
+    Channel,
+    ChannelClosed,
+    ProcessChannel,
+    SessionMessageChannel,
+    StdioChannel,
+    http_backend,
+    open_backend,
+    open_channel,
+    open_process_channel,
+)
+from ._correlator import Backend, Correlator, Sent, gone_error, what_of
+from ._jsonrpc import (
+    BACKEND_GONE,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    TIMEOUT,
+    UNREADABLE,
+    Invalid,
+    Message,
+    error_response,
+    line_of,
+    parse_line,
+    unreadable_answer,
+    valid_id,
+    with_id,
+)
+from ._oauth import backend_auth, clear_tokens, login, preflight
+from ._paging import MAX_PAGES, list_tool_names, list_tools
+from ._server import Until, bind_unix, on_signals, tcp_listener, uvicorn_server
+from ._server_link import BackendTimeout, ServerLink
 
 __all__ = [
     "BACKEND_GONE",
@@ -93,56 +89,3 @@ __all__ = [
     "what_of",
     "with_id",
 ]
-
-_MODULES = {
-    "BACKEND_GONE": "_jsonrpc",
-    "INVALID_PARAMS": "_jsonrpc",
-    "INVALID_REQUEST": "_jsonrpc",
-    "PARSE_ERROR": "_jsonrpc",
-    "TIMEOUT": "_jsonrpc",
-    "UNREADABLE": "_jsonrpc",
-    "Backend": "_correlator",
-    "BackendTimeout": "_server_link",
-    "Channel": "_channels",
-    "ChannelClosed": "_channels",
-    "Correlator": "_correlator",
-    "what_of": "_correlator",
-    "Sent": "_correlator",
-    "gone_error": "_correlator",
-    "Invalid": "_jsonrpc",
-    "Message": "_jsonrpc",
-    "PRINCIPAL_KEY": "_bearer",
-    "ProcessChannel": "_channels",
-    "ServerLink": "_server_link",
-    "SessionMessageChannel": "_channels",
-    "StdioChannel": "_channels",
-    "Tokens": "_bearer",
-    "backend_auth": "_oauth",
-    "bearer_guard": "_bearer",
-    "bind_unix": "_server",
-    "check_token_path": "_bearer",
-    "clear_tokens": "_oauth",
-    "error_response": "_jsonrpc",
-    "http_backend": "_channels",
-    "line_of": "_jsonrpc",
-    "list_tool_names": "_paging",
-    "list_tools": "_paging",
-    "MAX_PAGES": "_paging",
-    "load_tokens": "_bearer",
-    "login": "_oauth",
-    "on_signals": "_server",
-    "Until": "_server",
-    "open_backend": "_channels",
-    "open_channel": "_channels",
-    "open_process_channel": "_channels",
-    "parse_line": "_jsonrpc",
-    "preflight": "_oauth",
-    "tcp_listener": "_server",
-    "unreadable_answer": "_jsonrpc",
-    "uvicorn_server": "_server",
-    "valid_id": "_jsonrpc",
-    "with_id": "_jsonrpc",
-}
-
-
-__getattr__ = LazyFace(__name__, _MODULES, globals())
