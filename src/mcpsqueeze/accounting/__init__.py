@@ -1,8 +1,5 @@
 """Accounting, off the response path: token counting (a helper process), per-call records, the session
 summary, the stats file and its report, the call log and Prometheus metrics.
-
-A lazy face: the counting helper runs as `python -m mcpsqueeze.accounting._counter`, which imports this
-package first and must not load itself (or anything else) through it.
 """
 
 from __future__ import annotations

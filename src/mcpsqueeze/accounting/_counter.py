@@ -1,11 +1,11 @@
 """Exact o200k token counting in a helper process, so counting never competes with relaying for the GIL.
 
-Counting is accounting, never a gate: no call waits for it. The helper (`python -m
-mcpsqueeze.accounting._counter`) reads framed UTF-8 texts on stdin and writes `seq count` lines on stdout;
-here one writer thread sends the texts (each `os.write` releases the GIL) and a reader thread resolves a
-Future per text. Small texts wait for idle time (no call in the pipeline for `_IDLE`); big ones, or a
-backlog over `max_pending` characters, go at once. A text is held here until it is counted: if the
-helper cannot start or dies, the rest is counted in process (`_tokens.py`), so no figure is ever lost.
+Counting is accounting, never a gate: no call waits for it. The helper (`main` here, in a child Python)
+reads framed UTF-8 texts on stdin and writes `seq count` lines on stdout; here one writer thread sends
+the texts (each `os.write` releases the GIL) and a reader thread resolves a Future per text. Small texts
+wait for idle time (no call in the pipeline for `_IDLE`); big ones, or a backlog over `max_pending`
+characters, go at once. A text is held here until it is counted: if the helper cannot start or dies,
+the rest is counted in process (`_tokens.py`), so no figure is ever lost.
 
 Memory is bounded per character: texts travel in frames of `_FRAME` characters and are counted in spans
 of at most `_tokens.SPAN` (see there for the cut). The helper runs under a hard data cap, dies with the
@@ -55,6 +55,7 @@ _FAST_ENV = "MCPSQUEEZE_FASTOKENS"
 # and a runaway stopped long before the machine is in trouble.
 _HELPER_DATA_CAP = 512 * 1024 * 1024
 _PR_SET_PDEATHSIG = 1
+_HELPER_MAIN = "from mcpsqueeze.accounting._counter import main; main()"
 _PARENT_ENV = "MCPSQUEEZE_COUNTER_PARENT"  # the proxy's pid: the helper ends if it is not its parent
 # glibc gives big freed buffers back (a fixed mmap threshold, two arenas): the helper's memory stays near
 # what it holds.
@@ -192,7 +193,8 @@ class TokenCounter:
             return None
         try:
             proc = subprocess.Popen(
-                [sys.executable, "-m", "mcpsqueeze.accounting._counter"],
+                # Not `-m`: the package imports this module, and runpy would load it a second time.
+                [sys.executable, "-c", _HELPER_MAIN],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=None,
@@ -508,7 +510,3 @@ def main() -> None:
     with contextlib.suppress(OSError):
         sys.stdout.flush()
     os._exit(0)  # every answer is written: skip freeing the vocabulary's 200k objects
-
-
-if __name__ == "__main__":
-    main()
