@@ -1,29 +1,14 @@
 """Client profiles: what each MCP client shows its model of a tool result, and what it keeps whole. Pure.
 
-A client hands its model part of a result (the text blocks, or the JSON of ``structuredContent`` when
-there is one, or both) and keeps only so much of it (characters, bytes, lines or tokens), cutting the
-rest its own way (a file with a short preview, the middle, the tail). The table below says so per
-client, with the source of each fact; docs/clients.md shows it. A session's profile is chosen from
-the ``clientInfo.name`` its client sends at ``initialize`` (a 2026-07-28 request carries it in each
-request's ``_meta``), or named by the ``client`` setting; a call that names its model (Codex's
-``_meta["x-codex-turn-metadata"]``) refines the limits for that call (``ClientProfile.for_call``).
-
-What a profile changes (every door, through ``Call.client``):
-
-- the budget and the recover page size a user sets become upper bounds under ``answer_limits``: every
-  answer fits the client's limit with ``MARGIN`` to spare, so the client never cuts one;
-- a changed result is one text block with its recovery hint at the head (``arrange``), where no
-  client's cut reaches it;
-- a client that shows ``structuredContent`` gets a result without it when it repeats the text, or
-  with it previewed when it differs and is large, and tools whose structured result may change are
-  listed without their ``outputSchema`` (``listed_for``);
-- tokens are counted of what the model sees (``model_view``).
-
-No profile (an unknown client, or ``client = "none"``): everything as for any client.
-
-To add a client: one ``ClientProfile`` row in ``PROFILES``, with its sources; docs/clients.md shows the
-table (a test keeps the two the same).
-"""
+A client hands its model the text blocks, the JSON of ``structuredContent``, or both, keeps so much of
+it (characters, bytes, lines or tokens) and cuts the rest its own way. ``PROFILES`` says so per client,
+with the source of each fact (docs/clients.md shows the table). A session's profile is chosen from the
+``clientInfo.name`` its client sends (or the ``client`` setting); a call that names its model refines it
+(``ClientProfile.for_call``). Under a profile every answer fits the client's limit with ``MARGIN`` to
+spare (``answer_limits``), a changed result is one block with its recovery hint first (``arrange``),
+``structuredContent`` is shaped for a client that shows it (``listed_for`` withholds the outputSchema
+of tools whose structured result may change), and tokens are counted of what the model sees
+(``model_view``). No profile: everything as for any client. To add a client: one row in ``PROFILES``."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""Lines of an original's text, numbered exactly as the preview's fold markers name them.
-
-One definition shared by the condense engine (which writes ``[lines 120-180 folded]``) and every
-door that reads lines back (``squeeze_recover`` ``lines``, ``mcpsq recover --lines``), so a range a
-marker names always comes back as exactly those lines. Pure and stdlib-only: the shim imports it.
+"""Lines of an original's text, numbered exactly as the preview's fold markers name them, for the engine and
+every door that reads lines back. Pure and stdlib-only.
 """
 
 from __future__ import annotations
@@ -72,11 +69,8 @@ def line_starts(text: str) -> list[int]:
 
 
 def line_span(text: str, spec: str, starts: list[int] | None = None) -> tuple[int, int, int, int, int]:
-    """Where the lines ``spec`` names lie in ``text`` (the start and end offsets of their exact text,
-    each line with its ``\n``), with (first, last, total lines); ``starts``: ``line_starts(text)``.
-
-    A range running past the end stops at the last line (``last`` says where); a start past the end
-    is a usage error that names the number of lines."""
+    """Where the lines ``spec`` names lie in ``text`` (start and end offsets of their exact text), with
+    (first, last, total lines); past the end stops at the last line, a start past it is a usage error."""
     start, end = parse_line_range(spec)
     starts = line_starts(text) if starts is None else starts
     total = len(starts) - 1
@@ -90,9 +84,6 @@ def line_span(text: str, spec: str, starts: list[int] | None = None) -> tuple[in
 
 
 def read_lines(text: str, spec: str) -> tuple[str, int, int, int]:
-    """The exact text of the lines ``spec`` names, with (first, last, total lines) (``line_span``).
-
-    Each line keeps its ``\n``, so the ranges of a preview's markers and its shown lines join back
-    into the original."""
+    """The exact text of the lines ``spec`` names (each with its newline), with (first, last, total lines)."""
     begin, end, first, last, total = line_span(text, spec)
     return text[begin:end], first, last, total

@@ -1,8 +1,6 @@
-"""Every default place mcpsqueeze uses (recovery dir, config file, session socket), in one module.
-
-Standard library only and no pathlib at import time: the bash shim shares these on every command and
-must start fast. On Linux and other XDG systems the answers are what ``platformdirs`` gives; elsewhere
-(macOS, Windows) ``platformdirs`` itself is asked, lazily, so the proxy and the shim always agree.
+"""Every default place mcpsqueeze uses (recovery dir, config file, session socket). Stdlib only, no pathlib at
+import (the shim uses it on every command); what ``platformdirs`` gives on XDG systems, and
+``platformdirs`` itself, lazily, elsewhere, so the proxy and the shim always agree.
 """
 
 from __future__ import annotations
@@ -95,13 +93,9 @@ def default_socket(ours: bool = False) -> Path:
 
 
 def socket_candidates(environ: Mapping[str, str]) -> list[str]:
-    """Where ``serve`` may have put its socket, in the order platformdirs' runtime-dir lookup tries.
-
-    ``platformdirs.user_runtime_dir`` picks ``$XDG_RUNTIME_DIR`` when it is a safe 0700 directory,
-    else ``/run/user/<uid>``, else ``<tmp>/runtime-<uid>``; the contract falls back to the cache dir,
-    and the image uses ``/run/mcpsqueeze``. Rather than re-implement its checks, the shim takes the
-    first of these where a socket exists.
-    """
+    """Where ``serve`` may have put its socket, in platformdirs' runtime-dir order ($XDG_RUNTIME_DIR when
+    safe, /run/user/<uid>, <tmp>/runtime-<uid>, the cache dir, /run/mcpsqueeze); the shim takes the first
+    where a socket exists."""
     uid = os.geteuid()
     bases: list[str] = []
     xdg = environ.get("XDG_RUNTIME_DIR", "")

@@ -1,11 +1,6 @@
-"""Projection: keep only the part of a JSON result that a JMESPath expression selects. Pure, no I/O.
-
-JMESPath (the `jmespath` package) rather than jq: it is pure Python (no binary wheel to match the
-platform), fully specified and deterministic (one compliance suite, no version drift between
-implementations), and an expression can only select and reshape data — it cannot loop forever, read
-files or environment, or run code — so it is safe to evaluate on untrusted results with expressions
-that came from a model or a config file. jq is more familiar to shell users; they still have it in the
-shell door (`mcpsq recover ID | jq ...`).
+"""Projection: keep only the part of a JSON result a JMESPath expression selects. Pure. JMESPath, not jq: pure
+Python, fully specified, and an expression can only select and reshape (no loops, files or code), so it is
+safe on untrusted results with expressions from a model or a config file.
 """
 
 from __future__ import annotations
@@ -149,11 +144,8 @@ class _Bounded(jmespath.visitor.TreeInterpreter):  # type: ignore[misc]  # jmesp
 
 
 def project(document: Any, expression: str, *, size: int = 0) -> Any:
-    """`expression` applied to `document` (None when it selects nothing), within the work bounds.
-
-    ``size`` (the document's size in characters, when known) raises the work allowed, so a query
-    over a large original may touch all of it; the result may be at most MAX_QUERY_WORK plus twice
-    that size, counted as `result_size` counts."""
+    """`expression` applied to `document` (None when it selects nothing), within the work bounds: ``size``
+    (the document's characters) raises the work allowed to MAX_QUERY_WORK plus twice that size."""
     parsed = compile_query(expression)
     allowed = MAX_QUERY_WORK + 4 * size
     try:

@@ -1,8 +1,4 @@
-"""What every layer needs to know about an MCP CallToolResult, and nothing else.
-
-A neutral module: the pipeline, the stages, the recovery store and the doors all read results, so
-this sits below all of them and imports nothing of ours.
-"""
+"""What every layer needs to know about an MCP CallToolResult, below them all (imports nothing of ours)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
-"""Files whose content we act on, read only when no other user could have written them.
-
-A config file names commands that `serve` runs; a token file or an OAuth client secret says who may call
-us and who we are. Any of them, writable by another user (the file itself, or the directory it sits in,
-where the file could be replaced), is refused before it is read, with the fix in the message. One check
-for all of them; secrets (`private`) must also be unreadable by group and others.
-
-Standard library only: config files are read on every start.
+"""Files whose content we act on (a config naming commands, a token file, an OAuth client secret), read only
+when no other user could have written them (the file, or its directory) and, for secrets, read them. One
+check for all of them, the fix in its message. Stdlib only.
 """
 
 from __future__ import annotations
@@ -53,11 +48,8 @@ def check_trusted_dir(directory: str, what: str, file_uid: int | None = None) ->
 
 
 def read_trusted(path: Path | str, what: str, *, private: bool = False, follow: bool = True) -> bytes:
-    """The bytes of `path` after proving no other user could have written it (UsageError otherwise).
-
-    `private`: a secret, which must be readable by its owner only (mode 0600 or narrower). `follow`:
-    a symlink is followed (a config kept in a dotfiles repository), and both the link's directory and the
-    target's are checked; without it, a symlink is refused. FileNotFoundError passes through."""
+    """The bytes of `path` once no other user could have written it (UsageError otherwise). `private`: only
+    its owner may read it. `follow`: a symlink is followed, both directories checked (else refused)."""
     spelled = os.path.abspath(os.fspath(path))
     flags = _READ if follow else _READ | os.O_NOFOLLOW
     try:

@@ -1,13 +1,7 @@
-"""The voice port: how a door words recovery for the agent that reads it.
-
-The engine (``shrink/``) and the stages decide *what* to say (a result was shrunk from N chars, lines
-A-B are folded, this repeats call #3); the door's voice decides *how the agent gets the original
-back* in the words that door understands: a tool call for MCP, a shell command for ``mcpsq``. A door
-picks its voice once; nothing below it asks which door it is.
-
-Two adapters today: :class:`McpVoice` (the MCP proxy, serve's stateless HTTP path, the Python API:
-the recover tool is what the agent calls) and :class:`ShellVoice` (serve behind the bash shim and
-Just-Bash: ``mcpsq recover`` and the recovery file). A new door adds an adapter here.
+"""The voice port: how a door words recovery for the agent that reads it. The engine and the stages decide
+what to say; the door's voice says how to get the original back in that door's words: a tool call for MCP
+(`McpVoice`: wrap, the stateless path, the Python API), a shell command for `mcpsq` (`ShellVoice`: serve
+behind the shim and Just-Bash). A new door adds an adapter here.
 """
 
 from __future__ import annotations

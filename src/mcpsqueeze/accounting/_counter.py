@@ -1,15 +1,13 @@
-"""Exact o200k token counting in a helper process, so counting never competes with relaying for the GIL.
+"""Exact o200k token counting in a helper process (`main` here, in a child Python), so it never competes
+with relaying for the GIL: it reads framed UTF-8 texts on stdin and writes `seq count` lines; here one
+writer thread sends the texts and a `Future` per text is resolved.
 
-Counting is accounting, never a gate: no call waits for it. The helper (`main` here, in a child Python)
-reads framed UTF-8 texts on stdin and writes `seq count` lines on stdout; here one writer thread sends
-the texts (each `os.write` releases the GIL) and a reader thread resolves a Future per text. Small texts
-wait for idle time (no call in the pipeline for `_IDLE`); big ones, or a backlog over `max_pending`
-characters, go at once. A text is held here until it is counted: if the helper cannot start or dies,
-the rest is counted in process (`_tokens.py`), so no figure is ever lost.
-
-Memory is bounded per character: texts travel in frames of `_FRAME` characters and are counted in spans
-of at most `_tokens.SPAN` (see there for the cut). The helper runs under a hard data cap, dies with the
-proxy, and loads fastokens (`_fastcount.py`) only when asked to, for texts of `_FAST_ABOVE` or more.
+Counting is accounting, never a gate: no call waits for it. Small texts wait for idle time; big ones,
+or a backlog over `max_pending` characters, go at once; a text is held until counted. If the helper
+cannot start or dies, the in-process tokenizer counts: a figure is never lost. Memory is bounded per
+character: frames of `_FRAME` characters, spans of at most `_tokens.SPAN`. The helper runs under a data
+cap, dies with the proxy (PR_SET_PDEATHSIG, and the end of its input), and loads fastokens only for
+texts of `_FAST_ABOVE` characters or more, when the `fastokens` setting allows it.
 """
 
 from __future__ import annotations
@@ -47,13 +45,9 @@ _EAGER = 2 * 1024 * 1024  # characters: a text this big is counted at once (the 
 _IDLE = 0.05  # seconds without calls in the pipeline before smaller texts are counted
 _SPAWN_IDLE = 0.5  # seconds without calls before the helper is started (unless needed sooner)
 _HELPER_WORKERS = 2  # threads counting spans in the helper (tiktoken and fastokens release the GIL)
-_FAST_ABOVE = 16 * 1024 * 1024  # characters: a text this big is worth loading fastokens for
-# fastokens' tables cost more memory than a big result adds to the whole proxy: it is used only when
-# asked for, with MCPSQUEEZE_FASTOKENS=1.
-_FAST_ENV = "MCPSQUEEZE_FASTOKENS"
-# The helper's hard cap on data (RLIMIT_DATA): room for tiktoken, fastokens and the spans being counted,
-# and a runaway stopped long before the machine is in trouble.
-_HELPER_DATA_CAP = 512 * 1024 * 1024
+_FAST_ABOVE = 16 * 1024 * 1024  # characters: worth loading fastokens for (its load takes seconds and memory)
+_FAST_ENV = "MCPSQUEEZE_FASTOKENS"  # how the `fastokens` setting reaches the helper
+_HELPER_DATA_CAP = 512 * 1024 * 1024  # RLIMIT_DATA: room for tiktoken and fastokens, not for a runaway
 _PR_SET_PDEATHSIG = 1
 _HELPER_MAIN = "from mcpsqueeze.accounting._counter import main; main()"
 _PARENT_ENV = "MCPSQUEEZE_COUNTER_PARENT"  # the proxy's pid: the helper ends if it is not its parent
@@ -367,13 +361,11 @@ class _Text:
 
 
 def _serve(stdin: IO[bytes], stdout: IO[bytes], wait: bool = True) -> None:
-    """Count the framed texts on `stdin`, writing `seq count` lines (`-1`: could not count it).
-
-    Each text is cut into spans as its frames come: the helper holds a frame, a carried tail and a
-    bounded queue of spans, never a whole text. The spans are those of the whole text (a span's end
-    depends only on the `SPAN` characters after its start). The counts of the last `_MEMO` full spans are
-    remembered: a run of one letter is one span over and over. With `wait` False, end of input ends at
-    once (the proxy is gone, or has every figure it waits for)."""
+    """Count the framed texts on `stdin`, writing `seq count` lines (`-1`: could not count it). Texts come in
+    frames of up to `_FRAME` characters and are cut into spans as they come: the helper holds a frame, a
+    carried tail and a bounded queue of spans, never a whole text. The counts of the last `_MEMO` full
+    spans are kept (a run of one letter is one span over and over). With `wait` False, end of input ends
+    at once."""
     from ._fastcount import FastCounter
 
     # tiktoken loads while the first text comes in; if that one is big, fastokens starts loading too.

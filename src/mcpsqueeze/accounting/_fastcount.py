@@ -1,11 +1,8 @@
-"""fastokens' exact o200k counter, loaded by the counting helper only for texts big enough to pay for it.
-
-fastokens (Rust) counts the same tokens as tiktoken's `encode_ordinary` many times faster, but building
-its tables takes seconds of a core and memory: too much for every helper start, fine for a rare huge
-text. So the helper (`_counter.py`) starts loading it when such a text is announced, counts the first
-parts with tiktoken meanwhile, hands the rest over once it is ready, and drops it when no big text came
-for `keep` seconds. Where it raises (lone surrogates) the part goes to tiktoken; not installed, or
-failing to load, tiktoken counts everything.
+"""fastokens' exact o200k counter, loaded by the counting helper only for texts big enough to pay for it
+(it counts many times faster than tiktoken, but its load takes seconds and memory). The helper starts
+loading it when such a text is announced, counts the first parts with tiktoken meanwhile, and drops it
+after `_KEEP` idle seconds. Its figures agree with tiktoken's `encode_ordinary`; a part it refuses (lone
+surrogates), or a missing or failing fastokens, is counted by tiktoken.
 """
 
 from __future__ import annotations

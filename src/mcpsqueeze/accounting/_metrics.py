@@ -1,8 +1,5 @@
-"""Prometheus metrics for `serve`'s API and `wrap`'s HTTP frontend (`GET /metrics`).
-
-Labels are the server and tool names only, never arguments or content. A tool name comes from the
-client's request, so label values are capped (length and count) to keep a misbehaving client from
-growing the registry without bound. Each proxy has its own registry (no process-global state).
+"""Prometheus metrics for `serve`'s API and `wrap`'s HTTP frontend (`GET /metrics`), one registry per proxy.
+Labels are server and tool names only, capped in length and count (a client names the tool).
 """
 
 from __future__ import annotations

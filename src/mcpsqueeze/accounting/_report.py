@@ -1,8 +1,6 @@
-"""`mcpsqueeze stats FILE...`: read stats files into one `StatsReport`, then render it as text, JSON or HTML.
-
-One computation feeds all three renderings, so the page shows exactly the numbers `stats` prints.
-Sessions are told apart by the `session` field of each line; files written before it existed are split
-into sessions where the call number stops increasing (it restarts in every session).
+"""`mcpsqueeze stats FILE...`: stats files read into one `StatsReport`, rendered as text, JSON or HTML from
+the same figures. Sessions are told apart by each line's `session` (older files: where the call number
+restarts).
 """
 
 from __future__ import annotations

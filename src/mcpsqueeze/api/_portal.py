@@ -1,7 +1,5 @@
-"""A background event loop for the sync faces of the library (`Toolset.call_sync`, `with Client(...)`).
-
-One loop for an object's whole life, so the pipeline's worker limiter and a client's connections are
-always used from the same loop; it starts on first use and stops on `close()`.
+"""A background event loop for the library's sync faces (`Toolset.call_sync`, `with Client(...)`): one loop
+for an object's whole life; it starts on first use and stops on `close()`.
 """
 
 from __future__ import annotations

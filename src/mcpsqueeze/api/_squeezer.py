@@ -1,8 +1,5 @@
-"""`Squeezer`: the proxy's pipeline (dedup -> shrink -> recovery store) for a host with a result in hand.
-
-The same `Pipeline`, stages and store that `wrap` and `serve` build (services.py), driven in process:
-present a CallToolResult, recover an original by its response id. The other library doors (`Toolset`,
-`Client`) are built on it. Originals stay in memory by default: a host's process owns them.
+"""`Squeezer`: a core `Session` for a host with a result in hand: present a CallToolResult, recover an
+original by its response id. `Toolset` and `Client` are built on it. Originals stay in memory by default.
 """
 
 from __future__ import annotations
@@ -64,17 +61,13 @@ def _text(text: str) -> dict[str, Any]:
 class Squeezer(Session):
     """Present tool results within a budget and recover their originals, in process.
 
-    Every keyword is a knob of the table of settings (docs/config.md; settings/_knobs.py), checked there:
-    `budget`, `shrink`, `dedup`, `truncate_chars` (also cap each text block; False or 0: no cap),
-    `shrink_above` (size the previews of results over it by value; False: only results over the
-    budget shrink), `toonify`, `query`, `drop_duplicate_structured`, `recovery` ("memory" by default;
-    "files" or "both" also write originals to `recovery_dir` as the proxy does), `cache_entries`,
-    `cache_bytes`, `cache_ttl`, `jobs`, `client` (a profile's name, docs/clients.md: results and recover
-    answers fit what that client keeps whole, structuredContent shaped for a client that shows it to
-    its model). A keyword left out (or None) takes the library's default.
-    `policies` (a config file's, `load_config(path).policies`) refine them per `server:tool`. Unknown,
-    expired and evicted ids raise `RecoveryError`; recovery never re-runs a tool.
-    """
+    Every keyword is a knob of the table of settings (docs/config.md), checked there: `budget`, `shrink`,
+    `dedup`, `truncate_chars` (False or 0: no cap), `shrink_above` (False: only results over the budget
+    shrink), `toonify`, `query`, `drop_duplicate_structured`, `recovery` ("memory" by default; "files" or
+    "both" write originals to `recovery_dir`), `cache_entries`, `cache_bytes`, `cache_ttl`, `jobs`, `client`
+    (a profile's name, docs/clients.md). Left out (or None): the library's default. `policies` (a config
+    file's) refine them per `server:tool`. Unknown, expired and evicted ids raise `RecoveryError`; recovery
+    never re-runs a tool."""
 
     def __init__(
         self,
@@ -121,21 +114,19 @@ class Squeezer(Session):
         *,
         annotations: Mapping[str, Any] | None = None,
     ) -> dict[str, Any] | None:
-        """`full` for one call, asked before the host runs the tool: the complete original of the last
-        same call (server, tool, arguments) presented here, when it was changed and is still held; else
-        None when `annotations` (the tool's MCP annotations) say `readOnlyHint` or `idempotentHint`: run
-        the tool and `present(..., full=True)` its result (unshrunk); else an `isError` result saying the
-        original is not held and that running the tool again would repeat its side effects."""
+        """`full` for one call, before the host runs the tool: the original of the last same call when it was
+        changed and is still held; else None when `annotations` say `readOnlyHint` or `idempotentHint` (run
+        the tool, `present(..., full=True)` its result); else an `isError` result saying why it did not
+        run."""
         answer = await self.full_outcome(server, tool, arguments or {}, annotations=annotations)
         return None if answer is None else answer[0]
 
     def recover_result(
         self, response_id: str | list[str], **keywords: Unpack[RecoverKeywords]
     ) -> dict[str, Any]:
-        """What the recover tool returns: the original, one JSON node (`pointer`), a JMESPath projection
-        (`query`), a text window (`offset`, `length`), or a range of `lines` such as "120-180" (as fold
-        markers name them). RecoveryError when the id is unknown, expired or evicted; UsageError for
-        malformed or out-of-bounds arguments."""
+        """What the recover tool returns: the original, a JSON node (`pointer`), a JMESPath projection
+        (`query`), a text window (`offset`, `length`) or `lines` ("120-180"). RecoveryError when the id is
+        unknown, expired or evicted; UsageError for malformed or out-of-bounds arguments."""
         return self.answer_recover({"response_id": response_id, **keywords})
 
     def recover(self, response_id: str | list[str], **keywords: Unpack[RecoverKeywords]) -> str:

@@ -1,8 +1,5 @@
-"""`shrink_tools`: a host's own tools, wrapped so every result is presented by the proxy's pipeline.
-
-A host that owns its tools (plain functions, or dicts with a handler) gets the same tools back plus the
-recover tool; calling a tool runs it once and presents its result; calling the recover tool returns the
-original from the store, never re-running anything.
+"""`shrink_tools`: a host's own tools, wrapped so every result is presented by the proxy's pipeline; a call
+runs the tool once, and the added recover tool answers from the store.
 """
 
 from __future__ import annotations
@@ -141,16 +138,11 @@ def shrink_tools(
     server: str = "host",
     **options: Any,
 ) -> Toolset:
-    """Wrap host-owned tools: each result is deduplicated and shrunk to `budget` characters, and a
-    recover tool (`squeeze_recover`, suffixed `_2`, ... on a name collision) brings back originals.
-
-    `tools` are plain functions (sync or async: name from `__name__`, description from the docstring,
-    input schema from the type hints) and/or dicts `{"name", "description", "input_schema", "handler"}`
-    (the handler is called with the arguments as keywords). A handler may return a `str`, a JSON value
-    or an MCP CallToolResult. The other keywords are `Squeezer`'s (the table of settings): originals
-    stay in memory (`cache_*` bounds) unless `recovery` says files; `truncate_chars`, `toonify`,
-    `shrink_above`, ... as for the proxy.
-    """
+    """Wrap host-owned tools: each result is deduplicated and shrunk to `budget` characters, and a recover
+    tool (`squeeze_recover`, suffixed on a collision) brings originals back. `tools`: plain functions (sync
+    or async; name, docstring and type hints make the tool) and/or dicts `{"name", "description",
+    "input_schema", "handler"}`; a handler returns a `str`, a JSON value or a CallToolResult. The other
+    keywords are `Squeezer`'s."""
     host_tools = [_host_tool(t) for t in tools]
     names = [t.name for t in host_tools]
     duplicates = sorted({n for n in names if names.count(n) > 1})

@@ -1,11 +1,7 @@
-"""The bash-facing side: MCP tools of a ``mcpsqueeze serve`` session as shell commands.
-
-- ``mcpsq`` (``shim.main``): the stdlib-only command line;
-- ``install_commands``: one entry point per server (``DIR/github search-issues --query x``);
-- ``open_bash`` / ``install_into`` (needs the ``just-bash`` extra): the same commands inside a
-  Just-Bash ``AsyncBash`` with the recovery directory mounted read-only at ``/recovery``.
-
-Nothing is imported eagerly: the shim imports this package on every shell command.
+"""The shell door: a ``mcpsqueeze serve`` session's tools as shell commands: ``mcpsq`` (``shim``, stdlib
+only), one entry point per server (``install_commands``), and the same inside a Just-Bash shell
+(``open_bash``, ``install_into``; the ``just-bash`` extra). Names load on first use: the shim imports this
+package on every command.
 """
 
 from __future__ import annotations

@@ -1,6 +1,5 @@
 """The session's ``GET /v1/servers`` answer as plain objects: servers, their tools and command names.
-
-Stdlib-only and free of I/O; the shim, the installed entry points and the Just-Bash plugin share it.
+Stdlib-only, no I/O.
 """
 
 from __future__ import annotations

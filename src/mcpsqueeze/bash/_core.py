@@ -1,10 +1,6 @@
-"""The transport-free heart of the shell side: argv -> what to do, and answers -> what to print.
-
-``plan`` turns the words a user typed into help text, a usage error, a tool call or a recovery;
-``call_printout``/``render_error`` turn the session's answer into (stdout, stderr, exit code);
-``run_recover`` reads one original through the mount-scoped reader. The ``mcpsq`` shim, the
-installed entry points and the Just-Bash commands are thin glue around these, so all three print
-the same bytes and exit with the same codes. Stdlib-only: the shim imports this on every call.
+"""The transport-free heart of the shell door: argv -> what to do (``plan``: help, a usage error, a tool call
+or a recovery), and answers -> what to print (stdout, stderr, exit code). The shim, the entry points and
+the Just-Bash commands are glue around it, so all print the same bytes and exit the same way. Stdlib-only.
 """
 
 from __future__ import annotations
@@ -111,10 +107,8 @@ class CallPlan:
 
 class RecoverPlan:
     """``recover ID|PATH... [--pointer P]... [--lines A-B,C-D] [--query EXPR] [--grep RE | --search WORDS]
-    [--raw]``: ``ref`` and ``pointer`` are the first of ``refs`` and ``pointers``.
-
-    ``find`` holds the search's arguments as the recover tool takes them (``grep``, ``search``,
-    ``ignore_case``, ``context``, ``skip``; numbers as the digits typed): the request checks them."""
+    [--raw]``; ``find`` holds the search's arguments as the recover tool takes them (the request checks
+    them)."""
 
     __slots__ = ("find", "lines", "pointer", "pointers", "query", "raw", "ref", "refs")
 
@@ -236,11 +230,8 @@ def plan(
     prefix: str = "mcpsq ",
     read_stdin: Callable[[], str] | None = None,
 ) -> CallPlan | Printout:
-    """``SERVER [TOOL [flags]]`` -> help text, a usage error, or the call to make.
-
-    ``prefix`` is what precedes the server name when the user types it (``"mcpsq "``, or ``""`` for
-    an installed entry point and a Just-Bash command); every message names commands that way.
-    """
+    """``SERVER [TOOL [flags]]`` -> help text, a usage error, or the call to make; ``prefix`` precedes the
+    server's name as the user types it (``"mcpsq "``, or ``""`` for an entry point), in every message."""
     top = f"{prefix}--help" if prefix else "mcpsq --help"
     if not argv or argv[0] in _HELP_WORDS:
         from ._help import render_listing  # help texts load only when asked for
@@ -380,11 +371,8 @@ def _text_and_notes(result: dict[str, object]) -> tuple[str, list[str]]:
 
 
 def call_printout(body: object, *, raw: bool = False, paths: tuple[str, str] | None = None) -> Printout:
-    """A ``POST /v1/call`` 200 answer -> stdout (the text), stderr (notice or error), exit code.
-
-    ``paths`` rewrites the host recovery directory to the one the user sees (``/recovery`` in
-    Just-Bash), in the text and in the notice.
-    """
+    """A ``POST /v1/call`` 200 answer -> stdout (the text), stderr (notice or error), exit code; ``paths``
+    shows the host recovery directory as the user sees it (``/recovery`` in Just-Bash)."""
     result = body.get("result") if isinstance(body, dict) else None
     if not isinstance(result, dict):
         return Printout(
@@ -409,11 +397,8 @@ def call_printout(body: object, *, raw: bool = False, paths: tuple[str, str] | N
 
 
 def dedup_response_id(body: object) -> str | None:
-    """The response id when the session answered with a dedup pointer instead of the data, else None.
-
-    Our `serve` never deduplicates for the shell; a door that meets a pointer anyway (another
-    session) prints the original from the recovery directory, so stdout never lacks the data.
-    """
+    """The response id when the answer is a dedup pointer instead of the data (from a session other than
+    ours): the door prints the original, so stdout never lacks the data."""
     result = body.get("result") if isinstance(body, dict) else None
     meta = result.get("_meta") if isinstance(result, dict) else None
     dedup = meta.get("mcpsqueeze/dedup") if isinstance(meta, dict) else None
@@ -504,14 +489,10 @@ def run_recover(
     prefix: str = "mcpsq ",
     paths: tuple[str, str] | None = None,
 ) -> Printout:
-    """Print one original, or the part asked for, exactly as the recover tool answers it: the same
-    RecoverRequest, the same core `answer`, byte for byte (no newline added). Exit 2 when refused.
-
-    An original a bare response id names is asked of the session first (``fetch``: the caller's stored
-    original as JSON, None when the session has none or is not there): it knows the caller, so it finds
-    the original whatever name a tenant's file carries (and wherever it is kept), and counts the
-    recovery as every door's is counted. Otherwise, and for a file path, the original is read through
-    the mount-scoped reader from ``recovery_dir()`` (asked only then)."""
+    """Print one original, or the part asked for, exactly as the recover tool answers it (no newline added;
+    exit 2 when refused). A bare response id is asked of the session first (``fetch``: it knows the caller
+    and counts the recovery), else the file is read through the mount-scoped reader from
+    ``recovery_dir()``."""
     import json  # the stdlib one here: recovery is rare
 
     from mcpsqueeze.core import RecoverRequest, answer, parts_text  # the lazy face: stdlib-only modules

@@ -1,17 +1,10 @@
-"""A tool's input JSON schema as command-line flags, and argv parsed back into tool arguments.
-
-Pure and stdlib-only: no I/O (``--json -`` reads stdin through a callable the caller passes in).
-Every property becomes ``--kebab-name``:
-
-- strings as given; integers and numbers coerced and range-checked; enums checked;
-- booleans ``--flag``, ``--no-flag`` or ``--flag true|false``;
-- arrays by repetition (``--tag a --tag b``) or one JSON array (``--tag '["a","b"]'``), items coerced;
-- objects (and anything without a single type) as JSON;
-- ``--name=value`` works for every flag; ``--json '{...}'`` or ``--json -`` gives the whole input
-  (flags then override its keys); ``--full``, ``--raw`` and ``-h/--help`` are the shim's own.
-
-``$ref`` to local definitions, ``type: [X, "null"]`` and ``anyOf/oneOf [{X}, {"type": "null"}]``
-(pydantic's Optional) are all read as X. Every error is a UsageError whose message says what to type.
+"""A tool's input JSON schema as command-line flags, and argv parsed back into its arguments. Pure and
+stdlib-only. Every property becomes ``--kebab-name``: strings as given; numbers coerced and range-checked;
+enums checked; booleans ``--flag``, ``--no-flag`` or ``--flag true|false``; arrays by repetition or one
+JSON array; objects (and anything without one type) as JSON. ``--name=value`` works everywhere; ``--json
+'{...}'`` or ``--json -`` gives the whole input (flags override its keys); ``--full``, ``--raw`` and
+``-h/--help`` are the shim's own. Local ``$ref``, ``[X, "null"]`` and ``anyOf/oneOf`` with null read as X.
+Every error says what to type.
 """
 
 from __future__ import annotations
@@ -147,10 +140,8 @@ def _follow_ref(ref: str, root: dict[str, object]) -> dict[str, object] | None:
 
 
 def _resolve(schema: object, root: dict[str, object], depth: int = 0) -> dict[str, object]:
-    """Inline ``$ref``, single-element ``allOf`` and the null branch of ``anyOf``/``oneOf``.
-
-    Sibling keys (description, default) win over what they refer to, as in JSON Schema 2019+.
-    """
+    """Inline ``$ref``, single-element ``allOf`` and the null branch of ``anyOf``/``oneOf`` (sibling keys win,
+    as in JSON Schema 2019+)."""
     if not isinstance(schema, dict) or depth > _MAX_REF_DEPTH:
         return {}
     out: dict[str, object] = dict(schema)
@@ -379,10 +370,7 @@ def parse_call(
     prog: str,
     read_stdin: Callable[[], str] | None = None,
 ) -> ParsedCall:
-    """Turn the words after ``SERVER TOOL`` into tool arguments; raise UsageError on anything off.
-
-    ``prog`` is how the user typed the tool (``mcpsq github search-issues``), for the messages.
-    """
+    """The words after ``SERVER TOOL`` as tool arguments (UsageError on anything off; ``prog`` as typed)."""
     if "--help" in argv or "-h" in argv:
         return ParsedCall({}, help=True)
     by_name = {f.name: f for f in flags}

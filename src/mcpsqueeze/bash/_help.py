@@ -1,8 +1,5 @@
-"""Every help text the shell side shows: the listing, one server's tools, one tool's flags.
-
-Pure (data in, text out) and pinned by the golden files in ``tests/bash/golden/``. ``prefix`` is
-what the user types before the server name: ``"mcpsq "`` for the shim, ``""`` for an installed
-entry point or a Just-Bash command (``github search-issues ...``).
+"""Every help text of the shell door: the listing, a server's tools, a tool's flags. Pure, pinned by golden
+files; ``prefix`` is what the user types before the server's name.
 """
 
 from __future__ import annotations

@@ -1,13 +1,7 @@
-"""``mcpsqueeze install-commands DIR``: one small entry point per server, named after it.
-
-Each file is a POSIX sh script that runs the shim with its own file name as the server, so
-``DIR/github search-issues --query x`` works (and a renamed copy serves the server it is named
-after). It holds no secret: the shim finds the session through MCPSQUEEZE_SOCKET, or MCPSQUEEZE_URL
-plus MCPSQUEEZE_TOKEN_FILE, or the default socket. Files that are not ours are never overwritten.
-
-A server named like a command already on PATH (outside DIR) gets ``mcp-<server>`` instead, with a
-warning: DIR on PATH before that command's directory would otherwise hide it (`git status` would run
-the server's tools). ``shadow=True`` (``--shadow``) keeps the server's own name.
+"""``mcpsqueeze install-commands DIR``: one POSIX sh entry point per server, running the shim with its own
+file name as the server (``DIR/github search-issues --query x``). It holds no secret (the shim finds the
+session), and files not ours are never overwritten. A server named like a command on PATH gets
+``mcp-<server>`` with a warning (it would hide that command), unless ``shadow``.
 """
 
 from __future__ import annotations
@@ -90,14 +84,9 @@ def entry_points(
 
 
 def install_commands(directory: Path, servers: list[str], python: str, shadow: bool = False) -> list[Path]:
-    """Write ``directory/<server>`` (mode 0755) for each server; return the paths written.
-
-    A server named like a shell keyword, builtin or standard tool, or (unless `shadow`) like a command
-    on PATH, gets ``mcp-<server>`` instead (see ``entry_points``; the CLI prints its warning).
-
-    Raises UsageError for a server name that cannot be a command, or a file in the way that was
-    not written by us (nothing is written then).
-    """
+    """Write ``directory/<server>`` (mode 0755) for each server; the paths written. A name that would hide a
+    shell keyword, builtin, standard tool or (unless `shadow`) a command on PATH becomes ``mcp-<server>``.
+    UsageError (nothing written) for a name that cannot be a command, or a file not ours in the way."""
     if not python:
         raise UsageError("install-commands needs the Python interpreter to run the shim with.")
     if "\n" in python or "\0" in python:

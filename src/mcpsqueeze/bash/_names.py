@@ -1,10 +1,6 @@
-"""Tool and flag names as a shell user types them: kebab-case, with a way back to the original.
-
-Pure and stdlib-only (it runs in the shim on every command). ``searchIssues``, ``search_issues``
-and ``Search Issues`` all become ``search-issues``. When two originals map to the same kebab name,
-the choice is deterministic: an original already spelled that way wins, otherwise the first in
-code-point order; the others get ``-2``, ``-3``... in that same order. Originals can always be
-typed verbatim as well.
+"""Tool and flag names as a shell user types them: kebab-case (``searchIssues``, ``search_issues`` and
+``Search Issues`` are ``search-issues``), with the way back. On a clash an original already spelled so
+wins, else the first in code-point order; the others get ``-2``, ``-3``. Originals work verbatim too.
 """
 
 from __future__ import annotations
@@ -19,13 +15,9 @@ _ALNUM = _UPPER | _LOWER_OR_DIGIT
 
 
 def kebab(name: str) -> str:
-    """``searchIssues``/``search_issues``/``HTTPRequest`` -> ``search-issues``/``http-request``.
-
-    A word starts at an upper-case letter after a lower-case letter or digit (``searchIssues``), and
-    at the last capital of an acronym followed by lower case (``HTTPRequest``); every run of other
-    characters (anything but ASCII letters and digits) separates words.
-    A name with no letters or digits at all is returned unchanged (there is nothing to convert).
-    """
+    """``searchIssues``/``search_issues``/``HTTPRequest`` -> ``search-issues``/``http-request``: a word starts
+    at a capital after a lower-case letter or digit, or at an acronym's last capital before lower case;
+    other characters separate words. A name without letters or digits stays as it is."""
     out: list[str] = []
     last = len(name) - 1
     for i, char in enumerate(name):
@@ -113,11 +105,8 @@ SERVER_PREFIX = "mcp-"
 
 
 def server_command(server: str) -> tuple[str, str | None]:
-    """The command name for a server's entry point, and a warning when its own name cannot serve.
-
-    ``time``, ``test`` or ``grep`` become ``mcp-time``..., so they can be called and hide nothing;
-    ``mcpsq SERVER TOOL`` always works with the server's own name.
-    """
+    """The command name for a server's entry point, and a warning when its own name cannot serve (``time``
+    becomes ``mcp-time``); ``mcpsq SERVER TOOL`` always works."""
     if server not in SHELL_WORDS:
         return server, None
     if server in _KEYWORDS:

@@ -1,11 +1,7 @@
-"""Finding the session and talking to it: tiny HTTP/1.1 over a Unix socket or loopback TCP.
-
-Standard library only and deliberately small: ``http.client`` alone costs ~30 ms to import here
-(it pulls in ``email`` and ``ssl``), which is half the shim's whole budget, so this speaks just the
-subset of HTTP/1.1 the session API needs (one request per connection, ``Content-Length`` or
-chunked bodies). For the same reason it uses ``_socket`` (the C module ``socket`` wraps; ``socket``
-itself imports ``selectors`` and ``enum``) and ``._fastjson`` rather than ``json``. The token for
-TCP is read from its file for each request and never printed.
+"""Finding the session and talking to it: the subset of HTTP/1.1 the session API needs (one request per
+connection, ``Content-Length`` or chunked bodies) over a Unix socket or loopback TCP, on ``_socket`` and
+``._fastjson``: ``http.client`` alone would cost ~30 ms of the shim's start. The TCP token is read from its
+file for each request and never printed.
 """
 
 from __future__ import annotations

@@ -1,15 +1,10 @@
 """MCP tools as commands inside a Just-Bash virtual shell (the ``mcpsqueeze[just-bash]`` extra).
 
-``open_bash`` gives an ``AsyncBash`` (from ``just-py-bash``) where every server of the session is
-a command (``demo search-issues --query x | jq '.issues[0]'``), ``mcpsq`` works as on the host,
-and the host recovery directory is mounted read-only at ``/recovery`` (symlinks refused) with
-nothing else of the host visible. ``install_into`` adds the same to a shell the host built itself.
-
-The commands reuse the shim's core (same names, flags, help, output and exit codes); paths of the
-host recovery directory are shown as ``/recovery/...``. ``mcpsq recover`` reads only recovery
-files, through the same mount-scoped reader as the shim, and refuses any path outside
-``/recovery``. A tool error, a refused write and an execution limit all come back as exit codes;
-no Python exception from a command or a write reaches the caller of ``exec``.
+``open_bash`` gives an ``AsyncBash`` where every server of the session is a command and ``mcpsq`` works as on
+the host, with the host recovery directory mounted read-only at ``/recovery`` (symlinks refused) and nothing
+else of the host visible; ``install_into`` adds the same to a shell the host built. The commands reuse the
+shim's core, show host paths as ``/recovery/...``, and read only recovery files. Errors, refused writes and
+limits all come back as exit codes.
 """
 
 from __future__ import annotations
@@ -72,10 +67,7 @@ CommandCallback = AsyncCustomCommandCallback
 
 
 class ShellSession(Protocol):
-    """The one seam to the session: a request of the documented HTTP API, answered as (status, JSON).
-
-    ``AsyncSessionClient`` does it over the socket; ``serve`` can pass an in-process object.
-    """
+    """The one seam to the session: a request of its HTTP API, answered as (status, JSON)."""
 
     async def request(
         self, method: str, path: str, body: object = None, *, timeout: float | None = 30.0
@@ -261,13 +253,9 @@ def open_bash(
     timeout: float = DEFAULT_CALL_TIMEOUT,
     **bash_options: Any,
 ) -> OpeningBash:
-    """An opened ``AsyncBash`` with the session's tools as commands and ``/recovery`` mounted.
-
-    ``session`` defaults to the shim's client found through the environment; ``recovery_dir`` to
-    the one the session reports. Extra keyword arguments (``env``, ``execution_limits``, ``files``...)
-    go to ``AsyncBash``. Either ``bash = await open_bash()`` (then ``await bash.close()``), or
-    ``async with open_bash() as bash:``, which closes it at the end of the block.
-    """
+    """An opened ``AsyncBash`` with the session's tools as commands and ``/recovery`` mounted (``session``:
+    found through the environment; ``recovery_dir``: the session's). Other keywords go to ``AsyncBash``.
+    ``await open_bash()`` (then ``await bash.close()``) or ``async with open_bash() as bash:``."""
     return OpeningBash(_open_bash(session, recovery_dir, cwd, timeout, bash_options))
 
 
@@ -305,11 +293,8 @@ async def install_into(
     *,
     timeout: float = DEFAULT_CALL_TIMEOUT,
 ) -> list[str]:
-    """Add the commands and the ``/recovery`` mount to a shell the host built; returns the command names.
-
-    Just-Bash fixes its commands and file system when the shell starts, so call this before the
-    first ``exec``. The existing file system becomes the base under the read-only ``/recovery``.
-    """
+    """Add the commands and the ``/recovery`` mount to a shell the host built, before its first ``exec``; the
+    command names. Its file system becomes the base under ``/recovery``."""
     if bash._bridge is not None or bash.closed:
         raise UsageError(
             "install_into needs a shell that has not run anything yet (Just-Bash fixes its commands when "

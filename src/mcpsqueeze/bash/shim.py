@@ -1,16 +1,7 @@
-"""``mcpsq``: MCP tools of a running ``mcpsqueeze serve`` session as shell commands.
-
-    mcpsq                                  servers and tools, one line each
-    mcpsq SERVER --help                    one server's tools
-    mcpsq SERVER TOOL [--flag value ...]   call a tool; its text on stdout, notices on stderr
-    mcpsq SERVER TOOL --help               the tool's flags
-    mcpsq recover ID|PATH [--pointer P]    print an original from the recovery directory
-
-Exit codes: 0 ok, 1 the tool reported an error, 2 usage error or refused input, 3 session
-unreachable, 4 backend failure or timeout.
-
-This runs once per shell command, so it imports only the standard library and small stdlib-only
-modules of mcpsqueeze (never mcp, pydantic, anyio, orjson, click or platformdirs).
+"""``mcpsq``: a ``mcpsqueeze serve`` session's tools as shell commands (``mcpsq``, ``mcpsq SERVER --help``,
+``mcpsq SERVER TOOL [--flag value ...]``, ``mcpsq SERVER TOOL --help``, ``mcpsq recover ID|PATH``). Exit
+codes: 0 ok, 1 tool error, 2 usage, 3 session unreachable, 4 backend failure. It runs once per command: the
+standard library and small stdlib-only modules of ours only.
 """
 
 from __future__ import annotations
@@ -142,11 +133,8 @@ def run(
     read_stdin: Callable[[], str] | None = None,
     client: SessionClient | None = None,
 ) -> Printout:
-    """Everything ``mcpsq`` does except printing: argv in, (stdout, stderr, exit code) out.
-
-    ``prefix`` is ``"mcpsq "`` for the shim and ``""`` for an entry point named after a server
-    (then ``argv[0]`` is that server's name).
-    """
+    """Everything ``mcpsq`` does but printing: argv in, (stdout, stderr, exit code) out; ``prefix``: ``"mcpsq
+    "``, or ``""`` for an entry point (``argv[0]`` its server)."""
     env: Mapping[str, str] = os.environ if environ is None else environ
     try:
         return _run(argv, env, prefix, read_stdin, client)

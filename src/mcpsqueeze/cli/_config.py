@@ -1,7 +1,5 @@
-"""The CLI's side of the config file: which file, flags over file over defaults, and `mcpsqueeze config`.
-
-Precedence, per setting: a flag, then its `MCPSQUEEZE_*` variable, then the file's `[defaults]`, then the
-built-in default. Per-tool `[policies]` refine the resulting session defaults for matching tools.
+"""The CLI's side of the config file: which file, and `mcpsqueeze config`. Per setting: a flag, then its
+variable, then the file's `[defaults]`, then the built-in default; `[policies]` refine them per tool.
 """
 
 from __future__ import annotations
@@ -29,11 +27,8 @@ class ConfigChoice:
 
 
 def read_config(flag: Path | None) -> ConfigChoice:
-    """Load the config named by `--config`, `MCPSQUEEZE_CONFIG` or the default place.
-
-    A servers JSON there (the older `serve --config servers.json`) supplies servers only; settings then
-    come from the default TOML file when there is one.
-    """
+    """Load the config named by `--config`, `MCPSQUEEZE_CONFIG` or the default place; a servers JSON there
+    supplies servers only (settings then come from the default TOML file when there is one)."""
     from ..settings import ConfigError
 
     try:

@@ -1,7 +1,6 @@
-"""The core: one path for every result (`Pipeline` and its stages: dedup and overlap, projection,
-shrink, TOON, structured), the recover answer every door gives, and the services a door builds a
-session from. Every door only translates between its protocol and this package.
-"""
+"""The core: the `Session` every door holds, one path for every result (`Pipeline` and its stages), and
+the recover answer every door gives. Its names load on first use (the shim's `mcpsq recover` imports
+two stdlib-only modules of it)."""
 
 from __future__ import annotations
 

@@ -1,20 +1,12 @@
-"""Compressed tool listings (`--compress-tools`): mcp-compressor's standard mode, as pure functions.
+"""The compressed tool listing (`--compress-tools`): mcp-compressor's standard mode, as pure functions.
 
-A backend's tools are replaced by `<server>_get_tool_schema` (whose description lists every tool, one
-`<tool>...</tool>` line each, more or less of it by level) and `<server>_invoke_tool` (`tool_name`,
-`tool_input`, `full`); level `max` adds `<server>_list_tools`. Names, argument names and levels are
-mcp-compressor 0.38.2's, so a prompt or client config written for it works unchanged; the error codes are
-its too (an unknown tool is -32603 `tool not found: "x"`, a bad `tool_input` -32602), and our errors add the
-close matches and the schema, so that one retry suffices.
-
-Where it costs nothing we say more: at `low` and `medium` each entry shows the arguments with their types
-and `?` on the optional ones (`read_text_file(path: string, head?: number): Read a file`), so a simple
-call needs no schema fetch; the frontend tools' own descriptions are shorter than the anchor's, so every
-level's listing (with our recover tool) stays within the anchor's tokens (tests/core/test_listing.py).
-
-Data in, data out: no I/O, no asyncio. The doors (the relay, the stateless HTTP frontend) hold one
-`CompressedTools` per backend listing and ask it what to answer.
-"""
+A backend's tools become `<server>_get_tool_schema` (its description lists every tool, more or less of
+each by level) and `<server>_invoke_tool` (`tool_name`, `tool_input`, `full`); level `max` adds
+`<server>_list_tools`. Names, arguments, levels and error codes are mcp-compressor 0.38.2's, so a
+prompt written for it works unchanged; our errors add the close matches and the schema, so one retry
+suffices. At `low` and `medium` each entry shows the arguments with their types, so a simple call needs
+no schema fetch, within the anchor's tokens at every level. The doors hold one `CompressedTools` per
+backend listing and ask it what to answer."""
 
 from __future__ import annotations
 
@@ -351,10 +343,9 @@ class CompressedTools:
         raise CompressedToolError(INTERNAL_ERROR, message)
 
     def _problems(self, tool: Mapping[str, Any], given: Mapping[str, Any]) -> list[str]:
-        """Missing required arguments and (when the schema allows no others) unknown ones, each with the
-        close match among the other side's names. Linear in the input: the first `MAX_PROBLEMS` are
-        named (the rest counted), and a close match is looked for among `MAX_SUGGESTIONS` names of at
-        most `MAX_NAME` characters (difflib per name against every given key would be quadratic)."""
+        """Missing required arguments and (when the schema allows no others) unknown ones, each with its
+        close match. Linear in the input: the first `MAX_PROBLEMS` are named, and close matches are looked
+        for among `MAX_SUGGESTIONS` names of at most `MAX_NAME` characters."""
         props, required = _properties(tool)
         order = [*props, *sorted(required - props.keys())]
         missing = [r for r in order if r in required and r not in given]

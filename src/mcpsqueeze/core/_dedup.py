@@ -1,7 +1,5 @@
 """Dedup: recognise a result already shown in this session and render the pointer that replaces it.
-
-Pure: hashing and rendering only; the stage in `stages.py` decides and stores.
-"""
+Pure: hashing and rendering; the stage (`_stages.py`) decides and stores."""
 
 from __future__ import annotations
 

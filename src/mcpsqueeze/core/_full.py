@@ -1,25 +1,16 @@
-"""`full`: the original of the same call, never a side effect repeated behind the agent's back.
+"""`full`: the original of the same call, never a side effect repeated behind the agent's back. Pure.
 
-Every door's `full` (the compressed listing's `full=true`, `_meta["mcpsqueeze/full"]` on a plain
-tools/call, `mcpsq TOOL --full`, the session API's `"full": true`, `Client.call(..., full=True)`, Code
-Mode's `full`, `Squeezer.full`) asks for one thing: the complete original of this same call (server,
-tool, canonical arguments) as this conversation last got it. The rule, in order:
+Every door's `full` asks for the complete original of this same call (server, tool, canonical
+arguments) as this conversation last got it. The rule, in order:
 
-1. The conversation's last call with the same server, tool and arguments was changed (shrunk,
-   deduplicated, projected, TOON, structuredContent dropped): its original, from whichever store layer
-   still holds it (memory, files, Redis). The tool does not run.
-2. Otherwise (that call was shown whole, so nothing of it was kept; it was never made in this
-   conversation; or its original is gone: expired, evicted, removed): a tool whose annotations say
-   `readOnlyHint` or `idempotentHint` runs again and its result is shown unshrunk, as it is harmless.
-3. Any other tool is presumed to have side effects (MCP's default for a tool without annotations) and
-   is not run: the answer is an error that says the original is not held and that running the tool
-   again would repeat the call. The explicit way to run it again is the plain call, without `full`:
-   its result's original is kept as usual, so `full` then answers from it.
+1. The conversation's last same call was changed (shrunk, deduplicated, projected, TOON, structured
+   dropped): its original, from whichever store layer holds it. The tool does not run.
+2. Otherwise (shown whole, never made here, or its original gone): a tool whose annotations say
+   `readOnlyHint` or `idempotentHint` runs again, its result shown unshrunk.
+3. Any other tool is presumed to have side effects and is not run: the answer is an error saying why;
+   the plain call (without `full`) runs it, and `full` then answers from its kept original.
 
-Only the conversation that made a call can ask for its original (a session, a shell session, one API
-object, a caller or a named stateless conversation; the same scope as dedup, so never across tenants):
-`Shown` records live in that conversation's pipeline. Pure: no I/O here.
-"""
+`Shown` records live in the conversation's pipeline: never across conversations or tenants."""
 
 from __future__ import annotations
 

@@ -1,13 +1,9 @@
-"""Overlap: show a result that largely repeats an earlier one as what changed since that call.
+"""Overlap: show a result that largely repeats an earlier one as what changed since that call. Pure.
 
-Pure (data in, text out; no I/O): the dedup stage in `stages.py` keeps the session's earlier results,
-picks the one to compare with, stores the complete original and decides whether the delta is shown.
-
-Text is compared line by line (a `difflib` unified diff naming both calls). JSON is compared as data:
-objects by key, arrays by item identity (a shared identifying field such as ``name`` or ``id`` when
-every item has one, else a stable hash of each item), so an entity that gained one observation reads
-as one change, not as a re-sent graph.
-"""
+Text is compared line by line (a unified diff naming both calls); JSON as data: objects by key, arrays
+by item identity (a field every item has, such as ``name`` or ``id``, else a hash of each item), so an
+entity that gained one observation reads as one change. The dedup stage picks the earlier result,
+stores the original and decides whether the delta is shown."""
 
 from __future__ import annotations
 
@@ -71,10 +67,8 @@ _Op = tuple[Literal["replace", "delete", "insert", "equal"], int, int, int, int]
 
 
 class _Trimmed(difflib.SequenceMatcher[str]):
-    """Opcodes computed on the lines between the common head and tail only.
-
-    Re-reads differ in a few places; trimming first makes the usual case linear, and difflib's junk
-    heuristic (on) keeps very repetitive texts from its quadratic worst case."""
+    """Opcodes of the lines between the common head and tail only: re-reads differ in a few places, so the
+    usual case is linear (difflib's junk heuristic keeps repetitive texts from its quadratic worst case)."""
 
     def __init__(self, old: list[str], new: list[str]) -> None:
         head = 0
@@ -147,11 +141,8 @@ def _digest(value: Any) -> str:
 
 
 def _same(old: Any, new: Any) -> bool:
-    """Whether the two values write the same canonical JSON (as ``_digest`` compares them).
-
-    ``==`` first, at C speed: values that differ there never write the same JSON (NaN aside, which
-    JSON has not), and most members compared in a changed document differ. Equal ones are confirmed
-    by their canonical text, since ``1 == 1.0 == True`` and ``0.0 == -0.0`` write differently."""
+    """Whether the two values write the same canonical JSON: ``==`` first, at C speed, then the canonical
+    text for equal ones (``1 == 1.0 == True`` and ``0.0 == -0.0`` write differently)."""
     if old is new:
         return True
     kind = type(old)
@@ -165,10 +156,8 @@ def _same(old: Any, new: Any) -> bool:
 
 
 def _identity_key(old: list[Any], new: list[Any]) -> tuple[str, list[Any], list[Any]] | None:
-    """The field that names every item of both arrays uniquely, with each item's name as a key.
-
-    A name is the field's value, or (when both strings and integers occur) a pair that keeps ``"1"``
-    and ``1`` apart, as JSON text does."""
+    """The field that names every item of both arrays uniquely, with each item's name as a key (``"1"``
+    and ``1`` kept apart when both occur)."""
     if (
         not (old or new)
         or not _ONLY_DICT.issuperset(map(type, old))
@@ -325,11 +314,9 @@ class _Changes:
 
 
 def json_changes(old: Any, new: Any, limit: int | None = None) -> tuple[dict[str, Any], int, int]:
-    """Added, removed and changed members from `old` to `new` (JSON pointers into the new / old value).
-
-    Returns the changes (only the non-empty lists), the members unchanged and the members compared.
-    With ``limit``, raises ``_TooLong`` as soon as the changes surely write more than ``limit``
-    characters (two documents that differ throughout cost a few items, not a full comparison)."""
+    """Added, removed and changed members from `old` to `new` (pointers into the new / old value): the
+    non-empty lists, the members unchanged and compared. With ``limit``, ``_TooLong`` as soon as the
+    changes surely write more than that."""
     changes = _Changes(limit)
     changes.compare(old, new, "")
     out = {
@@ -368,12 +355,9 @@ def _parse(text: str) -> Any:
 def overlap_delta(
     old: str, new: str, old_label: str, new_label: str, limit: int | None = None
 ) -> Delta | None:
-    """What changed from `old` to `new`, or None when they are too different for a delta to help.
-
-    JSON containers are compared as data; anything else as lines. The caller decides whether the
-    delta is small enough to show (see `MAX_RATIO`); ``limit``, the most characters it would show,
-    lets a JSON comparison stop as soon as its changes are surely longer, and refuses a text whose length
-    differs from the earlier one's by more, before any diff is made."""
+    """What changed from `old` to `new`, or None when they are too different for a delta to help. JSON
+    containers are compared as data, anything else as lines; ``limit`` (the most characters it would
+    show) stops a comparison once its changes are surely longer."""
     if old == new or len(new) < MIN_CHARS or max(len(old), len(new)) > MAX_DIFF_CHARS:
         return None
     old_json, new_json = _as_json(old), _as_json(new)

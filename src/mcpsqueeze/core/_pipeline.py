@@ -1,10 +1,8 @@
-"""The one path every tool result takes: backend result -> stages (dedup, shrink) -> presented result.
+"""The one path every tool result takes: backend result -> stages -> presented result.
 
-Every door reaches it through its `Session` (core/_session.py), so a stage added here works everywhere.
-A stage is a small object with one async method: it reads what it needs of the call from the `Call`
-(its `Policy`, the door's `Voice`, the client's profile), returns the result to present and may note
-what it did on the `Outcome`, which accounting reads later, off the response path.
-"""
+Every door reaches it through its `Session`. A stage reads what it needs of the call from the `Call`
+(its `Policy`, the door's voice, the client's profile), returns the result to present and may note what
+it did on the `Outcome`, which accounting reads off the response path."""
 
 from __future__ import annotations
 
@@ -97,10 +95,8 @@ class Pipeline:
     async def full(
         self, call: Call, tool: Callable[[], Awaitable[Mapping[str, Any] | None]]
     ) -> tuple[Result, Outcome] | None:
-        """`full` for `call`, before any backend is asked (the rule: _full.py): the stored original of the
-        conversation's last same call, or the error for a tool that may have side effects; None when the
-        tool is to run (its result is then presented unshrunk). `tool()` gives the tool's tools/list entry
-        (its annotations), asked only when no original is held."""
+        """`full` for `call` (_full.py): the stored original of the last same call, the error for a tool that
+        may have side effects, or None when the tool is to run. `tool()` gives its tools/list entry."""
         shown = self.shown.last(call_key(call.server, call.tool, call.arguments))
         gone = None
         if shown is not None and shown.response_id is not None and self.store is not None:

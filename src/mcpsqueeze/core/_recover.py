@@ -1,10 +1,6 @@
-"""Recovery as every door offers it: the recover tool's definition, and its answer from a stored original.
-
-A door only translates: the MCP relay, the stateless HTTP frontend, serve's API, the shell shim and the
-Python API each build a `RecoverRequest` (core/_request.py) from their protocol, hand it to `recover`
-and show what it returns. It never re-runs a tool: the original comes from the store. Light to import
-(no orjson, no pipeline): the shell shim renders recovery files with `answer`.
-"""
+"""Recovery as every door offers it: the recover tool's definition, and its answer from a stored
+original, never re-running a tool. Each door builds a `RecoverRequest` from its protocol, hands it to
+`recover` and shows what it returns. Light to import: the shell shim renders files with `answer`."""
 
 from __future__ import annotations
 
@@ -46,12 +42,9 @@ LISTED_ARGUMENTS = ("response_id", "lines", "pointer", "grep")
 
 
 def recover_tool_definition(name: str) -> dict[str, Any]:
-    """The recover tool as every door lists it. Carried on every turn by every server it is listed
-    for, so it costs about 100 o200k tokens (tests/core/test_recover_listing.py): every preview's
-    notice spells out the exact call (the id, a range of its fold markers, a pointer), the answers
-    name the next call, and an unknown or misused argument gets an error that teaches the right one.
-    The schema lists what an agent composes itself (``LISTED_ARGUMENTS``, plain strings: a list of
-    ids, pointers or ranges is taken too) and does not forbid the others."""
+    """The recover tool as every door lists it: ~100 o200k tokens on every turn, so it lists only what an
+    agent composes itself (``LISTED_ARGUMENTS``, plain strings) and forbids nothing else; the notices spell
+    out the exact calls, the answers name the next one, and a misused argument's error teaches it."""
     return {
         "name": name,
         "description": (
@@ -68,9 +61,7 @@ def recover_tool_definition(name: str) -> dict[str, Any]:
 
 def list_recover_tool(result: dict[str, Any], current: str | None) -> tuple[str | None, dict[str, Any]]:
     """A tools/list result with our recover tool appended under the first free name (squeeze_recover,
-    squeeze_recover_2, ...: the backend may own the name), and that name. Unchanged when there is no
-    recover tool (`current` None) or the page is not the last one. The compressed listing lists the
-    same definition."""
+    squeeze_recover_2, ...), and that name; unchanged without a recover tool or on a page not the last."""
     tools = result.get("tools")
     if not current or not isinstance(tools, list) or result.get("nextCursor"):
         return current, result
@@ -98,12 +89,10 @@ def recover(
     page_size: int | None = None,
     fit: ClientLimits | None = None,
 ) -> dict[str, Any]:
-    """The recover tool's answer to ``request``, for every door: load each original asked for (never
-    re-running a tool) and render the parts asked for; with ``page_size`` (the MCP doors), an answer
-    longer than that is one page of it (see ``page_of``; a request naming a page is paged at the default
-    size on any door); with ``fit`` (the client's limits, _clients.py), every answer and page fits
-    them. RecoveryError when an original is not available, UsageError when a part asked for does not
-    exist in it."""
+    """The recover tool's answer to ``request``, for every door, from the stored originals. With
+    ``page_size`` (the MCP doors) a longer answer is one page of it (``page_of``; a request naming a page
+    is paged on any door); with ``fit`` (a client's limits) every answer and page fits them.
+    RecoveryError when an original is not held, UsageError when a part asked for does not exist."""
     if store is None:
         raise RecoveryError("this proxy keeps no originals (--no-shrink and --no-dedup)")
     originals = []
@@ -152,13 +141,10 @@ def _parsed(data: bytes) -> dict[str, Any]:
 def page_of(
     result: dict[str, Any], request: RecoverRequest, page_size: int, fit: ClientLimits | None = None
 ) -> dict[str, Any]:
-    """``result`` itself when its text fits in ``page_size`` characters (and ``fit``, a client's
-    limits) and no page was asked for; else page ``request.page`` (from 0) of the text it recovers
-    (``parts_text``): one exact text block, then a short note block naming the next call, the two
-    within ``fit`` (``page_chars``: the same text always gets the same pages). ``_meta["mcpsqueeze/page"]``
-    says where the page lies (and where each part lies, for several parts); ``_meta["mcpsqueeze/next"]``
-    is the exact arguments object of the next page, absent on the last. The pages' first blocks join
-    back into the answer's text byte for byte."""
+    """``result`` itself when its text fits ``page_size`` characters (and ``fit``) and no page was asked
+    for; else page ``request.page`` of the text it recovers (``parts_text``): one exact text block and a
+    note naming the next call, within ``fit``. ``_meta["mcpsqueeze/page"]`` says where the page (and each
+    part) lies, ``_meta["mcpsqueeze/next"]`` is the next page's arguments. Pages join back byte for byte."""
     text = parts_text(result)
     if request.page is None and len(text) <= page_size and (fit is None or fit.fits(text_of(result))):
         return result
@@ -252,14 +238,10 @@ def tool_answer(
 
 
 def answer(originals: Sequence[dict[str, Any]], request: RecoverRequest) -> dict[str, Any]:
-    """The CallToolResult for ``request`` from its ``originals`` (one CallToolResult per response id,
-    in order). One part per (id, pointer, line range): the original, one JSON node, a JMESPath
-    projection (of the node, when both are given), a text window of any of these, or a range of its
-    lines (numbered as the preview's fold markers number them). Pure.
-
-    One part is one exact text block (the whole original: its own content), its place in ``_meta``.
-    Several parts are a short label block, then each part's exact text in its own block, in order,
-    their places in ``_meta["mcpsqueeze/parts"]``: the part blocks join back exactly."""
+    """The CallToolResult for ``request`` from its ``originals`` (one per response id). Pure. One part per
+    (id, pointer, line range): the original, a JSON node, a JMESPath projection, a window or a line
+    range. One part is one exact text block, its place in ``_meta``; several are a label block and each
+    part's exact text in its own block, their places in ``_meta["mcpsqueeze/parts"]``."""
     if not request.selects and len(originals) == 1:
         return {"content": originals[0].get("content", []), "isError": False}
     if request.grep is not None or request.search is not None:  # one original (checked by the request)
@@ -380,10 +362,8 @@ def _text_taken(original: dict[str, Any]) -> str:
 
 
 def _found(original: dict[str, Any], text: str, request: RecoverRequest) -> dict[str, Any]:
-    """One page of what ``grep`` or ``search`` finds in the original's text (its lines, numbered as
-    ``lines`` reads them), or in its JSON (the values, with pointers from its root), or in the part
-    ``pointer`` names. The next page's call is in ``_meta["mcpsqueeze/next"]``. A JSON text is let go
-    once parsed (the caller may have handed it over: `_text_taken`)."""
+    """One page of what ``grep`` or ``search`` finds in the original's text (its lines), its JSON (values
+    with pointers), or the part ``pointer`` names; the next page's call in ``_meta["mcpsqueeze/next"]``."""
     from ._search import DEFAULT_CONTEXT, grep, search  # RE2 and the BM25 ranking: only for a search
 
     node: str | dict[str, Any] | list[Any] = text

@@ -1,16 +1,10 @@
 """One recover request, parsed and bounded once, whatever door it came through.
 
-Every door (the MCP tool in wrap and the stateless frontend, serve's ``GET /v1/recover``, ``mcpsq
-recover``, ``Squeezer``/``Toolset``/``Client``) turns its own protocol into an arguments object (MCP
-arguments, the query string, shell flags, Python keywords) and calls ``RecoverRequest.parse``: the one
-place that checks types and bounds, so a hostile value fails the same way everywhere, as a UsageError
-naming the bound (issue 23 items 1-2). The request is then answered by ``core.recover``.
-
-Pure and stdlib-only (the shell shim imports it on ``mcpsq recover``): no I/O, no jmespath at import.
-
-A new argument is one entry in ``_PARSERS`` (its name and its parser), one field below, and, when it
-combines with others by a rule, one line in ``_check_combination``.
-"""
+Every door turns its protocol (MCP arguments, a query string, shell flags, Python keywords) into an
+arguments object and calls ``RecoverRequest.parse``, the one place that checks types and bounds: a
+hostile value fails the same way everywhere, as a UsageError naming the bound. Pure and stdlib-only
+(``mcpsq recover`` imports it). A new argument is one entry in ``_PARSERS``, one field below, and, when
+it combines with others by a rule, one line in ``_check_combination``."""
 
 from __future__ import annotations
 
@@ -85,13 +79,11 @@ class RecoverKeywords(TypedDict, total=False):
 
 @dataclass(frozen=True, slots=True)
 class RecoverRequest:
-    """What a recovery asks for: stored originals (``response_ids``, answered in order), each optionally
-    narrowed to JSON nodes (``pointers``), a JMESPath projection (``query``), a character window
-    (``offset``/``length``) or ranges of lines (``lines``). Every (id, pointer, range) is one part of the
-    answer. Or searched, one original (or the part one pointer names): the lines (or JSON values) a
-    regular expression (``grep``, ``ignore_case``) or words (``search``) match, ``context`` lines around
-    each, from match ``skip`` on (core/_search.py). Built only by ``parse``, so every instance is within
-    bounds."""
+    """What a recovery asks for: originals (``response_ids``, in order), each optionally narrowed to JSON
+    nodes (``pointers``), a JMESPath projection (``query``), a character window (``offset``,
+    ``length``) or line ranges (``lines``), every (id, pointer, range) one part; or one original
+    searched (``grep`` with ``ignore_case``, or ``search``; ``context``, ``skip``). Built only by
+    ``parse``, so always within bounds."""
 
     response_ids: tuple[str, ...]
     pointers: tuple[str, ...] = ()
@@ -108,11 +100,9 @@ class RecoverRequest:
 
     @classmethod
     def parse(cls, arguments: object) -> RecoverRequest:
-        """The request ``arguments`` (an object of the recover tool's arguments) describe.
-
-        Numbers may be JSON integers or strings of digits (the query string and shell flags give
-        strings); ``response_id`` and ``pointer`` may be lists; ``lines`` may name several ranges
-        ("10-20,40-60,300-"). Raises UsageError naming the argument and its bound."""
+        """The request ``arguments`` (the recover tool's arguments) describe: numbers as JSON integers or
+        digit strings, ``response_id`` and ``pointer`` one or a list, ``lines`` one or several ranges
+        ("10-20,40-60,300-"). UsageError naming the argument and its bound."""
         if not isinstance(arguments, Mapping):
             raise UsageError('the recover arguments must be an object such as {"response_id": "..."}')
         unknown = [key for key in arguments if key not in _PARSERS]

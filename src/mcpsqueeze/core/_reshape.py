@@ -1,11 +1,6 @@
-"""Result stages that reshape a result rather than cut it: a per-tool JMESPath projection (`query`
-policy), and structuredContent as the client's model reads it (dropped when it repeats the text,
-previewed when it differs and is large: for a client profile that shows it, or by
-`drop_duplicate_structured`).
-
-Both store the complete original first and name it in ``_meta.truncation``, like every changed result;
-when the original cannot be stored the result passes unchanged.
-"""
+"""Result stages that reshape a result rather than cut it: a tool's JMESPath projection (`query`
+policy), and structuredContent as the client's model reads it. Both store the original first and name
+it in ``_meta.truncation``; an original that cannot be stored leaves the result unchanged."""
 
 from __future__ import annotations
 
@@ -104,15 +99,11 @@ def _original_duplicates(store: RecoveryStore, response_id: str) -> bool:
 
 class StructuredStage(StoringStage):
     """What the model of a client that shows structuredContent gets (runs last), and
-    ``--drop-duplicate-structured`` for any other client.
-
-    Such a client (_clients.py) hands its model the JSON of structuredContent and drops the text,
-    so the text's preview would go unseen: a structuredContent that repeats the text (the same JSON, or
-    one member holding it) is dropped, so the model reads the text's preview; one that differs and is
-    larger than the budget (or the client's limits) becomes its own preview, the truncation record
-    inside. The door withholds those tools' outputSchema (``listed_for``), so the client does not reject
-    the changed result. The original, structuredContent included, stays recoverable: the earlier
-    stage's stored original when the result was already changed, else stored here."""
+    ``--drop-duplicate-structured`` for any other client. Such a client reads the JSON of
+    structuredContent instead of the text: one that repeats the text is dropped (the model reads the
+    text's preview); one that differs and is over the budget (or the client's limits) becomes its own
+    preview, its record inside. The door lists those tools without outputSchema (``listed_for``). The
+    original stays recoverable: the earlier stage's, or stored here."""
 
     async def __call__(self, call: Call, result: Result, outcome: Outcome) -> Result:
         if "structuredContent" not in result or result.get("isError") is True:

@@ -1,20 +1,11 @@
-"""Search inside a stored original: ``grep`` (a regular expression) and ``search`` (BM25), for recover.
+"""Search inside a stored original, for recover: ``grep`` (a regular expression) and ``search`` (BM25).
 
-An agent that needs one thing of a large original should not have to guess a fold or read it all: it
-asks where X is and gets the matching lines, numbered as the preview's fold markers and recover's
-``lines`` number them (`_lines.split_lines`), with a few lines of context; or, for JSON, the matching
-values with their RFC 6901 pointers. The answer fits a character budget and says how to page on
-(``skip``). Pure: data in, data out (a clock only for the time cap).
-
-grep runs on RE2 (google-re2): linear in the text whatever the pattern, since it never backtracks. A
-hostile ``(a+)+$`` on 1 MB takes milliseconds, where Python's ``re`` would not return. RE2's syntax is
-Python's without backreferences and lookaround. Matching is per line, as grep's (a match never spans a
-line end), and capture groups are off: RE2 then stays on its DFA (with them, ``(.*a){100}`` on 1 MB took
-10 s in the automaton that finds submatches; without, 5 ms). Caps hold all the same: the pattern's
-length and RE2's memory for it, the text's size, and a time cap checked between chunks of lines.
-
-``search`` ranks lines (or JSON values) with the BM25 that ranks preview lines (`shrink._rank`).
-"""
+The answer is the matching lines, numbered as recover's ``lines`` numbers them, with context; or, for
+JSON, the matching values with their RFC 6901 pointers; it fits a character budget and names the next
+page (``skip``). Pure (a clock only for the time cap). grep runs on RE2: linear in the text whatever
+the pattern (no backreferences or lookaround), per line, without capture groups (so it stays on its
+DFA); the pattern's length, RE2's memory, the text's size and the time are capped. ``search`` ranks with
+the BM25 that ranks preview lines (`shrink._rank`)."""
 
 from __future__ import annotations
 
@@ -228,11 +219,9 @@ class _At:
 
 
 class _Densest:
-    """Where a search's words are densest in a line, as a compiled pattern says where it matches: a
-    long line (a page with no line breaks) is shown around the stretch that holds the most of its
-    words, each counted once and weighted by how rare it is in the line (so the stretch with "spare"
-    and "key" wins over the one with "the" and "is"). ASCII letters match in any case (as the ranking
-    matches them)."""
+    """Where a search's words are densest in a line, as a compiled pattern says where it matches: a long
+    line is shown around the stretch holding the most of its words, each counted once and weighted by its
+    rarity in the line; ASCII letters match in any case."""
 
     _MOST = 2000  # occurrences of one word looked at in a line
 
@@ -324,12 +313,10 @@ def _matching_lines(data: bytes, regexp: Any, deadline: float) -> tuple[list[int
 
 
 class _Values:
-    """The scalars of a JSON document (under pointer `base`), in document order: each one's text (a
-    string as is, anything else its JSON) and its place in a tree of path links. Pointers are spelled
-    out only for what a page shows, and only as far as it shows them: long keys nested deep make the
-    pointers' total size quadratic in the document's (docs/limits.md has the figures). What is
-    built is counted as it is built (`_LINK` bytes a link, a value's text and `_SLOT`), and the search is
-    refused the moment that passes `limits.max_bytes`."""
+    """The scalars of a JSON document (under pointer `base`), in document order: each one's text and its
+    place in a tree of path links. Pointers are spelled out only for what a page shows (spelled out for
+    all, long keys nested deep make them quadratic); what is built is counted, and the search refused once
+    that passes `limits.max_bytes`."""
 
     def __init__(self, document: object, base: str, limits: SearchLimits) -> None:
         self.base = base

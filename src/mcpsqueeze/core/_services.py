@@ -1,7 +1,4 @@
-"""What every door onto the pipeline shares: recovery store, stages, accounting, retention, the HTTP server.
-
-`wrap` (MCP over stdio or HTTP) and `serve` (the shim's API) both build their sessions from here.
-"""
+"""What a session is built from: the recovery store, the stages, accounting and retention."""
 
 from __future__ import annotations
 
@@ -125,14 +122,10 @@ def new_pipeline(
     dedup_scope: str | None = None,
     dedup: bool = True,
 ) -> Pipeline:
-    """The stages of one conversation, in the contract's order: dedup, projection, shrink, TOON
-    (opt-in), structured. ``voice`` is the door's wording of recovery (default: the MCP recover tool);
-    ``dedup_scope`` names this conversation's index in a shared store's dedup index.
-
-    A voice that allows no pointers (the shell door) never deduplicates: there stdout must always carry
-    the result's data, because a pointer piped into `jq` or `grep` reads as an empty answer.
-    `dedup=False`: no dedup either, for calls that belong to no conversation (a pointer may only name a
-    result the same conversation was shown)."""
+    """The stages of one conversation, in order: dedup, projection, shrink, TOON (opt-in), structured.
+    ``voice`` words recovery (default: the MCP recover tool); ``dedup_scope`` names this conversation in a
+    shared store's dedup index. No dedup for a voice without pointers (the shell: a pointer piped into
+    `jq` reads as an empty answer), nor with ``dedup=False`` (calls of no conversation)."""
     voice = McpVoice() if voice is None else voice
     stages: list[Stage] = []
     store, workers = services.store, services.workers

@@ -1,11 +1,10 @@
 """`Session`: one conversation's way through the core, the one object every door holds.
 
-A door translates its protocol and asks its session: `present_outcome` (a backend's result, shown as
-the pipeline shapes it), `full_outcome` (the original of the same call, before any backend runs) and
-`answer_recover` (a recover request, from the store). The session numbers the calls, holds the door's
-voice (on its pipeline) and the client's profile, keeps token counting waiting while a call is answered
-(`working`), and gives each caller (a tenant, a named conversation) a session of its own (`for_caller`),
-so no conversation is answered with another's originals or pointers.
+A door asks it `present_outcome` (a backend's result), `full_outcome` (the original of the same call, before
+any backend runs) and `answer_recover` (from the store). The session numbers the calls, holds the door's voice
+(on its pipeline) and the client's profile, keeps token counting waiting while a call is answered (`working`),
+and gives each caller a session of its own (`for_caller`): no conversation is answered with another's
+originals or pointers.
 """
 
 from __future__ import annotations
@@ -140,11 +139,10 @@ class Session:
         entry: ToolEntry | None = None,
         client: ClientProfile | None = None,
     ) -> tuple[Result, Outcome] | None:
-        """`full` for one call, before any backend runs (the rule: _full.py): the stored original of
-        the conversation's last same call, or the error for a tool that may have side effects; None
-        when the tool is to run (then present its result with `full=True`). Whether the tool may run
-        again comes from its `annotations`, or from `entry()` (its tools/list entry, asked only when no
-        original is held)."""
+        """`full` for one call, before any backend runs (_full.py): the stored original of the last same call,
+        the error for a tool that may have side effects, or None when the tool is to run (then present its
+        result with `full=True`). Whether it may run comes from `annotations`, or `entry()` (asked only
+        then)."""
         call = self._call(server, tool, arguments, True, self.client if client is None else client)
         if entry is None:
             entry = listed_entry([{"name": tool, "annotations": annotations}] if annotations else [], tool)
@@ -154,10 +152,9 @@ class Session:
     def answer_recover(
         self, arguments: object, page_size: int | None = None, *, client: ClientProfile | None = None
     ) -> dict[str, Any]:
-        """The recover tool's answer to `arguments` (or a parsed RecoverRequest), from the store, never
-        re-running a tool; with `page_size`, an answer longer than that is its first page; for a client
-        profile, every answer and page fits what that client keeps of our tool. RecoveryError or
-        UsageError when it cannot be answered."""
+        """The recover tool's answer to `arguments` (or a RecoverRequest) from the store; with `page_size`, a
+        longer answer is its first page; for a client profile, answers fit what it keeps of our tool.
+        RecoveryError or UsageError when it cannot be answered."""
         request = arguments if isinstance(arguments, RecoverRequest) else RecoverRequest.parse(arguments)
         return recover(self.services.store, request, page_size, self._fit(page_size, client))
 

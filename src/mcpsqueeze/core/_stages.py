@@ -1,8 +1,5 @@
-"""The result stages: dedup, shrink, then (opt-in) TOON. Glue between the pure engines and the store.
-
-Heavy work (hashing and condensing big results, writing files) runs in a bounded worker pool so one
-50 MB result never stalls the other calls in flight.
-"""
+"""The result stages: dedup, shrink, then (opt-in) TOON: glue between the pure engines and the store.
+Heavy work runs in a bounded worker pool, so one huge result never stalls the other calls."""
 
 from __future__ import annotations
 
@@ -244,10 +241,9 @@ def laid_out(
     client: ClientProfile | None,
     head: str | None = None,
 ) -> list[Any]:
-    """The content of a changed result: its text blocks at ``indexes`` replaced by ``texts``, and the
-    ``notice`` (a text block of its own) after them. For a client with a profile, the texts and the
-    notice are one block, the recovery hint first (``arrange``; ``head`` is the one-line hint to put
-    there when the texts do not open with one): a client keeps one block's head whatever it cuts."""
+    """The content of a changed result: its text blocks at ``indexes`` replaced by ``texts``, the
+    ``notice`` after them; for a client with a profile, one block with the recovery hint first
+    (``arrange``; ``head`` when the texts do not open with one), which every client's cut keeps."""
     if client is None or not indexes:
         new_content = list(content)
         for i, text in zip(indexes, texts, strict=True):
@@ -330,7 +326,7 @@ class DedupStage:
             outcome.store_failed = str(exc)
             return result
         where = _deduplicated(outcome, seen.number, response_id, stored)
-        # The seed's recipe (`.truncation // ._meta.truncation`) finds every changed result's recovery here;
+        # The recipe `.truncation // ._meta.truncation` finds every changed result's recovery here;
         # `mcpsqueeze/dedup` keeps what only a pointer has (which call it repeats), for the shim and stats.
         meta = {
             "truncation": {"message": pointer, **where},
@@ -567,10 +563,9 @@ def _toonify_all(texts: list[str]) -> list[str | None]:
 class ToonStage(StoringStage):
     """``--toonify``: JSON text results that were neither shrunk nor deduplicated are shown as TOON.
 
-    Runs after shrink, so a shrunk preview and its truncation record always stay JSON (seed 000's
-    precedence). TOON is lossless for the data but not for the bytes: the original is stored first and
-    named in ``_meta.truncation`` (``pruned: false``, ``format: toon``), so recovery returns the JSON
-    byte for byte; when it cannot be stored the result passes unchanged.
+    Runs after shrink, so a shrunk preview and its truncation record always stay JSON. TOON is lossless
+    for the data but not for the bytes: the original is stored first and named in ``_meta.truncation``
+    (``pruned: false``, ``format: toon``); when it cannot be stored the result passes unchanged.
     """
 
     async def __call__(self, call: Call, result: Result, outcome: Outcome) -> Result:

@@ -1,11 +1,7 @@
-"""TOON rendering of JSON text results (``--toonify``): pure, text in, text out.
-
-TOON (Token-Oriented Object Notation, the ``toon-format`` package) writes the JSON data model in a
-line-oriented form that costs far fewer tokens for uniform arrays of objects (one header line, then one
-row per record). It is lossless for the data but not for the bytes, so the stage that uses this stores
-the original JSON first and names it in ``_meta.truncation``. The rules here decide *whether* a text is
-worth rendering; nothing here touches the store, the event loop or the environment.
-"""
+"""TOON rendering of JSON text results (``--toonify``): pure, text in, text out. TOON writes the JSON
+data model with one header line and one row per record for uniform arrays of objects: lossless for the
+data, not the bytes, so the stage stores the original first. The rules here decide whether a text is
+worth rendering."""
 
 from __future__ import annotations
 
@@ -24,11 +20,8 @@ MIN_SAVED_CHARS = 32
 
 
 def toonify_text(text: str) -> str | None:
-    """``text`` as TOON, or None when it is not a JSON object or array, or TOON would not save enough.
-
-    Strict JSON only (prose, NaN literals and scalars stay as they are), and only when the TOON
-    decodes back to the same value, so what the agent reads is exactly the original data.
-    """
+    """``text`` as TOON, or None when it is not a strict JSON object or array, TOON would not save enough,
+    or the TOON does not decode back to the same value."""
     value = parse_strict(text)
     if value is NOT_JSON or not isinstance(value, dict | list):
         return None

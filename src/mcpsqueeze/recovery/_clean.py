@@ -1,8 +1,6 @@
-"""Retention cleanup of a recovery directory (``mcpsqueeze clean`` and the proxies' hourly job).
-
-It deletes only our own two kinds of names, directly in the directory, without following a
-single symlink: everything goes through one no-follow directory fd. Several cleanups (two
-proxies, a cron job) may run at once, so a file that vanishes under us is not an error.
+"""Retention cleanup of a recovery directory (``mcpsqueeze clean`` and the proxies' hourly job): only our own
+two kinds of names, directly in the directory, through one no-follow directory fd; a file that vanishes
+under us (another cleanup) is not an error.
 """
 
 from __future__ import annotations
@@ -62,15 +60,9 @@ def clean_directory(
     dry_run: bool = False,
     now: float | None = None,
 ) -> CleanReport:
-    """Delete recovery files older than ``max_age`` seconds, then the oldest until ``max_bytes`` fits.
-
-    Only regular files named ``mcpsqueeze-<id>.json`` or ``.mcpsqueeze-<id>.json.tmp`` count;
-    a ``.tmp`` is never deleted before it is older than max(1 hour, max_age), because it may
-    still be being written. The size cap deletes the oldest final files first, whatever their
-    age: a cap is a promise about disk use. ``max_age`` None keeps final files whatever their age
-    (a stale ``.tmp`` is a failed write, not an original: it still goes after the hour).
-    ``kept``/``kept_bytes`` count recovery files only.
-    """
+    """Delete recovery files older than ``max_age`` seconds (None: none), then the oldest until ``max_bytes``
+    fits (a cap is a promise about disk use). Only regular ``mcpsqueeze-<id>.json`` and
+    ``.mcpsqueeze-<id>.json.tmp`` files count; a ``.tmp`` goes only when older than max(1 hour, max_age)."""
     if max_age is not None and max_age < 0:
         raise UsageError(f"max-age must be 0 or more, not {max_age}.")
     if max_bytes is not None and max_bytes < 0:
@@ -175,12 +167,8 @@ KEEP_FOREVER_WORDS = ("off", "never")
 
 
 def parse_keep(text: str, flag: str) -> float | None:
-    """A lifetime flag (``--retention``, ``--cache-ttl``, ``clean --max-age``): seconds, or None for ever.
-
-    One parser for all of them, so one word means one thing: ``off``/``never`` keep forever, and a
-    zero lifetime is refused, because "0" reads as "off" to some and "expire at once" to others
-    (and at once, for clean, means deleting every original).
-    """
+    """A lifetime flag (``--retention``, ``--cache-ttl``, ``clean --max-age``): seconds, or None for ever
+    (``off``/``never``). Zero is refused: some read it as "off", others as "at once"."""
     cleaned = text.strip().lower()
     if cleaned in KEEP_FOREVER_WORDS:
         return None
@@ -213,10 +201,8 @@ _SIZE_RE = re.compile(rf"^({_NUMBER})\s*([a-z]*)\Z")
 
 
 def parse_size(text: str) -> int:
-    """Bytes from "1G", "512M", "10k", "1GiB", "1GB" or plain bytes.
-
-    Like GNU coreutils: K/M/G/T and KiB/MiB/GiB/TiB are powers of 1024, KB/MB/GB/TB of 1000.
-    """
+    """Bytes from "1G", "512M", "10k", "1GiB", "1GB" or plain bytes: K/M/G/T and KiB... are powers of 1024,
+    KB/MB/GB/TB of 1000 (as GNU coreutils)."""
     match = _SIZE_RE.match(text.strip().lower())
     if match and match.group(2) in _SIZE_UNITS:
         return int(float(match.group(1)) * _SIZE_UNITS[match.group(2)])

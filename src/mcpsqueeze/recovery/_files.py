@@ -1,9 +1,6 @@
-"""Originals on disk: a private directory and crash-safe, no-follow writes into it.
-
-Files let an original outlive the memory cache and be read by the shell shim. A result's
-preview is only returned after its file is complete, so the write is tmp + write + close + rename:
-a reader sees the whole original or no file at all, and a failed write (a full disk) is known before
-the preview. The fsync that makes it survive a power loss runs off the response path (``_sync``).
+"""Originals on disk, in a private directory, written crash-safe and no-follow: tmp, write, close, rename
+before the preview is returned, so a reader sees the whole original or no file, and a failed write is known
+before the preview. The fsync runs off the response path (``_sync``).
 """
 
 from __future__ import annotations
@@ -75,12 +72,9 @@ def check_private_dir(st: os.stat_result, path: Path, what: str = "recovery dire
 def readable_by_others(
     path: Path, what: str = "recovery directory", exposes: str = "read every original kept there"
 ) -> str | None:
-    """A warning when a usable directory is still group/world-readable (or -searchable), else None.
-
-    Writable by others is refused by ``check_private_dir``; readable only leaks originals (or, for a
-    socket or token directory, what is there), and a directory the user chose may be meant to be
-    shared, so it is used, with a warning that says how to close it.
-    """
+    """A warning when a usable directory is still group/world-readable (or -searchable), else None: writable
+    by others is refused (``check_private_dir``), readable only leaks, and a directory the user chose may
+    be meant to be shared."""
     try:
         mode = stat.S_IMODE(os.stat(path).st_mode)
     except OSError:
@@ -171,12 +165,8 @@ def open_private_dir(path: Path) -> int:
 
 
 class FileStore:
-    """Writes and reads originals as ``<directory>/mcpsqueeze-<id>.json``.
-
-    The directory is re-opened (no-follow) and re-checked for every operation rather than held
-    open, so that a directory removed by a tmp cleaner is recreated instead of written into
-    after it was unlinked.
-    """
+    """Originals as ``<directory>/mcpsqueeze-<id>.json``; the directory is re-opened (no-follow) and
+    re-checked for every operation, so one removed by a tmp cleaner is recreated, never written into."""
 
     def __init__(self, directory: Path, sync_delay: float | None = SYNC_DELAY) -> None:
         """``sync_delay``: seconds within which a written file is fsynced in the background (and at
@@ -251,10 +241,9 @@ class FileStore:
         return str(final)
 
     def alias(self, response_id: str, target_id: str, *, space: Space = DEFAULT) -> str | None:
-        """Make ``response_id`` stand for the original already stored under ``target_id``; return the
-        target's path (the file that holds the bytes). RecoveryError when the target is gone or odd.
-
-        The target's mtime is refreshed first, so retention never removes it before its alias."""
+        """Make ``response_id`` stand for the original already stored under ``target_id`` (its mtime refreshed
+        first, so retention never removes it before its alias); the target's path. RecoveryError when the
+        target is gone or odd."""
         response_id, target_id = space.local(response_id), space.local(target_id)
         target = self.path_for(target_id)
         dir_fd = self._open_dir()

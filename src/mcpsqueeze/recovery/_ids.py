@@ -1,10 +1,6 @@
-"""Response ids, the two recovery file names built from them, and the alias record.
-
-Every other recovery module (and the shell shim) agrees on these names, so they live in one
-stdlib-only place. Patterns end in ``\\Z`` so that ``.match`` cannot accept a trailing newline.
-
-A repeated original is stored once: the file of a later id holding the same bytes is an alias record,
-``{"mcpsqueeze/alias_of":"<earlier id>"}`` exactly, which readers follow one step (never a chain).
+"""Response ids, the two recovery file names built from them, and the alias record, in one stdlib-only place
+(patterns end in ``\\Z``: no trailing newline). A later id of identical bytes has an alias record,
+``{"mcpsqueeze/alias_of":"<earlier id>"}``, which readers follow one step.
 """
 
 from __future__ import annotations

@@ -1,14 +1,7 @@
-"""The bounded in-memory store of originals, the first place recovery looks.
-
-Bounded three ways (age, count, bytes) because a proxy runs for hours and must not grow
-with every large result. Ids that were dropped are remembered for a while so that a late
-request hears *why* the original is gone, not just that the id is unknown. Several ids may share one
-stored original (a repeated result): entries name a blob by its content key, and the byte bound counts
-each blob once.
-
-Big originals are kept compressed (zlib level 1, in a background thread, so no answer waits for it):
-JSON and text shrink 4-6x, which keeps a full cache from being most of the proxy's memory. The bound
-counts the bytes actually held, raw until compressed, then compressed.
+"""The bounded in-memory store of originals, the first place recovery looks: bounded by age, count and bytes;
+ids that were dropped are remembered for a while, so a late request hears why the original is gone. Ids of
+identical originals share one copy (the byte bound counts it once). Big originals are compressed (zlib
+level 1) in a background thread; the bound counts the bytes actually held.
 """
 
 from __future__ import annotations
@@ -89,11 +82,9 @@ class MemoryCache:
         space: Space = DEFAULT,
         digest: str = "",
     ) -> str | None:
-        """Store an original; RecoveryError when it alone is larger than the whole cache.
-
-        Originals with the same `digest` (in one space) share one copy. The byte bound is real memory: a
-        bytes-like original that is not exact `bytes` (a view into a bigger buffer, a bytearray with
-        spare capacity) is copied into exact-size `bytes` first."""
+        """Store an original; RecoveryError when it alone is larger than the whole cache. Originals with the
+        same `digest` (in one space) share one copy; one that is not exact `bytes` is copied to exact size
+        first (the bound is real memory)."""
         require_response_id(response_id, ValueError)
         response_id = space.local(response_id)
         key = "=" + space.content_key(digest) if digest else response_id  # "=": never equals an id

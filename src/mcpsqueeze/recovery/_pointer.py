@@ -1,7 +1,5 @@
-"""Selecting one part of a large original: an RFC 6901 JSON pointer or a character window.
-
-Pure and stdlib-only: the shim selects parts too, and a model gets a message that names
-exactly what failed (the segment, the offset), so it can correct its request in one go.
+"""Selecting one part of a large original, an RFC 6901 JSON pointer or a character window; errors name exactly
+what failed (the segment, the offset). Pure and stdlib-only.
 """
 
 from __future__ import annotations
@@ -77,11 +75,8 @@ def resolve_pointer(document: object, pointer: str) -> object:
 
 
 def read_window(text: str, offset: int = 0, length: int | None = None) -> tuple[str, int]:
-    """Return ``text[offset:offset + length]`` and the total length, so the caller can page on.
-
-    An offset past the end is a usage error (the model asked for text that does not exist);
-    an offset exactly at the end gives an empty window.
-    """
+    """``text[offset:offset + length]`` and the total length; an offset past the end is a usage error, one
+    exactly at the end gives an empty window."""
     total = len(text)
     if offset < 0:
         raise UsageError(f"offset must be 0 or more, not {offset}; the text has {total} characters.")

@@ -1,11 +1,7 @@
-"""The store port: what every place that keeps originals (memory, files, Redis) offers the pipeline.
-
-A layer keeps originals of one *space* at a time (a tenant, and whether this process keeps its local
-copies apart from other tenants'). No layer ever answers one space with another space's original, and
-content addressing (a repeated original kept once) never crosses spaces: tenants are never deduplicated
-against each other. The composite (`_store.RecoveryStore`) layers the adapters; the stages see only
-the composite and ask it questions of capability (`remote`, `cannot_hold`), never which adapters it
-holds.
+"""The store port: what every place that keeps originals (memory, files, Redis) implements. An adapter keeps
+originals of one tenant *space* at a time and never answers one space with another's; content addressing
+never crosses spaces. The stages see only the composite (`_store.RecoveryStore`) and ask it what it can do
+(`remote`, `cannot_hold`), never which adapters it holds.
 """
 
 from __future__ import annotations

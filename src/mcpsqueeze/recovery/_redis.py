@@ -1,14 +1,8 @@
-"""Originals in a shared Redis, so any replica can recover what another one shrank.
-
-One more layer of the same port as `MemoryCache` and `FileStore` (put an original, get it back), plus
-the dedup index (`first_seen`). Every key carries the tenant, so one tenant can never read, evict or be
-deduplicated against another's results. Retention is a TTL on every key; the size bound is per tenant
-and enforced atomically in Redis (a Lua script evicts the oldest entries first). Dedup keys are entries
-of the same index, counted and evicted with the originals, so with no retention they end too.
-
-A dead Redis must never stall a call: timeouts are short, and after a failure the store reports
-"unavailable" at once for a moment instead of waiting on every call; the caller then passes results
-unshrunk. The client library reconnects by itself once Redis answers again.
+"""Originals in a shared Redis, so any replica can recover what another one shrank, and the dedup index
+replicas share (`first_seen`). Every key carries the tenant; retention is a TTL on every key; the size
+bound is per tenant, enforced atomically by a Lua script that evicts the oldest entries (dedup keys
+included) first. A dead Redis never stalls a call: short timeouts, then "unavailable" at once for a moment;
+results then pass unshrunk. The client reconnects by itself.
 """
 
 from __future__ import annotations
@@ -37,8 +31,8 @@ DEFAULT_MAX_BYTES = 1024 * 1024 * 1024  # per tenant
 DEFAULT_TIMEOUT = 0.5  # seconds, connect and each command
 _RETRY_AFTER = 1.0  # seconds a failed Redis is skipped before the next attempt
 
-# The index of one tenant's entries, shared by the originals and the dedup index (issue 23 item 17: with
-# no retention, dedup keys were never removed and not counted in max_bytes). A member is an original's
+# The index of one tenant's entries, shared by the originals and the dedup index (so dedup keys are
+# removed and counted in max_bytes too, with or without a retention). A member is an original's
 # response id, or `d:SCOPE:DIGEST` for a dedup key (response ids never hold a colon); each is dropped
 # oldest first once the tenant's bytes pass max_bytes, and after the retention when there is one.
 # KEYS: the entry's own key, index (zset member -> stored at, in Redis' own microseconds, strictly

@@ -1,9 +1,6 @@
-"""The mount-scoped reader behind ``mcpsq recover ID|PATH``.
-
-The shim runs once per shell command, so this module imports only the standard library,
-``mcpsqueeze._errors`` and the stdlib-only ``_ids``. It reads exactly one kind of file: a regular
-file of ours, directly inside the recovery directory, named like a recovery file; anything else is
-refused rather than followed.
+"""The mount-scoped reader behind ``mcpsq recover ID|PATH`` (stdlib only: the shim imports it): it reads a
+regular file of ours directly inside the recovery directory, named like a recovery file, and refuses
+anything else rather than following it.
 """
 
 from __future__ import annotations
@@ -32,10 +29,8 @@ def _refuse(ref: str, directory: Path, why: str) -> RefusedPathError:
 
 
 def open_directory(directory: Path) -> int:
-    """Open the directory itself without following a symlink, so the name cannot be redirected.
-
-    The one no-follow directory opener: the file store and ``clean`` add the privacy check on top
-    (``_files.open_private_dir``)."""
+    """Open the directory without following a symlink (the one no-follow opener; the stores add the privacy
+    check: ``_files.open_private_dir``)."""
     try:
         return os.open(directory, DIR_FLAGS)
     except FileNotFoundError:
@@ -53,12 +48,9 @@ def open_directory(directory: Path) -> int:
 
 
 def read_member(dir_fd: int, name: str, directory: Path, ref: str, *, follow_alias: bool = True) -> bytes:
-    """Read one recovery file by name relative to an open directory, refusing anything odd.
-
-    The lstat before the open keeps us from even opening a device (opening can have side
-    effects); the fstat after it proves we read the very inode we checked. An alias record (a
-    repeated original, stored once) is followed one step to the file it names, in the same directory.
-    """
+    """Read one recovery file by name in an open directory, refusing anything odd: lstat before the open (no
+    device is even opened), fstat after it (the very inode checked); an alias record is followed one step,
+    in the same directory."""
     if not FINAL_NAME_RE.match(name):
         raise _refuse(ref, directory, f"the name {name!r} is not a recovery file name")
     try:
@@ -124,11 +116,8 @@ def _name_for(directory: Path, ref: str) -> str:
 
 
 def open_recovery_file(directory: Path, ref: str) -> bytes:
-    """Return the bytes of the recovery file named by a response id, bare name or path.
-
-    Raises RefusedPathError for anything that is not one of our files directly inside
-    ``directory``, and RecoveryError when a well-formed reference names no file.
-    """
+    """The bytes of the recovery file a response id, bare name or path names: RefusedPathError for anything
+    not one of our files directly inside ``directory``, RecoveryError when it names no file."""
     directory = Path(os.path.abspath(directory))
     name = _name_for(directory, ref)
     dir_fd = open_directory(directory)

@@ -1,8 +1,6 @@
-"""The recovery store the pipeline uses: the store port's adapters (memory, files, Redis) layered.
-
-Layers are kept in the order they are read: memory, then files, then the shared store (Redis). A remote
-layer is written first: with it, an original it did not take is not stored at all (the result passes
-unshrunk), and memory and files are caches in front of it.
+"""The recovery store the pipeline uses: the port's adapters layered, read in order (memory, files, Redis). A
+remote layer is written first: an original it refuses is stored nowhere (the result passes unshrunk), and
+memory and files are caches in front of it.
 """
 
 from __future__ import annotations
@@ -59,11 +57,9 @@ class _Earlier:
 
 
 class RecoveryStore:
-    """Stores each original before its preview is shown; an original stored nowhere is never previewed.
-
-    Content-addressed within a tenant: an original byte-identical to one the same tenant stored before
-    (a repeated result) is kept once; the later id shares the memory entry's bytes and its file is an
-    alias record. Never across tenants (`scoped`)."""
+    """Stores each original before its preview is shown; one stored nowhere is never previewed. An original
+    identical to one the same tenant stored before is kept once (the later id shares the bytes; its file is
+    an alias record), never across tenants (`scoped`)."""
 
     def __init__(
         self,

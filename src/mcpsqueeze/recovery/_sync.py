@@ -1,12 +1,8 @@
-"""Making recovery files durable off the response path: fsync in a background thread, and at exit.
-
-A recovery file is complete and in place (written, closed, renamed) before its preview is returned, so a
-crash or kill of the proxy loses nothing: the kernel's page cache holds the file. What the fsync adds is
-surviving a power loss or a kernel crash, and it costs 1-25 ms per file on a busy disk: on the response
-path that was most of what a shrunk mid-size result cost. So the file's fsync and its directory's run
-here, batched, within ``delay`` seconds, and whatever is still pending when the interpreter exits is
-synced before it does. Errors that mean "not stored" (a full disk, a quota, a read-only file system,
-permissions) are raised by write(), close() and rename(), which still run before the preview.
+"""Recovery files made durable off the response path: fsync in a background thread, and at exit. A file is
+complete and in place before its preview is returned (a crash of the proxy loses nothing); the fsync (1-25
+ms a file on a busy disk) only adds surviving a power loss, so files and their directory are synced in
+batches within ``delay`` seconds, and all pending at exit. Errors that mean "not stored" come from write(),
+close() and rename(), still before the preview.
 """
 
 from __future__ import annotations
@@ -32,10 +28,8 @@ _live: weakref.WeakSet[Syncer] = weakref.WeakSet()
 
 
 class Syncer:
-    """Pending fsyncs of one directory's files: descriptors (dups of the written files) and the directory.
-
-    ``open_dir`` opens the directory for its own fsync (it may be gone: then only the files are synced).
-    """
+    """Pending fsyncs of one directory's files (dups of their descriptors) and of the directory (``open_dir``;
+    it may be gone)."""
 
     def __init__(self, open_dir: Callable[[], int], delay: float = SYNC_DELAY) -> None:
         self._open_dir = open_dir

@@ -1,7 +1,5 @@
-"""`mcpsqueeze serve`: the session proxy behind the shim. One pipeline for all its backends and callers.
-
-The API (docs/session-api.md) is a thin door onto the same `Pipeline.present` that `wrap` uses.
-"""
+"""`mcpsqueeze serve`: the session proxy behind the shim, one core session for all its backends (and
+one per caller). The API (docs/session-api.md) is a thin door onto that session."""
 
 from __future__ import annotations
 
@@ -12,7 +10,7 @@ import logging
 import socket
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.abc
@@ -43,7 +41,7 @@ from ..transports import (
 if TYPE_CHECKING:
     from ..accounting import Metrics
 
-__all__ = ["SHUTDOWN_GRACE", "Listen", "run_serve"]
+__all__ = ["SHUTDOWN_GRACE", "Backends", "Listen", "NotFound", "build_app", "run_serve", "too_large_body"]
 
 logger = logging.getLogger(__name__)
 
@@ -60,27 +58,29 @@ class Listen:
     token_file: Path | None = None
 
 
-class SessionAPI(Protocol):
-    """What the API app needs of a session: `serve`'s own, or a `Client`'s (api/_codeapi.py)."""
+class NotFound(UsageError):
+    """A server or tool a session does not have (404, `code` naming which)."""
 
-    @property
-    def backends(self) -> dict[str, ServerLink]: ...
-    def listing(self) -> dict[str, Any]: ...
-    @property
-    def metrics(self) -> Metrics | None: ...
-    async def call(
-        self, server: str, tool: str, arguments: dict[str, Any], full: bool, principal: str | None = None
-    ) -> tuple[int, Any]: ...
-    def recover(self, request: RecoverRequest, principal: str | None = None) -> dict[str, Any]: ...
-    def original(self, response_id: str, principal: str | None = None) -> bytes: ...
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
 
 
-class ServeSession:
-    """serve's backends and the core session every caller's calls go through (one per caller)."""
+class Backends:
+    """A session's backends (a `ServerLink` each) and the core session their results go through, one
+    per caller: serve's, and a `Client`'s, which serves the same API to its Code Mode files."""
 
-    def __init__(self, settings: Settings, specs: list[ServerSpec], tools: ToolFilter) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        specs: list[ServerSpec],
+        tools: ToolFilter,
+        session: Session,
+        holder: str = "session",
+    ) -> None:
         self.settings = settings
-        self.session = Session(settings, build_services(settings, metrics=True), ShellVoice())
+        self.session = session
+        self.holder = holder  # how errors name it: this session, this client
         self.backends = {spec.name: ServerLink(spec, tools, settings.timeout) for spec in specs}
         self.tg: anyio.abc.TaskGroup | None = None
 
@@ -102,36 +102,58 @@ class ServeSession:
             logger.warning(f"mcpsqueeze: {exc}")
 
     def listing(self) -> dict[str, Any]:
-        return servers_answer(self.backends, self.settings.recovery_dir)
+        """The `GET /v1/servers` answer: each backend's state and tools, and where originals are kept."""
+        servers = [
+            {"name": b.name, "status": b.status, "error": b.error, "tools": b.tools}
+            for b in self.backends.values()
+        ]
+        return {"servers": servers, "recovery_dir": str(self.settings.recovery_dir)}
+
+    async def invoke(
+        self, server: str, tool: str, arguments: dict[str, Any], full: bool, principal: str | None = None
+    ) -> tuple[dict[str, Any], Outcome]:
+        """One call through the caller's session: the presented result and what the stages did.
+        NotFound for an unknown server or tool, BackendError when the backend fails."""
+        backend = self.backends.get(server)
+        if backend is None:
+            known = ", ".join(sorted(self.backends)) or "none"
+            raise NotFound("unknown_server", f"no server named {server!r}; this {self.holder} has: {known}")
+        if backend.status != "up":
+            assert self.tg is not None
+            await backend.ensure(self.tg)
+        if not any(t["name"] == tool for t in backend.tools):
+            names = ", ".join(t["name"] for t in backend.tools) or "none"
+            raise NotFound("unknown_tool", f"server {server!r} has no tool {tool!r}; its tools are: {names}")
+        session = self.session.for_caller(principal)
+        if full:  # the stored original of this same call, or the error for a tool with side effects
+            answer = await session.full_outcome(
+                server, tool, arguments, entry=listed_entry(backend.tools, tool)
+            )
+            if answer is not None:
+                return answer
+        with session.working():
+            result = await backend.call(tool, arguments)
+        return await session.present_outcome(server, tool, arguments, result, full=full)
 
     async def call(
         self, server: str, tool: str, arguments: dict[str, Any], full: bool, principal: str | None = None
     ) -> tuple[int, Any]:
-        backend = self.backends.get(server)
-        if backend is None:
-            return unknown_server(self.backends, server, "session")
-        if backend.status != "up":
-            assert self.tg is not None
-            try:
-                await backend.ensure(self.tg)
-            except BackendError as exc:
-                return 502, error_body("backend", str(exc))
-        if not any(t["name"] == tool for t in backend.tools):
-            return 404, error_body(
-                "unknown_tool", f"server {server!r} has no tool {tool!r}; run `mcpsq {server} --help`"
-            )
-        session = self.session.for_caller(principal)
-        if full:  # the stored original of this same call, or the error for a tool with side effects
-            entry = listed_entry(backend.tools, tool)
-            answer = await session.full_outcome(server, tool, arguments, entry=entry)
-            if answer is not None:
-                return call_answer(*answer)
+        """`invoke` as the API answers `POST /v1/call`: (HTTP status, body)."""
         try:
-            with session.working():
-                result = await backend.call(tool, arguments)
+            presented, outcome = await self.invoke(server, tool, arguments, full, principal)
+        except NotFound as exc:
+            return 404, error_body(exc.code, str(exc))
         except BackendError as exc:
-            return failure_answer(exc)
-        return call_answer(*await session.present_outcome(server, tool, arguments, result, full=full))
+            return (504 if isinstance(exc, BackendTimeout) else 502), error_body(
+                "timeout" if isinstance(exc, BackendTimeout) else "backend", str(exc)
+            )
+        body = {
+            "result": presented,
+            "action": outcome.action,
+            "response_id": outcome.response_id,
+            "original_response_file": outcome.original_file,
+        }
+        return 200, body
 
     def recover(self, request: RecoverRequest, principal: str | None = None) -> dict[str, Any]:
         return self.session.for_caller(principal).answer_recover(request)
@@ -146,25 +168,8 @@ class ServeSession:
 
 
 def error_body(code: str, message: str) -> dict[str, Any]:
-    """The body of every error answer of the session API (serve's session and a Client's alike)."""
+    """The body of every error answer of the session API."""
     return {"error": {"code": code, "message": message}}
-
-
-def unknown_server(backends: dict[str, ServerLink], server: str, holder: str) -> tuple[int, dict[str, Any]]:
-    """The 404 for a server this ``holder`` (session, client) does not have, naming the ones it has."""
-    known = ", ".join(sorted(backends)) or "none"
-    return 404, error_body("unknown_server", f"no server named {server!r}; this {holder} has: {known}")
-
-
-def servers_answer(backends: dict[str, ServerLink], recovery_dir: Path) -> dict[str, Any]:
-    """The `GET /v1/servers` answer: each backend's state and tools, and where originals are kept."""
-    return {
-        "servers": [
-            {"name": b.name, "status": b.status, "error": b.error, "tools": b.tools}
-            for b in backends.values()
-        ],
-        "recovery_dir": str(recovery_dir),
-    }
 
 
 def too_large_body(message: str) -> bytes:
@@ -172,24 +177,7 @@ def too_large_body(message: str) -> bytes:
     return json.dumps(error_body("too_large", message)).encode()
 
 
-def call_answer(presented: dict[str, Any], outcome: Outcome) -> tuple[int, dict[str, Any]]:
-    """The `POST /v1/call` answer for a presented result (serve's session and a Client's alike)."""
-    return 200, {
-        "result": presented,
-        "action": outcome.action,
-        "response_id": outcome.response_id,
-        "original_response_file": outcome.original_file,
-    }
-
-
-def failure_answer(exc: BackendError) -> tuple[int, dict[str, Any]]:
-    """A backend that timed out (504) or failed (502), as the session API reports it."""
-    if isinstance(exc, BackendTimeout):
-        return 504, error_body("timeout", str(exc))
-    return 502, error_body("backend", str(exc))
-
-
-def build_app(session: SessionAPI, token: bytes | Tokens | None) -> Any:
+def build_app(session: Backends, token: bytes | Tokens | None) -> Any:
     from starlette.applications import Starlette
     from starlette.requests import Request
     from starlette.responses import Response
@@ -278,7 +266,7 @@ def build_app(session: SessionAPI, token: bytes | Tokens | None) -> Any:
     return app if token is None else bearer_guard(app, token)
 
 
-def _metrics_routes(session: SessionAPI) -> list[Any]:
+def _metrics_routes(session: Backends) -> list[Any]:
     """GET /metrics (Prometheus), behind the same token as the rest of the API."""
     from starlette.routing import Route
 
@@ -343,7 +331,9 @@ async def run_serve(
         assert listen.socket_path is not None
         sock = bind_unix(listen.socket_path)
         where = str(listen.socket_path)
-    session = ServeSession(settings, specs, tools)
+    session = Backends(
+        settings, specs, tools, Session(settings, build_services(settings, True), ShellVoice())
+    )
     session.session.named_tenants = token is not None and token.named
     try:
         async with anyio.create_task_group() as tg:

@@ -1,5 +1,5 @@
 """How deeply a config file nests, found before parsing: `json` and `tomllib` recurse once per level and
-end in RecursionError on a file 3,000 levels deep (issue 23 item 5). No real config nests past a few
+end in RecursionError on a file thousands of levels deep. No real config nests past a few
 levels, so past `MAX_CONFIG_DEPTH` the file is refused with that bound named."""
 
 from __future__ import annotations

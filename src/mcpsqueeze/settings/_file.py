@@ -1,24 +1,9 @@
-"""The config file: defaults and per-tool policies a user would otherwise repeat in every client config.
-
-TOML (read with the standard library's `tomllib`), found at `--config FILE`, else `MCPSQUEEZE_CONFIG`,
-else `user_config_dir("mcpsqueeze")/config.toml` when it exists::
-
-    [defaults]                  # any of DEFAULT_KEYS; flags and MCPSQUEEZE_* variables override these
-    budget = 8000
-    retention = "7d"
-
-    [policies."demo:search_issues"]   # fnmatch glob on server:tool (no ':' = the tool on any server)
-    budget = 4000
-    [policies."*:read_file"]
-    shrink = false
-
-    [mcpServers.demo]           # optional, for `serve` (and the Python Client); as in servers.json
-    command = "python"
-    args = ["-m", "mcpsqueeze.demo.server"]
-
-A file whose first character is `{` is the older servers JSON (`serve --config servers.json`): it
-carries servers only. Pure apart from reading the one file; used by the CLI and the Python API alike
-(`load_config(path).policy_for(server, tool)`).
+"""The config file: the defaults and per-tool policies a user would otherwise repeat in every client config.
+TOML, found at `--config FILE`, else `MCPSQUEEZE_CONFIG`, else `<user config dir>/config.toml` when it
+exists: `[defaults]` (any of DEFAULT_KEYS; flags and variables override them), `[policies."server:tool"]`
+(an fnmatch glob; no ':' is the tool on any server) and, for `serve` and the Python Client,
+`[mcpServers.NAME]` tables. A file starting with `{` is the older servers JSON (servers only). Pure apart
+from reading the one file.
 """
 
 from __future__ import annotations
@@ -61,10 +46,8 @@ class ConfigError(UsageError):
 
 
 def find_config(flag: Path | None, environ: Mapping[str, str] | None = None) -> tuple[Path | None, str]:
-    """The config file to read and how it was chosen: `--config`, the variable, or the default place.
-
-    A named file must exist; the default place is used only when a file is there.
-    """
+    """The config file to read and how it was chosen: `--config`, the variable, or the default place (used
+    only when a file is there; a named file must exist)."""
     env = os.environ if environ is None else environ
     if flag is not None:
         return flag, "--config"

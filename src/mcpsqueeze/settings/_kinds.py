@@ -1,9 +1,7 @@
-"""The kinds of value a knob takes: each parses a flag's or variable's text, checks a config file's or
-the library's value, and prints it back. One checker per kind, so a bound is checked in one place for
-every door (flag, `MCPSQUEEZE_*` variable, `[defaults]`, `[policies]`, keyword of the Python API).
-
-Every number is finite: nan and inf are refused everywhere (issue 23 item 4), and so is a number past the
-kind's bound. Errors are `ValueError` with a short reason; the door adds where the value came from.
+"""The kinds of value a knob takes: each parses a flag's or variable's text, checks a config file's or the
+library's value, and prints it back, so a bound is checked in one place for every door. Every number is
+finite (nan and inf are refused everywhere) and within its kind's bound. Errors are `ValueError` with a
+short reason; the door adds where the value came from.
 """
 
 from __future__ import annotations

@@ -1,14 +1,8 @@
-"""One table of settings: every knob declared once, as a field of `Policy` (per tool) or `Settings` (per
-session) made by `knob(...)`, which carries its kind (type and bounds), default, help, flag, variable,
-config key and API keyword. Everything else is derived from the table (`KNOBS`, settings/_table.py):
-
-- the CLI options of `wrap`, `serve` and `config` (cli/_options.py), each with `MCPSQUEEZE_<NAME>`;
-- the `[defaults]` keys of the config file, and the `[policies]` keys (the `Policy` rows);
-- the keywords of `Squeezer`, `shrink_tools` and `Client`, with the library's own defaults;
-- the `mcpsqueeze config` printout.
-
-To add a knob: one `knob(...)` field in `Policy` (when a config rule may set it per tool) or `Settings`,
-and the code that reads it. Nothing else.
+"""One table of settings: every knob declared once, a field of `Policy` (per tool) or `Settings` (per session)
+made by `knob(...)`, with its kind, default, help, flag (and alias), variable, config key and API keyword.
+From the table (`KNOBS`, _table.py) come the CLI options of `wrap`, `serve`, `config` and `auth login`, the
+`[defaults]` and `[policies]` keys, the keywords of `Squeezer`, `shrink_tools` and `Client`, and the
+`mcpsqueeze config` printout. To add a knob: one `knob(...)` field, and the code that reads it.
 """
 
 from __future__ import annotations

@@ -1,6 +1,5 @@
-"""Who mcpsqueeze is to a URL backend's OAuth authorization server: a setting, checked when made.
-
-The OAuth client itself (tokens, refresh, the browser step) is a transport: `transports/_oauth.py`.
+"""Who mcpsqueeze is to a URL backend's OAuth authorization server: a setting, checked when made. The OAuth
+client itself (tokens, refresh, the browser step) is `transports/_oauth.py`.
 """
 
 from __future__ import annotations
@@ -24,17 +23,12 @@ AUTH_METHODS: tuple[AuthMethod, ...] = ("basic", "post")
 class OAuthClient:
     """Who mcpsqueeze is to a backend's authorization server, and whether a running proxy may log in.
 
-    `client_id` (with `client_secret_file`): a client registered with the authorization server
-    beforehand, for servers without dynamic registration. `client_metadata_url`: an HTTPS URL serving
-    our client metadata document, used as the client_id where the server advertises support (else
-    dynamic registration). `login`: what the proxy does when the backend wants a new authorization
-    mid-session: "never" (fail with a message naming `mcpsqueeze auth login`), "prompt" (print the
-    authorization URL on stderr and wait for the browser's redirect on loopback), "fetch" (GET the URL
-    itself: only for authorization servers that approve without a person, as in tests).
-    `auth_method`: how a pre-registered client sends its secret to the token endpoint, as it was
-    registered: "basic" (client_secret_basic) or "post" (client_secret_post); None: what the stored
-    registration record says, else basic where the server supports it.
-    """
+    `client_id` (with `client_secret_file`): a client registered beforehand. `client_metadata_url`: an HTTPS
+    URL serving our client metadata document, the client_id where the server supports it (else dynamic
+    registration). `login`: when the backend wants a new authorization mid-session, "never" (fail, naming
+    `mcpsqueeze auth login`), "prompt" (print the URL, take the redirect on loopback) or "fetch" (GET it: test
+    servers only). `auth_method`: how a pre-registered client sends its secret ("basic" or "post"; None: as
+    the stored registration says, else basic)."""
 
     client_id: str | None = None
     client_secret_file: Path | None = None

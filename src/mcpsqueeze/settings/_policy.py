@@ -1,13 +1,8 @@
-"""Per-tool policies: which stages run, and with what budget, for one `server:tool`. Pure, no I/O.
+"""Per-tool policies: which stages run, and with what budget, for one `server:tool`. Pure.
 
-A `Policy` is the fully resolved answer for one call. Its fields are the per-tool rows of the table of
-settings (settings/_knobs.py): each is also a flag, a variable, a `[defaults]` and a `[policies]` key and
-a keyword of the Python API. The session's `Settings` holds the session-wide `Policy`; the rules of a
-config file refine it, matched by glob on `server:tool` (a pattern without `:` matches the tool name on
-any server), applied in file order so a later rule wins key by key. The pipeline resolves it once per
-call (`Call.policy`); the stages only read it.
-
-To add a per-tool knob: one `knob(...)` field here, and the stage that reads it.
+A `Policy` is the resolved answer for one call; its fields are the per-tool rows of the table of settings. A
+config file's rules refine the session's `Policy`, matched by glob on `server:tool` in file order (a later
+rule wins key by key). The pipeline resolves it once per call; the stages only read it.
 """
 
 from __future__ import annotations

@@ -150,7 +150,7 @@ def parse_servers(servers: Any, source: str = "config") -> list[ServerSpec]:
 
 
 def _compress_tools(entry: dict[str, Any], where: str) -> str | None:
-    """An entry's `compress_tools` key: this server's listing level (issue 22), else the session's."""
+    """An entry's `compress_tools` key: this server's listing level, else the session's."""
     from ._settings import COMPRESS_LEVELS
 
     level = entry.get("compress_tools")

@@ -1,10 +1,6 @@
-"""Settings: everything a session runs with, as one plain object (no I/O).
-
-The session-wide knobs are rows of the table of settings (settings/_knobs.py: each field made by `knob`
-is a flag, a `MCPSQUEEZE_*` variable, a `[defaults]` key and an API keyword); the per-tool knobs are the
-`Policy` it holds (`settings.policy`), which a config file's `[policies]` refine per tool.
-
-To add a session knob: one `knob(...)` field here, and the code that reads it.
+"""Settings: everything a session runs with, one plain object (no I/O): the session-wide rows of the table of
+settings, and the `Policy` a config file's `[policies]` refine per tool. To add a session knob: one
+`knob(...)` field here, and the code that reads it.
 """
 
 from __future__ import annotations

@@ -72,11 +72,8 @@ def token_principal(token: bytes) -> str:
 
 
 def load_tokens(path: Path) -> Tokens:
-    """The tokens in `path` (created with one plain token when missing).
-
-    A file of `tenant:token` lines (blank lines and `#` comments allowed) gives each tenant its own
-    token; a file holding one plain token stands for one principal derived from the token's hash.
-    """
+    """The tokens in `path` (created with one plain token when missing): `tenant:token` lines (blank lines and
+    `#` comments allowed) give each tenant its own token; one plain token is one principal (its hash)."""
     raw = load_or_create_token(path)  # creates the file, refuses links/FIFOs, checks its owner and mode
     lines = [line.strip() for line in raw.splitlines()]
     lines = [line for line in lines if line and not line.startswith(b"#")]

@@ -1,9 +1,6 @@
-"""Message channels: one JSON-RPC peer each, carrying plain dicts.
-
-The proxy relays raw JSON objects, not SDK models, so whatever it does not deliberately change reaches the
-other side field for field (unknown fields, explicit nulls and future protocol versions included).
-Transports differ only here: newline-delimited stdio (our own stdin/stdout, or a child process) and the
-SDK's streamable-HTTP streams of `SessionMessage`, adapted to dicts at the edge.
+"""Message channels: one JSON-RPC peer each, carrying plain dicts, so what the proxy does not change reaches
+the other side field for field. Newline-delimited stdio (our own, or a child process's, over raw fds) and
+the SDK's streamable-HTTP streams of `SessionMessage`, adapted to dicts at the edge.
 """
 
 from __future__ import annotations
@@ -69,11 +66,8 @@ def _looks_big(message: Message) -> bool:
 
 
 class _LineReader:
-    """Newline-delimited lines from a byte stream, each handed over as the buffer it was read into.
-
-    anyio's `BufferedByteReceiveStream.receive_until` held a line three times at its end (the buffer,
-    a slice of it and the bytes made of that slice): 300 MB at once for a 100 MB result (issue 23 item 12).
-    Here the buffer itself becomes the line; only what followed the newline (at most one read) is copied."""
+    """Newline-delimited lines from a byte stream, each handed over as the buffer it was read into: a
+    line is held once (not as a buffer, a slice and bytes); only what followed the newline is copied."""
 
     def __init__(self, stream: anyio.abc.ByteReceiveStream) -> None:
         self._stream = stream
@@ -103,13 +97,10 @@ class _LineReader:
 
 
 class _FdLineReader(_LineReader):
-    """Lines from a non-blocking file descriptor, read by a callback the event loop runs when it is
-    readable: registered once, not per line (anyio's `wait_readable` added and removed the fd from
-    epoll around every wait, after a read that failed with `BlockingIOError`: two system calls, an
-    exception and anyio's bookkeeping per message). The callback reads what is there into the buffer
-    and wakes the waiting `receive_line`; with a whole line buffered and nobody waiting it stops
-    reading (the pipe holds the rest) until the next `receive_line`. A descriptor epoll cannot watch
-    (a regular file) is simply read: it never blocks."""
+    """Lines from a non-blocking file descriptor, read by a callback the event loop runs when it is readable:
+    registered once, not per line (no epoll registration, failed read and bookkeeping per message). With a
+    whole line buffered and nobody waiting it stops reading until the next `receive_line`. A descriptor
+    epoll cannot watch (a regular file) is simply read."""
 
     def __init__(self, source: _FdReceive) -> None:
         super().__init__(source)
@@ -316,11 +307,8 @@ class _FdSend(anyio.abc.ByteSendStream):
 
 
 class StdioChannel(_LineChannel):
-    """Our own stdin/stdout, claimed for the protocol.
-
-    fd 1 is re-pointed at stderr so that a stray print (ours or a library's) cannot corrupt the JSON-RPC
-    stream the agent reads.
-    """
+    """Our own stdin/stdout, claimed for the protocol: fd 1 points at stderr, so a stray print cannot corrupt
+    the stream the agent reads."""
 
     def __init__(self) -> None:
         stdin = os.dup(0)

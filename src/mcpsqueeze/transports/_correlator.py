@@ -1,14 +1,11 @@
 """The one JSON-RPC correlator: requests of ours to one peer over a channel, each answered once.
 
-Every door that sends requests to a backend sends them through a `Correlator`: wrap's relay (for the
-agent), serve and `Client` (`ServerLink`), and the 2026-07-28 path's shared connection. Ids are ours
-(1, 2, 3...), never the requester's: an answer after a timeout or a cancellation finds no request and
-is dropped, two requests with one id of the requester's get their own answers, and an id the peer makes
-up is dropped, never delivered. Every request gets its answer or an error response that says why there
-is none: the peer's answer could not be read (too deep, not UTF-8, not JSON-RPC), the peer is gone, it
-did not answer within the timeout. A progress token is made ours on the way too (requesters sharing one
-peer may use the same token), and each progress notification goes back to its request's requester with
-the requester's own token. What the peer asks (its requests) and tells (its notifications) goes to the
+Every door that asks a backend goes through a `Correlator`: wrap's relay, serve and `Client` (`ServerLink`),
+the 2026-07-28 path's shared connection. Ids are ours (1, 2, 3...), never the requester's: an answer after a
+timeout or a cancellation finds no request and is dropped, two requests with one id of the requester's get
+their own answers, an id the peer makes up is never delivered. Every request gets its answer or an error
+saying why there is none (unreadable, gone, timed out). A progress token is made ours too, and its
+notifications go back to the requester with its own token. The peer's own requests and notifications go to the
 door's callbacks.
 """
 
@@ -86,11 +83,9 @@ class Sent:
 
 
 class Correlator:
-    """Requests over one channel, each answered (see the module's docstring); `run` reads the channel.
-
-    `on_request` gets the peer's own requests (by default ping is answered and anything else refused),
-    `on_notification` its notifications other than the progress of our requests (dropped by default).
-    `timeout` (seconds, None: none) bounds every request."""
+    """Requests over one channel, each answered; `run` reads the channel. `on_request` gets the peer's
+    requests (default: ping answered, anything else refused), `on_notification` its notifications other
+    than our requests' progress (default: dropped); `timeout` (None: none) bounds every request."""
 
     def __init__(
         self,

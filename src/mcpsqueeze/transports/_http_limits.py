@@ -1,20 +1,12 @@
-"""What an HTTP door allows a client: a request body of bounded size, read whole before the door acts on
-it, and a bounded time to send its request head.
+"""What an HTTP door allows a client, applied where every door is built (`_server.uvicorn_server`):
 
-Both are applied where every door is built (`_server.uvicorn_server`: wrap's streamable HTTP, both
-protocol paths; serve's HTTP API; a Client's Code Mode socket):
-
-- **Body**: at most `--max-body` bytes (default `DEFAULT_MAX_BODY`, 16 MiB: a JSON-RPC request is a few KB,
-  and 16 MiB holds any tool argument an agent writes). A `Content-Length` over it is refused with 413 before
-  a byte of the body is read; a body without one (chunked) is counted as it arrives and refused the moment
-  it passes the bound. The door never holds more than the bound, so a 400 MB POST costs nothing (it took
-  wrap from 70 to ~870 MB). The door acts on a request only once its body has arrived whole: a request
-  that stalls or is abandoned mid-body starts nothing (no session, no backend process).
-- **Head and idle time**: a connection must deliver a complete request head within `HEAD_TIMEOUT`
-  (10 s) of connecting or of its previous response, else it is closed. That bounds both a client that
-  sends half a head and an idle keep-alive connection (uvicorn's own keep-alive timeout, 5 s, also
-  applies). 800-1,000 connections sending half a head each used to stay open past 60 s, one descriptor
-  each, until the process ran out. A head itself is bounded by h11 (16 KiB).
+- **Body**: at most `--max-body` bytes (16 MiB by default). A `Content-Length` over it is refused with 413
+  before a byte is read; a chunked body is counted as it arrives and refused when it passes the bound: the
+  door never holds more. It acts on a request only once its body has arrived whole, so a request that stalls
+  or is abandoned mid-body starts nothing.
+- **Head and idle time**: a connection must deliver a complete request head within `HEAD_TIMEOUT` (10 s) of
+  connecting or of its previous response, else it is closed (slow clients cannot hold descriptors until the
+  process runs out). A head itself is bounded by h11 (16 KiB).
 """
 
 from __future__ import annotations
@@ -49,13 +41,9 @@ def _json_rpc_error(message: str) -> bytes:
 
 
 class BodyLimit:
-    """ASGI middleware: the app sees a request only once its whole body has arrived, and never one whose
-    body passes `limit` bytes (413, without holding more than the bound).
-
-    So nothing a request asks for (a session, a backend process) starts before its body is in hand: a
-    client that announces a body and stalls, or hangs up halfway, costs a connection and no more; the
-    hang-up is one plain log line. `body(message)` renders the refusal in the door's own error format
-    (JSON-RPC by default)."""
+    """ASGI middleware: the app sees a request only once its whole body has arrived, and never one whose body
+    passes `limit` bytes (413, without holding more). A client that stalls or hangs up halfway costs a
+    connection and one log line; `body(message)` renders the refusal in the door's error format."""
 
     def __init__(self, app: Any, limit: int, body: Callable[[str], bytes] = _json_rpc_error) -> None:
         self.app, self.limit, self.body = app, limit, body

@@ -1,8 +1,5 @@
-"""JSON-RPC messages as lines: strict parsing, ids, and the received line an unchanged result is
-forwarded with.
-
-Pure (orjson and `re`, no anyio): `_handshake` relays the first `initialize` with these before the event
-loop's modules are imported, so that its bytes are exactly the relay's.
+"""JSON-RPC messages as lines: strict parsing, ids, and the received line an unchanged result is forwarded
+with. Pure (orjson and `re`).
 """
 
 from __future__ import annotations
@@ -104,11 +101,8 @@ _SCALAR = re.compile(rb'\s*(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|"(?:[^"\\]|\\.)*")\
 
 
 def scan_id(line: bytes | bytearray) -> Any:
-    """The top-level "id" of a line too broken (or too deep) to parse, when it can be told; else None.
-
-    One pass of a regular expression over strings and brackets: no recursion, linear in the line, so a reply
-    nested 100,000 deep can still be answered to the request it belongs to.
-    """
+    """The top-level "id" of a line too broken (or too deep) to parse, when it can be told; else None. One
+    linear pass over strings and brackets, so a reply nested 100,000 deep is still answered to its request."""
     depth = 0
     expect_key = False
     for match in _TOKEN.finditer(line):
@@ -146,14 +140,9 @@ def scan_id(line: bytes | bytearray) -> Any:
 
 
 class _Received(dict[str, Any]):
-    """A message as parsed, with the line it came from: forwarded unchanged, it goes out byte for byte.
-
-    An unchanged result (most are) then costs no serialisation at all. "Unchanged" is checked at send
-    time: the same top-level values, by identity, so a message rebuilt or re-pointed (a new id, a shrunk
-    result) is serialised as usual. Nested values are never edited in place on the relay's path.
-    A new id (``with_id``) is spliced into the line only when the line is sent: a result the stages
-    replace (a 200 KB one shrunk) never pays for locating and copying its id.
-    """
+    """A message as parsed, with the line it came from: forwarded unchanged (the same top-level values, by
+    identity, at send time), it goes out byte for byte and costs no serialisation. A new id (``with_id``)
+    is spliced into the line only when it is sent."""
 
     __slots__ = ("_id_from", "_line", "_values")
 
@@ -191,13 +180,9 @@ _EDGE = 64  # bytes at either end of the line the patterns look at
 
 
 def _id_span(line: bytes, expected: Any) -> tuple[int, int] | None:
-    """Where the value of the top-level "id" member (equal to ``expected``, an int) is in ``line``.
-
-    The head pattern starts at the line's opening brace, so the member it finds is top-level; it is used
-    only when no other ``"id"`` key can be in the line (a duplicate key later would win in parsers; the
-    key could also be spelt with the escapes of "i" or "d"). The tail pattern ends at the closing brace,
-    so its member is the top-level object's last: the one parsers keep. (Inside a JSON string a quote
-    is escaped, so ``"id"`` there never matches.)"""
+    """Where the value of the top-level "id" member (equal to ``expected``, an int) is in ``line``: at the
+    head only when no other ``"id"`` key (nor an escaped spelling of one) is in the line, or at the tail,
+    the top-level object's last member (the one parsers keep)."""
     if type(expected) is not int:
         return None
     head = _HEAD_ID.match(line, 0, _EDGE)
@@ -227,12 +212,8 @@ def with_id(message: Message, new_id: Any) -> Message:
 
 
 def parse_line(line: bytes | bytearray) -> Message | Invalid:
-    """`parse`, keeping the line of a mid-size result so that it can be forwarded as is.
-
-    Only results (the relay's stages build new dicts; nothing edits them in place), only up to
-    `_RAW_BYTES` (bigger ones are shrunk anyway, and the line would double their memory), and only
-    strict JSON, which `parse` alone accepts (no NaN or Infinity: no line needs searching for them).
-    """
+    """`parse`, keeping the line of a result up to `_RAW_BYTES` (bigger ones are shrunk anyway) so that it can
+    be forwarded as is."""
     message = parse(line)
     if type(message) is dict and len(line) <= _RAW_BYTES and "result" in message and "method" not in message:
         return _Received(message, bytes(line.strip()))

@@ -1,18 +1,12 @@
-"""OAuth 2.1 for remote (URL) backends, on the MCP SDK's client provider.
+"""OAuth 2.1 for URL backends, on the MCP SDK's client provider.
 
-`mcpsqueeze auth login URL` runs the browser step once: discovery, client registration, PKCE, the
-authorization URL printed for the user, the redirect accepted on a loopback port. The tokens and the
-registered client are kept in one 0600 file per backend URL under `<user config dir>/oauth/` (a private
-0700 directory; `MCPSQUEEZE_OAUTH_DIR` moves it), and `wrap`/`serve` use them without a browser: an
-expired access token is refreshed (and the new one saved); a token the server no longer accepts, with no
-way to refresh it, is a clear `BackendError` that names the login command.
-
-How the client identifies itself (`OAuthClient`): dynamic registration by default; a pre-registered
-`client_id` (with its secret read from a file, sent as the authorization server prefers); or a client ID
-metadata document (CIMD: an HTTPS URL used as the client_id where the server supports it). With
-`login="prompt"` (or `"fetch"`, headless, for test authorization servers) a running proxy authorizes
-again itself when the backend asks mid-session: a 401 it cannot refresh, or a 403 `insufficient_scope`
-step-up (the SDK re-authorizes with the union of the scopes and retries the request once).
+`mcpsqueeze auth login URL` runs the browser step once (discovery, registration, PKCE, the redirect on a
+loopback port); tokens and the registered client are kept in one 0600 file per backend URL under `<user config
+dir>/oauth/` (`MCPSQUEEZE_OAUTH_DIR` moves it), and `wrap`/`serve` refresh them without a browser. A token
+that cannot be refreshed is a `BackendError` naming the login command, unless the `OAuthClient` allows a login
+mid-session (`prompt`, or `fetch` for test servers: a 401, or a 403 `insufficient_scope` step-up). The client
+is registered dynamically, pre-registered (`client_id` and a secret file), or a client ID metadata document
+(CIMD).
 """
 
 from __future__ import annotations
@@ -316,12 +310,10 @@ def _new_provider(
 def backend_auth(
     url: str, headers: Mapping[str, str] | None = None, client: OAuthClient | None = None
 ) -> Any:
-    """The httpx2 auth for a URL backend: OAuth with the stored tokens; when -H (or a servers entry's
-    `headers`) gives Authorization, that header as is, a 401 to it being a `LoginRequired` that names it.
-
-    With `client.login == "never"` (the default) it is non-interactive: when the server wants a new
-    authorization, the flow stops with `LoginRequired`. "prompt"/"fetch" authorize in place instead.
-    """
+    """The httpx2 auth for a URL backend: OAuth with the stored tokens; when an Authorization header is given,
+    that header as is (a 401 to it a `LoginRequired` naming it). With `client.login == "never"` a new
+    authorization the server wants stops the flow with `LoginRequired`; "prompt"/"fetch" authorize in
+    place."""
     if headers and any(k.lower() == "authorization" for k in headers):
         return _given_authorization(url)
     _quiet_sdk_log()

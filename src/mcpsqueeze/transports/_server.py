@@ -36,14 +36,9 @@ async def on_signals(stop: Callable[[], None]) -> None:
 
 
 def tcp_listener(host: str, port: int) -> socket.socket:
-    """A listening TCP socket for uvicorn whose connections get TCP_NODELAY.
-
-    asyncio sets TCP_NODELAY only on sockets whose proto is IPPROTO_TCP; `socket.socket(AF_INET)` has
-    proto 0, so its accepted connections kept Nagle on: uvicorn writes a response's head and body
-    separately, and the body waited for the client's delayed ACK of the head, ~40 ms per response
-    (each 2026-07-28 call is one such response; docs/benchmarks.md). Linux passes the listener's
-    TCP_NODELAY on to accepted sockets as well.
-    """
+    """A listening TCP socket for uvicorn whose connections get TCP_NODELAY (Linux passes it on to accepted
+    sockets): asyncio sets it only on sockets whose proto is IPPROTO_TCP, and without it a response's body
+    waits for the client's delayed ACK of its head (~40 ms a response)."""
     sock = socket.socket(
         socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP
     )

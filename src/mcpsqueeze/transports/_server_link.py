@@ -1,8 +1,5 @@
-"""Long-lived connections to a session's backends (serve and `Client`), reconnected on demand.
-
-Each is a `Correlator` (the backend port) over the backend's channel: a spawned command's stdio or
-streamable HTTP. Results are the wire dicts as the server sent them (structuredContent not
-validated), and an answer no parser reads is an error naming the cause, as in wrap.
+"""Long-lived connections to a session's backends (serve and `Client`), reconnected on demand: a `Correlator`
+over a spawned command's stdio or streamable HTTP; results are the wire dicts as sent.
 """
 
 from __future__ import annotations
