@@ -90,14 +90,14 @@ FIFTY = ",".join(["1-"] * 50)
 def test_a_page_of_fifty_whole_copies_of_an_8_mb_original_costs_about_one_page(page: int) -> None:
     store = _Held(EIGHT_MB)
     _recover(store, {"lines": "1-2,3"}, 40_000)  # warm
-    answer, peak, seconds = _peak(lambda: _recover(store, {"lines": FIFTY, "page": page}, 40_000))
+    answer, peak, _ = _peak(lambda: _recover(store, {"lines": FIFTY, "page": page}, 40_000))
     place = answer["_meta"]["mcpsqueeze/page"]
     assert place["pages"] == 10_750 and place["offset"] == page * 40_000
     start = place["offset"] % len(EIGHT_MB)
     assert answer["content"][0]["text"] == (EIGHT_MB * 2)[start : start + place["length"]]
     assert len(place["parts"]) == 50 and place["parts"][49]["end"] == 50 * len(EIGHT_MB)
-    assert peak < 50 << 20, f"{peak:,} bytes"  # not the 50 parts rendered: 400 MB and more
-    assert seconds < 1.5, seconds  # ~0.1 s unloaded (docs/limits.md); loose for a loaded machine
+    # Not the 50 parts rendered (400 MB and more); its time is measured by `python -m scripts.bench recover`.
+    assert peak < 50 << 20, f"{peak:,} bytes"
 
 
 def test_the_same_parts_unpaged_are_refused_naming_page() -> None:
