@@ -35,23 +35,24 @@ __all__ = ["TokenCounter"]
 
 _HEADER = struct.Struct(">QIB")  # sequence number, payload length, flags (_LAST, _BIG)
 _LAST = 1  # the frame ends its text
-_BIG = 2  # the text is `_FAST_ABOVE` bytes or more: worth loading fastokens for
+_BIG = 2  # the text is `_FAST_ABOVE` characters or more: worth loading fastokens for
 _FRAME = 256 * 1024  # characters per frame: what the proxy encodes at once and the helper holds
 _WRITE = 1 << 20  # bytes of frames gathered before one write to the pipe
-_MEMO = 64  # full spans whose counts the helper remembers (`_Memo`)
-_QUEUED_SPANS = 64  # spans cut and waiting for a counting thread in the helper (64 x SPAN characters)
+_MEMO = 64  # full spans whose counts the helper remembers (a run of one letter is one span, repeated)
+_QUEUED_SPANS = 64  # spans cut and waiting for a counting thread in the helper
 _MAX_PENDING = 4 * 1024 * 1024  # characters queued: over this the counter sends at once (no idle wait)
 _EAGER = 2 * 1024 * 1024  # characters: a text this big is counted at once (the exit must not wait for it)
 _IDLE = 0.05  # seconds without calls in the pipeline before smaller texts are counted
 _SPAWN_IDLE = 0.5  # seconds without calls before the helper is started (unless needed sooner)
 _HELPER_WORKERS = 2  # threads counting spans in the helper (tiktoken and fastokens release the GIL)
-_FAST_ABOVE = 16 * 1024 * 1024  # characters: worth loading fastokens for (~2 s of one core, ~190 MB)
+_FAST_ABOVE = 16 * 1024 * 1024  # characters: worth loading fastokens for (its load takes seconds and memory)
 _FAST_ENV = "MCPSQUEEZE_FASTOKENS"  # how the `fastokens` setting reaches the helper
 _HELPER_DATA_CAP = 512 * 1024 * 1024  # RLIMIT_DATA: room for tiktoken and fastokens, not for a runaway
 _PR_SET_PDEATHSIG = 1
+_HELPER_MAIN = "from mcpsqueeze.accounting._counter import main; main()"
 _PARENT_ENV = "MCPSQUEEZE_COUNTER_PARENT"  # the proxy's pid: the helper ends if it is not its parent
-# glibc gives big freed buffers back (a fixed mmap threshold, two arenas): the helper's RSS stays near
-# what it holds, under its data cap.
+# glibc gives big freed buffers back (a fixed mmap threshold, two arenas): the helper's memory stays near
+# what it holds.
 _MALLOC_ENV = {"MALLOC_MMAP_THRESHOLD_": str(128 * 1024), "MALLOC_ARENA_MAX": "2"}
 
 
@@ -80,9 +81,8 @@ class TokenCounter:
         self._waiting: dict[int, tuple[str, concurrent.futures.Future[int]]] = {}
         self._pending_bytes = 0
         self._settling = 0  # futures being resolved right now (their callbacks running)
-        # Idle-time counting: while calls are being answered, small texts wait (the helper would take the
-        # CPU the relay and the backend need); they go when the pipeline has been idle for `_IDLE`, when
-        # the queue is half full, when a big text is queued, or when the session ends (`drain`).
+        # While calls are answered small texts wait (the helper would take the CPU the relay and the
+        # backend need): until `_IDLE` without calls, a half-full queue, a big text, or `drain`.
         self._active = 0
         self._last_active = 0.0
         self._eager_queued = 0
@@ -91,7 +91,6 @@ class TokenCounter:
         self._closed = False
         self._proc: subprocess.Popen[bytes] | None = None
         self._writer: threading.Thread | None = None
-        self._reader: threading.Thread | None = None
         self._helper_failed = False
 
     # -- producer side (the event loop; never blocks) ----------------------------------------------------
@@ -109,16 +108,14 @@ class TokenCounter:
             self._pending_bytes += len(text)
             self._eager_queued += len(text) >= _EAGER
             self._start_writer()
-            # Wake the writer only when it has to act on this text: it waits without a time limit only
-            # while the queue is empty, and otherwise looks again on its own within `_IDLE` (a wake-up
-            # per call cost the relay a thread switch and the GIL's hand-over on every answer).
+            # Wake the writer only when it must act on this text (it looks again on its own within
+            # `_IDLE` while texts wait): a wake-up per call costs the relay a thread switch per answer.
             if len(self._queue) == 1 or len(text) >= _EAGER or self._pending_bytes * 2 >= self.max_pending:
                 self._cond.notify_all()
         return future
 
     def start(self) -> None:
-        """Start the writer thread now rather than on the first text (the first call's answer then
-        does not wait for a thread's start)."""
+        """Start the writer thread now rather than on the first text."""
         with self._cond:
             if not self._closed:
                 self._start_writer()
@@ -133,8 +130,7 @@ class TokenCounter:
         return self._pending_bytes
 
     def busy(self, delta: int) -> None:
-        """+1 when a call enters the pipeline, -1 when it leaves: small texts wait while calls run.
-        The writer is not woken: while texts wait it looks again every `_IDLE` seconds itself."""
+        """+1 when a call enters the pipeline, -1 when it leaves: small texts wait while calls run."""
         with self._cond:
             self._active += delta
             self._last_active = time.monotonic()
@@ -191,7 +187,8 @@ class TokenCounter:
             return None
         try:
             proc = subprocess.Popen(
-                [sys.executable, "-c", "from mcpsqueeze.accounting._counter import main; main()"],
+                # Not `-m`: the package imports this module, and runpy would load it a second time.
+                [sys.executable, "-c", _HELPER_MAIN],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=None,
@@ -204,11 +201,7 @@ class TokenCounter:
             self._helper_failed = True
             return None
         self._proc = proc
-        assert proc.stdin is not None
-        self._reader = threading.Thread(
-            target=self._read_loop, args=(proc,), name="mcpsqueeze-counted", daemon=True
-        )
-        self._reader.start()
+        threading.Thread(target=self._read_loop, args=(proc,), name="mcpsqueeze-counted", daemon=True).start()
         return proc
 
     def _write_loop(self) -> None:
@@ -220,8 +213,8 @@ class TokenCounter:
                     self._cond.wait_for(lambda: self._queue or self._closed)
                     if not self._queue:
                         return
-                    # Before the helper runs, wait for a longer lull: its start (~0.4 s of CPU) would
-                    # slow the calls of this proxy and of the agent's other servers.
+                    # Before the helper runs, wait for a longer lull: its start takes a core for a
+                    # while, from this proxy's calls and from the agent's other servers.
                     wait = self._may_send(_IDLE if started else _SPAWN_IDLE)
                     if wait is None:
                         break
@@ -266,9 +259,8 @@ class TokenCounter:
             if self._helper_failed:
                 return
             self._helper_failed = True
-        logger.warning("mcpsqueeze: the token counter helper stopped; counting in-process")
-        with self._cond:
             lost = list(self._waiting)
+        logger.warning("mcpsqueeze: the token counter helper stopped; counting in-process")
         for seq in lost:
             self._count_here(seq)
 
@@ -279,17 +271,16 @@ class TokenCounter:
             entry = self._waiting.get(seq)
         if entry is None:
             return
+        value: int | BaseException
         try:
             value = count_tokens(entry[0])
         except (KeyboardInterrupt, SystemExit):
             raise
-        except BaseException as exc:  # never let accounting take the proxy down; tiktoken's panics (on
-            # a whitespace run of ~1 M characters) are BaseExceptions, and one killed the reader thread
-            self._settle(seq, None, exc)
-        else:
-            self._settle(seq, value, None)
+        except BaseException as exc:  # accounting never takes the proxy down; tiktoken panics too
+            value = exc
+        self._settle(seq, value)
 
-    def _settle(self, seq: int, value: int | None, error: BaseException | None) -> None:
+    def _settle(self, seq: int, value: int | BaseException) -> None:
         with self._cond:
             entry = self._waiting.pop(seq, None)
             if entry is None:
@@ -297,10 +288,9 @@ class TokenCounter:
             self._settling += 1
         text, future = entry
         try:  # the future's callbacks (the stats line, the totals) run here, before `drain` can return
-            if error is not None:
-                future.set_exception(error)
+            if isinstance(value, BaseException):
+                future.set_exception(value)
             else:
-                assert value is not None
                 future.set_result(value)
         finally:
             with self._cond:
@@ -319,7 +309,7 @@ class TokenCounter:
             if value < 0:
                 self._count_here(seq)  # the helper could not count it: try here, for the error message
             else:
-                self._settle(seq, value, None)
+                self._settle(seq, value)
         self._helper_lost()
 
 
@@ -327,34 +317,28 @@ class TokenCounter:
 
 
 def _read_exact(stream: IO[bytes], size: int) -> bytes | None:
-    chunks: list[bytes] = []
-    while size:
-        chunk = stream.read(size)
-        if not chunk:
-            return None
-        chunks.append(chunk)
-        size -= len(chunk)
-    return b"".join(chunks) if len(chunks) != 1 else chunks[0]
+    """`size` bytes, or None at the end of input (a buffered stream reads until it has them all)."""
+    data = stream.read(size)
+    return data if len(data) == size else None
 
 
 def _tiktoken_counter() -> Callable[[str], int]:
-    """tiktoken's exact count, loaded (~0.35 s) with only what counting needs kept."""
+    """tiktoken's exact count, with only what counting needs kept loaded."""
     import gc
 
     from ._tokens import encoding
 
     enc = encoding()
-    # Counting needs only the Rust core; its Python copy of the 200k ranks is ~28 MB of RSS.
+    # Counting needs only the Rust core, not its Python copy of the 200k ranks.
     enc._mergeable_ranks = {}
     gc.collect()
     encode_ordinary = enc.encode_ordinary
     to_buffer = getattr(enc._core_bpe, "encode_to_tiktoken_buffer", None)
 
     def tokens_in(text: str) -> int:
-        """`len(encode_ordinary(text))` without building a Python int per token (~15 % of the time).
-        The core's `encode` with no special token allowed splits and merges exactly as
-        `encode_ordinary` does (special-token text included, as ordinary text). Lone surrogates (the
-        proxy sends them as they are) go through `encode_ordinary`, which replaces them as tiktoken does."""
+        """`len(encode_ordinary(text))` without building a Python int per token: the core's `encode`
+        with no special token allowed splits and merges exactly as `encode_ordinary` does. Lone
+        surrogates go through `encode_ordinary`, which replaces them as tiktoken does."""
         if to_buffer is None:
             return len(encode_ordinary(text))
         try:
@@ -364,28 +348,6 @@ def _tiktoken_counter() -> Callable[[str], int]:
         return view.nbytes // view.itemsize
 
     return tokens_in
-
-
-class _Memo:
-    """The counts of the last few full spans: a run of one letter (or any repeated block) is `SPAN`-long
-    spans that are all the same, counted once instead of 12,800 times for 100 MB. Exact (the same span
-    has the same count), and small: `_MEMO` spans of `SPAN` characters."""
-
-    def __init__(self) -> None:
-        self._counts: dict[str, int] = {}
-        self._lock = threading.Lock()
-
-    def get(self, span: str, default: int) -> int:
-        if len(span) != SPAN:
-            return default
-        with self._lock:
-            return self._counts.get(span, default)
-
-    def put(self, span: str, value: int) -> None:
-        with self._lock:
-            if len(self._counts) >= _MEMO:
-                del self._counts[next(iter(self._counts))]
-            self._counts[span] = value
 
 
 class _Text:
@@ -401,19 +363,19 @@ class _Text:
 def _serve(stdin: IO[bytes], stdout: IO[bytes], wait: bool = True) -> None:
     """Count the framed texts on `stdin`, writing `seq count` lines (`-1`: could not count it). Texts come in
     frames of up to `_FRAME` characters and are cut into spans as they come: the helper holds a frame, a
-    carried tail and a bounded queue of spans, never a whole text. With `wait` False, end of input ends at
-    once."""
+    carried tail and a bounded queue of spans, never a whole text. The counts of the last `_MEMO` full
+    spans are kept (a run of one letter is one span over and over). With `wait` False, end of input ends
+    at once."""
     from ._fastcount import FastCounter
 
-    # tiktoken loads in the background while the first text comes in: if that one is big, fastokens
-    # starts loading at once too, on the other core.
+    # tiktoken loads while the first text comes in; if that one is big, fastokens starts loading too.
     loader = concurrent.futures.ThreadPoolExecutor(max_workers=1)
     tiktoken_counter = loader.submit(_tiktoken_counter)
     loader.shutdown(wait=False)
     fast = FastCounter()
     texts: dict[int, _Text] = {}
     fast_allowed = os.environ.get(_FAST_ENV) == "1"
-    memo = _Memo()
+    memo: dict[str, int] = {}  # full spans' counts, oldest first (under `lock`)
     lock = threading.Lock()
     spans_queue: queue.Queue[tuple[int, _Text, str] | None] = queue.Queue(maxsize=_QUEUED_SPANS)
 
@@ -436,10 +398,9 @@ def _serve(stdin: IO[bytes], stdout: IO[bytes], wait: bool = True) -> None:
             try:
                 counter = None
                 while state.big and counter is None and not fast.failed:
-                    # fastokens loads in ~2 s of one core and then counts ~50x faster than tiktoken;
-                    # counting beside its load (as this helper once did) starves the load of the GIL.
-                    counter = fast.wait(0.05)
-                value = memo.get(span, -1)
+                    counter = fast.wait(0.05)  # counting beside its load would starve the load of the GIL
+                with lock:
+                    value = memo.get(span, -1)
                 if value < 0:
                     try:
                         value = (counter or tiktoken_counter.result())(span)
@@ -448,7 +409,10 @@ def _serve(stdin: IO[bytes], stdout: IO[bytes], wait: bool = True) -> None:
                             raise
                         value = tiktoken_counter.result()(span)  # fastokens refuses lone surrogates
                     if len(span) == SPAN:
-                        memo.put(span, value)
+                        with lock:
+                            memo[span] = value
+                            if len(memo) > _MEMO:
+                                del memo[next(iter(memo))]
             except BaseException:  # tiktoken's panics too: the proxy then counts it (or reports the error)
                 value = -1
             with lock:
@@ -530,8 +494,7 @@ def _cap_memory() -> None:
 
 
 def main() -> None:
-    # Not niced: the helper only ever takes a core the relay is not using (this is a separate process),
-    # and a niced one starves on a busy machine, which makes the exit wait for its figures.
+    # Not niced: a niced helper starves on a busy machine, and the exit waits for its figures.
     _die_with_parent(int(os.environ.get(_PARENT_ENV, "0") or 0))
     _cap_memory()
     with contextlib.suppress(KeyboardInterrupt, BrokenPipeError):

@@ -1,8 +1,8 @@
-"""fastokens' exact o200k counter, loaded by the counting helper only for texts big enough to pay for it (~110
-MB/s a thread against tiktoken's ~10, but ~2 s and ~20-40 MB to load). The helper starts loading it when
-such a text is announced, counts the first parts with tiktoken meanwhile, and drops it after `keep` idle
-seconds. Its figures agree with tiktoken's `encode_ordinary`; a part it refuses (lone surrogates), or a
-missing or failing fastokens, is counted by tiktoken.
+"""fastokens' exact o200k counter, loaded by the counting helper only for texts big enough to pay for it
+(it counts many times faster than tiktoken, but its load takes seconds and memory). The helper starts
+loading it when such a text is announced, counts the first parts with tiktoken meanwhile, and drops it
+after `_KEEP` idle seconds. Its figures agree with tiktoken's `encode_ordinary`; a part it refuses (lone
+surrogates), or a missing or failing fastokens, is counted by tiktoken.
 """
 
 from __future__ import annotations
@@ -60,8 +60,7 @@ def load_fastokens() -> Callable[[str], int]:
 class FastCounter:
     """fastokens on demand: `acquire` before a big text (starts the load once), `release` after it."""
 
-    def __init__(self, keep: float = _KEEP, loader: Callable[[], Callable[[str], int]] | None = None) -> None:
-        self.keep = keep
+    def __init__(self, loader: Callable[[], Callable[[str], int]] | None = None) -> None:
         self._loader = loader if loader is not None else load_fastokens
         self._lock = threading.Lock()
         self._ready = threading.Event()  # set when loaded or failed
@@ -88,7 +87,7 @@ class FastCounter:
             self._users -= 1
             if self._users or self._count is None:
                 return
-            self._timer = threading.Timer(self.keep, self._drop)
+            self._timer = threading.Timer(_KEEP, self._drop)
             self._timer.daemon = True
             self._timer.start()
 

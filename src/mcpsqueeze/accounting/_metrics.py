@@ -31,6 +31,9 @@ class Metrics:
         def counter(name: str, doc: str, extra: tuple[str, ...] = ()) -> Any:
             return Counter(name, doc, (*labels, *extra), registry=self.registry)
 
+        def histogram(name: str, doc: str) -> Any:
+            return Histogram(name, doc, labels, buckets=_LATENCY_BUCKETS, registry=self.registry)
+
         self.calls = counter("mcpsqueeze_calls", "Tool calls answered through the proxy.", ("action",))
         self.shrunk = counter("mcpsqueeze_shrunk", "Results shrunk to the budget.")
         self.deduplicated = counter("mcpsqueeze_deduplicated", "Results replaced by a pointer to an earlier.")
@@ -52,19 +55,13 @@ class Metrics:
             "of the original it reads (text, structuredContent, both).",
             ("client", "seen"),
         )
-        self.added_latency = Histogram(
+        self.added_latency = histogram(
             "mcpsqueeze_added_latency_seconds",
             "Time the result stages (dedup, shrink, store) added to a call.",
-            labels,
-            buckets=_LATENCY_BUCKETS,
-            registry=self.registry,
         )
-        self.call_latency = Histogram(
+        self.call_latency = histogram(
             "mcpsqueeze_call_latency_seconds",
             "Time from the tool call's request to its presented result, the backend's time included.",
-            labels,
-            buckets=_LATENCY_BUCKETS,
-            registry=self.registry,
         )
         self._lock = threading.Lock()
         self._tools: set[tuple[str, str]] = set()

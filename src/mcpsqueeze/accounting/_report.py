@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ._stats import Totals, counted, render_summary
+from ._stats import Totals, clock, counted, render_summary
 
 __all__ = [
     "StatsReport",
@@ -37,8 +37,6 @@ class CallRow:
     action: str
     tokens_before: int
     tokens_after: int
-    chars_before: int
-    chars_after: int
     response_id: str | None
     store_failed: bool
     client: str | None = None  # the profile whose model's view was counted (None: the text blocks)
@@ -98,8 +96,6 @@ def _call_row(row: dict[str, Any], session: str) -> CallRow:
         action=str(row["action"]),
         tokens_before=int(row["tokens_before"] or 0) if "uncounted" in row else int(row["tokens_before"]),
         tokens_after=int(row["tokens_after"] or 0) if "uncounted" in row else int(row["tokens_after"]),
-        chars_before=int(row.get("chars_before") or 0),
-        chars_after=int(row.get("chars_after") or 0),
         response_id=str(row["response_id"]) if row.get("response_id") else None,
         store_failed=bool(row.get("store_failed")),
         client=str(row["client"]) if row.get("client") else None,
@@ -149,11 +145,11 @@ def load_report(paths: list[Path], top: int = 5) -> StatsReport:
     sessions: dict[str, SessionRow] = {}
     origin: dict[str, CallRow] = {}
     for row in calls:
-        counted = (row.action, *row.figures(), row.store_failed, row.client)
-        totals.add(*counted)
-        tools.setdefault(row.tool, Totals()).add(*counted)
+        figures = (row.action, *row.figures(), row.store_failed, row.client)
+        totals.add(*figures)
+        tools.setdefault(row.tool, Totals()).add(*figures)
         s = sessions.setdefault(row.session, SessionRow(row.session, [], row.time, row.time))
-        s.totals.add(*counted)
+        s.totals.add(*figures)
         s.ended = max(s.ended, row.time)
         if row.server and row.server not in s.servers:
             s.servers.append(row.server)
@@ -198,7 +194,7 @@ def render_text(report: StatsReport) -> str:
         for s in report.sessions:
             t = s.totals
             out.append(
-                f"  {_cell(s.session, 24):<24} {_clock(s.started)}  {counted(t.calls, 'call', 5):<11} "
+                f"  {_cell(s.session, 24):<24} {clock(s.started)}  {counted(t.calls, 'call', 5):<11} "
                 f"{t.tokens_before:>10} -> {t.tokens_after:<10} {t.percent:>5.1f}% saved  "
                 f"{_cell(','.join(s.servers), 30)}"
             )
@@ -223,12 +219,6 @@ def _cell(text: str, width: int) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)[:width]
 
 
-def _clock(when: float) -> str:
-    import time
-
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(when)) if when else "-"
-
-
 # -- JSON --------------------------------------------------------------------------------------------------
 
 
@@ -240,17 +230,11 @@ def _totals(t: Totals) -> dict[str, Any]:
     }
 
 
+_CALL_KEYS = ("session", "call", "server", "tool", "action", "tokens_before", "tokens_after", "response_id")
+
+
 def _call(row: CallRow) -> dict[str, Any]:
-    return {
-        "session": row.session,
-        "call": row.call,
-        "server": row.server,
-        "tool": row.tool,
-        "action": row.action,
-        "tokens_before": row.tokens_before,
-        "tokens_after": row.tokens_after,
-        "response_id": row.response_id,
-    }
+    return {key: getattr(row, key) for key in _CALL_KEYS}
 
 
 def report_data(report: StatsReport) -> dict[str, Any]:

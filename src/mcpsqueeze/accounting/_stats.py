@@ -27,6 +27,7 @@ __all__ = [
     "CallObserver",
     "CallRecord",
     "Totals",
+    "clock",
     "counted",
     "new_session_id",
     "print_summary",
@@ -76,6 +77,9 @@ class CallObserver(Protocol):
     def on_recover(self, response_id: str, size: int) -> None: ...
 
 
+_KINDS = {"dedup": "deduplicated", "shrink": "shrunk", "error": "errors", "full": "full", "toon": "toonified"}
+
+
 @dataclass
 class Totals:
     calls: int = 0
@@ -114,18 +118,8 @@ class Totals:
         self.calls += 1
         if client is not None:
             self.clients[client] = self.clients.get(client, 0) + 1
-        if action == "dedup":
-            self.deduplicated += 1
-        elif action == "shrink":
-            self.shrunk += 1
-        elif action == "error":
-            self.errors += 1
-        elif action == "full":
-            self.full += 1
-        elif action == "toon":
-            self.toonified += 1
-        else:
-            self.passthrough += 1
+        kind = _KINDS.get(action, "passthrough")
+        setattr(self, kind, getattr(self, kind) + 1)
         self.store_failures += int(store_failed)
         if before is None or after is None:
             self.uncounted += 1
@@ -165,6 +159,13 @@ def render_summary(totals: Totals, title: str = "mcpsqueeze session summary") ->
 def counted(n: int, noun: str, width: int = 0) -> str:
     """`1 call`, `2 calls` (the number right-aligned in `width`)."""
     return f"{n:>{width}} {noun}{'' if n == 1 else 's'}"
+
+
+def clock(when: float, with_date: bool = True) -> str:
+    """A local time as the report shows it ("-" for none)."""
+    if not when:
+        return "-"
+    return time.strftime("%Y-%m-%d %H:%M:%S" if with_date else "%H:%M:%S", time.localtime(when))
 
 
 def _clients(totals: Totals) -> str:
@@ -226,7 +227,6 @@ class _Pending:
     record: CallRecord
     before: concurrent.futures.Future[int]
     after: concurrent.futures.Future[int]
-    sizes: tuple[int, int]
 
     def ready(self) -> bool:
         return self.before.done() and self.after.done()
@@ -258,9 +258,8 @@ class Accountant:
         # Texts being counted for a call still in the pipeline, by identity: the dedup stage asks for the
         # same text the pipeline already sent, and gets the same figure instead of a second count.
         self._in_flight: dict[int, tuple[str, concurrent.futures.Future[int]]] = {}
-        self._order: deque[_Pending | _Recovery] = (
-            deque()
-        )  # recorded calls, in order, until their line is written
+        # Recorded calls and recoveries, in order, until their line is written.
+        self._order: deque[_Pending | _Recovery] = deque()
         self._stats: IO[str] | None = None
         if stats_file is not None:
             self._stats = open_stats_file(stats_file)
@@ -301,7 +300,7 @@ class Accountant:
         else:
             after = self._counter.count(record.after_text)
         record.chars_before, record.chars_after = len(record.before_text), len(record.after_text)
-        entry = _Pending(record, before, after, (record.chars_before, record.chars_after))
+        entry = _Pending(record, before, after)
         # Keep only what the line needs: the texts themselves are the counter's to hold (and to free).
         record.before_text = record.after_text = ""
         with self._lock:
@@ -346,7 +345,7 @@ class Accountant:
         """(calls, characters) still waiting for their figures."""
         with self._lock:
             waiting = [e for e in self._order if isinstance(e, _Pending) and not e.ready()]
-        return len(waiting), sum(e.sizes[0] + e.sizes[1] for e in waiting)
+        return len(waiting), sum(e.record.chars_before + e.record.chars_after for e in waiting)
 
     def _account(self, entry: _Pending) -> None:
         record = entry.record
@@ -370,23 +369,21 @@ class Accountant:
                 "tool": record.tool,
                 "call": record.number,
                 "action": record.action,
-                "chars_before": entry.sizes[0],
-                "chars_after": entry.sizes[1],
+                "chars_before": record.chars_before,
+                "chars_after": record.chars_after,
                 "tokens_before": before,
                 "tokens_after": after,
                 "added_latency_ms": round(record.added_latency_ms, 3),
             }
             if record.client is not None:  # which part was counted: what this client's model reads
-                line["client"] = record.client
-                line["seen"] = record.seen
-            if record.response_id:
-                line["response_id"] = record.response_id
-            if record.report:
-                line["report"] = record.report
-            if record.store_failed:
-                line["store_failed"] = record.store_failed
-            if failed:
-                line["uncounted"] = failed
+                line.update(client=record.client, seen=record.seen)
+            optional = {
+                "response_id": record.response_id,
+                "report": record.report,
+                "store_failed": record.store_failed,
+                "uncounted": failed,
+            }
+            line.update({key: value for key, value in optional.items() if value})
             self._stats.write(json.dumps(line, ensure_ascii=False) + "\n")
             self._stats.flush()
         if before is not None and after is not None:

@@ -8,17 +8,17 @@ from __future__ import annotations
 import html
 import json
 import math
-import time
+from collections.abc import Iterable
+from importlib import resources
 from typing import Any
 
-from ._stats import counted
+from ._stats import clock, counted
 
 __all__ = ["render_html"]
 
 BEFORE = "#94a3b8"
 AFTER = "#2563eb"
 SAVED = "#16a34a"
-DEDUP = "#9333ea"
 
 
 def _e(value: Any) -> str:
@@ -35,12 +35,6 @@ def _short(value: float) -> str:
             text = f"{value / size:.1f}".rstrip("0").rstrip(".")
             return f"{text}{unit}"
     return f"{value:g}"
-
-
-def _clock(when: float, with_date: bool = True) -> str:
-    if not when:
-        return "-"
-    return time.strftime("%Y-%m-%d %H:%M:%S" if with_date else "%H:%M:%S", time.localtime(when))
 
 
 def _ticks(top: float, count: int = 5) -> list[float]:
@@ -128,12 +122,12 @@ def _timeline(data: dict[str, Any]) -> str:
         parts.append(
             f'<text x="{x(i) + 4:.1f}" y="{top + 12}" class="session-label" '
             f'data-session-label="{_e(p["session"])}">{_e(p["session"][:12])}'
-            f"<title>session {_e(p['session'])} from {_e(_clock(p['time']))}</title></text>"
+            f"<title>session {_e(p['session'])} from {_e(clock(p['time']))}</title></text>"
         )
     for i, p in enumerate(points):  # hover targets: one per call
         parts.append(
             f'<circle cx="{x(i + 1):.1f}" cy="{y(p["tokens_after"]):.1f}" r="3" fill="{AFTER}" class="dot">'
-            f"<title>#{p['call']} {_e(p['tool'])} at {_e(_clock(p['time'], False))}: cumulative "
+            f"<title>#{p['call']} {_e(p['tool'])} at {_e(clock(p['time'], False))}: cumulative "
             f"{_n(p['tokens_before'])} → {_n(p['tokens_after'])} tokens</title></circle>"
         )
     for t in _call_ticks(len(points)):
@@ -208,58 +202,62 @@ def _bar(before: int, after: int, peak: int) -> str:
     )
 
 
+def _table(name: str, head: str, rows: Iterable[str]) -> str:
+    body = "".join(rows)
+    return f'<table data-table="{name}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
 def _sessions(data: dict[str, Any]) -> str:
-    rows = []
-    for s in data["sessions"]:
-        rows.append(
-            f'<tr data-session="{_e(s["session"])}" data-tokens-before="{s["tokens_before"]}" '
-            f'data-tokens-after="{s["tokens_after"]}" data-calls="{s["calls"]}">'
-            f'<td class="mono">{_e(s["session"])}</td><td>{_e(", ".join(s["servers"]) or "-")}</td>'
-            f"<td>{_e(_clock(s['started']))}</td><td>{_e(_clock(s['ended'], False))}</td>"
-            f'<td class="num">{s["calls"]}</td><td class="num">{_n(s["tokens_before"])}</td>'
-            f'<td class="num">{_n(s["tokens_after"])}</td>'
-            f'<td class="num saved">{s["percent_saved"]}%</td></tr>'
-        )
-    head = '<tr><th>session</th><th>servers</th><th>started</th><th>last call</th><th class="num">calls</th>'
-    head += '<th class="num">tokens before</th><th class="num">after</th><th class="num">saved</th></tr>'
-    return f'<table data-table="sessions"><thead>{head}</thead><tbody>{"".join(rows)}</tbody></table>'
+    head = '<th>session</th><th>servers</th><th>started</th><th>last call</th><th class="num">calls</th>'
+    head += '<th class="num">tokens before</th><th class="num">after</th><th class="num">saved</th>'
+    rows = (
+        f'<tr data-session="{_e(s["session"])}" data-tokens-before="{s["tokens_before"]}" '
+        f'data-tokens-after="{s["tokens_after"]}" data-calls="{s["calls"]}">'
+        f'<td class="mono">{_e(s["session"])}</td><td>{_e(", ".join(s["servers"]) or "-")}</td>'
+        f"<td>{_e(clock(s['started']))}</td><td>{_e(clock(s['ended'], False))}</td>"
+        f'<td class="num">{s["calls"]}</td><td class="num">{_n(s["tokens_before"])}</td>'
+        f'<td class="num">{_n(s["tokens_after"])}</td>'
+        f'<td class="num saved">{s["percent_saved"]}%</td></tr>'
+        for s in data["sessions"]
+    )
+    return _table("sessions", head, rows)
 
 
-def _calls(rows: list[dict[str, Any]], name: str) -> str:
-    peak = max([r["tokens_before"] for r in rows] + [1])
-    body = []
-    for r in rows:
-        body.append(
-            f'<tr data-call="{r["call"]}" data-session="{_e(r["session"])}" '
-            f'data-tokens-before="{r["tokens_before"]}" data-tokens-after="{r["tokens_after"]}">'
-            f'<td class="num">#{r["call"]}</td><td>{_e(r["tool"])}</td>'
-            f'<td><span class="tag {_e(r["action"])}">{_e(r["action"])}</span></td>'
-            f'<td class="num">{_n(r["tokens_before"])}</td><td class="num">{_n(r["tokens_after"])}</td>'
-            f'<td class="barcell">{_bar(r["tokens_before"], r["tokens_after"], peak)}</td>'
-            f'<td class="mono dim">{_e(r["session"])}</td></tr>'
-        )
-    head = '<tr><th class="num">call</th><th>tool</th><th>action</th><th class="num">before</th>'
-    head += '<th class="num">after</th><th></th>'
-    head += "<th>session</th></tr>"
-    return f'<table data-table="{name}"><thead>{head}</thead><tbody>{"".join(body)}</tbody></table>'
+def _call_row(r: dict[str, Any]) -> str:
+    """A call's row opening, and its number and tool cells."""
+    return (
+        f'<tr data-call="{r["call"]}" data-session="{_e(r["session"])}" '
+        f'data-tokens-before="{r["tokens_before"]}" data-tokens-after="{r["tokens_after"]}">'
+        f'<td class="num">#{r["call"]}</td><td>{_e(r["tool"])}</td>'
+    )
+
+
+def _calls(calls: list[dict[str, Any]], name: str) -> str:
+    peak = max([r["tokens_before"] for r in calls] + [1])
+    head = '<th class="num">call</th><th>tool</th><th>action</th><th class="num">before</th>'
+    head += '<th class="num">after</th><th></th><th>session</th>'
+    rows = (
+        f'{_call_row(r)}<td><span class="tag {_e(r["action"])}">{_e(r["action"])}</span></td>'
+        f'<td class="num">{_n(r["tokens_before"])}</td><td class="num">{_n(r["tokens_after"])}</td>'
+        f'<td class="barcell">{_bar(r["tokens_before"], r["tokens_after"], peak)}</td>'
+        f'<td class="mono dim">{_e(r["session"])}</td></tr>'
+        for r in calls
+    )
+    return _table(name, head, rows)
 
 
 def _recovered(data: dict[str, Any]) -> str:
     if not data["recovered"]:
         return '<p class="note">No original was read back in these sessions.</p>'
-    body = []
-    for r in data["recovered"]:
-        origin = f"#{r['call']} {r['tool']}" if r["tool"] else "(not in these files)"
-        rid = r["response_id"]
-        body.append(
-            f'<tr data-response-id="{_e(rid)}" data-bytes="{r["bytes"]}">'
-            f"<td>{_e(_clock(r['time'], False))}</td><td>{_e(origin)}</td>"
-            f'<td class="num">{_n(r["bytes"])}</td>'
-            f'<td class="mono dim" title="{_e(rid)}">{_e(rid[:10])}…</td></tr>'
-        )
-    head = (
-        '<tr><th>when</th><th>result of</th><th class="num" data-bytes-counted="stored-result">'
-        "stored result, bytes</th><th>response</th></tr>"
+    head = '<th>when</th><th>result of</th><th class="num" data-bytes-counted="stored-result">'
+    head += "stored result, bytes</th><th>response</th>"
+    rows = (
+        f'<tr data-response-id="{_e(r["response_id"])}" data-bytes="{r["bytes"]}">'
+        f"<td>{_e(clock(r['time'], False))}</td>"
+        f"<td>{_e(_origin(r))}</td>"
+        f'<td class="num">{_n(r["bytes"])}</td>'
+        f'<td class="mono dim" title="{_e(r["response_id"])}">{_e(r["response_id"][:10])}…</td></tr>'
+        for r in data["recovered"]
     )
     note = (
         '<p class="note" data-note="bytes">Bytes of the whole stored result, as it was read back: the '
@@ -267,121 +265,52 @@ def _recovered(data: dict[str, Any]) -> str:
         "<code>_meta</code>, escaped. Not the size of the file or data the tool read: a result that "
         "repeats its text as <code>structuredContent</code> counts it twice.</p>"
     )
-    table = f'<table data-table="recovered"><thead>{head}</thead><tbody>{"".join(body)}</tbody></table>'
-    return table + note
+    return _table("recovered", head, rows) + note
+
+
+def _origin(recovery: dict[str, Any]) -> str:
+    """The call whose original was read back, when it is in the files."""
+    return f"#{recovery['call']} {recovery['tool']}" if recovery["tool"] else "(not in these files)"
 
 
 def _dedup(data: dict[str, Any]) -> str:
-    hits = data["dedup_hits"]
-    if not hits:
+    if not data["dedup_hits"]:
         return '<p class="note">No repeated result in these sessions.</p>'
-    body = []
-    for r in hits:
-        body.append(
-            f'<tr data-call="{r["call"]}" data-session="{_e(r["session"])}" '
-            f'data-tokens-before="{r["tokens_before"]}" data-tokens-after="{r["tokens_after"]}">'
-            f'<td class="num">#{r["call"]}</td><td>{_e(r["tool"])}</td>'
-            f'<td class="num">{_n(r["tokens_before"] - r["tokens_after"])}</td>'
-            f'<td class="mono dim">{_e(r["session"][:12])}</td></tr>'
-        )
-    head = '<tr><th class="num">call</th><th>tool</th><th class="num">tokens saved</th>'
-    head += "<th>session</th></tr>"
-    return f'<table data-table="dedup"><thead>{head}</thead><tbody>{"".join(body)}</tbody></table>'
+    head = '<th class="num">call</th><th>tool</th><th class="num">tokens saved</th><th>session</th>'
+    rows = (
+        f'{_call_row(r)}<td class="num">{_n(r["tokens_before"] - r["tokens_after"])}</td>'
+        f'<td class="mono dim">{_e(r["session"][:12])}</td></tr>'
+        for r in data["dedup_hits"]
+    )
+    return _table("dedup", head, rows)
 
 
 # -- page --------------------------------------------------------------------------------------------------
 
 
-def _card(label: str, metric: str, value: int | float, shown: str, sub: str = "", cls: str = "") -> str:
+def _card(totals: dict[str, Any], label: str, metric: str, sub: str, shown: str = "", cls: str = "") -> str:
+    value = totals[metric]
     return (
         f'<div class="card {cls}" data-metric="{metric}" data-value="{value}">'
-        f'<div class="card-label">{label}</div><div class="card-value">{shown}</div>'
+        f'<div class="card-label">{label}</div><div class="card-value">{shown or _n(value)}</div>'
         f'<div class="card-sub">{sub}</div></div>'
     )
-
-
-CSS = """
-:root{--fg:#0f172a;--dim:#64748b;--line:#e2e8f0;--bg:#f8fafc}
-*{box-sizing:border-box}
-body{margin:0;background:var(--bg);color:var(--fg);font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,
-"Helvetica Neue",Arial,sans-serif}
-main{max-width:1100px;margin:0 auto;padding:28px 24px 40px}
-h1{font-size:24px;margin:0 0 4px;letter-spacing:-.01em}
-h2{font-size:16px;margin:0 0 12px}
-.sub{color:var(--dim);margin:0 0 20px}
-.cards{display:grid;grid-template-columns:repeat(6,1fr);gap:12px;margin-bottom:18px}
-.card{background:#fff;border:1px solid var(--line);border-radius:10px;padding:12px 14px}
-.card-label{color:var(--dim);font-size:12px;text-transform:uppercase;letter-spacing:.04em}
-.card-value{font-size:22px;font-weight:650;margin-top:2px;font-variant-numeric:tabular-nums}
-.card-sub{color:var(--dim);font-size:12px;min-height:16px}
-.card.good .card-value{color:#15803d}
-section{background:#fff;border:1px solid var(--line);border-radius:10px;padding:16px 18px;margin-bottom:16px}
-.legend{display:flex;gap:16px;color:var(--dim);font-size:12px;margin:-4px 0 8px}
-.legend i{display:inline-block;width:12px;height:12px;border-radius:3px;margin-right:6px;vertical-align:-2px}
-.chart{width:100%;height:auto;display:block}
-.grid{stroke:var(--line);stroke-width:1}
-.baseline{stroke:#cbd5e1;stroke-width:1}
-.split{stroke:#cbd5e1;stroke-dasharray:4 4}
-.axis{fill:var(--dim);font-size:11px}
-.session-label{fill:var(--dim);font-size:11px;font-family:ui-monospace,Menlo,Consolas,monospace}
-.label{fill:var(--fg);font-size:13px}
-.value{fill:var(--fg);font-size:12px;font-variant-numeric:tabular-nums}
-.saved{fill:#15803d;color:#15803d;font-weight:600}
-.dot{opacity:.0}.dot:hover{opacity:1}
-table{width:100%;border-collapse:collapse;font-variant-numeric:tabular-nums}
-th{text-align:left;color:var(--dim);font-weight:500;font-size:12px;border-bottom:1px solid var(--line);
-padding:6px 8px}
-td{padding:6px 8px;border-bottom:1px solid #f1f5f9;vertical-align:middle}
-td.num,th.num{text-align:right}
-.mono{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px}
-.dim{color:var(--dim)}
-.barcell{width:160px}.mini{width:150px;height:10px;display:block}
-.tag{display:inline-block;padding:1px 8px;border-radius:999px;font-size:12px;background:#f1f5f9}
-.tag.shrink{background:#dbeafe;color:#1d4ed8}.tag.dedup{background:#f3e8ff;color:#7e22ce}
-.tag.error{background:#fee2e2;color:#b91c1c}
-.two{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr);gap:16px;margin-bottom:16px}
-.unchanged{fill:var(--dim)}
-.two section{margin-bottom:0}
-.note{color:var(--dim);margin:4px 0 0}
-footer{color:var(--dim);font-size:12px;margin-top:18px}
-code{white-space:nowrap}
-"""
 
 
 def render_html(data: dict[str, Any]) -> str:
     t = data["totals"]
     times = [p["time"] for p in data["timeline"] if p["time"]]
-    period = f"{_clock(min(times))} – {_clock(max(times))}" if times else "no calls"
+    period = f"{clock(min(times))} – {clock(max(times))}" if times else "no calls"
     files = ", ".join(f.rsplit("/", 1)[-1] for f in data["files"])
+    kept = f"{t['store_failures']} not stored" if t["store_failures"] else "all originals kept"
     cards = "".join(
         [
-            _card(
-                "Tokens before",
-                "tokens_before",
-                t["tokens_before"],
-                _n(t["tokens_before"]),
-                "as the servers sent",
-            ),
-            _card(
-                "Tokens after", "tokens_after", t["tokens_after"], _n(t["tokens_after"]), "as the agent read"
-            ),
-            _card(
-                "Saved",
-                "tokens_saved",
-                t["tokens_saved"],
-                _n(t["tokens_saved"]),
-                f"{t['percent_saved']}%",
-                "good",
-            ),
-            _card("Calls", "calls", t["calls"], _n(t["calls"]), counted(len(data["sessions"]), "session")),
-            _card(
-                "Shrunk · dedup",
-                "shrunk",
-                t["shrunk"],
-                f"{t['shrunk']} · {t['deduplicated']}",
-                f"{t['store_failures']} not stored" if t["store_failures"] else "all originals kept",
-            ),
-            _card("Recovered", "recovered", t["recovered"], _n(t["recovered"]), "originals read back"),
+            _card(t, "Tokens before", "tokens_before", "as the servers sent"),
+            _card(t, "Tokens after", "tokens_after", "as the agent read"),
+            _card(t, "Saved", "tokens_saved", f"{t['percent_saved']}%", cls="good"),
+            _card(t, "Calls", "calls", counted(len(data["sessions"]), "session")),
+            _card(t, "Shrunk · dedup", "shrunk", kept, f"{t['shrunk']} · {t['deduplicated']}"),
+            _card(t, "Recovered", "recovered", "originals read back"),
         ]
     )
     legend = (
@@ -391,12 +320,13 @@ def render_html(data: dict[str, Any]) -> str:
     )
     embedded = json.dumps(data, ensure_ascii=False).replace("<", "\\u003c")
     skipped = f" · skipped {data['skipped_lines']} malformed line(s)" if data["skipped_lines"] else ""
+    css = resources.files(__package__).joinpath("_stats_html.css").read_text(encoding="utf-8")
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta http-equiv="Content-Security-Policy"
  content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
-<title>mcpsqueeze savings</title><style>{CSS}</style></head>
+<title>mcpsqueeze savings</title><style>{css}</style></head>
 <body><main>
 <h1>mcpsqueeze savings</h1>
 <p class="sub">{_e(period)} · {_e(files)}{_e(skipped)}</p>

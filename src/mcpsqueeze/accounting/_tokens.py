@@ -59,24 +59,21 @@ def encoding() -> Any:
     return _encoding
 
 
-# Counting is done in spans of at most `SPAN` characters, because tiktoken's BPE (and fastokens') costs
-# ~110 bytes of memory per character of one pre-tokenisation piece, and a piece has no bound (50 MB of one
-# letter is one piece). A span ends where possible at a cut
-# where o200k's pre-tokenisation always starts a new piece, whatever came before; BPE runs within pieces,
-# so the counts of such spans add up exactly to the count of the whole:
+# Counting is done in spans of at most `SPAN` characters, because BPE costs memory per character of one
+# pre-tokenisation piece, and a piece has no bound (a run of one letter is one piece). A span ends where
+# possible at a cut where o200k's pre-tokenisation always starts a new piece, whatever came before; BPE
+# runs within pieces, so the counts of such spans add up exactly to the count of the whole:
 #   - an ASCII lowercase letter followed by an ASCII character that is neither a letter nor an apostrophe
-#     (the letter ends a word piece: only letters, marks or a contraction can continue one);
-#   - a printable ASCII character other than a space, followed by a space (no piece goes on from a
-#     non-space into a space: a space may only open a piece).
+#     (only letters, marks or a contraction can continue a word piece);
+#   - a printable ASCII character other than a space, followed by a space (a space may only open a piece).
 # Only a stretch of `SPAN` characters with no such cut (a run of one letter, of digits, of CJK, of
 # whitespace or of punctuation) is cut by force, at its `SPAN`th character from the span's start: the same
-# places on every run, so figures are deterministic. Each forced cut may change the count by about one
-# token; texts agents see (prose, JSON, code, logs) have an exact cut every few characters and count
-# exactly.
+# places on every run, so figures are deterministic. A forced cut may change the count by about one token;
+# texts agents see (prose, JSON, code, logs) have an exact cut every few characters and count exactly.
 SPAN = 8192
 _CUT = re.compile(r"[a-z](?=[\x00-\x26\x28-\x40\x5b-\x60\x7b-\x7f])|[\x21-\x7e](?= )")
-# What may follow a cut, alone: one character class, which `re` scans for in a tight loop (~1 GB/s), so
-# a long run with no cut at all (the case the spans exist for) is found in microseconds, not milliseconds.
+# What may follow a cut, alone: one character class, which `re` scans for in a tight loop, so a long run
+# with no cut at all (the case the spans exist for) is found at once.
 _AFTER_CUT = re.compile(r"[\x00-\x26\x28-\x40\x5b-\x60\x7b-\x7f]")
 
 

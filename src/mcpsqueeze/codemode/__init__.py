@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -17,7 +17,7 @@ from .._errors import UsageError
 from .._unique import unique
 from .._writes import write_ours
 from . import _python, _typescript
-from ._schema import Tool, module_name, tools_of
+from ._schema import module_name, tools_of
 
 __all__ = [
     "NODE_MIN",
@@ -45,46 +45,22 @@ class Endpoint:
             raise UsageError("a Code Mode endpoint is either a Unix socket or a loopback URL")
 
 
-@dataclass(frozen=True)
-class _Generator:
-    """How one language's files are made: the runtime module's name, the file suffix, the names a tool
-    must not take, the runtime's text and a server module's text."""
-
-    runtime_module: str
-    suffix: str
-    reserved: set[str]
-    runtime: Callable[[str | None, str | None, str | None], str]
-    module: Callable[[str, list[Tool]], str]
-
-
-_PYTHON = _Generator(
-    _python.RUNTIME_MODULE, "py", _python.RESERVED, _python.python_runtime, _python.python_module
-)
-_TYPESCRIPT = _Generator(
-    _typescript.RUNTIME_MODULE,
-    "ts",
-    _typescript.RESERVED,
-    _typescript.typescript_runtime,
-    _typescript.typescript_module,
-)
+_LANGUAGES = {"python": _python, "typescript": _typescript}
 
 
 def render_code_client(
     lang: Language, listings: Mapping[str, list[dict[str, Any]]], endpoint: Endpoint
 ) -> dict[str, str]:
     """{file name: text}: the runtime and one module per server (tools as in GET /v1/servers)."""
-    if lang == "python":
-        generator = _PYTHON
-    elif lang == "typescript":
-        generator = _TYPESCRIPT
-    else:
+    language = _LANGUAGES.get(lang)
+    if language is None:
         raise UsageError(f"unknown Code Mode language {lang!r}; use python or typescript")
-    runtime, suffix = generator.runtime_module, generator.suffix
-    text = generator.runtime(endpoint.socket_path, endpoint.url, endpoint.token_file)
-    files = {f"{runtime}.{suffix}": text}
+    runtime, suffix = language.RUNTIME_MODULE, language.SUFFIX
+    where = {"SOCKET": endpoint.socket_path, "URL": endpoint.url, "TOKEN_FILE": endpoint.token_file}
+    files = {f"{runtime}.{suffix}": language.runtime(where)}
     names = unique([module_name(s, {runtime}) for s in listings])
     for name, (server, listing) in zip(names, listings.items(), strict=True):
-        files[f"{name}.{suffix}"] = generator.module(server, tools_of(listing, generator.reserved))
+        files[f"{name}.{suffix}"] = language.module(server, tools_of(listing, language.RESERVED))
     return files
 
 

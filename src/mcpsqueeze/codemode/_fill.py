@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from importlib import resources
 
-__all__ = ["fill", "printable"]
+__all__ = ["fill", "printable", "runtime_text", "sentence"]
 
 _PLACEHOLDER = re.compile(r"__([A-Z][A-Z_]*[A-Z])__")
 
@@ -26,6 +27,12 @@ def fill(template: str, values: Mapping[str, str]) -> str:
     return _PLACEHOLDER.sub(lambda match: values[match.group(1)], template)
 
 
+def runtime_text(template: str, marker: str, values: Mapping[str, str]) -> str:
+    """A runtime file: its marker line, then the template shipped beside this module, filled."""
+    text = resources.files(__package__).joinpath(template).read_text(encoding="utf-8")
+    return f"{marker}\n{fill(text, values)}"
+
+
 def printable(text: str) -> str:
     """`text` with what no comment or docstring may hold as `\\xNN` / `\\uNNNN` escapes (real escapes in a
     Python docstring, whose backslashes the caller doubled; shown as written in a JavaScript comment)."""
@@ -35,3 +42,9 @@ def printable(text: str) -> str:
         return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
     return _UNSAFE.sub(escape, text)
+
+
+def sentence(text: str) -> str:
+    """One line, ending with a full stop (descriptions are often bare titles such as "Limit")."""
+    line = " ".join(text.split())
+    return line if not line or line[-1] in ".!?:" else line + "."

@@ -6,21 +6,21 @@ import json
 import math
 from typing import Any
 
-from ._fill import fill, printable
-from ._python_runtime import PYTHON_RUNTIME
+from ._fill import printable, runtime_text, sentence
 from ._schema import MISSING, Param, Tool, py_type
 
-__all__ = ["MARKER", "RUNTIME_MODULE", "python_module", "python_runtime"]
+__all__ = ["MARKER", "RESERVED", "RUNTIME_MODULE", "SUFFIX", "module", "runtime"]
 
 MARKER = "# mcpsqueeze-code-mode v1"
 RUNTIME_MODULE = "squeeze_runtime"
+SUFFIX = "py"
 RESERVED = {"squeeze_recover", "truncation_of", "invoke", "call_tool", "SERVER"}
 
 
-def python_runtime(socket_path: str | None, url: str | None, token_file: str | None) -> str:
-    given = {"SOCKET": socket_path, "URL": url, "TOKEN_FILE": token_file}
-    text = fill(PYTHON_RUNTIME, {key: "None" if value is None else _q(value) for key, value in given.items()})
-    return f"{MARKER}\n{text}"
+def runtime(values: dict[str, str | None]) -> str:
+    """`squeeze_runtime.py`: the template `squeeze_runtime.py.tmpl` with the endpoint as Python literals."""
+    literals = {key: "None" if value is None else _q(value) for key, value in values.items()}
+    return runtime_text("squeeze_runtime.py.tmpl", MARKER, literals)
 
 
 def _doc(text: str, indent: str) -> str:
@@ -52,11 +52,6 @@ def _q(text: str) -> str:
     return json.dumps(text)
 
 
-def _sentence(text: str) -> str:
-    line = " ".join(text.split())
-    return line if not line or line[-1] in ".!?:" else line + "."
-
-
 def _signature(params: tuple[Param, ...]) -> list[str]:
     parts = []
     for p in params:
@@ -80,7 +75,7 @@ def _docstring(tool: Tool) -> str:
     if tool.params:
         lines += ["", "Args:"]
         for p in tool.params:
-            text = _sentence(p.description) or "(no description)"
+            text = sentence(p.description) or "(no description)"
             if not p.required and p.default is not MISSING:
                 text += f" Default: {_literal(p.default) or repr(p.default)}."
             lines.append(f"    {p.py}: {text}" + ("" if p.required else " Optional."))
@@ -105,7 +100,7 @@ def _function(tool: Tool) -> str:
     return f"{head}\n{_docstring(tool)}\n{call}\n"
 
 
-def python_module(server: str, tools: list[Tool]) -> str:
+def module(server: str, tools: list[Tool]) -> str:
     names = [
         "SERVER",
         "SqueezeError",

@@ -220,17 +220,8 @@ def _params(input_schema: Any) -> tuple[Param, ...]:
     for name, py, ts in zip(names, pys, tss, strict=True):
         prop = props[name] if isinstance(props[name], dict) else {}
         description = prop.get("description") or prop.get("title") or ""
-        out.append(
-            Param(
-                name,
-                py,
-                ts,
-                prop,
-                name in required,
-                prop.get("default", MISSING),
-                description if isinstance(description, str) else "",
-            )
-        )
+        text = description if isinstance(description, str) else ""
+        out.append(Param(name, py, ts, prop, name in required, prop.get("default", MISSING), text))
     return tuple(out)
 
 

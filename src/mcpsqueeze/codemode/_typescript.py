@@ -4,20 +4,23 @@ from __future__ import annotations
 
 import json
 
-from ._fill import fill, printable
+from ._fill import printable, runtime_text, sentence
 from ._schema import MISSING, Tool, ts_type
-from ._ts_runtime import TS_RUNTIME
 
-__all__ = ["MARKER", "RUNTIME_MODULE", "typescript_module", "typescript_runtime"]
+__all__ = ["MARKER", "RESERVED", "RUNTIME_MODULE", "SUFFIX", "module", "runtime"]
 
 MARKER = "// mcpsqueeze-code-mode v1"
 RUNTIME_MODULE = "squeezeRuntime"
+SUFFIX = "ts"
 RESERVED = {"squeeze_recover", "squeezeRecover", "truncationOf", "squeezedOf", "invoke", "callTool", "SERVER"}
 
 
-def typescript_runtime(socket_path: str | None, url: str | None, token_file: str | None) -> str:
-    given = {"SOCKET": socket_path, "URL": url, "TOKEN_FILE": token_file}
-    return f"{MARKER}\n{fill(TS_RUNTIME, {key: json.dumps(value) for key, value in given.items()})}"
+def runtime(values: dict[str, str | None]) -> str:
+    """`squeezeRuntime.ts`: the template `squeezeRuntime.ts.tmpl` with the endpoint as JSON literals.
+
+    It runs on Node >= 22.6 with `--experimental-strip-types` (no flag from 22.18 and 23.6), or after
+    `tsc`: the template uses no enums, namespaces or parameter properties."""
+    return runtime_text("squeezeRuntime.ts.tmpl", MARKER, {key: json.dumps(v) for key, v in values.items()})
 
 
 def _comment(text: str, indent: str = "") -> list[str]:
@@ -27,12 +30,6 @@ def _comment(text: str, indent: str = "") -> list[str]:
     if len(lines) == 1 and len(indent) + len(lines[0]) < 100:
         return [f"{indent}/** {lines[0]} */"]
     return [f"{indent}/**", *(f"{indent} * {line}".rstrip() for line in lines), f"{indent} */"]
-
-
-def _sentence(text: str) -> str:
-    """One line, ending with a full stop (descriptions are often bare titles such as "Limit")."""
-    line = " ".join(text.split())
-    return line if not line or line[-1] in ".!?:" else line + "."
 
 
 def _js_value(value: object) -> str:
@@ -51,7 +48,7 @@ def _function(tool: Tool) -> list[str]:
     if tool.params:
         out.append(f"export interface {args_type} {{")
         for p in tool.params:
-            doc = _sentence(p.description)
+            doc = sentence(p.description)
             if not p.required and p.default is not MISSING:
                 doc = f"{doc} Default: {json.dumps(p.default)}.".strip()
             if doc:
@@ -89,7 +86,7 @@ def _function(tool: Tool) -> list[str]:
     return out
 
 
-def typescript_module(server: str, tools: list[Tool]) -> str:
+def module(server: str, tools: list[Tool]) -> str:
     lines = [
         MARKER,
         f"// Tools of the mcpsqueeze session's server {json.dumps(server)}, as typed functions (Code Mode).",

@@ -16,7 +16,7 @@ import base64
 import json
 import os
 import warnings
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 import anyio
 from mcp.server import ServerRequestContext
@@ -44,16 +44,7 @@ from pydantic import BaseModel
 
 from . import _data
 
-_LEVELS: tuple[LoggingLevel, ...] = (
-    "debug",
-    "info",
-    "notice",
-    "warning",
-    "error",
-    "critical",
-    "alert",
-    "emergency",
-)
+_LEVELS: tuple[LoggingLevel, ...] = get_args(LoggingLevel)  # from the least severe
 
 # Logging, sampling and roots are deprecated in 2026-07-28 but still what a proxy must carry: keep quiet.
 warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
