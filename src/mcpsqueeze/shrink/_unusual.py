@@ -18,7 +18,7 @@ of their siblings' usual one are returned, best first.
 Deterministic and linear: one pass to count (``Counter``, set intersections: C), one to score. And
 bounded where a preview's time per MB must stay what it was: a JSON array's first ``MAX_ITEMS`` items
 are compared (the packing itself looks at only a few hundred of a long array), and a column's free
-text only up to ``_TEXT_CHARS`` (its words are counted in Python).
+text only up to ``_TEXT_CHARS`` (every word of it is an object to count).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import re
 from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from itertools import chain, repeat, zip_longest
+from itertools import accumulate, chain, repeat, zip_longest
 from operator import itemgetter, methodcaller
 
 from mcpsqueeze.shrink._json import dumps
@@ -55,14 +55,13 @@ MATCHES = 8
 #: words of a path the call read, say) tells none of them apart.
 SELECTIVE = 0.25
 
-_WORD_RE = re.compile(r"[^\W\d_]{3,}")
 _STANDOUT = 2.0  # a unit stands out with this much more than its siblings' usual score
 _STRONG = 3.0  # what a value seen once, a number far out or a field of its own adds
 _FAR = 8.0  # a number this many median absolute deviations from its column's median is far out
 _FEW_VALUES = 0.1  # a column with at most this share of distinct values (or 12) is a category ...
 _MAX_CATEGORIES = 200  # ... and never with more distinct values than this
 _MIN_SIBLINGS = 8
-_WORDS_CHARS = 4 * 1024 * 1024  # the texts compared for rare words (their words are counted in Python)
+_WORDS_CHARS = 4 * 1024 * 1024  # the texts compared for rare words (each word is an object to count)
 _KEPT_SETS = 20_000  # units whose word sets are held at once; more are counted in two passes
 _TEXT_CHARS = 32 * 1024  # a column of free text longer than this is not searched for rare words ...
 _PROSE_CHARS = 48  # ... nor one whose values are shorter than this on average
@@ -90,26 +89,47 @@ def rare_word_scores(texts: Sequence[str]) -> list[float]:
     n = len(texts)
     if n < _MIN_SIBLINGS:
         return [0.0] * n
-    total, m = 0, 0
-    for text in texts:
-        total += len(text)
-        if total > _WORDS_CHARS:
-            break
-        m += 1
+    m = bisect_right(list(accumulate(map(len, texts))), _WORDS_CHARS)
     if m < _MIN_SIBLINGS:
         return [0.0] * n
-    findall = _WORD_RE.findall
     if m <= _KEPT_SETS:
-        words: Iterable[set[str]] = [set(findall(text.lower())) for text in texts[:m]]
+        words: Iterable[set[bytes]] = list(_word_sets(texts[:m]))
         df = Counter(chain.from_iterable(words))
     else:  # (many units: their word sets are made twice rather than all held at once)
-        df = Counter(chain.from_iterable(set(findall(text.lower())) for text in texts[:m]))
-        words = (set(findall(text.lower())) for text in texts[:m])
-    once = {w for w, c in df.items() if c == 1}
-    twice = {w for w, c in df.items() if c == 2}
-    raw = [len(once.intersection(w)) + 0.5 * len(twice.intersection(w)) for w in words]
+        df = Counter(chain.from_iterable(_word_sets(texts[:m])))
+        words = _word_sets(texts[:m])
+    once = {w for w, c in df.items() if c == 1 and _long_word(w)}
+    twice = {w for w, c in df.items() if c == 2 and _long_word(w)}
+    ones = map(len, map(once.intersection, words))
+    twos = map(len, map(twice.intersection, words))
+    raw = [a + 0.5 * b for a, b in zip(ones, twos, strict=True)]
     usual = sorted(raw)[m // 2]
     return [max(0.0, r - usual) for r in raw] + [0.0] * (n - m)
+
+
+# Words, in C: the texts joined by line ends, lower-cased, every character that is not a letter made
+# a blank (``_NOT_LETTER_RE`` for the few that are not ASCII; a table for the bytes), then split.
+_LETTERS = bytes(c if chr(c).isalpha() or c >= 0x80 or c == 0x0A else 0x20 for c in range(256)).translate(
+    bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ", b"abcdefghijklmnopqrstuvwxyz")
+)
+_NOT_LETTER_RE = re.compile(r"[^\w\x00-\x7f]|[^\D\x00-\x7f]")  # not ASCII: not a letter, or a digit
+
+
+def _word_sets(texts: Sequence[str]) -> Iterator[set[bytes]]:
+    """Each text's distinct words (runs of letters, as UTF-8), of any length (``_long_word`` tells
+    the words of 3 letters or more)."""
+    joined = "\n".join(texts)
+    if joined.count("\n") != len(texts) - 1:
+        joined = "\n".join(text.replace("\n", " ") for text in texts)
+    if joined.isascii():
+        data = joined.encode("ascii")
+    else:
+        data = _NOT_LETTER_RE.sub(" ", joined.lower()).encode("utf-8")
+    return map(set, map(bytes.split, data.translate(_LETTERS).split(b"\n")))
+
+
+def _long_word(word: bytes) -> bool:
+    return len(word) >= 3 and (word.isascii() or len(word.decode("utf-8")) >= 3)
 
 
 def standouts(scores: Sequence[float] | dict[int, float], most: int) -> list[int]:
@@ -199,7 +219,7 @@ def _column_scores(column: Sequence[object]) -> dict[int, float] | None:
         return None  # ids, names, dates: every value its own, none telling
     size = sum(map(len, texts))
     if size > _TEXT_CHARS or size < _PROSE_CHARS * n:
-        # (words are counted in Python: bounded, so that a big result's preview stays quick; and only
+        # (every word is an object to count: bounded, so that a big result's preview stays quick; and only
         # where values are sentences, notes or snippets: short ones, titles and labels, tell little
         # by their words, and what is odd among them is a value seen once)
         return None
