@@ -100,36 +100,54 @@ def rare_word_scores(texts: Sequence[str]) -> list[float]:
         words = _word_sets(texts[:m])
     once = {w for w, c in df.items() if c == 1 and _long_word(w)}
     twice = {w for w, c in df.items() if c == 2 and _long_word(w)}
-    ones = map(len, map(once.intersection, words))
-    twos = map(len, map(twice.intersection, words))
-    raw = [a + 0.5 * b for a, b in zip(ones, twos, strict=True)]
+    raw = [len(once.intersection(w)) + 0.5 * len(twice.intersection(w)) for w in words]
     usual = sorted(raw)[m // 2]
     return [max(0.0, r - usual) for r in raw] + [0.0] * (n - m)
 
 
-# Words, in C: the texts joined by line ends, lower-cased, every character that is not a letter made
-# a blank (``_NOT_LETTER_RE`` for the few that are not ASCII; a table for the bytes), then split.
+# Words, in C: the texts joined by line ends, as UTF-8, upper-case ASCII letters lowered and every other
+# byte that is not a letter made a blank by one table, after the few distinct characters that are not
+# ASCII were lowered or made blanks one by one (the regular expression's letters, as ``str.lower``).
 _LETTERS = bytes(c if chr(c).isalpha() or c >= 0x80 or c == 0x0A else 0x20 for c in range(256)).translate(
     bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ", b"abcdefghijklmnopqrstuvwxyz")
 )
-_NOT_LETTER_RE = re.compile(r"[^\w\x00-\x7f]|[^\D\x00-\x7f]")  # not ASCII: not a letter, or a digit
+_ASCII = bytes(range(0x80))
+_LETTER_RE = re.compile(r"[^\W\d_]")
+_REPLACED = 64  # more distinct characters to replace than this: the text is lowered and read at once
 
 
 def _word_sets(texts: Sequence[str]) -> Iterator[set[bytes]]:
-    """Each text's distinct words (runs of letters, as UTF-8), of any length (``_long_word`` tells
-    the words of 3 letters or more)."""
+    """Each text's distinct words (runs of letters, lower-cased, as UTF-8), of any length
+    (``_long_word`` tells the words of 3 letters or more)."""
     joined = "\n".join(texts)
     if joined.count("\n") != len(texts) - 1:
         joined = "\n".join(text.replace("\n", " ") for text in texts)
-    if joined.isascii():
-        data = joined.encode("ascii")
-    else:
-        data = _NOT_LETTER_RE.sub(" ", joined.lower()).encode("utf-8")
+    source = joined
+    data = joined.encode("utf-8", "surrogatepass")
+    if not joined.isascii():
+        if "\u03a3" in joined:  # (a capital sigma lowers by what follows it: the whole text is lowered)
+            source = joined.lower()
+            data = source.encode("utf-8", "surrogatepass")
+        others = set(data.translate(None, _ASCII).decode("utf-8", "surrogatepass"))
+        changes = {char: to for char in others if (to := _letters(char)) != char}
+        if len(changes) > _REPLACED:
+            table = {ord(char): to for char, to in changes.items()}
+            data = source.translate(table).encode("utf-8", "surrogatepass")
+        else:
+            for char, to in changes.items():
+                data = data.replace(
+                    char.encode("utf-8", "surrogatepass"), to.encode("utf-8", "surrogatepass")
+                )
     return map(set, map(bytes.split, data.translate(_LETTERS).split(b"\n")))
 
 
+def _letters(char: str) -> str:
+    """A character as the words see it: lower-cased, what is not a letter a blank."""
+    return "".join(c if _LETTER_RE.match(c) else " " for c in char.lower())
+
+
 def _long_word(word: bytes) -> bool:
-    return len(word) >= 3 and (word.isascii() or len(word.decode("utf-8")) >= 3)
+    return len(word) >= 3 and (word.isascii() or len(word.decode("utf-8", "surrogatepass")) >= 3)
 
 
 def standouts(scores: Sequence[float] | dict[int, float], most: int) -> list[int]:
