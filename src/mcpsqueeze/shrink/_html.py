@@ -433,7 +433,7 @@ def html_reading(text: str, terms: Sequence[str] = ()) -> Reading:
         for a, b in zip(starts, ends, strict=True):
             said = _reader(text, item.segments, a, b)
             if said:
-                units.append(Unit(a, said, number, prefix=prefix, joined=not text[a - 1].isspace()))
+                units.append(Unit(a, said, number, prefix=prefix))
     if not units or units[0].start > 0:
         units.insert(0, Unit(0, "", -1))  # (the doctype and the tags before the first unit)
         headings = [h + 1 for h in headings]
@@ -448,6 +448,7 @@ def html_reading(text: str, terms: Sequence[str] = ()) -> Reading:
     )
     return Reading(
         "HTML page",
+        text,
         units,
         len(text),
         tiers=[headings, matching, unusual, shown[:3], firsts],

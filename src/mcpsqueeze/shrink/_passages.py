@@ -40,7 +40,6 @@ class Unit:
     block: int  # units of one block (a paragraph, a list item, a table row) share a line when shown
     fold: str = ""  # what a marker says of it when it is folded; "" for ordinary text
     prefix: str = ""  # shown before its block's first shown unit: "# " for a heading, "- " for an item
-    joined: bool = False  # it follows the unit before it with no blank between (a long word cut)
 
 
 @dataclass
@@ -48,6 +47,7 @@ class Reading:
     """A text read as units, with the plan of which to show first."""
 
     label: str  # the header's words for it: "HTML page"
+    source: str  # the text read (a unit that follows a character which is no blank is shown joined to it)
     units: list[Unit]
     end: int  # the text's length
     tiers: list[list[int]] = field(default_factory=list)  # unit indexes, best first
@@ -112,7 +112,7 @@ class Reading:
             if kept[i]:
                 unit = units[i]
                 if unit.block == block and out:
-                    out.append(unit.text if unit.joined else " " + unit.text)
+                    out.append(unit.text if not self.source[unit.start - 1].isspace() else " " + unit.text)
                 else:
                     if out:
                         out.append("\n")
@@ -206,42 +206,35 @@ def prose_reading(text: str, terms: Sequence[str] = ()) -> Reading:
     """Plain text read as units: each line a block (a Markdown heading its own unit), each block's
     sentences. Shown text is the characters themselves, blanks at the ends left out."""
     units: list[Unit] = []
-    at = 0
-    block = 0
-    n = len(text)
     headings: list[int] = []
     leads: list[int] = []
-    while at < n:
-        nl = text.find("\n", at)
-        stop = n if nl < 0 else nl
-        line_start = at
-        while line_start < stop and text[line_start] in " \t\r":
-            line_start += 1
-        if line_start < stop:
-            if _HEADING_RE.match(text, line_start):
+    at = 0
+    for line in text.split("\n"):
+        body = line.lstrip(" \t\r")
+        if body:
+            start = at + len(line) - len(body)
+            block = len(headings) + len(leads)
+            if body[0] == "#" and _HEADING_RE.match(body):
                 headings.append(len(units))
-                units.append(Unit(line_start, text[line_start:stop].strip(), block))
+                units.append(Unit(start, body.strip(), block))
             else:
                 leads.append(len(units))
-                for s in split_sentences(text, line_start, stop):
-                    units.append(Unit(s, "", block))
-            block += 1
-        at = stop + 1
+                stop = at + len(line)
+                starts = split_sentences(text, start, stop)
+                ends = [*starts[1:], stop]
+                units += [Unit(a, text[a:b].strip(), block) for a, b in zip(starts, ends, strict=True)]
+        at += len(line) + 1
     if not units:
-        return Reading("Text", [], n)
+        return Reading("Text", text, [], len(text))
     units[0].start = 0
-    for k, unit in enumerate(units):
-        if not unit.text:
-            stop = units[k + 1].start if k + 1 < len(units) else n
-            unit.text = text[unit.start : stop].strip()
-            unit.joined = k > 0 and not text[unit.start - 1].isspace()
     everything = [i for i, u in enumerate(units) if u.text]
     unusual = unusual_units(units)
     matching = matching_units(units, terms)
     return Reading(
         "Text",
+        text,
         units,
-        n,
+        len(text),
         tiers=[headings, matching, unusual, everything[:2], leads],
         fill=everything,
         value=[*headings, *matching, *unusual, *everything[:2]],
