@@ -19,7 +19,7 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from mcpsqueeze.shrink._passages import Reading, Unit, matching_units, split_sentences, unusual_units
+from mcpsqueeze.shrink._passages import Reading, matching_units, split_sentences, unusual_units
 
 __all__ = ["html_reading", "looks_like_html"]
 
@@ -400,7 +400,11 @@ def html_reading(text: str, terms: Sequence[str] = ()) -> Reading:
     pieces: list[tuple[int, str, object]] = [(r.start, "region", r) for r in page.regions]
     pieces += [(b.segments[0][0], "block", b) for b in page.blocks]
     pieces.sort(key=lambda p: p[0])
-    units: list[Unit] = []
+    starts: list[int] = []
+    texts: list[str] = []
+    blocks: list[int] = []
+    folds: dict[int, str] = {}
+    prefixes: dict[int, str] = {}
     headings: list[int] = []
     firsts: list[int] = []
     covered = 0  # the end of the last region: blocks inside it (nested leftovers) are its own
@@ -409,38 +413,49 @@ def html_reading(text: str, terms: Sequence[str] = ()) -> Reading:
             continue
         if kind == "region":
             assert isinstance(item, _Region)
-            units.append(Unit(start, "", -1, _region_label(item)))
+            folds[len(starts)] = _region_label(item)
+            starts.append(start)
+            texts.append("")
+            blocks.append(-1)
             covered = max(covered, item.end)
             continue
         assert isinstance(item, _Block)
         prefix = _PREFIX.get(item.kind, "###### " if item.kind == "h6" else "")
-        if item.kind.startswith("h") and item.kind[1:].isdigit():
-            title = _reader(text, item.segments, start, item.segments[-1][1])
-            if title:
-                headings.append(len(units))
-                units.append(Unit(start, title, number, prefix=prefix))
-            continue
-        firsts.append(len(units))
-        # sentence starts in the block's text (a segment's own start is no sentence start: tags inside a
-        # sentence, a link say, cut it into several segments; a start inside a tag is none either)
+        if prefix:
+            prefixes[number] = prefix
         segments = item.segments
         stop = segments[-1][1]
-        starts = split_sentences(text, start, stop)
-        if len(segments) > 1 and len(starts) > 1:
+        if item.kind.startswith("h") and item.kind[1:].isdigit():
+            title = _reader(text, segments, start, stop)
+            if title:
+                headings.append(len(starts))
+                starts.append(start)
+                texts.append(title)
+                blocks.append(number)
+            continue
+        firsts.append(len(starts))
+        # sentence starts in the block's text (a segment's own start is no sentence start: tags inside a
+        # sentence, a link say, cut it into several segments; a start inside a tag is none either)
+        found = split_sentences(text, start, stop)
+        if len(segments) > 1 and len(found) > 1:
             opens = [a for a, _, _ in segments]
-            starts = [start] + [p for p in starts[1:] if p < segments[bisect_right(opens, p) - 1][1]]
-        ends = [*starts[1:], stop]
-        for a, b in zip(starts, ends, strict=True):
-            said = _reader(text, item.segments, a, b)
+            found = [start] + [p for p in found[1:] if p < segments[bisect_right(opens, p) - 1][1]]
+        for a, b in zip(found, [*found[1:], stop], strict=True):
+            said = _reader(text, segments, a, b)
             if said:
-                units.append(Unit(a, said, number, prefix=prefix))
-    if not units or units[0].start > 0:
-        units.insert(0, Unit(0, "", -1))  # (the doctype and the tags before the first unit)
+                starts.append(a)
+                texts.append(said)
+                blocks.append(number)
+    if not starts or starts[0] > 0:  # (the doctype and the tags before the first unit)
+        starts.insert(0, 0)
+        texts.insert(0, "")
+        blocks.insert(0, -1)
         headings = [h + 1 for h in headings]
         firsts = [f + 1 for f in firsts]
-    shown = [i for i, u in enumerate(units) if u.text]
-    unusual = unusual_units(units)
-    matching = matching_units(units, terms)
+        folds = {i + 1: label for i, label in folds.items()}
+    shown = [i for i, said in enumerate(texts) if said]
+    unusual = unusual_units(texts)
+    matching = matching_units(texts, terms)
     lead = "".join(
         f"{name}: {value}\n"
         for name, value in (("title", page.title), ("description", page.description))
@@ -449,8 +464,12 @@ def html_reading(text: str, terms: Sequence[str] = ()) -> Reading:
     return Reading(
         "HTML page",
         text,
-        units,
+        starts,
+        texts,
+        blocks,
         len(text),
+        folds=folds,
+        prefixes=prefixes,
         tiers=[headings, matching, unusual, shown[:3], firsts],
         fill=shown,
         value=[*headings, *matching, *unusual, *shown[:3]],
