@@ -29,10 +29,12 @@ _KNOWN_RE = re.compile(
     r"|nav|img|br|header|footer|main|form|input|button)\b",
     re.IGNORECASE,
 )
-_TAG_START_RE = re.compile(r"<(?:(/?)([A-Za-z][A-Za-z0-9:._-]*)(>)?|!--|[!?])")  # (3: a bare tag's end)
-# The rest of a tag to its ">": quoted values may hold ">", each quote is bounded (a quote left open
-# costs at most that much before the plain ">" is taken instead).
-_TAG_REST_RE = re.compile(r"""[^>"']*+(?:(?:"[^"]{0,4096}"|'[^']{0,4096}')[^>"']*+)*+>""")
+# A tag: its start (a comment, a doctype, an end tag, a start tag and its name), and the rest of it to
+# its ">" (group 3, when it ends where it should): quoted values may hold ">", each quote is bounded (a
+# quote left open costs at most that much before the plain ">" is taken instead).
+_TAG_RE = re.compile(
+    r"""<(?:(/?)([A-Za-z][A-Za-z0-9:._-]*+)([^>"']*+(?:(?:"[^"]{0,4096}"|'[^']{0,4096}')[^>"']*+)*+>)?|!--|[!?])"""
+)
 _ATTR_RE = re.compile(r"""([A-Za-z_:][-A-Za-z0-9_:.]*)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+)))?""")
 _CLOSERS: dict[str, re.Pattern[str]] = {}
 
@@ -112,10 +114,16 @@ _ROLES = {
     "search": "search",
     "dialog": "dialog",
 }
-_CLASS_WORDS_RE = re.compile(
-    r"(?:^|[\s_-])(nav|navbar|navigation|menu|footer|sidebar|cookies?|consent|banner|breadcrumbs?|crumbs"
-    r"|share|sharing|social|promo|advert|ads?|related|newsletter|subscribe|modal|popup|toolbar|skip"
-    r"|pagination|pager|actions|signature|sig|masthead|topbar|widget|edit|editsection)(?=$|[\s_-])",
+_CLASS_WORDS = (
+    "nav|navbar|navigation|menu|footer|sidebar|cookies?|consent|banner|breadcrumbs?|crumbs|share|sharing"
+    "|social|promo|advert|ads?|related|newsletter|subscribe|modal|popup|toolbar|skip|pagination|pager"
+    "|actions|signature|sig|masthead|topbar|widget|edit|editsection"
+)
+_CLASS_WORDS_RE = re.compile(rf"(?:^|[\s_-])({_CLASS_WORDS})(?=$|[\s_-])", re.IGNORECASE)
+# What a tag's attributes must hold, somewhere, for it to open boilerplate by them (a quick look before
+# they are parsed: a role, hidden, a style, a class or id word with what may stand around a value).
+_MAYBE_BOILERPLATE_RE = re.compile(
+    rf"role|hidden|display|(?:^|[\s_\-\"'=])(?:{_CLASS_WORDS})(?=$|[\s_\-\"'=<>`/])",
     re.IGNORECASE,
 )
 _CONTENT = frozenset(("main", "article"))
@@ -189,6 +197,27 @@ def _closer(name: str) -> re.Pattern[str]:
     return pattern
 
 
+_OTHER, _BLOCK, _CELL, _INLINE_ROLE = range(4)  # what a tag does to the text around it
+
+
+def _name(written: str) -> tuple[str, int, bool]:
+    """A tag's name as written: (its name, lower-cased; what it does to the text around it: ends a
+    block, puts a cell's " | " or a blank between pieces of text, or nothing; whether, without
+    attributes, it can open nothing but itself: no head, raw text or boilerplate)."""
+    name = written.lower()
+    role = (
+        _BLOCK
+        if name in _BLOCKS
+        else _CELL
+        if name in ("td", "th")
+        else _INLINE_ROLE
+        if name in _INLINE
+        else _OTHER
+    )
+    plain = name != "head" and name not in _RAW and name not in _BOILERPLATE_NAMES
+    return name, role, plain
+
+
 def _attributes(raw: str) -> dict[str, str]:
     out: dict[str, str] = {}
     for match in _ATTR_RE.finditer(raw):
@@ -204,8 +233,10 @@ def _boilerplate(name: str, attrs: str, inside_content: bool) -> str | None:
     label = _BOILERPLATE_NAMES.get(name)
     if label is not None and not (inside_content and name in ("header", "footer")):
         return label
-    if attrs and (
-        "class" in attrs or "id" in attrs or "role" in attrs or "hidden" in attrs or "style" in attrs
+    if (
+        attrs
+        and ("class" in attrs or "id" in attrs or "role" in attrs or "hidden" in attrs or "style" in attrs)
+        and _MAYBE_BOILERPLATE_RE.search(attrs) is not None
     ):
         found = _attributes(attrs)
         role = _ROLES.get(found.get("role", "").lower())
@@ -287,8 +318,8 @@ class _Page:
     def _read(self) -> None:
         text = self.text
         n = len(text)
-        search = _TAG_START_RE.search
-        rest = _TAG_REST_RE.match
+        search = _TAG_RE.search
+        names: dict[str, tuple[str, int, bool]] = {}  # a tag's name as written -> _name(it)
         stack: list[str] = []  # open elements of the text (not of boilerplate: it is jumped over)
         content = 0  # open main/article elements
         block: _Block | None = None
@@ -306,35 +337,55 @@ class _Page:
                 separator = ""
             if match is None:
                 break
-            name = match.group(2)
-            if name is None:  # a comment, <!DOCTYPE ...>, <?xml ...?>
-                close = text.find("-->" if match.group(0) == "<!--" else ">", match.end())
-                pos = n if close < 0 else close + (3 if match.group(0) == "<!--" else 1)
+            slash, written, rest = match.groups()
+            if written is None:  # a comment, <!DOCTYPE ...>, <?xml ...?>
+                comment = match.group(0) == "<!--"
+                close = text.find("-->" if comment else ">", match.end())
+                pos = n if close < 0 else close + (3 if comment else 1)
                 continue
-            if match.group(3):  # <p>, </p>: no attributes
+            known = names.get(written)
+            if known is None:
+                known = names[written] = _name(written)
+            name, role, plain = known
+            if rest is not None:
                 end = match.end()
-            elif (found := rest(text, match.end())) is not None:
-                end = found.end()
             else:
                 close = text.find(">", match.end())
                 end = n if close < 0 else close + 1
-            name = name.lower()
             pos = end
-            if match.group(1):  # an end tag
-                for k in range(len(stack) - 1, max(-1, len(stack) - 12), -1):
-                    if stack[k] == name:
-                        del stack[k:]
-                        break
-                if name in _CONTENT:
-                    content = max(0, content - 1)
-                if name in _BLOCKS:
+            if slash:  # an end tag
+                if stack and stack[-1] == name:
+                    stack.pop()
+                else:
+                    for k in range(len(stack) - 2, max(-1, len(stack) - 12), -1):
+                        if stack[k] == name:
+                            del stack[k:]
+                            break
+                if role == _BLOCK:
                     block = None
-                elif name in ("td", "th"):
+                    if content and name in _CONTENT:
+                        content -= 1
+                elif role == _CELL:
                     separator = " | "
-                elif name not in _INLINE:
+                elif role == _OTHER:
                     separator = separator or " "
                 continue
-            attrs = "" if match.group(3) else text[match.end() : max(match.end(), end - 1)]
+            if rest == ">":  # <p>: no attributes
+                if plain:
+                    if role == _BLOCK:
+                        block = None
+                        if name in _CONTENT:
+                            content += 1
+                    elif role == _CELL:
+                        separator = " | "
+                    elif role == _OTHER:
+                        separator = separator or " "
+                    if name not in _VOID:
+                        stack.append(name)
+                    continue
+                attrs = ""
+            else:
+                attrs = rest[:-1] if rest is not None else text[match.end() : max(match.end(), end - 1)]
             closed = attrs.endswith("/")
             if name == "head" or name in _RAW:
                 stop = _matching_end(text, name, end) if not closed else end
@@ -364,13 +415,13 @@ class _Page:
                     block = None
                     pos = stop
                     continue
-            if name in _BLOCKS:
+            if role == _BLOCK:
                 block = None
                 if name in _CONTENT:
                     content += 1
-            elif name in ("td", "th"):
+            elif role == _CELL:
                 separator = " | "
-            elif name not in _INLINE:
+            elif role == _OTHER:
                 separator = separator or " "
             if name not in _VOID and not closed:
                 stack.append(name)
