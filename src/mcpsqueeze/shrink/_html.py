@@ -30,10 +30,12 @@ _KNOWN_RE = re.compile(
     re.IGNORECASE,
 )
 # A tag: its start (a comment, a doctype, an end tag, a start tag and its name), and the rest of it to
-# its ">" (group 3, when it ends where it should): quoted values may hold ">", each quote is bounded (a
-# quote left open costs at most that much before the plain ">" is taken instead).
+# its ">" (group 3; "" when it does not end where it should): quoted values may hold ">", each quote is
+# bounded (a quote left open costs at most that much before the plain ">" is taken instead). The short
+# forms come first: the regex engine tries them before the one that repeats.
 _TAG_RE = re.compile(
-    r"""<(?:(/?)([A-Za-z][A-Za-z0-9:._-]*+)([^>"']*+(?:(?:"[^"]{0,4096}"|'[^']{0,4096}')[^>"']*+)*+>)?|!--|[!?])"""
+    r"""<(?:(/?)([A-Za-z][A-Za-z0-9:._-]*+)"""
+    r"""(>|[^>"']*+>|[^>"']*+(?:(?:"[^"]{0,4096}"|'[^']{0,4096}')[^>"']*+)*+>|)|!--|[!?])"""
 )
 _ATTR_RE = re.compile(r"""([A-Za-z_:][-A-Za-z0-9_:.]*)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+)))?""")
 _CLOSERS: dict[str, re.Pattern[str]] = {}
@@ -121,11 +123,11 @@ _CLASS_WORDS = (
 )
 _CLASS_WORDS_RE = re.compile(rf"(?:^|[\s_-])({_CLASS_WORDS})(?=$|[\s_-])", re.IGNORECASE)
 # What a tag's attributes must hold, somewhere, for it to open boilerplate by them (a quick look before
-# they are parsed: a role, hidden, a style, a class or id word with what may stand around a value).
-_MAYBE_BOILERPLATE_RE = re.compile(
-    rf"role|hidden|display|(?:^|[\s_\-\"'=])(?:{_CLASS_WORDS})(?=$|[\s_\-\"'=<>`/])",
-    re.IGNORECASE,
-)
+# they are parsed: a role, hidden, a style, a class or id word with what may stand around a value);
+# ASCII attributes are lowered and looked at case by case (the caseless regex is much slower).
+_MAYBE_BOILERPLATE = rf"role|hidden|display|[\s_\-\"'=](?:{_CLASS_WORDS})(?=$|[\s_\-\"'=<>`/])"
+_MAYBE_BOILERPLATE_RE = re.compile(_MAYBE_BOILERPLATE, re.IGNORECASE)
+_MAYBE_BOILERPLATE_ASCII_RE = re.compile(_MAYBE_BOILERPLATE)
 _CONTENT = frozenset(("main", "article"))
 # Elements inside a run of text: their tags join the words around them as they are; any other tag
 # between two pieces of text (a span, a div, a cell) puts a blank between them.
@@ -236,7 +238,12 @@ def _boilerplate(name: str, attrs: str, inside_content: bool) -> str | None:
     if (
         attrs
         and ("class" in attrs or "id" in attrs or "role" in attrs or "hidden" in attrs or "style" in attrs)
-        and _MAYBE_BOILERPLATE_RE.search(attrs) is not None
+        and (
+            _MAYBE_BOILERPLATE_ASCII_RE.search(attrs.lower())
+            if attrs.isascii()
+            else _MAYBE_BOILERPLATE_RE.search(attrs)
+        )
+        is not None
     ):
         found = _attributes(attrs)
         role = _ROLES.get(found.get("role", "").lower())
@@ -318,7 +325,7 @@ class _Page:
     def _read(self) -> None:
         text = self.text
         n = len(text)
-        search = _TAG_RE.search
+        tags = _TAG_RE.finditer(text)  # (made again where the scan jumps: a region, a comment)
         names: dict[str, tuple[str, int, bool]] = {}  # a tag's name as written -> _name(it)
         stack: list[str] = []  # open elements of the text (not of boilerplate: it is jumped over)
         content = 0  # open main/article elements
@@ -326,7 +333,7 @@ class _Page:
         separator = ""
         pos = 0
         while pos < n:
-            match = search(text, pos)
+            match = next(tags, None)
             start = n if match is None else match.start()
             if start > pos and not text[pos:start].isspace():
                 if block is None:
@@ -342,16 +349,18 @@ class _Page:
                 comment = match.group(0) == "<!--"
                 close = text.find("-->" if comment else ">", match.end())
                 pos = n if close < 0 else close + (3 if comment else 1)
+                tags = _TAG_RE.finditer(text, pos)
                 continue
             known = names.get(written)
             if known is None:
                 known = names[written] = _name(written)
             name, role, plain = known
-            if rest is not None:
+            if rest:
                 end = match.end()
             else:
                 close = text.find(">", match.end())
                 end = n if close < 0 else close + 1
+                tags = _TAG_RE.finditer(text, end)
             pos = end
             if slash:  # an end tag
                 if stack and stack[-1] == name:
@@ -385,7 +394,7 @@ class _Page:
                     continue
                 attrs = ""
             else:
-                attrs = rest[:-1] if rest is not None else text[match.end() : max(match.end(), end - 1)]
+                attrs = rest[:-1] if rest else text[match.end() : max(match.end(), end - 1)]
             closed = attrs.endswith("/")
             if name == "head" or name in _RAW:
                 stop = _matching_end(text, name, end) if not closed else end
@@ -399,6 +408,7 @@ class _Page:
                     self._region(start, stop, name)
                 block = None
                 pos = stop
+                tags = _TAG_RE.finditer(text, pos)
                 continue
             if name == "a" and "href" in attrs:
                 href = _attributes(attrs).get("href", "")
@@ -414,6 +424,7 @@ class _Page:
                     self._region(start, stop, label)
                     block = None
                     pos = stop
+                    tags = _TAG_RE.finditer(text, pos)
                     continue
             if role == _BLOCK:
                 block = None
