@@ -19,7 +19,7 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from mcpsqueeze.shrink._passages import Reading, matching_units, split_sentences, unusual_units
+from mcpsqueeze.shrink._passages import Reading, Sentences, matching_units, unusual_units
 
 __all__ = ["html_reading", "looks_like_html"]
 
@@ -296,8 +296,7 @@ class _Page:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.regions: list[_Region] = []
-        self.blocks: list[_Block] = []
+        self.items: list[_Block | _Region] = []  # in the order of the text (regions are jumped over)
         self.title = ""
         self.description = ""
         self.links: list[str] = []  # hrefs of the text's own links
@@ -310,7 +309,7 @@ class _Page:
         region.links = len(_LINK_RE.findall(text, start, end))
         region.scripts = len(_SCRIPT_RE.findall(text, start, end))
         region.styles = len(_STYLE_RE.findall(text, start, end))
-        self.regions.append(region)
+        self.items.append(region)
 
     def _head(self, start: int, end: int) -> None:
         text = self.text
@@ -338,7 +337,7 @@ class _Page:
             if start > pos and not text[pos:start].isspace():
                 if block is None:
                     block = _Block(self._kind(stack))
-                    self.blocks.append(block)
+                    self.items.append(block)
                     separator = ""
                 block.segments.append((pos, start, separator if block.segments else ""))
                 separator = ""
@@ -449,19 +448,20 @@ def _clean(raw: str) -> str:
     """Reader text: entities decoded, blanks collapsed."""
     if "&" in raw:
         raw = html.unescape(raw)
+    elif raw.isprintable() and "  " not in raw and raw[:1] != " " and raw[-1:] != " ":
+        return raw  # (no blank but single spaces inside: nothing to collapse)
     return " ".join(raw.split())
 
 
-_PREFIX = {"li": "- ", "dt": "- ", "h1": "# ", "h2": "## ", "h3": "### ", "h4": "#### ", "h5": "##### "}
+# What a block's first line starts with: a list item's dash, a heading's hashes (a heading is one unit).
+_PREFIX = {"li": "- ", "dt": "- ", **{f"h{k}": "#" * k + " " for k in range(1, 7)}}
+_HEADINGS = frozenset(f"h{k}" for k in range(1, 7))
 
 
 def html_reading(text: str, terms: Sequence[str] = ()) -> Reading:
     """A page read as units: its boilerplate (never shown: folded), and the sentences of its text
     blocks; headings first in the plan, then the lead, then every block's first sentence."""
     page = _Page(text)
-    pieces: list[tuple[int, str, object]] = [(r.start, "region", r) for r in page.regions]
-    pieces += [(b.segments[0][0], "block", b) for b in page.blocks]
-    pieces.sort(key=lambda p: p[0])
     starts: list[int] = []
     texts: list[str] = []
     blocks: list[int] = []
@@ -469,37 +469,41 @@ def html_reading(text: str, terms: Sequence[str] = ()) -> Reading:
     prefixes: dict[int, str] = {}
     headings: list[int] = []
     firsts: list[int] = []
-    covered = 0  # the end of the last region: blocks inside it (nested leftovers) are its own
-    for number, (start, kind, item) in enumerate(pieces):
-        if start < covered:
-            continue
-        if kind == "region":
-            assert isinstance(item, _Region)
+    sentences = Sentences(text)
+    for number, item in enumerate(page.items):
+        if type(item) is _Region:
             folds[len(starts)] = _region_label(item)
-            starts.append(start)
+            starts.append(item.start)
             texts.append("")
             blocks.append(-1)
-            covered = max(covered, item.end)
             continue
-        assert isinstance(item, _Block)
-        prefix = _PREFIX.get(item.kind, "###### " if item.kind == "h6" else "")
-        if prefix:
-            prefixes[number] = prefix
+        assert type(item) is _Block
         segments = item.segments
+        start = segments[0][0]
         stop = segments[-1][1]
-        if item.kind.startswith("h") and item.kind[1:].isdigit():
-            title = _reader(text, segments, start, stop)
-            if title:
-                headings.append(len(starts))
-                starts.append(start)
-                texts.append(title)
-                blocks.append(number)
-            continue
+        prefix = _PREFIX.get(item.kind)
+        if prefix is not None:
+            prefixes[number] = prefix
+            if item.kind in _HEADINGS:
+                title = _reader(text, segments, start, stop)
+                if title:
+                    headings.append(len(starts))
+                    starts.append(start)
+                    texts.append(title)
+                    blocks.append(number)
+                continue
         firsts.append(len(starts))
         # sentence starts in the block's text (a segment's own start is no sentence start: tags inside a
         # sentence, a link say, cut it into several segments; a start inside a tag is none either)
-        found = split_sentences(text, start, stop)
-        if len(segments) > 1 and len(found) > 1:
+        found = sentences.split(start, stop)
+        if len(found) == 1:
+            said = _reader(text, segments, start, stop)
+            if said:
+                starts.append(start)
+                texts.append(said)
+                blocks.append(number)
+            continue
+        if len(segments) > 1:
             opens = [a for a, _, _ in segments]
             found = [start] + [p for p in found[1:] if p < segments[bisect_right(opens, p) - 1][1]]
         for a, b in zip(found, [*found[1:], stop], strict=True):
@@ -544,16 +548,21 @@ def html_reading(text: str, terms: Sequence[str] = ()) -> Reading:
 def _reader(text: str, segments: list[tuple[int, int, str]], a: int, b: int) -> str:
     """The reader text of the characters ``a`` to ``b`` of a block made of ``segments``."""
     if len(segments) == 1:
-        start, end, _ = segments[0]
-        return _clean(text[max(start, a) : min(end, b)])
-    parts: list[str] = []
-    for start, end, separator in segments:
-        if end <= a or start >= b:
-            continue
-        if separator and start >= a and parts:
-            parts.append(separator)
-        parts.append(text[max(start, a) : min(end, b)])
-    return _clean("".join(parts))
+        raw = text[a:b]  # (a and b are in its one segment)
+    else:
+        parts: list[str] = []
+        for start, end, separator in segments:
+            if end <= a or start >= b:
+                continue
+            if separator and start >= a and parts:
+                parts.append(separator)
+            parts.append(text[max(start, a) : min(end, b)])
+        raw = "".join(parts)
+    if "&" in raw:
+        raw = html.unescape(raw)
+    elif raw.isprintable() and "  " not in raw and raw[:1] != " " and raw[-1:] != " ":
+        return raw  # (no blank but single spaces inside: nothing to collapse)
+    return " ".join(raw.split())
 
 
 def _region_label(region: _Region) -> str:

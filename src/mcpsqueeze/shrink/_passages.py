@@ -14,7 +14,7 @@ the others into ``[chars A-B folded: ...]``, where A and B are offsets into the 
 from __future__ import annotations
 
 import re
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate
@@ -23,7 +23,7 @@ from mcpsqueeze.shrink._notice import RecoveryHint, render_chars_marker, render_
 from mcpsqueeze.shrink._rank import rank_lines
 from mcpsqueeze.shrink._unusual import MATCHES, SELECTIVE, UNUSUAL, rare_word_scores, standouts
 
-__all__ = ["Reading", "matching_units", "prose_reading", "split_sentences", "unusual_units"]
+__all__ = ["Reading", "Sentences", "matching_units", "prose_reading", "unusual_units"]
 
 _DETAIL = 64  # a marker's words are cut to this many characters
 _MAX_UNIT = 600  # a sentence longer than this is cut at a blank into units of about this size
@@ -218,22 +218,37 @@ def _offer(
     return used
 
 
-def split_sentences(text: str, start: int, end: int) -> list[int]:
-    """Where the sentences of ``text[start:end]`` start (``start`` first): after each sentence end, and
-    in a sentence longer than ``_MAX_UNIT`` at blanks, so that no unit is much longer than that."""
-    starts = [start]
-    for match in _SENTENCE_END_RE.finditer(text, start, end):
-        starts.append(match.end())
-    out: list[int] = []
-    for a, b in zip(starts, [*starts[1:], end], strict=True):
-        out.append(a)
-        while b - a > _MAX_UNIT:
-            cut = text.rfind(" ", a + _MAX_UNIT // 2, a + _MAX_UNIT)
-            if cut < 0:
-                cut = a + _MAX_UNIT
-            out.append(cut + 1)
-            a = cut + 1
-    return [s for k, s in enumerate(out) if k == 0 or s > out[k - 1]]
+class Sentences:
+    """Where the sentences of a text's lines or blocks start. The sentence ends of the whole text are
+    found at once: an end is followed by blanks on its own line and a capital before any tag, so
+    none spans a line end or a tag, and a line's or a block's are those inside its range."""
+
+    __slots__ = ("_ends", "_text")
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._ends = [match.end() for match in _SENTENCE_END_RE.finditer(text)]
+
+    def split(self, start: int, end: int) -> list[int]:
+        """Where the sentences of ``text[start:end]`` start (``start`` first): after each sentence end,
+        and in a sentence longer than ``_MAX_UNIT`` at blanks, so that no unit is much longer."""
+        ends = self._ends
+        lo = bisect_right(ends, start)
+        hi = bisect_left(ends, end, lo)
+        starts = [start, *ends[lo:hi]]
+        if end - start <= _MAX_UNIT:
+            return starts
+        text = self._text
+        out: list[int] = []
+        for a, b in zip(starts, [*starts[1:], end], strict=True):
+            out.append(a)
+            while b - a > _MAX_UNIT:
+                cut = text.rfind(" ", a + _MAX_UNIT // 2, a + _MAX_UNIT)
+                if cut < 0:
+                    cut = a + _MAX_UNIT
+                out.append(cut + 1)
+                a = cut + 1
+        return [s for k, s in enumerate(out) if k == 0 or s > out[k - 1]]
 
 
 def prose_reading(text: str, terms: Sequence[str] = ()) -> Reading:
@@ -244,6 +259,7 @@ def prose_reading(text: str, terms: Sequence[str] = ()) -> Reading:
     blocks: list[int] = []
     headings: list[int] = []
     leads: list[int] = []
+    sentences = Sentences(text)
     at = 0
     for line in text.split("\n"):
         body = line.lstrip(" \t\r")
@@ -258,7 +274,7 @@ def prose_reading(text: str, terms: Sequence[str] = ()) -> Reading:
             else:
                 leads.append(len(starts))
                 stop = at + len(line)
-                found = split_sentences(text, start, stop)
+                found = sentences.split(start, stop)
                 starts += found
                 texts += [text[a:b].strip() for a, b in zip(found, [*found[1:], stop], strict=True)]
                 blocks += [block] * len(found)
