@@ -448,7 +448,7 @@ def _clean(raw: str) -> str:
     """Reader text: entities decoded, blanks collapsed."""
     if "&" in raw:
         raw = html.unescape(raw)
-    elif raw.isprintable() and "  " not in raw and raw[:1] != " " and raw[-1:] != " ":
+    elif raw.isprintable() and "  " not in raw and raw.strip() == raw:
         return raw  # (no blank but single spaces inside: nothing to collapse)
     return " ".join(raw.split())
 
@@ -560,7 +560,7 @@ def _reader(text: str, segments: list[tuple[int, int, str]], a: int, b: int) -> 
         raw = "".join(parts)
     if "&" in raw:
         raw = html.unescape(raw)
-    elif raw.isprintable() and "  " not in raw and raw[:1] != " " and raw[-1:] != " ":
+    elif raw.isprintable() and "  " not in raw and raw.strip() == raw:
         return raw  # (no blank but single spaces inside: nothing to collapse)
     return " ".join(raw.split())
 
