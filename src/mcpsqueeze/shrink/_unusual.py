@@ -100,9 +100,12 @@ def rare_word_scores(texts: Sequence[str]) -> list[float]:
         words = _word_sets(texts[:m])
     once = {w for w, c in df.items() if c == 1 and _long_word(w)}
     twice = {w for w, c in df.items() if c == 2 and _long_word(w)}
-    raw = [len(once.intersection(w)) + 0.5 * len(twice.intersection(w)) for w in words]
+    if twice:
+        raw = [len(once.intersection(w)) + 0.5 * len(twice.intersection(w)) for w in words]
+    else:
+        raw = list(map(float, map(len, map(once.intersection, words))))
     usual = sorted(raw)[m // 2]
-    return [max(0.0, r - usual) for r in raw] + [0.0] * (n - m)
+    return [r - usual if r > usual else 0.0 for r in raw] + [0.0] * (n - m)
 
 
 # Words, in C: the texts joined by line ends, as UTF-8, upper-case ASCII letters lowered and every other
@@ -118,26 +121,49 @@ _REPLACED = 64  # more distinct characters to replace than this: the text is low
 
 def _word_sets(texts: Sequence[str]) -> Iterator[set[bytes]]:
     """Each text's distinct words (runs of letters, lower-cased, as UTF-8), of any length
-    (``_long_word`` tells the words of 3 letters or more)."""
+    (``_long_word`` tells the words of 3 letters or more). Texts of ASCII are read together in one
+    table's pass; the others (often a few) together by the characters they hold."""
+    odd = [i for i, text in enumerate(texts) if not text.isascii()]
+    if not odd:
+        return _ascii_sets(texts)
+    if len(odd) == len(texts):
+        return _other_sets(texts)
+    plain = list(texts)
+    for i in odd:
+        plain[i] = ""
+    found = list(_ascii_sets(plain))
+    for i, words in zip(odd, _other_sets([texts[i] for i in odd]), strict=True):
+        found[i] = words
+    return iter(found)
+
+
+def _joined(texts: Sequence[str]) -> str:
+    """The texts joined by line ends, line ends inside them made blanks."""
     joined = "\n".join(texts)
     if joined.count("\n") != len(texts) - 1:
         joined = "\n".join(text.replace("\n", " ") for text in texts)
+    return joined
+
+
+def _ascii_sets(texts: Sequence[str]) -> Iterator[set[bytes]]:
+    data = _joined(texts).encode("ascii")
+    return map(set, map(bytes.split, data.translate(_LETTERS).split(b"\n")))
+
+
+def _other_sets(texts: Sequence[str]) -> Iterator[set[bytes]]:
+    joined = _joined(texts)
     source = joined
-    data = joined.encode("utf-8", "surrogatepass")
-    if not joined.isascii():
-        if "\u03a3" in joined:  # (a capital sigma lowers by what follows it: the whole text is lowered)
-            source = joined.lower()
-            data = source.encode("utf-8", "surrogatepass")
-        others = set(data.translate(None, _ASCII).decode("utf-8", "surrogatepass"))
-        changes = {char: to for char in others if (to := _letters(char)) != char}
-        if len(changes) > _REPLACED:
-            table = {ord(char): to for char, to in changes.items()}
-            data = source.translate(table).encode("utf-8", "surrogatepass")
-        else:
-            for char, to in changes.items():
-                data = data.replace(
-                    char.encode("utf-8", "surrogatepass"), to.encode("utf-8", "surrogatepass")
-                )
+    if "\u03a3" in joined:  # (a capital sigma lowers by what follows it: the whole text is lowered)
+        source = joined.lower()
+    data = source.encode("utf-8", "surrogatepass")
+    others = set(data.translate(None, _ASCII).decode("utf-8", "surrogatepass"))
+    changes = {char: to for char in others if (to := _letters(char)) != char}
+    if len(changes) > _REPLACED:
+        table = {ord(char): to for char, to in changes.items()}
+        data = source.translate(table).encode("utf-8", "surrogatepass")
+    else:
+        for char, to in changes.items():
+            data = data.replace(char.encode("utf-8", "surrogatepass"), to.encode("utf-8", "surrogatepass"))
     return map(set, map(bytes.split, data.translate(_LETTERS).split(b"\n")))
 
 
