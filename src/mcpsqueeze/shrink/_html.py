@@ -17,7 +17,7 @@ import html
 import re
 from bisect import bisect_right
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from mcpsqueeze.shrink._passages import Reading, Sentences, matching_units, unusual_units
 
@@ -33,10 +33,12 @@ _KNOWN_RE = re.compile(
 # its ">" (group 3; "" when it does not end where it should): quoted values may hold ">", each quote is
 # bounded (a quote left open costs at most that much before the plain ">" is taken instead). The short
 # forms come first: the regex engine tries them before the one that repeats. First of all, a whole
-# element of one block or cell and nothing but text in it (groups 1-2: <p>text</p>, <td>text</td>):
-# the most common piece of a page's text, read in one step.
+# element of one block or cell, with attributes that hold no "<" or ">" or none, and nothing but text
+# in it (groups 1-3: <p>text</p>, <td class="n">text</td>): the most common piece of a page's text,
+# read in one step.
 _TAG_RE = re.compile(
-    r"""<(?:(p|li|dt|dd|div|h[1-6]|td|th)>([^<]*+)</\1>"""
+    r"""<(?:(p|li|dt|dd|div|h[1-6]|td|th)((?:\s(?:[^<>"'/]++|/(?!>)|"[^"<>]{0,4096}"|'[^'<>]{0,4096}')*+)?)>"""
+    r"""([^<]*+)</\1>"""
     r"""|(/?)([A-Za-z][A-Za-z0-9:._-]*+)"""
     r"""(>|[^>"']*+>|[^>"']*+(?:(?:"[^"]{0,4096}"|'[^']{0,4096}')[^>"']*+)*+>|)|!--|[!?])"""
 )
@@ -179,10 +181,10 @@ def looks_like_html(text: str) -> bool:
     return len(found) >= 12 and len({f.lower() for f in found}) >= 3
 
 
-@dataclass(slots=True)
-class _Block:
-    kind: str  # "p", "li", "h2", "tr", ... (the element that opened it)
-    segments: list[tuple[int, int, str]] = field(default_factory=list)  # (start, end, separator before)
+# A block of text (a paragraph, a list item, a table row): the element that opened it ("p", "li", "h2",
+# "tr" ...) and its segments, each (start, end, what stands between it and the one before: "", " ",
+# " | "), the characters of text between its tags.
+_Block = tuple[str, list[tuple[int, int, str]]]
 
 
 @dataclass(slots=True)
@@ -339,24 +341,29 @@ class _Page:
             start = n if match is None else match.start()
             if start > pos and not text[pos:start].isspace():
                 if block is None:
-                    block = _Block(self._kind(stack))
+                    block = (self._kind(stack), [(pos, start, "")])
                     self.items.append(block)
-                    separator = ""
-                block.segments.append((pos, start, separator if block.segments else ""))
+                else:
+                    block[1].append((pos, start, separator))
                 separator = ""
             if match is None:
                 break
-            simple, inside, slash, written, rest = match.groups()
+            simple, attrs, inside, slash, written, rest = match.groups()
             if simple is not None:  # <p>text</p>: its start tag, its text, its end tag
                 pos = match.end()
+                if attrs and (label := _boilerplate(simple, attrs, content > 0)) is not None:
+                    self._region(start, pos, label)
+                    block = None
+                    continue
                 cell = simple in ("td", "th")
                 if inside and not inside.isspace():
+                    at = pos - len(simple) - 3 - len(inside)
                     if block is None or not cell:
-                        block = _Block("tr" if cell else simple)
+                        block = ("tr" if cell else simple, [(at, at + len(inside), "")])
                         self.items.append(block)
                         separator = ""
-                    at = start + len(simple) + 2
-                    block.segments.append((at, at + len(inside), " | " if block.segments else ""))
+                    else:
+                        block[1].append((at, at + len(inside), " | "))
                 if cell:
                     separator = " | "
                 else:
@@ -489,20 +496,19 @@ def html_reading(text: str, terms: Sequence[str] = ()) -> Reading:
     firsts: list[int] = []
     sentences = Sentences(text)
     for number, item in enumerate(page.items):
-        if type(item) is _Region:
+        if isinstance(item, _Region):
             folds[len(starts)] = _region_label(item)
             starts.append(item.start)
             texts.append("")
             blocks.append(-1)
             continue
-        assert type(item) is _Block
-        segments = item.segments
+        kind, segments = item
         start = segments[0][0]
         stop = segments[-1][1]
-        prefix = _PREFIX.get(item.kind)
+        prefix = _PREFIX.get(kind)
         if prefix is not None:
             prefixes[number] = prefix
-            if item.kind in _HEADINGS:
+            if kind in _HEADINGS:
                 title = _reader(text, segments, start, stop)
                 if title:
                     headings.append(len(starts))
