@@ -29,7 +29,7 @@ from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import accumulate, chain, repeat, zip_longest
-from operator import itemgetter, methodcaller
+from operator import itemgetter, methodcaller, sub
 
 from mcpsqueeze.shrink._json import dumps
 from mcpsqueeze.shrink._rank import rank_lines
@@ -202,13 +202,13 @@ def _far_out(column: Sequence[object], numbers: list[float]) -> list[int] | None
     present = sorted(numbers)
     n = len(present)
     median = present[n // 2]
-    deviations = sorted(abs(x - median) for x in present)
+    deviations = sorted(map(abs, map(sub, present, repeat(median))))
     reach = _FAR * 1.4826 * deviations[n // 2]
     low, high = median - reach, median + reach
-    far = bisect_left(present, low) + n - bisect_right(present, high)
-    if not _few(far, n):
+    below, above = bisect_left(present, low), bisect_right(present, high)
+    if not _few(below + n - above, n):
         return None
-    values = {x for x in present if not low <= x <= high}
+    values = {*present[:below], *present[above:]}
     return [i for i, v in enumerate(column) if v is not MISSING and _number(v) in values]
 
 
@@ -254,9 +254,8 @@ def _column_scores(column: Sequence[object]) -> dict[int, float] | None:
     if numbers is not None:
         far = _far_out(column, numbers)
         return None if far is None else dict.fromkeys(far, _STRONG)
-    counts = Counter(column)
-    if len(counts) <= min(_MAX_CATEGORIES, max(12, int(n * _FEW_VALUES))):  # a category
-        once = [k for k, c in counts.items() if c == 1 and k is not MISSING]
+    if len(set(column)) <= min(_MAX_CATEGORIES, max(12, int(n * _FEW_VALUES))):  # a category
+        once = [k for k, c in Counter(column).items() if c == 1 and k is not MISSING]
         return dict.fromkeys(_indexes(column, once), _STRONG) if _few(len(once), n) else None
     texts: Sequence[str] = column if types == {str} else [v if type(v) is str else "" for v in column]  # type: ignore[assignment]
     if sum(map(str.__contains__, texts, repeat(" "))) * 2 < n:
@@ -303,7 +302,9 @@ def unusual_items(items: Sequence[object], terms: Sequence[str] = ()) -> list[in
     kinds = Counter(map(type, items))
     found: list[int] = []
     if kinds[dict] * 2 >= n:
-        records: list[dict[str, object]] = [item if isinstance(item, dict) else {} for item in items]
+        records: Sequence[dict[str, object]] = (
+            items if kinds[dict] == n else [item if isinstance(item, dict) else {} for item in items]  # type: ignore[assignment]
+        )
         names: Counter[str] = Counter(chain.from_iterable(records))
         columns = [list(map(_field(name, count == n), records)) for name, count in names.items()]
         found = standouts(unusual_records(columns, n), UNUSUAL)
@@ -351,10 +352,10 @@ def _arrays(root: object) -> Iterator[list[object]]:
     while stack:
         node = stack.pop()
         if type(node) is dict:
-            stack.extend(v for v in node.values() if type(v) is dict or type(v) is list)
+            stack.extend([v for v in node.values() if type(v) is dict or type(v) is list])
         elif type(node) is list:
             yield node
-            stack.extend(v for v in node[:MAX_ITEMS] if type(v) is dict or type(v) is list)
+            stack.extend([v for v in node[:MAX_ITEMS] if type(v) is dict or type(v) is list])
 
 
 def pins(root: object, terms: Sequence[str] = ()) -> dict[int, list[int]]:
