@@ -181,12 +181,6 @@ def looks_like_html(text: str) -> bool:
     return len(found) >= 12 and len({f.lower() for f in found}) >= 3
 
 
-# A block of text (a paragraph, a list item, a table row): the element that opened it ("p", "li", "h2",
-# "tr" ...) and its segments, each (start, end, what stands between it and the one before: "", " ",
-# " | "), the characters of text between its tags.
-_Block = tuple[str, list[tuple[int, int, str]]]
-
-
 @dataclass(slots=True)
 class _Region:
     start: int
@@ -301,12 +295,21 @@ class _Page:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.items: list[_Block | _Region] = []  # in the order of the text (regions are jumped over)
+        # Regions and blocks of text (a paragraph, a list item, a table row), in the order of the text
+        # (regions are jumped over); a block is its number: the element that opened it ("p", "li",
+        # "h2", "tr" ...) is ``kinds[k]``, its segments (the characters of text between its tags, each
+        # (start, end, what stands between it and the one before: "", " ", " | ")) are
+        # ``segments[firsts[k]:firsts[k + 1]]``. (Flat lists: few objects for the collector to walk.)
+        self.items: list[int | _Region] = []
+        self.kinds: list[str] = []
+        self.firsts: list[int] = []
+        self.segments: list[tuple[int, int, str]] = []
         self.title = ""
         self.description = ""
         self.links: list[str] = []  # hrefs of the text's own links
         self.all_links = len(_LINK_RE.findall(text))
         self._read()
+        self.firsts.append(len(self.segments))
 
     def _region(self, start: int, end: int, label: str) -> None:
         text = self.text
@@ -333,18 +336,22 @@ class _Page:
         names: dict[str, tuple[str, int, bool]] = {}  # a tag's name as written -> _name(it)
         stack: list[str] = []  # open elements of the text (not of boilerplate: it is jumped over)
         content = 0  # open main/article elements
-        block: _Block | None = None
+        block = False  # a block of text is open: text that follows joins it
+        items, kinds, firsts, segments = self.items, self.kinds, self.firsts, self.segments
         separator = ""
         pos = 0
         while pos < n:
             match = next(tags, None)
             start = n if match is None else match.start()
             if start > pos and not text[pos:start].isspace():
-                if block is None:
-                    block = (self._kind(stack), [(pos, start, "")])
-                    self.items.append(block)
+                if not block:
+                    items.append(len(kinds))
+                    kinds.append(self._kind(stack))
+                    firsts.append(len(segments))
+                    segments.append((pos, start, ""))
+                    block = True
                 else:
-                    block[1].append((pos, start, separator))
+                    segments.append((pos, start, separator))
                 separator = ""
             if match is None:
                 break
@@ -353,21 +360,24 @@ class _Page:
                 pos = match.end()
                 if attrs and (label := _boilerplate(simple, attrs, content > 0)) is not None:
                     self._region(start, pos, label)
-                    block = None
+                    block = False
                     continue
                 cell = simple in ("td", "th")
                 if inside and not inside.isspace():
                     at = pos - len(simple) - 3 - len(inside)
-                    if block is None or not cell:
-                        block = ("tr" if cell else simple, [(at, at + len(inside), "")])
-                        self.items.append(block)
+                    if not block or not cell:
+                        items.append(len(kinds))
+                        kinds.append("tr" if cell else simple)
+                        firsts.append(len(segments))
+                        segments.append((at, at + len(inside), ""))
+                        block = True
                         separator = ""
                     else:
-                        block[1].append((at, at + len(inside), " | "))
+                        segments.append((at, at + len(inside), " | "))
                 if cell:
                     separator = " | "
                 else:
-                    block = None
+                    block = False
                 continue
             if written is None:  # a comment, <!DOCTYPE ...>, <?xml ...?>
                 comment = match.group(0) == "<!--"
@@ -395,7 +405,7 @@ class _Page:
                             del stack[k:]
                             break
                 if role == _BLOCK:
-                    block = None
+                    block = False
                     if content and name in _CONTENT:
                         content -= 1
                 elif role == _CELL:
@@ -406,7 +416,7 @@ class _Page:
             if rest == ">":  # <p>: no attributes
                 if plain:
                     if role == _BLOCK:
-                        block = None
+                        block = False
                         if name in _CONTENT:
                             content += 1
                     elif role == _CELL:
@@ -430,7 +440,7 @@ class _Page:
                     self._region(start, stop, "title")
                 else:
                     self._region(start, stop, name)
-                block = None
+                block = False
                 pos = stop
                 tags = _TAG_RE.finditer(text, pos)
                 continue
@@ -446,12 +456,12 @@ class _Page:
                 stop = _matching_end(text, name, end)
                 if stop is not None:
                     self._region(start, stop, label)
-                    block = None
+                    block = False
                     pos = stop
                     tags = _TAG_RE.finditer(text, pos)
                     continue
             if role == _BLOCK:
-                block = None
+                block = False
                 if name in _CONTENT:
                     content += 1
             elif role == _CELL:
@@ -495,6 +505,7 @@ def html_reading(text: str, terms: Sequence[str] = ()) -> Reading:
     headings: list[int] = []
     firsts: list[int] = []
     sentences = Sentences(text)
+    kinds, bounds, all_segments = page.kinds, page.firsts, page.segments
     for number, item in enumerate(page.items):
         if isinstance(item, _Region):
             folds[len(starts)] = _region_label(item)
@@ -502,9 +513,15 @@ def html_reading(text: str, terms: Sequence[str] = ()) -> Reading:
             texts.append("")
             blocks.append(-1)
             continue
-        kind, segments = item
-        start = segments[0][0]
-        stop = segments[-1][1]
+        kind = kinds[item]
+        first, after = bounds[item], bounds[item + 1]
+        if after - first == 1:
+            start, stop, _ = all_segments[first]
+            segments = None  # (its text is text[start:stop], tags left out of none)
+        else:
+            segments = all_segments[first:after]
+            start = segments[0][0]
+            stop = segments[-1][1]
         prefix = _PREFIX.get(kind)
         if prefix is not None:
             prefixes[number] = prefix
@@ -527,7 +544,7 @@ def html_reading(text: str, terms: Sequence[str] = ()) -> Reading:
                 texts.append(said)
                 blocks.append(number)
             continue
-        if len(segments) > 1:
+        if segments is not None:
             opens = [a for a, _, _ in segments]
             found = [start] + [p for p in found[1:] if p < segments[bisect_right(opens, p) - 1][1]]
         for a, b in zip(found, [*found[1:], stop], strict=True):
@@ -569,10 +586,11 @@ def html_reading(text: str, terms: Sequence[str] = ()) -> Reading:
     )
 
 
-def _reader(text: str, segments: list[tuple[int, int, str]], a: int, b: int) -> str:
-    """The reader text of the characters ``a`` to ``b`` of a block made of ``segments``."""
-    if len(segments) == 1:
-        raw = text[a:b]  # (a and b are in its one segment)
+def _reader(text: str, segments: list[tuple[int, int, str]] | None, a: int, b: int) -> str:
+    """The reader text of the characters ``a`` to ``b`` of a block made of ``segments`` (None: of
+    one segment, where ``a`` and ``b`` are)."""
+    if segments is None:
+        raw = text[a:b]
     else:
         parts: list[str] = []
         for start, end, separator in segments:
