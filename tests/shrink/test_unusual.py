@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 import random
+import re
+from collections import Counter
+from itertools import chain
 from pathlib import Path
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from outlines import rebuild
 
@@ -62,6 +65,21 @@ def test_a_field_only_one_record_has_stands_out() -> None:
     items: list[object] = [{"id": i, "name": f"n{i}"} for i in range(50)]
     items[31] = {"id": 31, "name": "n31", "suspension_reason": "chargeback"}
     assert unusual_items(items) == [31]
+
+
+_SCRIPTS = "abcXYZ_019 .,'-\u00e9\u00c4\u00df\u0130\u0131\ufb01\u00bd\u0663\u6771\u0307\u00a0\u2019\u2014\u03a3\u03c3\u01c5\ud800"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(alphabet=_SCRIPTS, max_size=30), min_size=8, max_size=30))
+@example(["ab\u03a3 x", "ab\u03c3 y"] + ["zz"] * 6)  # a final capital sigma lowers to a sigma of its own
+@example(["\u2014".join(chr(c) for c in range(0x2000, 0x2100)) + " caf\u00e9 x", "caf\u00e9"] + ["q"] * 6)
+def test_rare_words_are_runs_of_three_letters_or_more_lowered_in_any_script(texts: list[str]) -> None:
+    words = [set(re.findall(r"[^\W\d_]{3,}", text.lower())) for text in texts]
+    used = Counter(chain.from_iterable(words))
+    raw = [sum(1.0 if used[w] == 1 else 0.5 if used[w] == 2 else 0.0 for w in ws) for ws in words]
+    usual = sorted(raw)[len(raw) // 2]
+    assert rare_word_scores(texts) == [max(0.0, r - usual) for r in raw]
 
 
 def test_identical_siblings_have_no_standout() -> None:

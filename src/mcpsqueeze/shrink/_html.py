@@ -17,9 +17,9 @@ import html
 import re
 from bisect import bisect_right
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from mcpsqueeze.shrink._passages import Reading, Unit, matching_units, split_sentences, unusual_units
+from mcpsqueeze.shrink._passages import Reading, Sentences, matching_units, unusual_units
 
 __all__ = ["html_reading", "looks_like_html"]
 
@@ -29,10 +29,19 @@ _KNOWN_RE = re.compile(
     r"|nav|img|br|header|footer|main|form|input|button)\b",
     re.IGNORECASE,
 )
-_TAG_START_RE = re.compile(r"<(?:(/?)([A-Za-z][A-Za-z0-9:._-]*)(>)?|!--|[!?])")  # (3: a bare tag's end)
-# The rest of a tag to its ">": quoted values may hold ">", each quote is bounded (a quote left open
-# costs at most that much before the plain ">" is taken instead).
-_TAG_REST_RE = re.compile(r"""[^>"']*+(?:(?:"[^"]{0,4096}"|'[^']{0,4096}')[^>"']*+)*+>""")
+# A tag: its start (a comment, a doctype, an end tag, a start tag and its name), and the rest of it to
+# its ">" (group 3; "" when it does not end where it should): quoted values may hold ">", each quote is
+# bounded (a quote left open costs at most that much before the plain ">" is taken instead). The short
+# forms come first: the regex engine tries them before the one that repeats. First of all, a whole
+# element of one block or cell, with attributes that hold no "<" or ">" or none, and nothing but text
+# in it (groups 1-3: <p>text</p>, <td class="n">text</td>): the most common piece of a page's text,
+# read in one step.
+_TAG_RE = re.compile(
+    r"""<(?:(p|li|dt|dd|div|h[1-6]|td|th)((?:\s(?:[^<>"'/]++|/(?!>)|"[^"<>]{0,4096}"|'[^'<>]{0,4096}')*+)?)>"""
+    r"""([^<]*+)</\1>"""
+    r"""|(/?)([A-Za-z][A-Za-z0-9:._-]*+)"""
+    r"""(>|[^>"']*+>|[^>"']*+(?:(?:"[^"]{0,4096}"|'[^']{0,4096}')[^>"']*+)*+>|)|!--|[!?])"""
+)
 _ATTR_RE = re.compile(r"""([A-Za-z_:][-A-Za-z0-9_:.]*)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+)))?""")
 _CLOSERS: dict[str, re.Pattern[str]] = {}
 
@@ -112,12 +121,18 @@ _ROLES = {
     "search": "search",
     "dialog": "dialog",
 }
-_CLASS_WORDS_RE = re.compile(
-    r"(?:^|[\s_-])(nav|navbar|navigation|menu|footer|sidebar|cookies?|consent|banner|breadcrumbs?|crumbs"
-    r"|share|sharing|social|promo|advert|ads?|related|newsletter|subscribe|modal|popup|toolbar|skip"
-    r"|pagination|pager|actions|signature|sig|masthead|topbar|widget|edit|editsection)(?=$|[\s_-])",
-    re.IGNORECASE,
+_CLASS_WORDS = (
+    "nav|navbar|navigation|menu|footer|sidebar|cookies?|consent|banner|breadcrumbs?|crumbs|share|sharing"
+    "|social|promo|advert|ads?|related|newsletter|subscribe|modal|popup|toolbar|skip|pagination|pager"
+    "|actions|signature|sig|masthead|topbar|widget|edit|editsection"
 )
+_CLASS_WORDS_RE = re.compile(rf"(?:^|[\s_-])({_CLASS_WORDS})(?=$|[\s_-])", re.IGNORECASE)
+# What a tag's attributes must hold, somewhere, for it to open boilerplate by them (a quick look before
+# they are parsed: a role, hidden, a style, a class or id word with what may stand around a value);
+# ASCII attributes are lowered and looked at case by case (the caseless regex is much slower).
+_MAYBE_BOILERPLATE = rf"role|hidden|display|[\s_\-\"'=](?:{_CLASS_WORDS})(?=$|[\s_\-\"'=<>`/])"
+_MAYBE_BOILERPLATE_RE = re.compile(_MAYBE_BOILERPLATE, re.IGNORECASE)
+_MAYBE_BOILERPLATE_ASCII_RE = re.compile(_MAYBE_BOILERPLATE)
 _CONTENT = frozenset(("main", "article"))
 # Elements inside a run of text: their tags join the words around them as they are; any other tag
 # between two pieces of text (a span, a div, a cell) puts a blank between them.
@@ -167,12 +182,6 @@ def looks_like_html(text: str) -> bool:
 
 
 @dataclass(slots=True)
-class _Block:
-    kind: str  # "p", "li", "h2", "tr", ... (the element that opened it)
-    segments: list[tuple[int, int, str]] = field(default_factory=list)  # (start, end, separator before)
-
-
-@dataclass(slots=True)
 class _Region:
     start: int
     label: str
@@ -187,6 +196,27 @@ def _closer(name: str) -> re.Pattern[str]:
     if pattern is None:
         pattern = _CLOSERS[name] = re.compile(rf"</{name}[\s/>]", re.IGNORECASE)
     return pattern
+
+
+_OTHER, _BLOCK, _CELL, _INLINE_ROLE = range(4)  # what a tag does to the text around it
+
+
+def _name(written: str) -> tuple[str, int, bool]:
+    """A tag's name as written: (its name, lower-cased; what it does to the text around it: ends a
+    block, puts a cell's " | " or a blank between pieces of text, or nothing; whether, without
+    attributes, it can open nothing but itself: no head, raw text or boilerplate)."""
+    name = written.lower()
+    role = (
+        _BLOCK
+        if name in _BLOCKS
+        else _CELL
+        if name in ("td", "th")
+        else _INLINE_ROLE
+        if name in _INLINE
+        else _OTHER
+    )
+    plain = name != "head" and name not in _RAW and name not in _BOILERPLATE_NAMES
+    return name, role, plain
 
 
 def _attributes(raw: str) -> dict[str, str]:
@@ -204,8 +234,15 @@ def _boilerplate(name: str, attrs: str, inside_content: bool) -> str | None:
     label = _BOILERPLATE_NAMES.get(name)
     if label is not None and not (inside_content and name in ("header", "footer")):
         return label
-    if attrs and (
-        "class" in attrs or "id" in attrs or "role" in attrs or "hidden" in attrs or "style" in attrs
+    if (
+        attrs
+        and ("class" in attrs or "id" in attrs or "role" in attrs or "hidden" in attrs or "style" in attrs)
+        and (
+            _MAYBE_BOILERPLATE_ASCII_RE.search(attrs.lower())
+            if attrs.isascii()
+            else _MAYBE_BOILERPLATE_RE.search(attrs)
+        )
+        is not None
     ):
         found = _attributes(attrs)
         role = _ROLES.get(found.get("role", "").lower())
@@ -258,13 +295,21 @@ class _Page:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.regions: list[_Region] = []
-        self.blocks: list[_Block] = []
+        # Regions and blocks of text (a paragraph, a list item, a table row), in the order of the text
+        # (regions are jumped over); a block is its number: the element that opened it ("p", "li",
+        # "h2", "tr" ...) is ``kinds[k]``, its segments (the characters of text between its tags, each
+        # (start, end, what stands between it and the one before: "", " ", " | ")) are
+        # ``segments[firsts[k]:firsts[k + 1]]``. (Flat lists: few objects for the collector to walk.)
+        self.items: list[int | _Region] = []
+        self.kinds: list[str] = []
+        self.firsts: list[int] = []
+        self.segments: list[tuple[int, int, str]] = []
         self.title = ""
         self.description = ""
         self.links: list[str] = []  # hrefs of the text's own links
         self.all_links = len(_LINK_RE.findall(text))
         self._read()
+        self.firsts.append(len(self.segments))
 
     def _region(self, start: int, end: int, label: str) -> None:
         text = self.text
@@ -272,7 +317,7 @@ class _Page:
         region.links = len(_LINK_RE.findall(text, start, end))
         region.scripts = len(_SCRIPT_RE.findall(text, start, end))
         region.styles = len(_STYLE_RE.findall(text, start, end))
-        self.regions.append(region)
+        self.items.append(region)
 
     def _head(self, start: int, end: int) -> None:
         text = self.text
@@ -287,54 +332,103 @@ class _Page:
     def _read(self) -> None:
         text = self.text
         n = len(text)
-        search = _TAG_START_RE.search
-        rest = _TAG_REST_RE.match
+        tags = _TAG_RE.finditer(text)  # (made again where the scan jumps: a region, a comment)
+        names: dict[str, tuple[str, int, bool]] = {}  # a tag's name as written -> _name(it)
         stack: list[str] = []  # open elements of the text (not of boilerplate: it is jumped over)
         content = 0  # open main/article elements
-        block: _Block | None = None
+        block = False  # a block of text is open: text that follows joins it
+        items, kinds, firsts, segments = self.items, self.kinds, self.firsts, self.segments
         separator = ""
         pos = 0
         while pos < n:
-            match = search(text, pos)
+            match = next(tags, None)
             start = n if match is None else match.start()
             if start > pos and not text[pos:start].isspace():
-                if block is None:
-                    block = _Block(self._kind(stack))
-                    self.blocks.append(block)
-                    separator = ""
-                block.segments.append((pos, start, separator if block.segments else ""))
+                if not block:
+                    items.append(len(kinds))
+                    kinds.append(self._kind(stack))
+                    firsts.append(len(segments))
+                    segments.append((pos, start, ""))
+                    block = True
+                else:
+                    segments.append((pos, start, separator))
                 separator = ""
             if match is None:
                 break
-            name = match.group(2)
-            if name is None:  # a comment, <!DOCTYPE ...>, <?xml ...?>
-                close = text.find("-->" if match.group(0) == "<!--" else ">", match.end())
-                pos = n if close < 0 else close + (3 if match.group(0) == "<!--" else 1)
+            simple, attrs, inside, slash, written, rest = match.groups()
+            if simple is not None:  # <p>text</p>: its start tag, its text, its end tag
+                pos = match.end()
+                if attrs and (label := _boilerplate(simple, attrs, content > 0)) is not None:
+                    self._region(start, pos, label)
+                    block = False
+                    continue
+                cell = simple in ("td", "th")
+                if inside and not inside.isspace():
+                    at = pos - len(simple) - 3 - len(inside)
+                    if not block or not cell:
+                        items.append(len(kinds))
+                        kinds.append("tr" if cell else simple)
+                        firsts.append(len(segments))
+                        segments.append((at, at + len(inside), ""))
+                        block = True
+                        separator = ""
+                    else:
+                        segments.append((at, at + len(inside), " | "))
+                if cell:
+                    separator = " | "
+                else:
+                    block = False
                 continue
-            if match.group(3):  # <p>, </p>: no attributes
+            if written is None:  # a comment, <!DOCTYPE ...>, <?xml ...?>
+                comment = match.group(0) == "<!--"
+                close = text.find("-->" if comment else ">", match.end())
+                pos = n if close < 0 else close + (3 if comment else 1)
+                tags = _TAG_RE.finditer(text, pos)
+                continue
+            known = names.get(written)
+            if known is None:
+                known = names[written] = _name(written)
+            name, role, plain = known
+            if rest:
                 end = match.end()
-            elif (found := rest(text, match.end())) is not None:
-                end = found.end()
             else:
                 close = text.find(">", match.end())
                 end = n if close < 0 else close + 1
-            name = name.lower()
+                tags = _TAG_RE.finditer(text, end)
             pos = end
-            if match.group(1):  # an end tag
-                for k in range(len(stack) - 1, max(-1, len(stack) - 12), -1):
-                    if stack[k] == name:
-                        del stack[k:]
-                        break
-                if name in _CONTENT:
-                    content = max(0, content - 1)
-                if name in _BLOCKS:
-                    block = None
-                elif name in ("td", "th"):
+            if slash:  # an end tag
+                if stack and stack[-1] == name:
+                    stack.pop()
+                else:
+                    for k in range(len(stack) - 2, max(-1, len(stack) - 12), -1):
+                        if stack[k] == name:
+                            del stack[k:]
+                            break
+                if role == _BLOCK:
+                    block = False
+                    if content and name in _CONTENT:
+                        content -= 1
+                elif role == _CELL:
                     separator = " | "
-                elif name not in _INLINE:
+                elif role == _OTHER:
                     separator = separator or " "
                 continue
-            attrs = "" if match.group(3) else text[match.end() : max(match.end(), end - 1)]
+            if rest == ">":  # <p>: no attributes
+                if plain:
+                    if role == _BLOCK:
+                        block = False
+                        if name in _CONTENT:
+                            content += 1
+                    elif role == _CELL:
+                        separator = " | "
+                    elif role == _OTHER:
+                        separator = separator or " "
+                    if name not in _VOID:
+                        stack.append(name)
+                    continue
+                attrs = ""
+            else:
+                attrs = rest[:-1] if rest else text[match.end() : max(match.end(), end - 1)]
             closed = attrs.endswith("/")
             if name == "head" or name in _RAW:
                 stop = _matching_end(text, name, end) if not closed else end
@@ -346,8 +440,9 @@ class _Page:
                     self._region(start, stop, "title")
                 else:
                     self._region(start, stop, name)
-                block = None
+                block = False
                 pos = stop
+                tags = _TAG_RE.finditer(text, pos)
                 continue
             if name == "a" and "href" in attrs:
                 href = _attributes(attrs).get("href", "")
@@ -361,16 +456,17 @@ class _Page:
                 stop = _matching_end(text, name, end)
                 if stop is not None:
                     self._region(start, stop, label)
-                    block = None
+                    block = False
                     pos = stop
+                    tags = _TAG_RE.finditer(text, pos)
                     continue
-            if name in _BLOCKS:
-                block = None
+            if role == _BLOCK:
+                block = False
                 if name in _CONTENT:
                     content += 1
-            elif name in ("td", "th"):
+            elif role == _CELL:
                 separator = " | "
-            elif name not in _INLINE:
+            elif role == _OTHER:
                 separator = separator or " "
             if name not in _VOID and not closed:
                 stack.append(name)
@@ -387,60 +483,86 @@ def _clean(raw: str) -> str:
     """Reader text: entities decoded, blanks collapsed."""
     if "&" in raw:
         raw = html.unescape(raw)
+    elif raw.isprintable() and "  " not in raw and raw.strip() == raw:
+        return raw  # (no blank but single spaces inside: nothing to collapse)
     return " ".join(raw.split())
 
 
-_PREFIX = {"li": "- ", "dt": "- ", "h1": "# ", "h2": "## ", "h3": "### ", "h4": "#### ", "h5": "##### "}
+# What a block's first line starts with: a list item's dash, a heading's hashes (a heading is one unit).
+_PREFIX = {"li": "- ", "dt": "- ", **{f"h{k}": "#" * k + " " for k in range(1, 7)}}
+_HEADINGS = frozenset(f"h{k}" for k in range(1, 7))
 
 
 def html_reading(text: str, terms: Sequence[str] = ()) -> Reading:
     """A page read as units: its boilerplate (never shown: folded), and the sentences of its text
     blocks; headings first in the plan, then the lead, then every block's first sentence."""
     page = _Page(text)
-    pieces: list[tuple[int, str, object]] = [(r.start, "region", r) for r in page.regions]
-    pieces += [(b.segments[0][0], "block", b) for b in page.blocks]
-    pieces.sort(key=lambda p: p[0])
-    units: list[Unit] = []
+    starts: list[int] = []
+    texts: list[str] = []
+    blocks: list[int] = []
+    folds: dict[int, str] = {}
+    prefixes: dict[int, str] = {}
     headings: list[int] = []
     firsts: list[int] = []
-    covered = 0  # the end of the last region: blocks inside it (nested leftovers) are its own
-    for number, (start, kind, item) in enumerate(pieces):
-        if start < covered:
+    sentences = Sentences(text)
+    kinds, bounds, all_segments = page.kinds, page.firsts, page.segments
+    for number, item in enumerate(page.items):
+        if isinstance(item, _Region):
+            folds[len(starts)] = _region_label(item)
+            starts.append(item.start)
+            texts.append("")
+            blocks.append(-1)
             continue
-        if kind == "region":
-            assert isinstance(item, _Region)
-            units.append(Unit(start, "", -1, _region_label(item)))
-            covered = max(covered, item.end)
-            continue
-        assert isinstance(item, _Block)
-        prefix = _PREFIX.get(item.kind, "###### " if item.kind == "h6" else "")
-        if item.kind.startswith("h") and item.kind[1:].isdigit():
-            title = _reader(text, item.segments, start, item.segments[-1][1])
-            if title:
-                headings.append(len(units))
-                units.append(Unit(start, title, number, prefix=prefix))
-            continue
-        firsts.append(len(units))
+        kind = kinds[item]
+        first, after = bounds[item], bounds[item + 1]
+        if after - first == 1:
+            start, stop, _ = all_segments[first]
+            segments = None  # (its text is text[start:stop], tags left out of none)
+        else:
+            segments = all_segments[first:after]
+            start = segments[0][0]
+            stop = segments[-1][1]
+        prefix = _PREFIX.get(kind)
+        if prefix is not None:
+            prefixes[number] = prefix
+            if kind in _HEADINGS:
+                title = _reader(text, segments, start, stop)
+                if title:
+                    headings.append(len(starts))
+                    starts.append(start)
+                    texts.append(title)
+                    blocks.append(number)
+                continue
+        firsts.append(len(starts))
         # sentence starts in the block's text (a segment's own start is no sentence start: tags inside a
         # sentence, a link say, cut it into several segments; a start inside a tag is none either)
-        segments = item.segments
-        stop = segments[-1][1]
-        starts = split_sentences(text, start, stop)
-        if len(segments) > 1 and len(starts) > 1:
-            opens = [a for a, _, _ in segments]
-            starts = [start] + [p for p in starts[1:] if p < segments[bisect_right(opens, p) - 1][1]]
-        ends = [*starts[1:], stop]
-        for a, b in zip(starts, ends, strict=True):
-            said = _reader(text, item.segments, a, b)
+        found = sentences.split(start, stop)
+        if len(found) == 1:
+            said = _reader(text, segments, start, stop)
             if said:
-                units.append(Unit(a, said, number, prefix=prefix, joined=not text[a - 1].isspace()))
-    if not units or units[0].start > 0:
-        units.insert(0, Unit(0, "", -1))  # (the doctype and the tags before the first unit)
+                starts.append(start)
+                texts.append(said)
+                blocks.append(number)
+            continue
+        if segments is not None:
+            opens = [a for a, _, _ in segments]
+            found = [start] + [p for p in found[1:] if p < segments[bisect_right(opens, p) - 1][1]]
+        for a, b in zip(found, [*found[1:], stop], strict=True):
+            said = _reader(text, segments, a, b)
+            if said:
+                starts.append(a)
+                texts.append(said)
+                blocks.append(number)
+    if not starts or starts[0] > 0:  # (the doctype and the tags before the first unit)
+        starts.insert(0, 0)
+        texts.insert(0, "")
+        blocks.insert(0, -1)
         headings = [h + 1 for h in headings]
         firsts = [f + 1 for f in firsts]
-    shown = [i for i, u in enumerate(units) if u.text]
-    unusual = unusual_units(units)
-    matching = matching_units(units, terms)
+        folds = {i + 1: label for i, label in folds.items()}
+    shown = [i for i, said in enumerate(texts) if said]
+    unusual = unusual_units(texts)
+    matching = matching_units(texts, terms)
     lead = "".join(
         f"{name}: {value}\n"
         for name, value in (("title", page.title), ("description", page.description))
@@ -448,8 +570,13 @@ def html_reading(text: str, terms: Sequence[str] = ()) -> Reading:
     )
     return Reading(
         "HTML page",
-        units,
+        text,
+        starts,
+        texts,
+        blocks,
         len(text),
+        folds=folds,
+        prefixes=prefixes,
         tiers=[headings, matching, unusual, shown[:3], firsts],
         fill=shown,
         value=[*headings, *matching, *unusual, *shown[:3]],
@@ -459,19 +586,25 @@ def html_reading(text: str, terms: Sequence[str] = ()) -> Reading:
     )
 
 
-def _reader(text: str, segments: list[tuple[int, int, str]], a: int, b: int) -> str:
-    """The reader text of the characters ``a`` to ``b`` of a block made of ``segments``."""
-    if len(segments) == 1:
-        start, end, _ = segments[0]
-        return _clean(text[max(start, a) : min(end, b)])
-    parts: list[str] = []
-    for start, end, separator in segments:
-        if end <= a or start >= b:
-            continue
-        if separator and start >= a and parts:
-            parts.append(separator)
-        parts.append(text[max(start, a) : min(end, b)])
-    return _clean("".join(parts))
+def _reader(text: str, segments: list[tuple[int, int, str]] | None, a: int, b: int) -> str:
+    """The reader text of the characters ``a`` to ``b`` of a block made of ``segments`` (None: of
+    one segment, where ``a`` and ``b`` are)."""
+    if segments is None:
+        raw = text[a:b]
+    else:
+        parts: list[str] = []
+        for start, end, separator in segments:
+            if end <= a or start >= b:
+                continue
+            if separator and start >= a and parts:
+                parts.append(separator)
+            parts.append(text[max(start, a) : min(end, b)])
+        raw = "".join(parts)
+    if "&" in raw:
+        raw = html.unescape(raw)
+    elif raw.isprintable() and "  " not in raw and raw.strip() == raw:
+        return raw  # (no blank but single spaces inside: nothing to collapse)
+    return " ".join(raw.split())
 
 
 def _region_label(region: _Region) -> str:

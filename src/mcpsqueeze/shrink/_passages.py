@@ -14,14 +14,16 @@ the others into ``[chars A-B folded: ...]``, where A and B are offsets into the 
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import accumulate
 
 from mcpsqueeze.shrink._notice import RecoveryHint, render_chars_marker, render_passages_header
 from mcpsqueeze.shrink._rank import rank_lines
 from mcpsqueeze.shrink._unusual import MATCHES, SELECTIVE, UNUSUAL, rare_word_scores, standouts
 
-__all__ = ["Reading", "Unit", "matching_units", "prose_reading", "split_sentences", "unusual_units"]
+__all__ = ["Reading", "Sentences", "matching_units", "prose_reading", "unusual_units"]
 
 _DETAIL = 64  # a marker's words are cut to this many characters
 _MAX_UNIT = 600  # a sentence longer than this is cut at a blank into units of about this size
@@ -29,47 +31,47 @@ _HEADING_RE = re.compile(r"#{1,6}[ \t]+\S")
 # A sentence ends at . ! or ? (closing quotes and brackets after it), then blanks, then what starts a
 # sentence: a capital, a digit, a quote or a bracket.
 _SENTENCE_END_RE = re.compile(r"[.!?][\"'\u2019\u201d)\]]*[ \t]+(?=[\"'\u2018\u201c(\[]?[A-Z0-9])")
-
-
-@dataclass(slots=True)
-class Unit:
-    """One piece of the text: its characters run from ``start`` to the next unit's start."""
-
-    start: int
-    text: str  # what it shows (no line end); "" when it is never shown (a page's boilerplate)
-    block: int  # units of one block (a paragraph, a list item, a table row) share a line when shown
-    fold: str = ""  # what a marker says of it when it is folded; "" for ordinary text
-    prefix: str = ""  # shown before its block's first shown unit: "# " for a heading, "- " for an item
-    joined: bool = False  # it follows the unit before it with no blank between (a long word cut)
+_ASCII_END_RE = re.compile(rb"\.[\"')\]]*[ \t]+(?=[\"'(\[]?[A-Z0-9])")  # (ASCII: "!" and "?" read as ".")
+_STOPS = bytes.maketrans(b"!?", b"..")
 
 
 @dataclass
 class Reading:
-    """A text read as units, with the plan of which to show first."""
+    """A text read as units, with the plan of which to show first.
+
+    A unit's characters run from its start to the next unit's start; it shows its text ("" when it is
+    never shown: a page's boilerplate, which says ``folds[i]`` in a marker instead). Units of one block
+    (a paragraph, a list item, a table row) share a line when shown, led by the block's prefix ("# " for
+    a heading, "- " for an item); blocks are numbered in the order of the text."""
 
     label: str  # the header's words for it: "HTML page"
-    units: list[Unit]
+    source: str  # the text read (a unit that follows a character which is no blank is shown joined to it)
+    starts: list[int]
+    texts: list[str]
+    blocks: list[int]
     end: int  # the text's length
+    folds: dict[int, str] = field(default_factory=dict)  # unit -> what a marker says of it (boilerplate)
+    prefixes: dict[int, str] = field(default_factory=dict)  # block -> shown before its first shown unit
     tiers: list[list[int]] = field(default_factory=list)  # unit indexes, best first
     fill: list[int] = field(default_factory=list)  # shown only while the preview is small
     value: list[int] = field(default_factory=list)  # units whose room the size by value counts
     lead: str = ""  # shown right under the header, whatever is kept (a page's title)
     tail: str = ""  # shown at the end (a page's links)
     how: str = ""  # how the shown text stands for its characters: "shown as its text (tags left out)"
+    _sums: _Sums | None = None
 
     def goal(self, support: int, header: int) -> int:
         """The characters this preview is worth: header, lead and tail, the valued units with a marker
         each, and ``support`` characters of what explains them."""
         marker = len(render_chars_marker(self.end, self.end, "x" * 24)) + 1
-        units = self.units
+        texts = self.texts
         total = header + len(self.lead) + len(self.tail) + support
-        return min(total + sum(len(units[i].text) + 2 + marker for i in set(self.value)), self.end)
+        return min(total + sum(len(texts[i]) + 2 + marker for i in set(self.value)), self.end)
 
     def pack(self, target: int, hint: RecoveryHint, *, first: int = 0, soft: int | None = None) -> str | None:
         """The preview in at most ``target`` characters (fill only while under ``soft``), or None when
         not even the header and the markers fit. ``first`` is the text's offset in the original."""
-        units = self.units
-        n = len(units)
+        n = len(self.starts)
         if n == 0:
             return None
         edge = first + self.end
@@ -79,7 +81,7 @@ class Reading:
         avail = target - fixed
         if avail < 2 * marker_room:
             return None
-        costs = [len(u.text) + len(u.prefix) + 1 if u.text else -1 for u in units]
+        costs = self.sums().costs
         limit = avail
         fill_limit = avail if soft is None else min(avail, soft - fixed)
         for _attempt in range(4):
@@ -99,33 +101,38 @@ class Reading:
             fill_limit = min(fill_limit, limit)
         return None
 
+    def sums(self) -> _Sums:
+        """The running sums that cost a run of units and describe it in a few steps (made once)."""
+        if self._sums is None:
+            self._sums = _Sums(self)
+        return self._sums
+
     def _render(self, kept: bytearray, first: int) -> tuple[str, tuple[int, int] | None]:
         """The kept units, one line per block, and a marker for each run of the others (a short run is
         shown instead when all of it can be); and the first marker's (offset, length)."""
-        units = self.units
-        n = len(units)
+        starts, texts, blocks, source = self.starts, self.texts, self.blocks, self.source
+        sums = self.sums()
+        n = len(starts)
         out: list[str] = []
         block = -1
         example: tuple[int, int] | None = None
         i = 0
         while i < n:
             if kept[i]:
-                unit = units[i]
-                if unit.block == block and out:
-                    out.append(unit.text if unit.joined else " " + unit.text)
+                if blocks[i] == block and out:
+                    out.append(texts[i] if not source[starts[i] - 1].isspace() else " " + texts[i])
                 else:
                     if out:
                         out.append("\n")
-                    out.append(unit.prefix + unit.text)
-                    block = unit.block
+                    block = blocks[i]
+                    out.append(self.prefixes.get(block, "") + texts[i])
                 i += 1
                 continue
             j = kept.find(1, i)
             j = n if j < 0 else j
-            start, end = units[i].start, units[j].start if j < n else self.end
+            start, end = starts[i], starts[j] if j < n else self.end
             marker = render_chars_marker(first + start, first + end, self.describe(i, j)[:_DETAIL])
-            run = units[i:j]
-            if all(u.text for u in run) and sum(len(u.text) + 1 for u in run) <= len(marker):
+            if sums.empty[j] == sums.empty[i] and sums.chars[j] - sums.chars[i] <= len(marker):
                 kept[i:j] = b"\x01" * (j - i)  # a short run costs less shown than marked
                 continue
             if out:
@@ -142,25 +149,54 @@ class Reading:
     def describe(self, a: int, b: int) -> str:
         """What the units ``a`` to ``b - 1`` hold: their boilerplate, then how many sentences (units of
         text), and in how many paragraphs (blocks) when more than one."""
-        labels: dict[str, None] = {}
-        blocks: set[int] = set()
-        sentences = 0
-        for unit in self.units[a:b]:
-            if unit.fold:
-                labels.setdefault(unit.fold, None)
-            elif unit.text:
-                blocks.add(unit.block)
-                sentences += 1
+        sums = self.sums()
+        folds = sums.folded
+        labels = dict.fromkeys(self.folds[i] for i in folds[bisect_left(folds, a) : bisect_left(folds, b)])
+        sentences = (b - a) - (sums.empty[b] - sums.empty[a])
         words = list(labels)
         if sentences:
+            # (blocks are numbered in order: a run's blocks are those its units start, and the block of
+            # its first unit of text when that unit does not start one)
+            blocks = sums.opens[b] - sums.opens[a]
+            shown = sums.shown
+            k = shown[bisect_left(shown, a)]
+            blocks += not (sums.opens[k + 1] - sums.opens[k])
             said = "1 sentence" if sentences == 1 else f"{sentences} sentences"
-            words.insert(0, said + (f" in {len(blocks)} paragraphs" if len(blocks) > 1 else ""))
-        shown = "; ".join(words)
-        while len(shown) > _DETAIL and len(words) > 1:  # the last labels give way to how many there are
+            words.insert(0, said + (f" in {blocks} paragraphs" if blocks > 1 else ""))
+        shown_words = "; ".join(words)
+        while len(shown_words) > _DETAIL and len(words) > 1:  # the last labels give way to how many
             words.pop()
             dropped = len(labels) - (len(words) - bool(sentences))
-            shown = "; ".join(words) + f"; {dropped} more"
-        return shown
+            shown_words = "; ".join(words) + f"; {dropped} more"
+        return shown_words
+
+
+class _Sums:
+    """Per unit, what a run of units sums to, as running sums (a run ``a`` to ``b`` is ``x[b] - x[a]``):
+    units that show nothing, characters shown (each with a blank), units of text that start a block; and
+    the indexes of the units of text and of boilerplate, and each unit's cost when shown."""
+
+    __slots__ = ("chars", "costs", "empty", "folded", "opens", "shown")
+
+    def __init__(self, reading: Reading) -> None:
+        texts, blocks = reading.texts, reading.blocks
+        lengths = list(map(len, texts))
+        self.shown = [i for i, size in enumerate(lengths) if size]
+        self.folded = sorted(reading.folds)
+        self.empty = [0, *accumulate(not size for size in lengths)]
+        self.chars = [0, *accumulate(size + 1 if size else 0 for size in lengths)]
+        opening = [0] * len(texts)
+        last = None
+        for i in self.shown:
+            if blocks[i] != last:
+                opening[i] = 1
+                last = blocks[i]
+        self.opens = [0, *accumulate(opening)]
+        prefixes = reading.prefixes
+        self.costs = [size + 1 if size else -1 for size in lengths]
+        if prefixes:
+            for i in self.shown:
+                self.costs[i] += len(prefixes.get(blocks[i], ""))
 
 
 def _offer(
@@ -184,82 +220,112 @@ def _offer(
     return used
 
 
-def split_sentences(text: str, start: int, end: int) -> list[int]:
-    """Where the sentences of ``text[start:end]`` start (``start`` first): after each sentence end, and
-    in a sentence longer than ``_MAX_UNIT`` at blanks, so that no unit is much longer than that."""
-    starts = [start]
-    for match in _SENTENCE_END_RE.finditer(text, start, end):
-        starts.append(match.end())
-    out: list[int] = []
-    for a, b in zip(starts, [*starts[1:], end], strict=True):
-        out.append(a)
-        while b - a > _MAX_UNIT:
-            cut = text.rfind(" ", a + _MAX_UNIT // 2, a + _MAX_UNIT)
-            if cut < 0:
-                cut = a + _MAX_UNIT
-            out.append(cut + 1)
-            a = cut + 1
-    return [s for k, s in enumerate(out) if k == 0 or s > out[k - 1]]
+class Sentences:
+    """Where the sentences of a text's lines or blocks start. The sentence ends of the whole text are
+    found at once: an end is followed by blanks on its own line and a capital before any tag, so
+    none spans a line end or a tag, and a line's or a block's are those inside its range. (In ASCII
+    text, ``!`` and ``?`` are read as ``.`` in a copy of its bytes: a regex that starts with one
+    character finds it much faster than one of three.)"""
+
+    __slots__ = ("_ends", "_next", "_text")
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        if text.isascii():
+            read = _ASCII_END_RE.finditer(text.encode("ascii").translate(_STOPS))
+            self._ends = [match.end() for match in read]
+        else:
+            self._ends = [match.end() for match in _SENTENCE_END_RE.finditer(text)]
+        self._ends.append(len(text) + 1)  # (past any range)
+        self._next = 0  # where the last range's ends stopped: ranges are mostly asked in order
+
+    def split(self, start: int, end: int) -> list[int]:
+        """Where the sentences of ``text[start:end]`` start (``start`` first): after each sentence end,
+        and in a sentence longer than ``_MAX_UNIT`` at blanks, so that no unit is much longer."""
+        ends = self._ends
+        lo = self._next
+        if ends[lo] <= start or (lo and ends[lo - 1] > start):
+            lo = bisect_right(ends, start)
+        if ends[lo] >= end:
+            self._next = lo
+            starts = [start]
+        else:
+            hi = self._next = bisect_left(ends, end, lo)
+            starts = [start, *ends[lo:hi]]
+        if end - start <= _MAX_UNIT:
+            return starts
+        text = self._text
+        out: list[int] = []
+        for a, b in zip(starts, [*starts[1:], end], strict=True):
+            out.append(a)
+            while b - a > _MAX_UNIT:
+                cut = text.rfind(" ", a + _MAX_UNIT // 2, a + _MAX_UNIT)
+                if cut < 0:
+                    cut = a + _MAX_UNIT
+                out.append(cut + 1)
+                a = cut + 1
+        return [s for k, s in enumerate(out) if k == 0 or s > out[k - 1]]
 
 
 def prose_reading(text: str, terms: Sequence[str] = ()) -> Reading:
     """Plain text read as units: each line a block (a Markdown heading its own unit), each block's
     sentences. Shown text is the characters themselves, blanks at the ends left out."""
-    units: list[Unit] = []
-    at = 0
-    block = 0
-    n = len(text)
+    starts: list[int] = []
+    texts: list[str] = []
+    blocks: list[int] = []
     headings: list[int] = []
     leads: list[int] = []
-    while at < n:
-        nl = text.find("\n", at)
-        stop = n if nl < 0 else nl
-        line_start = at
-        while line_start < stop and text[line_start] in " \t\r":
-            line_start += 1
-        if line_start < stop:
-            if _HEADING_RE.match(text, line_start):
-                headings.append(len(units))
-                units.append(Unit(line_start, text[line_start:stop].strip(), block))
+    sentences = Sentences(text)
+    at = 0
+    for line in text.split("\n"):
+        body = line.lstrip(" \t\r")
+        if body:
+            start = at + len(line) - len(body)
+            block = len(headings) + len(leads)
+            if body[0] == "#" and _HEADING_RE.match(body):
+                headings.append(len(starts))
+                starts.append(start)
+                texts.append(body.strip())
+                blocks.append(block)
             else:
-                leads.append(len(units))
-                for s in split_sentences(text, line_start, stop):
-                    units.append(Unit(s, "", block))
-            block += 1
-        at = stop + 1
-    if not units:
-        return Reading("Text", [], n)
-    units[0].start = 0
-    for k, unit in enumerate(units):
-        if not unit.text:
-            stop = units[k + 1].start if k + 1 < len(units) else n
-            unit.text = text[unit.start : stop].strip()
-            unit.joined = k > 0 and not text[unit.start - 1].isspace()
-    everything = [i for i, u in enumerate(units) if u.text]
-    unusual = unusual_units(units)
-    matching = matching_units(units, terms)
+                leads.append(len(starts))
+                stop = at + len(line)
+                found = sentences.split(start, stop)
+                starts += found
+                texts += [text[a:b].strip() for a, b in zip(found, [*found[1:], stop], strict=True)]
+                blocks += [block] * len(found)
+        at += len(line) + 1
+    if not starts:
+        return Reading("Text", text, [], [], [], len(text))
+    starts[0] = 0
+    everything = [i for i, shown in enumerate(texts) if shown]
+    unusual = unusual_units(texts)
+    matching = matching_units(texts, terms)
     return Reading(
         "Text",
-        units,
-        n,
+        text,
+        starts,
+        texts,
+        blocks,
+        len(text),
         tiers=[headings, matching, unusual, everything[:2], leads],
         fill=everything,
         value=[*headings, *matching, *unusual, *everything[:2]],
     )
 
 
-def unusual_units(units: list[Unit]) -> list[int]:
-    """The text units (sentences) that stand out from the others by their words, best first."""
-    shown = [i for i, u in enumerate(units) if u.text and not u.fold]
-    scores = rare_word_scores([units[i].text for i in shown])
+def unusual_units(texts: list[str]) -> list[int]:
+    """The units of text (sentences) that stand out from the others by their words, best first."""
+    shown = [i for i, text in enumerate(texts) if text]
+    scores = rare_word_scores([texts[i] for i in shown])
     return [shown[k] for k in standouts(scores, UNUSUAL)]
 
 
-def matching_units(units: list[Unit], terms: Sequence[str]) -> list[int]:
-    """The text units the call's own words match best (BM25, ``_rank``; a word in more than a
+def matching_units(texts: list[str], terms: Sequence[str]) -> list[int]:
+    """The units of text the call's own words match best (BM25, ``_rank``; a word in more than a
     quarter of them is left out), at most ``MATCHES``."""
     if not terms:
         return []
-    shown = [i for i, u in enumerate(units) if u.text]
-    texts = [units[i].text + "\n" for i in shown]
-    return [shown[k] for k in rank_lines(texts, terms, limit=MATCHES, share=SELECTIVE)]
+    shown = [i for i, text in enumerate(texts) if text]
+    lines = [texts[i] + "\n" for i in shown]
+    return [shown[k] for k in rank_lines(lines, terms, limit=MATCHES, share=SELECTIVE)]

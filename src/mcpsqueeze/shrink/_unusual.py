@@ -18,7 +18,7 @@ of their siblings' usual one are returned, best first.
 Deterministic and linear: one pass to count (``Counter``, set intersections: C), one to score. And
 bounded where a preview's time per MB must stay what it was: a JSON array's first ``MAX_ITEMS`` items
 are compared (the packing itself looks at only a few hundred of a long array), and a column's free
-text only up to ``_TEXT_CHARS`` (its words are counted in Python).
+text only up to ``_TEXT_CHARS`` (every word of it is an object to count).
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ import re
 from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from itertools import chain, repeat, zip_longest
-from operator import itemgetter, methodcaller
+from itertools import accumulate, chain, repeat, zip_longest
+from operator import itemgetter, methodcaller, sub
 
 from mcpsqueeze._jsonbytes import dumps_text
 from mcpsqueeze.shrink._rank import rank_lines
@@ -55,14 +55,13 @@ MATCHES = 8
 #: words of a path the call read, say) tells none of them apart.
 SELECTIVE = 0.25
 
-_WORD_RE = re.compile(r"[^\W\d_]{3,}")
 _STANDOUT = 2.0  # a unit stands out with this much more than its siblings' usual score
 _STRONG = 3.0  # what a value seen once, a number far out or a field of its own adds
 _FAR = 8.0  # a number this many median absolute deviations from its column's median is far out
 _FEW_VALUES = 0.1  # a column with at most this share of distinct values (or 12) is a category ...
 _MAX_CATEGORIES = 200  # ... and never with more distinct values than this
 _MIN_SIBLINGS = 8
-_WORDS_CHARS = 4 * 1024 * 1024  # the texts compared for rare words (their words are counted in Python)
+_WORDS_CHARS = 4 * 1024 * 1024  # the texts compared for rare words (each word is an object to count)
 _KEPT_SETS = 20_000  # units whose word sets are held at once; more are counted in two passes
 _TEXT_CHARS = 32 * 1024  # a column of free text longer than this is not searched for rare words ...
 _PROSE_CHARS = 48  # ... nor one whose values are shorter than this on average
@@ -90,26 +89,91 @@ def rare_word_scores(texts: Sequence[str]) -> list[float]:
     n = len(texts)
     if n < _MIN_SIBLINGS:
         return [0.0] * n
-    total, m = 0, 0
-    for text in texts:
-        total += len(text)
-        if total > _WORDS_CHARS:
-            break
-        m += 1
+    m = bisect_right(list(accumulate(map(len, texts))), _WORDS_CHARS)
     if m < _MIN_SIBLINGS:
         return [0.0] * n
-    findall = _WORD_RE.findall
     if m <= _KEPT_SETS:
-        words: Iterable[set[str]] = [set(findall(text.lower())) for text in texts[:m]]
+        words: Iterable[set[bytes]] = list(_word_sets(texts[:m]))
         df = Counter(chain.from_iterable(words))
     else:  # (many units: their word sets are made twice rather than all held at once)
-        df = Counter(chain.from_iterable(set(findall(text.lower())) for text in texts[:m]))
-        words = (set(findall(text.lower())) for text in texts[:m])
-    once = {w for w, c in df.items() if c == 1}
-    twice = {w for w, c in df.items() if c == 2}
-    raw = [len(once.intersection(w)) + 0.5 * len(twice.intersection(w)) for w in words]
+        df = Counter(chain.from_iterable(_word_sets(texts[:m])))
+        words = _word_sets(texts[:m])
+    once = {w for w, c in df.items() if c == 1 and _long_word(w)}
+    twice = {w for w, c in df.items() if c == 2 and _long_word(w)}
+    if twice:
+        raw = [len(once.intersection(w)) + 0.5 * len(twice.intersection(w)) for w in words]
+    else:
+        raw = list(map(float, map(len, map(once.intersection, words))))
     usual = sorted(raw)[m // 2]
-    return [max(0.0, r - usual) for r in raw] + [0.0] * (n - m)
+    return [r - usual if r > usual else 0.0 for r in raw] + [0.0] * (n - m)
+
+
+# Words, in C: the texts joined by line ends, as UTF-8, upper-case ASCII letters lowered and every other
+# byte that is not a letter made a blank by one table, after the few distinct characters that are not
+# ASCII were lowered or made blanks one by one (the regular expression's letters, as ``str.lower``).
+_LETTERS = bytes(c if chr(c).isalpha() or c >= 0x80 or c == 0x0A else 0x20 for c in range(256)).translate(
+    bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ", b"abcdefghijklmnopqrstuvwxyz")
+)
+_ASCII = bytes(range(0x80))
+_LETTER_RE = re.compile(r"[^\W\d_]")
+_REPLACED = 64  # more distinct characters to replace than this: the text is lowered and read at once
+
+
+def _word_sets(texts: Sequence[str]) -> Iterator[set[bytes]]:
+    """Each text's distinct words (runs of letters, lower-cased, as UTF-8), of any length
+    (``_long_word`` tells the words of 3 letters or more). Texts of ASCII are read together in one
+    table's pass; the others (often a few) together by the characters they hold."""
+    odd = [i for i, text in enumerate(texts) if not text.isascii()]
+    if not odd:
+        return _ascii_sets(texts)
+    if len(odd) == len(texts):
+        return _other_sets(texts)
+    plain = list(texts)
+    for i in odd:
+        plain[i] = ""
+    found = list(_ascii_sets(plain))
+    for i, words in zip(odd, _other_sets([texts[i] for i in odd]), strict=True):
+        found[i] = words
+    return iter(found)
+
+
+def _joined(texts: Sequence[str]) -> str:
+    """The texts joined by line ends, line ends inside them made blanks."""
+    joined = "\n".join(texts)
+    if joined.count("\n") != len(texts) - 1:
+        joined = "\n".join(text.replace("\n", " ") for text in texts)
+    return joined
+
+
+def _ascii_sets(texts: Sequence[str]) -> Iterator[set[bytes]]:
+    data = _joined(texts).encode("ascii")
+    return map(set, map(bytes.split, data.translate(_LETTERS).split(b"\n")))
+
+
+def _other_sets(texts: Sequence[str]) -> Iterator[set[bytes]]:
+    joined = _joined(texts)
+    source = joined
+    if "\u03a3" in joined:  # (a capital sigma lowers by what follows it: the whole text is lowered)
+        source = joined.lower()
+    data = source.encode("utf-8", "surrogatepass")
+    others = set(data.translate(None, _ASCII).decode("utf-8", "surrogatepass"))
+    changes = {char: to for char in others if (to := _letters(char)) != char}
+    if len(changes) > _REPLACED:
+        table = {ord(char): to for char, to in changes.items()}
+        data = source.translate(table).encode("utf-8", "surrogatepass")
+    else:
+        for char, to in changes.items():
+            data = data.replace(char.encode("utf-8", "surrogatepass"), to.encode("utf-8", "surrogatepass"))
+    return map(set, map(bytes.split, data.translate(_LETTERS).split(b"\n")))
+
+
+def _letters(char: str) -> str:
+    """A character as the words see it: lower-cased, what is not a letter a blank."""
+    return "".join(c if _LETTER_RE.match(c) else " " for c in char.lower())
+
+
+def _long_word(word: bytes) -> bool:
+    return len(word) >= 3 and (word.isascii() or len(word.decode("utf-8", "surrogatepass")) >= 3)
 
 
 def standouts(scores: Sequence[float] | dict[int, float], most: int) -> list[int]:
@@ -138,13 +202,13 @@ def _far_out(column: Sequence[object], numbers: list[float]) -> list[int] | None
     present = sorted(numbers)
     n = len(present)
     median = present[n // 2]
-    deviations = sorted(abs(x - median) for x in present)
+    deviations = sorted(map(abs, map(sub, present, repeat(median))))
     reach = _FAR * 1.4826 * deviations[n // 2]
     low, high = median - reach, median + reach
-    far = bisect_left(present, low) + n - bisect_right(present, high)
-    if not _few(far, n):
+    below, above = bisect_left(present, low), bisect_right(present, high)
+    if not _few(below + n - above, n):
         return None
-    values = {x for x in present if not low <= x <= high}
+    values = {*present[:below], *present[above:]}
     return [i for i, v in enumerate(column) if v is not MISSING and _number(v) in values]
 
 
@@ -190,16 +254,15 @@ def _column_scores(column: Sequence[object]) -> dict[int, float] | None:
     if numbers is not None:
         far = _far_out(column, numbers)
         return None if far is None else dict.fromkeys(far, _STRONG)
-    counts = Counter(column)
-    if len(counts) <= min(_MAX_CATEGORIES, max(12, int(n * _FEW_VALUES))):  # a category
-        once = [k for k, c in counts.items() if c == 1 and k is not MISSING]
+    if len(set(column)) <= min(_MAX_CATEGORIES, max(12, int(n * _FEW_VALUES))):  # a category
+        once = [k for k, c in Counter(column).items() if c == 1 and k is not MISSING]
         return dict.fromkeys(_indexes(column, once), _STRONG) if _few(len(once), n) else None
     texts: Sequence[str] = column if types == {str} else [v if type(v) is str else "" for v in column]  # type: ignore[assignment]
     if sum(map(str.__contains__, texts, repeat(" "))) * 2 < n:
         return None  # ids, names, dates: every value its own, none telling
     size = sum(map(len, texts))
     if size > _TEXT_CHARS or size < _PROSE_CHARS * n:
-        # (words are counted in Python: bounded, so that a big result's preview stays quick; and only
+        # (every word is an object to count: bounded, so that a big result's preview stays quick; and only
         # where values are sentences, notes or snippets: short ones, titles and labels, tell little
         # by their words, and what is odd among them is a value seen once)
         return None
@@ -239,7 +302,9 @@ def unusual_items(items: Sequence[object], terms: Sequence[str] = ()) -> list[in
     kinds = Counter(map(type, items))
     found: list[int] = []
     if kinds[dict] * 2 >= n:
-        records: list[dict[str, object]] = [item if isinstance(item, dict) else {} for item in items]
+        records: Sequence[dict[str, object]] = (
+            items if kinds[dict] == n else [item if isinstance(item, dict) else {} for item in items]  # type: ignore[assignment]
+        )
         names: Counter[str] = Counter(chain.from_iterable(records))
         columns = [list(map(_field(name, count == n), records)) for name, count in names.items()]
         found = standouts(unusual_records(columns, n), UNUSUAL)
@@ -287,10 +352,10 @@ def _arrays(root: object) -> Iterator[list[object]]:
     while stack:
         node = stack.pop()
         if type(node) is dict:
-            stack.extend(v for v in node.values() if type(v) is dict or type(v) is list)
+            stack.extend([v for v in node.values() if type(v) is dict or type(v) is list])
         elif type(node) is list:
             yield node
-            stack.extend(v for v in node[:MAX_ITEMS] if type(v) is dict or type(v) is list)
+            stack.extend([v for v in node[:MAX_ITEMS] if type(v) is dict or type(v) is list])
 
 
 def pins(root: object, terms: Sequence[str] = ()) -> dict[int, list[int]]:
