@@ -377,3 +377,61 @@ async def test_over_stateless_http_full_answers_and_errors_fit_the_client_as_ove
     assert cut(seen(page, profile), profile) == seen(page, profile) and text == file_text(2000)
     assert error["isError"] is True and error["content"][0]["text"].startswith("[mcpsqueeze]")
     assert cut(seen(error, profile), profile) == seen(error, profile)
+
+
+def many_tools(path: Path) -> list[str]:
+    """A backend of 400 tools (and one whose description alone is 40,000 characters), for
+    `raw_tools_backend`: its command."""
+    tools = [
+        {
+            "name": f"tool_{i}",
+            "description": f"Does the work of step {i} of the build, for every target. " + "More. " * 40,
+            "inputSchema": {"type": "object", "properties": {"target": {"type": "string"}}},
+        }
+        for i in range(400)
+    ]
+    tools.append({"name": "huge", "description": "Explains. " * 4_000, "inputSchema": {"type": "object"}})
+    path.write_text(json.dumps(tools))
+    return [sys.executable, str(FIXTURES / "raw_tools_backend.py"), str(path)]
+
+
+def compressed_answers(over: Any) -> list[dict[str, Any]]:
+    """The compressed frontend's own answers (the listing of tools, a schema) a session asks for."""
+    return [over("raw_list_tools", {}), over("raw_get_tool_schema", {"tool_name": "huge"})]
+
+
+def check_fitted(answers: list[dict[str, Any]], profile: ClientProfile) -> None:
+    for answer in answers:
+        text = seen(answer, profile)
+        assert cut(text, profile) == text and text.startswith("[mcpsqueeze]"), text[:300]
+
+
+def test_the_compressed_frontends_own_answers_fit_the_client_over_stdio(tmp_path: Path) -> None:
+    args = ["--recovery-dir", str(tmp_path / "rec"), "--compress-tools", "max", "--name", "raw"]
+    with MemoryWrap(args, target=many_tools(tmp_path / "tools.json")) as client:
+        client.initialize(client="codex-mcp-client")
+        client.result("tools/list")
+        check_fitted(compressed_answers(client.call), BY_NAME["codex"])
+
+
+@pytest.mark.anyio
+async def test_the_compressed_frontends_own_answers_fit_the_client_over_stateless_http(
+    tmp_path: Path,
+) -> None:
+    from mcp import Client
+    from mcp_types import Implementation
+    from test_wrap_http import http_proxy_in_process
+
+    extra = ("--compress-tools", "max", "--name", "raw")
+    with http_proxy_in_process(tmp_path, *many_tools(tmp_path / "tools.json"), extra=extra) as (url, _):
+        codex = Implementation(name="codex-mcp-client", version="1")
+        async with Client(url, mode="2026-07-28", client_info=codex) as client:
+            await client.list_tools()
+            answers = [
+                (await client.call_tool(name, arguments)).model_dump(by_alias=True, exclude_none=True)
+                for name, arguments in (
+                    ("raw_list_tools", {}),
+                    ("raw_get_tool_schema", {"tool_name": "huge"}),
+                )
+            ]
+    check_fitted(answers, BY_NAME["codex"])
