@@ -132,6 +132,8 @@ class ClientProfile:
     sources: Mapping[str, str] = field(default_factory=dict)
     # ClientLimits for calls whose model the client names (prefixes of the model's name), when they differ
     model_limits: tuple[tuple[tuple[str, ...], ClientLimits], ...] = ()
+    # the largest error result (`isError`) it keeps whole, when it cuts errors shorter than `limits`
+    error_limits: ClientLimits | None = None
 
     @property
     def shows_structured(self) -> bool:
@@ -162,6 +164,19 @@ class ClientProfile:
                 return replace(self, limits=limits)
         return self
 
+    def for_error(self) -> ClientProfile:
+        """This profile for an error result (``isError``): its error limits, when it has its own."""
+        return self if self.error_limits is None else replace(self, limits=self.error_limits)
+
+    def kept_whole(self) -> str:
+        """What it keeps whole, in words (the docs' table)."""
+        kept = self.limits.describe()
+        if self.per == "block" and self.limits != ClientLimits():
+            kept += " per text block"
+        if self.error_limits is not None:
+            kept += f" (an error: {self.error_limits.describe()})"
+        return kept
+
     def describe(self) -> str:
         """One line for the log and `mcpsqueeze config`: what the model sees and what is kept whole."""
         seen = {
@@ -173,6 +188,8 @@ class ClientProfile:
             return f"its model sees {seen}; no limit of its is known, so results are sized as for any client"
         kept = self.limits.describe()
         per = " per text block" if self.per == "block" else " per result"
+        if self.error_limits is not None:
+            per += f" ({self.error_limits.describe()} of an error)"
         cut = {
             "file": "saves the rest to a file",
             "middle": "cuts out the middle",
@@ -201,6 +218,7 @@ PROFILES: tuple[ClientProfile, ...] = (
         cut="file",
         reads_max_result_size=True,
         validates_output_schema=None,
+        error_limits=ClientLimits(chars=11_000),
         sources={
             "clientInfo.name": "the initialize it sends (clientInfo {name: claude-code}); " + _CLAUDE,
             "model sees": "anthropics/claude-code#79944, #55677; " + _CLAUDE,
@@ -566,15 +584,12 @@ def profiles_markdown() -> str:
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for p in PROFILES:
-        kept = p.limits.describe() + (
-            " per text block" if p.per == "block" and p.limits != ClientLimits() else ""
-        )
         cells = [
             f"`{p.name}`",
             p.title,
             ", ".join(f"`{n}`" for n in p.names),
             _SHOWS[p.shows],
-            kept,
+            p.kept_whole(),
             p.cut,
             "yes" if p.reads_max_result_size else "no",
             _CHECKS[p.validates_output_schema],

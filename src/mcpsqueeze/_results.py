@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-__all__ = ["Result", "text_blocks", "text_chars", "text_of"]
+__all__ = ["Result", "duplicates_text", "text_blocks", "text_chars", "text_of"]
 
 Result = dict[str, Any]
 
@@ -41,3 +42,19 @@ def text_chars(result: Result) -> int:
             if isinstance(text, str):
                 size += len(text)
     return size
+
+
+def duplicates_text(result: Result) -> bool:
+    """Whether the result's structuredContent repeats its text: the same JSON value, or an object whose
+    one member is the text itself (`{"content": text}` of server-filesystem, `{"result": text}` of
+    MCPServer's `-> str` tools)."""
+    if "structuredContent" not in result:
+        return False
+    structured = result["structuredContent"]
+    text = text_of(result)
+    if isinstance(structured, dict) and len(structured) == 1 and next(iter(structured.values())) == text:
+        return True
+    try:
+        return bool(json.loads(text) == structured)
+    except (ValueError, RecursionError):
+        return False

@@ -9,7 +9,19 @@ from typing import Any
 
 import pytest
 
-from mcpsqueeze.core._full import CallsShown, Shown, call_key, listed_entry, may_run_again, not_run_again
+from mcpsqueeze._clients import PROFILES, ClientProfile
+from mcpsqueeze._results import text_of
+from mcpsqueeze._voice import McpVoice
+from mcpsqueeze.core import DEFAULT_PAGE_SIZE, RecoverRequest, recover
+from mcpsqueeze.core._full import (
+    CallsShown,
+    Shown,
+    call_key,
+    full_page_note,
+    listed_entry,
+    may_run_again,
+    not_run_again,
+)
 from mcpsqueeze.core._pipeline import Call, Pipeline
 from mcpsqueeze.core._reshape import ProjectStage
 from mcpsqueeze.core._stages import DedupStage, ShrinkStage, Workers
@@ -214,3 +226,122 @@ async def test_full_answers_from_the_files_when_memory_no_longer_holds_the_origi
     await steps.present(call(2, n=2), big_result(300))  # memory now holds only this one
     answer = await steps.full(call(3, full=True, n=1), Catalog(WRITES))
     assert answer is not None and answer[0] == big_result()
+
+
+CODEX = next(p for p in PROFILES if p.name == "codex")
+CLAUDE_CODE = next(p for p in PROFILES if p.name == "claude-code")
+
+
+def as_client(c: Call, client: ClientProfile) -> Call:
+    c.client = client
+    return c
+
+
+async def follow(store: RecoveryStore, page: dict[str, Any], client: ClientProfile) -> list[dict[str, Any]]:
+    """The recover tool's pages a `full` page names, followed to the last, as an agent follows them."""
+    fit = client.answer_limits(client.declared_size(DEFAULT_PAGE_SIZE))
+    pages, arguments = [], page["_meta"].get("mcpsqueeze/next")
+    while arguments:
+        pages.append(recover(store, RecoverRequest.parse(arguments), DEFAULT_PAGE_SIZE, fit))
+        arguments = pages[-1]["_meta"].get("mcpsqueeze/next")
+    return pages
+
+
+@pytest.mark.parametrize("client", [CODEX, CLAUDE_CODE], ids=["codex", "claude-code"])
+async def test_a_full_answer_larger_than_the_client_keeps_is_its_first_page_and_the_rest_follows_exactly(
+    store: RecoveryStore, client: ClientProfile
+) -> None:
+    steps = conversation(store)
+    original = big_result(800)
+    await steps.present(as_client(call(1, a=1), client), original)
+    answer = await steps.full(as_client(call(2, full=True, a=1), client), Catalog(WRITES))
+    assert answer is not None
+    page, outcome = answer
+    assert outcome.action == "full" and len(page["content"]) == 1
+    note, chunk = page["content"][0]["text"].split("\n", 1)
+    pages = page["_meta"]["mcpsqueeze/page"]["pages"]
+    assert note.startswith(f"[mcpsqueeze] full: the original of this call is {len(text_of(original)):,}")
+    assert f"page 1 of {pages}" in note and outcome.response_id in note
+    assert client.answer_limits().fits(page["content"][0]["text"])
+    rest = await follow(store, page, client)
+    assert 1 + len(rest) == pages and all(client.answer_limits(200_000).fits(text_of(p)) for p in rest)
+    assert chunk + "".join(p["content"][0]["text"] for p in rest) == text_of(original)
+
+
+async def test_a_full_answer_the_client_keeps_whole_and_any_without_a_profile_is_the_original(
+    store: RecoveryStore,
+) -> None:
+    steps = conversation(store)
+    await steps.present(call(1, a=1), big_result())
+    assert (await steps.full(call(2, full=True, a=1), Catalog(WRITES)) or ({},))[0] == big_result()
+    await steps.present(as_client(call(3, a=2), CODEX), big_result(50))  # shrunk, yet Codex keeps it whole
+    small = await steps.full(as_client(call(4, full=True, a=2), CODEX), Catalog(WRITES))
+    assert small is not None and small[0] == big_result(50)
+
+
+async def test_a_full_call_that_ran_again_keeps_its_original_before_showing_its_first_page(
+    store: RecoveryStore,
+) -> None:
+    steps = conversation(store)
+    assert await steps.full(as_client(call(1, "read", full=True), CODEX), Catalog(READS)) is None
+    page, outcome = await steps.present(as_client(call(1, "read", full=True), CODEX), big_result())
+    assert (
+        outcome.response_id is not None and page["_meta"]["truncation"]["response_id"] == outcome.response_id
+    )
+    assert json.loads(store.get(outcome.response_id)) == big_result()
+    assert page["content"][0]["text"].split("\n", 1)[1] in text_of(big_result())
+
+
+async def test_a_full_answer_whose_text_repeats_its_structured_content_is_its_text_alone() -> None:
+    text = "x\n" * 4_500  # Codex keeps its 9,000 bytes, not the 13,500 of its JSON (each newline escaped)
+    result = {"content": [{"type": "text", "text": text}], "structuredContent": {"result": text}}
+    wider = {**result, "structuredContent": {"result": text, "lines": list(range(2_000))}}
+    stored = RecoveryStore(MemoryCache(), None)
+    page, _ = await conversation(stored).present(as_client(call(1, "read", full=True), CODEX), dict(result))
+    assert "structuredContent" not in page and page["content"][0]["text"].endswith("\n" + text)
+    assert page["_meta"]["mcpsqueeze/page"]["pages"] == 1 and "left out" in page["content"][0]["text"]
+    kept, _ = await conversation(stored).present(as_client(call(1, "read", full=True), CODEX), wider)
+    assert kept == wider  # its text alone would not be what the model sees
+
+
+def test_the_note_of_a_full_page_is_pinned_by_its_golden_file() -> None:
+    voice = McpVoice()
+    texts = [
+        full_page_note("Codex CLI", 200_000, 10_400, 18, voice.call("0" * 32, window=(10_400, 189_600))),
+        full_page_note("Claude Code", 30_000, 21_500, 2, voice.call("0" * 32, window=(21_500, 8_500))),
+        full_page_note("Codex CLI", 9_001, 9_001, 1, None),
+    ]
+    assert_golden(GOLDEN / "full_first_page.txt", "\n\n".join(texts) + "\n")
+
+
+def long_error(lines: int = 1_500) -> dict[str, Any]:
+    trace = "".join(f'  File "app/module_{i}.py", line {i}, in handler_{i}\n' for i in range(lines))
+    return {
+        "content": [{"type": "text", "text": f"Traceback (most recent call last):\n{trace}"}],
+        "isError": True,
+    }
+
+
+async def test_an_error_longer_than_the_client_keeps_is_shrunk_its_hint_first_and_still_an_error(
+    store: RecoveryStore,
+) -> None:
+    steps = conversation(store)
+    error = long_error(300)  # more than Claude Code keeps of an error, less than of any other result
+    shown, outcome = await steps.present(as_client(call(1, "read"), CLAUDE_CODE), error)
+    assert shown["isError"] is True and outcome.action == "shrink" and len(shown["content"]) == 1
+    assert shown["content"][0]["text"].startswith("[mcpsqueeze]")
+    assert outcome.response_id in shown["content"][0]["text"][:500]
+    assert len(text_of(shown)) <= 11_000 * 0.9 < len(text_of(error)) < 22_500
+    assert json.loads(store.get(outcome.response_id)) == error
+    _, repeated = await steps.present(as_client(call(2, "read"), CLAUDE_CODE), error)
+    assert repeated.action == "shrink"  # an error is never a pointer to an earlier one
+
+
+async def test_an_error_the_client_keeps_whole_or_any_without_a_profile_passes_as_it_came(
+    store: RecoveryStore,
+) -> None:
+    steps = conversation(store)
+    for shown_to in (call(1, "read"), as_client(call(2, "read"), CODEX)):
+        error = long_error(30) if shown_to.client is not None else long_error()
+        shown, outcome = await steps.present(shown_to, error)
+        assert shown is error and outcome.action == "error"

@@ -58,6 +58,17 @@ def cut(text: str, profile: ClientProfile, share: float = 1.0, declared: int | N
     return text
 
 
+#: The calls of the session whose originals it asks for again with `full`.
+FULL = [("read_text", {"lines": 2000}), ("graph", {"n": 400}), ("accented", {"lines": 2000})]
+
+
+def full(client: RawClient, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """A plain tools/call asking for the original of the same call (`_meta["mcpsqueeze/full"]`)."""
+    return client.result(
+        "tools/call", {"name": tool, "arguments": arguments, "_meta": {"mcpsqueeze/full": True}}
+    )
+
+
 def session(client: RawClient) -> list[tuple[str, dict[str, Any]]]:
     """A session's tool calls and the recoveries an agent makes of what changed: every answer, with the
     tool that gave it."""
@@ -73,8 +84,10 @@ def session(client: RawClient) -> list[tuple[str, dict[str, Any]]]:
             ("read_text", {"lines": 2000}),  # a repeat
             ("read_text", {"lines": 5}),
             ("graph", {"n": 2}),
+            ("fail", {"lines": 300}),
         ]
     ]
+    answers += [(tool, full(client, tool, arguments)) for tool, arguments in FULL]
     recover = "squeeze_recover"
     for _, answer in list(answers):
         record = (answer.get("_meta") or {}).get("truncation")
@@ -101,15 +114,14 @@ def test_no_answer_of_a_whole_session_is_cut_by_the_clients_own_cut_and_every_hi
     for tool, answer in answers:
         text = seen(answer, profile)
         declared = (listed[tool].get("_meta") or {}).get(MAX_RESULT_SIZE_KEY)
-        assert cut(text, profile, declared=declared) == text, (
-            f"{profile.name} cuts {tool}'s {len(text)} chars"
-        )
+        kept = profile.for_error() if answer.get("isError") else profile
+        assert cut(text, kept, declared=declared) == text, f"{profile.name} cuts {tool}'s {len(text)} chars"
         meta = answer.get("_meta") or {}
         record = meta.get("truncation")
         if record and (record["report"].get("pruned") if "report" in record else "mcpsqueeze/dedup" in meta):
             changed += 1  # (a shrunk result or a pointer: one whose text is not the whole original)
-            assert record["response_id"] in cut(text, profile, share=0.25), text[:300]
-    assert changed >= 6
+            assert record["response_id"] in cut(text, kept, share=0.25), text[:300]
+    assert changed >= 8
 
 
 def test_the_listing_withholds_output_schemas_from_a_client_that_shows_structured_content(
@@ -284,3 +296,142 @@ def test_the_compressed_listing_declares_invoke_and_recover_sizes_and_its_calls_
         == tools["squeeze_recover"]["_meta"][MAX_RESULT_SIZE_KEY]
     )
     assert "structuredContent" not in read and read["content"][0]["text"].startswith("[mcpsqueeze]")
+
+
+def joined_back(client: Any, page: dict[str, Any]) -> str:
+    """A `full` page's exact text (after its note line) and the recover pages it names, joined."""
+    text = page["content"][0]["text"].split("\n", 1)[1]
+    arguments = page["_meta"].get("mcpsqueeze/next")
+    while arguments:
+        following = client.call("squeeze_recover", arguments)
+        text += following["content"][0]["text"]
+        arguments = following["_meta"].get("mcpsqueeze/next")
+    return str(text)
+
+
+@pytest.mark.parametrize("name", ["claude-code", "codex-mcp-client"])
+def test_full_through_wrap_answers_the_first_page_the_client_keeps_and_its_pages_join_back(
+    tmp_path: Path, name: str
+) -> None:
+    from fixtures.structured_server import file_text, traceback_text
+
+    profile = BY_NAME["claude-code" if name == "claude-code" else "codex"]
+    args = ["--recovery-dir", str(tmp_path / "rec"), "--compress-tools", "medium"]
+    with MemoryWrap(args, target=SERVER) as client:
+        client.initialize(client=name)
+
+        def invoke(tool: str, arguments: dict[str, Any], **full: bool) -> dict[str, Any]:
+            return client.call("server_invoke_tool", {"tool_name": tool, "tool_input": arguments, **full})
+
+        invoke("read_text", {"lines": 2000})
+        page = invoke("read_text", {"lines": 2000}, full=True)
+        assert page["content"][0]["text"].startswith("[mcpsqueeze] full: the original of this call is")
+        assert cut(seen(page, profile), profile) == seen(page, profile)
+        assert joined_back(client, page) == file_text(2000)
+        error = invoke("fail", {"lines": 300})
+    assert error["isError"] is True and error["content"][0]["text"].startswith("[mcpsqueeze]")
+    assert cut(seen(error, profile), profile.for_error()) == seen(error, profile)
+    record = error["_meta"]["truncation"]
+    assert json.loads((tmp_path / "rec" / f"mcpsqueeze-{record['response_id']}.json").read_text()) == {
+        "content": [{"type": "text", "text": traceback_text(300)}],
+        "isError": True,
+    }
+
+
+@pytest.mark.anyio
+async def test_over_stateless_http_full_answers_and_errors_fit_the_client_as_over_stdio(
+    tmp_path: Path,
+) -> None:
+    import mcp_types as types
+    from mcp import Client
+    from mcp_types import Implementation
+    from pydantic import TypeAdapter
+    from test_wrap_http import http_proxy_in_process
+
+    from fixtures.structured_server import file_text
+
+    raw: Any = TypeAdapter(dict[str, Any])
+    profile = BY_NAME["codex"]
+    with http_proxy_in_process(tmp_path, *SERVER) as (url, _):
+        codex = Implementation(name="codex-mcp-client", version="1")
+        async with Client(url, mode="2026-07-28", client_info=codex) as client:
+
+            async def call(tool: str, arguments: dict[str, Any], full: bool = False) -> dict[str, Any]:
+                meta: Any = {"mcpsqueeze/full": True} if full else None
+                params = types.CallToolRequestParams(name=tool, arguments=arguments, _meta=meta)
+                result: dict[str, Any] = await client.session.send_request(
+                    types.CallToolRequest(params=params), raw
+                )
+                return result
+
+            await call("read_text", {"lines": 2000})
+            page = await call("read_text", {"lines": 2000}, full=True)
+            error = await call("fail", {"lines": 300})
+            text = page["content"][0]["text"].split("\n", 1)[1]
+            arguments = page["_meta"].get("mcpsqueeze/next")
+            while arguments:
+                following = await call("squeeze_recover", arguments)
+                text += following["content"][0]["text"]
+                arguments = following["_meta"].get("mcpsqueeze/next")
+    assert page["content"][0]["text"].startswith("[mcpsqueeze] full: the original of this call is")
+    assert cut(seen(page, profile), profile) == seen(page, profile) and text == file_text(2000)
+    assert error["isError"] is True and error["content"][0]["text"].startswith("[mcpsqueeze]")
+    assert cut(seen(error, profile), profile) == seen(error, profile)
+
+
+def many_tools(path: Path) -> list[str]:
+    """A backend of 400 tools (and one whose description alone is 40,000 characters), for
+    `raw_tools_backend`: its command."""
+    tools = [
+        {
+            "name": f"tool_{i}",
+            "description": f"Does the work of step {i} of the build, for every target. " + "More. " * 40,
+            "inputSchema": {"type": "object", "properties": {"target": {"type": "string"}}},
+        }
+        for i in range(400)
+    ]
+    tools.append({"name": "huge", "description": "Explains. " * 4_000, "inputSchema": {"type": "object"}})
+    path.write_text(json.dumps(tools))
+    return [sys.executable, str(FIXTURES / "raw_tools_backend.py"), str(path)]
+
+
+def compressed_answers(over: Any) -> list[dict[str, Any]]:
+    """The compressed frontend's own answers (the listing of tools, a schema) a session asks for."""
+    return [over("raw_list_tools", {}), over("raw_get_tool_schema", {"tool_name": "huge"})]
+
+
+def check_fitted(answers: list[dict[str, Any]], profile: ClientProfile) -> None:
+    for answer in answers:
+        text = seen(answer, profile)
+        assert cut(text, profile) == text and text.startswith("[mcpsqueeze]"), text[:300]
+
+
+def test_the_compressed_frontends_own_answers_fit_the_client_over_stdio(tmp_path: Path) -> None:
+    args = ["--recovery-dir", str(tmp_path / "rec"), "--compress-tools", "max", "--name", "raw"]
+    with MemoryWrap(args, target=many_tools(tmp_path / "tools.json")) as client:
+        client.initialize(client="codex-mcp-client")
+        client.result("tools/list")
+        check_fitted(compressed_answers(client.call), BY_NAME["codex"])
+
+
+@pytest.mark.anyio
+async def test_the_compressed_frontends_own_answers_fit_the_client_over_stateless_http(
+    tmp_path: Path,
+) -> None:
+    from mcp import Client
+    from mcp_types import Implementation
+    from test_wrap_http import http_proxy_in_process
+
+    extra = ("--compress-tools", "max", "--name", "raw")
+    with http_proxy_in_process(tmp_path, *many_tools(tmp_path / "tools.json"), extra=extra) as (url, _):
+        codex = Implementation(name="codex-mcp-client", version="1")
+        async with Client(url, mode="2026-07-28", client_info=codex) as client:
+            await client.list_tools()
+            answers = [
+                (await client.call_tool(name, arguments)).model_dump(by_alias=True, exclude_none=True)
+                for name, arguments in (
+                    ("raw_list_tools", {}),
+                    ("raw_get_tool_schema", {"tool_name": "huge"}),
+                )
+            ]
+    check_fitted(answers, BY_NAME["codex"])

@@ -10,7 +10,11 @@ arguments) as this conversation last got it. The rule, in order:
 3. Any other tool is presumed to have side effects and is not run: the answer is an error saying why;
    the plain call (without `full`) runs it, and `full` then answers from its kept original.
 
-`Shown` records live in the conversation's pipeline: never across conversations or tenants."""
+`Shown` records live in the conversation's pipeline: never across conversations or tenants.
+
+To a client whose profile keeps less than the original (`first_page`), the answer is the original's first
+page that fits, exact, after one line at its head that says which page of how many it is and the one call
+that brings the rest (the recover tool's pages of it, from where this page ends)."""
 
 from __future__ import annotations
 
@@ -20,7 +24,10 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .._clients import ClientLimits, ClientProfile, arrange, model_view, page_chars
 from .._jsonbytes import dumps
+from .._results import Result, duplicates_text, text_of
+from .._voice import Voice
 
 __all__ = [
     "FULL_META_KEY",
@@ -28,6 +35,8 @@ __all__ = [
     "CallsShown",
     "Shown",
     "call_key",
+    "first_page",
+    "full_page_note",
     "listed_entry",
     "may_run_again",
     "not_run_again",
@@ -113,3 +122,64 @@ def not_run_again(tool: str, shown: Shown | None, gone: str | None = None) -> di
         "if its result is shrunk, full then returns that result's original."
     )
     return {"content": [{"type": "text", "text": text}], "isError": True}
+
+
+def full_page_note(client: str, total: int, end: int, pages: int, rest_call: str | None) -> str:
+    """The line a `full` answer that does not fit ``client`` opens with: which page of how many (the
+    first ``end`` of ``total`` characters, exact after this line) and ``rest_call``, the call that
+    brings the rest (None: the text is whole, only the structuredContent repeating it was left out)."""
+    if rest_call is None:
+        return (
+            "[mcpsqueeze] full: the original of this call, exact after this line; its structuredContent "
+            f"repeats the text and is left out, so that it fits what {client} keeps whole."
+        )
+    return (
+        f"[mcpsqueeze] full: the original of this call is {total:,} characters, more than {client} keeps "
+        f"whole, so this is page 1 of {pages}: characters 0-{end}, exact after this line. The rest: "
+        f"{rest_call}" + ("; each page names the next." if pages > 2 else ".")
+    )
+
+
+def first_page(
+    result: Result,
+    response_id: str,
+    file: str | None,
+    client: ClientProfile,
+    voice: Voice,
+    page_size: int,
+    rest_limits: ClientLimits,
+) -> Result | None:
+    """The `full` answer ``client`` keeps whole, when ``result`` (the original, stored as ``response_id``)
+    is more than it keeps: one text block, the note first (``full_page_note``), then the first page of the
+    original's text that fits its limits, exact; the rest is the recover tool's pages (each fitting
+    ``rest_limits``, at most ``page_size`` characters) from where the page ends. None when the result
+    fits as it is, or when its text alone would not carry what the client's model sees (no text, or a
+    structuredContent that says more than the text and fits)."""
+    limits = client.answer_limits()
+    if limits.budget is None and limits.lines is None:
+        return None
+    if limits.fits(model_view(result, client)[0]):
+        return None
+    text = text_of(result)
+    structured = result.get("structuredContent") is not None
+    if not text or (structured and limits.fits(text) and not duplicates_text(result)):
+        return None
+    size = page_chars(text, limits, page_size)
+    chunk = text[:size]
+    rest = len(text) - len(chunk)
+    pages, rest_call = 1, None
+    if rest:
+        pages += -(-rest // page_chars(text[size:], rest_limits, page_size))
+        rest_call = voice.call(response_id, window=(size, rest))
+    note = full_page_note(client.title, len(text), size, pages, rest_call)
+    meta = dict(result.get("_meta") or {})
+    record: dict[str, Any] = {"message": note, "response_id": response_id}
+    if file:
+        record["original_response_file"] = file
+    total = len(text)
+    record["report"] = {"pruned": bool(rest), "paged": True, "original_chars": total, "shown_chars": size}
+    meta["truncation"] = record
+    meta["mcpsqueeze/page"] = {"page": 0, "pages": pages, "offset": 0, "length": size, "total_chars": total}
+    if rest:
+        meta["mcpsqueeze/next"] = {"response_id": response_id, "offset": size, "length": rest}
+    return {"content": [{"type": "text", "text": arrange([chunk], note)}], "isError": False, "_meta": meta}

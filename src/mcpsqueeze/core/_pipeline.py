@@ -17,12 +17,14 @@ import anyio
 
 from .._clients import ClientProfile, model_view
 from .._errors import RecoveryError
-from .._jsonbytes import loads
+from .._jsonbytes import dumps, loads
 from .._results import Result, text_of
 from .._voice import McpVoice, Voice
 from ..accounting import Accountant, CallRecord, new_session_id
+from ..recovery import new_response_id
 from ..settings import Policy
-from ._full import CallsShown, Shown, call_key, may_run_again, not_run_again
+from ._full import CallsShown, Shown, call_key, first_page, may_run_again, not_run_again
+from ._recover import DEFAULT_PAGE_SIZE
 
 if TYPE_CHECKING:
     from ..recovery import RecoveryStore
@@ -83,12 +85,14 @@ class Pipeline:
         policy_for: Callable[[str, str], Policy] | None = None,
         store: RecoveryStore | None = None,
         voice: Voice | None = None,
+        page_size: int | None = None,
     ) -> None:
         self.stages = stages
         self.accountant = accountant
         self.policy_for = policy_for
         self.store = store  # where the stages keep originals (None: they keep none)
         self.voice: Voice = voice or McpVoice()
+        self.page_size = page_size  # the recover tool's page size (its pages bring the rest of a `full`)
         self.shown = CallsShown()
         self.session = new_session_id()  # call numbers restart per pipeline: the stats file tells them apart
 
@@ -106,23 +110,33 @@ class Pipeline:
                 gone = str(exc)
             else:
                 if isinstance(original, dict):
-                    presented, outcome = await self.present(call, original)
-                    outcome.response_id = shown.response_id
-                    return presented, outcome
+                    return await self.present(call, original, stored=shown.response_id)
                 gone = "the stored original is not a tool result"
         if may_run_again(await tool()):
             return None
         return not_run_again(call.tool, shown, gone), Outcome(action="error")
 
-    async def present(self, call: Call, result: Result) -> tuple[Result, Outcome]:
-        """The result to show for `call`; a failing stage never loses the result (it passes unchanged)."""
+    async def present(
+        self, call: Call, result: Result, *, stored: str | None = None
+    ) -> tuple[Result, Outcome]:
+        """The result to show for `call`; a failing stage never loses the result (it passes unchanged).
+        `stored`: the id under which `result` is already kept (a `full` answered from the store).
+
+        An error is shown as it came, unless the client's profile keeps less of it: then it is shrunk
+        (not deduplicated, projected or reshaped), its original kept, still an error. A `full` answer
+        is the original, or for a client that keeps less, its first page (`first_page`)."""
         started = time.perf_counter()
-        outcome = Outcome()
+        outcome = Outcome(response_id=stored)
         presented = result
+        error = result.get("isError") is True
+        if error and call.client is not None:
+            call.client = call.client.for_error()
         if self.policy_for is not None:
             call.policy = self.policy_for(call.server, call.tool)
         if call.client is not None:
             call.policy = _under(call.policy, call.client)
+        if error:
+            call.policy = _shrink_only(call.policy)
         call.voice = self.voice
         before_text = ""
         # Counting starts now, in the counter's helper, beside the stages; it never holds the call up, however
@@ -131,10 +145,11 @@ class Pipeline:
         if self.accountant is not None:
             before_text, seen = model_view(result, call.client)
             self.accountant.begin(before_text)
-        if result.get("isError") is True:
+        if error and (call.client is None or call.client.answer_limits().fits(text_of(result))):
             outcome.action = "error"
-        elif call.full:
+        elif call.full and not error:
             outcome.action = "full"
+            presented = await self._first_page(call, result, outcome)
         else:
             try:
                 for stage in self.stages:
@@ -142,6 +157,8 @@ class Pipeline:
             except Exception as exc:  # a bug in a stage must never cost the agent its result
                 logger.warning(f"mcpsqueeze: result stage failed ({exc!r}); result passed through")
                 presented, outcome = result, Outcome()
+            if error and outcome.action == "passthrough":
+                outcome.action = "error"
         if not call.full:  # what this call showed: a later `full` answers from it
             shown = Shown(call.number, outcome.original_id or outcome.response_id)
             self.shown.note(call_key(call.server, call.tool, call.arguments), shown)
@@ -149,6 +166,30 @@ class Pipeline:
             after_text = before_text if presented is result else model_view(presented, call.client)[0]
             self._account(call, before_text, after_text, outcome, time.perf_counter() - started, seen)
         return presented, outcome
+
+    async def _first_page(self, call: Call, result: Result, outcome: Outcome) -> Result:
+        """A `full` answer as the call's client keeps it: the original, or its first page that fits
+        (the original stored first, when it is not yet: no page without the rest)."""
+        client = call.client
+        if client is None or client.answer_limits().fits(model_view(result, client)[0]):
+            return result
+        file = None
+        if outcome.response_id is None:
+            if self.store is None:
+                return result
+            response_id = new_response_id()
+            try:
+                kept = await anyio.to_thread.run_sync(self.store.put, response_id, dumps(result))
+            except RecoveryError as exc:
+                outcome.store_failed = str(exc)
+                return result
+            outcome.response_id, file = response_id, kept.file
+        page_size = self.page_size or DEFAULT_PAGE_SIZE
+        rest = client.answer_limits(client.declared_size(page_size))
+        page = await anyio.to_thread.run_sync(
+            first_page, result, outcome.response_id, file, client, call.voice, page_size, rest
+        )
+        return result if page is None else page
 
     def _account(
         self, call: Call, before_text: str, after_text: str, outcome: Outcome, took: float, seen: str
@@ -172,6 +213,13 @@ class Pipeline:
                 seen=seen,
             )
         )
+
+
+def _shrink_only(policy: Policy) -> Policy:
+    """``policy`` for an error result: shrunk if need be, never deduplicated, projected or reshaped."""
+    return dataclasses.replace(
+        policy, dedup=False, toonify=False, query=None, drop_duplicate_structured=False
+    )
 
 
 def _under(policy: Policy, client: ClientProfile) -> Policy:

@@ -12,13 +12,13 @@ from .._clients import ClientProfile, may_change_structured, record_first, struc
 from .._errors import RecoveryError, ShrinkError, UsageError
 from .._jsonbytes import loads
 from .._projection import project_text
-from .._results import text_blocks
+from .._results import duplicates_text, text_blocks
 from ..recovery import RecoveryStore
 from ..shrink import RecoveryHint
-from ._pipeline import Call, Outcome, Result, text_of
+from ._pipeline import Call, Outcome, Result
 from ._stages import ShrinkJob, StoringStage, laid_out, presented_with, shrink_fitting
 
-__all__ = ["ProjectStage", "StructuredStage", "duplicates_text"]
+__all__ = ["ProjectStage", "StructuredStage"]
 
 log = logging.getLogger(__name__)
 _INLINE_LIMIT = 64 * 1024
@@ -75,22 +75,6 @@ class ProjectStage(StoringStage):
         outcome.kept("shrink", response_id, stored.file)  # counted with the shrunk results
         outcome.report = record["report"]
         return presented
-
-
-def duplicates_text(result: Result) -> bool:
-    """Whether the result's structuredContent repeats its text: the same JSON value, or an object whose
-    one member is the text itself (`{"content": text}` of server-filesystem, `{"result": text}` of
-    MCPServer's `-> str` tools)."""
-    if "structuredContent" not in result:
-        return False
-    structured = result["structuredContent"]
-    text = text_of(result)
-    if isinstance(structured, dict) and len(structured) == 1 and next(iter(structured.values())) == text:
-        return True
-    try:
-        return bool(json.loads(text) == structured)
-    except (ValueError, RecursionError):
-        return False
 
 
 def _original_duplicates(store: RecoveryStore, response_id: str) -> bool:

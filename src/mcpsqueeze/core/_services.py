@@ -142,7 +142,7 @@ def new_pipeline(
         if settings.client != "none" or _stage_on(settings, "drop_duplicate_structured"):
             stages.append(StructuredStage(store, workers))
     policy_for = settings.policies.resolver(settings.policy)
-    return Pipeline(stages, services.accountant, policy_for, store, voice)
+    return Pipeline(stages, services.accountant, policy_for, store, voice, services.page_size)
 
 
 def _query_on(settings: Settings) -> bool:
