@@ -16,7 +16,7 @@ from typing import Any, Literal, Unpack
 import anyio
 import anyio.abc
 
-from .._errors import MCPSqueezeError, UsageError
+from .._errors import MCPSqueezeError, UsageError, first_leaf
 from .._results import text_of
 from ..core import CompressedToolError, CompressedTools, Outcome, RecoverKeywords, large_invoke, parts_text
 from ..serve import Backends
@@ -345,13 +345,7 @@ async def _unwrap_errors(cm: contextlib.AbstractAsyncContextManager[None]) -> As
         async with cm:
             yield
     except BaseExceptionGroup as group:
-        first = _first_leaf(group)
+        first = first_leaf(group)
         if isinstance(first, MCPSqueezeError):
             raise first from group
         raise
-
-
-def _first_leaf(exc: BaseException) -> BaseException:
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return exc

@@ -20,7 +20,6 @@ from ..settings import (
 __all__ = ["RECOVER_TOOL", "Squeezer", "as_result", "recover_tool_spec"]
 
 RECOVER_TOOL = "squeeze_recover"
-MiB = 1024 * 1024
 
 
 def as_result(value: object) -> dict[str, Any]:

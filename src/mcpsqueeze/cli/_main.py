@@ -22,6 +22,7 @@ from .._errors import (
     MCPSqueezeError,
     UsageError,
     exit_code,
+    first_leaf,
 )
 from .._net import is_url
 from ..settings import Settings, knob_named
@@ -53,18 +54,6 @@ def _size(value: str) -> int:
         raise click.BadParameter(str(exc)) from exc
 
 
-def _ours(exc: BaseException) -> MCPSqueezeError | None:
-    """Our error inside (possibly nested) task-group exception groups."""
-    if isinstance(exc, MCPSqueezeError):
-        return exc
-    if isinstance(exc, BaseExceptionGroup):
-        for inner in exc.exceptions:
-            found = _ours(inner)
-            if found is not None:
-                return found
-    return None
-
-
 def _run(coro_fn: Any, *args: Any) -> int:
     import anyio
 
@@ -74,8 +63,10 @@ def _run(coro_fn: Any, *args: Any) -> int:
     except KeyboardInterrupt:
         return 130
     except BaseException as exc:
-        ours = _ours(exc)
-        if ours is None:
+        # our error, also inside (possibly nested) task-group exception groups
+        group = exc.subgroup(MCPSqueezeError) if isinstance(exc, BaseExceptionGroup) else exc
+        ours = first_leaf(group) if group is not None else None
+        if not isinstance(ours, MCPSqueezeError):
             raise
         click.echo(f"mcpsqueeze: {ours}", err=True)
         return exit_code(ours)
