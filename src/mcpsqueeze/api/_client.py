@@ -35,7 +35,7 @@ from ..settings import (
 from ._codeapi import PrivateAPI
 from ._functions import make_function, unique_names
 from ._portal import Portal
-from ._squeezer import RECOVER_TOOL, Squeezer, recover_tool_spec
+from ._squeezer import RECOVER_TOOL, Squeezer, recover_tool_spec, tool_spec
 
 __all__ = ["Client", "ToolError"]
 
@@ -183,14 +183,7 @@ class Client:
         for name, backend in self._backends.items():
             compressed = self._compressed(name)
             tools = compressed.listing() if compressed is not None else backend.tools
-            listed[name] = [
-                {
-                    "name": t["name"],
-                    "description": t.get("description") or "",
-                    "input_schema": t.get("inputSchema") or {"type": "object"},
-                }
-                for t in tools
-            ]
+            listed[name] = [tool_spec(t) for t in tools]
         return listed
 
     def _compressed(self, server: str) -> CompressedTools | None:
