@@ -32,6 +32,7 @@ __all__ = [
     "ShrinkError",
     "UsageError",
     "exit_code",
+    "first_leaf",
     "install_hint",
 ]
 
@@ -84,6 +85,13 @@ def exit_code(exc: BaseException) -> int:
         if isinstance(exc, kind):
             return code
     return EXIT_USAGE
+
+
+def first_leaf(exc: BaseException) -> BaseException:
+    """The first error inside (possibly nested) exception groups: what a task group's failure was."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
 
 
 def _pipx_venv(prefix: str) -> str | None:

@@ -4,7 +4,8 @@ Code Mode modules): never over a file that is not ours, and each one replaced wh
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+import stat
+from collections.abc import Sequence
 from pathlib import Path
 
 from ._errors import UsageError
@@ -12,10 +13,23 @@ from ._errors import UsageError
 __all__ = ["write_ours"]
 
 
+def _is_ours(path: Path, markers: tuple[str, ...]) -> bool:
+    """Nothing there, or a regular file of this user with one of ``markers`` among its first three lines."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return True
+    if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid():
+        return False
+    with open(path, "rb") as handle:
+        head = handle.read(4096).splitlines()[:3]
+    return any(marker.encode() in head for marker in markers)
+
+
 def write_ours(
     files: Sequence[tuple[Path, bytes | str]],
     mode: int,
-    is_ours: Callable[[Path], bool],
+    markers: tuple[str, ...],
     *,
     chmod: bool = False,
 ) -> list[Path]:
@@ -23,8 +37,8 @@ def write_ours(
     whatever the umask) through a temporary file beside it, renamed over the path; return the paths
     written.
 
-    UsageError, and nothing written, when a path holds a file ``is_ours`` does not recognise."""
-    foreign = [str(path) for path, _ in files if not is_ours(path)]
+    UsageError, and nothing written, when a path holds a file without one of our ``markers`` lines."""
+    foreign = [str(path) for path, _ in files if not _is_ours(path, markers)]
     if foreign:
         raise UsageError(
             f"Refusing to overwrite {', '.join(foreign)}: not written by mcpsqueeze install-commands. "

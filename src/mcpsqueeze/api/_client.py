@@ -16,7 +16,7 @@ from typing import Any, Literal, Unpack
 import anyio
 import anyio.abc
 
-from .._errors import MCPSqueezeError, UsageError
+from .._errors import MCPSqueezeError, UsageError, first_leaf
 from .._results import text_of
 from ..core import CompressedToolError, CompressedTools, Outcome, RecoverKeywords, large_invoke, parts_text
 from ..serve import Backends
@@ -35,7 +35,7 @@ from ..settings import (
 from ._codeapi import PrivateAPI
 from ._functions import make_function, unique_names
 from ._portal import Portal
-from ._squeezer import RECOVER_TOOL, Squeezer, recover_tool_spec
+from ._squeezer import RECOVER_TOOL, Squeezer, recover_tool_spec, tool_spec
 
 __all__ = ["Client", "ToolError"]
 
@@ -183,14 +183,7 @@ class Client:
         for name, backend in self._backends.items():
             compressed = self._compressed(name)
             tools = compressed.listing() if compressed is not None else backend.tools
-            listed[name] = [
-                {
-                    "name": t["name"],
-                    "description": t.get("description") or "",
-                    "input_schema": t.get("inputSchema") or {"type": "object"},
-                }
-                for t in tools
-            ]
+            listed[name] = [tool_spec(t) for t in tools]
         return listed
 
     def _compressed(self, server: str) -> CompressedTools | None:
@@ -345,13 +338,7 @@ async def _unwrap_errors(cm: contextlib.AbstractAsyncContextManager[None]) -> As
         async with cm:
             yield
     except BaseExceptionGroup as group:
-        first = _first_leaf(group)
+        first = first_leaf(group)
         if isinstance(first, MCPSqueezeError):
             raise first from group
         raise
-
-
-def _first_leaf(exc: BaseException) -> BaseException:
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return exc

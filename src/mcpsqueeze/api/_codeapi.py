@@ -29,8 +29,6 @@ class PrivateAPI:
 
     async def start(self, tg: anyio.abc.TaskGroup) -> Path:
         """Bind the private socket and serve the API from `tg` (the Client's task group)."""
-        import uvicorn
-
         directory = Path(tempfile.mkdtemp(prefix="mcpsqueeze-client-"))  # 0700, unguessable name
         path = directory / "session.sock"
         try:
@@ -39,8 +37,7 @@ class PrivateAPI:
             directory.rmdir()
             raise
         self.directory, self.socket_path = directory, path
-        config = uvicorn.Config(build_app(self.backends, None), log_level="warning", lifespan="off")
-        self._server = uvicorn_server(config, too_large=too_large_body)
+        self._server = uvicorn_server(build_app(self.backends, None), too_large=too_large_body)
         tg.start_soon(self._serve, sock)
         return path
 

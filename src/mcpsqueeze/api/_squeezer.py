@@ -17,10 +17,9 @@ from ..settings import (
     library_defaults,
 )
 
-__all__ = ["RECOVER_TOOL", "Squeezer", "as_result", "recover_tool_spec"]
+__all__ = ["RECOVER_TOOL", "Squeezer", "as_result", "recover_tool_spec", "tool_spec"]
 
 RECOVER_TOOL = "squeeze_recover"
-MiB = 1024 * 1024
 
 
 def as_result(value: object) -> dict[str, Any]:
@@ -44,14 +43,18 @@ def as_result(value: object) -> dict[str, Any]:
         ) from exc
 
 
-def recover_tool_spec(name: str) -> dict[str, Any]:
-    """`{"name", "description", "input_schema"}` of the recover tool named `name` (golden-tested)."""
-    definition = recover_tool_definition(name)
+def tool_spec(tool: Mapping[str, Any]) -> dict[str, Any]:
+    """A tool as the library shows it, `{"name", "description", "input_schema"}`, from its MCP definition."""
     return {
-        "name": definition["name"],
-        "description": definition["description"],
-        "input_schema": definition["inputSchema"],
+        "name": tool["name"],
+        "description": tool.get("description") or "",
+        "input_schema": tool.get("inputSchema") or {"type": "object"},
     }
+
+
+def recover_tool_spec(name: str) -> dict[str, Any]:
+    """The recover tool named `name` as the library shows it (golden-tested)."""
+    return tool_spec(recover_tool_definition(name))
 
 
 def _text(text: str) -> dict[str, Any]:

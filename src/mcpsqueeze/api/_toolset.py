@@ -12,6 +12,7 @@ from typing import Any
 import anyio
 
 from .._errors import MCPSqueezeError, RecoveryError, UsageError
+from .._unique import unique
 from ._hints import Arguments, schema_of
 from ._portal import Portal
 from ._squeezer import RECOVER_TOOL, Squeezer, as_result, recover_tool_spec
@@ -123,14 +124,6 @@ class Toolset:
         return value
 
 
-def _free_name(names: set[str]) -> str:
-    name, suffix = RECOVER_TOOL, 1
-    while name in names:
-        suffix += 1
-        name = f"{RECOVER_TOOL}_{suffix}"
-    return name
-
-
 def shrink_tools(
     tools: Iterable[Callable[..., Any] | dict[str, Any]],
     budget: int | None = None,
@@ -148,5 +141,5 @@ def shrink_tools(
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
         raise UsageError(f"two tools share the name(s) {duplicates}; tool names must be unique")
-    squeezer = Squeezer(budget, recover_tool=_free_name(set(names)), **options)
+    squeezer = Squeezer(budget, recover_tool=unique([RECOVER_TOOL], set(names))[0], **options)
     return Toolset(host_tools, squeezer, server)

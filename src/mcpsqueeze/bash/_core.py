@@ -30,13 +30,11 @@ __all__ = [
     "RecoverPlan",
     "call_answer",
     "call_printout",
-    "dedup_response_id",
     "is_recover",
     "listing_of",
     "notice_line",
     "plan",
     "plan_recover",
-    "render_answer",
     "render_error",
     "run_recover",
 ]
@@ -81,10 +79,6 @@ class Printout:
     def __repr__(self) -> str:
         return f"Printout(code={self.code}, stdout={self.stdout[:80]!r}, stderr={self.stderr[:200]!r})"
 
-    def as_dict(self) -> dict[str, object]:
-        """The shape Just-Bash custom commands return."""
-        return {"stdout": self.stdout, "stderr": self.stderr, "exit_code": self.code}
-
 
 class CallPlan:
     """A tool call to send to the session (``POST /v1/call``)."""
@@ -110,21 +104,19 @@ class RecoverPlan:
     [--raw]``; ``find`` holds the search's arguments as the recover tool takes them (the request checks
     them)."""
 
-    __slots__ = ("find", "lines", "pointer", "pointers", "query", "raw", "ref", "refs")
+    __slots__ = ("find", "lines", "pointers", "query", "raw", "refs")
 
     def __init__(
         self,
-        ref: str,
-        pointer: str | None,
-        raw: bool,
+        refs: tuple[str, ...],
+        pointers: tuple[str, ...] = (),
+        raw: bool = False,
         lines: str | None = None,
         query: str | None = None,
         find: dict[str, object] | None = None,
     ) -> None:
-        self.ref = ref
-        self.refs: tuple[str, ...] = (ref,)
-        self.pointer = pointer
-        self.pointers: tuple[str, ...] = () if pointer is None else (pointer,)
+        self.refs = refs
+        self.pointers = pointers
         self.raw = raw
         self.lines = lines
         self.query = query
@@ -211,9 +203,7 @@ def plan_recover(argv: list[str], prefix: str = "mcpsq ") -> RecoverPlan | Print
         return _usage(f"{prefix}recover: give --pointer or --lines, not both; {see}")
     if lines is not None and query is not None:
         return _usage(f"{prefix}recover: give --lines or --query, not both; {see}")
-    plan = RecoverPlan(refs[0], pointers[0] if pointers else None, raw, lines, query, find)
-    plan.refs, plan.pointers = tuple(refs), tuple(pointers)
-    return plan
+    return RecoverPlan(tuple(refs), tuple(pointers), raw, lines, query, find)
 
 
 def _close(word: str, candidates: list[str]) -> str:
@@ -396,30 +386,6 @@ def call_printout(body: object, *, raw: bool = False, paths: tuple[str, str] | N
     return Printout(stdout=text, stderr=stderr)  # exact: as `mcpsq recover` prints the original
 
 
-def dedup_response_id(body: object) -> str | None:
-    """The response id when the answer is a dedup pointer instead of the data (from a session other than
-    ours): the door prints the original, so stdout never lacks the data."""
-    result = body.get("result") if isinstance(body, dict) else None
-    meta = result.get("_meta") if isinstance(result, dict) else None
-    dedup = meta.get("mcpsqueeze/dedup") if isinstance(meta, dict) else None
-    rid = dedup.get("response_id") if isinstance(dedup, dict) else None
-    return rid if isinstance(rid, str) else None
-
-
-def render_answer(
-    body: object, *, raw: bool, recovery_dir: Callable[[], Path], paths: tuple[str, str] | None = None
-) -> Printout:
-    """What a tool call prints for a ``POST /v1/call`` 200 answer, in every shell door: ``call_printout``,
-    or, when the answer is a dedup pointer instead of the data, the original read from
-    ``recovery_dir()`` (asked only then) after the notice, so stdout never lacks the data."""
-    rid = None if raw else dedup_response_id(body)
-    if rid is not None:
-        original = run_recover(RecoverPlan(rid, None, False), recovery_dir, paths=paths)
-        notice = call_printout(body, paths=paths).stderr
-        return Printout(original.stdout, notice + original.stderr, original.code)
-    return call_printout(body, raw=raw, paths=paths)
-
-
 def listing_of(status: int, body: object) -> Catalog | Printout:
     """The session's ``GET /v1/servers`` answer as a listing, or what to print instead."""
     if status != 200:
@@ -441,10 +407,21 @@ def call_answer(
     recovery_dir: Callable[[], Path],
     paths: tuple[str, str] | None = None,
 ) -> Printout:
-    """What a tool call prints for the session's answer to ``POST /v1/call`` (``action.body()``)."""
+    """What a tool call prints for the session's answer to ``POST /v1/call`` (``action.body()``), in every
+    shell door: ``call_printout``, or, when the answer is a dedup pointer instead of the data (from a
+    session other than ours), the original read from ``recovery_dir()`` (asked only then) after the
+    notice, so stdout never lacks the data."""
     if status != 200:
         return render_error(status, body, prog=action.prog)
-    return render_answer(body, raw=action.raw, recovery_dir=recovery_dir, paths=paths)
+    result = body.get("result") if isinstance(body, dict) else None
+    meta = result.get("_meta") if isinstance(result, dict) else None
+    dedup = meta.get("mcpsqueeze/dedup") if isinstance(meta, dict) else None
+    rid = dedup.get("response_id") if isinstance(dedup, dict) and not action.raw else None
+    if isinstance(rid, str):
+        original = run_recover(RecoverPlan((rid,)), recovery_dir, paths=paths)
+        notice = call_printout(body, paths=paths).stderr
+        return Printout(original.stdout, notice + original.stderr, original.code)
+    return call_printout(body, raw=action.raw, paths=paths)
 
 
 def render_error(status: int, body: object, *, prog: str = "mcpsq") -> Printout:

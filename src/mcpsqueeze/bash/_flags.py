@@ -18,7 +18,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-__all__ = ["CONTROL_FLAGS", "Flag", "ParsedCall", "parse_call", "tool_flags"]
+__all__ = ["BOUNDS", "CONTROL_FLAGS", "Flag", "ParsedCall", "parse_call", "tool_flags"]
 
 #: Flags the shim keeps for itself; a property with one of these names becomes ``--arg-NAME``.
 CONTROL_FLAGS = frozenset({"json", "full", "raw", "help"})
@@ -239,15 +239,13 @@ def _bad(flag: Flag, value: str, expected: str, prog: str) -> UsageError:
     return UsageError(f"--{flag.name} expects {expected}, got {shown!r}; {_see(prog)}")
 
 
+#: A number's bounds in a schema, as the help and the errors write them.
+BOUNDS = (("minimum", ">="), ("maximum", "<="), ("exclusiveMinimum", ">"), ("exclusiveMaximum", "<"))
+
+
 def _check_number(flag: Flag, number: float, text: str, prog: str) -> None:
-    schema = flag.schema
-    for key, op in (
-        ("minimum", ">="),
-        ("maximum", "<="),
-        ("exclusiveMinimum", ">"),
-        ("exclusiveMaximum", "<"),
-    ):
-        limit = schema.get(key)
+    for key, op in BOUNDS:
+        limit = flag.schema.get(key)
         if not isinstance(limit, (int, float)) or isinstance(limit, bool):
             continue
         ok = {">=": number >= limit, "<=": number <= limit, ">": number > limit, "<": number < limit}[op]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ._catalog import Catalog, ServerInfo, ToolInfo
 from ._fastjson import dumps
-from ._flags import Flag
+from ._flags import BOUNDS, Flag
 
 __all__ = [
     "EXIT_CODES",
@@ -151,15 +151,9 @@ def _flag_notes(flag: Flag) -> list[str]:
         kind_note = f"{kind_note}, or null" if kind_note else "or null"
     if kind_note:
         notes.append(kind_note)
-    schema = flag.schema
-    for key, word in (
-        ("minimum", ">="),
-        ("maximum", "<="),
-        ("exclusiveMinimum", ">"),
-        ("exclusiveMaximum", "<"),
-    ):
-        if isinstance(schema.get(key), (int, float)):
-            notes.append(f"{word} {schema[key]}")
+    for key, word in BOUNDS:
+        if isinstance(flag.schema.get(key), (int, float)):
+            notes.append(f"{word} {flag.schema[key]}")
     if flag.has_default:
         notes.append(f"default: {_value_text(flag.default)}")
     return notes

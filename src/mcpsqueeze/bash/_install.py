@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import stat
 from pathlib import Path
 
 from mcpsqueeze._errors import UsageError
@@ -41,18 +40,6 @@ def entry_point_text(python: str) -> str:
         "# MCPSQUEEZE_SOCKET, or MCPSQUEEZE_URL + MCPSQUEEZE_TOKEN_FILE, or the default socket).\n"
         f'exec {_sh_quote(python)} -I -c {_sh_quote(code)} "${{0##*/}}" "$@"\n'
     )
-
-
-def _is_ours(path: Path) -> bool:
-    try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        return True
-    if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or st.st_size > 4096:
-        return False
-    with open(path, "rb") as handle:
-        head = handle.read(4096)
-    return MARKER.encode() in head.splitlines()[:3]
 
 
 def _on_path(name: str, directory: Path) -> str | None:
@@ -102,4 +89,4 @@ def install_commands(directory: Path, servers: list[str], python: str, shadow: b
     directory.mkdir(mode=0o755, parents=True, exist_ok=True)
     targets = [directory / command for command, _ in entry_points(directory, servers, shadow).values()]
     text = entry_point_text(python).encode()  # `mcp-time` finds the server `time` by itself
-    return write_ours([(target, text) for target in targets], 0o755, _is_ours, chmod=True)
+    return write_ours([(target, text) for target in targets], 0o755, (MARKER,), chmod=True)

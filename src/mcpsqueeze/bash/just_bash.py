@@ -34,7 +34,6 @@ from just_bash._options import ExecOptions
 from mcpsqueeze._errors import EXIT_BACKEND, EXIT_USAGE, BackendError, UsageError, exit_code
 from mcpsqueeze.recovery import is_response_id
 
-from ._catalog import Catalog
 from ._core import (
     CallPlan,
     Printout,
@@ -142,9 +141,8 @@ class _Commands:
                 )
             names.append(name)
         scoped = RecoverPlan(
-            names[0], request.pointer, request.raw, request.lines, request.query, request.find
+            tuple(names), request.pointers, request.raw, request.lines, request.query, request.find
         )
-        scoped.refs, scoped.pointers = tuple(names), request.pointers
         fetched: dict[str, object] = {}  # the session's copies, asked first (as the shim does)
         for name in filter(is_response_id, names):
             try:
@@ -194,11 +192,18 @@ def bash_commands(
     return table
 
 
-async def _listing(session: ShellSession) -> Catalog:
-    listing = listing_of(*await session.request("GET", "/v1/servers"))
+async def _commands(
+    session: ShellSession | None, recovery_dir: Path | str | None, timeout: float
+) -> tuple[Path | str, dict[str, CommandCallback]]:
+    """The recovery directory (given, or the session's) and the commands of the session's servers."""
+    api: ShellSession = session if session is not None else AsyncSessionClient()
+    listing = listing_of(*await api.request("GET", "/v1/servers"))
     if isinstance(listing, Printout):
         raise BackendError(listing.stderr.strip())
-    return listing
+    directory = recovery_dir if recovery_dir is not None else listing.recovery_dir
+    if directory is None:
+        raise UsageError("The session did not report its recovery directory; pass recovery_dir explicitly.")
+    return directory, bash_commands(api, directory, [s.name for s in listing.servers], timeout=timeout)
 
 
 def _guard_writes(bash: AsyncBash) -> None:
@@ -266,18 +271,14 @@ async def _open_bash(
     timeout: float,
     bash_options: dict[str, Any],
 ) -> AsyncBash:
-    api: ShellSession = session if session is not None else AsyncSessionClient()
-    listing = await _listing(api)
-    directory = recovery_dir if recovery_dir is not None else listing.recovery_dir
-    if directory is None:
-        raise UsageError("The session did not report its recovery directory; pass recovery_dir explicitly.")
     if "fs" in bash_options or "custom_commands" in bash_options:
         raise UsageError(
             "open_bash builds fs and custom_commands itself; use install_into for your own shell."
         )
+    directory, commands = await _commands(session, recovery_dir, timeout)
     bash = AsyncBash(
         fs=MountableFs(base=InMemoryFs(), mounts=[recovery_mount(directory)]),
-        custom_commands=bash_commands(api, directory, [s.name for s in listing.servers], timeout=timeout),
+        custom_commands=commands,
         cwd=cwd,
         **bash_options,
     )
@@ -300,11 +301,7 @@ async def install_into(
             "install_into needs a shell that has not run anything yet (Just-Bash fixes its commands when "
             "it starts); call it right after creating the AsyncBash."
         )
-    api: ShellSession = session if session is not None else AsyncSessionClient()
-    listing = await _listing(api)
-    directory = recovery_dir if recovery_dir is not None else listing.recovery_dir
-    if directory is None:
-        raise UsageError("The session did not report its recovery directory; pass recovery_dir explicitly.")
+    directory, ours = await _commands(session, recovery_dir, timeout)
     options = bash._options
     mount = recovery_mount(directory)
     fs = options.fs
@@ -313,7 +310,6 @@ async def install_into(
         options.fs = MountableFs(base=fs.base, mounts=[*mounts, mount])
     else:
         options.fs = MountableFs(base=fs if fs is not None else InMemoryFs(), mounts=[mount])
-    ours = bash_commands(api, directory, [s.name for s in listing.servers], timeout=timeout)
     existing: Mapping[str, Any] = options.custom_commands or {}
     merged: dict[str, Any] = {**ours, **existing}  # the host's own commands win on a name clash
     options.custom_commands = merged

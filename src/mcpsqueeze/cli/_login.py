@@ -45,10 +45,8 @@ def _resolve(target: str, servers_file: Path | None, config: Path | None) -> tup
         specs = parse_config(read_servers_file(servers_file), str(servers_file))
     else:
         choice = read_config(config)
-        if choice.servers_json is not None:
-            specs = parse_servers(choice.servers_json.servers, str(choice.servers_json.path))
-        else:
-            specs = parse_servers(choice.settings.servers or {}, str(choice.settings.path))
+        found = choice.servers_json or choice.settings  # a servers JSON given as --config, else its tables
+        specs = parse_servers(found.servers or {}, str(found.path))
     for spec in specs:
         if spec.name == target:
             if spec.url is None:

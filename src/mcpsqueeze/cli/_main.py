@@ -22,47 +22,15 @@ from .._errors import (
     MCPSqueezeError,
     UsageError,
     exit_code,
+    first_leaf,
 )
 from .._net import is_url
-from ..settings import Settings, knob_named
-from ._options import KindType, file_option, knob_options, knob_values
+from ..settings import Duration, Settings, Size, knob_named
+from ._options import OFF, KindType, file_option, knob_options, knob_values
 
 __all__ = ["main"]
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _keep(value: str, flag: str) -> float | None:
-    """Every lifetime flag through one parser: 'off'/'never' keep forever, 0 is refused as ambiguous,
-    nan, inf and more than ten years are refused."""
-    from ..settings import Duration
-
-    try:
-        seconds: float | None = Duration().parse(value)
-        return seconds
-    except ValueError as exc:
-        raise click.BadParameter(str(exc), param_hint=flag) from exc
-
-
-def _size(value: str) -> int:
-    from ..recovery import parse_size
-
-    try:
-        return parse_size(value)
-    except UsageError as exc:
-        raise click.BadParameter(str(exc)) from exc
-
-
-def _ours(exc: BaseException) -> MCPSqueezeError | None:
-    """Our error inside (possibly nested) task-group exception groups."""
-    if isinstance(exc, MCPSqueezeError):
-        return exc
-    if isinstance(exc, BaseExceptionGroup):
-        for inner in exc.exceptions:
-            found = _ours(inner)
-            if found is not None:
-                return found
-    return None
 
 
 def _run(coro_fn: Any, *args: Any) -> int:
@@ -74,8 +42,10 @@ def _run(coro_fn: Any, *args: Any) -> int:
     except KeyboardInterrupt:
         return 130
     except BaseException as exc:
-        ours = _ours(exc)
-        if ours is None:
+        # our error, also inside (possibly nested) task-group exception groups
+        group = exc.subgroup(MCPSqueezeError) if isinstance(exc, BaseExceptionGroup) else exc
+        ours = first_leaf(group) if group is not None else None
+        if not isinstance(ours, MCPSqueezeError):
             raise
         click.echo(f"mcpsqueeze: {ours}", err=True)
         return exit_code(ours)
@@ -435,21 +405,29 @@ def demo(budget: int, no_shrink: bool, html_path: Path | None) -> None:
 @main.command()
 @click.argument("directory", type=click.Path(path_type=Path, file_okay=False))
 @click.option(
-    "--max-age", default="24h", show_default=True, help="Delete originals older than this; 'off' keeps all."
+    "--max-age",
+    type=KindType(Duration()),  # every lifetime flag's one parser: 'off'/'never' keep forever, 0 is refused
+    default="24h",
+    show_default=True,
+    help="Delete originals older than this; 'off' keeps all.",
 )
-@click.option("--max-bytes", default=None, help="Then delete oldest first until the directory is this small.")
+@click.option(
+    "--max-bytes",
+    type=KindType(Size(minimum=0)),
+    default=None,
+    help="Then delete oldest first until the directory is this small.",
+)
 @click.option("--dry-run", is_flag=True, help="Say what would be deleted; delete nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-def clean(directory: Path, max_age: str, max_bytes: str | None, dry_run: bool, as_json: bool) -> None:
+def clean(directory: Path, max_age: float, max_bytes: int | None, dry_run: bool, as_json: bool) -> None:
     """Delete old recovery files (only mcpsqueeze's own, never following symlinks)."""
     import dataclasses
     import json
 
     from ..recovery import clean_directory
 
-    age = _keep(max_age, "--max-age")
     try:
-        report = clean_directory(directory, age, _size(max_bytes) if max_bytes else None, dry_run)
+        report = clean_directory(directory, None if max_age is OFF else max_age, max_bytes, dry_run)
     except MCPSqueezeError as exc:
         click.echo(f"mcpsqueeze clean: {exc}", err=True)
         sys.exit(exit_code(exc))

@@ -6,8 +6,6 @@ secret is written. See docs/code-mode.md.
 
 from __future__ import annotations
 
-import os
-import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -105,21 +103,6 @@ def node_warning() -> str | None:
     )
 
 
-_MARKERS = (_python.MARKER.encode(), _typescript.MARKER.encode())
-
-
-def _is_ours(path: Path) -> bool:
-    try:
-        info = os.lstat(path)
-    except FileNotFoundError:
-        return True
-    if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid():
-        return False
-    with open(path, "rb") as handle:
-        first = handle.readline().rstrip(b"\n")
-    return first in _MARKERS
-
-
 def write_code_client(
     lang: Language,
     directory: Path | str,
@@ -131,4 +114,8 @@ def write_code_client(
     files = render_code_client(lang, listings, endpoint)
     directory = Path(directory)
     directory.mkdir(mode=0o755, parents=True, exist_ok=True)
-    return write_ours([(directory / name, text) for name, text in files.items()], 0o644, _is_ours)
+    return write_ours(
+        [(directory / name, text) for name, text in files.items()],
+        0o644,
+        (_python.MARKER, _typescript.MARKER),
+    )

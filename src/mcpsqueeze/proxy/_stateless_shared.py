@@ -23,7 +23,7 @@ from .._envelope import (
     meta_of,
     without_envelope,
 )
-from .._errors import BackendError
+from .._errors import BackendError, first_leaf
 from ..settings import Settings
 from ..transports import BACKEND_GONE, Correlator, Message, error_response, open_backend
 from ._methods import params_of
@@ -116,9 +116,7 @@ class SharedBackend:
                 task_status.started()
                 await anyio.sleep_forever()
         except Exception as exc:  # whatever ends the connection is reported to its callers
-            leaf: BaseException = exc
-            while isinstance(leaf, BaseExceptionGroup) and leaf.exceptions:
-                leaf = leaf.exceptions[0]
+            leaf = first_leaf(exc)
             failed = str(leaf) if isinstance(leaf, BackendError) else f"the backend connection failed: {leaf}"
             self.dead = failed
         finally:

@@ -390,7 +390,6 @@ def _json_error(code: int, message: str, status: int, headers: dict[str, str] | 
 
 
 async def _serve_http(settings: Settings, services: SessionServices, until: Until) -> int:
-    import uvicorn
     from starlette.applications import Starlette
     from starlette.routing import Route
 
@@ -415,8 +414,7 @@ async def _serve_http(settings: Settings, services: SessionServices, until: Unti
             tokens = load_tokens(settings.token_file)
             frontend.root.named_tenants = frontend.stateless.root.named_tenants = tokens.named
             app = bearer_guard(app, tokens)
-        config = uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=2)
-        server = uvicorn_server(config, settings.max_body)
+        server = uvicorn_server(app, settings.max_body, grace=2)
 
         def stop() -> None:
             server.should_exit = True

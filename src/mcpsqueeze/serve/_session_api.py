@@ -316,8 +316,6 @@ async def run_serve(
 ) -> int:
     """Serve the session API until SIGINT or SIGTERM; `until`, given the server's stop function, ends
     it instead (a host running the door in its own process: the tests' in-process serve)."""
-    import uvicorn
-
     check_servers(specs)
     check_listen(listen, settings.recovery_dir)
     ensure_private_dir(settings.recovery_dir)
@@ -339,13 +337,8 @@ async def run_serve(
         async with anyio.create_task_group() as tg:
             await session.start(tg)
             tg.start_soon(sweep_forever, settings)
-            config = uvicorn.Config(
-                build_app(session, token),
-                log_level="warning",
-                lifespan="off",
-                timeout_graceful_shutdown=SHUTDOWN_GRACE,  # a call to a hung backend must not block exit
-            )
-            server = uvicorn_server(config, settings.max_body, too_large_body)
+            app = build_app(session, token)  # SHUTDOWN_GRACE: a call to a hung backend must not block exit
+            server = uvicorn_server(app, settings.max_body, too_large_body, grace=SHUTDOWN_GRACE)
 
             def stop() -> None:
                 server.should_exit = True

@@ -13,7 +13,7 @@ from ._file import (
     load_config,
     read_servers_file,
 )
-from ._kinds import Duration, Kind, Seconds
+from ._kinds import Duration, Kind, Seconds, Size
 from ._knobs import Knob
 from ._oauth_client import AUTH_METHODS, LOGIN_MODES, AuthMethod, LoginMode, OAuthClient
 from ._policy import (
@@ -51,6 +51,7 @@ __all__ = [
     "Seconds",
     "ServerSpec",
     "Settings",
+    "Size",
     "ToolFilter",
     "check_keywords",
     "default_config_path",

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 import anyio
 import anyio.abc
 
-from .._errors import BackendError
+from .._errors import BackendError, first_leaf
 from .._spawn import spawn
 from ..settings import Settings
 from ._jsonrpc import Invalid, Message, line_of, parse_line
@@ -465,10 +465,7 @@ async def http_backend(
         found = group.subgroup(lambda exc: isinstance(exc, BackendError))
         if found is None:
             raise
-        leaf: BaseException = found
-        while isinstance(leaf, BaseExceptionGroup):
-            leaf = leaf.exceptions[0]
-        raise leaf from None
+        raise first_leaf(found) from None
 
 
 @contextlib.asynccontextmanager

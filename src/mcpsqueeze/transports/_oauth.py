@@ -28,7 +28,7 @@ from typing import Any
 import anyio
 import anyio.abc
 
-from .._errors import BackendError, MCPSqueezeError, UsageError
+from .._errors import BackendError, MCPSqueezeError, UsageError, first_leaf
 from ..recovery import ensure_private_dir
 from ..settings import OAuthClient
 
@@ -404,9 +404,7 @@ async def preflight(url: str, headers: Mapping[str, str], client: OAuthClient | 
         except LoginRequired:
             raise
         except Exception as exc:  # an auth-flow failure (metadata, refresh) other than "log in again"
-            leaf: BaseException = exc
-            while isinstance(leaf, BaseExceptionGroup) and leaf.exceptions:
-                leaf = leaf.exceptions[0]
+            leaf = first_leaf(exc)
             if isinstance(leaf, LoginRequired):
                 raise leaf from None
             raise flow_error(url, leaf, auth) from exc

@@ -50,20 +50,27 @@ def tcp_listener(host: str, port: int) -> socket.socket:
 
 
 def uvicorn_server(
-    config: Any, max_body: int = DEFAULT_MAX_BODY, too_large: Callable[[str], bytes] | None = None
+    app: Any,
+    max_body: int = DEFAULT_MAX_BODY,
+    too_large: Callable[[str], bytes] | None = None,
+    grace: int | None = None,
 ) -> Any:
-    """uvicorn's server without its own signal handling: ours stops it gracefully and prints the summary.
+    """uvicorn's server for `app` without its own signal handling: ours stops it gracefully (in-flight
+    requests get `grace` seconds) and prints the summary.
 
     Every door gets the bounds of `_http_limits`: request bodies of at most `max_body` bytes (413 past it,
     rendered by `too_large`, JSON-RPC by default) and `HEAD_TIMEOUT` to send a request head."""
     import uvicorn
     from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
-    config.app = (
-        BodyLimit(config.app, max_body) if too_large is None else BodyLimit(config.app, max_body, too_large)
+    limited = BodyLimit(app, max_body) if too_large is None else BodyLimit(app, max_body, too_large)
+    config = uvicorn.Config(
+        limited,
+        log_level="warning",
+        lifespan="off",
+        http=timed_protocol(AutoHTTPProtocol),
+        timeout_graceful_shutdown=grace,
     )
-    if config.http == "auto":
-        config.http = timed_protocol(AutoHTTPProtocol)
 
     class Server(uvicorn.Server):
         @contextlib.contextmanager

@@ -12,7 +12,7 @@ import anyio
 import anyio.abc
 
 from .._envelope import HANDSHAKE_VERSION
-from .._errors import BackendError, BackendFailure
+from .._errors import BackendError, BackendFailure, first_leaf
 from ..settings import ServerSpec, ToolFilter
 from ._channels import Channel
 from ._correlator import Correlator
@@ -234,8 +234,7 @@ def _error_text(answer: dict[str, Any]) -> str:
 
 
 def _describe(exc: BaseException) -> str:
-    if isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        return _describe(exc.exceptions[0])
+    exc = first_leaf(exc)
     if isinstance(exc, FileNotFoundError):
         return f"command not found ({exc.filename or exc})"
     if isinstance(exc, TimeoutError):
