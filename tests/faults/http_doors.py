@@ -33,10 +33,10 @@ class Door:
 
 
 @contextlib.contextmanager
-def wrap_door(tmp: Path, *extra: str) -> Iterator[Door]:
+def wrap_door(tmp: Path, *extra: str, backend: tuple[str, ...] = (str(BACKEND),)) -> Iterator[Door]:
     argv = cli("wrap", "--transport", "streamable-http", "--port", "0", "--recovery-dir", str(tmp / "rec"))
     proc = subprocess.Popen(
-        [*argv, *extra, "--", sys.executable, str(BACKEND)],
+        [*argv, *extra, "--", sys.executable, *backend],
         stderr=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
         text=True,

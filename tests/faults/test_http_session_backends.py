@@ -142,6 +142,27 @@ def test_stalled_abandoned_and_concurrent_clients_never_run_more_backends_than_t
 HUNG = Path(__file__).parents[1] / "fixtures" / "hung_backend.py"  # never answers a call, ignores SIGTERM
 
 
+def test_a_deleted_session_counts_under_the_cap_until_its_backend_is_gone(tmp_path: Path) -> None:
+    """A backend that ignores SIGTERM takes its grace time to end after DELETE; a new session at the cap
+    waits for it instead of running a second backend beside it."""
+
+    def hung(pid: int) -> int:
+        return sum(1 for p in descendants(pid) if p != pid and b"hung_backend.py" in cmdline(p))
+
+    with wrap_door(tmp_path, "--max-sessions", "1", backend=(str(HUNG), str(tmp_path / "marker"))) as door:
+        pid = door.pid
+        with PeakSampler(pid, measure=hung) as peak:
+            first = _initialize(door)
+            assert first.status_code == 200, first.text
+            sid = {"mcp-session-id": first.headers["mcp-session-id"]}
+            assert httpx2.delete(_url(door), headers={**HTTP_ACCEPT, **sid}, timeout=30).status_code == 200
+            second = _initialize(door)
+            assert second.status_code == 200, second.text
+            wait_for(lambda: hung(pid) == 1, ENDS_WITHIN, "the new session's backend")
+        assert peak.peak == 1
+    assert "Traceback" not in door.log, door.log
+
+
 def _hung_backends() -> int:
     me = os.getpid()
     return sum(1 for p in descendants(me) if p != me and b"hung_backend.py" in cmdline(p))

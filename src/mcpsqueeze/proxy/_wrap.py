@@ -318,13 +318,15 @@ class HttpFrontend:
             idle = [s for s in mine if not s.in_flight]
             if not idle:
                 return None
-            room = min(idle, key=lambda s: s.last_seen)
+            # One already ending (deleted) goes first; it counts until its backend is gone.
+            room = min(idle, key=lambda s: (not s.stop.cancel_called, s.last_seen))
             self._forget(room)
-            logger.info(
-                "session %s ended to make room under --max-sessions (idle longest)",
-                room.transport.mcp_session_id,
-            )
-            room.stop.cancel()
+            if not room.stop.cancel_called:
+                logger.info(
+                    "session %s ended to make room under --max-sessions (idle longest)",
+                    room.transport.mcp_session_id,
+                )
+                room.stop.cancel()
         sid = uuid4().hex
         transport = StreamableHTTPServerTransport(
             mcp_session_id=sid, security_settings=self.security, idle_timeout=SESSION_IDLE_TIMEOUT
@@ -344,9 +346,8 @@ class HttpFrontend:
         finally:
             session.in_flight -= 1
             session.last_seen = time.monotonic()
-            if session.transport.is_terminated:  # DELETE: the backend goes now, not at the next request
-                self._forget(session)
-                session.stop.cancel()
+            if session.transport.is_terminated:  # DELETE: the backend goes now, not at the next request;
+                session.stop.cancel()  # the session counts under the cap until it is gone
 
     async def _relay(self, front: Channel, session: Session) -> int:
         try:
