@@ -28,8 +28,8 @@ import re
 from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from itertools import accumulate, chain, repeat, zip_longest
-from operator import itemgetter, methodcaller, sub
+from itertools import accumulate, chain, compress, count, repeat, zip_longest
+from operator import itemgetter, methodcaller
 
 from mcpsqueeze._jsonbytes import dumps_text
 from mcpsqueeze.shrink._rank import rank_lines
@@ -191,8 +191,7 @@ def _few(count: int, n: int) -> bool:
 
 def _indexes(column: Sequence[object], values: list[object]) -> list[int]:
     """Where ``values`` are in ``column``."""
-    wanted = set(values)
-    return [i for i, v in enumerate(column) if v in wanted]
+    return list(compress(count(), map(set(values).__contains__, column)))
 
 
 def _far_out(column: Sequence[object], numbers: list[float]) -> list[int] | None:
@@ -202,14 +201,43 @@ def _far_out(column: Sequence[object], numbers: list[float]) -> list[int] | None
     present = sorted(numbers)
     n = len(present)
     median = present[n // 2]
-    deviations = sorted(map(abs, map(sub, present, repeat(median))))
-    reach = _FAR * 1.4826 * deviations[n // 2]
+    reach = _FAR * 1.4826 * _median_deviation(present)
     low, high = median - reach, median + reach
     below, above = bisect_left(present, low), bisect_right(present, high)
     if not _few(below + n - above, n):
         return None
     values = {*present[:below], *present[above:]}
     return [i for i, v in enumerate(column) if v is not MISSING and _number(v) in values]
+
+
+def _median_deviation(present: list[float]) -> float:
+    """The ``n // 2``-th smallest of the values' distances from their median (``present`` sorted), as
+    ``sorted(abs(v - median) for v in present)[n // 2]`` finds it, by bisection: the distances below
+    the median, read down from it, and those above it, read up, are two sorted runs."""
+    n = len(present)
+    mid = n // 2
+    median = present[mid]
+
+    def below(j: int) -> float:  # the j-th distance of the run that reads down from the median
+        return median - present[mid - j]
+
+    def above(j: int) -> float:  # the j-th distance of the run above it
+        return present[mid + 1 + j] - median
+
+    size_below, size_above = mid + 1, n - mid - 1
+    want = mid + 1  # how many distances are taken, from the two runs together
+    low, high = max(0, want - size_above), min(want, size_below)
+    while low < high:  # the fewest taken from the run below such that the rest fit the run above
+        taken = (low + high) // 2
+        if below(taken) < above(want - taken - 1):
+            low = taken + 1
+        else:
+            high = taken
+    taken = low
+    last = [below(taken - 1)] if taken else []
+    if want - taken:
+        last.append(above(want - taken - 1))
+    return max(last)
 
 
 def _number(value: object) -> float | None:
@@ -254,9 +282,13 @@ def _column_scores(column: Sequence[object]) -> dict[int, float] | None:
     if numbers is not None:
         far = _far_out(column, numbers)
         return None if far is None else dict.fromkeys(far, _STRONG)
-    if len(set(column)) <= min(_MAX_CATEGORIES, max(12, int(n * _FEW_VALUES))):  # a category
+    categories = min(_MAX_CATEGORIES, max(12, int(n * _FEW_VALUES)))
+    # (more values than a category has among its first few is enough to tell it is none)
+    if len(set(column[: 4 * categories])) <= categories and len(set(column)) <= categories:
         once = [k for k, c in Counter(column).items() if c == 1 and k is not MISSING]
         return dict.fromkeys(_indexes(column, once), _STRONG) if _few(len(once), n) else None
+    if n * _PROSE_CHARS > _TEXT_CHARS:
+        return None  # (too long or too short on average: see below)
     texts: Sequence[str] = column if types == {str} else [v if type(v) is str else "" for v in column]  # type: ignore[assignment]
     if sum(map(str.__contains__, texts, repeat(" "))) * 2 < n:
         return None  # ids, names, dates: every value its own, none telling
