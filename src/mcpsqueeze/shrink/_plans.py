@@ -672,7 +672,7 @@ def _unusual_rows(fmt: Format, lines: Sequence[str], rows: list[int]) -> list[in
     delimiter = "\t" if fmt.name == "tsv" else ","
     body = [lines[i] for i in rows]
     try:
-        columns = _columns(body, delimiter)
+        columns: Sequence[Sequence[str]] | None = _columns(body, delimiter)
         if columns is None:
             cells = list(csv.reader(body, delimiter=delimiter))
             columns = list(zip_longest(*cells, fillvalue=""))
