@@ -681,7 +681,7 @@ def _unusual_rows(fmt: Format, lines: Sequence[str], rows: list[int]) -> list[in
             records = len(body)
     except csv.Error:
         return []
-    scores = unusual_records(columns, records)
+    scores = unusual_records(columns, records, cells=True)
     return [rows[k] for k in standouts(scores, UNUSUAL)]
 
 

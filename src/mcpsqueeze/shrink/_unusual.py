@@ -271,10 +271,9 @@ def _as_numbers(column: Sequence[object], types: set[type]) -> list[float] | Non
     return numbers
 
 
-def _column_scores(column: Sequence[object]) -> dict[int, float] | None:
-    """What the values of one column add to their records' scores (only those that add); None when
-    the column says nothing."""
-    types = set(map(type, column))
+def _column_scores(column: Sequence[object], types: set[type]) -> dict[int, float] | None:
+    """What the values of one column (of ``types``) add to their records' scores (only those that
+    add); None when the column says nothing."""
     if types & _NESTED:
         return None
     n = len(column)
@@ -301,22 +300,26 @@ def _column_scores(column: Sequence[object]) -> dict[int, float] | None:
     return {i: s for i, s in enumerate(rare_word_scores(texts)) if s}
 
 
-def unusual_records(columns: Sequence[Sequence[object]], n: int) -> dict[int, float]:
+def unusual_records(
+    columns: Sequence[Sequence[object]], n: int, present: Sequence[int] | None = None, *, cells: bool = False
+) -> dict[int, float]:
     """The scores of the records that score at all, from their fields (``columns``: one list of
-    ``n`` values per field, ``MISSING`` where a record has not got it). A field that only a few
-    records have (at most 2, and at most 1 in 100) gives each of them ``_STRONG``."""
+    ``n`` values per field, ``MISSING`` where a record has not got it; ``present``: how many records
+    have each field, when the caller knows). A field that only a few records have (at most 2, and at
+    most 1 in 100) gives each of them ``_STRONG``. ``cells``: a table's, every value a string."""
     scores: dict[int, float] = {}
     if n < _MIN_SIBLINGS:
         return scores
-    for column in columns:
-        missing = column.count(MISSING) if isinstance(column, list | tuple) else 0
-        if _few(n - missing, n):
+    if present is None:
+        present = [n] * len(columns) if cells else [n - column.count(MISSING) for column in columns]
+    for column, have in zip(columns, present, strict=True):
+        if _few(have, n):
             # (a field of containers few records have is structure, a directory among files: not counted)
             added: dict[int, float] | None = dict.fromkeys(
                 (i for i, v in enumerate(column) if v is not MISSING and type(v) not in _NESTED), _STRONG
             )
         else:
-            added = _column_scores(column)
+            added = _column_scores(column, {str} if cells else set(map(type, column)))
         for i, score in (added or {}).items():
             scores[i] = scores.get(i, 0.0) + score
     return scores
@@ -339,7 +342,7 @@ def unusual_items(items: Sequence[object], terms: Sequence[str] = ()) -> list[in
         )
         names: Counter[str] = Counter(chain.from_iterable(records))
         columns = [list(map(_field(name, count == n), records)) for name, count in names.items()]
-        found = standouts(unusual_records(columns, n), UNUSUAL)
+        found = standouts(unusual_records(columns, n, list(names.values())), UNUSUAL)
         if terms:
             texts = [" ".join(v for v in row if type(v) is str) for row in zip(*columns, strict=True)]
             found = _alternate(_matching(texts, terms), found)
