@@ -76,13 +76,15 @@ def test_a_field_only_one_record_has_stands_out() -> None:
     assert unusual_items(items) == [31]
 
 
-_SCRIPTS = "abcXYZ_019 .,'-\u00e9\u00c4\u00df\u0130\u0131\ufb01\u00bd\u0663\u6771\u0307\u00a0\u2019\u2014\u03a3\u03c3\u01c5\ud800"
+_SCRIPTS = "abcXYZ_019\n .,'-\u00e9\u00c4\u00df\u0130\u0131\ufb01\u00bd\u0663\u6771\u0307\u00a0\u2019\u2014\u03a3\u03c3\u01c5\ud800"
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.text(alphabet=_SCRIPTS, max_size=30), min_size=8, max_size=30))
 @example(["ab\u03a3 x", "ab\u03c3 y"] + ["zz"] * 6)  # a final capital sigma lowers to a sigma of its own
 @example(["\u2014".join(chr(c) for c in range(0x2000, 0x2100)) + " caf\u00e9 x", "caf\u00e9"] + ["q"] * 6)
+@example([f"line {i} of words{'' if i == 9 else chr(10)}" for i in range(9)] + ["odd\n\nlines\n"])
+@example(["same 12 words\n", "same 345 words\n"] * 5 + ["other 6 words"])
 def test_rare_words_are_runs_of_three_letters_or_more_lowered_in_any_script(texts: list[str]) -> None:
     words = [set(re.findall(r"[^\W\d_]{3,}", text.lower())) for text in texts]
     used = Counter(chain.from_iterable(words))

@@ -29,7 +29,7 @@ from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import accumulate, chain, compress, count, repeat, zip_longest
-from operator import itemgetter, methodcaller
+from operator import itemgetter, methodcaller, not_
 
 from mcpsqueeze._jsonbytes import dumps_text
 from mcpsqueeze.shrink._rank import rank_lines
@@ -85,27 +85,47 @@ _NESTED = frozenset((dict, list))
 def rare_word_scores(texts: Sequence[str]) -> list[float]:
     """Each text's rare words, counted as the module says, less the median of the texts' counts
     (never below 0). Only the texts in the first ``_WORDS_CHARS`` characters are compared (a log of
-    50 MB keeps its time and memory per MB); the others score 0."""
+    50 MB keeps its time and memory per MB); the others score 0. Texts whose words read the same
+    (log lines that differ in their numbers) are read once and counted as many times as they occur."""
     n = len(texts)
     if n < _MIN_SIBLINGS:
         return [0.0] * n
     m = bisect_right(list(accumulate(map(len, texts))), _WORDS_CHARS)
     if m < _MIN_SIBLINGS:
         return [0.0] * n
-    if m <= _KEPT_SETS:
-        words: Iterable[set[bytes]] = list(_word_sets(texts[:m]))
+    keys = _word_keys(texts[:m])
+    times = Counter(keys)
+    if len(times) <= _KEPT_SETS:
+        words: Iterable[set[bytes]] = list(map(set, map(bytes.split, times)))
         df = Counter(chain.from_iterable(words))
     else:  # (many units: their word sets are made twice rather than all held at once)
-        df = Counter(chain.from_iterable(_word_sets(texts[:m])))
-        words = _word_sets(texts[:m])
+        df = Counter(chain.from_iterable(map(set, map(bytes.split, times))))
+        words = map(set, map(bytes.split, times))
+    for key, occurrences in times.items():
+        if occurrences > 1:  # (a text read once for all its occurrences: its words counted for each)
+            for word in set(key.split()):
+                df[word] += occurrences - 1
     once = {w for w, c in df.items() if c == 1 and _long_word(w)}
     twice = {w for w, c in df.items() if c == 2 and _long_word(w)}
     if twice:
         raw = [len(once.intersection(w)) + 0.5 * len(twice.intersection(w)) for w in words]
     else:
         raw = list(map(float, map(len, map(once.intersection, words))))
-    usual = sorted(raw)[m // 2]
-    return [r - usual if r > usual else 0.0 for r in raw] + [0.0] * (n - m)
+    usual = _weighted_median(raw, times.values(), m)
+    scores = dict(zip(times, [r - usual if r > usual else 0.0 for r in raw], strict=True))
+    return list(map(scores.__getitem__, keys)) + [0.0] * (n - m)
+
+
+def _weighted_median(values: list[float], times: Iterable[int], m: int) -> float:
+    """``sorted(...)[m // 2]`` of the ``m`` values that ``values`` stand for, each ``times`` over."""
+    if len(values) == m:
+        return sorted(values)[m // 2]
+    seen = 0
+    for value, occurrences in sorted(zip(values, times, strict=True)):
+        seen += occurrences
+        if seen > m // 2:
+            return value
+    raise ValueError("fewer values than counted")
 
 
 # Words, in C: the texts joined by line ends, as UTF-8, upper-case ASCII letters lowered and every other
@@ -119,39 +139,45 @@ _LETTER_RE = re.compile(r"[^\W\d_]")
 _REPLACED = 64  # more distinct characters to replace than this: the text is lowered and read at once
 
 
-def _word_sets(texts: Sequence[str]) -> Iterator[set[bytes]]:
-    """Each text's distinct words (runs of letters, lower-cased, as UTF-8), of any length
-    (``_long_word`` tells the words of 3 letters or more). Texts of ASCII are read together in one
-    table's pass; the others (often a few) together by the characters they hold."""
-    odd = [i for i, text in enumerate(texts) if not text.isascii()]
-    if not odd:
-        return _ascii_sets(texts)
+def _word_keys(texts: Sequence[str]) -> list[bytes]:
+    """Each text as its words see it: UTF-8 with its letters lowered and all else blanks, so that
+    ``key.split()`` are its words (runs of letters, of any length: ``_long_word`` tells the words of
+    3 letters or more). Texts of ASCII are read together in one table's pass; the others (often a
+    few) together by the characters they hold."""
+    joined = _joined(texts)
+    if joined.isascii():
+        return _ascii_keys(joined)
+    odd = list(compress(count(), map(not_, map(str.isascii, texts))))
     if len(odd) == len(texts):
-        return _other_sets(texts)
+        return _other_keys(joined)
     plain = list(texts)
     for i in odd:
         plain[i] = ""
-    found = list(_ascii_sets(plain))
-    for i, words in zip(odd, _other_sets([texts[i] for i in odd]), strict=True):
-        found[i] = words
-    return iter(found)
+    found = _ascii_keys(_joined(plain))
+    for i, key in zip(odd, _other_keys(_joined([texts[i] for i in odd])), strict=True):
+        found[i] = key
+    return found
 
 
 def _joined(texts: Sequence[str]) -> str:
-    """The texts joined by line ends, line ends inside them made blanks."""
+    """The texts joined by line ends, one between each two: line ends inside them made blanks (lines
+    that each end in one, the last perhaps not, are joined as they are)."""
     joined = "\n".join(texts)
-    if joined.count("\n") != len(texts) - 1:
-        joined = "\n".join(text.replace("\n", " ") for text in texts)
-    return joined
+    if joined.count("\n") == len(texts) - 1:
+        return joined
+    ended = sum(map(str.endswith, texts, repeat("\n")))
+    if ended == len(texts) - 1 + texts[-1].endswith("\n"):
+        joined = "".join(texts)
+        if joined.count("\n") == ended:
+            return joined[:-1] if ended == len(texts) else joined
+    return "\n".join(text.replace("\n", " ") for text in texts)
 
 
-def _ascii_sets(texts: Sequence[str]) -> Iterator[set[bytes]]:
-    data = _joined(texts).encode("ascii")
-    return map(set, map(bytes.split, data.translate(_LETTERS).split(b"\n")))
+def _ascii_keys(joined: str) -> list[bytes]:
+    return joined.encode("ascii").translate(_LETTERS).split(b"\n")
 
 
-def _other_sets(texts: Sequence[str]) -> Iterator[set[bytes]]:
-    joined = _joined(texts)
+def _other_keys(joined: str) -> list[bytes]:
     source = joined
     if "\u03a3" in joined:  # (a capital sigma lowers by what follows it: the whole text is lowered)
         source = joined.lower()
@@ -164,7 +190,7 @@ def _other_sets(texts: Sequence[str]) -> Iterator[set[bytes]]:
     else:
         for char, to in changes.items():
             data = data.replace(char.encode("utf-8", "surrogatepass"), to.encode("utf-8", "surrogatepass"))
-    return map(set, map(bytes.split, data.translate(_LETTERS).split(b"\n")))
+    return data.translate(_LETTERS).split(b"\n")
 
 
 def _letters(char: str) -> str:
