@@ -769,7 +769,8 @@ def _log(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
     distinct = sorted(first.values())
     alarms = [i for i in distinct if _ALARM_RE.search(lines[i])]
     warnings = [i for i in distinct if _WARN_RE.search(lines[i])]
-    unusual = [i for i in standouts(rare_word_scores(lines), UNUSUAL) if i not in set(alarms)]
+    # (the shapes hold the lines' words: lines that differ only in numbers are read once)
+    unusual = [i for i in standouts(rare_word_scores(shapes), UNUSUAL) if i not in set(alarms)]
     order = [*warnings, *distinct[:30], *reversed(distinct[-30:]), *distinct]
 
     def describe(a: int, b: int) -> str:

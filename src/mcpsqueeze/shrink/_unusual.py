@@ -85,26 +85,28 @@ _NESTED = frozenset((dict, list))
 def rare_word_scores(texts: Sequence[str]) -> list[float]:
     """Each text's rare words, counted as the module says, less the median of the texts' counts
     (never below 0). Only the texts in the first ``_WORDS_CHARS`` characters are compared (a log of
-    50 MB keeps its time and memory per MB); the others score 0. Texts whose words read the same
-    (log lines that differ in their numbers) are read once and counted as many times as they occur."""
+    50 MB keeps its time and memory per MB); the others score 0. A text that occurs more than once
+    (a log's line with its digits masked) is read once and counted as often as it occurs."""
     n = len(texts)
     if n < _MIN_SIBLINGS:
         return [0.0] * n
     m = bisect_right(list(accumulate(map(len, texts))), _WORDS_CHARS)
     if m < _MIN_SIBLINGS:
         return [0.0] * n
-    keys = _word_keys(texts[:m])
-    times = Counter(keys)
-    if len(times) <= _KEPT_SETS:
-        words: Iterable[set[bytes]] = list(map(set, map(bytes.split, times)))
+    compared = texts[:m]
+    times = Counter(compared)
+    keys = _word_keys(list(times))
+    if len(keys) <= _KEPT_SETS:
+        words: Iterable[set[bytes]] = list(map(set, map(bytes.split, keys)))
         df = Counter(chain.from_iterable(words))
     else:  # (many units: their word sets are made twice rather than all held at once)
-        df = Counter(chain.from_iterable(map(set, map(bytes.split, times))))
-        words = map(set, map(bytes.split, times))
-    for key, occurrences in times.items():
-        if occurrences > 1:  # (a text read once for all its occurrences: its words counted for each)
-            for word in set(key.split()):
-                df[word] += occurrences - 1
+        df = Counter(chain.from_iterable(map(set, map(bytes.split, keys))))
+        words = map(set, map(bytes.split, keys))
+    if len(keys) < m:
+        for key, occurrences in zip(keys, times.values(), strict=True):
+            if occurrences > 1:  # (its words counted for each occurrence)
+                for word in set(key.split()):
+                    df[word] += occurrences - 1
     once = {w for w, c in df.items() if c == 1 and _long_word(w)}
     twice = {w for w, c in df.items() if c == 2 and _long_word(w)}
     if twice:
@@ -112,8 +114,10 @@ def rare_word_scores(texts: Sequence[str]) -> list[float]:
     else:
         raw = list(map(float, map(len, map(once.intersection, words))))
     usual = _weighted_median(raw, times.values(), m)
-    scores = dict(zip(times, [r - usual if r > usual else 0.0 for r in raw], strict=True))
-    return list(map(scores.__getitem__, keys)) + [0.0] * (n - m)
+    scored = [r - usual if r > usual else 0.0 for r in raw]
+    if len(keys) == m:
+        return scored + [0.0] * (n - m)
+    return list(map(dict(zip(times, scored, strict=True)).__getitem__, compared)) + [0.0] * (n - m)
 
 
 def _weighted_median(values: list[float], times: Iterable[int], m: int) -> float:
@@ -162,9 +166,10 @@ def _word_keys(texts: Sequence[str]) -> list[bytes]:
 def _joined(texts: Sequence[str]) -> str:
     """The texts joined by line ends, one between each two: line ends inside them made blanks (lines
     that each end in one, the last perhaps not, are joined as they are)."""
-    joined = "\n".join(texts)
-    if joined.count("\n") == len(texts) - 1:
-        return joined
+    if not texts[0].endswith("\n"):
+        joined = "\n".join(texts)
+        if joined.count("\n") == len(texts) - 1:
+            return joined
     ended = sum(map(str.endswith, texts, repeat("\n")))
     if ended == len(texts) - 1 + texts[-1].endswith("\n"):
         joined = "".join(texts)
@@ -205,8 +210,10 @@ def _long_word(word: bytes) -> bool:
 def standouts(scores: Sequence[float] | dict[int, float], most: int) -> list[int]:
     """The indexes of the ``most`` best scores that stand out (``_STANDOUT`` or more), best first;
     ties keep document order. ``scores`` may be a dict of the indexes that scored at all."""
-    pairs = scores.items() if isinstance(scores, dict) else enumerate(scores)
-    best = sorted((-s, i) for i, s in pairs if s >= _STANDOUT)
+    if isinstance(scores, dict):
+        best = sorted((-s, i) for i, s in scores.items() if s >= _STANDOUT)
+    else:  # (the few that stand out found in C)
+        best = sorted((-scores[i], i) for i in compress(count(), map(_STANDOUT.__le__, scores)))
     return [i for _, i in best[:most]]
 
 
