@@ -85,8 +85,9 @@ _NESTED = frozenset((dict, list))
 def rare_word_scores(texts: Sequence[str]) -> list[float]:
     """Each text's rare words, counted as the module says, less the median of the texts' counts
     (never below 0). Only the texts in the first ``_WORDS_CHARS`` characters are compared (a log of
-    50 MB keeps its time and memory per MB); the others score 0. A text that occurs more than once
-    (a log's line with its digits masked) is read once and counted as often as it occurs."""
+    50 MB keeps its time and memory per MB); the others score 0. Texts whose words are the same (a
+    text that occurs again, log lines that differ only in their numbers) are read once and counted as
+    often as they occur."""
     n = len(texts)
     if n < _MIN_SIBLINGS:
         return [0.0] * n
@@ -95,15 +96,21 @@ def rare_word_scores(texts: Sequence[str]) -> list[float]:
         return [0.0] * n
     compared = texts[:m]
     times = Counter(compared)
-    keys = _word_keys(list(times))
-    if len(keys) <= _KEPT_SETS:
-        words: Iterable[set[bytes]] = list(map(set, map(bytes.split, keys)))
+    keys = _word_keys(list(times))  # (one for each distinct text, in the order first seen)
+    if len(times) == m:
+        weights = Counter(keys)
+    else:
+        weights = Counter()
+        for key, occurrences in zip(keys, times.values(), strict=True):
+            weights[key] += occurrences
+    if len(weights) <= _KEPT_SETS:
+        words: Iterable[set[bytes]] = list(map(set, map(bytes.split, weights)))
         df = Counter(chain.from_iterable(words))
     else:  # (many units: their word sets are made twice rather than all held at once)
-        df = Counter(chain.from_iterable(map(set, map(bytes.split, keys))))
-        words = map(set, map(bytes.split, keys))
-    if len(keys) < m:
-        for key, occurrences in zip(keys, times.values(), strict=True):
+        df = Counter(chain.from_iterable(map(set, map(bytes.split, weights))))
+        words = map(set, map(bytes.split, weights))
+    if len(weights) < m:
+        for key, occurrences in weights.items():
             if occurrences > 1:  # (its words counted for each occurrence)
                 for word in set(key.split()):
                     df[word] += occurrences - 1
@@ -113,11 +120,13 @@ def rare_word_scores(texts: Sequence[str]) -> list[float]:
         raw = [len(once.intersection(w)) + 0.5 * len(twice.intersection(w)) for w in words]
     else:
         raw = list(map(float, map(len, map(once.intersection, words))))
-    usual = _weighted_median(raw, times.values(), m)
+    usual = _weighted_median(raw, weights.values(), m)
     scored = [r - usual if r > usual else 0.0 for r in raw]
-    if len(keys) == m:
-        return scored + [0.0] * (n - m)
-    return list(map(dict(zip(times, scored, strict=True)).__getitem__, compared)) + [0.0] * (n - m)
+    if len(weights) < m:
+        scored = list(map(dict(zip(weights, scored, strict=True)).__getitem__, keys))
+    if len(times) < m:
+        scored = list(map(dict(zip(times, scored, strict=True)).__getitem__, compared))
+    return scored + [0.0] * (n - m)
 
 
 def _weighted_median(values: list[float], times: Iterable[int], m: int) -> float:
