@@ -91,10 +91,12 @@ def rare_word_scores(texts: Sequence[str]) -> list[float]:
     n = len(texts)
     if n < _MIN_SIBLINGS:
         return [0.0] * n
-    m = bisect_right(list(accumulate(map(len, texts))), _WORDS_CHARS)
-    if m < _MIN_SIBLINGS:
-        return [0.0] * n
-    compared = texts[:m]
+    m = n
+    if sum(map(len, texts)) > _WORDS_CHARS:
+        m = bisect_right(list(accumulate(map(len, texts))), _WORDS_CHARS)
+        if m < _MIN_SIBLINGS:
+            return [0.0] * n
+    compared = texts[:m] if m < n else texts
     times = Counter(compared)
     keys = _word_keys(list(times))  # (one for each distinct text, in the order first seen)
     if len(times) == m:
@@ -221,6 +223,8 @@ def standouts(scores: Sequence[float] | dict[int, float], most: int) -> list[int
     ties keep document order. ``scores`` may be a dict of the indexes that scored at all."""
     if isinstance(scores, dict):
         best = sorted((-s, i) for i, s in scores.items() if s >= _STANDOUT)
+    elif not scores or max(scores) < _STANDOUT:
+        return []
     else:  # (the few that stand out found in C)
         best = sorted((-scores[i], i) for i in compress(count(), map(_STANDOUT.__le__, scores)))
     return [i for _, i in best[:most]]
