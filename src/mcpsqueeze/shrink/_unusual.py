@@ -253,6 +253,8 @@ def _far_out(column: Sequence[object], numbers: list[float]) -> list[int] | None
     if not _few(below + n - above, n):
         return None
     values = {*present[:below], *present[above:]}
+    if len(numbers) == len(column):  # (every value a number, in the column's order: found in C)
+        return list(compress(count(), map(values.__contains__, numbers)))
     return [i for i, v in enumerate(column) if v is not MISSING and _number(v) in values]
 
 
