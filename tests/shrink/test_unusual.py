@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import random
 import re
 from collections import Counter
-from itertools import chain
+from itertools import chain, zip_longest
 from pathlib import Path
 
 from hypothesis import example, given, settings
@@ -14,7 +15,15 @@ from hypothesis import strategies as st
 from outlines import rebuild
 
 from mcpsqueeze.shrink import RecoveryHint, shrink_texts
-from mcpsqueeze.shrink._unusual import MISSING, rare_word_scores, standouts, unusual_items, unusual_records
+from mcpsqueeze.shrink._plans import _columns
+from mcpsqueeze.shrink._unusual import (
+    MISSING,
+    _median_deviation,
+    rare_word_scores,
+    standouts,
+    unusual_items,
+    unusual_records,
+)
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -67,13 +76,15 @@ def test_a_field_only_one_record_has_stands_out() -> None:
     assert unusual_items(items) == [31]
 
 
-_SCRIPTS = "abcXYZ_019 .,'-\u00e9\u00c4\u00df\u0130\u0131\ufb01\u00bd\u0663\u6771\u0307\u00a0\u2019\u2014\u03a3\u03c3\u01c5\ud800"
+_SCRIPTS = "abcXYZ_019\n .,'-\u00e9\u00c4\u00df\u0130\u0131\ufb01\u00bd\u0663\u6771\u0307\u00a0\u2019\u2014\u03a3\u03c3\u01c5\ud800"
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.text(alphabet=_SCRIPTS, max_size=30), min_size=8, max_size=30))
 @example(["ab\u03a3 x", "ab\u03c3 y"] + ["zz"] * 6)  # a final capital sigma lowers to a sigma of its own
 @example(["\u2014".join(chr(c) for c in range(0x2000, 0x2100)) + " caf\u00e9 x", "caf\u00e9"] + ["q"] * 6)
+@example([f"line {i} of words{'' if i == 9 else chr(10)}" for i in range(9)] + ["odd\n\nlines\n"])
+@example(["same 12 words\n", "same 345 words\n"] * 5 + ["other 6 words"])
 def test_rare_words_are_runs_of_three_letters_or_more_lowered_in_any_script(texts: list[str]) -> None:
     words = [set(re.findall(r"[^\W\d_]{3,}", text.lower())) for text in texts]
     used = Counter(chain.from_iterable(words))
@@ -124,3 +135,39 @@ def test_one_planted_oddity_among_uniform_records_is_found(n: int, seed: int, ki
 def test_missing_values_are_not_a_category_of_their_own() -> None:
     column: list[object] = [MISSING] * 30 + ["x"] * 30
     assert unusual_records([column], 60) == {}
+
+
+_CELLS = st.text(alphabet='ab1 ,\t"\r', max_size=6)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.lists(_CELLS, min_size=1, max_size=5), min_size=1, max_size=12),
+    st.sampled_from([",", "\t"]),
+    st.booleans(),
+)
+@example([["1", "a"], ["2", "b"], ["3", "c", "d"], ["4", '"x"'], ["5"]], ",", False)
+@example([["1", "a"], ['x"y', '"b'], ["3", "c"]], ",", True)
+def test_table_cells_are_read_by_column_as_csv_reader_reads_them(
+    rows: list[list[str]], delimiter: str, last_line_ended: bool
+) -> None:
+    lines = [delimiter.join(row) + "\n" for row in rows]
+    if not last_line_ended:
+        lines[-1] = lines[-1][:-1]
+    lines = [line for line in lines if line.strip()]  # (a table's blank lines are no rows)
+    columns = _columns(lines, delimiter)
+    try:
+        cells = list(csv.reader(lines, delimiter=delimiter))
+    except csv.Error:
+        return
+    if columns is not None:
+        assert len(cells) == len(lines)
+        assert [tuple(c) for c in columns] == list(zip_longest(*cells, fillvalue=""))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.integers(-5, 5).map(float), st.floats(-1e6, 1e6)), min_size=1, max_size=60))
+def test_the_median_deviation_is_the_middle_of_the_sorted_distances(values: list[float]) -> None:
+    present = sorted(values)
+    median = present[len(present) // 2]
+    assert _median_deviation(present) == sorted(abs(v - median) for v in present)[len(present) // 2]

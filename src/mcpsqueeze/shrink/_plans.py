@@ -13,9 +13,10 @@ from __future__ import annotations
 import csv
 import re
 from bisect import bisect_left, bisect_right
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from itertools import accumulate, chain, compress, islice, pairwise, zip_longest
+from itertools import accumulate, chain, compress, count, islice, pairwise, repeat, zip_longest
 from operator import itemgetter, not_
 
 from mcpsqueeze.shrink._formats import (
@@ -669,13 +670,60 @@ def _markdown(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
 def _unusual_rows(fmt: Format, lines: Sequence[str], rows: list[int]) -> list[int]:
     """The rows that stand out from the others by their cells (``_unusual``), best first."""
     delimiter = "\t" if fmt.name == "tsv" else ","
+    body = [lines[i] for i in rows]
     try:
-        cells = list(csv.reader([lines[i] for i in rows], delimiter=delimiter))
+        columns: Sequence[Sequence[str]] | None = _columns(body, delimiter)
+        if columns is None:
+            cells = list(csv.reader(body, delimiter=delimiter))
+            columns = list(zip_longest(*cells, fillvalue=""))
+            records = len(cells)
+        else:
+            records = len(body)
     except csv.Error:
         return []
-    columns = list(zip_longest(*cells, fillvalue=""))
-    scores = unusual_records(columns, len(cells))
+    scores = unusual_records(columns, records, cells=True)
     return [rows[k] for k in standouts(scores, UNUSUAL)]
+
+
+def _columns(rows: list[str], delimiter: str) -> list[list[str]] | None:
+    """The cells of ``rows`` (lines, none blank) column by column, a short row's missing cells empty: what
+    ``csv.reader`` reads of them, row by row; None when a quoted cell spans lines or a line holds a
+    ``\r`` (``csv.reader`` over them all tells). The rows of the usual width without a quote are
+    split at once, as one list cut into columns by slices; the others one by one."""
+    if not rows:
+        return []
+    joined = "".join(rows)
+    if "\r" in joined or (
+        len(joined) > csv.field_size_limit() and max(map(len, rows)) > csv.field_size_limit()
+    ):
+        return None
+    widths = list(map(str.count, rows, repeat(delimiter)))
+    usual = max(Counter(widths).items(), key=itemgetter(1))[0]
+    odd = list(compress(count(), map(usual.__ne__, widths)))
+    if '"' in joined:
+        quoted = compress(count(), map(str.__contains__, rows, repeat('"')))
+        odd = sorted({*odd, *quoted})
+    if odd:
+        plain = list(rows)
+        for k in odd:
+            plain[k] = delimiter * usual + "\n"
+        joined = "".join(plain)
+    if not joined.endswith("\n"):
+        joined += "\n"
+    flat = joined[:-1].replace("\n", delimiter).split(delimiter)
+    width = usual + 1
+    columns = [flat[k::width] for k in range(width)]
+    widest = width if len(odd) < len(rows) else 0
+    for k in odd:
+        cells = next(csv.reader([rows[k]], delimiter=delimiter), [])
+        if any("\n" in cell for cell in cells):
+            return None  # (a quoted cell left open: the rows after it are read as part of it)
+        widest = max(widest, len(cells))
+        columns.extend([""] * len(rows) for _ in range(len(cells) - len(columns)))
+        for column, cell in zip(columns, cells, strict=False):
+            column[k] = cell
+    del columns[widest:]
+    return columns
 
 
 def _table(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
@@ -721,7 +769,8 @@ def _log(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
     distinct = sorted(first.values())
     alarms = [i for i in distinct if _ALARM_RE.search(lines[i])]
     warnings = [i for i in distinct if _WARN_RE.search(lines[i])]
-    unusual = [i for i in standouts(rare_word_scores(lines), UNUSUAL) if i not in set(alarms)]
+    # (the shapes hold the lines' words: lines that differ only in numbers are read once)
+    unusual = [i for i in standouts(rare_word_scores(shapes), UNUSUAL) if i not in set(alarms)]
     order = [*warnings, *distinct[:30], *reversed(distinct[-30:]), *distinct]
 
     def describe(a: int, b: int) -> str:

@@ -28,8 +28,8 @@ import re
 from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from itertools import accumulate, chain, repeat, zip_longest
-from operator import itemgetter, methodcaller, sub
+from itertools import accumulate, chain, compress, count, repeat, zip_longest
+from operator import itemgetter, methodcaller, not_
 
 from mcpsqueeze._jsonbytes import dumps_text
 from mcpsqueeze.shrink._rank import rank_lines
@@ -85,27 +85,62 @@ _NESTED = frozenset((dict, list))
 def rare_word_scores(texts: Sequence[str]) -> list[float]:
     """Each text's rare words, counted as the module says, less the median of the texts' counts
     (never below 0). Only the texts in the first ``_WORDS_CHARS`` characters are compared (a log of
-    50 MB keeps its time and memory per MB); the others score 0."""
+    50 MB keeps its time and memory per MB); the others score 0. Texts whose words are the same (a
+    text that occurs again, log lines that differ only in their numbers) are read once and counted as
+    often as they occur."""
     n = len(texts)
     if n < _MIN_SIBLINGS:
         return [0.0] * n
-    m = bisect_right(list(accumulate(map(len, texts))), _WORDS_CHARS)
-    if m < _MIN_SIBLINGS:
-        return [0.0] * n
-    if m <= _KEPT_SETS:
-        words: Iterable[set[bytes]] = list(_word_sets(texts[:m]))
+    m = n
+    if sum(map(len, texts)) > _WORDS_CHARS:
+        m = bisect_right(list(accumulate(map(len, texts))), _WORDS_CHARS)
+        if m < _MIN_SIBLINGS:
+            return [0.0] * n
+    compared = texts[:m] if m < n else texts
+    times = Counter(compared)
+    keys = _word_keys(list(times))  # (one for each distinct text, in the order first seen)
+    if len(times) == m:
+        weights = Counter(keys)
+    else:
+        weights = Counter()
+        for key, occurrences in zip(keys, times.values(), strict=True):
+            weights[key] += occurrences
+    if len(weights) <= _KEPT_SETS:
+        words: Iterable[set[bytes]] = list(map(set, map(bytes.split, weights)))
         df = Counter(chain.from_iterable(words))
     else:  # (many units: their word sets are made twice rather than all held at once)
-        df = Counter(chain.from_iterable(_word_sets(texts[:m])))
-        words = _word_sets(texts[:m])
+        df = Counter(chain.from_iterable(map(set, map(bytes.split, weights))))
+        words = map(set, map(bytes.split, weights))
+    if len(weights) < m:
+        for key, occurrences in weights.items():
+            if occurrences > 1:  # (its words counted for each occurrence)
+                for word in set(key.split()):
+                    df[word] += occurrences - 1
     once = {w for w, c in df.items() if c == 1 and _long_word(w)}
     twice = {w for w, c in df.items() if c == 2 and _long_word(w)}
     if twice:
         raw = [len(once.intersection(w)) + 0.5 * len(twice.intersection(w)) for w in words]
     else:
         raw = list(map(float, map(len, map(once.intersection, words))))
-    usual = sorted(raw)[m // 2]
-    return [r - usual if r > usual else 0.0 for r in raw] + [0.0] * (n - m)
+    usual = _weighted_median(raw, weights.values(), m)
+    scored = [r - usual if r > usual else 0.0 for r in raw]
+    if len(weights) < m:
+        scored = list(map(dict(zip(weights, scored, strict=True)).__getitem__, keys))
+    if len(times) < m:
+        scored = list(map(dict(zip(times, scored, strict=True)).__getitem__, compared))
+    return scored + [0.0] * (n - m)
+
+
+def _weighted_median(values: list[float], times: Iterable[int], m: int) -> float:
+    """``sorted(...)[m // 2]`` of the ``m`` values that ``values`` stand for, each ``times`` over."""
+    if len(values) == m:
+        return sorted(values)[m // 2]
+    seen = 0
+    for value, occurrences in sorted(zip(values, times, strict=True)):
+        seen += occurrences
+        if seen > m // 2:
+            return value
+    raise ValueError("fewer values than counted")
 
 
 # Words, in C: the texts joined by line ends, as UTF-8, upper-case ASCII letters lowered and every other
@@ -119,39 +154,46 @@ _LETTER_RE = re.compile(r"[^\W\d_]")
 _REPLACED = 64  # more distinct characters to replace than this: the text is lowered and read at once
 
 
-def _word_sets(texts: Sequence[str]) -> Iterator[set[bytes]]:
-    """Each text's distinct words (runs of letters, lower-cased, as UTF-8), of any length
-    (``_long_word`` tells the words of 3 letters or more). Texts of ASCII are read together in one
-    table's pass; the others (often a few) together by the characters they hold."""
-    odd = [i for i, text in enumerate(texts) if not text.isascii()]
-    if not odd:
-        return _ascii_sets(texts)
+def _word_keys(texts: Sequence[str]) -> list[bytes]:
+    """Each text as its words see it: UTF-8 with its letters lowered and all else blanks, so that
+    ``key.split()`` are its words (runs of letters, of any length: ``_long_word`` tells the words of
+    3 letters or more). Texts of ASCII are read together in one table's pass; the others (often a
+    few) together by the characters they hold."""
+    joined = _joined(texts)
+    if joined.isascii():
+        return _ascii_keys(joined)
+    odd = list(compress(count(), map(not_, map(str.isascii, texts))))
     if len(odd) == len(texts):
-        return _other_sets(texts)
+        return _other_keys(joined)
     plain = list(texts)
     for i in odd:
         plain[i] = ""
-    found = list(_ascii_sets(plain))
-    for i, words in zip(odd, _other_sets([texts[i] for i in odd]), strict=True):
-        found[i] = words
-    return iter(found)
+    found = _ascii_keys(_joined(plain))
+    for i, key in zip(odd, _other_keys(_joined([texts[i] for i in odd])), strict=True):
+        found[i] = key
+    return found
 
 
 def _joined(texts: Sequence[str]) -> str:
-    """The texts joined by line ends, line ends inside them made blanks."""
-    joined = "\n".join(texts)
-    if joined.count("\n") != len(texts) - 1:
-        joined = "\n".join(text.replace("\n", " ") for text in texts)
-    return joined
+    """The texts joined by line ends, one between each two: line ends inside them made blanks (lines
+    that each end in one, the last perhaps not, are joined as they are)."""
+    if not texts[0].endswith("\n"):
+        joined = "\n".join(texts)
+        if joined.count("\n") == len(texts) - 1:
+            return joined
+    ended = sum(map(str.endswith, texts, repeat("\n")))
+    if ended == len(texts) - 1 + texts[-1].endswith("\n"):
+        joined = "".join(texts)
+        if joined.count("\n") == ended:
+            return joined[:-1] if ended == len(texts) else joined
+    return "\n".join(text.replace("\n", " ") for text in texts)
 
 
-def _ascii_sets(texts: Sequence[str]) -> Iterator[set[bytes]]:
-    data = _joined(texts).encode("ascii")
-    return map(set, map(bytes.split, data.translate(_LETTERS).split(b"\n")))
+def _ascii_keys(joined: str) -> list[bytes]:
+    return joined.encode("ascii").translate(_LETTERS).split(b"\n")
 
 
-def _other_sets(texts: Sequence[str]) -> Iterator[set[bytes]]:
-    joined = _joined(texts)
+def _other_keys(joined: str) -> list[bytes]:
     source = joined
     if "\u03a3" in joined:  # (a capital sigma lowers by what follows it: the whole text is lowered)
         source = joined.lower()
@@ -164,7 +206,7 @@ def _other_sets(texts: Sequence[str]) -> Iterator[set[bytes]]:
     else:
         for char, to in changes.items():
             data = data.replace(char.encode("utf-8", "surrogatepass"), to.encode("utf-8", "surrogatepass"))
-    return map(set, map(bytes.split, data.translate(_LETTERS).split(b"\n")))
+    return data.translate(_LETTERS).split(b"\n")
 
 
 def _letters(char: str) -> str:
@@ -179,8 +221,12 @@ def _long_word(word: bytes) -> bool:
 def standouts(scores: Sequence[float] | dict[int, float], most: int) -> list[int]:
     """The indexes of the ``most`` best scores that stand out (``_STANDOUT`` or more), best first;
     ties keep document order. ``scores`` may be a dict of the indexes that scored at all."""
-    pairs = scores.items() if isinstance(scores, dict) else enumerate(scores)
-    best = sorted((-s, i) for i, s in pairs if s >= _STANDOUT)
+    if isinstance(scores, dict):
+        best = sorted((-s, i) for i, s in scores.items() if s >= _STANDOUT)
+    elif not scores or max(scores) < _STANDOUT:
+        return []
+    else:  # (the few that stand out found in C)
+        best = sorted((-scores[i], i) for i in compress(count(), map(_STANDOUT.__le__, scores)))
     return [i for _, i in best[:most]]
 
 
@@ -189,10 +235,11 @@ def _few(count: int, n: int) -> bool:
     return 0 < count <= max(2, n // 100)
 
 
-def _indexes(column: Sequence[object], values: list[object]) -> list[int]:
-    """Where ``values`` are in ``column``."""
-    wanted = set(values)
-    return [i for i, v in enumerate(column) if v in wanted]
+def _places(column: Sequence[object], once: list[object]) -> list[int]:
+    """Where the values seen once in ``column`` are, in order (a few found each by its own scan)."""
+    if len(once) <= 2:
+        return sorted(map(column.index, once))
+    return list(compress(count(), map(set(once).__contains__, column)))
 
 
 def _far_out(column: Sequence[object], numbers: list[float]) -> list[int] | None:
@@ -202,14 +249,45 @@ def _far_out(column: Sequence[object], numbers: list[float]) -> list[int] | None
     present = sorted(numbers)
     n = len(present)
     median = present[n // 2]
-    deviations = sorted(map(abs, map(sub, present, repeat(median))))
-    reach = _FAR * 1.4826 * deviations[n // 2]
+    reach = _FAR * 1.4826 * _median_deviation(present)
     low, high = median - reach, median + reach
     below, above = bisect_left(present, low), bisect_right(present, high)
     if not _few(below + n - above, n):
         return None
     values = {*present[:below], *present[above:]}
+    if len(numbers) == len(column):  # (every value a number, in the column's order: found in C)
+        return list(compress(count(), map(values.__contains__, numbers)))
     return [i for i, v in enumerate(column) if v is not MISSING and _number(v) in values]
+
+
+def _median_deviation(present: list[float]) -> float:
+    """The ``n // 2``-th smallest of the values' distances from their median (``present`` sorted), as
+    ``sorted(abs(v - median) for v in present)[n // 2]`` finds it, by bisection: the distances below
+    the median, read down from it, and those above it, read up, are two sorted runs."""
+    n = len(present)
+    mid = n // 2
+    median = present[mid]
+
+    def below(j: int) -> float:  # the j-th distance of the run that reads down from the median
+        return median - present[mid - j]
+
+    def above(j: int) -> float:  # the j-th distance of the run above it
+        return present[mid + 1 + j] - median
+
+    size_below, size_above = mid + 1, n - mid - 1
+    want = mid + 1  # how many distances are taken, from the two runs together
+    low, high = max(0, want - size_above), min(want, size_below)
+    while low < high:  # the fewest taken from the run below such that the rest fit the run above
+        taken = (low + high) // 2
+        if below(taken) < above(want - taken - 1):
+            low = taken + 1
+        else:
+            high = taken
+    taken = low
+    last = [below(taken - 1)] if taken else []
+    if want - taken:
+        last.append(above(want - taken - 1))
+    return max(last)
 
 
 def _number(value: object) -> float | None:
@@ -243,10 +321,9 @@ def _as_numbers(column: Sequence[object], types: set[type]) -> list[float] | Non
     return numbers
 
 
-def _column_scores(column: Sequence[object]) -> dict[int, float] | None:
-    """What the values of one column add to their records' scores (only those that add); None when
-    the column says nothing."""
-    types = set(map(type, column))
+def _column_scores(column: Sequence[object], types: set[type]) -> dict[int, float] | None:
+    """What the values of one column (of ``types``) add to their records' scores (only those that
+    add); None when the column says nothing."""
     if types & _NESTED:
         return None
     n = len(column)
@@ -254,9 +331,13 @@ def _column_scores(column: Sequence[object]) -> dict[int, float] | None:
     if numbers is not None:
         far = _far_out(column, numbers)
         return None if far is None else dict.fromkeys(far, _STRONG)
-    if len(set(column)) <= min(_MAX_CATEGORIES, max(12, int(n * _FEW_VALUES))):  # a category
-        once = [k for k, c in Counter(column).items() if c == 1 and k is not MISSING]
-        return dict.fromkeys(_indexes(column, once), _STRONG) if _few(len(once), n) else None
+    categories = min(_MAX_CATEGORIES, max(12, int(n * _FEW_VALUES)))
+    # (more values than a category has among its first few is enough to tell it is none)
+    if len(set(column[: 4 * categories])) <= categories and len(seen := Counter(column)) <= categories:
+        once = [k for k, c in seen.items() if c == 1 and k is not MISSING]
+        return dict.fromkeys(_places(column, once), _STRONG) if _few(len(once), n) else None
+    if n * _PROSE_CHARS > _TEXT_CHARS:
+        return None  # (too long or too short on average: see below)
     texts: Sequence[str] = column if types == {str} else [v if type(v) is str else "" for v in column]  # type: ignore[assignment]
     if sum(map(str.__contains__, texts, repeat(" "))) * 2 < n:
         return None  # ids, names, dates: every value its own, none telling
@@ -269,22 +350,26 @@ def _column_scores(column: Sequence[object]) -> dict[int, float] | None:
     return {i: s for i, s in enumerate(rare_word_scores(texts)) if s}
 
 
-def unusual_records(columns: Sequence[Sequence[object]], n: int) -> dict[int, float]:
+def unusual_records(
+    columns: Sequence[Sequence[object]], n: int, present: Sequence[int] | None = None, *, cells: bool = False
+) -> dict[int, float]:
     """The scores of the records that score at all, from their fields (``columns``: one list of
-    ``n`` values per field, ``MISSING`` where a record has not got it). A field that only a few
-    records have (at most 2, and at most 1 in 100) gives each of them ``_STRONG``."""
+    ``n`` values per field, ``MISSING`` where a record has not got it; ``present``: how many records
+    have each field, when the caller knows). A field that only a few records have (at most 2, and at
+    most 1 in 100) gives each of them ``_STRONG``. ``cells``: a table's, every value a string."""
     scores: dict[int, float] = {}
     if n < _MIN_SIBLINGS:
         return scores
-    for column in columns:
-        missing = column.count(MISSING) if isinstance(column, list | tuple) else 0
-        if _few(n - missing, n):
+    if present is None:
+        present = [n] * len(columns) if cells else [n - column.count(MISSING) for column in columns]
+    for column, have in zip(columns, present, strict=True):
+        if _few(have, n):
             # (a field of containers few records have is structure, a directory among files: not counted)
             added: dict[int, float] | None = dict.fromkeys(
                 (i for i, v in enumerate(column) if v is not MISSING and type(v) not in _NESTED), _STRONG
             )
         else:
-            added = _column_scores(column)
+            added = _column_scores(column, {str} if cells else set(map(type, column)))
         for i, score in (added or {}).items():
             scores[i] = scores.get(i, 0.0) + score
     return scores
@@ -307,7 +392,7 @@ def unusual_items(items: Sequence[object], terms: Sequence[str] = ()) -> list[in
         )
         names: Counter[str] = Counter(chain.from_iterable(records))
         columns = [list(map(_field(name, count == n), records)) for name, count in names.items()]
-        found = standouts(unusual_records(columns, n), UNUSUAL)
+        found = standouts(unusual_records(columns, n, list(names.values())), UNUSUAL)
         if terms:
             texts = [" ".join(v for v in row if type(v) is str) for row in zip(*columns, strict=True)]
             found = _alternate(_matching(texts, terms), found)
