@@ -360,6 +360,35 @@ def test_full_through_wrap_answers_the_first_page_the_client_keeps_and_its_pages
     }
 
 
+def test_under_codex_the_recover_pages_fit_the_model_the_call_names_as_the_full_page_announced(
+    tmp_path: Path,
+) -> None:
+    from fixtures.structured_server import file_text
+
+    model = {"x-codex-turn-metadata": json.dumps({"model": "gpt-5.1-codex"})}
+    with MemoryWrap(["--recovery-dir", str(tmp_path / "rec")], target=SERVER) as client:
+        client.initialize(client="codex-mcp-client")
+
+        def call(tool: str, arguments: dict[str, Any], **meta: Any) -> dict[str, Any]:
+            return client.result(
+                "tools/call", {"name": tool, "arguments": arguments, "_meta": {**model, **meta}}
+            )
+
+        call("read_text", {"lines": 3000})
+        page = call("read_text", {"lines": 3000}, **{"mcpsqueeze/full": True})
+        text, pages = page["content"][0]["text"].split("\n", 1)[1], [page]
+        arguments = page["_meta"].get("mcpsqueeze/next")
+        while arguments:
+            pages.append(call("squeeze_recover", arguments))
+            text += pages[-1]["content"][0]["text"]
+            arguments = pages[-1]["_meta"].get("mcpsqueeze/next")
+    gpt = BY_NAME["codex"].for_call(model)
+    assert gpt.limits != BY_NAME["codex"].limits
+    assert len(pages) == page["_meta"]["mcpsqueeze/page"]["pages"] > 2
+    assert all(cut(seen(p, gpt), gpt) == seen(p, gpt) for p in pages)
+    assert text == file_text(3000)
+
+
 @pytest.mark.anyio
 async def test_over_stateless_http_full_answers_and_errors_fit_the_client_as_over_stdio(
     tmp_path: Path,
