@@ -95,6 +95,8 @@ global
     maxconn 2000
 defaults
     mode http
+    log stderr format raw local0  # every request and its termination state, in haproxy.log
+    option httplog
     timeout connect 2s
     timeout client 30s
     timeout server 30s
@@ -124,9 +126,8 @@ def haproxy(directory: Path, backends: list[tuple[str, int]]) -> Iterator[int]:
     )
     cfg = directory / "haproxy.cfg"
     cfg.write_text(HAPROXY_CFG.format(port=port, servers=servers))
-    proc = subprocess.Popen(
-        [HAPROXY, "-db", "-f", str(cfg)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-    )
+    with open(directory / "haproxy.log", "wb") as log:  # a file: a pipe nobody reads would stall it
+        proc = subprocess.Popen([HAPROXY, "-db", "-f", str(cfg)], stdout=subprocess.DEVNULL, stderr=log)
     try:
         wait_port(port, proc=proc)
         yield port

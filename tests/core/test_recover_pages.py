@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcpsqueeze import UsageError
+from mcpsqueeze._clients import PROFILES, ClientProfile, structured_json
 from mcpsqueeze._lines import split_lines
 from mcpsqueeze.core import RecoverRequest, parts_text, recover
 from mcpsqueeze.recovery import MemoryCache, RecoveryStore, new_response_id
@@ -65,6 +66,56 @@ def test_an_answer_that_fits_is_not_paged_and_a_page_past_the_end_is_a_usage_err
     assert recover(store, RecoverRequest.parse({"response_id": rid}), 100)["content"][0]["text"] == "short"
     with pytest.raises(UsageError, match="past the last page"):
         recover(store, RecoverRequest.parse({"response_id": rid, "page": 3}), 100)
+
+
+BY_NAME = {p.name: p for p in PROFILES}
+SUMMARY = "600 runs, 120 failed"
+ROWS = {"rows": [{"id": i, "status": "ok" if i % 5 else "failed", "detail": f"run {i}"} for i in range(600)]}
+
+
+def _stored(result: dict[str, Any]) -> tuple[RecoveryStore, str]:
+    store = RecoveryStore(MemoryCache(), None)
+    rid = new_response_id()
+    store.put(rid, json.dumps(result).encode())
+    return store, rid
+
+
+def _whole_as(store: RecoveryStore, rid: str, client: ClientProfile | None) -> str:
+    """The whole original as the recover tool gives it to ``client``, its pages followed and joined."""
+    fit = None if client is None else client.answer_limits(client.declared_size(40_000))
+    joined, arguments = "", {"response_id": rid}
+    while arguments:
+        page = recover(store, RecoverRequest.parse(arguments), 40_000, fit, client)
+        assert "structuredContent" not in page
+        if fit is not None:
+            assert fit.fits("\n".join(b["text"] for b in page["content"]))
+        joined += parts_text(page)
+        arguments = (page.get("_meta") or {}).get("mcpsqueeze/next")
+    return joined
+
+
+@pytest.mark.parametrize("name", ["claude-code", "codex", "vscode"])
+def test_the_whole_original_is_what_the_clients_model_saw_when_its_structured_content_says_more(
+    name: str,
+) -> None:
+    store, rid = _stored(
+        {"content": [{"type": "text", "text": SUMMARY}], "structuredContent": ROWS, "isError": False}
+    )
+    assert _whole_as(store, rid, BY_NAME[name]) == structured_json(ROWS)
+    assert _whole_as(store, rid, None) == SUMMARY  # no profile: the text, as before
+    assert _whole_as(store, rid, BY_NAME["qwen-code"]) == SUMMARY  # its model reads the text
+    assert _whole_as(store, rid, BY_NAME["copilot-cli"]) == f"{SUMMARY}\n{structured_json(ROWS)}"
+
+
+def test_the_whole_original_is_its_text_when_its_structured_content_repeats_it_or_it_is_an_error() -> None:
+    text = "".join(f"line {i}\n" for i in range(5000))
+    for result in (
+        {"content": [{"type": "text", "text": text}], "structuredContent": {"result": text}},
+        {"content": [{"type": "text", "text": text}], "structuredContent": ROWS, "isError": True},
+    ):
+        store, rid = _stored(result)
+        assert _whole_as(store, rid, BY_NAME["claude-code"]) == text
+        assert _whole_as(store, rid, BY_NAME["codex"]) == text
 
 
 def test_wrap_pages_a_large_recovery_and_the_pages_join_back(

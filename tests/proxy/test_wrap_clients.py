@@ -171,6 +171,28 @@ def test_structured_content_that_repeats_the_text_is_dropped_and_one_that_differ
     assert "client profile claude-code (clientInfo.name 'claude-code' 1)" in client.stderr
 
 
+@pytest.mark.parametrize("name", ["claude-code", "codex"])
+def test_recovering_the_whole_original_gives_the_rows_the_clients_model_saw_not_only_the_summary(
+    tmp_path: Path, name: str
+) -> None:
+    profile = BY_NAME[name]
+    with MemoryWrap(["--recovery-dir", str(tmp_path / "rec")], target=SERVER) as client:
+        client.initialize(client=profile.names[0])
+        listed = {t["name"]: t for t in client.result("tools/list")["tools"]}
+        report = client.call("report", {"rows": 600})
+        pages = []
+        arguments: dict[str, Any] = {"response_id": report["_meta"]["truncation"]["response_id"]}
+        while arguments:
+            pages.append(client.call("squeeze_recover", arguments))
+            arguments = (pages[-1].get("_meta") or {}).get("mcpsqueeze/next") or {}
+    declared = (listed["squeeze_recover"].get("_meta") or {}).get(MAX_RESULT_SIZE_KEY)
+    views = [seen(page, profile) for page in pages]
+    assert all(cut(view, profile, declared=declared) == view for view in views)
+    rows = json.loads("".join(page["content"][0]["text"] for page in pages))["rows"]
+    assert len(rows) == 600 and rows[599]["detail"] == "run 599 took 17 ms"
+    assert '"status":"failed"' in views[0]
+
+
 def test_an_unknown_client_gets_results_as_before_and_its_counts_say_nothing_of_a_profile(
     tmp_path: Path,
 ) -> None:
@@ -336,6 +358,35 @@ def test_full_through_wrap_answers_the_first_page_the_client_keeps_and_its_pages
         "content": [{"type": "text", "text": traceback_text(300)}],
         "isError": True,
     }
+
+
+def test_under_codex_the_recover_pages_fit_the_model_the_call_names_as_the_full_page_announced(
+    tmp_path: Path,
+) -> None:
+    from fixtures.structured_server import file_text
+
+    model = {"x-codex-turn-metadata": json.dumps({"model": "gpt-5.1-codex"})}
+    with MemoryWrap(["--recovery-dir", str(tmp_path / "rec")], target=SERVER) as client:
+        client.initialize(client="codex-mcp-client")
+
+        def call(tool: str, arguments: dict[str, Any], **meta: Any) -> dict[str, Any]:
+            return client.result(
+                "tools/call", {"name": tool, "arguments": arguments, "_meta": {**model, **meta}}
+            )
+
+        call("read_text", {"lines": 3000})
+        page = call("read_text", {"lines": 3000}, **{"mcpsqueeze/full": True})
+        text, pages = page["content"][0]["text"].split("\n", 1)[1], [page]
+        arguments = page["_meta"].get("mcpsqueeze/next")
+        while arguments:
+            pages.append(call("squeeze_recover", arguments))
+            text += pages[-1]["content"][0]["text"]
+            arguments = pages[-1]["_meta"].get("mcpsqueeze/next")
+    gpt = BY_NAME["codex"].for_call(model)
+    assert gpt.limits != BY_NAME["codex"].limits
+    assert len(pages) == page["_meta"]["mcpsqueeze/page"]["pages"] > 2
+    assert all(cut(seen(p, gpt), gpt) == seen(p, gpt) for p in pages)
+    assert text == file_text(3000)
 
 
 @pytest.mark.anyio

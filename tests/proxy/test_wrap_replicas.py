@@ -190,6 +190,9 @@ class Tally:
     calls: int = 0
     passed: int = 0
     shrunk: list[Shrunk] = field(default_factory=list)
+    clients: int = 0  # the clients whose sessions all open before any calls (0: none wait)
+    opened: int = 0  # clients whose first session is open
+    all_open: anyio.Event = field(default_factory=anyio.Event)
     reconnects: int = 0
     mismatched: list[str] = field(default_factory=list)
 
@@ -203,6 +206,13 @@ async def _client_run(
 ) -> None:
     client = Client(http, cluster.url, cluster.tokens[tenant])
     await client.open()
+    tally.opened += 1
+    if tally.opened >= tally.clients:
+        tally.all_open.set()
+    # The calls start once every client holds a session: a replica starts a backend per session, which
+    # under load takes seconds, and the replica the test kills must die mid-session (a killed replica
+    # still answering an initialize fails that client before it has a session to lose).
+    await tally.all_open.wait()
     lock = anyio.Lock()
 
     async def one(i: int) -> None:
@@ -238,8 +248,9 @@ async def _client_run(
 
 
 async def _reopen(client: Client) -> None:
-    """A new session; HAProxy may still send the first try to the replica that died (its check runs
-    every 500 ms), so a lost try is tried again."""
+    """A new session, as an MCP client opens one after losing its session or its connection: a try
+    lost with its replica (HAProxy answers 502 for a request in flight on a killed replica, and may still
+    send the next try there until its check, every 500 ms, marks it down) is tried again."""
     for _ in range(10):
         try:
             await client.open()
@@ -274,11 +285,11 @@ async def _recover(client: Client, response_id: str) -> tuple[dict[str, Any], st
 async def test_200_concurrent_calls_on_three_replicas_lose_nothing_and_recover_through_another_replica(
     cluster: Cluster,
 ) -> None:
-    tally = Tally()
+    tally = Tally(clients=8)
     started = time.monotonic()
     with anyio.fail_after(90):
         async with httpx2.AsyncClient(timeout=20) as http, anyio.create_task_group() as tg:
-            for number in range(8):
+            for number in range(tally.clients):
                 tg.start_soon(_client_run, cluster, http, ("alice", "bob")[number % 2], number, 25, tally)
             while tally.calls < 70:
                 await anyio.sleep(0.02)

@@ -9,18 +9,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .._clients import ClientLimits, page_chars
+from .._clients import ClientLimits, ClientProfile, model_view, page_chars
 from .._errors import RecoveryError, UsageError
 from .._lines import line_span, line_starts
-from .._results import text_blocks, text_of
+from .._results import duplicates_text, text_blocks, text_of
 from ..recovery import read_window, resolve_pointer
 from ._request import RecoverRequest
 
 if TYPE_CHECKING:
     from ..recovery import RecoveryStore
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = [
     "DEFAULT_PAGE_SIZE",
@@ -88,10 +85,12 @@ def recover(
     request: RecoverRequest,
     page_size: int | None = None,
     fit: ClientLimits | None = None,
+    client: ClientProfile | None = None,
 ) -> dict[str, Any]:
     """The recover tool's answer to ``request``, for every door, from the stored originals. With
     ``page_size`` (the MCP doors) a longer answer is one page of it (``page_of``; a request naming a page
-    is paged on any door); with ``fit`` (a client's limits) every answer and page fits them.
+    is paged on any door); with ``fit`` (a client's limits) every answer and page fits them; ``client``:
+    the profile of whoever reads it (a whole original is what its model saw, see ``answer``).
     RecoveryError when an original is not held, UsageError when a part asked for does not exist."""
     if store is None:
         raise RecoveryError("this proxy keeps no originals (--no-shrink and --no-dedup)")
@@ -121,7 +120,7 @@ def recover(
             )
         return _assembled(pieces)
     else:
-        result = answer(originals, request)
+        result = answer(originals, request, client)
     return page_of(result, request, size, fit) if paged else result
 
 
@@ -227,26 +226,41 @@ def tool_answer(
     arguments: object,
     page_size: int | None = None,
     fit: ClientLimits | None = None,
+    client: ClientProfile | None = None,
 ) -> dict[str, Any]:
     """The recover tool's CallToolResult for a call with ``arguments``, as every MCP-speaking door gives
     it (wrap's relay, the stateless frontend, Toolset): a refused request or a missing original is an
     ``isError`` result whose text says why, never an exception that could end the session."""
     try:
-        return recover(store, RecoverRequest.parse(arguments), page_size, fit)
+        return recover(store, RecoverRequest.parse(arguments), page_size, fit, client)
     except (RecoveryError, UsageError) as exc:
         return {"content": [{"type": "text", "text": f"mcpsqueeze: {exc}"}], "isError": True}
 
 
-def answer(originals: Sequence[dict[str, Any]], request: RecoverRequest) -> dict[str, Any]:
+def answer(
+    originals: Sequence[dict[str, Any]], request: RecoverRequest, client: ClientProfile | None = None
+) -> dict[str, Any]:
     """The CallToolResult for ``request`` from its ``originals`` (one per response id). Pure. One part per
-    (id, pointer, line range): the original, a JSON node, a JMESPath projection, a window or a line
-    range. One part is one exact text block, its place in ``_meta``; several are a label block and each
-    part's exact text in its own block, their places in ``_meta["mcpsqueeze/parts"]``."""
+    (id, pointer, line range): the original (as ``client``'s model saw it: ``_whole``), a JSON node, a
+    JMESPath projection, a window or a line range. One part is one exact text block, its place in
+    ``_meta``; several are a label block and each part's exact text in its own block, their places in
+    ``_meta["mcpsqueeze/parts"]``."""
     if not request.selects and len(originals) == 1:
-        return {"content": originals[0].get("content", []), "isError": False}
+        return {"content": _whole(originals[0], client), "isError": False}
     if request.grep is not None or request.search is not None:  # one original (checked by the request)
         return _found(originals[0], text_of(originals[0]), request)
     return _assembled(_pieces(originals, request))
+
+
+def _whole(original: dict[str, Any], client: ClientProfile | None = None) -> list[dict[str, Any]]:
+    """The content blocks that give back the whole ``original`` to ``client``'s model: what that model saw
+    of it. Its content, unless the client shows structuredContent and the original's says more than its
+    text (a one-line summary beside the rows): then that structuredContent's JSON, as the client hands it
+    to its model, in one block (our answer carries no structuredContent, so its text is what is read)."""
+    seen, part = model_view(original, client)
+    if part == "text" or duplicates_text(original):
+        return list(original.get("content", []))
+    return [_block(seen)]
 
 
 def _assembled(pieces: Sequence[_Piece]) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any
 
-from .._clients import ClientProfile, choose, client_info_of
+from .._clients import ClientLimits, ClientProfile, choose, client_info_of
 from .._errors import RecoveryError
 from .._voice import Voice
 from ..settings import Settings
@@ -156,17 +156,19 @@ class Session:
         longer answer is its first page; for a client profile, answers fit what it keeps of our tool.
         RecoveryError or UsageError when it cannot be answered."""
         request = arguments if isinstance(arguments, RecoverRequest) else RecoverRequest.parse(arguments)
-        return recover(self.services.store, request, page_size, self._fit(page_size, client))
+        client = self.client if client is None else client
+        return recover(self.services.store, request, page_size, self._fit(page_size, client), client)
 
     def recover_tool_answer(
         self, arguments: object, page_size: int | None = None, client: ClientProfile | None = None
     ) -> dict[str, Any]:
         """`answer_recover` as an MCP door answers a call of the recover tool: a refused request or a
         missing original is an `isError` result saying why."""
-        return tool_answer(self.services.store, arguments, page_size, self._fit(page_size, client))
-
-    def _fit(self, page_size: int | None, client: ClientProfile | None) -> Any:
         client = self.client if client is None else client
+        return tool_answer(self.services.store, arguments, page_size, self._fit(page_size, client), client)
+
+    @staticmethod
+    def _fit(page_size: int | None, client: ClientProfile | None) -> ClientLimits | None:
         if client is None:
             return None
         return client.answer_limits(client.declared_size(page_size or DEFAULT_PAGE_SIZE))

@@ -156,6 +156,8 @@ class Methods:
     async def _call(
         self, message: Message, session: Session, client: ClientProfile | None, ask: Ask, forward: Forward
     ) -> Message | None:
+        # Every answer to this call (the frontend's, the recover tool's, the tool's) fits the model it names.
+        client = client.for_call(meta_of(params_of(message))) if client is not None else None
         if self.compressed is not None and self.compressed.owns(params_of(message).get("name")):
             resolved = await self.compressed.resolve(ask, message, (self.recover_tool,))
             if not isinstance(resolved, Invoke):
@@ -171,7 +173,6 @@ class Methods:
             return _reply(message, result)
         meta = meta_of(params)
         tool, arguments = str(params.get("name")), params.get("arguments")
-        client = client.for_call(meta) if client is not None else None
         full = meta.get(FULL_META_KEY) is True
         if full:
             entry = _entry_of(ask, tool)
