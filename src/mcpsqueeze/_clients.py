@@ -36,6 +36,7 @@ __all__ = [
     "model_view",
     "page_chars",
     "record_first",
+    "shown_part",
 ]
 
 Shows = Literal["text", "structured", "both"]
@@ -463,14 +464,22 @@ def model_view(result: dict[str, Any], profile: ClientProfile | None) -> tuple[s
     or "both"): the text blocks, unless the client shows structuredContent and the result (not an
     error) has one. No profile: the text blocks."""
     text = text_of(result)
-    if profile is None or not profile.shows_structured or result.get("isError") is True:
-        return text, "text"
-    if "structuredContent" not in result or result["structuredContent"] is None:
-        return text, "text"
+    part = shown_part(result, profile)
+    if part == "text":
+        return text, part
     shown = structured_json(result["structuredContent"])
-    if profile.shows == "both":
-        return (f"{text}\n{shown}" if text else shown), "both"
-    return shown, "structuredContent"
+    if part == "both":
+        return (f"{text}\n{shown}" if text else shown), part
+    return shown, part
+
+
+def shown_part(result: dict[str, Any], profile: ClientProfile | None) -> str:
+    """Which part of ``result`` ``profile``'s model reads (see ``model_view``), without rendering it."""
+    if profile is None or not profile.shows_structured or result.get("isError") is True:
+        return "text"
+    if result.get("structuredContent") is None:
+        return "text"
+    return "both" if profile.shows == "both" else "structuredContent"
 
 
 # -- fitting answers ----------------------------------------------------------------------------------------

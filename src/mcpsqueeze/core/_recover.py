@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .._clients import ClientLimits, ClientProfile, model_view, page_chars
+from .._clients import ClientLimits, ClientProfile, model_view, page_chars, shown_part
 from .._errors import RecoveryError, UsageError
 from .._lines import line_span, line_starts
 from .._results import duplicates_text, text_blocks, text_of
@@ -90,7 +90,8 @@ def recover(
     """The recover tool's answer to ``request``, for every door, from the stored originals. With
     ``page_size`` (the MCP doors) a longer answer is one page of it (``page_of``; a request naming a page
     is paged on any door); with ``fit`` (a client's limits) every answer and page fits them; ``client``:
-    the profile of whoever reads it (a whole original is what its model saw, see ``answer``).
+    the profile of whoever reads it (a whole original, its lines, grep and search read what its model
+    saw, see ``_seen``).
     RecoveryError when an original is not held, UsageError when a part asked for does not exist."""
     if store is None:
         raise RecoveryError("this proxy keeps no originals (--no-shrink and --no-dedup)")
@@ -106,10 +107,12 @@ def recover(
     size = page_size or DEFAULT_PAGE_SIZE
     if request.grep is not None or request.search is not None:  # one original (checked by the request)
         original = originals.pop()
-        result = _found(original, _text_taken(original), request)
+        seen, part = _seen(original, client)
+        _drop_text(original)
+        result = _found(original, seen, part, request)
     elif request.selects or len(originals) > 1:
         # One page costs about one page: the parts are cut out only where the page lies.
-        pieces = _pieces(originals, request)
+        pieces = _pieces(originals, request, client)
         total = sum(p.size for p in pieces)
         if paged and (request.page is not None or total > size or fit is not None):
             return _page(pieces, request, size, fit)
@@ -241,26 +244,37 @@ def answer(
     originals: Sequence[dict[str, Any]], request: RecoverRequest, client: ClientProfile | None = None
 ) -> dict[str, Any]:
     """The CallToolResult for ``request`` from its ``originals`` (one per response id). Pure. One part per
-    (id, pointer, line range): the original (as ``client``'s model saw it: ``_whole``), a JSON node, a
-    JMESPath projection, a window or a line range. One part is one exact text block, its place in
+    (id, pointer, line range): the original, a JSON node, a JMESPath projection, a window or a line range,
+    the original, its lines, grep and search reading what ``client``'s model saw of it (``_seen``), a
+    window its text. One part is one exact text block, its place in
     ``_meta``; several are a label block and each part's exact text in its own block, their places in
     ``_meta["mcpsqueeze/parts"]``."""
     if not request.selects and len(originals) == 1:
-        return {"content": _whole(originals[0], client), "isError": False}
+        seen, part = _seen(originals[0], client)
+        if part == "text":
+            return {"content": list(originals[0].get("content", [])), "isError": False}
+        # Our answer carries no structuredContent, so its text is what the model reads.
+        return {"content": [_block(seen)], "isError": False}
     if request.grep is not None or request.search is not None:  # one original (checked by the request)
-        return _found(originals[0], text_of(originals[0]), request)
-    return _assembled(_pieces(originals, request))
+        return _found(originals[0], *_seen(originals[0], client), request)
+    return _assembled(_pieces(originals, request, client))
 
 
-def _whole(original: dict[str, Any], client: ClientProfile | None = None) -> list[dict[str, Any]]:
-    """The content blocks that give back the whole ``original`` to ``client``'s model: what that model saw
-    of it. Its content, unless the client shows structuredContent and the original's says more than its
-    text (a one-line summary beside the rows): then that structuredContent's JSON, as the client hands it
-    to its model, in one block (our answer carries no structuredContent, so its text is what is read)."""
-    seen, part = model_view(original, client)
-    if part == "text" or duplicates_text(original):
-        return list(original.get("content", []))
-    return [_block(seen)]
+def _part(original: dict[str, Any], client: ClientProfile | None) -> str:
+    """Which part of ``original`` ``client``'s model read (``shown_part``), "text" also when its
+    structuredContent merely repeats the text (the text is then what recovery reads: it has the lines)."""
+    part = shown_part(original, client)
+    return "text" if part != "text" and duplicates_text(original) else part
+
+
+def _seen(original: dict[str, Any], client: ClientProfile | None) -> tuple[str, str]:
+    """The text ``client``'s model read of ``original`` and which part that is (``_part``): its text, or
+    its structuredContent's compact JSON (after the text, for a client that shows both) when that says
+    more than the text (a one-line summary beside the rows). The whole original, its lines, grep and
+    search read this, so the agent recovers and searches what its model was shown a preview of; a
+    window (offset/length) reads the text, as the `full` answer's first page names its rest."""
+    part = _part(original, client)
+    return (text_of(original) if part == "text" else model_view(original, client)[0]), part
 
 
 def _assembled(pieces: Sequence[_Piece]) -> dict[str, Any]:
@@ -317,22 +331,30 @@ class _Piece:
         return self.source[self.start : self.end]
 
 
-def _pieces(originals: Sequence[dict[str, Any]], request: RecoverRequest) -> list[_Piece]:
-    """One piece per (id, pointer, line range), in order. Each original's text, each (id, pointer)'s
-    selection and each selection's line places are worked out once, however many parts share them."""
+def _pieces(
+    originals: Sequence[dict[str, Any]], request: RecoverRequest, client: ClientProfile | None = None
+) -> list[_Piece]:
+    """One piece per (id, pointer, line range), in order: line ranges of what ``client``'s model saw
+    (``_seen``), windows of the text, pointers and queries in the JSON its model saw. Each original's
+    text, each (id, pointer)'s selection and each selection's line places are worked out once, however
+    many parts share them."""
     pieces = []
     for response_id, original in zip(request.response_ids, originals, strict=True):
         text = text_of(original)
+        part = _part(original, client)
         document: Any = _UNPARSED
         for pointer in request.pointers or (None,):
             meta: dict[str, Any] = {"response_id": response_id}
             selected = text
             if pointer is not None or request.query is not None:
                 if document is _UNPARSED:
-                    document = _document(original, text, "pointer" if pointer is not None else "query")
+                    what = "pointer" if pointer is not None else "query"
+                    document = _document(original, text, what, part)
                 selected = _selected(document, pointer, request.query, len(text))
                 if pointer is not None:
                     meta["pointer"] = pointer
+            elif request.lines and part != "text":
+                selected = _seen(original, client)[0]
             starts = line_starts(selected) if request.lines else None
             for lines in request.lines:
                 begin, end, first, last, total_lines = line_span(selected, str(lines), starts)
@@ -365,32 +387,35 @@ def _label(meta: dict[str, Any], with_id: bool = True) -> str:
     return " ".join(words)
 
 
-def _text_taken(original: dict[str, Any]) -> str:
-    """The original's text, its text blocks taken out of it: a search then holds the text or what it
-    parses to, not both (a recovery's own parse of the original, which nothing else sees)."""
-    text = text_of(original)
+def _drop_text(original: dict[str, Any]) -> None:
+    """Take the original's text blocks out of it once its text is read: a search then holds the text or
+    what it parses to, not both (a recovery's own parse of the original, which nothing else sees)."""
     content = original.get("content")
     if isinstance(content, list):
         original["content"] = [b for b in content if not (isinstance(b, dict) and b.get("type") == "text")]
-    return text
 
 
-def _found(original: dict[str, Any], text: str, request: RecoverRequest) -> dict[str, Any]:
-    """One page of what ``grep`` or ``search`` finds in the original's text (its lines), its JSON (values
-    with pointers), or the part ``pointer`` names; the next page's call in ``_meta["mcpsqueeze/next"]``."""
+def _found(original: dict[str, Any], text: str, part: str, request: RecoverRequest) -> dict[str, Any]:
+    """One page of what ``grep`` or ``search`` finds in ``text``, what the model saw of the original
+    (``part`` of it, see ``_seen``): its lines, its JSON (values with pointers; the structuredContent
+    itself when that is what the model saw), or the part ``pointer`` names; the next page's call in
+    ``_meta["mcpsqueeze/next"]``."""
     from ._search import DEFAULT_CONTEXT, grep, search  # RE2 and the BM25 ranking: only for a search
 
     node: str | dict[str, Any] | list[Any] = text
     base = ""
     if request.pointers:
         base = request.pointers[0]
-        part = resolve_pointer(_document(original, text, "pointer"), base)
-        node = part if isinstance(part, str | dict | list) else json.dumps(part)
+        named = resolve_pointer(_document(original, text, "pointer", part), base)
+        node = named if isinstance(named, str | dict | list) else json.dumps(named)
     else:
-        try:
-            document = json.loads(text)
-        except (ValueError, RecursionError):  # text: searched by its lines, unless there is none
-            document = None if text.strip() else original.get("structuredContent")
+        if part == "structuredContent":
+            document = original["structuredContent"]
+        else:
+            try:
+                document = json.loads(text)
+            except (ValueError, RecursionError):  # text: searched by its lines, unless there is none
+                document = None if text.strip() else original.get("structuredContent")
         if isinstance(document, dict | list):
             node = document
     del text, original
@@ -408,8 +433,11 @@ def _found(original: dict[str, Any], text: str, request: RecoverRequest) -> dict
     return {"content": [{"type": "text", "text": found.text}], "isError": False, "_meta": meta}
 
 
-def _document(original: dict[str, Any], text: str, what: str) -> Any:
-    """The original's JSON: its text parsed, else its structuredContent; RecoveryError when neither."""
+def _document(original: dict[str, Any], text: str, what: str, part: str = "text") -> Any:
+    """The original's JSON: its structuredContent when that alone is what the model saw (``part``), else
+    its text parsed, else its structuredContent; RecoveryError when neither."""
+    if part == "structuredContent":
+        return original["structuredContent"]
     try:
         return json.loads(text)
     except (ValueError, RecursionError):
