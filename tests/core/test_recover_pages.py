@@ -131,3 +131,78 @@ def test_wrap_pages_a_large_recovery_and_the_pages_join_back(
     original = json.loads((tmp_path / "rec" / f"mcpsqueeze-{rid}.json").read_text())["content"][0]["text"]
     assert joined == original and count > 1
     assert first["_meta"]["mcpsqueeze/next"] == {"response_id": rid, "page": 1}
+
+
+def _ask(store: RecoveryStore, client: ClientProfile | None, arguments: dict[str, Any]) -> dict[str, Any]:
+    fit = None if client is None else client.answer_limits(client.declared_size(40_000))
+    return recover(store, RecoverRequest.parse(arguments), 40_000, fit, client)
+
+
+def _recovered(
+    store: RecoveryStore, rid: str, client: ClientProfile | None, **arguments: Any
+) -> dict[str, Any]:
+    return _ask(store, client, {"response_id": rid, **arguments})
+
+
+def _read(store: RecoveryStore, rid: str, client: ClientProfile | None, **arguments: Any) -> str:
+    """What a recover call gives ``client``, its pages followed and joined."""
+    return _follow(lambda more: _ask(store, client, more), {"response_id": rid, **arguments}, 40_000)[0]
+
+
+@pytest.mark.parametrize("name", ["claude-code", "codex"])
+def test_grep_search_and_lines_read_the_structured_rows_the_clients_model_saw_not_only_the_summary(
+    name: str,
+) -> None:
+    store, rid = _stored(
+        {"content": [{"type": "text", "text": SUMMARY}], "structuredContent": ROWS, "isError": False}
+    )
+    client = BY_NAME[name]
+    found = _recovered(store, rid, client, grep="failed")
+    assert found["_meta"]["mcpsqueeze/search"]["total"] == 120
+    assert '/rows/5/status: "failed"' in found["content"][0]["text"]
+    ranked = _recovered(store, rid, client, search="failed")
+    assert ranked["_meta"]["mcpsqueeze/search"]["total"] == 120
+    assert "/rows/0/status" in ranked["content"][0]["text"]
+    # A pointer a hit names reads that row; a line range reads the JSON the model saw.
+    row = _recovered(store, rid, client, pointer="/rows/5")
+    assert json.loads(row["content"][0]["text"]) == ROWS["rows"][5]
+    assert _read(store, rid, client, lines="1") == structured_json(ROWS)
+    # A window reads the text: the full answer's first page names its rest as one.
+    assert _read(store, rid, client, offset=4, length=4) == SUMMARY[4:8]
+    # Without a profile, or for a client whose model reads the text, they read the text.
+    for other in (None, BY_NAME["qwen-code"]):
+        found = _recovered(store, rid, other, grep="failed")
+        assert found["_meta"]["mcpsqueeze/search"]["total"] == 1
+        assert found["content"][0]["text"].endswith(f"1:{SUMMARY}")
+        assert _recovered(store, rid, other, search="failed")["_meta"]["mcpsqueeze/search"]["total"] == 1
+        assert _read(store, rid, other, lines="1") == SUMMARY
+    # A structuredContent that merely repeats the text: they read the text, by its lines.
+    text = "".join(f"run {i}: {'ok' if i % 5 else 'failed'}\n" for i in range(600))
+    store, rid = _stored({"content": [{"type": "text", "text": text}], "structuredContent": {"result": text}})
+    found = _recovered(store, rid, client, grep="failed")
+    assert found["_meta"]["mcpsqueeze/search"]["total"] == 120
+    assert "\n6:run 5: failed" in found["content"][0]["text"]
+    assert _read(store, rid, client, lines="2-3") == "run 1: ok\nrun 2: ok\n"
+
+
+def test_for_a_client_that_shows_both_lines_and_grep_read_the_text_then_the_structured_json() -> None:
+    store, rid = _stored(
+        {"content": [{"type": "text", "text": SUMMARY}], "structuredContent": ROWS, "isError": False}
+    )
+    client = BY_NAME["copilot-cli"]
+    assert _recovered(store, rid, client, grep="failed")["_meta"]["mcpsqueeze/search"]["total"] == 2
+    assert _whole_as(store, rid, client) == f"{SUMMARY}\n{structured_json(ROWS)}"
+    assert _read(store, rid, client, lines="2") == structured_json(ROWS)
+
+
+def test_a_pointer_reads_the_structured_content_the_model_saw_even_when_the_text_is_other_json() -> None:
+    text = json.dumps({"summary": SUMMARY})
+    store, rid = _stored({"content": [{"type": "text", "text": text}], "structuredContent": ROWS})
+    row = _recovered(store, rid, BY_NAME["claude-code"], pointer="/rows/5")
+    assert json.loads(row["content"][0]["text"]) == ROWS["rows"][5]
+    assert (
+        "/rows/5/status"
+        in _recovered(store, rid, BY_NAME["claude-code"], grep="failed")["content"][0]["text"]
+    )
+    summary = _recovered(store, rid, None, pointer="/summary")  # no profile: the text's JSON, as before
+    assert summary["content"][0]["text"] == SUMMARY
