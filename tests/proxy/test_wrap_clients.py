@@ -193,6 +193,30 @@ def test_recovering_the_whole_original_gives_the_rows_the_clients_model_saw_not_
     assert '"status":"failed"' in views[0]
 
 
+@pytest.mark.parametrize("name", ["claude-code", "codex"])
+def test_grep_in_a_recovery_finds_the_failed_rows_the_clients_model_saw_not_only_the_summary(
+    tmp_path: Path, name: str
+) -> None:
+    profile = BY_NAME[name]
+    with MemoryWrap(["--recovery-dir", str(tmp_path / "rec")], target=SERVER) as client:
+        client.initialize(client=profile.names[0])
+        listed = {t["name"]: t for t in client.result("tools/list")["tools"]}
+        response_id = client.call("report", {"rows": 600})["_meta"]["truncation"]["response_id"]
+        pages = []
+        arguments: dict[str, Any] = {"response_id": response_id, "grep": "failed"}
+        while arguments:
+            pages.append(client.call("squeeze_recover", arguments))
+            arguments = (pages[-1].get("_meta") or {}).get("mcpsqueeze/next") or {}
+        row = client.call("squeeze_recover", {"response_id": response_id, "pointer": "/rows/595"})
+    declared = (listed["squeeze_recover"].get("_meta") or {}).get(MAX_RESULT_SIZE_KEY)
+    views = [seen(page, profile) for page in pages]
+    assert all(cut(view, profile, declared=declared) == view for view in views)
+    assert pages[0]["_meta"]["mcpsqueeze/search"]["total"] == 120
+    hits = [line for view in views for line in view.splitlines() if line.endswith('/status: "failed"')]
+    assert hits == [f'/rows/{i}/status: "failed"' for i in range(0, 600, 5)]
+    assert json.loads(row["content"][0]["text"])["status"] == "failed"
+
+
 def test_an_unknown_client_gets_results_as_before_and_its_counts_say_nothing_of_a_profile(
     tmp_path: Path,
 ) -> None:
