@@ -91,7 +91,7 @@ def recover(
     ``page_size`` (the MCP doors) a longer answer is one page of it (``page_of``; a request naming a page
     is paged on any door); with ``fit`` (a client's limits) every answer and page fits them; ``client``:
     the profile of whoever reads it (a whole original, its lines, grep and search read what its model
-    saw, see ``_seen``).
+    saw: ``_seen``).
     RecoveryError when an original is not held, UsageError when a part asked for does not exist."""
     if store is None:
         raise RecoveryError("this proxy keeps no originals (--no-shrink and --no-dedup)")
@@ -107,7 +107,8 @@ def recover(
     size = page_size or DEFAULT_PAGE_SIZE
     if request.grep is not None or request.search is not None:  # one original (checked by the request)
         original = originals.pop()
-        seen, part = _seen(original, client)
+        part = _part(original, client)
+        seen = _seen(original, client, part)
         _drop_text(original)
         result = _found(original, seen, part, request)
     elif request.selects or len(originals) > 1:
@@ -244,19 +245,19 @@ def answer(
     originals: Sequence[dict[str, Any]], request: RecoverRequest, client: ClientProfile | None = None
 ) -> dict[str, Any]:
     """The CallToolResult for ``request`` from its ``originals`` (one per response id). Pure. One part per
-    (id, pointer, line range): the original, a JSON node, a JMESPath projection, a window or a line range,
-    the original, its lines, grep and search reading what ``client``'s model saw of it (``_seen``), a
-    window its text. One part is one exact text block, its place in
-    ``_meta``; several are a label block and each part's exact text in its own block, their places in
-    ``_meta["mcpsqueeze/parts"]``."""
+    (id, pointer, line range): the original, a JSON node, a JMESPath projection, a window or a line range
+    (the original, its lines, grep and search read what ``client``'s model saw of it, ``_seen``; a window
+    reads its text). One part is one exact text block, its place in ``_meta``; several are a label block
+    and each part's exact text in its own block, their places in ``_meta["mcpsqueeze/parts"]``."""
     if not request.selects and len(originals) == 1:
-        seen, part = _seen(originals[0], client)
+        part = _part(originals[0], client)
         if part == "text":
             return {"content": list(originals[0].get("content", [])), "isError": False}
         # Our answer carries no structuredContent, so its text is what the model reads.
-        return {"content": [_block(seen)], "isError": False}
+        return {"content": [_block(_seen(originals[0], client, part))], "isError": False}
     if request.grep is not None or request.search is not None:  # one original (checked by the request)
-        return _found(originals[0], *_seen(originals[0], client), request)
+        part = _part(originals[0], client)
+        return _found(originals[0], _seen(originals[0], client, part), part, request)
     return _assembled(_pieces(originals, request, client))
 
 
@@ -267,14 +268,13 @@ def _part(original: dict[str, Any], client: ClientProfile | None) -> str:
     return "text" if part != "text" and duplicates_text(original) else part
 
 
-def _seen(original: dict[str, Any], client: ClientProfile | None) -> tuple[str, str]:
-    """The text ``client``'s model read of ``original`` and which part that is (``_part``): its text, or
-    its structuredContent's compact JSON (after the text, for a client that shows both) when that says
-    more than the text (a one-line summary beside the rows). The whole original, its lines, grep and
-    search read this, so the agent recovers and searches what its model was shown a preview of; a
-    window (offset/length) reads the text, as the `full` answer's first page names its rest."""
-    part = _part(original, client)
-    return (text_of(original) if part == "text" else model_view(original, client)[0]), part
+def _seen(original: dict[str, Any], client: ClientProfile | None, part: str) -> str:
+    """The text ``client``'s model read of ``original``, ``part`` of it (``_part``): its text, or its
+    structuredContent's compact JSON (after the text, for a client that shows both) when that says more
+    than the text (a one-line summary beside the rows). The whole original, its lines, grep and search
+    read this, so the agent recovers and searches what its model was shown a preview of; a window
+    (offset/length) reads the text, as the `full` answer's first page names its rest."""
+    return text_of(original) if part == "text" else model_view(original, client)[0]
 
 
 def _assembled(pieces: Sequence[_Piece]) -> dict[str, Any]:
@@ -354,7 +354,7 @@ def _pieces(
                 if pointer is not None:
                     meta["pointer"] = pointer
             elif request.lines and part != "text":
-                selected = _seen(original, client)[0]
+                selected = _seen(original, client, part)
             starts = line_starts(selected) if request.lines else None
             for lines in request.lines:
                 begin, end, first, last, total_lines = line_span(selected, str(lines), starts)
