@@ -6,6 +6,8 @@ through a different replica than the one that shrank it; one replica is killed m
 and started again. A 2026-07-28 request (the SDK's own stateless client) carries no Mcp-Session-Id, so
 HAProxy round-robins every request: one client's calls land on all replicas, and its `squeeze_recover`
 usually reaches another replica than the one that shrank the result; tenants stay apart on that path too.
+`full` through another replica than the one that served the call answers with its original, the tool not
+run again (two replicas of a backend that counts its calls).
 """
 
 from __future__ import annotations
