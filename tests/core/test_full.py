@@ -12,7 +12,7 @@ import pytest
 from mcpsqueeze._clients import PROFILES, ClientProfile
 from mcpsqueeze._results import text_of
 from mcpsqueeze._voice import McpVoice
-from mcpsqueeze.core import DEFAULT_PAGE_SIZE, RecoverRequest, recover
+from mcpsqueeze.core import DEFAULT_PAGE_SIZE, RecoverRequest, Session, recover
 from mcpsqueeze.core._full import (
     CallsShown,
     Shown,
@@ -28,7 +28,7 @@ from mcpsqueeze.core._reshape import ProjectStage
 from mcpsqueeze.core._stages import DedupStage, ShrinkStage, Workers
 from mcpsqueeze.recovery import FileStore, MemoryCache, RecoveryStore, new_response_id
 from mcpsqueeze.recovery._redis import RedisStore
-from mcpsqueeze.settings import Policy
+from mcpsqueeze.settings import Policy, Settings
 from rawclient import assert_golden
 from realservers import RedisServer, needs_redis, redis_server
 
@@ -235,6 +235,23 @@ async def test_a_replica_answers_full_from_its_own_record_when_the_shared_one_is
         assert answer is not None and answer[0] == big_result()
     finally:
         redis.start()
+
+
+@needs_redis
+async def test_a_session_sticky_to_its_replica_keeps_the_record_of_its_calls_to_itself(
+    redis: RedisServer,
+) -> None:
+    settings = Settings.make(
+        target=["x"], recovery="memory", recovery_url=redis.url, retention=None, budget=BUDGET
+    )
+    one, two = Session(settings), Session(settings)  # two replicas
+    for sticky, reached in ((True, False), (False, True)):
+        name = f"conversation-{sticky}"
+        await one.for_caller("alice", name, sticky=sticky).present_outcome("s", "write", {}, big_result())
+        there = await two.for_caller("alice", name, sticky=sticky).full_outcome("s", "write", {})
+        assert there is not None and (there[0] == big_result()) is reached
+    one.close()
+    two.close()
 
 
 def test_of_two_records_of_a_call_the_later_one_is_the_last_same_call() -> None:
