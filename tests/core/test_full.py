@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -12,12 +12,13 @@ import pytest
 from mcpsqueeze._clients import PROFILES, ClientProfile
 from mcpsqueeze._results import text_of
 from mcpsqueeze._voice import McpVoice
-from mcpsqueeze.core import DEFAULT_PAGE_SIZE, RecoverRequest, recover
+from mcpsqueeze.core import DEFAULT_PAGE_SIZE, RecoverRequest, Session, recover
 from mcpsqueeze.core._full import (
     CallsShown,
     Shown,
     call_key,
     full_page_note,
+    latest,
     listed_entry,
     may_run_again,
     not_run_again,
@@ -25,9 +26,11 @@ from mcpsqueeze.core._full import (
 from mcpsqueeze.core._pipeline import Call, Pipeline
 from mcpsqueeze.core._reshape import ProjectStage
 from mcpsqueeze.core._stages import DedupStage, ShrinkStage, Workers
-from mcpsqueeze.recovery import FileStore, MemoryCache, RecoveryStore
-from mcpsqueeze.settings import Policy
+from mcpsqueeze.recovery import FileStore, MemoryCache, RecoveryStore, new_response_id
+from mcpsqueeze.recovery._redis import RedisStore
+from mcpsqueeze.settings import Policy, Settings
 from rawclient import assert_golden
+from realservers import RedisServer, needs_redis, redis_server
 
 pytestmark = pytest.mark.anyio
 
@@ -46,12 +49,13 @@ def small_result() -> dict[str, Any]:
     return {"content": [{"type": "text", "text": "created"}], "isError": False}
 
 
-def conversation(store: RecoveryStore | None) -> Pipeline:
+def conversation(store: RecoveryStore | None, scope: str | None = None) -> Pipeline:
+    """`scope`: the conversation's name in a shared store."""
     workers = Workers(2)
     stages: list[Any] = []
     if store is not None:
         stages = [DedupStage(store, workers, None), ShrinkStage(store, workers)]
-    return Pipeline(stages, policy_for=lambda server, tool: Policy(budget=BUDGET), store=store)
+    return Pipeline(stages, policy_for=lambda server, tool: Policy(budget=BUDGET), store=store, scope=scope)
 
 
 def call(number: int, tool: str = "write", full: bool = False, **arguments: Any) -> Call:
@@ -167,6 +171,98 @@ async def test_one_conversation_never_answers_with_another_conversations_origina
     await first.present(call(1), big_result())
     answer = await second.full(call(1, full=True), Catalog(WRITES))
     assert answer is not None and answer[0]["isError"] is True
+
+
+@pytest.fixture(scope="module")
+def redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    with redis_server(tmp_path_factory.mktemp("redis")) as server:
+        yield server
+
+
+def replicas(redis: RedisServer, tenant: str = "alice") -> tuple[RecoveryStore, RecoveryStore]:
+    """Two replicas' stores of one tenant: each its own memory, one Redis."""
+    prefix = f"t{new_response_id()[:8]}"
+    return tuple(  # type: ignore[return-value]
+        RecoveryStore(MemoryCache(), None, RedisStore(redis.url, 3600.0, prefix=prefix)).scoped(tenant)
+        for _ in range(2)
+    )
+
+
+@needs_redis
+async def test_full_on_another_replica_answers_with_the_original_of_a_call_it_did_not_serve(
+    redis: RedisServer,
+) -> None:
+    one, two = replicas(redis)
+    _, outcome = await conversation(one, "conv").present(call(1, a=1), big_result())
+    assert outcome.action == "shrink"
+    listing = Catalog(WRITES)
+    answer = await conversation(two, "conv").full(call(1, full=True, a=1), listing)
+    assert answer is not None and answer[0] == big_result() and answer[1].action == "full"
+    assert listing.asked == 0  # nothing ran
+    for elsewhere in (conversation(two, "other conv"), conversation(two.scoped("bob"), "conv")):
+        refused = await elsewhere.full(call(1, full=True, a=1), Catalog(WRITES))
+        assert refused is not None
+        assert "holds no original of that call" in refused[0]["content"][0]["text"]
+
+
+@needs_redis
+async def test_a_call_shown_whole_on_one_replica_after_a_changed_one_on_another_is_the_last_same_call(
+    redis: RedisServer,
+) -> None:
+    one, two = replicas(redis)
+    on_one, on_two = conversation(one, "conv"), conversation(two, "conv")
+    await on_two.present(call(1), big_result())
+    await on_one.present(call(1), small_result())  # the same call, later, shown whole
+    for steps in (on_two, on_one):  # on_two's own record says changed: the shared one is later
+        answer = await steps.full(call(2, full=True), Catalog(WRITES))
+        assert answer is not None and answer[0]["isError"] is True
+        assert "call #1 was shown to you whole" in answer[0]["content"][0]["text"]
+    await on_two.present(call(3), big_result(300))  # changed again: full answers with that original
+    answer = await on_one.full(call(4, full=True), Catalog(WRITES))
+    assert answer is not None and answer[0] == big_result(300)
+
+
+@needs_redis
+async def test_a_replica_answers_full_from_its_own_record_when_the_shared_one_is_gone(
+    redis: RedisServer,
+) -> None:
+    one, _ = replicas(redis)
+    steps = conversation(one, "conv")
+    await steps.present(call(1), big_result())
+    redis.stop()
+    try:
+        answer = await steps.full(call(2, full=True), Catalog(WRITES))  # memory still holds it
+        assert answer is not None and answer[0] == big_result()
+    finally:
+        redis.start()
+
+
+@needs_redis
+async def test_a_session_sticky_to_its_replica_keeps_the_record_of_its_calls_to_itself(
+    redis: RedisServer,
+) -> None:
+    settings = Settings.make(
+        target=["x"], recovery="memory", recovery_url=redis.url, retention=None, budget=BUDGET
+    )
+    one, two = Session(settings), Session(settings)  # two replicas
+    for sticky, reached in ((True, False), (False, True)):
+        name = f"conversation-{sticky}"
+        await one.for_caller("alice", name, sticky=sticky).present_outcome("s", "write", {}, big_result())
+        there = await two.for_caller("alice", name, sticky=sticky).full_outcome("s", "write", {})
+        assert there is not None and (there[0] == big_result()) is reached
+    one.close()
+    two.close()
+
+
+def test_of_two_records_of_a_call_the_later_one_is_the_last_same_call() -> None:
+    changed, whole = Shown(1, "a" * 32, at=10.0), Shown(1, None, at=11.0)
+    assert latest(changed, whole) == whole and latest(whole, changed) == whole
+    assert (
+        latest(None, changed) == changed and latest(changed, None) == changed and latest(None, None) is None
+    )
+    assert Shown.from_record(whole.record()) == whole and Shown.from_record(changed.record()) == changed
+    for bad in (b"", b"[]", b'{"number": "1", "response_id": null, "at": 1}', b'{"number": 1}'):
+        assert Shown.from_record(bad) is None
 
 
 def test_only_a_true_read_only_or_idempotent_hint_lets_a_tool_run_again() -> None:

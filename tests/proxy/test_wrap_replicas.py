@@ -6,6 +6,8 @@ through a different replica than the one that shrank it; one replica is killed m
 and started again. A 2026-07-28 request (the SDK's own stateless client) carries no Mcp-Session-Id, so
 HAProxy round-robins every request: one client's calls land on all replicas, and its `squeeze_recover`
 usually reaches another replica than the one that shrank the result; tenants stay apart on that path too.
+`full` through another replica than the one that served the call answers with its original, the tool not
+run again (two replicas of a backend that counts its calls).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from mcp import Client as SdkClient
 from mcp.client.streamable_http import streamable_http_client
 from pydantic import TypeAdapter
 
+from fixtures.ledger_server import calls_of, rows_text
 from fixtures.pages_backend import page
 from rawclient import cli
 from realservers import RedisServer, free_port, haproxy, needs_haproxy, needs_redis, wait_port
@@ -98,6 +101,19 @@ def start_cluster(root: Path) -> Iterator[Cluster]:
     """Redis, three replicas sharing it (tenants alice and bob from a token file) and HAProxy in front."""
     redis = RedisServer(root)
     redis.start()
+    try:
+        tokens, token_file = write_tokens(root)
+        with (
+            start_replicas(root, redis, token_file, ("r1", "r2", "r3"), BACKEND) as replicas,
+            haproxy(root, [(r.name, r.port) for r in replicas]) as port,
+        ):
+            yield Cluster(f"http://127.0.0.1:{port}/mcp", redis, replicas, tokens)
+    finally:
+        redis.stop()
+
+
+def write_tokens(root: Path) -> tuple[dict[str, str], Path]:
+    """A token file (0600, in a 0700 directory) naming tenants alice and bob; their tokens."""
     secret = root / "secret"
     secret.mkdir(mode=0o700)
     tokens = {name: secrets.token_hex(32) for name in ("alice", "bob")}
@@ -105,21 +121,28 @@ def start_cluster(root: Path) -> Iterator[Cluster]:
     fd = os.open(token_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     os.write(fd, "".join(f"{n}:{t}\n" for n, t in tokens.items()).encode())
     os.close(fd)
+    return tokens, token_file
+
+
+@contextlib.contextmanager
+def start_replicas(
+    root: Path, redis: RedisServer, token_file: Path, names: tuple[str, ...], backend: list[str]
+) -> Iterator[list[Replica]]:
+    """`wrap --transport streamable-http` replicas of `backend`, sharing `redis`, listening on loopback."""
     replicas = []
-    for name in ("r1", "r2", "r3"):
+    for name in names:
         port = free_port()
         argv = cli(
             "wrap", "--transport", "streamable-http", "--port", str(port), "--recovery", "memory",
             "--recovery-url", redis.url, "--token-file", str(token_file), "--budget", str(BUDGET),
-            "--stats-file", str(root / f"{name}.jsonl"), "--", *BACKEND,
+            "--stats-file", str(root / f"{name}.jsonl"), "--", *backend,
         )  # fmt: skip
         log = open(root / f"{name}.log", "wb")  # noqa: SIM115 - closed with the process
         replicas.append(Replica(name, port, subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=log)))
     try:
         for replica in replicas:
             wait_port(replica.port, deadline=60, proc=replica.proc)
-        with haproxy(root, [(r.name, r.port) for r in replicas]) as port:
-            yield Cluster(f"http://127.0.0.1:{port}/mcp", redis, replicas, tokens)
+        yield replicas
     finally:
         for replica in replicas:
             if replica.alive:
@@ -128,7 +151,6 @@ def start_cluster(root: Path) -> Iterator[Cluster]:
             replica.proc.wait(15)
             if replica.tombstone is not None:
                 replica.tombstone.close()
-        redis.stop()
 
 
 class Client:
@@ -599,3 +621,44 @@ async def test_session_clients_and_2026_clients_share_the_replicas_and_recover_e
                     for item in (s for s in run.shrunk if s.tenant == tenant and s.by != via):
                         got, _ = await _recover_modern(client, item)
                         assert got == item.expected
+
+
+LEDGER = [sys.executable, str(Path(__file__).parents[1] / "fixtures" / "ledger_server.py")]
+
+
+async def _full(client: Modern, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """A plain tools/call asking for `full` (`_meta["mcpsqueeze/full"]`)."""
+    params = types.CallToolRequestParams.model_validate(
+        {"name": name, "arguments": arguments, "_meta": {"mcpsqueeze/full": True}}
+    )
+    result: dict[str, Any] = await client.client.session.send_request(
+        types.CallToolRequest(params=params), RAW
+    )
+    return result
+
+
+async def test_full_through_another_replica_answers_with_the_original_and_never_runs_the_tool(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ledger = tmp_path / "ledger.txt"
+    monkeypatch.setenv("LEDGER_FILE", str(ledger))  # the replicas' backends count their calls there
+    redis = RedisServer(tmp_path)
+    redis.start()
+    try:
+        tokens, token_file = write_tokens(tmp_path)
+        with start_replicas(tmp_path, redis, token_file, ("r1", "r2"), LEDGER) as replicas:
+            r1, r2 = (f"http://127.0.0.1:{r.port}/mcp" for r in replicas)
+            expected = rows_text(600, "replicas", 1)
+            async with modern(r1, tokens["alice"], "conv") as on_r1:
+                shrunk, _ = await on_r1.call("write_rows", {"n": 600, "tag": "replicas"})
+            assert len(_text(shrunk)) < len(expected)
+            async with modern(r2, tokens["alice"], "conv") as on_r2:
+                original = await _full(on_r2, "write_rows", {"tag": "replicas", "n": 600})
+            assert original.get("isError") is not True and _text(original) == expected
+            for token, conversation in ((tokens["bob"], "conv"), (tokens["alice"], "another")):
+                async with modern(r2, token, conversation) as elsewhere:
+                    refused = await _full(elsewhere, "write_rows", {"n": 600, "tag": "replicas"})
+                assert refused["isError"] is True and "holds no original of that call" in _text(refused)
+            assert calls_of("write_rows", "replicas", ledger) == 1  # full never ran the write again
+    finally:
+        redis.stop()

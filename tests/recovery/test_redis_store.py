@@ -107,6 +107,33 @@ def test_the_dedup_index_remembers_the_first_sighting_per_tenant_and_scope(serve
     assert store.first_seen("s2", "d" * 32, b"other session", space=Space("alice")) is None
 
 
+def test_the_record_of_a_call_is_the_latest_one_kept_per_tenant_and_scope(server: RedisServer) -> None:
+    one, two = _store(server), _store(server)
+    two.prefix = one.prefix  # two replicas on one Redis
+    call = '["s", "write", {"n": 600}]'
+    assert one.last_call("conv", call, space=Space("alice")) is None
+    one.remember_call("conv", call, b"changed", space=Space("alice"))
+    assert two.last_call("conv", call, space=Space("alice")) == b"changed"
+    two.remember_call("conv", call, b"shown whole", space=Space("alice"))
+    assert one.last_call("conv", call, space=Space("alice")) == b"shown whole"
+    assert one.last_call("conv", call, space=Space("bob")) is None
+    assert one.last_call("other conv", call, space=Space("alice")) is None
+    assert one.last_call("conv", '["s", "write", {"n": 1}]', space=Space("alice")) is None
+    assert one.usage("alice")[0] == 1  # replaced, not added: one entry, counted like an original
+
+
+def test_call_records_expire_with_the_retention_and_are_evicted_with_the_bound(server: RedisServer) -> None:
+    brief = _store(server, retention=0.2)
+    brief.remember_call("conv", "call", b"record", space=Space("alice"))
+    _poll(lambda: brief.last_call("conv", "call", space=Space("alice")) is None)
+    bounded = _store(server, max_bytes=300)
+    bounded.remember_call("conv", "call", b"record", space=Space("alice"))
+    rid = new_response_id()
+    bounded.put(rid, b"z" * 250, space=Space("alice"))
+    assert bounded.last_call("conv", "call", space=Space("alice")) is None
+    assert bounded.get(rid, space=Space("alice")) == b"z" * 250
+
+
 def test_url_parameters_set_the_bound_and_timeout_and_bad_ones_are_refused(server: RedisServer) -> None:
     store = RedisStore(server.url + "?max_bytes=1K&timeout=0.25", None)
     assert (store.max_bytes, store.timeout) == (1024, 0.25)

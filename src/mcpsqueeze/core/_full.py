@@ -10,7 +10,12 @@ arguments) as this conversation last got it. The rule, in order:
 3. Any other tool is presumed to have side effects and is not run: the answer is an error saying why;
    the plain call (without `full`) runs it, and `full` then answers from its kept original.
 
-`Shown` records live in the conversation's pipeline: never across conversations or tenants.
+`Shown` records live in the conversation's pipeline: never across conversations or tenants. A
+conversation with a name (a stateless caller's conversation, a session's id) behind a shared store
+(Redis) also keeps them there, under its tenant and name, for every replica: a call served by one replica
+and its `full` by another is rule 1 too. Of the pipeline's own record and the shared one, the later
+(`latest`) is the last same call: a call one replica showed whole after another replica changed the same
+call says "shown whole", never the older original.
 
 To a client whose profile keeps less than the original (`first_page`), the answer is the original's first
 page that fits, exact, after one line at its head that says which page of how many it is and the one call
@@ -25,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._clients import ClientLimits, ClientProfile, arrange, model_view, page_chars
-from .._jsonbytes import dumps
+from .._jsonbytes import dumps, loads
 from .._results import Result, duplicates_text, text_of
 from .._voice import Voice
 
@@ -37,6 +42,7 @@ __all__ = [
     "call_key",
     "first_page",
     "full_page_note",
+    "latest",
     "listed_entry",
     "may_run_again",
     "not_run_again",
@@ -50,11 +56,38 @@ SHOWN_CALLS = 4096
 
 @dataclass(frozen=True, slots=True)
 class Shown:
-    """What the conversation was shown for one call: its number, and the id of the stored original
-    when the result was changed (None: shown whole, nothing kept)."""
+    """What the conversation was shown for one call: its number, the id of the stored original when
+    the result was changed (None: shown whole, nothing kept), and when (wall clock, so that records
+    of one conversation made on several replicas compare)."""
 
     number: int
     response_id: str | None
+    at: float = 0.0
+
+    def record(self) -> bytes:
+        """As a shared store keeps it."""
+        return dumps({"number": self.number, "response_id": self.response_id, "at": self.at})
+
+    @staticmethod
+    def from_record(record: bytes) -> Shown | None:
+        """A record `record()` made, or None for anything else (never an error: it is only a record)."""
+        try:
+            fields = loads(record)
+            number, response_id, at = fields["number"], fields["response_id"], fields["at"]
+        except (ValueError, TypeError, KeyError, RecursionError):
+            return None
+        if not isinstance(number, int) or not isinstance(at, int | float):
+            return None
+        if response_id is not None and not isinstance(response_id, str):
+            return None
+        return Shown(number, response_id, float(at))
+
+
+def latest(own: Shown | None, shared: Shown | None) -> Shown | None:
+    """The record of the last same call: of the pipeline's own and the shared store's, the later one."""
+    if own is None or shared is None:
+        return shared or own
+    return shared if shared.at >= own.at else own
 
 
 def call_key(server: str, tool: str, arguments: Mapping[str, Any]) -> str:

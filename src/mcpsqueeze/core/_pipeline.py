@@ -23,7 +23,7 @@ from .._voice import McpVoice, Voice
 from ..accounting import Accountant, CallRecord, new_session_id
 from ..recovery import new_response_id
 from ..settings import Policy
-from ._full import CallsShown, Shown, call_key, first_page, may_run_again, not_run_again
+from ._full import CallsShown, Shown, call_key, first_page, latest, may_run_again, not_run_again
 from ._recover import DEFAULT_PAGE_SIZE
 
 if TYPE_CHECKING:
@@ -86,6 +86,7 @@ class Pipeline:
         store: RecoveryStore | None = None,
         voice: Voice | None = None,
         page_size: int | None = None,
+        scope: str | None = None,
     ) -> None:
         self.stages = stages
         self.accountant = accountant
@@ -94,6 +95,8 @@ class Pipeline:
         self.voice: Voice = voice or McpVoice()
         self.page_size = page_size  # the recover tool's page size (its pages bring the rest of a `full`)
         self.shown = CallsShown()
+        # the conversation's name in a shared store: what each call showed is kept there too (_full.py)
+        self.scope = scope
         self.session = new_session_id()  # call numbers restart per pipeline: the stats file tells them apart
 
     async def full(
@@ -101,7 +104,8 @@ class Pipeline:
     ) -> tuple[Result, Outcome] | None:
         """`full` for `call` (_full.py): the stored original of the last same call, the error for a tool that
         may have side effects, or None when the tool is to run. `tool()` gives its tools/list entry."""
-        shown = self.shown.last(call_key(call.server, call.tool, call.arguments))
+        key = call_key(call.server, call.tool, call.arguments)
+        shown = latest(self.shown.last(key), await self._shared(key))
         gone = None
         if shown is not None and shown.response_id is not None and self.store is not None:
             try:
@@ -160,12 +164,39 @@ class Pipeline:
             if error and outcome.action == "passthrough":
                 outcome.action = "error"
         if not call.full:  # what this call showed: a later `full` answers from it
-            shown = Shown(call.number, outcome.original_id or outcome.response_id)
-            self.shown.note(call_key(call.server, call.tool, call.arguments), shown)
+            key = call_key(call.server, call.tool, call.arguments)
+            shown = Shown(call.number, outcome.original_id or outcome.response_id, time.time())
+            self.shown.note(key, shown)
+            await self._share(key, shown)
         if self.accountant is not None:
             after_text = before_text if presented is result else model_view(presented, call.client)[0]
             self._account(call, before_text, after_text, outcome, time.perf_counter() - started, seen)
         return presented, outcome
+
+    def _sharing(self) -> bool:
+        """Whether what this conversation's calls showed is kept for other replicas too: it has a name,
+        and its store a layer every replica reads."""
+        return self.scope is not None and self.store is not None and self.store.remote
+
+    async def _share(self, key: str, shown: Shown) -> None:
+        if not self._sharing():
+            return
+        assert self.store is not None and self.scope is not None
+        try:
+            await anyio.to_thread.run_sync(self.store.remember_call, self.scope, key, shown.record())
+        except RecoveryError as exc:  # this replica's own record still answers its `full`
+            logger.debug("mcpsqueeze: the record of a call was not shared: %s", exc)
+
+    async def _shared(self, key: str) -> Shown | None:
+        """The shared store's record of the last same call in this conversation, by any replica."""
+        if not self._sharing():
+            return None
+        assert self.store is not None and self.scope is not None
+        try:
+            record = await anyio.to_thread.run_sync(self.store.last_call, self.scope, key)
+        except RecoveryError:
+            return None
+        return None if record is None else Shown.from_record(record)
 
     async def _first_page(self, call: Call, result: Result, outcome: Outcome) -> Result:
         """A `full` answer as the call's client keeps it: the original, or its first page that fits

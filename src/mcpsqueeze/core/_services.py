@@ -121,10 +121,13 @@ def new_pipeline(
     voice: Voice | None = None,
     dedup_scope: str | None = None,
     dedup: bool = True,
+    *,
+    shared_calls: bool = True,
 ) -> Pipeline:
     """The stages of one conversation, in order: dedup, projection, shrink, TOON (opt-in), structured.
     ``voice`` words recovery (default: the MCP recover tool); ``dedup_scope`` names this conversation in a
-    shared store's dedup index. No dedup for a voice without pointers (the shell: a pointer piped into
+    shared store: its dedup index, and (``shared_calls``) the record of what each call showed, for
+    `full` on another replica. No dedup for a voice without pointers (the shell: a pointer piped into
     `jq` reads as an empty answer), nor with ``dedup=False`` (calls of no conversation)."""
     voice = McpVoice() if voice is None else voice
     stages: list[Stage] = []
@@ -142,7 +145,8 @@ def new_pipeline(
         if settings.client != "none" or _stage_on(settings, "drop_duplicate_structured"):
             stages.append(StructuredStage(store, workers))
     policy_for = settings.policies.resolver(settings.policy)
-    return Pipeline(stages, services.accountant, policy_for, store, voice, services.page_size)
+    scope = dedup_scope if shared_calls else None
+    return Pipeline(stages, services.accountant, policy_for, store, voice, services.page_size, scope)
 
 
 def _query_on(settings: Settings) -> bool:

@@ -47,10 +47,15 @@ class Session:
         *,
         dedup_scope: str | None = None,
         dedup: bool = True,
+        sticky: bool = False,
     ) -> None:
+        """`dedup_scope` names the conversation in a shared store; `sticky`: it lives on this replica only
+        (a session the client holds here), so the record of its calls is not shared with the others."""
         self.settings = settings
         self.services = services if services is not None else build_services(settings)
-        self.pipeline = new_pipeline(settings, self.services, voice, dedup_scope, dedup)
+        self.pipeline = new_pipeline(
+            settings, self.services, voice, dedup_scope, dedup, shared_calls=not sticky
+        )
         self.calls = 0
         self.named_tenants = False  # the door's token file names tenants: their local originals kept apart
         # The profile of the client on the other end: the `client` setting's, until the door learns who
@@ -182,11 +187,18 @@ class Session:
     # -- callers -------------------------------------------------------------------------------------
 
     def for_caller(
-        self, principal: str | None, conversation: str | None = None, *, keep: bool = True
+        self,
+        principal: str | None,
+        conversation: str | None = None,
+        *,
+        keep: bool = True,
+        sticky: bool = False,
     ) -> Session:
         """The session of one caller (a bearer token's principal) and, when it names one, one of its
         conversations (then with a dedup index of its own, `conversation` naming it in a shared store).
-        Kept for later requests unless `keep` is False; at most `CONVERSATIONS` named conversations."""
+        Kept for later requests unless `keep` is False; at most `CONVERSATIONS` named conversations.
+        `sticky`: the conversation never reaches another replica (a 2025-11-25 session), so the record
+        of what its calls showed stays here (sharing it would cost each call a write nobody reads)."""
         if principal is None and conversation is None:
             return self
         key = (principal, conversation)
@@ -194,7 +206,9 @@ class Session:
         if session is None:
             services = for_caller(self.services, principal, self.named_tenants)
             dedup = self._dedup or conversation is not None
-            session = Session(self.settings, services, self.voice, dedup_scope=conversation, dedup=dedup)
+            session = Session(
+                self.settings, services, self.voice, dedup_scope=conversation, dedup=dedup, sticky=sticky
+            )
             session.client = self.client
             if not keep:
                 return session

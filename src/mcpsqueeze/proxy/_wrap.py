@@ -367,7 +367,7 @@ class HttpFrontend:
                         task_status.started()
                         front = SessionMessageChannel(read, write, server_side=True)
                         conversation = self.root.for_caller(
-                            session.principal, transport.mcp_session_id, keep=False
+                            session.principal, transport.mcp_session_id, keep=False, sticky=True
                         )
                         code = 0
                         with transport.idle_scope or contextlib.nullcontext():  # abandoned sessions end

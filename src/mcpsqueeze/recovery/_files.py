@@ -197,6 +197,12 @@ class FileStore:
     def first_seen(self, scope: str, digest: str, record: bytes, *, space: Space = DEFAULT) -> bytes | None:
         return None  # no index shared by replicas here
 
+    def remember_call(self, scope: str, call: str, record: bytes, *, space: Space = DEFAULT) -> None:
+        return None  # no record shared by replicas here (each conversation keeps its own in memory)
+
+    def last_call(self, scope: str, call: str, *, space: Space = DEFAULT) -> bytes | None:
+        return None
+
     def put(
         self, response_id: str, original: bytes, *, space: Space = DEFAULT, digest: str = ""
     ) -> str | None:

@@ -166,6 +166,12 @@ class MemoryCache:
     def first_seen(self, scope: str, digest: str, record: bytes, *, space: Space = DEFAULT) -> bytes | None:
         return None  # no index shared by replicas here
 
+    def remember_call(self, scope: str, call: str, record: bytes, *, space: Space = DEFAULT) -> None:
+        return None  # no record shared by replicas here (each conversation keeps its own in memory)
+
+    def last_call(self, scope: str, call: str, *, space: Space = DEFAULT) -> bytes | None:
+        return None
+
     def where(self, response_id: str, *, space: Space = DEFAULT) -> str | None:
         return None
 

@@ -63,6 +63,16 @@ class StoreLayer(Protocol):
         (space, scope), else None (and `record` is kept). None from a layer that keeps no such index."""
         ...
 
+    def remember_call(self, scope: str, call: str, record: bytes, *, space: Space = DEFAULT) -> None:
+        """The record of calls shared by replicas: `record` (what the last `call` of (space, scope)
+        showed) replaces the one kept before. A layer that keeps no such record does nothing."""
+        ...
+
+    def last_call(self, scope: str, call: str, *, space: Space = DEFAULT) -> bytes | None:
+        """The record `remember_call` last kept for `call` in (space, scope), else None (and always None
+        from a layer that keeps no such record)."""
+        ...
+
     def where(self, response_id: str, *, space: Space = DEFAULT) -> str | None:
         """Where `response_id`'s original would be readable as a file (a preview names it), else None."""
         ...

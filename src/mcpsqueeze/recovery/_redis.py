@@ -1,12 +1,15 @@
-"""Originals in a shared Redis, so any replica can recover what another one shrank, and the dedup index
-replicas share (`first_seen`). Every key carries the tenant; retention is a TTL on every key; the size
-bound is per tenant, enforced atomically by a Lua script that evicts the oldest entries (dedup keys
-included) first. A dead Redis never stalls a call: short timeouts, then "unavailable" at once for a moment;
-results then pass unshrunk. The client reconnects by itself.
+"""Originals in a shared Redis, so any replica can recover what another one shrank; the dedup index
+replicas share (`first_seen`); and the record of what each call showed (`remember_call`), so `full` on any
+replica answers with the original of a call another one served. Every key carries the tenant; retention
+is a TTL on every key; the size bound is per tenant, enforced atomically by a Lua script that evicts the
+oldest entries (dedup keys and call records included) first. A dead Redis never stalls a call: short
+timeouts, then "unavailable" at once for a moment; results then pass unshrunk. The client reconnects by
+itself.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import re
 import threading
@@ -31,10 +34,11 @@ DEFAULT_MAX_BYTES = 1024 * 1024 * 1024  # per tenant
 DEFAULT_TIMEOUT = 0.5  # seconds, connect and each command
 _RETRY_AFTER = 1.0  # seconds a failed Redis is skipped before the next attempt
 
-# The index of one tenant's entries, shared by the originals and the dedup index (so dedup keys are
-# removed and counted in max_bytes too, with or without a retention). A member is an original's
-# response id, or `d:SCOPE:DIGEST` for a dedup key (response ids never hold a colon); each is dropped
-# oldest first once the tenant's bytes pass max_bytes, and after the retention when there is one.
+# The index of one tenant's entries, shared by the originals, the dedup index and the record of calls (so
+# their keys are removed and counted in max_bytes too, with or without a retention). A member is an
+# original's response id, `d:SCOPE:DIGEST` for a dedup key or `c:SCOPE:CALL` for a call's record (response
+# ids never hold a colon); each is dropped oldest first once the tenant's bytes pass max_bytes, and after
+# the retention when there is one.
 # KEYS: the entry's own key, index (zset member -> stored at, in Redis' own microseconds, strictly
 #       increasing), sizes (hash member -> bytes), total (bytes counter), evicted (zset of the last 1,024
 #       originals dropped for max_bytes, so a read of one says why it is gone; not counted in max_bytes)
@@ -51,10 +55,14 @@ local function forget(old)
   redis.call('ZREM', KEYS[2], old)
   redis.call('DECRBY', KEYS[4], size)
 end
+local function original(member)
+  local kind = string.sub(member, 1, 2)
+  return kind ~= 'd:' and kind ~= 'c:'
+end
 local function drop(old)
   forget(old)
-  if string.sub(old, 1, 2) == 'd:' then redis.call('DEL', base .. old)
-  else redis.call('DEL', prefix .. old) end
+  if original(old) then redis.call('DEL', prefix .. old)
+  else redis.call('DEL', base .. old) end
 end
 forget(id)
 if ttl > 0 then
@@ -65,7 +73,7 @@ while tonumber(redis.call('GET', KEYS[4]) or '0') + len > max do
   local oldest = redis.call('ZRANGE', KEYS[2], 0, 0)
   if #oldest == 0 then redis.call('SET', KEYS[4], 0) break end
   drop(oldest[1])
-  if string.sub(oldest[1], 1, 2) ~= 'd:' then
+  if original(oldest[1]) then
     redis.call('ZADD', KEYS[5], now, oldest[1])
     redis.call('ZREMRANGEBYRANK', KEYS[5], 0, -1025)
   end
@@ -113,6 +121,22 @@ if len > max then redis.call('DEL', KEYS[1]) return false end
 """
     + _INDEX
     + "return false\n"
+)
+
+# The record of calls (`remember_call`): the last record of one call in (tenant, scope) replaces the one
+# before, indexed (and counted: key and record) like an original. A record the bound cannot take removes
+# the one before, so no older record outlives a later call.
+# ARGV: record, ttl ms (0: keep), max bytes, member (c:SCOPE:CALL), key prefix of originals, tenant base
+_CALL = (
+    """
+local record, ttl, max = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+local id, prefix, base = ARGV[4], ARGV[5], ARGV[6]
+local len = string.len(KEYS[1]) + string.len(record)
+if len > max then redis.call('DEL', KEYS[1]) return 0 end
+if ttl > 0 then redis.call('SET', KEYS[1], record, 'PX', ttl) else redis.call('SET', KEYS[1], record) end
+"""
+    + _INDEX
+    + "return 1\n"
 )
 
 
@@ -185,6 +209,7 @@ class RedisStore:
         )
         self._put = self._client.register_script(_PUT)
         self._seen = self._client.register_script(_SEEN)
+        self._call = self._client.register_script(_CALL)
         self._lock = threading.Lock()
         self._down_until = 0.0
         self._last_error = ""
@@ -261,6 +286,23 @@ class RedisStore:
         )
         return old if isinstance(old, bytes) else None
 
+    def remember_call(self, scope: str, call: str, record: bytes, *, space: Space = DEFAULT) -> None:
+        """Keep `record` as what the last `call` of (tenant, scope) showed, for every replica; under the
+        tenant's retention and bound like an original."""
+        keys, member = self._call_key(scope, call, space)
+        self._do(
+            "keep the record of a call",
+            self._call,
+            [keys["base"] + member, keys["idx"], keys["sizes"], keys["total"], keys["evicted"]],
+            [record, self._ttl_ms(), self.max_bytes, member, keys["o"], keys["base"]],
+        )
+
+    def last_call(self, scope: str, call: str, *, space: Space = DEFAULT) -> bytes | None:
+        """The record last kept for `call` in (tenant, scope) by any replica, else None."""
+        keys, member = self._call_key(scope, call, space)
+        value = self._do("read the record of a call", self._client.get, keys["base"] + member)
+        return value if isinstance(value, bytes) else None
+
     def ping(self) -> bool:
         """True when Redis answers now (resets the back-off)."""
         with self._lock:
@@ -295,8 +337,15 @@ class RedisStore:
             "sizes": base + "sizes",
             "total": base + "bytes",
             "evicted": base + "evicted",
-            "base": base,  # + "d:SCOPE:DIGEST": the dedup index
+            "base": base,  # + "d:SCOPE:DIGEST": the dedup index; + "c:SCOPE:CALL": the record of calls
         }
+
+    def _call_key(self, scope: str, call: str, space: Space) -> tuple[dict[str, str], str]:
+        """The tenant's keys and the index member of one call's record (its key hashed: arguments may be
+        long)."""
+        _check(space.tenant, None)
+        digest = hashlib.sha256(call.encode()).hexdigest()
+        return self._keys(space.tenant), f"c:{scope}:{digest}"
 
     def _do(self, what: str, func: Any, *args: Any, **kwargs: Any) -> Any:
         with self._lock:

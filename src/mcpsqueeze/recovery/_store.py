@@ -105,6 +105,20 @@ class RecoveryStore:
                 return old
         return None
 
+    def remember_call(self, scope: str, call: str, record: bytes) -> None:
+        """Keep `record` as what the last `call` of this tenant's `scope` showed, in every layer that keeps
+        such a record (Redis: for every replica). RecoveryError when one could not."""
+        for layer in self._layers:
+            layer.remember_call(scope, call, record, space=self.space)
+
+    def last_call(self, scope: str, call: str) -> bytes | None:
+        """The record some layer keeps for `call` in this tenant's `scope` (None without one)."""
+        for layer in self._layers:
+            record = layer.last_call(scope, call, space=self.space)
+            if record is not None:
+                return record
+        return None
+
     def planned_file(self, response_id: str) -> str | None:
         for layer in self._layers:
             where = layer.where(response_id, space=self.space)
