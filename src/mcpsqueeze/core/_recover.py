@@ -108,9 +108,7 @@ def recover(
     if request.grep is not None or request.search is not None:  # one original (checked by the request)
         original = originals.pop()
         part = _part(original, client)
-        seen = _seen(original, client, part)
-        _drop_text(original)
-        result = _found(original, seen, part, request)
+        result = _found(original, _text_taken(original, client, part), part, request)
     elif request.selects or len(originals) > 1:
         # One page costs about one page: the parts are cut out only where the page lies.
         pieces = _pieces(originals, request, client)
@@ -387,12 +385,15 @@ def _label(meta: dict[str, Any], with_id: bool = True) -> str:
     return " ".join(words)
 
 
-def _drop_text(original: dict[str, Any]) -> None:
-    """Take the original's text blocks out of it once its text is read: a search then holds the text or
-    what it parses to, not both (a recovery's own parse of the original, which nothing else sees)."""
+def _text_taken(original: dict[str, Any], client: ClientProfile | None, part: str) -> str:
+    """What ``client``'s model read of the original (``_seen``), its text blocks then taken out of it: a
+    search holds that text or what it parses to, not both (the caller keeps no reference to it either;
+    a recovery's own parse of the original, which nothing else sees)."""
+    seen = _seen(original, client, part)
     content = original.get("content")
     if isinstance(content, list):
         original["content"] = [b for b in content if not (isinstance(b, dict) and b.get("type") == "text")]
+    return seen
 
 
 def _found(original: dict[str, Any], text: str, part: str, request: RecoverRequest) -> dict[str, Any]:
