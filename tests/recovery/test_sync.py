@@ -21,8 +21,17 @@ from mounts import mounted_image
 SRC = Path(__file__).resolve().parents[2] / "src"
 
 
-def _open_fds() -> int:
-    return len(os.listdir("/proc/self/fd"))
+def _open_fds(directory: Path) -> int:
+    """Descriptors this process holds on files in `directory` (not the rest: other tests' threads in this
+    worker open and close their own meanwhile)."""
+    held = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:  # closed since it was listed
+            continue
+        held += target.startswith(f"{directory}/")
+    return held
 
 
 def _until(check: object, seconds: float = 10.0) -> bool:
@@ -46,31 +55,31 @@ def test_a_written_file_is_complete_and_in_place_before_its_fsync(rec_dir: Path)
 
 def test_flush_syncs_every_pending_file_now_and_closes_their_descriptors(rec_dir: Path) -> None:
     store = FileStore(rec_dir, sync_delay=3600)
-    before = _open_fds()
+    before = _open_fds(rec_dir)
     for _ in range(5):
         store.put(new_response_id(), b"x" * 1000)
-    assert _open_fds() == before + 5  # one descriptor per file, kept for its fsync
+    assert _open_fds(rec_dir) == before + 5  # one descriptor per file, kept for its fsync
     store.flush()
     assert store._syncer is not None and store._syncer.pending() == 0
-    assert _open_fds() == before
+    assert _open_fds(rec_dir) == before
 
 
 def test_pending_files_are_synced_in_the_background_within_the_delay(rec_dir: Path) -> None:
     store = FileStore(rec_dir, sync_delay=0.05)
-    before = _open_fds()
+    before = _open_fds(rec_dir)
     for _ in range(3):
         store.put(new_response_id(), b"y" * 1000)
     assert store._syncer is not None
     syncer = store._syncer
-    assert _until(lambda: syncer.pending() == 0 and _open_fds() <= before)
+    assert _until(lambda: syncer.pending() == 0 and _open_fds(rec_dir) <= before)
 
 
 def test_without_a_delay_each_file_is_synced_before_write_returns(rec_dir: Path) -> None:
     store = FileStore(rec_dir, sync_delay=None)
-    before = _open_fds()
+    before = _open_fds(rec_dir)
     store.put(new_response_id(), b"z")
     assert store._syncer is None
-    assert _open_fds() == before
+    assert _open_fds(rec_dir) == before
 
 
 def test_files_still_pending_at_exit_are_synced_before_the_interpreter_ends(tmp_path: Path) -> None:
