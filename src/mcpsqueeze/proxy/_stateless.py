@@ -3,14 +3,15 @@
 A 2026-07-28 request is one self-contained POST (no `initialize`, no session; its version and the client's
 capabilities in `params._meta`), answered with JSON, or SSE when notifications come first. `handle` checks it
 and answers it with the door's method table and one of two backends, chosen once per process: a POST per
-request to a backend that answers `server/discover` (`_stateless_modern`), else one shared connection
-(`_stateless_shared`). Each request is answered in its caller's session; calls are deduplicated only within a
-conversation the request names (`_meta["mcpsqueeze/conversation"]` or the `Mcpsqueeze-Conversation` header),
-so a pointer only names a result that conversation saw.
+request to a backend that answers `server/discover` (`transports.ModernHttpBackend`), else one shared
+connection (`transports.SharedBackend`). Each request is answered in its caller's session; calls are
+deduplicated only within a conversation the request names (`_meta["mcpsqueeze/conversation"]` or the
+`Mcpsqueeze-Conversation` header), so a pointer only names a result that conversation saw.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 from typing import Any
 
@@ -21,14 +22,27 @@ from .._errors import BackendError
 from .._jsonbytes import loads
 from ..core import Session, SessionServices
 from ..settings import Settings
-from ..transports import BACKEND_GONE, INVALID_REQUEST, PARSE_ERROR, PRINCIPAL_KEY, Message, error_response
+from ..transports import (
+    BACKEND_GONE,
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    PRINCIPAL_KEY,
+    Message,
+    ModernHttpBackend,
+    Notify,
+    SharedBackend,
+    error_response,
+    params_of,
+    respond,
+    respond_json,
+    stream_answer,
+)
 from ._compressed_front import compressed_front
-from ._methods import Methods, params_of
-from ._modern_http import Notify, log, respond, respond_json, stream_answer
-from ._stateless_modern import ModernHttpBackend
-from ._stateless_shared import SharedBackend
+from ._methods import Methods
 
 __all__ = ["StatelessFrontend", "is_stateless_request"]
+
+log = logging.getLogger(__name__)
 
 _NOT_ONE_REQUEST = "Body must be a single JSON-RPC request object"
 CONVERSATION_META = "mcpsqueeze/conversation"

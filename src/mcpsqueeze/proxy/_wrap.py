@@ -16,7 +16,7 @@ import anyio
 import anyio.abc
 
 from .._errors import BackendError, UsageError
-from .._net import LOOPBACK, is_loopback
+from .._net import is_loopback
 from ..accounting import print_summary
 from ..core import Session, SessionServices, build_services, sweep_forever
 from ..settings import Settings
@@ -24,6 +24,7 @@ from ..transports import (
     PRINCIPAL_KEY,
     Channel,
     ProcessChannel,
+    RequestGuard,
     SessionMessageChannel,
     StdioChannel,
     Until,
@@ -38,7 +39,7 @@ from ..transports import (
 from ._compressed_front import compressed_front
 from ._relay import Relay
 
-__all__ = ["Ends", "RequestGuard", "check_http_bind", "run_wrap"]
+__all__ = ["Ends", "check_http_bind", "run_wrap"]
 
 logger = logging.getLogger(__name__)
 
@@ -144,54 +145,6 @@ async def _run_wrap(settings: Settings, ends: Ends | None, until: Until | None, 
 
 
 # -- streamable HTTP frontend ---------------------------------------------------------------------------
-
-
-def _host_of(value: str) -> str | None:
-    """The host name in a Host header or an Origin ("[::1]:8080" -> "::1"), lowercased; None if none."""
-    try:
-        return urllib.parse.urlsplit(value if "//" in value else f"//{value}").hostname
-    except ValueError:
-        return None
-
-
-@dataclass(frozen=True)
-class RequestGuard:
-    """Host and Origin checks against DNS rebinding and cross-site requests: loopback names always; a specific
-    bind address adds itself; a wildcard bind adds the address a request arrived on and this machine's
-    name. A rebinding page's own domain is never among them."""
-
-    names: frozenset[str]
-    arrival: bool = False
-
-    @classmethod
-    def for_bind(cls, host: str) -> RequestGuard:
-        name = host.strip("[]").lower()
-        if is_loopback(name):
-            return cls(LOOPBACK)
-        if name in ("0.0.0.0", "::", ""):
-            return cls(LOOPBACK | {socket.gethostname().lower()}, arrival=True)
-        return cls(LOOPBACK | {name})
-
-    def allows_host(self, host: str | None, arrived_on: str | None) -> bool:
-        name = _host_of(host) if host else None
-        if name is None:
-            return False
-        return name in self.names or (self.arrival and arrived_on is not None and name == arrived_on.lower())
-
-    def refusal(self, scope: Any, method: str, headers: Any) -> tuple[int, str] | None:
-        """(status, reason) for a request to refuse before it can create a session, else None."""
-        if method == "POST":
-            content_type = headers.get("content-type") or ""
-            if not content_type.lower().startswith("application/json"):
-                return 400, "Invalid Content-Type header"
-        server = scope.get("server")
-        arrived_on = str(server[0]) if server else None
-        if not self.allows_host(headers.get("host"), arrived_on):
-            return 421, "Invalid Host header"
-        origin = headers.get("origin")
-        if origin and not self.allows_host(origin, arrived_on):
-            return 403, "Invalid Origin header"
-        return None
 
 
 @dataclass(eq=False)

@@ -28,6 +28,7 @@ from typing import Any
 import anyio
 import anyio.abc
 
+from .._envelope import own_request
 from .._errors import BackendError, MCPSqueezeError, UsageError, first_leaf
 from ..recovery import ensure_private_dir
 from ..settings import OAuthClient
@@ -381,26 +382,10 @@ async def preflight(url: str, headers: Mapping[str, str], client: OAuthClient | 
     auth = backend_auth(url, headers, client)
     if auth is None:
         return
-    body = {
-        "jsonrpc": "2.0",
-        "id": "mcpsqueeze-preflight",
-        "method": "server/discover",
-        "params": {
-            "_meta": {
-                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                "io.modelcontextprotocol/clientCapabilities": {},
-            }
-        },
-    }
-    http_headers = {
-        **headers,
-        "accept": "application/json, text/event-stream",
-        "mcp-protocol-version": "2026-07-28",
-        "mcp-method": "server/discover",
-    }
+    body, routing = own_request("server/discover")
     async with httpx2.AsyncClient(auth=auth, timeout=30.0) as http:
         try:
-            response = await http.post(url, json=body, headers=http_headers)
+            response = await http.post(url, json=body, headers={**headers, **routing})
         except LoginRequired:
             raise
         except Exception as exc:  # an auth-flow failure (metadata, refresh) other than "log in again"

@@ -7,6 +7,7 @@ carries every stateless request through one `Correlator`; the envelope is stripp
 from __future__ import annotations
 
 import contextlib
+import logging
 import secrets
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -25,12 +26,14 @@ from .._envelope import (
 )
 from .._errors import BackendError, first_leaf
 from ..settings import Settings
-from ..transports import BACKEND_GONE, Correlator, Message, error_response, open_backend
-from ._methods import params_of
-from ._modern_http import PING_INTERVAL, Notify, log
+from ._channels import open_backend
+from ._correlator import Correlator
+from ._jsonrpc import BACKEND_GONE, Message, error_response, params_of
+from ._modern_http import PING_INTERVAL, Notify
 
 __all__ = ["SharedBackend"]
 
+log = logging.getLogger(__name__)
 
 INTERACTIVE = frozenset({"tools/call", "prompts/get", "resources/read"})
 INPUT_METHODS = frozenset({"elicitation/create", "sampling/createMessage", "roots/list"})
@@ -335,7 +338,7 @@ class SharedBackend:
 
 
 if TYPE_CHECKING:  # mypy checks that this backend satisfies the backend port
-    from ..transports import Backend
+    from ._correlator import Backend
 
     def _is_a_backend(backend: SharedBackend) -> Backend:
         return backend
