@@ -49,13 +49,8 @@ def is_modern(params: Any) -> bool:
 def own_request(method: str, params: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, str]]:
     """A request of our own to a 2026-07-28 server over HTTP: its body (the envelope in `_meta`) and the
     headers that revision routes on."""
-    meta = {PROTOCOL_VERSION: MODERN_VERSION, CLIENT_CAPABILITIES: {}}
-    body = {
-        "jsonrpc": "2.0",
-        "id": f"mcpsqueeze-{method}",
-        "method": method,
-        "params": {**(params or {}), "_meta": meta},
-    }
+    params = {**(params or {}), "_meta": {PROTOCOL_VERSION: MODERN_VERSION, CLIENT_CAPABILITIES: {}}}
+    body = {"jsonrpc": "2.0", "id": f"mcpsqueeze-{method}", "method": method, "params": params}
     headers = {
         "mcp-protocol-version": MODERN_VERSION,
         "mcp-method": method,

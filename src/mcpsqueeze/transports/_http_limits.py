@@ -25,14 +25,7 @@ from typing import Any
 
 from .._net import LOOPBACK, is_loopback
 
-__all__ = [
-    "DEFAULT_MAX_BODY",
-    "HEAD_TIMEOUT",
-    "BodyLimit",
-    "RequestGuard",
-    "timed_protocol",
-    "too_large_message",
-]
+__all__ = ["DEFAULT_MAX_BODY", "HEAD_TIMEOUT", "BodyLimit", "RequestGuard", "timed_protocol"]
 
 logger = logging.getLogger(__name__)
 

@@ -18,15 +18,7 @@ from .._jsonbytes import dumps, loads
 from ..settings import Settings
 from ._jsonrpc import BACKEND_GONE, Message, error_response, unreadable_answer
 
-__all__ = [
-    "PING_INTERVAL",
-    "SSE_HEADERS",
-    "ModernHttpBackend",
-    "Notify",
-    "respond",
-    "respond_json",
-    "stream_answer",
-]
+__all__ = ["PING_INTERVAL", "ModernHttpBackend", "Notify", "respond", "respond_json", "stream_answer"]
 
 log = logging.getLogger(__name__)
 
