@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import socket
 import subprocess
 import time
-import urllib.parse
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -44,19 +42,6 @@ __all__ = ["Ends", "check_http_bind", "run_wrap"]
 logger = logging.getLogger(__name__)
 
 SESSION_IDLE_TIMEOUT = 1800.0  # seconds without any request before an HTTP session and its backend end
-
-
-def _check_reachable(url: str, timeout: float = 5.0) -> None:
-    parts = urllib.parse.urlsplit(url)
-    port = parts.port or (443 if parts.scheme == "https" else 80)
-    try:
-        with socket.create_connection((parts.hostname or "localhost", port), timeout=timeout):
-            pass
-    except OSError as exc:
-        raise BackendError(
-            f"cannot reach the backend at {url}: {exc.strerror or exc}; "
-            "check the URL and that the server runs"
-        ) from exc
 
 
 # Opens the agent's and the backend's channels for a stdio session: by default this process's stdin/stdout
@@ -124,8 +109,7 @@ async def _run_wrap(settings: Settings, ends: Ends | None, until: Until | None, 
     if settings.is_url and ends is None:
         from ..transports import preflight
 
-        await anyio.to_thread.run_sync(_check_reachable, settings.target[0])
-        await preflight(settings.target[0], settings.headers, settings.oauth)  # refresh, or log in first
+        await preflight(settings.target[0], settings.headers, settings.oauth)  # reachable, logged in
     services = build_services(settings, metrics=settings.transport == "streamable-http")
     services.accountant.start()
     code = 0

@@ -373,12 +373,14 @@ def _given_authorization(url: str) -> Any:
 
 
 async def preflight(url: str, headers: Mapping[str, str], client: OAuthClient | None = None) -> None:
-    """One authenticated request before serving: refreshes an expired token, or fails with LoginRequired.
+    """Before serving a URL backend: it must be reachable (a BackendError naming the URL, else), and with
+    OAuth one authenticated request refreshes an expired token, or fails with LoginRequired.
 
     The request is a 2026-07-28 `server/discover`, which creates no session on any server.
     """
     import httpx2
 
+    await anyio.to_thread.run_sync(_check_reachable, url)
     auth = backend_auth(url, headers, client)
     if auth is None:
         return
@@ -404,6 +406,19 @@ async def preflight(url: str, headers: Mapping[str, str], client: OAuthClient | 
             f"the backend at {url} refused the stored OAuth token (HTTP {response.status_code}); "
             f"run `mcpsqueeze auth login {url}`"
         )
+
+
+def _check_reachable(url: str, timeout: float = 5.0) -> None:
+    parts = urllib.parse.urlsplit(url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        with socket.create_connection((parts.hostname or "localhost", port), timeout=timeout):
+            pass
+    except OSError as exc:
+        raise BackendError(
+            f"cannot reach the backend at {url}: {exc.strerror or exc}; "
+            "check the URL and that the server runs"
+        ) from exc
 
 
 def clear_tokens(url: str | None) -> list[Path]:
