@@ -19,13 +19,10 @@ import anyio
 import anyio.abc
 
 from .._errors import BackendError
-from .._jsonbytes import loads
 from ..core import Session, SessionServices
 from ..settings import Settings
 from ..transports import (
     BACKEND_GONE,
-    INVALID_REQUEST,
-    PARSE_ERROR,
     PRINCIPAL_KEY,
     Message,
     ModernHttpBackend,
@@ -33,38 +30,19 @@ from ..transports import (
     SharedBackend,
     error_response,
     params_of,
-    respond,
+    read_request,
     respond_json,
     stream_answer,
 )
 from ._compressed_front import compressed_front
 from ._methods import Methods
 
-__all__ = ["StatelessFrontend", "is_stateless_request"]
+__all__ = ["StatelessFrontend"]
 
 log = logging.getLogger(__name__)
 
-_NOT_ONE_REQUEST = "Body must be a single JSON-RPC request object"
 CONVERSATION_META = "mcpsqueeze/conversation"
 _CONVERSATION_RE = re.compile(r"^[A-Za-z0-9_.:-]{1,128}\Z")
-
-
-def is_stateless_request(headers: Any) -> bool:
-    """Route as the SDK does: a protocol-version header naming no handshake-era revision is 2026-07-28+."""
-    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
-
-    version = headers.get("mcp-protocol-version")
-    return version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS
-
-
-def _envelope_rejection(message: Message, headers: Any) -> Message | None:
-    """The SDK's validation ladder (envelope keys, routing headers, version) before any backend work."""
-    from mcp.shared.inbound import InboundLadderRejection, classify_inbound_request
-
-    verdict = classify_inbound_request(message, headers=dict(headers))
-    if isinstance(verdict, InboundLadderRejection):
-        return error_response(message["id"], verdict.code, verdict.message, verdict.data)
-    return None
 
 
 def _conversation_of(params: dict[str, Any], headers: Any) -> str | None:
@@ -93,42 +71,13 @@ class StatelessFrontend:
         self._names_settled = False  # the recover tool's name, checked against the backend's tools
 
     async def handle(self, scope: Any, receive: Any, send: Any) -> None:
-        from mcp.server.transport_security import TransportSecurityMiddleware
-        from starlette.requests import Request
-
-        request = Request(scope, receive)
-        rejected = await TransportSecurityMiddleware(self.security).validate_request(
-            request, is_post=request.method == "POST"
-        )
-        if rejected is not None:
-            await rejected(scope, receive, send)
+        read = await read_request(scope, receive, send, self.security)
+        if read is None:
             return
-        if request.method != "POST":
-            await respond(send, 405, b"", None)
-            return
-        try:
-            message = loads(await request.body())
-        except (ValueError, RecursionError):
-            await respond_json(send, error_response(None, PARSE_ERROR, "Parse error"))
-            return
-        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
-            await respond_json(send, error_response(None, INVALID_REQUEST, _NOT_ONE_REQUEST))
-            return
-        if "id" not in message:
-            # 2026-07-28 defines no client-to-server notifications over HTTP; acknowledged and dropped, as
-            # the SDK's own modern entry does (cancellation is closing the response stream).
-            await respond(send, 202, b"", None)
-            return
-        if not isinstance(message.get("method"), str):
-            await respond_json(send, error_response(None, INVALID_REQUEST, _NOT_ONE_REQUEST))
-            return
-        rejected_envelope = _envelope_rejection(message, request.headers)
-        if rejected_envelope is not None:
-            await respond_json(send, rejected_envelope)
-            return
+        message, headers = read
         params = params_of(message)
         principal = scope.get(PRINCIPAL_KEY)
-        conversation = _conversation_of(params, request.headers)
+        conversation = _conversation_of(params, headers)
         scope_name = None if conversation is None else f"stateless:{principal or '-'}:{conversation}"
         session = self.root.for_caller(principal, scope_name)
         client = self.root.choose_client(params)
@@ -141,7 +90,6 @@ class StatelessFrontend:
             backend = None  # (the door answers this call itself)
         if message["method"] == "tools/call" and not self._names_settled and backend is not None:
             await self._settle_recover_tool(backend)
-        headers = dict(request.headers)
 
         async def answer(notify: Notify) -> Message | None:
             async def forward(sent: Message) -> Message | None:

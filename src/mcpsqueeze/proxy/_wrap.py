@@ -28,6 +28,7 @@ from ..transports import (
     Until,
     bearer_guard,
     check_token_path,
+    is_stateless_request,
     load_tokens,
     on_signals,
     open_backend,
@@ -198,8 +199,6 @@ class HttpFrontend:
         from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
         from starlette.requests import Request
         from starlette.responses import Response
-
-        from ._stateless import is_stateless_request
 
         if scope["type"] != "http":
             return

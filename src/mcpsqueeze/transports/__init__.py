@@ -38,7 +38,14 @@ from ._jsonrpc import (
     valid_id,
     with_id,
 )
-from ._modern_http import ModernHttpBackend, Notify, respond, respond_json, stream_answer
+from ._modern_http import (
+    ModernHttpBackend,
+    Notify,
+    is_stateless_request,
+    read_request,
+    respond_json,
+    stream_answer,
+)
 from ._oauth import backend_auth, clear_tokens, login, preflight
 from ._paging import MAX_PAGES, list_tool_names, list_tools
 from ._server import Until, bind_unix, on_signals, tcp_listener, uvicorn_server
@@ -80,6 +87,7 @@ __all__ = [
     "error_response",
     "gone_error",
     "http_backend",
+    "is_stateless_request",
     "line_of",
     "list_tool_names",
     "list_tools",
@@ -92,7 +100,7 @@ __all__ = [
     "params_of",
     "parse_line",
     "preflight",
-    "respond",
+    "read_request",
     "respond_json",
     "stream_answer",
     "tcp_listener",

@@ -1,7 +1,8 @@
 """The wire of the 2026-07-28 HTTP path, both sides: one POST per request, answered with one JSON body,
 or with SSE events when notifications come first (keepalive comments while nothing comes); closing the
-response stream is how the client cancels. `stream_answer` answers a client's POST; `ModernHttpBackend`
-POSTs to a backend that speaks 2026-07-28 (each request its own POST, nothing shared between them).
+response stream is how the client cancels. `read_request` reads and checks a client's POST, `stream_answer`
+answers it; `ModernHttpBackend` POSTs to a backend that speaks 2026-07-28 (each request its own POST,
+nothing shared between them).
 """
 
 from __future__ import annotations
@@ -16,9 +17,17 @@ from anyio.streams.memory import MemoryObjectReceiveStream
 from .._envelope import MODERN_VERSION, own_request
 from .._jsonbytes import dumps, loads
 from ..settings import Settings
-from ._jsonrpc import BACKEND_GONE, Message, error_response, unreadable_answer
+from ._jsonrpc import BACKEND_GONE, INVALID_REQUEST, PARSE_ERROR, Message, error_response, unreadable_answer
 
-__all__ = ["PING_INTERVAL", "ModernHttpBackend", "Notify", "respond", "respond_json", "stream_answer"]
+__all__ = [
+    "PING_INTERVAL",
+    "ModernHttpBackend",
+    "Notify",
+    "is_stateless_request",
+    "read_request",
+    "respond_json",
+    "stream_answer",
+]
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +38,7 @@ SSE_HEADERS = [
     (b"x-accel-buffering", b"no"),
 ]
 PING_INTERVAL = 15.0  # seconds between SSE keepalive comments
+_NOT_ONE_REQUEST = "Body must be a single JSON-RPC request object"
 
 #: Where a backend sends the notifications that belong to the request being answered.
 Notify = Callable[[Message], Awaitable[None]]
@@ -60,6 +70,54 @@ async def respond(send: Any, status: int, body: bytes, content_type: str | None 
 
 async def respond_json(send: Any, message: Message) -> None:
     await respond(send, status_of(message), dumps(message))
+
+
+def is_stateless_request(headers: Any) -> bool:
+    """Route as the SDK does: a protocol-version header naming no handshake-era revision is 2026-07-28+."""
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+    version = headers.get("mcp-protocol-version")
+    return version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS
+
+
+async def read_request(
+    scope: Any, receive: Any, send: Any, security: Any
+) -> tuple[Message, dict[str, str]] | None:
+    """One 2026-07-28 request off the wire, with its headers, checked as the SDK checks one (transport
+    `security`, a POST of one JSON-RPC request, the envelope ladder: its keys, routing headers and
+    version) before any backend work. None when it is answered here already: a refusal, or a
+    notification (acknowledged and dropped, as the SDK's modern entry does: 2026-07-28 defines none from
+    the client over HTTP; cancelling is closing the response stream)."""
+    from mcp.server.transport_security import TransportSecurityMiddleware
+    from mcp.shared.inbound import InboundLadderRejection, classify_inbound_request
+    from starlette.requests import Request
+
+    request = Request(scope, receive)
+    is_post = request.method == "POST"
+    rejected = await TransportSecurityMiddleware(security).validate_request(request, is_post=is_post)
+    if rejected is not None:
+        await rejected(scope, receive, send)
+        return None
+    if not is_post:
+        await respond(send, 405, b"", None)
+        return None
+    try:
+        message = loads(await request.body())
+    except (ValueError, RecursionError):
+        await respond_json(send, error_response(None, PARSE_ERROR, "Parse error"))
+        return None
+    one = isinstance(message, dict) and message.get("jsonrpc") == "2.0"
+    if one and "id" not in message:
+        await respond(send, 202, b"", None)
+        return None
+    if not one or not isinstance(message.get("method"), str):
+        await respond_json(send, error_response(None, INVALID_REQUEST, _NOT_ONE_REQUEST))
+        return None
+    verdict = classify_inbound_request(message, headers=dict(request.headers))
+    if isinstance(verdict, InboundLadderRejection):
+        await respond_json(send, error_response(message["id"], verdict.code, verdict.message, verdict.data))
+        return None
+    return message, dict(request.headers)
 
 
 async def _watch_disconnect(receive: Any, scope: anyio.CancelScope) -> None:
