@@ -7,11 +7,9 @@ import json
 from typing import Any
 
 import anyio
-from mcp.server.transport_security import TransportSecuritySettings
 
 from mcpsqueeze.transports import read_request
 
-SECURITY = TransportSecuritySettings(enable_dns_rebinding_protection=False)
 ENVELOPE = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
     "io.modelcontextprotocol/clientCapabilities": {},
@@ -39,7 +37,7 @@ def _read(method: str, body: bytes, headers: dict[str, str]) -> tuple[Any, int |
     async def send(message: dict[str, Any]) -> None:
         sent.append(message)
 
-    result = anyio.run(read_request, scope, receive, send, SECURITY)
+    result = anyio.run(read_request, scope, receive, send)
     status = next((m["status"] for m in sent if m["type"] == "http.response.start"), None)
     return result, status, b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
 

@@ -58,12 +58,9 @@ def _conversation_of(params: dict[str, Any], headers: Any) -> str | None:
 class StatelessFrontend:
     """Serves 2026-07-28 requests; one per `wrap` process, shared by every stateless client."""
 
-    def __init__(
-        self, settings: Settings, services: SessionServices, tg: anyio.abc.TaskGroup, security: Any
-    ) -> None:
+    def __init__(self, settings: Settings, services: SessionServices, tg: anyio.abc.TaskGroup) -> None:
         self.settings = settings
         self.tg = tg
-        self.security = security
         self.root = Session(settings, services, dedup=False)  # without a conversation: no dedup
         self.methods = Methods(self.root, compressed_front(settings))
         self._backend: ModernHttpBackend | SharedBackend | None = None
@@ -71,7 +68,7 @@ class StatelessFrontend:
         self._names_settled = False  # the recover tool's name, checked against the backend's tools
 
     async def handle(self, scope: Any, receive: Any, send: Any) -> None:
-        read = await read_request(scope, receive, send, self.security)
+        read = await read_request(scope, receive, send)
         if read is None:
             return
         message, headers = read

@@ -2,7 +2,7 @@
 process's stdio, streamable HTTP, in-memory pipes), the backend port (`Backend`: every request is
 answered) with its adapters (the `Correlator`, the links serve and `Client` hold (`ServerLink`), the
 2026-07-28 path's backends), OAuth for URL backends, and the listening side of the HTTP doors (sockets,
-bearer tokens, Host and Origin checks, uvicorn, the 2026-07-28 answer).
+bearer tokens, Host and Origin checks, uvicorn, 2025-11-25 sessions, the 2026-07-28 request and answer).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from ._channels import (
 )
 from ._correlator import Backend, Correlator, Sent, gone_error, what_of
 from ._http_limits import RequestGuard
+from ._http_sessions import HttpSessions
 from ._jsonrpc import (
     BACKEND_GONE,
     INVALID_PARAMS,
@@ -41,7 +42,6 @@ from ._jsonrpc import (
 from ._modern_http import (
     ModernHttpBackend,
     Notify,
-    is_stateless_request,
     read_request,
     respond_json,
     stream_answer,
@@ -66,6 +66,7 @@ __all__ = [
     "Channel",
     "ChannelClosed",
     "Correlator",
+    "HttpSessions",
     "Invalid",
     "Message",
     "ModernHttpBackend",
@@ -87,7 +88,6 @@ __all__ = [
     "error_response",
     "gone_error",
     "http_backend",
-    "is_stateless_request",
     "line_of",
     "list_tool_names",
     "list_tools",

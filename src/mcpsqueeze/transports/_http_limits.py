@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import socket
@@ -25,7 +26,7 @@ from typing import Any
 
 from .._net import LOOPBACK, is_loopback
 
-__all__ = ["DEFAULT_MAX_BODY", "HEAD_TIMEOUT", "BodyLimit", "RequestGuard", "timed_protocol"]
+__all__ = ["DEFAULT_MAX_BODY", "HEAD_TIMEOUT", "BodyLimit", "RequestGuard", "sdk_security", "timed_protocol"]
 
 logger = logging.getLogger(__name__)
 
@@ -200,3 +201,12 @@ class RequestGuard:
         if origin and not self.allows_host(origin, arrived_on):
             return 403, "Invalid Origin header"
         return None
+
+
+@functools.cache
+def sdk_security() -> Any:
+    """The MCP SDK transport's own request checks, with Host and Origin left to `RequestGuard` (which knows
+    the address a request arrived on, for wildcard binds)."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    return TransportSecuritySettings(enable_dns_rebinding_protection=False)

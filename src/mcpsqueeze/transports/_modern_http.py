@@ -17,6 +17,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream
 from .._envelope import MODERN_VERSION, own_request
 from .._jsonbytes import dumps, loads
 from ..settings import Settings
+from ._http_limits import sdk_security
 from ._jsonrpc import BACKEND_GONE, INVALID_REQUEST, PARSE_ERROR, Message, error_response, unreadable_answer
 
 __all__ = [
@@ -80,21 +81,19 @@ def is_stateless_request(headers: Any) -> bool:
     return version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS
 
 
-async def read_request(
-    scope: Any, receive: Any, send: Any, security: Any
-) -> tuple[Message, dict[str, str]] | None:
-    """One 2026-07-28 request off the wire, with its headers, checked as the SDK checks one (transport
-    `security`, a POST of one JSON-RPC request, the envelope ladder: its keys, routing headers and
-    version) before any backend work. None when it is answered here already: a refusal, or a
-    notification (acknowledged and dropped, as the SDK's modern entry does: 2026-07-28 defines none from
-    the client over HTTP; cancelling is closing the response stream)."""
+async def read_request(scope: Any, receive: Any, send: Any) -> tuple[Message, dict[str, str]] | None:
+    """One 2026-07-28 request off the wire, with its headers, checked as the SDK checks one (its transport
+    checks, a POST of one JSON-RPC request, the envelope ladder: its keys, routing headers and version)
+    before any backend work. None when it is answered here already: a refusal, or a notification
+    (acknowledged and dropped, as the SDK's modern entry does: 2026-07-28 defines none from the client
+    over HTTP; cancelling is closing the response stream)."""
     from mcp.server.transport_security import TransportSecurityMiddleware
     from mcp.shared.inbound import InboundLadderRejection, classify_inbound_request
     from starlette.requests import Request
 
     request = Request(scope, receive)
     is_post = request.method == "POST"
-    rejected = await TransportSecurityMiddleware(security).validate_request(request, is_post=is_post)
+    rejected = await TransportSecurityMiddleware(sdk_security()).validate_request(request, is_post=is_post)
     if rejected is not None:
         await rejected(scope, receive, send)
         return None
