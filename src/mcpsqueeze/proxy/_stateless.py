@@ -3,8 +3,8 @@
 A 2026-07-28 request is one self-contained POST (no `initialize`, no session; its version and the client's
 capabilities in `params._meta`), answered with JSON, or SSE when notifications come first. `handle` checks it
 and answers it with the door's method table and one of two backends, chosen once per process: a POST per
-request to a backend that answers `server/discover` (`transports.ModernHttpBackend`), else one shared
-connection (`transports.SharedBackend`). Each request is answered in its caller's session; calls are
+request to a backend that answers `server/discover`, else one shared connection
+(`transports.open_stateless_backend`). Each request is answered in its caller's session; calls are
 deduplicated only within a conversation the request names (`_meta["mcpsqueeze/conversation"]` or the
 `Mcpsqueeze-Conversation` header), so a pointer only names a result that conversation saw.
 """
@@ -25,10 +25,10 @@ from ..transports import (
     BACKEND_GONE,
     PRINCIPAL_KEY,
     Message,
-    ModernHttpBackend,
     Notify,
-    SharedBackend,
+    StatelessBackend,
     error_response,
+    open_stateless_backend,
     params_of,
     read_request,
     respond_json,
@@ -63,7 +63,7 @@ class StatelessFrontend:
         self.tg = tg
         self.root = Session(settings, services, dedup=False)  # without a conversation: no dedup
         self.methods = Methods(self.root, compressed_front(settings))
-        self._backend: ModernHttpBackend | SharedBackend | None = None
+        self._backend: StatelessBackend | None = None
         self._backend_lock = anyio.Lock()
         self._names_settled = False  # the recover tool's name, checked against the backend's tools
 
@@ -92,8 +92,6 @@ class StatelessFrontend:
             async def forward(sent: Message) -> Message | None:
                 if backend is None:
                     return await _unavailable(sent["method"], {})
-                if isinstance(backend, SharedBackend):
-                    return await backend.call(sent, notify)
                 name = params_of(sent).get("name")
                 routed = headers
                 if sent["method"] == "tools/call" and name != params.get("name"):  # an invoke made real
@@ -106,7 +104,7 @@ class StatelessFrontend:
 
         await stream_answer(receive, send, answer)
 
-    async def _settle_recover_tool(self, backend: ModernHttpBackend | SharedBackend) -> None:
+    async def _settle_recover_tool(self, backend: StatelessBackend) -> None:
         """Name the recover tool from the backend's own tools before the first call: round robin may have
         sent the client's tools/list (and its suffixed name) to another replica, so this one must agree
         without waiting for a listing. A backend that cannot list keeps the default; retried next call."""
@@ -129,23 +127,10 @@ class StatelessFrontend:
         name, _ = list_recover_tool({"tools": [{"name": name} for name in names]}, self.methods.recover_tool)
         self.methods.name_recover_tool(name)
 
-    async def _get_backend(self) -> ModernHttpBackend | SharedBackend:
+    async def _get_backend(self) -> StatelessBackend:
         async with self._backend_lock:
-            if self._backend is None or (isinstance(self._backend, SharedBackend) and self._backend.dead):
-                backend: ModernHttpBackend | SharedBackend | None = None
-                if self.settings.is_url:
-                    modern = ModernHttpBackend(self.settings)
-                    if await modern.probe():
-                        backend = modern
-                    else:
-                        await modern.aclose()
-                if backend is None:
-                    shared = SharedBackend(self.settings)
-                    await self.tg.start(shared.run)
-                    if shared.dead:
-                        raise BackendError(shared.dead)
-                    backend = shared
-                self._backend = backend
+            if self._backend is None or self._backend.dead:
+                self._backend = await open_stateless_backend(self.settings, self.tg)
             return self._backend
 
 

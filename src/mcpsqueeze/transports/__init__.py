@@ -39,18 +39,12 @@ from ._jsonrpc import (
     valid_id,
     with_id,
 )
-from ._modern_http import (
-    ModernHttpBackend,
-    Notify,
-    read_request,
-    respond_json,
-    stream_answer,
-)
+from ._modern_http import Notify, read_request, respond_json, stream_answer
 from ._oauth import backend_auth, clear_tokens, login, preflight
 from ._paging import MAX_PAGES, list_tool_names, list_tools
 from ._server import Until, bind_unix, on_signals, tcp_listener, uvicorn_server
 from ._server_link import BackendTimeout, ServerLink
-from ._shared_backend import SharedBackend
+from ._shared_backend import StatelessBackend, open_stateless_backend
 
 __all__ = [
     "BACKEND_GONE",
@@ -69,14 +63,13 @@ __all__ = [
     "HttpSessions",
     "Invalid",
     "Message",
-    "ModernHttpBackend",
     "Notify",
     "ProcessChannel",
     "RequestGuard",
     "Sent",
     "ServerLink",
     "SessionMessageChannel",
-    "SharedBackend",
+    "StatelessBackend",
     "StdioChannel",
     "Tokens",
     "Until",
@@ -97,6 +90,7 @@ __all__ = [
     "open_backend",
     "open_channel",
     "open_process_channel",
+    "open_stateless_backend",
     "params_of",
     "parse_line",
     "preflight",
