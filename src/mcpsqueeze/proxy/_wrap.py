@@ -9,7 +9,6 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import anyio
-import anyio.abc
 
 from .._errors import BackendError, UsageError
 from .._net import is_loopback
