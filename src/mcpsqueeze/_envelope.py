@@ -1,6 +1,6 @@
 """The MCP 2026-07-28 envelope, defined once: its version, its `_meta` keys, how a request is known to
-carry it or has it taken off (towards a handshake-era backend), and the one place a result we send a
-2026-07-28 client is stamped with the fields that revision requires. Pure."""
+carry it or has it taken off (towards a handshake-era backend), a request of our own in it, and the one
+place a result we send a 2026-07-28 client is stamped with the fields that revision requires. Pure."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ __all__ = [
     "SUBSCRIPTION_ID",
     "is_modern",
     "meta_of",
-    "our_meta",
+    "own_request",
     "stamped",
     "without_envelope",
 ]
@@ -46,9 +46,18 @@ def is_modern(params: Any) -> bool:
     return PROTOCOL_VERSION in meta_of(params)
 
 
-def our_meta() -> dict[str, Any]:
-    """The envelope of a request of our own to a 2026-07-28 server."""
-    return {PROTOCOL_VERSION: MODERN_VERSION, CLIENT_CAPABILITIES: {}}
+def own_request(method: str, params: dict[str, Any] | None = None) -> tuple[dict[str, Any], dict[str, str]]:
+    """A request of our own to a 2026-07-28 server over HTTP: its body (the envelope in `_meta`) and the
+    headers that revision routes on."""
+    params = {**(params or {}), "_meta": {PROTOCOL_VERSION: MODERN_VERSION, CLIENT_CAPABILITIES: {}}}
+    body = {"jsonrpc": "2.0", "id": f"mcpsqueeze-{method}", "method": method, "params": params}
+    headers = {
+        "mcp-protocol-version": MODERN_VERSION,
+        "mcp-method": method,
+        "accept": "application/json, text/event-stream",
+        "content-type": "application/json",
+    }
+    return body, headers
 
 
 def without_envelope(params: dict[str, Any]) -> dict[str, Any]:

@@ -175,11 +175,11 @@ def test_an_abandoned_sessions_backend_ends_on_its_own(
     """A client that vanishes without DELETE (idle, or hanging up in the middle of a call to a backend
     that never answers and ignores SIGTERM): its session ends after the idle time, and its backend
     within 2 s of that, with no request from anyone. (The idle time is 30 minutes; 1 s here.)"""
-    import mcpsqueeze.proxy._wrap as wrap_module
+    import mcpsqueeze.transports._http_sessions as sessions_module
     from memwrap import HttpWrap
 
     idle = 1.0
-    monkeypatch.setattr(wrap_module, "SESSION_IDLE_TIMEOUT", idle)
+    monkeypatch.setattr(sessions_module, "SESSION_IDLE_TIMEOUT", idle)
     marker = tmp_path / "called"
     with HttpWrap(
         ["--recovery-dir", str(tmp_path / "rec")], [sys.executable, str(HUNG), str(marker)]

@@ -25,10 +25,10 @@ from .._errors import BackendError
 from .._results import text_of
 from ..core import DEFAULT_PAGE_SIZE, FULL_META_KEY, CompressedTools, Invoke, Session, list_recover_tool
 from ..settings import Settings
-from ..transports import Message, list_tools
+from ..transports import Message, list_tools, params_of
 from ._compressed_front import CompressedFront, invoke_message
 
-__all__ = ["Ask", "Forward", "Methods", "params_of", "recover_tool_name"]
+__all__ = ["Ask", "Forward", "Methods", "recover_tool_name"]
 
 logger = logging.getLogger("mcpsqueeze.proxy")
 
@@ -37,12 +37,6 @@ logger = logging.getLogger("mcpsqueeze.proxy")
 Forward = Callable[[Message], Awaitable[Message | None]]
 #: A request of the door's own to the backend: (method, params) -> its answer.
 Ask = Callable[[str, dict[str, Any]], Awaitable[Message]]
-
-
-def params_of(message: Message) -> dict[str, Any]:
-    """A JSON-RPC message's params: {} when it has none (or they are not an object)."""
-    params = message.get("params")
-    return params if isinstance(params, dict) else {}
 
 
 def recover_tool_name(settings: Settings) -> str | None:

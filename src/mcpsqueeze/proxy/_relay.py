@@ -30,13 +30,14 @@ from ..transports import (
     Sent,
     error_response,
     gone_error,
+    params_of,
     unreadable_answer,
     valid_id,
     what_of,
     with_id,
 )
 from ._compressed_front import CompressedFront
-from ._methods import Ask, Methods, params_of
+from ._methods import Ask, Methods
 
 __all__ = ["Relay"]
 

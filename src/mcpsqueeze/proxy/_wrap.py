@@ -4,27 +4,21 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import socket
 import subprocess
-import time
-import urllib.parse
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
-import anyio.abc
 
 from .._errors import BackendError, UsageError
-from .._net import LOOPBACK, is_loopback
+from .._net import is_loopback
 from ..accounting import print_summary
 from ..core import Session, SessionServices, build_services, sweep_forever
 from ..settings import Settings
 from ..transports import (
-    PRINCIPAL_KEY,
     Channel,
+    HttpSessions,
     ProcessChannel,
-    SessionMessageChannel,
     StdioChannel,
     Until,
     bearer_guard,
@@ -38,24 +32,9 @@ from ..transports import (
 from ._compressed_front import compressed_front
 from ._relay import Relay
 
-__all__ = ["Ends", "RequestGuard", "check_http_bind", "run_wrap"]
+__all__ = ["Ends", "check_http_bind", "run_wrap"]
 
 logger = logging.getLogger(__name__)
-
-SESSION_IDLE_TIMEOUT = 1800.0  # seconds without any request before an HTTP session and its backend end
-
-
-def _check_reachable(url: str, timeout: float = 5.0) -> None:
-    parts = urllib.parse.urlsplit(url)
-    port = parts.port or (443 if parts.scheme == "https" else 80)
-    try:
-        with socket.create_connection((parts.hostname or "localhost", port), timeout=timeout):
-            pass
-    except OSError as exc:
-        raise BackendError(
-            f"cannot reach the backend at {url}: {exc.strerror or exc}; "
-            "check the URL and that the server runs"
-        ) from exc
 
 
 # Opens the agent's and the backend's channels for a stdio session: by default this process's stdin/stdout
@@ -123,8 +102,7 @@ async def _run_wrap(settings: Settings, ends: Ends | None, until: Until | None, 
     if settings.is_url and ends is None:
         from ..transports import preflight
 
-        await anyio.to_thread.run_sync(_check_reachable, settings.target[0])
-        await preflight(settings.target[0], settings.headers, settings.oauth)  # refresh, or log in first
+        await preflight(settings.target[0], settings.headers, settings.oauth)  # reachable, logged in
     services = build_services(settings, metrics=settings.transport == "streamable-http")
     services.accountant.start()
     code = 0
@@ -146,250 +124,6 @@ async def _run_wrap(settings: Settings, ends: Ends | None, until: Until | None, 
 # -- streamable HTTP frontend ---------------------------------------------------------------------------
 
 
-def _host_of(value: str) -> str | None:
-    """The host name in a Host header or an Origin ("[::1]:8080" -> "::1"), lowercased; None if none."""
-    try:
-        return urllib.parse.urlsplit(value if "//" in value else f"//{value}").hostname
-    except ValueError:
-        return None
-
-
-@dataclass(frozen=True)
-class RequestGuard:
-    """Host and Origin checks against DNS rebinding and cross-site requests: loopback names always; a specific
-    bind address adds itself; a wildcard bind adds the address a request arrived on and this machine's
-    name. A rebinding page's own domain is never among them."""
-
-    names: frozenset[str]
-    arrival: bool = False
-
-    @classmethod
-    def for_bind(cls, host: str) -> RequestGuard:
-        name = host.strip("[]").lower()
-        if is_loopback(name):
-            return cls(LOOPBACK)
-        if name in ("0.0.0.0", "::", ""):
-            return cls(LOOPBACK | {socket.gethostname().lower()}, arrival=True)
-        return cls(LOOPBACK | {name})
-
-    def allows_host(self, host: str | None, arrived_on: str | None) -> bool:
-        name = _host_of(host) if host else None
-        if name is None:
-            return False
-        return name in self.names or (self.arrival and arrived_on is not None and name == arrived_on.lower())
-
-    def refusal(self, scope: Any, method: str, headers: Any) -> tuple[int, str] | None:
-        """(status, reason) for a request to refuse before it can create a session, else None."""
-        if method == "POST":
-            content_type = headers.get("content-type") or ""
-            if not content_type.lower().startswith("application/json"):
-                return 400, "Invalid Content-Type header"
-        server = scope.get("server")
-        arrived_on = str(server[0]) if server else None
-        if not self.allows_host(headers.get("host"), arrived_on):
-            return 421, "Invalid Host header"
-        origin = headers.get("origin")
-        if origin and not self.allows_host(origin, arrived_on):
-            return 403, "Invalid Origin header"
-        return None
-
-
-@dataclass(eq=False)
-class _Session:
-    """One HTTP session: its transport, its caller, and how busy it is; `stop` ends its relay (and so its
-    backend), `ended` is set once the backend is gone."""
-
-    transport: Any
-    principal: str | None
-    in_flight: int = 1  # requests (and open streams) being handled: created busy, its initialize pending
-    last_seen: float = 0.0  # when its last request ended (monotonic)
-    after: _Session | None = None  # the session it replaces at the cap: its backend ends first
-    stop: anyio.CancelScope = field(default_factory=anyio.CancelScope)
-    ended: anyio.Event = field(default_factory=anyio.Event)
-
-
-def _is_initialize(body: bytes) -> bool:
-    from .._jsonbytes import loads
-
-    try:
-        message = loads(body)
-    except (ValueError, RecursionError):
-        return False
-    return isinstance(message, dict) and message.get("method") == "initialize" and "id" in message
-
-
-def _replaying(body: bytes, receive: Any) -> Any:
-    """`receive` with the body already read handed out again first (the transport reads it itself)."""
-    replayed = False
-
-    async def replay() -> dict[str, Any]:
-        nonlocal replayed
-        if replayed:
-            return dict(await receive())
-        replayed = True
-        return {"type": "http.request", "body": body, "more_body": False}
-
-    return replay
-
-
-class HttpFrontend:
-    """A minimal session manager: each HTTP session gets its own backend and relay.
-
-    A request is checked (Host, Origin, Content-Type) first, and only an `initialize` whose body has arrived
-    opens a session: a refused, stalled or abandoned request never starts a backend. At most ``max_sessions``
-    sessions run per principal; at the cap that caller's session idle longest is ended to make room (its
-    backend gone before the new one starts), and only when all are busy is a new one refused (503), without
-    yielding in between. One tenant never ends another's session; a session's backend ends with it (DELETE,
-    room, `SESSION_IDLE_TIMEOUT`, exit)."""
-
-    def __init__(self, settings: Settings, services: SessionServices, tg: anyio.abc.TaskGroup) -> None:
-        from mcp.server.transport_security import TransportSecuritySettings
-
-        self.settings = settings
-        self.root = Session(settings, services)  # each HTTP session's conversation is one of its callers'
-        self.tg = tg
-        self.sessions: dict[str, _Session] = {}
-        self.exit_code = 0
-        self.guard = RequestGuard.for_bind(settings.host)
-        # The guard above already checked Host and Origin (with the arrival address for wildcard binds).
-        self.security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
-        from ._stateless import StatelessFrontend  # (lazily: stdio start-up needs no HTTP frontend)
-
-        self.stateless = StatelessFrontend(settings, services, tg, self.security)
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
-        from starlette.requests import Request
-        from starlette.responses import Response
-
-        from ._stateless import is_stateless_request
-
-        if scope["type"] != "http":
-            return
-        request = Request(scope, receive)
-        refused = self.guard.refusal(scope, request.method, request.headers)
-        if refused is not None:
-            await Response(refused[1], status_code=refused[0])(scope, receive, send)
-            return
-        session_id = request.headers.get(MCP_SESSION_ID_HEADER)
-        if session_id is not None:
-            session = self.sessions.get(session_id)
-            if session is None or session.principal != scope.get(PRINCIPAL_KEY):
-                await _json_error(-32001, "Session not found", 404)(scope, receive, send)
-                return
-            session.in_flight += 1
-            await self._handle(session, scope, receive, send)
-            return
-        if is_stateless_request(request.headers):  # MCP 2026-07-28: no session, one POST per request
-            await self.stateless.handle(scope, receive, send)
-            return
-        body = await request.body() if request.method == "POST" else b""
-        if not _is_initialize(body):
-            message = "Bad Request: Missing session ID (a session starts with an initialize request)"
-            await _json_error(-32600, message, 400)(scope, receive, send)
-            return
-        session = self._open(scope.get(PRINCIPAL_KEY))
-        if session is None:
-            cap = self.settings.max_sessions
-            message = (
-                f"this proxy already runs {cap} sessions for this caller (the --max-sessions limit); end one "
-                "(HTTP DELETE with its mcp-session-id header) or restart wrap with a higher --max-sessions"
-            )
-            await _json_error(-32000, message, 503, {"Retry-After": "5"})(scope, receive, send)
-            return
-        try:
-            await self.tg.start(self._run_session, session)
-        except BaseException:
-            self._forget(session)
-            raise
-        await self._handle(session, scope, _replaying(body, receive), send)
-
-    def _open(self, principal: str | None) -> _Session | None:
-        """A new session for `principal`, registered (busy) at once; at the cap, that caller's idlest
-        session is told to end first (the new one's backend starts once it has). None when every one of
-        the caller's sessions is busy. No await: the count and the room are one step."""
-        from uuid import uuid4
-
-        from mcp.server.streamable_http import StreamableHTTPServerTransport
-
-        mine = [s for s in self.sessions.values() if s.principal == principal]
-        room = None
-        if len(mine) >= self.settings.max_sessions:
-            idle = [s for s in mine if not s.in_flight]
-            if not idle:
-                return None
-            # One already ending (deleted) goes first; it counts until its backend is gone.
-            room = min(idle, key=lambda s: (not s.stop.cancel_called, s.last_seen))
-            self._forget(room)
-            if not room.stop.cancel_called:
-                logger.info(
-                    "session %s ended to make room under --max-sessions (idle longest)",
-                    room.transport.mcp_session_id,
-                )
-                room.stop.cancel()
-        sid = uuid4().hex
-        transport = StreamableHTTPServerTransport(
-            mcp_session_id=sid, security_settings=self.security, idle_timeout=SESSION_IDLE_TIMEOUT
-        )
-        session = _Session(transport, principal, after=room)
-        self.sessions[sid] = session
-        return session
-
-    def _forget(self, session: _Session) -> None:
-        if self.sessions.get(session.transport.mcp_session_id) is session:
-            del self.sessions[session.transport.mcp_session_id]
-
-    async def _handle(self, session: _Session, scope: Any, receive: Any, send: Any) -> None:
-        """One request of `session`, counted in flight by the caller."""
-        try:
-            await session.transport.handle_request(scope, receive, send)
-        finally:
-            session.in_flight -= 1
-            session.last_seen = time.monotonic()
-            if session.transport.is_terminated:  # DELETE: the backend goes now, not at the next request;
-                session.stop.cancel()  # the session counts under the cap until it is gone
-
-    async def _relay(self, front: Channel, session: Session) -> int:
-        try:
-            async with open_backend(self.settings) as back:
-                return await Relay(front, back, session, compressed=compressed_front(self.settings)).run()
-        except BackendError as exc:
-            return await Relay(front, None, session, dead_reason=str(exc)).run()
-
-    async def _run_session(self, session: _Session, *, task_status: Any = anyio.TASK_STATUS_IGNORED) -> None:
-        transport = session.transport
-        try:
-            if session.after is not None:  # the session ended to make room: its backend is gone first
-                await session.after.ended.wait()
-            with session.stop:
-                async with transport.connect() as (read, write):
-                    try:
-                        task_status.started()
-                        front = SessionMessageChannel(read, write, server_side=True)
-                        conversation = self.root.for_caller(
-                            session.principal, transport.mcp_session_id, keep=False, sticky=True
-                        )
-                        code = 0
-                        with transport.idle_scope or contextlib.nullcontext():  # abandoned sessions end
-                            code = await self._relay(front, conversation)
-                        self.exit_code = self.exit_code or code
-                    finally:  # terminated before its streams close: the SDK's router then ends quietly
-                        with anyio.CancelScope(shield=True):
-                            await transport.terminate()
-        finally:
-            self._forget(session)
-            with anyio.CancelScope(shield=True):
-                await transport.terminate()
-            session.ended.set()
-
-
-def _json_error(code: int, message: str, status: int, headers: dict[str, str] | None = None) -> Any:
-    from starlette.responses import JSONResponse
-
-    body = {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
-    return JSONResponse(body, status_code=status, headers=headers)
-
-
 async def _serve_http(settings: Settings, services: SessionServices, until: Until) -> int:
     from starlette.applications import Starlette
     from starlette.routing import Route
@@ -401,8 +135,22 @@ async def _serve_http(settings: Settings, services: SessionServices, until: Unti
             raise BackendError(f"cannot start the backend: command {settings.target[0]!r} was not found")
     sock = tcp_listener(settings.host, settings.port)  # TCP_NODELAY: no ~40 ms Nagle wait per response
     port = sock.getsockname()[1]
+    root = Session(settings, services)  # each HTTP session's conversation is one of its callers'
+
+    async def relay(front: Channel, principal: str | None, session_id: str) -> int:
+        """One 2025-11-25 HTTP session: a relay to a backend of its own."""
+        conversation = root.for_caller(principal, session_id, keep=False, sticky=True)
+        try:
+            async with open_backend(settings) as back:
+                return await Relay(front, back, conversation, compressed=compressed_front(settings)).run()
+        except BackendError as exc:
+            return await Relay(front, None, conversation, dead_reason=str(exc)).run()
+
     async with anyio.create_task_group() as tg:
-        frontend = HttpFrontend(settings, services, tg)
+        from ._stateless import StatelessFrontend  # (lazily: stdio start-up needs no HTTP frontend)
+
+        stateless = StatelessFrontend(settings, services, tg)
+        frontend = HttpSessions(settings.host, settings.max_sessions, tg, relay, stateless.handle)
         routes = [Route("/mcp", endpoint=frontend, methods=["GET", "POST", "DELETE"])]
         if services.metrics is not None:
             from ..accounting import metrics_endpoint
@@ -413,7 +161,7 @@ async def _serve_http(settings: Settings, services: SessionServices, until: Unti
         app: Any = Starlette(routes=routes)
         if settings.token_file is not None:
             tokens = load_tokens(settings.token_file)
-            frontend.root.named_tenants = frontend.stateless.root.named_tenants = tokens.named
+            root.named_tenants = stateless.root.named_tenants = tokens.named
             app = bearer_guard(app, tokens)
         server = uvicorn_server(app, settings.max_body, grace=2)
 

@@ -1,7 +1,8 @@
 """Transports: the wire on both sides of a door. JSON-RPC lines, channels to a backend (a spawned
 process's stdio, streamable HTTP, in-memory pipes), the backend port (`Backend`: every request is
-answered) with its `Correlator` adapter and the links serve and `Client` hold (`ServerLink`), OAuth for
-URL backends, and the listening side of the HTTP doors (sockets, bearer tokens, uvicorn).
+answered) with its adapters (the `Correlator`, the links serve and `Client` hold (`ServerLink`), the
+2026-07-28 path's backends), OAuth for URL backends, and the listening side of the HTTP doors (sockets,
+bearer tokens, Host and Origin checks, uvicorn, 2025-11-25 sessions, the 2026-07-28 request and answer).
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from ._channels import (
     open_process_channel,
 )
 from ._correlator import Backend, Correlator, Sent, gone_error, what_of
+from ._http_limits import RequestGuard
+from ._http_sessions import HttpSessions
 from ._jsonrpc import (
     BACKEND_GONE,
     INVALID_PARAMS,
@@ -30,15 +33,18 @@ from ._jsonrpc import (
     Message,
     error_response,
     line_of,
+    params_of,
     parse_line,
     unreadable_answer,
     valid_id,
     with_id,
 )
+from ._modern_http import Notify, read_request, respond_json, stream_answer
 from ._oauth import backend_auth, clear_tokens, login, preflight
 from ._paging import MAX_PAGES, list_tool_names, list_tools
 from ._server import Until, bind_unix, on_signals, tcp_listener, uvicorn_server
 from ._server_link import BackendTimeout, ServerLink
+from ._shared_backend import StatelessBackend, open_stateless_backend
 
 __all__ = [
     "BACKEND_GONE",
@@ -54,12 +60,16 @@ __all__ = [
     "Channel",
     "ChannelClosed",
     "Correlator",
+    "HttpSessions",
     "Invalid",
     "Message",
+    "Notify",
     "ProcessChannel",
+    "RequestGuard",
     "Sent",
     "ServerLink",
     "SessionMessageChannel",
+    "StatelessBackend",
     "StdioChannel",
     "Tokens",
     "Until",
@@ -80,8 +90,13 @@ __all__ = [
     "open_backend",
     "open_channel",
     "open_process_channel",
+    "open_stateless_backend",
+    "params_of",
     "parse_line",
     "preflight",
+    "read_request",
+    "respond_json",
+    "stream_answer",
     "tcp_listener",
     "unreadable_answer",
     "uvicorn_server",

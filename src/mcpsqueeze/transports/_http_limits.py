@@ -1,4 +1,5 @@
-"""What an HTTP door allows a client, applied where every door is built (`_server.uvicorn_server`):
+"""What an HTTP door allows a client. The bounds are applied where every door is built
+(`_server.uvicorn_server`):
 
 - **Body**: at most `--max-body` bytes (16 MiB by default). A `Content-Length` over it is refused with 413
   before a byte is read; a chunked body is counted as it arrives and refused when it passes the bound: the
@@ -7,16 +8,25 @@
 - **Head and idle time**: a connection must deliver a complete request head within `HEAD_TIMEOUT` (10 s) of
   connecting or of its previous response, else it is closed (slow clients cannot hold descriptors until the
   process runs out). A head itself is bounded by h11 (16 KiB).
+
+- **Host, Origin, Content-Type** (`RequestGuard`, asked by wrap's HTTP frontend before a request can open a
+  session): against DNS rebinding and cross-site requests.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
+import socket
+import urllib.parse
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["DEFAULT_MAX_BODY", "HEAD_TIMEOUT", "BodyLimit", "timed_protocol", "too_large_message"]
+from .._net import LOOPBACK, is_loopback
+
+__all__ = ["DEFAULT_MAX_BODY", "HEAD_TIMEOUT", "BodyLimit", "RequestGuard", "sdk_security", "timed_protocol"]
 
 logger = logging.getLogger(__name__)
 
@@ -143,3 +153,60 @@ def timed_protocol(base: type[Any], head_timeout: float = HEAD_TIMEOUT) -> type[
 
     TimedProtocol.__name__ = TimedProtocol.__qualname__ = f"Timed{base.__name__}"
     return TimedProtocol
+
+
+def _host_of(value: str) -> str | None:
+    """The host name in a Host header or an Origin ("[::1]:8080" -> "::1"), lowercased; None if none."""
+    try:
+        return urllib.parse.urlsplit(value if "//" in value else f"//{value}").hostname
+    except ValueError:
+        return None
+
+
+@dataclass(frozen=True)
+class RequestGuard:
+    """Host and Origin checks against DNS rebinding and cross-site requests: loopback names always; a specific
+    bind address adds itself; a wildcard bind adds the address a request arrived on and this machine's
+    name. A rebinding page's own domain is never among them."""
+
+    names: frozenset[str]
+    arrival: bool = False
+
+    @classmethod
+    def for_bind(cls, host: str) -> RequestGuard:
+        name = host.strip("[]").lower()
+        if is_loopback(name):
+            return cls(LOOPBACK)
+        if name in ("0.0.0.0", "::", ""):
+            return cls(LOOPBACK | {socket.gethostname().lower()}, arrival=True)
+        return cls(LOOPBACK | {name})
+
+    def allows_host(self, host: str | None, arrived_on: str | None) -> bool:
+        name = _host_of(host) if host else None
+        if name is None:
+            return False
+        return name in self.names or (self.arrival and arrived_on is not None and name == arrived_on.lower())
+
+    def refusal(self, scope: Any, method: str, headers: Any) -> tuple[int, str] | None:
+        """(status, reason) for a request to refuse before it can create a session, else None."""
+        if method == "POST":
+            content_type = headers.get("content-type") or ""
+            if not content_type.lower().startswith("application/json"):
+                return 400, "Invalid Content-Type header"
+        server = scope.get("server")
+        arrived_on = str(server[0]) if server else None
+        if not self.allows_host(headers.get("host"), arrived_on):
+            return 421, "Invalid Host header"
+        origin = headers.get("origin")
+        if origin and not self.allows_host(origin, arrived_on):
+            return 403, "Invalid Origin header"
+        return None
+
+
+@functools.cache
+def sdk_security() -> Any:
+    """The MCP SDK transport's own request checks, with Host and Origin left to `RequestGuard` (which knows
+    the address a request arrived on, for wildcard binds)."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    return TransportSecuritySettings(enable_dns_rebinding_protection=False)

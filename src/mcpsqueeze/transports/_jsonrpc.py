@@ -21,6 +21,7 @@ __all__ = [
     "Invalid",
     "Message",
     "error_response",
+    "params_of",
     "parse",
     "scan_id",
     "unreadable_answer",
@@ -64,6 +65,12 @@ def unreadable_answer(request_id: Any, what: str, why: str) -> Message:
         "serving. The backend sent something that is not valid JSON-RPC: check the server, or narrow "
         "the request.",
     )
+
+
+def params_of(message: Message) -> dict[str, Any]:
+    """A JSON-RPC message's params: {} when it has none (or they are not an object)."""
+    params = message.get("params")
+    return params if isinstance(params, dict) else {}
 
 
 def valid_id(value: Any) -> bool:

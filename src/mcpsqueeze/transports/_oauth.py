@@ -28,6 +28,7 @@ from typing import Any
 import anyio
 import anyio.abc
 
+from .._envelope import own_request
 from .._errors import BackendError, MCPSqueezeError, UsageError, first_leaf
 from ..recovery import ensure_private_dir
 from ..settings import OAuthClient
@@ -372,35 +373,21 @@ def _given_authorization(url: str) -> Any:
 
 
 async def preflight(url: str, headers: Mapping[str, str], client: OAuthClient | None = None) -> None:
-    """One authenticated request before serving: refreshes an expired token, or fails with LoginRequired.
+    """Before serving a URL backend: it must be reachable (a BackendError naming the URL, else), and with
+    OAuth one authenticated request refreshes an expired token, or fails with LoginRequired.
 
     The request is a 2026-07-28 `server/discover`, which creates no session on any server.
     """
     import httpx2
 
+    await anyio.to_thread.run_sync(_check_reachable, url)
     auth = backend_auth(url, headers, client)
     if auth is None:
         return
-    body = {
-        "jsonrpc": "2.0",
-        "id": "mcpsqueeze-preflight",
-        "method": "server/discover",
-        "params": {
-            "_meta": {
-                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                "io.modelcontextprotocol/clientCapabilities": {},
-            }
-        },
-    }
-    http_headers = {
-        **headers,
-        "accept": "application/json, text/event-stream",
-        "mcp-protocol-version": "2026-07-28",
-        "mcp-method": "server/discover",
-    }
+    body, routing = own_request("server/discover")
     async with httpx2.AsyncClient(auth=auth, timeout=30.0) as http:
         try:
-            response = await http.post(url, json=body, headers=http_headers)
+            response = await http.post(url, json=body, headers={**headers, **routing})
         except LoginRequired:
             raise
         except Exception as exc:  # an auth-flow failure (metadata, refresh) other than "log in again"
@@ -419,6 +406,19 @@ async def preflight(url: str, headers: Mapping[str, str], client: OAuthClient | 
             f"the backend at {url} refused the stored OAuth token (HTTP {response.status_code}); "
             f"run `mcpsqueeze auth login {url}`"
         )
+
+
+def _check_reachable(url: str, timeout: float = 5.0) -> None:
+    parts = urllib.parse.urlsplit(url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        with socket.create_connection((parts.hostname or "localhost", port), timeout=timeout):
+            pass
+    except OSError as exc:
+        raise BackendError(
+            f"cannot reach the backend at {url}: {exc.strerror or exc}; "
+            "check the URL and that the server runs"
+        ) from exc
 
 
 def clear_tokens(url: str | None) -> list[Path]:

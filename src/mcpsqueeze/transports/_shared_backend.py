@@ -1,12 +1,14 @@
-"""The stateless path's backend for a handshake-era server: one shared connection, initialised by the proxy,
-carries every stateless request through one `Correlator`; the envelope is stripped towards it,
-`server/discover` answered from its `initialize`, a server-to-client request made an `InputRequiredResult`
-(MRTR), and `subscriptions/listen` served from its notifications.
+"""The stateless path's backend: a POST per request to a server that speaks 2026-07-28 (`ModernHttpBackend`),
+else, for a handshake-era server, one shared connection, initialised by the proxy, that carries every
+stateless request through one `Correlator`; the envelope is stripped towards it, `server/discover` answered
+from its `initialize`, a server-to-client request made an `InputRequiredResult` (MRTR), and
+`subscriptions/listen` served from its notifications.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import secrets
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -25,12 +27,14 @@ from .._envelope import (
 )
 from .._errors import BackendError, first_leaf
 from ..settings import Settings
-from ..transports import BACKEND_GONE, Correlator, Message, error_response, open_backend
-from ._methods import params_of
-from ._modern_http import PING_INTERVAL, Notify, log
+from ._channels import open_backend
+from ._correlator import Correlator
+from ._jsonrpc import BACKEND_GONE, Message, error_response, params_of
+from ._modern_http import PING_INTERVAL, ModernHttpBackend, Notify
 
-__all__ = ["SharedBackend"]
+__all__ = ["SharedBackend", "StatelessBackend", "open_stateless_backend"]
 
+log = logging.getLogger(__name__)
 
 INTERACTIVE = frozenset({"tools/call", "prompts/get", "resources/read"})
 INPUT_METHODS = frozenset({"elicitation/create", "sampling/createMessage", "roots/list"})
@@ -187,8 +191,9 @@ class SharedBackend:
 
     # -- one stateless request -------------------------------------------------------------------------
 
-    async def call(self, message: Message, notify: Notify) -> Message | None:
-        """One stateless request (or MRTR retry), answered with the client's own id."""
+    async def call(self, message: Message, notify: Notify, headers: object = None) -> Message | None:
+        """One stateless request (or MRTR retry), answered with the client's own id (the routing `headers`
+        of a 2026-07-28 request have nothing to route on one shared connection)."""
         method, params = message["method"], params_of(message)
         if method == "server/discover":
             return self.discover(message["id"])
@@ -334,8 +339,26 @@ class SharedBackend:
                             await self.ask("resources/unsubscribe", {"uri": uri})
 
 
+StatelessBackend = ModernHttpBackend | SharedBackend
+
+
+async def open_stateless_backend(settings: Settings, tg: anyio.abc.TaskGroup) -> StatelessBackend:
+    """A POST per request when the URL answers `server/discover` listing 2026-07-28, else one shared
+    connection, started in `tg` (a BackendError when it cannot start)."""
+    if settings.is_url:
+        modern = ModernHttpBackend(settings)
+        if await modern.probe():
+            return modern
+        await modern.aclose()
+    shared = SharedBackend(settings)
+    await tg.start(shared.run)
+    if shared.dead:
+        raise BackendError(shared.dead)
+    return shared
+
+
 if TYPE_CHECKING:  # mypy checks that this backend satisfies the backend port
-    from ..transports import Backend
+    from ._correlator import Backend
 
     def _is_a_backend(backend: SharedBackend) -> Backend:
         return backend
