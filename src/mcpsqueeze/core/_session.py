@@ -88,11 +88,6 @@ class Session:
             logger.info("mcpsqueeze: %s", selection.describe())
         return selection.profile
 
-    def client_for(self, meta: Any, client: ClientProfile | None = None) -> ClientProfile | None:
-        """`client` (default: the session's) for one call, which may name its model in `_meta`."""
-        client = self.client if client is None else client
-        return None if client is None else client.for_call(meta)
-
     # -- the three questions -------------------------------------------------------------------------
 
     @contextlib.contextmanager

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from mcpsqueeze._errors import RecoveryError
 
 from ._ids import bad_id_message, is_response_id, require_response_id
-from ._port import DEFAULT, Space
+from ._port import DEFAULT, LocalLayer, Space
 
 __all__ = ["MemoryCache"]
 
@@ -45,7 +45,7 @@ class _Blob:
     packed: bool = False
 
 
-class MemoryCache:
+class MemoryCache(LocalLayer):
     """Thread-safe LRU of recent originals, keyed by response id."""
 
     def __init__(
@@ -162,15 +162,6 @@ class MemoryCache:
         if entry is not None:
             return zlib.decompress(held) if packed else held
         raise RecoveryError(self._message(response_id, reason))
-
-    def first_seen(self, scope: str, digest: str, record: bytes, *, space: Space = DEFAULT) -> bytes | None:
-        return None  # no index shared by replicas here
-
-    def remember_call(self, scope: str, call: str, record: bytes, *, space: Space = DEFAULT) -> None:
-        return None  # no record shared by replicas here (each conversation keeps its own in memory)
-
-    def last_call(self, scope: str, call: str, *, space: Space = DEFAULT) -> bytes | None:
-        return None
 
     def where(self, response_id: str, *, space: Space = DEFAULT) -> str | None:
         return None
