@@ -22,7 +22,6 @@ from .._jsonbytes import dumps
 from .._unique import unique
 
 __all__ = [
-    "DEFAULT_SERVER_NAME",
     "LEVELS",
     "CompressedToolError",
     "CompressedTools",
@@ -34,7 +33,6 @@ __all__ = [
 
 Level = Literal["low", "medium", "high", "max"]
 LEVELS: tuple[str, ...] = ("off", "low", "medium", "high", "max")
-DEFAULT_SERVER_NAME = "server"  # mcp-compressor's prefix when no name is given
 
 #: `full`, as the invoke tool describes it: the rule of core/_full.py, in as few tokens as it takes.
 FULL_DESCRIPTION = (

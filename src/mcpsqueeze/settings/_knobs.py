@@ -14,11 +14,10 @@ from typing import Any
 
 from ._kinds import Kind
 
-__all__ = ["ALL_DOORS", "CLI", "LIBRARY", "SAME", "Knob", "knob"]
+__all__ = ["ALL_DOORS", "CLI", "SAME", "Knob", "knob"]
 
 CLI = frozenset({"wrap", "serve", "config"})
 ALL_DOORS = CLI | {"squeezer", "client"}
-LIBRARY = frozenset({"squeezer", "client"})  # shrink_tools is a squeezer's door
 SAME: Any = object()  # the library's default is the CLI's
 
 
