@@ -72,9 +72,7 @@ OAUTH_KEYS = (
 
 
 def _oauth_keys(entry: dict[str, Any], where: str) -> OAuthClient | None:
-    """A URL entry's OAuth client: `oauth_client_id`, `oauth_client_secret_file` (a path; the secret
-    itself never sits in the config), `oauth_client_metadata_url`, `oauth_login` (never|prompt|fetch),
-    `oauth_auth_method` (basic|post: how the pre-registered client sends its secret)."""
+    """A URL entry's OAuth client from its `OAUTH_KEYS` (a secret only as a file: never in the config)."""
     given = {key: entry[key] for key in entry if key.startswith("oauth_")}
     if not given:
         return None
