@@ -86,7 +86,7 @@ class ClientLimits:
         for limit, size in (
             (self.chars, chars),
             (self.tokens, chars),
-            (self.bytes, _utf8_size(text) if self.bytes is not None else 0),
+            (self.bytes, len(text.encode("utf-8", "surrogatepass")) if self.bytes is not None else 0),
             (self.lines, text.count("\n") + 1 if self.lines is not None else 0),
         ):
             if limit is not None:
@@ -109,10 +109,6 @@ class ClientLimits:
             if value is not None
         ]
         return " or ".join(parts) if parts else "no known limit"
-
-
-def _utf8_size(text: str) -> int:
-    return len(text.encode("utf-8", "surrogatepass"))
 
 
 @dataclass(frozen=True)

@@ -23,10 +23,6 @@ log = logging.getLogger(__name__)
 _INLINE_LIMIT = 64 * 1024
 
 
-def _project_texts(texts: list[str], query: str) -> list[str | None]:
-    return [project_text(text, query) for text in texts]
-
-
 class ProjectStage(StoringStage):
     """A tool's `query` policy: JSON text blocks replaced by their JMESPath projection, before shrinking."""
 
@@ -40,7 +36,9 @@ class ProjectStage(StoringStage):
         texts = [content[i]["text"] for i in indexes]
         try:
             projected = await self._workers.run_sized(
-                sum(map(len, texts)), _project_texts, texts, query, inline_below=_INLINE_LIMIT
+                sum(map(len, texts)),
+                lambda: [project_text(text, query) for text in texts],
+                inline_below=_INLINE_LIMIT,
             )
         except UsageError as exc:  # the query does not apply to this result: show it whole
             log.warning("mcpsqueeze: %s:%s result not projected: %s", call.server, call.tool, exc)
