@@ -174,10 +174,13 @@ class StoringStage:
         self._store = store
         self._workers = workers
 
-    async def _store_new(self, result: Result, outcome: Outcome) -> tuple[str, Stored] | None:
-        """A new response id and the stored original of `result`; None, noted on `outcome`, when it could
-        not be stored (the result then passes unchanged: never a change without its original)."""
-        response_id = new_response_id()
+    async def _store_new(
+        self, result: Result, outcome: Outcome, response_id: str | None = None
+    ) -> tuple[str, Stored] | None:
+        """The response id (a new one unless given) and the stored original of `result`; None, noted on
+        `outcome`, when it could not be stored (the result then passes unchanged: never a change without
+        its original)."""
+        response_id = response_id or new_response_id()
         try:
             stored = await _keep(self._workers, self._store, response_id, result)
         except RecoveryError as exc:
@@ -265,7 +268,7 @@ def with_texts(
     return new_content, shown
 
 
-class DedupStage:
+class DedupStage(StoringStage):
     """Replaces content already returned in this session with a pointer (the tool still ran)."""
 
     def __init__(
@@ -276,10 +279,9 @@ class DedupStage:
         shared_scope: str | None = None,
         overlap: bool = True,
     ) -> None:
-        self._store = store
+        super().__init__(store, workers)
         # Overlap dedup: a result that largely repeats an earlier one is shown as what changed
         self._history = _History(OVERLAP_HISTORY_CHARS) if overlap else None
-        self._workers = workers
         self._count = count_tokens
         self._seen: dict[str, _Seen] = {}
         # The index of this scope (a session, or a tenant's stateless calls) in the store's shared dedup
@@ -315,12 +317,10 @@ class DedupStage:
         )
         if len(pointer) >= size:  # the pointer would cost as much as the content: show the content
             return result
-        try:
-            stored = await _keep(self._workers, self._store, response_id, result)
-        except RecoveryError as exc:
-            outcome.store_failed = str(exc)
+        kept = await self._store_new(result, outcome, response_id)
+        if kept is None:
             return result
-        where = _deduplicated(outcome, seen.number, response_id, stored)
+        where = _deduplicated(outcome, seen.number, *kept)
         # The recipe `.truncation // ._meta.truncation` finds every changed result's recovery here;
         # `mcpsqueeze/dedup` keeps what only a pointer has (which call it repeats), for the shim and stats.
         meta = {
