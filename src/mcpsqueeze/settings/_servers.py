@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import fnmatch
 import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .._errors import UsageError
 from .._net import is_url
+from ._policy import pattern_matches
 
 if TYPE_CHECKING:
     from ._oauth_client import OAuthClient
@@ -38,10 +38,7 @@ class ToolFilter:
 
     def allows(self, server: str, tool: str) -> bool:
         def hit(patterns: tuple[str, ...]) -> bool:
-            return any(
-                fnmatch.fnmatchcase(f"{server}:{tool}", p) if ":" in p else fnmatch.fnmatchcase(tool, p)
-                for p in patterns
-            )
+            return any(pattern_matches(p, server, tool) for p in patterns)
 
         if self.include and not hit(self.include):
             return False
