@@ -32,12 +32,6 @@ class _Entry:
     cost: int  # bytes the original holds
 
 
-def _cost(original: bytes) -> int:
-    """What the bound counts: the payload bytes an exact-size `bytes` object holds (its header, 33 bytes, is
-    noise). Only exact `bytes` are kept, so no view or over-allocated buffer can pin more than this."""
-    return len(original)
-
-
 @dataclass(slots=True)
 class _Blob:
     original: bytes  # zlib-compressed when `packed`
@@ -93,7 +87,7 @@ class MemoryCache(LocalLayer):
         kept = memoryview(original).tobytes() if len(original) < _PACK_FROM else bytes(original)
         with self._lock:
             self._drop(response_id, None)
-            cost = _cost(kept)
+            cost = len(kept)  # exact-size `bytes`: no view or spare buffer pins more than the bound counts
             if cost > self.max_bytes:
                 self._remember(response_id, "too_big")
                 raise RecoveryError(f"{len(original)} bytes exceed the memory cache limit")
