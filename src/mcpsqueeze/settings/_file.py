@@ -62,7 +62,7 @@ def is_servers_json(text: str) -> bool:
 def _default_keys() -> dict[str, Callable[[Any], Any]]:
     from ._table import KNOBS
 
-    return {row.name: row.check for row in KNOBS if row.config}
+    return {row.name: row.kind.check for row in KNOBS if row.config}
 
 
 # [defaults] key -> checker returning the Settings value: every row of the table that is a config key

@@ -59,10 +59,6 @@ class Knob:
     def library_default(self) -> Any:
         return self.default if self.library is SAME else self.library
 
-    def check(self, value: Any) -> Any:
-        """A config file's or the Python API's value, checked (ValueError with the reason)."""
-        return self.kind.check(value)
-
 
 KNOB = "mcpsqueeze.knob"
 

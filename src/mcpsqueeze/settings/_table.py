@@ -46,7 +46,7 @@ def check_keywords(door: str, given: Mapping[str, Any]) -> dict[str, Any]:
         if value == 0 and row.name == "truncate_chars" and not isinstance(value, bool):
             value = False  # the library's spelling of "no per-block cap"
         try:
-            checked[name] = row.check(value)
+            checked[name] = row.kind.check(value)
         except ValueError as exc:
             raise UsageError(f"{name} {exc}") from None
     return checked
