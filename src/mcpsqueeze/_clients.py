@@ -86,7 +86,7 @@ class ClientLimits:
         for limit, size in (
             (self.chars, chars),
             (self.tokens, chars),
-            (self.bytes, _utf8_size(text) if self.bytes is not None else 0),
+            (self.bytes, len(text.encode("utf-8", "surrogatepass")) if self.bytes is not None else 0),
             (self.lines, text.count("\n") + 1 if self.lines is not None else 0),
         ):
             if limit is not None:
@@ -109,10 +109,6 @@ class ClientLimits:
             if value is not None
         ]
         return " or ".join(parts) if parts else "no known limit"
-
-
-def _utf8_size(text: str) -> int:
-    return len(text.encode("utf-8", "surrogatepass"))
 
 
 @dataclass(frozen=True)
@@ -168,15 +164,6 @@ class ClientProfile:
     def for_error(self) -> ClientProfile:
         """This profile for an error result (``isError``): its error limits, when it has its own."""
         return self if self.error_limits is None else replace(self, limits=self.error_limits)
-
-    def kept_whole(self) -> str:
-        """What it keeps whole, in words (the docs' table)."""
-        kept = self.limits.describe()
-        if self.per == "block" and self.limits != ClientLimits():
-            kept += " per text block"
-        if self.error_limits is not None:
-            kept += f" (an error: {self.error_limits.describe()})"
-        return kept
 
     def describe(self) -> str:
         """One line for the log and `mcpsqueeze config`: what the model sees and what is kept whole."""
@@ -576,38 +563,3 @@ def listed_for(
             tool = {**tool, "_meta": meta}
         out.append(tool)
     return out
-
-
-# -- the table as docs/clients.md shows it ------------------------------------------------------------------
-
-_SHOWS = {"text": "text", "structured": "structuredContent (else text)", "both": "text and structuredContent"}
-_CHECKS = {True: "yes", False: "no", None: "not known"}
-
-
-def profiles_markdown() -> str:
-    """The profiles table and each row's sources, as docs/clients.md shows them (a test keeps the two
-    the same)."""
-    lines = [
-        "| `client` | client | `clientInfo.name` | its model sees | keeps whole | past that | reads "
-        "`maxResultSizeChars` | checks `outputSchema` | checked on |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
-    for p in PROFILES:
-        cells = [
-            f"`{p.name}`",
-            p.title,
-            ", ".join(f"`{n}`" for n in p.names),
-            _SHOWS[p.shows],
-            p.kept_whole(),
-            p.cut,
-            "yes" if p.reads_max_result_size else "no",
-            _CHECKS[p.validates_output_schema],
-            p.versions,
-        ]
-        lines.append("| " + " | ".join(cells) + " |")
-    lines.append("")
-    for p in PROFILES:
-        lines.append(
-            f"- **{p.title}**: " + "; ".join(f"{fact}: {source}" for fact, source in p.sources.items()) + "."
-        )
-    return "\n".join(lines) + "\n"

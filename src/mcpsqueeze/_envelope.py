@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
-    "CLIENT_INFO",
     "HANDSHAKE_VERSION",
     "MODERN_VERSION",
     "PREFIX",
@@ -26,7 +25,6 @@ HANDSHAKE_VERSION = "2025-11-25"  # what we speak to a backend that does not ans
 PREFIX = "io.modelcontextprotocol/"
 PROTOCOL_VERSION = PREFIX + "protocolVersion"
 CLIENT_CAPABILITIES = PREFIX + "clientCapabilities"
-CLIENT_INFO = PREFIX + "clientInfo"
 SERVER_INFO = PREFIX + "serverInfo"
 SUBSCRIPTION_ID = PREFIX + "subscriptionId"
 # Listings a 2026-07-28 client may cache: their results carry ttlMs and cacheScope.

@@ -292,13 +292,11 @@ def parse_kept(text: str) -> object:
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def _escape_surrogate(match: re.Match[str]) -> str:
-    return f"\\u{ord(match.group()):04x}"
-
-
 def dumps_text(value: object) -> str:
     """Compact JSON text; lone surrogates written as ``\\uXXXX`` escapes. Always the stdlib encoder, so
     a float is written as ``repr`` writes it (the condensers size a copy while building it; orjson writes
     some floats differently and refuses integers beyond 64 bits)."""
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    return _SURROGATE.sub(_escape_surrogate, text) if _SURROGATE.search(text) else text
+    if not _SURROGATE.search(text):
+        return text
+    return _SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)

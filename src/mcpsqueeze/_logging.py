@@ -22,9 +22,6 @@ class _Prefixed(logging.Formatter):
 class _Stderr(logging.StreamHandler):  # type: ignore[type-arg]
     """Writes to whatever ``sys.stderr`` is at the time (a CLI test runner swaps it per invocation)."""
 
-    def __init__(self) -> None:
-        super().__init__()
-
     @property
     def stream(self) -> object:
         return sys.stderr

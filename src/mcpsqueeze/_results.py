@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-__all__ = ["Result", "duplicates_text", "text_blocks", "text_chars", "text_of"]
+__all__ = ["Result", "duplicates_text", "text_blocks", "text_chars", "text_of", "truncation_record"]
 
 Result = dict[str, Any]
 
@@ -42,6 +42,16 @@ def text_chars(result: Result) -> int:
             if isinstance(text, str):
                 size += len(text)
     return size
+
+
+def truncation_record(message: str, response_id: str, file: str | None, report: Any) -> dict[str, Any]:
+    """The ``_meta.truncation`` record of a changed result: what was done (``message``, ``report``) and
+    where its original is (``file`` only when there is one), in the order every door shows it."""
+    record: dict[str, Any] = {"message": message, "response_id": response_id}
+    if file:
+        record["original_response_file"] = file
+    record["report"] = report
+    return record
 
 
 def duplicates_text(result: Result) -> bool:

@@ -63,10 +63,6 @@ class Voice(Protocol):
 _COMPACT = json.JSONEncoder(separators=(",", ":"))
 
 
-def _json_call(tool: str, arguments: dict[str, str | int]) -> str:
-    return f"{tool} " + _COMPACT.encode(arguments)
-
-
 @dataclass(frozen=True)
 class McpVoice:
     """The MCP door: the agent calls the recover tool (``tool``) with JSON arguments."""
@@ -87,7 +83,7 @@ class McpVoice:
             arguments["lines"] = lines
         if window is not None:
             arguments["offset"], arguments["length"] = window
-        return _json_call(self.tool, arguments)
+        return f"{self.tool} " + _COMPACT.encode(arguments)
 
     def how_to_recover(self, response_id: str, file: str | None, pointer: str | None) -> str:
         text = f"Full original: {self.call(response_id)}; one part: add "

@@ -1,4 +1,5 @@
-"""One meaning for "keep forever" on every flag: `--retention`, `--cache-ttl` and `clean --max-age`."""
+"""One meaning for "keep forever" on every flag that takes a lifetime (the `Duration` kind):
+`--retention`, `--cache-ttl` and `clean --max-age`."""
 
 from __future__ import annotations
 
@@ -9,9 +10,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from mcpsqueeze._errors import UsageError
 from mcpsqueeze.cli._main import main
-from mcpsqueeze.recovery import ensure_private_dir, new_response_id, parse_keep
+from mcpsqueeze.recovery import ensure_private_dir, new_response_id
+from mcpsqueeze.settings import Duration
 
 DAY = 86400.0
 
@@ -29,17 +30,17 @@ def _old_original(directory: Path) -> Path:
 
 @pytest.mark.parametrize("spelling", ["off", "never", "OFF", " Never "])
 def test_off_and_never_mean_keep_forever(spelling: str) -> None:
-    assert parse_keep(spelling, "--retention") is None
+    assert Duration().parse(spelling) is None
 
 
 @pytest.mark.parametrize("spelling", ["0", "0s", "0h", "0.0"])
 def test_zero_is_refused_as_ambiguous_with_a_pointer_to_off(spelling: str) -> None:
-    with pytest.raises(UsageError, match="'off'"):
-        parse_keep(spelling, "--max-age")
+    with pytest.raises(ValueError, match="'off'"):
+        Duration().parse(spelling)
 
 
 def test_a_duration_is_read_in_seconds() -> None:
-    assert parse_keep("1h30m", "--retention") == 5400.0
+    assert Duration().parse("1h30m") == 5400.0
 
 
 @pytest.mark.parametrize("spelling", ["off", "never"])

@@ -14,6 +14,7 @@ from mcpsqueeze._clients import (
     MAX_RESULT_SIZE_KEY,
     PROFILES,
     ClientLimits,
+    ClientProfile,
     arrange,
     choose,
     client_info_of,
@@ -22,7 +23,6 @@ from mcpsqueeze._clients import (
     model_of,
     model_view,
     page_chars,
-    profiles_markdown,
     record_first,
 )
 from rawclient import assert_golden
@@ -171,6 +171,49 @@ def test_the_profile_says_in_one_line_what_its_model_sees_and_what_answers_fit()
         "structuredContent when a result has one (else the text); it keeps 12,000 bytes per result and cuts "
         "out the middle; answers fit 10,800 bytes"
     )
+
+
+_SHOWS = {"text": "text", "structured": "structuredContent (else text)", "both": "text and structuredContent"}
+_CHECKS = {True: "yes", False: "no", None: "not known"}
+
+
+def profiles_markdown() -> str:
+    """The profiles table and each row's sources, as docs/clients.md shows them (a test keeps the two
+    the same)."""
+    lines = [
+        "| `client` | client | `clientInfo.name` | its model sees | keeps whole | past that | reads "
+        "`maxResultSizeChars` | checks `outputSchema` | checked on |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for p in PROFILES:
+        cells = [
+            f"`{p.name}`",
+            p.title,
+            ", ".join(f"`{n}`" for n in p.names),
+            _SHOWS[p.shows],
+            _kept_whole(p),
+            p.cut,
+            "yes" if p.reads_max_result_size else "no",
+            _CHECKS[p.validates_output_schema],
+            p.versions,
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.append("")
+    for p in PROFILES:
+        lines.append(
+            f"- **{p.title}**: " + "; ".join(f"{fact}: {source}" for fact, source in p.sources.items()) + "."
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _kept_whole(p: ClientProfile) -> str:
+    """What a client keeps whole, in words (the docs' table)."""
+    kept = p.limits.describe()
+    if p.per == "block" and p.limits != ClientLimits():
+        kept += " per text block"
+    if p.error_limits is not None:
+        kept += f" (an error: {p.error_limits.describe()})"
+    return kept
 
 
 def test_the_docs_show_the_profiles_table_as_it_is() -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from mcpsqueeze._voice import McpVoice, ShellVoice
-from mcpsqueeze.accounting._report import summarise_stats_file
+from mcpsqueeze.accounting._report import load_report, render_text
 from mcpsqueeze.accounting._stats import Totals, render_summary
 from mcpsqueeze.core._dedup import content_digest, render_pointer
 from rawclient import assert_golden
@@ -62,7 +62,7 @@ def test_stats_file_summary_totals_per_tool_and_biggest(tmp_path: Path) -> None:
         {"tool": "echo", "call": 3, "action": "passthrough", "tokens_before": 3, "tokens_after": 3},
     ]
     stats.write_text("\n".join(json.dumps(r) for r in rows) + "\nnot json\n")
-    text = summarise_stats_file(stats, top=2)
+    text = render_text(load_report([stats], top=2))
     assert "calls proxied    3" in text
     assert "tokens saved     114940" in text
     assert "search" in text.split("biggest results")[1]

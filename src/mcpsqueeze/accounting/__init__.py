@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ._calllog import CallLog
 from ._metrics import Metrics, metrics_endpoint
-from ._report import load_report, render_json, render_text, summarise_stats_file, write_html
+from ._report import load_report, render_json, render_text, write_html
 from ._stats import Accountant, CallObserver, CallRecord, new_session_id, print_summary
 
 __all__ = [
@@ -21,6 +21,5 @@ __all__ = [
     "print_summary",
     "render_json",
     "render_text",
-    "summarise_stats_file",
     "write_html",
 ]

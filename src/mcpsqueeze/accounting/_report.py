@@ -20,7 +20,6 @@ __all__ = [
     "render_json",
     "render_text",
     "report_data",
-    "summarise_stats_file",
     "write_html",
 ]
 
@@ -291,8 +290,3 @@ def write_html(report: StatsReport, path: Path) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     with os.fdopen(fd, "wb") as fh:
         fh.write(page)
-
-
-def summarise_stats_file(path: Path, top: int = 5) -> str:
-    """`mcpsqueeze stats PATH`: totals, per tool, per session and the biggest results of a stats file."""
-    return render_text(load_report([path], top))

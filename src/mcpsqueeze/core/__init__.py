@@ -10,7 +10,7 @@ TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing typing is not fre
 if TYPE_CHECKING:
     from ._compressed import CompressedToolError, CompressedTools, Invoke, large_invoke
     from ._full import FULL_META_KEY, listed_entry
-    from ._pipeline import Call, Outcome, Pipeline
+    from ._pipeline import Outcome
     from ._recover import (
         DEFAULT_PAGE_SIZE,
         answer,
@@ -18,22 +18,18 @@ if TYPE_CHECKING:
         parts_text,
         recover,
         recover_tool_definition,
-        tool_answer,
     )
-    from ._request import LineRange, RecoverKeywords, RecoverRequest
-    from ._services import SessionServices, build_services, new_pipeline, sweep_forever
+    from ._request import RecoverKeywords, RecoverRequest
+    from ._services import SessionServices, build_services, sweep_forever
     from ._session import Session
 
 __all__ = [
     "DEFAULT_PAGE_SIZE",
     "FULL_META_KEY",
-    "Call",
     "CompressedToolError",
     "CompressedTools",
     "Invoke",
-    "LineRange",
     "Outcome",
-    "Pipeline",
     "RecoverKeywords",
     "RecoverRequest",
     "Session",
@@ -43,31 +39,24 @@ __all__ = [
     "large_invoke",
     "list_recover_tool",
     "listed_entry",
-    "new_pipeline",
     "parts_text",
     "recover",
     "recover_tool_definition",
     "sweep_forever",
-    "tool_answer",
 ]
 
 _MODULES = {
-    "Call": "_pipeline",
     "Outcome": "_pipeline",
-    "Pipeline": "_pipeline",
     "Session": "_session",
     "SessionServices": "_services",
     "build_services": "_services",
     "list_recover_tool": "_recover",
-    "new_pipeline": "_services",
     "recover": "_recover",
-    "tool_answer": "_recover",
     "DEFAULT_PAGE_SIZE": "_recover",
     "parts_text": "_recover",
     "answer": "_recover",
     "RecoverRequest": "_request",
     "RecoverKeywords": "_request",
-    "LineRange": "_request",
     "recover_tool_definition": "_recover",
     "sweep_forever": "_services",
     "CompressedTools": "_compressed",

@@ -20,10 +20,9 @@ from typing import Any, Literal
 from .._errors import MCPSqueezeError
 from .._jsonbytes import dumps
 from .._unique import unique
+from ..settings import COMPRESS_LEVELS
 
 __all__ = [
-    "DEFAULT_SERVER_NAME",
-    "LEVELS",
     "CompressedToolError",
     "CompressedTools",
     "Invoke",
@@ -33,8 +32,6 @@ __all__ = [
 ]
 
 Level = Literal["low", "medium", "high", "max"]
-LEVELS: tuple[str, ...] = ("off", "low", "medium", "high", "max")
-DEFAULT_SERVER_NAME = "server"  # mcp-compressor's prefix when no name is given
 
 #: `full`, as the invoke tool describes it: the rule of core/_full.py, in as few tokens as it takes.
 FULL_DESCRIPTION = (
@@ -211,8 +208,8 @@ class CompressedTools:
 
     @classmethod
     def of(cls, server: str, level: str, tools: Iterable[Any]) -> CompressedTools:
-        if level not in LEVELS[1:]:
-            raise ValueError(f"level must be one of {', '.join(LEVELS[1:])}, got {level!r}")
+        if level not in COMPRESS_LEVELS[1:]:
+            raise ValueError(f"level must be one of {', '.join(COMPRESS_LEVELS[1:])}, got {level!r}")
         return cls(server, level, tuple(t for t in tools if isinstance(t, dict)))  # type: ignore[arg-type]
 
     @property

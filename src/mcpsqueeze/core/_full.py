@@ -31,7 +31,7 @@ from typing import Any
 
 from .._clients import ClientLimits, ClientProfile, arrange, model_view, page_chars
 from .._jsonbytes import dumps, loads
-from .._results import Result, duplicates_text, text_of
+from .._results import Result, duplicates_text, text_of, truncation_record
 from .._voice import Voice
 
 __all__ = [
@@ -206,12 +206,9 @@ def first_page(
         rest_call = voice.call(response_id, window=(size, rest))
     note = full_page_note(client.title, len(text), size, pages, rest_call)
     meta = dict(result.get("_meta") or {})
-    record: dict[str, Any] = {"message": note, "response_id": response_id}
-    if file:
-        record["original_response_file"] = file
     total = len(text)
-    record["report"] = {"pruned": bool(rest), "paged": True, "original_chars": total, "shown_chars": size}
-    meta["truncation"] = record
+    report = {"pruned": bool(rest), "paged": True, "original_chars": total, "shown_chars": size}
+    meta["truncation"] = truncation_record(note, response_id, file, report)
     meta["mcpsqueeze/page"] = {"page": 0, "pages": pages, "offset": 0, "length": size, "total_chars": total}
     if rest:
         meta["mcpsqueeze/next"] = {"response_id": response_id, "offset": size, "length": rest}

@@ -28,7 +28,6 @@ __all__ = [
     "parts_text",
     "recover",
     "recover_tool_definition",
-    "tool_answer",
 ]
 
 
@@ -221,22 +220,6 @@ def _spans(pieces: Sequence[_Piece]) -> list[dict[str, Any]]:
         spans.append({**piece.meta, "start": at, "end": at + piece.size})
         at += piece.size
     return spans
-
-
-def tool_answer(
-    store: RecoveryStore | None,
-    arguments: object,
-    page_size: int | None = None,
-    fit: ClientLimits | None = None,
-    client: ClientProfile | None = None,
-) -> dict[str, Any]:
-    """The recover tool's CallToolResult for a call with ``arguments``, as every MCP-speaking door gives
-    it (wrap's relay, the stateless frontend, Toolset): a refused request or a missing original is an
-    ``isError`` result whose text says why, never an exception that could end the session."""
-    try:
-        return recover(store, RecoverRequest.parse(arguments), page_size, fit, client)
-    except (RecoveryError, UsageError) as exc:
-        return {"content": [{"type": "text", "text": f"mcpsqueeze: {exc}"}], "isError": True}
 
 
 def answer(

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any
 
 from .._clients import ClientProfile, may_change_structured, record_first, structured_json
 from .._errors import RecoveryError, ShrinkError, UsageError
 from .._jsonbytes import loads
 from .._projection import project_text
-from .._results import duplicates_text, text_blocks
+from .._results import duplicates_text, text_blocks, truncation_record
 from ..recovery import RecoveryStore
 from ..shrink import RecoveryHint
 from ._pipeline import Call, Outcome, Result
@@ -22,10 +21,6 @@ __all__ = ["ProjectStage", "StructuredStage"]
 
 log = logging.getLogger(__name__)
 _INLINE_LIMIT = 64 * 1024
-
-
-def _project_texts(texts: list[str], query: str) -> list[str | None]:
-    return [project_text(text, query) for text in texts]
 
 
 class ProjectStage(StoringStage):
@@ -41,7 +36,9 @@ class ProjectStage(StoringStage):
         texts = [content[i]["text"] for i in indexes]
         try:
             projected = await self._workers.run_sized(
-                sum(map(len, texts)), _project_texts, texts, query, inline_below=_INLINE_LIMIT
+                sum(map(len, texts)),
+                lambda: [project_text(text, query) for text in texts],
+                inline_below=_INLINE_LIMIT,
             )
         except UsageError as exc:  # the query does not apply to this result: show it whole
             log.warning("mcpsqueeze: %s:%s result not projected: %s", call.server, call.tool, exc)
@@ -55,16 +52,14 @@ class ProjectStage(StoringStage):
             f"[mcpsqueeze] projected by this tool's query policy {query!r}: {shown} of {original_chars} "
             f"characters shown. {call.voice.complete_original(response_id)}"
         )
-        record: dict[str, Any] = {"message": message, "response_id": response_id}
-        if stored.file:
-            record["original_response_file"] = stored.file
-        record["report"] = {
+        report = {
             "pruned": True,
             "projected": True,
             "query": query,
             "original_chars": original_chars,
             "shown_chars": shown,
         }
+        record = truncation_record(message, response_id, stored.file, report)
         # The shim's stdout carries only the data; a projection still over the budget is shrunk next,
         # and the shrink record carries this one (as `projection`) instead of a notice it would cut.
         fits = shown + len(message) <= call.policy.budget
@@ -121,14 +116,9 @@ class StructuredStage(StoringStage):
             if kept is None:
                 return result
             response_id, stored = kept
-            record = {
-                "message": "[mcpsqueeze] structuredContent dropped: it repeated the text. "
-                + call.voice.complete_original(response_id),
-                "response_id": response_id,
-            }
-            if stored.file:
-                record["original_response_file"] = stored.file
-            record["report"] = {"pruned": False}
+            dropped = "[mcpsqueeze] structuredContent dropped: it repeated the text. "
+            message = dropped + call.voice.complete_original(response_id)
+            record = truncation_record(message, response_id, stored.file, {"pruned": False})
             outcome.response_id = response_id
             outcome.original_file = stored.file
         record["structured_content_dropped"] = True

@@ -45,7 +45,6 @@ class SessionServices:
     timeout: float | None = None
     metrics: Metrics | None = None  # for GET /metrics on the HTTP doors
     page_size: int | None = None  # the recover tool's answers longer than this come in pages (MCP doors)
-    client: str = "auto"  # the `client` setting: how a session's client profile is chosen (_clients.py)
 
 
 def build_store(settings: Settings) -> RecoveryStore | None:
@@ -53,9 +52,7 @@ def build_store(settings: Settings) -> RecoveryStore | None:
         return None
     memory = files = None
     if settings.recovery in ("memory", "both"):
-        ttl = (
-            math.inf if settings.cache_ttl is None else settings.cache_ttl
-        )  # None: entries and bytes bound it
+        ttl = math.inf if settings.cache_ttl is None else settings.cache_ttl  # entries and bytes bound it
         memory = MemoryCache(ttl, settings.cache_entries, settings.cache_bytes)
     if settings.recovery in ("files", "both"):
         try:
@@ -111,7 +108,6 @@ def build_services(settings: Settings, metrics: bool = False) -> SessionServices
         timeout=settings.timeout,
         metrics=registry,
         page_size=settings.page_size,
-        client=settings.client,
     )
 
 

@@ -16,12 +16,12 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any
 
 from .._clients import ClientLimits, ClientProfile, choose, client_info_of
-from .._errors import RecoveryError
+from .._errors import RecoveryError, UsageError
 from .._voice import Voice
 from ..settings import Settings
 from ._full import listed_entry
 from ._pipeline import Call, Outcome, Result
-from ._recover import DEFAULT_PAGE_SIZE, recover, tool_answer
+from ._recover import DEFAULT_PAGE_SIZE, recover
 from ._request import RecoverRequest
 from ._services import SessionServices, build_services, for_caller, new_pipeline
 
@@ -87,11 +87,6 @@ class Session:
             self._logged.add(name)
             logger.info("mcpsqueeze: %s", selection.describe())
         return selection.profile
-
-    def client_for(self, meta: Any, client: ClientProfile | None = None) -> ClientProfile | None:
-        """`client` (default: the session's) for one call, which may name its model in `_meta`."""
-        client = self.client if client is None else client
-        return None if client is None else client.for_call(meta)
 
     # -- the three questions -------------------------------------------------------------------------
 
@@ -168,9 +163,11 @@ class Session:
         self, arguments: object, page_size: int | None = None, client: ClientProfile | None = None
     ) -> dict[str, Any]:
         """`answer_recover` as an MCP door answers a call of the recover tool: a refused request or a
-        missing original is an `isError` result saying why."""
-        client = self.client if client is None else client
-        return tool_answer(self.services.store, arguments, page_size, self._fit(page_size, client), client)
+        missing original is an `isError` result saying why, never an exception that could end the session."""
+        try:
+            return self.answer_recover(arguments, page_size, client=client)
+        except (RecoveryError, UsageError) as exc:
+            return {"content": [{"type": "text", "text": f"mcpsqueeze: {exc}"}], "isError": True}
 
     @staticmethod
     def _fit(page_size: int | None, client: ClientProfile | None) -> ClientLimits | None:

@@ -35,14 +35,11 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-_INLINE_LIMIT = 256 * 1024  # below this, hashing inline (~1 ms) is cheaper than a thread hop under load
-# Below this many characters a shrink runs on the event loop: a few ms of pure Python, which holds the GIL
-# in a worker thread just the same, while the hop there and back costs 0.4-1 ms on a busy machine.
+_INLINE_LIMIT = 256 * 1024  # below this, hashing inline is cheaper than a thread hop
+# A shrink below these sizes runs on the event loop (a worker would hold the GIL just the same, and the
+# hops cost more than the work); the larger bound when it is the only shrink in flight. Bigger ones go
+# to a worker so that the event loop never stalls for long.
 _INLINE_SHRINK = 32 * 1024
-# ... and below this many when it is the only shrink in flight (the usual case: an agent waits for one
-# call): ~10 ms for 200 KB of JSON, during which a worker would hold the GIL all the same, while the
-# two hops cost 1-3 ms of the call's latency under load. Bigger results, and any while another shrink
-# runs, go to a worker so that the event loop never stalls for long.
 _INLINE_SHRINK_ALONE = 320 * 1024
 
 
@@ -56,8 +53,7 @@ class Workers:
         return await anyio.to_thread.run_sync(functools.partial(func, *args), limiter=self._limiter)
 
     async def run_sized(self, size: int, func: Callable[..., T], *args: Any, inline_below: int = 0) -> T:
-        """`func(*args)` on the event loop when `size` is under `inline_below` (a thread hop would cost
-        more than the work), else in the pool."""
+        """`func(*args)` on the event loop when `size` is under `inline_below`, else in the pool."""
         if size < inline_below:
             return func(*args)
         return await self.run(func, *args)
@@ -69,13 +65,12 @@ def original_bytes(result: Result) -> bytes:
 
 
 def _store_original(store: RecoveryStore, response_id: str, result: Result) -> Stored:
-    """Serialise and store in one worker job: a 50 MB original is never serialised on the event loop."""
+    """Serialise and store in one worker job: a big original is never serialised on the event loop."""
     return store.put(response_id, original_bytes(result))
 
 
 async def _keep(workers: Workers, store: RecoveryStore, response_id: str, result: Result) -> Stored:
-    """`_store_original`, inline for a small original with no network store: with the files' fsync off
-    the path it takes ~0.1 ms, less than the hop to a worker thread and back."""
+    """`_store_original`, inline for a small original with no network store (cheaper than a hop)."""
     inline_below = 0 if store.remote else _INLINE_LIMIT
     return await workers.run_sized(
         text_chars(result), _store_original, store, response_id, result, inline_below=inline_below
@@ -179,10 +174,13 @@ class StoringStage:
         self._store = store
         self._workers = workers
 
-    async def _store_new(self, result: Result, outcome: Outcome) -> tuple[str, Stored] | None:
-        """A new response id and the stored original of `result`; None, noted on `outcome`, when it could
-        not be stored (the result then passes unchanged: never a change without its original)."""
-        response_id = new_response_id()
+    async def _store_new(
+        self, result: Result, outcome: Outcome, response_id: str | None = None
+    ) -> tuple[str, Stored] | None:
+        """The response id (a new one unless given) and the stored original of `result`; None, noted on
+        `outcome`, when it could not be stored (the result then passes unchanged: never a change without
+        its original)."""
+        response_id = response_id or new_response_id()
         try:
             stored = await _keep(self._workers, self._store, response_id, result)
         except RecoveryError as exc:
@@ -270,7 +268,7 @@ def with_texts(
     return new_content, shown
 
 
-class DedupStage:
+class DedupStage(StoringStage):
     """Replaces content already returned in this session with a pointer (the tool still ran)."""
 
     def __init__(
@@ -281,10 +279,9 @@ class DedupStage:
         shared_scope: str | None = None,
         overlap: bool = True,
     ) -> None:
-        self._store = store
+        super().__init__(store, workers)
         # Overlap dedup: a result that largely repeats an earlier one is shown as what changed
         self._history = _History(OVERLAP_HISTORY_CHARS) if overlap else None
-        self._workers = workers
         self._count = count_tokens
         self._seen: dict[str, _Seen] = {}
         # The index of this scope (a session, or a tenant's stateless calls) in the store's shared dedup
@@ -320,12 +317,10 @@ class DedupStage:
         )
         if len(pointer) >= size:  # the pointer would cost as much as the content: show the content
             return result
-        try:
-            stored = await _keep(self._workers, self._store, response_id, result)
-        except RecoveryError as exc:
-            outcome.store_failed = str(exc)
+        kept = await self._store_new(result, outcome, response_id)
+        if kept is None:
             return result
-        where = _deduplicated(outcome, seen.number, response_id, stored)
+        where = _deduplicated(outcome, seen.number, *kept)
         # The recipe `.truncation // ._meta.truncation` finds every changed result's recovery here;
         # `mcpsqueeze/dedup` keeps what only a pointer has (which call it repeats), for the shim and stats.
         meta = {
@@ -433,11 +428,6 @@ class ShrinkJob:
 _FIT_ATTEMPTS = 4
 
 
-def _head(shrunk: Shrunk, hint: RecoveryHint) -> str:
-    """The one-line recovery hint a client's single block opens with (see ``laid_out``)."""
-    return render_notice(shrunk.report, hint)
-
-
 def shrink_fitting(job: ShrinkJob) -> Shrunk | None:
     """The preview of ``job``; with a client's limits (``job.fit``), one that fits them as the client
     gets it (one block, the hint first), shrunk again with less room while its bytes or lines are over."""
@@ -445,7 +435,7 @@ def shrink_fitting(job: ShrinkJob) -> Shrunk | None:
     for _ in range(_FIT_ATTEMPTS):
         if shrunk is None or job.fit is None:
             return shrunk
-        over = job.fit.over(arrange(shrunk.texts, shrunk.notice, _head(shrunk, job.hint)))
+        over = job.fit.over(arrange(shrunk.texts, shrunk.notice, render_notice(shrunk.report, job.hint)))
         if over <= 1.0:
             return shrunk
         budget = int(min(job.budget, sum(map(len, shrunk.texts))) / over * 0.95)
@@ -545,7 +535,7 @@ class ShrinkStage:
         texts, head = shrunk.texts, None
         if call.client is not None:  # the hint first: a JSON object's record, else the one-line hint
             texts = [record_first(text, shrunk.truncation) for text in texts]
-            head = _head(shrunk, hint)
+            head = render_notice(shrunk.report, hint)  # the one-line hint
         new_content = laid_out(content, indexes, texts, notice, call.client, head)
         # a query policy's projection record, carried inside the shrink record
         projection = (result.get("_meta") or {}).get("truncation") if outcome.action == "shrink" else None
@@ -554,10 +544,6 @@ class ShrinkStage:
         outcome.kept("shrink", response_id, stored.file)
         outcome.report = shrunk.report.as_dict()
         return presented
-
-
-def _toonify_all(texts: list[str]) -> list[str | None]:
-    return [toonify_text(text) for text in texts]
 
 
 class ToonStage(StoringStage):
@@ -578,7 +564,7 @@ class ToonStage(StoringStage):
             return result
         texts = [content[i]["text"] for i in indexes]
         rendered = await self._workers.run_sized(
-            sum(map(len, texts)), _toonify_all, texts, inline_below=_INLINE_LIMIT
+            sum(map(len, texts)), lambda: [toonify_text(text) for text in texts], inline_below=_INLINE_LIMIT
         )
         if call.client is not None:  # TOON has a line per row: it must fit the client's lines too
             fit = call.client.answer_limits()

@@ -8,6 +8,7 @@ from __future__ import annotations
 import toon_format
 
 from .._jsonbytes import NOT_JSON, parse_strict
+from .._results import truncation_record
 from ..shrink import RecoveryHint, Report
 from ..shrink import render_call as recover_call  # one wording of the recover call for every notice
 
@@ -80,12 +81,5 @@ def toon_record(original_chars: int, shown_chars: int, hint: RecoveryHint) -> di
         strings_truncated=0,
         strategy="toon",
     )
-    record: dict[str, object] = {
-        "message": render_toon_message(original_chars, shown_chars, hint),
-        "response_id": hint.response_id,
-    }
-    if hint.file is not None:
-        record["original_response_file"] = hint.file
-    record["report"] = report.as_dict()
-    record["format"] = "toon"
-    return record
+    message = render_toon_message(original_chars, shown_chars, hint)
+    return {**truncation_record(message, hint.response_id, hint.file, report.as_dict()), "format": "toon"}

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .._lazy import LazyFace
-from ._clean import CleanReport, clean_directory, parse_duration, parse_keep, parse_size
+from ._clean import CleanReport, clean_directory, parse_duration, parse_size
 from ._files import FileStore, check_if_present, ensure_private_dir, make_private, readable_by_others
 from ._ids import RESPONSE_ID_RE, is_response_id, new_response_id
 from ._memory import MemoryCache
@@ -41,7 +41,6 @@ __all__ = [
     "new_response_id",
     "open_recovery_file",
     "parse_duration",
-    "parse_keep",
     "parse_size",
     "read_window",
     "readable_by_others",

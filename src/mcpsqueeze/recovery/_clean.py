@@ -20,11 +20,9 @@ from ._files import open_private_dir
 from ._ids import FINAL_NAME_RE, TMP_NAME_RE
 
 __all__ = [
-    "KEEP_FOREVER_WORDS",
     "CleanReport",
     "clean_directory",
     "parse_duration",
-    "parse_keep",
     "parse_size",
 ]
 
@@ -160,25 +158,6 @@ def parse_duration(text: str) -> float:
     raise UsageError(
         f"Cannot read {text!r} as a duration; use a number of seconds or units like 30s, 90m, 24h, 7d, 1h30m."
     )
-
-
-#: The words that mean "never expire" on every flag that takes a lifetime.
-KEEP_FOREVER_WORDS = ("off", "never")
-
-
-def parse_keep(text: str, flag: str) -> float | None:
-    """A lifetime flag (``--retention``, ``--cache-ttl``, ``clean --max-age``): seconds, or None for ever
-    (``off``/``never``). Zero is refused: some read it as "off", others as "at once"."""
-    cleaned = text.strip().lower()
-    if cleaned in KEEP_FOREVER_WORDS:
-        return None
-    seconds = parse_duration(cleaned)
-    if seconds == 0:
-        raise UsageError(
-            f"{flag} {text.strip()!r} is ambiguous; write 'off' (or 'never') to keep forever, "
-            "or a lifetime such as 30s, 24h or 7d."
-        )
-    return seconds
 
 
 _SIZE_UNITS = {

@@ -14,7 +14,7 @@ from pathlib import Path
 from mcpsqueeze._errors import RecoveryError
 
 from ._ids import alias_record, final_name, require_response_id, tmp_name
-from ._port import DEFAULT, Space
+from ._port import DEFAULT, LocalLayer, Space
 from ._scoped import DIR_FLAGS, open_directory, read_member
 from ._sync import SYNC_DELAY, Syncer
 
@@ -164,7 +164,7 @@ def open_private_dir(path: Path) -> int:
     return fd
 
 
-class FileStore:
+class FileStore(LocalLayer):
     """Originals as ``<directory>/mcpsqueeze-<id>.json``; the directory is re-opened (no-follow) and
     re-checked for every operation, so one removed by a tmp cleaner is recreated, never written into."""
 
@@ -192,15 +192,6 @@ class FileStore:
         return str(self.path_for(space.local(response_id)))
 
     def capacity(self) -> int | None:
-        return None
-
-    def first_seen(self, scope: str, digest: str, record: bytes, *, space: Space = DEFAULT) -> bytes | None:
-        return None  # no index shared by replicas here
-
-    def remember_call(self, scope: str, call: str, record: bytes, *, space: Space = DEFAULT) -> None:
-        return None  # no record shared by replicas here (each conversation keeps its own in memory)
-
-    def last_call(self, scope: str, call: str, *, space: Space = DEFAULT) -> bytes | None:
         return None
 
     def put(

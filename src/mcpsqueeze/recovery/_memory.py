@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from mcpsqueeze._errors import RecoveryError
 
 from ._ids import bad_id_message, is_response_id, require_response_id
-from ._port import DEFAULT, Space
+from ._port import DEFAULT, LocalLayer, Space
 
 __all__ = ["MemoryCache"]
 
@@ -32,12 +32,6 @@ class _Entry:
     cost: int  # bytes the original holds
 
 
-def _cost(original: bytes) -> int:
-    """What the bound counts: the payload bytes an exact-size `bytes` object holds (its header, 33 bytes, is
-    noise). Only exact `bytes` are kept, so no view or over-allocated buffer can pin more than this."""
-    return len(original)
-
-
 @dataclass(slots=True)
 class _Blob:
     original: bytes  # zlib-compressed when `packed`
@@ -45,7 +39,7 @@ class _Blob:
     packed: bool = False
 
 
-class MemoryCache:
+class MemoryCache(LocalLayer):
     """Thread-safe LRU of recent originals, keyed by response id."""
 
     def __init__(
@@ -93,7 +87,7 @@ class MemoryCache:
         kept = memoryview(original).tobytes() if len(original) < _PACK_FROM else bytes(original)
         with self._lock:
             self._drop(response_id, None)
-            cost = _cost(kept)
+            cost = len(kept)  # exact-size `bytes`: no view or spare buffer pins more than the bound counts
             if cost > self.max_bytes:
                 self._remember(response_id, "too_big")
                 raise RecoveryError(f"{len(original)} bytes exceed the memory cache limit")
@@ -162,15 +156,6 @@ class MemoryCache:
         if entry is not None:
             return zlib.decompress(held) if packed else held
         raise RecoveryError(self._message(response_id, reason))
-
-    def first_seen(self, scope: str, digest: str, record: bytes, *, space: Space = DEFAULT) -> bytes | None:
-        return None  # no index shared by replicas here
-
-    def remember_call(self, scope: str, call: str, record: bytes, *, space: Space = DEFAULT) -> None:
-        return None  # no record shared by replicas here (each conversation keeps its own in memory)
-
-    def last_call(self, scope: str, call: str, *, space: Space = DEFAULT) -> bytes | None:
-        return None
 
     def where(self, response_id: str, *, space: Space = DEFAULT) -> str | None:
         return None

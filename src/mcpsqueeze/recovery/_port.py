@@ -10,7 +10,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Protocol
 
-__all__ = ["DEFAULT", "Space", "StoreLayer"]
+__all__ = ["DEFAULT", "LocalLayer", "Space", "StoreLayer"]
 
 
 @dataclass(frozen=True)
@@ -80,3 +80,17 @@ class StoreLayer(Protocol):
     def capacity(self) -> int | None:
         """The largest original this layer can take; None: no fixed bound."""
         ...
+
+
+class LocalLayer:
+    """A layer of one process (memory, files): it keeps no dedup index or record of calls shared by
+    replicas, so it answers None and keeps nothing."""
+
+    def first_seen(self, scope: str, digest: str, record: bytes, *, space: Space = DEFAULT) -> bytes | None:
+        return None
+
+    def remember_call(self, scope: str, call: str, record: bytes, *, space: Space = DEFAULT) -> None:
+        return None
+
+    def last_call(self, scope: str, call: str, *, space: Space = DEFAULT) -> bytes | None:
+        return None

@@ -87,11 +87,16 @@ if ttl > 0 then
 end
 """
 
-# ARGV: original bytes, ttl ms (0: keep), max bytes, response id, key prefix of originals, tenant base
-_PUT = (
-    """
+# Every script's arguments. ARGV: the original or record, ttl ms (0: keep), max bytes, the member (a response
+# id, d:SCOPE:DIGEST or c:SCOPE:CALL), key prefix of originals, tenant base
+_ARGS = """
 local data, ttl, max = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 local id, prefix, base = ARGV[4], ARGV[5], ARGV[6]
+"""
+
+_PUT = (
+    _ARGS
+    + """
 local len = string.len(data)
 if len > max then return -1 end
 -- The original first: the script's first write is the one Redis refuses when it is full (maxmemory), so
@@ -104,19 +109,17 @@ if ttl > 0 then redis.call('SET', KEYS[1], data, 'PX', ttl) else redis.call('SET
 
 # The dedup index (SET NX GET, atomic across replicas): the record first stored for this digest, or
 # false when it is new, in which case it is indexed (and counted: key and record) like an original.
-# ARGV: record, ttl ms (0: keep), max bytes, member (d:SCOPE:DIGEST), key prefix of originals, tenant base
 _SEEN = (
-    """
-local record, ttl, max = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
-local id, prefix, base = ARGV[4], ARGV[5], ARGV[6]
+    _ARGS
+    + """
 local old
 if ttl > 0 then
-  old = redis.call('SET', KEYS[1], record, 'NX', 'GET', 'PX', ttl)
+  old = redis.call('SET', KEYS[1], data, 'NX', 'GET', 'PX', ttl)
 else
-  old = redis.call('SET', KEYS[1], record, 'NX', 'GET')
+  old = redis.call('SET', KEYS[1], data, 'NX', 'GET')
 end
 if old then return old end
-local len = string.len(KEYS[1]) + string.len(record)
+local len = string.len(KEYS[1]) + string.len(data)
 if len > max then redis.call('DEL', KEYS[1]) return false end
 """
     + _INDEX
@@ -126,14 +129,12 @@ if len > max then redis.call('DEL', KEYS[1]) return false end
 # The record of calls (`remember_call`): the last record of one call in (tenant, scope) replaces the one
 # before, indexed (and counted: key and record) like an original. A record the bound cannot take removes
 # the one before, so no older record outlives a later call.
-# ARGV: record, ttl ms (0: keep), max bytes, member (c:SCOPE:CALL), key prefix of originals, tenant base
 _CALL = (
-    """
-local record, ttl, max = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
-local id, prefix, base = ARGV[4], ARGV[5], ARGV[6]
-local len = string.len(KEYS[1]) + string.len(record)
+    _ARGS
+    + """
+local len = string.len(KEYS[1]) + string.len(data)
 if len > max then redis.call('DEL', KEYS[1]) return 0 end
-if ttl > 0 then redis.call('SET', KEYS[1], record, 'PX', ttl) else redis.call('SET', KEYS[1], record) end
+if ttl > 0 then redis.call('SET', KEYS[1], data, 'PX', ttl) else redis.call('SET', KEYS[1], data) end
 """
     + _INDEX
     + "return 1\n"
@@ -226,12 +227,8 @@ class RedisStore:
         tenant = space.tenant
         _check(tenant, response_id)
         keys = self._keys(tenant)
-        args = [original, self._ttl_ms(), self.max_bytes, response_id, keys["o"], keys["base"]]
-        result = self._do(
-            "store an original",
-            self._put,
-            [keys["o"] + response_id, keys["idx"], keys["sizes"], keys["total"], keys["evicted"]],
-            args,
+        result = self._script(
+            "store an original", self._put, keys, keys["o"] + response_id, response_id, original
         )
         if result == -1:
             raise RecoveryError(
@@ -278,24 +275,14 @@ class RedisStore:
         _check(tenant, None)
         keys = self._keys(tenant)
         member = f"d:{scope}:{digest}"
-        old = self._do(
-            "check the dedup index",
-            self._seen,
-            [keys["base"] + member, keys["idx"], keys["sizes"], keys["total"], keys["evicted"]],
-            [record, self._ttl_ms(), self.max_bytes, member, keys["o"], keys["base"]],
-        )
+        old = self._script("check the dedup index", self._seen, keys, keys["base"] + member, member, record)
         return old if isinstance(old, bytes) else None
 
     def remember_call(self, scope: str, call: str, record: bytes, *, space: Space = DEFAULT) -> None:
         """Keep `record` as what the last `call` of (tenant, scope) showed, for every replica; under the
         tenant's retention and bound like an original."""
         keys, member = self._call_key(scope, call, space)
-        self._do(
-            "keep the record of a call",
-            self._call,
-            [keys["base"] + member, keys["idx"], keys["sizes"], keys["total"], keys["evicted"]],
-            [record, self._ttl_ms(), self.max_bytes, member, keys["o"], keys["base"]],
-        )
+        self._script("keep the record of a call", self._call, keys, keys["base"] + member, member, record)
 
     def last_call(self, scope: str, call: str, *, space: Space = DEFAULT) -> bytes | None:
         """The record last kept for `call` in (tenant, scope) by any replica, else None."""
@@ -325,8 +312,17 @@ class RedisStore:
 
     # -- internals ----------------------------------------------------------------------------------
 
-    def _ttl_ms(self) -> int:
-        return 0 if self.retention is None else max(1, int(self.retention * 1000))
+    def _script(
+        self, what: str, script: Any, keys: dict[str, str], key: str, member: str, data: bytes
+    ) -> Any:
+        """Run one of the scripts that keep `data` under `key` and index it as `member` (see `_ARGS`)."""
+        ttl_ms = 0 if self.retention is None else max(1, int(self.retention * 1000))
+        return self._do(
+            what,
+            script,
+            [key, keys["idx"], keys["sizes"], keys["total"], keys["evicted"]],
+            [data, ttl_ms, self.max_bytes, member, keys["o"], keys["base"]],
+        )
 
     def _keys(self, tenant: str) -> dict[str, str]:
         # {tenant} is a hash tag: one tenant's keys share a slot, so the Lua script also works on a cluster.

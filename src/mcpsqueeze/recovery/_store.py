@@ -144,7 +144,8 @@ class RecoveryStore:
         errors: list[str] = []
         kept = False
         file: str | None = None
-        for layer, earlier in sorted(zip(self._layers, self._earlier, strict=True), key=_remote_first):
+        pairs = zip(self._layers, self._earlier, strict=True)
+        for layer, earlier in sorted(pairs, key=lambda pair: not pair[0].remote):  # the remote layer first
             try:
                 where = self._put(layer, earlier, key, response_id, original, digest)
             except RecoveryError as exc:
@@ -192,7 +193,3 @@ class RecoveryStore:
             return original
         assert error is not None
         raise error
-
-
-def _remote_first(pair: tuple[StoreLayer, _Earlier]) -> bool:
-    return not pair[0].remote

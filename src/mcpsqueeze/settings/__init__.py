@@ -15,36 +15,21 @@ from ._file import (
 )
 from ._kinds import Duration, Kind, Seconds, Size
 from ._knobs import Knob
-from ._oauth_client import AUTH_METHODS, LOGIN_MODES, AuthMethod, LoginMode, OAuthClient
-from ._policy import (
-    DEFAULT_BUDGET,
-    DEFAULT_SHRINK_ABOVE,
-    MIN_BUDGET,
-    MIN_TRUNCATE_CHARS,
-    Policy,
-    PolicySet,
-)
+from ._oauth_client import OAuthClient
+from ._policy import Policy, PolicySet
 from ._servers import ServerSpec, ToolFilter, parse_config, parse_servers, spec_from_argv
-from ._settings import COMPRESS_LEVELS, Settings, default_recovery_dir
+from ._settings import COMPRESS_LEVELS, Settings
 from ._table import KNOBS, check_keywords, knob_named, library_defaults
 
 __all__ = [
-    "AUTH_METHODS",
     "COMPRESS_LEVELS",
-    "DEFAULT_BUDGET",
     "DEFAULT_KEYS",
-    "DEFAULT_SHRINK_ABOVE",
     "KNOBS",
-    "LOGIN_MODES",
-    "MIN_BUDGET",
-    "MIN_TRUNCATE_CHARS",
-    "AuthMethod",
     "Config",
     "ConfigError",
     "Duration",
     "Kind",
     "Knob",
-    "LoginMode",
     "OAuthClient",
     "Policy",
     "PolicySet",
@@ -55,7 +40,6 @@ __all__ = [
     "ToolFilter",
     "check_keywords",
     "default_config_path",
-    "default_recovery_dir",
     "find_config",
     "knob_named",
     "library_defaults",

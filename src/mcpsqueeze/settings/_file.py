@@ -23,17 +23,14 @@ from ._policy import POLICY_KEYS, Policy, PolicyRule, PolicySet
 from ._settings import Settings
 
 __all__ = [
-    "CONFIG_ENV",
     "DEFAULT_KEYS",
     "MAX_CONFIG_DEPTH",
     "Config",
     "ConfigError",
     "default_config_path",
     "find_config",
-    "is_servers_json",
     "load_config",
     "parse_config_text",
-    "read_config_text",
     "read_servers_file",
 ]
 
@@ -65,7 +62,7 @@ def is_servers_json(text: str) -> bool:
 def _default_keys() -> dict[str, Callable[[Any], Any]]:
     from ._table import KNOBS
 
-    return {row.name: row.check for row in KNOBS if row.config}
+    return {row.name: row.kind.check for row in KNOBS if row.config}
 
 
 # [defaults] key -> checker returning the Settings value: every row of the table that is a config key
@@ -119,8 +116,10 @@ def read_config_text(path: Path, what: str = "servers config") -> str:
     it: `serve` runs the commands it names. FileNotFoundError passes through."""
     from .._trusted import read_trusted
 
-    data = read_trusted(path, what)
-    return _utf8(data, path, what)
+    try:
+        return read_trusted(path, what).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"cannot read the {what} {path}: it is not UTF-8 ({exc.reason})") from None
 
 
 def read_servers_file(path: Path) -> str:
@@ -129,13 +128,6 @@ def read_servers_file(path: Path) -> str:
         return read_config_text(path)
     except FileNotFoundError:
         raise UsageError(f"the servers config {path} does not exist") from None
-
-
-def _utf8(data: bytes, path: Path, what: str) -> str:
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise UsageError(f"cannot read the {what} {path}: it is not UTF-8 ({exc.reason})") from None
 
 
 def parse_config_text(text: str, path: Path | None = None) -> Config:

@@ -14,11 +14,10 @@ from typing import Any
 
 from ._kinds import Kind
 
-__all__ = ["ALL_DOORS", "CLI", "LIBRARY", "SAME", "Knob", "knob"]
+__all__ = ["ALL_DOORS", "CLI", "SAME", "Knob", "knob"]
 
 CLI = frozenset({"wrap", "serve", "config"})
 ALL_DOORS = CLI | {"squeezer", "client"}
-LIBRARY = frozenset({"squeezer", "client"})  # shrink_tools is a squeezer's door
 SAME: Any = object()  # the library's default is the CLI's
 
 
@@ -59,10 +58,6 @@ class Knob:
 
     def library_default(self) -> Any:
         return self.default if self.library is SAME else self.library
-
-    def check(self, value: Any) -> Any:
-        """A config file's or the Python API's value, checked (ValueError with the reason)."""
-        return self.kind.check(value)
 
 
 KNOB = "mcpsqueeze.knob"

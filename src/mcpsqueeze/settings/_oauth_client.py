@@ -21,14 +21,8 @@ AUTH_METHODS: tuple[AuthMethod, ...] = ("basic", "post")
 
 @dataclass(frozen=True)
 class OAuthClient:
-    """Who mcpsqueeze is to a backend's authorization server, and whether a running proxy may log in.
-
-    `client_id` (with `client_secret_file`): a client registered beforehand. `client_metadata_url`: an HTTPS
-    URL serving our client metadata document, the client_id where the server supports it (else dynamic
-    registration). `login`: when the backend wants a new authorization mid-session, "never" (fail, naming
-    `mcpsqueeze auth login`), "prompt" (print the URL, take the redirect on loopback) or "fetch" (GET it: test
-    servers only). `auth_method`: how a pre-registered client sends its secret ("basic" or "post"; None: as
-    the stored registration says, else basic)."""
+    """Who mcpsqueeze is to a backend's authorization server, and whether a running proxy may log in: each
+    field is the `oauth_*` setting of its name (the settings table says what each means)."""
 
     client_id: str | None = None
     client_secret_file: Path | None = None

@@ -112,7 +112,7 @@ class Policy:
 def _policy_keys() -> dict[str, Callable[[Any], Any]]:
     from ._knobs import rows
 
-    return {row.name: row.check for row in rows(Policy, per_tool=True)}
+    return {row.name: row.kind.check for row in rows(Policy, per_tool=True)}
 
 
 # key -> checker (returns the value to use, raises ValueError with a short reason): the Policy rows.

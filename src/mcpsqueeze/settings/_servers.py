@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import fnmatch
 import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .._errors import UsageError
 from .._net import is_url
+from ._policy import pattern_matches
 
 if TYPE_CHECKING:
     from ._oauth_client import OAuthClient
@@ -38,10 +38,7 @@ class ToolFilter:
 
     def allows(self, server: str, tool: str) -> bool:
         def hit(patterns: tuple[str, ...]) -> bool:
-            return any(
-                fnmatch.fnmatchcase(f"{server}:{tool}", p) if ":" in p else fnmatch.fnmatchcase(tool, p)
-                for p in patterns
-            )
+            return any(pattern_matches(p, server, tool) for p in patterns)
 
         if self.include and not hit(self.include):
             return False
@@ -72,9 +69,7 @@ OAUTH_KEYS = (
 
 
 def _oauth_keys(entry: dict[str, Any], where: str) -> OAuthClient | None:
-    """A URL entry's OAuth client: `oauth_client_id`, `oauth_client_secret_file` (a path; the secret
-    itself never sits in the config), `oauth_client_metadata_url`, `oauth_login` (never|prompt|fetch),
-    `oauth_auth_method` (basic|post: how the pre-registered client sends its secret)."""
+    """A URL entry's OAuth client from its `OAUTH_KEYS` (a secret only as a file: never in the config)."""
     given = {key: entry[key] for key in entry if key.startswith("oauth_")}
     if not given:
         return None

@@ -8,12 +8,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._errors import UsageError
-from ._kinds import Size
 from ._knobs import Knob, rows
 from ._policy import Policy
 from ._settings import Settings
 
-__all__ = ["KNOBS", "POLICY_KNOBS", "check_keywords", "knob_named", "library_defaults", "markdown_table"]
+__all__ = ["KNOBS", "POLICY_KNOBS", "check_keywords", "knob_named", "library_defaults"]
 
 POLICY_KNOBS: tuple[Knob, ...] = tuple(rows(Policy, per_tool=True))
 KNOBS: tuple[Knob, ...] = POLICY_KNOBS + tuple(rows(Settings))
@@ -47,37 +46,7 @@ def check_keywords(door: str, given: Mapping[str, Any]) -> dict[str, Any]:
         if value == 0 and row.name == "truncate_chars" and not isinstance(value, bool):
             value = False  # the library's spelling of "no per-block cap"
         try:
-            checked[name] = row.check(value)
+            checked[name] = row.kind.check(value)
         except ValueError as exc:
             raise UsageError(f"{name} {exc}") from None
     return checked
-
-
-def markdown_table() -> str:
-    """The table as docs/config.md shows it (its test keeps the two the same)."""
-    lines = [
-        "| setting | flag | variable | `[defaults]` | per tool | library keyword | default (library) |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for row in KNOBS:
-        flag = ", ".join(n for n in (row.short, row.flag_name, row.alias) if n)
-        env = row.env_name if row.flag_name else None
-        library = [door for door in ("squeezer", "client") if door in row.doors]
-        default = row.default_shown()
-        if row.name == "recovery_dir":
-            default = "the user cache dir's `mcpsqueeze/recovery`"
-        elif library and row.library_default() != row.default:
-            value = row.library_default()
-            shown = f"{value >> 20}M" if isinstance(row.kind, Size) else row.kind.show(value)
-            default += f" ({shown})"
-        cells = [
-            f"`{row.name}`",
-            f"`{flag}`" if flag else "",
-            f"`{env}`" if env else "",
-            "yes" if row.config else "",
-            "yes" if row.per_tool else "",
-            ", ".join(library),
-            default.replace("|", "\\|"),
-        ]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
