@@ -93,13 +93,18 @@ def session(client: RawClient) -> list[tuple[str, dict[str, Any]]]:
         record = (answer.get("_meta") or {}).get("truncation")
         if not record:
             continue
-        arguments: dict[str, Any] = {"response_id": record["response_id"]}
-        while arguments:  # the whole original, page by page
-            page = client.call(recover, arguments)
-            answers.append((recover, page))
-            arguments = (page.get("_meta") or {}).get("mcpsqueeze/next") or {}
+        answers += [(recover, page) for page in _every_page(client, {"response_id": record["response_id"]})]
         answers.append((recover, client.call(recover, {"response_id": record["response_id"], "grep": "1"})))
     return answers
+
+
+def _every_page(client: Any, arguments: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every page of one recover answer, following `_meta["mcpsqueeze/next"]`."""
+    pages = []
+    while arguments:
+        pages.append(client.call("squeeze_recover", arguments))
+        arguments = (pages[-1].get("_meta") or {}).get("mcpsqueeze/next") or {}
+    return pages
 
 
 @pytest.mark.parametrize("profile", FITTED, ids=[p.name for p in FITTED])
@@ -180,11 +185,7 @@ def test_recovering_the_whole_original_gives_the_rows_the_clients_model_saw_not_
         client.initialize(client=profile.names[0])
         listed = {t["name"]: t for t in client.result("tools/list")["tools"]}
         report = client.call("report", {"rows": 600})
-        pages = []
-        arguments: dict[str, Any] = {"response_id": report["_meta"]["truncation"]["response_id"]}
-        while arguments:
-            pages.append(client.call("squeeze_recover", arguments))
-            arguments = (pages[-1].get("_meta") or {}).get("mcpsqueeze/next") or {}
+        pages = _every_page(client, {"response_id": report["_meta"]["truncation"]["response_id"]})
     declared = (listed["squeeze_recover"].get("_meta") or {}).get(MAX_RESULT_SIZE_KEY)
     views = [seen(page, profile) for page in pages]
     assert all(cut(view, profile, declared=declared) == view for view in views)
@@ -202,11 +203,7 @@ def test_grep_in_a_recovery_finds_the_failed_rows_the_clients_model_saw_not_only
         client.initialize(client=profile.names[0])
         listed = {t["name"]: t for t in client.result("tools/list")["tools"]}
         response_id = client.call("report", {"rows": 600})["_meta"]["truncation"]["response_id"]
-        pages = []
-        arguments: dict[str, Any] = {"response_id": response_id, "grep": "failed"}
-        while arguments:
-            pages.append(client.call("squeeze_recover", arguments))
-            arguments = (pages[-1].get("_meta") or {}).get("mcpsqueeze/next") or {}
+        pages = _every_page(client, {"response_id": response_id, "grep": "failed"})
         row = client.call("squeeze_recover", {"response_id": response_id, "pointer": "/rows/595"})
     declared = (listed["squeeze_recover"].get("_meta") or {}).get(MAX_RESULT_SIZE_KEY)
     views = [seen(page, profile) for page in pages]
@@ -240,11 +237,7 @@ def test_codex_recover_pages_fit_its_bytes_and_join_back_into_the_original(tmp_p
         client.initialize(client="codex-mcp-client")
         shrunk = client.call("accented", {"lines": 2000})
         response_id = shrunk["_meta"]["truncation"]["response_id"]
-        pages = []
-        arguments: dict[str, Any] = {"response_id": response_id}
-        while arguments:
-            pages.append(client.call("squeeze_recover", arguments))
-            arguments = pages[-1]["_meta"].get("mcpsqueeze/next") or {}
+        pages = _every_page(client, {"response_id": response_id})
     assert len("\n".join(b["text"] for b in shrunk["content"]).encode()) <= 10_800
     assert all(len("\n".join(b["text"] for b in p["content"]).encode()) <= 10_800 for p in pages)
     original = "".join(
