@@ -14,7 +14,7 @@ from pathlib import Path
 from mcpsqueeze._errors import RecoveryError
 
 from ._ids import alias_record, final_name, require_response_id, tmp_name
-from ._port import DEFAULT, LocalLayer, Space
+from ._port import DEFAULT, Space
 from ._scoped import DIR_FLAGS, open_directory, read_member
 from ._sync import SYNC_DELAY, Syncer
 
@@ -164,7 +164,7 @@ def open_private_dir(path: Path) -> int:
     return fd
 
 
-class FileStore(LocalLayer):
+class FileStore:
     """Originals as ``<directory>/mcpsqueeze-<id>.json``; the directory is re-opened (no-follow) and
     re-checked for every operation, so one removed by a tmp cleaner is recreated, never written into."""
 
@@ -181,8 +181,6 @@ class FileStore(LocalLayer):
         if self._syncer is not None:
             self._syncer.flush()
 
-    remote = False
-
     def path_for(self, response_id: str) -> Path:
         """Where the original of ``response_id`` is (or would be) stored."""
         require_response_id(response_id, ValueError)
@@ -190,9 +188,6 @@ class FileStore(LocalLayer):
 
     def where(self, response_id: str, *, space: Space = DEFAULT) -> str | None:
         return str(self.path_for(space.local(response_id)))
-
-    def capacity(self) -> int | None:
-        return None
 
     def put(
         self, response_id: str, original: bytes, *, space: Space = DEFAULT, digest: str = ""

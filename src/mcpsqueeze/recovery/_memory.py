@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from mcpsqueeze._errors import RecoveryError
 
 from ._ids import bad_id_message, is_response_id, require_response_id
-from ._port import DEFAULT, LocalLayer, Space
+from ._port import DEFAULT, Space
 
 __all__ = ["MemoryCache"]
 
@@ -39,7 +39,7 @@ class _Blob:
     packed: bool = False
 
 
-class MemoryCache(LocalLayer):
+class MemoryCache:
     """Thread-safe LRU of recent originals, keyed by response id."""
 
     def __init__(
@@ -65,8 +65,6 @@ class MemoryCache(LocalLayer):
         self._packer: threading.Thread | None = None
         self._wake = threading.Event()
         self._packing = False
-
-    remote = False
 
     def put(
         self,
@@ -156,12 +154,6 @@ class MemoryCache(LocalLayer):
         if entry is not None:
             return zlib.decompress(held) if packed else held
         raise RecoveryError(self._message(response_id, reason))
-
-    def where(self, response_id: str, *, space: Space = DEFAULT) -> str | None:
-        return None
-
-    def capacity(self) -> int | None:
-        return self.max_bytes
 
     def _pack_loop(self) -> None:
         """Compress big originals one at a time, outside the lock; one that left meanwhile is skipped."""

@@ -216,9 +216,7 @@ class RedisStore:
         self._last_error = ""
         self._healthy = True  # so an outage is reported once when it starts and once when it ends
 
-    # -- the port -----------------------------------------------------------------------------------
-
-    remote = True
+    # -- the store --------------------------------------------------------------------------------
 
     def put(
         self, response_id: str, original: bytes, *, space: Space = DEFAULT, digest: str = ""
@@ -235,15 +233,6 @@ class RedisStore:
                 f"{len(original)} bytes exceed the Redis recovery store's limit of {self.max_bytes} bytes "
                 "per tenant (max_bytes in --recovery-url)"
             )
-        return None
-
-    def alias(self, response_id: str, earlier_id: str, *, space: Space = DEFAULT) -> str | None:
-        raise RecoveryError("the shared store keeps every id's original in full")
-
-    def where(self, response_id: str, *, space: Space = DEFAULT) -> str | None:
-        return None
-
-    def capacity(self) -> int | None:
         return None
 
     def get(self, response_id: str, *, space: Space = DEFAULT) -> bytes:

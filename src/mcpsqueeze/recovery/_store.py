@@ -1,6 +1,6 @@
-"""The recovery store the pipeline uses: the port's adapters layered, read in order (memory, files, Redis). A
-remote layer is written first: an original it refuses is stored nowhere (the result passes unshrunk), and
-memory and files are caches in front of it.
+"""The recovery store the pipeline uses: the port's adapters layered, read in order (memory, files, Redis).
+The shared (Redis) layer is written first: an original it refuses is stored nowhere (the result passes
+unshrunk), and memory and files are caches in front of it.
 """
 
 from __future__ import annotations
@@ -58,26 +58,22 @@ class _Earlier:
 
 class RecoveryStore:
     """Stores each original before its preview is shown; one stored nowhere is never previewed. An original
-    identical to one the same tenant stored before is kept once (the later id shares the bytes; its file is
-    an alias record), never across tenants (`scoped`)."""
+    identical to one the same tenant stored before is kept once in each local layer (the later id shares
+    the bytes; its file is an alias record), never across tenants (`scoped`). Only the shared store keeps
+    the dedup index and the record of calls replicas share."""
 
     def __init__(
-        self,
-        memory: MemoryCache | None,
-        files: FileStore | None,
-        shared: RedisStore | None = None,
-        *,
-        layers: list[StoreLayer] | None = None,
+        self, memory: MemoryCache | None, files: FileStore | None, shared: RedisStore | None = None
     ) -> None:
-        """The usual layers by name, or any `layers` of the port (read in the order given)."""
-        if layers is None:
-            layers = [layer for layer in (memory, files, shared) if layer is not None]
-        if not layers:
+        if memory is None and files is None and shared is None:
             raise ValueError("a recovery store needs memory, files, or both")
         self.memory = memory  # (the adapters' own objects, for tests and tools that inspect them)
         self.files = files
-        self._layers = layers
-        self._earlier = [_Earlier() for _ in layers]  # shared by every scoped view, keyed by tenant
+        self.shared = shared
+        # the local layers, each with what it holds by content (shared by every scoped view, keyed by tenant)
+        self._local: list[tuple[StoreLayer, _Earlier]] = [
+            (layer, _Earlier()) for layer in (memory, files) if layer is not None
+        ]
         self.space = Space()
         self.on_get: Callable[[str, int], None] | None = None  # each original read back (stats, metrics)
 
@@ -87,8 +83,8 @@ class RecoveryStore:
 
     @property
     def remote(self) -> bool:
-        """Some layer is over the network: store and index calls belong in a worker, never on the loop."""
-        return any(layer.remote for layer in self._layers)
+        """A layer is over the network: store and index calls belong in a worker, never on the loop."""
+        return self.shared is not None
 
     def scoped(self, tenant: str, *, isolate: bool = False) -> RecoveryStore:
         """This store as one tenant sees it. `isolate` (a process serving several tenants) also keys the
@@ -99,60 +95,52 @@ class RecoveryStore:
 
     def first_seen(self, scope: str, digest: str, record: bytes) -> bytes | None:
         """The shared dedup index (None without one, or when `digest` is new for this tenant and scope)."""
-        for layer in self._layers:
-            old = layer.first_seen(scope, digest, record, space=self.space)
-            if old is not None:
-                return old
-        return None
+        if self.shared is None:
+            return None
+        return self.shared.first_seen(scope, digest, record, space=self.space)
 
     def remember_call(self, scope: str, call: str, record: bytes) -> None:
-        """Keep `record` as what the last `call` of this tenant's `scope` showed, in every layer that keeps
-        such a record (Redis: for every replica). RecoveryError when one could not."""
-        for layer in self._layers:
-            layer.remember_call(scope, call, record, space=self.space)
+        """Keep `record` as what the last `call` of this tenant's `scope` showed, in the shared store (for
+        every replica; nothing without one). RecoveryError when it could not."""
+        if self.shared is not None:
+            self.shared.remember_call(scope, call, record, space=self.space)
 
     def last_call(self, scope: str, call: str) -> bytes | None:
-        """The record some layer keeps for `call` in this tenant's `scope` (None without one)."""
-        for layer in self._layers:
-            record = layer.last_call(scope, call, space=self.space)
-            if record is not None:
-                return record
-        return None
+        """The record the shared store keeps for `call` in this tenant's `scope` (None without one)."""
+        if self.shared is None:
+            return None
+        return self.shared.last_call(scope, call, space=self.space)
 
     def planned_file(self, response_id: str) -> str | None:
-        for layer in self._layers:
-            where = layer.where(response_id, space=self.space)
-            if where is not None:
-                return where
-        return None
+        return None if self.files is None else self.files.where(response_id, space=self.space)
 
     def cannot_hold(self, at_least: int) -> str | None:
         """Why an original of at least ``at_least`` bytes would be stored nowhere, before it is built (so a
-        result that is to pass unshrunk anyway is not condensed first); None when it may be stored."""
-        limits = [layer.capacity() for layer in self._layers]
-        if any(limit is None for limit in limits):
+        result that is to pass unshrunk anyway is not condensed first); None when it may be stored: only
+        the memory cache has a fixed bound."""
+        if self.memory is None or self.files is not None or self.shared is not None:
             return None
-        largest = max(limit for limit in limits if limit is not None)
+        largest = self.memory.max_bytes
         if at_least <= largest:
             return None
         return f"{at_least} bytes or more exceed the memory cache limit ({largest} bytes)"
 
     def put(self, response_id: str, original: bytes) -> Stored:
-        """Blocking (run it in a worker). Raises RecoveryError when the original was stored nowhere."""
+        """Blocking (run it in a worker). Raises RecoveryError when the original was stored nowhere: also
+        when the shared store refuses it (every replica reads that one), before any local layer is written."""
         digest = hashlib.sha256(original).hexdigest()
+        if self.shared is not None:
+            self.shared.put(response_id, original, space=self.space, digest=digest)
         key = self.space.content_key(digest)
         errors: list[str] = []
-        kept = False
+        kept = self.shared is not None
         file: str | None = None
-        pairs = zip(self._layers, self._earlier, strict=True)
-        for layer, earlier in sorted(pairs, key=lambda pair: not pair[0].remote):  # the remote layer first
+        for layer, earlier in self._local:
             try:
                 where = self._put(layer, earlier, key, response_id, original, digest)
             except RecoveryError as exc:
-                if layer.remote:
-                    raise  # the store every replica reads refused it: nothing stored, pass unshrunk
                 errors.append(str(exc))
-                if isinstance(layer, FileStore):
+                if layer is self.files:
                     logger.warning(f"mcpsqueeze: could not store an original: {exc}")
                 continue
             kept = True
@@ -180,11 +168,13 @@ class RecoveryStore:
         the shared store's (it speaks for every replica), else the first local layer's (memory says why
         an original left: expired, evicted)."""
         error: RecoveryError | None = None
-        for layer in self._layers:
+        for layer in (*(layer for layer, _ in self._local), self.shared):
+            if layer is None:
+                continue
             try:
                 original = layer.get(response_id, space=self.space)
             except RecoveryError as exc:
-                if error is None or layer.remote:
+                if error is None or layer is self.shared:
                     error = exc
                 continue
             if self.on_get is not None:
