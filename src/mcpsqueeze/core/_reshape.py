@@ -43,10 +43,11 @@ class ProjectStage(StoringStage):
         except UsageError as exc:  # the query does not apply to this result: show it whole
             log.warning("mcpsqueeze: %s:%s result not projected: %s", call.server, call.tool, exc)
             return result
-        kept = await self._keep_rewritten(result, outcome, content, indexes, texts, projected)
+        kept = await self._keep_rewritten(result, outcome, texts, projected)
         if kept is None:
             return result
-        response_id, stored, new_content, shown = kept
+        response_id, stored, shown_texts = kept
+        shown = sum(map(len, shown_texts))
         original_chars = sum(map(len, texts))
         message = (
             f"[mcpsqueeze] projected by this tool's query policy {query!r}: {shown} of {original_chars} "
@@ -64,7 +65,6 @@ class ProjectStage(StoringStage):
         # and the shrink record carries this one (as `projection`) instead of a notice it would cut.
         fits = shown + len(message) <= call.policy.budget
         notice = message if call.voice.notices_inline and fits else None
-        shown_texts = [new_content[i]["text"] for i in indexes]
         new_content = laid_out(content, indexes, shown_texts, notice, call.client)
         presented = presented_with(result, new_content, {"truncation": record})
         outcome.kept("shrink", response_id, stored.file)  # counted with the shrunk results

@@ -189,24 +189,17 @@ class StoringStage:
         return response_id, stored
 
     async def _keep_rewritten(
-        self,
-        result: Result,
-        outcome: Outcome,
-        content: list[Any],
-        indexes: list[int],
-        texts: list[str],
-        rewritten: Sequence[str | None],
-    ) -> tuple[str, Stored, list[Any], int] | None:
-        """Once a stage has rewritten the text blocks at ``indexes`` (None keeps a block): the response id
-        and stored original, the new content and the characters of text it shows. None when no block
-        changed, or when the original could not be stored (the result then passes unchanged)."""
+        self, result: Result, outcome: Outcome, texts: list[str], rewritten: Sequence[str | None]
+    ) -> tuple[str, Stored, list[str]] | None:
+        """Once a stage has rewritten the text blocks ``texts`` (None keeps a block): the response id, the
+        stored original and the texts now shown. None when no block changed, or when the original could
+        not be stored (the result then passes unchanged)."""
         if all(r is None for r in rewritten):
             return None
         kept = await self._store_new(result, outcome)
         if kept is None:
             return None
-        new_content, shown = with_texts(content, indexes, texts, rewritten)
-        return (*kept, new_content, shown)
+        return (*kept, [t if r is None else r for t, r in zip(texts, rewritten, strict=True)])
 
 
 def _deduplicated(outcome: Outcome, of: int, response_id: str, stored: Stored) -> dict[str, Any]:
@@ -255,19 +248,6 @@ def laid_out(
     return [{**block, "text": joined} if block is content[first] else block for block in kept]
 
 
-def with_texts(
-    content: list[Any], indexes: list[int], texts: list[str], replaced: Sequence[str | None]
-) -> tuple[list[Any], int]:
-    """`content` with its text blocks at `indexes` replaced (None keeps a block), and the characters of
-    text now shown."""
-    new_content = list(content)
-    for i, text in zip(indexes, replaced, strict=True):
-        if text is not None:
-            new_content[i] = {**content[i], "text": text}
-    shown = sum(len(t if r is None else r) for t, r in zip(texts, replaced, strict=True))
-    return new_content, shown
-
-
 class DedupStage(StoringStage):
     """Replaces content already returned in this session with a pointer (the tool still ran)."""
 
@@ -284,9 +264,9 @@ class DedupStage(StoringStage):
         self._history = _History(OVERLAP_HISTORY_CHARS) if overlap else None
         self._count = count_tokens
         self._seen: dict[str, _Seen] = {}
-        # The index of this scope (a session, or a tenant's stateless calls) in the store's shared dedup
-        # index, which replicas share (a store without one answers None at once)
-        self._shared_scope = shared_scope
+        # The index of this scope (a session, or a tenant's stateless calls) in the shared dedup index
+        # replicas share (only a store with a remote layer keeps one)
+        self._shared_scope = shared_scope if store.remote else None
 
     async def __call__(self, call: Call, result: Result, outcome: Outcome) -> Result:
         if not call.policy.dedup:
@@ -393,14 +373,7 @@ class DedupStage(StoringStage):
         assert self._shared_scope is not None
         record = dumps({"number": call.number, "tool": call.tool, "chars": size})
         try:
-            old = await self._workers.run_sized(
-                1 if self._store.remote else 0,
-                self._store.first_seen,
-                self._shared_scope,
-                digest,
-                record,
-                inline_below=1,  # a local store answers at once: no thread hop
-            )
+            old = await self._workers.run(self._store.first_seen, self._shared_scope, digest, record)
         except RecoveryError:
             return None  # Redis is down: the content is shown as new, never a pointer to nothing
         if old is None:
@@ -448,13 +421,10 @@ def shrink_fitting(job: ShrinkJob) -> Shrunk | None:
     return shrunk
 
 
-class ShrinkStage:
+class ShrinkStage(StoringStage):
     """Fits the text content into the budget, storing the complete original first."""
 
-    def __init__(self, store: RecoveryStore, workers: Workers) -> None:
-        self._store = store
-        self._workers = workers
-        self._in_flight = 0  # shrinks under way (see _INLINE_SHRINK_ALONE)
+    _in_flight = 0  # shrinks under way in this stage (see _INLINE_SHRINK_ALONE)
 
     def _shrink(self, job: ShrinkJob) -> Shrunk | None:
         return shrink_fitting(job)
@@ -569,12 +539,13 @@ class ToonStage(StoringStage):
         if call.client is not None:  # TOON has a line per row: it must fit the client's lines too
             fit = call.client.answer_limits()
             rendered = [r if r is None or fit.fits(r) else None for r in rendered]
-        kept = await self._keep_rewritten(result, outcome, content, indexes, texts, rendered)
+        kept = await self._keep_rewritten(result, outcome, texts, rendered)
         if kept is None:
             return result
-        response_id, stored, new_content, shown = kept
+        response_id, stored, shown = kept
         hint = RecoveryHint(response_id, stored.file, call.voice)
-        record = toon_record(sum(map(len, texts)), shown, hint)
+        record = toon_record(sum(map(len, texts)), sum(map(len, shown)), hint)
+        new_content = laid_out(content, indexes, shown, None, None)
         presented = presented_with(result, new_content, {"truncation": record})
         outcome.kept("toon", response_id, stored.file)
         outcome.report = record["report"]  # type: ignore[assignment]
