@@ -141,22 +141,14 @@ def _parsed(data: bytes) -> dict[str, Any]:
 def page_of(
     result: dict[str, Any], request: RecoverRequest, page_size: int, fit: ClientLimits | None = None
 ) -> dict[str, Any]:
-    """``result`` itself when its text fits ``page_size`` characters (and ``fit``) and no page was asked
-    for; else page ``request.page`` of the text it recovers (``parts_text``): one exact text block and a
-    note naming the next call, within ``fit``. ``_meta["mcpsqueeze/page"]`` says where the page (and each
-    part) lies, ``_meta["mcpsqueeze/next"]`` is the next page's arguments. Pages join back byte for byte."""
+    """``result`` (a whole original, or a search's answer) itself when its text fits ``page_size``
+    characters (and ``fit``) and no page was asked for; else page ``request.page`` of the text it recovers
+    (``parts_text``): one exact text block and a note naming the next call, within ``fit``.
+    ``_meta["mcpsqueeze/page"]`` says where the page lies, ``_meta["mcpsqueeze/next"]`` is the next page's
+    arguments. Pages join back byte for byte (several parts are paged from their pieces: ``_page``)."""
     text = parts_text(result)
     if request.page is None and len(text) <= page_size and (fit is None or fit.fits(text_of(result))):
         return result
-    meta = result.get("_meta") or {}
-    if isinstance(meta.get("mcpsqueeze/parts"), list):
-        content = result["content"]
-        parts = meta["mcpsqueeze/parts"]
-        pieces = [
-            _Piece(t := content[p["block"]]["text"], 0, len(t), {k: v for k, v in p.items() if k != "block"})
-            for p in parts
-        ]
-        return _page(pieces, request, page_size, fit)
     return _page([_Piece(text, 0, len(text), {})], request, page_size, fit)
 
 

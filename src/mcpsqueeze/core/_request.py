@@ -14,8 +14,8 @@ from dataclasses import dataclass, fields
 from typing import Any, TypedDict
 
 from mcpsqueeze._errors import UsageError
-from mcpsqueeze._lines import MAX_DIGITS
-from mcpsqueeze._lines import parse_line_range as split_range
+from mcpsqueeze._lines import MAX_DIGITS, parse_line_range
+from mcpsqueeze.recovery import is_response_id
 
 __all__ = [
     "MAX_DIGITS",
@@ -43,7 +43,6 @@ MAX_SEARCH_CHARS = 1_000
 MAX_IDS = 20
 MAX_PARTS = 50
 
-_HEX_ID = re.compile(r"[0-9a-f]{32}\Z")
 _LONG_NUMBER = re.compile(f"[0-9]{{{MAX_DIGITS + 1},}}")
 
 
@@ -168,7 +167,7 @@ def _one_or_many(name: str, one: Callable[[object], str], most: int) -> Callable
 
 
 def _response_id(value: object) -> str:
-    if not isinstance(value, str) or _HEX_ID.match(value) is None:
+    if not is_response_id(value):
         raise UsageError("response_id must be the 32 hex characters shown in the truncation notice")
     return value
 
@@ -224,13 +223,7 @@ def _lines(value: object) -> tuple[LineRange, ...]:
     ranges = value.split(",")
     if len(ranges) > MAX_PARTS:
         raise UsageError(f"lines names more than {MAX_PARTS} ranges; ask for at most {MAX_PARTS} at once")
-    return tuple(parse_line_range(spec) for spec in ranges)
-
-
-def parse_line_range(spec: str) -> LineRange:
-    """``"120-180"``, ``"120"`` (one line) or ``"120-"`` (to the end), as ``_lines`` reads them."""
-    first, last = split_range(spec)
-    return LineRange(first, last)
+    return tuple(LineRange(*parse_line_range(spec)) for spec in ranges)
 
 
 def _grep(value: object) -> str:
