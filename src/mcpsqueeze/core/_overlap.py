@@ -207,11 +207,14 @@ class _Changes:
         self._written = 0
         self._stop = limit
 
-    def _note(self, path: str, value: Any = None, *, with_value: bool = True) -> None:
+    def _keep(self, into: list[dict[str, Any]], path: str, /, **member: Any) -> None:
+        """Keep one change at `path` in `into` (`member`: its value, or a removed item's name), counting
+        what it writes: `_TooLong` past the limit."""
+        into.append({"path": path, **member})
         if self._stop is None:
             return
         self._written += len(path) + 14  # ' {\n  "path": "",\n }' at least
-        if with_value:
+        for value in member.values():
             if type(value) is str:  # written quoted, escapes only adding: a lower bound without writing it
                 self._written += 12 + len(value)  # ',\n  "value": ' and the quotes
             else:
@@ -222,32 +225,23 @@ class _Changes:
         if self._written > self._stop:
             raise _TooLong
 
-    def _add(self, path: str, value: Any) -> None:
-        self._note(path, value)
-        self.added.append({"path": path, "value": value})
-
-    def _change(self, path: str, value: Any) -> None:
-        self._note(path, value)
-        self.changed.append({"path": path, "value": value})
-
     def compare(self, old: Any, new: Any, path: str) -> None:
         if type(old) is dict and type(new) is dict:
             for key, value in new.items():
                 self.total += 1
                 if key not in old:
-                    self._add(_pointer(path, key), value)
+                    self._keep(self.added, _pointer(path, key), value=value)
                 elif _same(old[key], value):
                     self.unchanged += 1
                 else:
                     self.compare(old[key], value, _pointer(path, key))
             for key in old:
                 if key not in new:
-                    self._note(_pointer(path, key), with_value=False)
-                    self.removed.append({"path": _pointer(path, key)})
+                    self._keep(self.removed, _pointer(path, key))
         elif type(old) is list and type(new) is list:
             self._compare_lists(old, new, path)
         else:
-            self._change(path, new)
+            self._keep(self.changed, path, value=new)
 
     def _probe(self, by_id: dict[Any, tuple[int, Any]], names: list[Any], new: list[Any], path: str) -> None:
         """Raise ``_TooLong`` when a sample of ``new``'s items already shows that the changes are far
@@ -259,7 +253,7 @@ class _Changes:
             i = k * len(new) // _PROBE_ITEMS
             earlier = by_id.get(names[i])
             if earlier is None:
-                trial._add(_pointer(path, i), new[i])
+                trial._keep(trial.added, _pointer(path, i), value=new[i])
             elif _same(earlier[1], new[i]):
                 continue
             else:
@@ -285,15 +279,14 @@ class _Changes:
                 self.total += 1
                 seen.add(ident)
                 if ident not in by_id:
-                    self._add(_pointer(path, i), item)
+                    self._keep(self.added, _pointer(path, i), value=item)
                 elif _same(by_id[ident][1], item):
                     self.unchanged += 1
                 else:
                     self.compare(by_id[ident][1], item, _pointer(path, i))
             for ident, (i, gone) in by_id.items():
                 if ident not in seen:
-                    self._note(_pointer(path, i), gone[key])
-                    self.removed.append({"path": _pointer(path, i), key: gone[key]})
+                    self._keep(self.removed, _pointer(path, i), **{key: gone[key]})
             return
         # items without a name: by a stable hash of each item (a multiset, so duplicates count)
         left = Counter(_digest(item) for item in old)
@@ -304,13 +297,12 @@ class _Changes:
                 left[digest] -= 1
                 self.unchanged += 1
             else:
-                self._add(_pointer(path, i), item)
+                self._keep(self.added, _pointer(path, i), value=item)
         for i, item in enumerate(old):
             digest = _digest(item)
             if left[digest] > 0:
                 left[digest] -= 1
-                self._note(_pointer(path, i), with_value=False)
-                self.removed.append({"path": _pointer(path, i)})
+                self._keep(self.removed, _pointer(path, i))
 
 
 def json_changes(old: Any, new: Any, limit: int | None = None) -> tuple[dict[str, Any], int, int]:
