@@ -222,12 +222,9 @@ class RedisStore:
         self, response_id: str, original: bytes, *, space: Space = DEFAULT, digest: str = ""
     ) -> str | None:
         """Store an original under the tenant, or raise RecoveryError (it was not stored)."""
-        tenant = space.tenant
-        _check(tenant, response_id)
-        keys = self._keys(tenant)
-        result = self._script(
-            "store an original", self._put, keys, keys["o"] + response_id, response_id, original
-        )
+        require_response_id(response_id)
+        base = self._base(space.tenant)
+        result = self._script("store an original", self._put, base, "o:" + response_id, response_id, original)
         if result == -1:
             raise RecoveryError(
                 f"{len(original)} bytes exceed the Redis recovery store's limit of {self.max_bytes} bytes "
@@ -237,12 +234,11 @@ class RedisStore:
 
     def get(self, response_id: str, *, space: Space = DEFAULT) -> bytes:
         """The original, or RecoveryError saying it is not (or no longer) in Redis."""
-        tenant = space.tenant
-        _check(tenant, response_id)
-        keys = self._keys(tenant)
-        value = self._do("read an original", self._client.get, keys["o"] + response_id)
+        require_response_id(response_id)
+        base = self._base(space.tenant)
+        value = self._do("read an original", self._client.get, base + "o:" + response_id)
         if value is None:
-            if self._do("read an original", self._client.zscore, keys["evicted"], response_id) is not None:
+            if self._do("read an original", self._client.zscore, base + "evicted", response_id) is not None:
                 raise RecoveryError(
                     f"Response {response_id} was evicted from the shared recovery store to make room for "
                     f"newer results: it keeps at most {self.max_bytes} bytes per tenant (max_bytes in "
@@ -260,23 +256,24 @@ class RedisStore:
     def first_seen(self, scope: str, digest: str, record: bytes, *, space: Space = DEFAULT) -> bytes | None:
         """The dedup index: None when `digest` is new in (tenant, scope) (and `record` is kept for it),
         else the record stored when it was first seen. Atomic across replicas (SET NX GET)."""
-        tenant = space.tenant
-        _check(tenant, None)
-        keys = self._keys(tenant)
         member = f"d:{scope}:{digest}"
-        old = self._script("check the dedup index", self._seen, keys, keys["base"] + member, member, record)
+        old = self._script(
+            "check the dedup index", self._seen, self._base(space.tenant), member, member, record
+        )
         return old if isinstance(old, bytes) else None
 
     def remember_call(self, scope: str, call: str, record: bytes, *, space: Space = DEFAULT) -> None:
         """Keep `record` as what the last `call` of (tenant, scope) showed, for every replica; under the
         tenant's retention and bound like an original."""
-        keys, member = self._call_key(scope, call, space)
-        self._script("keep the record of a call", self._call, keys, keys["base"] + member, member, record)
+        member = _call_member(scope, call)
+        self._script(
+            "keep the record of a call", self._call, self._base(space.tenant), member, member, record
+        )
 
     def last_call(self, scope: str, call: str, *, space: Space = DEFAULT) -> bytes | None:
         """The record last kept for `call` in (tenant, scope) by any replica, else None."""
-        keys, member = self._call_key(scope, call, space)
-        value = self._do("read the record of a call", self._client.get, keys["base"] + member)
+        key = self._base(space.tenant) + _call_member(scope, call)
+        value = self._do("read the record of a call", self._client.get, key)
         return value if isinstance(value, bytes) else None
 
     def ping(self) -> bool:
@@ -291,9 +288,9 @@ class RedisStore:
 
     def usage(self, tenant: str) -> tuple[int, int]:
         """(entries, bytes) held for one tenant: originals and dedup keys, as max_bytes counts them."""
-        keys = self._keys(tenant)
-        count = self._do("count originals", self._client.zcard, keys["idx"])
-        total = self._do("count bytes", self._client.get, keys["total"])
+        base = self._base(tenant)
+        count = self._do("count originals", self._client.zcard, base + "idx")
+        total = self._do("count bytes", self._client.get, base + "bytes")
         return int(count), int(total or 0)
 
     def close(self) -> None:
@@ -301,36 +298,25 @@ class RedisStore:
 
     # -- internals ----------------------------------------------------------------------------------
 
-    def _script(
-        self, what: str, script: Any, keys: dict[str, str], key: str, member: str, data: bytes
-    ) -> Any:
-        """Run one of the scripts that keep `data` under `key` and index it as `member` (see `_ARGS`)."""
+    def _script(self, what: str, script: Any, base: str, key: str, member: str, data: bytes) -> Any:
+        """Run one of the scripts that keep `data` under the tenant's key `base + key` and index it as
+        `member` (see `_ARGS`)."""
         ttl_ms = 0 if self.retention is None else max(1, int(self.retention * 1000))
         return self._do(
             what,
             script,
-            [key, keys["idx"], keys["sizes"], keys["total"], keys["evicted"]],
-            [data, ttl_ms, self.max_bytes, member, keys["o"], keys["base"]],
+            [base + key, base + "idx", base + "sizes", base + "bytes", base + "evicted"],
+            [data, ttl_ms, self.max_bytes, member, base + "o:", base],
         )
 
-    def _keys(self, tenant: str) -> dict[str, str]:
-        # {tenant} is a hash tag: one tenant's keys share a slot, so the Lua script also works on a cluster.
-        base = f"{self.prefix}:{{{tenant}}}:"
-        return {
-            "o": base + "o:",
-            "idx": base + "idx",
-            "sizes": base + "sizes",
-            "total": base + "bytes",
-            "evicted": base + "evicted",
-            "base": base,  # + "d:SCOPE:DIGEST": the dedup index; + "c:SCOPE:CALL": the record of calls
-        }
-
-    def _call_key(self, scope: str, call: str, space: Space) -> tuple[dict[str, str], str]:
-        """The tenant's keys and the index member of one call's record (its key hashed: arguments may be
-        long)."""
-        _check(space.tenant, None)
-        digest = hashlib.sha256(call.encode()).hexdigest()
-        return self._keys(space.tenant), f"c:{scope}:{digest}"
+    def _base(self, tenant: str) -> str:
+        """What every key of the tenant starts with: + "o:ID" an original, + "d:SCOPE:DIGEST" the dedup
+        index, + "c:SCOPE:CALL" the record of calls, + "idx", "sizes", "bytes", "evicted" the index of its
+        entries (`_INDEX`). {tenant} is a hash tag: one tenant's keys share a slot, so the Lua scripts also
+        work on a cluster."""
+        if not TENANT_RE.match(tenant):
+            raise ValueError(f"not a tenant name: {tenant!r}")
+        return f"{self.prefix}:{{{tenant}}}:"
 
     def _do(self, what: str, func: Any, *args: Any, **kwargs: Any) -> Any:
         with self._lock:
@@ -364,11 +350,9 @@ class RedisStore:
         return result
 
 
-def _check(tenant: str, response_id: str | None) -> None:
-    if not TENANT_RE.match(tenant):
-        raise ValueError(f"not a tenant name: {tenant!r}")
-    if response_id is not None:
-        require_response_id(response_id)
+def _call_member(scope: str, call: str) -> str:
+    """The index member of one call's record (the call hashed: its arguments may be long)."""
+    return f"c:{scope}:{hashlib.sha256(call.encode()).hexdigest()}"
 
 
 def safe_url(url: str) -> str:
