@@ -29,7 +29,6 @@ _PACK_LEVEL = 1  # zlib's fastest: ~6 ms per MB here, in a thread (zlib releases
 class _Entry:
     key: str  # the blob this id shows: its content key, or the id itself when none was given
     stored_at: float
-    cost: int  # bytes the original holds
 
 
 @dataclass(slots=True)
@@ -102,15 +101,14 @@ class MemoryCache:
                 self._bytes += cost
                 if cost >= _PACK_FROM:
                     self._to_pack.append(blob)
+                    self._wake.set()
                     if self._packer is None:
                         self._packer = threading.Thread(
                             target=self._pack_loop, name="mcpsqueeze-cache-pack", daemon=True
                         )
                         self._packer.start()
-                    else:
-                        self._wake.set()
             blob.refs += 1
-            self._entries[response_id] = _Entry(key, self._clock(), cost)
+            self._entries[response_id] = _Entry(key, self._clock())
             self._gone.pop(response_id, None)
             return None
 
@@ -132,7 +130,7 @@ class MemoryCache:
                     raise RecoveryError("the memory cache has room for one result only")
                 self._drop(oldest, "evicted")
             self._blobs[earlier.key].refs += 1
-            self._entries[response_id] = _Entry(earlier.key, self._clock(), earlier.cost)
+            self._entries[response_id] = _Entry(earlier.key, self._clock())
             self._gone.pop(response_id, None)
         return None
 
