@@ -90,31 +90,26 @@ def readable_by_others(
 def ensure_private_dir(path: Path, create: bool = True, what: str = "recovery directory") -> Path:
     """Create (0700) or check a private directory (``what``: its name in messages); its resolved path."""
     path = Path(os.path.abspath(path))
-    try:
-        st = os.lstat(path)
-    except FileNotFoundError:
+    if not check_if_present(path, what):
         if not create:
-            raise RecoveryError(
-                f"The {what} {path} does not exist; create it (mode 0700) or choose another."
-            ) from None
+            raise RecoveryError(f"The {what} {path} does not exist; create it (mode 0700) or choose another.")
         _create(path, what)
-        st = os.lstat(path)
-    except OSError as exc:
-        raise RecoveryError(f"Cannot inspect the {what} {path}: {_cause(exc)}.") from exc
-    check_private_dir(st, path, what)
+        check_private_dir(os.lstat(path), path, what)
     return Path(os.path.realpath(path))
 
 
-def check_if_present(path: Path, what: str) -> None:
-    """Refuse an existing unsafe directory before anything is created; a missing one is made later."""
+def check_if_present(path: Path, what: str) -> bool:
+    """Refuse an existing unsafe directory before anything is created; False when there is none (it is
+    made later)."""
     path = Path(os.path.abspath(path))
     try:
         st = os.lstat(path)
     except FileNotFoundError:
-        return
+        return False
     except OSError as exc:
         raise RecoveryError(f"Cannot inspect the {what} {path}: {_cause(exc)}.") from exc
     check_private_dir(st, path, what)
+    return True
 
 
 def _create(path: Path, what: str) -> None:
