@@ -91,15 +91,15 @@ def test_only_the_exact_alias_shape_is_an_alias() -> None:
     assert alias_target(b'{"content":[],"mcpsqueeze/alias_of":"' + rid.encode() + b'"}') is None
 
 
-def test_an_alias_in_memory_shares_the_earlier_bytes_and_needs_them_held() -> None:
+def test_a_repeated_original_in_memory_shares_the_earlier_bytes_and_outlives_their_first_id() -> None:
     cache = MemoryCache(max_entries=2, max_bytes=100)
+    store = RecoveryStore(cache, None)
     a, b, c = new_response_id(), new_response_id(), new_response_id()
-    cache.put(a, b"x" * 60)
-    cache.alias(b, a)  # would not fit as a copy
+    store.put(a, b"x" * 60)
+    store.put(b, b"x" * 60)  # would not fit as a copy
     assert cache.total_bytes == 60 and len(cache) == 2
-    cache.put(c, b"y")  # evicts the least recently used: a goes, b keeps the bytes
+    store.put(c, b"y")  # evicts the least recently used: a goes, b keeps the bytes
     with pytest.raises(RecoveryError, match="evicted"):
-        cache.get(a)
-    assert cache.get(b) == b"x" * 60
-    with pytest.raises(RecoveryError, match="evicted"):
-        cache.alias(new_response_id(), a)  # the earlier one is gone: the store puts the copy instead
+        store.get(a)
+    assert store.get(b) == b"x" * 60
+    assert cache.total_bytes == 61

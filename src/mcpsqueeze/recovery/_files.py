@@ -1,6 +1,7 @@
 """Originals on disk, in a private directory, written crash-safe and no-follow: tmp, write, close, rename
 before the preview is returned, so a reader sees the whole original or no file, and a failed write is known
-before the preview. The fsync runs off the response path (``_sync``).
+before the preview. The fsync runs off the response path (``_sync``). An original identical to one stored
+before is an alias record naming that one's file.
 """
 
 from __future__ import annotations
@@ -9,6 +10,8 @@ import contextlib
 import errno
 import os
 import stat
+import threading
+from collections import OrderedDict
 from pathlib import Path
 
 from mcpsqueeze._errors import RecoveryError
@@ -28,6 +31,7 @@ __all__ = [
     "readable_by_others",
 ]
 
+_DIGESTS = 4096  # how many distinct stored originals the store remembers for content addressing
 _TMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 _CAUSES = {
@@ -170,6 +174,9 @@ class FileStore:
         self._syncer = (
             Syncer(lambda: open_private_dir(self.directory), sync_delay) if sync_delay is not None else None
         )
+        # content key (tenant + digest) -> the id whose file holds those bytes in full
+        self._earlier: OrderedDict[str, str] = OrderedDict()
+        self._lock = threading.Lock()
 
     def flush(self) -> None:
         """Make every file written so far durable now (fsync of the files and the directory)."""
@@ -187,8 +194,26 @@ class FileStore:
     def put(
         self, response_id: str, original: bytes, *, space: Space = DEFAULT, digest: str = ""
     ) -> str | None:
-        """Store an original completely, or raise RecoveryError and leave no final file; its path."""
-        response_id = space.local(response_id)
+        """Store an original completely, or raise RecoveryError and leave no final file; the path of the
+        file that holds its bytes. One identical to an original this space stored before (the same
+        `digest`, its sha256) is an alias record of that one, unless that one is gone."""
+        key = space.content_key(digest) if digest else ""
+        with self._lock:
+            earlier = self._earlier.get(key)
+        if earlier is not None:
+            with contextlib.suppress(RecoveryError):  # gone (retention, a cleaner): store this one in full
+                return self.alias(response_id, earlier, space=space)
+        where = self._write(space.local(response_id), original)
+        if key:
+            with self._lock:
+                self._earlier[key] = response_id
+                self._earlier.move_to_end(key)
+                while len(self._earlier) > _DIGESTS:
+                    self._earlier.popitem(last=False)
+        return where
+
+    def _write(self, response_id: str, original: bytes) -> str:
+        """Write `original` as the file of `response_id` (crash-safe: tmp, write, close, rename)."""
         final = self.path_for(response_id)
         tmp = tmp_name(response_id)
         dir_fd = self._open_dir()
@@ -244,7 +269,7 @@ class FileStore:
                 raise self._failed(response_id, exc) from exc
         finally:
             os.close(dir_fd)
-        self.put(response_id, alias_record(target_id))
+        self._write(response_id, alias_record(target_id))
         return str(target)
 
     def get(self, response_id: str, *, space: Space = DEFAULT) -> bytes:

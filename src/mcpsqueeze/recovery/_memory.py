@@ -112,28 +112,6 @@ class MemoryCache:
             self._gone.pop(response_id, None)
             return None
 
-    def alias(self, response_id: str, earlier_id: str, *, space: Space = DEFAULT) -> str | None:
-        """Make ``response_id`` share the original held for ``earlier_id`` (no copy, counted once);
-        RecoveryError when that one is not held (any more)."""
-        require_response_id(response_id, ValueError)
-        response_id, earlier_id = space.local(response_id), space.local(earlier_id)
-        with self._lock:
-            self._expire(self._clock())
-            earlier = self._entries.get(earlier_id)
-            if earlier is None:
-                raise RecoveryError(self._message(earlier_id, self._gone.get(earlier_id)))
-            self._drop(response_id, None)
-            self._entries.move_to_end(earlier_id)  # the shared original stays: it is what this id shows
-            while len(self._entries) >= self.max_entries:
-                oldest = next(iter(self._entries))
-                if oldest == earlier_id:
-                    raise RecoveryError("the memory cache has room for one result only")
-                self._drop(oldest, "evicted")
-            self._blobs[earlier.key].refs += 1
-            self._entries[response_id] = _Entry(earlier.key, self._clock())
-            self._gone.pop(response_id, None)
-        return None
-
     def get(self, response_id: str, *, space: Space = DEFAULT) -> bytes:
         """Return the original, or raise RecoveryError saying why it is not here."""
         response_id = space.local(response_id)

@@ -1,7 +1,7 @@
-"""The store port: what every place that keeps originals (memory, files; Redis keeps them without
-aliases) implements. An adapter keeps originals of one tenant *space* at a time and never answers one space
-with another's; content addressing never crosses spaces. The stages see only the composite
-(`_store.RecoveryStore`) and ask it what it can do (`remote`, `cannot_hold`), never which adapters it holds.
+"""The store port: what every place that keeps originals (memory, files, Redis) implements. An adapter keeps
+originals of one tenant *space* at a time and never answers one space with another's; content addressing
+never crosses spaces. The stages see only the composite (`_store.RecoveryStore`) and ask it what it can do
+(`remote`, `cannot_hold`), never which adapters it holds.
 """
 
 from __future__ import annotations
@@ -36,18 +36,14 @@ DEFAULT = Space()
 
 
 class StoreLayer(Protocol):
-    """One place of this process that keeps originals (memory, files: each adapter implements this
-    itself). Every method does its work or raises RecoveryError; `space` is whose original it is."""
+    """One place that keeps originals (memory, files, Redis: each adapter implements this itself). Every
+    method does its work or raises RecoveryError; `space` is whose original it is. An original identical
+    to one stored before in the same space (the same `digest`) may share its bytes (memory, files)."""
 
     def put(
         self, response_id: str, original: bytes, *, space: Space = DEFAULT, digest: str = ""
     ) -> str | None:
         """Keep `original` (whose sha256 is `digest`); the file that holds it, when there is one."""
-        ...
-
-    def alias(self, response_id: str, earlier_id: str, *, space: Space = DEFAULT) -> str | None:
-        """Make `response_id` stand for the identical original kept under `earlier_id` (same space);
-        the file that holds the bytes, when there is one. RecoveryError when the earlier one is gone."""
         ...
 
     def get(self, response_id: str, *, space: Space = DEFAULT) -> bytes:

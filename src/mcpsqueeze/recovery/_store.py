@@ -9,8 +9,6 @@ import contextlib
 import copy
 import hashlib
 import logging
-import threading
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -34,28 +32,6 @@ class Stored:
     file: str | None
 
 
-_DIGESTS = 4096  # how many distinct stored originals a layer remembers for content addressing
-
-
-class _Earlier:
-    """Per layer: content key (tenant + digest) -> the id the layer holds those bytes under in full."""
-
-    def __init__(self) -> None:
-        self._ids: OrderedDict[str, str] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: str) -> str | None:
-        with self._lock:
-            return self._ids.get(key)
-
-    def set(self, key: str, response_id: str) -> None:
-        with self._lock:
-            self._ids[key] = response_id
-            self._ids.move_to_end(key)
-            while len(self._ids) > _DIGESTS:
-                self._ids.popitem(last=False)
-
-
 class RecoveryStore:
     """Stores each original before its preview is shown; one stored nowhere is never previewed. An original
     identical to one the same tenant stored before is kept once in each local layer (the later id shares
@@ -70,10 +46,7 @@ class RecoveryStore:
         self.memory = memory  # (the adapters' own objects, for tests and tools that inspect them)
         self.files = files
         self.shared = shared
-        # the local layers, each with what it holds by content (shared by every scoped view, keyed by tenant)
-        self._local: list[tuple[StoreLayer, _Earlier]] = [
-            (layer, _Earlier()) for layer in (memory, files) if layer is not None
-        ]
+        self._local: list[StoreLayer] = [layer for layer in (memory, files) if layer is not None]
         self.space = Space()
         self.on_get: Callable[[str, int], None] | None = None  # each original read back (stats, metrics)
 
@@ -131,13 +104,12 @@ class RecoveryStore:
         digest = hashlib.sha256(original).hexdigest()
         if self.shared is not None:
             self.shared.put(response_id, original, space=self.space, digest=digest)
-        key = self.space.content_key(digest)
         errors: list[str] = []
         kept = self.shared is not None
         file: str | None = None
-        for layer, earlier in self._local:
+        for layer in self._local:
             try:
-                where = self._put(layer, earlier, key, response_id, original, digest)
+                where = layer.put(response_id, original, space=self.space, digest=digest)
             except RecoveryError as exc:
                 errors.append(str(exc))
                 if layer is self.files:
@@ -149,28 +121,12 @@ class RecoveryStore:
             raise RecoveryError("; ".join(errors) or "no recovery store accepted the original")
         return Stored(response_id, file)
 
-    def _put(
-        self, layer: StoreLayer, earlier: _Earlier, key: str, response_id: str, original: bytes, digest: str
-    ) -> str | None:
-        """Alias an identical original this tenant stored before in `layer`, else store it in full."""
-        before = earlier.get(key)
-        if before is not None:
-            try:
-                return layer.alias(response_id, before, space=self.space)
-            except RecoveryError:
-                pass  # the earlier one is gone (evicted, retention): store this one in full
-        where = layer.put(response_id, original, space=self.space, digest=digest)
-        earlier.set(key, response_id)
-        return where
-
     def get(self, response_id: str) -> bytes:
         """Memory first, then the file, then the shared store; the clearest error when none has it:
         the shared store's (it speaks for every replica), else the first local layer's (memory says why
         an original left: expired, evicted)."""
         error: RecoveryError | None = None
-        for layer in (*(layer for layer, _ in self._local), self.shared):
-            if layer is None:
-                continue
+        for layer in (*self._local, *([] if self.shared is None else [self.shared])):
             try:
                 original = layer.get(response_id, space=self.space)
             except RecoveryError as exc:
