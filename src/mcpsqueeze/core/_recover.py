@@ -13,6 +13,7 @@ from .._clients import ClientLimits, ClientProfile, model_view, page_chars, show
 from .._errors import RecoveryError, UsageError
 from .._lines import line_span, line_starts
 from .._results import duplicates_text, text_blocks, text_of
+from .._unique import unique
 from ..recovery import read_window, resolve_pointer
 from ._request import RecoverRequest
 
@@ -61,12 +62,7 @@ def list_recover_tool(result: dict[str, Any], current: str | None) -> tuple[str 
     tools = result.get("tools")
     if not current or not isinstance(tools, list) or result.get("nextCursor"):
         return current, result
-    names = {t.get("name") for t in tools if isinstance(t, dict)}
-    name = "squeeze_recover"
-    suffix = 1
-    while name in names:
-        suffix += 1
-        name = f"squeeze_recover_{suffix}"
+    (name,) = unique(["squeeze_recover"], {str(t.get("name")) for t in tools if isinstance(t, dict)})
     return name, {**result, "tools": [*tools, recover_tool_definition(name)]}
 
 
