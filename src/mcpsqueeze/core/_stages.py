@@ -69,14 +69,6 @@ def _store_original(store: RecoveryStore, response_id: str, result: Result) -> S
     return store.put(response_id, original_bytes(result))
 
 
-async def _keep(workers: Workers, store: RecoveryStore, response_id: str, result: Result) -> Stored:
-    """`_store_original`, inline for a small original with no network store (cheaper than a hop)."""
-    inline_below = 0 if store.remote else _INLINE_LIMIT
-    return await workers.run_sized(
-        text_chars(result), _store_original, store, response_id, result, inline_below=inline_below
-    )
-
-
 @dataclass
 class _Seen:
     number: int
@@ -179,10 +171,18 @@ class StoringStage:
     ) -> tuple[str, Stored] | None:
         """The response id (a new one unless given) and the stored original of `result`; None, noted on
         `outcome`, when it could not be stored (the result then passes unchanged: never a change without
-        its original)."""
+        its original). A small original with no network store is stored inline (cheaper than a hop)."""
         response_id = response_id or new_response_id()
+        inline_below = 0 if self._store.remote else _INLINE_LIMIT
         try:
-            stored = await _keep(self._workers, self._store, response_id, result)
+            stored = await self._workers.run_sized(
+                text_chars(result),
+                _store_original,
+                self._store,
+                response_id,
+                result,
+                inline_below=inline_below,
+            )
         except RecoveryError as exc:
             outcome.store_failed = str(exc)
             return None
@@ -349,15 +349,14 @@ class DedupStage(StoringStage):
             return result
         if call.client is not None and not call.client.answer_limits().fits(f"{message}\n{delta.body}"):
             return result  # (its lines or bytes) the shrink stage fits it instead
-        try:
-            stored = await _keep(self._workers, self._store, response_id, result)
-            if base_id is not None:  # content-addressed: the earlier original is not written twice
-                await _keep(self._workers, self._store, base_id, earlier.result)
-        except RecoveryError as exc:
-            outcome.store_failed = str(exc)
+        kept = await self._store_new(result, outcome, response_id)
+        if kept is None:
+            return result
+        # content-addressed: the earlier original is not written twice
+        if base_id is not None and await self._store_new(earlier.result, outcome, base_id) is None:
             return result
         # accounted as dedup; `mcpsqueeze/dedup` says it is an overlap
-        where = _deduplicated(outcome, earlier.number, response_id, stored)
+        where = _deduplicated(outcome, earlier.number, *kept)
         overlap = {"overlaps_call": earlier.number, "tool": call.tool, "delta": delta.kind, **where}
         if base_id is not None:
             overlap["overlaps_response_id"] = base_id
