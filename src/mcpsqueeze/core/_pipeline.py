@@ -95,8 +95,9 @@ class Pipeline:
         self.voice: Voice = voice or McpVoice()
         self.page_size = page_size  # the recover tool's page size (its pages bring the rest of a `full`)
         self.shown = CallsShown()
-        # the conversation's name in a shared store: what each call showed is kept there too (_full.py)
-        self.scope = scope
+        # the conversation's name in a store with a layer every replica reads: what each call showed is kept
+        # there too (_full.py); None: it is kept here only
+        self.scope = scope if store is not None and store.remote else None
         self.session = new_session_id()  # call numbers restart per pipeline: the stats file tells them apart
 
     async def full(
@@ -173,15 +174,10 @@ class Pipeline:
             self._account(call, before_text, after_text, outcome, time.perf_counter() - started, seen)
         return presented, outcome
 
-    def _sharing(self) -> bool:
-        """Whether what this conversation's calls showed is kept for other replicas too: it has a name,
-        and its store a layer every replica reads."""
-        return self.scope is not None and self.store is not None and self.store.remote
-
     async def _share(self, key: str, shown: Shown) -> None:
-        if not self._sharing():
+        if self.scope is None:
             return
-        assert self.store is not None and self.scope is not None
+        assert self.store is not None
         try:
             await anyio.to_thread.run_sync(self.store.remember_call, self.scope, key, shown.record())
         except RecoveryError as exc:  # this replica's own record still answers its `full`
@@ -189,9 +185,9 @@ class Pipeline:
 
     async def _shared(self, key: str) -> Shown | None:
         """The shared store's record of the last same call in this conversation, by any replica."""
-        if not self._sharing():
+        if self.scope is None:
             return None
-        assert self.store is not None and self.scope is not None
+        assert self.store is not None
         try:
             record = await anyio.to_thread.run_sync(self.store.last_call, self.scope, key)
         except RecoveryError:
