@@ -322,9 +322,10 @@ _json = st.recursive(
 @given(_json, _json)
 @settings(max_examples=200, deadline=None)
 def test_members_are_the_same_exactly_when_their_canonical_json_is(old: object, new: object) -> None:
-    from mcpsqueeze.core._overlap import _digest, _same
+    from mcpsqueeze.core._dedup import content_digest
+    from mcpsqueeze.core._overlap import _same
 
-    assert _same(old, new) == (_digest(old) == _digest(new))
+    assert _same(old, new) == (content_digest(old) == content_digest(new))
     assert _same(old, old)
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import difflib
-import hashlib
 import json
 import sys
 from collections import Counter
@@ -20,6 +19,7 @@ from typing import Any, Final, Literal
 import orjson
 
 from .._jsonbytes import NOT_JSON, dumps, parse_kept
+from ._dedup import content_digest
 
 __all__ = ["MAX_RATIO", "MIN_CHARS", "Delta", "json_changes", "line_overlap", "overlap_delta", "text_diff"]
 
@@ -134,10 +134,6 @@ def text_diff(old: str, new: str, old_label: str, new_label: str) -> tuple[str, 
             for line in new_lines[j1:j2]:
                 put("+", line)
     return "".join(out), unchanged, len(new_lines)
-
-
-def _digest(value: Any) -> str:
-    return hashlib.sha256(dumps(value, sort_keys=True)).hexdigest()
 
 
 def _same(old: Any, new: Any) -> bool:
@@ -289,17 +285,17 @@ class _Changes:
                     self._keep(self.removed, _pointer(path, i), **{key: gone[key]})
             return
         # items without a name: by a stable hash of each item (a multiset, so duplicates count)
-        left = Counter(_digest(item) for item in old)
+        left = Counter(content_digest(item) for item in old)
         for i, item in enumerate(new):
             self.total += 1
-            digest = _digest(item)
+            digest = content_digest(item)
             if left[digest] > 0:
                 left[digest] -= 1
                 self.unchanged += 1
             else:
                 self._keep(self.added, _pointer(path, i), value=item)
         for i, item in enumerate(old):
-            digest = _digest(item)
+            digest = content_digest(item)
             if left[digest] > 0:
                 left[digest] -= 1
                 self._keep(self.removed, _pointer(path, i))
