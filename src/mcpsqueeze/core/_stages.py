@@ -18,6 +18,7 @@ from .._results import text_blocks, text_chars
 from ..recovery import RecoveryStore, Stored, new_response_id
 from ..shrink import RecoveryHint, Shrunk, query_terms, render_notice, shrink_texts
 from ._dedup import content_digest, render_overlap, render_pointer
+from ._full import call_key
 from ._overlap import MAX_RATIO, MIN_CHARS, Delta, overlap_delta
 from ._pipeline import Call, Outcome, Result, text_of
 from ._toon import toon_record, toonify_text
@@ -81,7 +82,7 @@ class _Seen:
 class _Earlier:
     number: int
     tool: str
-    arguments: str  # canonical JSON of the call's arguments: a re-read of the same thing is preferred
+    arguments: str  # the call's key (`call_key`): a re-read of the same thing is preferred
     text: str
     result: Result  # the complete result (not copied: stages never mutate a result, they build new ones)
     whole: bool  # the agent saw it whole (else shrunk: a delta names how to read its complete text)
@@ -317,7 +318,7 @@ class DedupStage(StoringStage):
         if text is None:
             return result
         name = f"{call.server}:{call.tool}"
-        arguments = dumps(call.arguments, sort_keys=True).decode()
+        arguments = call_key(call.server, call.tool, call.arguments)
         candidates = self._history.candidates(name, arguments)
         budget = call.policy.budget
         whole = size <= budget
