@@ -79,20 +79,15 @@ class _Trimmed(difflib.SequenceMatcher[str]):
         while tail < limit - head and old[-1 - tail] == new[-1 - tail]:
             tail += 1
         super().__init__(None, old[head : len(old) - tail], new[head : len(new) - tail], autojunk=True)
-        middle: list[_Op] = [
+        # The middle neither starts nor ends with an equal run (head and tail are the longest), so the three
+        # join as difflib's own opcodes do: no two equal runs side by side.
+        opcodes: list[_Op] = [("equal", 0, head, 0, head)] if head else []
+        opcodes += [
             (tag, i1 + head, i2 + head, j1 + head, j2 + head) for tag, i1, i2, j1, j2 in super().get_opcodes()
         ]
-        opcodes: list[_Op] = [("equal", 0, head, 0, head)] if head else []
-        opcodes += [op for op in middle if op[1] != op[2] or op[3] != op[4]]
         if tail:
             opcodes.append(("equal", len(old) - tail, len(old), len(new) - tail, len(new)))
-        merged: list[_Op] = []
-        for op in opcodes:  # adjacent equal runs as one, as difflib's own opcodes are
-            if merged and op[0] == "equal" == merged[-1][0]:
-                last = merged.pop()
-                op = ("equal", last[1], op[2], last[3], op[4])
-            merged.append(op)
-        self._opcodes = merged
+        self._opcodes = opcodes
         self.a, self.b = old, new
 
     def get_opcodes(self) -> list[_Op]:
