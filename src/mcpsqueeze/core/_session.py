@@ -15,7 +15,7 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any
 
-from .._clients import ClientLimits, ClientProfile, choose, client_info_of
+from .._clients import ClientProfile, choose, client_info_of
 from .._errors import RecoveryError, UsageError
 from .._voice import Voice
 from ..settings import Settings
@@ -157,7 +157,10 @@ class Session:
         RecoveryError or UsageError when it cannot be answered."""
         request = arguments if isinstance(arguments, RecoverRequest) else RecoverRequest.parse(arguments)
         client = self.client if client is None else client
-        return recover(self.services.store, request, page_size, self._fit(page_size, client), client)
+        fit = None  # (a client's profile: every answer and page fits what it keeps of our tool)
+        if client is not None:
+            fit = client.answer_limits(client.declared_size(page_size or DEFAULT_PAGE_SIZE))
+        return recover(self.services.store, request, page_size, fit, client)
 
     def recover_tool_answer(
         self, arguments: object, page_size: int | None = None, client: ClientProfile | None = None
@@ -168,12 +171,6 @@ class Session:
             return self.answer_recover(arguments, page_size, client=client)
         except (RecoveryError, UsageError) as exc:
             return {"content": [{"type": "text", "text": f"mcpsqueeze: {exc}"}], "isError": True}
-
-    @staticmethod
-    def _fit(page_size: int | None, client: ClientProfile | None) -> ClientLimits | None:
-        if client is None:
-            return None
-        return client.answer_limits(client.declared_size(page_size or DEFAULT_PAGE_SIZE))
 
     def stored(self, response_id: str) -> bytes:
         """The stored original, exactly as kept (counted as a recovery)."""
