@@ -258,11 +258,10 @@ class DedupStage(StoringStage):
         workers: Workers,
         count_tokens: Callable[[str], concurrent.futures.Future[int]] | None,
         shared_scope: str | None = None,
-        overlap: bool = True,
     ) -> None:
         super().__init__(store, workers)
         # Overlap dedup: a result that largely repeats an earlier one is shown as what changed
-        self._history = _History(OVERLAP_HISTORY_CHARS) if overlap else None
+        self._history = _History(OVERLAP_HISTORY_CHARS)
         self._count = count_tokens
         self._seen: dict[str, _Seen] = {}
         # The index of this scope (a session, or a tenant's stateless calls) in the shared dedup index
@@ -284,7 +283,7 @@ class DedupStage(StoringStage):
             text = text_of(result)  # the same text accounting counts
             future = self._count(text) if self._count is not None and text else None
             self._seen[digest] = _Seen(call.number, call.tool, size, future)
-            if self._history is None or size < MIN_CHARS:
+            if size < MIN_CHARS:
                 return result
             return await self._overlap(call, result, outcome, size)
         response_id = new_response_id()
@@ -312,7 +311,6 @@ class DedupStage(StoringStage):
 
     async def _overlap(self, call: Call, result: Result, outcome: Outcome, size: int) -> Result:
         """The result as what changed since an earlier one it largely repeats (else unchanged)."""
-        assert self._history is not None
         content = result["content"]
         text = _text_only(content)
         if text is None:
