@@ -26,7 +26,6 @@ def test_the_public_api_is_exactly_the_documented_names() -> None:
             "RedisStore",
             "Space",
             "StoreLayer",
-            "Stored",
             "check_if_present",
             "clean_directory",
             "ensure_private_dir",

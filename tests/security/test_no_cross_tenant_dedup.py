@@ -30,12 +30,12 @@ def _tenants(tmp_path: Path) -> tuple[RecoveryStore, RecoveryStore, MemoryCache]
 def test_a_tenants_original_is_never_an_alias_of_another_tenants_file(tmp_path: Path) -> None:
     alice, bob, _ = _tenants(tmp_path)
     a, b = new_response_id(), new_response_id()
-    stored_a = alice.put(a, ORIGINAL)
-    stored_b = bob.put(b, ORIGINAL)
-    assert stored_a.file is not None and stored_b.file is not None
-    assert stored_b.file != stored_a.file  # B's record names B's own file
-    assert alias_target(Path(stored_b.file).read_bytes()) is None  # held in full, not an alias of A's
-    assert Path(stored_b.file).read_bytes() == ORIGINAL
+    file_a = alice.put(a, ORIGINAL)
+    file_b = bob.put(b, ORIGINAL)
+    assert file_a is not None and file_b is not None
+    assert file_b != file_a  # B's record names B's own file
+    assert alias_target(Path(file_b).read_bytes()) is None  # held in full, not an alias of A's
+    assert Path(file_b).read_bytes() == ORIGINAL
     assert bob.get(b) == ORIGINAL and alice.get(a) == ORIGINAL
 
 
@@ -44,7 +44,7 @@ def test_one_tenants_repeats_are_still_stored_once(tmp_path: Path) -> None:
     a1, a2 = new_response_id(), new_response_id()
     first = alice.put(a1, ORIGINAL)
     second = alice.put(a2, ORIGINAL)
-    assert second.file == first.file  # within one tenant: content-addressed as before
+    assert second == first  # within one tenant: content-addressed as before
     assert alice.get(a2) == ORIGINAL
 
 

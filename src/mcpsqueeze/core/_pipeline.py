@@ -206,11 +206,11 @@ class Pipeline:
                 return result
             response_id = new_response_id()
             try:
-                kept = await anyio.to_thread.run_sync(self.store.put, response_id, dumps(result))
+                file = await anyio.to_thread.run_sync(self.store.put, response_id, dumps(result))
             except RecoveryError as exc:
                 outcome.store_failed = str(exc)
                 return result
-            outcome.response_id, file = response_id, kept.file
+            outcome.response_id = response_id
         page_size = self.page_size or DEFAULT_PAGE_SIZE
         rest = client.answer_limits(client.declared_size(page_size))
         page = await anyio.to_thread.run_sync(

@@ -46,7 +46,7 @@ class ProjectStage(StoringStage):
         kept = await self._keep_rewritten(result, outcome, texts, projected)
         if kept is None:
             return result
-        response_id, stored, shown_texts = kept
+        response_id, file, shown_texts = kept
         shown = sum(map(len, shown_texts))
         original_chars = sum(map(len, texts))
         message = (
@@ -60,14 +60,14 @@ class ProjectStage(StoringStage):
             "original_chars": original_chars,
             "shown_chars": shown,
         }
-        record = truncation_record(message, response_id, stored.file, report)
+        record = truncation_record(message, response_id, file, report)
         # The shim's stdout carries only the data; a projection still over the budget is shrunk next,
         # and the shrink record carries this one (as `projection`) instead of a notice it would cut.
         fits = shown + len(message) <= call.policy.budget
         notice = message if call.voice.notices_inline and fits else None
         new_content = laid_out(content, indexes, shown_texts, notice, call.client)
         presented = presented_with(result, new_content, {"truncation": record})
-        outcome.kept("shrink", response_id, stored.file)  # counted with the shrunk results
+        outcome.kept("shrink", response_id, file)  # counted with the shrunk results
         outcome.report = record["report"]
         return presented
 
@@ -115,12 +115,12 @@ class StructuredStage(StoringStage):
             kept = await self._store_new(result, outcome)
             if kept is None:
                 return result
-            response_id, stored = kept
+            response_id, file = kept
             dropped = "[mcpsqueeze] structuredContent dropped: it repeated the text. "
             message = dropped + call.voice.complete_original(response_id)
-            record = truncation_record(message, response_id, stored.file, {"pruned": False})
+            record = truncation_record(message, response_id, file, {"pruned": False})
             outcome.response_id = response_id
-            outcome.original_file = stored.file
+            outcome.original_file = file
         record["structured_content_dropped"] = True
         meta["truncation"] = record
         presented = {k: v for k, v in result.items() if k != "structuredContent"}
@@ -145,8 +145,7 @@ class StructuredStage(StoringStage):
             kept = await self._store_new(result, outcome)
             if kept is None:
                 return result
-            response_id, stored = kept
-            file = stored.file
+            response_id, file = kept
         hint = RecoveryHint(response_id, file, call.voice)
         job = ShrinkJob([text], budget, hint, None, (), None, fit)
         try:

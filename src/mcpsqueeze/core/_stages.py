@@ -15,7 +15,7 @@ from .._clients import ClientLimits, ClientProfile, arrange, record_first
 from .._errors import RecoveryError, ShrinkError
 from .._jsonbytes import dumps, loads
 from .._results import text_blocks, text_chars
-from ..recovery import RecoveryStore, Stored, new_response_id
+from ..recovery import RecoveryStore, new_response_id
 from ..shrink import RecoveryHint, Shrunk, query_terms, render_notice, shrink_texts
 from ._dedup import content_digest, render_overlap, render_pointer
 from ._full import call_key
@@ -65,7 +65,7 @@ def original_bytes(result: Result) -> bytes:
     return dumps(result)
 
 
-def _store_original(store: RecoveryStore, response_id: str, result: Result) -> Stored:
+def _store_original(store: RecoveryStore, response_id: str, result: Result) -> str | None:
     """Serialise and store in one worker job: a big original is never serialised on the event loop."""
     return store.put(response_id, original_bytes(result))
 
@@ -169,14 +169,15 @@ class StoringStage:
 
     async def _store_new(
         self, result: Result, outcome: Outcome, response_id: str | None = None
-    ) -> tuple[str, Stored] | None:
-        """The response id (a new one unless given) and the stored original of `result`; None, noted on
-        `outcome`, when it could not be stored (the result then passes unchanged: never a change without
-        its original). A small original with no network store is stored inline (cheaper than a hop)."""
+    ) -> tuple[str, str | None] | None:
+        """The response id (a new one unless given) and the file of the stored original of `result` (None:
+        no file holds it); None, noted on `outcome`, when it could not be stored (the result then passes
+        unchanged: never a change without its original). A small original with no network store is stored
+        inline (cheaper than a hop)."""
         response_id = response_id or new_response_id()
         inline_below = 0 if self._store.remote else _INLINE_LIMIT
         try:
-            stored = await self._workers.run_sized(
+            file = await self._workers.run_sized(
                 text_chars(result),
                 _store_original,
                 self._store,
@@ -187,14 +188,14 @@ class StoringStage:
         except RecoveryError as exc:
             outcome.store_failed = str(exc)
             return None
-        return response_id, stored
+        return response_id, file
 
     async def _keep_rewritten(
         self, result: Result, outcome: Outcome, texts: list[str], rewritten: Sequence[str | None]
-    ) -> tuple[str, Stored, list[str]] | None:
+    ) -> tuple[str, str | None, list[str]] | None:
         """Once a stage has rewritten the text blocks ``texts`` (None keeps a block): the response id, the
-        stored original and the texts now shown. None when no block changed, or when the original could
-        not be stored (the result then passes unchanged)."""
+        file of the stored original and the texts now shown. None when no block changed, or when the
+        original could not be stored (the result then passes unchanged)."""
         if all(r is None for r in rewritten):
             return None
         kept = await self._store_new(result, outcome)
@@ -203,14 +204,14 @@ class StoringStage:
         return (*kept, [t if r is None else r for t, r in zip(texts, rewritten, strict=True)])
 
 
-def _deduplicated(outcome: Outcome, of: int, response_id: str, stored: Stored) -> dict[str, Any]:
+def _deduplicated(outcome: Outcome, of: int, response_id: str, file: str | None) -> dict[str, Any]:
     """Note on ``outcome`` a result deduplicated against call ``of`` (a pointer or an overlap), and return
     where its original is, as ``_meta`` names it."""
-    outcome.kept("dedup", response_id, stored.file)
+    outcome.kept("dedup", response_id, file)
     outcome.dedup_of = of
     where: dict[str, Any] = {"response_id": response_id}
-    if stored.file:
-        where["original_response_file"] = stored.file
+    if file:
+        where["original_response_file"] = file
     return where
 
 
@@ -429,7 +430,7 @@ class ShrinkStage(StoringStage):
 
     def _shrink_and_store(
         self, job: ShrinkJob, response_id: str, result: Result
-    ) -> tuple[Shrunk | None, Stored | None]:
+    ) -> tuple[Shrunk | None, str | None]:
         """Condense, then (only if that gave a preview) store the original, in ONE worker job: each hop
         to a thread and back costs milliseconds on a busy machine. RecoveryError if it was not stored."""
         shrunk = self._shrink(job)
@@ -477,7 +478,7 @@ class ShrinkStage(StoringStage):
             inline_below = 0
         self._in_flight += 1
         try:
-            shrunk, stored = await self._workers.run_sized(
+            shrunk, file = await self._workers.run_sized(
                 total, self._shrink_and_store, job, response_id, result, inline_below=inline_below
             )
         except ShrinkError as exc:
@@ -488,10 +489,10 @@ class ShrinkStage(StoringStage):
             return result
         finally:
             self._in_flight -= 1
-        if shrunk is None or stored is None:
+        if shrunk is None:
             return result
-        if stored.file != hint.file:  # the file store failed but memory holds it: don't name a missing file
-            hint = RecoveryHint(response_id, stored.file, call.voice)
+        if file != hint.file:  # the file store failed but memory holds it: don't name a missing file
+            hint = RecoveryHint(response_id, file, call.voice)
             try:
                 shrunk = await self._workers.run(self._shrink, replace(job, hint=hint))
             except ShrinkError:
@@ -509,7 +510,7 @@ class ShrinkStage(StoringStage):
         projection = (result.get("_meta") or {}).get("truncation") if outcome.action == "shrink" else None
         record = shrunk.truncation if projection is None else {**shrunk.truncation, "projection": projection}
         presented = presented_with(result, new_content, {"truncation": record})
-        outcome.kept("shrink", response_id, stored.file)
+        outcome.kept("shrink", response_id, file)
         outcome.report = shrunk.report.as_dict()
         return presented
 
@@ -540,11 +541,11 @@ class ToonStage(StoringStage):
         kept = await self._keep_rewritten(result, outcome, texts, rendered)
         if kept is None:
             return result
-        response_id, stored, shown = kept
-        hint = RecoveryHint(response_id, stored.file, call.voice)
+        response_id, file, shown = kept
+        hint = RecoveryHint(response_id, file, call.voice)
         record = toon_record(sum(map(len, texts)), sum(map(len, shown)), hint)
         new_content = laid_out(content, indexes, shown, None, None)
         presented = presented_with(result, new_content, {"truncation": record})
-        outcome.kept("toon", response_id, stored.file)
+        outcome.kept("toon", response_id, file)
         outcome.report = record["report"]  # type: ignore[assignment]
         return presented

@@ -20,7 +20,7 @@ from ._scoped import open_recovery_file
 if TYPE_CHECKING:
     from ._port import Space, StoreLayer
     from ._redis import TENANT_RE, RedisStore, safe_url
-    from ._store import RecoveryStore, Stored
+    from ._store import RecoveryStore
 
 __all__ = [
     "RESPONSE_ID_RE",
@@ -32,7 +32,6 @@ __all__ = [
     "RedisStore",
     "Space",
     "StoreLayer",
-    "Stored",
     "check_if_present",
     "clean_directory",
     "ensure_private_dir",
@@ -52,7 +51,6 @@ _LAZY = {
     "Space": "._port",
     "StoreLayer": "._port",
     "RecoveryStore": "._store",
-    "Stored": "._store",
     "RedisStore": "._redis",
     "TENANT_RE": "._redis",
     "safe_url": "._redis",

@@ -10,7 +10,6 @@ import copy
 import hashlib
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .._errors import RecoveryError
@@ -21,15 +20,9 @@ from ._port import Space, StoreLayer
 if TYPE_CHECKING:
     from ._redis import RedisStore
 
-__all__ = ["RecoveryStore", "Stored"]
+__all__ = ["RecoveryStore"]
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class Stored:
-    response_id: str
-    file: str | None
 
 
 class RecoveryStore:
@@ -98,9 +91,10 @@ class RecoveryStore:
             return None
         return f"{at_least} bytes or more exceed the memory cache limit ({largest} bytes)"
 
-    def put(self, response_id: str, original: bytes) -> Stored:
-        """Blocking (run it in a worker). Raises RecoveryError when the original was stored nowhere: also
-        when the shared store refuses it (every replica reads that one), before any local layer is written."""
+    def put(self, response_id: str, original: bytes) -> str | None:
+        """Blocking (run it in a worker): the file that holds the original, when one does. RecoveryError
+        when it was stored nowhere: also when the shared store refuses it (every replica reads that one),
+        before any local layer is written."""
         digest = hashlib.sha256(original).hexdigest()
         if self.shared is not None:
             self.shared.put(response_id, original, space=self.space, digest=digest)
@@ -119,7 +113,7 @@ class RecoveryStore:
             file = file if file is not None else where
         if not kept:
             raise RecoveryError("; ".join(errors) or "no recovery store accepted the original")
-        return Stored(response_id, file)
+        return file
 
     def get(self, response_id: str) -> bytes:
         """Memory first, then the file, then the shared store; the clearest error when none has it:
