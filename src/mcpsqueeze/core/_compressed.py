@@ -190,39 +190,32 @@ def _cut(name: str) -> str:
 
 @dataclass(frozen=True)
 class CompressedTools:
-    """One backend's tools behind the compressed frontend of `level` (not "off"), prefixed by `server`."""
+    """One backend's tools behind the compressed frontend of `level` (not "off"), prefixed by `server`
+    (built by `of`)."""
 
     server: str
     level: Level
-    tools: tuple[Mapping[str, Any], ...] = ()
-    _by_name: dict[str, Mapping[str, Any]] = field(init=False, repr=False, compare=False)
-    _names: list[str] = field(init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        by_name = {str(t.get("name")): t for t in self.tools if isinstance(t.get("name"), str)}
-        object.__setattr__(self, "_by_name", by_name)
-        # Named clear of the backend's tools (`_2`, `_3`...), as the recover tool is: a backend tool
-        # named `<server>_invoke_tool` is then reached by invoke, never read as our own invoke.
-        names = [f"{self.server}_get_tool_schema", f"{self.server}_invoke_tool", f"{self.server}_list_tools"]
-        object.__setattr__(self, "_names", unique(names, set(by_name)))
+    tools: tuple[Mapping[str, Any], ...]
+    schema_tool: str
+    invoke_tool: str
+    _list_name: str
+    _by_name: dict[str, Mapping[str, Any]] = field(repr=False, compare=False)
 
     @classmethod
     def of(cls, server: str, level: str, tools: Iterable[Any]) -> CompressedTools:
         if level not in COMPRESS_LEVELS[1:]:
             raise ValueError(f"level must be one of {', '.join(COMPRESS_LEVELS[1:])}, got {level!r}")
-        return cls(server, level, tuple(t for t in tools if isinstance(t, dict)))  # type: ignore[arg-type]
-
-    @property
-    def schema_tool(self) -> str:
-        return self._names[0]
-
-    @property
-    def invoke_tool(self) -> str:
-        return self._names[1]
+        kept = tuple(t for t in tools if isinstance(t, dict))
+        by_name = {str(t.get("name")): t for t in kept if isinstance(t.get("name"), str)}
+        # Named clear of the backend's tools (`_2`, `_3`...), as the recover tool is: a backend tool
+        # named `<server>_invoke_tool` is then reached by invoke, never read as our own invoke.
+        names = [f"{server}_get_tool_schema", f"{server}_invoke_tool", f"{server}_list_tools"]
+        schema, invoke, listed = unique(names, set(by_name))
+        return cls(server, level, kept, schema, invoke, listed, by_name)  # type: ignore[arg-type]
 
     @property
     def list_tool(self) -> str | None:
-        return self._names[2] if self.level == "max" else None
+        return self._list_name if self.level == "max" else None
 
     def owns(self, name: object) -> bool:
         """Whether a tools/call of `name` is one of the frontend tools (answered or routed here)."""
