@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ import pytest
 from mcpsqueeze._clients import PROFILES, ClientProfile
 from mcpsqueeze._results import text_of
 from mcpsqueeze._voice import McpVoice
-from mcpsqueeze.core import DEFAULT_PAGE_SIZE, RecoverRequest, Session, recover
+from mcpsqueeze.core import DEFAULT_PAGE_SIZE, RecoverRequest, Session, _pipeline, recover
 from mcpsqueeze.core._full import (
     CallsShown,
     Shown,
@@ -386,6 +387,22 @@ async def test_a_full_call_that_ran_again_keeps_its_original_before_showing_its_
     )
     assert json.loads(store.get(outcome.response_id)) == big_result()
     assert page["content"][0]["text"].split("\n", 1)[1] in text_of(big_result())
+
+
+async def test_a_full_call_that_ran_again_encodes_its_original_off_the_event_loop(
+    store: RecoveryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    loop_thread, encoded_on, dumps = threading.current_thread(), [], _pipeline.dumps
+
+    def recording_dumps(value: Any) -> bytes:
+        encoded_on.append(threading.current_thread())
+        return dumps(value)
+
+    monkeypatch.setattr(_pipeline, "dumps", recording_dumps)
+    _, outcome = await conversation(store).present(
+        as_client(call(1, "read", full=True), CODEX), big_result()
+    )
+    assert outcome.response_id is not None and encoded_on and loop_thread not in encoded_on
 
 
 async def test_a_full_answer_whose_text_repeats_its_structured_content_is_its_text_alone() -> None:

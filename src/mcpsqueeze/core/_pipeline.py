@@ -202,11 +202,12 @@ class Pipeline:
             return result
         file = None
         if outcome.response_id is None:
-            if self.store is None:
+            store = self.store
+            if store is None:
                 return result
             response_id = new_response_id()
-            try:
-                file = await anyio.to_thread.run_sync(self.store.put, response_id, dumps(result))
+            try:  # a large original is encoded off the event loop, with its write
+                file = await anyio.to_thread.run_sync(lambda: store.put(response_id, dumps(result)))
             except RecoveryError as exc:
                 outcome.store_failed = str(exc)
                 return result
