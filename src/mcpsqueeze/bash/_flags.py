@@ -12,7 +12,7 @@ from __future__ import annotations
 from mcpsqueeze._errors import UsageError
 
 from ._fastjson import dumps, loads  # json.dumps/loads on the C accelerator, without `re`
-from ._names import NameMap
+from ._names import command_names
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -180,7 +180,7 @@ def tool_flags(input_schema: object) -> list[Flag]:
     required_list = resolved.get("required")
     required = set(required_list) if isinstance(required_list, list) else set()
     props = [p for p in properties if isinstance(p, str)]
-    names = NameMap(props)
+    names = command_names(props)
     flags: list[Flag] = []
     used: set[str] = set(CONTROL_FLAGS)
     renamed: dict[str, str] = {}
@@ -189,7 +189,7 @@ def tool_flags(input_schema: object) -> list[Flag]:
         if name in CONTROL_FLAGS:
             name = f"arg-{name}"
             n = 1
-            while name in used or name in names.commands():
+            while name in used or name in names:
                 n += 1
                 name = f"arg-{command}-{n}"
         used.add(name)
