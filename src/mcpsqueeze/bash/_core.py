@@ -101,26 +101,17 @@ class CallPlan:
 
 class RecoverPlan:
     """``recover ID|PATH... [--pointer P]... [--lines A-B,C-D] [--query EXPR] [--grep RE | --search WORDS]
-    [--raw]``; ``find`` holds the search's arguments as the recover tool takes them (the request checks
-    them)."""
+    [--raw]``: what to read, the recover tool's other arguments as given (the request checks them), and
+    ``--raw``."""
 
-    __slots__ = ("find", "lines", "pointers", "query", "raw", "refs")
+    __slots__ = ("arguments", "raw", "refs")
 
     def __init__(
-        self,
-        refs: tuple[str, ...],
-        pointers: tuple[str, ...] = (),
-        raw: bool = False,
-        lines: str | None = None,
-        query: str | None = None,
-        find: dict[str, object] | None = None,
+        self, refs: tuple[str, ...], arguments: dict[str, object] | None = None, raw: bool = False
     ) -> None:
         self.refs = refs
-        self.pointers = pointers
+        self.arguments = arguments or {}
         self.raw = raw
-        self.lines = lines
-        self.query = query
-        self.find = find or {}
 
 
 def _line(text: str) -> str:
@@ -147,8 +138,6 @@ _RECOVER_OPTIONS = {
     "--offset": ("number", "a character offset like 1200"),
     "--length": ("number", "a number of characters like 400"),
 }
-# passed to the request as the recover tool takes them: the request checks these
-_FIND_OPTIONS = ("--grep", "--search", "--context", "--skip", "--offset", "--length")
 
 
 def plan_recover(argv: list[str], prefix: str = "mcpsq ") -> RecoverPlan | Printout:
@@ -160,7 +149,7 @@ def plan_recover(argv: list[str], prefix: str = "mcpsq ") -> RecoverPlan | Print
     see = f"see `{prefix}recover --help`"
     refs: list[str] = []
     pointers: list[str] = []  # --pointer may repeat: one part per pointer
-    given: dict[str, str] = {}  # the other flags: each once; every flag as --flag VALUE or --flag=VALUE
+    arguments: dict[str, object] = {}  # the other flags, each once; each as --flag VALUE or --flag=VALUE
     raw = False
     i = 0
     while i < len(words):
@@ -169,10 +158,10 @@ def plan_recover(argv: list[str], prefix: str = "mcpsq ") -> RecoverPlan | Print
         if word == "--raw":
             raw = True
         elif word in ("-i", "--ignore-case"):
-            given["--ignore-case"] = ""
+            arguments["ignore_case"] = True
         elif flag in _RECOVER_OPTIONS:
             what, needs = _RECOVER_OPTIONS[flag]
-            if flag in given:
+            if flag[2:] in arguments:
                 return _usage(f"{prefix}recover: {flag} given twice; pass one {what}; {see}")
             if eq:
                 value = inline
@@ -184,7 +173,7 @@ def plan_recover(argv: list[str], prefix: str = "mcpsq ") -> RecoverPlan | Print
             if flag == "--pointer":
                 pointers.append(value)
             else:
-                given[flag] = value
+                arguments[flag[2:]] = value
         elif word.startswith("--") and len(word) > 2:
             return _usage(f"{prefix}recover: unknown flag {word}; {see}")
         else:
@@ -195,15 +184,13 @@ def plan_recover(argv: list[str], prefix: str = "mcpsq ") -> RecoverPlan | Print
             f"{prefix}recover: missing the response id (32 hex characters from the shrink notice) or the "
             f"recovery file path; {see}"
         )
-    lines, query = given.get("--lines"), given.get("--query")
-    find: dict[str, object] = {flag[2:]: given[flag] for flag in _FIND_OPTIONS if flag in given}
-    if "--ignore-case" in given:
-        find["ignore_case"] = True
-    if lines is not None and pointers:
+    if "lines" in arguments and pointers:
         return _usage(f"{prefix}recover: give --pointer or --lines, not both; {see}")
-    if lines is not None and query is not None:
+    if "lines" in arguments and "query" in arguments:
         return _usage(f"{prefix}recover: give --lines or --query, not both; {see}")
-    return RecoverPlan(tuple(refs), tuple(pointers), raw, lines, query, find)
+    if pointers:
+        arguments["pointer"] = pointers
+    return RecoverPlan(tuple(refs), arguments, raw)
 
 
 def _close(word: str, candidates: list[str]) -> str:
@@ -477,8 +464,7 @@ def run_recover(
 
     prog = f"{prefix}recover"
     ids = [_id_in(ref) for ref in request.refs]
-    arguments: dict[str, object] = {"response_id": ids, "pointer": list(request.pointers) or None}
-    arguments |= {"lines": request.lines, "query": request.query, **request.find}
+    arguments: dict[str, object] = {"response_id": ids, **request.arguments}
     originals: list[dict[str, object]] = []
     raws: list[str] = []
     try:
@@ -500,7 +486,7 @@ def run_recover(
             raws.append(data.decode("utf-8", "replace"))
     except (RecoveryError, UsageError) as exc:
         return _usage(f"{prog}: {_rewrite(str(exc), paths)}")
-    if len(originals) == 1 and request.raw and not request.pointers and request.query is None:
+    if len(originals) == 1 and request.raw and not {"pointer", "query"} & request.arguments.keys():
         return Printout(stdout=_line(raws[0]))
     if len(originals) == 1 and not asked.selects:  # the whole text, resources' text too (as a call prints)
         return Printout(stdout=_text_and_notes(originals[0])[0])

@@ -140,9 +140,7 @@ class _Commands:
                     code=EXIT_USAGE,
                 )
             names.append(name)
-        scoped = RecoverPlan(
-            tuple(names), request.pointers, request.raw, request.lines, request.query, request.find
-        )
+        scoped = RecoverPlan(tuple(names), request.arguments, request.raw)
         fetched: dict[str, object] = {}  # the session's copies, asked first (as the shim does)
         for name in filter(is_response_id, names):
             try:
