@@ -30,20 +30,7 @@ if TYPE_CHECKING:
     Ask = tuple[str, str, object, float | None]  # a request of the session API: method, path, body, timeout
     Answer = tuple[int, object]  # its status and JSON body
 
-__all__ = [
-    "CallPlan",
-    "Printout",
-    "RecoverPlan",
-    "call_answer",
-    "call_printout",
-    "command",
-    "is_recover",
-    "listing_of",
-    "notice_line",
-    "plan",
-    "plan_recover",
-    "render_error",
-]
+__all__ = ["CallPlan", "Printout", "command", "listing_of", "notice_line", "plan", "plan_recover"]
 
 
 _HELP_WORDS = ("-h", "--help", "help")
@@ -126,10 +113,6 @@ def _line(text: str) -> str:
 
 def _usage(message: str) -> Printout:
     return Printout(stderr=_line(message), code=EXIT_USAGE)
-
-
-def is_recover(argv: list[str]) -> bool:
-    return bool(argv) and argv[0] == "recover"
 
 
 # recover's options that take a value: what one value is, and what a missing value should have been
@@ -461,7 +444,7 @@ def command(
     timeout), is sent its (status, JSON body) or thrown its error, and returns what to print; the shim and
     Just-Bash drive it, so both print the same bytes. ``recovery_dir``: None for the session's, else
     ``default_dir``; ``paths``: that directory as the user sees it (host, shown), ``cwd`` there."""
-    if prefix and is_recover(argv):
+    if prefix and argv[:1] == ["recover"]:
         request = plan_recover(argv, prefix)
         if isinstance(request, Printout):
             return request
