@@ -176,28 +176,6 @@ def _exchange(sock: _socket.socket, request: bytes) -> tuple[int, bytes]:
         at = eol + 4 + size
 
 
-def _open(family: int, where: str | tuple[object, ...]) -> _socket.socket:
-    sock = _socket.socket(family, _socket.SOCK_STREAM)
-    sock.settimeout(CONNECT_TIMEOUT)
-    try:
-        sock.connect(where)
-    except BaseException:
-        sock.close()
-        raise
-    return sock
-
-
-def _open_tcp(host: str, port: int) -> _socket.socket:
-    """``socket.create_connection``: every address the (loopback) name resolves to, in order."""
-    error: OSError | None = None
-    for family, _type, _proto, _name, where in _socket.getaddrinfo(host, port, 0, _socket.SOCK_STREAM):
-        try:
-            return _open(family, where)
-        except OSError as exc:
-            error = error or exc  # the first failure, as socket.create_connection reports
-    raise error or OSError(f"{host} resolves to no address")
-
-
 class SessionClient:
     """Blocking requests to the session API; one connection per request (the session is local)."""
 
@@ -211,12 +189,26 @@ class SessionClient:
         return cls(locate_session(os.environ if environ is None else environ))
 
     def _connect(self) -> _socket.socket:
+        """The Unix socket, else the first of the addresses the loopback name resolves to that accepts (as
+        ``socket.create_connection`` does; importing ``socket`` would slow every command)."""
         address = self.address
         try:
             if address.socket_path is not None:
-                return _open(_socket.AF_UNIX, address.socket_path)
-            assert address.host is not None and address.port is not None
-            return _open_tcp(address.host, address.port)
+                targets: list[tuple[int, str | tuple[object, ...]]] = [(_socket.AF_UNIX, address.socket_path)]
+            else:
+                found = _socket.getaddrinfo(address.host, address.port, 0, _socket.SOCK_STREAM)
+                targets = [(family, where) for family, _type, _proto, _name, where in found]
+            errors: list[OSError] = []
+            for family, where in targets:
+                sock = _socket.socket(family, _socket.SOCK_STREAM)
+                sock.settimeout(CONNECT_TIMEOUT)
+                try:
+                    sock.connect(where)
+                    return sock
+                except OSError as exc:
+                    sock.close()
+                    errors.append(exc)
+            raise errors[0] if errors else OSError(f"{address.host} resolves to no address")
         except TimeoutError:
             raise SessionUnreachable(
                 f"The mcpsqueeze session at {address.describe()} did not accept the connection in time. "
