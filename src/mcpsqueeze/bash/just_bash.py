@@ -14,7 +14,7 @@ import logging
 import os
 from collections.abc import Coroutine, Generator, Mapping
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from just_bash import (
     AsyncBash,
@@ -33,6 +33,9 @@ from just_bash._options import ExecOptions
 from mcpsqueeze._errors import EXIT_BACKEND, BackendError, MCPSqueezeError, UsageError, exit_code
 
 from ._core import Printout, command, listing_of
+
+if TYPE_CHECKING:
+    from ._core import Answer, Ask
 from ._names import server_command
 from ._session_http import DEFAULT_CALL_TIMEOUT, SessionClient
 
@@ -81,45 +84,46 @@ def recovery_mount(recovery_dir: Path | str) -> MountConfig:
     )
 
 
-class _Commands:
-    """The custom commands of one shell, sharing the session and the recovery directory."""
+async def _drive(flow: Generator[Ask, Answer, Printout], session: ShellSession, timeout: float) -> Printout:
+    """Run a command with the shell's session, as the shim does with blocking requests."""
+    try:
+        method, path, body, wait = next(flow)
+        while True:
+            try:
+                answer = await session.request(method, path, body, timeout=timeout if wait is None else wait)
+            except MCPSqueezeError as exc:
+                method, path, body, wait = flow.throw(exc)
+            else:
+                method, path, body, wait = flow.send(answer)
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]
 
-    def __init__(self, session: ShellSession, recovery_dir: Path, timeout: float) -> None:
-        self.session = session
-        self.recovery_dir = recovery_dir
-        self.paths = (str(recovery_dir), MOUNT_POINT)
-        self.timeout = timeout
 
-    async def run(self, argv: list[str], prefix: str, ctx: AsyncCustomCommandContext) -> Printout:
-        """Drive the command with the shell's session, as the shim does with blocking requests."""
-        stdin = ctx.stdin
-        flow = command(
-            argv,
-            prefix=prefix,
-            read_stdin=lambda: stdin,
-            recovery_dir=str(self.recovery_dir),
-            paths=self.paths,
-            cwd=ctx.cwd,
-        )
-        try:
-            method, path, body, timeout = next(flow)
-            while True:
-                try:
-                    answer = await self.session.request(method, path, body, timeout=timeout or self.timeout)
-                except MCPSqueezeError as exc:
-                    method, path, body, timeout = flow.throw(exc)
-                else:
-                    method, path, body, timeout = flow.send(answer)
-        except StopIteration as done:
-            return done.value  # type: ignore[no-any-return]
+def bash_commands(
+    session: ShellSession,
+    recovery_dir: Path | str,
+    servers: list[str],
+    *,
+    timeout: float = DEFAULT_CALL_TIMEOUT,
+) -> dict[str, CommandCallback]:
+    """The custom commands: one per server, plus ``mcpsq``; pass them to ``AsyncBash``."""
+    directory = os.path.abspath(recovery_dir)
 
-    def command(self, server: str | None) -> CommandCallback:
+    def command_for(server: str | None) -> CommandCallback:
         prefix = "" if server is not None else "mcpsq "
         lead = [server] if server is not None else []
 
         async def callback(args: list[str], ctx: AsyncCustomCommandContext) -> CustomCommandResultDict:
+            flow = command(
+                [*lead, *args],
+                prefix=prefix,
+                read_stdin=lambda: ctx.stdin,
+                recovery_dir=directory,
+                paths=(directory, MOUNT_POINT),
+                cwd=ctx.cwd,
+            )
             try:
-                outcome = await self.run([*lead, *args], prefix, ctx)
+                outcome = await _drive(flow, session, timeout)
             except (BackendError, UsageError) as exc:
                 outcome = Printout(stderr=f"{server or 'mcpsq'}: {exc}\n", code=exit_code(exc))
             except Exception as exc:  # a command must end with an exit code, never a traceback
@@ -132,22 +136,12 @@ class _Commands:
 
         return callback
 
-
-def bash_commands(
-    session: ShellSession,
-    recovery_dir: Path | str,
-    servers: list[str],
-    *,
-    timeout: float = DEFAULT_CALL_TIMEOUT,
-) -> dict[str, CommandCallback]:
-    """The custom commands: one per server, plus ``mcpsq``; pass them to ``AsyncBash``."""
-    commands = _Commands(session, Path(os.path.abspath(recovery_dir)), timeout)
-    table: dict[str, CommandCallback] = {"mcpsq": commands.command(None)}
+    table: dict[str, CommandCallback] = {"mcpsq": command_for(None)}
     for server in servers:
         name, warning = server_command(server)
         if warning:
             logger.warning("mcpsqueeze: %s", warning)
-        table.setdefault(name, commands.command(name))  # `mcp-time` resolves to the server `time`
+        table.setdefault(name, command_for(name))  # `mcp-time` resolves to the server `time`
     return table
 
 
