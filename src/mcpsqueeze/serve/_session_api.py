@@ -4,7 +4,6 @@ one per caller). The API (docs/session-api.md) is a thin door onto that session.
 from __future__ import annotations
 
 import contextlib
-import functools
 import json
 import logging
 from dataclasses import dataclass
@@ -127,13 +126,6 @@ class Backends:
             result = await backend.call(tool, arguments)
         return await session.present_outcome(server, tool, arguments, result, full=full)
 
-    def recover(self, request: RecoverRequest, principal: str | None = None) -> dict[str, Any]:
-        return self.session.for_caller(principal).answer_recover(request)
-
-    def original(self, response_id: str, principal: str | None = None) -> bytes:
-        """The caller's stored original, exactly as kept (counted as a recovery, as every door's is)."""
-        return self.session.for_caller(principal).stored(response_id)
-
     def stop(self) -> None:
         for backend in self.backends.values():
             backend.stop()
@@ -221,7 +213,7 @@ def build_app(session: Backends, token: bytes | Tokens | None) -> Any:
             return reply(400, error_body("bad_request", str(exc)))
         try:
             result = await anyio.to_thread.run_sync(
-                functools.partial(session.recover, asked, request.scope.get(PRINCIPAL_KEY))
+                session.session.for_caller(request.scope.get(PRINCIPAL_KEY)).answer_recover, asked
             )
         except RecoveryError as exc:
             return reply(404, error_body("not_found", str(exc)))
@@ -233,9 +225,9 @@ def build_app(session: Backends, token: bytes | Tokens | None) -> Any:
         response_id = request.path_params["response_id"]
         if not is_response_id(response_id):
             return reply(400, error_body("bad_request", f"{response_id!r} is not a response id (32 hex)"))
-        try:
+        try:  # exactly as kept, counted as a recovery (as every door's is)
             data = await anyio.to_thread.run_sync(
-                functools.partial(session.original, response_id, request.scope.get(PRINCIPAL_KEY))
+                session.session.for_caller(request.scope.get(PRINCIPAL_KEY)).stored, response_id
             )
         except RecoveryError as exc:
             return reply(404, error_body("not_found", str(exc)))
