@@ -181,7 +181,6 @@ def tool_flags(input_schema: object) -> list[Flag]:
     required = set(required_list) if isinstance(required_list, list) else set()
     props = [p for p in properties if isinstance(p, str)]
     names = command_names(props)
-    flags: list[Flag] = []
     used: set[str] = set(CONTROL_FLAGS)
     renamed: dict[str, str] = {}
     for command, prop in names.items():
@@ -194,9 +193,7 @@ def tool_flags(input_schema: object) -> list[Flag]:
                 name = f"arg-{command}-{n}"
         used.add(name)
         renamed[prop] = name
-    for prop in props:
-        flags.append(Flag(renamed[prop], prop, _resolve(properties[prop], root), prop in required))
-    return flags
+    return [Flag(renamed[prop], prop, _resolve(properties[prop], root), prop in required) for prop in props]
 
 
 # -------------------------------------------------------------------------------------------- parsing

@@ -41,35 +41,6 @@ def _timeout(environ: Mapping[str, str]) -> float:
     return value
 
 
-def _run(
-    argv: list[str],
-    environ: Mapping[str, str],
-    prefix: str,
-    read_stdin: Callable[[], str] | None,
-    client: SessionClient | None,
-) -> Printout:
-    """Drive the command with blocking requests; the session is found only when one is asked."""
-    flow = command(
-        argv,
-        prefix=prefix,
-        read_stdin=read_stdin,
-        recovery_dir=environ.get("MCPSQUEEZE_RECOVERY_DIR") or None,
-        default_dir=default_recovery_dir(environ),
-    )
-    try:
-        method, path, body, timeout = next(flow)
-        while True:
-            try:
-                client = client or SessionClient.from_environ(environ)
-                answer = client.request(method, path, body, timeout=timeout or _timeout(environ))
-            except MCPSqueezeError as exc:
-                method, path, body, timeout = flow.throw(exc)
-            else:
-                method, path, body, timeout = flow.send(answer)
-    except StopIteration as done:
-        return done.value  # type: ignore[no-any-return]
-
-
 def run(
     argv: list[str],
     environ: Mapping[str, str] | None = None,
@@ -79,10 +50,28 @@ def run(
     client: SessionClient | None = None,
 ) -> Printout:
     """Everything ``mcpsq`` does but printing: argv in, (stdout, stderr, exit code) out; ``prefix``: ``"mcpsq
-    "``, or ``""`` for an entry point (``argv[0]`` its server)."""
+    "``, or ``""`` for an entry point (``argv[0]`` its server). The command's requests are made here,
+    blocking; the session is found only when one is asked."""
     env: Mapping[str, str] = os.environ if environ is None else environ
+    flow = command(
+        argv,
+        prefix=prefix,
+        read_stdin=read_stdin,
+        recovery_dir=env.get("MCPSQUEEZE_RECOVERY_DIR") or None,
+        default_dir=default_recovery_dir(env),
+    )
     try:
-        return _run(argv, env, prefix, read_stdin, client)
+        method, path, body, timeout = next(flow)
+        while True:
+            try:
+                client = client or SessionClient.from_environ(env)
+                answer = client.request(method, path, body, timeout=timeout or _timeout(env))
+            except MCPSqueezeError as exc:
+                method, path, body, timeout = flow.throw(exc)
+            else:
+                method, path, body, timeout = flow.send(answer)
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]
     except (BackendError, UsageError) as exc:
         return Printout(stderr=f"mcpsq: {exc}\n", code=exit_code(exc))
 
