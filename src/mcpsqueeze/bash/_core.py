@@ -21,7 +21,7 @@ from mcpsqueeze._errors import (
 
 from ._catalog import Catalog, ServerInfo
 from ._fastjson import dumps
-from ._flags import parse_call
+from ._flags import did_you_mean, parse_call
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -182,13 +182,6 @@ def plan_recover(argv: list[str], prefix: str = "mcpsq ") -> RecoverPlan | Print
     return RecoverPlan(tuple(refs), arguments, raw)
 
 
-def _close(word: str, candidates: list[str]) -> str:
-    import difflib  # error path only
-
-    found = difflib.get_close_matches(word, candidates, n=1)
-    return f"did you mean {found[0]}? " if found else ""
-
-
 def plan(
     argv: list[str],
     listing: Catalog,
@@ -213,7 +206,7 @@ def plan(
         known = ", ".join(names) or "none"
         return _usage(
             f"{prefix}{name}: no server named {name!r} in this session (servers: {known}); "
-            f"{_close(name, names)}run `{top}` to list them."
+            f"{did_you_mean(name, names)}run `{top}` to list them."
         )
     if len(argv) == 1 or argv[1] in _HELP_WORDS:
         from ._help import render_server
@@ -263,7 +256,7 @@ def _unknown_tool(server: ServerInfo, typed: str, prefix: str) -> Printout:
             ),
             code=EXIT_BACKEND,
         )
-    hint = _close(typed, [t.command for t in server.tools])
+    hint = did_you_mean(typed, [t.command for t in server.tools])
     return _usage(f"{prefix}{server.name}: no tool {typed!r} on {server.name}; {hint}{see}.")
 
 

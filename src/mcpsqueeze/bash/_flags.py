@@ -18,7 +18,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-__all__ = ["BOUNDS", "CONTROL_FLAGS", "Flag", "ParsedCall", "parse_call", "tool_flags"]
+__all__ = ["BOUNDS", "CONTROL_FLAGS", "Flag", "ParsedCall", "did_you_mean", "parse_call", "tool_flags"]
 
 #: Flags the shim keeps for itself; a property with one of these names becomes ``--arg-NAME``.
 CONTROL_FLAGS = frozenset({"json", "full", "raw", "help"})
@@ -349,13 +349,17 @@ def _read_json_input(text: str, prog: str) -> dict[str, object]:
     return value
 
 
-def _unknown(word: str, flags: list[Flag], prog: str) -> UsageError:
-    import difflib  # only on this error path: keep the shim's startup small
+def did_you_mean(word: str, candidates: list[str]) -> str:
+    """``did you mean X? `` for the closest candidate, else ``""``."""
+    import difflib  # only on an error path: keep the shim's startup small
 
+    found = difflib.get_close_matches(word, candidates, n=1)
+    return f"did you mean {found[0]}? " if found else ""
+
+
+def _unknown(word: str, flags: list[Flag], prog: str) -> UsageError:
     known = [f"--{f.name}" for f in flags] + ["--json", "--full", "--raw", "--help"]
-    close = difflib.get_close_matches(word.split("=", 1)[0], known, n=1)
-    hint = f"did you mean {close[0]}? " if close else ""
-    return UsageError(f"unknown flag {word}; {hint}{_see(prog)}")
+    return UsageError(f"unknown flag {word}; {did_you_mean(word.split('=', 1)[0], known)}{_see(prog)}")
 
 
 def parse_call(
