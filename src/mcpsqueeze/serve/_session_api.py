@@ -4,7 +4,6 @@ one per caller). The API (docs/session-api.md) is a thin door onto that session.
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -138,7 +137,7 @@ def error_body(code: str, message: str) -> dict[str, Any]:
 
 def too_large_body(message: str) -> bytes:
     """The API's 413 answer (see transports/_http_limits.py)."""
-    return json.dumps(error_body("too_large", message)).encode()
+    return dumps(error_body("too_large", message))
 
 
 def build_app(session: Backends, token: bytes | Tokens | None) -> Any:
