@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mcpsqueeze.bash._names import NameMap, kebab
+from mcpsqueeze.bash._catalog import ServerInfo
+from mcpsqueeze.bash._names import command_names, kebab
 
 
 @pytest.mark.parametrize(
@@ -45,23 +46,42 @@ def test_kebab_splits_words_exactly_as_the_regular_expressions_did(name: str) ->
     assert kebab(name) == kebab_by_regex(name)
 
 
+def _server(*tools: str) -> ServerInfo:
+    return ServerInfo("demo", "up", None, [{"name": name} for name in tools])
+
+
+def _found(server: ServerInfo, typed: str) -> str | None:
+    tool = server.tool(typed)
+    return None if tool is None else tool.name
+
+
 def test_both_spellings_of_one_name_collide_deterministically_and_each_stays_reachable() -> None:
-    forward = NameMap(["search_issues", "searchIssues"])
-    backward = NameMap(["searchIssues", "search_issues"])
-    assert forward.items() == backward.items()
-    assert forward.original("search-issues") == "searchIssues"  # "I" sorts before "_"
-    assert forward.original("search-issues-2") == "search_issues"
-    assert forward.original("search_issues") == "search_issues"  # the original spelling always works
+    forward = _server("search_issues", "searchIssues")
+    backward = _server("searchIssues", "search_issues")
+    assert command_names(["search_issues", "searchIssues"]) == command_names(
+        ["searchIssues", "search_issues"]
+    )
+    assert [(t.command, t.name) for t in forward.tools] == [(t.command, t.name) for t in backward.tools]
+    assert _found(forward, "search-issues") == "searchIssues"  # "I" sorts before "_"
+    assert _found(forward, "search-issues-2") == "search_issues"
+    assert _found(forward, "search_issues") == "search_issues"  # the original spelling always works
 
 
 def test_an_original_already_in_kebab_case_keeps_the_plain_name_on_a_collision() -> None:
-    names = NameMap(["searchIssues", "search-issues"])
-    assert names.original("search-issues") == "search-issues"
-    assert names.command("searchIssues") == "search-issues-2"
+    assert command_names(["searchIssues", "search-issues"]) == {
+        "search-issues": "search-issues",
+        "search-issues-2": "searchIssues",
+    }
+
+
+def test_a_command_name_wins_over_another_tools_original_spelling() -> None:
+    server = _server("a_b", "a-b", "a-b-2")
+    assert _found(server, "a-b-2") == "a_b"
+    assert _found(server, "a-b-2-2") == "a-b-2"
 
 
 def test_unknown_names_map_to_nothing() -> None:
-    assert NameMap(["echo"]).original("ech") is None
+    assert _found(_server("echo"), "ech") is None
 
 
 @pytest.mark.parametrize(

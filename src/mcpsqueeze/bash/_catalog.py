@@ -5,7 +5,7 @@ Stdlib-only, no I/O.
 from __future__ import annotations
 
 from ._flags import Flag, tool_flags
-from ._names import NameMap
+from ._names import command_names
 
 __all__ = ["Catalog", "ServerInfo", "ToolInfo"]
 
@@ -33,16 +33,15 @@ class ToolInfo:
 class ServerInfo:
     """One backend server of the session, up or down, with its tools sorted by command name."""
 
-    __slots__ = ("_names", "error", "name", "status", "tools")
+    __slots__ = ("error", "name", "status", "tools")
 
     def __init__(self, name: str, status: str, error: str | None, tools: list[dict[str, object]]) -> None:
         self.name = name
         self.status = status
         self.error = error
-        by_name = {t["name"]: t for t in tools if isinstance(t.get("name"), str)}
-        self._names = NameMap([str(n) for n in by_name])
+        by_name = {str(t["name"]): t for t in tools if isinstance(t.get("name"), str)}
         self.tools: list[ToolInfo] = []
-        for command, original in sorted(self._names.items()):
+        for command, original in sorted(command_names(list(by_name)).items()):
             raw = by_name[original]
             description = raw.get("description")
             title = raw.get("title")
@@ -61,11 +60,9 @@ class ServerInfo:
         return self.status == "up"
 
     def tool(self, typed: str) -> ToolInfo | None:
-        """The tool a typed command (kebab name or the original spelling) stands for."""
-        original = self._names.original(typed)
-        if original is None:
-            return None
-        return next(t for t in self.tools if t.name == original)
+        """The tool a typed command (kebab name, else the original spelling) stands for."""
+        by_command = next((t for t in self.tools if t.command == typed), None)
+        return by_command or next((t for t in self.tools if t.name == typed), None)
 
 
 class Catalog:

@@ -5,39 +5,32 @@ the Just-Bash commands are glue around it, so all print the same bytes and exit 
 
 from __future__ import annotations
 
+import posixpath
+
 from mcpsqueeze._errors import (
     EXIT_BACKEND,
     EXIT_OK,
     EXIT_TOOL_ERROR,
     EXIT_UNREACHABLE,
     EXIT_USAGE,
+    BackendError,
+    MCPSqueezeError,
     RecoveryError,
     UsageError,
 )
 
 from ._catalog import Catalog, ServerInfo
 from ._fastjson import dumps
-from ._flags import parse_call
+from ._flags import did_you_mean, parse_call
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
-    from pathlib import Path
+    from collections.abc import Callable, Generator
 
-__all__ = [
-    "CallPlan",
-    "Printout",
-    "RecoverPlan",
-    "call_answer",
-    "call_printout",
-    "is_recover",
-    "listing_of",
-    "notice_line",
-    "plan",
-    "plan_recover",
-    "render_error",
-    "run_recover",
-]
+    Ask = tuple[str, str, object, float | None]  # a request of the session API: method, path, body, timeout
+    Answer = tuple[int, object]  # its status and JSON body
+
+__all__ = ["CallPlan", "Printout", "command", "listing_of", "notice_line", "plan", "plan_recover"]
 
 
 _HELP_WORDS = ("-h", "--help", "help")
@@ -101,26 +94,17 @@ class CallPlan:
 
 class RecoverPlan:
     """``recover ID|PATH... [--pointer P]... [--lines A-B,C-D] [--query EXPR] [--grep RE | --search WORDS]
-    [--raw]``; ``find`` holds the search's arguments as the recover tool takes them (the request checks
-    them)."""
+    [--raw]``: what to read, the recover tool's other arguments as given (the request checks them), and
+    ``--raw``."""
 
-    __slots__ = ("find", "lines", "pointers", "query", "raw", "refs")
+    __slots__ = ("arguments", "raw", "refs")
 
     def __init__(
-        self,
-        refs: tuple[str, ...],
-        pointers: tuple[str, ...] = (),
-        raw: bool = False,
-        lines: str | None = None,
-        query: str | None = None,
-        find: dict[str, object] | None = None,
+        self, refs: tuple[str, ...], arguments: dict[str, object] | None = None, raw: bool = False
     ) -> None:
         self.refs = refs
-        self.pointers = pointers
+        self.arguments = arguments or {}
         self.raw = raw
-        self.lines = lines
-        self.query = query
-        self.find = find or {}
 
 
 def _line(text: str) -> str:
@@ -129,10 +113,6 @@ def _line(text: str) -> str:
 
 def _usage(message: str) -> Printout:
     return Printout(stderr=_line(message), code=EXIT_USAGE)
-
-
-def is_recover(argv: list[str]) -> bool:
-    return bool(argv) and argv[0] == "recover"
 
 
 # recover's options that take a value: what one value is, and what a missing value should have been
@@ -147,8 +127,6 @@ _RECOVER_OPTIONS = {
     "--offset": ("number", "a character offset like 1200"),
     "--length": ("number", "a number of characters like 400"),
 }
-# passed to the request as the recover tool takes them: the request checks these
-_FIND_OPTIONS = ("--grep", "--search", "--context", "--skip", "--offset", "--length")
 
 
 def plan_recover(argv: list[str], prefix: str = "mcpsq ") -> RecoverPlan | Printout:
@@ -160,7 +138,7 @@ def plan_recover(argv: list[str], prefix: str = "mcpsq ") -> RecoverPlan | Print
     see = f"see `{prefix}recover --help`"
     refs: list[str] = []
     pointers: list[str] = []  # --pointer may repeat: one part per pointer
-    given: dict[str, str] = {}  # the other flags: each once; every flag as --flag VALUE or --flag=VALUE
+    arguments: dict[str, object] = {}  # the other flags, each once; each as --flag VALUE or --flag=VALUE
     raw = False
     i = 0
     while i < len(words):
@@ -169,10 +147,10 @@ def plan_recover(argv: list[str], prefix: str = "mcpsq ") -> RecoverPlan | Print
         if word == "--raw":
             raw = True
         elif word in ("-i", "--ignore-case"):
-            given["--ignore-case"] = ""
+            arguments["ignore_case"] = True
         elif flag in _RECOVER_OPTIONS:
             what, needs = _RECOVER_OPTIONS[flag]
-            if flag in given:
+            if flag[2:] in arguments:
                 return _usage(f"{prefix}recover: {flag} given twice; pass one {what}; {see}")
             if eq:
                 value = inline
@@ -184,7 +162,7 @@ def plan_recover(argv: list[str], prefix: str = "mcpsq ") -> RecoverPlan | Print
             if flag == "--pointer":
                 pointers.append(value)
             else:
-                given[flag] = value
+                arguments[flag[2:]] = value
         elif word.startswith("--") and len(word) > 2:
             return _usage(f"{prefix}recover: unknown flag {word}; {see}")
         else:
@@ -195,22 +173,13 @@ def plan_recover(argv: list[str], prefix: str = "mcpsq ") -> RecoverPlan | Print
             f"{prefix}recover: missing the response id (32 hex characters from the shrink notice) or the "
             f"recovery file path; {see}"
         )
-    lines, query = given.get("--lines"), given.get("--query")
-    find: dict[str, object] = {flag[2:]: given[flag] for flag in _FIND_OPTIONS if flag in given}
-    if "--ignore-case" in given:
-        find["ignore_case"] = True
-    if lines is not None and pointers:
+    if "lines" in arguments and pointers:
         return _usage(f"{prefix}recover: give --pointer or --lines, not both; {see}")
-    if lines is not None and query is not None:
+    if "lines" in arguments and "query" in arguments:
         return _usage(f"{prefix}recover: give --lines or --query, not both; {see}")
-    return RecoverPlan(tuple(refs), tuple(pointers), raw, lines, query, find)
-
-
-def _close(word: str, candidates: list[str]) -> str:
-    import difflib  # error path only
-
-    found = difflib.get_close_matches(word, candidates, n=1)
-    return f"did you mean {found[0]}? " if found else ""
+    if pointers:
+        arguments["pointer"] = pointers
+    return RecoverPlan(tuple(refs), arguments, raw)
 
 
 def plan(
@@ -237,7 +206,7 @@ def plan(
         known = ", ".join(names) or "none"
         return _usage(
             f"{prefix}{name}: no server named {name!r} in this session (servers: {known}); "
-            f"{_close(name, names)}run `{top}` to list them."
+            f"{did_you_mean(name, names)}run `{top}` to list them."
         )
     if len(argv) == 1 or argv[1] in _HELP_WORDS:
         from ._help import render_server
@@ -287,7 +256,7 @@ def _unknown_tool(server: ServerInfo, typed: str, prefix: str) -> Printout:
             ),
             code=EXIT_BACKEND,
         )
-    hint = _close(typed, [t.command for t in server.tools])
+    hint = did_you_mean(typed, [t.command for t in server.tools])
     return _usage(f"{prefix}{server.name}: no tool {typed!r} on {server.name}; {hint}{see}.")
 
 
@@ -400,28 +369,24 @@ def listing_of(status: int, body: object) -> Catalog | Printout:
 
 
 def call_answer(
-    action: CallPlan,
-    status: int,
-    body: object,
-    *,
-    recovery_dir: Callable[[], Path],
-    paths: tuple[str, str] | None = None,
+    action: CallPlan, status: int, body: object, recovery_dir: str, paths: tuple[str, str] | None = None
 ) -> Printout:
-    """What a tool call prints for the session's answer to ``POST /v1/call`` (``action.body()``), in every
-    shell door: ``call_printout``, or, when the answer is a dedup pointer instead of the data (from a
-    session other than ours), the original read from ``recovery_dir()`` (asked only then) after the
-    notice, so stdout never lacks the data."""
+    """What a tool call prints for the session's answer to ``POST /v1/call`` (``action.body()``):
+    ``call_printout``, or, when the answer is a dedup pointer instead of the data (from a session other
+    than ours), the original read from ``recovery_dir`` after the notice, so stdout never lacks the data."""
     if status != 200:
         return render_error(status, body, prog=action.prog)
     result = body.get("result") if isinstance(body, dict) else None
     meta = result.get("_meta") if isinstance(result, dict) else None
     dedup = meta.get("mcpsqueeze/dedup") if isinstance(meta, dict) else None
     rid = dedup.get("response_id") if isinstance(dedup, dict) and not action.raw else None
-    if isinstance(rid, str):
-        original = run_recover(RecoverPlan((rid,)), recovery_dir, paths=paths)
-        notice = call_printout(body, paths=paths).stderr
-        return Printout(original.stdout, notice + original.stderr, original.code)
-    return call_printout(body, raw=action.raw, paths=paths)
+    if not isinstance(rid, str):
+        return call_printout(body, raw=action.raw, paths=paths)
+    notice = call_printout(body, paths=paths).stderr
+    read = _read_original(recovery_dir, rid, "mcpsq recover", paths)
+    if isinstance(read, Printout):
+        return Printout(read.stdout, notice + read.stderr, read.code)
+    return Printout(_text_and_notes(read[0])[0], notice)
 
 
 def render_error(status: int, body: object, *, prog: str = "mcpsq") -> Printout:
@@ -457,50 +422,143 @@ def render_error(status: int, body: object, *, prog: str = "mcpsq") -> Printout:
     )
 
 
-# ------------------------------------------------------------------------------------------ recovery
-def run_recover(
-    request: RecoverPlan,
-    recovery_dir: Callable[[], Path],
+# ------------------------------------------------------------------------------------- one command
+def command(
+    argv: list[str],
     *,
-    fetch: Callable[[str], object] | None = None,
     prefix: str = "mcpsq ",
+    read_stdin: Callable[[], str] | None = None,
+    recovery_dir: str | None = None,
+    default_dir: str = "",
     paths: tuple[str, str] | None = None,
-) -> Printout:
-    """Print one original, or the part asked for, exactly as the recover tool answers it (no newline added;
-    exit 2 when refused). A bare response id is asked of the session first (``fetch``: it knows the caller
-    and counts the recovery), else the file is read through the mount-scoped reader from
-    ``recovery_dir()``."""
+    cwd: str = "/",
+) -> Generator[Ask, Answer, Printout]:
+    """One shell command without I/O: it yields each session API request (timeout None: the door's call
+    timeout), is sent its (status, JSON body) or thrown its error, and returns what to print; the shim and
+    Just-Bash drive it, so both print the same bytes. ``recovery_dir``: None for the session's, else
+    ``default_dir``; ``paths``: that directory as the user sees it (host, shown), ``cwd`` there."""
+    if prefix and argv[:1] == ["recover"]:
+        request = plan_recover(argv, prefix)
+        if isinstance(request, Printout):
+            return request
+        return (yield from _recover(request, recovery_dir, default_dir, prefix, paths, cwd))
+    try:
+        listing = listing_of(*(yield ("GET", "/v1/servers", None, 30.0)))
+    except BackendError as exc:
+        if not (prefix and len(argv) == 1 and argv[0] in _HELP_WORDS):
+            raise
+        from ._help import render_usage  # asking how to use a command is never an error: exit 0
+
+        return Printout(stdout=render_usage(str(exc), prefix))
+    if isinstance(listing, Printout):
+        return listing
+    action = plan(argv, listing, prefix=prefix, read_stdin=read_stdin)
+    if not isinstance(action, CallPlan):
+        return action
+    status, body = yield ("POST", "/v1/call", action.body(), None)
+    directory = recovery_dir or listing.recovery_dir or default_dir  # only for a dedup pointer
+    return call_answer(action, status, body, directory, paths)
+
+
+def _fetch(response_id: str) -> Generator[Ask, Answer, object]:
+    """The session's copy of an original (None when no session answers with one): it knows the caller
+    and counts the recovery."""
+    try:
+        status, body = yield ("GET", f"/v1/original/{response_id}", None, None)
+    except MCPSqueezeError:
+        return None  # no session: the files are still there to read
+    return body if status == 200 else None
+
+
+def _session_recovery_dir(default_dir: str) -> Generator[Ask, Answer, str]:
+    try:
+        status, body = yield ("GET", "/v1/servers", None, 10.0)
+    except MCPSqueezeError:
+        return default_dir  # no session: the files are still there to read
+    found = body.get("recovery_dir") if status == 200 and isinstance(body, dict) else None
+    return found if isinstance(found, str) else default_dir
+
+
+def _in_view(ref: str, shown: str, cwd: str) -> str | None:
+    """A reference typed where the recovery directory shows as ``shown``: a name in it (None: refused)."""
+    if "/" not in ref:
+        return ref  # a response id or a bare file name: the scoped reader checks it
+    path = ref if ref.startswith("/") else posixpath.join(cwd or "/", ref)
+    if ".." in path.split("/"):
+        return None
+    directory, _, name = posixpath.normpath(path).rpartition("/")
+    return name if directory == shown and name else None
+
+
+def _read_original(
+    directory: str, ref: str, prog: str, paths: tuple[str, str] | None
+) -> tuple[dict[str, object], str] | Printout:
+    """A recovery file through the mount-scoped reader: the original and its text, or what to print."""
     import json  # the stdlib one here: recovery is rare
+    from pathlib import Path
+
+    from mcpsqueeze.recovery import open_recovery_file
+
+    try:
+        data = open_recovery_file(Path(directory), ref)
+    except (RecoveryError, UsageError) as exc:
+        return _usage(f"{prog}: {_rewrite(str(exc), paths)}")
+    try:
+        original = json.loads(data)
+    except (ValueError, RecursionError):
+        return _usage(f"{prog}: {ref!r} is not a JSON recovery file; pass a response id instead.")
+    if not isinstance(original, dict):
+        return _usage(f"{prog}: {ref!r} does not hold a tool result; pass a response id instead.")
+    return original, data.decode("utf-8", "replace")
+
+
+def _recover(
+    request: RecoverPlan,
+    recovery_dir: str | None,
+    default_dir: str,
+    prefix: str,
+    paths: tuple[str, str] | None,
+    cwd: str,
+) -> Generator[Ask, Answer, Printout]:
+    """Print one original, or the part asked for, exactly as the recover tool answers it (no newline added;
+    exit 2 when refused). A bare response id is asked of the session first, else the file is read through
+    the mount-scoped reader."""
+    import json
 
     from mcpsqueeze.core import RecoverRequest, answer, parts_text  # the lazy face: stdlib-only modules
-    from mcpsqueeze.recovery import is_response_id, open_recovery_file
+    from mcpsqueeze.recovery import is_response_id
 
     prog = f"{prefix}recover"
-    ids = [_id_in(ref) for ref in request.refs]
-    arguments: dict[str, object] = {"response_id": ids, "pointer": list(request.pointers) or None}
-    arguments |= {"lines": request.lines, "query": request.query, **request.find}
+    shown = None if paths is None else paths[1]
+    refs = []
+    for typed in request.refs:
+        ref = typed if shown is None else _in_view(typed, shown, cwd)
+        if ref is None:
+            return _usage(
+                f"{prog}: refused to read {typed!r}: only recovery files directly in {shown} can be read; "
+                "pass the response id from the notice instead."
+            )
+        refs.append(ref)
     originals: list[dict[str, object]] = []
     raws: list[str] = []
     try:
-        asked = RecoverRequest.parse(arguments)  # bounds first: nothing is read for a refused request
-        for ref in request.refs:
-            fetched = fetch(ref) if fetch is not None and is_response_id(ref) else None
-            if isinstance(fetched, dict):
-                originals.append(fetched)
-                raws.append(json.dumps(fetched, ensure_ascii=False, separators=(",", ":")))
-                continue
-            data = open_recovery_file(recovery_dir(), ref)
-            try:
-                original = json.loads(data)
-            except (ValueError, RecursionError):
-                return _usage(f"{prog}: {ref!r} is not a JSON recovery file; pass a response id instead.")
-            if not isinstance(original, dict):
-                return _usage(f"{prog}: {ref!r} does not hold a tool result; pass a response id instead.")
-            originals.append(original)
-            raws.append(data.decode("utf-8", "replace"))
-    except (RecoveryError, UsageError) as exc:
+        asked = RecoverRequest.parse({"response_id": [_id_in(ref) for ref in refs], **request.arguments})
+    except UsageError as exc:  # bounds first: nothing is read for a refused request
         return _usage(f"{prog}: {_rewrite(str(exc), paths)}")
-    if len(originals) == 1 and request.raw and not request.pointers and request.query is None:
+    for ref in refs:
+        fetched = (yield from _fetch(ref)) if is_response_id(ref) else None
+        if isinstance(fetched, dict):
+            originals.append(fetched)
+            raws.append(json.dumps(fetched, ensure_ascii=False, separators=(",", ":")))
+            continue
+        if recovery_dir is None:
+            recovery_dir = yield from _session_recovery_dir(default_dir)
+        read = _read_original(recovery_dir, ref, prog, paths)
+        if isinstance(read, Printout):
+            return read
+        originals.append(read[0])
+        raws.append(read[1])
+    if len(originals) == 1 and request.raw and not {"pointer", "query"} & request.arguments.keys():
         return Printout(stdout=_line(raws[0]))
     if len(originals) == 1 and not asked.selects:  # the whole text, resources' text too (as a call prints)
         return Printout(stdout=_text_and_notes(originals[0])[0])

@@ -12,13 +12,13 @@ from __future__ import annotations
 from mcpsqueeze._errors import UsageError
 
 from ._fastjson import dumps, loads  # json.dumps/loads on the C accelerator, without `re`
-from ._names import NameMap
+from ._names import command_names
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-__all__ = ["BOUNDS", "CONTROL_FLAGS", "Flag", "ParsedCall", "parse_call", "tool_flags"]
+__all__ = ["BOUNDS", "CONTROL_FLAGS", "Flag", "ParsedCall", "did_you_mean", "parse_call", "tool_flags"]
 
 #: Flags the shim keeps for itself; a property with one of these names becomes ``--arg-NAME``.
 CONTROL_FLAGS = frozenset({"json", "full", "raw", "help"})
@@ -180,8 +180,7 @@ def tool_flags(input_schema: object) -> list[Flag]:
     required_list = resolved.get("required")
     required = set(required_list) if isinstance(required_list, list) else set()
     props = [p for p in properties if isinstance(p, str)]
-    names = NameMap(props)
-    flags: list[Flag] = []
+    names = command_names(props)
     used: set[str] = set(CONTROL_FLAGS)
     renamed: dict[str, str] = {}
     for command, prop in names.items():
@@ -189,14 +188,12 @@ def tool_flags(input_schema: object) -> list[Flag]:
         if name in CONTROL_FLAGS:
             name = f"arg-{name}"
             n = 1
-            while name in used or name in names.commands():
+            while name in used or name in names:
                 n += 1
                 name = f"arg-{command}-{n}"
         used.add(name)
         renamed[prop] = name
-    for prop in props:
-        flags.append(Flag(renamed[prop], prop, _resolve(properties[prop], root), prop in required))
-    return flags
+    return [Flag(renamed[prop], prop, _resolve(properties[prop], root), prop in required) for prop in props]
 
 
 # -------------------------------------------------------------------------------------------- parsing
@@ -352,13 +349,17 @@ def _read_json_input(text: str, prog: str) -> dict[str, object]:
     return value
 
 
-def _unknown(word: str, flags: list[Flag], prog: str) -> UsageError:
-    import difflib  # only on this error path: keep the shim's startup small
+def did_you_mean(word: str, candidates: list[str]) -> str:
+    """``did you mean X? `` for the closest candidate, else ``""``."""
+    import difflib  # only on an error path: keep the shim's startup small
 
+    found = difflib.get_close_matches(word, candidates, n=1)
+    return f"did you mean {found[0]}? " if found else ""
+
+
+def _unknown(word: str, flags: list[Flag], prog: str) -> UsageError:
     known = [f"--{f.name}" for f in flags] + ["--json", "--full", "--raw", "--help"]
-    close = difflib.get_close_matches(word.split("=", 1)[0], known, n=1)
-    hint = f"did you mean {close[0]}? " if close else ""
-    return UsageError(f"unknown flag {word}; {hint}{_see(prog)}")
+    return UsageError(f"unknown flag {word}; {did_you_mean(word.split('=', 1)[0], known)}{_see(prog)}")
 
 
 def parse_call(

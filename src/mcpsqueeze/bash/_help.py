@@ -23,6 +23,20 @@ EXIT_CODES = (
     "3 session unreachable, 4 backend failure or timeout."
 )
 _FLAG_COLUMN = 30
+#: The end of every tool's help: the shim's own flags and what it prints.
+_EVERY_TOOL = """\
+Every tool also takes:
+  --json JSON|-                 the whole input as one JSON object ('-' reads it from stdin); flags
+                                given too override its keys
+  --full                        the kept original of this same call, without running it; when none
+                                is kept, only a read-only or idempotent tool runs again (unshrunk)
+  --raw                         print the whole result (content, structuredContent, _meta, isError)
+                                as JSON
+  -h, --help                    show this help
+
+Output: the result text on stdout, exactly (nothing added; a terminal gets a final newline); a
+shrink notice (with the response id and the recovery file) and errors on stderr.
+"""
 
 
 def first_sentence(text: str, limit: int) -> str:
@@ -205,22 +219,5 @@ def render_tool_help(server: str, tool: ToolInfo, prefix: str = "mcpsq ") -> str
         for flag in optional:
             lines += _wrap(_flag_left(flag), _flag_notes(flag))
         lines.append("")
-    lines.append("Every tool also takes:")
-    lines += _wrap(
-        "--json JSON|-",
-        ["the whole input as one JSON object ('-' reads it from stdin); flags given too override its keys"],
-    )
-    lines += _wrap(
-        "--full",
-        ["the kept original of this same call, without running it; when none is kept, only a read-only or "
-         "idempotent tool runs again (unshrunk)"],
-    )  # fmt: skip
-    lines += _wrap("--raw", ["print the whole result (content, structuredContent, _meta, isError) as JSON"])
-    lines += _wrap("-h, --help", ["show this help"])
-    lines += [
-        "",
-        "Output: the result text on stdout, exactly (nothing added; a terminal gets a final newline); a",
-        "shrink notice (with the response id and the recovery file) and errors on stderr.",
-        EXIT_CODES,
-    ]
+    lines.append(_EVERY_TOOL + EXIT_CODES)
     return "\n".join(lines) + "\n"

@@ -5,7 +5,7 @@ wins, else the first in code-point order; the others get ``-2``, ``-3``. Origina
 
 from __future__ import annotations
 
-__all__ = ["SHELL_WORDS", "NameMap", "kebab", "server_command"]
+__all__ = ["SHELL_WORDS", "command_names", "kebab", "server_command"]
 
 # ASCII only, as the regular expressions this replaced ([a-z0-9], [A-Z]); `re` costs the shim ~7 ms.
 _UPPER = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
@@ -33,51 +33,22 @@ def kebab(name: str) -> str:
     return converted or name
 
 
-class NameMap:
-    """Kebab-case command names for a set of originals, and the way back."""
-
-    __slots__ = ("_by_command", "_by_original")
-
-    def __init__(self, originals: list[str] | tuple[str, ...]) -> None:
-        groups: dict[str, list[str]] = {}
-        for original in sorted(set(originals)):
-            groups.setdefault(kebab(original), []).append(original)
-        by_command: dict[str, str] = {}
-        taken: set[str] = set()
-        for base in sorted(groups):
-            members = groups[base]
-            members.sort(key=lambda o: (o != base, o))
-            suffix = 1
-            for original in members:
-                command = base
-                while command in taken:
-                    suffix += 1
-                    command = f"{base}-{suffix}"
-                taken.add(command)
-                by_command[command] = original
-        self._by_command = by_command
-        self._by_original = {original: command for command, original in by_command.items()}
-
-    def command(self, original: str) -> str:
-        """The command name of an original (KeyError when it is not one of ours)."""
-        return self._by_original[original]
-
-    def original(self, typed: str) -> str | None:
-        """The original a typed name stands for: a command name, or an original spelled verbatim."""
-        found = self._by_command.get(typed)
-        if found is not None:
-            return found
-        if typed in self._by_original:
-            return typed
-        return None
-
-    def commands(self) -> list[str]:
-        """Every command name, sorted by the kebab name they were made from."""
-        return list(self._by_command)
-
-    def items(self) -> list[tuple[str, str]]:
-        """``(command, original)`` pairs."""
-        return list(self._by_command.items())
+def command_names(originals: list[str]) -> dict[str, str]:
+    """The kebab-case command name of each original, as ``{command: original}`` sorted by the kebab name
+    each was made from."""
+    groups: dict[str, list[str]] = {}
+    for original in sorted(set(originals)):
+        groups.setdefault(kebab(original), []).append(original)
+    by_command: dict[str, str] = {}
+    for base in sorted(groups):
+        suffix = 1
+        for original in sorted(groups[base], key=lambda o: (o != base, o)):
+            command = base
+            while command in by_command:
+                suffix += 1
+                command = f"{base}-{suffix}"
+            by_command[command] = original
+    return by_command
 
 
 # Words a shell gives its own meaning: a command file named like a keyword or builtin cannot be

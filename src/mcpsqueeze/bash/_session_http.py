@@ -18,7 +18,7 @@ from ._fastjson import dumps, loads
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
 __all__ = [
     "DEFAULT_CALL_TIMEOUT",
@@ -131,99 +131,49 @@ def _read_token(path: str) -> str:
     return token
 
 
-class _Reader:
-    """Buffered reads from a socket: lines for the head, exact sizes for the body."""
-
-    __slots__ = ("buf", "sock")
-
-    def __init__(self, sock: _socket.socket) -> None:
-        self.sock = sock
-        self.buf = b""
-
-    def _fill(self) -> bool:
-        chunk = self.sock.recv(65536)
+def _recv_until(sock: _socket.socket, data: bytearray, done: Callable[[bytearray], bool]) -> None:
+    """Receive into ``data`` until ``done(data)``; ConnectionError when the session closes first."""
+    while not done(data):
+        chunk = sock.recv(1 << 20)
         if not chunk:
-            return False
-        self.buf += chunk
-        return True
-
-    def line(self) -> bytes:
-        while b"\r\n" not in self.buf:
-            if len(self.buf) > 65536 or not self._fill():
-                raise ConnectionError("the session closed the connection mid-answer")
-        line, _, self.buf = self.buf.partition(b"\r\n")
-        return line
-
-    def exact(self, n: int) -> bytes:
-        parts = [self.buf[:n]]
-        have = len(parts[0])
-        self.buf = self.buf[n:]
-        while have < n:
-            chunk = self.sock.recv(min(1 << 20, n - have))
-            if not chunk:
-                raise ConnectionError("the session closed the connection mid-answer")
-            parts.append(chunk)
-            have += len(chunk)
-        return b"".join(parts)
-
-    def rest(self) -> bytes:
-        parts = [self.buf]
-        while chunk := self.sock.recv(1 << 20):
-            parts.append(chunk)
-        return b"".join(parts)
+            raise ConnectionError("the session closed the connection mid-answer")
+        data += chunk
 
 
-def _exchange(sock: _socket.socket, head: bytes, body: bytes) -> tuple[int, bytes]:
-    sock.sendall(head + body)
-    reader = _Reader(sock)
-    status_line = reader.line()
+def _exchange(sock: _socket.socket, request: bytes) -> tuple[int, bytes]:
+    """Send one request; the answer's status and body (``Content-Length``, chunked, or up to the close
+    that ``Connection: close`` asks for; interim 100 answers skipped)."""
+    sock.sendall(request)
+    data = bytearray()
     while True:
+        _recv_until(sock, data, lambda d: b"\r\n\r\n" in d or len(d) > 65536)
+        head, sep, rest = bytes(data).partition(b"\r\n\r\n")
+        status_line, *lines = head.split(b"\r\n")
         parts = status_line.split(b" ", 2)
-        if len(parts) < 2 or not parts[0].startswith(b"HTTP/") or not parts[1].isdigit():
+        if not sep or len(parts) < 2 or not parts[0].startswith(b"HTTP/") or not parts[1].isdigit():
             raise ConnectionError(f"the session sent a malformed status line {status_line[:80]!r}")
-        status = int(parts[1])
-        headers: dict[bytes, bytes] = {}
-        while line := reader.line():
-            name, _, value = line.partition(b":")
-            headers[name.strip().lower()] = value.strip()
-        if status != 100:
+        data = bytearray(rest)
+        if parts[1] != b"100":
             break
-        status_line = reader.line()
-    if b"chunked" in headers.get(b"transfer-encoding", b"").lower():
-        chunks: list[bytes] = []
-        while True:
-            size = int(reader.line().split(b";", 1)[0], 16)
-            if size == 0:
-                break
-            chunks.append(reader.exact(size))
-            reader.line()
-        return status, b"".join(chunks)
-    length = headers.get(b"content-length")
-    if length is not None and length.isdigit():
-        return status, reader.exact(int(length))
-    return status, reader.rest()
-
-
-def _open(family: int, where: str | tuple[object, ...]) -> _socket.socket:
-    sock = _socket.socket(family, _socket.SOCK_STREAM)
-    sock.settimeout(CONNECT_TIMEOUT)
-    try:
-        sock.connect(where)
-    except BaseException:
-        sock.close()
-        raise
-    return sock
-
-
-def _open_tcp(host: str, port: int) -> _socket.socket:
-    """``socket.create_connection``: every address the (loopback) name resolves to, in order."""
-    error: OSError | None = None
-    for family, _type, _proto, _name, where in _socket.getaddrinfo(host, port, 0, _socket.SOCK_STREAM):
-        try:
-            return _open(family, where)
-        except OSError as exc:
-            error = error or exc  # the first failure, as socket.create_connection reports
-    raise error or OSError(f"{host} resolves to no address")
+    headers = {name.strip().lower(): value.strip() for name, _, value in (h.partition(b":") for h in lines)}
+    status = int(parts[1])
+    chunked = b"chunked" in headers.get(b"transfer-encoding", b"").lower()
+    length = headers.get(b"content-length", b"")
+    if length.isdigit() and not chunked:
+        _recv_until(sock, data, lambda d: len(d) >= int(length))
+        return status, bytes(data[: int(length)])
+    while chunk := sock.recv(1 << 20):
+        data += chunk
+    if not chunked:
+        return status, bytes(data)
+    body, at = bytearray(), 0
+    while True:
+        eol = data.index(b"\r\n", at)
+        size = int(data[at:eol].split(b";", 1)[0], 16)
+        if size == 0:
+            return status, bytes(body)
+        body += data[eol + 2 : eol + 2 + size]
+        at = eol + 4 + size
 
 
 class SessionClient:
@@ -239,12 +189,26 @@ class SessionClient:
         return cls(locate_session(os.environ if environ is None else environ))
 
     def _connect(self) -> _socket.socket:
+        """The Unix socket, else the first of the addresses the loopback name resolves to that accepts (as
+        ``socket.create_connection`` does; importing ``socket`` would slow every command)."""
         address = self.address
         try:
             if address.socket_path is not None:
-                return _open(_socket.AF_UNIX, address.socket_path)
-            assert address.host is not None and address.port is not None
-            return _open_tcp(address.host, address.port)
+                targets: list[tuple[int, str | tuple[object, ...]]] = [(_socket.AF_UNIX, address.socket_path)]
+            else:
+                found = _socket.getaddrinfo(address.host, address.port, 0, _socket.SOCK_STREAM)
+                targets = [(family, where) for family, _type, _proto, _name, where in found]
+            errors: list[OSError] = []
+            for family, where in targets:
+                sock = _socket.socket(family, _socket.SOCK_STREAM)
+                sock.settimeout(CONNECT_TIMEOUT)
+                try:
+                    sock.connect(where)
+                    return sock
+                except OSError as exc:
+                    sock.close()
+                    errors.append(exc)
+            raise errors[0] if errors else OSError(f"{address.host} resolves to no address")
         except TimeoutError:
             raise SessionUnreachable(
                 f"The mcpsqueeze session at {address.describe()} did not accept the connection in time. "
@@ -295,7 +259,7 @@ class SessionClient:
         sock = self._connect()
         try:
             sock.settimeout(timeout)
-            status, raw = _exchange(sock, head, payload)
+            status, raw = _exchange(sock, head + payload)
         except TimeoutError:
             raise SessionTimeout(
                 f"The mcpsqueeze session at {address.describe()} did not answer within {timeout:g} s. "

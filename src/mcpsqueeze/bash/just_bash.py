@@ -12,10 +12,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import posixpath
 from collections.abc import Coroutine, Generator, Mapping
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from just_bash import (
     AsyncBash,
@@ -31,20 +30,12 @@ from just_bash import BackendError as JustBashBackendError
 from just_bash._custom_commands import CustomCommandResultDict
 from just_bash._options import ExecOptions
 
-from mcpsqueeze._errors import EXIT_BACKEND, EXIT_USAGE, BackendError, UsageError, exit_code
-from mcpsqueeze.recovery import is_response_id
+from mcpsqueeze._errors import EXIT_BACKEND, BackendError, MCPSqueezeError, UsageError, exit_code
 
-from ._core import (
-    CallPlan,
-    Printout,
-    RecoverPlan,
-    call_answer,
-    is_recover,
-    listing_of,
-    plan,
-    plan_recover,
-    run_recover,
-)
+from ._core import Printout, command, listing_of
+
+if TYPE_CHECKING:
+    from ._core import Answer, Ask
 from ._names import server_command
 from ._session_http import DEFAULT_CALL_TIMEOUT, SessionClient
 
@@ -93,74 +84,46 @@ def recovery_mount(recovery_dir: Path | str) -> MountConfig:
     )
 
 
-def _virtual_ref(ref: str, cwd: str) -> str | None:
-    """Map what the user typed inside the shell to a name in the recovery directory (None: refuse)."""
-    if "/" not in ref:
-        return ref  # a response id or a bare file name: the scoped reader checks it
-    path = ref if ref.startswith("/") else posixpath.join(cwd or "/", ref)
-    if ".." in path.split("/"):
-        return None
-    directory, _, name = posixpath.normpath(path).rpartition("/")
-    return name if directory == MOUNT_POINT and name else None
-
-
-class _Commands:
-    """The custom commands of one shell, sharing the session and the recovery directory."""
-
-    def __init__(self, session: ShellSession, recovery_dir: Path, timeout: float) -> None:
-        self.session = session
-        self.recovery_dir = recovery_dir
-        self.paths = (str(recovery_dir), MOUNT_POINT)
-        self.timeout = timeout
-
-    async def run(self, argv: list[str], prefix: str, ctx: AsyncCustomCommandContext) -> Printout:
-        if prefix and is_recover(argv):
-            return await self._recover(argv, prefix, ctx.cwd)
-        listing = listing_of(*await self.session.request("GET", "/v1/servers"))
-        if isinstance(listing, Printout):
-            return listing
-        stdin = ctx.stdin
-        action = plan(argv, listing, prefix=prefix, read_stdin=lambda: stdin)
-        if not isinstance(action, CallPlan):
-            return action
-        answer = await self.session.request("POST", "/v1/call", action.body(), timeout=self.timeout)
-        return call_answer(action, *answer, recovery_dir=lambda: self.recovery_dir, paths=self.paths)
-
-    async def _recover(self, argv: list[str], prefix: str, cwd: str) -> Printout:
-        request = plan_recover(argv, prefix)
-        if isinstance(request, Printout):
-            return request
-        names = []
-        for ref in request.refs:
-            name = _virtual_ref(ref, cwd)
-            if name is None:
-                return Printout(
-                    stderr=f"{prefix}recover: refused to read {ref!r}: only recovery files directly in "
-                    f"{MOUNT_POINT} can be read; pass the response id from the notice instead.\n",
-                    code=EXIT_USAGE,
-                )
-            names.append(name)
-        scoped = RecoverPlan(
-            tuple(names), request.pointers, request.raw, request.lines, request.query, request.find
-        )
-        fetched: dict[str, object] = {}  # the session's copies, asked first (as the shim does)
-        for name in filter(is_response_id, names):
+async def _drive(flow: Generator[Ask, Answer, Printout], session: ShellSession, timeout: float) -> Printout:
+    """Run a command with the shell's session, as the shim does with blocking requests."""
+    try:
+        method, path, body, wait = next(flow)
+        while True:
             try:
-                status, body = await self.session.request("GET", f"/v1/original/{name}", timeout=self.timeout)
-            except BackendError:
-                break  # no session: the files are still there to read
-            fetched[name] = body if status == 200 else None
-        return run_recover(
-            scoped, lambda: self.recovery_dir, fetch=fetched.get, prefix=prefix, paths=self.paths
-        )
+                answer = await session.request(method, path, body, timeout=timeout if wait is None else wait)
+            except MCPSqueezeError as exc:
+                method, path, body, wait = flow.throw(exc)
+            else:
+                method, path, body, wait = flow.send(answer)
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]
 
-    def command(self, server: str | None) -> CommandCallback:
+
+def bash_commands(
+    session: ShellSession,
+    recovery_dir: Path | str,
+    servers: list[str],
+    *,
+    timeout: float = DEFAULT_CALL_TIMEOUT,
+) -> dict[str, CommandCallback]:
+    """The custom commands: one per server, plus ``mcpsq``; pass them to ``AsyncBash``."""
+    directory = os.path.abspath(recovery_dir)
+
+    def command_for(server: str | None) -> CommandCallback:
         prefix = "" if server is not None else "mcpsq "
         lead = [server] if server is not None else []
 
         async def callback(args: list[str], ctx: AsyncCustomCommandContext) -> CustomCommandResultDict:
+            flow = command(
+                [*lead, *args],
+                prefix=prefix,
+                read_stdin=lambda: ctx.stdin,
+                recovery_dir=directory,
+                paths=(directory, MOUNT_POINT),
+                cwd=ctx.cwd,
+            )
             try:
-                outcome = await self.run([*lead, *args], prefix, ctx)
+                outcome = await _drive(flow, session, timeout)
             except (BackendError, UsageError) as exc:
                 outcome = Printout(stderr=f"{server or 'mcpsq'}: {exc}\n", code=exit_code(exc))
             except Exception as exc:  # a command must end with an exit code, never a traceback
@@ -173,22 +136,12 @@ class _Commands:
 
         return callback
 
-
-def bash_commands(
-    session: ShellSession,
-    recovery_dir: Path | str,
-    servers: list[str],
-    *,
-    timeout: float = DEFAULT_CALL_TIMEOUT,
-) -> dict[str, CommandCallback]:
-    """The custom commands: one per server, plus ``mcpsq``; pass them to ``AsyncBash``."""
-    commands = _Commands(session, Path(os.path.abspath(recovery_dir)), timeout)
-    table: dict[str, CommandCallback] = {"mcpsq": commands.command(None)}
+    table: dict[str, CommandCallback] = {"mcpsq": command_for(None)}
     for server in servers:
         name, warning = server_command(server)
         if warning:
             logger.warning("mcpsqueeze: %s", warning)
-        table.setdefault(name, commands.command(name))  # `mcp-time` resolves to the server `time`
+        table.setdefault(name, command_for(name))  # `mcp-time` resolves to the server `time`
     return table
 
 

@@ -11,8 +11,7 @@ import sys
 
 from mcpsqueeze._errors import BackendError, MCPSqueezeError, UsageError, exit_code
 
-from ._catalog import Catalog
-from ._core import CallPlan, Printout, call_answer, is_recover, listing_of, plan, plan_recover, run_recover
+from ._core import Printout, command
 from ._session_http import (
     DEFAULT_CALL_TIMEOUT,
     SessionClient,
@@ -22,7 +21,6 @@ from ._session_http import (
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
-    from pathlib import Path
     from typing import NoReturn
 
 __all__ = ["console", "main", "run"]
@@ -43,88 +41,6 @@ def _timeout(environ: Mapping[str, str]) -> float:
     return value
 
 
-def _fetch_listing(client: SessionClient) -> Catalog | Printout:
-    return listing_of(*client.request("GET", "/v1/servers"))
-
-
-def _recovery_dir(environ: Mapping[str, str], client: SessionClient | None) -> str:
-    configured = environ.get("MCPSQUEEZE_RECOVERY_DIR", "")
-    if configured:
-        return configured
-    try:
-        session = client or SessionClient.from_environ(environ)
-        status, body = session.request("GET", "/v1/servers", timeout=10.0)
-        if status == 200 and isinstance(body, dict) and isinstance(body.get("recovery_dir"), str):
-            return str(body["recovery_dir"])
-    except MCPSqueezeError:
-        pass  # no session: the files are still there to read
-    return default_recovery_dir(environ)
-
-
-def _fetcher(environ: Mapping[str, str], client: SessionClient | None) -> Callable[[str], object]:
-    """The session's copy of an original by response id (None when no session answers with one)."""
-
-    def fetch(response_id: str) -> object:
-        try:
-            session = client or SessionClient.from_environ(environ)
-            status, body = session.request("GET", f"/v1/original/{response_id}", timeout=_timeout(environ))
-        except MCPSqueezeError:
-            return None  # no session: the files are still there to read
-        return body if status == 200 else None
-
-    return fetch
-
-
-def _help(environ: Mapping[str, str], prefix: str, client: SessionClient | None) -> Printout:
-    """``mcpsq --help``: the listing when a session answers, else the usage and why (exit 0 either way:
-    asking how to use a command is never an error)."""
-    from ._help import render_listing, render_usage
-
-    try:
-        listing = _fetch_listing(client or SessionClient.from_environ(environ))
-    except BackendError as exc:
-        return Printout(stdout=render_usage(str(exc), prefix))
-    if isinstance(listing, Printout):  # the session answered, but not with a listing: say so, as before
-        return listing
-    return Printout(stdout=render_listing(listing, prefix))
-
-
-def _run(
-    argv: list[str],
-    environ: Mapping[str, str],
-    prefix: str,
-    read_stdin: Callable[[], str] | None,
-    client: SessionClient | None,
-) -> Printout:
-    if prefix and is_recover(argv):
-        request = plan_recover(argv, prefix)
-        if isinstance(request, Printout):
-            return request
-        from pathlib import Path
-
-        def directory() -> Path:
-            return Path(_recovery_dir(environ, client))
-
-        return run_recover(request, directory, fetch=_fetcher(environ, client), prefix=prefix)
-    if prefix and argv[:1] in (["--help"], ["-h"], ["help"]) and len(argv) == 1:
-        return _help(environ, prefix, client)
-    session = client or SessionClient.from_environ(environ)
-    listing = _fetch_listing(session)
-    if isinstance(listing, Printout):
-        return listing
-    action = plan(argv, listing, prefix=prefix, read_stdin=read_stdin)
-    if not isinstance(action, CallPlan):
-        return action
-    answer = session.request("POST", "/v1/call", action.body(), timeout=_timeout(environ))
-
-    def recovery_dir() -> Path:  # only for a dedup pointer: the original is printed instead
-        from pathlib import Path
-
-        return Path(_recovery_dir(environ, session))
-
-    return call_answer(action, *answer, recovery_dir=recovery_dir)
-
-
 def run(
     argv: list[str],
     environ: Mapping[str, str] | None = None,
@@ -134,10 +50,28 @@ def run(
     client: SessionClient | None = None,
 ) -> Printout:
     """Everything ``mcpsq`` does but printing: argv in, (stdout, stderr, exit code) out; ``prefix``: ``"mcpsq
-    "``, or ``""`` for an entry point (``argv[0]`` its server)."""
+    "``, or ``""`` for an entry point (``argv[0]`` its server). The command's requests are made here,
+    blocking; the session is found only when one is asked."""
     env: Mapping[str, str] = os.environ if environ is None else environ
+    flow = command(
+        argv,
+        prefix=prefix,
+        read_stdin=read_stdin,
+        recovery_dir=env.get("MCPSQUEEZE_RECOVERY_DIR") or None,
+        default_dir=default_recovery_dir(env),
+    )
     try:
-        return _run(argv, env, prefix, read_stdin, client)
+        method, path, body, timeout = next(flow)
+        while True:
+            try:
+                client = client or SessionClient.from_environ(env)
+                answer = client.request(method, path, body, timeout=timeout or _timeout(env))
+            except MCPSqueezeError as exc:
+                method, path, body, timeout = flow.throw(exc)
+            else:
+                method, path, body, timeout = flow.send(answer)
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]
     except (BackendError, UsageError) as exc:
         return Printout(stderr=f"mcpsq: {exc}\n", code=exit_code(exc))
 

@@ -4,13 +4,10 @@ one per caller). The API (docs/session-api.md) is a thin door onto that session.
 from __future__ import annotations
 
 import contextlib
-import functools
-import json
 import logging
-import socket
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 import anyio.abc
@@ -37,9 +34,6 @@ from ..transports import (
     tcp_listener,
     uvicorn_server,
 )
-
-if TYPE_CHECKING:
-    from ..accounting import Metrics
 
 __all__ = ["SHUTDOWN_GRACE", "Backends", "Listen", "NotFound", "build_app", "run_serve", "too_large_body"]
 
@@ -83,10 +77,6 @@ class Backends:
         self.holder = holder  # how errors name it: this session, this client
         self.backends = {spec.name: ServerLink(spec, tools, settings.timeout) for spec in specs}
         self.tg: anyio.abc.TaskGroup | None = None
-
-    @property
-    def metrics(self) -> Metrics | None:
-        return self.session.services.metrics
 
     async def start(self, tg: anyio.abc.TaskGroup) -> None:
         self.tg = tg
@@ -135,33 +125,6 @@ class Backends:
             result = await backend.call(tool, arguments)
         return await session.present_outcome(server, tool, arguments, result, full=full)
 
-    async def call(
-        self, server: str, tool: str, arguments: dict[str, Any], full: bool, principal: str | None = None
-    ) -> tuple[int, Any]:
-        """`invoke` as the API answers `POST /v1/call`: (HTTP status, body)."""
-        try:
-            presented, outcome = await self.invoke(server, tool, arguments, full, principal)
-        except NotFound as exc:
-            return 404, error_body(exc.code, str(exc))
-        except BackendError as exc:
-            return (504 if isinstance(exc, BackendTimeout) else 502), error_body(
-                "timeout" if isinstance(exc, BackendTimeout) else "backend", str(exc)
-            )
-        body = {
-            "result": presented,
-            "action": outcome.action,
-            "response_id": outcome.response_id,
-            "original_response_file": outcome.original_file,
-        }
-        return 200, body
-
-    def recover(self, request: RecoverRequest, principal: str | None = None) -> dict[str, Any]:
-        return self.session.for_caller(principal).answer_recover(request)
-
-    def original(self, response_id: str, principal: str | None = None) -> bytes:
-        """The caller's stored original, exactly as kept (counted as a recovery, as every door's is)."""
-        return self.session.for_caller(principal).stored(response_id)
-
     def stop(self) -> None:
         for backend in self.backends.values():
             backend.stop()
@@ -174,7 +137,7 @@ def error_body(code: str, message: str) -> dict[str, Any]:
 
 def too_large_body(message: str) -> bytes:
     """The API's 413 answer (see transports/_http_limits.py)."""
-    return json.dumps(error_body("too_large", message)).encode()
+    return dumps(error_body("too_large", message))
 
 
 def build_app(session: Backends, token: bytes | Tokens | None) -> Any:
@@ -213,9 +176,25 @@ def build_app(session: Backends, token: bytes | Tokens | None) -> Any:
         if not isinstance(arguments, dict):
             return reply(400, error_body("bad_request", "arguments must be a JSON object"))
         full = body.get("full") is True
-        principal = request.scope.get(PRINCIPAL_KEY)
-        status, payload = await session.call(body["server"], body["tool"], arguments, full, principal)
-        return reply(status, payload)
+        try:
+            presented, outcome = await session.invoke(
+                body["server"], body["tool"], arguments, full, request.scope.get(PRINCIPAL_KEY)
+            )
+        except NotFound as exc:
+            return reply(404, error_body(exc.code, str(exc)))
+        except BackendTimeout as exc:
+            return reply(504, error_body("timeout", str(exc)))
+        except BackendError as exc:
+            return reply(502, error_body("backend", str(exc)))
+        return reply(
+            200,
+            {
+                "result": presented,
+                "action": outcome.action,
+                "response_id": outcome.response_id,
+                "original_response_file": outcome.original_file,
+            },
+        )
 
     async def recover(request: Request) -> Response:
         # The query string is the recover arguments (numbers as digit strings; a repeated key is a list;
@@ -233,7 +212,7 @@ def build_app(session: Backends, token: bytes | Tokens | None) -> Any:
             return reply(400, error_body("bad_request", str(exc)))
         try:
             result = await anyio.to_thread.run_sync(
-                functools.partial(session.recover, asked, request.scope.get(PRINCIPAL_KEY))
+                session.session.for_caller(request.scope.get(PRINCIPAL_KEY)).answer_recover, asked
             )
         except RecoveryError as exc:
             return reply(404, error_body("not_found", str(exc)))
@@ -245,35 +224,28 @@ def build_app(session: Backends, token: bytes | Tokens | None) -> Any:
         response_id = request.path_params["response_id"]
         if not is_response_id(response_id):
             return reply(400, error_body("bad_request", f"{response_id!r} is not a response id (32 hex)"))
-        try:
+        try:  # exactly as kept, counted as a recovery (as every door's is)
             data = await anyio.to_thread.run_sync(
-                functools.partial(session.original, response_id, request.scope.get(PRINCIPAL_KEY))
+                session.session.for_caller(request.scope.get(PRINCIPAL_KEY)).stored, response_id
             )
         except RecoveryError as exc:
             return reply(404, error_body("not_found", str(exc)))
         return Response(data, media_type="application/json")
 
-    app = Starlette(
-        routes=[
-            Route("/v1/servers", servers),
-            Route("/v1/health", health),
-            Route("/v1/call", call, methods=["POST"]),
-            Route("/v1/recover/{response_id}", recover),
-            Route("/v1/original/{response_id}", original),
-            *_metrics_routes(session),
-        ]
-    )
+    routes = [
+        Route("/v1/servers", servers),
+        Route("/v1/health", health),
+        Route("/v1/call", call, methods=["POST"]),
+        Route("/v1/recover/{response_id}", recover),
+        Route("/v1/original/{response_id}", original),
+    ]
+    metrics = session.session.services.metrics
+    if metrics is not None:  # GET /metrics (Prometheus), behind the same token as the rest of the API
+        from ..accounting import metrics_endpoint
+
+        routes.append(Route("/metrics", metrics_endpoint(metrics)))
+    app = Starlette(routes=routes)
     return app if token is None else bearer_guard(app, token)
-
-
-def _metrics_routes(session: Backends) -> list[Any]:
-    """GET /metrics (Prometheus), behind the same token as the rest of the API."""
-    from starlette.routing import Route
-
-    from ..accounting import metrics_endpoint
-
-    metrics = session.metrics
-    return [] if metrics is None else [Route("/metrics", metrics_endpoint(metrics))]
 
 
 def check_listen(listen: Listen, recovery_dir: Path) -> None:
@@ -303,10 +275,6 @@ def check_servers(specs: list[ServerSpec]) -> None:
             )
 
 
-def _bind_tcp(host: str, port: int) -> socket.socket:
-    return tcp_listener(host, port)  # TCP_NODELAY on its connections
-
-
 async def run_serve(
     settings: Settings,
     specs: list[ServerSpec],
@@ -323,7 +291,7 @@ async def run_serve(
     if listen.tcp is not None:
         assert listen.token_file is not None
         token = load_tokens(listen.token_file)
-        sock = _bind_tcp(*listen.tcp)
+        sock = tcp_listener(*listen.tcp)  # TCP_NODELAY on its connections
         where = "http://{}:{}".format(*sock.getsockname()[:2])
     else:
         assert listen.socket_path is not None
