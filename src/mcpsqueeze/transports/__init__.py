@@ -14,10 +14,8 @@ from ._channels import (
     ProcessChannel,
     SessionMessageChannel,
     StdioChannel,
-    http_backend,
     open_backend,
     open_channel,
-    open_process_channel,
 )
 from ._correlator import Backend, Correlator, Sent, gone_error, what_of
 from ._http_limits import RequestGuard
@@ -80,7 +78,6 @@ __all__ = [
     "clear_tokens",
     "error_response",
     "gone_error",
-    "http_backend",
     "line_of",
     "list_tool_names",
     "list_tools",
@@ -89,7 +86,6 @@ __all__ = [
     "on_signals",
     "open_backend",
     "open_channel",
-    "open_process_channel",
     "open_stateless_backend",
     "params_of",
     "parse_line",

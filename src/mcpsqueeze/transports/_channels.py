@@ -28,10 +28,8 @@ __all__ = [
     "ProcessChannel",
     "SessionMessageChannel",
     "StdioChannel",
-    "http_backend",
     "open_backend",
     "open_channel",
-    "open_process_channel",
 ]
 
 MAX_LINE = 1 << 31  # one message may be huge (a 50 MB result); the OS pipe, not us, is the limit
@@ -70,7 +68,7 @@ class _LineReader:
     """Newline-delimited lines from a byte stream, each handed over as the buffer it was read into: a
     line is held once (not as a buffer, a slice and bytes); only what followed the newline is copied."""
 
-    def __init__(self, stream: anyio.abc.ByteReceiveStream) -> None:
+    def __init__(self, stream: anyio.abc.ObjectReceiveStream[bytes] | None) -> None:
         self._stream = stream
         self._buffer = bytearray()
         self._searched = 0  # bytes of the buffer known to hold no newline
@@ -93,6 +91,7 @@ class _LineReader:
             line = self._buffered_line(max_bytes)
             if line is not None:
                 return line
+            assert self._stream is not None
             data = await self._stream.receive()
             self._buffer += data
 
@@ -103,9 +102,10 @@ class _FdLineReader(_LineReader):
     whole line buffered and nobody waiting it stops reading until the next `receive_line`. A descriptor
     epoll cannot watch (a regular file) is simply read."""
 
-    def __init__(self, source: _FdReceive) -> None:
-        super().__init__(source)
-        self._fd = source.fd
+    def __init__(self, fd: int) -> None:
+        super().__init__(None)
+        self._fd = fd
+        os.set_blocking(fd, False)
         self._eof = False
         self._error: OSError | None = None
         self._waiter: asyncio.Future[None] | None = None
@@ -173,10 +173,12 @@ class _FdLineReader(_LineReader):
 
 
 class _LineChannel:
-    """Newline-delimited JSON over a byte stream pair."""
+    """Newline-delimited JSON over a byte stream pair (or a raw file descriptor to read)."""
 
-    def __init__(self, receive: anyio.abc.ByteReceiveStream, send: anyio.abc.ByteSendStream) -> None:
-        self._receive = _FdLineReader(receive) if isinstance(receive, _FdReceive) else _LineReader(receive)
+    def __init__(
+        self, receive: anyio.abc.ObjectReceiveStream[bytes] | int, send: anyio.abc.ObjectSendStream[bytes]
+    ) -> None:
+        self._receive = _FdLineReader(receive) if isinstance(receive, int) else _LineReader(receive)
         self._send = send
         self._send_lock = anyio.Lock()
         self._write_now = send.write_now if isinstance(send, _FdSend) else None
@@ -229,34 +231,7 @@ class _LineChannel:
             await self._send.aclose()
 
 
-class _FdReceive(anyio.abc.ByteReceiveStream):
-    """Reads a raw file descriptor without blocking the event loop (a `_LineChannel` reads it through
-    `_FdLineReader` instead, which keeps the descriptor registered with the loop)."""
-
-    def __init__(self, fd: int) -> None:
-        self._fd = fd
-        os.set_blocking(fd, False)
-
-    @property
-    def fd(self) -> int:
-        return self._fd
-
-    async def receive(self, max_bytes: int = _READ) -> bytes:
-        while True:
-            try:
-                data = os.read(self._fd, max_bytes)
-            except BlockingIOError:
-                await anyio.wait_readable(self._fd)
-                continue
-            if not data:
-                raise anyio.EndOfStream
-            return data
-
-    async def aclose(self) -> None:
-        pass
-
-
-class _FdSend(anyio.abc.ByteSendStream):
+class _FdSend(anyio.abc.ObjectSendStream[bytes]):
     def __init__(self, fd: int) -> None:
         self._fd = fd
         os.set_blocking(fd, False)
@@ -270,10 +245,6 @@ class _FdSend(anyio.abc.ByteSendStream):
         except (BrokenPipeError, ConnectionResetError) as exc:
             raise anyio.BrokenResourceError from exc
 
-    async def finish(self, view: memoryview) -> None:
-        """The rest of a line already partly written (shielded and bounded, see `_finish`)."""
-        await self._finish(view)
-
     async def send(self, item: bytes) -> None:
         view = memoryview(item)
         while view:
@@ -283,14 +254,14 @@ class _FdSend(anyio.abc.ByteSendStream):
                 if len(view) == len(item):
                     await anyio.wait_writable(self._fd)  # nothing written yet: cancelling here is clean
                 else:
-                    await self._finish(view)
+                    await self.finish(view)
                     return
                 continue
             except (BrokenPipeError, ConnectionResetError) as exc:
                 raise anyio.BrokenResourceError from exc
             view = view[written:]
 
-    async def _finish(self, view: memoryview) -> None:
+    async def finish(self, view: memoryview) -> None:
         """Once part of a line is out, finish it even when cancelled (a cut line is invalid JSON), within
         a bound in case the reader has stopped reading."""
         with anyio.CancelScope(shield=True), anyio.move_on_after(_FINISH_LINE_SECONDS):
@@ -316,7 +287,7 @@ class StdioChannel(_LineChannel):
         stdout = os.dup(1)
         os.dup2(2, 1)
         sys.stdout = sys.stderr
-        super().__init__(_FdReceive(stdin), _FdSend(stdout))
+        super().__init__(stdin, _FdSend(stdout))
 
 
 _EXIT_GRACE = 1.0  # seconds a backend has to exit once its stdin is closed
@@ -328,7 +299,7 @@ class ProcessChannel(_LineChannel):
 
     def __init__(self, process: subprocess.Popen[bytes], argv: Sequence[str]) -> None:
         assert process.stdout is not None and process.stdin is not None
-        super().__init__(_FdReceive(os.dup(process.stdout.fileno())), _FdSend(os.dup(process.stdin.fileno())))
+        super().__init__(os.dup(process.stdout.fileno()), _FdSend(os.dup(process.stdin.fileno())))
         process.stdin.close()
         process.stdout.close()
         self.process = process
@@ -365,13 +336,6 @@ class ProcessChannel(_LineChannel):
             with contextlib.suppress(ProcessLookupError):
                 self.process.kill()
             await self.wait()
-
-
-def open_process_channel(
-    argv: Sequence[str], env: Mapping[str, str] | None = None, cwd: str | None = None
-) -> ProcessChannel:
-    """Spawn the backend; a missing command is a clear BackendError."""
-    return ProcessChannel(spawn(argv, env, cwd), argv)
 
 
 class SessionMessageChannel:
@@ -440,10 +404,26 @@ def _modern_headers(message: Message) -> Any:
 
 
 @contextlib.asynccontextmanager
-async def http_backend(
-    url: str, headers: Mapping[str, str], timeout: float | None, oauth: Any = None
+async def open_channel(
+    *,
+    url: str | None,
+    argv: Sequence[str],
+    headers: Mapping[str, str],
+    timeout: float | None,
+    oauth: Any = None,
+    env: Mapping[str, str] | None = None,
+    cwd: str | None = None,
 ) -> AsyncIterator[Channel]:
-    """Connect to a streamable-HTTP backend."""
+    """The channel to one backend: streamable HTTP to `url`, else the command `argv` spawned (a missing
+    command is a clear BackendError), closed and reaped at the end. Every backend of every door is opened
+    here."""
+    if url is None:
+        channel = ProcessChannel(spawn(argv, env, cwd), argv)
+        try:
+            yield channel
+        finally:
+            await channel.aclose()
+        return
     import httpx2
     from mcp.client.streamable_http import streamable_http_client
 
@@ -466,30 +446,6 @@ async def http_backend(
         if found is None:
             raise
         raise first_leaf(found) from None
-
-
-@contextlib.asynccontextmanager
-async def open_channel(
-    *,
-    url: str | None,
-    argv: Sequence[str],
-    headers: Mapping[str, str],
-    timeout: float | None,
-    oauth: Any = None,
-    env: Mapping[str, str] | None = None,
-    cwd: str | None = None,
-) -> AsyncIterator[Channel]:
-    """The channel to one backend: streamable HTTP to `url`, else the command `argv` spawned, closed and
-    reaped at the end. Every backend of every door is opened here."""
-    if url is not None:
-        async with http_backend(url, headers, timeout, oauth) as channel:
-            yield channel
-        return
-    channel = open_process_channel(argv, env, cwd)
-    try:
-        yield channel
-    finally:
-        await channel.aclose()
 
 
 @contextlib.asynccontextmanager
