@@ -12,6 +12,7 @@ from typing import Any
 
 import anyio
 
+from .._errors import BackendError
 from ..core import (
     FULL_META_KEY,
     CompressedToolError,
@@ -21,7 +22,7 @@ from ..core import (
     list_recover_tool,
 )
 from ..settings import Settings
-from ..transports import MAX_PAGES, Message, error_response
+from ..transports import Message, error_response, list_tools
 
 __all__ = ["NOT_FOUND", "CompressedFront", "compressed_front", "invoke_message"]
 
@@ -57,20 +58,19 @@ class CompressedFront:
 
     async def fetch(self, ask: Ask) -> CompressedTools | Message:
         """The backend's tools (every page), freshly listed; the backend's error answer when it fails."""
+        refused: list[Message] = []
+
+        async def result_of(method: str, params: dict[str, Any]) -> Any:
+            answer = await ask(method, params)
+            if "error" in answer:
+                refused.append(answer)
+            return answer.get("result")
+
         async with self._lock:
-            listed: list[Any] = []
-            cursor: Any = None
-            for _ in range(MAX_PAGES):
-                answer = await ask("tools/list", {"cursor": cursor} if cursor else {})
-                result = answer.get("result")
-                if not isinstance(result, dict) or not isinstance(result.get("tools"), list):
-                    if "error" in answer:
-                        return answer
-                    return error_response(None, NOT_FOUND, "mcpsqueeze: the backend did not list its tools")
-                listed += result["tools"]
-                cursor = result.get("nextCursor")
-                if not isinstance(cursor, str) or not cursor:
-                    break
+            try:
+                listed = await list_tools(result_of)
+            except BackendError as exc:  # the backend's own error answer, else ours
+                return refused[-1] if refused else error_response(None, NOT_FOUND, f"mcpsqueeze: {exc}")
             self.tools = CompressedTools.of(self.prefix, self.level, listed)
             return self.tools
 

@@ -1,8 +1,8 @@
 """Transports: the wire on both sides of a door. JSON-RPC lines, channels to a backend (a spawned
-process's stdio, streamable HTTP, in-memory pipes), the backend port (`Backend`: every request is
-answered) with its adapters (the `Correlator`, the links serve and `Client` hold (`ServerLink`), the
-2026-07-28 path's backends), OAuth for URL backends, and the listening side of the HTTP doors (sockets,
-bearer tokens, Host and Origin checks, uvicorn, 2025-11-25 sessions, the 2026-07-28 request and answer).
+process's stdio, streamable HTTP, in-memory pipes), the backends a door asks, every request answered (the
+`Correlator`, the links serve and `Client` hold (`ServerLink`), the 2026-07-28 path's backends), OAuth for
+URL backends, and the listening side of the HTTP doors (sockets, bearer tokens, Host and Origin checks,
+uvicorn, 2025-11-25 sessions, the 2026-07-28 request and answer).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from ._channels import (
     open_backend,
     open_channel,
 )
-from ._correlator import Backend, Correlator, Sent, gone_error, what_of
+from ._correlator import Correlator, Sent, gone_error, what_of
 from ._http_limits import RequestGuard
 from ._http_sessions import HttpSessions
 from ._jsonrpc import (
@@ -39,7 +39,7 @@ from ._jsonrpc import (
 )
 from ._modern_http import Notify, read_request, respond_json, stream_answer
 from ._oauth import backend_auth, clear_tokens, login, preflight
-from ._paging import MAX_PAGES, list_tool_names, list_tools
+from ._paging import list_tools
 from ._server import Until, bind_unix, on_signals, tcp_listener, uvicorn_server
 from ._server_link import BackendTimeout, ServerLink
 from ._shared_backend import StatelessBackend, open_stateless_backend
@@ -48,12 +48,10 @@ __all__ = [
     "BACKEND_GONE",
     "INVALID_PARAMS",
     "INVALID_REQUEST",
-    "MAX_PAGES",
     "PARSE_ERROR",
     "PRINCIPAL_KEY",
     "TIMEOUT",
     "UNREADABLE",
-    "Backend",
     "BackendTimeout",
     "Channel",
     "ChannelClosed",
@@ -79,7 +77,6 @@ __all__ = [
     "error_response",
     "gone_error",
     "line_of",
-    "list_tool_names",
     "list_tools",
     "load_tokens",
     "login",

@@ -16,11 +16,12 @@ import itertools
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 import anyio
 
-from .._errors import MCPSqueezeError
+from .._envelope import HANDSHAKE_VERSION
+from .._errors import BackendError, MCPSqueezeError
 from ._channels import Channel, ChannelClosed, ProcessChannel
 from ._jsonrpc import (
     BACKEND_GONE,
@@ -34,23 +35,11 @@ from ._jsonrpc import (
     valid_id,
 )
 
-__all__ = ["Backend", "Correlator", "Sent", "gone_error", "what_of"]
+__all__ = ["Correlator", "Sent", "error_text", "gone_error", "what_of"]
 
 logger = logging.getLogger("mcpsqueeze.transports")
 
 OnMessage = Callable[[Message], Awaitable[None]]
-
-
-class Backend(Protocol):
-    """The backend port: one MCP server as a door asks it; every request gets its response or an error
-    response saying why there is none."""
-
-    @property
-    def dead(self) -> str | None:
-        """Why the backend cannot answer any more; None while it can."""
-        ...
-
-    async def ask(self, method: str, params: dict[str, Any] | None = None) -> Message: ...
 
 
 def what_of(message: Message) -> str:
@@ -314,13 +303,36 @@ class Correlator:
         await self.send({"jsonrpc": "2.0", "method": method, **({"params": params} if params else {})})
 
     async def ask(self, method: str, params: dict[str, Any] | None = None) -> Message:
-        """One request of our own (the backend port): its answer, or an error response."""
+        """One request of our own: its answer, or an error response."""
         message: Message = {"jsonrpc": "2.0", "method": method}
         if params is not None:
             message["params"] = params
         answer = await self.request(message)
         assert answer is not None  # (no key: nothing cancels it but its task)
         return answer
+
+    async def initialize(self, capabilities: dict[str, Any]) -> dict[str, Any]:
+        """The MCP handshake of ours as the peer's client (initialize, then initialized): the peer's
+        initialize result; a BackendError saying why when it refuses."""
+        from .._version import __version__
+
+        client = {"name": "mcpsqueeze", "version": __version__}
+        params = {"protocolVersion": HANDSHAKE_VERSION, "capabilities": capabilities, "clientInfo": client}
+        answer = await self.ask("initialize", params)
+        result = answer.get("result")
+        if not isinstance(result, dict):
+            raise BackendError(f"the backend refused initialize: {error_text(answer)}")
+        await self.notify("notifications/initialized")
+        return result
+
+
+def error_text(answer: Message) -> str:
+    """What a JSON-RPC error response says (its message), for the error a door reports."""
+    error = answer.get("error")
+    message = error.get("message") if isinstance(error, dict) else None
+    if isinstance(message, str):
+        return message
+    return f"an answer that is neither a result nor an error: {str(answer)[:200]}"
 
 
 def gone_error(request_id: Any, method: str, reason: str | None) -> Message:

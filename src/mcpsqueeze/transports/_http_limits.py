@@ -26,7 +26,15 @@ from typing import Any
 
 from .._net import LOOPBACK, is_loopback
 
-__all__ = ["DEFAULT_MAX_BODY", "HEAD_TIMEOUT", "BodyLimit", "RequestGuard", "sdk_security", "timed_protocol"]
+__all__ = [
+    "DEFAULT_MAX_BODY",
+    "HEAD_TIMEOUT",
+    "BodyLimit",
+    "RequestGuard",
+    "replaying",
+    "sdk_security",
+    "timed_protocol",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -96,16 +104,22 @@ class BodyLimit:
             chunks.append(chunk)
             if not message.get("more_body"):
                 break
-        replayed = False
+        await self.app(scope, replaying(b"".join(chunks), receive), send)
 
-        async def replay() -> Message:
-            nonlocal replayed
-            if replayed:
-                return await receive()  # what comes after the body: the client's disconnect
-            replayed = True
-            return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
 
-        await self.app(scope, replay, send)
+def replaying(body: bytes, receive: Receive) -> Receive:
+    """`receive` with a body already read handed out again first, then what comes after it (the client's
+    disconnect)."""
+    replayed = False
+
+    async def replay() -> Message:
+        nonlocal replayed
+        if replayed:
+            return await receive()
+        replayed = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return replay
 
 
 def timed_protocol(base: type[Any], head_timeout: float = HEAD_TIMEOUT) -> type[Any]:

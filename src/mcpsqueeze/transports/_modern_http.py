@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream
@@ -207,7 +207,7 @@ class ModernHttpBackend:
         return isinstance(versions, list) and MODERN_VERSION in versions
 
     async def ask(self, method: str, params: dict[str, Any] | None = None) -> Message:
-        """One request of the proxy's own, in the 2026-07-28 envelope (the backend port): its answer, or
+        """One request of the proxy's own, in the 2026-07-28 envelope: its answer, or
         an error response naming why there is none. Unreachable, it raises (httpx's errors)."""
         return await self._post(*own_request(method, params), None)
 
@@ -258,10 +258,3 @@ async def _sse_data(response: Any) -> AsyncIterator[str]:
             data.append(line[5:].removeprefix(" "))
     if data:
         yield "\n".join(data)
-
-
-if TYPE_CHECKING:  # mypy checks that this backend satisfies the backend port
-    from ._correlator import Backend
-
-    def _is_a_backend(backend: ModernHttpBackend) -> Backend:
-        return backend

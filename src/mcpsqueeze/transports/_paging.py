@@ -7,7 +7,7 @@ from typing import Any
 
 from .._errors import BackendError
 
-__all__ = ["MAX_PAGES", "list_tool_names", "list_tools"]
+__all__ = ["MAX_PAGES", "list_tools"]
 
 MAX_PAGES = 100  # a backend whose cursors never end is not followed forever
 
@@ -29,8 +29,3 @@ async def list_tools(ask: Ask) -> list[dict[str, Any]]:
         if not isinstance(cursor, str) or not cursor:
             break
     return tools
-
-
-async def list_tool_names(ask: Ask) -> list[str]:
-    """The names of `list_tools`."""
-    return [t["name"] for t in await list_tools(ask)]
