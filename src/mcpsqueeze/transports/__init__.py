@@ -12,33 +12,26 @@ from ._channels import (
     Channel,
     ChannelClosed,
     ProcessChannel,
-    SessionMessageChannel,
     StdioChannel,
     open_backend,
-    open_channel,
 )
 from ._correlator import Correlator, Sent, gone_error, what_of
-from ._http_limits import RequestGuard
 from ._http_sessions import HttpSessions
 from ._jsonrpc import (
     BACKEND_GONE,
-    INVALID_PARAMS,
     INVALID_REQUEST,
     PARSE_ERROR,
     TIMEOUT,
-    UNREADABLE,
     Invalid,
     Message,
     error_response,
-    line_of,
     params_of,
-    parse_line,
     unreadable_answer,
     valid_id,
     with_id,
 )
 from ._modern_http import Notify, read_request, respond_json, stream_answer
-from ._oauth import backend_auth, clear_tokens, login, preflight
+from ._oauth import clear_tokens, login, preflight
 from ._paging import list_tools
 from ._server import Until, bind_unix, on_signals, tcp_listener, uvicorn_server
 from ._server_link import BackendTimeout, ServerLink
@@ -46,12 +39,10 @@ from ._shared_backend import StatelessBackend, open_stateless_backend
 
 __all__ = [
     "BACKEND_GONE",
-    "INVALID_PARAMS",
     "INVALID_REQUEST",
     "PARSE_ERROR",
     "PRINCIPAL_KEY",
     "TIMEOUT",
-    "UNREADABLE",
     "BackendTimeout",
     "Channel",
     "ChannelClosed",
@@ -61,31 +52,25 @@ __all__ = [
     "Message",
     "Notify",
     "ProcessChannel",
-    "RequestGuard",
     "Sent",
     "ServerLink",
-    "SessionMessageChannel",
     "StatelessBackend",
     "StdioChannel",
     "Tokens",
     "Until",
-    "backend_auth",
     "bearer_guard",
     "bind_unix",
     "check_token_path",
     "clear_tokens",
     "error_response",
     "gone_error",
-    "line_of",
     "list_tools",
     "load_tokens",
     "login",
     "on_signals",
     "open_backend",
-    "open_channel",
     "open_stateless_backend",
     "params_of",
-    "parse_line",
     "preflight",
     "read_request",
     "respond_json",

@@ -8,7 +8,7 @@ nothing shared between them).
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import anyio
@@ -223,6 +223,8 @@ class ModernHttpBackend:
     async def _post(self, body: Message, headers: Mapping[str, str], notify: Notify | None) -> Message:
         """The answer to `body` (its id), from a JSON body or the SSE stream; the stream's other messages
         go to `notify`. An answer that cannot be read is an error naming why."""
+        import httpx2
+
         content = dumps(body)
         async with self.client.stream("POST", self.url, content=content, headers=dict(headers)) as response:
             ctype = response.headers.get("content-type", "")
@@ -233,8 +235,10 @@ class ModernHttpBackend:
                     if isinstance(answer, dict):
                         return answer
                 elif ctype.startswith("text/event-stream"):
-                    async for data in _sse_data(response):
-                        message = loads(data.encode())
+                    async for event in httpx2.EventSource(response, max_event_size=None):
+                        if not event.data:
+                            continue
+                        message = loads(event.data.encode())
                         if not isinstance(message, dict):
                             continue
                         if "method" not in message and message.get("id") == body["id"]:
@@ -244,17 +248,3 @@ class ModernHttpBackend:
             except ValueError as exc:
                 why = str(exc)
         return unreadable_answer(body["id"], body["method"], why)
-
-
-async def _sse_data(response: Any) -> AsyncIterator[str]:
-    """The data of each SSE event (its data lines joined); comments and other fields skipped."""
-    data: list[str] = []
-    async for line in response.aiter_lines():
-        if line == "":
-            if data:
-                yield "\n".join(data)
-            data = []
-        elif line.startswith("data:"):
-            data.append(line[5:].removeprefix(" "))
-    if data:
-        yield "\n".join(data)
