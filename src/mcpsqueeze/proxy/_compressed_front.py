@@ -74,10 +74,6 @@ class CompressedFront:
             self.tools = CompressedTools.of(self.prefix, self.level, listed)
             return self.tools
 
-    async def known(self, ask: Ask) -> CompressedTools | Message:
-        """The tools as last listed, listing them first when there is no listing yet."""
-        return self.tools if self.tools is not None else await self.fetch(ask)
-
     def listing(self, tools: CompressedTools, recover_tool: str | None) -> tuple[str | None, Any]:
         """(the recover tool's name, the tools/list result): the frontend tools and our recover tool,
         named clear of the backend's own tools too (one named squeeze_recover stays reachable by invoke)."""
@@ -94,7 +90,7 @@ class CompressedFront:
         """`answer` on the tools as last listed; an unknown tool name lists them again first (the backend
         may have added it without telling), so only a name it really lacks is "tool not found"."""
         cached = self.tools is not None
-        tools = await self.known(ask)
+        tools = self.tools if self.tools is not None else await self.fetch(ask)
         if not isinstance(tools, CompressedTools):
             return {**tools, "id": request.get("id")}
         answer = await self.answer_off_loop(tools, request, also)

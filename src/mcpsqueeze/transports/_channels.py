@@ -73,8 +73,8 @@ class _LineReader:
         self._buffer = bytearray()
         self._searched = 0  # bytes of the buffer known to hold no newline
 
-    def _buffered_line(self, max_bytes: int) -> bytearray | None:
-        """The next whole line already read, or None; no line within `max_bytes` is an error."""
+    def _buffered_line(self) -> bytearray | None:
+        """The next whole line already read, or None; no line within `MAX_LINE` bytes is an error."""
         index = self._buffer.find(b"\n", self._searched)
         if index >= 0:
             line, self._buffer = self._buffer, self._buffer[index + 1 :]
@@ -82,18 +82,19 @@ class _LineReader:
             self._searched = 0
             return line
         self._searched = len(self._buffer)
-        if len(self._buffer) >= max_bytes:
-            raise anyio.DelimiterNotFound(max_bytes)
+        if len(self._buffer) >= MAX_LINE:
+            raise anyio.DelimiterNotFound(MAX_LINE)
         return None
 
-    async def receive_line(self, max_bytes: int) -> bytearray:
-        while True:
-            line = self._buffered_line(max_bytes)
-            if line is not None:
-                return line
-            assert self._stream is not None
-            data = await self._stream.receive()
-            self._buffer += data
+    async def receive_line(self) -> bytearray:
+        while (line := self._buffered_line()) is None:
+            await self._fill()
+        return line
+
+    async def _fill(self) -> None:
+        """Read more into the buffer."""
+        assert self._stream is not None
+        self._buffer += await self._stream.receive()
 
 
 class _FdLineReader(_LineReader):
@@ -152,24 +153,20 @@ class _FdLineReader(_LineReader):
     def close(self) -> None:
         self._unwatch()
 
-    async def receive_line(self, max_bytes: int) -> bytearray:
-        while True:
-            line = self._buffered_line(max_bytes)
-            if line is not None:
-                return line
-            if self._error is not None:
-                raise self._error
-            if self._eof:
-                raise anyio.EndOfStream
-            if not self._watch():
-                await anyio.sleep(0)  # (a plain file: let the loop run between reads)
-                self._on_readable()
-                continue
-            self._waiter = asyncio.get_running_loop().create_future()
-            try:
-                await self._waiter
-            finally:
-                self._waiter = None
+    async def _fill(self) -> None:
+        if self._error is not None:
+            raise self._error
+        if self._eof:
+            raise anyio.EndOfStream
+        if not self._watch():
+            await anyio.sleep(0)  # (a plain file: let the loop run between reads)
+            self._on_readable()
+            return
+        self._waiter = asyncio.get_running_loop().create_future()
+        try:
+            await self._waiter
+        finally:
+            self._waiter = None
 
 
 class _LineChannel:
@@ -186,7 +183,7 @@ class _LineChannel:
     async def receive(self) -> Message | Invalid:
         while True:
             try:
-                line = await self._receive.receive_line(MAX_LINE)
+                line = await self._receive.receive_line()
             except (anyio.EndOfStream, anyio.IncompleteRead, anyio.ClosedResourceError, OSError) as exc:
                 raise ChannelClosed from exc
             if len(line) > _OFFLOAD_BYTES:  # parsing 50 MB takes ~100 ms: never on the event loop
@@ -236,7 +233,7 @@ class _FdSend(anyio.abc.ObjectSendStream[bytes]):
         self._fd = fd
         os.set_blocking(fd, False)
 
-    def write_now(self, data: bytes) -> int:
+    def write_now(self, data: bytes | memoryview) -> int:
         """Write what the pipe takes now, without waiting: the bytes written (0 when it is full)."""
         try:
             return os.write(self._fd, data)
@@ -246,32 +243,17 @@ class _FdSend(anyio.abc.ObjectSendStream[bytes]):
             raise anyio.BrokenResourceError from exc
 
     async def send(self, item: bytes) -> None:
-        view = memoryview(item)
-        while view:
-            try:
-                written = os.write(self._fd, view)
-            except BlockingIOError:
-                if len(view) == len(item):
-                    await anyio.wait_writable(self._fd)  # nothing written yet: cancelling here is clean
-                else:
-                    await self.finish(view)
-                    return
-                continue
-            except (BrokenPipeError, ConnectionResetError) as exc:
-                raise anyio.BrokenResourceError from exc
-            view = view[written:]
+        while not (written := self.write_now(item)):
+            await anyio.wait_writable(self._fd)  # nothing written yet: cancelling here is clean
+        if written < len(item):
+            await self.finish(memoryview(item)[written:])
 
     async def finish(self, view: memoryview) -> None:
         """Once part of a line is out, finish it even when cancelled (a cut line is invalid JSON), within
         a bound in case the reader has stopped reading."""
         with anyio.CancelScope(shield=True), anyio.move_on_after(_FINISH_LINE_SECONDS):
-            while view:
-                try:
-                    view = view[os.write(self._fd, view) :]
-                except BlockingIOError:
-                    await anyio.wait_writable(self._fd)
-                except (BrokenPipeError, ConnectionResetError) as exc:
-                    raise anyio.BrokenResourceError from exc
+            while view := view[self.write_now(view) :]:
+                await anyio.wait_writable(self._fd)
 
     async def aclose(self) -> None:
         with contextlib.suppress(OSError):

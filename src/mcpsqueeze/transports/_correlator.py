@@ -135,7 +135,7 @@ class Correlator:
             if type(our) is int and our in self._late:
                 self._late.discard(our)  # answered already: a late answer goes nowhere
             else:
-                logger.warning("mcpsqueeze: dropped an answer for id %s, which was never sent", _short(our))
+                logger.warning("mcpsqueeze: dropped an answer for id %.80r, which was never sent", our)
             return
         waiting.answer = message
         waiting.done.set()
@@ -343,8 +343,3 @@ def gone_error(request_id: Any, method: str, reason: str | None) -> Message:
         f"mcpsqueeze: the backend server is not running ({reason}); {method} was not answered. "
         "Restart the MCP server (check its stderr for the cause).",
     )
-
-
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."

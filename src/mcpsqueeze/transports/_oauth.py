@@ -30,6 +30,7 @@ import anyio.abc
 
 from .._envelope import own_request
 from .._errors import BackendError, MCPSqueezeError, UsageError, first_leaf
+from .._trusted import read_trusted
 from ..recovery import ensure_private_dir
 from ..settings import OAuthClient
 
@@ -78,20 +79,14 @@ class FileTokenStorage:
 
     def read(self) -> dict[str, Any]:
         try:
-            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            data = json.loads(
+                read_trusted(self.path, "OAuth token file", private=True, follow=False) or b"{}"
+            )
         except FileNotFoundError:
             return {}
-        except OSError as exc:
-            raise UsageError(f"cannot read the OAuth token file {self.path}: {exc.strerror}") from exc
-        with os.fdopen(fd, "rb") as fh:
-            info = os.fstat(fh.fileno())
-            if info.st_uid != os.geteuid() or info.st_mode & 0o077:
-                raise UsageError(f"OAuth token file {self.path} must be a 0600 file of ours; delete it")
-            try:
-                data = json.loads(fh.read() or b"{}")
-            except ValueError:
-                log.warning("OAuth token file %s is unreadable JSON; ignoring it", self.path)
-                return {}
+        except ValueError:
+            log.warning("OAuth token file %s is unreadable JSON; ignoring it", self.path)
+            return {}
         return data if isinstance(data, dict) and data.get("server_url") == self.url else {}
 
     def write(self, data: dict[str, Any]) -> None:
