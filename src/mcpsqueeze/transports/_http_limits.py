@@ -20,9 +20,11 @@ import json
 import logging
 import socket
 import urllib.parse
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+from starlette.types import Message, Receive, Scope, Send
 
 from .._net import LOOPBACK, is_loopback
 
@@ -40,11 +42,6 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_MAX_BODY = 16 * 1024 * 1024
 HEAD_TIMEOUT = 10.0  # seconds to send a complete request head, from connecting or the previous response
-
-Scope = dict[str, Any]
-Message = dict[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
 
 
 def too_large_message(limit: int) -> str:
@@ -66,15 +63,11 @@ class BodyLimit:
     def __init__(self, app: Any, limit: int, body: Callable[[str], bytes] = _json_rpc_error) -> None:
         self.app, self.limit, self.body = app, limit, body
 
-    async def _refuse(self, send: Send) -> None:
+    async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
+        from starlette.responses import Response
+
         payload = self.body(too_large_message(self.limit))
-        headers = [
-            (b"content-type", b"application/json"),
-            (b"content-length", str(len(payload)).encode()),
-            (b"connection", b"close"),
-        ]
-        await send({"type": "http.response.start", "status": 413, "headers": headers})
-        await send({"type": "http.response.body", "body": payload})
+        await Response(payload, 413, {"connection": "close"}, "application/json")(scope, receive, send)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -82,7 +75,7 @@ class BodyLimit:
             return
         for name, value in scope.get("headers") or ():
             if name == b"content-length" and (not value.strip().isdigit() or int(value) > self.limit):
-                await self._refuse(send)
+                await self._refuse(scope, receive, send)
                 return
         chunks: list[bytes] = []
         received = 0
@@ -99,7 +92,7 @@ class BodyLimit:
             chunk = message.get("body") or b""
             received += len(chunk)
             if received > self.limit:
-                await self._refuse(send)
+                await self._refuse(scope, receive, send)
                 return
             chunks.append(chunk)
             if not message.get("more_body"):
