@@ -27,6 +27,7 @@ from typing import Any
 
 import anyio
 import anyio.abc
+from anyio.streams.buffered import BufferedByteReceiveStream
 
 from .._envelope import own_request
 from .._errors import BackendError, MCPSqueezeError, UsageError, first_leaf
@@ -441,14 +442,10 @@ async def _accept_redirect(listener: Any, got: dict[str, str], done: anyio.Event
 
     async def one(stream: anyio.abc.SocketStream) -> None:
         async with stream:
-            data = b""
-            with anyio.move_on_after(10):
-                while b"\r\n\r\n" not in data and len(data) < 65536:
-                    chunk = await stream.receive()
-                    if not chunk:
-                        break
-                    data += chunk
-            line = data.split(b"\r\n", 1)[0].decode("latin-1")
+            request = b""  # read whole before answering (unread bytes would reset the connection)
+            with anyio.move_on_after(10), contextlib.suppress(anyio.IncompleteRead, anyio.DelimiterNotFound):
+                request = await BufferedByteReceiveStream(stream).receive_until(b"\r\n\r\n", 65536)
+            line = request.split(b"\r\n", 1)[0].decode("latin-1")
             parts = line.split(" ")
             target = urllib.parse.urlsplit(parts[1]) if len(parts) >= 2 else None
             query = dict(urllib.parse.parse_qsl(target.query)) if target else {}
