@@ -96,10 +96,6 @@ class Correlator:
         self._progress: dict[str, _Waiting] = {}
         self._late: set[int] = set()  # answered already (timeout, cancel, drain): a late answer is dropped
 
-    @property
-    def waiting(self) -> int:
-        return len(self._waiting)
-
     # -- reading ---------------------------------------------------------------------------------------
 
     async def run(self) -> None:

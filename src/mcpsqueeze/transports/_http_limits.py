@@ -60,8 +60,8 @@ class BodyLimit:
     passes `limit` bytes (413, without holding more). A client that stalls or hangs up halfway costs a
     connection and one log line; `body(message)` renders the refusal in the door's error format."""
 
-    def __init__(self, app: Any, limit: int, body: Callable[[str], bytes] = _json_rpc_error) -> None:
-        self.app, self.limit, self.body = app, limit, body
+    def __init__(self, app: Any, limit: int, body: Callable[[str], bytes] | None = None) -> None:
+        self.app, self.limit, self.body = app, limit, body or _json_rpc_error
 
     async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
         from starlette.responses import Response
