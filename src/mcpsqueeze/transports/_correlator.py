@@ -50,25 +50,19 @@ def what_of(message: Message) -> str:
 
 
 @dataclass(eq=False)
-class _Waiting:
+class Sent:
+    """A request `Correlator.start` sent under id `our`, waiting for its answer; `our` 0 when it was not
+    sent, its `answer` given at once (the peer is gone, or the request could not be encoded)."""
+
     method: str
     what: str
+    our: int = 0
     progress: OnMessage | None = None
     token: Any = None  # the requester's own progress token
     key: Any | None = None
     answer: Message | None = None
-    done: anyio.Event = field(default_factory=anyio.Event)
-
-
-@dataclass(frozen=True)
-class Sent:
-    """A request `Correlator.start` sent (or the answer it got at once: the peer is gone, or the
-    request could not be encoded)."""
-
-    our: int
-    waiting: _Waiting | None
-    answer: Message | None
     at: float = 0.0
+    done: anyio.Event = field(default_factory=anyio.Event)
 
 
 class Correlator:
@@ -91,9 +85,9 @@ class Correlator:
         self.dead: str | None = None
         self.spoke = False  # the peer has sent something
         self._ids = itertools.count(1)
-        self._waiting: dict[int, _Waiting] = {}
+        self._waiting: dict[int, Sent] = {}
         self._keys: dict[Any, int] = {}
-        self._progress: dict[str, _Waiting] = {}
+        self._progress: dict[str, Sent] = {}
         self._late: set[int] = set()  # answered already (timeout, cancel, drain): a late answer is dropped
 
     # -- reading ---------------------------------------------------------------------------------------
@@ -184,9 +178,9 @@ class Correlator:
         what = what_of(message)
         method = str(message.get("method"))
         if self.dead is not None:
-            return Sent(0, None, self.gone(None, method))
+            return Sent(method, what, answer=gone_error(None, method, self.dead))
         our = next(self._ids)
-        waiting = _Waiting(method, what, progress, key=key)
+        waiting = Sent(method, what, our, progress, key=key)
         params = message.get("params")
         meta = params.get("_meta") if isinstance(params, dict) else None
         if progress is not None and isinstance(meta, dict) and valid_id(meta.get("progressToken")):
@@ -202,25 +196,34 @@ class Correlator:
         if why is not None:
             self._forget(our, key)
             return Sent(
-                0, None, error_response(None, INVALID_REQUEST, f"mcpsqueeze: cannot send {what}: {why}")
+                method,
+                what,
+                answer=error_response(None, INVALID_REQUEST, f"mcpsqueeze: cannot send {what}: {why}"),
             )
-        return Sent(our, waiting, None, anyio.current_time())
+        waiting.at = anyio.current_time()
+        return waiting
 
     async def wait(self, sent: Sent) -> Message | None:
         """The answer to a request `start` sent (see `request`)."""
-        waiting, our = sent.waiting, sent.our
-        if waiting is None:
+        our = sent.our
+        if not our:
             return sent.answer
         try:
             deadline = sent.at + self.timeout if self.timeout else float("inf")
             with anyio.move_on_after(deadline - anyio.current_time()):
-                await waiting.done.wait()
-            if not waiting.done.is_set():  # timed out: the peer is told, a late answer dropped
+                await sent.done.wait()
+            if not sent.done.is_set():  # timed out: the peer is told, a late answer dropped
                 self._waiting.pop(our, None)
                 self._late.add(our)
                 await self._cancel_in_peer(our, f"timed out after {self.timeout:g} s (mcpsqueeze)")
-                return self.timed_out(None, waiting.what)
-            return waiting.answer
+                return error_response(
+                    None,
+                    TIMEOUT,
+                    f"mcpsqueeze: the backend did not answer {sent.what} within {self.timeout:g} s; the "
+                    "request was cancelled and the proxy keeps serving. Retry, narrow the request, or raise "
+                    "--timeout.",
+                )
+            return sent.answer
         except anyio.get_cancelled_exc_class():
             if self._waiting.pop(our, None) is not None:
                 self._late.add(our)
@@ -228,7 +231,7 @@ class Correlator:
                     await self._cancel_in_peer(our, "cancelled (mcpsqueeze)")
             raise
         finally:
-            self._forget(our, waiting.key)
+            self._forget(our, sent.key)
 
     def _forget(self, our: int, key: Any) -> None:
         self._waiting.pop(our, None)
@@ -265,20 +268,9 @@ class Correlator:
         self.dead = self.dead or reason
         for our, waiting in list(self._waiting.items()):
             del self._waiting[our]
-            waiting.answer = self.gone(our, waiting.method)
+            waiting.answer = gone_error(our, waiting.method, self.dead)
             waiting.done.set()
         self._progress.clear()
-
-    def gone(self, request_id: Any, method: str) -> Message:
-        return gone_error(request_id, method, self.dead)
-
-    def timed_out(self, request_id: Any, what: str) -> Message:
-        return error_response(
-            request_id,
-            TIMEOUT,
-            f"mcpsqueeze: the backend did not answer {what} within {self.timeout:g} s; the request was "
-            "cancelled and the proxy keeps serving. Retry, narrow the request, or raise --timeout.",
-        )
 
     # -- sending ---------------------------------------------------------------------------------------
 
