@@ -378,14 +378,10 @@ async def preflight(url: str, headers: Mapping[str, str], client: OAuthClient | 
 
     await anyio.to_thread.run_sync(_check_reachable, url)
     auth = backend_auth(url, headers, client)
-    if auth is None:
-        return
     body, routing = own_request("server/discover")
     async with httpx2.AsyncClient(auth=auth, timeout=30.0) as http:
         try:
             response = await http.post(url, json=body, headers={**headers, **routing})
-        except LoginRequired:
-            raise
         except Exception as exc:  # an auth-flow failure (metadata, refresh) other than "log in again"
             leaf = first_leaf(exc)
             if isinstance(leaf, LoginRequired):
@@ -420,12 +416,7 @@ def _check_reachable(url: str, timeout: float = 5.0) -> None:
 def clear_tokens(url: str | None) -> list[Path]:
     """Delete the stored tokens of one backend URL, or all of them; the deleted files."""
     directory = oauth_dir()
-    if url is not None:
-        paths = [token_file(url, directory)]
-    elif directory.is_dir():
-        paths = sorted(directory.glob("*.json"))
-    else:
-        paths = []
+    paths = [token_file(url, directory)] if url is not None else sorted(directory.glob("*.json"))
     removed = []
     for path in paths:
         with contextlib.suppress(FileNotFoundError):
