@@ -24,9 +24,10 @@ from ..core import (
 from ..settings import Settings
 from ..transports import Message, error_response, list_tools
 
-__all__ = ["NOT_FOUND", "CompressedFront", "compressed_front", "invoke_message"]
+__all__ = ["NOT_FOUND", "Ask", "CompressedFront", "compressed_front", "invoke_message"]
 
 NOT_FOUND = -32603  # mcp-compressor's code for an unknown tool name
+#: A request of the door's own to the backend: (method, params) -> its answer.
 Ask = Callable[[str, dict[str, Any]], Awaitable[Message]]
 
 

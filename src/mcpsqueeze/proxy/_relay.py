@@ -36,8 +36,8 @@ from ..transports import (
     what_of,
     with_id,
 )
-from ._compressed_front import CompressedFront
-from ._methods import Ask, Methods
+from ._compressed_front import Ask, CompressedFront
+from ._methods import Methods
 
 __all__ = ["Relay"]
 

@@ -133,12 +133,9 @@ async def stream_answer(
     then the final message, with keepalives. A client that disconnects cancels `answer`."""
     events, events_out = anyio.create_memory_object_stream[Message](16)
 
-    async def notify(note: Message) -> None:
-        await events.send(note)
-
     async def work() -> None:
         async with events:
-            final = await answer(notify)
+            final = await answer(events.send)
             if final is not None:
                 await events.send({"final": final})
 
