@@ -178,7 +178,6 @@ class _LineChannel:
         self._receive = _FdLineReader(receive) if isinstance(receive, int) else _LineReader(receive)
         self._send = send
         self._send_lock = anyio.Lock()
-        self._write_now = send.write_now if isinstance(send, _FdSend) else None
 
     async def receive(self) -> Message | Invalid:
         while True:
@@ -196,30 +195,24 @@ class _LineChannel:
             data = await anyio.to_thread.run_sync(line_of, message)
         else:
             data = line_of(message)
-        if self._write_now is not None and not self._send_lock.locked():
-            # A pipe with room takes the whole line in one write, here and now: no lock, no await (the
-            # event loop runs nothing else meanwhile, so no other line can come between).
-            try:
-                written = self._write_now(data)
-            except (anyio.BrokenResourceError, OSError) as exc:
-                raise ChannelClosed from exc
-            if written == len(data):
-                return
-            if written:  # part of the line is out: the rest goes before any other line, even if cancelled
-                assert isinstance(self._send, _FdSend)
-                self._send_lock.acquire_nowait()
-                try:
-                    await self._send.finish(memoryview(data)[written:])
-                except (anyio.BrokenResourceError, OSError) as exc:
-                    raise ChannelClosed from exc
-                finally:
-                    self._send_lock.release()
-                return
-        async with self._send_lock:
-            try:
+        try:
+            if isinstance(self._send, _FdSend) and not self._send_lock.locked():
+                # A pipe with room takes the whole line in one write, here and now: no lock, no await (the
+                # event loop runs nothing else meanwhile, so no other line can come between).
+                written = self._send.write_now(data)
+                if written == len(data):
+                    return
+                if written:  # part of the line is out: the rest goes before any other line, even if cancelled
+                    self._send_lock.acquire_nowait()
+                    try:
+                        await self._send.finish(memoryview(data)[written:])
+                    finally:
+                        self._send_lock.release()
+                    return
+            async with self._send_lock:
                 await self._send.send(data)
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
-                raise ChannelClosed from exc
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+            raise ChannelClosed from exc
 
     async def aclose(self) -> None:
         if isinstance(self._receive, _FdLineReader):
