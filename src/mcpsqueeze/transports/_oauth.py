@@ -227,32 +227,12 @@ def _provider_class() -> Any:
     return _Provider
 
 
-def _client_metadata(redirect_uri: str) -> Any:
-    from mcp.shared.auth import OAuthClientMetadata
-
-    return OAuthClientMetadata.model_validate(
-        {
-            "client_name": "mcpsqueeze",
-            "redirect_uris": [redirect_uri],
-            "grant_types": ["authorization_code", "refresh_token"],
-            "response_types": ["code"],
-            "token_endpoint_auth_method": "none",
-        }
-    )
-
-
 def _not_login_required(record: logging.LogRecord) -> bool:
     """The SDK logs the flow's exception with a traceback; ours ("log in again") and the flow's own
     errors (a token endpoint's refusal) are reported once, as a message, not logged."""
     from mcp.client.auth.exceptions import OAuthFlowError
 
     return not (record.exc_info and isinstance(record.exc_info[1], LoginRequired | OAuthFlowError))
-
-
-def _quiet_sdk_log() -> None:
-    sdk_log = logging.getLogger("mcp.client.auth.oauth2")
-    if _not_login_required not in sdk_log.filters:
-        sdk_log.addFilter(_not_login_required)
 
 
 def flow_error(url: str, exc: BaseException, provider: Any = None) -> MCPSqueezeError:
@@ -291,9 +271,21 @@ def _new_provider(
     redirect_handler: Any,
     callback_handler: Any,
 ) -> Any:
+    from mcp.shared.auth import OAuthClientMetadata
+
+    sdk_log = logging.getLogger("mcp.client.auth.oauth2")
+    if _not_login_required not in sdk_log.filters:
+        sdk_log.addFilter(_not_login_required)
+    metadata = {
+        "client_name": "mcpsqueeze",
+        "redirect_uris": [redirect_uri],
+        "grant_types": ["authorization_code", "refresh_token"],
+        "response_types": ["code"],
+        "token_endpoint_auth_method": "none",
+    }
     provider = _provider_class()(
         server_url=url,
-        client_metadata=_client_metadata(redirect_uri),
+        client_metadata=OAuthClientMetadata.model_validate(metadata),
         storage=storage,
         redirect_handler=redirect_handler,
         callback_handler=callback_handler,
@@ -313,7 +305,6 @@ def backend_auth(
     place."""
     if headers and any(k.lower() == "authorization" for k in headers):
         return _given_authorization(url)
-    _quiet_sdk_log()
     storage = FileTokenStorage(url)
     info = storage.read().get("client_info")
     stored = (info or {}).get("redirect_uris") or []
@@ -554,7 +545,6 @@ async def login(
     storage.write({})  # a fresh registration: the loopback port (part of the redirect URI) differs per login
     redirect = _LoopbackRedirect(url, port or _free_loopback_port(), fetch=fetch, timeout=timeout)
     await redirect.listen()  # a busy --port fails here, before anything is asked of the servers
-    _quiet_sdk_log()
     provider = _new_provider(url, storage, redirect.redirect_uri, client, redirect.show, redirect.wait)
     probe = {
         "jsonrpc": "2.0",
