@@ -61,15 +61,15 @@ class CompressedFront:
         """The backend's tools (every page), freshly listed; the backend's error answer when it fails."""
         refused: list[Message] = []
 
-        async def result_of(method: str, params: dict[str, Any]) -> Any:
+        async def asking(method: str, params: dict[str, Any]) -> Message:
             answer = await ask(method, params)
             if "error" in answer:
                 refused.append(answer)
-            return answer.get("result")
+            return answer
 
         async with self._lock:
             try:
-                listed = await list_tools(result_of)
+                listed = await list_tools(asking)
             except BackendError as exc:  # the backend's own error answer, else ours
                 return refused[-1] if refused else error_response(None, NOT_FOUND, f"mcpsqueeze: {exc}")
             self.tools = CompressedTools.of(self.prefix, self.level, listed)

@@ -202,11 +202,8 @@ def _entry_of(ask: Ask, tool: str) -> Callable[[], Awaitable[dict[str, Any] | No
     """How `full` learns the tool's tools/list entry (its annotations): listed afresh, only when asked."""
 
     async def entry() -> dict[str, Any] | None:
-        async def result_of(method: str, params: dict[str, Any]) -> Any:
-            return (await ask(method, params)).get("result")
-
         try:
-            listed = await list_tools(result_of)
+            listed = await list_tools(ask)
         except BackendError:
             return None
         return next((t for t in listed if t["name"] == tool), None)

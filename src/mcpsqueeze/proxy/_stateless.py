@@ -115,11 +115,8 @@ class StatelessFrontend:
             self._names_settled = True
             return
 
-        async def result_of(method: str, params: dict[str, Any]) -> Any:
-            return (await backend.ask(method, params)).get("result")
-
         try:
-            listed = await list_tools(result_of)
+            listed = await list_tools(backend.ask)
         except Exception as exc:  # the call itself reports a dead backend
             log.debug("could not list the backend's tools: %s", exc)
             return

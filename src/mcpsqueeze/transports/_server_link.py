@@ -133,7 +133,7 @@ class ServerLink:
         self._listings += 1
         mine = self._listings
         try:
-            listed = await list_tools(lambda method, params: self._ask(connection, method, params))
+            listed = await list_tools(connection.ask)
         except Exception as exc:
             if starting:
                 raise
@@ -146,13 +146,6 @@ class ServerLink:
             self.tools = [
                 _within_depth(t, MAX_SCHEMA_DEPTH) for t in listed if self.filter.allows(self.name, t["name"])
             ]
-
-    async def _ask(self, connection: Correlator, method: str, params: dict[str, Any]) -> Any:
-        """The result of one request of the link's own (handshake, listing); BackendError for an error."""
-        answer = await connection.ask(method, params)
-        if "result" not in answer:
-            raise BackendError(error_text(answer))
-        return answer["result"]
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
         """The raw CallToolResult dict, exactly as the backend sent it (structuredContent not validated)."""
