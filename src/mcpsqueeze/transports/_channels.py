@@ -399,18 +399,13 @@ async def open_channel(
         finally:
             await channel.aclose()
         return
-    import httpx2
     from mcp.client.streamable_http import streamable_http_client
 
-    from ._oauth import backend_auth
+    from ._oauth import backend_client
 
-    http_timeout = httpx2.Timeout(30.0, read=timeout if timeout else 300.0)
-    auth = backend_auth(url, headers, oauth)  # OAuth with stored tokens, unless -H gives Authorization
     try:
         async with (
-            httpx2.AsyncClient(
-                headers=dict(headers), timeout=http_timeout, follow_redirects=False, auth=auth
-            ) as client,
+            backend_client(url, headers, timeout, oauth) as client,
             streamable_http_client(url, http_client=client) as (read, write),
         ):
             yield SessionMessageChannel(read, write)

@@ -177,18 +177,10 @@ class ModernHttpBackend:
     dead: str | None = None  # each request is its own POST: there is no connection to lose
 
     def __init__(self, settings: Settings) -> None:
-        import httpx2
-
-        from ._oauth import backend_auth
+        from ._oauth import backend_client
 
         self.url = settings.target[0]
-        timeout = httpx2.Timeout(30.0, read=settings.timeout if settings.timeout else 300.0)
-        self.client = httpx2.AsyncClient(
-            headers=dict(settings.headers),
-            timeout=timeout,
-            follow_redirects=False,
-            auth=backend_auth(self.url, settings.headers, settings.oauth),
-        )
+        self.client = backend_client(self.url, settings.headers, settings.timeout, settings.oauth)
 
     async def aclose(self) -> None:
         await self.client.aclose()

@@ -39,6 +39,7 @@ __all__ = [
     "FileTokenStorage",
     "LoginRequired",
     "backend_auth",
+    "backend_client",
     "clear_tokens",
     "login",
     "oauth_dir",
@@ -336,6 +337,21 @@ def backend_auth(
 
     redirect_uri = str(stored[0]) if stored else f"http://127.0.0.1{CALLBACK_PATH}"
     return _new_provider(url, storage, redirect_uri, client, no_browser, no_callback)
+
+
+def backend_client(
+    url: str, headers: Mapping[str, str], timeout: float | None, client: OAuthClient | None = None
+) -> Any:
+    """The httpx2 client of a URL backend: the headers given, `backend_auth`, no redirect followed, and
+    reads bounded by `timeout` (300 s without one)."""
+    import httpx2
+
+    return httpx2.AsyncClient(
+        headers=dict(headers),
+        timeout=httpx2.Timeout(30.0, read=timeout or 300.0),
+        follow_redirects=False,
+        auth=backend_auth(url, headers, client),
+    )
 
 
 def _given_authorization(url: str) -> Any:
