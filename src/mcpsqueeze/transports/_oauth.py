@@ -340,10 +340,9 @@ def backend_auth(
 
 
 def backend_client(
-    url: str, headers: Mapping[str, str], timeout: float | None, client: OAuthClient | None = None
+    url: str, headers: Mapping[str, str], timeout: float | None, client: OAuthClient | None
 ) -> Any:
-    """The httpx2 client of a URL backend: the headers given, `backend_auth`, no redirect followed, and
-    reads bounded by `timeout` (300 s without one)."""
+    """A URL backend's httpx2 client: `backend_auth`, no redirect followed, reads bounded by `timeout`."""
     import httpx2
 
     return httpx2.AsyncClient(
