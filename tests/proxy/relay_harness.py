@@ -260,7 +260,7 @@ async def run_relay(
     buffered = b""
     while True:
         try:
-            buffered += from_relay._stream.receive_nowait()
+            buffered += from_relay.receive_nowait()
         except (anyio.WouldBlock, anyio.EndOfStream, anyio.ClosedResourceError):
             break
     out = [raw for raw in buffered.split(b"\n") if raw.strip()]

@@ -113,7 +113,7 @@ def test_a_non_loopback_bind_without_a_token_file_is_refused_before_binding(tmp_
 
 
 def test_the_host_and_origin_checks_stay_on_for_a_non_loopback_bind() -> None:
-    from mcpsqueeze.transports import RequestGuard
+    from mcpsqueeze.transports._http_limits import RequestGuard
 
     wide = RequestGuard.for_bind("0.0.0.0")
     assert not wide.allows_host("evil.example.com", "192.0.2.7")

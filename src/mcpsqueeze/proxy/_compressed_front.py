@@ -12,6 +12,7 @@ from typing import Any
 
 import anyio
 
+from .._errors import BackendError
 from ..core import (
     FULL_META_KEY,
     CompressedToolError,
@@ -21,11 +22,12 @@ from ..core import (
     list_recover_tool,
 )
 from ..settings import Settings
-from ..transports import MAX_PAGES, Message, error_response
+from ..transports import Message, error_response, list_tools
 
-__all__ = ["NOT_FOUND", "CompressedFront", "compressed_front", "invoke_message"]
+__all__ = ["NOT_FOUND", "Ask", "CompressedFront", "compressed_front", "invoke_message"]
 
 NOT_FOUND = -32603  # mcp-compressor's code for an unknown tool name
+#: A request of the door's own to the backend: (method, params) -> its answer.
 Ask = Callable[[str, dict[str, Any]], Awaitable[Message]]
 
 
@@ -57,26 +59,21 @@ class CompressedFront:
 
     async def fetch(self, ask: Ask) -> CompressedTools | Message:
         """The backend's tools (every page), freshly listed; the backend's error answer when it fails."""
+        refused: list[Message] = []
+
+        async def asking(method: str, params: dict[str, Any]) -> Message:
+            answer = await ask(method, params)
+            if "error" in answer:
+                refused.append(answer)
+            return answer
+
         async with self._lock:
-            listed: list[Any] = []
-            cursor: Any = None
-            for _ in range(MAX_PAGES):
-                answer = await ask("tools/list", {"cursor": cursor} if cursor else {})
-                result = answer.get("result")
-                if not isinstance(result, dict) or not isinstance(result.get("tools"), list):
-                    if "error" in answer:
-                        return answer
-                    return error_response(None, NOT_FOUND, "mcpsqueeze: the backend did not list its tools")
-                listed += result["tools"]
-                cursor = result.get("nextCursor")
-                if not isinstance(cursor, str) or not cursor:
-                    break
+            try:
+                listed = await list_tools(asking)
+            except BackendError as exc:  # the backend's own error answer, else ours
+                return refused[-1] if refused else error_response(None, NOT_FOUND, f"mcpsqueeze: {exc}")
             self.tools = CompressedTools.of(self.prefix, self.level, listed)
             return self.tools
-
-    async def known(self, ask: Ask) -> CompressedTools | Message:
-        """The tools as last listed, listing them first when there is no listing yet."""
-        return self.tools if self.tools is not None else await self.fetch(ask)
 
     def listing(self, tools: CompressedTools, recover_tool: str | None) -> tuple[str | None, Any]:
         """(the recover tool's name, the tools/list result): the frontend tools and our recover tool,
@@ -94,7 +91,7 @@ class CompressedFront:
         """`answer` on the tools as last listed; an unknown tool name lists them again first (the backend
         may have added it without telling), so only a name it really lacks is "tool not found"."""
         cached = self.tools is not None
-        tools = await self.known(ask)
+        tools = self.tools if self.tools is not None else await self.fetch(ask)
         if not isinstance(tools, CompressedTools):
             return {**tools, "id": request.get("id")}
         answer = await self.answer_off_loop(tools, request, also)

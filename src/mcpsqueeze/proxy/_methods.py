@@ -26,17 +26,15 @@ from .._results import text_of
 from ..core import DEFAULT_PAGE_SIZE, FULL_META_KEY, CompressedTools, Invoke, Session, list_recover_tool
 from ..settings import Settings
 from ..transports import Message, list_tools, params_of
-from ._compressed_front import CompressedFront, invoke_message
+from ._compressed_front import Ask, CompressedFront, invoke_message
 
-__all__ = ["Ask", "Forward", "Methods", "recover_tool_name"]
+__all__ = ["Forward", "Methods", "recover_tool_name"]
 
 logger = logging.getLogger("mcpsqueeze.proxy")
 
 #: A request sent on to the backend (the requester's id on it); its answer with that id, or None when
 #: it was cancelled (nothing is answered then).
 Forward = Callable[[Message], Awaitable[Message | None]]
-#: A request of the door's own to the backend: (method, params) -> its answer.
-Ask = Callable[[str, dict[str, Any]], Awaitable[Message]]
 
 
 def recover_tool_name(settings: Settings) -> str | None:
@@ -204,11 +202,8 @@ def _entry_of(ask: Ask, tool: str) -> Callable[[], Awaitable[dict[str, Any] | No
     """How `full` learns the tool's tools/list entry (its annotations): listed afresh, only when asked."""
 
     async def entry() -> dict[str, Any] | None:
-        async def result_of(method: str, params: dict[str, Any]) -> Any:
-            return (await ask(method, params)).get("result")
-
         try:
-            listed = await list_tools(result_of)
+            listed = await list_tools(ask)
         except BackendError:
             return None
         return next((t for t in listed if t["name"] == tool), None)

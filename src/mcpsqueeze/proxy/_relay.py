@@ -36,8 +36,8 @@ from ..transports import (
     what_of,
     with_id,
 )
-from ._compressed_front import CompressedFront
-from ._methods import Ask, Methods
+from ._compressed_front import Ask, CompressedFront
+from ._methods import Methods
 
 __all__ = ["Relay"]
 
@@ -63,7 +63,6 @@ class Relay:
         compressed: CompressedFront | None = None,
         dead_reason: str | None = None,
         drain_grace: float = 10.0,
-        start_failure_grace: float = START_FAILURE_GRACE,
     ) -> None:
         self.front = front
         self.session = session
@@ -79,7 +78,6 @@ class Relay:
         self.dead_reason = dead_reason if back is not None else (dead_reason or "no backend")
         self.exit_code = 0 if back is not None else 3
         self.drain_grace = drain_grace  # after the agent closes its input, how long pending requests get
-        self.start_failure_grace = start_failure_grace
         self._protocol: str | None = None  # what the backend's `initialize` answer negotiated
         self._requests = itertools.count()
         self._sent: dict[int, Sent] = {}  # requests the pump sent already, by the message's identity
@@ -103,7 +101,7 @@ class Relay:
         self.dead_reason, self.exit_code = back.dead, 3
         logger.warning(f"mcpsqueeze: {self.dead_reason}; later calls get an error")
         if not back.spoke:  # failing at start: requests arriving soon still get their error, then stop
-            await anyio.sleep(self.start_failure_grace)
+            await anyio.sleep(START_FAILURE_GRACE)
             assert self._tg is not None
             self._tg.cancel_scope.cancel()
 

@@ -109,22 +109,19 @@ class StatelessFrontend:
         sent the client's tools/list (and its suffixed name) to another replica, so this one must agree
         without waiting for a listing. A backend that cannot list keeps the default; retried next call."""
         from ..core import list_recover_tool
-        from ..transports import list_tool_names
+        from ..transports import list_tools
 
         if self.methods.recover_tool is None:
             self._names_settled = True
             return
 
-        async def result_of(method: str, params: dict[str, Any]) -> Any:
-            return (await backend.ask(method, params)).get("result")
-
         try:
-            names = await list_tool_names(result_of)
+            listed = await list_tools(backend.ask)
         except Exception as exc:  # the call itself reports a dead backend
             log.debug("could not list the backend's tools: %s", exc)
             return
         self._names_settled = True
-        name, _ = list_recover_tool({"tools": [{"name": name} for name in names]}, self.methods.recover_tool)
+        name, _ = list_recover_tool({"tools": listed}, self.methods.recover_tool)
         self.methods.name_recover_tool(name)
 
     async def _get_backend(self) -> StatelessBackend:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import subprocess
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -37,25 +37,20 @@ __all__ = ["Ends", "check_http_bind", "run_wrap"]
 logger = logging.getLogger(__name__)
 
 
-# Opens the agent's and the backend's channels for a stdio session: by default this process's stdin/stdout
-# and the backend the settings name; `run_wrap(settings, ends)` takes others (in-memory pipes).
+# Opens the agent's and the backend's channels for a stdio session instead of this process's stdin/stdout
+# and the backend the settings name (`run_wrap(settings, ends)`: in-memory pipes).
 Ends = Callable[[Settings], contextlib.AbstractAsyncContextManager[tuple[Channel, Channel]]]
 
 
-def _process_ends(spawned: ProcessChannel | None) -> Ends:
-    @contextlib.asynccontextmanager
-    async def ends(settings: Settings) -> AsyncIterator[tuple[Channel, Channel]]:
-        if spawned is not None:  # (closed by run_wrap)
-            yield StdioChannel(), spawned
-            return
-        async with open_backend(settings) as back:
-            yield StdioChannel(), back
-
-    return ends
-
-
-async def _relay_stdio(settings: Settings, services: SessionServices, ends: Ends) -> int:
-    async with ends(settings) as (front, back):
+async def _relay_stdio(
+    settings: Settings, services: SessionServices, ends: Ends | None, spawned: ProcessChannel | None
+) -> int:
+    async with contextlib.AsyncExitStack() as stack:
+        if ends is not None:
+            front, back = await stack.enter_async_context(ends(settings))
+        else:  # the backend the CLI spawned (closed by run_wrap) or the settings name, then our stdio
+            back = spawned if spawned else await stack.enter_async_context(open_backend(settings))
+            front = StdioChannel()
         relay = Relay(front, back, Session(settings, services), compressed=compressed_front(settings))
         return await relay.run()
 
@@ -89,13 +84,15 @@ async def run_wrap(
     `spawned` already (closed here, whatever happens)."""
     backend = None if spawned is None else ProcessChannel(spawned, settings.target)
     try:
-        return await _run_wrap(settings, ends, until, _process_ends(backend))
+        return await _run_wrap(settings, ends, until, backend)
     finally:
         if backend is not None:
             await backend.aclose()
 
 
-async def _run_wrap(settings: Settings, ends: Ends | None, until: Until | None, own: Ends) -> int:
+async def _run_wrap(
+    settings: Settings, ends: Ends | None, until: Until | None, spawned: ProcessChannel | None
+) -> int:
     if ends is not None and settings.transport != "stdio":
         raise UsageError("given channel ends serve a stdio session only")
     check_http_bind(settings)
@@ -112,7 +109,7 @@ async def _run_wrap(settings: Settings, ends: Ends | None, until: Until | None, 
             if settings.transport == "stdio":
                 if ends is None or until is not None:
                     tg.start_soon(until or on_signals, tg.cancel_scope.cancel)
-                code = await _relay_stdio(settings, services, ends or own)
+                code = await _relay_stdio(settings, services, ends, spawned)
             else:
                 code = await _serve_http(settings, services, until or on_signals)
             tg.cancel_scope.cancel()

@@ -1,8 +1,8 @@
 """Transports: the wire on both sides of a door. JSON-RPC lines, channels to a backend (a spawned
-process's stdio, streamable HTTP, in-memory pipes), the backend port (`Backend`: every request is
-answered) with its adapters (the `Correlator`, the links serve and `Client` hold (`ServerLink`), the
-2026-07-28 path's backends), OAuth for URL backends, and the listening side of the HTTP doors (sockets,
-bearer tokens, Host and Origin checks, uvicorn, 2025-11-25 sessions, the 2026-07-28 request and answer).
+process's stdio, streamable HTTP, in-memory pipes), the backends a door asks, every request answered (the
+`Correlator`, the links serve and `Client` hold (`ServerLink`), the 2026-07-28 path's backends), OAuth for
+URL backends, and the listening side of the HTTP doors (sockets, bearer tokens, Host and Origin checks,
+uvicorn, 2025-11-25 sessions, the 2026-07-28 request and answer).
 """
 
 from __future__ import annotations
@@ -12,50 +12,37 @@ from ._channels import (
     Channel,
     ChannelClosed,
     ProcessChannel,
-    SessionMessageChannel,
     StdioChannel,
-    http_backend,
     open_backend,
-    open_channel,
-    open_process_channel,
 )
-from ._correlator import Backend, Correlator, Sent, gone_error, what_of
-from ._http_limits import RequestGuard
+from ._correlator import Correlator, Sent, gone_error, what_of
 from ._http_sessions import HttpSessions
 from ._jsonrpc import (
     BACKEND_GONE,
-    INVALID_PARAMS,
     INVALID_REQUEST,
     PARSE_ERROR,
     TIMEOUT,
-    UNREADABLE,
     Invalid,
     Message,
     error_response,
-    line_of,
     params_of,
-    parse_line,
     unreadable_answer,
     valid_id,
     with_id,
 )
 from ._modern_http import Notify, read_request, respond_json, stream_answer
-from ._oauth import backend_auth, clear_tokens, login, preflight
-from ._paging import MAX_PAGES, list_tool_names, list_tools
+from ._oauth import clear_tokens, login, preflight
+from ._paging import list_tools
 from ._server import Until, bind_unix, on_signals, tcp_listener, uvicorn_server
 from ._server_link import BackendTimeout, ServerLink
 from ._shared_backend import StatelessBackend, open_stateless_backend
 
 __all__ = [
     "BACKEND_GONE",
-    "INVALID_PARAMS",
     "INVALID_REQUEST",
-    "MAX_PAGES",
     "PARSE_ERROR",
     "PRINCIPAL_KEY",
     "TIMEOUT",
-    "UNREADABLE",
-    "Backend",
     "BackendTimeout",
     "Channel",
     "ChannelClosed",
@@ -65,34 +52,25 @@ __all__ = [
     "Message",
     "Notify",
     "ProcessChannel",
-    "RequestGuard",
     "Sent",
     "ServerLink",
-    "SessionMessageChannel",
     "StatelessBackend",
     "StdioChannel",
     "Tokens",
     "Until",
-    "backend_auth",
     "bearer_guard",
     "bind_unix",
     "check_token_path",
     "clear_tokens",
     "error_response",
     "gone_error",
-    "http_backend",
-    "line_of",
-    "list_tool_names",
     "list_tools",
     "load_tokens",
     "login",
     "on_signals",
     "open_backend",
-    "open_channel",
-    "open_process_channel",
     "open_stateless_backend",
     "params_of",
-    "parse_line",
     "preflight",
     "read_request",
     "respond_json",

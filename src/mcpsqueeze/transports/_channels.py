@@ -28,10 +28,8 @@ __all__ = [
     "ProcessChannel",
     "SessionMessageChannel",
     "StdioChannel",
-    "http_backend",
     "open_backend",
     "open_channel",
-    "open_process_channel",
 ]
 
 MAX_LINE = 1 << 31  # one message may be huge (a 50 MB result); the OS pipe, not us, is the limit
@@ -70,13 +68,13 @@ class _LineReader:
     """Newline-delimited lines from a byte stream, each handed over as the buffer it was read into: a
     line is held once (not as a buffer, a slice and bytes); only what followed the newline is copied."""
 
-    def __init__(self, stream: anyio.abc.ByteReceiveStream) -> None:
+    def __init__(self, stream: anyio.abc.ObjectReceiveStream[bytes] | None) -> None:
         self._stream = stream
         self._buffer = bytearray()
         self._searched = 0  # bytes of the buffer known to hold no newline
 
-    def _buffered_line(self, max_bytes: int) -> bytearray | None:
-        """The next whole line already read, or None; no line within `max_bytes` is an error."""
+    def _buffered_line(self) -> bytearray | None:
+        """The next whole line already read, or None; no line within `MAX_LINE` bytes is an error."""
         index = self._buffer.find(b"\n", self._searched)
         if index >= 0:
             line, self._buffer = self._buffer, self._buffer[index + 1 :]
@@ -84,17 +82,19 @@ class _LineReader:
             self._searched = 0
             return line
         self._searched = len(self._buffer)
-        if len(self._buffer) >= max_bytes:
-            raise anyio.DelimiterNotFound(max_bytes)
+        if len(self._buffer) >= MAX_LINE:
+            raise anyio.DelimiterNotFound(MAX_LINE)
         return None
 
-    async def receive_line(self, max_bytes: int) -> bytearray:
-        while True:
-            line = self._buffered_line(max_bytes)
-            if line is not None:
-                return line
-            data = await self._stream.receive()
-            self._buffer += data
+    async def receive_line(self) -> bytearray:
+        while (line := self._buffered_line()) is None:
+            await self._fill()
+        return line
+
+    async def _fill(self) -> None:
+        """Read more into the buffer."""
+        assert self._stream is not None
+        self._buffer += await self._stream.receive()
 
 
 class _FdLineReader(_LineReader):
@@ -103,9 +103,10 @@ class _FdLineReader(_LineReader):
     whole line buffered and nobody waiting it stops reading until the next `receive_line`. A descriptor
     epoll cannot watch (a regular file) is simply read."""
 
-    def __init__(self, source: _FdReceive) -> None:
-        super().__init__(source)
-        self._fd = source.fd
+    def __init__(self, fd: int) -> None:
+        super().__init__(None)
+        self._fd = fd
+        os.set_blocking(fd, False)
         self._eof = False
         self._error: OSError | None = None
         self._waiter: asyncio.Future[None] | None = None
@@ -152,39 +153,36 @@ class _FdLineReader(_LineReader):
     def close(self) -> None:
         self._unwatch()
 
-    async def receive_line(self, max_bytes: int) -> bytearray:
-        while True:
-            line = self._buffered_line(max_bytes)
-            if line is not None:
-                return line
-            if self._error is not None:
-                raise self._error
-            if self._eof:
-                raise anyio.EndOfStream
-            if not self._watch():
-                await anyio.sleep(0)  # (a plain file: let the loop run between reads)
-                self._on_readable()
-                continue
-            self._waiter = asyncio.get_running_loop().create_future()
-            try:
-                await self._waiter
-            finally:
-                self._waiter = None
+    async def _fill(self) -> None:
+        if self._error is not None:
+            raise self._error
+        if self._eof:
+            raise anyio.EndOfStream
+        if not self._watch():
+            await anyio.sleep(0)  # (a plain file: let the loop run between reads)
+            self._on_readable()
+            return
+        self._waiter = asyncio.get_running_loop().create_future()
+        try:
+            await self._waiter
+        finally:
+            self._waiter = None
 
 
 class _LineChannel:
-    """Newline-delimited JSON over a byte stream pair."""
+    """Newline-delimited JSON over a byte stream pair (or a raw file descriptor to read)."""
 
-    def __init__(self, receive: anyio.abc.ByteReceiveStream, send: anyio.abc.ByteSendStream) -> None:
-        self._receive = _FdLineReader(receive) if isinstance(receive, _FdReceive) else _LineReader(receive)
+    def __init__(
+        self, receive: anyio.abc.ObjectReceiveStream[bytes] | int, send: anyio.abc.ObjectSendStream[bytes]
+    ) -> None:
+        self._receive = _FdLineReader(receive) if isinstance(receive, int) else _LineReader(receive)
         self._send = send
         self._send_lock = anyio.Lock()
-        self._write_now = send.write_now if isinstance(send, _FdSend) else None
 
     async def receive(self) -> Message | Invalid:
         while True:
             try:
-                line = await self._receive.receive_line(MAX_LINE)
+                line = await self._receive.receive_line()
             except (anyio.EndOfStream, anyio.IncompleteRead, anyio.ClosedResourceError, OSError) as exc:
                 raise ChannelClosed from exc
             if len(line) > _OFFLOAD_BYTES:  # parsing 50 MB takes ~100 ms: never on the event loop
@@ -197,30 +195,24 @@ class _LineChannel:
             data = await anyio.to_thread.run_sync(line_of, message)
         else:
             data = line_of(message)
-        if self._write_now is not None and not self._send_lock.locked():
-            # A pipe with room takes the whole line in one write, here and now: no lock, no await (the
-            # event loop runs nothing else meanwhile, so no other line can come between).
-            try:
-                written = self._write_now(data)
-            except (anyio.BrokenResourceError, OSError) as exc:
-                raise ChannelClosed from exc
-            if written == len(data):
-                return
-            if written:  # part of the line is out: the rest goes before any other line, even if cancelled
-                assert isinstance(self._send, _FdSend)
-                self._send_lock.acquire_nowait()
-                try:
-                    await self._send.finish(memoryview(data)[written:])
-                except (anyio.BrokenResourceError, OSError) as exc:
-                    raise ChannelClosed from exc
-                finally:
-                    self._send_lock.release()
-                return
-        async with self._send_lock:
-            try:
+        try:
+            if isinstance(self._send, _FdSend) and not self._send_lock.locked():
+                # A pipe with room takes the whole line in one write, here and now: no lock, no await (the
+                # event loop runs nothing else meanwhile, so no other line can come between).
+                written = self._send.write_now(data)
+                if written == len(data):
+                    return
+                if written:  # part of the line is out: the rest goes before any other line, even if cancelled
+                    self._send_lock.acquire_nowait()
+                    try:
+                        await self._send.finish(memoryview(data)[written:])
+                    finally:
+                        self._send_lock.release()
+                    return
+            async with self._send_lock:
                 await self._send.send(data)
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
-                raise ChannelClosed from exc
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+            raise ChannelClosed from exc
 
     async def aclose(self) -> None:
         if isinstance(self._receive, _FdLineReader):
@@ -229,39 +221,12 @@ class _LineChannel:
             await self._send.aclose()
 
 
-class _FdReceive(anyio.abc.ByteReceiveStream):
-    """Reads a raw file descriptor without blocking the event loop (a `_LineChannel` reads it through
-    `_FdLineReader` instead, which keeps the descriptor registered with the loop)."""
-
+class _FdSend(anyio.abc.ObjectSendStream[bytes]):
     def __init__(self, fd: int) -> None:
         self._fd = fd
         os.set_blocking(fd, False)
 
-    @property
-    def fd(self) -> int:
-        return self._fd
-
-    async def receive(self, max_bytes: int = _READ) -> bytes:
-        while True:
-            try:
-                data = os.read(self._fd, max_bytes)
-            except BlockingIOError:
-                await anyio.wait_readable(self._fd)
-                continue
-            if not data:
-                raise anyio.EndOfStream
-            return data
-
-    async def aclose(self) -> None:
-        pass
-
-
-class _FdSend(anyio.abc.ByteSendStream):
-    def __init__(self, fd: int) -> None:
-        self._fd = fd
-        os.set_blocking(fd, False)
-
-    def write_now(self, data: bytes) -> int:
+    def write_now(self, data: bytes | memoryview) -> int:
         """Write what the pipe takes now, without waiting: the bytes written (0 when it is full)."""
         try:
             return os.write(self._fd, data)
@@ -270,37 +235,18 @@ class _FdSend(anyio.abc.ByteSendStream):
         except (BrokenPipeError, ConnectionResetError) as exc:
             raise anyio.BrokenResourceError from exc
 
-    async def finish(self, view: memoryview) -> None:
-        """The rest of a line already partly written (shielded and bounded, see `_finish`)."""
-        await self._finish(view)
-
     async def send(self, item: bytes) -> None:
-        view = memoryview(item)
-        while view:
-            try:
-                written = os.write(self._fd, view)
-            except BlockingIOError:
-                if len(view) == len(item):
-                    await anyio.wait_writable(self._fd)  # nothing written yet: cancelling here is clean
-                else:
-                    await self._finish(view)
-                    return
-                continue
-            except (BrokenPipeError, ConnectionResetError) as exc:
-                raise anyio.BrokenResourceError from exc
-            view = view[written:]
+        while not (written := self.write_now(item)):
+            await anyio.wait_writable(self._fd)  # nothing written yet: cancelling here is clean
+        if written < len(item):
+            await self.finish(memoryview(item)[written:])
 
-    async def _finish(self, view: memoryview) -> None:
+    async def finish(self, view: memoryview) -> None:
         """Once part of a line is out, finish it even when cancelled (a cut line is invalid JSON), within
         a bound in case the reader has stopped reading."""
         with anyio.CancelScope(shield=True), anyio.move_on_after(_FINISH_LINE_SECONDS):
-            while view:
-                try:
-                    view = view[os.write(self._fd, view) :]
-                except BlockingIOError:
-                    await anyio.wait_writable(self._fd)
-                except (BrokenPipeError, ConnectionResetError) as exc:
-                    raise anyio.BrokenResourceError from exc
+            while view := view[self.write_now(view) :]:
+                await anyio.wait_writable(self._fd)
 
     async def aclose(self) -> None:
         with contextlib.suppress(OSError):
@@ -316,7 +262,7 @@ class StdioChannel(_LineChannel):
         stdout = os.dup(1)
         os.dup2(2, 1)
         sys.stdout = sys.stderr
-        super().__init__(_FdReceive(stdin), _FdSend(stdout))
+        super().__init__(stdin, _FdSend(stdout))
 
 
 _EXIT_GRACE = 1.0  # seconds a backend has to exit once its stdin is closed
@@ -328,7 +274,7 @@ class ProcessChannel(_LineChannel):
 
     def __init__(self, process: subprocess.Popen[bytes], argv: Sequence[str]) -> None:
         assert process.stdout is not None and process.stdin is not None
-        super().__init__(_FdReceive(os.dup(process.stdout.fileno())), _FdSend(os.dup(process.stdin.fileno())))
+        super().__init__(os.dup(process.stdout.fileno()), _FdSend(os.dup(process.stdin.fileno())))
         process.stdin.close()
         process.stdout.close()
         self.process = process
@@ -365,13 +311,6 @@ class ProcessChannel(_LineChannel):
             with contextlib.suppress(ProcessLookupError):
                 self.process.kill()
             await self.wait()
-
-
-def open_process_channel(
-    argv: Sequence[str], env: Mapping[str, str] | None = None, cwd: str | None = None
-) -> ProcessChannel:
-    """Spawn the backend; a missing command is a clear BackendError."""
-    return ProcessChannel(spawn(argv, env, cwd), argv)
 
 
 class SessionMessageChannel:
@@ -440,35 +379,6 @@ def _modern_headers(message: Message) -> Any:
 
 
 @contextlib.asynccontextmanager
-async def http_backend(
-    url: str, headers: Mapping[str, str], timeout: float | None, oauth: Any = None
-) -> AsyncIterator[Channel]:
-    """Connect to a streamable-HTTP backend."""
-    import httpx2
-    from mcp.client.streamable_http import streamable_http_client
-
-    from ._oauth import backend_auth
-
-    http_timeout = httpx2.Timeout(30.0, read=timeout if timeout else 300.0)
-    auth = backend_auth(url, headers, oauth)  # OAuth with stored tokens, unless -H gives Authorization
-    try:
-        async with (
-            httpx2.AsyncClient(
-                headers=dict(headers), timeout=http_timeout, follow_redirects=False, auth=auth
-            ) as client,
-            streamable_http_client(url, http_client=client) as (read, write),
-        ):
-            yield SessionMessageChannel(read, write)
-    except BaseExceptionGroup as group:
-        # OAuth gave up mid-session (token revoked, refresh refused): the SDK transport's task group
-        # carries our BackendError; unwrap it so it is reported like any backend failure.
-        found = group.subgroup(lambda exc: isinstance(exc, BackendError))
-        if found is None:
-            raise
-        raise first_leaf(found) from None
-
-
-@contextlib.asynccontextmanager
 async def open_channel(
     *,
     url: str | None,
@@ -479,17 +389,33 @@ async def open_channel(
     env: Mapping[str, str] | None = None,
     cwd: str | None = None,
 ) -> AsyncIterator[Channel]:
-    """The channel to one backend: streamable HTTP to `url`, else the command `argv` spawned, closed and
-    reaped at the end. Every backend of every door is opened here."""
-    if url is not None:
-        async with http_backend(url, headers, timeout, oauth) as channel:
+    """The channel to one backend: streamable HTTP to `url`, else the command `argv` spawned (a missing
+    command is a clear BackendError), closed and reaped at the end. Every backend of every door is opened
+    here."""
+    if url is None:
+        channel = ProcessChannel(spawn(argv, env, cwd), argv)
+        try:
             yield channel
+        finally:
+            await channel.aclose()
         return
-    channel = open_process_channel(argv, env, cwd)
+    from mcp.client.streamable_http import streamable_http_client
+
+    from ._oauth import backend_client
+
     try:
-        yield channel
-    finally:
-        await channel.aclose()
+        async with (
+            backend_client(url, headers, timeout, oauth) as client,
+            streamable_http_client(url, http_client=client) as (read, write),
+        ):
+            yield SessionMessageChannel(read, write)
+    except BaseExceptionGroup as group:
+        # OAuth gave up mid-session (token revoked, refresh refused): the SDK transport's task group
+        # carries our BackendError; unwrap it so it is reported like any backend failure.
+        found = group.subgroup(lambda exc: isinstance(exc, BackendError))
+        if found is None:
+            raise
+        raise first_leaf(found) from None
 
 
 @contextlib.asynccontextmanager

@@ -16,11 +16,12 @@ import itertools
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 import anyio
 
-from .._errors import MCPSqueezeError
+from .._envelope import HANDSHAKE_VERSION
+from .._errors import BackendError, MCPSqueezeError
 from ._channels import Channel, ChannelClosed, ProcessChannel
 from ._jsonrpc import (
     BACKEND_GONE,
@@ -34,23 +35,11 @@ from ._jsonrpc import (
     valid_id,
 )
 
-__all__ = ["Backend", "Correlator", "Sent", "gone_error", "what_of"]
+__all__ = ["Correlator", "Sent", "error_text", "gone_error", "what_of"]
 
 logger = logging.getLogger("mcpsqueeze.transports")
 
 OnMessage = Callable[[Message], Awaitable[None]]
-
-
-class Backend(Protocol):
-    """The backend port: one MCP server as a door asks it; every request gets its response or an error
-    response saying why there is none."""
-
-    @property
-    def dead(self) -> str | None:
-        """Why the backend cannot answer any more; None while it can."""
-        ...
-
-    async def ask(self, method: str, params: dict[str, Any] | None = None) -> Message: ...
 
 
 def what_of(message: Message) -> str:
@@ -61,25 +50,19 @@ def what_of(message: Message) -> str:
 
 
 @dataclass(eq=False)
-class _Waiting:
+class Sent:
+    """A request `Correlator.start` sent under id `our`, waiting for its answer; `our` 0 when it was not
+    sent, its `answer` given at once (the peer is gone, or the request could not be encoded)."""
+
     method: str
     what: str
+    our: int = 0
     progress: OnMessage | None = None
     token: Any = None  # the requester's own progress token
     key: Any | None = None
     answer: Message | None = None
-    done: anyio.Event = field(default_factory=anyio.Event)
-
-
-@dataclass(frozen=True)
-class Sent:
-    """A request `Correlator.start` sent (or the answer it got at once: the peer is gone, or the
-    request could not be encoded)."""
-
-    our: int
-    waiting: _Waiting | None
-    answer: Message | None
     at: float = 0.0
+    done: anyio.Event = field(default_factory=anyio.Event)
 
 
 class Correlator:
@@ -102,14 +85,10 @@ class Correlator:
         self.dead: str | None = None
         self.spoke = False  # the peer has sent something
         self._ids = itertools.count(1)
-        self._waiting: dict[int, _Waiting] = {}
+        self._waiting: dict[int, Sent] = {}
         self._keys: dict[Any, int] = {}
-        self._progress: dict[str, _Waiting] = {}
+        self._progress: dict[str, Sent] = {}
         self._late: set[int] = set()  # answered already (timeout, cancel, drain): a late answer is dropped
-
-    @property
-    def waiting(self) -> int:
-        return len(self._waiting)
 
     # -- reading ---------------------------------------------------------------------------------------
 
@@ -146,7 +125,7 @@ class Correlator:
             if type(our) is int and our in self._late:
                 self._late.discard(our)  # answered already: a late answer goes nowhere
             else:
-                logger.warning("mcpsqueeze: dropped an answer for id %s, which was never sent", _short(our))
+                logger.warning("mcpsqueeze: dropped an answer for id %.80r, which was never sent", our)
             return
         waiting.answer = message
         waiting.done.set()
@@ -199,9 +178,9 @@ class Correlator:
         what = what_of(message)
         method = str(message.get("method"))
         if self.dead is not None:
-            return Sent(0, None, self.gone(None, method))
+            return Sent(method, what, answer=gone_error(None, method, self.dead))
         our = next(self._ids)
-        waiting = _Waiting(method, what, progress, key=key)
+        waiting = Sent(method, what, our, progress, key=key)
         params = message.get("params")
         meta = params.get("_meta") if isinstance(params, dict) else None
         if progress is not None and isinstance(meta, dict) and valid_id(meta.get("progressToken")):
@@ -217,25 +196,34 @@ class Correlator:
         if why is not None:
             self._forget(our, key)
             return Sent(
-                0, None, error_response(None, INVALID_REQUEST, f"mcpsqueeze: cannot send {what}: {why}")
+                method,
+                what,
+                answer=error_response(None, INVALID_REQUEST, f"mcpsqueeze: cannot send {what}: {why}"),
             )
-        return Sent(our, waiting, None, anyio.current_time())
+        waiting.at = anyio.current_time()
+        return waiting
 
     async def wait(self, sent: Sent) -> Message | None:
         """The answer to a request `start` sent (see `request`)."""
-        waiting, our = sent.waiting, sent.our
-        if waiting is None:
+        our = sent.our
+        if not our:
             return sent.answer
         try:
             deadline = sent.at + self.timeout if self.timeout else float("inf")
             with anyio.move_on_after(deadline - anyio.current_time()):
-                await waiting.done.wait()
-            if not waiting.done.is_set():  # timed out: the peer is told, a late answer dropped
+                await sent.done.wait()
+            if not sent.done.is_set():  # timed out: the peer is told, a late answer dropped
                 self._waiting.pop(our, None)
                 self._late.add(our)
                 await self._cancel_in_peer(our, f"timed out after {self.timeout:g} s (mcpsqueeze)")
-                return self.timed_out(None, waiting.what)
-            return waiting.answer
+                return error_response(
+                    None,
+                    TIMEOUT,
+                    f"mcpsqueeze: the backend did not answer {sent.what} within {self.timeout:g} s; the "
+                    "request was cancelled and the proxy keeps serving. Retry, narrow the request, or raise "
+                    "--timeout.",
+                )
+            return sent.answer
         except anyio.get_cancelled_exc_class():
             if self._waiting.pop(our, None) is not None:
                 self._late.add(our)
@@ -243,7 +231,7 @@ class Correlator:
                     await self._cancel_in_peer(our, "cancelled (mcpsqueeze)")
             raise
         finally:
-            self._forget(our, waiting.key)
+            self._forget(our, sent.key)
 
     def _forget(self, our: int, key: Any) -> None:
         self._waiting.pop(our, None)
@@ -280,20 +268,9 @@ class Correlator:
         self.dead = self.dead or reason
         for our, waiting in list(self._waiting.items()):
             del self._waiting[our]
-            waiting.answer = self.gone(our, waiting.method)
+            waiting.answer = gone_error(our, waiting.method, self.dead)
             waiting.done.set()
         self._progress.clear()
-
-    def gone(self, request_id: Any, method: str) -> Message:
-        return gone_error(request_id, method, self.dead)
-
-    def timed_out(self, request_id: Any, what: str) -> Message:
-        return error_response(
-            request_id,
-            TIMEOUT,
-            f"mcpsqueeze: the backend did not answer {what} within {self.timeout:g} s; the request was "
-            "cancelled and the proxy keeps serving. Retry, narrow the request, or raise --timeout.",
-        )
 
     # -- sending ---------------------------------------------------------------------------------------
 
@@ -314,13 +291,36 @@ class Correlator:
         await self.send({"jsonrpc": "2.0", "method": method, **({"params": params} if params else {})})
 
     async def ask(self, method: str, params: dict[str, Any] | None = None) -> Message:
-        """One request of our own (the backend port): its answer, or an error response."""
+        """One request of our own: its answer, or an error response."""
         message: Message = {"jsonrpc": "2.0", "method": method}
         if params is not None:
             message["params"] = params
         answer = await self.request(message)
         assert answer is not None  # (no key: nothing cancels it but its task)
         return answer
+
+    async def initialize(self, capabilities: dict[str, Any]) -> dict[str, Any]:
+        """The MCP handshake of ours as the peer's client (initialize, then initialized): the peer's
+        initialize result; a BackendError saying why when it refuses."""
+        from .._version import __version__
+
+        client = {"name": "mcpsqueeze", "version": __version__}
+        params = {"protocolVersion": HANDSHAKE_VERSION, "capabilities": capabilities, "clientInfo": client}
+        answer = await self.ask("initialize", params)
+        result = answer.get("result")
+        if not isinstance(result, dict):
+            raise BackendError(f"the backend refused initialize: {error_text(answer)}")
+        await self.notify("notifications/initialized")
+        return result
+
+
+def error_text(answer: Message) -> str:
+    """What a JSON-RPC error response says (its message), for the error a door reports."""
+    error = answer.get("error")
+    message = error.get("message") if isinstance(error, dict) else None
+    if isinstance(message, str):
+        return message
+    return f"an answer that is neither a result nor an error: {str(answer)[:200]}"
 
 
 def gone_error(request_id: Any, method: str, reason: str | None) -> Message:
@@ -331,8 +331,3 @@ def gone_error(request_id: Any, method: str, reason: str | None) -> Message:
         f"mcpsqueeze: the backend server is not running ({reason}); {method} was not answered. "
         "Restart the MCP server (check its stderr for the cause).",
     )
-
-
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."

@@ -20,23 +20,28 @@ import json
 import logging
 import socket
 import urllib.parse
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from starlette.types import Message, Receive, Scope, Send
+
 from .._net import LOOPBACK, is_loopback
 
-__all__ = ["DEFAULT_MAX_BODY", "HEAD_TIMEOUT", "BodyLimit", "RequestGuard", "sdk_security", "timed_protocol"]
+__all__ = [
+    "DEFAULT_MAX_BODY",
+    "HEAD_TIMEOUT",
+    "BodyLimit",
+    "RequestGuard",
+    "replaying",
+    "sdk_security",
+    "timed_protocol",
+]
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_MAX_BODY = 16 * 1024 * 1024
 HEAD_TIMEOUT = 10.0  # seconds to send a complete request head, from connecting or the previous response
-
-Scope = dict[str, Any]
-Message = dict[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
 
 
 def too_large_message(limit: int) -> str:
@@ -55,18 +60,14 @@ class BodyLimit:
     passes `limit` bytes (413, without holding more). A client that stalls or hangs up halfway costs a
     connection and one log line; `body(message)` renders the refusal in the door's error format."""
 
-    def __init__(self, app: Any, limit: int, body: Callable[[str], bytes] = _json_rpc_error) -> None:
-        self.app, self.limit, self.body = app, limit, body
+    def __init__(self, app: Any, limit: int, body: Callable[[str], bytes] | None = None) -> None:
+        self.app, self.limit, self.body = app, limit, body or _json_rpc_error
 
-    async def _refuse(self, send: Send) -> None:
+    async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
+        from starlette.responses import Response
+
         payload = self.body(too_large_message(self.limit))
-        headers = [
-            (b"content-type", b"application/json"),
-            (b"content-length", str(len(payload)).encode()),
-            (b"connection", b"close"),
-        ]
-        await send({"type": "http.response.start", "status": 413, "headers": headers})
-        await send({"type": "http.response.body", "body": payload})
+        await Response(payload, 413, {"connection": "close"}, "application/json")(scope, receive, send)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -74,7 +75,7 @@ class BodyLimit:
             return
         for name, value in scope.get("headers") or ():
             if name == b"content-length" and (not value.strip().isdigit() or int(value) > self.limit):
-                await self._refuse(send)
+                await self._refuse(scope, receive, send)
                 return
         chunks: list[bytes] = []
         received = 0
@@ -91,21 +92,27 @@ class BodyLimit:
             chunk = message.get("body") or b""
             received += len(chunk)
             if received > self.limit:
-                await self._refuse(send)
+                await self._refuse(scope, receive, send)
                 return
             chunks.append(chunk)
             if not message.get("more_body"):
                 break
-        replayed = False
+        await self.app(scope, replaying(b"".join(chunks), receive), send)
 
-        async def replay() -> Message:
-            nonlocal replayed
-            if replayed:
-                return await receive()  # what comes after the body: the client's disconnect
-            replayed = True
-            return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
 
-        await self.app(scope, replay, send)
+def replaying(body: bytes, receive: Receive) -> Receive:
+    """`receive` with a body already read handed out again first, then what comes after it (the client's
+    disconnect)."""
+    replayed = False
+
+    async def replay() -> Message:
+        nonlocal replayed
+        if replayed:
+            return await receive()
+        replayed = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return replay
 
 
 def timed_protocol(base: type[Any], head_timeout: float = HEAD_TIMEOUT) -> type[Any]:

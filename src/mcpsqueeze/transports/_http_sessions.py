@@ -17,7 +17,7 @@ import anyio.abc
 from .._jsonbytes import loads
 from ._bearer import PRINCIPAL_KEY
 from ._channels import Channel, SessionMessageChannel
-from ._http_limits import RequestGuard, sdk_security
+from ._http_limits import RequestGuard, replaying, sdk_security
 from ._modern_http import is_stateless_request
 
 __all__ = ["SESSION_IDLE_TIMEOUT", "Handler", "HttpSessions", "RunSession"]
@@ -52,20 +52,6 @@ def _is_initialize(body: bytes) -> bool:
     except (ValueError, RecursionError):
         return False
     return isinstance(message, dict) and message.get("method") == "initialize" and "id" in message
-
-
-def _replaying(body: bytes, receive: Any) -> Any:
-    """`receive` with the body already read handed out again first (the transport reads it itself)."""
-    replayed = False
-
-    async def replay() -> dict[str, Any]:
-        nonlocal replayed
-        if replayed:
-            return dict(await receive())
-        replayed = True
-        return {"type": "http.request", "body": body, "more_body": False}
-
-    return replay
 
 
 class HttpSessions:
@@ -133,7 +119,7 @@ class HttpSessions:
         except BaseException:
             self._forget(session)
             raise
-        await self._handle(session, scope, _replaying(body, receive), send)
+        await self._handle(session, scope, replaying(body, receive), send)
 
     def _open(self, principal: str | None) -> _Session | None:
         """A new session for `principal`, registered (busy) at once; at the cap, that caller's idlest

@@ -8,8 +8,8 @@ nothing shared between them).
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream
@@ -133,12 +133,9 @@ async def stream_answer(
     then the final message, with keepalives. A client that disconnects cancels `answer`."""
     events, events_out = anyio.create_memory_object_stream[Message](16)
 
-    async def notify(note: Message) -> None:
-        await events.send(note)
-
     async def work() -> None:
         async with events:
-            final = await answer(notify)
+            final = await answer(events.send)
             if final is not None:
                 await events.send({"final": final})
 
@@ -180,18 +177,10 @@ class ModernHttpBackend:
     dead: str | None = None  # each request is its own POST: there is no connection to lose
 
     def __init__(self, settings: Settings) -> None:
-        import httpx2
-
-        from ._oauth import backend_auth
+        from ._oauth import backend_client
 
         self.url = settings.target[0]
-        timeout = httpx2.Timeout(30.0, read=settings.timeout if settings.timeout else 300.0)
-        self.client = httpx2.AsyncClient(
-            headers=dict(settings.headers),
-            timeout=timeout,
-            follow_redirects=False,
-            auth=backend_auth(self.url, settings.headers, settings.oauth),
-        )
+        self.client = backend_client(self.url, settings.headers, settings.timeout, settings.oauth)
 
     async def aclose(self) -> None:
         await self.client.aclose()
@@ -207,7 +196,7 @@ class ModernHttpBackend:
         return isinstance(versions, list) and MODERN_VERSION in versions
 
     async def ask(self, method: str, params: dict[str, Any] | None = None) -> Message:
-        """One request of the proxy's own, in the 2026-07-28 envelope (the backend port): its answer, or
+        """One request of the proxy's own, in the 2026-07-28 envelope: its answer, or
         an error response naming why there is none. Unreachable, it raises (httpx's errors)."""
         return await self._post(*own_request(method, params), None)
 
@@ -223,6 +212,8 @@ class ModernHttpBackend:
     async def _post(self, body: Message, headers: Mapping[str, str], notify: Notify | None) -> Message:
         """The answer to `body` (its id), from a JSON body or the SSE stream; the stream's other messages
         go to `notify`. An answer that cannot be read is an error naming why."""
+        import httpx2
+
         content = dumps(body)
         async with self.client.stream("POST", self.url, content=content, headers=dict(headers)) as response:
             ctype = response.headers.get("content-type", "")
@@ -233,8 +224,10 @@ class ModernHttpBackend:
                     if isinstance(answer, dict):
                         return answer
                 elif ctype.startswith("text/event-stream"):
-                    async for data in _sse_data(response):
-                        message = loads(data.encode())
+                    async for event in httpx2.EventSource(response, max_event_size=None):
+                        if not event.data:
+                            continue
+                        message = loads(event.data.encode())
                         if not isinstance(message, dict):
                             continue
                         if "method" not in message and message.get("id") == body["id"]:
@@ -244,24 +237,3 @@ class ModernHttpBackend:
             except ValueError as exc:
                 why = str(exc)
         return unreadable_answer(body["id"], body["method"], why)
-
-
-async def _sse_data(response: Any) -> AsyncIterator[str]:
-    """The data of each SSE event (its data lines joined); comments and other fields skipped."""
-    data: list[str] = []
-    async for line in response.aiter_lines():
-        if line == "":
-            if data:
-                yield "\n".join(data)
-            data = []
-        elif line.startswith("data:"):
-            data.append(line[5:].removeprefix(" "))
-    if data:
-        yield "\n".join(data)
-
-
-if TYPE_CHECKING:  # mypy checks that this backend satisfies the backend port
-    from ._correlator import Backend
-
-    def _is_a_backend(backend: ModernHttpBackend) -> Backend:
-        return backend

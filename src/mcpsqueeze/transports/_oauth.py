@@ -27,9 +27,11 @@ from typing import Any
 
 import anyio
 import anyio.abc
+from anyio.streams.buffered import BufferedByteReceiveStream
 
 from .._envelope import own_request
 from .._errors import BackendError, MCPSqueezeError, UsageError, first_leaf
+from .._trusted import read_trusted
 from ..recovery import ensure_private_dir
 from ..settings import OAuthClient
 
@@ -37,6 +39,7 @@ __all__ = [
     "FileTokenStorage",
     "LoginRequired",
     "backend_auth",
+    "backend_client",
     "clear_tokens",
     "login",
     "oauth_dir",
@@ -78,20 +81,14 @@ class FileTokenStorage:
 
     def read(self) -> dict[str, Any]:
         try:
-            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            data = json.loads(
+                read_trusted(self.path, "OAuth token file", private=True, follow=False) or b"{}"
+            )
         except FileNotFoundError:
             return {}
-        except OSError as exc:
-            raise UsageError(f"cannot read the OAuth token file {self.path}: {exc.strerror}") from exc
-        with os.fdopen(fd, "rb") as fh:
-            info = os.fstat(fh.fileno())
-            if info.st_uid != os.geteuid() or info.st_mode & 0o077:
-                raise UsageError(f"OAuth token file {self.path} must be a 0600 file of ours; delete it")
-            try:
-                data = json.loads(fh.read() or b"{}")
-            except ValueError:
-                log.warning("OAuth token file %s is unreadable JSON; ignoring it", self.path)
-                return {}
+        except ValueError:
+            log.warning("OAuth token file %s is unreadable JSON; ignoring it", self.path)
+            return {}
         return data if isinstance(data, dict) and data.get("server_url") == self.url else {}
 
     def write(self, data: dict[str, Any]) -> None:
@@ -231,32 +228,12 @@ def _provider_class() -> Any:
     return _Provider
 
 
-def _client_metadata(redirect_uri: str) -> Any:
-    from mcp.shared.auth import OAuthClientMetadata
-
-    return OAuthClientMetadata.model_validate(
-        {
-            "client_name": "mcpsqueeze",
-            "redirect_uris": [redirect_uri],
-            "grant_types": ["authorization_code", "refresh_token"],
-            "response_types": ["code"],
-            "token_endpoint_auth_method": "none",
-        }
-    )
-
-
 def _not_login_required(record: logging.LogRecord) -> bool:
     """The SDK logs the flow's exception with a traceback; ours ("log in again") and the flow's own
     errors (a token endpoint's refusal) are reported once, as a message, not logged."""
     from mcp.client.auth.exceptions import OAuthFlowError
 
     return not (record.exc_info and isinstance(record.exc_info[1], LoginRequired | OAuthFlowError))
-
-
-def _quiet_sdk_log() -> None:
-    sdk_log = logging.getLogger("mcp.client.auth.oauth2")
-    if _not_login_required not in sdk_log.filters:
-        sdk_log.addFilter(_not_login_required)
 
 
 def flow_error(url: str, exc: BaseException, provider: Any = None) -> MCPSqueezeError:
@@ -295,9 +272,21 @@ def _new_provider(
     redirect_handler: Any,
     callback_handler: Any,
 ) -> Any:
+    from mcp.shared.auth import OAuthClientMetadata
+
+    sdk_log = logging.getLogger("mcp.client.auth.oauth2")
+    if _not_login_required not in sdk_log.filters:
+        sdk_log.addFilter(_not_login_required)
+    metadata = {
+        "client_name": "mcpsqueeze",
+        "redirect_uris": [redirect_uri],
+        "grant_types": ["authorization_code", "refresh_token"],
+        "response_types": ["code"],
+        "token_endpoint_auth_method": "none",
+    }
     provider = _provider_class()(
         server_url=url,
-        client_metadata=_client_metadata(redirect_uri),
+        client_metadata=OAuthClientMetadata.model_validate(metadata),
         storage=storage,
         redirect_handler=redirect_handler,
         callback_handler=callback_handler,
@@ -317,7 +306,6 @@ def backend_auth(
     place."""
     if headers and any(k.lower() == "authorization" for k in headers):
         return _given_authorization(url)
-    _quiet_sdk_log()
     storage = FileTokenStorage(url)
     info = storage.read().get("client_info")
     stored = (info or {}).get("redirect_uris") or []
@@ -351,6 +339,20 @@ def backend_auth(
     return _new_provider(url, storage, redirect_uri, client, no_browser, no_callback)
 
 
+def backend_client(
+    url: str, headers: Mapping[str, str], timeout: float | None, client: OAuthClient | None
+) -> Any:
+    """A URL backend's httpx2 client: `backend_auth`, no redirect followed, reads bounded by `timeout`."""
+    import httpx2
+
+    return httpx2.AsyncClient(
+        headers=dict(headers),
+        timeout=httpx2.Timeout(30.0, read=timeout or 300.0),
+        follow_redirects=False,
+        auth=backend_auth(url, headers, client),
+    )
+
+
 def _given_authorization(url: str) -> Any:
     """The Authorization header the user gave, sent unchanged; a 401 to it ends the connection with a
     `LoginRequired` naming the status, as a refused OAuth token does (the SDK's transport alone would
@@ -382,14 +384,10 @@ async def preflight(url: str, headers: Mapping[str, str], client: OAuthClient | 
 
     await anyio.to_thread.run_sync(_check_reachable, url)
     auth = backend_auth(url, headers, client)
-    if auth is None:
-        return
     body, routing = own_request("server/discover")
     async with httpx2.AsyncClient(auth=auth, timeout=30.0) as http:
         try:
             response = await http.post(url, json=body, headers={**headers, **routing})
-        except LoginRequired:
-            raise
         except Exception as exc:  # an auth-flow failure (metadata, refresh) other than "log in again"
             leaf = first_leaf(exc)
             if isinstance(leaf, LoginRequired):
@@ -424,12 +422,7 @@ def _check_reachable(url: str, timeout: float = 5.0) -> None:
 def clear_tokens(url: str | None) -> list[Path]:
     """Delete the stored tokens of one backend URL, or all of them; the deleted files."""
     directory = oauth_dir()
-    if url is not None:
-        paths = [token_file(url, directory)]
-    elif directory.is_dir():
-        paths = sorted(directory.glob("*.json"))
-    else:
-        paths = []
+    paths = [token_file(url, directory)] if url is not None else sorted(directory.glob("*.json"))
     removed = []
     for path in paths:
         with contextlib.suppress(FileNotFoundError):
@@ -446,14 +439,10 @@ async def _accept_redirect(listener: Any, got: dict[str, str], done: anyio.Event
 
     async def one(stream: anyio.abc.SocketStream) -> None:
         async with stream:
-            data = b""
-            with anyio.move_on_after(10):
-                while b"\r\n\r\n" not in data and len(data) < 65536:
-                    chunk = await stream.receive()
-                    if not chunk:
-                        break
-                    data += chunk
-            line = data.split(b"\r\n", 1)[0].decode("latin-1")
+            request = b""  # read whole before answering (unread bytes would reset the connection)
+            with anyio.move_on_after(10), contextlib.suppress(anyio.IncompleteRead, anyio.DelimiterNotFound):
+                request = await BufferedByteReceiveStream(stream).receive_until(b"\r\n\r\n", 65536)
+            line = request.split(b"\r\n", 1)[0].decode("latin-1")
             parts = line.split(" ")
             target = urllib.parse.urlsplit(parts[1]) if len(parts) >= 2 else None
             query = dict(urllib.parse.parse_qsl(target.query)) if target else {}
@@ -571,7 +560,6 @@ async def login(
     storage.write({})  # a fresh registration: the loopback port (part of the redirect URI) differs per login
     redirect = _LoopbackRedirect(url, port or _free_loopback_port(), fetch=fetch, timeout=timeout)
     await redirect.listen()  # a busy --port fails here, before anything is asked of the servers
-    _quiet_sdk_log()
     provider = _new_provider(url, storage, redirect.redirect_uri, client, redirect.show, redirect.wait)
     probe = {
         "jsonrpc": "2.0",

@@ -63,9 +63,8 @@ def uvicorn_server(
     import uvicorn
     from uvicorn.protocols.http.auto import AutoHTTPProtocol
 
-    limited = BodyLimit(app, max_body) if too_large is None else BodyLimit(app, max_body, too_large)
     config = uvicorn.Config(
-        limited,
+        BodyLimit(app, max_body, too_large),
         log_level="warning",
         lifespan="off",
         http=timed_protocol(AutoHTTPProtocol),

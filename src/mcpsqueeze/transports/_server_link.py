@@ -6,17 +6,16 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 import anyio.abc
 
-from .._envelope import HANDSHAKE_VERSION
 from .._errors import BackendError, BackendFailure, first_leaf
 from ..settings import ServerSpec, ToolFilter
 from ._channels import Channel
-from ._correlator import Correlator
-from ._jsonrpc import BACKEND_GONE, TIMEOUT, Message, error_response
+from ._correlator import Correlator, error_text
+from ._jsonrpc import TIMEOUT, Message
 from ._paging import list_tools
 
 __all__ = ["BackendTimeout", "ServerLink"]
@@ -107,8 +106,7 @@ class ServerLink:
                     stop.set()  # the backend went away: the holder ends, the link is down
 
                 tg.start_soon(read)
-                await self._ask(connection, "initialize", _initialize_params())
-                await connection.notify("notifications/initialized")
+                await connection.initialize({})
                 await self._relist(connection, starting=True)
                 self._connection, self.status, self.error = connection, "up", None
                 started = True
@@ -135,7 +133,7 @@ class ServerLink:
         self._listings += 1
         mine = self._listings
         try:
-            listed = await list_tools(lambda method, params: self._ask(connection, method, params))
+            listed = await list_tools(connection.ask)
         except Exception as exc:
             if starting:
                 raise
@@ -148,28 +146,6 @@ class ServerLink:
             self.tools = [
                 _within_depth(t, MAX_SCHEMA_DEPTH) for t in listed if self.filter.allows(self.name, t["name"])
             ]
-
-    async def _ask(self, connection: Correlator, method: str, params: dict[str, Any]) -> Any:
-        """The result of one request of the link's own (handshake, listing); BackendError for an error."""
-        answer = await connection.ask(method, params)
-        if "result" not in answer:
-            raise BackendError(_error_text(answer))
-        return answer["result"]
-
-    @property
-    def dead(self) -> str | None:
-        """Why no request can be sent now (not connected, or the connection ended); None when it can."""
-        connection = self._connection
-        if connection is None:
-            return self.error or "not connected"
-        return connection.dead
-
-    async def ask(self, method: str, params: dict[str, Any] | None = None) -> Message:
-        """One request on the held connection (the backend port); a backend-gone error when there is none."""
-        connection = self._connection
-        if connection is None:
-            return error_response(None, BACKEND_GONE, f"mcpsqueeze: backend {self.name!r} is not connected")
-        return await connection.ask(method, params)
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
         """The raw CallToolResult dict, exactly as the backend sent it (structuredContent not validated)."""
@@ -188,7 +164,7 @@ class ServerLink:
             if connection.dead is not None:
                 self.status, self.error = "down", connection.dead
                 self.stop()  # release the dead connection; the next call reconnects
-            raise BackendFailure(f"backend {self.name!r} failed on {tool}: {_error_text(answer)}")
+            raise BackendFailure(f"backend {self.name!r} failed on {tool}: {error_text(answer)}")
         if result.get("resultType") == "complete":  # 2026-07-28 envelope marker, not part of the result
             result = {k: v for k, v in result.items() if k != "resultType"}
         return result
@@ -202,7 +178,7 @@ class ServerLink:
             with anyio.fail_after(timeout):
                 answer = await connection.ask("ping", {})
             if "result" not in answer:
-                raise BackendError(_error_text(answer))
+                raise BackendError(error_text(answer))
         except Exception as exc:
             self.status, self.error = "down", f"no answer to ping: {_describe(exc)}"
             self.stop()
@@ -214,25 +190,6 @@ class ServerLink:
             self._stop.set()
 
 
-def _initialize_params() -> dict[str, Any]:
-    from .._version import __version__
-
-    return {
-        "protocolVersion": HANDSHAKE_VERSION,
-        "capabilities": {},
-        "clientInfo": {"name": "mcpsqueeze", "version": __version__},
-    }
-
-
-def _error_text(answer: dict[str, Any]) -> str:
-    """What a JSON-RPC error response says (its message), for the error a door reports."""
-    error = answer.get("error")
-    message = error.get("message") if isinstance(error, dict) else None
-    if isinstance(message, str):
-        return message
-    return f"an answer that is neither a result nor an error: {str(answer)[:200]}"
-
-
 def _describe(exc: BaseException) -> str:
     exc = first_leaf(exc)
     if isinstance(exc, FileNotFoundError):
@@ -240,10 +197,3 @@ def _describe(exc: BaseException) -> str:
     if isinstance(exc, TimeoutError):
         return "timed out while connecting"
     return str(exc) or type(exc).__name__
-
-
-if TYPE_CHECKING:  # mypy checks that the link satisfies the backend port
-    from ._correlator import Backend
-
-    def _is_a_backend(link: ServerLink) -> Backend:
-        return link

@@ -11,14 +11,13 @@ import contextlib
 import logging
 import secrets
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 import anyio.abc
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from .._envelope import (
-    HANDSHAKE_VERSION,
     MODERN_VERSION,
     SERVER_INFO,
     SUBSCRIPTION_ID,
@@ -100,22 +99,7 @@ class SharedBackend:
                     channel, on_request=self._ask_client, on_notification=self._tell
                 )
                 tg.start_soon(self._read, peer, tg.cancel_scope)
-                from .._version import __version__
-
-                result = (
-                    await self.ask(
-                        "initialize",
-                        {
-                            "protocolVersion": HANDSHAKE_VERSION,
-                            "capabilities": {"elicitation": {}, "sampling": {}, "roots": {}},
-                            "clientInfo": {"name": "mcpsqueeze", "version": __version__},
-                        },
-                    )
-                ).get("result")
-                if not isinstance(result, dict):
-                    raise BackendError("the backend refused initialize")
-                self.initialize = result
-                await peer.notify("notifications/initialized")
+                self.initialize = await peer.initialize({"elicitation": {}, "sampling": {}, "roots": {}})
                 started = True
                 task_status.started()
                 await anyio.sleep_forever()
@@ -138,7 +122,7 @@ class SharedBackend:
         scope.cancel()
 
     async def ask(self, method: str, params: dict[str, Any] | None = None) -> Message:
-        """One request of the proxy's own on the shared connection (the backend port)."""
+        """One request of the proxy's own on the shared connection."""
         if self.peer is None:
             return error_response(None, BACKEND_GONE, f"mcpsqueeze: {self.dead or 'not connected'}")
         return await self.peer.ask(method, without_envelope(params or {}))
@@ -355,10 +339,3 @@ async def open_stateless_backend(settings: Settings, tg: anyio.abc.TaskGroup) ->
     if shared.dead:
         raise BackendError(shared.dead)
     return shared
-
-
-if TYPE_CHECKING:  # mypy checks that this backend satisfies the backend port
-    from ._correlator import Backend
-
-    def _is_a_backend(backend: SharedBackend) -> Backend:
-        return backend
