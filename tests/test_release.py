@@ -4,7 +4,10 @@ and installs the wheel with pipx in a fresh venv; the image's label is checked i
 
 from __future__ import annotations
 
+import ast
+import importlib.metadata
 import re
+import sys
 import tomllib
 from pathlib import Path
 
@@ -66,3 +69,29 @@ def test_ci_builds_checks_and_installs_the_wheel_before_the_tests() -> None:
     steps = ["-m build", "twine check --strict", 'pipx" install', "--version", "bash scripts/test.sh"]
     positions = [ci.index(step) for step in steps]
     assert positions == sorted(positions)
+
+
+def _declared() -> set[str]:
+    """The distributions the metadata names: the dependencies and every extra's."""
+    lines = PROJECT["dependencies"] + [
+        x for extra in PROJECT["optional-dependencies"].values() for x in extra
+    ]
+    return {re.split(r"[^A-Za-z0-9_.-]", x, maxsplit=1)[0].lower().replace("_", "-") for x in lines}
+
+
+def test_every_package_the_source_imports_is_declared() -> None:
+    imported = set()
+    for path in (ROOT / "src").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                imported |= {alias.name.split(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                imported.add(node.module.split(".")[0])
+    third_party = imported - set(sys.stdlib_module_names) - {"mcpsqueeze"}
+    providers = importlib.metadata.packages_distributions()
+    undeclared = {
+        name
+        for name in third_party
+        if not {d.lower().replace("_", "-") for d in providers.get(name, [])} & _declared()
+    }
+    assert not undeclared, f"imported by src/ but not declared in pyproject.toml: {sorted(undeclared)}"
