@@ -10,13 +10,15 @@ from typing import Any, TypeVar
 import click
 from click.core import ParameterSource
 
-from ..settings import Kind, Knob, Seconds
+from .._errors import UsageError
+from ..settings import Kind, Knob, OAuthClient, Seconds
 
 __all__ = [
     "OFF",
     "SECONDS",
     "KindType",
     "KnobOption",
+    "checked_oauth",
     "file_option",
     "given_by",
     "knob_option",
@@ -105,6 +107,18 @@ def _help(row: Knob) -> str:
         value = "" if row.switch is None else "=true" if row.switch else "=false"
         text += f" [env: {env}{value}]"
     return text
+
+
+def checked_oauth(make: Callable[[], OAuthClient | None]) -> OAuthClient | None:
+    """The OAuth client the oauth_* options describe (`make`), its secret file read now: a bad one is a
+    usage error before anything runs, not mid-login."""
+    try:
+        client = make()
+        if client is not None:
+            client.client_secret()
+        return client
+    except UsageError as exc:
+        raise click.BadParameter(str(exc), param_hint="--oauth-*") from exc
 
 
 def file_option(*names: str, help: str, **more: Any) -> Callable[[F], F]:

@@ -4,19 +4,37 @@ client itself (tokens, refresh, the browser step) is `transports/_oauth.py`.
 
 from __future__ import annotations
 
+import dataclasses
 import urllib.parse
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from .._errors import UsageError
 
-__all__ = ["AUTH_METHODS", "LOGIN_MODES", "AuthMethod", "LoginMode", "OAuthClient"]
+__all__ = [
+    "AUTH_METHODS",
+    "LOGIN_MODES",
+    "OAUTH_KEYS",
+    "AuthMethod",
+    "LoginMode",
+    "OAuthClient",
+    "oauth_over",
+]
 
 LoginMode = Literal["never", "prompt", "fetch"]
 LOGIN_MODES: tuple[LoginMode, ...] = ("never", "prompt", "fetch")
 AuthMethod = Literal["basic", "post"]
 AUTH_METHODS: tuple[AuthMethod, ...] = ("basic", "post")
+# The settings (and a servers config's URL entry keys) that describe the client: oauth_<field>
+OAUTH_KEYS = (
+    "oauth_client_id",
+    "oauth_client_secret_file",
+    "oauth_client_metadata_url",
+    "oauth_login",
+    "oauth_auth_method",
+)
 
 
 @dataclass(frozen=True)
@@ -63,3 +81,12 @@ class OAuthClient:
         if not secret:
             raise UsageError(f"OAuth client secret file {path} is empty")
         return secret
+
+
+def oauth_over(base: OAuthClient | None, keys: Mapping[str, Any]) -> OAuthClient | None:
+    """`base` (None: the defaults) with the `OAUTH_KEYS` given in `keys` (None: not given) over it; None
+    when neither gives one. A bad combination is a UsageError."""
+    fields = {k.removeprefix("oauth_"): v for k, v in keys.items() if k in OAUTH_KEYS and v is not None}
+    if not fields:
+        return base
+    return dataclasses.replace(base, **fields) if base is not None else OAuthClient(**fields)

@@ -16,7 +16,7 @@ from .._net import is_url
 from .._paths import default_recovery_dir
 from ._kinds import Boolean, Choice, Duration, Globs, Headers, PathValue, Seconds, Size, Text, Whole
 from ._knobs import CLI, knob
-from ._oauth_client import AUTH_METHODS, LOGIN_MODES, OAuthClient
+from ._oauth_client import AUTH_METHODS, LOGIN_MODES, OAUTH_KEYS, OAuthClient, oauth_over
 from ._policy import DEFAULT_BUDGET, DEFAULT_SHRINK_ABOVE, MIN_BUDGET, MIN_TRUNCATE_CHARS, Policy, PolicySet
 
 __all__ = [
@@ -341,14 +341,10 @@ class Settings:
     def oauth(self) -> OAuthClient | None:
         """The URL backend's OAuth client the oauth_* rows describe (None: none given), checked when
         made (UsageError)."""
-        given = {
-            name: getattr(self, f"oauth_{name}")
-            for name in ("client_id", "client_secret_file", "client_metadata_url", "auth_method")
-            if getattr(self, f"oauth_{name}") is not None
-        }
-        if self.oauth_login != "never":
-            given["login"] = self.oauth_login
-        return OAuthClient(**given) if given else None
+        given = {key: getattr(self, key) for key in OAUTH_KEYS}
+        if self.oauth_login == "never":  # the default: no client of its own
+            del given["oauth_login"]
+        return oauth_over(None, given)
 
     @property
     def compressed_prefix(self) -> str:
