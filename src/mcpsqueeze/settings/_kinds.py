@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .._errors import UsageError
+
 __all__ = [
     "MAX_DURATION",
     "MAX_TIMEOUT",
@@ -154,9 +156,6 @@ class Duration(Kind):
     off: bool = True
     metavar = "DURATION"
 
-    def parse(self, text: str) -> float | None:
-        return self.check(text)
-
     def check(self, value: Any) -> float | None:
         from ..recovery import parse_duration
 
@@ -169,8 +168,6 @@ class Duration(Kind):
         if isinstance(value, int | float):
             seconds = _finite(float(value), "seconds")
         elif isinstance(value, str):
-            from .._errors import UsageError
-
             try:
                 seconds = parse_duration(value)
             except UsageError as exc:
@@ -207,8 +204,6 @@ class Size(Kind):
         if isinstance(value, bool) or not isinstance(value, int | str):
             raise ValueError("must be a size such as 32M or 1G")
         if isinstance(value, str):
-            from .._errors import UsageError
-
             try:
                 value = parse_size(value)
             except UsageError as exc:
@@ -278,13 +273,9 @@ class Text(Kind):
     """A string, checked by `valid` (which raises ValueError with the reason) when given."""
 
     valid: Callable[[str], None] | None = None
-    metavar_text: str = "TEXT"
+    metavar: str = "TEXT"
     off: bool = False
     wanted: str = "a string"  # what is wanted, in messages
-
-    @property
-    def metavar(self) -> str:  # type: ignore[override]
-        return self.metavar_text
 
     def check(self, value: Any) -> str | None:
         if self.off and value is False:

@@ -21,7 +21,6 @@ __all__ = [
     "DEFAULT_SHRINK_ABOVE",
     "MIN_BUDGET",
     "MIN_TRUNCATE_CHARS",
-    "POLICY_KEYS",
     "Policy",
     "PolicyRule",
     "PolicySet",
@@ -107,16 +106,6 @@ class Policy:
         switch=True,
         show_default=False,
     )
-
-
-def _policy_keys() -> dict[str, Callable[[Any], Any]]:
-    from ._knobs import rows
-
-    return {row.name: row.kind.check for row in rows(Policy, per_tool=True)}
-
-
-# key -> checker (returns the value to use, raises ValueError with a short reason): the Policy rows.
-POLICY_KEYS: dict[str, Callable[[Any], Any]] = _policy_keys()
 
 
 def pattern_matches(pattern: str, server: str, tool: str) -> bool:

@@ -250,7 +250,7 @@ class Settings:
     )
     oauth_client_metadata_url: str | None = knob(
         None,
-        Text(metavar_text="HTTPS-URL"),
+        Text(metavar="HTTPS-URL"),
         "URL backend: identify as this client ID metadata document (CIMD) where the authorization "
         "server supports it, instead of registering dynamically.",
         doors=_URL,
