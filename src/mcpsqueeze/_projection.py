@@ -63,8 +63,6 @@ def check_query(expression: str) -> None:
 
 
 def _check_depth(expression: str) -> None:
-    import jmespath.lexer
-
     depth = deepest = 0
     try:
         for token in jmespath.lexer.Lexer().tokenize(expression):
