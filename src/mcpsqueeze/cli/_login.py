@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from .._errors import EXIT_UNREACHABLE, EXIT_USAGE, BackendError, MCPSqueezeError, UsageError, exit_code
+from .._errors import EXIT_USAGE, MCPSqueezeError, UsageError, exit_code
 from .._net import is_url
 from ._options import SECONDS, checked_oauth, file_option, knob_options, knob_values
 
@@ -92,13 +92,7 @@ def login(
         path: Any = anyio.run(
             lambda: run_login(url, port=port, timeout=timeout, headers=headers, fetch=fetch, client=client)
         )
-    except (UsageError, OSError) as exc:
-        click.echo(f"mcpsqueeze auth: {exc}", err=True)
-        sys.exit(EXIT_USAGE)
-    except (BackendError, TimeoutError) as exc:
-        click.echo(f"mcpsqueeze auth: {exc or 'no redirect arrived in time'}", err=True)
-        sys.exit(exit_code(exc) if isinstance(exc, BackendError) else EXIT_UNREACHABLE)
-    except MCPSqueezeError as exc:
+    except (MCPSqueezeError, OSError) as exc:  # (no redirect in time: a BackendError saying so)
         click.echo(f"mcpsqueeze auth: {exc}", err=True)
         sys.exit(exit_code(exc))
     click.echo(f"mcpsqueeze: logged in to {url}; tokens saved in {path}", err=True)
