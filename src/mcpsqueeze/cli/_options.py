@@ -100,7 +100,7 @@ class KnobOption(click.Option):
 
 def _help(row: Knob) -> str:
     text = row.help
-    if row.show_default and row.switch is None:
+    if row.switch is None and (row.default_text or row.default not in (None, (), {})):  # (a switch: no value)
         text += f" [default: {row.default_shown()}]"
     env = row.env_name
     if env:

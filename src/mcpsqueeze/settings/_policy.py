@@ -69,7 +69,6 @@ class Policy:
         ),
         "Also cap each text block at N characters, its marker and the recovery notice included (MCP "
         f"Squeeze compatible; at least {MIN_TRUNCATE_CHARS}). With --budget, the stricter applies.",
-        show_default=False,
     )
     shrink_above: int | None = knob(  # results over this get a preview sized by value (None: the budget only)
         DEFAULT_SHRINK_ABOVE,
@@ -83,7 +82,6 @@ class Policy:
         "Show JSON results that are not shrunk as TOON (mcp-compressor compatible); the original JSON "
         "stays recoverable byte for byte.",
         switch=True,
-        show_default=False,
     )
     query: str | None = knob(  # a JMESPath projection of JSON results, applied before shrinking
         None,
@@ -96,7 +94,6 @@ class Policy:
         "A JMESPath projection of every JSON result, applied before shrinking (usually a per-tool "
         "policy; the original stays recoverable).",
         flag=None,
-        show_default=False,
     )
     drop_duplicate_structured: bool = knob(  # drop structuredContent equal to the text (hides outputSchema)
         False,
@@ -104,7 +101,6 @@ class Policy:
         "For clients that show structuredContent to the model: drop it when it repeats the text, and "
         "hide those tools' outputSchema. The original stays recoverable. Off: never modified.",
         switch=True,
-        show_default=False,
     )
 
 

@@ -117,11 +117,12 @@ class Settings:
         None,
         Seconds(),
         "Seconds before a backend request is abandoned.",
+        default_text="none",
         env="MCPSQUEEZE_BACKEND_TIMEOUT",  # MCPSQUEEZE_TIMEOUT is mcpsq's own wait for the session
         doors=CLI | {"client"},
     )
     stats_file: Path | None = knob(
-        None, PathValue(), "Append one JSON line per call to this file.", doors=CLI, show_default=False
+        None, PathValue(), "Append one JSON line per call to this file.", doors=CLI
     )
     # (printed by `mcpsqueeze config` only when set)
     recovery_url: str | None = knob(  # redis://HOST:PORT/DB: originals shared by every replica
@@ -130,14 +131,12 @@ class Settings:
         "Also keep originals in this Redis, shared by replicas (needs mcpsqueeze[redis]; see "
         "docs/scale-out.md).",
         doors=CLI,
-        show_default=False,
     )
     tenant: str | None = knob(  # whose originals these are when the token names no tenant
         None,
         Text(_valid_tenant, wanted="1-64 letters, digits or _.@-"),
         "Whose originals these are when the bearer token names no tenant.",
         doors=CLI,
-        show_default=False,
     )
     transport: Literal["stdio", "streamable-http"] = knob(
         "stdio",
@@ -161,7 +160,6 @@ class Settings:
         "0600 file (created if missing) [serve: default <socket dir>/token].",
         doors=_WRAP | {"serve"},
         config=False,
-        show_default=False,
     )
     socket: Path | None = knob(
         None,
@@ -171,7 +169,6 @@ class Settings:
         env=None,  # MCPSQUEEZE_SOCKET is the shim's: where it finds the session (the default here too)
         doors=frozenset({"serve"}),
         config=False,
-        show_default=False,
     )
     listen: str | None = knob(
         None,
@@ -179,7 +176,6 @@ class Settings:
         "Serve the session API on loopback TCP instead (bearer token).",
         doors=frozenset({"serve"}),
         config=False,
-        show_default=False,
     )
     servers_file: Path | None = knob(
         None,
@@ -189,7 +185,6 @@ class Settings:
         env=None,
         doors=frozenset({"serve"}),
         config=False,
-        show_default=False,
     )
     max_sessions: int = knob(  # streamable-http frontend: sessions (each with its own backend) at once
         16,
@@ -229,7 +224,6 @@ class Settings:
         env="MCPSQUEEZE_HEADER",
         doors=_URL,
         config=False,
-        show_default=False,
     )
     # A URL backend's OAuth client (`oauth`); a servers config takes the same as oauth_* keys per entry
     oauth_client_id: str | None = knob(
@@ -238,7 +232,6 @@ class Settings:
         "URL backend: a client pre-registered with its authorization server (no dynamic registration).",
         doors=_URL,
         config=False,
-        show_default=False,
     )
     oauth_client_secret_file: Path | None = knob(
         None,
@@ -246,7 +239,6 @@ class Settings:
         "URL backend: the pre-registered client's secret, in a file only you can read.",
         doors=_URL,
         config=False,
-        show_default=False,
     )
     oauth_client_metadata_url: str | None = knob(
         None,
@@ -255,7 +247,6 @@ class Settings:
         "server supports it, instead of registering dynamically.",
         doors=_URL,
         config=False,
-        show_default=False,
     )
     oauth_login: str = knob(
         "never",
@@ -275,7 +266,6 @@ class Settings:
         "registration says, else basic].",
         doors=_URL,
         config=False,
-        show_default=False,
     )
     compress_tools: Literal["off", "low", "medium", "high", "max"] = knob(
         "off",
@@ -293,7 +283,6 @@ class Settings:
         flag="--server-name",
         env="MCPSQUEEZE_SERVER_NAME",
         doors=_WRAP,
-        show_default=False,
     )
     include_tools: tuple[str, ...] = knob(
         (),
@@ -301,7 +290,6 @@ class Settings:
         "Comma-separated globs (tool or server:tool) to expose.",
         doors=frozenset({"serve", "client"}),
         config=False,
-        show_default=False,
     )
     exclude_tools: tuple[str, ...] = knob(
         (),
@@ -309,7 +297,6 @@ class Settings:
         "Comma-separated globs (tool or server:tool) to hide.",
         doors=frozenset({"serve", "client"}),
         config=False,
-        show_default=False,
     )
     quiet: bool = knob(  # no session summary on exit
         False,
@@ -319,7 +306,6 @@ class Settings:
         switch=True,
         doors=CLI,
         config=False,
-        show_default=False,
     )
     fastokens: bool = knob(
         False,
@@ -327,7 +313,6 @@ class Settings:
         "Count the tokens of huge results (16M characters and more) with fastokens, ~50x faster than "
         "tiktoken, at ~190 MB more memory in the counting helper (needs the fastokens package).",
         switch=True,
-        show_default=False,
     )
     log_level: str = knob(
         "warning",
