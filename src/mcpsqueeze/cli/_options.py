@@ -29,14 +29,7 @@ __all__ = [
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class _Off:
-    """A flag given as 'off' (None as a knob's value), told apart from a flag not given (None)."""
-
-    def __repr__(self) -> str:
-        return "OFF"
-
-
-OFF: Any = _Off()
+OFF: Any = object()  # a flag given as 'off' (None as a knob's value), told apart from a flag not given (None)
 
 
 class KindType(click.ParamType[Any, Any]):
