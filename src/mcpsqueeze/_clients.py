@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import astuple, dataclass, field, replace
 from typing import Any, Literal
 
 from ._results import text_of
@@ -67,11 +67,7 @@ class ClientLimits:
 
     def scaled(self, share: float) -> ClientLimits:
         """These limits times ``share`` (the margin we keep under the client's own)."""
-
-        def part(value: int | None) -> int | None:
-            return None if value is None else int(value * share)
-
-        return ClientLimits(part(self.chars), part(self.bytes), part(self.lines), part(self.tokens))
+        return ClientLimits(*(None if n is None else int(n * share) for n in astuple(self)))
 
     @property
     def budget(self) -> int | None:
