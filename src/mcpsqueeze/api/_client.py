@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any, Literal, Unpack
 
 import anyio
-import anyio.abc
 
 from .._errors import MCPSqueezeError, UsageError, first_leaf
 from .._results import text_of
@@ -110,8 +109,6 @@ class Client:
         self._backends = self._links.backends
         self._levels = {spec.name: spec.compress_tools or settings.compress_tools for spec in specs}
         self._portal: Portal | None = None
-        self._open = False
-        self._tg: anyio.abc.TaskGroup | None = None
         self._code_api: PrivateAPI | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------------
@@ -129,11 +126,11 @@ class Client:
                 self._links.stop()
                 tg.cancel_scope.cancel()
                 raise
-            self._open, self._tg, self._links.tg = True, tg, tg
+            self._links.tg = tg  # (open while it has one)
             try:
                 yield
             finally:
-                self._open, self._tg = False, None
+                self._links.tg = None
                 if self._code_api is not None:
                     self._code_api.close()
                     self._code_api = None
@@ -243,9 +240,9 @@ class Client:
 
         self._require_open()
         if self._code_api is None:
-            assert self._tg is not None
+            assert self._links.tg is not None
             api = PrivateAPI(self._links)
-            await api.start(self._tg)
+            await api.start(self._links.tg)
             self._code_api = api
         assert self._code_api.socket_path is not None
         endpoint = Endpoint(socket_path=str(self._code_api.socket_path))
@@ -258,7 +255,7 @@ class Client:
         return func(*args)
 
     def _require_open(self) -> None:
-        if not self._open:
+        if self._links.tg is None:
             raise UsageError("open the client first: `with Client(...) as client:` or `async with`")
 
     async def _call(self, server: str, tool: str, arguments: dict[str, Any], full: bool) -> dict[str, Any]:
