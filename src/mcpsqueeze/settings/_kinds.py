@@ -270,17 +270,19 @@ class PathValue(Kind):
 
 @dataclass(frozen=True)
 class Text(Kind):
-    """A string, checked by `valid` (which raises ValueError with the reason) when given."""
+    """A string, matching `pattern` whole when given (else "must be <wanted>"), and checked by `valid` (which
+    raises ValueError with the reason) when given."""
 
-    valid: Callable[[str], None] | None = None
+    pattern: str = ""
     metavar: str = "TEXT"
     off: bool = False
     wanted: str = "a string"  # what is wanted, in messages
+    valid: Callable[[str], None] | None = None
 
     def check(self, value: Any) -> str | None:
         if self.off and value is False:
             return None
-        if not isinstance(value, str):
+        if not isinstance(value, str) or (self.pattern and not re.fullmatch(self.pattern, value)):
             raise ValueError(f"must be {self.wanted}")
         if self.valid is not None:
             self.valid(value)

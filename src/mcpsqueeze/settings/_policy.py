@@ -86,8 +86,8 @@ class Policy:
     query: str | None = knob(  # a JMESPath projection of JSON results, applied before shrinking
         None,
         Text(
-            _valid_query,
-            "JMESPATH",
+            metavar="JMESPATH",
+            valid=_valid_query,
             off=True,
             wanted="a JMESPath expression such as issues[].{key: key}, or false for none",
         ),

@@ -6,7 +6,6 @@ settings, and the `Policy` a config file's `[policies]` refine per tool. To add 
 from __future__ import annotations
 
 import dataclasses
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -25,21 +24,16 @@ __all__ = [
     "DEFAULT_SHRINK_ABOVE",
     "MIN_BUDGET",
     "MIN_TRUNCATE_CHARS",
-    "TOOL_PREFIX_RE",
+    "TOOL_PREFIX",
     "Settings",
     "default_recovery_dir",
 ]
 
 COMPRESS_LEVELS = ("off", "low", "medium", "high", "max")  # --compress-tools (mcp-compressor's -c, and off)
-TOOL_PREFIX_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")  # --server-name: tool names allow these
+TOOL_PREFIX = r"[A-Za-z0-9_-]{1,64}"  # --server-name: tool names allow these
 MiB = 1024 * 1024
 _WRAP = frozenset({"wrap", "config"})  # the streamable-http frontend's knobs: wrap's (and config's)
 _URL = frozenset({"wrap", "serve", "config", "auth"})  # a URL backend's: also `auth login`'s
-
-
-def _valid_url(value: str) -> None:
-    if not value.startswith(("redis://", "rediss://", "unix://")):
-        raise ValueError('must be a Redis URL such as "redis://127.0.0.1:6379/0"')
 
 
 def _valid_tenant(value: str) -> None:
@@ -49,20 +43,10 @@ def _valid_tenant(value: str) -> None:
         raise ValueError("must be 1-64 letters, digits or _.@-")
 
 
-def _valid_tool_prefix(value: str) -> None:
-    if not TOOL_PREFIX_RE.fullmatch(value):
-        raise ValueError("must be 1-64 letters, digits, '_' or '-' (the tools become NAME_invoke_tool ...)")
-
-
 def _valid_listen(value: str) -> None:
     host, _, port = value.rpartition(":")
     if not host or not port.isdigit():
         raise ValueError("use HOST:PORT, e.g. 127.0.0.1:8766")
-
-
-def _valid_host(value: str) -> None:
-    if not value or any(c.isspace() for c in value):
-        raise ValueError("must be an address such as 127.0.0.1")
 
 
 @dataclass
@@ -127,14 +111,18 @@ class Settings:
     # (printed by `mcpsqueeze config` only when set)
     recovery_url: str | None = knob(  # redis://HOST:PORT/DB: originals shared by every replica
         None,
-        Text(_valid_url, "redis://HOST:PORT/DB", wanted='a Redis URL such as "redis://127.0.0.1:6379/0"'),
+        Text(
+            r"(?s)(rediss?|unix)://.*",
+            "redis://HOST:PORT/DB",
+            wanted='a Redis URL such as "redis://127.0.0.1:6379/0"',
+        ),
         "Also keep originals in this Redis, shared by replicas (needs mcpsqueeze[redis]; see "
         "docs/scale-out.md).",
         doors=CLI,
     )
     tenant: str | None = knob(  # whose originals these are when the token names no tenant
         None,
-        Text(_valid_tenant, wanted="1-64 letters, digits or _.@-"),
+        Text(wanted="1-64 letters, digits or _.@-", valid=_valid_tenant),
         "Whose originals these are when the bearer token names no tenant.",
         doors=CLI,
     )
@@ -147,7 +135,7 @@ class Settings:
     )
     host: str = knob(
         "127.0.0.1",
-        Text(_valid_host, "ADDRESS"),
+        Text(r"\S+", "ADDRESS", wanted="an address such as 127.0.0.1"),
         "Bind address for streamable-http.",
         doors=_WRAP,
         config=False,
@@ -172,7 +160,7 @@ class Settings:
     )
     listen: str | None = knob(
         None,
-        Text(_valid_listen, "127.0.0.1:PORT"),
+        Text(metavar="127.0.0.1:PORT", valid=_valid_listen),
         "Serve the session API on loopback TCP instead (bearer token).",
         doors=frozenset({"serve"}),
         config=False,
@@ -277,7 +265,11 @@ class Settings:
     )
     tool_prefix: str | None = knob(  # None: see `compressed_prefix`
         None,
-        Text(_valid_tool_prefix, "NAME"),
+        Text(
+            TOOL_PREFIX,
+            "NAME",
+            wanted="1-64 letters, digits, '_' or '-' (the tools become NAME_invoke_tool ...)",
+        ),
         "With --compress-tools: the tools' prefix (NAME_invoke_tool) [default: --name if given, else "
         "'server', as mcp-compressor].",
         flag="--server-name",
