@@ -13,28 +13,12 @@ from typing import Any, Literal
 
 from .._errors import UsageError
 
-__all__ = [
-    "AUTH_METHODS",
-    "LOGIN_MODES",
-    "OAUTH_KEYS",
-    "AuthMethod",
-    "LoginMode",
-    "OAuthClient",
-    "oauth_over",
-]
+__all__ = ["AUTH_METHODS", "LOGIN_MODES", "OAUTH_KEYS", "OAuthClient", "oauth_over"]
 
 LoginMode = Literal["never", "prompt", "fetch"]
 LOGIN_MODES: tuple[LoginMode, ...] = ("never", "prompt", "fetch")
 AuthMethod = Literal["basic", "post"]
 AUTH_METHODS: tuple[AuthMethod, ...] = ("basic", "post")
-# The settings (and a servers config's URL entry keys) that describe the client: oauth_<field>
-OAUTH_KEYS = (
-    "oauth_client_id",
-    "oauth_client_secret_file",
-    "oauth_client_metadata_url",
-    "oauth_login",
-    "oauth_auth_method",
-)
 
 
 @dataclass(frozen=True)
@@ -81,6 +65,11 @@ class OAuthClient:
         if not secret:
             raise UsageError(f"OAuth client secret file {path} is empty")
         return secret
+
+
+# The settings (and a servers config's URL entry keys) that describe the client: oauth_<field>; the wait for
+# the browser is `auth login`'s own --timeout
+OAUTH_KEYS = tuple(f"oauth_{f.name}" for f in dataclasses.fields(OAuthClient) if f.name != "timeout")
 
 
 def oauth_over(base: OAuthClient | None, keys: Mapping[str, Any]) -> OAuthClient | None:
