@@ -16,18 +16,9 @@ from .._paths import default_recovery_dir
 from ._kinds import Boolean, Choice, Duration, Globs, Headers, PathValue, Seconds, Size, Text, Whole
 from ._knobs import CLI, knob
 from ._oauth_client import AUTH_METHODS, LOGIN_MODES, OAUTH_KEYS, OAuthClient, oauth_over
-from ._policy import DEFAULT_BUDGET, DEFAULT_SHRINK_ABOVE, MIN_BUDGET, MIN_TRUNCATE_CHARS, Policy, PolicySet
+from ._policy import Policy, PolicySet
 
-__all__ = [
-    "COMPRESS_LEVELS",
-    "DEFAULT_BUDGET",
-    "DEFAULT_SHRINK_ABOVE",
-    "MIN_BUDGET",
-    "MIN_TRUNCATE_CHARS",
-    "TOOL_PREFIX",
-    "Settings",
-    "default_recovery_dir",
-]
+__all__ = ["COMPRESS_LEVELS", "TOOL_PREFIX", "Settings"]
 
 COMPRESS_LEVELS = ("off", "low", "medium", "high", "max")  # --compress-tools (mcp-compressor's -c, and off)
 TOOL_PREFIX = r"[A-Za-z0-9_-]{1,64}"  # --server-name: tool names allow these
@@ -337,9 +328,8 @@ class Settings:
 
     def replaced(self, **values: Any) -> Settings:
         """A copy with these knobs (session or per-tool, by name) changed."""
-        policy_names = _POLICY_FIELDS
-        per_tool = {k: v for k, v in values.items() if k in policy_names}
-        session = {k: v for k, v in values.items() if k not in policy_names}
+        per_tool = {k: v for k, v in values.items() if k in _POLICY_FIELDS}
+        session = {k: v for k, v in values.items() if k not in _POLICY_FIELDS}
         policy = dataclasses.replace(self.policy, **per_tool) if per_tool else self.policy
         return dataclasses.replace(self, policy=policy, **session)
 
