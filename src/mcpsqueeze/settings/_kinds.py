@@ -16,8 +16,6 @@ from typing import Any
 from .._errors import UsageError
 
 __all__ = [
-    "MAX_DURATION",
-    "MAX_TIMEOUT",
     "Boolean",
     "Choice",
     "Duration",
@@ -29,7 +27,6 @@ __all__ = [
     "Size",
     "Text",
     "Whole",
-    "format_duration",
 ]
 
 MAX_TIMEOUT = 7 * 86400.0  # a backend request abandoned after a week at the latest; None: never
