@@ -27,7 +27,6 @@ __all__ = [
     "PROFILE_NAMES",
     "ClientLimits",
     "ClientProfile",
-    "Selection",
     "arrange",
     "choose",
     "client_info_of",

@@ -18,10 +18,6 @@ import jmespath.visitor
 from ._errors import UsageError
 
 __all__ = [
-    "MAX_QUERY_CHARS",
-    "MAX_QUERY_DEPTH",
-    "MAX_QUERY_SECONDS",
-    "MAX_QUERY_WORK",
     "ProjectionError",
     "check_query",
     "compile_query",

@@ -13,7 +13,7 @@ from click.core import ParameterSource
 
 from ..settings import Config, Settings, default_config_path, find_config, load_config
 
-__all__ = ["ConfigChoice", "apply_config", "read_config", "render_effective"]
+__all__ = ["apply_config", "read_config", "render_effective"]
 
 
 @dataclasses.dataclass(frozen=True)

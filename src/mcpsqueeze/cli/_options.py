@@ -17,11 +17,9 @@ __all__ = [
     "OFF",
     "SECONDS",
     "KindType",
-    "KnobOption",
     "checked_oauth",
     "file_option",
     "given_by",
-    "knob_option",
     "knob_options",
     "knob_values",
 ]

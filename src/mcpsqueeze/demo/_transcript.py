@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Step", "call_line", "render_steps", "shown_lines"]
+__all__ = ["Step", "render_steps", "shown_lines"]
 
 
 @dataclass(frozen=True)

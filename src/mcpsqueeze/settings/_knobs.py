@@ -14,7 +14,7 @@ from typing import Any
 
 from ._kinds import Kind
 
-__all__ = ["ALL_DOORS", "CLI", "SAME", "Knob", "knob"]
+__all__ = ["CLI", "SAME", "Knob", "knob"]
 
 CLI = frozenset({"wrap", "serve", "config"})
 ALL_DOORS = CLI | {"squeezer", "client"}

@@ -18,9 +18,7 @@ from ._knobs import knob
 
 __all__ = [
     "DEFAULT_BUDGET",
-    "DEFAULT_SHRINK_ABOVE",
     "MIN_BUDGET",
-    "MIN_TRUNCATE_CHARS",
     "Policy",
     "PolicyRule",
     "PolicySet",

@@ -18,7 +18,7 @@ from ._knobs import CLI, knob
 from ._oauth_client import AUTH_METHODS, LOGIN_MODES, OAUTH_KEYS, OAuthClient, oauth_over
 from ._policy import Policy, PolicySet
 
-__all__ = ["COMPRESS_LEVELS", "TOOL_PREFIX", "Settings"]
+__all__ = ["COMPRESS_LEVELS", "Settings"]
 
 COMPRESS_LEVELS = ("off", "low", "medium", "high", "max")  # --compress-tools (mcp-compressor's -c, and off)
 TOOL_PREFIX = r"[A-Za-z0-9_-]{1,64}"  # --server-name: tool names allow these
