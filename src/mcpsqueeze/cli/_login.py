@@ -88,7 +88,8 @@ def login(
         url, headers, entry = _resolve(target, servers_file, config)
         values = knob_values(opts, "auth")
         headers = {**headers, **values.get("headers", {})}
-        client = checked_oauth(lambda: oauth_over(entry, values))
+        flags = any(key.startswith("oauth_") for key in values)  # (else the entry's client, as it is)
+        client = checked_oauth(lambda: oauth_over(entry, values)) if flags else entry
         path: Any = anyio.run(
             lambda: run_login(url, port=port, timeout=timeout, headers=headers, fetch=fetch, client=client)
         )
