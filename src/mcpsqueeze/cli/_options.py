@@ -134,7 +134,6 @@ def knob_option(row: Knob) -> Callable[[F], F]:
         return option
     alias = click.option(  # a bare alias is the default (--shrinkfit)
         row.alias,
-        _alias_name(row),
         type=KindType(row.kind),
         is_flag=False,
         flag_value=row.kind.show(row.default),
@@ -145,13 +144,9 @@ def knob_option(row: Knob) -> Callable[[F], F]:
     return lambda func: alias(option(func))
 
 
-def _alias_name(row: Knob) -> str:
-    return (row.alias or "").lstrip("-").replace("-", "_")
-
-
 def given_by(row: Knob) -> tuple[str, ...]:
-    """The CLI parameters that set a row's knob: its own, and its alias's."""
-    return (row.name, _alias_name(row)) if row.alias else (row.name,)
+    """The CLI parameters that set a row's knob: its own, and its alias's (click names it after its flag)."""
+    return (row.name, row.alias.lstrip("-").replace("-", "_")) if row.alias else (row.name,)
 
 
 def knob_options(command: str) -> Callable[[F], F]:
