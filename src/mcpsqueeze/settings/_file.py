@@ -75,12 +75,12 @@ class Config:
     defaults: Mapping[str, Any] = field(default_factory=dict)
     policies: PolicySet = field(default_factory=PolicySet)
     servers: Mapping[str, Any] | None = None  # the `mcpServers` table, as in servers.json
-    lines: Mapping[str, int] = field(default_factory=dict)  # "defaults.budget" -> line number
+    lines: Mapping[tuple[str, ...], int] = field(default_factory=dict)  # ("defaults", "budget") -> line
     servers_json: bool = False  # the older servers JSON: servers only, no settings
 
     def where(self, key: str) -> str:
         """`path:line` of a `[defaults]` key (for `mcpsqueeze config`)."""
-        line = self.lines.get(f"defaults.{key}")
+        line = self.lines.get(("defaults", key))
         return f"{self.path}:{line}" if line else str(self.path)
 
     def apply(self, settings: Settings, keep: frozenset[str] = frozenset()) -> Settings:
@@ -169,8 +169,7 @@ def parse_config_text(text: str, path: Path | None = None) -> Config:
     servers = document.get("mcpServers")
     if servers is not None and not isinstance(servers, dict):
         raise fail(("mcpServers",), "mcpServers must be a table of servers: [mcpServers.NAME]")
-    flat = {".".join(k): v for k, v in lines.items()}
-    return Config(path, defaults, PolicySet(tuple(rules)), servers, flat)
+    return Config(path, defaults, PolicySet(tuple(rules)), servers, lines)
 
 
 def _toml_key(name: str) -> str:
