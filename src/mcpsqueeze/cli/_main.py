@@ -265,7 +265,7 @@ def install_commands(directory: Path, servers: tuple[str, ...], lang: str, shado
     bash: `DIR/github search-issues --query x`; python/typescript: `github.search_issues(query="x")`
     (see docs/code-mode.md).
     """
-    from ..bash import SessionClient
+    from ..bash import SessionClient, entry_points
     from ..bash import install_commands as install
 
     try:
@@ -298,8 +298,6 @@ def install_commands(directory: Path, servers: tuple[str, ...], lang: str, shado
         if down:
             sys.exit(EXIT_UNREACHABLE)
         if lang == "bash":
-            from ..bash import entry_points
-
             for _, warning in entry_points(directory, names, shadow).values():
                 if warning:
                     click.echo(f"mcpsqueeze install-commands: warning: {warning}", err=True)
