@@ -9,7 +9,7 @@ import pytest
 
 from mcpsqueeze._projection import ProjectionError, compile_query, project, project_text
 from mcpsqueeze.core import RecoverRequest, answer
-from mcpsqueeze.settings._policy import POLICY_KEYS
+from mcpsqueeze.settings._file import POLICY_KEYS
 
 
 def recover_result(original: bytes, **arguments: Any) -> dict[str, Any]:

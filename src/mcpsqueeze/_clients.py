@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import astuple, dataclass, field, replace
 from typing import Any, Literal
 
 from ._results import text_of
@@ -27,7 +27,6 @@ __all__ = [
     "PROFILE_NAMES",
     "ClientLimits",
     "ClientProfile",
-    "Selection",
     "arrange",
     "choose",
     "client_info_of",
@@ -67,11 +66,7 @@ class ClientLimits:
 
     def scaled(self, share: float) -> ClientLimits:
         """These limits times ``share`` (the margin we keep under the client's own)."""
-
-        def part(value: int | None) -> int | None:
-            return None if value is None else int(value * share)
-
-        return ClientLimits(part(self.chars), part(self.bytes), part(self.lines), part(self.tokens))
+        return ClientLimits(*(None if n is None else int(n * share) for n in astuple(self)))
 
     @property
     def budget(self) -> int | None:
@@ -121,11 +116,11 @@ class ClientProfile:
     names: tuple[str, ...]  # the `clientInfo.name` it sends (matched loosely, see `_normal`)
     versions: str  # the versions the facts were checked on
     shows: Shows  # what the model sees of a result that has structuredContent (an error: its text)
-    limits: ClientLimits  # the largest result it keeps whole (its own units, no margin)
-    per: Literal["result", "block"]  # whether `limits` count a whole result or each text block
-    cut: Cut  # what it does past `limits`
-    reads_max_result_size: bool  # honours `_meta["anthropic/maxResultSizeChars"]` in tools/list
-    validates_output_schema: bool | None  # rejects a result that does not match outputSchema (None: unknown)
+    limits: ClientLimits = ClientLimits()  # the largest result it keeps whole (its own units, no margin)
+    per: Literal["result", "block"] = "result"  # whether `limits` count a whole result or each text block
+    cut: Cut = "none"  # what it does past `limits`
+    reads_max_result_size: bool = False  # honours `_meta["anthropic/maxResultSizeChars"]` in tools/list
+    validates_output_schema: bool | None = None  # rejects a result not matching outputSchema (None: unknown)
     sources: Mapping[str, str] = field(default_factory=dict)
     # ClientLimits for calls whose model the client names (prefixes of the model's name), when they differ
     model_limits: tuple[tuple[tuple[str, ...], ClientLimits], ...] = ()
@@ -202,10 +197,8 @@ PROFILES: tuple[ClientProfile, ...] = (
         versions="2.1.x (checked on 2.1.332)",
         shows="structured",
         limits=ClientLimits(chars=50_000, tokens=25_000),
-        per="result",
         cut="file",
         reads_max_result_size=True,
-        validates_output_schema=None,
         error_limits=ClientLimits(chars=11_000),
         sources={
             "clientInfo.name": "the initialize it sends (clientInfo {name: claude-code}); " + _CLAUDE,
@@ -226,10 +219,7 @@ PROFILES: tuple[ClientProfile, ...] = (
         versions="0.171.x",
         shows="structured",
         limits=ClientLimits(bytes=12_000),
-        per="result",
         cut="middle",
-        reads_max_result_size=False,
-        validates_output_schema=None,
         model_limits=((("gpt-", "o3", "o4", "codex-"), ClientLimits(bytes=48_000)),),
         sources={
             "clientInfo.name": 'clientInfo {"name":"codex-mcp-client","title":"Codex"}; ' + _CODEX,
@@ -248,10 +238,7 @@ PROFILES: tuple[ClientProfile, ...] = (
         versions="0.0.4xx-1.0.x (issues of 2026)",
         shows="both",
         limits=ClientLimits(bytes=10_240),
-        per="result",
         cut="middle",
-        reads_max_result_size=False,
-        validates_output_schema=None,
         sources={
             "clientInfo.name": "github/copilot-cli#1268, #432 (clientInfo github-copilot-developer)",
             "model sees": "github/copilot-cli#4515: both content and structuredContent reach the model "
@@ -267,9 +254,7 @@ PROFILES: tuple[ClientProfile, ...] = (
         versions="1.10x (2026)",
         shows="structured",
         limits=ClientLimits(bytes=8_192),
-        per="result",
         cut="file",
-        reads_max_result_size=False,
         validates_output_schema=False,
         sources={
             "clientInfo.name": "microsoft/vscode mcpServerRequestHandler.ts: productService.nameLong",
@@ -286,11 +271,6 @@ PROFILES: tuple[ClientProfile, ...] = (
         names=("cursor-vscode",),
         versions="unverified (closed source)",
         shows="text",
-        limits=ClientLimits(),
-        per="result",
-        cut="none",
-        reads_max_result_size=False,
-        validates_output_schema=None,
         sources={
             "clientInfo.name": "reported in server logs (Cursor does not publish it)",
             "model sees": "not published: treated as any client",
@@ -302,10 +282,6 @@ PROFILES: tuple[ClientProfile, ...] = (
         names=("gemini-cli-mcp-client",),
         versions="0.x (2026)",
         shows="text",
-        limits=ClientLimits(),
-        per="result",
-        cut="none",
-        reads_max_result_size=False,
         validates_output_schema=False,
         sources={
             "clientInfo.name": "google-gemini/gemini-cli packages/core/src/tools/mcp-client.ts",
@@ -323,8 +299,6 @@ PROFILES: tuple[ClientProfile, ...] = (
         limits=ClientLimits(chars=25_000, lines=1_000),
         per="block",
         cut="head-tail",
-        reads_max_result_size=False,
-        validates_output_schema=None,
         sources={
             "clientInfo.name": "QwenLM/qwen-code packages/core/src/tools/mcp-client.ts: "
             "qwen-cli-mcp-client-<server>",
@@ -341,9 +315,7 @@ PROFILES: tuple[ClientProfile, ...] = (
         versions="1.x (2026)",
         shows="text",
         limits=ClientLimits(bytes=51_200, lines=2_000),
-        per="result",
         cut="head",
-        reads_max_result_size=False,
         validates_output_schema=True,
         sources={
             "clientInfo.name": "sst/opencode packages/opencode/src/mcp/index.ts: Client({name: 'opencode'})",

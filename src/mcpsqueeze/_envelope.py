@@ -9,8 +9,6 @@ from typing import Any
 __all__ = [
     "HANDSHAKE_VERSION",
     "MODERN_VERSION",
-    "PREFIX",
-    "PROTOCOL_VERSION",
     "SERVER_INFO",
     "SUBSCRIPTION_ID",
     "is_modern",

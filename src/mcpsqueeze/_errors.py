@@ -71,20 +71,11 @@ class ShrinkError(MCPSqueezeError):
     """No useful preview plus notice fits into the budget."""
 
 
-# Most specific first: the first class an error is an instance of gives its exit code.
-_EXIT_CODES: tuple[tuple[type[BaseException], int], ...] = (
-    (BackendFailure, EXIT_BACKEND),
-    (BackendError, EXIT_UNREACHABLE),
-    (MCPSqueezeError, EXIT_USAGE),
-)
-
-
 def exit_code(exc: BaseException) -> int:
     """The exit code every CLI uses for this error (usage/refused input for anything else of ours)."""
-    for kind, code in _EXIT_CODES:
-        if isinstance(exc, kind):
-            return code
-    return EXIT_USAGE
+    if isinstance(exc, BackendFailure):  # (a BackendError too: the more specific first)
+        return EXIT_BACKEND
+    return EXIT_UNREACHABLE if isinstance(exc, BackendError) else EXIT_USAGE
 
 
 def first_leaf(exc: BaseException) -> BaseException:

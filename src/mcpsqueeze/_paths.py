@@ -20,7 +20,6 @@ __all__ = [
     "default_recovery_dir",
     "default_socket",
     "recovery_dir_in",
-    "runtime_dir",
     "socket_candidates",
 ]
 

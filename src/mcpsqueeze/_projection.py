@@ -18,10 +18,6 @@ import jmespath.visitor
 from ._errors import UsageError
 
 __all__ = [
-    "MAX_QUERY_CHARS",
-    "MAX_QUERY_DEPTH",
-    "MAX_QUERY_SECONDS",
-    "MAX_QUERY_WORK",
     "ProjectionError",
     "check_query",
     "compile_query",
@@ -63,8 +59,6 @@ def check_query(expression: str) -> None:
 
 
 def _check_depth(expression: str) -> None:
-    import jmespath.lexer
-
     depth = deepest = 0
     try:
         for token in jmespath.lexer.Lexer().tokenize(expression):

@@ -32,16 +32,8 @@ def text_of(result: Result) -> str:
 def text_chars(result: Result) -> int:
     """The characters of a result's texts, summed: a cheap size (no joining, no serialising) for
     deciding where its work runs."""
-    content = result.get("content")
-    if not isinstance(content, list):
-        return 0
-    size = 0
-    for block in content:
-        if isinstance(block, dict):
-            text = block.get("text")
-            if isinstance(text, str):
-                size += len(text)
-    return size
+    content, indexes = text_blocks(result)
+    return sum(len(content[i]["text"]) for i in indexes)
 
 
 def truncation_record(message: str, response_id: str, file: str | None, report: Any) -> dict[str, Any]:

@@ -15,7 +15,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
 
-__all__ = ["check_trusted_dir", "read_trusted"]
+__all__ = ["read_trusted"]
 
 _READ = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC  # O_NONBLOCK: a FIFO never hangs us
 _LIMIT = 16 * 1024 * 1024  # bytes: no config or secret of ours comes close

@@ -69,13 +69,8 @@ class McpVoice:
 
     tool: str = "squeeze_recover"
 
-    @property
-    def notices_inline(self) -> bool:
-        return True
-
-    @property
-    def allows_pointers(self) -> bool:
-        return True
+    notices_inline = True
+    allows_pointers = True
 
     def call(self, response_id: str, lines: str | None = None, window: tuple[int, int] | None = None) -> str:
         arguments: dict[str, str | int] = {"response_id": response_id}
@@ -113,13 +108,8 @@ class ShellVoice:
     """The shell door (the ``mcpsq`` shim, Just-Bash): commands, and the recovery file with the jq
     recipe that prints what ``mcpsq recover`` prints (the file is the whole MCP result envelope)."""
 
-    @property
-    def notices_inline(self) -> bool:
-        return False
-
-    @property
-    def allows_pointers(self) -> bool:
-        return False
+    notices_inline = False
+    allows_pointers = False
 
     def call(self, response_id: str, lines: str | None = None, window: tuple[int, int] | None = None) -> str:
         command = f"mcpsq recover {response_id}"

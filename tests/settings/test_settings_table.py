@@ -10,7 +10,7 @@ import click
 
 from mcpsqueeze.cli import main
 from mcpsqueeze.settings import DEFAULT_KEYS, Policy, Settings, Size
-from mcpsqueeze.settings._policy import POLICY_KEYS
+from mcpsqueeze.settings._file import POLICY_KEYS
 from mcpsqueeze.settings._table import KNOBS, POLICY_KNOBS, library_defaults
 
 STRUCTURAL = {"target", "policy", "policies"}  # not knobs: what a session is made of

@@ -14,11 +14,10 @@ from pathlib import Path
 from typing import Any, Literal, Unpack
 
 import anyio
-import anyio.abc
 
 from .._errors import MCPSqueezeError, UsageError, first_leaf
 from .._results import text_of
-from ..core import CompressedToolError, CompressedTools, Outcome, RecoverKeywords, large_invoke, parts_text
+from ..core import CompressedToolError, CompressedTools, RecoverKeywords, large_invoke, parts_text
 from ..serve import Backends
 from ..settings import (
     Config,
@@ -110,8 +109,6 @@ class Client:
         self._backends = self._links.backends
         self._levels = {spec.name: spec.compress_tools or settings.compress_tools for spec in specs}
         self._portal: Portal | None = None
-        self._open = False
-        self._tg: anyio.abc.TaskGroup | None = None
         self._code_api: PrivateAPI | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------------
@@ -126,23 +123,19 @@ class Client:
                     for backend in self._backends.values():
                         starting.start_soon(backend.ensure, tg)
             except BaseException:
-                self._stop_backends()
+                self._links.stop()
                 tg.cancel_scope.cancel()
                 raise
-            self._open, self._tg, self._links.tg = True, tg, tg
+            self._links.tg = tg  # (open while it has one)
             try:
                 yield
             finally:
-                self._open, self._tg = False, None
+                self._links.tg = None
                 if self._code_api is not None:
                     self._code_api.close()
                     self._code_api = None
-                self._stop_backends()
+                self._links.stop()
                 tg.cancel_scope.cancel()
-
-    def _stop_backends(self) -> None:
-        for backend in self._backends.values():
-            backend.stop()
 
     def __enter__(self) -> Client:
         self._portal = Portal()
@@ -226,7 +219,7 @@ class Client:
         recover = recover_tool_spec(recover_name)
         functions.append(
             make_function(
-                recover_name, recover["description"], recover["input_schema"], self._recover_caller()
+                recover_name, recover["description"], recover["input_schema"], self._in_mode(self._recover)
             )
         )
         return functions
@@ -247,9 +240,9 @@ class Client:
 
         self._require_open()
         if self._code_api is None:
-            assert self._tg is not None
+            assert self._links.tg is not None
             api = PrivateAPI(self._links)
-            await api.start(self._tg)
+            await api.start(self._links.tg)
             self._code_api = api
         assert self._code_api.socket_path is not None
         endpoint = Endpoint(socket_path=str(self._code_api.socket_path))
@@ -262,32 +255,27 @@ class Client:
         return func(*args)
 
     def _require_open(self) -> None:
-        if not self._open:
+        if self._links.tg is None:
             raise UsageError("open the client first: `with Client(...) as client:` or `async with`")
 
     async def _call(self, server: str, tool: str, arguments: dict[str, Any], full: bool) -> dict[str, Any]:
-        presented, _ = await self._invoke(server, tool, arguments, full)
-        return presented
-
-    async def _invoke(
-        self, server: str, tool: str, arguments: dict[str, Any], full: bool
-    ) -> tuple[dict[str, Any], Outcome]:
-        """One call through the pipeline, and what the stages did."""
+        """One call through the pipeline: the presented result."""
         self._require_open()
         compressed = self._compressed(server)
         if compressed is not None and compressed.owns(tool):
             return await self._frontend_call(compressed, server, tool, arguments, full)
-        return await self._links.invoke(server, tool, arguments, full)
+        presented, _ = await self._links.invoke(server, tool, arguments, full)
+        return presented
 
     async def _frontend_call(
         self, compressed: CompressedTools, server: str, tool: str, arguments: dict[str, Any], full: bool
-    ) -> tuple[dict[str, Any], Outcome]:
+    ) -> dict[str, Any]:
         """A call of a compressed frontend tool: the schema or list answer, or the real call it names."""
         try:
             if tool == compressed.schema_tool:
-                return compressed.schema_answer(arguments), Outcome()
+                return compressed.schema_answer(arguments)
             if tool != compressed.invoke_tool:
-                return compressed.list_answer(), Outcome()
+                return compressed.list_answer()
             if large_invoke(arguments):  # its check is linear in the input: off the client's loop
                 invoke = await anyio.to_thread.run_sync(compressed.invoke, arguments, (RECOVER_TOOL,))
             else:
@@ -295,9 +283,8 @@ class Client:
         except CompressedToolError as exc:
             raise UsageError(exc.message) from None
         if invoke.tool == RECOVER_TOOL and not any(t["name"] == RECOVER_TOOL for t in compressed.tools):
-            answer = await anyio.to_thread.run_sync(self.squeezer.answer_recover, invoke.arguments)
-            return answer, Outcome()
-        return await self._invoke(server, invoke.tool, invoke.arguments, full or invoke.full)
+            return await anyio.to_thread.run_sync(self.squeezer.answer_recover, invoke.arguments)
+        return await self._call(server, invoke.tool, invoke.arguments, full or invoke.full)
 
     async def _recover(self, arguments: dict[str, Any]) -> str:
         return parts_text(await anyio.to_thread.run_sync(self.squeezer.answer_recover, arguments))
@@ -311,9 +298,6 @@ class Client:
             return text
 
         return self._in_mode(run)
-
-    def _recover_caller(self) -> Callable[[dict[str, Any]], Any]:
-        return self._in_mode(self._recover)
 
     def _in_mode(self, run: Callable[[dict[str, Any]], Any]) -> Callable[[dict[str, Any]], Any]:
         """`run` itself under `async with`; a sync call of it on the client's loop under `with`."""

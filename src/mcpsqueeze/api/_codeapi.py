@@ -24,8 +24,7 @@ class PrivateAPI:
     def __init__(self, backends: Backends) -> None:
         self.backends = backends
         self._server: Any = None
-        self.directory: Path | None = None
-        self.socket_path: Path | None = None
+        self.socket_path: Path | None = None  # in a directory of its own
 
     async def start(self, tg: anyio.abc.TaskGroup) -> Path:
         """Bind the private socket and serve the API from `tg` (the Client's task group)."""
@@ -36,7 +35,7 @@ class PrivateAPI:
         except BaseException:
             directory.rmdir()
             raise
-        self.directory, self.socket_path = directory, path
+        self.socket_path = path
         self._server = uvicorn_server(build_app(self.backends, None), too_large=too_large_body)
         tg.start_soon(self._serve, sock)
         return path
@@ -54,7 +53,6 @@ class PrivateAPI:
         if self.socket_path is not None:
             with contextlib.suppress(OSError):
                 self.socket_path.unlink()
-        if self.directory is not None:
             with contextlib.suppress(OSError):
-                self.directory.rmdir()
-        self.socket_path = self.directory = None
+                self.socket_path.parent.rmdir()
+        self.socket_path = None

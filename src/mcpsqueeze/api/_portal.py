@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Awaitable, Callable
-from contextlib import AbstractContextManager
+from contextlib import ExitStack
 from typing import Any, TypeVar
 
 from anyio.from_thread import BlockingPortal, start_blocking_portal
@@ -21,15 +21,13 @@ class Portal:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._cm: AbstractContextManager[BlockingPortal] | None = None
+        self._stack = ExitStack()  # the loop, then what was entered on it: `close()` exits them in reverse
         self._portal: BlockingPortal | None = None
-        self._entered: AbstractContextManager[Any] | None = None
 
     def _get(self) -> BlockingPortal:
         with self._lock:
             if self._portal is None:
-                self._cm = start_blocking_portal()
-                self._portal = self._cm.__enter__()
+                self._portal = self._stack.enter_context(start_blocking_portal())
             return self._portal
 
     def call(self, func: Callable[..., Awaitable[T]], *args: Any) -> T:
@@ -37,16 +35,9 @@ class Portal:
 
     def enter(self, cm: Any) -> Any:
         """Enter an async context manager on the loop; `close()` exits it (in the same task)."""
-        self._entered = self._get().wrap_async_context_manager(cm)
-        return self._entered.__enter__()
+        return self._stack.enter_context(self._get().wrap_async_context_manager(cm))
 
     def close(self) -> None:
         with self._lock:
-            cm, self._cm, self._portal = self._cm, None, None
-        entered, self._entered = self._entered, None
-        try:
-            if entered is not None:
-                entered.__exit__(None, None, None)
-        finally:
-            if cm is not None:
-                cm.__exit__(None, None, None)
+            stack, self._stack, self._portal = self._stack, ExitStack(), None
+        stack.close()

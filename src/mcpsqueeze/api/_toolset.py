@@ -17,7 +17,7 @@ from ._hints import Arguments, schema_of
 from ._portal import Portal
 from ._squeezer import RECOVER_TOOL, Squeezer, as_result, recover_tool_spec
 
-__all__ = ["HostTool", "Toolset", "shrink_tools"]
+__all__ = ["Toolset", "shrink_tools"]
 
 
 @dataclass(frozen=True)

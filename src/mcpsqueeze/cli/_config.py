@@ -13,7 +13,7 @@ from click.core import ParameterSource
 
 from ..settings import Config, Settings, default_config_path, find_config, load_config
 
-__all__ = ["ConfigChoice", "apply_config", "read_config", "render_effective"]
+__all__ = ["apply_config", "read_config", "render_effective"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -46,17 +46,18 @@ def read_config(flag: Path | None) -> ConfigChoice:
         raise click.UsageError(str(exc)) from exc
 
 
-def _given(ctx: click.Context, field: str) -> tuple[str, str] | None:
-    """("flag"|"env", parameter) when `field` was set on the command line or through its variable."""
+def _given(ctx: click.Context, field: str) -> str | None:
+    """How the command line set `field` ("flag --budget", "env MCPSQUEEZE_BUDGET"); None when it did not."""
     from ..settings import knob_named
     from ._options import given_by
 
+    params = {param.name: param for param in ctx.command.params}
     for name in given_by(knob_named(field)):
         source = ctx.get_parameter_source(name)
         if source == ParameterSource.COMMANDLINE:
-            return "flag", name
+            return f"flag {max(params[name].opts, key=len)}"
         if source == ParameterSource.ENVIRONMENT:
-            return "env", name
+            return f"env {getattr(params[name], 'envvar', None) or '?'}"
     return None
 
 
@@ -66,16 +67,7 @@ def apply_config(settings: Settings, config: Config, ctx: click.Context) -> Sett
 
 
 def _source(ctx: click.Context, config: Config, field: str) -> str:
-    given = _given(ctx, field)
-    if given is not None:
-        kind, name = given
-        param = next(p for p in ctx.command.params if p.name == name)
-        if kind == "env":
-            return f"env {getattr(param, 'envvar', None) or '?'}"
-        return f"flag {max(param.opts, key=len)}"
-    if field in config.defaults:
-        return config.where(field)
-    return "default"
+    return _given(ctx, field) or (config.where(field) if field in config.defaults else "default")
 
 
 def _show(field: str, value: Any) -> str:

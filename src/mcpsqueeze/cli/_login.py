@@ -2,36 +2,17 @@
 
 from __future__ import annotations
 
-import dataclasses
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 
-from .._errors import EXIT_UNREACHABLE, EXIT_USAGE, BackendError, MCPSqueezeError, UsageError, exit_code
+from .._errors import EXIT_USAGE, MCPSqueezeError, UsageError, exit_code
 from .._net import is_url
-from ._options import SECONDS, file_option, knob_options, knob_values
+from ._options import SECONDS, checked_oauth, file_option, knob_options, knob_values
 
 __all__ = ["auth"]
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _oauth_client(values: dict[str, Any], base: Any = None) -> Any:
-    """An `OAuthClient` from the oauth_* flags over `base` (a config entry's); None when neither gives one."""
-    fields = {k.removeprefix("oauth_"): v for k, v in values.items() if k.startswith("oauth_")}
-    if not fields:
-        return base
-    from ..settings import OAuthClient
-
-    try:
-        client = dataclasses.replace(base, **fields) if base is not None else OAuthClient(**fields)
-        client.client_secret()  # an unreadable or unsafe secret file is a usage error now, not mid-login
-        return client
-    except UsageError as exc:
-        raise click.BadParameter(str(exc), param_hint="--oauth-*") from exc
 
 
 def _resolve(target: str, servers_file: Path | None, config: Path | None) -> tuple[str, dict[str, str], Any]:
@@ -100,23 +81,19 @@ def login(
     """
     import anyio
 
+    from ..settings import oauth_over
     from ..transports import login as run_login
 
     try:
         url, headers, entry = _resolve(target, servers_file, config)
         values = knob_values(opts, "auth")
         headers = {**headers, **values.get("headers", {})}
-        client = _oauth_client(values, entry)
+        flags = any(key.startswith("oauth_") for key in values)  # (else the entry's client, as it is)
+        client = checked_oauth(lambda: oauth_over(entry, values)) if flags else entry
         path: Any = anyio.run(
             lambda: run_login(url, port=port, timeout=timeout, headers=headers, fetch=fetch, client=client)
         )
-    except (UsageError, OSError) as exc:
-        click.echo(f"mcpsqueeze auth: {exc}", err=True)
-        sys.exit(EXIT_USAGE)
-    except (BackendError, TimeoutError) as exc:
-        click.echo(f"mcpsqueeze auth: {exc or 'no redirect arrived in time'}", err=True)
-        sys.exit(exit_code(exc) if isinstance(exc, BackendError) else EXIT_UNREACHABLE)
-    except MCPSqueezeError as exc:
+    except (MCPSqueezeError, OSError) as exc:  # (no redirect in time: a BackendError saying so)
         click.echo(f"mcpsqueeze auth: {exc}", err=True)
         sys.exit(exit_code(exc))
     click.echo(f"mcpsqueeze: logged in to {url}; tokens saved in {path}", err=True)

@@ -7,9 +7,8 @@ Exit codes (all CLIs): 0 ok, 1 the tool reported an error, 2 usage error or refu
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 
@@ -24,13 +23,12 @@ from .._errors import (
     exit_code,
     first_leaf,
 )
+from .._logging import configure_logging as _configure_logging
 from .._net import is_url
 from ..settings import Duration, Settings, Size, knob_named
-from ._options import OFF, KindType, file_option, knob_options, knob_values
+from ._options import OFF, KindType, checked_oauth, file_option, knob_options, knob_values
 
 __all__ = ["main"]
-
-F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _run(coro_fn: Any, *args: Any) -> int:
@@ -71,13 +69,6 @@ def _config_option(func: Any) -> Any:
     return file_option("--config", "config", help=_CONFIG_HELP)(func)
 
 
-def _configure_logging(level: str) -> None:
-    """Our loggers at `level`; libraries (the SDK logs every request at INFO) stay at WARNING."""
-    from .._logging import configure_logging
-
-    configure_logging(level)
-
-
 # The server command starts at wrap's first positional argument and everything after it is the server's
 # (its own flags too), with or without `--`: some clients (the MCP Inspector CLI) drop the separator.
 @main.command(context_settings={"allow_interspersed_args": False})
@@ -116,30 +107,20 @@ def wrap(target: tuple[str, ...], **opts: Any) -> None:
 
 
 def _settings(target: list[str], opts: dict[str, Any], choice: Any, command: str, **fixed: Any) -> Settings:
-    """Settings from the flags, with the config file's defaults and policies under them."""
+    """Settings from the knobs the command line gave (checked by their kinds as they were parsed), with the
+    config file's defaults and policies under them."""
     from ._config import apply_config
 
-    flags = _flag_settings(target, opts, command, fixed)
-    return apply_config(flags, choice.settings, click.get_current_context())
-
-
-def _flag_settings(target: list[str], opts: dict[str, Any], command: str, fixed: dict[str, Any]) -> Settings:
-    """The knobs the command line gave (checked by their kinds as they were parsed), over the defaults."""
     values = knob_values(opts, command)
     if values.get("truncate_chars") is not None and values.get("shrink") is False:
         raise click.BadParameter("--truncate-chars shrinks results; it cannot go with --no-shrink")
     if command != "serve" and values.get("transport", "stdio") != "streamable-http":
         values.pop("token_file", None)  # (the stdio frontend takes no token)
     settings = Settings.make(target, **values, **fixed)
-    try:
-        oauth = settings.oauth
-        if oauth is not None:
-            oauth.client_secret()  # an unreadable or unsafe secret file is a usage error now, not mid-login
-    except UsageError as exc:
-        raise click.BadParameter(str(exc), param_hint="--oauth-*") from exc
+    oauth = checked_oauth(lambda: settings.oauth)
     if oauth is not None and command != "serve" and not is_url(target):
         raise click.BadParameter("the --oauth-* options are for a URL backend (wrap -- URL)")
-    return settings
+    return apply_config(settings, choice.settings, click.get_current_context())
 
 
 @main.command(context_settings={"ignore_unknown_options": False})
@@ -284,7 +265,7 @@ def install_commands(directory: Path, servers: tuple[str, ...], lang: str, shado
     bash: `DIR/github search-issues --query x`; python/typescript: `github.search_issues(query="x")`
     (see docs/code-mode.md).
     """
-    from ..bash import SessionClient
+    from ..bash import SessionClient, entry_points
     from ..bash import install_commands as install
 
     try:
@@ -317,8 +298,6 @@ def install_commands(directory: Path, servers: tuple[str, ...], lang: str, shado
         if down:
             sys.exit(EXIT_UNREACHABLE)
         if lang == "bash":
-            from ..bash import entry_points
-
             for _, warning in entry_points(directory, names, shadow).values():
                 if warning:
                     click.echo(f"mcpsqueeze install-commands: warning: {warning}", err=True)

@@ -10,16 +10,16 @@ from typing import Any, TypeVar
 import click
 from click.core import ParameterSource
 
-from ..settings import Kind, Knob, Seconds
+from .._errors import UsageError
+from ..settings import Kind, Knob, OAuthClient, Seconds
 
 __all__ = [
     "OFF",
     "SECONDS",
     "KindType",
-    "KnobOption",
+    "checked_oauth",
     "file_option",
     "given_by",
-    "knob_option",
     "knob_options",
     "knob_values",
 ]
@@ -27,14 +27,7 @@ __all__ = [
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class _Off:
-    """A flag given as 'off' (None as a knob's value), told apart from a flag not given (None)."""
-
-    def __repr__(self) -> str:
-        return "OFF"
-
-
-OFF: Any = _Off()
+OFF: Any = object()  # a flag given as 'off' (None as a knob's value), told apart from a flag not given (None)
 
 
 class KindType(click.ParamType[Any, Any]):
@@ -98,13 +91,25 @@ class KnobOption(click.Option):
 
 def _help(row: Knob) -> str:
     text = row.help
-    if row.show_default and row.switch is None:
+    if row.switch is None and (row.default_text or row.default not in (None, (), {})):  # (a switch: no value)
         text += f" [default: {row.default_shown()}]"
     env = row.env_name
     if env:
         value = "" if row.switch is None else "=true" if row.switch else "=false"
         text += f" [env: {env}{value}]"
     return text
+
+
+def checked_oauth(make: Callable[[], OAuthClient | None]) -> OAuthClient | None:
+    """The OAuth client the oauth_* options describe (`make`), its secret file read now: a bad one is a
+    usage error before anything runs, not mid-login."""
+    try:
+        client = make()
+        if client is not None:
+            client.client_secret()
+        return client
+    except UsageError as exc:
+        raise click.BadParameter(str(exc), param_hint="--oauth-*") from exc
 
 
 def file_option(*names: str, help: str, **more: Any) -> Callable[[F], F]:
@@ -129,7 +134,6 @@ def knob_option(row: Knob) -> Callable[[F], F]:
         return option
     alias = click.option(  # a bare alias is the default (--shrinkfit)
         row.alias,
-        _alias_name(row),
         type=KindType(row.kind),
         is_flag=False,
         flag_value=row.kind.show(row.default),
@@ -140,13 +144,9 @@ def knob_option(row: Knob) -> Callable[[F], F]:
     return lambda func: alias(option(func))
 
 
-def _alias_name(row: Knob) -> str:
-    return (row.alias or "").lstrip("-").replace("-", "_")
-
-
 def given_by(row: Knob) -> tuple[str, ...]:
-    """The CLI parameters that set a row's knob: its own, and its alias's."""
-    return (row.name, _alias_name(row)) if row.alias else (row.name,)
+    """The CLI parameters that set a row's knob: its own, and its alias's (click names it after its flag)."""
+    return (row.name, row.alias.lstrip("-").replace("-", "_")) if row.alias else (row.name,)
 
 
 def knob_options(command: str) -> Callable[[F], F]:

@@ -18,7 +18,6 @@ from . import _python, _typescript
 from ._schema import module_name, tools_of
 
 __all__ = [
-    "NODE_MIN",
     "Endpoint",
     "Language",
     "node_warning",

@@ -9,7 +9,7 @@ import re
 from collections.abc import Mapping
 from importlib import resources
 
-__all__ = ["fill", "printable", "runtime_text", "sentence"]
+__all__ = ["printable", "runtime_text", "sentence"]
 
 _PLACEHOLDER = re.compile(r"__([A-Z][A-Z_]*[A-Z])__")
 
@@ -18,19 +18,11 @@ _PLACEHOLDER = re.compile(r"__([A-Z][A-Z_]*[A-Z])__")
 _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 
 
-def fill(template: str, values: Mapping[str, str]) -> str:
-    """`template` with each `__NAME__` replaced by `values[NAME]`, in one pass (a value is never scanned
-    again); every placeholder must be given and every value used."""
-    found = {match.group(1) for match in _PLACEHOLDER.finditer(template)}
-    if found != set(values):
-        raise ValueError(f"template placeholders {sorted(found)} do not match {sorted(values)}")
-    return _PLACEHOLDER.sub(lambda match: values[match.group(1)], template)
-
-
 def runtime_text(template: str, marker: str, values: Mapping[str, str]) -> str:
-    """A runtime file: its marker line, then the template shipped beside this module, filled."""
+    """A runtime file: its marker line, then the template shipped beside this module with each `__NAME__`
+    replaced by `values[NAME]`, in one pass (a value is never scanned again)."""
     text = resources.files(__package__).joinpath(template).read_text(encoding="utf-8")
-    return f"{marker}\n{fill(text, values)}"
+    return f"{marker}\n" + _PLACEHOLDER.sub(lambda match: values[match.group(1)], text)
 
 
 def printable(text: str) -> str:

@@ -15,6 +15,13 @@ MARKER = "# mcpsqueeze-code-mode v1"
 RUNTIME_MODULE = "squeeze_runtime"
 SUFFIX = "py"
 RESERVED = {"squeeze_recover", "truncation_of", "invoke", "call_tool", "SERVER"}
+_FROM_RUNTIME = (
+    "SqueezeError",
+    "SqueezeSessionError",
+    "SqueezeToolError",
+    "squeeze_recover",
+    "truncation_of",
+)
 
 
 def runtime(values: dict[str, str | None]) -> str:
@@ -101,15 +108,7 @@ def _function(tool: Tool) -> str:
 
 
 def module(server: str, tools: list[Tool]) -> str:
-    names = [
-        "SERVER",
-        "SqueezeError",
-        "SqueezeSessionError",
-        "SqueezeToolError",
-        "squeeze_recover",
-        "truncation_of",
-    ]
-    exported = sorted({*names, *(t.py for t in tools)})
+    exported = sorted({"SERVER", *_FROM_RUNTIME, *(t.py for t in tools)})
     functions = [_function(t) for t in tools]
     uses_literal = any("Literal[" in f.split('"""', 1)[0] for f in functions)
     header = _doc(
@@ -127,11 +126,7 @@ def module(server: str, tools: list[Tool]) -> str:
         "from typing import Any, Literal" if uses_literal else "from typing import Any",
         "",
         f"from {RUNTIME_MODULE} import (",
-        "    SqueezeError,",
-        "    SqueezeSessionError,",
-        "    SqueezeToolError,",
-        "    squeeze_recover,",
-        "    truncation_of,",
+        *(f"    {name}," for name in _FROM_RUNTIME),
         ")",
         f"from {RUNTIME_MODULE} import invoke as _invoke",
         "",

@@ -38,13 +38,9 @@ def _js_value(value: object) -> str:
     return f"JSON.parse({json.dumps(text)})" if '"__proto__"' in text else text
 
 
-def _pascal(ident: str) -> str:
-    return ident[0].upper() + ident[1:]
-
-
 def _function(tool: Tool) -> list[str]:
     out: list[str] = []
-    args_type = f"{_pascal(tool.ts)}Args"
+    args_type = f"{tool.ts[0].upper()}{tool.ts[1:]}Args"
     if tool.params:
         out.append(f"export interface {args_type} {{")
         for p in tool.params:

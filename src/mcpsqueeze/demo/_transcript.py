@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Step", "call_line", "render_steps", "shown_lines"]
+__all__ = ["Step", "render_steps", "shown_lines"]
 
 
 @dataclass(frozen=True)
@@ -23,11 +23,6 @@ class Step:
     max_lines: int
 
 
-def call_line(tool: str, arguments: dict[str, Any]) -> str:
-    """A call as the model writes it; the arguments in the compact JSON the product's hints use."""
-    return f"→ {tool} {json.dumps(arguments, ensure_ascii=False, separators=(',', ':'))}"
-
-
 def shown_lines(text: str) -> list[str]:
     """The text's lines as the model reads them (a last newline ends a line, it opens none)."""
     return text.removesuffix("\n").split("\n")
@@ -36,7 +31,8 @@ def shown_lines(text: str) -> list[str]:
 def render_steps(steps: list[Step]) -> str:
     out: list[str] = []
     for step in steps:
-        out += [call_line(step.tool, step.arguments), f"← {step.note}:"]
+        call = json.dumps(step.arguments, ensure_ascii=False, separators=(",", ":"))  # as the hints write it
+        out += [f"→ {step.tool} {call}", f"← {step.note}:"]
         lines = shown_lines(step.shown)
         out += lines[: step.max_lines]
         if len(lines) > step.max_lines:

@@ -16,7 +16,6 @@ import os
 import re
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +23,7 @@ from .._paths import cache_home
 from .._results import text_of
 from ._transcript import Step, render_steps, shown_lines
 
-__all__ = ["demo_dir", "run_demo"]
+__all__ = ["run_demo"]
 
 SHOWN_CALL = 2  # the call whose preview the demo prints: a text outline, with folds to open
 PREVIEW_LINES = 60  # all of it: the budget is 4,000 characters
@@ -70,20 +69,6 @@ def _exit_grace(seconds: float) -> Iterator[None]:
         stdio.PROCESS_TERMINATION_TIMEOUT = before
 
 
-def demo_dir() -> Path:
-    """Where the demo keeps its stats file, originals and report: `<user cache>/mcpsqueeze/demo`."""
-    return Path(cache_home()) / "mcpsqueeze" / "demo"
-
-
-@dataclass
-class _Seen:
-    """What the scripted session kept for the transcript: the shown call's result and one recovery."""
-
-    shown: dict[str, Any] = field(default_factory=dict)
-    recover_arguments: dict[str, Any] = field(default_factory=dict)
-    recovered: dict[str, Any] = field(default_factory=dict)
-
-
 async def run_demo(budget: int, no_shrink: bool, html: Path | None = None) -> int:
     import mcp_types as types
     from mcp import Client, StdioServerParameters
@@ -91,7 +76,7 @@ async def run_demo(budget: int, no_shrink: bool, html: Path | None = None) -> in
 
     from ..accounting import load_report, render_text, write_html
 
-    kept = demo_dir()
+    kept = Path(cache_home()) / "mcpsqueeze" / "demo"
     kept.mkdir(mode=0o700, parents=True, exist_ok=True)
     stats = kept / "stats.jsonl"
     stats.unlink(missing_ok=True)  # one run's session, not every run's
@@ -104,13 +89,12 @@ async def run_demo(budget: int, no_shrink: bool, html: Path | None = None) -> in
     args += ["--", sys.executable, "-m", "mcpsqueeze.demo.server"]
     server = StdioServerParameters(command=sys.executable, args=args, env=dict(os.environ))
     print(f"mcpsqueeze demo: wrapping the bundled demo server (budget {budget} characters)\n")
-    seen = _Seen()
     with _exit_grace(60.0):
-        await _session(Client(server, mode="legacy"), raw, types, seen)
+        shown, asked, recovered = await _session(Client(server, mode="legacy"), raw, types)
     report = load_report([stats], top=3) if stats.exists() else None
-    if seen.recovered:
+    if recovered:
         print(f"\nWhat the agent's model read for call #{SHOWN_CALL}, then one call that brings a fold back:")
-        print(_transcript(seen, report))
+        print(_transcript(shown, asked, recovered, report))
     if report is not None:
         print()
         print(render_text(report), flush=True)
@@ -120,26 +104,30 @@ async def run_demo(budget: int, no_shrink: bool, html: Path | None = None) -> in
     return 0
 
 
-def _transcript(seen: _Seen, report: Any) -> str:
+def _transcript(result: dict[str, Any], asked: dict[str, Any], recovered: dict[str, Any], report: Any) -> str:
     tool, arguments, _what = SCRIPT[SHOWN_CALL - 1]
-    original = seen.shown["_meta"]["truncation"]["report"]["original_chars"]
-    shown = text_of(seen.shown)
+    original = result["_meta"]["truncation"]["report"]["original_chars"]
+    shown = text_of(result)
     note = f"{original:,} characters from the server; the model reads {len(shown):,}"
     rows = [r for r in (report.calls if report is not None else []) if r.call == SHOWN_CALL]
     if rows:
         note += f" ({rows[0].tokens_before:,} -> {rows[0].tokens_after:,} tokens)"
-    recovered = text_of(seen.recovered)
-    lines = len(shown_lines(recovered))
+    back = text_of(recovered)
+    lines = len(shown_lines(back))
     return render_steps(
         [
             Step(tool, arguments, note, shown, PREVIEW_LINES),
-            Step("squeeze_recover", seen.recover_arguments, f"{lines} lines", recovered, RECOVERY_LINES),
+            Step("squeeze_recover", asked, f"{lines} lines", back, RECOVERY_LINES),
         ]
     )
 
 
-async def _session(opened: Any, raw: Any, types: Any, seen: _Seen) -> None:
-    """The scripted calls and the one recovery, printed as the agent's client receives them."""
+async def _session(
+    opened: Any, raw: Any, types: Any
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """The scripted calls and the one recovery, printed as the agent's client receives them; the shown
+    call's result, the arguments of the recover call its preview offers, and what that call brought back."""
+    shown: dict[str, Any] = {}
 
     async def call(tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
         params = types.CallToolRequestParams(name=tool, arguments=arguments)
@@ -154,9 +142,10 @@ async def _session(opened: Any, raw: Any, types: Any, seen: _Seen) -> None:
             result = await call(tool, arguments)
             action = _action(result.get("_meta") or {})
             if number == SHOWN_CALL and action.startswith("shrunk"):
-                seen.shown = result
+                shown = result
             print(f"#{number:<4} {tool:<14} {what:<30} {len(text_of(result)):>8}  {action}")
-        offered = OFFERED.search(text_of(seen.shown)) if seen.shown else None
-        if offered:
-            seen.recover_arguments = json.loads(offered.group(1))
-            seen.recovered = await call("squeeze_recover", seen.recover_arguments)
+        offered = OFFERED.search(text_of(shown)) if shown else None
+        if offered is None:
+            return shown, {}, {}
+        asked = json.loads(offered.group(1))
+        return shown, asked, await call("squeeze_recover", asked)

@@ -56,7 +56,7 @@ mcp: MCPServer[Any] = MCPServer(
 )
 
 # Per-process protocol state kept by the handshake-era handlers registered at the bottom of this file.
-_state: dict[str, Any] = {"min_level": "debug", "subscriptions": set()}
+_state: dict[str, Any] = {"min_level": "debug"}
 
 
 # The tools that only read: running one again is harmless, so `full` may run it when no original is held.
@@ -265,21 +265,16 @@ async def _set_level(ctx: ServerRequestContext[Any], params: SetLevelRequestPara
     return EmptyResult()
 
 
-async def _subscribe(ctx: ServerRequestContext[Any], params: SubscribeRequestParams) -> EmptyResult:
-    _state["subscriptions"].add(str(params.uri))
-    return EmptyResult()
-
-
-async def _unsubscribe(ctx: ServerRequestContext[Any], params: UnsubscribeRequestParams) -> EmptyResult:
-    _state["subscriptions"].discard(str(params.uri))
+async def _accept(ctx: ServerRequestContext[Any], params: Any) -> EmptyResult:
+    """(Un)subscribing is accepted; the resources never change, so no update is ever sent."""
     return EmptyResult()
 
 
 _lowlevel = mcp._lowlevel_server  # MCPServer has no public hook for these methods (completion's is untyped).
 _lowlevel.add_request_handler("completion/complete", CompleteRequestParams, _complete)
 _lowlevel.add_request_handler("logging/setLevel", SetLevelRequestParams, _set_level)
-_lowlevel.add_request_handler("resources/subscribe", SubscribeRequestParams, _subscribe)
-_lowlevel.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams, _unsubscribe)
+_lowlevel.add_request_handler("resources/subscribe", SubscribeRequestParams, _accept)
+_lowlevel.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams, _accept)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -15,7 +15,7 @@ from ._file import (
 )
 from ._kinds import Duration, Kind, Seconds, Size
 from ._knobs import Knob
-from ._oauth_client import OAuthClient
+from ._oauth_client import OAuthClient, oauth_over
 from ._policy import Policy, PolicySet
 from ._servers import ServerSpec, ToolFilter, parse_config, parse_servers, spec_from_argv
 from ._settings import COMPRESS_LEVELS, Settings
@@ -44,6 +44,7 @@ __all__ = [
     "knob_named",
     "library_defaults",
     "load_config",
+    "oauth_over",
     "parse_config",
     "parse_servers",
     "read_servers_file",

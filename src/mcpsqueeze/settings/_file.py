@@ -19,12 +19,14 @@ from typing import Any
 from .._errors import UsageError
 from .._paths import default_config_path
 from ._depth import MAX_CONFIG_DEPTH, too_deep
-from ._policy import POLICY_KEYS, Policy, PolicyRule, PolicySet
+from ._policy import Policy, PolicyRule, PolicySet
 from ._settings import Settings
+from ._table import KNOBS, POLICY_KNOBS
 
 __all__ = [
     "DEFAULT_KEYS",
     "MAX_CONFIG_DEPTH",
+    "POLICY_KEYS",
     "Config",
     "ConfigError",
     "default_config_path",
@@ -59,15 +61,10 @@ def is_servers_json(text: str) -> bool:
     return text.lstrip().startswith("{")
 
 
-def _default_keys() -> dict[str, Callable[[Any], Any]]:
-    from ._table import KNOBS
-
-    return {row.name: row.kind.check for row in KNOBS if row.config}
-
-
-# [defaults] key -> checker returning the Settings value: every row of the table that is a config key
-# (the Policy rows, budget, shrink, ..., are also [policies] keys: POLICY_KEYS)
-DEFAULT_KEYS: dict[str, Callable[[Any], Any]] = _default_keys()
+# key -> checker (returns the value to use, raises ValueError with a short reason): `[defaults]` takes every
+# row of the table that is a config key; `[policies]` the Policy rows (budget, shrink, ...)
+DEFAULT_KEYS: dict[str, Callable[[Any], Any]] = {row.name: row.kind.check for row in KNOBS if row.config}
+POLICY_KEYS: dict[str, Callable[[Any], Any]] = {row.name: row.kind.check for row in POLICY_KNOBS}
 
 
 @dataclass(frozen=True)
@@ -78,12 +75,12 @@ class Config:
     defaults: Mapping[str, Any] = field(default_factory=dict)
     policies: PolicySet = field(default_factory=PolicySet)
     servers: Mapping[str, Any] | None = None  # the `mcpServers` table, as in servers.json
-    lines: Mapping[str, int] = field(default_factory=dict)  # "defaults.budget" -> line number
+    lines: Mapping[tuple[str, ...], int] = field(default_factory=dict)  # ("defaults", "budget") -> line
     servers_json: bool = False  # the older servers JSON: servers only, no settings
 
     def where(self, key: str) -> str:
         """`path:line` of a `[defaults]` key (for `mcpsqueeze config`)."""
-        line = self.lines.get(f"defaults.{key}")
+        line = self.lines.get(("defaults", key))
         return f"{self.path}:{line}" if line else str(self.path)
 
     def apply(self, settings: Settings, keep: frozenset[str] = frozenset()) -> Settings:
@@ -94,8 +91,7 @@ class Config:
     def policy_for(self, server: str, tool: str, base: Policy | None = None) -> Policy:
         """The effective policy of one tool: `base` (default: this file's defaults) refined by the rules."""
         if base is None:
-            names = {f.name for f in dataclasses.fields(Policy)}
-            base = Policy(**{k: v for k, v in self.defaults.items() if k in names})
+            base = Policy(**{k: v for k, v in self.defaults.items() if k in POLICY_KEYS})
         return self.policies.resolve(base, server, tool)
 
 
@@ -173,8 +169,7 @@ def parse_config_text(text: str, path: Path | None = None) -> Config:
     servers = document.get("mcpServers")
     if servers is not None and not isinstance(servers, dict):
         raise fail(("mcpServers",), "mcpServers must be a table of servers: [mcpServers.NAME]")
-    flat = {".".join(k): v for k, v in lines.items()}
-    return Config(path, defaults, PolicySet(tuple(rules)), servers, flat)
+    return Config(path, defaults, PolicySet(tuple(rules)), servers, lines)
 
 
 def _toml_key(name: str) -> str:

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .._errors import UsageError
+
 __all__ = [
-    "MAX_DURATION",
-    "MAX_TIMEOUT",
     "Boolean",
     "Choice",
     "Duration",
@@ -27,7 +27,6 @@ __all__ = [
     "Size",
     "Text",
     "Whole",
-    "format_duration",
 ]
 
 MAX_TIMEOUT = 7 * 86400.0  # a backend request abandoned after a week at the latest; None: never
@@ -154,9 +153,6 @@ class Duration(Kind):
     off: bool = True
     metavar = "DURATION"
 
-    def parse(self, text: str) -> float | None:
-        return self.check(text)
-
     def check(self, value: Any) -> float | None:
         from ..recovery import parse_duration
 
@@ -169,8 +165,6 @@ class Duration(Kind):
         if isinstance(value, int | float):
             seconds = _finite(float(value), "seconds")
         elif isinstance(value, str):
-            from .._errors import UsageError
-
             try:
                 seconds = parse_duration(value)
             except UsageError as exc:
@@ -207,8 +201,6 @@ class Size(Kind):
         if isinstance(value, bool) or not isinstance(value, int | str):
             raise ValueError("must be a size such as 32M or 1G")
         if isinstance(value, str):
-            from .._errors import UsageError
-
             try:
                 value = parse_size(value)
             except UsageError as exc:
@@ -275,21 +267,19 @@ class PathValue(Kind):
 
 @dataclass(frozen=True)
 class Text(Kind):
-    """A string, checked by `valid` (which raises ValueError with the reason) when given."""
+    """A string, matching `pattern` whole when given (else "must be <wanted>"), and checked by `valid` (which
+    raises ValueError with the reason) when given."""
 
-    valid: Callable[[str], None] | None = None
-    metavar_text: str = "TEXT"
+    pattern: str = ""
+    metavar: str = "TEXT"
     off: bool = False
     wanted: str = "a string"  # what is wanted, in messages
-
-    @property
-    def metavar(self) -> str:  # type: ignore[override]
-        return self.metavar_text
+    valid: Callable[[str], None] | None = None
 
     def check(self, value: Any) -> str | None:
         if self.off and value is False:
             return None
-        if not isinstance(value, str):
+        if not isinstance(value, str) or (self.pattern and not re.fullmatch(self.pattern, value)):
             raise ValueError(f"must be {self.wanted}")
         if self.valid is not None:
             self.valid(value)

@@ -14,7 +14,7 @@ from typing import Any
 
 from ._kinds import Kind
 
-__all__ = ["ALL_DOORS", "CLI", "SAME", "Knob", "knob"]
+__all__ = ["CLI", "SAME", "Knob", "knob"]
 
 CLI = frozenset({"wrap", "serve", "config"})
 ALL_DOORS = CLI | {"squeezer", "client"}
@@ -37,8 +37,7 @@ class Knob:
     config: bool = True  # a `[defaults]` key (a Policy knob is also a `[policies]` key)
     doors: frozenset[str] = ALL_DOORS  # wrap, serve, config (the CLI) and squeezer, client (the library)
     library: Any = SAME  # the library's default, where it differs from the CLI's
-    show_default: bool = True  # "[default: ...]" in --help
-    default_text: str = ""  # the default as --help shows it ("24h"), when not the kind's printout
+    default_text: str = ""  # the default as --help shows it ("24h", "none"), when not the kind's printout
     per_tool: bool = False  # a `Policy` row: also a `[policies]` key, resolved per call (set by `rows`)
 
     @property

@@ -4,14 +4,16 @@ client itself (tokens, refresh, the browser step) is `transports/_oauth.py`.
 
 from __future__ import annotations
 
+import dataclasses
 import urllib.parse
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from .._errors import UsageError
 
-__all__ = ["AUTH_METHODS", "LOGIN_MODES", "AuthMethod", "LoginMode", "OAuthClient"]
+__all__ = ["AUTH_METHODS", "LOGIN_MODES", "OAUTH_KEYS", "OAuthClient", "oauth_over"]
 
 LoginMode = Literal["never", "prompt", "fetch"]
 LOGIN_MODES: tuple[LoginMode, ...] = ("never", "prompt", "fetch")
@@ -63,3 +65,17 @@ class OAuthClient:
         if not secret:
             raise UsageError(f"OAuth client secret file {path} is empty")
         return secret
+
+
+# The settings (and a servers config's URL entry keys) that describe the client: oauth_<field>; the wait for
+# the browser is `auth login`'s own --timeout
+OAUTH_KEYS = tuple(f"oauth_{f.name}" for f in dataclasses.fields(OAuthClient) if f.name != "timeout")
+
+
+def oauth_over(base: OAuthClient | None, keys: Mapping[str, Any]) -> OAuthClient | None:
+    """`base` (None: the defaults) with the `OAUTH_KEYS` given in `keys` (None: not given) over it; None
+    when neither gives one. A bad combination is a UsageError."""
+    fields = {k.removeprefix("oauth_"): v for k, v in keys.items() if k in OAUTH_KEYS and v is not None}
+    if not fields:
+        return base
+    return dataclasses.replace(base, **fields) if base is not None else OAuthClient(**fields)

@@ -18,10 +18,7 @@ from ._knobs import knob
 
 __all__ = [
     "DEFAULT_BUDGET",
-    "DEFAULT_SHRINK_ABOVE",
     "MIN_BUDGET",
-    "MIN_TRUNCATE_CHARS",
-    "POLICY_KEYS",
     "Policy",
     "PolicyRule",
     "PolicySet",
@@ -70,7 +67,6 @@ class Policy:
         ),
         "Also cap each text block at N characters, its marker and the recovery notice included (MCP "
         f"Squeeze compatible; at least {MIN_TRUNCATE_CHARS}). With --budget, the stricter applies.",
-        show_default=False,
     )
     shrink_above: int | None = knob(  # results over this get a preview sized by value (None: the budget only)
         DEFAULT_SHRINK_ABOVE,
@@ -84,20 +80,18 @@ class Policy:
         "Show JSON results that are not shrunk as TOON (mcp-compressor compatible); the original JSON "
         "stays recoverable byte for byte.",
         switch=True,
-        show_default=False,
     )
     query: str | None = knob(  # a JMESPath projection of JSON results, applied before shrinking
         None,
         Text(
-            _valid_query,
-            "JMESPATH",
+            metavar="JMESPATH",
+            valid=_valid_query,
             off=True,
             wanted="a JMESPath expression such as issues[].{key: key}, or false for none",
         ),
         "A JMESPath projection of every JSON result, applied before shrinking (usually a per-tool "
         "policy; the original stays recoverable).",
         flag=None,
-        show_default=False,
     )
     drop_duplicate_structured: bool = knob(  # drop structuredContent equal to the text (hides outputSchema)
         False,
@@ -105,18 +99,7 @@ class Policy:
         "For clients that show structuredContent to the model: drop it when it repeats the text, and "
         "hide those tools' outputSchema. The original stays recoverable. Off: never modified.",
         switch=True,
-        show_default=False,
     )
-
-
-def _policy_keys() -> dict[str, Callable[[Any], Any]]:
-    from ._knobs import rows
-
-    return {row.name: row.kind.check for row in rows(Policy, per_tool=True)}
-
-
-# key -> checker (returns the value to use, raises ValueError with a short reason): the Policy rows.
-POLICY_KEYS: dict[str, Callable[[Any], Any]] = _policy_keys()
 
 
 def pattern_matches(pattern: str, server: str, tool: str) -> bool:

@@ -59,39 +59,24 @@ def _strings(value: Any, what: str) -> dict[str, str]:
     return dict(value)
 
 
-OAUTH_KEYS = (
-    "oauth_client_id",
-    "oauth_client_secret_file",
-    "oauth_client_metadata_url",
-    "oauth_login",
-    "oauth_auth_method",
-)
-
-
 def _oauth_keys(entry: dict[str, Any], where: str) -> OAuthClient | None:
     """A URL entry's OAuth client from its `OAUTH_KEYS` (a secret only as a file: never in the config)."""
+    from ._oauth_client import OAUTH_KEYS, oauth_over
+
     given = {key: entry[key] for key in entry if key.startswith("oauth_")}
-    if not given:
-        return None
     unknown = sorted(set(given) - set(OAUTH_KEYS))
     if unknown:
         raise UsageError(f"{where}: unknown key {unknown[0]!r} (OAuth keys: {', '.join(OAUTH_KEYS)})")
     for key, value in given.items():
         if not isinstance(value, str) or not value:
             raise UsageError(f"{where}: {key} must be a non-empty string")
-    from pathlib import Path
-
-    from ._oauth_client import OAuthClient
-
     secret = given.get("oauth_client_secret_file")
+    if secret:
+        from pathlib import Path
+
+        given["oauth_client_secret_file"] = Path(secret).expanduser()
     try:
-        return OAuthClient(
-            client_id=given.get("oauth_client_id"),
-            client_secret_file=Path(secret).expanduser() if secret else None,
-            client_metadata_url=given.get("oauth_client_metadata_url"),
-            login=given.get("oauth_login", "never"),
-            auth_method=given.get("oauth_auth_method"),
-        )
+        return oauth_over(None, given)
     except UsageError as exc:
         raise UsageError(f"{where}: {exc}") from exc
 

@@ -6,7 +6,6 @@ settings, and the `Policy` a config file's `[policies]` refine per tool. To add 
 from __future__ import annotations
 
 import dataclasses
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -16,30 +15,16 @@ from .._net import is_url
 from .._paths import default_recovery_dir
 from ._kinds import Boolean, Choice, Duration, Globs, Headers, PathValue, Seconds, Size, Text, Whole
 from ._knobs import CLI, knob
-from ._oauth_client import AUTH_METHODS, LOGIN_MODES, OAuthClient
-from ._policy import DEFAULT_BUDGET, DEFAULT_SHRINK_ABOVE, MIN_BUDGET, MIN_TRUNCATE_CHARS, Policy, PolicySet
+from ._oauth_client import AUTH_METHODS, LOGIN_MODES, OAUTH_KEYS, OAuthClient, oauth_over
+from ._policy import Policy, PolicySet
 
-__all__ = [
-    "COMPRESS_LEVELS",
-    "DEFAULT_BUDGET",
-    "DEFAULT_SHRINK_ABOVE",
-    "MIN_BUDGET",
-    "MIN_TRUNCATE_CHARS",
-    "TOOL_PREFIX_RE",
-    "Settings",
-    "default_recovery_dir",
-]
+__all__ = ["COMPRESS_LEVELS", "Settings"]
 
 COMPRESS_LEVELS = ("off", "low", "medium", "high", "max")  # --compress-tools (mcp-compressor's -c, and off)
-TOOL_PREFIX_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")  # --server-name: tool names allow these
+TOOL_PREFIX = r"[A-Za-z0-9_-]{1,64}"  # --server-name: tool names allow these
 MiB = 1024 * 1024
 _WRAP = frozenset({"wrap", "config"})  # the streamable-http frontend's knobs: wrap's (and config's)
 _URL = frozenset({"wrap", "serve", "config", "auth"})  # a URL backend's: also `auth login`'s
-
-
-def _valid_url(value: str) -> None:
-    if not value.startswith(("redis://", "rediss://", "unix://")):
-        raise ValueError('must be a Redis URL such as "redis://127.0.0.1:6379/0"')
 
 
 def _valid_tenant(value: str) -> None:
@@ -49,20 +34,10 @@ def _valid_tenant(value: str) -> None:
         raise ValueError("must be 1-64 letters, digits or _.@-")
 
 
-def _valid_tool_prefix(value: str) -> None:
-    if not TOOL_PREFIX_RE.fullmatch(value):
-        raise ValueError("must be 1-64 letters, digits, '_' or '-' (the tools become NAME_invoke_tool ...)")
-
-
 def _valid_listen(value: str) -> None:
     host, _, port = value.rpartition(":")
     if not host or not port.isdigit():
         raise ValueError("use HOST:PORT, e.g. 127.0.0.1:8766")
-
-
-def _valid_host(value: str) -> None:
-    if not value or any(c.isspace() for c in value):
-        raise ValueError("must be an address such as 127.0.0.1")
 
 
 @dataclass
@@ -117,27 +92,30 @@ class Settings:
         None,
         Seconds(),
         "Seconds before a backend request is abandoned.",
+        default_text="none",
         env="MCPSQUEEZE_BACKEND_TIMEOUT",  # MCPSQUEEZE_TIMEOUT is mcpsq's own wait for the session
         doors=CLI | {"client"},
     )
     stats_file: Path | None = knob(
-        None, PathValue(), "Append one JSON line per call to this file.", doors=CLI, show_default=False
+        None, PathValue(), "Append one JSON line per call to this file.", doors=CLI
     )
     # (printed by `mcpsqueeze config` only when set)
     recovery_url: str | None = knob(  # redis://HOST:PORT/DB: originals shared by every replica
         None,
-        Text(_valid_url, "redis://HOST:PORT/DB", wanted='a Redis URL such as "redis://127.0.0.1:6379/0"'),
+        Text(
+            r"(?s)(rediss?|unix)://.*",
+            "redis://HOST:PORT/DB",
+            wanted='a Redis URL such as "redis://127.0.0.1:6379/0"',
+        ),
         "Also keep originals in this Redis, shared by replicas (needs mcpsqueeze[redis]; see "
         "docs/scale-out.md).",
         doors=CLI,
-        show_default=False,
     )
     tenant: str | None = knob(  # whose originals these are when the token names no tenant
         None,
-        Text(_valid_tenant, wanted="1-64 letters, digits or _.@-"),
+        Text(wanted="1-64 letters, digits or _.@-", valid=_valid_tenant),
         "Whose originals these are when the bearer token names no tenant.",
         doors=CLI,
-        show_default=False,
     )
     transport: Literal["stdio", "streamable-http"] = knob(
         "stdio",
@@ -148,7 +126,7 @@ class Settings:
     )
     host: str = knob(
         "127.0.0.1",
-        Text(_valid_host, "ADDRESS"),
+        Text(r"\S+", "ADDRESS", wanted="an address such as 127.0.0.1"),
         "Bind address for streamable-http.",
         doors=_WRAP,
         config=False,
@@ -161,7 +139,6 @@ class Settings:
         "0600 file (created if missing) [serve: default <socket dir>/token].",
         doors=_WRAP | {"serve"},
         config=False,
-        show_default=False,
     )
     socket: Path | None = knob(
         None,
@@ -171,15 +148,13 @@ class Settings:
         env=None,  # MCPSQUEEZE_SOCKET is the shim's: where it finds the session (the default here too)
         doors=frozenset({"serve"}),
         config=False,
-        show_default=False,
     )
     listen: str | None = knob(
         None,
-        Text(_valid_listen, "127.0.0.1:PORT"),
+        Text(metavar="127.0.0.1:PORT", valid=_valid_listen),
         "Serve the session API on loopback TCP instead (bearer token).",
         doors=frozenset({"serve"}),
         config=False,
-        show_default=False,
     )
     servers_file: Path | None = knob(
         None,
@@ -189,7 +164,6 @@ class Settings:
         env=None,
         doors=frozenset({"serve"}),
         config=False,
-        show_default=False,
     )
     max_sessions: int = knob(  # streamable-http frontend: sessions (each with its own backend) at once
         16,
@@ -229,7 +203,6 @@ class Settings:
         env="MCPSQUEEZE_HEADER",
         doors=_URL,
         config=False,
-        show_default=False,
     )
     # A URL backend's OAuth client (`oauth`); a servers config takes the same as oauth_* keys per entry
     oauth_client_id: str | None = knob(
@@ -238,7 +211,6 @@ class Settings:
         "URL backend: a client pre-registered with its authorization server (no dynamic registration).",
         doors=_URL,
         config=False,
-        show_default=False,
     )
     oauth_client_secret_file: Path | None = knob(
         None,
@@ -246,16 +218,14 @@ class Settings:
         "URL backend: the pre-registered client's secret, in a file only you can read.",
         doors=_URL,
         config=False,
-        show_default=False,
     )
     oauth_client_metadata_url: str | None = knob(
         None,
-        Text(metavar_text="HTTPS-URL"),
+        Text(metavar="HTTPS-URL"),
         "URL backend: identify as this client ID metadata document (CIMD) where the authorization "
         "server supports it, instead of registering dynamically.",
         doors=_URL,
         config=False,
-        show_default=False,
     )
     oauth_login: str = knob(
         "never",
@@ -275,7 +245,6 @@ class Settings:
         "registration says, else basic].",
         doors=_URL,
         config=False,
-        show_default=False,
     )
     compress_tools: Literal["off", "low", "medium", "high", "max"] = knob(
         "off",
@@ -287,13 +256,16 @@ class Settings:
     )
     tool_prefix: str | None = knob(  # None: see `compressed_prefix`
         None,
-        Text(_valid_tool_prefix, "NAME"),
+        Text(
+            TOOL_PREFIX,
+            "NAME",
+            wanted="1-64 letters, digits, '_' or '-' (the tools become NAME_invoke_tool ...)",
+        ),
         "With --compress-tools: the tools' prefix (NAME_invoke_tool) [default: --name if given, else "
         "'server', as mcp-compressor].",
         flag="--server-name",
         env="MCPSQUEEZE_SERVER_NAME",
         doors=_WRAP,
-        show_default=False,
     )
     include_tools: tuple[str, ...] = knob(
         (),
@@ -301,7 +273,6 @@ class Settings:
         "Comma-separated globs (tool or server:tool) to expose.",
         doors=frozenset({"serve", "client"}),
         config=False,
-        show_default=False,
     )
     exclude_tools: tuple[str, ...] = knob(
         (),
@@ -309,7 +280,6 @@ class Settings:
         "Comma-separated globs (tool or server:tool) to hide.",
         doors=frozenset({"serve", "client"}),
         config=False,
-        show_default=False,
     )
     quiet: bool = knob(  # no session summary on exit
         False,
@@ -319,7 +289,6 @@ class Settings:
         switch=True,
         doors=CLI,
         config=False,
-        show_default=False,
     )
     fastokens: bool = knob(
         False,
@@ -327,7 +296,6 @@ class Settings:
         "Count the tokens of huge results (16M characters and more) with fastokens, ~50x faster than "
         "tiktoken, at ~190 MB more memory in the counting helper (needs the fastokens package).",
         switch=True,
-        show_default=False,
     )
     log_level: str = knob(
         "warning",
@@ -341,14 +309,10 @@ class Settings:
     def oauth(self) -> OAuthClient | None:
         """The URL backend's OAuth client the oauth_* rows describe (None: none given), checked when
         made (UsageError)."""
-        given = {
-            name: getattr(self, f"oauth_{name}")
-            for name in ("client_id", "client_secret_file", "client_metadata_url", "auth_method")
-            if getattr(self, f"oauth_{name}") is not None
-        }
-        if self.oauth_login != "never":
-            given["login"] = self.oauth_login
-        return OAuthClient(**given) if given else None
+        given = {key: getattr(self, key) for key in OAUTH_KEYS}
+        if self.oauth_login == "never":  # the default: no client of its own
+            del given["oauth_login"]
+        return oauth_over(None, given)
 
     @property
     def compressed_prefix(self) -> str:
@@ -364,9 +328,8 @@ class Settings:
 
     def replaced(self, **values: Any) -> Settings:
         """A copy with these knobs (session or per-tool, by name) changed."""
-        policy_names = _POLICY_FIELDS
-        per_tool = {k: v for k, v in values.items() if k in policy_names}
-        session = {k: v for k, v in values.items() if k not in policy_names}
+        per_tool = {k: v for k, v in values.items() if k in _POLICY_FIELDS}
+        session = {k: v for k, v in values.items() if k not in _POLICY_FIELDS}
         policy = dataclasses.replace(self.policy, **per_tool) if per_tool else self.policy
         return dataclasses.replace(self, policy=policy, **session)
 
