@@ -145,24 +145,29 @@ class TokenCounter:
                 text, future = self._queue.popleft()
                 self._eager_queued -= len(text) >= _EAGER
                 self._counting = future
-            value: int | BaseException
-            try:
-                value = self._tokens_of(text)
-            except (KeyboardInterrupt, SystemExit):
-                raise
-            except BaseException as exc:  # accounting never takes the proxy down; tiktoken panics too
-                value = exc
+            self._settle(text, future)
+            del text, future  # a counted text is not held while the worker waits for the next
             loaded = True
-            # The future's callbacks (the stats line, the totals) run here, before `drain` can return.
-            with contextlib.suppress(concurrent.futures.InvalidStateError):  # cancelled by `close`
-                if isinstance(value, BaseException):
-                    future.set_exception(value)
-                else:
-                    future.set_result(value)
-            with self._cond:
-                self._counting = None
-                self._pending_bytes -= len(text)
-                self._cond.notify_all()
+
+    def _settle(self, text: str, future: concurrent.futures.Future[int]) -> None:
+        """Count `text` and resolve its future with the figure, or with the error."""
+        value: int | BaseException
+        try:
+            value = self._tokens_of(text)
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as exc:  # accounting never takes the proxy down; tiktoken panics too
+            value = exc
+        # The future's callbacks (the stats line, the totals) run here, before `drain` can return.
+        with contextlib.suppress(concurrent.futures.InvalidStateError):  # cancelled by `close`
+            if isinstance(value, BaseException):
+                future.set_exception(value)
+            else:
+                future.set_result(value)
+        with self._cond:
+            self._counting = None
+            self._pending_bytes -= len(text)
+            self._cond.notify_all()
 
     def _tokens_of(self, text: str) -> int:
         """The exact count, span by span (see `_tokens.SPAN`): a span that repeats the one before it (a run

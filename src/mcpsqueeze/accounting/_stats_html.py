@@ -40,7 +40,7 @@ def _short(value: float) -> str:
 def _step(raw: float, whole: bool = False) -> float:
     """The round axis step of at least `raw`: 1, 2, 2.5 or 5 times a power of ten (a whole number when
     `whole`: 25 calls, never 2.5)."""
-    magnitude = 10 ** math.floor(math.log10(raw))
+    magnitude: float = 10.0 ** math.floor(math.log10(raw))
     steps = (m * magnitude for m in (1, 2, 2.5, 5, 10))
     return next(s for s in steps if s >= raw and (not whole or (s >= 1 and s == int(s))))
 
