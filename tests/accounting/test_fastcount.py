@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import difflib
 import random
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -163,3 +164,21 @@ def test_a_span_fastokens_cannot_count_goes_to_tiktoken(monkeypatch: pytest.Monk
     text = blob(2_000_000, 5)
     assert _counted([text]) == [count_tokens(text)]
     assert calls[0] > 10
+
+
+def test_fastokens_is_let_go_of_once_no_huge_text_came_for_a_while(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_counter, "_FAST_ABOVE", 1 << 20)
+    monkeypatch.setattr(_counter, "_KEEP", 2.0)
+    monkeypatch.setattr(_tokens, "load_fastokens", lambda: count_tokens)
+    counter = _counter.TokenCounter(fastokens=True)
+    try:
+        text = blob(1_200_000, 8)
+        assert counter.count(text).result(timeout=120) == count_tokens(text)
+        assert counter._fast is not None
+        deadline = time.monotonic() + 10
+        while counter._fast is not None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert counter._fast is None
+        assert counter.count("small, after it").result(timeout=60) == count_tokens("small, after it")
+    finally:
+        counter.close()

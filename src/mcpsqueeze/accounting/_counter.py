@@ -34,7 +34,7 @@ _EAGER = 2 * 1024 * 1024  # characters: a text this big is counted at once (the 
 _IDLE = 0.05  # seconds without calls in the pipeline before smaller texts are counted
 _LOAD_IDLE = 0.5  # seconds without calls before the vocabulary is loaded (unless needed sooner)
 _FAST_ABOVE = 16 * 1024 * 1024  # characters: worth loading fastokens for (its load takes seconds and memory)
-_KEEP = 30.0  # seconds a loaded fastokens stays after the last huge text
+_KEEP = 30.0  # seconds a loaded fastokens stays after the last huge text is counted
 
 
 class TokenCounter:
@@ -119,34 +119,37 @@ class TokenCounter:
 
     # -- the worker thread -------------------------------------------------------------------------------
 
-    def _wait_before_counting(self, idle: float) -> float | None:
-        """None when the head of the queue may be counted now, else the seconds to wait first."""
+    def _until_work(self, idle: float) -> float | None:
+        """Seconds until the worker has work (0: now; None: none until woken): counting the head of the
+        queue, or dropping a fastokens unused for `_KEEP` seconds."""
+        if not self._queue:
+            return None if self._fast is None else max(0.0, self._fast_used + _KEEP - time.monotonic())
         if self._draining or self._eager_queued or self._pending_bytes * 2 >= self.max_pending:
-            return None
+            return 0.0
         if self._active:
             return min(idle, _IDLE)  # looked at again soon: nobody wakes the worker when calls end
-        left = self._last_active + idle - time.monotonic()
-        return left if left > 0 else None
+        return max(0.0, self._last_active + idle - time.monotonic())
 
     def _work(self) -> None:
         loaded = False
         while True:
             with self._cond:
                 while not self._closed:
-                    if self._queue:
-                        wait = self._wait_before_counting(_IDLE if loaded else _LOAD_IDLE)
-                        if wait is None:
-                            break
-                    else:
-                        wait = self._drop_fast()
+                    wait = self._until_work(_IDLE if loaded else _LOAD_IDLE)
+                    if wait == 0:
+                        break
                     self._cond.wait(wait)
                 if self._closed:
                     return
-                text, future = self._queue.popleft()
-                self._eager_queued -= len(text) >= _EAGER
-                self._counting = future
-            self._settle(text, future)
-            del text, future  # a counted text is not held while the worker waits for the next
+                item = self._queue.popleft() if self._queue else None
+                if item is not None:
+                    self._eager_queued -= len(item[0]) >= _EAGER
+                    self._counting = item[1]
+            if item is None:
+                self._drop_fast()  # outside the lock: freeing its tables takes a while
+                continue
+            self._settle(*item)
+            del item  # a counted text is not held while the worker waits for the next
             loaded = True
 
     def _settle(self, text: str, future: concurrent.futures.Future[int]) -> None:
@@ -186,6 +189,8 @@ class TokenCounter:
                 except Exception:  # fastokens refuses lone surrogates: tiktoken counts those
                     last_count = len(encode(span))
             total += last_count
+        if fast is not None:
+            self._fast_used = time.monotonic()  # kept for `_KEEP` seconds from here
         return total
 
     def _fastokens(self) -> Callable[[str], int] | None:
@@ -202,22 +207,14 @@ class TokenCounter:
                     "mcpsqueeze: fastokens did not load (%s); counting big texts with tiktoken", exc
                 )
             self._fast_failed = self._fast is None
-        self._fast_used = time.monotonic()
         return self._fast
 
-    def _drop_fast(self) -> float | None:
-        """Drop a loaded fastokens `_KEEP` seconds after its last text; the seconds until then (None: none
-        is loaded)."""
-        if self._fast is None:
-            return None
-        left = self._fast_used + _KEEP - time.monotonic()
-        if left > 0:
-            return left
+    def _drop_fast(self) -> None:
+        """Let go of fastokens and give its tables back to the system (glibc keeps freed heap)."""
         self._fast = None
         gc.collect()
-        with contextlib.suppress(OSError, AttributeError):  # give its tables back (glibc keeps freed heap)
+        with contextlib.suppress(OSError, AttributeError):
             import ctypes
 
             libc: Any = ctypes.CDLL("libc.so.6")
             libc.malloc_trim(0)
-        return None
