@@ -44,7 +44,7 @@ SLOWEST_FIRST = (
     "serve/test_serve_shim.py",
     "proxy/test_wrap_replicas.py",
     "faults/test_http_session_backends.py",
-    "faults/test_counter_helper_under_hostile_sizes.py",
+    "faults/test_counting_under_hostile_sizes.py",
     "proxy/test_wrap_oauth.py",
     "proxy/test_wrap_shrink.py",
     "proxy/test_wrap_stdio.py",
@@ -93,8 +93,7 @@ def demo_direct() -> Iterator[RawClient]:
 @pytest.fixture(scope="session", autouse=True)
 def in_memory_parts() -> Iterator[None]:
     """The parts a door running in this process would spawn run here instead, for the whole run: a
-    backend that is the demo server or an MCPServer fixture runs on in-memory pipes, and token counts are
-    made in this process instead of a helper process per session (the same exact figures): see
+    backend that is the demo server or an MCPServer fixture runs on in-memory pipes: see
     `memwrap.in_memory_parts`. Processes a test spawns itself (a wrap, a serve) spawn theirs."""
     from memwrap import in_memory_parts
 
@@ -104,8 +103,8 @@ def in_memory_parts() -> Iterator[None]:
 
 @pytest.fixture(autouse=True)
 def _real_processes(request: pytest.FixtureRequest) -> Iterator[None]:
-    """A test marked `real_processes` gets the real parts: its in-process doors spawn their backends and
-    the token counter's helper, as the CLI does (`real_processes("backends")`: the backends only)."""
+    """A test marked `real_processes` gets the real parts: its in-process doors spawn their backends, as
+    the CLI does."""
     marker = request.node.get_closest_marker("real_processes")
     if marker is None:
         yield

@@ -4,7 +4,7 @@ A test runs a door here when it is about what the session does with messages (sh
 policies, listings, refusals); what is about the process (start-up, exit codes, signals, its stderr, a
 backend that dies, file descriptors) stays spawned, and every door keeps an end-to-end test through the
 spawned CLI. A spawned wrap of the demo server costs ~1.5 s of CPU (the wrap, the SDK-importing demo
-server, the token counter's helper); in process it costs a few milliseconds.
+server); in process it costs a few milliseconds.
 
 - `MemoryWrap(ARGS, target=...)` is `RawClient(cli("wrap", *ARGS, "--", *TARGET))` (the demo server by
   default) without the processes: ARGS go through the CLI's own parser (flags, `MCPSQUEEZE_*` variables,
@@ -25,8 +25,7 @@ server, the token counter's helper); in process it costs a few milliseconds.
 `in_memory_parts()`: a backend command that can run here (`in_process_server`: the demo server, the
 MCPServer fixtures, and the hand-written backends of tests/fixtures on a worker thread) is a fresh copy of
 its module on in-memory pipes (the same bytes a spawned one writes), wherever a door opens it
-(`backends_opened` counts the opens); token counts are made in this process, without a helper process per
-session (the same exact figures). On for the whole run (tests/conftest.py) but for what a test marked
+(`backends_opened` counts the opens). On for the whole run (tests/conftest.py) but for what a test marked
 `real_processes` sets aside. `demo_http()` serves a demo server over streamable HTTP in a thread.
 
 The session's log records (warnings, `--log-level info` call lines, the exit summary) are kept in
@@ -301,7 +300,7 @@ async def demo_channel(peer: Peer | None = None) -> AsyncIterator[Any]:
             tg.cancel_scope.deadline = anyio.current_time() + 5  # then it has 5 s to finish
 
 
-# Which stand-ins are on (`real_processes` sets parts aside): "backends", "counting".
+# Which stand-ins are on (`real_processes` sets parts aside): "backends".
 _standing_in: set[str] = set()
 _opened: collections.Counter[tuple[str, ...]] = collections.Counter()
 
@@ -318,16 +317,10 @@ def in_memory_parts() -> Iterator[None]:
     Backends: one whose command `in_process_server` knows (the demo server, the MCPServer fixtures) is a
     fresh in-process copy on in-memory pipes (`demo_channel`) instead of a process; other backends are
     spawned as usual. The seam is `open_channel`, where every backend of every door is opened (wrap's
-    stdio and HTTP sessions, serve, `Client`).
-
-    Token counts: made in this process instead of in a helper process per session. The counter falls back
-    to the in-process tokenizer (the path it takes when the helper cannot start), loaded once per test
-    process: the same exact figures, at the same moments."""
-    from mcpsqueeze.accounting._counter import TokenCounter
+    stdio and HTTP sessions, serve, `Client`)."""
     from mcpsqueeze.transports import _channels
 
     spawn = _channels.open_channel
-    start_helper = TokenCounter._start_helper
 
     @contextlib.asynccontextmanager
     async def open_channel(*, url: str | None, argv: Sequence[str], **kw: Any) -> AsyncIterator[Any]:
@@ -341,25 +334,20 @@ def in_memory_parts() -> Iterator[None]:
         async with demo_channel(peer) as channel:
             yield channel
 
-    def no_helper(counter: TokenCounter) -> Any:
-        return None if "counting" in _standing_in else start_helper(counter)
-
     _channels.open_channel = open_channel  # type: ignore[assignment]
-    TokenCounter._start_helper = no_helper  # type: ignore[method-assign]
-    _standing_in.update(("backends", "counting"))
+    _standing_in.add("backends")
     try:
         yield
     finally:
         _standing_in.clear()
         _channels.open_channel = spawn
-        TokenCounter._start_helper = start_helper  # type: ignore[method-assign]
 
 
 @contextlib.contextmanager
 def real_processes(*parts: str) -> Iterator[None]:
-    """While open, `in_memory_parts` stands aside for `parts` ("backends", "counting"; both when none is
-    named): doors in this process spawn their backends and the token counter's helper, as the CLI does."""
-    aside = set(parts or ("backends", "counting")) & _standing_in
+    """While open, `in_memory_parts` stands aside for `parts` ("backends" when none is named): doors in
+    this process spawn their backends, as the CLI does."""
+    aside = set(parts or ("backends",)) & _standing_in
     _standing_in.difference_update(aside)
     try:
         yield
@@ -504,7 +492,7 @@ def _logs_into(lines: list[str], level: str) -> contextlib.ExitStack:
 
 
 class _Served:
-    """A door's server run in this process until `stop()`: log records as its stderr, counting here."""
+    """A door's server run in this process until `stop()`: log records as its stderr."""
 
     ready: str  # the pattern of the log line saying it serves; group 1 is where
 

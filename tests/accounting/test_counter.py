@@ -1,9 +1,10 @@
-"""The token counter's helper process: exact figures, in order, bounded, and nothing lost if it dies."""
+"""The token counter: exact figures, in order, in bounded spans, never a gate, and stopped by `close`."""
 
 from __future__ import annotations
 
 import json
 import random
+import time
 
 import pytest
 from hypothesis import given, settings
@@ -12,8 +13,6 @@ from hypothesis import strategies as st
 from mcpsqueeze.accounting._counter import TokenCounter
 from mcpsqueeze.accounting._stats import Accountant, CallRecord
 from mcpsqueeze.accounting._tokens import count_tokens, encoding, next_cut, spans
-
-pytestmark = pytest.mark.real_processes  # the helper process is what these tests are about
 
 
 def _whole(text: str) -> int:
@@ -49,7 +48,7 @@ def test_a_big_json_text_splits_into_many_exact_spans() -> None:
     assert count_tokens(text) == _whole(text)
 
 
-def test_the_helper_counts_exactly_what_the_tokenizer_counts() -> None:
+def test_the_counter_counts_exactly_what_the_tokenizer_counts() -> None:
     rng = random.Random(7)
     texts = ["", "hello world", "a\ud800b lone surrogate", "big words, " * 200_000]
     texts += ["special <|endoftext|> and <|endofprompt|>" * 3, "<|endoftext|>" * 300_000]  # as ordinary text
@@ -63,18 +62,18 @@ def test_the_helper_counts_exactly_what_the_tokenizer_counts() -> None:
         counter.close()
 
 
-def test_a_killed_helper_loses_no_figure() -> None:
+def test_close_stops_a_long_count_at_once_and_cancels_what_has_no_figure() -> None:
     counter = TokenCounter()
-    try:
-        assert counter.count("warm up").result(timeout=60) == 2
-        assert counter._proc is not None
-        counter._proc.kill()
-        counter._proc.wait()
-        texts = [f"text number {i} " * 50 for i in range(5)]
-        futures = [counter.count(text) for text in texts]
-        assert [f.result(timeout=60) for f in futures] == [count_tokens(t) for t in texts]
-    finally:
-        counter.close()
+    assert counter.count("warm up").result(timeout=60) == 2
+    long = counter.count("many words, " * 5_000_000)  # seconds to count
+    waiting = counter.count("after it")
+    time.sleep(0.2)
+    started = time.perf_counter()
+    counter.close()
+    assert long.cancelled() and waiting.cancelled()
+    assert time.perf_counter() - started < 1.0
+    with pytest.raises(RuntimeError, match="closed"):
+        counter.count("too late")
 
 
 def test_a_backlog_over_the_cap_is_sent_at_once_and_counted() -> None:

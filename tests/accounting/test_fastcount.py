@@ -1,11 +1,11 @@
-"""fastokens, the helper's counter for huge texts, agrees with tiktoken exactly, and tiktoken takes over when
-it fails or is missing."""
+"""fastokens, the counter for huge texts, agrees with tiktoken exactly, and tiktoken takes over when it
+fails or is missing."""
 
 from __future__ import annotations
 
 import difflib
-import io
 import random
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -13,9 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcpsqueeze.accounting import _counter, _fastcount
-from mcpsqueeze.accounting._fastcount import FastCounter, load_fastokens
-from mcpsqueeze.accounting._tokens import count_tokens, encoding
+from mcpsqueeze.accounting import _counter, _tokens
+from mcpsqueeze.accounting._tokens import count_tokens, encoding, load_fastokens
 from mcpsqueeze.demo.bulk import blob
 
 
@@ -106,25 +105,17 @@ def test_fastokens_counts_generated_text_exactly_as_tiktoken(text: str) -> None:
     assert _fast()(text) == _whole(text)
 
 
-def _frame(seq: int, text: str) -> bytes:
-    """`text` framed as the proxy sends it (`TokenCounter._send`)."""
-    frames = []
-    big = _counter._BIG if len(text) >= _counter._FAST_ABOVE else 0
-    for start in range(0, len(text), _counter._FRAME):
-        data = text[start : start + _counter._FRAME].encode("utf-8", "surrogatepass")
-        last = _counter._LAST if start + _counter._FRAME >= len(text) else 0
-        frames.append(_counter._HEADER.pack(seq, len(data), big | last) + data)
-    return b"".join(frames)
+def _counted(texts: list[str]) -> list[int]:
+    """What a counter with the `fastokens` setting on counts for `texts`."""
+    counter = _counter.TokenCounter(fastokens=True)
+    try:
+        futures = [counter.count(text) for text in texts]
+        return [future.result(timeout=120) for future in futures]
+    finally:
+        counter.close()
 
 
-def _serve(texts: list[str]) -> dict[int, int]:
-    out = io.BytesIO()
-    _counter._serve(io.BytesIO(b"".join(_frame(i, t) for i, t in enumerate(texts))), out)
-    pairs = (line.split() for line in out.getvalue().decode().splitlines())
-    return {int(seq): int(value) for seq, value in pairs}
-
-
-def test_the_helper_counts_big_texts_with_fastokens_exactly_when_asked(
+def test_the_counter_counts_big_texts_with_fastokens_exactly_when_asked(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     fast = _fast()
@@ -134,27 +125,29 @@ def test_the_helper_counts_big_texts_with_fastokens_exactly_when_asked(
         counted.append(len(text))
         return fast(text)
 
-    monkeypatch.setenv(_counter._FAST_ENV, "1")
     monkeypatch.setattr(_counter, "_FAST_ABOVE", 1 << 20)
-    monkeypatch.setattr(_fastcount, "load_fastokens", lambda: counting)
+    monkeypatch.setattr(_tokens, "load_fastokens", lambda: counting)
     texts = [blob(3_000_000, 2), blob(2_500_000, 3) + " lone \ud800 surrogate, " + blob(200_000, 4), "small"]
-    assert _serve(texts) == {i: count_tokens(t) for i, t in enumerate(texts)}
+    assert _counted(texts) == [count_tokens(t) for t in texts]
     assert sum(counted) > 3_000_000  # fastokens counted the big texts' spans
 
 
-def test_without_being_asked_the_helper_never_loads_fastokens(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(_counter._FAST_ENV, raising=False)
+def test_without_being_asked_the_counter_never_loads_fastokens(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_counter, "_FAST_ABOVE", 1 << 20)
-    monkeypatch.setattr(_fastcount, "load_fastokens", lambda: pytest.fail("fastokens was loaded"))
+    monkeypatch.setattr(_tokens, "load_fastokens", lambda: pytest.fail("fastokens was loaded"))
     text = blob(1_500_000, 5)
-    assert _serve([text]) == {0: count_tokens(text)}
+    counter = _counter.TokenCounter()
+    try:
+        assert counter.count(text).result(timeout=120) == count_tokens(text)
+    finally:
+        counter.close()
 
 
-def test_tiktoken_counts_the_parts_when_fastokens_fails_to_load() -> None:
-    fast = FastCounter(loader=lambda: (_ for _ in ()).throw(OSError("no tables")))
-    fast.acquire()
-    assert fast.wait(10) is None and fast.failed
-    fast.release()
+def test_tiktoken_counts_when_fastokens_fails_to_load(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_counter, "_FAST_ABOVE", 1 << 20)
+    monkeypatch.setattr(_tokens, "load_fastokens", lambda: (_ for _ in ()).throw(OSError("no tables")))
+    texts = [blob(1_500_000, 6), blob(1_200_000, 7)]
+    assert _counted(texts) == [count_tokens(t) for t in texts]
 
 
 def test_a_span_fastokens_cannot_count_goes_to_tiktoken(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -166,9 +159,26 @@ def test_a_span_fastokens_cannot_count_goes_to_tiktoken(monkeypatch: pytest.Monk
             raise ValueError("cannot count this one")
         return count_tokens(part)
 
-    monkeypatch.setenv(_counter._FAST_ENV, "1")
     monkeypatch.setattr(_counter, "_FAST_ABOVE", 1 << 20)
-    monkeypatch.setattr(_fastcount, "load_fastokens", lambda: flaky)
+    monkeypatch.setattr(_tokens, "load_fastokens", lambda: flaky)
     text = blob(2_000_000, 5)
-    assert _serve([text]) == {0: count_tokens(text)}
+    assert _counted([text]) == [count_tokens(text)]
     assert calls[0] > 10
+
+
+def test_fastokens_is_let_go_of_once_no_huge_text_came_for_a_while(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_counter, "_FAST_ABOVE", 1 << 20)
+    monkeypatch.setattr(_counter, "_KEEP", 2.0)
+    monkeypatch.setattr(_tokens, "load_fastokens", lambda: count_tokens)
+    counter = _counter.TokenCounter(fastokens=True)
+    try:
+        text = blob(1_200_000, 8)
+        assert counter.count(text).result(timeout=120) == count_tokens(text)
+        assert counter._fast is not None
+        deadline = time.monotonic() + 10
+        while counter._fast is not None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert counter._fast is None
+        assert counter.count("small, after it").result(timeout=60) == count_tokens("small, after it")
+    finally:
+        counter.close()

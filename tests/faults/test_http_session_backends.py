@@ -24,8 +24,7 @@ ENDS_WITHIN = 2.0  # seconds a backend may outlive its session
 
 
 def backends(pid: int) -> int:
-    """The backend processes below `pid` (not `pid`, whose own command line names the backend, nor the
-    token counter's helper)."""
+    """The backend processes below `pid` (not `pid`, whose own command line names the backend)."""
     return sum(1 for p in descendants(pid) if p != pid and b"big_backend.py" in cmdline(p))
 
 

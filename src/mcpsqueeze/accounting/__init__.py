@@ -1,4 +1,4 @@
-"""Accounting, off the response path: token counting (a helper process), per-call records, the session
+"""Accounting, off the response path: token counting (a background thread), per-call records, the session
 summary, the stats file and its report, the call log and Prometheus metrics.
 """
 

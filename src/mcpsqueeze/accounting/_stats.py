@@ -1,5 +1,5 @@
 """Token accounting: counts before and after for every call, off the response path: `record` only enqueues,
-the helper (`_counter.py`) counts in idle time, and each call's stats line is appended as soon as its
+the counter (`_counter.py`) counts in idle time, and each call's stats line is appended as soon as its
 figures are in. The session summary goes to stderr, never stdout (it may be the JSON-RPC channel).
 """
 
@@ -246,7 +246,7 @@ class _Recovery:
 
 
 class Accountant:
-    """Counts tokens in a helper process and keeps the session totals; nothing here blocks the caller."""
+    """Counts tokens in the background and keeps the session totals; nothing here blocks the caller."""
 
     def __init__(
         self, stats_file: Path | None = None, observers: Iterable[CallObserver] = (), fastokens: bool = False
@@ -255,8 +255,9 @@ class Accountant:
         self.observers = list(observers)
         self._lock = threading.RLock()  # a future may already be done when `record` adds its callback
         self._counter = TokenCounter(fastokens=fastokens)
-        # Texts being counted for a call still in the pipeline, by identity: the dedup stage asks for the
-        # same text the pipeline already sent, and gets the same figure instead of a second count.
+        # Texts being counted for a call still in the pipeline, by identity (the entry keeps the text alive,
+        # so its id is not reused): the dedup stage asks for the same text the pipeline already sent, and
+        # gets the same figure instead of a second count.
         self._in_flight: dict[int, tuple[str, concurrent.futures.Future[int]]] = {}
         # Recorded calls and recoveries, in order, until their line is written.
         self._order: deque[_Pending | _Recovery] = deque()
@@ -268,9 +269,7 @@ class Accountant:
         """Count tokens later; callers that need the number soon may poll the future."""
         with self._lock:
             known = self._in_flight.get(id(text))
-        if known is not None and known[0] is text:
-            return known[1]
-        return self._counter.count(text)
+        return known[1] if known is not None else self._counter.count(text)
 
     def begin(self, text: str) -> concurrent.futures.Future[int]:
         """Start counting a call's original text now (while its stages run); `record` finishes the call."""
@@ -291,14 +290,8 @@ class Accountant:
         """Enqueue a finished call; returns immediately."""
         with self._lock:
             known = self._in_flight.pop(id(record.before_text), None)
-        if known is not None and known[0] is record.before_text:
-            before = known[1]
-        else:
-            before = self._counter.count(record.before_text)
-        if record.after_text is record.before_text or record.after_text == record.before_text:
-            after = before
-        else:
-            after = self._counter.count(record.after_text)
+        before = known[1] if known is not None else self._counter.count(record.before_text)
+        after = before if record.after_text == record.before_text else self._counter.count(record.after_text)
         record.chars_before, record.chars_after = len(record.before_text), len(record.after_text)
         entry = _Pending(record, before, after)
         # Keep only what the line needs: the texts themselves are the counter's to hold (and to free).

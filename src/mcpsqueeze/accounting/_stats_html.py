@@ -37,25 +37,25 @@ def _short(value: float) -> str:
     return f"{value:g}"
 
 
+def _step(raw: float, whole: bool = False) -> float:
+    """The round axis step of at least `raw`: 1, 2, 2.5 or 5 times a power of ten (a whole number when
+    `whole`: 25 calls, never 2.5)."""
+    magnitude: float = 10.0 ** math.floor(math.log10(raw))
+    steps = (m * magnitude for m in (1, 2, 2.5, 5, 10))
+    return next(s for s in steps if s >= raw and (not whole or (s >= 1 and s == int(s))))
+
+
 def _ticks(top: float, count: int = 5) -> list[float]:
     """Round axis steps from 0 to at least `top`."""
     if top <= 0:
         return [0.0, 1.0]
-    raw = top / count
-    magnitude = 10 ** math.floor(math.log10(raw))
-    step = next(m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw)
+    step = _step(top / count)
     return [i * step for i in range(math.ceil(top / step - 1e-9) + 1)]
 
 
 def _call_ticks(calls: int, count: int = 5) -> list[int]:
     """Evenly spaced whole call numbers from 0 to at most `calls`: 0, 5, 10, 15 for 17 calls."""
-    if calls <= 0:
-        return [0]
-    raw = calls / count
-    magnitude = 10 ** max(0, math.floor(math.log10(raw))) if raw >= 1 else 1
-    steps = [m * magnitude for m in (1, 2, 2.5, 5, 10)]
-    step = next(int(m) for m in steps if m == int(m) and m >= raw)  # whole calls: 25, not 2.5
-    return list(range(0, calls + 1, step))
+    return list(range(0, calls + 1, int(_step(calls / count, whole=True)))) if calls > 0 else [0]
 
 
 # -- charts ------------------------------------------------------------------------------------------------

@@ -294,7 +294,7 @@ class Settings:
         False,
         Boolean(),
         "Count the tokens of huge results (16M characters and more) with fastokens, ~50x faster than "
-        "tiktoken, at ~190 MB more memory in the counting helper (needs the fastokens package).",
+        "tiktoken, at ~190 MB more memory while it is loaded (needs the fastokens package).",
         switch=True,
     )
     log_level: str = knob(
