@@ -7,10 +7,12 @@ import os
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from mcpsqueeze._jsonbytes import loads
 from mcpsqueeze._voice import McpVoice
+from mcpsqueeze.accounting import Accountant
 from mcpsqueeze.core import RecoverRequest, recover
 from mcpsqueeze.core._pipeline import Call, Outcome, Pipeline
 from mcpsqueeze.core._stages import DedupStage, ShrinkStage, Workers, original_bytes
@@ -223,3 +225,16 @@ async def test_without_dedup_a_repeat_is_shrunk_again_and_its_record_names_the_o
         recover(store, RecoverRequest.parse({"response_id": two.response_id}))["content"]
         == big_result()["content"]
     )
+
+
+async def test_a_call_cancelled_in_its_stages_leaves_no_text_held_for_its_count() -> None:
+    class Stuck:
+        async def __call__(self, call: Call, result: Any, outcome: Outcome) -> Any:
+            await anyio.sleep_forever()
+
+    accountant = Accountant()
+    steps = Pipeline([Stuck()], accountant)
+    with anyio.move_on_after(0.2):
+        await steps.present(Call("s", "t", {}, 1), big_result())
+    assert not accountant._in_flight
+    accountant.close()

@@ -278,6 +278,11 @@ class Accountant:
             self._in_flight[id(text)] = (text, future)
         return future
 
+    def forget(self, text: str) -> None:
+        """A call begun with `text` will not be recorded (it was cancelled): its text is not kept for it."""
+        with self._lock:
+            self._in_flight.pop(id(text), None)
+
     def start(self) -> None:
         """Get the counting ready before the first call (its thread), so that call does not wait for it."""
         self._counter.start()

@@ -132,7 +132,6 @@ class Pipeline:
         is the original, or for a client that keeps less, its first page (`first_page`)."""
         started = time.perf_counter()
         outcome = Outcome(response_id=stored)
-        presented = result
         error = result.get("isError") is True
         if error and call.client is not None:
             call.client = call.client.for_error()
@@ -144,12 +143,27 @@ class Pipeline:
             call.policy = _shrink_only(call.policy)
         call.voice = self.voice
         before_text = ""
-        # Counting starts now, in the counter's helper, beside the stages; it never holds the call up, however
+        # Counting starts now, in the counter's thread, beside the stages; it never holds the call up, however
         # far behind it is (counting is accounting, not a gate). What is counted is what the client's model
         # reads of the result (the JSON of structuredContent, for some clients).
         if self.accountant is not None:
             before_text, seen = model_view(result, call.client)
             self.accountant.begin(before_text)
+        try:
+            presented, outcome = await self._through_stages(call, result, outcome, error)
+        except BaseException:  # a cancelled call is never recorded: its text is not kept for it
+            if self.accountant is not None:
+                self.accountant.forget(before_text)
+            raise
+        if self.accountant is not None:
+            after_text = before_text if presented is result else model_view(presented, call.client)[0]
+            self._account(call, before_text, after_text, outcome, time.perf_counter() - started, seen)
+        return presented, outcome
+
+    async def _through_stages(
+        self, call: Call, result: Result, outcome: Outcome, error: bool
+    ) -> tuple[Result, Outcome]:
+        presented = result
         if error and (call.client is None or call.client.answer_limits().fits(text_of(result))):
             outcome.action = "error"
         elif call.full and not error:
@@ -169,9 +183,6 @@ class Pipeline:
             shown = Shown(call.number, outcome.original_id or outcome.response_id, time.time())
             self.shown.note(key, shown)
             await self._share(key, shown)
-        if self.accountant is not None:
-            after_text = before_text if presented is result else model_view(presented, call.client)[0]
-            self._account(call, before_text, after_text, outcome, time.perf_counter() - started, seen)
         return presented, outcome
 
     async def _share(self, key: str, shown: Shown) -> None:
