@@ -43,7 +43,6 @@ _TAG_RE = re.compile(
     r"""(>|[^>"']*+>|[^>"']*+(?:(?:"[^"]{0,4096}"|'[^']{0,4096}')[^>"']*+)*+>|)|!--|[!?])"""
 )
 _ATTR_RE = re.compile(r"""([A-Za-z_:][-A-Za-z0-9_:.]*)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+)))?""")
-_CLOSERS: dict[str, re.Pattern[str]] = {}
 
 _RAW = frozenset(("script", "style", "textarea", "title", "noscript", "xmp", "iframe", "noembed", "noframes"))
 _VOID = frozenset(
@@ -189,13 +188,6 @@ class _Region:
     links: int = 0
     scripts: int = 0
     styles: int = 0
-
-
-def _closer(name: str) -> re.Pattern[str]:
-    pattern = _CLOSERS.get(name)
-    if pattern is None:
-        pattern = _CLOSERS[name] = re.compile(rf"</{name}[\s/>]", re.IGNORECASE)
-    return pattern
 
 
 _OTHER, _BLOCK, _CELL, _INLINE_ROLE = range(4)  # what a tag does to the text around it

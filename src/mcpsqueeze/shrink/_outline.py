@@ -1,7 +1,7 @@
 """Outline previews of text: the lines a plan values most, every gap folded into a marker that
 names its exact line range.
 
-``outline`` detects the text's format (strictly: None when unsure, and the caller falls back to
+``Outliner`` detects the text's format (strictly: None when unsure, and the caller falls back to
 head and tail), asks the plan which lines matter, and packs them:
 
 - the plan's value tiers go in while they fit the budget (the hard maximum);
@@ -29,7 +29,7 @@ from mcpsqueeze.shrink._plans import Plan, landmark_lines, plan_for
 from mcpsqueeze.shrink._rank import rank_lines
 from mcpsqueeze.shrink._unusual import SELECTIVE
 
-__all__ = ["SOFT_CHARS", "Outliner", "landmarks", "outline"]
+__all__ = ["SOFT_CHARS", "Outliner", "landmarks"]
 
 #: The size by value: fill lines stop here (the budget stays the hard maximum for landmarks).
 SOFT_CHARS = 4000
@@ -318,23 +318,6 @@ class Outliner:
             return None
         preview = _pack(self.lines, self.plan, target, max(soft, 0), hint, first_line, self._deltas)
         return None if preview is None else (preview, _strategy(self.format, self.matched))
-
-
-def outline(
-    text: str,
-    target: int,
-    hint: RecoveryHint,
-    *,
-    first_line: int = 1,
-    terms: Sequence[str] = (),
-    soft: int = SOFT_CHARS,
-) -> tuple[str, str] | None:
-    """(an outline preview of ``text`` in at most ``target`` characters, its strategy name), or None
-    when the format is unsure (and no line matches ``terms``) or no outline fits.
-
-    ``first_line`` is the number of the text's first line in the original (a later text block of a
-    result starts further down); ``terms`` are the call's query terms, whose lines are kept first."""
-    return Outliner(text, terms).pack(target, hint, first_line=first_line, soft=soft)
 
 
 def landmarks(text: str) -> list[str]:

@@ -518,7 +518,6 @@ def _gitlog(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
 
 # ------------------------------------------------------------------------------------ config, lock
 _NAME_RE = re.compile(r"\n[ \t]*+(?:- )?[\"']?(?:name|version)[\"']?[ \t]*[=:]")
-_NAME_LINE_RE = re.compile(r"^[ \t]*(?:- )?[\"']?(?:name|version)[\"']?[ \t]*[=:]")
 
 
 def _config(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:

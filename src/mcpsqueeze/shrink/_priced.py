@@ -962,7 +962,7 @@ def priced(root: object, target: int, head: int, plans: Plans) -> Condensed | No
         return None
     packing = plans.priced
     if (
-        packing is None
+        not isinstance(packing, Priced)
         or packing.root is not root
         or packing.head != head
         or target > packing.target * 5 // 4
