@@ -122,7 +122,7 @@ def _table_plain(lines: list[str]) -> F.Format | None:
         parsed = list(csv.reader(rows, delimiter=delimiter, strict=True))
     except csv.Error:
         return None
-    if len(parsed) != len(rows):
+    if not rows or len(parsed) != len(rows):
         return None
     width = len(parsed[0])
     if width < 2 or sum(len(r) == width for r in parsed) < 0.97 * len(parsed):

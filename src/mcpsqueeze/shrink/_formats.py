@@ -321,6 +321,8 @@ def _table(lines: list[str]) -> Format | None:
     if head.count(delimiter) < 1:
         return None
     rows = list(filter(str.strip, lines[:_SAMPLE_LINES]))
+    if not rows:
+        return None  # blank lines under a header of blanks and a tab
     # A row without the delimiter is one field, never the header's 2+: with more than 3 % of them the
     # rows cannot agree below, whatever the parse says (prose or code with a comma in its first line).
     # (Counted before the line ends go: taking off "\r\n" never takes off a delimiter.)
