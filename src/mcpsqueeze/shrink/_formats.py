@@ -321,8 +321,6 @@ def _table(lines: list[str]) -> Format | None:
     if head.count(delimiter) < 1:
         return None
     rows = list(filter(str.strip, lines[:_SAMPLE_LINES]))
-    if not rows:
-        return None  # blank lines under a header of blanks and a tab
     # A row without the delimiter is one field, never the header's 2+: with more than 3 % of them the
     # rows cannot agree below, whatever the parse says (prose or code with a comma in its first line).
     # (Counted before the line ends go: taking off "\r\n" never takes off a delimiter.)
@@ -333,7 +331,7 @@ def _table(lines: list[str]) -> Format | None:
         parsed = list(csv.reader(rows, delimiter=delimiter, strict=True))
     except csv.Error:
         return None
-    if len(parsed) != len(rows):  # a quoted field spans lines: rows are not lines
+    if not rows or len(parsed) != len(rows):  # none (blank lines), or a quoted field spans lines
         return None
     width = len(parsed[0])
     if width < 2 or sum(len(r) == width for r in parsed) < 0.97 * len(parsed):
