@@ -18,13 +18,13 @@ original byte for byte.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from mcpsqueeze._lines import split_lines
 from mcpsqueeze.shrink._formats import Format, detect
 from mcpsqueeze.shrink._html import html_reading, looks_like_html
 from mcpsqueeze.shrink._notice import RecoveryHint, render_fold_marker, render_outline_header
-from mcpsqueeze.shrink._passages import Reading, prose_reading
+from mcpsqueeze.shrink._passages import NEVER, Reading, offer, prose_reading
 from mcpsqueeze.shrink._plans import Plan, landmark_lines, plan_for
 from mcpsqueeze.shrink._rank import rank_lines
 from mcpsqueeze.shrink._unusual import SELECTIVE
@@ -47,9 +47,6 @@ def _fold_indent(lines: Sequence[str], a: int, b: int) -> str:
     return ""
 
 
-_NEVER = 1 << 62  # the room a line over _MAX_LINE needs: more than any budget
-
-
 def _deltas(lines: Sequence[str]) -> list[int]:
     """What showing each line costs: its characters, plus the newline a last line lacks (more than
     any budget for a line over ``_MAX_LINE``, which is never shown)."""
@@ -57,7 +54,7 @@ def _deltas(lines: Sequence[str]) -> list[int]:
     if lines and not lines[-1].endswith("\n"):
         deltas[-1] += 1
     if max(deltas, default=0) > _MAX_LINE:
-        deltas = [d if d <= _MAX_LINE else _NEVER for d in deltas]
+        deltas = [d if d <= _MAX_LINE else NEVER for d in deltas]
     return deltas
 
 
@@ -113,46 +110,6 @@ def _breaks(lines: Sequence[str], plan: Plan, first: int, detail: int, avail: in
     return breaks
 
 
-def _offer(
-    offers: Iterable[int], kept: bytearray, deltas: Sequence[int], room: int, marker_room: int, fill: bool
-) -> tuple[list[int], int]:
-    """Keep each offered line that fits in ``room`` characters, in order, counting a new marker at
-    its longest when the line splits a fold in two; (the lines refused, the room left). With
-    ``fill``, stop at the first line that does not fit, or once no room is left."""
-    refused: list[int] = []
-    last = len(kept) - 1
-    if fill:
-        for i in offers:
-            if room <= 0:
-                break
-            if kept[i]:
-                continue
-            delta = deltas[i]
-            if delta <= room and not ((i == 0 or kept[i - 1]) or (i == last or kept[i + 1])):
-                delta += marker_room  # its fold splits in two
-            if delta > room:
-                break
-            kept[i] = 1
-            room -= delta
-        return refused, room
-    refuse = refused.append
-    for i in offers:  # (most offers of a big text are refused: that path is kept short)
-        if kept[i]:
-            continue
-        delta = deltas[i]
-        if delta > room:
-            refuse(i)
-            continue
-        if not ((i == 0 or kept[i - 1]) or (i == last or kept[i + 1])):
-            delta += marker_room  # its fold splits in two
-            if delta > room:
-                refuse(i)
-                continue
-        kept[i] = 1
-        room -= delta
-    return refused, room
-
-
 def _choose(
     lines: Sequence[str],
     deltas: Sequence[int],
@@ -174,7 +131,7 @@ def _choose(
     example = ""
     offers = [i for tier in plan.tiers for i in tier]
     for _round in range(3):  # markers are shorter than their bound: offer the room they left
-        refused, _room = _offer(offers, kept, deltas, limit - used, marker_room, False)
+        refused, _room = offer(offers, kept, deltas, limit - used, marker_room, False)
         body, example = _render(lines, kept, plan, first, detail, markers, breaks)
         used = sum(map(len, body))
         if len(refused) == len(offers):
@@ -183,7 +140,7 @@ def _choose(
         if not offers or min(map(deltas.__getitem__, offers)) > limit - used:
             break  # nothing refused fits what is left: another round would change nothing
     if used < fill_limit and plan.fill:
-        _offer(plan.fill, kept, deltas, fill_limit - used, marker_room, True)
+        offer(plan.fill, kept, deltas, fill_limit - used, marker_room, True)
         body, example = _render(lines, kept, plan, first, detail, markers, breaks)
     return kept, body, example
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate
 
@@ -23,9 +23,10 @@ from mcpsqueeze.shrink._notice import RecoveryHint, render_chars_marker, render_
 from mcpsqueeze.shrink._rank import rank_lines
 from mcpsqueeze.shrink._unusual import MATCHES, SELECTIVE, UNUSUAL, rare_word_scores, standouts
 
-__all__ = ["Reading", "Sentences", "matching_units", "prose_reading", "unusual_units"]
+__all__ = ["NEVER", "Reading", "Sentences", "matching_units", "offer", "prose_reading", "unusual_units"]
 
 _DETAIL = 64  # a marker's words are cut to this many characters
+NEVER = 1 << 62  # the room a unit that is never shown needs: more than any budget
 _MAX_UNIT = 600  # a sentence longer than this is cut at a blank into units of about this size
 _HEADING_RE = re.compile(r"#{1,6}[ \t]+\S")
 # A sentence ends at . ! or ? (closing quotes and brackets after it), then blanks, then what starts a
@@ -86,11 +87,10 @@ class Reading:
         fill_limit = avail if soft is None else min(avail, soft - fixed)
         for _attempt in range(4):
             kept = bytearray(n)
-            used = marker_room
-            for tier in self.tiers:
-                used = _offer(tier, kept, costs, used, limit, marker_room, stop=False)
-            if used < fill_limit:
-                _offer(self.fill, kept, costs, used, fill_limit, marker_room, stop=True)
+            offers = [i for tier in self.tiers for i in tier]
+            _, room = offer(offers, kept, costs, limit - marker_room, marker_room, False)
+            if limit - room < fill_limit:
+                offer(self.fill, kept, costs, fill_limit - limit + room, marker_room, True)
             body, example = self._render(kept, first)
             if len(body) <= avail:
                 head = render_passages_header(
@@ -193,31 +193,51 @@ class _Sums:
                 last = blocks[i]
         self.opens = [0, *accumulate(opening)]
         prefixes = reading.prefixes
-        self.costs = [size + 1 if size else -1 for size in lengths]
+        self.costs = [size + 1 if size else NEVER for size in lengths]
         if prefixes:
             for i in self.shown:
                 self.costs[i] += len(prefixes.get(blocks[i], ""))
 
 
-def _offer(
-    offers: list[int], kept: bytearray, costs: list[int], used: int, limit: int, marker_room: int, stop: bool
-) -> int:
-    """Keep each offered unit that fits under ``limit``, counting a new marker when it splits a fold in
-    two; with ``stop``, stop at the first that does not fit. The room used after."""
+def offer(
+    offers: Iterable[int], kept: bytearray, costs: Sequence[int], room: int, marker_room: int, fill: bool
+) -> tuple[list[int], int]:
+    """Keep each offered unit (a line, a sentence) that fits in ``room`` characters, in order, counting
+    a new marker at its longest when the unit splits a fold in two; (the units refused, the room left).
+    ``costs`` are the units' characters (``NEVER`` for one never shown). With ``fill``, stop at the
+    first unit that does not fit, or once no room is left."""
+    refused: list[int] = []
     last = len(kept) - 1
-    for i in offers:
-        if kept[i] or costs[i] < 0:
-            continue
-        cost = costs[i]
-        if not ((i > 0 and kept[i - 1]) or (i < last and kept[i + 1])) and 0 < i < last:
-            cost += marker_room  # its fold splits in two
-        if used + cost > limit:
-            if stop:
+    if fill:
+        for i in offers:
+            if room <= 0:
                 break
+            if kept[i]:
+                continue
+            delta = costs[i]
+            if delta <= room and not ((i == 0 or kept[i - 1]) or (i == last or kept[i + 1])):
+                delta += marker_room  # its fold splits in two
+            if delta > room:
+                break
+            kept[i] = 1
+            room -= delta
+        return refused, room
+    refuse = refused.append
+    for i in offers:  # (most offers of a big text are refused: that path is kept short)
+        if kept[i]:
             continue
+        delta = costs[i]
+        if delta > room:
+            refuse(i)
+            continue
+        if not ((i == 0 or kept[i - 1]) or (i == last or kept[i + 1])):
+            delta += marker_room  # its fold splits in two
+            if delta > room:
+                refuse(i)
+                continue
         kept[i] = 1
-        used += cost
-    return used
+        room -= delta
+    return refused, room
 
 
 class Sentences:
