@@ -193,10 +193,9 @@ class _Region:
 _OTHER, _BLOCK, _CELL, _INLINE_ROLE = range(4)  # what a tag does to the text around it
 
 
-def _name(written: str) -> tuple[str, int, bool]:
+def _name(written: str) -> tuple[str, int]:
     """A tag's name as written: (its name, lower-cased; what it does to the text around it: ends a
-    block, puts a cell's " | " or a blank between pieces of text, or nothing; whether, without
-    attributes, it can open nothing but itself: no head, raw text or boilerplate)."""
+    block, puts a cell's " | " or a blank between pieces of text, or nothing)."""
     name = written.lower()
     role = (
         _BLOCK
@@ -207,8 +206,7 @@ def _name(written: str) -> tuple[str, int, bool]:
         if name in _INLINE
         else _OTHER
     )
-    plain = name != "head" and name not in _RAW and name not in _BOILERPLATE_NAMES
-    return name, role, plain
+    return name, role
 
 
 def _attributes(raw: str) -> dict[str, str]:
@@ -325,7 +323,7 @@ class _Page:
         text = self.text
         n = len(text)
         tags = _TAG_RE.finditer(text)  # (made again where the scan jumps: a region, a comment)
-        names: dict[str, tuple[str, int, bool]] = {}  # a tag's name as written -> _name(it)
+        names: dict[str, tuple[str, int]] = {}  # a tag's name as written -> _name(it)
         stack: list[str] = []  # open elements of the text (not of boilerplate: it is jumped over)
         content = 0  # open main/article elements
         block = False  # a block of text is open: text that follows joins it
@@ -380,7 +378,7 @@ class _Page:
             known = names.get(written)
             if known is None:
                 known = names[written] = _name(written)
-            name, role, plain = known
+            name, role = known
             if rest:
                 end = match.end()
             else:
@@ -405,22 +403,7 @@ class _Page:
                 elif role == _OTHER:
                     separator = separator or " "
                 continue
-            if rest == ">":  # <p>: no attributes
-                if plain:
-                    if role == _BLOCK:
-                        block = False
-                        if name in _CONTENT:
-                            content += 1
-                    elif role == _CELL:
-                        separator = " | "
-                    elif role == _OTHER:
-                        separator = separator or " "
-                    if name not in _VOID:
-                        stack.append(name)
-                    continue
-                attrs = ""
-            else:
-                attrs = rest[:-1] if rest else text[match.end() : max(match.end(), end - 1)]
+            attrs = rest[:-1] if rest else text[match.end() : max(match.end(), end - 1)]  # ("" for <p>)
             closed = attrs.endswith("/")
             if name == "head" or name in _RAW:
                 stop = _matching_end(text, name, end) if not closed else end
@@ -592,11 +575,7 @@ def _reader(text: str, segments: list[tuple[int, int, str]] | None, a: int, b: i
                 parts.append(separator)
             parts.append(text[max(start, a) : min(end, b)])
         raw = "".join(parts)
-    if "&" in raw:
-        raw = html.unescape(raw)
-    elif raw.isprintable() and "  " not in raw and raw.strip() == raw:
-        return raw  # (no blank but single spaces inside: nothing to collapse)
-    return " ".join(raw.split())
+    return _clean(raw)
 
 
 def _region_label(region: _Region) -> str:
