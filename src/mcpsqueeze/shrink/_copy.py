@@ -5,7 +5,7 @@ Sizes are of compact JSON as ``dumps_text`` writes it, so that a copy's size is 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, KeysView
+from collections.abc import Callable, Iterable, KeysView
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -57,7 +57,7 @@ class Plans:
     orders: dict[int, tuple[list[int], set[str]]] = field(default_factory=dict)
     limits: Limits | None = None  # the limits that won the limit search
     priced: object = None  # the document compiled for the priced packing (``_priced.Priced``)
-    winner: str | None = None  # the condenser that won
+    winner: Callable[[object, int, Plans], Condensed | None] | None = None  # the condenser that won
     terms: tuple[str, ...] = ()  # the call's own words (``query_terms``)
     pins: dict[int, list[int]] = field(default_factory=dict)  # id(array) -> its pinned items (``_unusual``)
 

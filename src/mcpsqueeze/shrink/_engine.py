@@ -7,8 +7,8 @@ from dataclasses import dataclass, replace
 
 from mcpsqueeze._errors import ShrinkError
 from mcpsqueeze._jsonbytes import NOT_JSON, dumps_text, parse_kept
-from mcpsqueeze.shrink._condense import condense
 from mcpsqueeze.shrink._copy import Condensed, Plans
+from mcpsqueeze.shrink._limits import limit_search
 from mcpsqueeze.shrink._notice import (
     COMPACT_BELOW,
     MAX_DROPPED_FIELDS,
@@ -21,6 +21,7 @@ from mcpsqueeze.shrink._notice import (
     truncation_record,
 )
 from mcpsqueeze.shrink._outline import SOFT_CHARS, Outliner
+from mcpsqueeze.shrink._priced import priced
 from mcpsqueeze.shrink._text import head_tail
 from mcpsqueeze.shrink._unusual import pinned_chars, pins
 from mcpsqueeze.shrink._value import JSON_CHARS, MIN_SAVING, MIN_SAVING_CHARS, text_goal
@@ -184,12 +185,25 @@ def _shrink_blocks(
     return out
 
 
+def _condense(root: object, target: int, plans: Plans) -> Condensed | None:
+    """The best copy of ``root`` within ``target`` serialized characters, or None when not even the
+    smallest copy fits. The priced packing goes first; the limit search when the document is not a
+    container or the priced packing found no copy (the items that must stay did not fit: the limit
+    search can still drop keys and collapse levels). A retry tries first what won before."""
+    for way in (limit_search, priced) if plans.winner is limit_search else (priced, limit_search):
+        copy = way(root, target, plans)
+        if copy is not None:
+            plans.winner = way
+            return copy
+    return None
+
+
 def _condense_to(value: object, room: int, plans: Plans) -> tuple[Condensed, str] | None:
     goal = room
     for _ in range(_ATTEMPTS):
         if goal < 2:
             return None
-        condensed = condense(value, goal, plans)
+        condensed = _condense(value, goal, plans)
         if condensed is None:
             return None
         rendered = dumps_text(condensed.value)

@@ -49,6 +49,7 @@ _SEARCH_STEPS: Final = 22
 _LEAST: Final = 1e-5  # a price at which everything offered is kept whole
 _MOST: Final = 64.0  # a price at which everything that may be folded or cut is
 _TOP_UPS: Final = 512  # at most this many heap entries looked at after the search
+_HEAD: Final = 8  # the head kept by the strings the packing cuts (short heads keep the most values)
 _PIN_HEAD: Final = 480  # pinned items (``_unusual``) show their strings whole up to about this size
 
 # what the top-up may add: (a profile's next cut string) or (an array, an item, priced or folded)
@@ -217,10 +218,9 @@ class _Array:
 class Priced:
     """One document compiled for pricing (within each array's horizon), and its packing."""
 
-    def __init__(self, root: object, target: int, head: int, plans: Plans) -> None:
+    def __init__(self, root: object, target: int, plans: Plans) -> None:
         self.root = root
         self.target = target
-        self.head = head
         # Only while compiling: held after, it would tie a reference cycle (``plans.priced`` is this),
         # and the packing's thousands of objects would wait for the garbage collector instead of going
         # when the document's shrink is done.
@@ -253,7 +253,7 @@ class Priced:
     def _compile(
         self, node: object, depth: int, needed: set[str] | None, head: int | None = None
     ) -> _Profile:
-        profile = _Profile(self.head if head is None else head)
+        profile = _Profile(_HEAD if head is None else head)
         self._walk(node, depth, profile, needed)
         profile.seal()
         return profile
@@ -464,7 +464,7 @@ class Priced:
         """About the size of ``node`` with long strings cut (lists judged by their first items,
         nesting by its first levels)."""
         if isinstance(node, str):
-            return min(str_size(node), self.head + STRING_SLACK + 10)
+            return min(str_size(node), _HEAD + STRING_SLACK + 10)
         if depth >= _ROUGH_DEPTH and isinstance(node, dict | list):
             return 16
         if isinstance(node, dict):
@@ -841,7 +841,7 @@ class Priced:
     def render(self) -> Condensed:
         """The chosen copy. It walks the document as ``_walk`` did, so each array and each cuttable
         string meets its own entry in its profile (in document order, not by ``id()``)."""
-        out = Condensed(None)
+        out = Condensed(None, strategy="priced")
         out.value = self._build(self.root, 0, self._at(self.top), out)
         out.size = self._size(self.top)  # exact: the tests hold it against the rendered copy
         return out
@@ -955,19 +955,14 @@ def _cover(node: list[object], order: list[int], needed: set[str]) -> list[tuple
     return chosen
 
 
-def priced(root: object, target: int, head: int, plans: Plans) -> Condensed | None:
-    """The priced copy of ``root`` within ``target`` characters, cut strings keeping ``head``
-    characters; None when the items that must stay do not fit."""
+def priced(root: object, target: int, plans: Plans) -> Condensed | None:
+    """The priced copy of ``root`` within ``target`` characters; None when the items that must stay
+    do not fit, or ``root`` is no container."""
     if type(root) is not dict and type(root) is not list:
         return None
     packing = plans.priced
-    if (
-        not isinstance(packing, Priced)
-        or packing.root is not root
-        or packing.head != head
-        or target > packing.target * 5 // 4
-    ):
-        packing = plans.priced = Priced(root, target, head, plans)
+    if not isinstance(packing, Priced) or packing.root is not root or target > packing.target * 5 // 4:
+        packing = plans.priced = Priced(root, target, plans)
     else:
         packing.reset(target)  # a retry at about the same target: the horizons still hold
     return packing.run()
