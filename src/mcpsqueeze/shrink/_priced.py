@@ -376,78 +376,12 @@ class Priced:
             if kind is not str and kind is not dict and kind is not list:
                 arr.items[i] = _leaf(leaf_size(child), own)
                 continue
-            if kind is dict and depth + 1 < MAX_DEPTH and child:
-                flat = self._flat(child, own)  # type: ignore[arg-type]
-                if flat is not None:
-                    arr.items[i] = flat
-                    continue
             need = musts.get(i)
             if need:
                 need = need - self._own_names(node[i])
             arr.items[i] = self._compile(node[i], depth + 1, need or None, own)
         arr.seal()
         return arr
-
-    def _flat(self, mapping: dict[str, object], head: int) -> _Profile | None:
-        """The sealed profile of an object of leaves only (a record), as ``_compile`` makes it, but in
-        one loop without ``_walk`` or ``seal``: arrays of records are what most big results hold.
-        None when a member is an object or an array."""
-        cost = 1 + len(mapping)
-        value = 0
-        extra: list[int] = []
-        sizes = self._key_sizes
-        whole = head + STRING_SLACK
-        for key, child in mapping.items():
-            size = sizes.get(key)
-            if size is None:
-                size = sizes[key] = str_size(key) + 1
-            cost += size
-            kind = type(child)
-            if kind is str:
-                text: str = child  # type: ignore[assignment]
-                if len(text) <= whole:
-                    if text.isprintable():
-                        cost += len(text) + 2 + text.count('"') + text.count("\\")
-                    else:
-                        cost += str_size(text)
-                    value += 1
-                else:
-                    short = cut_size(text, head)
-                    cost += short
-                    extra.append(str_size(text) - short)
-            elif kind is int:
-                cost += len(str(child))
-                value += 1
-            elif kind is float:
-                cost += len(repr(child))  # (``leaf_size``)
-                value += 1
-            elif kind is dict or kind is list:
-                return None  # (the key sizes learnt so far stay right)
-            else:
-                cost += leaf_size(child)
-                value += 1
-        if len(extra) > 1:
-            profile = _Profile(head)
-            profile.value, profile.cost, profile.extra = value, cost, extra
-            profile.seal()
-            return profile
-        profile = _Profile.__new__(_Profile)  # (what ``seal`` makes of a profile without arrays)
-        profile.head = head
-        profile.value = value
-        profile.cost = cost
-        if extra:
-            profile.extra = profile.sorted_extra = extra
-            profile.order = [0]
-            profile.prefix = [0, extra[0]]
-            profile.fixed = False
-        else:
-            profile.extra = profile.order = profile.sorted_extra = _NO_EXTRA
-            profile.prefix = _PREFIX
-            profile.fixed = True
-        profile.arrays = _NO_ARRAYS
-        profile.shown = 0
-        profile.leafy_below = 0.0
-        return profile
 
     def _own_names(self, node: object) -> set[str]:
         """Field names of ``node`` shown even when every array inside it is folded."""
