@@ -106,10 +106,6 @@ def _allocate(lengths: list[int], floors: list[int], avail: int) -> list[int] | 
     return targets
 
 
-def _clip_name(name: str) -> str:
-    return name if len(name) <= MAX_FIELD_NAME_CHARS else name[: MAX_FIELD_NAME_CHARS - 1] + "…"
-
-
 @dataclass(slots=True)
 class _Outcome:
     texts: list[str]
@@ -131,9 +127,6 @@ def _shrink_blocks(
     totals = Condensed(None)
     out = _Outcome([b.text for b in blocks], [], set(), totals, [])
 
-    def marker(omitted: int) -> str:
-        return render_text_marker(omitted, hint)
-
     for i, block in enumerate(blocks):
         target = targets[i]
         if len(block.text) <= target:
@@ -149,7 +142,7 @@ def _shrink_blocks(
                 out.kinds.add("text")
                 out.strategies.append(shaped[1])
                 continue
-            cut = head_tail(block.text, target, marker)
+            cut = head_tail(block.text, target, lambda omitted: render_text_marker(omitted, hint))
             if cut is None or target < _MIN_PREVIEW:
                 raise ShrinkError(
                     f"A text block of {len(block.text)} characters cannot be previewed in {target} "
@@ -175,7 +168,6 @@ def _shrink_blocks(
         out.kinds.add("json")
         out.shrunk_json.append((i, rendered))
         out.texts[i] = rendered
-        totals.intact += condensed.intact
         totals.items_omitted += condensed.items_omitted
         totals.keys_omitted += condensed.keys_omitted
         totals.strings_truncated += condensed.strings_truncated
@@ -418,7 +410,10 @@ def _assemble(
     kinds = outcome.kinds
     kind = "mixed" if len(kinds) > 1 else next(iter(kinds), "text")
     counters = outcome.counters
-    dropped = tuple(_clip_name(name) for name in list(counters.dropped)[:MAX_DROPPED_FIELDS])
+    dropped = tuple(
+        name if len(name) <= MAX_FIELD_NAME_CHARS else name[: MAX_FIELD_NAME_CHARS - 1] + "…"
+        for name in list(counters.dropped)[:MAX_DROPPED_FIELDS]
+    )
     text_cut = "text" in kinds
     pruned = text_cut or bool(counters.items_omitted or counters.keys_omitted or counters.strings_truncated)
     strategy = ";".join(dict.fromkeys(outcome.strategies))

@@ -356,7 +356,7 @@ def _hunk_end(heads: bytes, a: int, old: int, new: int) -> int:
         b = min(n, b + max(old_left, new_left))
 
 
-def _diff(fmt: Format, t: _Text, ranked: Sequence[int]) -> tuple[Plan, bytearray]:
+def _diff(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
     lines = t.lines
     n = len(lines)
     kinds = bytearray(n)  # 0 other, 1 unchanged, 2 added, 3 removed
@@ -411,6 +411,16 @@ def _diff(fmt: Format, t: _Text, ranked: Sequence[int]) -> tuple[Plan, bytearray
     landmarks = sorted([*files, *hunks, *commits])
     priority = [*commits, *files, *hunks]  # the file list first when not every header fits
 
+    def describe(a: int, b: int) -> str:
+        """A fold's words, as diffstat counts them: ``+12 -20`` (lines added, removed); the rest of the
+        range is context or file headers. A fold of context only says ``unchanged``."""
+        part = kinds[a:b]
+        added, removed = part.count(2), part.count(3)
+        words = " ".join(w for w in (f"+{added}" if added else "", f"-{removed}" if removed else "") if w)
+        if not words and part.count(1) == b - a:
+            return "unchanged"
+        return words
+
     def rest() -> list[int]:
         """The fill: the other changed lines of each hunk, round-robin, then the unchanged ones."""
         changed = [[m.start() for m in _CHANGED_RE.finditer(kinds, a, b)][_HUNK_VALUE:] for a, b in spans]
@@ -428,10 +438,12 @@ def _diff(fmt: Format, t: _Text, ranked: Sequence[int]) -> tuple[Plan, bytearray
             indexes,
         ],
         fill=_Lazy(rest),
+        describe=describe,
         landmarks=landmarks,
+        detail=14,  # "+12345 -12345"
         indent=False,
     )
-    return plan, kinds
+    return _with_nested(plan, lines, diff_depth, code=True)
 
 
 class _Lazy:
@@ -469,22 +481,6 @@ def _round_robin(groups: list[list[int]]) -> list[int]:
         k = m
         active = [g for g in active if len(g) > m]
     return out
-
-
-def _describe_diff(kinds: bytearray) -> Callable[[int, int], str]:
-    """A diff fold's words, as diffstat counts them: ``+12 -20`` (lines added, removed); the rest of
-    the range is context or file headers. A fold of context only says ``unchanged``. (The words used
-    to be ``12 added, 20 removed, 3 unchanged``: 12 more tokens a marker, on every marker of a diff.)"""
-
-    def describe(a: int, b: int) -> str:
-        part = kinds[a:b]
-        added, removed = part.count(2), part.count(3)
-        words = " ".join(w for w in (f"+{added}" if added else "", f"-{removed}" if removed else "") if w)
-        if not words and part.count(1) == b - a:
-            return "unchanged"
-        return words
-
-    return describe
 
 
 def _gitlog(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
@@ -885,10 +881,7 @@ def _plan_for(fmt: Format | None, t: _Text, ranked: Sequence[int]) -> Plan:
     if fmt.name == "code":
         return _code(fmt, t, ranked)
     if fmt.name == "diff":
-        plan, kinds = _diff(fmt, t, ranked)
-        plan.describe = _describe_diff(kinds)
-        plan.detail = 14  # "+12345 -12345"
-        return _with_nested(plan, lines, diff_depth, code=True)
+        return _diff(fmt, t, ranked)
     if fmt.name == "gitlog":
         return _gitlog(fmt, t, ranked)
     if fmt.name == "oneline":
