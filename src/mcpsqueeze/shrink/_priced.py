@@ -20,6 +20,7 @@ import heapq
 import math
 from bisect import bisect_left
 from collections.abc import Callable
+from itertools import accumulate
 from typing import Final
 
 from mcpsqueeze.shrink._copy import (
@@ -105,13 +106,9 @@ class _Profile:
                 self.sorted_extra = extra
                 self.prefix.append(extra[0])
             return
-        self.order = sorted(range(len(self.extra)), key=self.extra.__getitem__)
-        self.sorted_extra = [self.extra[i] for i in self.order]
-        self.fixed = not self.arrays and not self.extra
-        total = 0
-        for i in self.order:
-            total += self.extra[i]
-            self.prefix.append(total)
+        self.order = sorted(range(len(extra)), key=extra.__getitem__)
+        self.sorted_extra = [extra[i] for i in self.order]
+        self.prefix = [0, *accumulate(self.sorted_extra)]
 
     def whole_at(self, p: float) -> int:
         """How many cuttable strings are shown whole at price ``p`` (those whose extra characters
