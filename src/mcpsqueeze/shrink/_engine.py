@@ -110,9 +110,8 @@ def _allocate(lengths: list[int], floors: list[int], avail: int) -> list[int] | 
 class _Outcome:
     texts: list[str]
     shrunk_json: list[tuple[int, str]]  # (block index, compact JSON without the record)
-    kinds: set[str]
     counters: Condensed
-    strategies: list[str]
+    strategies: list[str]  # each shrunk block's, "text:..." or "json:..."
 
 
 def _shrink_blocks(
@@ -125,7 +124,7 @@ def _shrink_blocks(
     soft: int = SOFT_CHARS,
 ) -> _Outcome:
     totals = Condensed(None)
-    out = _Outcome([b.text for b in blocks], [], set(), totals, [])
+    out = _Outcome([b.text for b in blocks], [], totals, [])
 
     for i, block in enumerate(blocks):
         target = targets[i]
@@ -137,20 +136,16 @@ def _shrink_blocks(
             shaped = block.outliner.pack(
                 target, hint, first_line=block.first_line, first_char=block.first_char, soft=soft
             )
-            if shaped is not None:
-                out.texts[i] = shaped[0]
-                out.kinds.add("text")
-                out.strategies.append(shaped[1])
-                continue
-            cut = head_tail(block.text, target, lambda omitted: render_text_marker(omitted, hint))
-            if cut is None or target < _MIN_PREVIEW:
-                raise ShrinkError(
-                    f"A text block of {len(block.text)} characters cannot be previewed in {target} "
-                    "characters next to its recovery marker; raise the budget."
-                )
-            out.texts[i] = cut
-            out.kinds.add("text")
-            out.strategies.append("text:head-tail")
+            if shaped is None:
+                cut = head_tail(block.text, target, lambda omitted: render_text_marker(omitted, hint))
+                if cut is None or target < _MIN_PREVIEW:
+                    raise ShrinkError(
+                        f"A text block of {len(block.text)} characters cannot be previewed in {target} "
+                        "characters next to its recovery marker; raise the budget."
+                    )
+                shaped = cut, "text:head-tail"
+            out.texts[i] = shaped[0]
+            out.strategies.append(shaped[1])
             continue
         room = target - (record_room if block.sibling else 0)
         text = _condense_to(block.value, room, plans)
@@ -165,7 +160,6 @@ def _shrink_blocks(
                 "with its truncation record; raise the budget."
             )
         condensed, rendered = text
-        out.kinds.add("json")
         out.shrunk_json.append((i, rendered))
         out.texts[i] = rendered
         totals.items_omitted += condensed.items_omitted
@@ -407,7 +401,7 @@ def _targets(
 def _assemble(
     blocks: list[_Block], outcome: _Outcome, original: int, hint: RecoveryHint, compact: bool
 ) -> Shrunk:
-    kinds = outcome.kinds
+    kinds = {strategy.split(":", 1)[0] for strategy in outcome.strategies}
     kind = "mixed" if len(kinds) > 1 else next(iter(kinds), "text")
     counters = outcome.counters
     dropped = tuple(
