@@ -108,15 +108,7 @@ def few_fail(lines: list[str], ok: Callable[[str], object], share: float) -> boo
 
 def packages(kind: str, lines: Sequence[str]) -> list[Package]:
     """The packages of a lock file of ``kind``, in order (blocks never overlap)."""
-    if kind == "toml":
-        return _toml(lines)
-    if kind == "yarn":
-        return _yarn(lines)
-    if kind == "pnpm":
-        return _pnpm(lines)
-    if kind == "npm":
-        return _npm(lines)
-    return _gosum(lines)
+    return {"toml": _toml, "yarn": _yarn, "pnpm": _pnpm, "npm": _npm, "gosum": _gosum}[kind](lines)
 
 
 def _field(lines: Sequence[str], a: int, b: int, pattern: re.Pattern[str]) -> str:

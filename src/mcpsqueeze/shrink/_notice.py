@@ -139,10 +139,6 @@ def render_call(hint: RecoveryHint) -> str:
     return hint.voice.call(hint.response_id)
 
 
-def _how_to_recover(hint: RecoveryHint) -> str:
-    return hint.voice.how_to_recover(hint.response_id, hint.file, hint.pointer)
-
-
 def _one_line(report: Report, hint: RecoveryHint) -> str:
     """The shortest complete hint: the original size and the exact recover call (the recover tool's
     own description says how to fetch a part)."""
@@ -162,7 +158,8 @@ def render_message(report: Report, hint: RecoveryHint, kind: str, *, compact: bo
         return line[0].upper() + line[1:] + "."
     head = f"Shrunk from {report.original_chars} to {report.shown_chars} chars"
     what = _what_was_cut(report, kind)
-    return f"{head} ({what}; markers show where). {_how_to_recover(hint)}"
+    how = hint.voice.how_to_recover(hint.response_id, hint.file, hint.pointer)
+    return f"{head} ({what}; markers show where). {how}"
 
 
 def render_notice(report: Report, hint: RecoveryHint) -> str:
