@@ -20,6 +20,7 @@ import heapq
 import math
 from bisect import bisect_left
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import Final
 
@@ -63,37 +64,25 @@ _Score = tuple[float, int, int]
 _NONE: Final[_Score] = (_NEG, 0, 0)
 
 
+@dataclass(slots=True, eq=False)
 class _Profile:
     """One kept node and everything below it except array items: what it shows in any case, and
     the strings it may show whole for a price."""
 
-    __slots__ = (
-        "arrays",
-        "cost",
-        "extra",
-        "fixed",
-        "head",
-        "leafy_below",
-        "order",
-        "prefix",
-        "shown",
-        "sorted_extra",
-        "value",
-    )
-
-    def __init__(self, head: int = 0) -> None:
-        self.head = head  # the head a long string below it is cut to (longer for a pinned item)
-        self.value = 0  # verbatim leaves shown in any case
-        self.cost = 0  # characters in any case (cuttable strings at their cut size)
-        self.extra: list[int] = []  # per cuttable string, in document order: characters to show it whole
-        self.order: list[int] = []  # indexes of ``extra``, cheapest first
-        self.sorted_extra: list[int] = []
-        self.fixed = False  # nothing inside to choose: the same at every price
-        self.prefix: list[int] = [0]  # cumulative ``extra`` in ``order``
-        self.arrays: list[_Array] = []
-        self.shown = 0  # in the current choice: how many cuttable strings are shown whole
-        # below this price every array inside is a short array of leaves kept whole (``_Array.seal``)
-        self.leafy_below = 0.0
+    head: int = 0  # the head a long string below it is cut to (longer for a pinned item)
+    value: int = 0  # verbatim leaves shown in any case
+    cost: int = 0  # characters in any case (cuttable strings at their cut size)
+    extra: list[int] = field(
+        default_factory=list
+    )  # per cuttable string, in document order: characters to show it whole
+    order: list[int] = field(default_factory=list)  # indexes of ``extra``, cheapest first
+    sorted_extra: list[int] = field(default_factory=list)
+    fixed: bool = False  # nothing inside to choose: the same at every price
+    prefix: list[int] = field(default_factory=lambda: [0])  # cumulative ``extra`` in ``order``
+    arrays: list[_Array] = field(default_factory=list)
+    shown: int = 0  # in the current choice: how many cuttable strings are shown whole
+    # below this price every array inside is a short array of leaves kept whole (``_Array.seal``)
+    leafy_below: float = 0.0
 
     def seal(self) -> None:
         if self.arrays:
@@ -137,47 +126,36 @@ def _leaf(cost: int, head: int) -> _Profile:
     return profile
 
 
+@dataclass(slots=True, eq=False)
 class _Array:
     """One array within a kept profile: the items it offers and which it keeps."""
 
-    __slots__ = (
-        "bonus",
-        "cover",
-        "ends",
-        "gap",
-        "items",
-        "kept",
-        "must",
-        "n",
-        "pins",
-        "positions",
-        "seq",
-        "whole_below",
-        "whole_score",
-    )
+    n: int
+    positions: list[int] = field(default_factory=list)  # offered items, ascending
+    items: dict[int, _Profile] = field(default_factory=dict)
+    cover: set[int] = field(default_factory=set)  # items that show field names needed nowhere else
+    ends: set[int] = field(default_factory=set)  # first and last of an array near the top
+    # items the call's words match or that stand out (``_unusual``), best first: kept, strings whole
+    pins: list[int] = field(default_factory=list)
+    must: set[int] = field(
+        default_factory=set
+    )  # the items that cannot be folded (relaxed when they do not fit)
+    bonus: dict[int, float] = field(default_factory=dict)
+    # the longest gap marker the array can have, and its comma: the price search may then
+    # overestimate a copy by a few characters, never underestimate it
+    gap: int = field(init=False)
+    kept: list[int] = field(default_factory=list)  # the final choice
+    # An array of leaves offered whole (short arrays: tags, names, numbers) keeps every item
+    # below the price at which its cheapest-to-drop item stops paying its way: below
+    # ``whole_below``, its choice is ``whole_score`` (objective at price 0, characters, values).
+    whole_below: float = 0.0
+    whole_score: _Score = _NONE
+    # per offered position: (index, item, bonus, a gap before it, and for an item without arrays
+    # inside what the DP reads of it, ``_Plain``): what the DP walks
+    seq: list[tuple[int, _Profile, float, bool, _Plain | None]] = field(default_factory=list)
 
-    def __init__(self, n: int) -> None:
-        self.n = n
-        self.positions: list[int] = []  # offered items, ascending
-        self.items: dict[int, _Profile] = {}
-        self.cover: set[int] = set()  # items that show field names needed nowhere else
-        self.ends: set[int] = set()  # first and last of an array near the top
-        # items the call's words match or that stand out (``_unusual``), best first: kept, strings whole
-        self.pins: list[int] = []
-        self.must: set[int] = set()  # the items that cannot be folded (relaxed when they do not fit)
-        self.bonus: dict[int, float] = {}
-        # the longest gap marker the array can have, and its comma: the price search may then
-        # overestimate a copy by a few characters, never underestimate it
-        self.gap = gap_size(max(n - 2, 0), n - 1) + 1
-        self.kept: list[int] = []  # the final choice
-        # An array of leaves offered whole (short arrays: tags, names, numbers) keeps every item
-        # below the price at which its cheapest-to-drop item stops paying its way: below
-        # ``whole_below``, its choice is ``whole_score`` (objective at price 0, characters, values).
-        self.whole_below = 0.0
-        self.whole_score: _Score = _NONE
-        # per offered position: (index, item, bonus, a gap before it, and for an item without arrays
-        # inside what the DP reads of it, ``_Plain``): what the DP walks
-        self.seq: list[tuple[int, _Profile, float, bool, _Plain | None]] = []
+    def __post_init__(self) -> None:
+        self.gap = gap_size(max(self.n - 2, 0), self.n - 1) + 1
 
     def seal(self) -> None:
         """Work out ``seq`` and ``whole_below`` once the items are compiled."""
@@ -848,16 +826,14 @@ class Priced:
         return _At(profile, set(profile.order[: profile.shown]))
 
 
+@dataclass(slots=True)
 class _At:
     """Where ``render`` is in one profile: its next array and next cuttable string."""
 
-    __slots__ = ("arrays", "profile", "strings", "whole")
-
-    def __init__(self, profile: _Profile, whole: set[int]) -> None:
-        self.profile = profile
-        self.whole = whole  # indexes of the cuttable strings shown whole
-        self.arrays = 0
-        self.strings = 0
+    profile: _Profile
+    whole: set[int]  # indexes of the cuttable strings shown whole
+    arrays: int = 0
+    strings: int = 0
 
 
 def _cover(node: list[object], order: list[int], needed: set[str]) -> list[tuple[int, set[str]]]:
