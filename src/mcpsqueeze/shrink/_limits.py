@@ -10,7 +10,7 @@ only condenser for documents whose root is not a container.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import Final
 
 from mcpsqueeze.shrink._copy import (
@@ -41,39 +41,25 @@ _SHARE_MIN: Final = 6  # in per-mille mode, arrays this short are never sampled
 _GAP_ITEMS: Final = 2  # an array is only sampled when that omits more items than this
 
 
+@dataclass(slots=True)
 class _Builder:
-    __slots__ = (
-        "bonus",
-        "dropped",
-        "intact",
-        "items_omitted",
-        "keys_omitted",
-        "limit",
-        "limits",
-        "longest_list",
-        "longest_string",
-        "plans",
-        "sampled_longest",
-        "sampled_shortest",
-        "size",
-        "strings_truncated",
-    )
+    limits: Limits
+    limit: int
+    plans: Plans
+    size: int = 0
+    intact: int = 0
+    items_omitted: int = 0
+    keys_omitted: int = 0
+    strings_truncated: int = 0
+    dropped: dict[str, None] = field(default_factory=dict)
+    longest_list: int = 0
+    longest_string: int = 0
+    sampled_longest: int = 0
+    sampled_shortest: int = UNLIMITED
+    bonus: int = field(init=False)
 
-    def __init__(self, limits: Limits, limit: int, plans: Plans) -> None:
-        self.limits = limits
-        self.limit = limit
-        self.plans = plans
-        self.size = 0
-        self.intact = 0
-        self.items_omitted = 0
-        self.keys_omitted = 0
-        self.strings_truncated = 0
-        self.dropped: dict[str, None] = {}
-        self.longest_list = 0
-        self.longest_string = 0
-        self.sampled_longest = 0
-        self.bonus = limits.bonus
-        self.sampled_shortest = UNLIMITED
+    def __post_init__(self) -> None:
+        self.bonus = self.limits.bonus
 
     def _drop_keys(self, keys: list[str]) -> None:
         self.keys_omitted += len(keys)
