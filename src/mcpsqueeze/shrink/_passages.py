@@ -17,6 +17,7 @@ import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from itertools import accumulate
 
 from mcpsqueeze.shrink._notice import RecoveryHint, render_chars_marker, render_passages_header
@@ -59,7 +60,6 @@ class Reading:
     lead: str = ""  # shown right under the header, whatever is kept (a page's title)
     tail: str = ""  # shown at the end (a page's links)
     how: str = ""  # how the shown text stands for its characters: "shown as its text (tags left out)"
-    _sums: _Sums | None = None
 
     def goal(self, support: int, header: int) -> int:
         """The characters this preview is worth: header, lead and tail, the valued units with a marker
@@ -82,7 +82,7 @@ class Reading:
         avail = target - fixed
         if avail < 2 * marker_room:
             return None
-        costs = self.sums().costs
+        costs = self.sums.costs
         limit = avail
         fill_limit = avail if soft is None else min(avail, soft - fixed)
         for _attempt in range(4):
@@ -101,17 +101,16 @@ class Reading:
             fill_limit = min(fill_limit, limit)
         return None
 
+    @cached_property
     def sums(self) -> _Sums:
-        """The running sums that cost a run of units and describe it in a few steps (made once)."""
-        if self._sums is None:
-            self._sums = _Sums(self)
-        return self._sums
+        """The running sums that cost a run of units and describe it in a few steps."""
+        return _Sums(self)
 
     def _render(self, kept: bytearray, first: int) -> tuple[str, tuple[int, int] | None]:
         """The kept units, one line per block, and a marker for each run of the others (a short run is
         shown instead when all of it can be); and the first marker's (offset, length)."""
         starts, texts, blocks, source = self.starts, self.texts, self.blocks, self.source
-        sums = self.sums()
+        sums = self.sums
         n = len(starts)
         out: list[str] = []
         block = -1
@@ -149,7 +148,7 @@ class Reading:
     def describe(self, a: int, b: int) -> str:
         """What the units ``a`` to ``b - 1`` hold: their boilerplate, then how many sentences (units of
         text), and in how many paragraphs (blocks) when more than one."""
-        sums = self.sums()
+        sums = self.sums
         folds = sums.folded
         labels = dict.fromkeys(self.folds[i] for i in folds[bisect_left(folds, a) : bisect_left(folds, b)])
         sentences = (b - a) - (sums.empty[b] - sums.empty[a])

@@ -16,6 +16,7 @@ from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from itertools import accumulate, chain, compress, count, islice, pairwise, repeat, zip_longest
 from operator import itemgetter, not_
 
@@ -82,13 +83,10 @@ class _Text:
     def __init__(self, lines: Sequence[str], text: str | None = None) -> None:
         self.lines = lines
         self.text = "".join(lines) if text is None else text
-        self._led: str | None = None
 
-    @property
+    @cached_property
     def led(self) -> str:
-        if self._led is None:
-            self._led = "\n" + self.text
-        return self._led
+        return "\n" + self.text
 
     def scan(self, pattern: re.Pattern[str]) -> Iterator[tuple[int, re.Match[str]]]:
         """(line index, match) for each line that starts with a match of ``pattern`` (which starts
