@@ -478,7 +478,7 @@ def _log(lines: list[str]) -> Format | None:
     body = list(filter(str.strip, lines[: _SAMPLE_LINES * 5]))
     if len(body) < 20:
         return None
-    if _mostly(body[:_SAMPLE_LINES], _LOG_LINE_RE, 0.6):  # (its length is min(len(body), _SAMPLE_LINES))
+    if few_fail(body[:_SAMPLE_LINES], _LOG_LINE_RE.match, 0.4):
         return Format("log", "log")
     long = [line for line in body if len(line.strip()) >= 12]  # a lone "}" repeats in any code
     # Without timestamps, only exact repeats count: lines that differ in a number (file_0001.txt,
@@ -486,19 +486,6 @@ def _log(lines: list[str]) -> Format | None:
     if len(long) >= 0.5 * len(body) and len(set(long)) <= 0.7 * len(long):  # 3 in 10 repeat one above
         return Format("repeats", "repetitive text")
     return None
-
-
-def _mostly(lines: list[str], pattern: re.Pattern[str], share: float) -> bool:
-    """``sum(bool(pattern.match(line)) for line in lines) >= share * len(lines)``, stopping at the
-    first failure too many (the matches left could no longer reach the share)."""
-    needed = share * len(lines)
-    left = len(lines)
-    for line in lines:
-        if pattern.match(line) is None:
-            left -= 1
-            if left < needed:
-                return False
-    return True
 
 
 # ------------------------------------------------------------------------------------------- detect
@@ -524,7 +511,7 @@ def detect(text: str, lines: list[str]) -> Format | None:
         if after is not None:
             return Format("gitlog", "git log")
     head = list(filter(str.strip, sample_lines[:_SAMPLE_LINES]))
-    if len(head) >= 5 and _mostly(head, _ONELINE_RE, 0.95):
+    if len(head) >= 5 and few_fail(head, _ONELINE_RE.match, 0.05):
         return Format("oneline", "git log")
     kind = lock_kind(sample_lines)
     if kind is not None:

@@ -96,7 +96,7 @@ def _starting(lines: Sequence[str], prefix: str) -> int:
 def few_fail(lines: list[str], ok: Callable[[str], object], share: float) -> bool:
     """At most ``share`` of ``lines`` fail ``ok``; stops at the first failure too many (prose fails
     a config test within a few lines, and these tests run on every text result). ``_formats`` tests its
-    config formats with it too."""
+    config formats, logs and one-line git logs with it too."""
     allowed = int(share * len(lines))
     for line in lines:
         if not ok(line):
