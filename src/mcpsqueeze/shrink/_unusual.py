@@ -68,16 +68,8 @@ _PROSE_CHARS = 48  # ... nor one whose values are shorter than this on average
 MAX_ITEMS = 1000  # ... and an array's items after these are not compared (a preview shows few of them)
 
 
-class _Missing:
-    """The value of a field a record has not got (``MISSING``)."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "MISSING"
-
-
-MISSING = _Missing()
+MISSING = object()  # the value of a field a record has not got
+_MISSING = type(MISSING)
 _NUMBERS = frozenset((int, float))
 _NESTED = frozenset((dict, list))
 
@@ -306,10 +298,10 @@ def _as_numbers(column: Sequence[object], types: set[type]) -> list[float] | Non
     JSON numbers, or of strings that all read as finite numbers, empty ones left out)."""
     if types <= _NUMBERS:
         numbers = list(map(float, column))  # type: ignore[arg-type]
-    elif types <= _NUMBERS | {_Missing, type(None)}:
+    elif types <= _NUMBERS | {_MISSING, type(None)}:
         numbers = [float(v) for v in column if type(v) in _NUMBERS]  # type: ignore[arg-type]
-    elif types <= {str, _Missing}:
-        present = column if _Missing not in types else [v for v in column if v is not MISSING]
+    elif types <= {str, _MISSING}:
+        present = column if _MISSING not in types else [v for v in column if v is not MISSING]
         try:
             numbers = list(map(float, filter(None, present)))  # type: ignore[arg-type]
         except ValueError:
