@@ -137,21 +137,16 @@ class _Language:
         """False when fewer than ``min_signs`` signs are possible (``count_signs`` would say so too):
         findall's matches do not overlap, so each match of the signs starts where one of the bound's
         patterns matches (a place no other match of the signs starts at), or holds an occurrence of
-        one of its literals that no other match holds."""
-        return self.bound is None or self.most_signs(outside, led, self.min_signs) >= self.min_signs
-
-    def most_signs(self, outside: str, led: str, enough: int | None = None) -> int:
-        """The bound's count (it stops once it reaches ``enough``)."""
-        assert self.bound is not None
+        one of its literals that no other match holds. (The literals are counted until enough.)"""
+        if self.bound is None:
+            return True
         patterns, literals = self.bound
-        most = 0
-        for pattern in patterns:
-            most += len(pattern.findall(led))
+        most = sum(len(pattern.findall(led)) for pattern in patterns)
         for literal in literals:
-            if enough is not None and most >= enough:
+            if most >= self.min_signs:
                 break
             most += outside.count(literal)
-        return most
+        return most >= self.min_signs
 
     def count_signs(self, outside: str, led: str) -> int:
         if self.signs.pattern.startswith("^"):
