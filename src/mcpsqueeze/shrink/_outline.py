@@ -65,7 +65,7 @@ def _pack(
     soft: int,
     hint: RecoveryHint,
     first: int,
-    deltas: Sequence[int] | None = None,
+    deltas: Sequence[int],
 ) -> str | None:
     n = len(lines)
     last = first + n - 1
@@ -75,8 +75,6 @@ def _pack(
     avail = target - header_room
     if avail < 2 * marker_room:
         return None
-    if deltas is None:
-        deltas = _deltas(lines)
     breaks = _breaks(lines, plan, first, detail, avail)
     limit, fill_limit = avail, min(avail, soft - header_room)
     for _attempt in range(4):
@@ -194,12 +192,6 @@ def _render(
     return body, example
 
 
-def _strategy(fmt: Format | None, matched: bool) -> str:
-    if fmt is None:
-        return "text:outline-query" if matched else "text:outline-plain"
-    return "text:outline-" + (fmt.language or fmt.name)
-
-
 _PLAIN_LINES = 20  # text of no known format with this many lines gets the plan of plain lines
 #: The most characters read by characters (a page of HTML; a quarter of it for prose without usable
 #: lines): past that, units and their words would cost more than a preview is worth; the head and
@@ -274,7 +266,11 @@ class Outliner:
         if self.plan is None:
             return None
         preview = _pack(self.lines, self.plan, target, max(soft, 0), hint, first_line, self._deltas)
-        return None if preview is None else (preview, _strategy(self.format, self.matched))
+        if preview is None:
+            return None
+        if self.format is None:
+            return preview, "text:outline-query" if self.matched else "text:outline-plain"
+        return preview, "text:outline-" + (self.format.language or self.format.name)
 
 
 def landmarks(text: str) -> list[str]:
