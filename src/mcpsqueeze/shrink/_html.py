@@ -394,57 +394,45 @@ class _Page:
                         if stack[k] == name:
                             del stack[k:]
                             break
-                if role == _BLOCK:
-                    block = False
-                    if content and name in _CONTENT:
-                        content -= 1
-                elif role == _CELL:
-                    separator = " | "
-                elif role == _OTHER:
-                    separator = separator or " "
-                continue
-            attrs = rest[:-1] if rest else text[match.end() : max(match.end(), end - 1)]  # ("" for <p>)
-            closed = attrs.endswith("/")
-            if name == "head" or name in _RAW:
-                stop = _matching_end(text, name, end) if not closed else end
-                stop = n if stop is None else stop
-                if name == "head":
-                    self._head(start, stop)
-                elif name == "title":
-                    self.title = self.title or _clean(text[end : text.rfind("<", end, stop)])
-                    self._region(start, stop, "title")
-                else:
-                    self._region(start, stop, name)
-                block = False
-                pos = stop
-                tags = _TAG_RE.finditer(text, pos)
-                continue
-            if name == "a" and "href" in attrs:
-                href = _attributes(attrs).get("href", "")
-                if href and not href.startswith(("#", "javascript:")):
-                    self.links.append(href)
-            if name in _VOID or closed or (not attrs and name not in _BOILERPLATE_NAMES):
-                label = None
             else:
-                label = _boilerplate(name, attrs, content > 0)
-            if label is not None:
-                stop = _matching_end(text, name, end)
+                attrs = rest[:-1] if rest else text[match.end() : max(match.end(), end - 1)]  # ("" for <p>)
+                closed = attrs.endswith("/")
+                stop: int | None = None  # where the region it opens ends (jumped to)
+                if name == "head" or name in _RAW:
+                    stop = _matching_end(text, name, end) if not closed else end
+                    stop = n if stop is None else stop
+                    if name == "head":
+                        self._head(start, stop)
+                    else:
+                        if name == "title":
+                            self.title = self.title or _clean(text[end : text.rfind("<", end, stop)])
+                        self._region(start, stop, name)
+                else:
+                    if name == "a" and "href" in attrs:
+                        href = _attributes(attrs).get("href", "")
+                        if href and not href.startswith(("#", "javascript:")):
+                            self.links.append(href)
+                    if not (name in _VOID or closed or (not attrs and name not in _BOILERPLATE_NAMES)):
+                        label = _boilerplate(name, attrs, content > 0)
+                        if label is not None:
+                            stop = _matching_end(text, name, end)
+                            if stop is not None:
+                                self._region(start, stop, label)
                 if stop is not None:
-                    self._region(start, stop, label)
                     block = False
                     pos = stop
                     tags = _TAG_RE.finditer(text, pos)
                     continue
+                if name not in _VOID and not closed:
+                    stack.append(name)
             if role == _BLOCK:
                 block = False
                 if name in _CONTENT:
-                    content += 1
+                    content = max(content - 1, 0) if slash else content + 1
             elif role == _CELL:
                 separator = " | "
             elif role == _OTHER:
                 separator = separator or " "
-            if name not in _VOID and not closed:
-                stack.append(name)
 
     @staticmethod
     def _kind(stack: list[str]) -> str:
