@@ -275,14 +275,12 @@ def _unfenced(sample: str) -> str:
     return _FENCED_LED_RE.sub("\n", "\n" + sample)[1:]
 
 
-def _code(sample: str, outside: str | None = None) -> Format | None:
+def _code(sample: str, outside: str) -> Format | None:
     """The language whose definitions and own signs both show, clearly ahead of the others.
-    ``outside``: ``_unfenced(sample)``, when the caller has it."""
+    ``outside``: ``_unfenced(sample)`` (code blocks of a Markdown text are not the text)."""
     body = list(filter(str.strip, sample.split("\n", 400)[:400]))  # (the non-blank lines, in C)
     if not body or sum(map(len, body)) > _CODE_LINE * len(body):
         return None  # paragraphs, not code: skip the costly patterns
-    if outside is None:
-        outside = _unfenced(sample)  # code blocks of a Markdown text are not the text
     led = "\n" + outside
     scored: list[tuple[int, str]] = []
     for language in LANGUAGES.values():
@@ -438,9 +436,7 @@ def _setext_headings(lines: list[str]) -> int:
     return count
 
 
-def _markdown(sample: str, lines: list[str], outside: str | None = None) -> Format | None:
-    if outside is None:
-        outside = _unfenced(sample)
+def _markdown(sample: str, lines: list[str], outside: str) -> Format | None:
     headings = len(_HEADING_LED_RE.findall("\n" + outside))
     headings += _setext_headings(lines)
     if (

@@ -69,7 +69,7 @@ class Reading:
         total = header + len(self.lead) + len(self.tail) + support
         return min(total + sum(len(texts[i]) + 2 + marker for i in set(self.value)), self.end)
 
-    def pack(self, target: int, hint: RecoveryHint, *, first: int = 0, soft: int | None = None) -> str | None:
+    def pack(self, target: int, hint: RecoveryHint, *, first: int, soft: int) -> str | None:
         """The preview in at most ``target`` characters (fill only while under ``soft``), or None when
         not even the header and the markers fit. ``first`` is the text's offset in the original."""
         n = len(self.starts)
@@ -84,7 +84,7 @@ class Reading:
             return None
         costs = self.sums.costs
         limit = avail
-        fill_limit = avail if soft is None else min(avail, soft - fixed)
+        fill_limit = min(avail, soft - fixed)
         for _attempt in range(4):
             kept = bytearray(n)
             offers = [i for tier in self.tiers for i in tier]
