@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from itertools import compress, islice, repeat
 from operator import not_
 
-from mcpsqueeze.shrink._locks import LABELS, few_fail, lock_kind
+from mcpsqueeze.shrink._locks import LABELS, few_fail, lock_kind, yarn_head
 
 __all__ = ["LANGUAGES", "Format", "detect", "shape"]
 
@@ -343,12 +343,13 @@ _KEY_RE = re.compile(r"^[ \t]*[\w.\-\"' ]+?[ \t]*(?:=|:(?=[ \t]))[ \t]*\S")
 _CONT_RE = re.compile(r"^(?:[ \t]+\S|[\"'\]\[{}]|[ \t]*[#;]|[ \t]*$)")
 YAML_KEY_RE = re.compile(r"^([ \t]*)(?:- )*(?:\"[^\"\n]*\"|'[^'\n]*'|[^\s#:\"'\-][^:#\n]*?):(?:[ \t]|$)")
 _YAML_OTHER_RE = re.compile(r"^(?:[ \t]*- |[ \t]*-$|---|\.\.\.|[ \t]*#|[ \t]*$|[ \t]+\S)")
-REQUIREMENT_RE = re.compile(r"^[A-Za-z0-9][\w.\-]*(?:\[[^\]\n]*\])?[ \t]*(?:===?|[<>!~]=|@|[<>])[ \t]*\S")
-GOSUM_RE = re.compile(r"^\S+ v\S+ h1:\S+=$")
+_REQUIREMENT_RE = re.compile(r"^[A-Za-z0-9][\w.\-]*(?:\[[^\]\n]*\])?[ \t]*(?:===?|[<>!~]=|@|[<>])[ \t]*\S")
+_GOSUM_RE = re.compile(r"^\S+ v\S+ h1:\S+=$")
 
 
-def _requirement(line: str) -> bool:
-    return bool(REQUIREMENT_RE.match(line) or GOSUM_RE.match(line))
+def requirement(line: str) -> bool:
+    """A line of a requirements list or a checksum list (go.sum)."""
+    return bool(_REQUIREMENT_RE.match(line) or _GOSUM_RE.match(line))
 
 
 def _toml_line(line: str) -> bool:
@@ -364,11 +365,10 @@ def _config(lines: list[str]) -> Format | None:
     body = list(compress(lines_, map(not_, map(str.startswith, map(str.lstrip, lines_), repeat(("#", ";"))))))
     if len(body) < 3:
         return None
-    if few_fail(body, _requirement, 0.1):
+    if few_fail(body, requirement, 0.1):
         return Format("requirements", "requirements/lock list")
     if lines[0].startswith("# yarn lockfile") or (
-        sum(map(str.startswith, body, repeat('  version "'))) >= 2
-        and sum(bool(line[:1].strip()) and line.rstrip().endswith(":") for line in body) >= 2
+        sum(map(str.startswith, body, repeat('  version "'))) >= 2 and sum(map(yarn_head, body)) >= 2
     ):
         return Format("yarn", "yarn lock file")
     if few_fail(body, _toml_line, 0.03):

@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-__all__ = ["LABELS", "Package", "few_fail", "lock_kind", "packages"]
+__all__ = ["LABELS", "Package", "few_fail", "lock_kind", "packages", "yarn_head"]
 
 #: What an outline's header calls each kind.
 LABELS = {
@@ -69,7 +69,7 @@ def lock_kind(lines: Sequence[str]) -> str | None:
         or any(line.rstrip() == "__metadata:" for line in head[:4])  # berry
         or (
             _starting(head, '  version "') >= 3  # v1 without its comment
-            and sum(_yarn_head(line) for line in head) >= 3
+            and sum(yarn_head(line) for line in head) >= 3
         )
     ):
         return "yarn"
@@ -139,14 +139,14 @@ def _toml(lines: Sequence[str]) -> list[Package]:
     return out
 
 
-def _yarn_head(line: str) -> bool:
+def yarn_head(line: str) -> bool:
     """A yarn.lock block's first line: not indented, not a comment, ending in a colon."""
     return bool(line[:1].strip()) and line[:1] != "#" and line.rstrip().endswith(":")
 
 
 def _yarn(lines: Sequence[str]) -> list[Package]:
     out: list[Package] = []
-    heads = [i for i, line in enumerate(lines) if _yarn_head(line)]
+    heads = [i for i, line in enumerate(lines) if yarn_head(line)]
     n = len(lines)
     for k, s in enumerate(heads):
         end = heads[k + 1] if k + 1 < len(heads) else n

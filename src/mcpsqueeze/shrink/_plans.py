@@ -22,17 +22,16 @@ from operator import itemgetter, not_
 
 from mcpsqueeze.shrink._formats import (
     COMMIT_RE,
-    GOSUM_RE,
     HEADING_RE,
     HUNK_RE,
     LANGUAGES,
-    REQUIREMENT_RE,
     SECTION_RE,
     YAML_KEY_RE,
     Format,
+    requirement,
     shape,
 )
-from mcpsqueeze.shrink._locks import packages
+from mcpsqueeze.shrink._locks import packages, yarn_head
 from mcpsqueeze.shrink._unusual import MATCHES, UNUSUAL, rare_word_scores, standouts, unusual_records
 
 __all__ = ["FOLD_LINES", "Plan", "landmark_lines", "nested", "plan_for"]
@@ -519,7 +518,7 @@ def _config(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
     n = len(lines)
     head = list(range(min(_SHORT_HEAD, n)))
     if fmt.name in ("requirements",):
-        every = [i for i, line in enumerate(lines) if REQUIREMENT_RE.match(line) or GOSUM_RE.match(line)]
+        every = [i for i, line in enumerate(lines) if requirement(line)]
         return Plan(fmt.label, [_front(ranked, every), _query_tier(ranked, n), head], landmarks=every)
     names = t.matching(_NAME_RE)
     if fmt.name == "toml":
@@ -527,11 +526,7 @@ def _config(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
         second = [j for s in sections for j in _first_nonblank_after(lines, s, 3)]
         deeper: list[int] = []
     elif fmt.name == "yarn":
-        sections = [
-            i
-            for i, line in enumerate(lines)
-            if line[:1].strip() and line[:1] != "#" and line.rstrip().endswith(":")
-        ]
+        sections = [i for i, line in enumerate(lines) if yarn_head(line)]
         names = [i for i, line in enumerate(lines) if line.startswith('  version "')]
         second, deeper = [], []
     else:  # yaml
