@@ -45,8 +45,9 @@ _DIFF_GIT_RE = re.compile(r"\ndiff --git \S")
 _FILE_PAIR_RE = re.compile(r"\n--- \S.*\n\+\+\+ \S")
 _HUNK_M_RE = re.compile(r"\n@@ -\d+(?:,\d+)? \+\d+(?:,\d+)? @@")
 #: ``git log`` / ``git show`` ("commit <sha>") and mcp-server-git's git_log ("Commit: <sha>").
-COMMIT_RE = re.compile(r"^(?:commit [0-9a-f]{7,64}(?: \(.*\))?|Commit: [0-9a-f]{40})[ \t]*$")
-_COMMIT_M_RE = re.compile(r"^(?:commit [0-9a-f]{7,64}(?: \(.*\))?|Commit: [0-9a-f]{40})[ \t]*\n", re.M)
+COMMIT = r"(?:commit [0-9a-f]{7,64}(?: \(.*\))?|Commit: [0-9a-f]{40})[ \t]*$"
+COMMIT_RE = re.compile("^" + COMMIT)
+_COMMIT_M_RE = re.compile("^" + COMMIT + r"\n", re.M)
 _AFTER_COMMIT_RE = re.compile(r"^(?:Author|Merge|Date|AuthorDate|Commit|CommitDate): ", re.M)
 _ONELINE_RE = re.compile(r"^(?:[*|\\/ ]+ )?[0-9a-f]{7,40} \S")
 

@@ -21,6 +21,7 @@ from itertools import accumulate, chain, compress, count, islice, pairwise, repe
 from operator import itemgetter, not_
 
 from mcpsqueeze.shrink._formats import (
+    COMMIT,
     COMMIT_RE,
     HEADING_RE,
     HUNK_RE,
@@ -281,10 +282,7 @@ _SUBJECT_SCAN = 8
 # The lines COMMIT_RE matches (its $ ends the line), led by \n, and a look ahead at the usual shapes
 # that follow: Author, Date, then mcp-server-git's Message line (group 1) or git's blank line and
 # indented subject (group 2). A diff's commit headers and index lines are found in one scan.
-_COMMIT_LINE = (
-    r"(?:commit [0-9a-f]{7,64}(?: \(.*\))?|Commit: [0-9a-f]{40})[ \t]*$"
-    r"(?:(?=\nAuthor:[^\n]*\nDate:[^\n]*\n(?:(Message: )|(\n)    [^\n]*?\S)))?"
-)
+_COMMIT_LINE = COMMIT + r"(?:(?=\nAuthor:[^\n]*\nDate:[^\n]*\n(?:(Message: )|(\n)    [^\n]*?\S)))?"
 _COMMIT_LINE_RE = re.compile(r"\n" + _COMMIT_LINE, re.M)
 _COMMIT_OR_INDEX_RE = re.compile(r"\n(?:" + _COMMIT_LINE + r"|index [0-9a-f]+\.\.[0-9a-f]+)", re.M)
 
