@@ -274,10 +274,11 @@ def _code(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
 
 
 # ------------------------------------------------------------------------------------ diffs and logs
-_FILE_HEADER_RE = re.compile(
-    r"^(?:diff --git |diff --cc |--- (?:a/|/dev/null)|\+\+\+ (?:b/|/dev/null)|new file mode "
-    r"|deleted file mode |rename (?:from|to) |similarity index |Binary files )"
+_FILE_HEADER = (
+    r"diff --git |diff --cc |--- (?:a/|/dev/null)|\+\+\+ (?:b/|/dev/null)|new file mode "
+    r"|deleted file mode |rename (?:from|to) |similarity index |Binary files "
 )
+_FILE_HEADER_RE = re.compile(f"^(?:{_FILE_HEADER})")
 _SUBJECT_SCAN = 8
 # The lines COMMIT_RE matches (its $ ends the line), led by \n, and a look ahead at the usual shapes
 # that follow: Author, Date, then mcp-server-git's Message line (group 1) or git's blank line and
@@ -320,10 +321,7 @@ def _commits(
 
 
 # Lines a diff's scan stops at: hunk headers (checked with HUNK_RE) and the file header lines.
-_DIFF_LINE_RE = re.compile(
-    r"\n(?:@@ -|diff --git |diff --cc |--- (?:a/|/dev/null)|\+\+\+ (?:b/|/dev/null)|new file mode "
-    r"|deleted file mode |rename (?:from|to) |similarity index |Binary files )"
-)
+_DIFF_LINE_RE = re.compile(f"\n(?:@@ -|{_FILE_HEADER})")
 # A hunk line's kind by its first character: 3 removed, 2 added, 0 "\ No newline", 1 anything else.
 _KINDS = bytes(3 if c == 45 else 2 if c == 43 else 0 if c == 92 else 1 for c in range(256))
 _CHANGED_RE = re.compile(rb"[\x02\x03]")
