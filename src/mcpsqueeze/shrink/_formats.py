@@ -384,16 +384,12 @@ def _config(lines: list[str]) -> Format | None:
         m is not None
         and line.rstrip().endswith(":")
         and i + 1 < len(body)
-        and _indent(body[i + 1]) > len(m.group(1))
+        and len(body[i + 1]) - len(body[i + 1].lstrip(" \t")) > len(m.group(1))
         for i, (m, line) in enumerate(zip(yaml_keys, body, strict=True))
     )
     if nested and sum(m is not None for m in yaml_keys) >= 3:
         return Format("yaml", "YAML file")
     return None
-
-
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip(" \t"))
 
 
 # --------------------------------------------------------------------------------------- prose, logs
