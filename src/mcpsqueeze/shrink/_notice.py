@@ -7,7 +7,7 @@ trailing notice) is produced here, so the golden files in ``tests/shrink/golden/
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 from .._voice import McpVoice, Voice
 
@@ -86,19 +86,11 @@ class Report:
     strategy: str = ""
 
     def as_dict(self, *, compact: bool = False) -> dict[str, object]:
-        """``compact`` (small budgets) leaves out the diagnostic strategy."""
-        report: dict[str, object] = {
-            "pruned": self.pruned,
-            "fits": self.fits,
-            "original_chars": self.original_chars,
-            "shown_chars": self.shown_chars,
-            "items_omitted": self.items_omitted,
-            "keys_omitted": self.keys_omitted,
-            "strings_truncated": self.strings_truncated,
-            "dropped_fields": list(self.dropped_fields),
-        }
-        if not compact:
-            report["strategy"] = self.strategy
+        """Every counter in order; ``compact`` (small budgets) leaves out the diagnostic strategy."""
+        report = asdict(self)
+        report["dropped_fields"] = list(self.dropped_fields)
+        if compact:
+            del report["strategy"]
         return report
 
 
