@@ -216,7 +216,7 @@ class Priced:
         self._terms = plans.terms
         self._pins = plans.pins
         needed = plans.names(root) - self._own_names(root)
-        self.top = self._compile(root, 0, needed or None)
+        self.top = self._compile(root, 0, needed or None, _HEAD)
         self._plans = None
 
     def reset(self, target: int) -> None:
@@ -225,10 +225,8 @@ class Priced:
 
     # -- compiling: the document within each array's horizon, as profiles and arrays ------------------
 
-    def _compile(
-        self, node: object, depth: int, needed: set[str] | None, head: int | None = None
-    ) -> _Profile:
-        profile = _Profile(_HEAD if head is None else head)
+    def _compile(self, node: object, depth: int, needed: set[str] | None, head: int) -> _Profile:
+        profile = _Profile(head)
         self._walk(node, depth, profile, needed)
         profile.seal()
         return profile

@@ -155,8 +155,8 @@ _ODD_CASES = {"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"}
 def _matches(text: str, terms: Sequence[str], dense: bool = False) -> list[tuple[int, str]] | _Dense:
     """(line index, the match lower-cased) of each match of ``terms`` in ``text``: what ``finditer``
     of their case-insensitive alternation, longest first, finds. For ASCII terms that is found with
-    ``find`` (the alternation tries every position of the text in Python's regex engine: 35 ms per
-    MB): in the text's UTF-8 with ASCII letters lower-cased (no other character's bytes can match an
+    ``find`` (the alternation tries every position of the text in Python's regex engine, slowly):
+    in the text's UTF-8 with ASCII letters lower-cased (no other character's bytes can match an
     ASCII term), or, when the text has one of the odd cases, in the text with every character folded
     to what such a pattern matches it with.
 
