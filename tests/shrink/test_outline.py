@@ -203,3 +203,9 @@ def test_query_terms_come_from_what_to_look_for_not_where() -> None:
         "file",
         "needle",
     )
+
+
+def test_blank_lines_under_a_line_of_a_tab_have_no_landmarks_and_no_format() -> None:
+    text = "\t\n" + "\n" * 6
+    assert landmarks(text) == []
+    assert detect(text, text.splitlines(keepends=True)) is None

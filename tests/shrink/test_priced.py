@@ -107,7 +107,7 @@ DOCS = {
 @pytest.mark.parametrize("name", sorted(DOCS))
 @pytest.mark.parametrize("target", [800, 3000, 10000])
 def test_size_is_exact_within_target_and_counts_are_honest(name: str, target: int) -> None:
-    copy = priced(DOCS[name], target, 8, Plans())
+    copy = priced(DOCS[name], target, Plans())
     assert copy is not None
     text = dumps(copy.value)
     assert len(text) == copy.size <= target
@@ -117,7 +117,7 @@ def test_size_is_exact_within_target_and_counts_are_honest(name: str, target: in
 @pytest.mark.parametrize("name", sorted(DOCS))
 @pytest.mark.parametrize("target", [1500, 4000, 10000])
 def test_keeps_at_least_as_many_values_as_the_limit_search(name: str, target: int) -> None:
-    ours = priced(DOCS[name], target, 8, Plans())
+    ours = priced(DOCS[name], target, Plans())
     baseline = limit_search(DOCS[name], target, Plans())
     assert ours is not None and baseline is not None
     assert ours.intact >= baseline.intact
@@ -125,7 +125,7 @@ def test_keeps_at_least_as_many_values_as_the_limit_search(name: str, target: in
 
 def test_field_names_of_rare_items_stay_visible() -> None:
     doc = DOCS["records"]
-    copy = priced(doc, 2500, 8, Plans())
+    copy = priced(doc, 2500, Plans())
     assert copy is not None
     assert deep_keys(copy.value) == deep_keys(doc)  # resolution, watchers, user, since included
     shown = [item for item in copy.value["issues"] if isinstance(item, dict)]  # type: ignore[index]
@@ -133,7 +133,7 @@ def test_field_names_of_rare_items_stay_visible() -> None:
 
 
 def test_first_and_last_items_of_a_top_array_are_kept() -> None:
-    copy = priced(DOCS["records"], 6000, 8, Plans())
+    copy = priced(DOCS["records"], 6000, Plans())
     assert copy is not None
     issues = copy.value["issues"]  # type: ignore[index]
     assert issues[0]["id"] == 0 and issues[-1]["id"] == 499
@@ -141,7 +141,7 @@ def test_first_and_last_items_of_a_top_array_are_kept() -> None:
 
 def test_each_string_decides_for_itself() -> None:
     doc = [{"id": i, "title": f"short title {i}", "body": "lorem ipsum " * 200} for i in range(50)]
-    copy = priced(doc, 3000, 8, Plans())
+    copy = priced(doc, 3000, Plans())
     assert copy is not None
     shown = [item for item in copy.value if isinstance(item, dict)]  # type: ignore[attr-defined]
     assert len(shown) > 5
@@ -150,7 +150,7 @@ def test_each_string_decides_for_itself() -> None:
 
 
 def test_a_tree_keeps_whole_subtrees_rather_than_scattered_gaps() -> None:
-    copy = priced(DOCS["tree"], 3000, 8, Plans())
+    copy = priced(DOCS["tree"], 3000, Plans())
     assert copy is not None
     gaps = sum(1 for line in dumps(copy.value).split('"') if GAP.match(line))
     shown_files = dumps(copy.value).count('"type":"file"')
@@ -159,9 +159,9 @@ def test_a_tree_keeps_whole_subtrees_rather_than_scattered_gaps() -> None:
 
 def test_a_retry_at_a_close_target_reuses_the_compiled_document() -> None:
     plans = Plans()
-    first = priced(DOCS["graph"], 5000, 8, plans)
+    first = priced(DOCS["graph"], 5000, plans)
     compiled = plans.priced
-    second = priced(DOCS["graph"], 5100, 8, plans)
+    second = priced(DOCS["graph"], 5100, plans)
     assert first is not None and second is not None
     assert plans.priced is compiled
     assert first.size <= 5000 and second.size <= 5100
@@ -171,14 +171,14 @@ def test_a_retry_at_a_close_target_reuses_the_compiled_document() -> None:
 def test_the_same_array_object_twice_is_sized_per_place() -> None:
     shared = [{"n": i, "text": "word " * 30} for i in range(200)]
     doc = {"a": shared, "b": shared}  # aliasing: only possible for documents built in Python
-    copy = priced(doc, 4000, 8, Plans())
+    copy = priced(doc, 4000, Plans())
     assert copy is not None
     assert len(dumps(copy.value)) == copy.size <= 4000
 
 
 def test_none_when_not_even_the_skeleton_fits() -> None:
     doc = {f"key{i}": [1, 2, 3] for i in range(500)}  # 500 keys always shown
-    assert priced(doc, 1000, 8, Plans()) is None
+    assert priced(doc, 1000, Plans()) is None
 
 
 JSON = st.recursive(
@@ -198,7 +198,7 @@ JSON = st.recursive(
 @given(doc=JSON.filter(lambda v: isinstance(v, (dict, list))), target=st.integers(2, 3000))
 def test_generated_documents_fit_exactly(doc: Any, target: int) -> None:
     doc = json.loads(json.dumps(doc))  # as the engine sees it: parsed, no aliasing
-    copy = priced(doc, target, 8, Plans())
+    copy = priced(doc, target, Plans())
     if copy is None:
         return
     text = dumps(copy.value)
@@ -214,6 +214,6 @@ def test_many_deeply_nested_items_are_sized_without_deep_recursion() -> None:
     for _ in range(900):  # about as deep as the JSON parser goes
         deep = [deep, "pad" * 5]
     doc = json.loads(json.dumps({"items": [deep] * 100}))
-    copy = priced(doc, 4000, 8, Plans())
+    copy = priced(doc, 4000, Plans())
     assert copy is not None
     assert len(dumps(copy.value)) == copy.size <= 4000

@@ -5,9 +5,9 @@ Sizes are of compact JSON as ``dumps_text`` writes it, so that a copy's size is 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, KeysView
+from collections.abc import Callable, Iterable, KeysView
 from dataclasses import dataclass, field
-from typing import Final, Protocol
+from typing import Final
 
 from mcpsqueeze._jsonbytes import dumps_text
 
@@ -29,20 +29,6 @@ class Limits:
     depth: int  # containers at this depth are collapsed into a marker
     share: bool = False  # ``items`` is per mille of each array instead of a count
     bonus: int = 0  # this many sampled arrays (in document order) keep one item more
-
-
-class Packing(Protocol):
-    """What ``Plans`` keeps of the priced packing (``_priced.Priced``) for a retry: described here,
-    so that this module, which both condensers import, imports neither of them."""
-
-    @property
-    def root(self) -> object: ...
-    @property
-    def target(self) -> int: ...
-    @property
-    def head(self) -> int: ...
-    def reset(self, target: int) -> None: ...
-    def run(self) -> Condensed | None: ...
 
 
 @dataclass(slots=True)
@@ -70,8 +56,8 @@ class Plans:
     # the document does)
     orders: dict[int, tuple[list[int], set[str]]] = field(default_factory=dict)
     limits: Limits | None = None  # the limits that won the limit search
-    priced: Packing | None = None  # the document compiled for the priced packing
-    winner: str | None = None  # the condenser that won
+    priced: object = None  # the document compiled for the priced packing (``_priced.Priced``)
+    winner: Callable[[object, int, Plans], Condensed | None] | None = None  # the condenser that won
     terms: tuple[str, ...] = ()  # the call's own words (``query_terms``)
     pins: dict[int, list[int]] = field(default_factory=dict)  # id(array) -> its pinned items (``_unusual``)
 

@@ -7,8 +7,8 @@ from dataclasses import dataclass, replace
 
 from mcpsqueeze._errors import ShrinkError
 from mcpsqueeze._jsonbytes import NOT_JSON, dumps_text, parse_kept
-from mcpsqueeze.shrink._condense import condense
 from mcpsqueeze.shrink._copy import Condensed, Plans
+from mcpsqueeze.shrink._limits import limit_search
 from mcpsqueeze.shrink._notice import (
     COMPACT_BELOW,
     MAX_DROPPED_FIELDS,
@@ -21,6 +21,7 @@ from mcpsqueeze.shrink._notice import (
     truncation_record,
 )
 from mcpsqueeze.shrink._outline import SOFT_CHARS, Outliner
+from mcpsqueeze.shrink._priced import priced
 from mcpsqueeze.shrink._text import head_tail
 from mcpsqueeze.shrink._unusual import pinned_chars, pins
 from mcpsqueeze.shrink._value import JSON_CHARS, MIN_SAVING, MIN_SAVING_CHARS, text_goal
@@ -105,17 +106,12 @@ def _allocate(lengths: list[int], floors: list[int], avail: int) -> list[int] | 
     return targets
 
 
-def _clip_name(name: str) -> str:
-    return name if len(name) <= MAX_FIELD_NAME_CHARS else name[: MAX_FIELD_NAME_CHARS - 1] + "…"
-
-
 @dataclass(slots=True)
 class _Outcome:
     texts: list[str]
     shrunk_json: list[tuple[int, str]]  # (block index, compact JSON without the record)
-    kinds: set[str]
     counters: Condensed
-    strategies: list[str]
+    strategies: list[str]  # each shrunk block's, "text:..." or "json:..."
 
 
 def _shrink_blocks(
@@ -128,10 +124,7 @@ def _shrink_blocks(
     soft: int = SOFT_CHARS,
 ) -> _Outcome:
     totals = Condensed(None)
-    out = _Outcome([b.text for b in blocks], [], set(), totals, [])
-
-    def marker(omitted: int) -> str:
-        return render_text_marker(omitted, hint)
+    out = _Outcome([b.text for b in blocks], [], totals, [])
 
     for i, block in enumerate(blocks):
         target = targets[i]
@@ -143,20 +136,16 @@ def _shrink_blocks(
             shaped = block.outliner.pack(
                 target, hint, first_line=block.first_line, first_char=block.first_char, soft=soft
             )
-            if shaped is not None:
-                out.texts[i] = shaped[0]
-                out.kinds.add("text")
-                out.strategies.append(shaped[1])
-                continue
-            cut = head_tail(block.text, target, marker)
-            if cut is None or target < _MIN_PREVIEW:
-                raise ShrinkError(
-                    f"A text block of {len(block.text)} characters cannot be previewed in {target} "
-                    "characters next to its recovery marker; raise the budget."
-                )
-            out.texts[i] = cut
-            out.kinds.add("text")
-            out.strategies.append("text:head-tail")
+            if shaped is None:
+                cut = head_tail(block.text, target, lambda omitted: render_text_marker(omitted, hint))
+                if cut is None or target < _MIN_PREVIEW:
+                    raise ShrinkError(
+                        f"A text block of {len(block.text)} characters cannot be previewed in {target} "
+                        "characters next to its recovery marker; raise the budget."
+                    )
+                shaped = cut, "text:head-tail"
+            out.texts[i] = shaped[0]
+            out.strategies.append(shaped[1])
             continue
         room = target - (record_room if block.sibling else 0)
         text = _condense_to(block.value, room, plans)
@@ -171,10 +160,8 @@ def _shrink_blocks(
                 "with its truncation record; raise the budget."
             )
         condensed, rendered = text
-        out.kinds.add("json")
         out.shrunk_json.append((i, rendered))
         out.texts[i] = rendered
-        totals.intact += condensed.intact
         totals.items_omitted += condensed.items_omitted
         totals.keys_omitted += condensed.keys_omitted
         totals.strings_truncated += condensed.strings_truncated
@@ -184,12 +171,25 @@ def _shrink_blocks(
     return out
 
 
+def _condense(root: object, target: int, plans: Plans) -> Condensed | None:
+    """The best copy of ``root`` within ``target`` serialized characters, or None when not even the
+    smallest copy fits. The priced packing goes first; the limit search when the document is not a
+    container or the priced packing found no copy (the items that must stay did not fit: the limit
+    search can still drop keys and collapse levels). A retry tries first what won before."""
+    for way in (limit_search, priced) if plans.winner is limit_search else (priced, limit_search):
+        copy = way(root, target, plans)
+        if copy is not None:
+            plans.winner = way
+            return copy
+    return None
+
+
 def _condense_to(value: object, room: int, plans: Plans) -> tuple[Condensed, str] | None:
     goal = room
     for _ in range(_ATTEMPTS):
         if goal < 2:
             return None
-        condensed = condense(value, goal, plans)
+        condensed = _condense(value, goal, plans)
         if condensed is None:
             return None
         rendered = dumps_text(condensed.value)
@@ -401,10 +401,13 @@ def _targets(
 def _assemble(
     blocks: list[_Block], outcome: _Outcome, original: int, hint: RecoveryHint, compact: bool
 ) -> Shrunk:
-    kinds = outcome.kinds
+    kinds = {strategy.split(":", 1)[0] for strategy in outcome.strategies}
     kind = "mixed" if len(kinds) > 1 else next(iter(kinds), "text")
     counters = outcome.counters
-    dropped = tuple(_clip_name(name) for name in list(counters.dropped)[:MAX_DROPPED_FIELDS])
+    dropped = tuple(
+        name if len(name) <= MAX_FIELD_NAME_CHARS else name[: MAX_FIELD_NAME_CHARS - 1] + "…"
+        for name in list(counters.dropped)[:MAX_DROPPED_FIELDS]
+    )
     text_cut = "text" in kinds
     pruned = text_cut or bool(counters.items_omitted or counters.keys_omitted or counters.strings_truncated)
     strategy = ";".join(dict.fromkeys(outcome.strategies))

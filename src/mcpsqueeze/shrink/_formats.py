@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from itertools import compress, islice, repeat
 from operator import not_
 
-from mcpsqueeze.shrink._locks import LABELS, few_fail, lock_kind
+from mcpsqueeze.shrink._locks import LABELS, few_fail, lock_kind, yarn_head
 
 __all__ = ["LANGUAGES", "Format", "detect", "shape"]
 
@@ -45,8 +45,9 @@ _DIFF_GIT_RE = re.compile(r"\ndiff --git \S")
 _FILE_PAIR_RE = re.compile(r"\n--- \S.*\n\+\+\+ \S")
 _HUNK_M_RE = re.compile(r"\n@@ -\d+(?:,\d+)? \+\d+(?:,\d+)? @@")
 #: ``git log`` / ``git show`` ("commit <sha>") and mcp-server-git's git_log ("Commit: <sha>").
-COMMIT_RE = re.compile(r"^(?:commit [0-9a-f]{7,64}(?: \(.*\))?|Commit: [0-9a-f]{40})[ \t]*$")
-_COMMIT_M_RE = re.compile(r"^(?:commit [0-9a-f]{7,64}(?: \(.*\))?|Commit: [0-9a-f]{40})[ \t]*\n", re.M)
+COMMIT = r"(?:commit [0-9a-f]{7,64}(?: \(.*\))?|Commit: [0-9a-f]{40})[ \t]*$"
+COMMIT_RE = re.compile("^" + COMMIT)
+_COMMIT_M_RE = re.compile("^" + COMMIT + r"\n", re.M)
 _AFTER_COMMIT_RE = re.compile(r"^(?:Author|Merge|Date|AuthorDate|Commit|CommitDate): ", re.M)
 _ONELINE_RE = re.compile(r"^(?:[*|\\/ ]+ )?[0-9a-f]{7,40} \S")
 
@@ -137,21 +138,16 @@ class _Language:
         """False when fewer than ``min_signs`` signs are possible (``count_signs`` would say so too):
         findall's matches do not overlap, so each match of the signs starts where one of the bound's
         patterns matches (a place no other match of the signs starts at), or holds an occurrence of
-        one of its literals that no other match holds."""
-        return self.bound is None or self.most_signs(outside, led, self.min_signs) >= self.min_signs
-
-    def most_signs(self, outside: str, led: str, enough: int | None = None) -> int:
-        """The bound's count (it stops once it reaches ``enough``)."""
-        assert self.bound is not None
+        one of its literals that no other match holds. (The literals are counted until enough.)"""
+        if self.bound is None:
+            return True
         patterns, literals = self.bound
-        most = 0
-        for pattern in patterns:
-            most += len(pattern.findall(led))
+        most = sum(len(pattern.findall(led)) for pattern in patterns)
         for literal in literals:
-            if enough is not None and most >= enough:
+            if most >= self.min_signs:
                 break
             most += outside.count(literal)
-        return most
+        return most >= self.min_signs
 
     def count_signs(self, outside: str, led: str) -> int:
         if self.signs.pattern.startswith("^"):
@@ -280,14 +276,12 @@ def _unfenced(sample: str) -> str:
     return _FENCED_LED_RE.sub("\n", "\n" + sample)[1:]
 
 
-def _code(sample: str, outside: str | None = None) -> Format | None:
+def _code(sample: str, outside: str) -> Format | None:
     """The language whose definitions and own signs both show, clearly ahead of the others.
-    ``outside``: ``_unfenced(sample)``, when the caller has it."""
+    ``outside``: ``_unfenced(sample)`` (code blocks of a Markdown text are not the text)."""
     body = list(filter(str.strip, sample.split("\n", 400)[:400]))  # (the non-blank lines, in C)
     if not body or sum(map(len, body)) > _CODE_LINE * len(body):
         return None  # paragraphs, not code: skip the costly patterns
-    if outside is None:
-        outside = _unfenced(sample)  # code blocks of a Markdown text are not the text
     led = "\n" + outside
     scored: list[tuple[int, str]] = []
     for language in LANGUAGES.values():
@@ -331,7 +325,7 @@ def _table(lines: list[str]) -> Format | None:
         parsed = list(csv.reader(rows, delimiter=delimiter, strict=True))
     except csv.Error:
         return None
-    if len(parsed) != len(rows):  # a quoted field spans lines: rows are not lines
+    if not rows or len(parsed) != len(rows):  # none (blank lines), or a quoted field spans lines
         return None
     width = len(parsed[0])
     if width < 2 or sum(len(r) == width for r in parsed) < 0.97 * len(parsed):
@@ -350,12 +344,13 @@ _KEY_RE = re.compile(r"^[ \t]*[\w.\-\"' ]+?[ \t]*(?:=|:(?=[ \t]))[ \t]*\S")
 _CONT_RE = re.compile(r"^(?:[ \t]+\S|[\"'\]\[{}]|[ \t]*[#;]|[ \t]*$)")
 YAML_KEY_RE = re.compile(r"^([ \t]*)(?:- )*(?:\"[^\"\n]*\"|'[^'\n]*'|[^\s#:\"'\-][^:#\n]*?):(?:[ \t]|$)")
 _YAML_OTHER_RE = re.compile(r"^(?:[ \t]*- |[ \t]*-$|---|\.\.\.|[ \t]*#|[ \t]*$|[ \t]+\S)")
-REQUIREMENT_RE = re.compile(r"^[A-Za-z0-9][\w.\-]*(?:\[[^\]\n]*\])?[ \t]*(?:===?|[<>!~]=|@|[<>])[ \t]*\S")
-GOSUM_RE = re.compile(r"^\S+ v\S+ h1:\S+=$")
+_REQUIREMENT_RE = re.compile(r"^[A-Za-z0-9][\w.\-]*(?:\[[^\]\n]*\])?[ \t]*(?:===?|[<>!~]=|@|[<>])[ \t]*\S")
+_GOSUM_RE = re.compile(r"^\S+ v\S+ h1:\S+=$")
 
 
-def _requirement(line: str) -> bool:
-    return bool(REQUIREMENT_RE.match(line) or GOSUM_RE.match(line))
+def requirement(line: str) -> bool:
+    """A line of a requirements list or a checksum list (go.sum)."""
+    return bool(_REQUIREMENT_RE.match(line) or _GOSUM_RE.match(line))
 
 
 def _toml_line(line: str) -> bool:
@@ -371,11 +366,10 @@ def _config(lines: list[str]) -> Format | None:
     body = list(compress(lines_, map(not_, map(str.startswith, map(str.lstrip, lines_), repeat(("#", ";"))))))
     if len(body) < 3:
         return None
-    if few_fail(body, _requirement, 0.1):
+    if few_fail(body, requirement, 0.1):
         return Format("requirements", "requirements/lock list")
     if lines[0].startswith("# yarn lockfile") or (
-        sum(map(str.startswith, body, repeat('  version "'))) >= 2
-        and sum(bool(line[:1].strip()) and line.rstrip().endswith(":") for line in body) >= 2
+        sum(map(str.startswith, body, repeat('  version "'))) >= 2 and sum(map(yarn_head, body)) >= 2
     ):
         return Format("yarn", "yarn lock file")
     if few_fail(body, _toml_line, 0.03):
@@ -390,16 +384,12 @@ def _config(lines: list[str]) -> Format | None:
         m is not None
         and line.rstrip().endswith(":")
         and i + 1 < len(body)
-        and _indent(body[i + 1]) > len(m.group(1))
+        and len(body[i + 1]) - len(body[i + 1].lstrip(" \t")) > len(m.group(1))
         for i, (m, line) in enumerate(zip(yaml_keys, body, strict=True))
     )
     if nested and sum(m is not None for m in yaml_keys) >= 3:
         return Format("yaml", "YAML file")
     return None
-
-
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip(" \t"))
 
 
 # --------------------------------------------------------------------------------------- prose, logs
@@ -443,9 +433,7 @@ def _setext_headings(lines: list[str]) -> int:
     return count
 
 
-def _markdown(sample: str, lines: list[str], outside: str | None = None) -> Format | None:
-    if outside is None:
-        outside = _unfenced(sample)
+def _markdown(sample: str, lines: list[str], outside: str) -> Format | None:
     headings = len(_HEADING_LED_RE.findall("\n" + outside))
     headings += _setext_headings(lines)
     if (
@@ -478,7 +466,7 @@ def _log(lines: list[str]) -> Format | None:
     body = list(filter(str.strip, lines[: _SAMPLE_LINES * 5]))
     if len(body) < 20:
         return None
-    if _mostly(body[:_SAMPLE_LINES], _LOG_LINE_RE, 0.6):  # (its length is min(len(body), _SAMPLE_LINES))
+    if few_fail(body[:_SAMPLE_LINES], _LOG_LINE_RE.match, 0.4):
         return Format("log", "log")
     long = [line for line in body if len(line.strip()) >= 12]  # a lone "}" repeats in any code
     # Without timestamps, only exact repeats count: lines that differ in a number (file_0001.txt,
@@ -486,19 +474,6 @@ def _log(lines: list[str]) -> Format | None:
     if len(long) >= 0.5 * len(body) and len(set(long)) <= 0.7 * len(long):  # 3 in 10 repeat one above
         return Format("repeats", "repetitive text")
     return None
-
-
-def _mostly(lines: list[str], pattern: re.Pattern[str], share: float) -> bool:
-    """``sum(bool(pattern.match(line)) for line in lines) >= share * len(lines)``, stopping at the
-    first failure too many (the matches left could no longer reach the share)."""
-    needed = share * len(lines)
-    left = len(lines)
-    for line in lines:
-        if pattern.match(line) is None:
-            left -= 1
-            if left < needed:
-                return False
-    return True
 
 
 # ------------------------------------------------------------------------------------------- detect
@@ -524,7 +499,7 @@ def detect(text: str, lines: list[str]) -> Format | None:
         if after is not None:
             return Format("gitlog", "git log")
     head = list(filter(str.strip, sample_lines[:_SAMPLE_LINES]))
-    if len(head) >= 5 and _mostly(head, _ONELINE_RE, 0.95):
+    if len(head) >= 5 and few_fail(head, _ONELINE_RE.match, 0.05):
         return Format("oneline", "git log")
     kind = lock_kind(sample_lines)
     if kind is not None:

@@ -43,7 +43,6 @@ _TAG_RE = re.compile(
     r"""(>|[^>"']*+>|[^>"']*+(?:(?:"[^"]{0,4096}"|'[^']{0,4096}')[^>"']*+)*+>|)|!--|[!?])"""
 )
 _ATTR_RE = re.compile(r"""([A-Za-z_:][-A-Za-z0-9_:.]*)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+)))?""")
-_CLOSERS: dict[str, re.Pattern[str]] = {}
 
 _RAW = frozenset(("script", "style", "textarea", "title", "noscript", "xmp", "iframe", "noembed", "noframes"))
 _VOID = frozenset(
@@ -191,20 +190,12 @@ class _Region:
     styles: int = 0
 
 
-def _closer(name: str) -> re.Pattern[str]:
-    pattern = _CLOSERS.get(name)
-    if pattern is None:
-        pattern = _CLOSERS[name] = re.compile(rf"</{name}[\s/>]", re.IGNORECASE)
-    return pattern
-
-
 _OTHER, _BLOCK, _CELL, _INLINE_ROLE = range(4)  # what a tag does to the text around it
 
 
-def _name(written: str) -> tuple[str, int, bool]:
+def _name(written: str) -> tuple[str, int]:
     """A tag's name as written: (its name, lower-cased; what it does to the text around it: ends a
-    block, puts a cell's " | " or a blank between pieces of text, or nothing; whether, without
-    attributes, it can open nothing but itself: no head, raw text or boilerplate)."""
+    block, puts a cell's " | " or a blank between pieces of text, or nothing)."""
     name = written.lower()
     role = (
         _BLOCK
@@ -215,8 +206,7 @@ def _name(written: str) -> tuple[str, int, bool]:
         if name in _INLINE
         else _OTHER
     )
-    plain = name != "head" and name not in _RAW and name not in _BOILERPLATE_NAMES
-    return name, role, plain
+    return name, role
 
 
 def _attributes(raw: str) -> dict[str, str]:
@@ -333,7 +323,7 @@ class _Page:
         text = self.text
         n = len(text)
         tags = _TAG_RE.finditer(text)  # (made again where the scan jumps: a region, a comment)
-        names: dict[str, tuple[str, int, bool]] = {}  # a tag's name as written -> _name(it)
+        names: dict[str, tuple[str, int]] = {}  # a tag's name as written -> _name(it)
         stack: list[str] = []  # open elements of the text (not of boilerplate: it is jumped over)
         content = 0  # open main/article elements
         block = False  # a block of text is open: text that follows joins it
@@ -388,7 +378,7 @@ class _Page:
             known = names.get(written)
             if known is None:
                 known = names[written] = _name(written)
-            name, role, plain = known
+            name, role = known
             if rest:
                 end = match.end()
             else:
@@ -404,72 +394,45 @@ class _Page:
                         if stack[k] == name:
                             del stack[k:]
                             break
-                if role == _BLOCK:
-                    block = False
-                    if content and name in _CONTENT:
-                        content -= 1
-                elif role == _CELL:
-                    separator = " | "
-                elif role == _OTHER:
-                    separator = separator or " "
-                continue
-            if rest == ">":  # <p>: no attributes
-                if plain:
-                    if role == _BLOCK:
-                        block = False
-                        if name in _CONTENT:
-                            content += 1
-                    elif role == _CELL:
-                        separator = " | "
-                    elif role == _OTHER:
-                        separator = separator or " "
-                    if name not in _VOID:
-                        stack.append(name)
-                    continue
-                attrs = ""
             else:
-                attrs = rest[:-1] if rest else text[match.end() : max(match.end(), end - 1)]
-            closed = attrs.endswith("/")
-            if name == "head" or name in _RAW:
-                stop = _matching_end(text, name, end) if not closed else end
-                stop = n if stop is None else stop
-                if name == "head":
-                    self._head(start, stop)
-                elif name == "title":
-                    self.title = self.title or _clean(text[end : text.rfind("<", end, stop)])
-                    self._region(start, stop, "title")
+                attrs = rest[:-1] if rest else text[match.end() : max(match.end(), end - 1)]  # ("" for <p>)
+                closed = attrs.endswith("/")
+                stop: int | None = None  # where the region it opens ends (jumped to)
+                if name == "head" or name in _RAW:
+                    stop = _matching_end(text, name, end) if not closed else end
+                    stop = n if stop is None else stop
+                    if name == "head":
+                        self._head(start, stop)
+                    else:
+                        if name == "title":
+                            self.title = self.title or _clean(text[end : text.rfind("<", end, stop)])
+                        self._region(start, stop, name)
                 else:
-                    self._region(start, stop, name)
-                block = False
-                pos = stop
-                tags = _TAG_RE.finditer(text, pos)
-                continue
-            if name == "a" and "href" in attrs:
-                href = _attributes(attrs).get("href", "")
-                if href and not href.startswith(("#", "javascript:")):
-                    self.links.append(href)
-            if name in _VOID or closed or (not attrs and name not in _BOILERPLATE_NAMES):
-                label = None
-            else:
-                label = _boilerplate(name, attrs, content > 0)
-            if label is not None:
-                stop = _matching_end(text, name, end)
+                    if name == "a" and "href" in attrs:
+                        href = _attributes(attrs).get("href", "")
+                        if href and not href.startswith(("#", "javascript:")):
+                            self.links.append(href)
+                    if not (name in _VOID or closed or (not attrs and name not in _BOILERPLATE_NAMES)):
+                        label = _boilerplate(name, attrs, content > 0)
+                        if label is not None:
+                            stop = _matching_end(text, name, end)
+                            if stop is not None:
+                                self._region(start, stop, label)
                 if stop is not None:
-                    self._region(start, stop, label)
                     block = False
                     pos = stop
                     tags = _TAG_RE.finditer(text, pos)
                     continue
+                if name not in _VOID and not closed:
+                    stack.append(name)
             if role == _BLOCK:
                 block = False
                 if name in _CONTENT:
-                    content += 1
+                    content = max(content - 1, 0) if slash else content + 1
             elif role == _CELL:
                 separator = " | "
             elif role == _OTHER:
                 separator = separator or " "
-            if name not in _VOID and not closed:
-                stack.append(name)
 
     @staticmethod
     def _kind(stack: list[str]) -> str:
@@ -600,11 +563,7 @@ def _reader(text: str, segments: list[tuple[int, int, str]] | None, a: int, b: i
                 parts.append(separator)
             parts.append(text[max(start, a) : min(end, b)])
         raw = "".join(parts)
-    if "&" in raw:
-        raw = html.unescape(raw)
-    elif raw.isprintable() and "  " not in raw and raw.strip() == raw:
-        return raw  # (no blank but single spaces inside: nothing to collapse)
-    return " ".join(raw.split())
+    return _clean(raw)
 
 
 def _region_label(region: _Region) -> str:

@@ -10,7 +10,7 @@ only condenser for documents whose root is not a container.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import Final
 
 from mcpsqueeze.shrink._copy import (
@@ -41,39 +41,25 @@ _SHARE_MIN: Final = 6  # in per-mille mode, arrays this short are never sampled
 _GAP_ITEMS: Final = 2  # an array is only sampled when that omits more items than this
 
 
+@dataclass(slots=True)
 class _Builder:
-    __slots__ = (
-        "bonus",
-        "dropped",
-        "intact",
-        "items_omitted",
-        "keys_omitted",
-        "limit",
-        "limits",
-        "longest_list",
-        "longest_string",
-        "plans",
-        "sampled_longest",
-        "sampled_shortest",
-        "size",
-        "strings_truncated",
-    )
+    limits: Limits
+    limit: int
+    plans: Plans
+    size: int = 0
+    intact: int = 0
+    items_omitted: int = 0
+    keys_omitted: int = 0
+    strings_truncated: int = 0
+    dropped: dict[str, None] = field(default_factory=dict)
+    longest_list: int = 0
+    longest_string: int = 0
+    sampled_longest: int = 0
+    sampled_shortest: int = UNLIMITED
+    bonus: int = field(init=False)
 
-    def __init__(self, limits: Limits, limit: int, plans: Plans) -> None:
-        self.limits = limits
-        self.limit = limit
-        self.plans = plans
-        self.size = 0
-        self.intact = 0
-        self.items_omitted = 0
-        self.keys_omitted = 0
-        self.strings_truncated = 0
-        self.dropped: dict[str, None] = {}
-        self.longest_list = 0
-        self.longest_string = 0
-        self.sampled_longest = 0
-        self.bonus = limits.bonus
-        self.sampled_shortest = UNLIMITED
+    def __post_init__(self) -> None:
+        self.bonus = self.limits.bonus
 
     def _drop_keys(self, keys: list[str]) -> None:
         self.keys_omitted += len(keys)
@@ -222,10 +208,11 @@ def _best_items(
     largest copy that fitted; guesses that overflow bound the search from above.
     """
     best = _trial(root, Limits(strings, 1, keys, depth, share), target, plans)
-    if best is None:
-        best = _trial(root, Limits(strings, 0, keys, depth, share), target, plans)
-        return None if best is None else (best, 0)
     lo, hi = 1, 1001 if share else UNLIMITED  # lo fits; hi does not
+    if best is None:
+        best, lo, hi = _trial(root, Limits(strings, 0, keys, depth, share), target, plans), 0, 0
+        if best is None:
+            return None
     previous: tuple[int, int] = (0, 0)  # an earlier (limit, size) that fitted, for a secant step
     misses = 0
     while hi - lo > max(1, lo // 100):
@@ -245,6 +232,7 @@ def _best_items(
         else:
             previous = (lo, best.size)
             lo, best = guess, trial
+    best.strategy = _name(strings, lo, 1000 if share else best.longest_list, depth, keys, share=share)
     return best, lo
 
 
@@ -269,16 +257,12 @@ def limit_search(root: object, target: int, plans: Plans) -> Condensed | None:
     memo = plans.limits  # a retry at a slightly different target: redo only what won
     if memo is not None:
         strings, keys, depth, share = memo.strings, memo.keys, memo.depth, memo.share
-        result = _best_items(root, strings, keys, depth, target, plans, share=bool(share))
+        result = _best_items(root, strings, keys, depth, target, plans, share=share)
         if result is not None:
-            trial, items = result
-            trial.strategy = _name(
-                strings, items, 1000 if share else trial.longest_list, depth, keys, share=bool(share)
-            )
-            return _fill(root, trial, target, plans)
+            return _fill(root, result[0], target, plans)
         plans.limits = None
     for depth, keys in ((MAX_DEPTH, UNLIMITED), (8, 32), (3, 8), (1, 0)):
-        found: list[tuple[int, Condensed]] = []
+        found: list[Condensed] = []
         longest_string = UNLIMITED
         for strings in _STRING_STEPS:
             if strings < UNLIMITED and strings + STRING_SLACK >= longest_string:
@@ -289,21 +273,18 @@ def limit_search(root: object, target: int, plans: Plans) -> Condensed | None:
             trial, items = result
             if items:  # a copy without items has not seen the strings inside them
                 longest_string = trial.longest_string
-            trial.strategy = _name(strings, items, trial.longest_list, depth, keys, share=False)
-            found.append((strings, trial))
+            found.append(trial)
             if trial.uneven:
                 shared = _best_items(root, strings, keys, depth, target, plans, share=True)
                 if shared is not None:
-                    trial, items = shared
-                    trial.strategy = _name(strings, items, 1000, depth, keys, share=True)
-                    found.append((strings, trial))
-            if len(found) > 2 and max(t.intact for _, t in found[-2:]) < max(t.intact for _, t in found[:-2]):
+                    found.append(shared[0])
+            if len(found) > 2 and max(t.intact for t in found[-2:]) < max(t.intact for t in found[:-2]):
                 break  # cutting strings harder has stopped paying off
         if found:
             # The most verbatim values; among copies within 3% of that, the one with longest strings.
-            most = max(t.intact for _, t in found)
+            most = max(t.intact for t in found)
             chosen = max(
-                (t for _, t in found if t.intact >= most * 0.97),
+                (t for t in found if t.intact >= most * 0.97),
                 key=lambda t: (-t.strings_truncated, t.intact),
             )
             plans.limits = chosen.limits
@@ -325,10 +306,7 @@ def _fill(root: object, best: Condensed, target: int, plans: Plans) -> Condensed
             hi = guess
         else:
             lo, best = guess, trial
-            if trial.limits is not None and trial.items_omitted == 0:
+            if trial.items_omitted == 0:
                 break
-    if lo:
-        best.strategy = f"{strategy},+1 item in {lo} arrays"
-    else:
-        best.strategy = strategy
+    best.strategy = f"{strategy},+1 item in {lo} arrays" if lo else strategy  # (a trial names none)
     return best

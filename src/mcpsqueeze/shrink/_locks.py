@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-__all__ = ["LABELS", "Package", "few_fail", "lock_kind", "packages"]
+__all__ = ["LABELS", "Package", "few_fail", "lock_kind", "packages", "yarn_head"]
 
 #: What an outline's header calls each kind.
 LABELS = {
@@ -69,7 +69,7 @@ def lock_kind(lines: Sequence[str]) -> str | None:
         or any(line.rstrip() == "__metadata:" for line in head[:4])  # berry
         or (
             _starting(head, '  version "') >= 3  # v1 without its comment
-            and sum(_yarn_head(line) for line in head) >= 3
+            and sum(yarn_head(line) for line in head) >= 3
         )
     ):
         return "yarn"
@@ -96,7 +96,7 @@ def _starting(lines: Sequence[str], prefix: str) -> int:
 def few_fail(lines: list[str], ok: Callable[[str], object], share: float) -> bool:
     """At most ``share`` of ``lines`` fail ``ok``; stops at the first failure too many (prose fails
     a config test within a few lines, and these tests run on every text result). ``_formats`` tests its
-    config formats with it too."""
+    config formats, logs and one-line git logs with it too."""
     allowed = int(share * len(lines))
     for line in lines:
         if not ok(line):
@@ -108,15 +108,7 @@ def few_fail(lines: list[str], ok: Callable[[str], object], share: float) -> boo
 
 def packages(kind: str, lines: Sequence[str]) -> list[Package]:
     """The packages of a lock file of ``kind``, in order (blocks never overlap)."""
-    if kind == "toml":
-        return _toml(lines)
-    if kind == "yarn":
-        return _yarn(lines)
-    if kind == "pnpm":
-        return _pnpm(lines)
-    if kind == "npm":
-        return _npm(lines)
-    return _gosum(lines)
+    return {"toml": _toml, "yarn": _yarn, "pnpm": _pnpm, "npm": _npm, "gosum": _gosum}[kind](lines)
 
 
 def _field(lines: Sequence[str], a: int, b: int, pattern: re.Pattern[str]) -> str:
@@ -147,14 +139,14 @@ def _toml(lines: Sequence[str]) -> list[Package]:
     return out
 
 
-def _yarn_head(line: str) -> bool:
+def yarn_head(line: str) -> bool:
     """A yarn.lock block's first line: not indented, not a comment, ending in a colon."""
     return bool(line[:1].strip()) and line[:1] != "#" and line.rstrip().endswith(":")
 
 
 def _yarn(lines: Sequence[str]) -> list[Package]:
     out: list[Package] = []
-    heads = [i for i, line in enumerate(lines) if _yarn_head(line)]
+    heads = [i for i, line in enumerate(lines) if yarn_head(line)]
     n = len(lines)
     for k, s in enumerate(heads):
         end = heads[k + 1] if k + 1 < len(heads) else n

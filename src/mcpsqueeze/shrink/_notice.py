@@ -7,7 +7,7 @@ trailing notice) is produced here, so the golden files in ``tests/shrink/golden/
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 from .._voice import McpVoice, Voice
 
@@ -86,19 +86,11 @@ class Report:
     strategy: str = ""
 
     def as_dict(self, *, compact: bool = False) -> dict[str, object]:
-        """``compact`` (small budgets) leaves out the diagnostic strategy."""
-        report: dict[str, object] = {
-            "pruned": self.pruned,
-            "fits": self.fits,
-            "original_chars": self.original_chars,
-            "shown_chars": self.shown_chars,
-            "items_omitted": self.items_omitted,
-            "keys_omitted": self.keys_omitted,
-            "strings_truncated": self.strings_truncated,
-            "dropped_fields": list(self.dropped_fields),
-        }
-        if not compact:
-            report["strategy"] = self.strategy
+        """Every counter in order; ``compact`` (small budgets) leaves out the diagnostic strategy."""
+        report = asdict(self)
+        report["dropped_fields"] = list(self.dropped_fields)
+        if compact:
+            del report["strategy"]
         return report
 
 
@@ -139,10 +131,6 @@ def render_call(hint: RecoveryHint) -> str:
     return hint.voice.call(hint.response_id)
 
 
-def _how_to_recover(hint: RecoveryHint) -> str:
-    return hint.voice.how_to_recover(hint.response_id, hint.file, hint.pointer)
-
-
 def _one_line(report: Report, hint: RecoveryHint) -> str:
     """The shortest complete hint: the original size and the exact recover call (the recover tool's
     own description says how to fetch a part)."""
@@ -162,7 +150,8 @@ def render_message(report: Report, hint: RecoveryHint, kind: str, *, compact: bo
         return line[0].upper() + line[1:] + "."
     head = f"Shrunk from {report.original_chars} to {report.shown_chars} chars"
     what = _what_was_cut(report, kind)
-    return f"{head} ({what}; markers show where). {_how_to_recover(hint)}"
+    how = hint.voice.how_to_recover(hint.response_id, hint.file, hint.pointer)
+    return f"{head} ({what}; markers show where). {how}"
 
 
 def render_notice(report: Report, hint: RecoveryHint) -> str:

@@ -1,7 +1,7 @@
 """Outline previews of text: the lines a plan values most, every gap folded into a marker that
 names its exact line range.
 
-``outline`` detects the text's format (strictly: None when unsure, and the caller falls back to
+``Outliner`` detects the text's format (strictly: None when unsure, and the caller falls back to
 head and tail), asks the plan which lines matter, and packs them:
 
 - the plan's value tiers go in while they fit the budget (the hard maximum);
@@ -18,18 +18,18 @@ original byte for byte.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from mcpsqueeze._lines import split_lines
 from mcpsqueeze.shrink._formats import Format, detect
 from mcpsqueeze.shrink._html import html_reading, looks_like_html
 from mcpsqueeze.shrink._notice import RecoveryHint, render_fold_marker, render_outline_header
-from mcpsqueeze.shrink._passages import Reading, prose_reading
+from mcpsqueeze.shrink._passages import NEVER, Reading, offer, prose_reading
 from mcpsqueeze.shrink._plans import Plan, landmark_lines, plan_for
 from mcpsqueeze.shrink._rank import rank_lines
 from mcpsqueeze.shrink._unusual import SELECTIVE
 
-__all__ = ["SOFT_CHARS", "Outliner", "landmarks", "outline"]
+__all__ = ["SOFT_CHARS", "Outliner", "landmarks"]
 
 #: The size by value: fill lines stop here (the budget stays the hard maximum for landmarks).
 SOFT_CHARS = 4000
@@ -47,9 +47,6 @@ def _fold_indent(lines: Sequence[str], a: int, b: int) -> str:
     return ""
 
 
-_NEVER = 1 << 62  # the room a line over _MAX_LINE needs: more than any budget
-
-
 def _deltas(lines: Sequence[str]) -> list[int]:
     """What showing each line costs: its characters, plus the newline a last line lacks (more than
     any budget for a line over ``_MAX_LINE``, which is never shown)."""
@@ -57,7 +54,7 @@ def _deltas(lines: Sequence[str]) -> list[int]:
     if lines and not lines[-1].endswith("\n"):
         deltas[-1] += 1
     if max(deltas, default=0) > _MAX_LINE:
-        deltas = [d if d <= _MAX_LINE else _NEVER for d in deltas]
+        deltas = [d if d <= _MAX_LINE else NEVER for d in deltas]
     return deltas
 
 
@@ -68,7 +65,7 @@ def _pack(
     soft: int,
     hint: RecoveryHint,
     first: int,
-    deltas: Sequence[int] | None = None,
+    deltas: Sequence[int],
 ) -> str | None:
     n = len(lines)
     last = first + n - 1
@@ -78,8 +75,6 @@ def _pack(
     avail = target - header_room
     if avail < 2 * marker_room:
         return None
-    if deltas is None:
-        deltas = _deltas(lines)
     breaks = _breaks(lines, plan, first, detail, avail)
     limit, fill_limit = avail, min(avail, soft - header_room)
     for _attempt in range(4):
@@ -113,46 +108,6 @@ def _breaks(lines: Sequence[str], plan: Plan, first: int, detail: int, avail: in
     return breaks
 
 
-def _offer(
-    offers: Iterable[int], kept: bytearray, deltas: Sequence[int], room: int, marker_room: int, fill: bool
-) -> tuple[list[int], int]:
-    """Keep each offered line that fits in ``room`` characters, in order, counting a new marker at
-    its longest when the line splits a fold in two; (the lines refused, the room left). With
-    ``fill``, stop at the first line that does not fit, or once no room is left."""
-    refused: list[int] = []
-    last = len(kept) - 1
-    if fill:
-        for i in offers:
-            if room <= 0:
-                break
-            if kept[i]:
-                continue
-            delta = deltas[i]
-            if delta <= room and not ((i == 0 or kept[i - 1]) or (i == last or kept[i + 1])):
-                delta += marker_room  # its fold splits in two
-            if delta > room:
-                break
-            kept[i] = 1
-            room -= delta
-        return refused, room
-    refuse = refused.append
-    for i in offers:  # (most offers of a big text are refused: that path is kept short)
-        if kept[i]:
-            continue
-        delta = deltas[i]
-        if delta > room:
-            refuse(i)
-            continue
-        if not ((i == 0 or kept[i - 1]) or (i == last or kept[i + 1])):
-            delta += marker_room  # its fold splits in two
-            if delta > room:
-                refuse(i)
-                continue
-        kept[i] = 1
-        room -= delta
-    return refused, room
-
-
 def _choose(
     lines: Sequence[str],
     deltas: Sequence[int],
@@ -174,7 +129,7 @@ def _choose(
     example = ""
     offers = [i for tier in plan.tiers for i in tier]
     for _round in range(3):  # markers are shorter than their bound: offer the room they left
-        refused, _room = _offer(offers, kept, deltas, limit - used, marker_room, False)
+        refused, _room = offer(offers, kept, deltas, limit - used, marker_room, False)
         body, example = _render(lines, kept, plan, first, detail, markers, breaks)
         used = sum(map(len, body))
         if len(refused) == len(offers):
@@ -183,7 +138,7 @@ def _choose(
         if not offers or min(map(deltas.__getitem__, offers)) > limit - used:
             break  # nothing refused fits what is left: another round would change nothing
     if used < fill_limit and plan.fill:
-        _offer(plan.fill, kept, deltas, fill_limit - used, marker_room, True)
+        offer(plan.fill, kept, deltas, fill_limit - used, marker_room, True)
         body, example = _render(lines, kept, plan, first, detail, markers, breaks)
     return kept, body, example
 
@@ -235,12 +190,6 @@ def _render(
             body.append(marker)
         i = j
     return body, example
-
-
-def _strategy(fmt: Format | None, matched: bool) -> str:
-    if fmt is None:
-        return "text:outline-query" if matched else "text:outline-plain"
-    return "text:outline-" + (fmt.language or fmt.name)
 
 
 _PLAIN_LINES = 20  # text of no known format with this many lines gets the plan of plain lines
@@ -317,24 +266,11 @@ class Outliner:
         if self.plan is None:
             return None
         preview = _pack(self.lines, self.plan, target, max(soft, 0), hint, first_line, self._deltas)
-        return None if preview is None else (preview, _strategy(self.format, self.matched))
-
-
-def outline(
-    text: str,
-    target: int,
-    hint: RecoveryHint,
-    *,
-    first_line: int = 1,
-    terms: Sequence[str] = (),
-    soft: int = SOFT_CHARS,
-) -> tuple[str, str] | None:
-    """(an outline preview of ``text`` in at most ``target`` characters, its strategy name), or None
-    when the format is unsure (and no line matches ``terms``) or no outline fits.
-
-    ``first_line`` is the number of the text's first line in the original (a later text block of a
-    result starts further down); ``terms`` are the call's query terms, whose lines are kept first."""
-    return Outliner(text, terms).pack(target, hint, first_line=first_line, soft=soft)
+        if preview is None:
+            return None
+        if self.format is None:
+            return preview, "text:outline-query" if self.matched else "text:outline-plain"
+        return preview, "text:outline-" + (self.format.language or self.format.name)
 
 
 def landmarks(text: str) -> list[str]:

@@ -15,17 +15,19 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from itertools import accumulate
 
 from mcpsqueeze.shrink._notice import RecoveryHint, render_chars_marker, render_passages_header
 from mcpsqueeze.shrink._rank import rank_lines
 from mcpsqueeze.shrink._unusual import MATCHES, SELECTIVE, UNUSUAL, rare_word_scores, standouts
 
-__all__ = ["Reading", "Sentences", "matching_units", "prose_reading", "unusual_units"]
+__all__ = ["NEVER", "Reading", "Sentences", "matching_units", "offer", "prose_reading", "unusual_units"]
 
 _DETAIL = 64  # a marker's words are cut to this many characters
+NEVER = 1 << 62  # the room a unit that is never shown needs: more than any budget
 _MAX_UNIT = 600  # a sentence longer than this is cut at a blank into units of about this size
 _HEADING_RE = re.compile(r"#{1,6}[ \t]+\S")
 # A sentence ends at . ! or ? (closing quotes and brackets after it), then blanks, then what starts a
@@ -58,7 +60,6 @@ class Reading:
     lead: str = ""  # shown right under the header, whatever is kept (a page's title)
     tail: str = ""  # shown at the end (a page's links)
     how: str = ""  # how the shown text stands for its characters: "shown as its text (tags left out)"
-    _sums: _Sums | None = None
 
     def goal(self, support: int, header: int) -> int:
         """The characters this preview is worth: header, lead and tail, the valued units with a marker
@@ -68,7 +69,7 @@ class Reading:
         total = header + len(self.lead) + len(self.tail) + support
         return min(total + sum(len(texts[i]) + 2 + marker for i in set(self.value)), self.end)
 
-    def pack(self, target: int, hint: RecoveryHint, *, first: int = 0, soft: int | None = None) -> str | None:
+    def pack(self, target: int, hint: RecoveryHint, *, first: int, soft: int) -> str | None:
         """The preview in at most ``target`` characters (fill only while under ``soft``), or None when
         not even the header and the markers fit. ``first`` is the text's offset in the original."""
         n = len(self.starts)
@@ -81,16 +82,15 @@ class Reading:
         avail = target - fixed
         if avail < 2 * marker_room:
             return None
-        costs = self.sums().costs
+        costs = self.sums.costs
         limit = avail
-        fill_limit = avail if soft is None else min(avail, soft - fixed)
+        fill_limit = min(avail, soft - fixed)
         for _attempt in range(4):
             kept = bytearray(n)
-            used = marker_room
-            for tier in self.tiers:
-                used = _offer(tier, kept, costs, used, limit, marker_room, stop=False)
-            if used < fill_limit:
-                _offer(self.fill, kept, costs, used, fill_limit, marker_room, stop=True)
+            offers = [i for tier in self.tiers for i in tier]
+            _, room = offer(offers, kept, costs, limit - marker_room, marker_room, False)
+            if limit - room < fill_limit:
+                offer(self.fill, kept, costs, fill_limit - limit + room, marker_room, True)
             body, example = self._render(kept, first)
             if len(body) <= avail:
                 head = render_passages_header(
@@ -101,17 +101,16 @@ class Reading:
             fill_limit = min(fill_limit, limit)
         return None
 
+    @cached_property
     def sums(self) -> _Sums:
-        """The running sums that cost a run of units and describe it in a few steps (made once)."""
-        if self._sums is None:
-            self._sums = _Sums(self)
-        return self._sums
+        """The running sums that cost a run of units and describe it in a few steps."""
+        return _Sums(self)
 
     def _render(self, kept: bytearray, first: int) -> tuple[str, tuple[int, int] | None]:
         """The kept units, one line per block, and a marker for each run of the others (a short run is
         shown instead when all of it can be); and the first marker's (offset, length)."""
         starts, texts, blocks, source = self.starts, self.texts, self.blocks, self.source
-        sums = self.sums()
+        sums = self.sums
         n = len(starts)
         out: list[str] = []
         block = -1
@@ -149,7 +148,7 @@ class Reading:
     def describe(self, a: int, b: int) -> str:
         """What the units ``a`` to ``b - 1`` hold: their boilerplate, then how many sentences (units of
         text), and in how many paragraphs (blocks) when more than one."""
-        sums = self.sums()
+        sums = self.sums
         folds = sums.folded
         labels = dict.fromkeys(self.folds[i] for i in folds[bisect_left(folds, a) : bisect_left(folds, b)])
         sentences = (b - a) - (sums.empty[b] - sums.empty[a])
@@ -193,31 +192,51 @@ class _Sums:
                 last = blocks[i]
         self.opens = [0, *accumulate(opening)]
         prefixes = reading.prefixes
-        self.costs = [size + 1 if size else -1 for size in lengths]
+        self.costs = [size + 1 if size else NEVER for size in lengths]
         if prefixes:
             for i in self.shown:
                 self.costs[i] += len(prefixes.get(blocks[i], ""))
 
 
-def _offer(
-    offers: list[int], kept: bytearray, costs: list[int], used: int, limit: int, marker_room: int, stop: bool
-) -> int:
-    """Keep each offered unit that fits under ``limit``, counting a new marker when it splits a fold in
-    two; with ``stop``, stop at the first that does not fit. The room used after."""
+def offer(
+    offers: Iterable[int], kept: bytearray, costs: Sequence[int], room: int, marker_room: int, fill: bool
+) -> tuple[list[int], int]:
+    """Keep each offered unit (a line, a sentence) that fits in ``room`` characters, in order, counting
+    a new marker at its longest when the unit splits a fold in two; (the units refused, the room left).
+    ``costs`` are the units' characters (``NEVER`` for one never shown). With ``fill``, stop at the
+    first unit that does not fit, or once no room is left."""
+    refused: list[int] = []
     last = len(kept) - 1
-    for i in offers:
-        if kept[i] or costs[i] < 0:
-            continue
-        cost = costs[i]
-        if not ((i > 0 and kept[i - 1]) or (i < last and kept[i + 1])) and 0 < i < last:
-            cost += marker_room  # its fold splits in two
-        if used + cost > limit:
-            if stop:
+    if fill:
+        for i in offers:
+            if room <= 0:
                 break
+            if kept[i]:
+                continue
+            delta = costs[i]
+            if delta <= room and not ((i == 0 or kept[i - 1]) or (i == last or kept[i + 1])):
+                delta += marker_room  # its fold splits in two
+            if delta > room:
+                break
+            kept[i] = 1
+            room -= delta
+        return refused, room
+    refuse = refused.append
+    for i in offers:  # (most offers of a big text are refused: that path is kept short)
+        if kept[i]:
             continue
+        delta = costs[i]
+        if delta > room:
+            refuse(i)
+            continue
+        if not ((i == 0 or kept[i - 1]) or (i == last or kept[i + 1])):
+            delta += marker_room  # its fold splits in two
+            if delta > room:
+                refuse(i)
+                continue
         kept[i] = 1
-        used += cost
-    return used
+        room -= delta
+    return refused, room
 
 
 class Sentences:

@@ -16,22 +16,23 @@ from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from itertools import accumulate, chain, compress, count, islice, pairwise, repeat, zip_longest
 from operator import itemgetter, not_
 
 from mcpsqueeze.shrink._formats import (
+    COMMIT,
     COMMIT_RE,
-    GOSUM_RE,
     HEADING_RE,
     HUNK_RE,
     LANGUAGES,
-    REQUIREMENT_RE,
     SECTION_RE,
     YAML_KEY_RE,
     Format,
+    requirement,
     shape,
 )
-from mcpsqueeze.shrink._locks import packages
+from mcpsqueeze.shrink._locks import packages, yarn_head
 from mcpsqueeze.shrink._unusual import MATCHES, UNUSUAL, rare_word_scores, standouts, unusual_records
 
 __all__ = ["FOLD_LINES", "Plan", "landmark_lines", "nested", "plan_for"]
@@ -82,13 +83,10 @@ class _Text:
     def __init__(self, lines: Sequence[str], text: str | None = None) -> None:
         self.lines = lines
         self.text = "".join(lines) if text is None else text
-        self._led: str | None = None
 
-    @property
+    @cached_property
     def led(self) -> str:
-        if self._led is None:
-            self._led = "\n" + self.text
-        return self._led
+        return "\n" + self.text
 
     def scan(self, pattern: re.Pattern[str]) -> Iterator[tuple[int, re.Match[str]]]:
         """(line index, match) for each line that starts with a match of ``pattern`` (which starts
@@ -276,18 +274,16 @@ def _code(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
 
 
 # ------------------------------------------------------------------------------------ diffs and logs
-_FILE_HEADER_RE = re.compile(
-    r"^(?:diff --git |diff --cc |--- (?:a/|/dev/null)|\+\+\+ (?:b/|/dev/null)|new file mode "
-    r"|deleted file mode |rename (?:from|to) |similarity index |Binary files )"
+_FILE_HEADER = (
+    r"diff --git |diff --cc |--- (?:a/|/dev/null)|\+\+\+ (?:b/|/dev/null)|new file mode "
+    r"|deleted file mode |rename (?:from|to) |similarity index |Binary files "
 )
+_FILE_HEADER_RE = re.compile(f"^(?:{_FILE_HEADER})")
 _SUBJECT_SCAN = 8
 # The lines COMMIT_RE matches (its $ ends the line), led by \n, and a look ahead at the usual shapes
 # that follow: Author, Date, then mcp-server-git's Message line (group 1) or git's blank line and
 # indented subject (group 2). A diff's commit headers and index lines are found in one scan.
-_COMMIT_LINE = (
-    r"(?:commit [0-9a-f]{7,64}(?: \(.*\))?|Commit: [0-9a-f]{40})[ \t]*$"
-    r"(?:(?=\nAuthor:[^\n]*\nDate:[^\n]*\n(?:(Message: )|(\n)    [^\n]*?\S)))?"
-)
+_COMMIT_LINE = COMMIT + r"(?:(?=\nAuthor:[^\n]*\nDate:[^\n]*\n(?:(Message: )|(\n)    [^\n]*?\S)))?"
 _COMMIT_LINE_RE = re.compile(r"\n" + _COMMIT_LINE, re.M)
 _COMMIT_OR_INDEX_RE = re.compile(r"\n(?:" + _COMMIT_LINE + r"|index [0-9a-f]+\.\.[0-9a-f]+)", re.M)
 
@@ -325,10 +321,7 @@ def _commits(
 
 
 # Lines a diff's scan stops at: hunk headers (checked with HUNK_RE) and the file header lines.
-_DIFF_LINE_RE = re.compile(
-    r"\n(?:@@ -|diff --git |diff --cc |--- (?:a/|/dev/null)|\+\+\+ (?:b/|/dev/null)|new file mode "
-    r"|deleted file mode |rename (?:from|to) |similarity index |Binary files )"
-)
+_DIFF_LINE_RE = re.compile(f"\n(?:@@ -|{_FILE_HEADER})")
 # A hunk line's kind by its first character: 3 removed, 2 added, 0 "\ No newline", 1 anything else.
 _KINDS = bytes(3 if c == 45 else 2 if c == 43 else 0 if c == 92 else 1 for c in range(256))
 _CHANGED_RE = re.compile(rb"[\x02\x03]")
@@ -356,7 +349,7 @@ def _hunk_end(heads: bytes, a: int, old: int, new: int) -> int:
         b = min(n, b + max(old_left, new_left))
 
 
-def _diff(fmt: Format, t: _Text, ranked: Sequence[int]) -> tuple[Plan, bytearray]:
+def _diff(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
     lines = t.lines
     n = len(lines)
     kinds = bytearray(n)  # 0 other, 1 unchanged, 2 added, 3 removed
@@ -411,6 +404,16 @@ def _diff(fmt: Format, t: _Text, ranked: Sequence[int]) -> tuple[Plan, bytearray
     landmarks = sorted([*files, *hunks, *commits])
     priority = [*commits, *files, *hunks]  # the file list first when not every header fits
 
+    def describe(a: int, b: int) -> str:
+        """A fold's words, as diffstat counts them: ``+12 -20`` (lines added, removed); the rest of the
+        range is context or file headers. A fold of context only says ``unchanged``."""
+        part = kinds[a:b]
+        added, removed = part.count(2), part.count(3)
+        words = " ".join(w for w in (f"+{added}" if added else "", f"-{removed}" if removed else "") if w)
+        if not words and part.count(1) == b - a:
+            return "unchanged"
+        return words
+
     def rest() -> list[int]:
         """The fill: the other changed lines of each hunk, round-robin, then the unchanged ones."""
         changed = [[m.start() for m in _CHANGED_RE.finditer(kinds, a, b)][_HUNK_VALUE:] for a, b in spans]
@@ -428,10 +431,12 @@ def _diff(fmt: Format, t: _Text, ranked: Sequence[int]) -> tuple[Plan, bytearray
             indexes,
         ],
         fill=_Lazy(rest),
+        describe=describe,
         landmarks=landmarks,
+        detail=14,  # "+12345 -12345"
         indent=False,
     )
-    return plan, kinds
+    return _with_nested(plan, lines, diff_depth, code=True)
 
 
 class _Lazy:
@@ -471,22 +476,6 @@ def _round_robin(groups: list[list[int]]) -> list[int]:
     return out
 
 
-def _describe_diff(kinds: bytearray) -> Callable[[int, int], str]:
-    """A diff fold's words, as diffstat counts them: ``+12 -20`` (lines added, removed); the rest of
-    the range is context or file headers. A fold of context only says ``unchanged``. (The words used
-    to be ``12 added, 20 removed, 3 unchanged``: 12 more tokens a marker, on every marker of a diff.)"""
-
-    def describe(a: int, b: int) -> str:
-        part = kinds[a:b]
-        added, removed = part.count(2), part.count(3)
-        words = " ".join(w for w in (f"+{added}" if added else "", f"-{removed}" if removed else "") if w)
-        if not words and part.count(1) == b - a:
-            return "unchanged"
-        return words
-
-    return describe
-
-
 def _gitlog(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
     lines = t.lines
     landmarks, details, heads = _commits(lines, t)
@@ -518,7 +507,6 @@ def _gitlog(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
 
 # ------------------------------------------------------------------------------------ config, lock
 _NAME_RE = re.compile(r"\n[ \t]*+(?:- )?[\"']?(?:name|version)[\"']?[ \t]*[=:]")
-_NAME_LINE_RE = re.compile(r"^[ \t]*(?:- )?[\"']?(?:name|version)[\"']?[ \t]*[=:]")
 
 
 def _config(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
@@ -526,7 +514,7 @@ def _config(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
     n = len(lines)
     head = list(range(min(_SHORT_HEAD, n)))
     if fmt.name in ("requirements",):
-        every = [i for i, line in enumerate(lines) if REQUIREMENT_RE.match(line) or GOSUM_RE.match(line)]
+        every = [i for i, line in enumerate(lines) if requirement(line)]
         return Plan(fmt.label, [_front(ranked, every), _query_tier(ranked, n), head], landmarks=every)
     names = t.matching(_NAME_RE)
     if fmt.name == "toml":
@@ -534,11 +522,7 @@ def _config(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
         second = [j for s in sections for j in _first_nonblank_after(lines, s, 3)]
         deeper: list[int] = []
     elif fmt.name == "yarn":
-        sections = [
-            i
-            for i, line in enumerate(lines)
-            if line[:1].strip() and line[:1] != "#" and line.rstrip().endswith(":")
-        ]
+        sections = [i for i, line in enumerate(lines) if yarn_head(line)]
         names = [i for i, line in enumerate(lines) if line.startswith('  version "')]
         second, deeper = [], []
     else:  # yaml
@@ -886,10 +870,7 @@ def _plan_for(fmt: Format | None, t: _Text, ranked: Sequence[int]) -> Plan:
     if fmt.name == "code":
         return _code(fmt, t, ranked)
     if fmt.name == "diff":
-        plan, kinds = _diff(fmt, t, ranked)
-        plan.describe = _describe_diff(kinds)
-        plan.detail = 14  # "+12345 -12345"
-        return _with_nested(plan, lines, diff_depth, code=True)
+        return _diff(fmt, t, ranked)
     if fmt.name == "gitlog":
         return _gitlog(fmt, t, ranked)
     if fmt.name == "oneline":

@@ -20,6 +20,8 @@ import heapq
 import math
 from bisect import bisect_left
 from collections.abc import Callable
+from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import Final
 
 from mcpsqueeze.shrink._copy import (
@@ -49,6 +51,7 @@ _SEARCH_STEPS: Final = 22
 _LEAST: Final = 1e-5  # a price at which everything offered is kept whole
 _MOST: Final = 64.0  # a price at which everything that may be folded or cut is
 _TOP_UPS: Final = 512  # at most this many heap entries looked at after the search
+_HEAD: Final = 8  # the head kept by the strings the packing cuts (short heads keep the most values)
 _PIN_HEAD: Final = 480  # pinned items (``_unusual``) show their strings whole up to about this size
 
 # what the top-up may add: (a profile's next cut string) or (an array, an item, priced or folded)
@@ -61,37 +64,25 @@ _Score = tuple[float, int, int]
 _NONE: Final[_Score] = (_NEG, 0, 0)
 
 
+@dataclass(slots=True, eq=False)
 class _Profile:
     """One kept node and everything below it except array items: what it shows in any case, and
     the strings it may show whole for a price."""
 
-    __slots__ = (
-        "arrays",
-        "cost",
-        "extra",
-        "fixed",
-        "head",
-        "leafy_below",
-        "order",
-        "prefix",
-        "shown",
-        "sorted_extra",
-        "value",
-    )
-
-    def __init__(self, head: int = 0) -> None:
-        self.head = head  # the head a long string below it is cut to (longer for a pinned item)
-        self.value = 0  # verbatim leaves shown in any case
-        self.cost = 0  # characters in any case (cuttable strings at their cut size)
-        self.extra: list[int] = []  # per cuttable string, in document order: characters to show it whole
-        self.order: list[int] = []  # indexes of ``extra``, cheapest first
-        self.sorted_extra: list[int] = []
-        self.fixed = False  # nothing inside to choose: the same at every price
-        self.prefix: list[int] = [0]  # cumulative ``extra`` in ``order``
-        self.arrays: list[_Array] = []
-        self.shown = 0  # in the current choice: how many cuttable strings are shown whole
-        # below this price every array inside is a short array of leaves kept whole (``_Array.seal``)
-        self.leafy_below = 0.0
+    head: int = 0  # the head a long string below it is cut to (longer for a pinned item)
+    value: int = 0  # verbatim leaves shown in any case
+    cost: int = 0  # characters in any case (cuttable strings at their cut size)
+    extra: list[int] = field(
+        default_factory=list
+    )  # per cuttable string, in document order: characters to show it whole
+    order: list[int] = field(default_factory=list)  # indexes of ``extra``, cheapest first
+    sorted_extra: list[int] = field(default_factory=list)
+    fixed: bool = False  # nothing inside to choose: the same at every price
+    prefix: list[int] = field(default_factory=lambda: [0])  # cumulative ``extra`` in ``order``
+    arrays: list[_Array] = field(default_factory=list)
+    shown: int = 0  # in the current choice: how many cuttable strings are shown whole
+    # below this price every array inside is a short array of leaves kept whole (``_Array.seal``)
+    leafy_below: float = 0.0
 
     def seal(self) -> None:
         if self.arrays:
@@ -104,13 +95,9 @@ class _Profile:
                 self.sorted_extra = extra
                 self.prefix.append(extra[0])
             return
-        self.order = sorted(range(len(self.extra)), key=self.extra.__getitem__)
-        self.sorted_extra = [self.extra[i] for i in self.order]
-        self.fixed = not self.arrays and not self.extra
-        total = 0
-        for i in self.order:
-            total += self.extra[i]
-            self.prefix.append(total)
+        self.order = sorted(range(len(extra)), key=extra.__getitem__)
+        self.sorted_extra = [extra[i] for i in self.order]
+        self.prefix = [0, *accumulate(self.sorted_extra)]
 
     def whole_at(self, p: float) -> int:
         """How many cuttable strings are shown whole at price ``p`` (those whose extra characters
@@ -139,47 +126,36 @@ def _leaf(cost: int, head: int) -> _Profile:
     return profile
 
 
+@dataclass(slots=True, eq=False)
 class _Array:
     """One array within a kept profile: the items it offers and which it keeps."""
 
-    __slots__ = (
-        "bonus",
-        "cover",
-        "ends",
-        "gap",
-        "items",
-        "kept",
-        "must",
-        "n",
-        "pins",
-        "positions",
-        "seq",
-        "whole_below",
-        "whole_score",
-    )
+    n: int
+    positions: list[int] = field(default_factory=list)  # offered items, ascending
+    items: dict[int, _Profile] = field(default_factory=dict)
+    cover: set[int] = field(default_factory=set)  # items that show field names needed nowhere else
+    ends: set[int] = field(default_factory=set)  # first and last of an array near the top
+    # items the call's words match or that stand out (``_unusual``), best first: kept, strings whole
+    pins: list[int] = field(default_factory=list)
+    must: set[int] = field(
+        default_factory=set
+    )  # the items that cannot be folded (relaxed when they do not fit)
+    bonus: dict[int, float] = field(default_factory=dict)
+    # the longest gap marker the array can have, and its comma: the price search may then
+    # overestimate a copy by a few characters, never underestimate it
+    gap: int = field(init=False)
+    kept: list[int] = field(default_factory=list)  # the final choice
+    # An array of leaves offered whole (short arrays: tags, names, numbers) keeps every item
+    # below the price at which its cheapest-to-drop item stops paying its way: below
+    # ``whole_below``, its choice is ``whole_score`` (objective at price 0, characters, values).
+    whole_below: float = 0.0
+    whole_score: _Score = _NONE
+    # per offered position: (index, item, bonus, a gap before it, and for an item without arrays
+    # inside what the DP reads of it, ``_Plain``): what the DP walks
+    seq: list[tuple[int, _Profile, float, bool, _Plain | None]] = field(default_factory=list)
 
-    def __init__(self, n: int) -> None:
-        self.n = n
-        self.positions: list[int] = []  # offered items, ascending
-        self.items: dict[int, _Profile] = {}
-        self.cover: set[int] = set()  # items that show field names needed nowhere else
-        self.ends: set[int] = set()  # first and last of an array near the top
-        # items the call's words match or that stand out (``_unusual``), best first: kept, strings whole
-        self.pins: list[int] = []
-        self.must: set[int] = set()  # the items that cannot be folded (relaxed when they do not fit)
-        self.bonus: dict[int, float] = {}
-        # the longest gap marker the array can have, and its comma: the price search may then
-        # overestimate a copy by a few characters, never underestimate it
-        self.gap = gap_size(max(n - 2, 0), n - 1) + 1
-        self.kept: list[int] = []  # the final choice
-        # An array of leaves offered whole (short arrays: tags, names, numbers) keeps every item
-        # below the price at which its cheapest-to-drop item stops paying its way: below
-        # ``whole_below``, its choice is ``whole_score`` (objective at price 0, characters, values).
-        self.whole_below = 0.0
-        self.whole_score: _Score = _NONE
-        # per offered position: (index, item, bonus, a gap before it, and for an item without arrays
-        # inside what the DP reads of it, ``_Plain``): what the DP walks
-        self.seq: list[tuple[int, _Profile, float, bool, _Plain | None]] = []
+    def __post_init__(self) -> None:
+        self.gap = gap_size(max(self.n - 2, 0), self.n - 1) + 1
 
     def seal(self) -> None:
         """Work out ``seq`` and ``whole_below`` once the items are compiled."""
@@ -217,10 +193,9 @@ class _Array:
 class Priced:
     """One document compiled for pricing (within each array's horizon), and its packing."""
 
-    def __init__(self, root: object, target: int, head: int, plans: Plans) -> None:
+    def __init__(self, root: object, target: int, plans: Plans) -> None:
         self.root = root
         self.target = target
-        self.head = head
         # Only while compiling: held after, it would tie a reference cycle (``plans.priced`` is this),
         # and the packing's thousands of objects would wait for the garbage collector instead of going
         # when the document's shrink is done.
@@ -241,7 +216,7 @@ class Priced:
         self._terms = plans.terms
         self._pins = plans.pins
         needed = plans.names(root) - self._own_names(root)
-        self.top = self._compile(root, 0, needed or None)
+        self.top = self._compile(root, 0, needed or None, _HEAD)
         self._plans = None
 
     def reset(self, target: int) -> None:
@@ -250,10 +225,8 @@ class Priced:
 
     # -- compiling: the document within each array's horizon, as profiles and arrays ------------------
 
-    def _compile(
-        self, node: object, depth: int, needed: set[str] | None, head: int | None = None
-    ) -> _Profile:
-        profile = _Profile(self.head if head is None else head)
+    def _compile(self, node: object, depth: int, needed: set[str] | None, head: int) -> _Profile:
+        profile = _Profile(head)
         self._walk(node, depth, profile, needed)
         profile.seal()
         return profile
@@ -376,78 +349,12 @@ class Priced:
             if kind is not str and kind is not dict and kind is not list:
                 arr.items[i] = _leaf(leaf_size(child), own)
                 continue
-            if kind is dict and depth + 1 < MAX_DEPTH and child:
-                flat = self._flat(child, own)  # type: ignore[arg-type]
-                if flat is not None:
-                    arr.items[i] = flat
-                    continue
             need = musts.get(i)
             if need:
                 need = need - self._own_names(node[i])
             arr.items[i] = self._compile(node[i], depth + 1, need or None, own)
         arr.seal()
         return arr
-
-    def _flat(self, mapping: dict[str, object], head: int) -> _Profile | None:
-        """The sealed profile of an object of leaves only (a record), as ``_compile`` makes it, but in
-        one loop without ``_walk`` or ``seal``: arrays of records are what most big results hold.
-        None when a member is an object or an array."""
-        cost = 1 + len(mapping)
-        value = 0
-        extra: list[int] = []
-        sizes = self._key_sizes
-        whole = head + STRING_SLACK
-        for key, child in mapping.items():
-            size = sizes.get(key)
-            if size is None:
-                size = sizes[key] = str_size(key) + 1
-            cost += size
-            kind = type(child)
-            if kind is str:
-                text: str = child  # type: ignore[assignment]
-                if len(text) <= whole:
-                    if text.isprintable():
-                        cost += len(text) + 2 + text.count('"') + text.count("\\")
-                    else:
-                        cost += str_size(text)
-                    value += 1
-                else:
-                    short = cut_size(text, head)
-                    cost += short
-                    extra.append(str_size(text) - short)
-            elif kind is int:
-                cost += len(str(child))
-                value += 1
-            elif kind is float:
-                cost += len(repr(child))  # (``leaf_size``)
-                value += 1
-            elif kind is dict or kind is list:
-                return None  # (the key sizes learnt so far stay right)
-            else:
-                cost += leaf_size(child)
-                value += 1
-        if len(extra) > 1:
-            profile = _Profile(head)
-            profile.value, profile.cost, profile.extra = value, cost, extra
-            profile.seal()
-            return profile
-        profile = _Profile.__new__(_Profile)  # (what ``seal`` makes of a profile without arrays)
-        profile.head = head
-        profile.value = value
-        profile.cost = cost
-        if extra:
-            profile.extra = profile.sorted_extra = extra
-            profile.order = [0]
-            profile.prefix = [0, extra[0]]
-            profile.fixed = False
-        else:
-            profile.extra = profile.order = profile.sorted_extra = _NO_EXTRA
-            profile.prefix = _PREFIX
-            profile.fixed = True
-        profile.arrays = _NO_ARRAYS
-        profile.shown = 0
-        profile.leafy_below = 0.0
-        return profile
 
     def _own_names(self, node: object) -> set[str]:
         """Field names of ``node`` shown even when every array inside it is folded."""
@@ -464,7 +371,7 @@ class Priced:
         """About the size of ``node`` with long strings cut (lists judged by their first items,
         nesting by its first levels)."""
         if isinstance(node, str):
-            return min(str_size(node), self.head + STRING_SLACK + 10)
+            return min(str_size(node), _HEAD + STRING_SLACK + 10)
         if depth >= _ROUGH_DEPTH and isinstance(node, dict | list):
             return 16
         if isinstance(node, dict):
@@ -841,7 +748,7 @@ class Priced:
     def render(self) -> Condensed:
         """The chosen copy. It walks the document as ``_walk`` did, so each array and each cuttable
         string meets its own entry in its profile (in document order, not by ``id()``)."""
-        out = Condensed(None)
+        out = Condensed(None, strategy="priced")
         out.value = self._build(self.root, 0, self._at(self.top), out)
         out.size = self._size(self.top)  # exact: the tests hold it against the rendered copy
         return out
@@ -917,16 +824,14 @@ class Priced:
         return _At(profile, set(profile.order[: profile.shown]))
 
 
+@dataclass(slots=True)
 class _At:
     """Where ``render`` is in one profile: its next array and next cuttable string."""
 
-    __slots__ = ("arrays", "profile", "strings", "whole")
-
-    def __init__(self, profile: _Profile, whole: set[int]) -> None:
-        self.profile = profile
-        self.whole = whole  # indexes of the cuttable strings shown whole
-        self.arrays = 0
-        self.strings = 0
+    profile: _Profile
+    whole: set[int]  # indexes of the cuttable strings shown whole
+    arrays: int = 0
+    strings: int = 0
 
 
 def _cover(node: list[object], order: list[int], needed: set[str]) -> list[tuple[int, set[str]]]:
@@ -955,19 +860,14 @@ def _cover(node: list[object], order: list[int], needed: set[str]) -> list[tuple
     return chosen
 
 
-def priced(root: object, target: int, head: int, plans: Plans) -> Condensed | None:
-    """The priced copy of ``root`` within ``target`` characters, cut strings keeping ``head``
-    characters; None when the items that must stay do not fit."""
+def priced(root: object, target: int, plans: Plans) -> Condensed | None:
+    """The priced copy of ``root`` within ``target`` characters; None when the items that must stay
+    do not fit, or ``root`` is no container."""
     if type(root) is not dict and type(root) is not list:
         return None
     packing = plans.priced
-    if (
-        packing is None
-        or packing.root is not root
-        or packing.head != head
-        or target > packing.target * 5 // 4
-    ):
-        packing = plans.priced = Priced(root, target, head, plans)
+    if not isinstance(packing, Priced) or packing.root is not root or target > packing.target * 5 // 4:
+        packing = plans.priced = Priced(root, target, plans)
     else:
         packing.reset(target)  # a retry at about the same target: the horizons still hold
     return packing.run()

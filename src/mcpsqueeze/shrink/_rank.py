@@ -95,47 +95,17 @@ def rank_lines(
     most = int(share * n)
     found = _matches(text, terms, dense=True)
     if isinstance(found, _Dense):
-        return _rank_dense(lines, text, found.keys, limit, most)
-    tf: dict[int, dict[str, int]] = {}
-    for index, term in found:
-        counts = tf.setdefault(index, {})
-        counts[term] = counts.get(term, 0) + 1
-    df: dict[str, int] = {}
-    for counts in tf.values():
-        for term in counts:
-            df[term] = df.get(term, 0) + 1
-    common = {term for term, d in df.items() if d > most}
-    if common:
-        tf = {
-            i: kept
-            for i, counts in tf.items()
-            if (kept := {t: c for t, c in counts.items() if t not in common})
-        }
-        df = {term: d for term, d in df.items() if term not in common}
-    if not tf:
-        return []
-    average = max(1.0, len(text) / n)
-    idf = {term: math.log(1 + (n - d + 0.5) / (d + 0.5)) for term, d in df.items()}
-    scores: list[tuple[float, int]] = []
-    for index, counts in tf.items():
-        scores.append((-_bm25(idf, counts.items(), len(lines[index]), average), index))
-    scores.sort()
-    return [index for _, index in scores[:limit]]
-
-
-def _bm25(
-    idf: Mapping[AnyStr, float], counts: Iterable[tuple[AnyStr, int]], length: int, average: float
-) -> float:
-    """One line's score: ``counts`` are its terms' occurrences, in the order they first occur in it."""
-    norm = _K1 * (1 - _B + _B * length / average)
-    return sum(idf[t] * c * (_K1 + 1) / (c + norm) for t, c in counts)
-
-
-def _rank_dense(lines: Sequence[str], text: str, keys: list[bytes], limit: int, most: int) -> list[int]:
-    """``rank_lines`` from each line's matches (``_Dense``): a line's score depends only on its length
-    and its matches in order, so lines alike in both (every path of a listing under the searched
-    directory) are scored once, and the document frequencies are counted once per such kind of line.
-    Terms on more than ``most`` lines are left out."""
+        keys = found.keys
+    else:  # (few matches: each line's key made from its own)
+        on: dict[int, list[str]] = {}
+        for index, word in found:
+            on.setdefault(index, []).append(word)
+        keys = [b""] * n
+        for index, words in on.items():
+            keys[index] = " ".join(words).encode("utf-8", "surrogatepass")
+    # A line's score depends only on its length and its matches in order, so lines alike in both (every
+    # path of a listing under the searched directory) are scored once, and the document frequencies are
+    # counted once per such kind of line.
     matched = list(compress(range(len(keys)), keys))
     if not matched:
         return []
@@ -150,7 +120,6 @@ def _rank_dense(lines: Sequence[str], text: str, keys: list[bytes], limit: int, 
         matched = list(compress(range(len(keys)), keys))
         if not matched:
             return []
-    n = len(lines)
     average = max(1.0, len(text) / n)
     idf = {term: math.log(1 + (n - d + 0.5) / (d + 0.5)) for term, d in df.items()}
     kinds = list(zip(map(keys.__getitem__, matched), map(len, map(lines.__getitem__, matched)), strict=True))
@@ -160,7 +129,8 @@ def _rank_dense(lines: Sequence[str], text: str, keys: list[bytes], limit: int, 
         counts: dict[bytes, int] = {}
         for term in key.split():
             counts[term] = counts.get(term, 0) + 1
-        known[kind] = -_bm25(idf, counts.items(), length, average)
+        norm = _K1 * (1 - _B + _B * length / average)
+        known[kind] = -sum(idf[t] * c * (_K1 + 1) / (c + norm) for t, c in counts.items())
     scores = list(zip(map(known.__getitem__, kinds), matched, strict=True))
     scores.sort()
     return [index for _, index in scores[:limit]]
@@ -185,8 +155,8 @@ _ODD_CASES = {"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"}
 def _matches(text: str, terms: Sequence[str], dense: bool = False) -> list[tuple[int, str]] | _Dense:
     """(line index, the match lower-cased) of each match of ``terms`` in ``text``: what ``finditer``
     of their case-insensitive alternation, longest first, finds. For ASCII terms that is found with
-    ``find`` (the alternation tries every position of the text in Python's regex engine: 35 ms per
-    MB): in the text's UTF-8 with ASCII letters lower-cased (no other character's bytes can match an
+    ``find`` (the alternation tries every position of the text in Python's regex engine, slowly):
+    in the text's UTF-8 with ASCII letters lower-cased (no other character's bytes can match an
     ASCII term), or, when the text has one of the odd cases, in the text with every character folded
     to what such a pattern matches it with.
 

@@ -27,7 +27,7 @@ import math
 import re
 from bisect import bisect_left, bisect_right
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from itertools import accumulate, chain, compress, count, repeat, zip_longest
 from operator import itemgetter, methodcaller, not_
 
@@ -68,16 +68,8 @@ _PROSE_CHARS = 48  # ... nor one whose values are shorter than this on average
 MAX_ITEMS = 1000  # ... and an array's items after these are not compared (a preview shows few of them)
 
 
-class _Missing:
-    """The value of a field a record has not got (``MISSING``)."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "MISSING"
-
-
-MISSING = _Missing()
+MISSING = object()  # the value of a field a record has not got
+_MISSING = type(MISSING)
 _NUMBERS = frozenset((int, float))
 _NESTED = frozenset((dict, list))
 
@@ -306,10 +298,10 @@ def _as_numbers(column: Sequence[object], types: set[type]) -> list[float] | Non
     JSON numbers, or of strings that all read as finite numbers, empty ones left out)."""
     if types <= _NUMBERS:
         numbers = list(map(float, column))  # type: ignore[arg-type]
-    elif types <= _NUMBERS | {_Missing, type(None)}:
+    elif types <= _NUMBERS | {_MISSING, type(None)}:
         numbers = [float(v) for v in column if type(v) in _NUMBERS]  # type: ignore[arg-type]
-    elif types <= {str, _Missing}:
-        present = column if _Missing not in types else [v for v in column if v is not MISSING]
+    elif types <= {str, _MISSING}:
+        present = column if _MISSING not in types else [v for v in column if v is not MISSING]
         try:
             numbers = list(map(float, filter(None, present)))  # type: ignore[arg-type]
         except ValueError:
@@ -391,7 +383,11 @@ def unusual_items(items: Sequence[object], terms: Sequence[str] = ()) -> list[in
             items if kinds[dict] == n else [item if isinstance(item, dict) else {} for item in items]  # type: ignore[assignment]
         )
         names: Counter[str] = Counter(chain.from_iterable(records))
-        columns = [list(map(_field(name, count == n), records)) for name, count in names.items()]
+        # each field read in C: by ``itemgetter`` when every record has it, else by ``get`` (``MISSING``)
+        columns = [
+            list(map(itemgetter(name) if count == n else methodcaller("get", name, MISSING), records))
+            for name, count in names.items()
+        ]
         found = standouts(unusual_records(columns, n, list(names.values())), UNUSUAL)
         if terms:
             texts = [" ".join(v for v in row if type(v) is str) for row in zip(*columns, strict=True)]
@@ -400,12 +396,6 @@ def unusual_items(items: Sequence[object], terms: Sequence[str] = ()) -> list[in
         texts = [item if isinstance(item, str) else "" for item in items]
         found = _alternate(_matching(texts, terms), standouts(rare_word_scores(texts), UNUSUAL))
     return found
-
-
-def _field(name: str, everywhere: bool) -> Callable[[dict[str, object]], object]:
-    """What reads one field of a record, in C: by ``itemgetter`` when every record has it, else by
-    ``get`` (``MISSING`` where a record has not got it)."""
-    return itemgetter(name) if everywhere else methodcaller("get", name, MISSING)
 
 
 def _alternate(first: list[int], second: list[int]) -> list[int]:
