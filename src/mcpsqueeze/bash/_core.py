@@ -216,16 +216,16 @@ def plan(
     tool = server.tool(typed)
     if tool is None:
         return _unknown_tool(server, typed, prefix)
-    prog = f"{prefix}{server.name} {tool.command}"
-    try:
-        parsed = parse_call(argv[2:], tool.flags, prog=prog, read_stdin=read_stdin)
-    except UsageError as exc:
-        return _usage(f"{prog}: {exc}")
-    if parsed.help:
+    if "--help" in argv[2:] or "-h" in argv[2:]:
         from ._help import render_tool_help
 
         return Printout(stdout=render_tool_help(server.name, tool, prefix))
-    return CallPlan(real, tool.name, parsed.arguments, full=parsed.full, raw=parsed.raw, prog=prog)
+    prog = f"{prefix}{server.name} {tool.command}"
+    try:
+        arguments, full, raw = parse_call(argv[2:], tool.flags, prog=prog, read_stdin=read_stdin)
+    except UsageError as exc:
+        return _usage(f"{prog}: {exc}")
+    return CallPlan(real, tool.name, arguments, full=full, raw=raw, prog=prog)
 
 
 def _shell_word_alias(listing: Catalog, typed: str) -> tuple[ServerInfo | None, str]:

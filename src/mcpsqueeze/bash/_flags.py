@@ -18,7 +18,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-__all__ = ["BOUNDS", "CONTROL_FLAGS", "Flag", "ParsedCall", "did_you_mean", "parse_call", "tool_flags"]
+__all__ = ["BOUNDS", "CONTROL_FLAGS", "Flag", "did_you_mean", "parse_call", "tool_flags"]
 
 #: Flags the shim keeps for itself; a property with one of these names becomes ``--arg-NAME``.
 CONTROL_FLAGS = frozenset({"json", "full", "raw", "help"})
@@ -197,23 +197,6 @@ def tool_flags(input_schema: object) -> list[Flag]:
 
 
 # -------------------------------------------------------------------------------------------- parsing
-class ParsedCall:
-    """What argv asked for: the tool arguments and the shim's own switches."""
-
-    __slots__ = ("arguments", "full", "help", "raw")
-
-    def __init__(
-        self, arguments: dict[str, object], *, full: bool = False, raw: bool = False, help: bool = False
-    ) -> None:
-        self.arguments = arguments
-        self.full = full
-        self.raw = raw
-        self.help = help
-
-    def __repr__(self) -> str:
-        return f"ParsedCall({self.arguments!r}, full={self.full}, raw={self.raw}, help={self.help})"
-
-
 def _see(prog: str) -> str:
     return f"see `{prog} --help`"
 
@@ -368,10 +351,9 @@ def parse_call(
     *,
     prog: str,
     read_stdin: Callable[[], str] | None = None,
-) -> ParsedCall:
-    """The words after ``SERVER TOOL`` as tool arguments (UsageError on anything off; ``prog`` as typed)."""
-    if "--help" in argv or "-h" in argv:
-        return ParsedCall({}, help=True)
+) -> tuple[dict[str, object], bool, bool]:
+    """The words after ``SERVER TOOL`` as (the tool arguments, ``--full``, ``--raw``); UsageError on anything
+    off (``prog`` as typed). ``-h``/``--help`` anywhere asks for help: the caller checks for it first."""
     by_name = {f.name: f for f in flags}
     values: dict[str, object] = {}
     json_input: dict[str, object] | None = None
@@ -463,7 +445,7 @@ def parse_call(
     if missing:
         listed = ", ".join(f"--{f.name} ({_describe(f)})" for f in missing)
         raise UsageError(f"missing required {listed}; {_see(prog)}")
-    return ParsedCall(arguments, full=full, raw=raw)
+    return arguments, full, raw
 
 
 def _store(values: dict[str, object], flag: Flag, value: object, prog: str) -> None:
