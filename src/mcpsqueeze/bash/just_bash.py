@@ -228,14 +228,8 @@ async def _open_bash(
         raise UsageError(
             "open_bash builds fs and custom_commands itself; use install_into for your own shell."
         )
-    directory, commands = await _commands(session, recovery_dir, timeout)
-    bash = AsyncBash(
-        fs=MountableFs(base=InMemoryFs(), mounts=[recovery_mount(directory)]),
-        custom_commands=commands,
-        cwd=cwd,
-        **bash_options,
-    )
-    _guard_writes(bash)
+    bash = AsyncBash(cwd=cwd, **bash_options)  # an in-memory file system under /recovery, our commands
+    await install_into(bash, session, recovery_dir, timeout=timeout)
     await bash.__aenter__()
     return bash
 
