@@ -460,23 +460,14 @@ def command(
     return call_answer(action, status, body, directory, paths)
 
 
-def _fetch(response_id: str) -> Generator[Ask, Answer, object]:
-    """The session's copy of an original (None when no session answers with one): it knows the caller
-    and counts the recovery."""
+def _get(path: str, timeout: float | None) -> Generator[Ask, Answer, object]:
+    """The body of the session's 200 answer to ``GET path``; None for any other answer, or when no session
+    answers (the recovery files are still there to read)."""
     try:
-        status, body = yield ("GET", f"/v1/original/{response_id}", None, None)
+        status, body = yield ("GET", path, None, timeout)
     except MCPSqueezeError:
-        return None  # no session: the files are still there to read
+        return None
     return body if status == 200 else None
-
-
-def _session_recovery_dir(default_dir: str) -> Generator[Ask, Answer, str]:
-    try:
-        status, body = yield ("GET", "/v1/servers", None, 10.0)
-    except MCPSqueezeError:
-        return default_dir  # no session: the files are still there to read
-    found = body.get("recovery_dir") if status == 200 and isinstance(body, dict) else None
-    return found if isinstance(found, str) else default_dir
 
 
 def _in_view(ref: str, shown: str, cwd: str) -> str | None:
@@ -546,13 +537,16 @@ def _recover(
     except UsageError as exc:  # bounds first: nothing is read for a refused request
         return _usage(f"{prog}: {_rewrite(str(exc), paths)}")
     for ref in refs:
-        fetched = (yield from _fetch(ref)) if is_response_id(ref) else None
+        # the session's copy first: it knows the caller and counts the recovery
+        fetched = (yield from _get(f"/v1/original/{ref}", None)) if is_response_id(ref) else None
         if isinstance(fetched, dict):
             originals.append(fetched)
             raws.append(json.dumps(fetched, ensure_ascii=False, separators=(",", ":")))
             continue
         if recovery_dir is None:
-            recovery_dir = yield from _session_recovery_dir(default_dir)
+            listed = yield from _get("/v1/servers", 10.0)
+            found = listed.get("recovery_dir") if isinstance(listed, dict) else None
+            recovery_dir = found if isinstance(found, str) else default_dir
         read = _read_original(recovery_dir, ref, prog, paths)
         if isinstance(read, Printout):
             return read
