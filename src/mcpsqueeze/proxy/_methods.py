@@ -167,7 +167,14 @@ class Methods:
         tool, arguments = str(params.get("name")), params.get("arguments")
         full = meta.get(FULL_META_KEY) is True
         if full:
-            entry = _entry_of(ask, tool)
+
+            async def entry() -> dict[str, Any] | None:  # its tools/list entry, listed only when asked
+                try:
+                    listed = await list_tools(ask)
+                except BackendError:
+                    return None
+                return next((t for t in listed if t["name"] == tool), None)
+
             shown = await session.full_outcome(None, tool, arguments, entry=entry, client=client)
             if shown is not None:  # the stored original, or the error for a tool with side effects
                 return _reply(message, shown[0])
@@ -196,16 +203,3 @@ class Methods:
         tool = str(params_of(request).get("name") or "tools/call")
         presented, _ = await session.present_outcome(None, tool, {}, result, client=client)
         return {**answer, "result": presented}
-
-
-def _entry_of(ask: Ask, tool: str) -> Callable[[], Awaitable[dict[str, Any] | None]]:
-    """How `full` learns the tool's tools/list entry (its annotations): listed afresh, only when asked."""
-
-    async def entry() -> dict[str, Any] | None:
-        try:
-            listed = await list_tools(ask)
-        except BackendError:
-            return None
-        return next((t for t in listed if t["name"] == tool), None)
-
-    return entry
