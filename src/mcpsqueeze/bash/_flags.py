@@ -25,7 +25,7 @@ CONTROL_FLAGS = frozenset({"json", "full", "raw", "help"})
 
 _TRUE = frozenset({"true", "yes", "on", "1"})
 _FALSE = frozenset({"false", "no", "off", "0"})
-_SCALAR_KINDS = ("string", "integer", "number", "boolean")
+_KINDS = ("string", "integer", "number", "boolean", "array", "object")  # else "any": JSON or text
 _MAX_REF_DEPTH = 32
 _MISSING = object()
 _INF = float("inf")
@@ -41,10 +41,8 @@ class Flag:
     """One property of the input schema, as a flag."""
 
     __slots__ = (
-        "default",
         "description",
         "enum",
-        "has_default",
         "item",
         "kind",
         "name",
@@ -52,7 +50,6 @@ class Flag:
         "prop",
         "required",
         "schema",
-        "type_label",
     )
 
     def __init__(self, name: str, prop: str, schema: dict[str, object], required: bool) -> None:
@@ -60,14 +57,12 @@ class Flag:
         self.prop = prop
         self.schema = schema
         self.required = required
-        self.kind, self.nullable, self.type_label = _kind_of(schema)
+        self.kind, self.nullable = _kind_of(schema)
         self.enum: list[object] | None = _enum_of(schema)
         self.item: Flag | None = None
         if self.kind == "array":
             items = schema.get("items")
             self.item = Flag(name, prop, items if isinstance(items, dict) else {}, False)
-        self.has_default = "default" in schema
-        self.default = schema.get("default")
         description = schema.get("description")
         self.description = description.strip() if isinstance(description, str) else ""
 
@@ -80,7 +75,9 @@ class Flag:
         target = self.item if self.item is not None else self
         if target.enum is not None:
             return "|".join(_enum_text(v) for v in target.enum)
-        return target.type_label
+        if target.kind == "boolean":
+            return ""
+        return {"object": "JSON-OBJECT", "any": "JSON"}.get(target.kind, target.kind.upper())
 
 
 def _enum_text(value: object) -> str:
@@ -96,8 +93,8 @@ def _enum_of(schema: dict[str, object]) -> list[object] | None:
     return None
 
 
-def _kind_of(schema: dict[str, object]) -> tuple[str, bool, str]:
-    """(kind, nullable, label) of a resolved schema; unknown shapes are ``any`` (JSON or text)."""
+def _kind_of(schema: dict[str, object]) -> tuple[str, bool]:
+    """(kind, nullable) of a resolved schema; unknown shapes are ``any`` (JSON or text)."""
     nullable = bool(schema.get("nullable"))
     declared = schema.get("type")
     types = [declared] if isinstance(declared, str) else list(declared) if isinstance(declared, list) else []
@@ -114,16 +111,9 @@ def _kind_of(schema: dict[str, object]) -> tuple[str, bool, str]:
             types = ["object"]
         elif "items" in schema:
             types = ["array"]
-    if len(types) != 1 or not isinstance(types[0], str):
-        return "any", nullable, "JSON"
-    kind = types[0]
-    if kind in _SCALAR_KINDS:
-        return kind, nullable, "" if kind == "boolean" else kind.upper()
-    if kind == "array":
-        return "array", nullable, "ARRAY"
-    if kind == "object":
-        return "object", nullable, "JSON-OBJECT"
-    return "any", nullable, "JSON"
+    if len(types) != 1 or types[0] not in _KINDS:
+        return "any", nullable
+    return types[0], nullable
 
 
 # ----------------------------------------------------------------------------------------- the schema

@@ -168,8 +168,8 @@ def _flag_notes(flag: Flag) -> list[str]:
     for key, word in BOUNDS:
         if isinstance(flag.schema.get(key), (int, float)):
             notes.append(f"{word} {flag.schema[key]}")
-    if flag.has_default:
-        notes.append(f"default: {_value_text(flag.default)}")
+    if "default" in flag.schema:
+        notes.append(f"default: {_value_text(flag.schema['default'])}")
     return notes
 
 
