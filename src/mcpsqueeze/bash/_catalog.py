@@ -75,10 +75,8 @@ class Catalog:
         self.recovery_dir = recovery_dir
 
     @classmethod
-    def from_json(cls, body: object) -> Catalog:
+    def from_json(cls, body: dict[str, object]) -> Catalog:
         """Build from the decoded ``/v1/servers`` body; odd entries are skipped, never fatal."""
-        if not isinstance(body, dict):
-            return cls([])
         servers: list[ServerInfo] = []
         raw_servers = body.get("servers")
         for raw in raw_servers if isinstance(raw_servers, list) else []:

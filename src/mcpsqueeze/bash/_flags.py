@@ -347,7 +347,7 @@ def parse_call(
     by_name = {f.name: f for f in flags}
     values: dict[str, object] = {}
     json_input: dict[str, object] | None = None
-    full = raw = False
+    switches: set[str] = set()  # --full, --raw
     i = 0
 
     def is_flag_word(word: str) -> bool:
@@ -391,10 +391,7 @@ def parse_call(
         elif head in ("full", "raw"):
             if inline is not None:
                 raise UsageError(f"--{head} takes no value; {_see(prog)}")
-            if head == "full":
-                full = True
-            else:
-                raw = True
+            switches.add(head)
         elif head in by_name:
             flag = by_name[head]
             if flag.kind == "boolean" and flag.enum is None:
@@ -435,7 +432,7 @@ def parse_call(
     if missing:
         listed = ", ".join(f"--{f.name} ({_describe(f)})" for f in missing)
         raise UsageError(f"missing required {listed}; {_see(prog)}")
-    return arguments, full, raw
+    return arguments, "full" in switches, "raw" in switches
 
 
 def _store(values: dict[str, object], flag: Flag, value: object, prog: str) -> None:
