@@ -13,8 +13,6 @@ __all__ = ["Catalog", "ServerInfo", "ToolInfo"]
 class ToolInfo:
     """One backend tool: its original name, command name, description and input schema."""
 
-    __slots__ = ("_flags", "command", "description", "input_schema", "name", "title")
-
     def __init__(self, name: str, command: str, description: str, title: str, input_schema: object) -> None:
         self.name = name
         self.command = command
@@ -32,8 +30,6 @@ class ToolInfo:
 
 class ServerInfo:
     """One backend server of the session, up or down, with its tools sorted by command name."""
-
-    __slots__ = ("error", "name", "status", "tools")
 
     def __init__(self, name: str, status: str, error: str | None, tools: list[dict[str, object]]) -> None:
         self.name = name
@@ -67,8 +63,6 @@ class ServerInfo:
 
 class Catalog:
     """Everything the session serves: servers with tools, and where the recovery files are."""
-
-    __slots__ = ("recovery_dir", "servers")
 
     def __init__(self, servers: list[ServerInfo], recovery_dir: str | None = None) -> None:
         self.servers = servers

@@ -62,8 +62,6 @@ _RECOVER_USAGE = (
 class Printout:
     """What to print and how to exit."""
 
-    __slots__ = ("code", "stderr", "stdout")
-
     def __init__(self, stdout: str = "", stderr: str = "", code: int = EXIT_OK) -> None:
         self.stdout = stdout
         self.stderr = stderr
@@ -75,8 +73,6 @@ class Printout:
 
 class CallPlan:
     """A tool call to send to the session (``POST /v1/call``)."""
-
-    __slots__ = ("arguments", "full", "prog", "raw", "server", "tool")
 
     def __init__(
         self, server: str, tool: str, arguments: dict[str, object], *, full: bool, raw: bool, prog: str
@@ -96,8 +92,6 @@ class RecoverPlan:
     """``recover ID|PATH... [--pointer P]... [--lines A-B,C-D] [--query EXPR] [--grep RE | --search WORDS]
     [--raw]``: what to read, the recover tool's other arguments as given (the request checks them), and
     ``--raw``."""
-
-    __slots__ = ("arguments", "raw", "refs")
 
     def __init__(
         self, refs: tuple[str, ...], arguments: dict[str, object] | None = None, raw: bool = False

@@ -40,18 +40,6 @@ def _is_int(text: str) -> bool:
 class Flag:
     """One property of the input schema, as a flag."""
 
-    __slots__ = (
-        "description",
-        "enum",
-        "item",
-        "kind",
-        "name",
-        "nullable",
-        "prop",
-        "required",
-        "schema",
-    )
-
     def __init__(self, name: str, prop: str, schema: dict[str, object], required: bool) -> None:
         self.name = name
         self.prop = prop
