@@ -88,19 +88,6 @@ class CallPlan:
         return {"server": self.server, "tool": self.tool, "arguments": self.arguments, "full": self.full}
 
 
-class RecoverPlan:
-    """``recover ID|PATH... [--pointer P]... [--lines A-B,C-D] [--query EXPR] [--grep RE | --search WORDS]
-    [--raw]``: what to read, the recover tool's other arguments as given (the request checks them), and
-    ``--raw``."""
-
-    def __init__(
-        self, refs: tuple[str, ...], arguments: dict[str, object] | None = None, raw: bool = False
-    ) -> None:
-        self.refs = refs
-        self.arguments = arguments or {}
-        self.raw = raw
-
-
 def _line(text: str) -> str:
     return text if text.endswith("\n") else text + "\n"
 
@@ -123,8 +110,12 @@ _RECOVER_OPTIONS = {
 }
 
 
-def plan_recover(argv: list[str], prefix: str = "mcpsq ") -> RecoverPlan | Printout:
-    """Parse ``recover ...`` (``argv[0]`` is ``recover``)."""
+def plan_recover(
+    argv: list[str], prefix: str = "mcpsq "
+) -> tuple[list[str], dict[str, object], bool] | Printout:
+    """Parse ``recover ID|PATH... [--pointer P]... [--lines A-B,C-D] [--query EXPR] [--grep RE | --search
+    WORDS] [--raw]`` (``argv[0]`` is ``recover``): what to read, the recover tool's other arguments as given
+    (the request checks them), and ``--raw``; or what to print instead."""
     usage = _RECOVER_USAGE.format(p=prefix)
     words = argv[1:]
     if any(w in _HELP_WORDS[:2] for w in words):
@@ -173,7 +164,7 @@ def plan_recover(argv: list[str], prefix: str = "mcpsq ") -> RecoverPlan | Print
         return _usage(f"{prefix}recover: give --lines or --query, not both; {see}")
     if pointers:
         arguments["pointer"] = pointers
-    return RecoverPlan(tuple(refs), arguments, raw)
+    return refs, arguments, raw
 
 
 def plan(
@@ -435,7 +426,7 @@ def command(
         request = plan_recover(argv, prefix)
         if isinstance(request, Printout):
             return request
-        return (yield from _recover(request, recovery_dir, default_dir, prefix, paths, cwd))
+        return (yield from _recover(*request, recovery_dir, default_dir, prefix, paths, cwd))
     try:
         listing = listing_of(*(yield ("GET", "/v1/servers", None, 30.0)))
     except BackendError as exc:
@@ -498,7 +489,9 @@ def _read_original(
 
 
 def _recover(
-    request: RecoverPlan,
+    typed_refs: list[str],
+    arguments: dict[str, object],
+    raw: bool,
     recovery_dir: str | None,
     default_dir: str,
     prefix: str,
@@ -516,7 +509,7 @@ def _recover(
     prog = f"{prefix}recover"
     shown = None if paths is None else paths[1]
     refs = []
-    for typed in request.refs:
+    for typed in typed_refs:
         ref = typed if shown is None else _in_view(typed, shown, cwd)
         if ref is None:
             return _usage(
@@ -527,7 +520,7 @@ def _recover(
     originals: list[dict[str, object]] = []
     raws: list[str] = []
     try:
-        asked = RecoverRequest.parse({"response_id": [_id_in(ref) for ref in refs], **request.arguments})
+        asked = RecoverRequest.parse({"response_id": [_id_in(ref) for ref in refs], **arguments})
     except UsageError as exc:  # bounds first: nothing is read for a refused request
         return _usage(f"{prog}: {_rewrite(str(exc), paths)}")
     for ref in refs:
@@ -546,7 +539,7 @@ def _recover(
             return read
         originals.append(read[0])
         raws.append(read[1])
-    if len(originals) == 1 and request.raw and not {"pointer", "query"} & request.arguments.keys():
+    if len(originals) == 1 and raw and not {"pointer", "query"} & arguments.keys():
         return Printout(stdout=_line(raws[0]))
     if len(originals) == 1 and not asked.selects:  # the whole text, resources' text too (as a call prints)
         return Printout(stdout=_text_and_notes(originals[0])[0])
