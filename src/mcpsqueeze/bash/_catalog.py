@@ -13,12 +13,15 @@ __all__ = ["Catalog", "ServerInfo", "ToolInfo"]
 class ToolInfo:
     """One backend tool: its original name, command name, description and input schema."""
 
-    def __init__(self, name: str, command: str, description: str, title: str, input_schema: object) -> None:
-        self.name = name
+    def __init__(self, command: str, raw: dict[str, object]) -> None:
+        """``raw``: the tool's entry in the listing (a string ``name``; anything else may be missing)."""
+        self.name = str(raw["name"])
         self.command = command
-        self.description = description
-        self.title = title
-        self.input_schema = input_schema
+        description = raw.get("description")
+        self.description = description if isinstance(description, str) else ""
+        title = raw.get("title")
+        self.title = title if isinstance(title, str) else ""
+        self.input_schema = raw.get("inputSchema") or {}
         self._flags: list[Flag] | None = None
 
     @property
@@ -36,20 +39,8 @@ class ServerInfo:
         self.status = status
         self.error = error
         by_name = {str(t["name"]): t for t in tools if isinstance(t.get("name"), str)}
-        self.tools: list[ToolInfo] = []
-        for command, original in sorted(command_names(list(by_name)).items()):
-            raw = by_name[original]
-            description = raw.get("description")
-            title = raw.get("title")
-            self.tools.append(
-                ToolInfo(
-                    original,
-                    command,
-                    description if isinstance(description, str) else "",
-                    title if isinstance(title, str) else "",
-                    raw.get("inputSchema") or {},
-                )
-            )
+        names = sorted(command_names(list(by_name)).items())
+        self.tools = [ToolInfo(command, by_name[original]) for command, original in names]
 
     @property
     def up(self) -> bool:
