@@ -34,11 +34,15 @@ class ToolInfo:
 class ServerInfo:
     """One backend server of the session, up or down, with its tools sorted by command name."""
 
-    def __init__(self, name: str, status: str, error: str | None, tools: list[dict[str, object]]) -> None:
-        self.name = name
-        self.status = status
-        self.error = error
-        by_name = {str(t["name"]): t for t in tools if isinstance(t.get("name"), str)}
+    def __init__(self, raw: dict[str, object]) -> None:
+        """``raw``: the server's entry in the listing (a string ``name``; odd tool entries are skipped)."""
+        self.name = str(raw["name"])
+        self.status = str(raw.get("status") or "up")
+        error = raw.get("error")
+        self.error = error if isinstance(error, str) else None
+        tools = raw.get("tools")
+        entries = [t for t in tools if isinstance(t, dict)] if isinstance(tools, list) else []
+        by_name = {str(t["name"]): t for t in entries if isinstance(t.get("name"), str)}
         names = sorted(command_names(list(by_name)).items())
         self.tools = [ToolInfo(command, by_name[original]) for command, original in names]
 
@@ -62,21 +66,9 @@ class Catalog:
     @classmethod
     def from_json(cls, body: dict[str, object]) -> Catalog:
         """Build from the decoded ``/v1/servers`` body; odd entries are skipped, never fatal."""
-        servers: list[ServerInfo] = []
         raw_servers = body.get("servers")
-        for raw in raw_servers if isinstance(raw_servers, list) else []:
-            if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
-                continue
-            tools = raw.get("tools")
-            error = raw.get("error")
-            servers.append(
-                ServerInfo(
-                    raw["name"],
-                    str(raw.get("status") or "up"),
-                    error if isinstance(error, str) else None,
-                    [t for t in tools if isinstance(t, dict)] if isinstance(tools, list) else [],
-                )
-            )
+        entries = raw_servers if isinstance(raw_servers, list) else []
+        servers = [ServerInfo(s) for s in entries if isinstance(s, dict) and isinstance(s.get("name"), str)]
         servers.sort(key=lambda s: s.name)
         recovery_dir = body.get("recovery_dir")
         return cls(servers, recovery_dir if isinstance(recovery_dir, str) else None)
