@@ -36,9 +36,12 @@ def test_a_report_of_one_call_says_one_call(tmp_path: Path) -> None:
 
 
 def test_the_listing_keeps_one_description_column_for_every_server() -> None:
-    short = ServerInfo("gh", "up", None, [{"name": "ls", "description": "List things."}])
+    short = ServerInfo({"name": "gh", "tools": [{"name": "ls", "description": "List things."}]})
     long = ServerInfo(
-        "filesystem", "up", None, [{"name": "read_multiple_text_files", "description": "Read many files."}]
+        {
+            "name": "filesystem",
+            "tools": [{"name": "read_multiple_text_files", "description": "Read many files."}],
+        }
     )
     listing = render_listing(Catalog([short, long]))
     starts = {line.index("List things."): line for line in listing.splitlines() if "List things." in line}

@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 
 from mcpsqueeze._errors import UsageError
+from mcpsqueeze.bash._catalog import Catalog
+from mcpsqueeze.bash._core import Printout, plan
 from mcpsqueeze.bash._flags import parse_call, tool_flags
 from rawclient import KITCHEN_SINK_ARGS, KITCHEN_SINK_FLAGS
 
@@ -25,7 +27,7 @@ def kitchen_sink_schema() -> dict[str, object]:
 def parse(*argv: str, stdin: str | None = None, schema: object = None) -> dict[str, object]:
     flags = tool_flags(kitchen_sink_schema() if schema is None else schema)
     read = (lambda: stdin) if stdin is not None else None
-    return parse_call(list(argv), flags, prog=PROG, read_stdin=read).arguments
+    return parse_call(list(argv), flags, prog=PROG, read_stdin=read)[0]
 
 
 def refused(*argv: str, schema: object = None) -> str:
@@ -149,9 +151,18 @@ def test_a_negative_number_is_a_value_not_a_flag() -> None:
 
 def test_help_full_and_raw_are_the_shims_own_switches() -> None:
     flags = tool_flags(kitchen_sink_schema())
-    parsed = parse_call(["--page-id", "p", "--full", "--raw"], flags, prog=PROG)
-    assert (parsed.full, parsed.raw, parsed.arguments) == (True, True, {"page_id": "p"})
-    assert parse_call(["--bogus", "-h"], flags, prog=PROG).help
+    assert parse_call(["--page-id", "p", "--full", "--raw"], flags, prog=PROG) == (
+        {"page_id": "p"},
+        True,
+        True,
+    )
+    body = json.loads((FIXTURES / "demo_servers.json").read_text())
+    helped = plan(["demo", "kitchen-sink", "--bogus", "-h"], Catalog.from_json(body))
+    assert (
+        isinstance(helped, Printout)
+        and helped.code == 0
+        and helped.stdout.startswith("Usage: mcpsq demo kitchen-sink")
+    )
 
 
 def test_a_property_named_like_a_control_flag_gets_an_arg_prefix() -> None:

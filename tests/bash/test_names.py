@@ -47,7 +47,7 @@ def test_kebab_splits_words_exactly_as_the_regular_expressions_did(name: str) ->
 
 
 def _server(*tools: str) -> ServerInfo:
-    return ServerInfo("demo", "up", None, [{"name": name} for name in tools])
+    return ServerInfo({"name": "demo", "tools": [{"name": name} for name in tools]})
 
 
 def _found(server: ServerInfo, typed: str) -> str | None:

@@ -13,14 +13,15 @@ __all__ = ["Catalog", "ServerInfo", "ToolInfo"]
 class ToolInfo:
     """One backend tool: its original name, command name, description and input schema."""
 
-    __slots__ = ("_flags", "command", "description", "input_schema", "name", "title")
-
-    def __init__(self, name: str, command: str, description: str, title: str, input_schema: object) -> None:
-        self.name = name
+    def __init__(self, command: str, raw: dict[str, object]) -> None:
+        """``raw``: the tool's entry in the listing (a string ``name``; anything else may be missing)."""
+        self.name = str(raw["name"])
         self.command = command
-        self.description = description
-        self.title = title
-        self.input_schema = input_schema
+        description = raw.get("description")
+        self.description = description if isinstance(description, str) else ""
+        title = raw.get("title")
+        self.title = title if isinstance(title, str) else ""
+        self.input_schema = raw.get("inputSchema") or {}
         self._flags: list[Flag] | None = None
 
     @property
@@ -33,27 +34,17 @@ class ToolInfo:
 class ServerInfo:
     """One backend server of the session, up or down, with its tools sorted by command name."""
 
-    __slots__ = ("error", "name", "status", "tools")
-
-    def __init__(self, name: str, status: str, error: str | None, tools: list[dict[str, object]]) -> None:
-        self.name = name
-        self.status = status
-        self.error = error
-        by_name = {str(t["name"]): t for t in tools if isinstance(t.get("name"), str)}
-        self.tools: list[ToolInfo] = []
-        for command, original in sorted(command_names(list(by_name)).items()):
-            raw = by_name[original]
-            description = raw.get("description")
-            title = raw.get("title")
-            self.tools.append(
-                ToolInfo(
-                    original,
-                    command,
-                    description if isinstance(description, str) else "",
-                    title if isinstance(title, str) else "",
-                    raw.get("inputSchema") or {},
-                )
-            )
+    def __init__(self, raw: dict[str, object]) -> None:
+        """``raw``: the server's entry in the listing (a string ``name``; odd tool entries are skipped)."""
+        self.name = str(raw["name"])
+        self.status = str(raw.get("status") or "up")
+        error = raw.get("error")
+        self.error = error if isinstance(error, str) else None
+        tools = raw.get("tools")
+        entries = [t for t in tools if isinstance(t, dict)] if isinstance(tools, list) else []
+        by_name = {str(t["name"]): t for t in entries if isinstance(t.get("name"), str)}
+        names = sorted(command_names(list(by_name)).items())
+        self.tools = [ToolInfo(command, by_name[original]) for command, original in names]
 
     @property
     def up(self) -> bool:
@@ -68,32 +59,16 @@ class ServerInfo:
 class Catalog:
     """Everything the session serves: servers with tools, and where the recovery files are."""
 
-    __slots__ = ("recovery_dir", "servers")
-
     def __init__(self, servers: list[ServerInfo], recovery_dir: str | None = None) -> None:
         self.servers = servers
         self.recovery_dir = recovery_dir
 
     @classmethod
-    def from_json(cls, body: object) -> Catalog:
+    def from_json(cls, body: dict[str, object]) -> Catalog:
         """Build from the decoded ``/v1/servers`` body; odd entries are skipped, never fatal."""
-        if not isinstance(body, dict):
-            return cls([])
-        servers: list[ServerInfo] = []
         raw_servers = body.get("servers")
-        for raw in raw_servers if isinstance(raw_servers, list) else []:
-            if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
-                continue
-            tools = raw.get("tools")
-            error = raw.get("error")
-            servers.append(
-                ServerInfo(
-                    raw["name"],
-                    str(raw.get("status") or "up"),
-                    error if isinstance(error, str) else None,
-                    [t for t in tools if isinstance(t, dict)] if isinstance(tools, list) else [],
-                )
-            )
+        entries = raw_servers if isinstance(raw_servers, list) else []
+        servers = [ServerInfo(s) for s in entries if isinstance(s, dict) and isinstance(s.get("name"), str)]
         servers.sort(key=lambda s: s.name)
         recovery_dir = body.get("recovery_dir")
         return cls(servers, recovery_dir if isinstance(recovery_dir, str) else None)

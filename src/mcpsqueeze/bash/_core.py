@@ -62,8 +62,6 @@ _RECOVER_USAGE = (
 class Printout:
     """What to print and how to exit."""
 
-    __slots__ = ("code", "stderr", "stdout")
-
     def __init__(self, stdout: str = "", stderr: str = "", code: int = EXIT_OK) -> None:
         self.stdout = stdout
         self.stderr = stderr
@@ -75,8 +73,6 @@ class Printout:
 
 class CallPlan:
     """A tool call to send to the session (``POST /v1/call``)."""
-
-    __slots__ = ("arguments", "full", "prog", "raw", "server", "tool")
 
     def __init__(
         self, server: str, tool: str, arguments: dict[str, object], *, full: bool, raw: bool, prog: str
@@ -90,21 +86,6 @@ class CallPlan:
 
     def body(self) -> dict[str, object]:
         return {"server": self.server, "tool": self.tool, "arguments": self.arguments, "full": self.full}
-
-
-class RecoverPlan:
-    """``recover ID|PATH... [--pointer P]... [--lines A-B,C-D] [--query EXPR] [--grep RE | --search WORDS]
-    [--raw]``: what to read, the recover tool's other arguments as given (the request checks them), and
-    ``--raw``."""
-
-    __slots__ = ("arguments", "raw", "refs")
-
-    def __init__(
-        self, refs: tuple[str, ...], arguments: dict[str, object] | None = None, raw: bool = False
-    ) -> None:
-        self.refs = refs
-        self.arguments = arguments or {}
-        self.raw = raw
 
 
 def _line(text: str) -> str:
@@ -129,8 +110,12 @@ _RECOVER_OPTIONS = {
 }
 
 
-def plan_recover(argv: list[str], prefix: str = "mcpsq ") -> RecoverPlan | Printout:
-    """Parse ``recover ...`` (``argv[0]`` is ``recover``)."""
+def plan_recover(
+    argv: list[str], prefix: str = "mcpsq "
+) -> tuple[list[str], dict[str, object], bool] | Printout:
+    """Parse ``recover ID|PATH... [--pointer P]... [--lines A-B,C-D] [--query EXPR] [--grep RE | --search
+    WORDS] [--raw]`` (``argv[0]`` is ``recover``): what to read, the recover tool's other arguments as given
+    (the request checks them), and ``--raw``; or what to print instead."""
     usage = _RECOVER_USAGE.format(p=prefix)
     words = argv[1:]
     if any(w in _HELP_WORDS[:2] for w in words):
@@ -179,7 +164,7 @@ def plan_recover(argv: list[str], prefix: str = "mcpsq ") -> RecoverPlan | Print
         return _usage(f"{prefix}recover: give --lines or --query, not both; {see}")
     if pointers:
         arguments["pointer"] = pointers
-    return RecoverPlan(tuple(refs), arguments, raw)
+    return refs, arguments, raw
 
 
 def plan(
@@ -216,16 +201,16 @@ def plan(
     tool = server.tool(typed)
     if tool is None:
         return _unknown_tool(server, typed, prefix)
-    prog = f"{prefix}{server.name} {tool.command}"
-    try:
-        parsed = parse_call(argv[2:], tool.flags, prog=prog, read_stdin=read_stdin)
-    except UsageError as exc:
-        return _usage(f"{prog}: {exc}")
-    if parsed.help:
+    if "--help" in argv[2:] or "-h" in argv[2:]:
         from ._help import render_tool_help
 
         return Printout(stdout=render_tool_help(server.name, tool, prefix))
-    return CallPlan(real, tool.name, parsed.arguments, full=parsed.full, raw=parsed.raw, prog=prog)
+    prog = f"{prefix}{server.name} {tool.command}"
+    try:
+        arguments, full, raw = parse_call(argv[2:], tool.flags, prog=prog, read_stdin=read_stdin)
+    except UsageError as exc:
+        return _usage(f"{prog}: {exc}")
+    return CallPlan(real, tool.name, arguments, full=full, raw=raw, prog=prog)
 
 
 def _shell_word_alias(listing: Catalog, typed: str) -> tuple[ServerInfo | None, str]:
@@ -441,7 +426,7 @@ def command(
         request = plan_recover(argv, prefix)
         if isinstance(request, Printout):
             return request
-        return (yield from _recover(request, recovery_dir, default_dir, prefix, paths, cwd))
+        return (yield from _recover(*request, recovery_dir, default_dir, prefix, paths, cwd))
     try:
         listing = listing_of(*(yield ("GET", "/v1/servers", None, 30.0)))
     except BackendError as exc:
@@ -460,23 +445,14 @@ def command(
     return call_answer(action, status, body, directory, paths)
 
 
-def _fetch(response_id: str) -> Generator[Ask, Answer, object]:
-    """The session's copy of an original (None when no session answers with one): it knows the caller
-    and counts the recovery."""
+def _get(path: str, timeout: float | None) -> Generator[Ask, Answer, object]:
+    """The body of the session's 200 answer to ``GET path``; None for any other answer, or when no session
+    answers (the recovery files are still there to read)."""
     try:
-        status, body = yield ("GET", f"/v1/original/{response_id}", None, None)
+        status, body = yield ("GET", path, None, timeout)
     except MCPSqueezeError:
-        return None  # no session: the files are still there to read
+        return None
     return body if status == 200 else None
-
-
-def _session_recovery_dir(default_dir: str) -> Generator[Ask, Answer, str]:
-    try:
-        status, body = yield ("GET", "/v1/servers", None, 10.0)
-    except MCPSqueezeError:
-        return default_dir  # no session: the files are still there to read
-    found = body.get("recovery_dir") if status == 200 and isinstance(body, dict) else None
-    return found if isinstance(found, str) else default_dir
 
 
 def _in_view(ref: str, shown: str, cwd: str) -> str | None:
@@ -513,7 +489,9 @@ def _read_original(
 
 
 def _recover(
-    request: RecoverPlan,
+    typed_refs: list[str],
+    arguments: dict[str, object],
+    raw: bool,
     recovery_dir: str | None,
     default_dir: str,
     prefix: str,
@@ -531,7 +509,7 @@ def _recover(
     prog = f"{prefix}recover"
     shown = None if paths is None else paths[1]
     refs = []
-    for typed in request.refs:
+    for typed in typed_refs:
         ref = typed if shown is None else _in_view(typed, shown, cwd)
         if ref is None:
             return _usage(
@@ -542,23 +520,26 @@ def _recover(
     originals: list[dict[str, object]] = []
     raws: list[str] = []
     try:
-        asked = RecoverRequest.parse({"response_id": [_id_in(ref) for ref in refs], **request.arguments})
+        asked = RecoverRequest.parse({"response_id": [_id_in(ref) for ref in refs], **arguments})
     except UsageError as exc:  # bounds first: nothing is read for a refused request
         return _usage(f"{prog}: {_rewrite(str(exc), paths)}")
     for ref in refs:
-        fetched = (yield from _fetch(ref)) if is_response_id(ref) else None
+        # the session's copy first: it knows the caller and counts the recovery
+        fetched = (yield from _get(f"/v1/original/{ref}", None)) if is_response_id(ref) else None
         if isinstance(fetched, dict):
             originals.append(fetched)
             raws.append(json.dumps(fetched, ensure_ascii=False, separators=(",", ":")))
             continue
         if recovery_dir is None:
-            recovery_dir = yield from _session_recovery_dir(default_dir)
+            listed = yield from _get("/v1/servers", 10.0)
+            found = listed.get("recovery_dir") if isinstance(listed, dict) else None
+            recovery_dir = found if isinstance(found, str) else default_dir
         read = _read_original(recovery_dir, ref, prog, paths)
         if isinstance(read, Printout):
             return read
         originals.append(read[0])
         raws.append(read[1])
-    if len(originals) == 1 and request.raw and not {"pointer", "query"} & request.arguments.keys():
+    if len(originals) == 1 and raw and not {"pointer", "query"} & arguments.keys():
         return Printout(stdout=_line(raws[0]))
     if len(originals) == 1 and not asked.selects:  # the whole text, resources' text too (as a call prints)
         return Printout(stdout=_text_and_notes(originals[0])[0])

@@ -18,14 +18,14 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-__all__ = ["BOUNDS", "CONTROL_FLAGS", "Flag", "ParsedCall", "did_you_mean", "parse_call", "tool_flags"]
+__all__ = ["BOUNDS", "CONTROL_FLAGS", "Flag", "did_you_mean", "parse_call", "tool_flags"]
 
 #: Flags the shim keeps for itself; a property with one of these names becomes ``--arg-NAME``.
 CONTROL_FLAGS = frozenset({"json", "full", "raw", "help"})
 
 _TRUE = frozenset({"true", "yes", "on", "1"})
 _FALSE = frozenset({"false", "no", "off", "0"})
-_SCALAR_KINDS = ("string", "integer", "number", "boolean")
+_KINDS = ("string", "integer", "number", "boolean", "array", "object")  # else "any": JSON or text
 _MAX_REF_DEPTH = 32
 _MISSING = object()
 _INF = float("inf")
@@ -40,34 +40,17 @@ def _is_int(text: str) -> bool:
 class Flag:
     """One property of the input schema, as a flag."""
 
-    __slots__ = (
-        "default",
-        "description",
-        "enum",
-        "has_default",
-        "item",
-        "kind",
-        "name",
-        "nullable",
-        "prop",
-        "required",
-        "schema",
-        "type_label",
-    )
-
     def __init__(self, name: str, prop: str, schema: dict[str, object], required: bool) -> None:
         self.name = name
         self.prop = prop
         self.schema = schema
         self.required = required
-        self.kind, self.nullable, self.type_label = _kind_of(schema)
+        self.kind, self.nullable = _kind_of(schema)
         self.enum: list[object] | None = _enum_of(schema)
         self.item: Flag | None = None
         if self.kind == "array":
             items = schema.get("items")
             self.item = Flag(name, prop, items if isinstance(items, dict) else {}, False)
-        self.has_default = "default" in schema
-        self.default = schema.get("default")
         description = schema.get("description")
         self.description = description.strip() if isinstance(description, str) else ""
 
@@ -80,7 +63,9 @@ class Flag:
         target = self.item if self.item is not None else self
         if target.enum is not None:
             return "|".join(_enum_text(v) for v in target.enum)
-        return target.type_label
+        if target.kind == "boolean":
+            return ""
+        return {"object": "JSON-OBJECT", "any": "JSON"}.get(target.kind, target.kind.upper())
 
 
 def _enum_text(value: object) -> str:
@@ -96,8 +81,8 @@ def _enum_of(schema: dict[str, object]) -> list[object] | None:
     return None
 
 
-def _kind_of(schema: dict[str, object]) -> tuple[str, bool, str]:
-    """(kind, nullable, label) of a resolved schema; unknown shapes are ``any`` (JSON or text)."""
+def _kind_of(schema: dict[str, object]) -> tuple[str, bool]:
+    """(kind, nullable) of a resolved schema; unknown shapes are ``any`` (JSON or text)."""
     nullable = bool(schema.get("nullable"))
     declared = schema.get("type")
     types = [declared] if isinstance(declared, str) else list(declared) if isinstance(declared, list) else []
@@ -114,16 +99,9 @@ def _kind_of(schema: dict[str, object]) -> tuple[str, bool, str]:
             types = ["object"]
         elif "items" in schema:
             types = ["array"]
-    if len(types) != 1 or not isinstance(types[0], str):
-        return "any", nullable, "JSON"
-    kind = types[0]
-    if kind in _SCALAR_KINDS:
-        return kind, nullable, "" if kind == "boolean" else kind.upper()
-    if kind == "array":
-        return "array", nullable, "ARRAY"
-    if kind == "object":
-        return "object", nullable, "JSON-OBJECT"
-    return "any", nullable, "JSON"
+    if len(types) != 1 or types[0] not in _KINDS:
+        return "any", nullable
+    return types[0], nullable
 
 
 # ----------------------------------------------------------------------------------------- the schema
@@ -197,23 +175,6 @@ def tool_flags(input_schema: object) -> list[Flag]:
 
 
 # -------------------------------------------------------------------------------------------- parsing
-class ParsedCall:
-    """What argv asked for: the tool arguments and the shim's own switches."""
-
-    __slots__ = ("arguments", "full", "help", "raw")
-
-    def __init__(
-        self, arguments: dict[str, object], *, full: bool = False, raw: bool = False, help: bool = False
-    ) -> None:
-        self.arguments = arguments
-        self.full = full
-        self.raw = raw
-        self.help = help
-
-    def __repr__(self) -> str:
-        return f"ParsedCall({self.arguments!r}, full={self.full}, raw={self.raw}, help={self.help})"
-
-
 def _see(prog: str) -> str:
     return f"see `{prog} --help`"
 
@@ -368,14 +329,13 @@ def parse_call(
     *,
     prog: str,
     read_stdin: Callable[[], str] | None = None,
-) -> ParsedCall:
-    """The words after ``SERVER TOOL`` as tool arguments (UsageError on anything off; ``prog`` as typed)."""
-    if "--help" in argv or "-h" in argv:
-        return ParsedCall({}, help=True)
+) -> tuple[dict[str, object], bool, bool]:
+    """The words after ``SERVER TOOL`` as (the tool arguments, ``--full``, ``--raw``); UsageError on anything
+    off (``prog`` as typed). ``-h``/``--help`` anywhere asks for help: the caller checks for it first."""
     by_name = {f.name: f for f in flags}
     values: dict[str, object] = {}
     json_input: dict[str, object] | None = None
-    full = raw = False
+    switches: set[str] = set()  # --full, --raw
     i = 0
 
     def is_flag_word(word: str) -> bool:
@@ -419,10 +379,7 @@ def parse_call(
         elif head in ("full", "raw"):
             if inline is not None:
                 raise UsageError(f"--{head} takes no value; {_see(prog)}")
-            if head == "full":
-                full = True
-            else:
-                raw = True
+            switches.add(head)
         elif head in by_name:
             flag = by_name[head]
             if flag.kind == "boolean" and flag.enum is None:
@@ -463,7 +420,7 @@ def parse_call(
     if missing:
         listed = ", ".join(f"--{f.name} ({_describe(f)})" for f in missing)
         raise UsageError(f"missing required {listed}; {_see(prog)}")
-    return ParsedCall(arguments, full=full, raw=raw)
+    return arguments, "full" in switches, "raw" in switches
 
 
 def _store(values: dict[str, object], flag: Flag, value: object, prog: str) -> None:

@@ -168,8 +168,8 @@ def _flag_notes(flag: Flag) -> list[str]:
     for key, word in BOUNDS:
         if isinstance(flag.schema.get(key), (int, float)):
             notes.append(f"{word} {flag.schema[key]}")
-    if flag.has_default:
-        notes.append(f"default: {_value_text(flag.default)}")
+    if "default" in flag.schema:
+        notes.append(f"default: {_value_text(flag.schema['default'])}")
     return notes
 
 
@@ -209,15 +209,11 @@ def render_tool_help(server: str, tool: ToolInfo, prefix: str = "mcpsq ") -> str
     lines += ["", f"({named}{'; ' + tool.title if tool.title and tool.description else ''})", ""]
     if not tool.flags:
         lines += ["This tool takes no flags.", ""]
-    if required:
-        lines.append("Required flags:")
-        for flag in required:
-            lines += _wrap(_flag_left(flag), _flag_notes(flag))
-        lines.append("")
-    if optional:
-        lines.append("Optional flags:")
-        for flag in optional:
-            lines += _wrap(_flag_left(flag), _flag_notes(flag))
-        lines.append("")
+    for title, group in (("Required flags:", required), ("Optional flags:", optional)):
+        if group:
+            lines.append(title)
+            for flag in group:
+                lines += _wrap(_flag_left(flag), _flag_notes(flag))
+            lines.append("")
     lines.append(_EVERY_TOOL + EXIT_CODES)
     return "\n".join(lines) + "\n"

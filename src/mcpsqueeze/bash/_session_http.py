@@ -51,8 +51,6 @@ class SessionTimeout(BackendFailure):
 class SessionAddress:
     """A Unix socket path, or a loopback host/port plus the token file."""
 
-    __slots__ = ("host", "port", "socket_path", "token_file")
-
     def __init__(
         self,
         *,
@@ -178,8 +176,6 @@ def _exchange(sock: _socket.socket, request: bytes) -> tuple[int, bytes]:
 
 class SessionClient:
     """Blocking requests to the session API; one connection per request (the session is local)."""
-
-    __slots__ = ("address",)
 
     def __init__(self, address: SessionAddress) -> None:
         self.address = address

@@ -145,20 +145,6 @@ def bash_commands(
     return table
 
 
-async def _commands(
-    session: ShellSession | None, recovery_dir: Path | str | None, timeout: float
-) -> tuple[Path | str, dict[str, CommandCallback]]:
-    """The recovery directory (given, or the session's) and the commands of the session's servers."""
-    api: ShellSession = session if session is not None else AsyncSessionClient()
-    listing = listing_of(*await api.request("GET", "/v1/servers"))
-    if isinstance(listing, Printout):
-        raise BackendError(listing.stderr.strip())
-    directory = recovery_dir if recovery_dir is not None else listing.recovery_dir
-    if directory is None:
-        raise UsageError("The session did not report its recovery directory; pass recovery_dir explicitly.")
-    return directory, bash_commands(api, directory, [s.name for s in listing.servers], timeout=timeout)
-
-
 def _guard_writes(bash: AsyncBash) -> None:
     """Make a refused write (EROFS under /recovery) an exit code instead of a Python exception."""
     original = bash.exec_with_options
@@ -214,30 +200,18 @@ def open_bash(
     """An opened ``AsyncBash`` with the session's tools as commands and ``/recovery`` mounted (``session``:
     found through the environment; ``recovery_dir``: the session's). Other keywords go to ``AsyncBash``.
     ``await open_bash()`` (then ``await bash.close()``) or ``async with open_bash() as bash:``."""
-    return OpeningBash(_open_bash(session, recovery_dir, cwd, timeout, bash_options))
 
+    async def opening() -> AsyncBash:
+        if "fs" in bash_options or "custom_commands" in bash_options:
+            raise UsageError(
+                "open_bash builds fs and custom_commands itself; use install_into for your own shell."
+            )
+        bash = AsyncBash(cwd=cwd, **bash_options)  # an in-memory file system under /recovery, our commands
+        await install_into(bash, session, recovery_dir, timeout=timeout)
+        await bash.__aenter__()
+        return bash
 
-async def _open_bash(
-    session: ShellSession | None,
-    recovery_dir: Path | str | None,
-    cwd: str,
-    timeout: float,
-    bash_options: dict[str, Any],
-) -> AsyncBash:
-    if "fs" in bash_options or "custom_commands" in bash_options:
-        raise UsageError(
-            "open_bash builds fs and custom_commands itself; use install_into for your own shell."
-        )
-    directory, commands = await _commands(session, recovery_dir, timeout)
-    bash = AsyncBash(
-        fs=MountableFs(base=InMemoryFs(), mounts=[recovery_mount(directory)]),
-        custom_commands=commands,
-        cwd=cwd,
-        **bash_options,
-    )
-    _guard_writes(bash)
-    await bash.__aenter__()
-    return bash
+    return OpeningBash(opening())
 
 
 async def install_into(
@@ -248,13 +222,21 @@ async def install_into(
     timeout: float = DEFAULT_CALL_TIMEOUT,
 ) -> list[str]:
     """Add the commands and the ``/recovery`` mount to a shell the host built, before its first ``exec``; the
-    command names. Its file system becomes the base under ``/recovery``."""
+    command names. Its file system becomes the base under ``/recovery``, which is ``recovery_dir`` (by
+    default the session's)."""
     if bash._bridge is not None or bash.closed:
         raise UsageError(
             "install_into needs a shell that has not run anything yet (Just-Bash fixes its commands when "
             "it starts); call it right after creating the AsyncBash."
         )
-    directory, ours = await _commands(session, recovery_dir, timeout)
+    api: ShellSession = session if session is not None else AsyncSessionClient()
+    listing = listing_of(*await api.request("GET", "/v1/servers"))
+    if isinstance(listing, Printout):
+        raise BackendError(listing.stderr.strip())
+    directory = recovery_dir if recovery_dir is not None else listing.recovery_dir
+    if directory is None:
+        raise UsageError("The session did not report its recovery directory; pass recovery_dir explicitly.")
+    ours = bash_commands(api, directory, [s.name for s in listing.servers], timeout=timeout)
     options = bash._options
     mount = recovery_mount(directory)
     fs = options.fs

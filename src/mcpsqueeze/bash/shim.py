@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
     from typing import NoReturn
 
-__all__ = ["console", "main", "run"]
+__all__ = ["console", "run"]
 
 
 def _timeout(environ: Mapping[str, str]) -> float:
@@ -92,10 +92,15 @@ def _write(stream: object, text: str) -> None:
         stream.flush()  # type: ignore[attr-defined]
 
 
-def main(argv: list[str] | None = None, prefix: str = "mcpsq ") -> int:
-    """The ``mcpsq`` console script (and, with ``prefix=""``, the installed per-server commands)."""
-    words = sys.argv[1:] if argv is None else argv
-    outcome = run(words, prefix=prefix, read_stdin=sys.stdin.read)
+def console(argv: list[str] | None = None, prefix: str = "mcpsq ") -> NoReturn:
+    """The ``mcpsq`` script (and, with ``prefix=""``, the installed per-server commands): run, print, and
+    leave at once.
+
+    Everything is written and flushed by then, and the shim registers no atexit hooks, so the
+    interpreter's orderly shutdown (tearing down every module and object, ~2 ms of a ~15 ms command
+    here) does nothing anyone could see; ``os._exit`` skips it.
+    """
+    outcome = run(sys.argv[1:] if argv is None else argv, prefix=prefix, read_stdin=sys.stdin.read)
     text = outcome.stdout
     if text and not text.endswith("\n") and sys.stdout.isatty():
         text += "\n"  # the data is exact in a pipe or a file; on a terminal the prompt starts its own line
@@ -106,23 +111,12 @@ def main(argv: list[str] | None = None, prefix: str = "mcpsq ") -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
     _write(sys.stderr, outcome.stderr)
-    return outcome.code
-
-
-def console(argv: list[str] | None = None, prefix: str = "mcpsq ") -> NoReturn:
-    """``main``, then leave at once: what the ``mcpsq`` script and the entry points run.
-
-    Everything is written and flushed by then, and the shim registers no atexit hooks, so the
-    interpreter's orderly shutdown (tearing down every module and object, ~2 ms of a ~15 ms command
-    here) does nothing anyone could see; ``os._exit`` skips it.
-    """
-    code = main(argv, prefix)
     for stream in (sys.stdout, sys.stderr):
         try:  # noqa: SIM105 - contextlib (and the functools, collections it imports) is too slow here
             stream.flush()
         except (OSError, ValueError):
             pass  # a closed or broken stream: nothing more can be said on it anyway
-    os._exit(code)
+    os._exit(outcome.code)
 
 
 if __name__ == "__main__":

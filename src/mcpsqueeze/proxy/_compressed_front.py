@@ -22,7 +22,7 @@ from ..core import (
     list_recover_tool,
 )
 from ..settings import Settings
-from ..transports import Message, error_response, list_tools
+from ..transports import Message, error_response, list_tools, params_of
 
 __all__ = ["NOT_FOUND", "Ask", "CompressedFront", "compressed_front", "invoke_message"]
 
@@ -52,10 +52,6 @@ class CompressedFront:
         last listed (named clear of the backend's tools); before a listing, by their plain names."""
         tools = self.tools if self.tools is not None else CompressedTools.of(self.prefix, self.level, ())
         return tools.owns(name)
-
-    def changed(self) -> None:
-        """The backend's `notifications/tools/list_changed`: list again before the next answer."""
-        self.tools = None
 
     async def fetch(self, ask: Ask) -> CompressedTools | Message:
         """The backend's tools (every page), freshly listed; the backend's error answer when it fails."""
@@ -88,28 +84,26 @@ class CompressedFront:
     async def resolve(
         self, ask: Ask, request: Message, also: tuple[str | None, ...] = ()
     ) -> Message | Invoke:
-        """`answer` on the tools as last listed; an unknown tool name lists them again first (the backend
-        may have added it without telling), so only a name it really lacks is "tool not found"."""
+        """`answer` on the tools as last listed (in a worker thread when the invoke is large: its check is
+        linear in its input); an unknown tool name lists them again first (the backend may have added it
+        without telling), so only a name it really lacks is "tool not found"."""
+        large = large_invoke(params_of(request).get("arguments"))
+
+        async def answer(tools: CompressedTools) -> Message | Invoke:
+            if large:
+                return await anyio.to_thread.run_sync(self.answer, tools, request, also)
+            return self.answer(tools, request, also)
+
         cached = self.tools is not None
         tools = self.tools if self.tools is not None else await self.fetch(ask)
         if not isinstance(tools, CompressedTools):
             return {**tools, "id": request.get("id")}
-        answer = await self.answer_off_loop(tools, request, also)
-        if cached and isinstance(answer, dict) and (answer.get("error") or {}).get("code") == NOT_FOUND:
+        answered = await answer(tools)
+        if cached and isinstance(answered, dict) and (answered.get("error") or {}).get("code") == NOT_FOUND:
             tools = await self.fetch(ask)
             if isinstance(tools, CompressedTools):
-                answer = await self.answer_off_loop(tools, request, also)
-        return answer
-
-    @classmethod
-    async def answer_off_loop(
-        cls, tools: CompressedTools, request: Message, also: tuple[str | None, ...] = ()
-    ) -> Message | Invoke:
-        """`answer`, in a worker thread when the invoke is large (its check is linear in its input)."""
-        params = request.get("params")
-        if not large_invoke(params.get("arguments") if isinstance(params, dict) else None):
-            return cls.answer(tools, request, also)
-        return await anyio.to_thread.run_sync(cls.answer, tools, request, also)
+                answered = await answer(tools)
+        return answered
 
     @staticmethod
     def answer(
@@ -117,8 +111,7 @@ class CompressedFront:
     ) -> Message | Invoke:
         """A tools/call of a frontend tool: its JSON-RPC answer, or the real call (`Invoke`) to run;
         `also`: the door's own tools (our recover tool) that invoke may name too."""
-        params = request.get("params") if isinstance(request.get("params"), dict) else {}
-        assert isinstance(params, dict)
+        params = params_of(request)
         name, arguments = params.get("name"), params.get("arguments")
         arguments = {} if arguments is None else arguments
         if not tools.owns(name):  # a backend tool of a frontend tool's plain name: the real call itself

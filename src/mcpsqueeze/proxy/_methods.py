@@ -24,24 +24,16 @@ from .._envelope import is_modern, meta_of, stamped
 from .._errors import BackendError
 from .._results import text_of
 from ..core import DEFAULT_PAGE_SIZE, FULL_META_KEY, CompressedTools, Invoke, Session, list_recover_tool
-from ..settings import Settings
 from ..transports import Message, list_tools, params_of
 from ._compressed_front import Ask, CompressedFront, invoke_message
 
-__all__ = ["Forward", "Methods", "recover_tool_name"]
+__all__ = ["Forward", "Methods"]
 
 logger = logging.getLogger("mcpsqueeze.proxy")
 
 #: A request sent on to the backend (the requester's id on it); its answer with that id, or None when
 #: it was cancelled (nothing is answered then).
 Forward = Callable[[Message], Awaitable[Message | None]]
-
-
-def recover_tool_name(settings: Settings) -> str | None:
-    """The recover tool is offered when some stage can change a result: by default or by a policy."""
-    keys = ("shrink", "dedup", "toonify")
-    on = any(getattr(settings.policy, k) or settings.policies.may_enable(k) for k in keys)
-    return "squeeze_recover" if on else None
 
 
 def _reply(request: Message, result: Any) -> Message:
@@ -54,7 +46,10 @@ class Methods:
 
     def __init__(self, root: Session, compressed: CompressedFront | None = None) -> None:
         self.root = root
-        self.recover_tool = recover_tool_name(root.settings)
+        # the recover tool is offered when some stage can change a result: by default or by a policy
+        policy, policies = root.settings.policy, root.settings.policies
+        on = any(getattr(policy, k) or policies.may_enable(k) for k in ("shrink", "dedup", "toonify"))
+        self.recover_tool: str | None = "squeeze_recover" if on else None
         self.compressed = compressed
 
     def name_recover_tool(self, name: str | None) -> None:
@@ -167,7 +162,14 @@ class Methods:
         tool, arguments = str(params.get("name")), params.get("arguments")
         full = meta.get(FULL_META_KEY) is True
         if full:
-            entry = _entry_of(ask, tool)
+
+            async def entry() -> dict[str, Any] | None:  # its tools/list entry, listed only when asked
+                try:
+                    listed = await list_tools(ask)
+                except BackendError:
+                    return None
+                return next((t for t in listed if t["name"] == tool), None)
+
             shown = await session.full_outcome(None, tool, arguments, entry=entry, client=client)
             if shown is not None:  # the stored original, or the error for a tool with side effects
                 return _reply(message, shown[0])
@@ -196,16 +198,3 @@ class Methods:
         tool = str(params_of(request).get("name") or "tools/call")
         presented, _ = await session.present_outcome(None, tool, {}, result, client=client)
         return {**answer, "result": presented}
-
-
-def _entry_of(ask: Ask, tool: str) -> Callable[[], Awaitable[dict[str, Any] | None]]:
-    """How `full` learns the tool's tools/list entry (its annotations): listed afresh, only when asked."""
-
-    async def entry() -> dict[str, Any] | None:
-        try:
-            listed = await list_tools(ask)
-        except BackendError:
-            return None
-        return next((t for t in listed if t["name"] == tool), None)
-
-    return entry

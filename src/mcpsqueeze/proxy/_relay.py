@@ -242,7 +242,7 @@ class Relay:
 
     async def _backend_notification(self, message: Message) -> None:
         if message["method"] == "notifications/tools/list_changed" and self.methods.compressed is not None:
-            self.methods.compressed.changed()  # the next compressed answer lists the tools again
+            self.methods.compressed.tools = None  # the next compressed answer lists the tools again
         await self._to_front(message)
 
     async def _to_front(self, message: Message, related: Any = None) -> None:

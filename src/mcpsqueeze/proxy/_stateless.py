@@ -19,7 +19,7 @@ import anyio
 import anyio.abc
 
 from .._errors import BackendError
-from ..core import Session, SessionServices
+from ..core import Session, SessionServices, list_recover_tool
 from ..settings import Settings
 from ..transports import (
     BACKEND_GONE,
@@ -28,6 +28,7 @@ from ..transports import (
     Notify,
     StatelessBackend,
     error_response,
+    list_tools,
     open_stateless_backend,
     params_of,
     read_request,
@@ -65,7 +66,8 @@ class StatelessFrontend:
         self.methods = Methods(self.root, compressed_front(settings))
         self._backend: StatelessBackend | None = None
         self._backend_lock = anyio.Lock()
-        self._names_settled = False  # the recover tool's name, checked against the backend's tools
+        # whether the recover tool's name was checked against the backend's tools (no tool: nothing to check)
+        self._names_settled = self.methods.recover_tool is None
 
     async def handle(self, scope: Any, receive: Any, send: Any) -> None:
         read = await read_request(scope, receive, send)
@@ -108,13 +110,6 @@ class StatelessFrontend:
         """Name the recover tool from the backend's own tools before the first call: round robin may have
         sent the client's tools/list (and its suffixed name) to another replica, so this one must agree
         without waiting for a listing. A backend that cannot list keeps the default; retried next call."""
-        from ..core import list_recover_tool
-        from ..transports import list_tools
-
-        if self.methods.recover_tool is None:
-            self._names_settled = True
-            return
-
         try:
             listed = await list_tools(backend.ask)
         except Exception as exc:  # the call itself reports a dead backend

@@ -84,38 +84,32 @@ async def run_wrap(
     `spawned` already (closed here, whatever happens)."""
     backend = None if spawned is None else ProcessChannel(spawned, settings.target)
     try:
-        return await _run_wrap(settings, ends, until, backend)
+        if ends is not None and settings.transport != "stdio":
+            raise UsageError("given channel ends serve a stdio session only")
+        check_http_bind(settings)
+        if settings.is_url and ends is None:
+            from ..transports import preflight
+
+            await preflight(settings.target[0], settings.headers, settings.oauth)  # reachable, logged in
+        services = build_services(settings, metrics=settings.transport == "streamable-http")
+        services.accountant.start()
+        code = 0
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(sweep_forever, settings)
+                if settings.transport == "stdio":
+                    if ends is None or until is not None:
+                        tg.start_soon(until or on_signals, tg.cancel_scope.cancel)
+                    code = await _relay_stdio(settings, services, ends, backend)
+                else:
+                    code = await _serve_http(settings, services, until or on_signals)
+                tg.cancel_scope.cancel()
+        finally:
+            print_summary(services.accountant.close(), settings.quiet)
+        return code
     finally:
         if backend is not None:
             await backend.aclose()
-
-
-async def _run_wrap(
-    settings: Settings, ends: Ends | None, until: Until | None, spawned: ProcessChannel | None
-) -> int:
-    if ends is not None and settings.transport != "stdio":
-        raise UsageError("given channel ends serve a stdio session only")
-    check_http_bind(settings)
-    if settings.is_url and ends is None:
-        from ..transports import preflight
-
-        await preflight(settings.target[0], settings.headers, settings.oauth)  # reachable, logged in
-    services = build_services(settings, metrics=settings.transport == "streamable-http")
-    services.accountant.start()
-    code = 0
-    try:
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(sweep_forever, settings)
-            if settings.transport == "stdio":
-                if ends is None or until is not None:
-                    tg.start_soon(until or on_signals, tg.cancel_scope.cancel)
-                code = await _relay_stdio(settings, services, ends, spawned)
-            else:
-                code = await _serve_http(settings, services, until or on_signals)
-            tg.cancel_scope.cancel()
-    finally:
-        print_summary(services.accountant.close(), settings.quiet)
-    return code
 
 
 # -- streamable HTTP frontend ---------------------------------------------------------------------------

@@ -151,6 +151,24 @@ def build_app(session: Backends, token: bytes | Tokens | None) -> Any:
         # (a lone surrogate, escaped) or nest deeper than json.dumps recurses
         return Response(dumps(body), status_code=status, media_type="application/json")
 
+    def refusal(status: int, code: str) -> Any:
+        """A route's error of one kind as the API's error answer (a NotFound's code names what)."""
+
+        async def refuse(request: Request, exc: Exception) -> Response:
+            return reply(status, error_body(exc.code if isinstance(exc, NotFound) else code, str(exc)))
+
+        return refuse
+
+    # An error is answered by its most specific kind here (a usage error: a bad body, a query that does not
+    # apply, lines that start past the end, ...).
+    refusals = {
+        NotFound: refusal(404, "not_found"),
+        UsageError: refusal(400, "bad_request"),
+        RecoveryError: refusal(404, "not_found"),
+        BackendTimeout: refusal(504, "timeout"),
+        BackendError: refusal(502, "backend"),
+    }
+
     async def servers(request: Request) -> Response:
         return reply(200, session.listing())
 
@@ -165,27 +183,16 @@ def build_app(session: Backends, token: bytes | Tokens | None) -> Any:
         try:  # strict, as wrap and the shim read JSON: no NaN/Infinity, no 1e999, bounded nesting
             body = loads(await request.body())
         except ValueError as exc:
-            return reply(400, error_body("bad_request", f"the body must be JSON: {exc}"))
+            raise UsageError(f"the body must be JSON: {exc}") from None
         if not isinstance(body, dict) or not all(isinstance(body.get(k), str) for k in ("server", "tool")):
-            return reply(
-                400, error_body("bad_request", 'send {"server": ..., "tool": ..., "arguments": {...}}')
-            )
-        arguments = body.get("arguments")
-        if arguments is None:
-            arguments = {}
+            raise UsageError('send {"server": ..., "tool": ..., "arguments": {...}}')
+        arguments = {} if body.get("arguments") is None else body["arguments"]
         if not isinstance(arguments, dict):
-            return reply(400, error_body("bad_request", "arguments must be a JSON object"))
+            raise UsageError("arguments must be a JSON object")
         full = body.get("full") is True
-        try:
-            presented, outcome = await session.invoke(
-                body["server"], body["tool"], arguments, full, request.scope.get(PRINCIPAL_KEY)
-            )
-        except NotFound as exc:
-            return reply(404, error_body(exc.code, str(exc)))
-        except BackendTimeout as exc:
-            return reply(504, error_body("timeout", str(exc)))
-        except BackendError as exc:
-            return reply(502, error_body("backend", str(exc)))
+        presented, outcome = await session.invoke(
+            body["server"], body["tool"], arguments, full, request.scope.get(PRINCIPAL_KEY)
+        )
         return reply(
             200,
             {
@@ -206,30 +213,19 @@ def build_app(session: Backends, token: bytes | Tokens | None) -> Any:
             arguments[key] = values if len(values) > 1 else values[0]
         ids = [request.path_params["response_id"], *params.getlist("response_id")]
         arguments["response_id"] = ids if len(ids) > 1 else ids[0]
-        try:
-            asked = RecoverRequest.parse(arguments)
-        except UsageError as exc:
-            return reply(400, error_body("bad_request", str(exc)))
-        try:
-            result = await anyio.to_thread.run_sync(
-                session.session.for_caller(request.scope.get(PRINCIPAL_KEY)).answer_recover, asked
-            )
-        except RecoveryError as exc:
-            return reply(404, error_body("not_found", str(exc)))
-        except UsageError as exc:  # a query that does not apply, lines that start past the end, ...
-            return reply(400, error_body("bad_request", str(exc)))
+        asked = RecoverRequest.parse(arguments)
+        result = await anyio.to_thread.run_sync(
+            session.session.for_caller(request.scope.get(PRINCIPAL_KEY)).answer_recover, asked
+        )
         return reply(200, {"result": result})
 
     async def original(request: Request) -> Response:
         response_id = request.path_params["response_id"]
         if not is_response_id(response_id):
-            return reply(400, error_body("bad_request", f"{response_id!r} is not a response id (32 hex)"))
-        try:  # exactly as kept, counted as a recovery (as every door's is)
-            data = await anyio.to_thread.run_sync(
-                session.session.for_caller(request.scope.get(PRINCIPAL_KEY)).stored, response_id
-            )
-        except RecoveryError as exc:
-            return reply(404, error_body("not_found", str(exc)))
+            raise UsageError(f"{response_id!r} is not a response id (32 hex)")
+        data = await anyio.to_thread.run_sync(  # exactly as kept, counted as a recovery (as every door's is)
+            session.session.for_caller(request.scope.get(PRINCIPAL_KEY)).stored, response_id
+        )
         return Response(data, media_type="application/json")
 
     routes = [
@@ -244,7 +240,7 @@ def build_app(session: Backends, token: bytes | Tokens | None) -> Any:
         from ..accounting import metrics_endpoint
 
         routes.append(Route("/metrics", metrics_endpoint(metrics)))
-    app = Starlette(routes=routes)
+    app = Starlette(routes=routes, exception_handlers=refusals)
     return app if token is None else bearer_guard(app, token)
 
 
