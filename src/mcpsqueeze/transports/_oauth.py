@@ -66,18 +66,17 @@ def oauth_dir() -> Path:
     return default_config_path().parent / "oauth"  # beside config.toml, in the user config directory
 
 
-def token_file(url: str, directory: Path | None = None) -> Path:
+def token_file(url: str) -> Path:
     """One file per backend URL (its sha256: the URL itself may hold anything)."""
-    digest = hashlib.sha256(url.encode()).hexdigest()[:32]
-    return (directory or oauth_dir()) / f"{digest}.json"
+    return oauth_dir() / f"{hashlib.sha256(url.encode()).hexdigest()[:32]}.json"
 
 
 class FileTokenStorage:
     """The SDK's `TokenStorage` on a 0600 JSON file, written atomically; keeps an absolute expiry."""
 
-    def __init__(self, url: str, path: Path | None = None) -> None:
+    def __init__(self, url: str) -> None:
         self.url = url
-        self.path = path or token_file(url)
+        self.path = token_file(url)
 
     def read(self) -> dict[str, Any]:
         try:
@@ -406,11 +405,11 @@ async def preflight(url: str, headers: Mapping[str, str], client: OAuthClient | 
         )
 
 
-def _check_reachable(url: str, timeout: float = 5.0) -> None:
+def _check_reachable(url: str) -> None:
     parts = urllib.parse.urlsplit(url)
     port = parts.port or (443 if parts.scheme == "https" else 80)
     try:
-        with socket.create_connection((parts.hostname or "localhost", port), timeout=timeout):
+        with socket.create_connection((parts.hostname or "localhost", port), timeout=5.0):
             pass
     except OSError as exc:
         raise BackendError(
@@ -421,8 +420,7 @@ def _check_reachable(url: str, timeout: float = 5.0) -> None:
 
 def clear_tokens(url: str | None) -> list[Path]:
     """Delete the stored tokens of one backend URL, or all of them; the deleted files."""
-    directory = oauth_dir()
-    paths = [token_file(url, directory)] if url is not None else sorted(directory.glob("*.json"))
+    paths = [token_file(url)] if url is not None else sorted(oauth_dir().glob("*.json"))
     removed = []
     for path in paths:
         with contextlib.suppress(FileNotFoundError):
