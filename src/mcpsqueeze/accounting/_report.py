@@ -76,10 +76,6 @@ class StatsReport:
     def biggest(self) -> list[CallRow]:
         return sorted(self.calls, key=lambda r: -r.tokens_before)[: self.top]
 
-    @property
-    def dedup_hits(self) -> list[CallRow]:
-        return [r for r in self.calls if r.action == "dedup"]
-
 
 def _call_row(row: dict[str, Any], session: str) -> CallRow:
     return CallRow(
@@ -265,7 +261,7 @@ def report_data(report: StatsReport) -> dict[str, Any]:
             for s in report.sessions
         ],
         "biggest": [_call(row) for row in report.biggest],
-        "dedup_hits": [_call(row) for row in report.dedup_hits],
+        "dedup_hits": [_call(row) for row in report.calls if row.action == "dedup"],
         "recovered": [dataclasses.asdict(r) for r in report.recoveries],
         "timeline": timeline,
         "skipped_lines": report.skipped,
