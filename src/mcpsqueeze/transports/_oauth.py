@@ -149,7 +149,6 @@ def _provider_class() -> Any:
         instead of failing), and a pre-registered client is used as given instead of registering."""
 
         preregistered: OAuthClient | None = None
-        _pending_record: Any = None
 
         async def _initialize(self) -> None:
             await super()._initialize()
@@ -173,27 +172,23 @@ def _provider_class() -> Any:
                     token_endpoint_auth_method=method,
                 )
 
-        def _choose_token_auth(self) -> None:
+        async def _choose_token_auth(self) -> None:
             info = self.context.client_info
             if self.preregistered is None or info is None or info.token_endpoint_auth_method is not None:
                 return
             meta = self.context.oauth_metadata
             supported = meta.token_endpoint_auth_methods_supported if meta is not None else None
-            chosen = _token_auth_method(supported, info.client_secret)
-            info.token_endpoint_auth_method = chosen
+            info.token_endpoint_auth_method = _token_auth_method(supported, info.client_secret)
             if meta is not None:  # decided from the server's metadata: kept for refreshes after a restart
-                self._pending_record = info.model_copy(update={"client_secret": None})
+                record = info.model_copy(update={"client_secret": None})  # the secret itself is never stored
+                await self.context.storage.set_client_info(record)
 
         async def _perform_authorization(self) -> Any:
-            self._choose_token_auth()
-            request = await super()._perform_authorization()
-            record, self._pending_record = self._pending_record, None
-            if record is not None:
-                await self.context.storage.set_client_info(record)  # the secret itself is never stored
-            return request
+            await self._choose_token_auth()
+            return await super()._perform_authorization()
 
         async def _refresh_token(self) -> Any:
-            self._choose_token_auth()
+            await self._choose_token_auth()
             return await super()._refresh_token()
 
         async def _auth_flow(self, request: Any) -> Any:
