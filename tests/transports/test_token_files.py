@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from mcpsqueeze._errors import MCPSqueezeError
-from mcpsqueeze.transports._bearer import load_or_create_token
+from mcpsqueeze.transports._bearer import load_tokens
 
 
 def _private(path: Path) -> Path:
@@ -23,7 +23,7 @@ def test_a_token_file_that_is_a_symlink_is_refused_with_a_clear_message(tmp_path
     link = _private(tmp_path / "auth") / "token"
     link.symlink_to(real)
     with pytest.raises(MCPSqueezeError, match="symlink") as refused:
-        load_or_create_token(link)
+        load_tokens(link)
     assert str(link) in str(refused.value)
 
 
@@ -31,7 +31,7 @@ def test_a_token_file_that_is_a_fifo_is_refused_without_hanging(tmp_path: Path) 
     fifo = _private(tmp_path / "auth") / "token"
     os.mkfifo(fifo, 0o600)
     with pytest.raises(MCPSqueezeError, match="regular 0600 file"):
-        load_or_create_token(fifo)
+        load_tokens(fifo)
 
 
 def test_a_world_writable_token_directory_is_named_as_the_token_directory(tmp_path: Path) -> None:
@@ -39,13 +39,14 @@ def test_a_world_writable_token_directory_is_named_as_the_token_directory(tmp_pa
     loose.mkdir()
     loose.chmod(0o777)
     with pytest.raises(MCPSqueezeError) as refused:
-        load_or_create_token(loose / "token")
+        load_tokens(loose / "token")
     message = str(refused.value)
     assert f"token directory {loose}" in message and "recovery directory" not in message
     assert not (loose / "token").exists()
 
 
 def test_a_new_token_is_64_hex_characters_in_a_0600_file(tmp_path: Path) -> None:
-    token = load_or_create_token(tmp_path / "auth" / "token")
+    (token,) = load_tokens(tmp_path / "auth" / "token").principals
     assert len(token) == 64 and oct((tmp_path / "auth" / "token").stat().st_mode & 0o777) == "0o600"
-    assert load_or_create_token(tmp_path / "auth" / "token") == token
+    assert (tmp_path / "auth" / "token").read_bytes() == token + b"\n"
+    assert set(load_tokens(tmp_path / "auth" / "token").principals) == {token}

@@ -109,12 +109,6 @@ class Metrics:
         return generate_latest(self.registry), CONTENT_TYPE_LATEST
 
 
-def _loopback_host(host: str) -> bool:
-    from .._net import is_loopback
-
-    return is_loopback(host.rsplit(":", 1)[0] if not host.endswith("]") else host)
-
-
 def metrics_endpoint(metrics: Metrics, check_host: bool = False) -> Any:
     """A Starlette endpoint for GET /metrics. `check_host`: refuse non-loopback Host headers (DNS rebinding),
     as the MCP endpoint beside it does; a bearer token, when the server has one, is checked in front of it.
@@ -122,8 +116,11 @@ def metrics_endpoint(metrics: Metrics, check_host: bool = False) -> Any:
     from starlette.requests import Request
     from starlette.responses import PlainTextResponse, Response
 
+    from .._net import is_loopback
+
     async def endpoint(request: Request) -> Response:
-        if check_host and not _loopback_host(request.headers.get("host", "")):
+        host = request.headers.get("host", "")
+        if check_host and not is_loopback(host.rsplit(":", 1)[0] if not host.endswith("]") else host):
             return PlainTextResponse("Invalid Host header\n", status_code=421)
         body, content_type = metrics.render()
         return Response(body, media_type=content_type)

@@ -41,10 +41,6 @@ class CallRow:
     client: str | None = None  # the profile whose model's view was counted (None: the text blocks)
     uncounted: bool = False  # its tokens could not be counted (its token figures are 0 here)
 
-    def figures(self) -> tuple[int | None, int | None]:
-        """(tokens before, after) as the totals take them: None when they are missing."""
-        return (None, None) if self.uncounted else (self.tokens_before, self.tokens_after)
-
 
 @dataclass
 class Recovery:
@@ -79,10 +75,6 @@ class StatsReport:
     @property
     def biggest(self) -> list[CallRow]:
         return sorted(self.calls, key=lambda r: -r.tokens_before)[: self.top]
-
-    @property
-    def dedup_hits(self) -> list[CallRow]:
-        return [r for r in self.calls if r.action == "dedup"]
 
 
 def _call_row(row: dict[str, Any], session: str) -> CallRow:
@@ -144,11 +136,12 @@ def load_report(paths: list[Path], top: int = 5) -> StatsReport:
     sessions: dict[str, SessionRow] = {}
     origin: dict[str, CallRow] = {}
     for row in calls:
-        figures = (row.action, *row.figures(), row.store_failed, row.client)
-        totals.add(*figures)
-        tools.setdefault(row.tool, Totals()).add(*figures)
         s = sessions.setdefault(row.session, SessionRow(row.session, [], row.time, row.time))
-        s.totals.add(*figures)
+        counts: tuple[int | None, int | None] = (
+            (None, None) if row.uncounted else (row.tokens_before, row.tokens_after)
+        )
+        for into in (totals, tools.setdefault(row.tool, Totals()), s.totals):
+            into.add(row.action, *counts, row.store_failed, row.client)
         s.ended = max(s.ended, row.time)
         if row.server and row.server not in s.servers:
             s.servers.append(row.server)
@@ -268,7 +261,7 @@ def report_data(report: StatsReport) -> dict[str, Any]:
             for s in report.sessions
         ],
         "biggest": [_call(row) for row in report.biggest],
-        "dedup_hits": [_call(row) for row in report.dedup_hits],
+        "dedup_hits": [_call(row) for row in report.calls if row.action == "dedup"],
         "recovered": [dataclasses.asdict(r) for r in report.recoveries],
         "timeline": timeline,
         "skipped_lines": report.skipped,

@@ -317,8 +317,7 @@ class Accountant:
         self.totals.recovered += 1
         if self._stats is not None:
             line = {"time": round(entry.when, 3), "action": "recover", "response_id": entry.response_id}
-            line["bytes"] = entry.size
-            self._stats.write(json.dumps(line) + "\n")
+            self._stats.write(json.dumps({**line, "bytes": entry.size}) + "\n")
             self._stats.flush()
         self._tell(lambda o: o.on_recover(entry.response_id, entry.size))
 

@@ -21,7 +21,6 @@ __all__ = [
     "Tokens",
     "bearer_guard",
     "check_token_path",
-    "load_or_create_token",
     "load_tokens",
     "token_principal",
     "warn_if_readable",
@@ -72,9 +71,25 @@ def token_principal(token: bytes) -> str:
 
 
 def load_tokens(path: Path) -> Tokens:
-    """The tokens in `path` (created with one plain token when missing): `tenant:token` lines (blank lines and
-    `#` comments allowed) give each tenant its own token; one plain token is one principal (its hash)."""
-    raw = load_or_create_token(path)  # creates the file, refuses links/FIFOs, checks its owner and mode
+    """The tokens in `path`: `tenant:token` lines (blank lines and `#` comments allowed) give each tenant its
+    own token; one plain token is one principal (its hash). A missing file is created (0600, in a private
+    directory) with one new token; a token is never in argv or env."""
+    ensure_private_dir(path.parent, what="token directory")
+    warn_if_readable(path.parent, "token directory")
+    try:
+        fd = os.open(path, _CREATE, 0o600)
+    except FileExistsError:
+        raw = _read_token(path)  # refuses links and FIFOs, checks its owner and mode
+    except OSError as exc:
+        raise UsageError(
+            f"cannot create the token file {path}: {exc.strerror or exc}; choose another --token-file"
+        ) from None
+    else:
+        import secrets
+
+        raw = secrets.token_hex(32).encode()
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(raw + b"\n")
     lines = [line.strip() for line in raw.splitlines()]
     lines = [line for line in lines if line and not line.startswith(b"#")]
     if len(lines) == 1 and b":" not in lines[0]:
@@ -99,26 +114,6 @@ def warn_if_readable(directory: Path, what: str) -> None:
     warning = readable_by_others(directory, what, "see the session's socket or token file there")
     if warning:
         logger.warning(f"mcpsqueeze: warning: {warning}")
-
-
-def load_or_create_token(path: Path) -> bytes:
-    """The token in `path`, created (0600, in a private directory) when missing; never in argv or env."""
-    ensure_private_dir(path.parent, what="token directory")
-    warn_if_readable(path.parent, "token directory")
-    try:
-        fd = os.open(path, _CREATE, 0o600)
-    except FileExistsError:
-        return _read_token(path)
-    except OSError as exc:
-        raise UsageError(
-            f"cannot create the token file {path}: {exc.strerror or exc}; choose another --token-file"
-        ) from None
-    import secrets
-
-    token = secrets.token_hex(32).encode()
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(token + b"\n")
-    return token
 
 
 def _read_token(path: Path) -> bytes:

@@ -124,10 +124,10 @@ class _FdLineReader(_LineReader):
         if data:
             self._buffer += data
             if self._waiter is None and self._buffer.find(b"\n", self._searched) >= 0:
-                self._unwatch()  # a whole line waits for its reader: read more when it is taken
+                self.unwatch()  # a whole line waits for its reader: read more when it is taken
         else:
             self._eof = True
-            self._unwatch()
+            self.unwatch()
         waiter = self._waiter
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
@@ -144,14 +144,11 @@ class _FdLineReader(_LineReader):
         self._watching = True
         return True
 
-    def _unwatch(self) -> None:
+    def unwatch(self) -> None:
         if self._watching and self._loop is not None:
             self._watching = False
             with contextlib.suppress(Exception):  # the loop may be closing
                 self._loop.remove_reader(self._fd)
-
-    def close(self) -> None:
-        self._unwatch()
 
     async def _fill(self) -> None:
         if self._error is not None:
@@ -216,7 +213,7 @@ class _LineChannel:
 
     async def aclose(self) -> None:
         if isinstance(self._receive, _FdLineReader):
-            self._receive.close()
+            self._receive.unwatch()
         with contextlib.suppress(Exception):
             await self._send.aclose()
 
@@ -418,15 +415,13 @@ async def open_channel(
         raise first_leaf(found) from None
 
 
-@contextlib.asynccontextmanager
-async def open_backend(settings: Settings) -> AsyncIterator[Channel]:
+def open_backend(settings: Settings) -> contextlib.AbstractAsyncContextManager[Channel]:
     """The channel to the backend `settings` name: a spawned command or a URL."""
     url = settings.target[0] if settings.is_url else None
-    async with open_channel(
+    return open_channel(
         url=url,
         argv=settings.target,
         headers=settings.headers,
         timeout=settings.timeout,
         oauth=settings.oauth,
-    ) as channel:
-        yield channel
+    )

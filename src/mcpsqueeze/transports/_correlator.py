@@ -287,15 +287,9 @@ class Correlator:
                 return str(exc)
         return None
 
-    async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
-        await self.send({"jsonrpc": "2.0", "method": method, **({"params": params} if params else {})})
-
-    async def ask(self, method: str, params: dict[str, Any] | None = None) -> Message:
+    async def ask(self, method: str, params: dict[str, Any]) -> Message:
         """One request of our own: its answer, or an error response."""
-        message: Message = {"jsonrpc": "2.0", "method": method}
-        if params is not None:
-            message["params"] = params
-        answer = await self.request(message)
+        answer = await self.request({"jsonrpc": "2.0", "method": method, "params": params})
         assert answer is not None  # (no key: nothing cancels it but its task)
         return answer
 
@@ -310,7 +304,7 @@ class Correlator:
         result = answer.get("result")
         if not isinstance(result, dict):
             raise BackendError(f"the backend refused initialize: {error_text(answer)}")
-        await self.notify("notifications/initialized")
+        await self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         return result
 
 

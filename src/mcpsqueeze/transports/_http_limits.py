@@ -44,13 +44,6 @@ DEFAULT_MAX_BODY = 16 * 1024 * 1024
 HEAD_TIMEOUT = 10.0  # seconds to send a complete request head, from connecting or the previous response
 
 
-def too_large_message(limit: int) -> str:
-    return (
-        f"the request body is larger than this door accepts ({limit} bytes, --max-body); "
-        "send less, or start the proxy with a larger --max-body"
-    )
-
-
 def _json_rpc_error(message: str) -> bytes:
     return json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}}).encode()
 
@@ -66,7 +59,10 @@ class BodyLimit:
     async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
         from starlette.responses import Response
 
-        payload = self.body(too_large_message(self.limit))
+        payload = self.body(
+            f"the request body is larger than this door accepts ({self.limit} bytes, --max-body); "
+            "send less, or start the proxy with a larger --max-body"
+        )
         await Response(payload, 413, {"connection": "close"}, "application/json")(scope, receive, send)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:

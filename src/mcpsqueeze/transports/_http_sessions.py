@@ -18,6 +18,7 @@ from .._jsonbytes import loads
 from ._bearer import PRINCIPAL_KEY
 from ._channels import Channel, SessionMessageChannel
 from ._http_limits import RequestGuard, replaying, sdk_security
+from ._jsonrpc import error_response
 from ._modern_http import is_stateless_request
 
 __all__ = ["SESSION_IDLE_TIMEOUT", "Handler", "HttpSessions", "RunSession"]
@@ -193,5 +194,4 @@ class HttpSessions:
 def _json_error(code: int, message: str, status: int, headers: dict[str, str] | None = None) -> Any:
     from starlette.responses import JSONResponse
 
-    body = {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
-    return JSONResponse(body, status_code=status, headers=headers)
+    return JSONResponse(error_response(None, code, message), status_code=status, headers=headers)

@@ -22,7 +22,7 @@ __all__ = [
     "Message",
     "error_response",
     "params_of",
-    "parse",
+    "parse_line",
     "scan_id",
     "unreadable_answer",
     "valid_id",
@@ -82,8 +82,9 @@ def _id_or_none(value: Any) -> Any:
     return value if valid_id(value) else None
 
 
-def parse(line: bytes | bytearray) -> Message | Invalid:
-    """Strictly parse one JSON-RPC line; never raises."""
+def parse_line(line: bytes | bytearray) -> Message | Invalid:
+    """Strictly parse one JSON-RPC line; never raises. A result up to `_RAW_BYTES` keeps its line (bigger ones
+    are shrunk anyway), so that it can be forwarded as is."""
     try:
         value = loads(line)
     except ValueError as exc:  # (orjson.JSONDecodeError and UnicodeDecodeError are ValueErrors)
@@ -100,6 +101,8 @@ def parse(line: bytes | bytearray) -> Message | Invalid:
     if "id" in value and request_id is None and ("method" in value or value["id"] is not None):
         # null is allowed only in an error response that could not tell which request it answers
         return Invalid('Invalid Request: "id" must be a string or a number')
+    if len(line) <= _RAW_BYTES and "result" in value and "method" not in value:
+        return _Received(value, bytes(line.strip()))
     return value
 
 
@@ -216,15 +219,6 @@ def with_id(message: Message, new_id: Any) -> Message:
         if spliced is not None:
             return spliced
     return {**message, "id": new_id}
-
-
-def parse_line(line: bytes | bytearray) -> Message | Invalid:
-    """`parse`, keeping the line of a result up to `_RAW_BYTES` (bigger ones are shrunk anyway) so that it can
-    be forwarded as is."""
-    message = parse(line)
-    if type(message) is dict and len(line) <= _RAW_BYTES and "result" in message and "method" not in message:
-        return _Received(message, bytes(line.strip()))
-    return message
 
 
 def line_of(message: Message) -> bytes:

@@ -45,15 +45,6 @@ _NOT_ONE_REQUEST = "Body must be a single JSON-RPC request object"
 Notify = Callable[[Message], Awaitable[None]]
 
 
-def status_of(message: Message) -> int:
-    from mcp.shared.inbound import ERROR_CODE_HTTP_STATUS
-
-    error = message.get("error")
-    if isinstance(error, dict) and isinstance(error.get("code"), int):
-        return ERROR_CODE_HTTP_STATUS.get(error["code"], 200)
-    return 200
-
-
 def _event(message: Message) -> bytes:
     return b"event: message\r\ndata: " + dumps(message) + b"\r\n\r\n"
 
@@ -70,7 +61,14 @@ async def respond(send: Any, status: int, body: bytes, content_type: str | None 
 
 
 async def respond_json(send: Any, message: Message) -> None:
-    await respond(send, status_of(message), dumps(message))
+    """`message` as the body, under the HTTP status the SDK gives its error code (200 for a result)."""
+    from mcp.shared.inbound import ERROR_CODE_HTTP_STATUS
+
+    error = message.get("error")
+    code = error.get("code") if isinstance(error, dict) else None
+    await respond(
+        send, ERROR_CODE_HTTP_STATUS.get(code, 200) if isinstance(code, int) else 200, dumps(message)
+    )
 
 
 def is_stateless_request(headers: Any) -> bool:
@@ -195,7 +193,7 @@ class ModernHttpBackend:
         versions = result.get("supportedVersions") if isinstance(result, dict) else None
         return isinstance(versions, list) and MODERN_VERSION in versions
 
-    async def ask(self, method: str, params: dict[str, Any] | None = None) -> Message:
+    async def ask(self, method: str, params: dict[str, Any]) -> Message:
         """One request of the proxy's own, in the 2026-07-28 envelope: its answer, or
         an error response naming why there is none. Unreachable, it raises (httpx's errors)."""
         return await self._post(*own_request(method, params), None)

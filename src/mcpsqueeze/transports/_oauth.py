@@ -66,18 +66,17 @@ def oauth_dir() -> Path:
     return default_config_path().parent / "oauth"  # beside config.toml, in the user config directory
 
 
-def token_file(url: str, directory: Path | None = None) -> Path:
+def token_file(url: str) -> Path:
     """One file per backend URL (its sha256: the URL itself may hold anything)."""
-    digest = hashlib.sha256(url.encode()).hexdigest()[:32]
-    return (directory or oauth_dir()) / f"{digest}.json"
+    return oauth_dir() / f"{hashlib.sha256(url.encode()).hexdigest()[:32]}.json"
 
 
 class FileTokenStorage:
     """The SDK's `TokenStorage` on a 0600 JSON file, written atomically; keeps an absolute expiry."""
 
-    def __init__(self, url: str, path: Path | None = None) -> None:
+    def __init__(self, url: str) -> None:
         self.url = url
-        self.path = path or token_file(url)
+        self.path = token_file(url)
 
     def read(self) -> dict[str, Any]:
         try:
@@ -150,7 +149,6 @@ def _provider_class() -> Any:
         instead of failing), and a pre-registered client is used as given instead of registering."""
 
         preregistered: OAuthClient | None = None
-        _pending_record: Any = None
 
         async def _initialize(self) -> None:
             await super()._initialize()
@@ -174,27 +172,23 @@ def _provider_class() -> Any:
                     token_endpoint_auth_method=method,
                 )
 
-        def _choose_token_auth(self) -> None:
+        async def _choose_token_auth(self) -> None:
             info = self.context.client_info
             if self.preregistered is None or info is None or info.token_endpoint_auth_method is not None:
                 return
             meta = self.context.oauth_metadata
             supported = meta.token_endpoint_auth_methods_supported if meta is not None else None
-            chosen = _token_auth_method(supported, info.client_secret)
-            info.token_endpoint_auth_method = chosen
+            info.token_endpoint_auth_method = _token_auth_method(supported, info.client_secret)
             if meta is not None:  # decided from the server's metadata: kept for refreshes after a restart
-                self._pending_record = info.model_copy(update={"client_secret": None})
+                record = info.model_copy(update={"client_secret": None})  # the secret itself is never stored
+                await self.context.storage.set_client_info(record)
 
         async def _perform_authorization(self) -> Any:
-            self._choose_token_auth()
-            request = await super()._perform_authorization()
-            record, self._pending_record = self._pending_record, None
-            if record is not None:
-                await self.context.storage.set_client_info(record)  # the secret itself is never stored
-            return request
+            await self._choose_token_auth()
+            return await super()._perform_authorization()
 
         async def _refresh_token(self) -> Any:
-            self._choose_token_auth()
+            await self._choose_token_auth()
             return await super()._refresh_token()
 
         async def _auth_flow(self, request: Any) -> Any:
@@ -406,11 +400,11 @@ async def preflight(url: str, headers: Mapping[str, str], client: OAuthClient | 
         )
 
 
-def _check_reachable(url: str, timeout: float = 5.0) -> None:
+def _check_reachable(url: str) -> None:
     parts = urllib.parse.urlsplit(url)
     port = parts.port or (443 if parts.scheme == "https" else 80)
     try:
-        with socket.create_connection((parts.hostname or "localhost", port), timeout=timeout):
+        with socket.create_connection((parts.hostname or "localhost", port), timeout=5.0):
             pass
     except OSError as exc:
         raise BackendError(
@@ -421,8 +415,7 @@ def _check_reachable(url: str, timeout: float = 5.0) -> None:
 
 def clear_tokens(url: str | None) -> list[Path]:
     """Delete the stored tokens of one backend URL, or all of them; the deleted files."""
-    directory = oauth_dir()
-    paths = [token_file(url, directory)] if url is not None else sorted(directory.glob("*.json"))
+    paths = [token_file(url)] if url is not None else sorted(oauth_dir().glob("*.json"))
     removed = []
     for path in paths:
         with contextlib.suppress(FileNotFoundError):
@@ -434,10 +427,29 @@ def clear_tokens(url: str | None) -> list[Path]:
 # -- the browser step -----------------------------------------------------------------------------------
 
 
-async def _accept_redirect(listener: Any, got: dict[str, str], done: anyio.Event) -> None:
-    """Serve the loopback redirect: the first GET of the callback path carrying code (or error) wins."""
+class _LoopbackRedirect:
+    """The browser step for the SDK provider: show the authorization URL, accept the redirect on
+    127.0.0.1:PORT. The listener exists only while an authorization is under way."""
 
-    async def one(stream: anyio.abc.SocketStream) -> None:
+    def __init__(self, url: str, port: int, *, fetch: bool, timeout: float) -> None:
+        self.url = url
+        self.port = port
+        self.fetch = fetch
+        self.timeout = timeout
+        self.redirect_uri = f"http://127.0.0.1:{port}{CALLBACK_PATH}"
+        self._listener: Any = None
+        self._shown = ""
+        self._got: dict[str, str] = {}
+        self._done = anyio.Event()
+
+    async def _accept(self) -> None:
+        """Serve the loopback redirect: the first GET of the callback path carrying code (or error) wins."""
+        async with anyio.create_task_group() as tg:
+            while not self._done.is_set():
+                tg.start_soon(self._one, await self._listener.accept())
+            tg.cancel_scope.cancel()
+
+    async def _one(self, stream: anyio.abc.SocketStream) -> None:
         async with stream:
             request = b""  # read whole before answering (unread bytes would reset the connection)
             with anyio.move_on_after(10), contextlib.suppress(anyio.IncompleteRead, anyio.DelimiterNotFound):
@@ -459,30 +471,9 @@ async def _accept_redirect(listener: Any, got: dict[str, str], done: anyio.Event
                 f"HTTP/1.1 {200 if ok else 400} OK\r\nContent-Type: text/plain\r\nContent-Length: {len(body)}"
             )
             await stream.send(head.encode() + b"\r\nConnection: close\r\n\r\n" + body)
-            if not done.is_set():
-                got.update(query)
-                done.set()
-
-    async with anyio.create_task_group() as tg:
-        while not done.is_set():
-            stream = await listener.accept()
-            tg.start_soon(one, stream)
-        tg.cancel_scope.cancel()
-
-
-class _LoopbackRedirect:
-    """The browser step for the SDK provider: show the authorization URL, accept the redirect on
-    127.0.0.1:PORT. The listener exists only while an authorization is under way."""
-
-    def __init__(self, url: str, port: int, *, fetch: bool, timeout: float) -> None:
-        self.url = url
-        self.port = port
-        self.fetch = fetch
-        self.timeout = timeout
-        self.redirect_uri = f"http://127.0.0.1:{port}{CALLBACK_PATH}"
-        self._listener: Any = None
-        self._got: dict[str, str] = {}
-        self._done = anyio.Event()
+            if not self._done.is_set():
+                self._got.update(query)
+                self._done.set()
 
     async def listen(self) -> None:
         if self._listener is not None:
@@ -502,35 +493,29 @@ class _LoopbackRedirect:
             await listener.aclose()
 
     async def show(self, authorization_url: str) -> None:
-        import httpx2
-
         await self.listen()
+        self._shown = authorization_url
         print(
             f"mcpsqueeze: open this URL in a browser to authorize access to {self.url}:\n{authorization_url}",
             file=sys.stderr,
             flush=True,
         )
-        if not self.fetch:
-            return
-        # headless: an authorization server that approves without a person redirects at once
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(_accept_redirect, self._listener, self._got, self._done)
-            async with httpx2.AsyncClient(timeout=30.0, follow_redirects=True) as browser:
-                with contextlib.suppress(httpx2.HTTPError):
-                    await browser.get(authorization_url)
-            tg.cancel_scope.cancel()
 
     async def wait(self) -> Any:
+        import httpx2
         from mcp.shared.auth import AuthorizationCodeResult
 
         try:
-            if not self._done.is_set():
-                await self.listen()
-                with anyio.move_on_after(self.timeout):
-                    async with anyio.create_task_group() as tg:
-                        tg.start_soon(_accept_redirect, self._listener, self._got, self._done)
-                        await self._done.wait()
-                        tg.cancel_scope.cancel()
+            await self.listen()
+            with anyio.move_on_after(self.timeout):
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(self._accept)
+                    if self.fetch:  # headless: a server that approves without a person redirects at once
+                        async with httpx2.AsyncClient(timeout=30.0, follow_redirects=True) as browser:
+                            with contextlib.suppress(httpx2.HTTPError):
+                                await browser.get(self._shown)
+                    await self._done.wait()
+                    tg.cancel_scope.cancel()
         finally:
             await self.close()
         got = self._got
@@ -571,6 +556,8 @@ async def login(
             "clientInfo": {"name": "mcpsqueeze", "version": "login"},
         },
     }
+    from mcp.client.auth.exceptions import OAuthFlowError
+
     try:
         async with httpx2.AsyncClient(auth=provider, headers=dict(headers or {}), timeout=30.0) as http:
             try:
@@ -579,12 +566,8 @@ async def login(
                 )
             except httpx2.HTTPError as exc:
                 raise BackendError(f"cannot reach the backend at {url}: {exc}") from exc
-    except Exception as exc:
-        from mcp.client.auth.exceptions import OAuthFlowError
-
-        if isinstance(exc, OAuthFlowError):
-            raise flow_error(url, exc, provider) from None
-        raise
+    except OAuthFlowError as exc:
+        raise flow_error(url, exc, provider) from None
     finally:
         await redirect.close()
     if response.status_code in (401, 403):

@@ -121,11 +121,11 @@ class SharedBackend:
         log.warning("stateless backend connection ended: %s", self.dead)
         scope.cancel()
 
-    async def ask(self, method: str, params: dict[str, Any] | None = None) -> Message:
+    async def ask(self, method: str, params: dict[str, Any]) -> Message:
         """One request of the proxy's own on the shared connection."""
         if self.peer is None:
             return error_response(None, BACKEND_GONE, f"mcpsqueeze: {self.dead or 'not connected'}")
-        return await self.peer.ask(method, without_envelope(params or {}))
+        return await self.peer.ask(method, without_envelope(params))
 
     async def _ask_client(self, message: Message) -> None:
         """The backend asks the client: MRTR when it can only be one waiting call's; else refused."""
