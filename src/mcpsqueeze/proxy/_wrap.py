@@ -82,7 +82,7 @@ async def run_wrap(
     its own process (the tests: tests/memwrap.py) may give `ends` (a stdio session's channels, e.g.
     in-memory pipes) and `until` (ends it instead of SIGINT/SIGTERM); the CLI gives the backend it
     `spawned` already (closed here, whatever happens)."""
-    backend = None if spawned is None else ProcessChannel(spawned, settings.target)
+    backend = None if spawned is None else ProcessChannel(spawned)
     try:
         if ends is not None and settings.transport != "stdio":
             raise UsageError("given channel ends serve a stdio session only")

@@ -140,7 +140,7 @@ def too_large_body(message: str) -> bytes:
     return dumps(error_body("too_large", message))
 
 
-def build_app(session: Backends, token: bytes | Tokens | None) -> Any:
+def build_app(session: Backends, token: Tokens | None) -> Any:
     from starlette.applications import Starlette
     from starlette.requests import Request
     from starlette.responses import Response

@@ -133,12 +133,11 @@ def _read_token(path: Path) -> bytes:
     return token
 
 
-def bearer_guard(app: Any, token: bytes | Tokens) -> Any:
+def bearer_guard(app: Any, tokens: Tokens) -> Any:
     """ASGI gate in front of everything: a request without the token never reaches the app (or a backend).
 
     The app finds the caller's principal in `scope[PRINCIPAL_KEY]`.
     """
-    tokens = token if isinstance(token, Tokens) else Tokens({token: token_principal(token)}, named=False)
     refusal = json.dumps(
         {
             "error": {

@@ -269,13 +269,12 @@ _TERM_GRACE = 0.5  # seconds after SIGTERM before SIGKILL
 class ProcessChannel(_LineChannel):
     """A backend server spawned as a child, speaking over its stdin/stdout; its stderr stays ours."""
 
-    def __init__(self, process: subprocess.Popen[bytes], argv: Sequence[str]) -> None:
+    def __init__(self, process: subprocess.Popen[bytes]) -> None:
         assert process.stdout is not None and process.stdin is not None
         super().__init__(os.dup(process.stdout.fileno()), _FdSend(os.dup(process.stdin.fileno())))
         process.stdin.close()
         process.stdout.close()
         self.process = process
-        self.argv = list(argv)
 
     def describe_exit(self) -> str:
         code = self.process.returncode
@@ -390,7 +389,7 @@ async def open_channel(
     command is a clear BackendError), closed and reaped at the end. Every backend of every door is opened
     here."""
     if url is None:
-        channel = ProcessChannel(spawn(argv, env, cwd), argv)
+        channel = ProcessChannel(spawn(argv, env, cwd))
         try:
             yield channel
         finally:
