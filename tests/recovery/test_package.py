@@ -35,7 +35,6 @@ def test_the_public_api_is_exactly_the_documented_names() -> None:
             "open_recovery_file",
             "parse_duration",
             "parse_size",
-            "read_window",
             "readable_by_others",
             "resolve_pointer",
             "safe_url",

@@ -14,7 +14,7 @@ from .._errors import RecoveryError, UsageError
 from .._lines import line_span, line_starts
 from .._results import duplicates_text, text_blocks, text_of
 from .._unique import unique
-from ..recovery import read_window, resolve_pointer
+from ..recovery import resolve_pointer
 from ._request import RecoverRequest
 
 if TYPE_CHECKING:
@@ -330,8 +330,12 @@ def _pieces(
                 place = {"first": first, "last": last, "total_lines": total_lines}
                 pieces.append(_Piece(selected, begin, end, {**meta, "mcpsqueeze/lines": place}))
             if not request.lines:
-                offset = request.offset or 0
-                total = read_window(selected, offset, 0)[1]  # checks the offset
+                offset, total = request.offset or 0, len(selected)
+                if offset > total:
+                    raise UsageError(
+                        f"offset {offset} is past the end of the text ({total} characters); use an offset "
+                        f"below {total}."
+                    )
                 end = total if request.length is None else min(total, offset + request.length)
                 # The window is the exact text (so windows concatenate back to the original); its place
                 # is in _meta.
