@@ -399,9 +399,7 @@ async def test_a_full_call_that_ran_again_encodes_its_original_off_the_event_loo
         return dumps(value)
 
     monkeypatch.setattr(_pipeline, "dumps", recording_dumps)
-    _, outcome = await conversation(store).present(
-        as_client(call(1, "read", full=True), CODEX), big_result()
-    )
+    _, outcome = await conversation(store).present(as_client(call(1, "read", full=True), CODEX), big_result())
     assert outcome.response_id is not None and encoded_on and loop_thread not in encoded_on
 
 

@@ -20,7 +20,6 @@ from typing import Any, Literal
 from .._errors import MCPSqueezeError
 from .._jsonbytes import dumps
 from .._unique import unique
-from ..settings import COMPRESS_LEVELS
 
 __all__ = [
     "CompressedToolError",
@@ -203,8 +202,6 @@ class CompressedTools:
 
     @classmethod
     def of(cls, server: str, level: str, tools: Iterable[Any]) -> CompressedTools:
-        if level not in COMPRESS_LEVELS[1:]:
-            raise ValueError(f"level must be one of {', '.join(COMPRESS_LEVELS[1:])}, got {level!r}")
         kept = tuple(t for t in tools if isinstance(t, dict))
         by_name = {str(t.get("name")): t for t in kept if isinstance(t.get("name"), str)}
         # Named clear of the backend's tools (`_2`, `_3`...), as the recover tool is: a backend tool

@@ -134,11 +134,6 @@ class RecoverRequest:
         return out
 
     @property
-    def response_id(self) -> str:
-        """The first (often the only) original asked for."""
-        return self.response_ids[0]
-
-    @property
     def selects(self) -> bool:
         """True when the request asks for a part rather than the whole original."""
         return any(

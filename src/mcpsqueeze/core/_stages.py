@@ -31,7 +31,6 @@ __all__ = [
     "ToonStage",
     "Workers",
     "laid_out",
-    "original_bytes",
     "shrink_fitting",
 ]
 
@@ -60,14 +59,9 @@ class Workers:
         return await self.run(func, *args)
 
 
-def original_bytes(result: Result) -> bytes:
-    """The complete CallToolResult as stored for recovery."""
-    return dumps(result)
-
-
 def _store_original(store: RecoveryStore, response_id: str, result: Result) -> str | None:
     """Serialise and store in one worker job: a big original is never serialised on the event loop."""
-    return store.put(response_id, original_bytes(result))
+    return store.put(response_id, dumps(result))
 
 
 @dataclass

@@ -188,9 +188,6 @@ class FileStore:
         require_response_id(response_id, ValueError)
         return self.directory / final_name(response_id)
 
-    def where(self, response_id: str, *, space: Space = DEFAULT) -> str | None:
-        return str(self.path_for(space.local(response_id)))
-
     def put(
         self, response_id: str, original: bytes, *, space: Space = DEFAULT, digest: str = ""
     ) -> str | None:

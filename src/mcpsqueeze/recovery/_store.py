@@ -78,7 +78,7 @@ class RecoveryStore:
         return self.shared.last_call(scope, call, space=self.space)
 
     def planned_file(self, response_id: str) -> str | None:
-        return None if self.files is None else self.files.where(response_id, space=self.space)
+        return None if self.files is None else str(self.files.path_for(self.space.local(response_id)))
 
     def cannot_hold(self, at_least: int) -> str | None:
         """Why an original of at least ``at_least`` bytes would be stored nowhere, before it is built (so a
