@@ -104,7 +104,7 @@ async def test_a_repeat_becomes_a_pointer_whose_meta_truncation_names_id_and_fil
     steps = pipeline(store, shrink=False)
     await steps.present(call(1), big_result(50))
     presented, outcome = await steps.present(call(2), big_result(50))
-    assert outcome.action == "dedup" and outcome.dedup_of == 1
+    assert outcome.action == "dedup" and presented["_meta"]["mcpsqueeze/dedup"]["same_as_call"] == 1
     record = presented["_meta"]["truncation"]
     assert record["response_id"] == outcome.response_id
     assert record["message"] == text(presented)

@@ -122,12 +122,6 @@ def _type_of(schema: Any, depth: int = 0) -> str:
     return "any"
 
 
-def _optional(kind: str) -> str:
-    """An optional argument's type without `null` (leaving it out says as much): `string|null` -> `string`."""
-    kinds = [k for k in kind.split("|") if k != "null"]
-    return "|".join(kinds) if kinds else kind
-
-
 def _properties(tool: Mapping[str, Any]) -> tuple[dict[str, Any], set[str]]:
     schema = tool.get("inputSchema")
     if not isinstance(schema, dict):
@@ -145,10 +139,12 @@ def signature(tool: Mapping[str, Any], *, types: bool = True) -> str:
     props, required = _properties(tool)
     if not types:
         return f"{tool.get('name')}({', '.join(props)})"
-    args = [
-        f"{name}: {_type_of(spec)}" if name in required else f"{name}?: {_optional(_type_of(spec))}"
-        for name, spec in props.items()
-    ]
+    args = []
+    for name, spec in props.items():
+        kind = _type_of(spec)
+        if name not in required:  # without `null`, as leaving it out says as much: `string|null` -> `string`
+            kind = "|".join(k for k in kind.split("|") if k != "null") or kind
+        args.append(f"{name}: {kind}" if name in required else f"{name}?: {kind}")
     return f"{tool.get('name')}({', '.join(args)})"
 
 

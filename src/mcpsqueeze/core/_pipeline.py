@@ -57,7 +57,6 @@ class Outcome:
     action: str = "passthrough"  # passthrough | dedup | shrink | toon | error | full
     response_id: str | None = None
     original_file: str | None = None
-    dedup_of: int | None = None
     report: dict[str, Any] | None = None
     store_failed: str | None = None
     # the id the backend's own result is stored under: the first stage that changed it stored it (a later

@@ -198,11 +198,10 @@ class StoringStage:
         return (*kept, [t if r is None else r for t, r in zip(texts, rewritten, strict=True)])
 
 
-def _deduplicated(outcome: Outcome, of: int, response_id: str, file: str | None) -> dict[str, Any]:
-    """Note on ``outcome`` a result deduplicated against call ``of`` (a pointer or an overlap), and return
-    where its original is, as ``_meta`` names it."""
+def _deduplicated(outcome: Outcome, response_id: str, file: str | None) -> dict[str, Any]:
+    """Note on ``outcome`` a deduplicated result (a pointer or an overlap), and return where its original
+    is, as ``_meta`` names it."""
     outcome.kept("dedup", response_id, file)
-    outcome.dedup_of = of
     where: dict[str, Any] = {"response_id": response_id}
     if file:
         where["original_response_file"] = file
@@ -295,7 +294,7 @@ class DedupStage(StoringStage):
         kept = await self._store_new(result, outcome, response_id)
         if kept is None:
             return result
-        where = _deduplicated(outcome, seen.number, *kept)
+        where = _deduplicated(outcome, *kept)
         # The recipe `.truncation // ._meta.truncation` finds every changed result's recovery here;
         # `mcpsqueeze/dedup` keeps what only a pointer has (which call it repeats), for the shim and stats.
         meta = {
@@ -350,7 +349,7 @@ class DedupStage(StoringStage):
         if base_id is not None and await self._store_new(earlier.result, outcome, base_id) is None:
             return result
         # accounted as dedup; `mcpsqueeze/dedup` says it is an overlap
-        where = _deduplicated(outcome, earlier.number, *kept)
+        where = _deduplicated(outcome, *kept)
         overlap = {"overlaps_call": earlier.number, "tool": call.tool, "delta": delta.kind, **where}
         if base_id is not None:
             overlap["overlaps_response_id"] = base_id

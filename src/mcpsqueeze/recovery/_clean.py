@@ -61,10 +61,6 @@ def clean_directory(
     """Delete recovery files older than ``max_age`` seconds (None: none), then the oldest until ``max_bytes``
     fits (a cap is a promise about disk use). Only regular ``mcpsqueeze-<id>.json`` and
     ``.mcpsqueeze-<id>.json.tmp`` files count; a ``.tmp`` goes only when older than max(1 hour, max_age)."""
-    if max_age is not None and max_age < 0:
-        raise UsageError(f"max-age must be 0 or more, not {max_age}.")
-    if max_bytes is not None and max_bytes < 0:
-        raise UsageError(f"max-bytes must be 0 or more, not {max_bytes}.")
     now = time.time() if now is None else now
     path = Path(os.path.abspath(directory))
     report = CleanReport(dry_run=dry_run)

@@ -91,12 +91,10 @@ def readable_by_others(
     )
 
 
-def ensure_private_dir(path: Path, create: bool = True, what: str = "recovery directory") -> Path:
+def ensure_private_dir(path: Path, what: str = "recovery directory") -> Path:
     """Create (0700) or check a private directory (``what``: its name in messages); its resolved path."""
     path = Path(os.path.abspath(path))
     if not check_if_present(path, what):
-        if not create:
-            raise RecoveryError(f"The {what} {path} does not exist; create it (mode 0700) or choose another.")
         _create(path, what)
         check_private_dir(os.lstat(path), path, what)
     return Path(os.path.realpath(path))

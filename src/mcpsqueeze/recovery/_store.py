@@ -34,8 +34,6 @@ class RecoveryStore:
     def __init__(
         self, memory: MemoryCache | None, files: FileStore | None, shared: RedisStore | None = None
     ) -> None:
-        if memory is None and files is None and shared is None:
-            raise ValueError("a recovery store needs memory, files, or both")
         self.memory = memory  # (the adapters' own objects, for tests and tools that inspect them)
         self.files = files
         self.shared = shared
