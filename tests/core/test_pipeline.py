@@ -13,7 +13,7 @@ import pytest
 from mcpsqueeze._jsonbytes import dumps, loads
 from mcpsqueeze._voice import McpVoice
 from mcpsqueeze.accounting import Accountant
-from mcpsqueeze.core import RecoverRequest, recover
+from mcpsqueeze.core import RecoverRequest, _stages, recover
 from mcpsqueeze.core._pipeline import Call, Outcome, Pipeline
 from mcpsqueeze.core._stages import DedupStage, ShrinkStage, Workers
 from mcpsqueeze.recovery import FileStore, MemoryCache, RecoveryStore, open_recovery_file
@@ -173,7 +173,7 @@ async def test_a_result_too_big_for_the_only_store_is_not_condensed_before_it_pa
     def no_condensing(*_: Any) -> None:
         raise AssertionError("the engine ran for a result whose original no store can take")
 
-    monkeypatch.setattr(ShrinkStage, "_shrink", no_condensing)
+    monkeypatch.setattr(_stages, "shrink_fitting", no_condensing)
     result = big_result()
     presented, outcome = await pipeline(store, dedup=False).present(call(1), result)
     assert presented is result

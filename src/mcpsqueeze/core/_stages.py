@@ -418,15 +418,12 @@ class ShrinkStage(StoringStage):
 
     _in_flight = 0  # shrinks under way in this stage (see _INLINE_SHRINK_ALONE)
 
-    def _shrink(self, job: ShrinkJob) -> Shrunk | None:
-        return shrink_fitting(job)
-
     def _shrink_and_store(
         self, job: ShrinkJob, response_id: str, result: Result
     ) -> tuple[Shrunk | None, str | None]:
         """Condense, then (only if that gave a preview) store the original, in ONE worker job: each hop
         to a thread and back costs milliseconds on a busy machine. RecoveryError if it was not stored."""
-        shrunk = self._shrink(job)
+        shrunk = shrink_fitting(job)
         if shrunk is None:
             return None, None
         return shrunk, _store_original(self._store, response_id, result)
@@ -487,7 +484,7 @@ class ShrinkStage(StoringStage):
         if file != hint.file:  # the file store failed but memory holds it: don't name a missing file
             hint = RecoveryHint(response_id, file, call.voice)
             try:
-                shrunk = await self._workers.run(self._shrink, replace(job, hint=hint))
+                shrunk = await self._workers.run(shrink_fitting, replace(job, hint=hint))
             except ShrinkError:
                 shrunk = None
             if shrunk is None:
