@@ -237,15 +237,12 @@ def _search(value: object) -> str:
     return value
 
 
-def _flag(name: str) -> Callable[[object], bool]:
-    def parse(value: object) -> bool:
-        if isinstance(value, bool):
-            return value
-        if isinstance(value, str) and value.lower() in _FLAG_WORDS:
-            return _FLAG_WORDS[value.lower()]
-        raise UsageError(f"{name} must be true or false")
-
-    return parse
+def _ignore_case(value: object) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in _FLAG_WORDS:
+        return _FLAG_WORDS[value.lower()]
+    raise UsageError("ignore_case must be true or false")
 
 
 _FLAG_WORDS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
@@ -314,7 +311,7 @@ _PARSERS: dict[str, tuple[str, Callable[[object], Any]]] = {
     "page": ("page", _number("page")),
     "grep": ("grep", _grep),
     "search": ("search", _search),
-    "ignore_case": ("ignore_case", _flag("ignore_case")),
+    "ignore_case": ("ignore_case", _ignore_case),
     "context": ("context", _context),
     "skip": ("skip", _number("skip")),
 }

@@ -293,9 +293,6 @@ class RedisStore:
         total = self._do("count bytes", self._client.get, base + "bytes")
         return int(count), int(total or 0)
 
-    def close(self) -> None:
-        self._client.close()
-
     # -- internals ----------------------------------------------------------------------------------
 
     def _script(self, what: str, script: Any, base: str, key: str, member: str, data: bytes) -> Any:
