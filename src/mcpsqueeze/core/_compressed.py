@@ -212,9 +212,7 @@ class CompressedTools:
 
     def owns(self, name: object) -> bool:
         """Whether a tools/call of `name` is one of the frontend tools (answered or routed here)."""
-        return name in (self.schema_tool, self.invoke_tool) or (
-            self.list_tool is not None and name == self.list_tool
-        )
+        return name is not None and name in (self.schema_tool, self.invoke_tool, self.list_tool)
 
     # -- tools/list ------------------------------------------------------------------------------------
 
