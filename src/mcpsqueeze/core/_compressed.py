@@ -83,9 +83,6 @@ def large_invoke(arguments: object) -> bool:
     return isinstance(tool_input, dict) and len(tool_input) > INLINE_KEYS
 
 
-# -- rendering one tool ------------------------------------------------------------------------------------
-
-
 def first_sentence(text: str) -> str:
     """The description's first sentence, whitespace collapsed, without its final period (as the anchor
     shows it at `medium`); an abbreviation such as "e.g." does not end it."""
@@ -180,9 +177,6 @@ def _cut(name: str) -> str:
     return name if len(name) <= MAX_NAME else name[: MAX_NAME - 1] + "…"
 
 
-# -- the frontend tools -------------------------------------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class CompressedTools:
     """One backend's tools behind the compressed frontend of `level` (not "off"), prefixed by `server`
@@ -213,8 +207,6 @@ class CompressedTools:
     def owns(self, name: object) -> bool:
         """Whether a tools/call of `name` is one of the frontend tools (answered or routed here)."""
         return name is not None and name in (self.schema_tool, self.invoke_tool, self.list_tool)
-
-    # -- tools/list ------------------------------------------------------------------------------------
 
     def listing(self) -> list[dict[str, Any]]:
         """The frontend tools, as tools/list shows them (our recover tool is appended by the door)."""
@@ -256,8 +248,6 @@ class CompressedTools:
                 }
             )
         return tools
-
-    # -- tools/call of a frontend tool -----------------------------------------------------------------
 
     def schema_answer(self, arguments: object) -> dict[str, Any]:
         """`<server>_get_tool_schema`'s CallToolResult: the tool's signature and whole description, then
@@ -308,8 +298,6 @@ class CompressedTools:
                 INVALID_PARAMS, f"validation error: {name}: {'; '.join(problems)}. " + self._schema_hint(tool)
             )
         return Invoke(name, tool_input, full)
-
-    # -- helpers ---------------------------------------------------------------------------------------
 
     def _tool(self, name: str) -> Mapping[str, Any]:
         tool = self._by_name.get(name)

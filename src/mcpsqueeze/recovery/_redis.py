@@ -216,8 +216,6 @@ class RedisStore:
         self._last_error = ""
         self._healthy = True  # so an outage is reported once when it starts and once when it ends
 
-    # -- the store --------------------------------------------------------------------------------
-
     def put(
         self, response_id: str, original: bytes, *, space: Space = DEFAULT, digest: str = ""
     ) -> str | None:
@@ -292,8 +290,6 @@ class RedisStore:
         count = self._do("count originals", self._client.zcard, base + "idx")
         total = self._do("count bytes", self._client.get, base + "bytes")
         return int(count), int(total or 0)
-
-    # -- internals ----------------------------------------------------------------------------------
 
     def _script(self, what: str, script: Any, base: str, key: str, member: str, data: bytes) -> Any:
         """Run one of the scripts that keep `data` under the tenant's key `base + key` and index it as
