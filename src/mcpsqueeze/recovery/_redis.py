@@ -179,7 +179,6 @@ class RedisStore:
         retention: float | None,
         *,
         max_bytes: int | None = None,
-        timeout: float | None = None,
         prefix: str = "mcpsqueeze",
     ) -> None:
         try:
@@ -191,7 +190,7 @@ class RedisStore:
         self.url = url
         self.retention = retention
         self.max_bytes = max_bytes if max_bytes is not None else url_max
-        self.timeout = timeout if timeout is not None else url_timeout
+        self.timeout = url_timeout
         self.prefix = prefix
         self._redis_errors: tuple[type[BaseException], ...] = (redis.RedisError, OSError)
         # Only these mean "Redis is not there": skip it for a moment. Others (out of memory, a command
