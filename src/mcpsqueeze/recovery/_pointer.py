@@ -24,14 +24,10 @@ def _unescape(token: str, pointer: str) -> str:
 
 
 def resolve_pointer(document: object, pointer: str) -> object:
-    """Return the value ``pointer`` names inside ``document`` ("" is the whole document)."""
+    """Return the value ``pointer`` names inside ``document`` ("" is the whole document; any other starts
+    with "/", as the recover request checks)."""
     if pointer == "":
         return document
-    if not pointer.startswith("/"):
-        raise RecoveryError(
-            f"JSON pointer {pointer!r} must be empty (the whole document) or start with '/', "
-            "for example '/items/0/name'."
-        )
     current = document
     walked = ""
     for raw in pointer[1:].split("/"):
