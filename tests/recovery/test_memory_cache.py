@@ -143,10 +143,12 @@ def test_concurrent_puts_and_gets_keep_the_bounds() -> None:
     assert cache.total_bytes == 400
 
 
-def test_nonsensical_limits_are_rejected() -> None:
-    for kwargs in [{"ttl": 0.0}, {"max_entries": 0}, {"max_bytes": 0}]:
-        with pytest.raises(ValueError):
-            MemoryCache(**kwargs)  # type: ignore[arg-type]
+def test_nonsensical_limits_are_rejected_by_the_settings_that_size_the_cache() -> None:
+    from mcpsqueeze import Squeezer, UsageError
+
+    for kwargs in [{"cache_ttl": 0.0}, {"cache_entries": 0}, {"cache_bytes": 0}]:
+        with pytest.raises(UsageError):
+            Squeezer(**kwargs)  # type: ignore[arg-type]
 
 
 def test_a_view_into_a_big_buffer_is_kept_as_its_own_bytes_and_counted_so() -> None:

@@ -48,8 +48,6 @@ class MemoryCache:
         max_bytes: int = 32 * 1024 * 1024,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        if ttl <= 0 or max_entries < 1 or max_bytes < 1:
-            raise ValueError("ttl, max_entries and max_bytes must all be positive")
         self.ttl = ttl
         self.max_entries = max_entries
         self.max_bytes = max_bytes
