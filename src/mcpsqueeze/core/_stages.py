@@ -123,15 +123,6 @@ class _History:
         return out
 
 
-def _text_only(content: list[Any]) -> str | None:
-    """The joined text of a result made only of text blocks (others are never replaced by a delta)."""
-    if not all(
-        isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str) for b in content
-    ):
-        return None
-    return "\n".join(b["text"] for b in content)
-
-
 def _best_delta(
     candidates: list[_Earlier], text: str, number: int, tool: str, limit: int | None = None
 ) -> tuple[_Earlier, Delta] | None:
@@ -306,9 +297,12 @@ class DedupStage(StoringStage):
     async def _overlap(self, call: Call, result: Result, outcome: Outcome, size: int) -> Result:
         """The result as what changed since an earlier one it largely repeats (else unchanged)."""
         content = result["content"]
-        text = _text_only(content)
-        if text is None:
+        if not all(  # a result made only of text blocks (others are never replaced by a delta)
+            isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+            for b in content
+        ):
             return result
+        text = "\n".join(b["text"] for b in content)
         name = f"{call.server}:{call.tool}"
         arguments = call_key(call.server, call.tool, call.arguments)
         candidates = self._history.candidates(name, arguments)
