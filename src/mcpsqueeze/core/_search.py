@@ -110,19 +110,13 @@ def check_pattern(pattern: object, ignore_case: bool = False, limits: SearchLimi
             if exc.args and isinstance(exc.args[0], bytes)
             else str(exc)
         )
-        raise UsageError(
-            f"grep {_label(pattern)} cannot run: {_why(pattern, detail)}. {_RE2_SYNTAX}."
-        ) from None
-
-
-def _why(pattern: str, detail: str) -> str:
-    if ("invalid escape sequence: \\" in detail and detail[-1:].isdigit()) or "(?P=" in pattern:
-        return f"{detail}, a backreference, which RE2 does not run"
-    if any(look in detail for look in ("(?=", "(?!", "(?<=", "(?<!")):
-        return f"{detail}, a lookaround, which RE2 does not run"
-    if "too large" in detail:
-        return f"{detail} (RE2 refuses patterns whose automaton exceeds its memory cap)"
-    return detail
+        if ("invalid escape sequence: \\" in detail and detail[-1:].isdigit()) or "(?P=" in pattern:
+            detail += ", a backreference, which RE2 does not run"
+        elif any(look in detail for look in ("(?=", "(?!", "(?<=", "(?<!")):
+            detail += ", a lookaround, which RE2 does not run"
+        elif "too large" in detail:
+            detail += " (RE2 refuses patterns whose automaton exceeds its memory cap)"
+        raise UsageError(f"grep {_label(pattern)} cannot run: {detail}. {_RE2_SYNTAX}.") from None
 
 
 def grep(
