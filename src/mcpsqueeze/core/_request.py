@@ -260,7 +260,26 @@ def _context(value: object) -> int:
 def _check_combination(request: RecoverRequest) -> None:
     if request.lines and (request.offset is not None or request.length is not None):
         raise UsageError("give either lines or offset/length, not both")
-    _check_search(request)
+    # grep or search, on one original (or one part of it), paged by skip (not by page)
+    finds = [name for name in ("grep", "search") if getattr(request, name) is not None]
+    if len(finds) == 2:
+        raise UsageError("give either grep (a regular expression) or search (words), not both")
+    if not finds:
+        extras = [name for name in ("ignore_case", "context", "skip") if getattr(request, name) is not None]
+        if extras:
+            raise UsageError(f"{extras[0]} goes with grep or search; give one of them too")
+    else:
+        others = [
+            n for n in ("lines", "offset", "length", "query", "page") if getattr(request, n) not in (None, ())
+        ]
+        if others:
+            raise UsageError(
+                f"{finds[0]} searches the original (or the part pointer names), so it does not combine "
+                f"with {others[0]}; search first, then read what it found with lines or pointer "
+                "(its answer pages with skip)"
+            )
+        if len(request.response_ids) > 1 or len(request.pointers) > 1:
+            raise UsageError(f"{finds[0]} searches one original, or the part one pointer names, at a time")
     if request.part_count > MAX_PARTS:
         raise UsageError(
             f"that asks for {request.part_count} parts (ids x pointers x line ranges); at most {MAX_PARTS} "
@@ -315,26 +334,3 @@ _PARSERS: dict[str, tuple[str, Callable[[object], Any]]] = {
     "context": ("context", _context),
     "skip": ("skip", _number("skip")),
 }
-
-
-def _check_search(request: RecoverRequest) -> None:
-    """grep or search, on one original (or one part of it), paged by skip (not by page)."""
-    finds = [name for name in ("grep", "search") if getattr(request, name) is not None]
-    if len(finds) == 2:
-        raise UsageError("give either grep (a regular expression) or search (words), not both")
-    if not finds:
-        extras = [name for name in ("ignore_case", "context", "skip") if getattr(request, name) is not None]
-        if extras:
-            raise UsageError(f"{extras[0]} goes with grep or search; give one of them too")
-        return
-    others = [
-        n for n in ("lines", "offset", "length", "query", "page") if getattr(request, n) not in (None, ())
-    ]
-    if others:
-        raise UsageError(
-            f"{finds[0]} searches the original (or the part pointer names), so it does not combine "
-            f"with {others[0]}; search first, then read what it found with lines or pointer "
-            "(its answer pages with skip)"
-        )
-    if len(request.response_ids) > 1 or len(request.pointers) > 1:
-        raise UsageError(f"{finds[0]} searches one original, or the part one pointer names, at a time")
