@@ -176,11 +176,6 @@ class FileStore:
         self._earlier: OrderedDict[str, str] = OrderedDict()
         self._lock = threading.Lock()
 
-    def flush(self) -> None:
-        """Make every file written so far durable now (fsync of the files and the directory)."""
-        if self._syncer is not None:
-            self._syncer.flush()
-
     def path_for(self, response_id: str) -> Path:
         """Where the original of ``response_id`` is (or would be) stored."""
         require_response_id(response_id, ValueError)
