@@ -10,12 +10,12 @@ from typing import Any
 import anyio
 import pytest
 
-from mcpsqueeze._jsonbytes import loads
+from mcpsqueeze._jsonbytes import dumps, loads
 from mcpsqueeze._voice import McpVoice
 from mcpsqueeze.accounting import Accountant
-from mcpsqueeze.core import RecoverRequest, recover
+from mcpsqueeze.core import RecoverRequest, _stages, recover
 from mcpsqueeze.core._pipeline import Call, Outcome, Pipeline
-from mcpsqueeze.core._stages import DedupStage, ShrinkStage, Workers, original_bytes
+from mcpsqueeze.core._stages import DedupStage, ShrinkStage, Workers
 from mcpsqueeze.recovery import FileStore, MemoryCache, RecoveryStore, open_recovery_file
 from mcpsqueeze.recovery._ids import alias_target
 from mcpsqueeze.settings import Policy
@@ -73,7 +73,7 @@ async def test_a_large_result_is_shrunk_within_budget_and_its_original_stored_fi
     assert len(text(presented)) <= BUDGET
     record = presented["_meta"]["truncation"]
     assert record["response_id"] == outcome.response_id
-    assert Path(record["original_response_file"]).read_bytes() == original_bytes(result)
+    assert Path(record["original_response_file"]).read_bytes() == dumps(result)
     assert (
         recover(store, RecoverRequest.parse({"response_id": outcome.response_id}))["content"]
         == result["content"]
@@ -104,7 +104,7 @@ async def test_a_repeat_becomes_a_pointer_whose_meta_truncation_names_id_and_fil
     steps = pipeline(store, shrink=False)
     await steps.present(call(1), big_result(50))
     presented, outcome = await steps.present(call(2), big_result(50))
-    assert outcome.action == "dedup" and outcome.dedup_of == 1
+    assert outcome.action == "dedup" and presented["_meta"]["mcpsqueeze/dedup"]["same_as_call"] == 1
     record = presented["_meta"]["truncation"]
     assert record["response_id"] == outcome.response_id
     assert record["message"] == text(presented)
@@ -132,13 +132,13 @@ async def test_every_repeat_of_a_result_shares_one_stored_original(store: Recove
         files.add(outcome.original_file)
     assert store.files is not None and store.memory is not None
     assert len(files) == 1 and None not in files  # every pointer names the one file holding the bytes
-    assert store.memory.total_bytes == len(original_bytes(big_result(50)))
+    assert store.memory.total_bytes == len(dumps(big_result(50)))
     full = [p for p in store.files.directory.iterdir() if alias_target(p.read_bytes()) is None]
     assert len(full) == 1  # one complete original on disk; the other ids are alias records
     for rid in ids:
-        assert store.get(rid) == original_bytes(big_result(50))
-        assert store.files.get(rid) == original_bytes(big_result(50))
-        assert open_recovery_file(store.files.directory, rid) == original_bytes(big_result(50))
+        assert store.get(rid) == dumps(big_result(50))
+        assert store.files.get(rid) == dumps(big_result(50))
+        assert open_recovery_file(store.files.directory, rid) == dumps(big_result(50))
 
 
 async def test_a_pointer_is_not_used_when_it_would_be_longer_than_the_content(store: RecoveryStore) -> None:
@@ -173,7 +173,7 @@ async def test_a_result_too_big_for_the_only_store_is_not_condensed_before_it_pa
     def no_condensing(*_: Any) -> None:
         raise AssertionError("the engine ran for a result whose original no store can take")
 
-    monkeypatch.setattr(ShrinkStage, "_shrink", no_condensing)
+    monkeypatch.setattr(_stages, "shrink_fitting", no_condensing)
     result = big_result()
     presented, outcome = await pipeline(store, dedup=False).present(call(1), result)
     assert presented is result

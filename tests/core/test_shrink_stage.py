@@ -7,10 +7,11 @@ import threading
 from typing import Any
 
 import anyio
+import pytest
 
-from mcpsqueeze.core import RecoverRequest, answer
+from mcpsqueeze.core import RecoverRequest, _stages, answer
 from mcpsqueeze.core._pipeline import Call, Outcome
-from mcpsqueeze.core._stages import ShrinkStage, Workers
+from mcpsqueeze.core._stages import ShrinkStage, Workers, shrink_fitting
 from mcpsqueeze.recovery import MemoryCache, RecoveryStore
 from mcpsqueeze.settings import Policy
 
@@ -48,20 +49,22 @@ def test_without_a_matching_argument_the_middle_line_is_cut() -> None:
     assert "needle" in line and line not in preview
 
 
-def test_a_lone_shrink_runs_on_the_event_loop_but_one_beside_a_shrink_in_a_worker_goes_to_a_worker() -> None:
+def test_a_lone_shrink_runs_on_the_event_loop_but_one_beside_a_shrink_in_a_worker_goes_to_a_worker(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     threads: dict[int, str] = {}
     big_started = threading.Event()
     release = threading.Event()
 
-    class Recording(ShrinkStage):
-        def _shrink(self, job: Any) -> Any:
-            threads[len(job.texts[0])] = threading.current_thread().name
-            if len(job.texts[0]) > 400_000:  # the big one waits in its worker until the second has run
-                big_started.set()
-                release.wait(10)
-            return super()._shrink(job)
+    def recording(job: Any) -> Any:
+        threads[len(job.texts[0])] = threading.current_thread().name
+        if len(job.texts[0]) > 400_000:  # the big one waits in its worker until the second has run
+            big_started.set()
+            release.wait(10)
+        return shrink_fitting(job)
 
-    stage = Recording(RecoveryStore(MemoryCache(), None), Workers(2))
+    monkeypatch.setattr(_stages, "shrink_fitting", recording)
+    stage = ShrinkStage(RecoveryStore(MemoryCache(), None), Workers(2))
     policy = Policy(budget=3000)
     big, mid = PROSE * 4, PROSE[:100_000]  # ~480 K and 100 K characters
 

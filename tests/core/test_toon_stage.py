@@ -7,8 +7,9 @@ import json
 import pytest
 import toon_format
 
+from mcpsqueeze._jsonbytes import dumps
 from mcpsqueeze.core._pipeline import Call, Outcome
-from mcpsqueeze.core._stages import ToonStage, Workers, original_bytes
+from mcpsqueeze.core._stages import ToonStage, Workers
 from mcpsqueeze.recovery import MemoryCache, RecoveryStore
 from mcpsqueeze.settings import Policy
 
@@ -45,7 +46,7 @@ async def test_only_the_json_block_becomes_toon_and_the_stored_original_is_the_r
     record = presented["_meta"]["truncation"]
     assert presented["_meta"]["backend/own"] == 1 and record["format"] == "toon"
     assert (outcome.action, outcome.response_id) == ("toon", record["response_id"])
-    assert store.get(record["response_id"]) == original_bytes(RESULT)
+    assert store.get(record["response_id"]) == dumps(RESULT)
 
 
 @pytest.mark.anyio

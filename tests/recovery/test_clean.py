@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from mcpsqueeze._errors import RecoveryError, UsageError
+from mcpsqueeze._errors import RecoveryError
 from mcpsqueeze.recovery import CleanReport, clean_directory, new_response_id
 
 from .conftest import FOREIGN_UID, age, needs_root, plant
@@ -209,11 +209,17 @@ def test_a_missing_directory_is_an_error(tmp_path: Path) -> None:
         clean_directory(tmp_path / "nope", max_age=DAY)
 
 
-def test_negative_limits_are_usage_errors(rec_dir: Path) -> None:
-    with pytest.raises(UsageError):
-        clean_directory(rec_dir, max_age=-1)
-    with pytest.raises(UsageError):
-        clean_directory(rec_dir, max_age=DAY, max_bytes=-1)
+@pytest.mark.parametrize("limit", [["--max-age", "-1"], ["--max-bytes", "-1"]])
+def test_negative_limits_are_usage_errors_and_delete_nothing(rec_dir: Path, limit: list[str]) -> None:
+    from click.testing import CliRunner
+
+    from mcpsqueeze.cli._main import main
+
+    old = plant(rec_dir)
+    age(old, 2 * DAY, time.time())
+    done = CliRunner().invoke(main, ["clean", str(rec_dir), *limit])
+    assert done.exit_code == 2, done.output
+    assert old.exists()
 
 
 def test_without_now_the_current_time_is_used(rec_dir: Path) -> None:

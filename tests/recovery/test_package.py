@@ -17,7 +17,6 @@ NOT_ON_THE_SHIM_PATH = {"_store", "_redis"}  # _redis: only with --recovery-url
 def test_the_public_api_is_exactly_the_documented_names() -> None:
     assert sorted(recovery.__all__) == sorted(
         [
-            "RESPONSE_ID_RE",
             "TENANT_RE",
             "CleanReport",
             "FileStore",
@@ -35,7 +34,6 @@ def test_the_public_api_is_exactly_the_documented_names() -> None:
             "open_recovery_file",
             "parse_duration",
             "parse_size",
-            "read_window",
             "readable_by_others",
             "resolve_pointer",
             "safe_url",

@@ -42,7 +42,6 @@ def test_escapes_are_decoded_tilde_one_before_tilde_zero() -> None:
 @pytest.mark.parametrize(
     ("pointer", "message"),
     [
-        ("items", "must be empty"),
         ("/missing", "no key 'missing' at the root"),
         ("/items/2", "index 2 at /items is out of range; the array has 2 items"),
         ("/items/01", "segment '/items/01' must be an array index"),
@@ -61,6 +60,14 @@ def test_a_bad_pointer_names_the_failing_segment(pointer: str, message: str) -> 
         resolve_pointer(DOC, pointer)
     assert message in str(info.value)
     assert repr(pointer) in str(info.value)
+
+
+def test_a_pointer_without_its_leading_slash_is_refused_by_the_request() -> None:
+    from mcpsqueeze._errors import UsageError
+    from mcpsqueeze.core._request import RecoverRequest
+
+    with pytest.raises(UsageError, match="must be empty"):
+        RecoverRequest.parse({"response_id": "ab" * 16, "pointer": "items"})
 
 
 def test_resolving_does_not_change_the_document() -> None:

@@ -46,12 +46,6 @@ def test_a_relative_path_comes_back_absolute(tmp_path: Path, monkeypatch: pytest
     assert ensure_private_dir(Path("rel")) == tmp_path.resolve() / "rel"
 
 
-def test_a_missing_directory_is_an_error_when_creation_is_off(tmp_path: Path) -> None:
-    with pytest.raises(RecoveryError, match="does not exist"):
-        ensure_private_dir(tmp_path / "nope", create=False)
-    assert not (tmp_path / "nope").exists()
-
-
 def test_a_symlinked_directory_is_refused(tmp_path: Path) -> None:
     real = ensure_private_dir(tmp_path / "real")
     link = tmp_path / "link"

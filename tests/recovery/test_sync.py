@@ -16,6 +16,7 @@ import pytest
 
 from mcpsqueeze._errors import RecoveryError
 from mcpsqueeze.recovery import FileStore, new_response_id
+from mcpsqueeze.recovery._sync import sync_all
 from mounts import mounted_image
 
 SRC = Path(__file__).resolve().parents[2] / "src"
@@ -46,11 +47,12 @@ def _until(check: object, seconds: float = 10.0) -> bool:
 def test_a_written_file_is_complete_and_in_place_before_its_fsync(rec_dir: Path) -> None:
     store = FileStore(rec_dir, sync_delay=3600)
     rid = new_response_id()
+    before = _open_fds(rec_dir)
     path = Path(store.put(rid, b'{"content": ["whole"]}') or "")
     assert path.read_bytes() == b'{"content": ["whole"]}'
     assert os.listdir(rec_dir) == [path.name]  # renamed into place, no tmp file left
-    assert store._syncer is not None and store._syncer.pending() == 1
-    store.flush()
+    assert _open_fds(rec_dir) == before + 1  # its descriptor, kept for the fsync to come
+    sync_all()  # every file written so far made durable now
 
 
 def test_flush_syncs_every_pending_file_now_and_closes_their_descriptors(rec_dir: Path) -> None:
@@ -59,8 +61,7 @@ def test_flush_syncs_every_pending_file_now_and_closes_their_descriptors(rec_dir
     for _ in range(5):
         store.put(new_response_id(), b"x" * 1000)
     assert _open_fds(rec_dir) == before + 5  # one descriptor per file, kept for its fsync
-    store.flush()
-    assert store._syncer is not None and store._syncer.pending() == 0
+    sync_all()  # every file written so far made durable now
     assert _open_fds(rec_dir) == before
 
 
@@ -69,9 +70,7 @@ def test_pending_files_are_synced_in_the_background_within_the_delay(rec_dir: Pa
     before = _open_fds(rec_dir)
     for _ in range(3):
         store.put(new_response_id(), b"y" * 1000)
-    assert store._syncer is not None
-    syncer = store._syncer
-    assert _until(lambda: syncer.pending() == 0 and _open_fds(rec_dir) <= before)
+    assert _until(lambda: _open_fds(rec_dir) <= before)
 
 
 def test_without_a_delay_each_file_is_synced_before_write_returns(rec_dir: Path) -> None:
@@ -135,7 +134,7 @@ def test_a_full_delayed_allocation_disk_fails_the_write_itself_before_any_fsync(
             store.put(new_response_id(), b"o" * 300_000)
             written += 1
     assert 0 < written < 100
-    store.flush()
+    sync_all()  # every file written so far made durable now
     names = os.listdir(small_ext4 / "rec")
     assert len(names) == written  # the failed one left nothing; every stored one is whole
     assert {os.path.getsize(small_ext4 / "rec" / n) for n in names} == {300_000}

@@ -20,7 +20,6 @@ from typing import Any, Literal
 from .._errors import MCPSqueezeError
 from .._jsonbytes import dumps
 from .._unique import unique
-from ..settings import COMPRESS_LEVELS
 
 __all__ = [
     "CompressedToolError",
@@ -84,9 +83,6 @@ def large_invoke(arguments: object) -> bool:
     return isinstance(tool_input, dict) and len(tool_input) > INLINE_KEYS
 
 
-# -- rendering one tool ------------------------------------------------------------------------------------
-
-
 def first_sentence(text: str) -> str:
     """The description's first sentence, whitespace collapsed, without its final period (as the anchor
     shows it at `medium`); an abbreviation such as "e.g." does not end it."""
@@ -123,12 +119,6 @@ def _type_of(schema: Any, depth: int = 0) -> str:
     return "any"
 
 
-def _optional(kind: str) -> str:
-    """An optional argument's type without `null` (leaving it out says as much): `string|null` -> `string`."""
-    kinds = [k for k in kind.split("|") if k != "null"]
-    return "|".join(kinds) if kinds else kind
-
-
 def _properties(tool: Mapping[str, Any]) -> tuple[dict[str, Any], set[str]]:
     schema = tool.get("inputSchema")
     if not isinstance(schema, dict):
@@ -146,10 +136,12 @@ def signature(tool: Mapping[str, Any], *, types: bool = True) -> str:
     props, required = _properties(tool)
     if not types:
         return f"{tool.get('name')}({', '.join(props)})"
-    args = [
-        f"{name}: {_type_of(spec)}" if name in required else f"{name}?: {_optional(_type_of(spec))}"
-        for name, spec in props.items()
-    ]
+    args = []
+    for name, spec in props.items():
+        kind = _type_of(spec)
+        if name not in required:  # without `null`, as leaving it out says as much: `string|null` -> `string`
+            kind = "|".join(k for k in kind.split("|") if k != "null") or kind
+        args.append(f"{name}: {kind}" if name in required else f"{name}?: {kind}")
     return f"{tool.get('name')}({', '.join(args)})"
 
 
@@ -185,9 +177,6 @@ def _cut(name: str) -> str:
     return name if len(name) <= MAX_NAME else name[: MAX_NAME - 1] + "…"
 
 
-# -- the frontend tools -------------------------------------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class CompressedTools:
     """One backend's tools behind the compressed frontend of `level` (not "off"), prefixed by `server`
@@ -203,8 +192,6 @@ class CompressedTools:
 
     @classmethod
     def of(cls, server: str, level: str, tools: Iterable[Any]) -> CompressedTools:
-        if level not in COMPRESS_LEVELS[1:]:
-            raise ValueError(f"level must be one of {', '.join(COMPRESS_LEVELS[1:])}, got {level!r}")
         kept = tuple(t for t in tools if isinstance(t, dict))
         by_name = {str(t.get("name")): t for t in kept if isinstance(t.get("name"), str)}
         # Named clear of the backend's tools (`_2`, `_3`...), as the recover tool is: a backend tool
@@ -219,11 +206,7 @@ class CompressedTools:
 
     def owns(self, name: object) -> bool:
         """Whether a tools/call of `name` is one of the frontend tools (answered or routed here)."""
-        return name in (self.schema_tool, self.invoke_tool) or (
-            self.list_tool is not None and name == self.list_tool
-        )
-
-    # -- tools/list ------------------------------------------------------------------------------------
+        return name is not None and name in (self.schema_tool, self.invoke_tool, self.list_tool)
 
     def listing(self) -> list[dict[str, Any]]:
         """The frontend tools, as tools/list shows them (our recover tool is appended by the door)."""
@@ -265,8 +248,6 @@ class CompressedTools:
                 }
             )
         return tools
-
-    # -- tools/call of a frontend tool -----------------------------------------------------------------
 
     def schema_answer(self, arguments: object) -> dict[str, Any]:
         """`<server>_get_tool_schema`'s CallToolResult: the tool's signature and whole description, then
@@ -317,8 +298,6 @@ class CompressedTools:
                 INVALID_PARAMS, f"validation error: {name}: {'; '.join(problems)}. " + self._schema_hint(tool)
             )
         return Invoke(name, tool_input, full)
-
-    # -- helpers ---------------------------------------------------------------------------------------
 
     def _tool(self, name: str) -> Mapping[str, Any]:
         tool = self._by_name.get(name)

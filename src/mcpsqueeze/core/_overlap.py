@@ -317,22 +317,16 @@ def json_changes(old: Any, new: Any, limit: int | None = None) -> tuple[dict[str
 def _as_json(text: str) -> Any:
     """The JSON container ``text`` holds, else None. Strict JSON through the engine's parser, which
     remembers it (the engine condenses the same text next, and the tool's next call compares with
-    it); anything else as the stdlib reads it, as before (NaN literals and all)."""
+    it); anything else as the stdlib reads it (NaN literals and all)."""
     value = parse_kept(text)
-    if value is not NOT_JSON:
-        return value if type(value) is dict or type(value) is list else None
-    return _parse(text)
-
-
-def _parse(text: str) -> Any:
-    stripped = text.lstrip()
-    if not stripped or stripped[0] not in "[{":
-        return None
-    try:
-        value = json.loads(text)
-    except (ValueError, RecursionError):
-        return None
-    return value if isinstance(value, (dict, list)) else None
+    if value is NOT_JSON:
+        if text.lstrip()[:1] not in ("[", "{"):
+            return None
+        try:
+            value = json.loads(text)
+        except (ValueError, RecursionError):
+            return None
+    return value if type(value) is dict or type(value) is list else None
 
 
 def overlap_delta(

@@ -57,7 +57,6 @@ class Outcome:
     action: str = "passthrough"  # passthrough | dedup | shrink | toon | error | full
     response_id: str | None = None
     original_file: str | None = None
-    dedup_of: int | None = None
     report: dict[str, Any] | None = None
     store_failed: str | None = None
     # the id the backend's own result is stored under: the first stage that changed it stored it (a later
@@ -137,10 +136,14 @@ class Pipeline:
             call.client = call.client.for_error()
         if self.policy_for is not None:
             call.policy = self.policy_for(call.server, call.tool)
-        if call.client is not None:
-            call.policy = _under(call.policy, call.client)
-        if error:
-            call.policy = _shrink_only(call.policy)
+        # a user's budget is an upper bound under the client's profile
+        cap = None if call.client is None else call.client.answer_limits().budget
+        if cap is not None and cap < call.policy.budget:
+            call.policy = dataclasses.replace(call.policy, budget=cap)
+        if error:  # shrunk if need be, never deduplicated, projected or reshaped
+            call.policy = dataclasses.replace(
+                call.policy, dedup=False, toonify=False, query=None, drop_duplicate_structured=False
+            )
         call.voice = self.voice
         before_text = ""
         # Counting starts now, in the counter's thread, beside the stages; it never holds the call up, however
@@ -252,19 +255,3 @@ class Pipeline:
                 seen=seen,
             )
         )
-
-
-def _shrink_only(policy: Policy) -> Policy:
-    """``policy`` for an error result: shrunk if need be, never deduplicated, projected or reshaped."""
-    return dataclasses.replace(
-        policy, dedup=False, toonify=False, query=None, drop_duplicate_structured=False
-    )
-
-
-def _under(policy: Policy, client: ClientProfile) -> Policy:
-    """``policy`` with its budget no larger than what ``client`` keeps whole (with our margin): the
-    budget a user sets is an upper bound under the profile."""
-    cap = client.answer_limits().budget
-    if cap is None or cap >= policy.budget:
-        return policy
-    return dataclasses.replace(policy, budget=cap)

@@ -4,6 +4,7 @@ original, never re-running a tool. Each door builds a `RecoverRequest` from its 
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -14,7 +15,7 @@ from .._errors import RecoveryError, UsageError
 from .._lines import line_span, line_starts
 from .._results import duplicates_text, text_blocks, text_of
 from .._unique import unique
-from ..recovery import read_window, resolve_pointer
+from ..recovery import resolve_pointer
 from ._request import RecoverRequest
 
 if TYPE_CHECKING:
@@ -25,7 +26,6 @@ __all__ = [
     "LISTED_ARGUMENTS",
     "answer",
     "list_recover_tool",
-    "page_of",
     "parts_text",
     "recover",
     "recover_tool_definition",
@@ -83,10 +83,10 @@ def recover(
     client: ClientProfile | None = None,
 ) -> dict[str, Any]:
     """The recover tool's answer to ``request``, for every door, from the stored originals. With
-    ``page_size`` (the MCP doors) a longer answer is one page of it (``page_of``; a request naming a page
-    is paged on any door); with ``fit`` (a client's limits) every answer and page fits them; ``client``:
-    the profile of whoever reads it (a whole original, its lines, grep and search read what its model
-    saw: ``_seen``).
+    ``page_size`` (the MCP doors) a longer answer is one page of it (``_page``; a request naming a page
+    is paged on any door), else the answer itself; with ``fit`` (a client's limits) every answer and page
+    fits them; ``client``: the profile of whoever reads it (a whole original, its lines, grep and search
+    read what its model saw: ``_seen``).
     RecoveryError when an original is not held, UsageError when a part asked for does not exist."""
     if store is None:
         raise RecoveryError("this proxy keeps no originals (--no-shrink and --no-dedup)")
@@ -118,7 +118,12 @@ def recover(
         return _assembled(pieces)
     else:
         result = answer(originals, request, client)
-    return page_of(result, request, size, fit) if paged else result
+    if not paged:
+        return result
+    text = parts_text(result)  # a whole original, or a search's answer: paged from its text
+    if request.page is None and len(text) <= size and (fit is None or fit.fits(text_of(result))):
+        return result
+    return _page([_Piece(text, 0, len(text), {})], request, size, fit)
 
 
 def _parsed(data: bytes) -> dict[str, Any]:
@@ -134,26 +139,14 @@ def _parsed(data: bytes) -> dict[str, Any]:
     return parsed
 
 
-def page_of(
-    result: dict[str, Any], request: RecoverRequest, page_size: int, fit: ClientLimits | None = None
-) -> dict[str, Any]:
-    """``result`` (a whole original, or a search's answer) itself when its text fits ``page_size``
-    characters (and ``fit``) and no page was asked for; else page ``request.page`` of the text it recovers
-    (``parts_text``): one exact text block and a note naming the next call, within ``fit``.
-    ``_meta["mcpsqueeze/page"]`` says where the page lies, ``_meta["mcpsqueeze/next"]`` is the next page's
-    arguments. Pages join back byte for byte (several parts are paged from their pieces: ``_page``)."""
-    text = parts_text(result)
-    if request.page is None and len(text) <= page_size and (fit is None or fit.fits(text_of(result))):
-        return result
-    return _page([_Piece(text, 0, len(text), {})], request, page_size, fit)
-
-
 def _page(
     pieces: Sequence[_Piece], request: RecoverRequest, page_size: int, fit: ClientLimits | None = None
 ) -> dict[str, Any]:
-    """Page ``request.page`` of the pieces' text joined (see ``page_of``), cut from the pieces it
-    overlaps: a page of many parts of a big original holds one page, not all the parts joined (within a
-    client's byte or line limits, finding the page size reads every page once)."""
+    """Page ``request.page`` of the pieces' text joined, cut from the pieces it overlaps: one exact text
+    block and a note naming the next call, within ``fit``. ``_meta["mcpsqueeze/page"]`` says where the page
+    lies (and each part's place, for several), ``_meta["mcpsqueeze/next"]`` is the next page's arguments;
+    pages join back byte for byte. A page of many parts of a big original holds one page, not all the
+    parts joined (within a client's byte or line limits, finding the page size reads every page once)."""
     total = sum(p.size for p in pieces)
     if fit is not None:
         page_size = page_chars(
@@ -173,7 +166,10 @@ def _page(
         "page": page, "pages": pages, "offset": start, "length": len(chunk), "total_chars": total,
     }  # fmt: skip
     if len(pieces) > 1:
-        place["parts"] = _spans(pieces)
+        ends = itertools.accumulate(p.size for p in pieces)
+        place["parts"] = [
+            {**p.meta, "start": end - p.size, "end": end} for p, end in zip(pieces, ends, strict=True)
+        ]
     out_meta: dict[str, Any] = {"mcpsqueeze/page": place}
     note = f"mcpsqueeze: page {page + 1} of {pages}, characters {start}-{start + len(chunk)} of {total}"
     if page + 1 < pages:
@@ -199,15 +195,6 @@ def _overlap(pieces: Sequence[_Piece], start: int, end: int) -> list[str]:
             )
         at += piece.size
     return out
-
-
-def _spans(pieces: Sequence[_Piece]) -> list[dict[str, Any]]:
-    """Each part's place in the joined text of a several-part answer (its label, start and end)."""
-    spans, at = [], 0
-    for piece in pieces:
-        spans.append({**piece.meta, "start": at, "end": at + piece.size})
-        at += piece.size
-    return spans
 
 
 def answer(
@@ -330,8 +317,12 @@ def _pieces(
                 place = {"first": first, "last": last, "total_lines": total_lines}
                 pieces.append(_Piece(selected, begin, end, {**meta, "mcpsqueeze/lines": place}))
             if not request.lines:
-                offset = request.offset or 0
-                total = read_window(selected, offset, 0)[1]  # checks the offset
+                offset, total = request.offset or 0, len(selected)
+                if offset > total:
+                    raise UsageError(
+                        f"offset {offset} is past the end of the text ({total} characters); use an offset "
+                        f"below {total}."
+                    )
                 end = total if request.length is None else min(total, offset + request.length)
                 # The window is the exact text (so windows concatenate back to the original); its place
                 # is in _meta.

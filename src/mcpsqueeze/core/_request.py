@@ -134,11 +134,6 @@ class RecoverRequest:
         return out
 
     @property
-    def response_id(self) -> str:
-        """The first (often the only) original asked for."""
-        return self.response_ids[0]
-
-    @property
     def selects(self) -> bool:
         """True when the request asks for a part rather than the whole original."""
         return any(
@@ -242,15 +237,12 @@ def _search(value: object) -> str:
     return value
 
 
-def _flag(name: str) -> Callable[[object], bool]:
-    def parse(value: object) -> bool:
-        if isinstance(value, bool):
-            return value
-        if isinstance(value, str) and value.lower() in _FLAG_WORDS:
-            return _FLAG_WORDS[value.lower()]
-        raise UsageError(f"{name} must be true or false")
-
-    return parse
+def _ignore_case(value: object) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in _FLAG_WORDS:
+        return _FLAG_WORDS[value.lower()]
+    raise UsageError("ignore_case must be true or false")
 
 
 _FLAG_WORDS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
@@ -268,7 +260,26 @@ def _context(value: object) -> int:
 def _check_combination(request: RecoverRequest) -> None:
     if request.lines and (request.offset is not None or request.length is not None):
         raise UsageError("give either lines or offset/length, not both")
-    _check_search(request)
+    # grep or search, on one original (or one part of it), paged by skip (not by page)
+    finds = [name for name in ("grep", "search") if getattr(request, name) is not None]
+    if len(finds) == 2:
+        raise UsageError("give either grep (a regular expression) or search (words), not both")
+    if not finds:
+        extras = [name for name in ("ignore_case", "context", "skip") if getattr(request, name) is not None]
+        if extras:
+            raise UsageError(f"{extras[0]} goes with grep or search; give one of them too")
+    else:
+        others = [
+            n for n in ("lines", "offset", "length", "query", "page") if getattr(request, n) not in (None, ())
+        ]
+        if others:
+            raise UsageError(
+                f"{finds[0]} searches the original (or the part pointer names), so it does not combine "
+                f"with {others[0]}; search first, then read what it found with lines or pointer "
+                "(its answer pages with skip)"
+            )
+        if len(request.response_ids) > 1 or len(request.pointers) > 1:
+            raise UsageError(f"{finds[0]} searches one original, or the part one pointer names, at a time")
     if request.part_count > MAX_PARTS:
         raise UsageError(
             f"that asks for {request.part_count} parts (ids x pointers x line ranges); at most {MAX_PARTS} "
@@ -319,30 +330,7 @@ _PARSERS: dict[str, tuple[str, Callable[[object], Any]]] = {
     "page": ("page", _number("page")),
     "grep": ("grep", _grep),
     "search": ("search", _search),
-    "ignore_case": ("ignore_case", _flag("ignore_case")),
+    "ignore_case": ("ignore_case", _ignore_case),
     "context": ("context", _context),
     "skip": ("skip", _number("skip")),
 }
-
-
-def _check_search(request: RecoverRequest) -> None:
-    """grep or search, on one original (or one part of it), paged by skip (not by page)."""
-    finds = [name for name in ("grep", "search") if getattr(request, name) is not None]
-    if len(finds) == 2:
-        raise UsageError("give either grep (a regular expression) or search (words), not both")
-    if not finds:
-        extras = [name for name in ("ignore_case", "context", "skip") if getattr(request, name) is not None]
-        if extras:
-            raise UsageError(f"{extras[0]} goes with grep or search; give one of them too")
-        return
-    others = [
-        n for n in ("lines", "offset", "length", "query", "page") if getattr(request, n) not in (None, ())
-    ]
-    if others:
-        raise UsageError(
-            f"{finds[0]} searches the original (or the part pointer names), so it does not combine "
-            f"with {others[0]}; search first, then read what it found with lines or pointer "
-            "(its answer pages with skip)"
-        )
-    if len(request.response_ids) > 1 or len(request.pointers) > 1:
-        raise UsageError(f"{finds[0]} searches one original, or the part one pointer names, at a time")

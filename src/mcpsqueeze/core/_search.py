@@ -34,7 +34,6 @@ DEFAULT_CONTEXT = 2
 MAX_CONTEXT = 20
 #: Characters of one answer: a few dozen matches with context, well under any client's result limit.
 DEFAULT_BUDGET = 8000
-MIN_BUDGET = 1000
 MAX_PATTERN = 1000  # characters of a grep pattern
 _CHUNK = 1 << 20  # bytes searched between two looks at the clock
 _CLOCK_MATCHES = 1024  # matching lines between two looks at the clock (one RE2 call each, ~3 us)
@@ -67,13 +66,9 @@ class Found:
     next_skip: int | None  # the skip of the next page, None on the last
     complete: bool  # False when the time cap stopped the search before the end
 
-    @property
-    def shown(self) -> int:
-        return len(self.hits)
-
     def meta(self) -> dict[str, Any]:
         """The answer's place, for ``_meta["mcpsqueeze/search"]``."""
-        meta: dict[str, Any] = {"total": self.total, "skip": self.skip, "shown": self.shown}
+        meta: dict[str, Any] = {"total": self.total, "skip": self.skip, "shown": len(self.hits)}
         if self.next_skip is not None:
             meta["next_skip"] = self.next_skip
         if not self.complete:
@@ -115,19 +110,13 @@ def check_pattern(pattern: object, ignore_case: bool = False, limits: SearchLimi
             if exc.args and isinstance(exc.args[0], bytes)
             else str(exc)
         )
-        raise UsageError(
-            f"grep {_label(pattern)} cannot run: {_why(pattern, detail)}. {_RE2_SYNTAX}."
-        ) from None
-
-
-def _why(pattern: str, detail: str) -> str:
-    if ("invalid escape sequence: \\" in detail and detail[-1:].isdigit()) or "(?P=" in pattern:
-        return f"{detail}, a backreference, which RE2 does not run"
-    if any(look in detail for look in ("(?=", "(?!", "(?<=", "(?<!")):
-        return f"{detail}, a lookaround, which RE2 does not run"
-    if "too large" in detail:
-        return f"{detail} (RE2 refuses patterns whose automaton exceeds its memory cap)"
-    return detail
+        if ("invalid escape sequence: \\" in detail and detail[-1:].isdigit()) or "(?P=" in pattern:
+            detail += ", a backreference, which RE2 does not run"
+        elif any(look in detail for look in ("(?=", "(?!", "(?<=", "(?<!")):
+            detail += ", a lookaround, which RE2 does not run"
+        elif "too large" in detail:
+            detail += " (RE2 refuses patterns whose automaton exceeds its memory cap)"
+        raise UsageError(f"grep {_label(pattern)} cannot run: {detail}. {_RE2_SYNTAX}.") from None
 
 
 def grep(
@@ -143,8 +132,7 @@ def grep(
 ) -> Found:
     """The lines of a text (or the values of a JSON document, under pointer ``base``) that ``pattern``
     matches, in order, with ``context`` lines around each, one page of at most ``budget`` characters
-    from match ``skip`` on."""
-    context, skip, budget = _check_page(context, skip, budget)
+    from match ``skip`` on (``context`` and ``skip`` as the request bounds them)."""
     regexp = check_pattern(pattern, ignore_case, limits)
     label = f"grep {_label(pattern)}{'i' if ignore_case else ''}"  # /proxy/i: case ignored
     if isinstance(original, str):
@@ -183,9 +171,6 @@ def search(
     BM25 score first (the ranking previews use; case never matters), paged as `grep` pages."""
     from ..shrink import rank_lines, search_terms  # the engine (~100 ms): only searches load it
 
-    context, skip, budget = _check_page(context, skip, budget)
-    if not isinstance(query, str):
-        raise UsageError("search must be a string of words, such as 'parse error'")
     terms = search_terms(query)
     if not terms:
         raise UsageError(
@@ -256,16 +241,6 @@ class _Densest:
             if score > best:
                 best, best_at = score, hits[left][0]
         return _At(best_at)
-
-
-def _check_page(context: object, skip: object, budget: object) -> tuple[int, int, int]:
-    for name, value in (("context", context), ("skip", skip), ("budget", budget)):
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise UsageError(f"{name} must be a whole number, 0 or more")
-    assert isinstance(context, int) and isinstance(skip, int) and isinstance(budget, int)
-    if context > MAX_CONTEXT:
-        raise UsageError(f"context must be at most {MAX_CONTEXT} lines (it is {context})")
-    return context, skip, max(budget, MIN_BUDGET)
 
 
 def _encoded(text: str, limits: SearchLimits) -> bytes:

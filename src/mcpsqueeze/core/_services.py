@@ -131,7 +131,10 @@ def new_pipeline(
     if store is not None:
         if dedup and _stage_on(settings, "dedup") and voice.allows_pointers:
             stages.append(DedupStage(store, workers, services.accountant.count, dedup_scope))
-        if _query_on(settings):
+        if settings.policy.query is not None or any(  # some call may be projected: a session-wide query
+            isinstance(r.values.get("query"), str)
+            for r in settings.policies.rules  # or a per-tool one
+        ):
             stages.append(ProjectStage(store, workers))
         if _stage_on(settings, "shrink"):
             stages.append(ShrinkStage(store, workers))
@@ -143,13 +146,6 @@ def new_pipeline(
     policy_for = settings.policies.resolver(settings.policy)
     scope = dedup_scope if shared_calls else None
     return Pipeline(stages, services.accountant, policy_for, store, voice, services.page_size, scope)
-
-
-def _query_on(settings: Settings) -> bool:
-    """Some call may be projected: a session-wide query, or a per-tool one."""
-    return settings.policy.query is not None or any(
-        isinstance(r.values.get("query"), str) for r in settings.policies.rules
-    )
 
 
 def _stage_on(settings: Settings, key: str) -> bool:

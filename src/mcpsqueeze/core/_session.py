@@ -75,8 +75,6 @@ class Session:
         for session in (self, *self._callers.values()):
             session.pipeline.voice = session.pipeline.voice.named(name)
 
-    # -- who reads the results -----------------------------------------------------------------------
-
     def choose_client(self, params: Any) -> ClientProfile | None:
         """The profile of the client an `initialize` (or a 2026-07-28 request's `_meta`) names, under
         the `client` setting; the choice is logged once per client name."""
@@ -87,8 +85,6 @@ class Session:
             self._logged.add(name)
             logger.info("mcpsqueeze: %s", selection.describe())
         return selection.profile
-
-    # -- the three questions -------------------------------------------------------------------------
 
     @contextlib.contextmanager
     def working(self) -> Iterator[None]:
@@ -177,8 +173,6 @@ class Session:
         if self.services.store is None:
             raise RecoveryError("this session keeps no originals (shrink and dedup are off)")
         return self.services.store.get(response_id)
-
-    # -- callers -------------------------------------------------------------------------------------
 
     def for_caller(
         self,

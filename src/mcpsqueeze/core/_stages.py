@@ -31,7 +31,6 @@ __all__ = [
     "ToonStage",
     "Workers",
     "laid_out",
-    "original_bytes",
     "shrink_fitting",
 ]
 
@@ -60,14 +59,9 @@ class Workers:
         return await self.run(func, *args)
 
 
-def original_bytes(result: Result) -> bytes:
-    """The complete CallToolResult as stored for recovery."""
-    return dumps(result)
-
-
 def _store_original(store: RecoveryStore, response_id: str, result: Result) -> str | None:
     """Serialise and store in one worker job: a big original is never serialised on the event loop."""
-    return store.put(response_id, original_bytes(result))
+    return store.put(response_id, dumps(result))
 
 
 @dataclass
@@ -127,15 +121,6 @@ class _History:
         if latest is not None and latest is not same_call:
             out.append(latest)
         return out
-
-
-def _text_only(content: list[Any]) -> str | None:
-    """The joined text of a result made only of text blocks (others are never replaced by a delta)."""
-    if not all(
-        isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str) for b in content
-    ):
-        return None
-    return "\n".join(b["text"] for b in content)
 
 
 def _best_delta(
@@ -204,11 +189,10 @@ class StoringStage:
         return (*kept, [t if r is None else r for t, r in zip(texts, rewritten, strict=True)])
 
 
-def _deduplicated(outcome: Outcome, of: int, response_id: str, file: str | None) -> dict[str, Any]:
-    """Note on ``outcome`` a result deduplicated against call ``of`` (a pointer or an overlap), and return
-    where its original is, as ``_meta`` names it."""
+def _deduplicated(outcome: Outcome, response_id: str, file: str | None) -> dict[str, Any]:
+    """Note on ``outcome`` a deduplicated result (a pointer or an overlap), and return where its original
+    is, as ``_meta`` names it."""
     outcome.kept("dedup", response_id, file)
-    outcome.dedup_of = of
     where: dict[str, Any] = {"response_id": response_id}
     if file:
         where["original_response_file"] = file
@@ -301,7 +285,7 @@ class DedupStage(StoringStage):
         kept = await self._store_new(result, outcome, response_id)
         if kept is None:
             return result
-        where = _deduplicated(outcome, seen.number, *kept)
+        where = _deduplicated(outcome, *kept)
         # The recipe `.truncation // ._meta.truncation` finds every changed result's recovery here;
         # `mcpsqueeze/dedup` keeps what only a pointer has (which call it repeats), for the shim and stats.
         meta = {
@@ -313,9 +297,12 @@ class DedupStage(StoringStage):
     async def _overlap(self, call: Call, result: Result, outcome: Outcome, size: int) -> Result:
         """The result as what changed since an earlier one it largely repeats (else unchanged)."""
         content = result["content"]
-        text = _text_only(content)
-        if text is None:
+        if not all(  # a result made only of text blocks (others are never replaced by a delta)
+            isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)
+            for b in content
+        ):
             return result
+        text = "\n".join(b["text"] for b in content)
         name = f"{call.server}:{call.tool}"
         arguments = call_key(call.server, call.tool, call.arguments)
         candidates = self._history.candidates(name, arguments)
@@ -356,7 +343,7 @@ class DedupStage(StoringStage):
         if base_id is not None and await self._store_new(earlier.result, outcome, base_id) is None:
             return result
         # accounted as dedup; `mcpsqueeze/dedup` says it is an overlap
-        where = _deduplicated(outcome, earlier.number, *kept)
+        where = _deduplicated(outcome, *kept)
         overlap = {"overlaps_call": earlier.number, "tool": call.tool, "delta": delta.kind, **where}
         if base_id is not None:
             overlap["overlaps_response_id"] = base_id
@@ -425,15 +412,12 @@ class ShrinkStage(StoringStage):
 
     _in_flight = 0  # shrinks under way in this stage (see _INLINE_SHRINK_ALONE)
 
-    def _shrink(self, job: ShrinkJob) -> Shrunk | None:
-        return shrink_fitting(job)
-
     def _shrink_and_store(
         self, job: ShrinkJob, response_id: str, result: Result
     ) -> tuple[Shrunk | None, str | None]:
         """Condense, then (only if that gave a preview) store the original, in ONE worker job: each hop
         to a thread and back costs milliseconds on a busy machine. RecoveryError if it was not stored."""
-        shrunk = self._shrink(job)
+        shrunk = shrink_fitting(job)
         if shrunk is None:
             return None, None
         return shrunk, _store_original(self._store, response_id, result)
@@ -494,7 +478,7 @@ class ShrinkStage(StoringStage):
         if file != hint.file:  # the file store failed but memory holds it: don't name a missing file
             hint = RecoveryHint(response_id, file, call.voice)
             try:
-                shrunk = await self._workers.run(self._shrink, replace(job, hint=hint))
+                shrunk = await self._workers.run(shrink_fitting, replace(job, hint=hint))
             except ShrinkError:
                 shrunk = None
             if shrunk is None:

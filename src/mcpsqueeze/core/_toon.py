@@ -12,7 +12,7 @@ from .._results import truncation_record
 from ..shrink import RecoveryHint, Report
 from ..shrink import render_call as recover_call  # one wording of the recover call for every notice
 
-__all__ = ["MIN_SAVED_CHARS", "MIN_SAVED_SHARE", "render_toon_message", "toon_record", "toonify_text"]
+__all__ = ["MIN_SAVED_CHARS", "MIN_SAVED_SHARE", "toon_record", "toonify_text"]
 
 #: TOON replaces a JSON text only when it saves at least this share of its characters ...
 MIN_SAVED_SHARE = 0.10
@@ -54,23 +54,19 @@ def _same(a: object, b: object) -> bool:
     return type(a) is type(b) and a == b
 
 
-def render_toon_message(original_chars: int, shown_chars: int, hint: RecoveryHint) -> str:
-    """The sentence a model reads (in ``_meta.truncation.message``) about a result shown as TOON."""
-    text = (
+def toon_record(original_chars: int, shown_chars: int, hint: RecoveryHint) -> dict[str, object]:
+    """The ``_meta.truncation`` record of a toonified result: the same shape as a shrunk result's, so a
+    client finds recovery in one place, with ``pruned: false`` (nothing was cut) and ``format: toon``; its
+    message is the sentence a model reads about a result shown as TOON."""
+    message = (
         f"Shown as TOON ({original_chars} chars of JSON as {shown_chars}; nothing omitted). "
         f"Original JSON, byte for byte: {recover_call(hint)}"
     )
-    if hint.file is None:
-        return text + "."
-    recipe = hint.voice.file_recipe(hint.file)
-    if recipe:  # the door offers its own way to read the file
-        return text + recipe + "."
-    return text + f". File: {hint.file}"  # no full stop after a path, as in the shrink notice
-
-
-def toon_record(original_chars: int, shown_chars: int, hint: RecoveryHint) -> dict[str, object]:
-    """The ``_meta.truncation`` record of a toonified result: the same shape as a shrunk result's, so a
-    client finds recovery in one place, with ``pruned: false`` (nothing was cut) and ``format: toon``."""
+    recipe = None if hint.file is None else hint.voice.file_recipe(hint.file)
+    if hint.file is None or recipe:  # a door that offers its own way to read the file says so
+        message += f"{recipe or ''}."
+    else:
+        message += f". File: {hint.file}"  # no full stop after a path, as in the shrink notice
     report = Report(
         pruned=False,
         fits=True,
@@ -81,5 +77,4 @@ def toon_record(original_chars: int, shown_chars: int, hint: RecoveryHint) -> di
         strings_truncated=0,
         strategy="toon",
     )
-    message = render_toon_message(original_chars, shown_chars, hint)
     return {**truncation_record(message, hint.response_id, hint.file, report.as_dict()), "format": "toon"}

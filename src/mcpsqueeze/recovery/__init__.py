@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING
 from .._lazy import LazyFace
 from ._clean import CleanReport, clean_directory, parse_duration, parse_size
 from ._files import FileStore, check_if_present, ensure_private_dir, make_private, readable_by_others
-from ._ids import RESPONSE_ID_RE, is_response_id, new_response_id
+from ._ids import is_response_id, new_response_id
 from ._memory import MemoryCache
-from ._pointer import read_window, resolve_pointer
+from ._pointer import resolve_pointer
 from ._scoped import open_recovery_file
 
 if TYPE_CHECKING:
@@ -23,7 +23,6 @@ if TYPE_CHECKING:
     from ._store import RecoveryStore
 
 __all__ = [
-    "RESPONSE_ID_RE",
     "TENANT_RE",
     "CleanReport",
     "FileStore",
@@ -41,7 +40,6 @@ __all__ = [
     "open_recovery_file",
     "parse_duration",
     "parse_size",
-    "read_window",
     "readable_by_others",
     "resolve_pointer",
     "safe_url",

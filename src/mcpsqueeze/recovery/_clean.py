@@ -61,10 +61,6 @@ def clean_directory(
     """Delete recovery files older than ``max_age`` seconds (None: none), then the oldest until ``max_bytes``
     fits (a cap is a promise about disk use). Only regular ``mcpsqueeze-<id>.json`` and
     ``.mcpsqueeze-<id>.json.tmp`` files count; a ``.tmp`` goes only when older than max(1 hour, max_age)."""
-    if max_age is not None and max_age < 0:
-        raise UsageError(f"max-age must be 0 or more, not {max_age}.")
-    if max_bytes is not None and max_bytes < 0:
-        raise UsageError(f"max-bytes must be 0 or more, not {max_bytes}.")
     now = time.time() if now is None else now
     path = Path(os.path.abspath(directory))
     report = CleanReport(dry_run=dry_run)
@@ -160,21 +156,10 @@ def parse_duration(text: str) -> float:
     )
 
 
-_SIZE_UNITS = {
-    "": 1,
-    "b": 1,
-    "k": 1024,
-    "m": 1024**2,
-    "g": 1024**3,
-    "t": 1024**4,
-    "kib": 1024,
-    "mib": 1024**2,
-    "gib": 1024**3,
-    "tib": 1024**4,
-    "kb": 1000,
-    "mb": 1000**2,
-    "gb": 1000**3,
-    "tb": 1000**4,
+_SIZE_UNITS = {"": 1, "b": 1} | {
+    f"{unit}{suffix}": base**power  # k and kib: 1024; kb: 1000
+    for power, unit in enumerate("kmgt", 1)
+    for suffix, base in (("", 1024), ("ib", 1024), ("b", 1000))
 }
 _SIZE_RE = re.compile(rf"^({_NUMBER})\s*([a-z]*)\Z")
 

@@ -91,12 +91,10 @@ def readable_by_others(
     )
 
 
-def ensure_private_dir(path: Path, create: bool = True, what: str = "recovery directory") -> Path:
+def ensure_private_dir(path: Path, what: str = "recovery directory") -> Path:
     """Create (0700) or check a private directory (``what``: its name in messages); its resolved path."""
     path = Path(os.path.abspath(path))
     if not check_if_present(path, what):
-        if not create:
-            raise RecoveryError(f"The {what} {path} does not exist; create it (mode 0700) or choose another.")
         _create(path, what)
         check_private_dir(os.lstat(path), path, what)
     return Path(os.path.realpath(path))
@@ -178,18 +176,10 @@ class FileStore:
         self._earlier: OrderedDict[str, str] = OrderedDict()
         self._lock = threading.Lock()
 
-    def flush(self) -> None:
-        """Make every file written so far durable now (fsync of the files and the directory)."""
-        if self._syncer is not None:
-            self._syncer.flush()
-
     def path_for(self, response_id: str) -> Path:
         """Where the original of ``response_id`` is (or would be) stored."""
         require_response_id(response_id, ValueError)
         return self.directory / final_name(response_id)
-
-    def where(self, response_id: str, *, space: Space = DEFAULT) -> str | None:
-        return str(self.path_for(space.local(response_id)))
 
     def put(
         self, response_id: str, original: bytes, *, space: Space = DEFAULT, digest: str = ""

@@ -48,8 +48,6 @@ class MemoryCache:
         max_bytes: int = 32 * 1024 * 1024,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        if ttl <= 0 or max_entries < 1 or max_bytes < 1:
-            raise ValueError("ttl, max_entries and max_bytes must all be positive")
         self.ttl = ttl
         self.max_entries = max_entries
         self.max_bytes = max_bytes
@@ -63,7 +61,6 @@ class MemoryCache:
         self._to_pack: deque[_Blob] = deque()  # big raw blobs, compressed by `_pack_loop`
         self._packer: threading.Thread | None = None
         self._wake = threading.Event()
-        self._packing = False
 
     def put(
         self,
@@ -136,7 +133,6 @@ class MemoryCache:
         while True:
             with self._lock:
                 blob = self._to_pack.popleft() if self._to_pack else None
-                self._packing = blob is not None
             if blob is None:
                 self._wake.wait()
                 self._wake.clear()
@@ -144,22 +140,11 @@ class MemoryCache:
             raw = blob.original
             packed = zlib.compress(raw, _PACK_LEVEL)
             with self._lock:
-                self._packing = False
                 if blob.packed or blob.refs == 0 or blob.original is not raw or len(packed) >= len(raw):
                     continue  # gone, or incompressible: keep it as it is
                 blob.original, blob.packed = packed, True
                 self._bytes -= len(raw) - len(packed)
             del raw
-
-    def wait_packed(self, timeout: float) -> bool:
-        """For tests and benchmarks: True once no original waits to be compressed."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            with self._lock:
-                if not self._to_pack and not self._packing:
-                    return True
-            time.sleep(0.01)
-        return False
 
     def __len__(self) -> int:
         with self._lock:

@@ -1,14 +1,14 @@
-"""Selecting one part of a large original, an RFC 6901 JSON pointer or a character window; errors name exactly
-what failed (the segment, the offset). Pure and stdlib-only.
+"""Selecting one part of a large original by an RFC 6901 JSON pointer; errors name exactly what failed (the
+segment). Pure and stdlib-only.
 """
 
 from __future__ import annotations
 
 import re
 
-from mcpsqueeze._errors import RecoveryError, UsageError
+from mcpsqueeze._errors import RecoveryError
 
-__all__ = ["read_window", "resolve_pointer"]
+__all__ = ["resolve_pointer"]
 
 _INDEX_RE = re.compile(r"^(0|[1-9][0-9]*)\Z")
 _BAD_ESCAPE_RE = re.compile(r"~(?![01])")
@@ -24,14 +24,10 @@ def _unescape(token: str, pointer: str) -> str:
 
 
 def resolve_pointer(document: object, pointer: str) -> object:
-    """Return the value ``pointer`` names inside ``document`` ("" is the whole document)."""
+    """Return the value ``pointer`` names inside ``document`` ("" is the whole document; any other starts
+    with "/", as the recover request checks)."""
     if pointer == "":
         return document
-    if not pointer.startswith("/"):
-        raise RecoveryError(
-            f"JSON pointer {pointer!r} must be empty (the whole document) or start with '/', "
-            "for example '/items/0/name'."
-        )
     current = document
     walked = ""
     for raw in pointer[1:].split("/"):
@@ -72,19 +68,3 @@ def resolve_pointer(document: object, pointer: str) -> object:
             )
         walked = here
     return current
-
-
-def read_window(text: str, offset: int = 0, length: int | None = None) -> tuple[str, int]:
-    """``text[offset:offset + length]`` and the total length; an offset past the end is a usage error, one
-    exactly at the end gives an empty window."""
-    total = len(text)
-    if offset < 0:
-        raise UsageError(f"offset must be 0 or more, not {offset}; the text has {total} characters.")
-    if length is not None and length < 0:
-        raise UsageError(f"length must be 0 or more, not {length}; omit it to read to the end.")
-    if offset > total:
-        raise UsageError(
-            f"offset {offset} is past the end of the text ({total} characters); use an offset below {total}."
-        )
-    end = total if length is None else offset + length
-    return text[offset:end], total

@@ -179,7 +179,6 @@ class RedisStore:
         retention: float | None,
         *,
         max_bytes: int | None = None,
-        timeout: float | None = None,
         prefix: str = "mcpsqueeze",
     ) -> None:
         try:
@@ -191,7 +190,7 @@ class RedisStore:
         self.url = url
         self.retention = retention
         self.max_bytes = max_bytes if max_bytes is not None else url_max
-        self.timeout = timeout if timeout is not None else url_timeout
+        self.timeout = url_timeout
         self.prefix = prefix
         self._redis_errors: tuple[type[BaseException], ...] = (redis.RedisError, OSError)
         # Only these mean "Redis is not there": skip it for a moment. Others (out of memory, a command
@@ -215,8 +214,6 @@ class RedisStore:
         self._down_until = 0.0
         self._last_error = ""
         self._healthy = True  # so an outage is reported once when it starts and once when it ends
-
-    # -- the store --------------------------------------------------------------------------------
 
     def put(
         self, response_id: str, original: bytes, *, space: Space = DEFAULT, digest: str = ""
@@ -292,11 +289,6 @@ class RedisStore:
         count = self._do("count originals", self._client.zcard, base + "idx")
         total = self._do("count bytes", self._client.get, base + "bytes")
         return int(count), int(total or 0)
-
-    def close(self) -> None:
-        self._client.close()
-
-    # -- internals ----------------------------------------------------------------------------------
 
     def _script(self, what: str, script: Any, base: str, key: str, member: str, data: bytes) -> Any:
         """Run one of the scripts that keep `data` under the tenant's key `base + key` and index it as

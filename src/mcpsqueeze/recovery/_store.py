@@ -29,13 +29,11 @@ class RecoveryStore:
     """Stores each original before its preview is shown; one stored nowhere is never previewed. An original
     identical to one the same tenant stored before is kept once in each local layer (the later id shares
     the bytes; its file is an alias record), never across tenants (`scoped`). Only the shared store keeps
-    the dedup index and the record of calls replicas share."""
+    the dedup index and the record of calls replicas share: they are asked only of a `remote` store."""
 
     def __init__(
         self, memory: MemoryCache | None, files: FileStore | None, shared: RedisStore | None = None
     ) -> None:
-        if memory is None and files is None and shared is None:
-            raise ValueError("a recovery store needs memory, files, or both")
         self.memory = memory  # (the adapters' own objects, for tests and tools that inspect them)
         self.files = files
         self.shared = shared
@@ -60,25 +58,23 @@ class RecoveryStore:
         return view
 
     def first_seen(self, scope: str, digest: str, record: bytes) -> bytes | None:
-        """The shared dedup index (None without one, or when `digest` is new for this tenant and scope)."""
-        if self.shared is None:
-            return None
+        """The shared dedup index (None when `digest` is new for this tenant and scope)."""
+        assert self.shared is not None
         return self.shared.first_seen(scope, digest, record, space=self.space)
 
     def remember_call(self, scope: str, call: str, record: bytes) -> None:
-        """Keep `record` as what the last `call` of this tenant's `scope` showed, in the shared store (for
-        every replica; nothing without one). RecoveryError when it could not."""
-        if self.shared is not None:
-            self.shared.remember_call(scope, call, record, space=self.space)
+        """Keep `record` as what the last `call` of this tenant's `scope` showed, for every replica.
+        RecoveryError when it could not."""
+        assert self.shared is not None
+        self.shared.remember_call(scope, call, record, space=self.space)
 
     def last_call(self, scope: str, call: str) -> bytes | None:
         """The record the shared store keeps for `call` in this tenant's `scope` (None without one)."""
-        if self.shared is None:
-            return None
+        assert self.shared is not None
         return self.shared.last_call(scope, call, space=self.space)
 
     def planned_file(self, response_id: str) -> str | None:
-        return None if self.files is None else self.files.where(response_id, space=self.space)
+        return None if self.files is None else str(self.files.path_for(self.space.local(response_id)))
 
     def cannot_hold(self, at_least: int) -> str | None:
         """Why an original of at least ``at_least`` bytes would be stored nowhere, before it is built (so a

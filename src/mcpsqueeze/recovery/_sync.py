@@ -54,10 +54,6 @@ class Syncer:
         if full:  # the disk is slower than the results: sync here rather than hold more descriptors
             self.flush()
 
-    def pending(self) -> int:
-        with self._lock:
-            return len(self._pending)
-
     def flush(self) -> None:
         """Sync every pending file and the directory now (at exit, or when the batch is full); a batch
         the background thread is syncing is finished first, so nothing is left half done at exit."""
