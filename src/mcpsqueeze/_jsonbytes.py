@@ -58,7 +58,7 @@ def _dumps_flat(value: Any, sort_keys: bool) -> bytes:
     while stack:
         item = stack.pop()
         if isinstance(item, _Literal):
-            out.append(item.text)
+            out.append(item)
         elif isinstance(item, str):
             out.append(_encode_str(item))
         elif item is None:
@@ -98,11 +98,8 @@ def _dumps_flat(value: Any, sort_keys: bool) -> bytes:
     return "".join(out).encode("ascii")
 
 
-class _Literal:
-    __slots__ = ("text",)
-
-    def __init__(self, text: str) -> None:
-        self.text = text
+class _Literal(str):
+    """JSON text written as it is (a closer, a separator, a key and its colon), not as a string value."""
 
 
 _COMMA = _Literal(",")

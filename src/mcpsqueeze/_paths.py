@@ -70,25 +70,20 @@ def default_config_path() -> Path:
     return Path(_xdg(os.environ, "XDG_CONFIG_HOME", ".config")) / "mcpsqueeze" / "config.toml"
 
 
-def runtime_dir() -> Path:
-    """The user's runtime dir for mcpsqueeze; the cache dir when the system has no runtime dir."""
-    from pathlib import Path
-
-    xdg = os.environ.get("XDG_RUNTIME_DIR", "")
-    if os.path.isabs(xdg) and os.path.isdir(xdg):
-        return Path(xdg) / "mcpsqueeze"
-    run_user = Path(RUN_USER, str(os.geteuid()))
-    if run_user.is_dir():
-        return run_user / "mcpsqueeze"
-    return Path(cache_home()) / "mcpsqueeze"
-
-
 def default_socket(ours: bool = False) -> Path:
-    """`MCPSQUEEZE_SOCKET`, else `<runtime dir>/session.sock`; with `ours`, always the latter."""
+    """`MCPSQUEEZE_SOCKET`, else `session.sock` in the user's runtime dir for mcpsqueeze (the cache dir
+    when the system has no runtime dir); with `ours`, always the latter."""
     from pathlib import Path
 
     explicit = "" if ours else os.environ.get("MCPSQUEEZE_SOCKET", "")
-    return Path(explicit) if explicit else runtime_dir() / "session.sock"
+    if explicit:
+        return Path(explicit)
+    xdg = os.environ.get("XDG_RUNTIME_DIR", "")
+    if os.path.isabs(xdg) and os.path.isdir(xdg):
+        return Path(xdg, "mcpsqueeze", "session.sock")
+    run_user = Path(RUN_USER, str(os.geteuid()))
+    base = run_user if run_user.is_dir() else Path(cache_home())
+    return base / "mcpsqueeze" / "session.sock"
 
 
 def socket_candidates(environ: Mapping[str, str]) -> list[str]:

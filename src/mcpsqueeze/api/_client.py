@@ -47,23 +47,6 @@ class ToolError(MCPSqueezeError):
         self.result = result
 
 
-def _read_config(config: str | os.PathLike[str] | Literal[False] | None) -> Config:
-    """The config file as the CLI finds it (`MCPSQUEEZE_CONFIG`, else the user config dir's file),
-    or the one named; `False`: none."""
-    if config is False:
-        return Config()
-    path, _ = find_config(None if config is None else Path(config))
-    return Config() if path is None else load_config(path)
-
-
-def _settings(config: Config, options: dict[str, Any]) -> Settings:
-    """The library's defaults, under the config file's `[defaults]` and policies, under the keywords
-    given (each checked by its row of the table of settings; None: not given)."""
-    given = check_keywords("client", options)
-    base = Settings.make(**{**library_defaults("client"), **given})
-    return config.apply(base, keep=frozenset(given))
-
-
 def _specs(servers: Mapping[str, Any] | str | os.PathLike[str]) -> list[ServerSpec]:
     if isinstance(servers, Mapping):
         servers = dict(servers)
@@ -93,7 +76,9 @@ class Client:
         config: str | os.PathLike[str] | Literal[False] | None = None,
         **options: Any,
     ) -> None:
-        file = _read_config(config)
+        # the config file as the CLI finds it (`MCPSQUEEZE_CONFIG`, else the user config dir's file)
+        path = None if config is False else find_config(None if config is None else Path(config))[0]
+        file = Config() if path is None else load_config(path)
         if servers is None:
             if not file.servers:
                 raise UsageError(
@@ -102,7 +87,10 @@ class Client:
                 )
             servers = file.servers
         specs = _specs(servers)
-        settings = self.settings = _settings(file, {"budget": budget, **options})
+        # the library's defaults, under the file's `[defaults]` and policies, under the keywords given
+        given = check_keywords("client", {"budget": budget, **options})
+        base = Settings.make(**{**library_defaults("client"), **given})
+        settings = self.settings = file.apply(base, keep=frozenset(given))
         self.squeezer = Squeezer.from_settings(settings, RECOVER_TOOL)
         tools = ToolFilter(settings.include_tools, settings.exclude_tools)
         self._links = Backends(settings, specs, tools, self.squeezer, holder="client")
