@@ -16,7 +16,6 @@ from .._errors import (
     EXIT_BACKEND,
     EXIT_TOOL_ERROR,
     EXIT_UNREACHABLE,
-    EXIT_USAGE,
     BackendError,
     MCPSqueezeError,
     UsageError,
@@ -26,7 +25,7 @@ from .._errors import (
 from .._logging import configure_logging as _configure_logging
 from .._net import is_url
 from ..settings import Duration, Settings, Size, knob_named
-from ._options import OFF, KindType, checked_oauth, file_option, knob_options, knob_values
+from ._options import OFF, KindType, checked_oauth, file_option, knob_options, knob_values, reported
 
 __all__ = ["main"]
 
@@ -96,11 +95,8 @@ def wrap(target: tuple[str, ...], **opts: Any) -> None:
         # in docs/benchmarks.md); its first message takes the same path as every other
         from .._spawn import spawn
 
-        try:
+        with reported("mcpsqueeze"):
             backend = spawn(settings.target)
-        except BackendError as exc:
-            click.echo(f"mcpsqueeze: {exc}", err=True)
-            sys.exit(exit_code(exc))
     from ..proxy import run_wrap
 
     sys.exit(_run(run_wrap, settings, None, None, backend))
@@ -177,11 +173,9 @@ def serve(target: tuple[str, ...], **opts: Any) -> None:
     token_file = (settings.token_file or socket_path.parent / "token") if tcp else None
     listen = Listen(None if tcp else socket_path, tcp, token_file)
     if socket_path == default_socket(ours=True) and not (tcp and settings.token_file):
-        try:  # our own default directory: private (0700), whatever mode it was found with
+        # our own default directory: private (0700), whatever mode it was found with
+        with reported("mcpsqueeze"):
             note = make_private(socket_path.parent, "socket directory")
-        except MCPSqueezeError as exc:
-            click.echo(f"mcpsqueeze: {exc}", err=True)
-            sys.exit(exit_code(exc))
         if note:
             click.echo(f"mcpsqueeze: {note}", err=True)
     tools = ToolFilter(settings.include_tools, settings.exclude_tools)
@@ -268,7 +262,7 @@ def install_commands(directory: Path, servers: tuple[str, ...], lang: str, shado
     from ..bash import SessionClient, entry_points
     from ..bash import install_commands as install
 
-    try:
+    with reported("mcpsqueeze install-commands"):
         listing: list[dict[str, Any]] = []
         client = None  # bash commands for named servers need no session now (they find it at call time)
         if not servers or lang != "bash":
@@ -301,9 +295,6 @@ def install_commands(directory: Path, servers: tuple[str, ...], lang: str, shado
             for _, warning in entry_points(directory, names, shadow).values():
                 if warning:
                     click.echo(f"mcpsqueeze install-commands: warning: {warning}", err=True)
-    except MCPSqueezeError as exc:
-        click.echo(f"mcpsqueeze install-commands: {exc}", err=True)
-        sys.exit(exit_code(exc))
 
 
 def _write_code_mode(
@@ -344,13 +335,10 @@ def stats(paths: tuple[Path, ...], top: int, as_json: bool, html_path: Path | No
     """Summarise --stats-file files: totals, per tool, per session, biggest results, recoveries."""
     from ..accounting import load_report, render_json, render_text, write_html
 
-    try:
+    with reported("mcpsqueeze stats", OSError):
         report = load_report(list(paths), top)
         if html_path is not None:
             write_html(report, html_path)
-    except OSError as exc:
-        click.echo(f"mcpsqueeze stats: {exc}", err=True)
-        sys.exit(EXIT_USAGE)
     click.echo(render_json(report) if as_json else render_text(report))
     if html_path is not None:
         click.echo(f"mcpsqueeze stats: wrote {html_path}", err=True)
@@ -405,11 +393,8 @@ def clean(directory: Path, max_age: float, max_bytes: int | None, dry_run: bool,
 
     from ..recovery import clean_directory
 
-    try:
+    with reported("mcpsqueeze clean"):
         report = clean_directory(directory, None if max_age is OFF else max_age, max_bytes, dry_run)
-    except MCPSqueezeError as exc:
-        click.echo(f"mcpsqueeze clean: {exc}", err=True)
-        sys.exit(exit_code(exc))
     if as_json:
         click.echo(json.dumps(dataclasses.asdict(report)))
     else:

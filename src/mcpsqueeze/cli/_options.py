@@ -3,14 +3,16 @@ file's value and the library's keyword (settings/_kinds.py), so a bound is check
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 from click.core import ParameterSource
 
-from .._errors import UsageError
+from .._errors import MCPSqueezeError, UsageError, exit_code
 from ..settings import Kind, Knob, OAuthClient, Seconds
 
 __all__ = [
@@ -22,6 +24,7 @@ __all__ = [
     "given_by",
     "knob_options",
     "knob_values",
+    "reported",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -110,6 +113,17 @@ def checked_oauth(make: Callable[[], OAuthClient | None]) -> OAuthClient | None:
         return client
     except UsageError as exc:
         raise click.BadParameter(str(exc), param_hint="--oauth-*") from exc
+
+
+@contextlib.contextmanager
+def reported(prefix: str, also: type[Exception] = MCPSqueezeError) -> Iterator[None]:
+    """Our errors (and those of the type `also`) as one stderr line, `PREFIX: message`, and the exit code
+    each maps to (`exit_code`)."""
+    try:
+        yield
+    except (MCPSqueezeError, also) as exc:
+        click.echo(f"{prefix}: {exc}", err=True)
+        sys.exit(exit_code(exc))
 
 
 def file_option(*names: str, help: str, **more: Any) -> Callable[[F], F]:
