@@ -220,13 +220,10 @@ def health(socket_path: Path | None) -> None:
     from ..bash import SessionAddress, SessionClient
 
     path = str(socket_path or default_socket())
-    try:
+    with reported(f"mcpsqueeze health: no session at {path}"):
         status, body = SessionClient(SessionAddress(socket_path=path)).request(
             "GET", "/v1/health", timeout=10
         )
-    except BackendError as exc:
-        click.echo(f"mcpsqueeze health: no session at {path}: {exc}", err=True)
-        sys.exit(exit_code(exc))
     states = body.get("servers", {}) if isinstance(body, dict) else {}
     down = [name for name, state in states.items() if state != "up"]
     if status != 200 or down:
