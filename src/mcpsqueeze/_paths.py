@@ -27,14 +27,13 @@ _XDG = sys.platform not in ("darwin", "win32", "cygwin")
 RUN_USER = "/run/user"  # where systemd-logind makes each user's runtime dir, without XDG_RUNTIME_DIR
 
 
-def _home(environ: Mapping[str, str]) -> str:
-    home = environ.get("HOME", "")
-    return home if os.path.isabs(home) else os.path.expanduser("~")
-
-
 def _xdg(environ: Mapping[str, str], variable: str, fallback: str) -> str:
+    """`$variable` when it is an absolute path, else `fallback` under the home directory."""
     value = environ.get(variable, "")
-    return value if os.path.isabs(value) else os.path.join(_home(environ), fallback)
+    if os.path.isabs(value):
+        return value
+    home = environ.get("HOME", "")
+    return os.path.join(home if os.path.isabs(home) else os.path.expanduser("~"), fallback)
 
 
 def cache_home(environ: Mapping[str, str] | None = None) -> str:

@@ -102,7 +102,7 @@ def wrap(target: tuple[str, ...], **opts: Any) -> None:
     sys.exit(_run(run_wrap, settings, None, None, backend))
 
 
-def _settings(target: list[str], opts: dict[str, Any], choice: Any, command: str, **fixed: Any) -> Settings:
+def _settings(target: list[str], opts: dict[str, Any], choice: Any, command: str) -> Settings:
     """Settings from the knobs the command line gave (checked by their kinds as they were parsed), with the
     config file's defaults and policies under them."""
     from ._config import apply_config
@@ -112,7 +112,7 @@ def _settings(target: list[str], opts: dict[str, Any], choice: Any, command: str
         raise click.BadParameter("--truncate-chars shrinks results; it cannot go with --no-shrink")
     if command != "serve" and values.get("transport", "stdio") != "streamable-http":
         values.pop("token_file", None)  # (the stdio frontend takes no token)
-    settings = Settings.make(target, **values, **fixed)
+    settings = Settings.make(target, **values)
     oauth = checked_oauth(lambda: settings.oauth)
     if oauth is not None and command != "serve" and not is_url(target):
         raise click.BadParameter("the --oauth-* options are for a URL backend (wrap -- URL)")
@@ -136,7 +136,7 @@ def serve(target: tuple[str, ...], **opts: Any) -> None:
     from ._config import read_config
 
     choice = read_config(opts["config"])
-    settings = _settings([], opts, choice, "serve", port=0)
+    settings = _settings([], opts, choice, "serve")
     try:
         servers_json, servers_file = choice.servers_json, settings.servers_file
         if servers_json is not None and opts["config"] is None and (servers_file or target):
