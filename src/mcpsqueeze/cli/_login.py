@@ -9,6 +9,8 @@ import click
 
 from .._errors import UsageError
 from .._net import is_url
+from ..settings import oauth_over, parse_config, parse_servers, read_servers_file
+from ._config import read_config
 from ._options import SECONDS, checked_oauth, file_option, knob_options, knob_values, reported
 
 __all__ = ["auth"]
@@ -18,9 +20,6 @@ def _resolve(target: str, servers_file: Path | None, config: Path | None) -> tup
     """A URL as given, or the url (headers, OAuth client) of the servers-config entry of that name."""
     if is_url(target):
         return target, {}, None
-    from ..settings import parse_config, parse_servers, read_servers_file
-    from ._config import read_config
-
     if servers_file is not None:
         specs = parse_config(read_servers_file(servers_file), str(servers_file))
     else:
@@ -80,7 +79,6 @@ def login(
     """
     import anyio
 
-    from ..settings import oauth_over
     from ..transports import login as run_login
 
     with reported("mcpsqueeze auth", OSError):  # (no redirect in time: a BackendError saying so)

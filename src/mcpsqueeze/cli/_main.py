@@ -24,7 +24,19 @@ from .._errors import (
 )
 from .._logging import configure_logging as _configure_logging
 from .._net import is_url
-from ..settings import Duration, Settings, Size, knob_named
+from .._paths import default_socket
+from ..settings import (
+    Duration,
+    Settings,
+    Size,
+    ToolFilter,
+    knob_named,
+    parse_config,
+    parse_servers,
+    read_servers_file,
+    spec_from_argv,
+)
+from ._config import apply_config, read_config, render_effective
 from ._options import OFF, KindType, checked_oauth, file_option, knob_options, knob_values, reported
 
 __all__ = ["main"]
@@ -79,8 +91,6 @@ def wrap(target: tuple[str, ...], **opts: Any) -> None:
 
     Everything from COMMAND on belongs to the server, its own options included.
     """
-    from ._config import read_config
-
     choice = read_config(opts["config"])
     if choice.servers_json is not None and opts["config"] is not None:
         raise click.UsageError(
@@ -105,8 +115,6 @@ def wrap(target: tuple[str, ...], **opts: Any) -> None:
 def _settings(target: list[str], opts: dict[str, Any], choice: Any, command: str) -> Settings:
     """Settings from the knobs the command line gave (checked by their kinds as they were parsed), with the
     config file's defaults and policies under them."""
-    from ._config import apply_config
-
     values = knob_values(opts, command)
     if values.get("truncate_chars") is not None and values.get("shrink") is False:
         raise click.BadParameter("--truncate-chars shrinks results; it cannot go with --no-shrink")
@@ -129,11 +137,8 @@ def _settings(target: list[str], opts: dict[str, Any], choice: Any, command: str
 @click.argument("target", nargs=-1)
 def serve(target: tuple[str, ...], **opts: Any) -> None:
     """Run the session proxy for the bash shim: `serve --config FILE` or `serve -n NAME -- CMD|URL`."""
-    from .._paths import default_socket
     from ..recovery import make_private
     from ..serve import Listen, run_serve
-    from ..settings import ToolFilter, parse_config, parse_servers, read_servers_file, spec_from_argv
-    from ._config import read_config
 
     choice = read_config(opts["config"])
     settings = _settings([], opts, choice, "serve")
@@ -203,8 +208,6 @@ def config_command(target: tuple[str, ...], tools: tuple[str, ...], **opts: Any)
 
     Takes every option of `wrap` (a pasted `wrap` line works: `mcpsqueeze config --budget 9000 -- CMD`).
     """
-    from ._config import read_config, render_effective
-
     choice = read_config(opts["config"])
     settings = _settings(list(target), opts, choice, "config")
     click.echo(render_effective(settings, choice, click.get_current_context(), tools), nl=False)
@@ -216,7 +219,6 @@ def config_command(target: tuple[str, ...], tools: tuple[str, ...], **opts: Any)
 )
 def health(socket_path: Path | None) -> None:
     """Exit 0 when the session answers and all its backends are up (for HEALTHCHECK)."""
-    from .._paths import default_socket
     from ..bash import SessionAddress, SessionClient
 
     path = str(socket_path or default_socket())

@@ -13,7 +13,7 @@ import click
 from click.core import ParameterSource
 
 from .._errors import MCPSqueezeError, UsageError, exit_code
-from ..settings import Kind, Knob, OAuthClient, Seconds
+from ..settings import KNOBS, Kind, Knob, OAuthClient, Seconds
 
 __all__ = [
     "OFF",
@@ -165,8 +165,6 @@ def given_by(row: Knob) -> tuple[str, ...]:
 
 def knob_options(command: str) -> Callable[[F], F]:
     """Every row of the table whose doors include `command` (wrap, serve, config), as click options."""
-    from ..settings import KNOBS
-
     chosen = [row for row in KNOBS if command in row.doors and row.flag is not None]
 
     def apply(func: F) -> F:
@@ -179,8 +177,6 @@ def knob_options(command: str) -> Callable[[F], F]:
 
 def knob_values(opts: dict[str, Any], command: str) -> dict[str, Any]:
     """The knob values a command line (or its variables) gave: {name: value}, None left out."""
-    from ..settings import KNOBS
-
     values: dict[str, Any] = {}
     for row in KNOBS:
         if command not in row.doors or row.flag is None:

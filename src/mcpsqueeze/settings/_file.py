@@ -9,6 +9,7 @@ from reading the one file.
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import re
 from collections.abc import Callable, Mapping
@@ -18,6 +19,7 @@ from typing import Any
 
 from .._errors import UsageError
 from .._paths import default_config_path
+from .._trusted import read_trusted
 from ._depth import MAX_CONFIG_DEPTH, too_deep
 from ._policy import Policy, PolicyRule, PolicySet
 from ._settings import Settings
@@ -110,8 +112,6 @@ def load_config(path: Path | str) -> Config:
 def read_config_text(path: Path, what: str = "servers config") -> str:
     """A config or servers JSON file's text, refused (UsageError) when another user could have written
     it: `serve` runs the commands it names. FileNotFoundError passes through."""
-    from .._trusted import read_trusted
-
     try:
         return read_trusted(path, what).decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -131,8 +131,6 @@ def parse_config_text(text: str, path: Path | None = None) -> Config:
     if too_deep(text, toml=not is_servers_json(text)):
         raise ConfigError(f"{source} nests tables or arrays deeper than {MAX_CONFIG_DEPTH} levels")
     if is_servers_json(text):
-        import json
-
         try:
             document = json.loads(text)
         except ValueError as exc:
