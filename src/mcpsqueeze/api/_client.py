@@ -104,31 +104,38 @@ class Client:
     @contextlib.asynccontextmanager
     async def _session(self) -> AsyncIterator[None]:
         """Hold every backend connection for the client's life, in one task group (SDK contexts must
-        exit in the task that entered them)."""
-        async with anyio.create_task_group() as tg:
-            try:
-                async with anyio.create_task_group() as starting:
-                    for backend in self._backends.values():
-                        starting.start_soon(backend.ensure, tg)
-            except BaseException:
-                self._links.stop()
-                tg.cancel_scope.cancel()
-                raise
-            self._links.tg = tg  # (open while it has one)
-            try:
-                yield
-            finally:
-                self._links.tg = None
-                if self._code_api is not None:
-                    self._code_api.close()
-                    self._code_api = None
-                self._links.stop()
-                tg.cancel_scope.cancel()
+        exit in the task that entered them). A server that cannot start surfaces as its BackendError, not
+        inside an exception group."""
+        try:
+            async with anyio.create_task_group() as tg:
+                try:
+                    async with anyio.create_task_group() as starting:
+                        for backend in self._backends.values():
+                            starting.start_soon(backend.ensure, tg)
+                except BaseException:
+                    self._links.stop()
+                    tg.cancel_scope.cancel()
+                    raise
+                self._links.tg = tg  # (open while it has one)
+                try:
+                    yield
+                finally:
+                    self._links.tg = None
+                    if self._code_api is not None:
+                        self._code_api.close()
+                        self._code_api = None
+                    self._links.stop()
+                    tg.cancel_scope.cancel()
+        except BaseExceptionGroup as group:
+            first = first_leaf(group)
+            if isinstance(first, MCPSqueezeError):
+                raise first from group
+            raise
 
     def __enter__(self) -> Client:
         self._portal = Portal()
         try:
-            self._portal.enter(_unwrap_errors(self._session()))
+            self._portal.enter(self._session())
         except BaseException:
             self._portal.close()
             self._portal = None
@@ -140,7 +147,7 @@ class Client:
 
     async def __aenter__(self) -> Client:
         self._stack = contextlib.AsyncExitStack()
-        await self._stack.enter_async_context(_unwrap_errors(self._session()))
+        await self._stack.enter_async_context(self._session())
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -301,16 +308,3 @@ def _presented_text(result: dict[str, Any]) -> str:
     if not text and "structuredContent" in result:
         return json.dumps(result["structuredContent"], ensure_ascii=False)
     return text
-
-
-@contextlib.asynccontextmanager
-async def _unwrap_errors(cm: contextlib.AbstractAsyncContextManager[None]) -> AsyncIterator[None]:
-    """A server that cannot start surfaces as its BackendError, not inside an exception group."""
-    try:
-        async with cm:
-            yield
-    except BaseExceptionGroup as group:
-        first = first_leaf(group)
-        if isinstance(first, MCPSqueezeError):
-            raise first from group
-        raise
