@@ -17,7 +17,6 @@ if TYPE_CHECKING:
 __all__ = [
     "cache_home",
     "default_config_path",
-    "default_recovery_dir",
     "default_socket",
     "recovery_dir_in",
     "socket_candidates",
@@ -49,13 +48,6 @@ def cache_home(environ: Mapping[str, str] | None = None) -> str:
 def recovery_dir_in(environ: Mapping[str, str] | None = None) -> str:
     """``<cache>/mcpsqueeze/recovery`` as a string (the shim's form: no pathlib)."""
     return os.path.join(cache_home(environ), "mcpsqueeze", "recovery")
-
-
-def default_recovery_dir() -> Path:
-    """Where originals go unless ``--recovery-dir`` or the config file says otherwise."""
-    from pathlib import Path
-
-    return Path(recovery_dir_in())
 
 
 def default_config_path() -> Path:
