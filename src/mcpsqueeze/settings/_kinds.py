@@ -324,9 +324,7 @@ class Headers(Kind):
 
 
 def format_duration(seconds: float) -> str:
-    """Seconds as `mcpsqueeze config` prints them: 300s, 604800s, 1.5s; never 8.64e+24s or nans."""
-    if seconds == math.inf:
-        return "off"
+    """Finite seconds as `mcpsqueeze config` prints them: 300s, 604800s, 1.5s; never 8.64e+24s."""
     if seconds == int(seconds):
         return f"{int(seconds)}s"
     return f"{seconds:.3f}".rstrip("0").rstrip(".") + "s"
