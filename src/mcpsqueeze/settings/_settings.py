@@ -101,7 +101,6 @@ class Settings:
     stats_file: Path | None = knob(
         None, PathValue(), "Append one JSON line per call to this file.", doors=CLI
     )
-    # (printed by `mcpsqueeze config` only when set)
     recovery_url: str | None = knob(  # redis://HOST:PORT/DB: originals shared by every replica
         None,
         Text(
