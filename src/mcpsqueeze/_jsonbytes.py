@@ -97,8 +97,6 @@ def _finite_float(text: str) -> float:
 def _has_long_digit_run(data: bytes | bytearray) -> bool:
     """A run of 19 or more digits anywhere in `data`, mapped `_SCAN` bytes at a time (windows overlap by
     18 bytes, so a run across two windows is found)."""
-    if len(data) <= _SCAN:
-        return _LONG_RUN in data.translate(_DIGITS_ONLY)
     overlap = len(_LONG_RUN) - 1
     return any(
         _LONG_RUN in data[max(0, start - overlap) : start + _SCAN].translate(_DIGITS_ONLY)
