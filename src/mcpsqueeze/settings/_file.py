@@ -46,14 +46,13 @@ class ConfigError(UsageError):
     """The config file cannot be used; the message names the file and, when known, the line."""
 
 
-def find_config(flag: Path | None, environ: Mapping[str, str] | None = None) -> tuple[Path | None, str]:
+def find_config(flag: Path | None) -> tuple[Path | None, str]:
     """The config file to read and how it was chosen: `--config`, the variable, or the default place (used
     only when a file is there; a named file must exist)."""
-    env = os.environ if environ is None else environ
     if flag is not None:
         return flag, "--config"
-    if env.get(CONFIG_ENV):
-        return Path(env[CONFIG_ENV]), CONFIG_ENV
+    if os.environ.get(CONFIG_ENV):
+        return Path(os.environ[CONFIG_ENV]), CONFIG_ENV
     path = default_config_path()
     return (path, "default") if path.is_file() else (None, "none")
 
