@@ -76,14 +76,13 @@ _CONFIG_HELP = (
 )
 
 
-def _config_option(func: Any) -> Any:
-    return file_option("--config", "config", help=_CONFIG_HELP)(func)
+_CONFIG_OPTION = file_option("--config", "config", help=_CONFIG_HELP)
 
 
 # The server command starts at wrap's first positional argument and everything after it is the server's
 # (its own flags too), with or without `--`: some clients (the MCP Inspector CLI) drop the separator.
 @main.command(context_settings={"allow_interspersed_args": False})
-@_config_option
+@_CONFIG_OPTION
 @knob_options("wrap")
 @click.argument("target", nargs=-1, required=True, type=click.UNPROCESSED)
 def wrap(target: tuple[str, ...], **opts: Any) -> None:
@@ -200,7 +199,7 @@ def serve(target: tuple[str, ...], **opts: Any) -> None:
     metavar="SERVER:TOOL",
     help="Also print the effective policy of this tool (repeatable).",
 )
-@_config_option
+@_CONFIG_OPTION
 @knob_options("config")
 @click.argument("target", nargs=-1, type=click.UNPROCESSED)
 def config_command(target: tuple[str, ...], tools: tuple[str, ...], **opts: Any) -> None:

@@ -126,11 +126,9 @@ def reported(prefix: str, also: type[Exception] = MCPSqueezeError) -> Iterator[N
         sys.exit(exit_code(exc))
 
 
-def file_option(*names: str, help: str, **more: Any) -> Callable[[F], F]:
+def file_option(*names: str, help: str) -> Callable[[F], F]:
     """An option that names one file (a directory is refused), as a Path; None when not given."""
-    return click.option(
-        *names, type=click.Path(path_type=Path, dir_okay=False), default=None, help=help, **more
-    )
+    return click.option(*names, type=click.Path(path_type=Path, dir_okay=False), default=None, help=help)
 
 
 def knob_option(row: Knob) -> Callable[[F], F]:
