@@ -1,5 +1,6 @@
-"""The knobs' kinds as click parameter types: a flag's text is read by the same checker as the config
-file's value and the library's keyword (settings/_kinds.py), so a bound is checked in one place."""
+"""What the commands share: the knobs' kinds as click parameter types (a flag's text is read by the same
+checker as the config file's value and the library's keyword, settings/_kinds.py, so a bound is checked
+in one place), and the one way a command reports its errors (`reported`)."""
 
 from __future__ import annotations
 
