@@ -92,16 +92,6 @@ def _value(settings: Settings, name: str) -> Any:
     return getattr(settings.policy, name) if hasattr(settings.policy, name) else getattr(settings, name)
 
 
-def _client_line(setting: str) -> str:
-    """Which client profile applies, and why (docs/clients.md)."""
-    if setting == "auto":
-        return (
-            "client profile: chosen at initialize from the clientInfo.name the client sends "
-            f"({', '.join(PROFILE_NAMES)}); any other client gets none"
-        )
-    return choose(setting, None).describe()
-
-
 def render_effective(
     settings: Settings, choice: ConfigChoice, ctx: click.Context, tools: tuple[str, ...] = ()
 ) -> str:
@@ -120,7 +110,13 @@ def render_effective(
     ]
     width = max(len(f) for f, _, _ in rows)
     lines += [f"  {f:<{width}} = {v}  ({s})" for f, v, s in rows]
-    lines.append(_client_line(settings.client))
+    if settings.client == "auto":  # which client profile applies, and why (docs/clients.md)
+        lines.append(
+            "client profile: chosen at initialize from the clientInfo.name the client sends "
+            f"({', '.join(PROFILE_NAMES)}); any other client gets none"
+        )
+    else:
+        lines.append(choose(settings.client, None).describe())
     rules = settings.policies.rules
     if rules:
         lines.append("policies (in file order; every matching rule applies, a later one wins key by key):")
