@@ -101,7 +101,11 @@ def parse_servers(servers: Any, source: str = "config") -> list[ServerSpec]:
             raise UsageError(f"{where}: names may contain only letters, digits, '-' and '_'")
         if not isinstance(entry, dict):
             raise UsageError(f"{where} must be an object with a command or a url")
-        level = _compress_tools(entry, where)
+        level = entry.get("compress_tools")  # this server's listing level (None: the session's)
+        if level is False:
+            level = "off"
+        elif level is not None and level not in COMPRESS_LEVELS:
+            raise UsageError(f"{where}: compress_tools must be one of {', '.join(COMPRESS_LEVELS)}")
         if isinstance(entry.get("url"), str):
             headers = _strings(entry.get("headers"), f"{where} headers")
             oauth = _oauth_keys(entry, where)
@@ -122,18 +126,6 @@ def parse_servers(servers: Any, source: str = "config") -> list[ServerSpec]:
         env = _strings(entry.get("env"), f"{where} env")
         specs.append(ServerSpec(name, command, tuple(args), env, cwd, compress_tools=level))
     return specs
-
-
-def _compress_tools(entry: dict[str, Any], where: str) -> str | None:
-    """An entry's `compress_tools` key: this server's listing level, else the session's."""
-    level = entry.get("compress_tools")
-    if level is None:
-        return None
-    if level is False:
-        return "off"
-    if level not in COMPRESS_LEVELS:
-        raise UsageError(f"{where}: compress_tools must be one of {', '.join(COMPRESS_LEVELS)}")
-    return str(level)
 
 
 def spec_from_argv(
