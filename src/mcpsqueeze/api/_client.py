@@ -21,7 +21,6 @@ from ..core import CompressedToolError, CompressedTools, RecoverKeywords, large_
 from ..serve import Backends
 from ..settings import (
     Config,
-    ServerSpec,
     Settings,
     ToolFilter,
     check_keywords,
@@ -45,15 +44,6 @@ class ToolError(MCPSqueezeError):
     def __init__(self, message: str, result: dict[str, Any]) -> None:
         super().__init__(message)
         self.result = result
-
-
-def _specs(servers: Mapping[str, Any] | str | os.PathLike[str]) -> list[ServerSpec]:
-    if isinstance(servers, Mapping):
-        servers = dict(servers)
-        document = servers if "mcpServers" in servers else {"mcpServers": servers}
-        return parse_config(json.dumps(document), "the servers config")
-    path = Path(servers)
-    return parse_config(read_servers_file(path), str(path))
 
 
 class Client:
@@ -86,7 +76,13 @@ class Client:
                     f"config file ({file.path or 'none found'})"
                 )
             servers = file.servers
-        specs = _specs(servers)
+        if isinstance(servers, Mapping):  # (as JSON: checked as a servers file's would be)
+            servers = dict(servers)
+            document = servers if "mcpServers" in servers else {"mcpServers": servers}
+            specs = parse_config(json.dumps(document), "the servers config")
+        else:
+            servers_file = Path(servers)
+            specs = parse_config(read_servers_file(servers_file), str(servers_file))
         # the library's defaults, under the file's `[defaults]` and policies, under the keywords given
         given = check_keywords("client", {"budget": budget, **options})
         base = Settings.make(**{**library_defaults("client"), **given})
@@ -287,7 +283,9 @@ class Client:
     def _caller(self, server: str, tool: str) -> Callable[[dict[str, Any]], Any]:
         async def run(arguments: dict[str, Any]) -> str:
             presented = await self._call(server, tool, arguments, False)
-            text = _presented_text(presented)
+            text = text_of(presented)
+            if not text and "structuredContent" in presented:  # no text: the structured content's JSON
+                text = json.dumps(presented["structuredContent"], ensure_ascii=False)
             if presented.get("isError") is True:
                 raise ToolError(f"{server}.{tool} failed: {text}", presented)
             return text
@@ -300,11 +298,3 @@ class Client:
         if portal is None:
             return run
         return lambda arguments: portal.call(run, arguments)
-
-
-def _presented_text(result: dict[str, Any]) -> str:
-    """What a function returns: the text blocks, or the structured content's JSON when there are none."""
-    text = text_of(result)
-    if not text and "structuredContent" in result:
-        return json.dumps(result["structuredContent"], ensure_ascii=False)
-    return text
