@@ -245,7 +245,7 @@ def readme() -> str:
 @mcp.resource("demo://dataset.json", name="dataset", mime_type="application/json")
 def dataset() -> str:
     """A larger (~140 KB) JSON resource."""
-    return _data.dataset_json()
+    return json.dumps(_data.list_rows("dataset", 600), indent=1)
 
 
 @mcp.resource("demo://issues/{key}", name="issue", mime_type="application/json")
