@@ -4,6 +4,7 @@ The public Python API; the CLI (`mcpsqueeze`) is the main way in.
 """
 
 from ._errors import BackendError, MCPSqueezeError, RecoveryError, RefusedPathError, ShrinkError, UsageError
+from ._lazy import LazyFace
 from ._version import __version__
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: the shim imports this package and must start fast
@@ -27,17 +28,13 @@ __all__ = [
     "shrink_tools",
 ]
 
-_API = {"Client", "Squeezer", "ToolError", "Toolset", "shrink_tools"}
-
-
-def __getattr__(name: str) -> object:
-    # Lazy: the bash shim imports this package on every command and must not pay for platformdirs.
-    if name == "Settings":
-        from .settings import Settings
-
-        return Settings
-    if name in _API:  # the library doors import anyio, pydantic and the SDK: only when asked for
-        from . import api
-
-        return getattr(api, name)
-    raise AttributeError(name)
+# Lazy: the bash shim imports this package on every command and must not pay for platformdirs; the library
+# doors import anyio, pydantic and the SDK: only when asked for.
+__getattr__ = LazyFace(
+    __name__,
+    {
+        "Settings": "settings",
+        **dict.fromkeys(["Client", "Squeezer", "ToolError", "Toolset", "shrink_tools"], "api"),
+    },
+    globals(),
+)

@@ -85,24 +85,17 @@ def first_leaf(exc: BaseException) -> BaseException:
     return exc
 
 
-def _pipx_venv(prefix: str) -> str | None:
-    """The pipx venv name when this interpreter runs in one (``~/.local/pipx/venvs/NAME``, or wherever
-    PIPX_HOME puts ``venvs/``; pipx writes ``pipx_metadata.json`` there), else None."""
-    path = os.path.normpath(prefix)
+def install_hint(extra: str, packages: str, prefix: str | None = None) -> str:
+    """How to add an extra to the installation that is running: ``pipx inject mcpsqueeze redis`` under
+    pipx (pip cannot reach into a pipx venv), ``pip install 'mcpsqueeze[redis]'`` elsewhere. A pipx venv
+    is ``~/.local/pipx/venvs/NAME``, or wherever PIPX_HOME puts ``venvs/``; pipx writes
+    ``pipx_metadata.json`` there."""
+    path = os.path.normpath(sys.prefix if prefix is None else prefix)
     parent, name = os.path.split(path)
     home = os.path.dirname(parent)  # ~/.local/pipx, ~/.local/share/pipx (older pipx), or PIPX_HOME
     pipx_home = os.path.basename(parent) == "venvs" and (
         os.path.basename(home) in ("pipx", ".pipx") or home == os.environ.get("PIPX_HOME")
     )
     if pipx_home or os.path.exists(os.path.join(path, "pipx_metadata.json")):
-        return name
-    return None
-
-
-def install_hint(extra: str, packages: str, prefix: str | None = None) -> str:
-    """How to add an extra to the installation that is running: ``pipx inject mcpsqueeze redis`` under
-    pipx (pip cannot reach into a pipx venv), ``pip install 'mcpsqueeze[redis]'`` elsewhere."""
-    venv = _pipx_venv(sys.prefix if prefix is None else prefix)
-    if venv is not None:
-        return f"pipx inject {venv} {packages}"
+        return f"pipx inject {name} {packages}"
     return f"pip install 'mcpsqueeze[{extra}]'"

@@ -34,7 +34,6 @@ _TOO_DEEP = "JSON nested deeper than this proxy parses (about 1,000 levels)"
 _DIGITS_ONLY = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))
 _LONG_RUN = b"0" * 19
 _SCAN = 1 << 20  # bytes mapped at once: the digit map of a 100 MB line is never made whole
-_encode_str = json.encoder.encode_basestring_ascii
 
 
 def dumps(value: Any, *, sort_keys: bool = False) -> bytes:
@@ -53,61 +52,35 @@ def dumps(value: Any, *, sort_keys: bool = False) -> bytes:
 def _dumps_flat(value: Any, sort_keys: bool) -> bytes:
     """The stdlib's output, built with an explicit stack: any depth, no recursion limit."""
     out: list[str] = []
-    # The stack holds values still to write, and the literal closers/separators between them.
+    # The stack holds values still to write, and the literal text (keys, commas, closers) between them.
     stack: list[Any] = [value]
     while stack:
         item = stack.pop()
         if isinstance(item, _Literal):
-            out.append(item.text)
-        elif isinstance(item, str):
-            out.append(_encode_str(item))
-        elif item is None:
-            out.append("null")
-        elif item is True:
-            out.append("true")
-        elif item is False:
-            out.append("false")
-        elif isinstance(item, int):
-            out.append(int.__repr__(item))
-        elif isinstance(item, float):
-            if math.isnan(item) or math.isinf(item):
-                raise ValueError(f"Out of range float values are not JSON compliant: {item!r}")
-            out.append(float.__repr__(item))
-        elif isinstance(item, dict):
+            out.append(item)
+            continue
+        if isinstance(item, dict):
             keys = sorted(item) if sort_keys else list(item)
-            parts: list[Any] = []
-            for i, key in enumerate(keys):
+            for key in keys:
                 if not isinstance(key, str):
                     raise TypeError(f"keys must be str, not {type(key).__name__}")
-                parts.append(_Literal(("," if i else "") + _encode_str(key) + ":"))
-                parts.append(item[key])
-            out.append("{")
-            stack.append(_CLOSE_OBJECT)
-            stack.extend(reversed(parts))
+            pairs = [(("," if i else "") + json.dumps(key) + ":", item[key]) for i, key in enumerate(keys)]
+            brackets = "{}"
         elif isinstance(item, (list, tuple)):
-            parts = []
-            for i, element in enumerate(item):
-                if i:
-                    parts.append(_COMMA)
-                parts.append(element)
-            out.append("[")
-            stack.append(_CLOSE_ARRAY)
-            stack.extend(reversed(parts))
-        else:
-            raise TypeError(f"Object of type {type(item).__name__} is not JSON serializable")
+            pairs = [("," if i else "", element) for i, element in enumerate(item)]
+            brackets = "[]"
+        else:  # a scalar (or what JSON cannot hold: the stdlib's error)
+            out.append(json.dumps(item, allow_nan=False))
+            continue
+        out.append(brackets[0])
+        stack.append(_Literal(brackets[1]))
+        for text, child in reversed(pairs):
+            stack += (child, _Literal(text))
     return "".join(out).encode("ascii")
 
 
-class _Literal:
-    __slots__ = ("text",)
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-
-_COMMA = _Literal(",")
-_CLOSE_OBJECT = _Literal("}")
-_CLOSE_ARRAY = _Literal("]")
+class _Literal(str):
+    """JSON text written as it is (a key and its colon, a comma, a closer), not as a string value."""
 
 
 def _refuse_constant(name: str) -> Any:
@@ -124,8 +97,6 @@ def _finite_float(text: str) -> float:
 def _has_long_digit_run(data: bytes | bytearray) -> bool:
     """A run of 19 or more digits anywhere in `data`, mapped `_SCAN` bytes at a time (windows overlap by
     18 bytes, so a run across two windows is found)."""
-    if len(data) <= _SCAN:
-        return _LONG_RUN in data.translate(_DIGITS_ONLY)
     overlap = len(_LONG_RUN) - 1
     return any(
         _LONG_RUN in data[max(0, start - overlap) : start + _SCAN].translate(_DIGITS_ONLY)

@@ -17,7 +17,6 @@ if TYPE_CHECKING:
 __all__ = [
     "cache_home",
     "default_config_path",
-    "default_recovery_dir",
     "default_socket",
     "recovery_dir_in",
     "socket_candidates",
@@ -27,14 +26,13 @@ _XDG = sys.platform not in ("darwin", "win32", "cygwin")
 RUN_USER = "/run/user"  # where systemd-logind makes each user's runtime dir, without XDG_RUNTIME_DIR
 
 
-def _home(environ: Mapping[str, str]) -> str:
-    home = environ.get("HOME", "")
-    return home if os.path.isabs(home) else os.path.expanduser("~")
-
-
 def _xdg(environ: Mapping[str, str], variable: str, fallback: str) -> str:
+    """`$variable` when it is an absolute path, else `fallback` under the home directory."""
     value = environ.get(variable, "")
-    return value if os.path.isabs(value) else os.path.join(_home(environ), fallback)
+    if os.path.isabs(value):
+        return value
+    home = environ.get("HOME", "")
+    return os.path.join(home if os.path.isabs(home) else os.path.expanduser("~"), fallback)
 
 
 def cache_home(environ: Mapping[str, str] | None = None) -> str:
@@ -52,13 +50,6 @@ def recovery_dir_in(environ: Mapping[str, str] | None = None) -> str:
     return os.path.join(cache_home(environ), "mcpsqueeze", "recovery")
 
 
-def default_recovery_dir() -> Path:
-    """Where originals go unless ``--recovery-dir`` or the config file says otherwise."""
-    from pathlib import Path
-
-    return Path(recovery_dir_in())
-
-
 def default_config_path() -> Path:
     """``<user config dir>/mcpsqueeze/config.toml`` (``$XDG_CONFIG_HOME``, else ``~/.config``)."""
     from pathlib import Path
@@ -70,25 +61,20 @@ def default_config_path() -> Path:
     return Path(_xdg(os.environ, "XDG_CONFIG_HOME", ".config")) / "mcpsqueeze" / "config.toml"
 
 
-def runtime_dir() -> Path:
-    """The user's runtime dir for mcpsqueeze; the cache dir when the system has no runtime dir."""
-    from pathlib import Path
-
-    xdg = os.environ.get("XDG_RUNTIME_DIR", "")
-    if os.path.isabs(xdg) and os.path.isdir(xdg):
-        return Path(xdg) / "mcpsqueeze"
-    run_user = Path(RUN_USER, str(os.geteuid()))
-    if run_user.is_dir():
-        return run_user / "mcpsqueeze"
-    return Path(cache_home()) / "mcpsqueeze"
-
-
 def default_socket(ours: bool = False) -> Path:
-    """`MCPSQUEEZE_SOCKET`, else `<runtime dir>/session.sock`; with `ours`, always the latter."""
+    """`MCPSQUEEZE_SOCKET`, else `session.sock` in the user's runtime dir for mcpsqueeze (the cache dir
+    when the system has no runtime dir); with `ours`, always the latter."""
     from pathlib import Path
 
     explicit = "" if ours else os.environ.get("MCPSQUEEZE_SOCKET", "")
-    return Path(explicit) if explicit else runtime_dir() / "session.sock"
+    if explicit:
+        return Path(explicit)
+    xdg = os.environ.get("XDG_RUNTIME_DIR", "")
+    if os.path.isabs(xdg) and os.path.isdir(xdg):
+        return Path(xdg, "mcpsqueeze", "session.sock")
+    run_user = Path(RUN_USER, str(os.geteuid()))
+    base = run_user if run_user.is_dir() else Path(cache_home())
+    return base / "mcpsqueeze" / "session.sock"
 
 
 def socket_candidates(environ: Mapping[str, str]) -> list[str]:

@@ -55,10 +55,6 @@ def check_query(expression: str) -> None:
             f"query is longer than {MAX_QUERY_CHARS} characters; select less, or recover the whole "
             "original and filter it yourself"
         )
-    _check_depth(expression)
-
-
-def _check_depth(expression: str) -> None:
     depth = deepest = 0
     try:
         for token in jmespath.lexer.Lexer().tokenize(expression):

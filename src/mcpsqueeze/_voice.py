@@ -17,17 +17,12 @@ __all__ = ["McpVoice", "ShellVoice", "Voice"]
 class Voice(Protocol):
     """The door-specific words of recovery. Pure: text in, text out."""
 
-    @property
-    def notices_inline(self) -> bool:
-        """True when a notice travels in the result's content; False when the door prints it elsewhere
-        (the shim writes it on stderr, so stdout is only the data)."""
-        ...
-
-    @property
-    def allows_pointers(self) -> bool:
-        """True when a repeated result may be shown as a pointer to an earlier one. The shell door says
-        no: a pointer piped into `jq` or `grep` reads as an empty answer."""
-        ...
+    notices_inline: bool
+    """True when a notice travels in the result's content; False when the door prints it elsewhere (the
+    shim writes it on stderr, so stdout is only the data)."""
+    allows_pointers: bool
+    """True when a repeated result may be shown as a pointer to an earlier one. The shell door says no: a
+    pointer piped into `jq` or `grep` reads as an empty answer."""
 
     def call(self, response_id: str, lines: str | None = None, window: tuple[int, int] | None = None) -> str:
         """The exact call that returns the whole original (or the given ``lines`` range of it, or the

@@ -94,15 +94,14 @@ def test_a_bad_file_is_a_clear_error_naming_the_line(tmp_path: Path, name: str, 
     assert_golden(GOLDEN / f"config_error_{name}.txt", message + "\n")
 
 
-def test_a_named_config_must_exist_but_the_default_place_may_be_empty(tmp_path: Path) -> None:
+def test_a_named_config_must_exist_but_the_default_place_may_be_empty(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     with pytest.raises(ConfigError, match="does not exist"):
         load_config(tmp_path / "nope.toml")
-    env = {"XDG_CONFIG_HOME": str(tmp_path)}
-    assert find_config(None, {"MCPSQUEEZE_CONFIG": str(tmp_path / "x.toml")}) == (
-        tmp_path / "x.toml",
-        "MCPSQUEEZE_CONFIG",
-    )
-    assert find_config(tmp_path / "f.toml", env)[1] == "--config"
+    monkeypatch.setenv("MCPSQUEEZE_CONFIG", str(tmp_path / "x.toml"))
+    assert find_config(None) == (tmp_path / "x.toml", "MCPSQUEEZE_CONFIG")
+    assert find_config(tmp_path / "f.toml")[1] == "--config"
 
 
 def _config_cli(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> Completed:

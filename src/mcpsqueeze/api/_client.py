@@ -21,7 +21,6 @@ from ..core import CompressedToolError, CompressedTools, RecoverKeywords, large_
 from ..serve import Backends
 from ..settings import (
     Config,
-    ServerSpec,
     Settings,
     ToolFilter,
     check_keywords,
@@ -47,32 +46,6 @@ class ToolError(MCPSqueezeError):
         self.result = result
 
 
-def _read_config(config: str | os.PathLike[str] | Literal[False] | None) -> Config:
-    """The config file as the CLI finds it (`MCPSQUEEZE_CONFIG`, else the user config dir's file),
-    or the one named; `False`: none."""
-    if config is False:
-        return Config()
-    path, _ = find_config(None if config is None else Path(config))
-    return Config() if path is None else load_config(path)
-
-
-def _settings(config: Config, options: dict[str, Any]) -> Settings:
-    """The library's defaults, under the config file's `[defaults]` and policies, under the keywords
-    given (each checked by its row of the table of settings; None: not given)."""
-    given = check_keywords("client", options)
-    base = Settings.make(**{**library_defaults("client"), **given})
-    return config.apply(base, keep=frozenset(given))
-
-
-def _specs(servers: Mapping[str, Any] | str | os.PathLike[str]) -> list[ServerSpec]:
-    if isinstance(servers, Mapping):
-        servers = dict(servers)
-        document = servers if "mcpServers" in servers else {"mcpServers": servers}
-        return parse_config(json.dumps(document), "the servers config")
-    path = Path(servers)
-    return parse_config(read_servers_file(path), str(path))
-
-
 class Client:
     """Call the tools of your MCP servers with every result shrunk, deduplicated and recoverable.
 
@@ -93,7 +66,9 @@ class Client:
         config: str | os.PathLike[str] | Literal[False] | None = None,
         **options: Any,
     ) -> None:
-        file = _read_config(config)
+        # the config file as the CLI finds it (`MCPSQUEEZE_CONFIG`, else the user config dir's file)
+        path = None if config is False else find_config(None if config is None else Path(config))[0]
+        file = Config() if path is None else load_config(path)
         if servers is None:
             if not file.servers:
                 raise UsageError(
@@ -101,8 +76,17 @@ class Client:
                     f"config file ({file.path or 'none found'})"
                 )
             servers = file.servers
-        specs = _specs(servers)
-        settings = self.settings = _settings(file, {"budget": budget, **options})
+        if isinstance(servers, Mapping):  # (as JSON: checked as a servers file's would be)
+            servers = dict(servers)
+            document = servers if "mcpServers" in servers else {"mcpServers": servers}
+            specs = parse_config(json.dumps(document), "the servers config")
+        else:
+            servers_file = Path(servers)
+            specs = parse_config(read_servers_file(servers_file), str(servers_file))
+        # the library's defaults, under the file's `[defaults]` and policies, under the keywords given
+        given = check_keywords("client", {"budget": budget, **options})
+        base = Settings.make(**{**library_defaults("client"), **given})
+        settings = self.settings = file.apply(base, keep=frozenset(given))
         self.squeezer = Squeezer.from_settings(settings, RECOVER_TOOL)
         tools = ToolFilter(settings.include_tools, settings.exclude_tools)
         self._links = Backends(settings, specs, tools, self.squeezer, holder="client")
@@ -116,31 +100,38 @@ class Client:
     @contextlib.asynccontextmanager
     async def _session(self) -> AsyncIterator[None]:
         """Hold every backend connection for the client's life, in one task group (SDK contexts must
-        exit in the task that entered them)."""
-        async with anyio.create_task_group() as tg:
-            try:
-                async with anyio.create_task_group() as starting:
-                    for backend in self._backends.values():
-                        starting.start_soon(backend.ensure, tg)
-            except BaseException:
-                self._links.stop()
-                tg.cancel_scope.cancel()
-                raise
-            self._links.tg = tg  # (open while it has one)
-            try:
-                yield
-            finally:
-                self._links.tg = None
-                if self._code_api is not None:
-                    self._code_api.close()
-                    self._code_api = None
-                self._links.stop()
-                tg.cancel_scope.cancel()
+        exit in the task that entered them). A server that cannot start surfaces as its BackendError, not
+        inside an exception group."""
+        try:
+            async with anyio.create_task_group() as tg:
+                try:
+                    async with anyio.create_task_group() as starting:
+                        for backend in self._backends.values():
+                            starting.start_soon(backend.ensure, tg)
+                except BaseException:
+                    self._links.stop()
+                    tg.cancel_scope.cancel()
+                    raise
+                self._links.tg = tg  # (open while it has one)
+                try:
+                    yield
+                finally:
+                    self._links.tg = None
+                    if self._code_api is not None:
+                        self._code_api.close()
+                        self._code_api = None
+                    self._links.stop()
+                    tg.cancel_scope.cancel()
+        except BaseExceptionGroup as group:
+            first = first_leaf(group)
+            if isinstance(first, MCPSqueezeError):
+                raise first from group
+            raise
 
     def __enter__(self) -> Client:
         self._portal = Portal()
         try:
-            self._portal.enter(_unwrap_errors(self._session()))
+            self._portal.enter(self._session())
         except BaseException:
             self._portal.close()
             self._portal = None
@@ -152,7 +143,7 @@ class Client:
 
     async def __aenter__(self) -> Client:
         self._stack = contextlib.AsyncExitStack()
-        await self._stack.enter_async_context(_unwrap_errors(self._session()))
+        await self._stack.enter_async_context(self._session())
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -292,7 +283,9 @@ class Client:
     def _caller(self, server: str, tool: str) -> Callable[[dict[str, Any]], Any]:
         async def run(arguments: dict[str, Any]) -> str:
             presented = await self._call(server, tool, arguments, False)
-            text = _presented_text(presented)
+            text = text_of(presented)
+            if not text and "structuredContent" in presented:  # no text: the structured content's JSON
+                text = json.dumps(presented["structuredContent"], ensure_ascii=False)
             if presented.get("isError") is True:
                 raise ToolError(f"{server}.{tool} failed: {text}", presented)
             return text
@@ -305,24 +298,3 @@ class Client:
         if portal is None:
             return run
         return lambda arguments: portal.call(run, arguments)
-
-
-def _presented_text(result: dict[str, Any]) -> str:
-    """What a function returns: the text blocks, or the structured content's JSON when there are none."""
-    text = text_of(result)
-    if not text and "structuredContent" in result:
-        return json.dumps(result["structuredContent"], ensure_ascii=False)
-    return text
-
-
-@contextlib.asynccontextmanager
-async def _unwrap_errors(cm: contextlib.AbstractAsyncContextManager[None]) -> AsyncIterator[None]:
-    """A server that cannot start surfaces as its BackendError, not inside an exception group."""
-    try:
-        async with cm:
-            yield
-    except BaseExceptionGroup as group:
-        first = first_leaf(group)
-        if isinstance(first, MCPSqueezeError):
-            raise first from group
-        raise

@@ -26,7 +26,7 @@ class PrivateAPI:
         self._server: Any = None
         self.socket_path: Path | None = None  # in a directory of its own
 
-    async def start(self, tg: anyio.abc.TaskGroup) -> Path:
+    async def start(self, tg: anyio.abc.TaskGroup) -> None:
         """Bind the private socket and serve the API from `tg` (the Client's task group)."""
         directory = Path(tempfile.mkdtemp(prefix="mcpsqueeze-client-"))  # 0700, unguessable name
         path = directory / "session.sock"
@@ -38,7 +38,6 @@ class PrivateAPI:
         self.socket_path = path
         self._server = uvicorn_server(build_app(self.backends, None), too_large=too_large_body)
         tg.start_soon(self._serve, sock)
-        return path
 
     async def _serve(self, sock: Any) -> None:
         try:

@@ -26,12 +26,8 @@ _TYPES: dict[str, Any] = {
 
 def unique_names(names: list[str]) -> list[str]:
     """Python identifiers for `names`, in order: other characters become `_`; clashes get `_2`, ..."""
-    return unique([_identifier(raw) for raw in names])
-
-
-def _identifier(raw: str) -> str:
-    base = re.sub(r"\W", "_", raw) or "tool"
-    return f"_{base}" if base[0].isdigit() or keyword.iskeyword(base) else base
+    bases = [re.sub(r"\W", "_", raw) or "tool" for raw in names]
+    return unique([f"_{base}" if base[0].isdigit() or keyword.iskeyword(base) else base for base in bases])
 
 
 def _signature(schema: dict[str, Any]) -> inspect.Signature | None:

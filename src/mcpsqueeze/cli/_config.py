@@ -11,7 +11,18 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
-from ..settings import Config, Settings, default_config_path, find_config, load_config
+from .._clients import PROFILE_NAMES, choose
+from ..settings import (
+    KNOBS,
+    Config,
+    ConfigError,
+    Settings,
+    default_config_path,
+    find_config,
+    knob_named,
+    load_config,
+)
+from ._options import given_by
 
 __all__ = ["apply_config", "read_config", "render_effective"]
 
@@ -29,8 +40,6 @@ class ConfigChoice:
 def read_config(flag: Path | None) -> ConfigChoice:
     """Load the config named by `--config`, `MCPSQUEEZE_CONFIG` or the default place; a servers JSON there
     supplies servers only (settings then come from the default TOML file when there is one)."""
-    from ..settings import ConfigError
-
     try:
         path, how = find_config(flag)
         if path is None:
@@ -48,9 +57,6 @@ def read_config(flag: Path | None) -> ConfigChoice:
 
 def _given(ctx: click.Context, field: str) -> str | None:
     """How the command line set `field` ("flag --budget", "env MCPSQUEEZE_BUDGET"); None when it did not."""
-    from ..settings import knob_named
-    from ._options import given_by
-
     params = {param.name: param for param in ctx.command.params}
     for name in given_by(knob_named(field)):
         source = ctx.get_parameter_source(name)
@@ -75,8 +81,6 @@ def _show(field: str, value: Any) -> str:
         from ..recovery import safe_url
 
         return safe_url(value)  # a password in the URL is never printed
-    from ..settings import knob_named
-
     return knob_named(field).kind.show(value)
 
 
@@ -86,18 +90,6 @@ def _values(values: Any) -> str:
 
 def _value(settings: Settings, name: str) -> Any:
     return getattr(settings.policy, name) if hasattr(settings.policy, name) else getattr(settings, name)
-
-
-def _client_line(setting: str) -> str:
-    """Which client profile applies, and why (docs/clients.md)."""
-    from .._clients import PROFILE_NAMES, choose
-
-    if setting == "auto":
-        return (
-            "client profile: chosen at initialize from the clientInfo.name the client sends "
-            f"({', '.join(PROFILE_NAMES)}); any other client gets none"
-        )
-    return choose(setting, None).describe()
 
 
 def render_effective(
@@ -111,8 +103,6 @@ def render_effective(
         lines = [f"config file: none ({default_config_path()} does not exist)"]
     if choice.servers_json is not None:
         lines.append(f"servers file: {choice.servers_json.path} (servers JSON, from {choice.servers_how})")
-    from ..settings import KNOBS
-
     rows = [
         (row.name, _show(row.name, _value(settings, row.name)), _source(ctx, config, row.name))
         for row in KNOBS
@@ -120,7 +110,13 @@ def render_effective(
     ]
     width = max(len(f) for f, _, _ in rows)
     lines += [f"  {f:<{width}} = {v}  ({s})" for f, v, s in rows]
-    lines.append(_client_line(settings.client))
+    if settings.client == "auto":  # which client profile applies, and why (docs/clients.md)
+        lines.append(
+            "client profile: chosen at initialize from the clientInfo.name the client sends "
+            f"({', '.join(PROFILE_NAMES)}); any other client gets none"
+        )
+    else:
+        lines.append(choose(settings.client, None).describe())
     rules = settings.policies.rules
     if rules:
         lines.append("policies (in file order; every matching rule applies, a later one wins key by key):")

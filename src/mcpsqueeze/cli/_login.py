@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
-from .._errors import EXIT_USAGE, MCPSqueezeError, UsageError, exit_code
+from .._errors import UsageError
 from .._net import is_url
-from ._options import SECONDS, checked_oauth, file_option, knob_options, knob_values
+from ..settings import oauth_over, parse_config, parse_servers, read_servers_file
+from ._config import read_config
+from ._options import SECONDS, checked_oauth, file_option, knob_options, knob_values, reported
 
 __all__ = ["auth"]
 
@@ -19,9 +20,6 @@ def _resolve(target: str, servers_file: Path | None, config: Path | None) -> tup
     """A URL as given, or the url (headers, OAuth client) of the servers-config entry of that name."""
     if is_url(target):
         return target, {}, None
-    from ..settings import parse_config, parse_servers, read_servers_file
-    from ._config import read_config
-
     if servers_file is not None:
         specs = parse_config(read_servers_file(servers_file), str(servers_file))
     else:
@@ -81,10 +79,9 @@ def login(
     """
     import anyio
 
-    from ..settings import oauth_over
     from ..transports import login as run_login
 
-    try:
+    with reported("mcpsqueeze auth", OSError):  # (no redirect in time: a BackendError saying so)
         url, headers, entry = _resolve(target, servers_file, config)
         values = knob_values(opts, "auth")
         headers = {**headers, **values.get("headers", {})}
@@ -93,9 +90,6 @@ def login(
         path: Any = anyio.run(
             lambda: run_login(url, port=port, timeout=timeout, headers=headers, fetch=fetch, client=client)
         )
-    except (MCPSqueezeError, OSError) as exc:  # (no redirect in time: a BackendError saying so)
-        click.echo(f"mcpsqueeze auth: {exc}", err=True)
-        sys.exit(exit_code(exc))
     click.echo(f"mcpsqueeze: logged in to {url}; tokens saved in {path}", err=True)
 
 
@@ -107,10 +101,7 @@ def clear(target: str | None, servers_file: Path | None, config: Path | None) ->
     """Forget the stored tokens of one backend (URL or NAME), or of all backends."""
     from ..transports import clear_tokens
 
-    try:
+    with reported("mcpsqueeze auth", OSError):
         url = _resolve(target, servers_file, config)[0] if target else None
-    except (UsageError, OSError) as exc:
-        click.echo(f"mcpsqueeze auth: {exc}", err=True)
-        sys.exit(EXIT_USAGE)
     removed = clear_tokens(url)
     click.echo(f"mcpsqueeze: removed {len(removed)} stored login(s)", err=True)

@@ -16,7 +16,6 @@ from .._errors import (
     EXIT_BACKEND,
     EXIT_TOOL_ERROR,
     EXIT_UNREACHABLE,
-    EXIT_USAGE,
     BackendError,
     MCPSqueezeError,
     UsageError,
@@ -25,8 +24,20 @@ from .._errors import (
 )
 from .._logging import configure_logging as _configure_logging
 from .._net import is_url
-from ..settings import Duration, Settings, Size, knob_named
-from ._options import OFF, KindType, checked_oauth, file_option, knob_options, knob_values
+from .._paths import default_socket
+from ..settings import (
+    Duration,
+    Settings,
+    Size,
+    ToolFilter,
+    knob_named,
+    parse_config,
+    parse_servers,
+    read_servers_file,
+    spec_from_argv,
+)
+from ._config import apply_config, read_config, render_effective
+from ._options import OFF, KindType, checked_oauth, file_option, knob_options, knob_values, reported
 
 __all__ = ["main"]
 
@@ -65,14 +76,13 @@ _CONFIG_HELP = (
 )
 
 
-def _config_option(func: Any) -> Any:
-    return file_option("--config", "config", help=_CONFIG_HELP)(func)
+_CONFIG_OPTION = file_option("--config", "config", help=_CONFIG_HELP)
 
 
 # The server command starts at wrap's first positional argument and everything after it is the server's
 # (its own flags too), with or without `--`: some clients (the MCP Inspector CLI) drop the separator.
 @main.command(context_settings={"allow_interspersed_args": False})
-@_config_option
+@_CONFIG_OPTION
 @knob_options("wrap")
 @click.argument("target", nargs=-1, required=True, type=click.UNPROCESSED)
 def wrap(target: tuple[str, ...], **opts: Any) -> None:
@@ -80,8 +90,6 @@ def wrap(target: tuple[str, ...], **opts: Any) -> None:
 
     Everything from COMMAND on belongs to the server, its own options included.
     """
-    from ._config import read_config
-
     choice = read_config(opts["config"])
     if choice.servers_json is not None and opts["config"] is not None:
         raise click.UsageError(
@@ -96,27 +104,22 @@ def wrap(target: tuple[str, ...], **opts: Any) -> None:
         # in docs/benchmarks.md); its first message takes the same path as every other
         from .._spawn import spawn
 
-        try:
+        with reported("mcpsqueeze"):
             backend = spawn(settings.target)
-        except BackendError as exc:
-            click.echo(f"mcpsqueeze: {exc}", err=True)
-            sys.exit(exit_code(exc))
     from ..proxy import run_wrap
 
     sys.exit(_run(run_wrap, settings, None, None, backend))
 
 
-def _settings(target: list[str], opts: dict[str, Any], choice: Any, command: str, **fixed: Any) -> Settings:
+def _settings(target: list[str], opts: dict[str, Any], choice: Any, command: str) -> Settings:
     """Settings from the knobs the command line gave (checked by their kinds as they were parsed), with the
     config file's defaults and policies under them."""
-    from ._config import apply_config
-
     values = knob_values(opts, command)
     if values.get("truncate_chars") is not None and values.get("shrink") is False:
         raise click.BadParameter("--truncate-chars shrinks results; it cannot go with --no-shrink")
     if command != "serve" and values.get("transport", "stdio") != "streamable-http":
         values.pop("token_file", None)  # (the stdio frontend takes no token)
-    settings = Settings.make(target, **values, **fixed)
+    settings = Settings.make(target, **values)
     oauth = checked_oauth(lambda: settings.oauth)
     if oauth is not None and command != "serve" and not is_url(target):
         raise click.BadParameter("the --oauth-* options are for a URL backend (wrap -- URL)")
@@ -133,14 +136,11 @@ def _settings(target: list[str], opts: dict[str, Any], choice: Any, command: str
 @click.argument("target", nargs=-1)
 def serve(target: tuple[str, ...], **opts: Any) -> None:
     """Run the session proxy for the bash shim: `serve --config FILE` or `serve -n NAME -- CMD|URL`."""
-    from .._paths import default_socket
     from ..recovery import make_private
     from ..serve import Listen, run_serve
-    from ..settings import ToolFilter, parse_config, parse_servers, read_servers_file, spec_from_argv
-    from ._config import read_config
 
     choice = read_config(opts["config"])
-    settings = _settings([], opts, choice, "serve", port=0)
+    settings = _settings([], opts, choice, "serve")
     try:
         servers_json, servers_file = choice.servers_json, settings.servers_file
         if servers_json is not None and opts["config"] is None and (servers_file or target):
@@ -177,11 +177,9 @@ def serve(target: tuple[str, ...], **opts: Any) -> None:
     token_file = (settings.token_file or socket_path.parent / "token") if tcp else None
     listen = Listen(None if tcp else socket_path, tcp, token_file)
     if socket_path == default_socket(ours=True) and not (tcp and settings.token_file):
-        try:  # our own default directory: private (0700), whatever mode it was found with
+        # our own default directory: private (0700), whatever mode it was found with
+        with reported("mcpsqueeze"):
             note = make_private(socket_path.parent, "socket directory")
-        except MCPSqueezeError as exc:
-            click.echo(f"mcpsqueeze: {exc}", err=True)
-            sys.exit(exit_code(exc))
         if note:
             click.echo(f"mcpsqueeze: {note}", err=True)
     tools = ToolFilter(settings.include_tools, settings.exclude_tools)
@@ -201,7 +199,7 @@ def serve(target: tuple[str, ...], **opts: Any) -> None:
     metavar="SERVER:TOOL",
     help="Also print the effective policy of this tool (repeatable).",
 )
-@_config_option
+@_CONFIG_OPTION
 @knob_options("config")
 @click.argument("target", nargs=-1, type=click.UNPROCESSED)
 def config_command(target: tuple[str, ...], tools: tuple[str, ...], **opts: Any) -> None:
@@ -209,8 +207,6 @@ def config_command(target: tuple[str, ...], tools: tuple[str, ...], **opts: Any)
 
     Takes every option of `wrap` (a pasted `wrap` line works: `mcpsqueeze config --budget 9000 -- CMD`).
     """
-    from ._config import read_config, render_effective
-
     choice = read_config(opts["config"])
     settings = _settings(list(target), opts, choice, "config")
     click.echo(render_effective(settings, choice, click.get_current_context(), tools), nl=False)
@@ -222,17 +218,13 @@ def config_command(target: tuple[str, ...], tools: tuple[str, ...], **opts: Any)
 )
 def health(socket_path: Path | None) -> None:
     """Exit 0 when the session answers and all its backends are up (for HEALTHCHECK)."""
-    from .._paths import default_socket
     from ..bash import SessionAddress, SessionClient
 
     path = str(socket_path or default_socket())
-    try:
+    with reported(f"mcpsqueeze health: no session at {path}"):
         status, body = SessionClient(SessionAddress(socket_path=path)).request(
             "GET", "/v1/health", timeout=10
         )
-    except BackendError as exc:
-        click.echo(f"mcpsqueeze health: no session at {path}: {exc}", err=True)
-        sys.exit(exit_code(exc))
     states = body.get("servers", {}) if isinstance(body, dict) else {}
     down = [name for name, state in states.items() if state != "up"]
     if status != 200 or down:
@@ -268,7 +260,7 @@ def install_commands(directory: Path, servers: tuple[str, ...], lang: str, shado
     from ..bash import SessionClient, entry_points
     from ..bash import install_commands as install
 
-    try:
+    with reported("mcpsqueeze install-commands"):
         listing: list[dict[str, Any]] = []
         client = None  # bash commands for named servers need no session now (they find it at call time)
         if not servers or lang != "bash":
@@ -301,9 +293,6 @@ def install_commands(directory: Path, servers: tuple[str, ...], lang: str, shado
             for _, warning in entry_points(directory, names, shadow).values():
                 if warning:
                     click.echo(f"mcpsqueeze install-commands: warning: {warning}", err=True)
-    except MCPSqueezeError as exc:
-        click.echo(f"mcpsqueeze install-commands: {exc}", err=True)
-        sys.exit(exit_code(exc))
 
 
 def _write_code_mode(
@@ -344,13 +333,10 @@ def stats(paths: tuple[Path, ...], top: int, as_json: bool, html_path: Path | No
     """Summarise --stats-file files: totals, per tool, per session, biggest results, recoveries."""
     from ..accounting import load_report, render_json, render_text, write_html
 
-    try:
+    with reported("mcpsqueeze stats", OSError):
         report = load_report(list(paths), top)
         if html_path is not None:
             write_html(report, html_path)
-    except OSError as exc:
-        click.echo(f"mcpsqueeze stats: {exc}", err=True)
-        sys.exit(EXIT_USAGE)
     click.echo(render_json(report) if as_json else render_text(report))
     if html_path is not None:
         click.echo(f"mcpsqueeze stats: wrote {html_path}", err=True)
@@ -405,11 +391,8 @@ def clean(directory: Path, max_age: float, max_bytes: int | None, dry_run: bool,
 
     from ..recovery import clean_directory
 
-    try:
+    with reported("mcpsqueeze clean"):
         report = clean_directory(directory, None if max_age is OFF else max_age, max_bytes, dry_run)
-    except MCPSqueezeError as exc:
-        click.echo(f"mcpsqueeze clean: {exc}", err=True)
-        sys.exit(exit_code(exc))
     if as_json:
         click.echo(json.dumps(dataclasses.asdict(report)))
     else:

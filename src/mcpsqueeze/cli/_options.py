@@ -1,17 +1,20 @@
-"""The knobs' kinds as click parameter types: a flag's text is read by the same checker as the config
-file's value and the library's keyword (settings/_kinds.py), so a bound is checked in one place."""
+"""What the commands share: the knobs' kinds as click parameter types (a flag's text is read by the same
+checker as the config file's value and the library's keyword, settings/_kinds.py, so a bound is checked
+in one place), and the one way a command reports its errors (`reported`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 from click.core import ParameterSource
 
-from .._errors import UsageError
-from ..settings import Kind, Knob, OAuthClient, Seconds
+from .._errors import MCPSqueezeError, UsageError, exit_code
+from ..settings import KNOBS, Kind, Knob, OAuthClient, Seconds
 
 __all__ = [
     "OFF",
@@ -22,6 +25,7 @@ __all__ = [
     "given_by",
     "knob_options",
     "knob_values",
+    "reported",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -112,11 +116,20 @@ def checked_oauth(make: Callable[[], OAuthClient | None]) -> OAuthClient | None:
         raise click.BadParameter(str(exc), param_hint="--oauth-*") from exc
 
 
-def file_option(*names: str, help: str, **more: Any) -> Callable[[F], F]:
+@contextlib.contextmanager
+def reported(prefix: str, also: type[Exception] = MCPSqueezeError) -> Iterator[None]:
+    """Our errors (and those of the type `also`) as one stderr line, `PREFIX: message`, and the exit code
+    each maps to (`exit_code`)."""
+    try:
+        yield
+    except (MCPSqueezeError, also) as exc:
+        click.echo(f"{prefix}: {exc}", err=True)
+        sys.exit(exit_code(exc))
+
+
+def file_option(*names: str, help: str) -> Callable[[F], F]:
     """An option that names one file (a directory is refused), as a Path; None when not given."""
-    return click.option(
-        *names, type=click.Path(path_type=Path, dir_okay=False), default=None, help=help, **more
-    )
+    return click.option(*names, type=click.Path(path_type=Path, dir_okay=False), default=None, help=help)
 
 
 def knob_option(row: Knob) -> Callable[[F], F]:
@@ -151,8 +164,6 @@ def given_by(row: Knob) -> tuple[str, ...]:
 
 def knob_options(command: str) -> Callable[[F], F]:
     """Every row of the table whose doors include `command` (wrap, serve, config), as click options."""
-    from ..settings import KNOBS
-
     chosen = [row for row in KNOBS if command in row.doors and row.flag is not None]
 
     def apply(func: F) -> F:
@@ -165,8 +176,6 @@ def knob_options(command: str) -> Callable[[F], F]:
 
 def knob_values(opts: dict[str, Any], command: str) -> dict[str, Any]:
     """The knob values a command line (or its variables) gave: {name: value}, None left out."""
-    from ..settings import KNOBS
-
     values: dict[str, Any] = {}
     for row in KNOBS:
         if command not in row.doors or row.flag is None:

@@ -109,10 +109,6 @@ _OBJECT_MEMBERS = frozenset(
 )
 
 
-def _own(ident: str) -> str:
-    return ident + "_" if ident in _OBJECT_MEMBERS else ident
-
-
 def module_name(server: str, reserved: set[str]) -> str:
     """A Python module name for a server that never shadows the standard library or the runtime."""
     name = snake(server)
@@ -215,7 +211,7 @@ def _params(input_schema: Any) -> tuple[Param, ...]:
     # required first (in schema order), then the optional ones: Python needs defaults last
     names.sort(key=lambda n: n not in required)
     pys = unique([snake(n) for n in names])
-    tss = unique([_own(camel(n)) for n in names])
+    tss = unique([ts + "_" if ts in _OBJECT_MEMBERS else ts for ts in map(camel, names)])
     out = []
     for name, py, ts in zip(names, pys, tss, strict=True):
         prop = props[name] if isinstance(props[name], dict) else {}

@@ -6,7 +6,6 @@ Every generator seeds its own `random.Random` from a string (string seeds are ha
 
 from __future__ import annotations
 
-import json
 import random
 import struct
 import zlib
@@ -152,11 +151,6 @@ def big_structured(n: int) -> dict[str, Any]:
         for i in range(max(0, n))
     ]
     return {"count": len(items), "items": items, "summary": {"warehouses": ["ams", "dub", "fra"]}}
-
-
-def dataset_json() -> str:
-    """The larger static resource (~100 KB)."""
-    return json.dumps(list_rows("dataset", 600), indent=1)
 
 
 def tiny_png() -> bytes:

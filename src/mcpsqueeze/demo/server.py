@@ -201,12 +201,8 @@ def ask_user(question: str, answer: Annotated[Answer, Resolve(_elicit_request)])
     return answer.answer
 
 
-def _roots_request() -> ListRoots:
-    return ListRoots()
-
-
 @mcp.tool(structured_output=False)
-def list_roots(roots: Annotated[ListRootsResult, Resolve(_roots_request)]) -> str:
+def list_roots(roots: Annotated[ListRootsResult, Resolve(ListRoots)]) -> str:
     """Ask the client for its roots (roots/list) and return them as JSON."""
     return _json_text([{"uri": str(r.uri), "name": r.name} for r in roots.roots])
 
@@ -249,7 +245,7 @@ def readme() -> str:
 @mcp.resource("demo://dataset.json", name="dataset", mime_type="application/json")
 def dataset() -> str:
     """A larger (~140 KB) JSON resource."""
-    return _data.dataset_json()
+    return json.dumps(_data.list_rows("dataset", 600), indent=1)
 
 
 @mcp.resource("demo://issues/{key}", name="issue", mime_type="application/json")

@@ -9,6 +9,7 @@ from reading the one file.
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import re
 from collections.abc import Callable, Mapping
@@ -18,6 +19,7 @@ from typing import Any
 
 from .._errors import UsageError
 from .._paths import default_config_path
+from .._trusted import read_trusted
 from ._depth import MAX_CONFIG_DEPTH, too_deep
 from ._policy import Policy, PolicyRule, PolicySet
 from ._settings import Settings
@@ -44,14 +46,13 @@ class ConfigError(UsageError):
     """The config file cannot be used; the message names the file and, when known, the line."""
 
 
-def find_config(flag: Path | None, environ: Mapping[str, str] | None = None) -> tuple[Path | None, str]:
+def find_config(flag: Path | None) -> tuple[Path | None, str]:
     """The config file to read and how it was chosen: `--config`, the variable, or the default place (used
     only when a file is there; a named file must exist)."""
-    env = os.environ if environ is None else environ
     if flag is not None:
         return flag, "--config"
-    if env.get(CONFIG_ENV):
-        return Path(env[CONFIG_ENV]), CONFIG_ENV
+    if os.environ.get(CONFIG_ENV):
+        return Path(os.environ[CONFIG_ENV]), CONFIG_ENV
     path = default_config_path()
     return (path, "default") if path.is_file() else (None, "none")
 
@@ -110,8 +111,6 @@ def load_config(path: Path | str) -> Config:
 def read_config_text(path: Path, what: str = "servers config") -> str:
     """A config or servers JSON file's text, refused (UsageError) when another user could have written
     it: `serve` runs the commands it names. FileNotFoundError passes through."""
-    from .._trusted import read_trusted
-
     try:
         return read_trusted(path, what).decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -131,8 +130,6 @@ def parse_config_text(text: str, path: Path | None = None) -> Config:
     if too_deep(text, toml=not is_servers_json(text)):
         raise ConfigError(f"{source} nests tables or arrays deeper than {MAX_CONFIG_DEPTH} levels")
     if is_servers_json(text):
-        import json
-
         try:
             document = json.loads(text)
         except ValueError as exc:

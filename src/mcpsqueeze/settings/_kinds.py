@@ -60,12 +60,6 @@ class Kind:
         return str(value)
 
 
-def _whole(value: Any, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"must be {what}")
-    return value
-
-
 @dataclass(frozen=True)
 class Whole(Kind):
     """A whole number in [minimum, maximum]; with `off`, also false/'off' (None, the knob's "no limit")."""
@@ -102,12 +96,13 @@ class Whole(Kind):
     def check(self, value: Any) -> int | None:
         if self.off and (value is None or value is False):
             return None
-        number = _whole(value, self._what())
-        if number < self.minimum:
-            raise ValueError(f"must be at least {self.minimum}{self._unit()}, got {number}")
-        if self.maximum is not None and number > self.maximum:
-            raise ValueError(f"must be at most {self.maximum}{self._unit()}, got {number}")
-        return number
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"must be {self._what()}")
+        if value < self.minimum:
+            raise ValueError(f"must be at least {self.minimum}{self._unit()}, got {value}")
+        if self.maximum is not None and value > self.maximum:
+            raise ValueError(f"must be at most {self.maximum}{self._unit()}, got {value}")
+        return value
 
 
 def _finite(value: float, what: str) -> float:
@@ -160,9 +155,7 @@ class Duration(Kind):
             if not self.off:
                 raise ValueError("must be a positive duration such as 300s or 24h")
             return None
-        if isinstance(value, bool):
-            raise ValueError("must be a duration such as 30s, 90m, 24h or 7d")
-        if isinstance(value, int | float):
+        if isinstance(value, int | float) and not isinstance(value, bool):
             seconds = _finite(float(value), "seconds")
         elif isinstance(value, str):
             try:
@@ -331,9 +324,7 @@ class Headers(Kind):
 
 
 def format_duration(seconds: float) -> str:
-    """Seconds as `mcpsqueeze config` prints them: 300s, 604800s, 1.5s; never 8.64e+24s or nans."""
-    if seconds == math.inf:
-        return "off"
+    """Finite seconds as `mcpsqueeze config` prints them: 300s, 604800s, 1.5s; never 8.64e+24s."""
     if seconds == int(seconds):
         return f"{int(seconds)}s"
     return f"{seconds:.3f}".rstrip("0").rstrip(".") + "s"

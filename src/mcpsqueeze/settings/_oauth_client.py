@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .._errors import UsageError
+from .._trusted import read_trusted
 
 __all__ = ["AUTH_METHODS", "LOGIN_MODES", "OAUTH_KEYS", "OAuthClient", "oauth_over"]
 
@@ -55,8 +56,6 @@ class OAuthClient:
         path = self.client_secret_file
         if path is None:
             return None
-        from .._trusted import read_trusted
-
         try:
             data = read_trusted(path, "OAuth client secret file", private=True, follow=False)
         except FileNotFoundError:

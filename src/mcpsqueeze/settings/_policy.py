@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .._errors import UsageError
 from ._kinds import Boolean, Text, Whole
 from ._knobs import knob
 
@@ -32,7 +33,6 @@ MIN_TRUNCATE_CHARS = 256  # the smallest block that still holds a useful preview
 
 
 def _valid_query(value: str) -> None:
-    from .._errors import UsageError
     from .._projection import compile_query
 
     try:

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any
 
 from .._errors import UsageError
 from .._net import is_url
+from ._depth import MAX_CONFIG_DEPTH, too_deep
+from ._oauth_client import OAUTH_KEYS, OAuthClient, oauth_over
 from ._policy import pattern_matches
-
-if TYPE_CHECKING:
-    from ._oauth_client import OAuthClient
+from ._settings import COMPRESS_LEVELS
 
 __all__ = ["ServerSpec", "ToolFilter", "parse_config", "parse_servers", "spec_from_argv"]
 
@@ -61,8 +62,6 @@ def _strings(value: Any, what: str) -> dict[str, str]:
 
 def _oauth_keys(entry: dict[str, Any], where: str) -> OAuthClient | None:
     """A URL entry's OAuth client from its `OAUTH_KEYS` (a secret only as a file: never in the config)."""
-    from ._oauth_client import OAUTH_KEYS, oauth_over
-
     given = {key: entry[key] for key in entry if key.startswith("oauth_")}
     unknown = sorted(set(given) - set(OAUTH_KEYS))
     if unknown:
@@ -72,8 +71,6 @@ def _oauth_keys(entry: dict[str, Any], where: str) -> OAuthClient | None:
             raise UsageError(f"{where}: {key} must be a non-empty string")
     secret = given.get("oauth_client_secret_file")
     if secret:
-        from pathlib import Path
-
         given["oauth_client_secret_file"] = Path(secret).expanduser()
     try:
         return oauth_over(None, given)
@@ -82,8 +79,6 @@ def _oauth_keys(entry: dict[str, Any], where: str) -> OAuthClient | None:
 
 
 def parse_config(text: str, source: str = "config") -> list[ServerSpec]:
-    from ._depth import MAX_CONFIG_DEPTH, too_deep
-
     if too_deep(text, toml=False):
         raise UsageError(f"{source} nests objects or arrays deeper than {MAX_CONFIG_DEPTH} levels")
     try:
@@ -106,7 +101,11 @@ def parse_servers(servers: Any, source: str = "config") -> list[ServerSpec]:
             raise UsageError(f"{where}: names may contain only letters, digits, '-' and '_'")
         if not isinstance(entry, dict):
             raise UsageError(f"{where} must be an object with a command or a url")
-        level = _compress_tools(entry, where)
+        level = entry.get("compress_tools")  # this server's listing level (None: the session's)
+        if level is False:
+            level = "off"
+        elif level is not None and level not in COMPRESS_LEVELS:
+            raise UsageError(f"{where}: compress_tools must be one of {', '.join(COMPRESS_LEVELS)}")
         if isinstance(entry.get("url"), str):
             headers = _strings(entry.get("headers"), f"{where} headers")
             oauth = _oauth_keys(entry, where)
@@ -127,20 +126,6 @@ def parse_servers(servers: Any, source: str = "config") -> list[ServerSpec]:
         env = _strings(entry.get("env"), f"{where} env")
         specs.append(ServerSpec(name, command, tuple(args), env, cwd, compress_tools=level))
     return specs
-
-
-def _compress_tools(entry: dict[str, Any], where: str) -> str | None:
-    """An entry's `compress_tools` key: this server's listing level, else the session's."""
-    from ._settings import COMPRESS_LEVELS
-
-    level = entry.get("compress_tools")
-    if level is None:
-        return None
-    if level is False:
-        return "off"
-    if level not in COMPRESS_LEVELS:
-        raise UsageError(f"{where}: compress_tools must be one of {', '.join(COMPRESS_LEVELS)}")
-    return str(level)
 
 
 def spec_from_argv(

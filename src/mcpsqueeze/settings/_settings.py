@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from .._clients import PROFILE_NAMES
 from .._net import is_url
-from .._paths import default_recovery_dir
+from .._paths import recovery_dir_in
 from ._kinds import Boolean, Choice, Duration, Globs, Headers, PathValue, Seconds, Size, Text, Whole
 from ._knobs import CLI, knob
 from ._oauth_client import AUTH_METHODS, LOGIN_MODES, OAUTH_KEYS, OAuthClient, oauth_over
@@ -54,7 +54,9 @@ class Settings:
         library="memory",  # a library's host process owns its originals
     )
     recovery_dir: Path = knob(
-        kind=PathValue(), help="Private directory for original files.", factory=default_recovery_dir
+        kind=PathValue(),
+        help="Private directory for original files.",
+        factory=lambda: Path(recovery_dir_in()),
     )
     retention: float | None = knob(
         24 * 3600.0,
@@ -99,7 +101,6 @@ class Settings:
     stats_file: Path | None = knob(
         None, PathValue(), "Append one JSON line per call to this file.", doors=CLI
     )
-    # (printed by `mcpsqueeze config` only when set)
     recovery_url: str | None = knob(  # redis://HOST:PORT/DB: originals shared by every replica
         None,
         Text(
