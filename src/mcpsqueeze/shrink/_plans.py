@@ -35,7 +35,7 @@ from mcpsqueeze.shrink._formats import (
 from mcpsqueeze.shrink._locks import packages, yarn_head
 from mcpsqueeze.shrink._unusual import MATCHES, UNUSUAL, rare_word_scores, standouts, unusual_records
 
-__all__ = ["FOLD_LINES", "Plan", "landmark_lines", "nested", "plan_for"]
+__all__ = ["FOLD_LINES", "Plan", "landmark_lines", "plan_for"]
 
 #: The most lines a fold marker stands for when its lines have structure of their own (a line
 #: followed by a more indented one): a larger block shows its inner landmarks instead, so that every
@@ -65,7 +65,7 @@ class Plan:
     detail: int = 0  # the most characters ``describe`` writes, with this many digits per number
     indent: bool = True  # markers take the indentation of what they fold (code, config, prose)
     # lines shown beside the landmarks, worth their room as much: the inner landmarks of large
-    # blocks (``nested``), the first sentence under each Markdown heading
+    # blocks (``_with_nested``), the first sentence under each Markdown heading
     inner: list[int] = field(default_factory=list)
     # a fold never spans one of these line indexes (each package of a lock file is its own marker)
     breaks: list[int] = field(default_factory=list)
@@ -146,26 +146,6 @@ def diff_depth(line: str) -> int | None:
 _OPENS = (":", "{", "(", "[", "=>")  # how a line that opens a block of code ends
 
 
-def _opens(line: str) -> bool:
-    return line.rstrip().endswith(_OPENS)
-
-
-def _openers(
-    lines: Sequence[str], a: int, b: int, depth: Callable[[str], int | None]
-) -> list[tuple[int, int]]:
-    """(index, depth) of each line in ``a..b-1`` that the next non-blank line there is indented under."""
-    found: list[tuple[int, int]] = []
-    previous: tuple[int, int] | None = None
-    for i in range(a, b):
-        d = depth(lines[i])
-        if d is None:
-            continue
-        if previous is not None and d > previous[1]:
-            found.append(previous)
-        previous = (i, d)
-    return found
-
-
 def _fewest(candidates: list[int], a: int, b: int) -> list[int]:
     """The fewest of ``candidates`` (in order) that cut ``a..b-1`` into runs of at most
     ``FOLD_LINES`` lines where the candidates allow it: each one is kept when skipping it would make
@@ -180,47 +160,45 @@ def _fewest(candidates: list[int], a: int, b: int) -> list[int]:
     return kept
 
 
-def nested(
-    lines: Sequence[str], anchors: Sequence[int], depth: Callable[[str], int | None], code: bool = False
-) -> list[int]:
-    """The inner landmarks of the runs between ``anchors`` (sorted line indexes an outline keeps)
-    that are longer than ``FOLD_LINES``: in each, the outermost lines that open an indented block
-    (every one of them, or the fewest that cut it into short runs when there are many), then the
-    same inside each run still too long. A run without such a line (flat: a list, a data table,
-    the end of a block) stays whole. In ``code`` (and diffs of it), lines that end as a block opens
-    (``:``, ``{``, ``(``, ``[``, ``=>``) are preferred."""
-    n = len(lines)
-    if n > _NESTED_LINES:
-        return []
-    out: list[int] = []
-    edges = [-1, *anchors, n]
-    stack = [(x + 1, y) for x, y in pairwise(edges) if y - x - 1 > FOLD_LINES]
-    while stack:
-        a, b = stack.pop()
-        openers = _openers(lines, a, b, depth)
-        if not openers:
-            continue
-        if code:  # a line that ends as a block opens (not prose running on under a docstring line)
-            openers = [o for o in openers if _opens(lines[o[0]])] or openers
-        level = min(d for _, d in openers)
-        chosen = [i for i, d in openers if d == level]
-        if len(chosen) > max(8, (b - a) // 15):
-            chosen = _fewest(chosen, a, b)
-        out.extend(chosen)
-        cuts = [a - 1, *chosen, b]
-        stack.extend((x + 1, y) for x, y in pairwise(cuts) if y - x - 1 > FOLD_LINES)
-    out.sort()
-    return out
-
-
 def _with_nested(
     plan: Plan, lines: Sequence[str], depth: Callable[[str], int | None], code: bool = False
 ) -> Plan:
     """``plan`` with the nested outline of its long runs as its second tier (right after the
-    landmarks) and in ``inner``."""
-    anchors = sorted({*plan.landmarks, *plan.inner})
-    inner = nested(lines, anchors, depth, code)
+    landmarks) and in ``inner``: the inner landmarks of the runs between the lines it keeps that are
+    longer than ``FOLD_LINES``. In each, the outermost lines that open an indented block (every one of
+    them, or the fewest that cut it into short runs when there are many), then the same inside each run
+    still too long. A run without such a line (flat: a list, a data table, the end of a block) stays
+    whole. In ``code`` (and diffs of it), lines that end as a block opens (``_OPENS``) are preferred."""
+    n = len(lines)
+    if n > _NESTED_LINES:
+        return plan
+    inner: list[int] = []
+    edges = [-1, *sorted({*plan.landmarks, *plan.inner}), n]
+    stack = [(x + 1, y) for x, y in pairwise(edges) if y - x - 1 > FOLD_LINES]
+    while stack:
+        a, b = stack.pop()
+        openers: list[tuple[int, int]] = []  # (index, depth) of each line the next non-blank one is under
+        previous: tuple[int, int] | None = None
+        for i in range(a, b):
+            d = depth(lines[i])
+            if d is None:
+                continue
+            if previous is not None and d > previous[1]:
+                openers.append(previous)
+            previous = (i, d)
+        if not openers:
+            continue
+        if code:  # a line that ends as a block opens (not prose running on under a docstring line)
+            openers = [o for o in openers if lines[o[0]].rstrip().endswith(_OPENS)] or openers
+        level = min(d for _, d in openers)
+        chosen = [i for i, d in openers if d == level]
+        if len(chosen) > max(8, (b - a) // 15):
+            chosen = _fewest(chosen, a, b)
+        inner.extend(chosen)
+        cuts = [a - 1, *chosen, b]
+        stack.extend((x + 1, y) for x, y in pairwise(cuts) if y - x - 1 > FOLD_LINES)
     if inner:
+        inner.sort()
         plan.tiers.insert(1, inner)
         plan.inner = sorted({*plan.inner, *inner})
     return plan
@@ -443,19 +421,17 @@ class _Lazy:
     """A fill worked out on first use: most outlines of a big text are full before their fill."""
 
     def __init__(self, make: Callable[[], list[int]]) -> None:
-        self._make: Callable[[], list[int]] | None = make
-        self._items: list[int] = []
+        self._make = make
 
-    def _get(self) -> list[int]:
-        if self._make is not None:
-            self._items, self._make = self._make(), None
-        return self._items
+    @cached_property
+    def _items(self) -> list[int]:
+        return self._make()
 
     def __iter__(self) -> Iterator[int]:
-        return iter(self._get())
+        return iter(self._items)
 
     def __bool__(self) -> bool:
-        return bool(self._get())
+        return bool(self._items)
 
 
 def _round_robin(groups: list[list[int]]) -> list[int]:
@@ -858,33 +834,31 @@ def plan_for(
 ) -> Plan:
     """The plan for ``lines`` in ``fmt`` (None: the query-led plan of unrecognised text); ``text``
     is their join, when the caller has it."""
-    plan = _plan_for(fmt, _Text(lines, text), ranked)
+    t = _Text(lines, text)
+    if fmt is None:
+        plan = _lines(t, ranked)
+    elif fmt.name == "oneline":
+        every = list(range(len(lines)))
+        plan = Plan(fmt.label, [_front(ranked, every)], landmarks=every, indent=False)
+    else:
+        plan = _PLANS.get(fmt.name, _log)(fmt, t, ranked)
     plan.query = list(ranked)
     return plan
 
 
-def _plan_for(fmt: Format | None, t: _Text, ranked: Sequence[int]) -> Plan:
-    lines = t.lines
-    if fmt is None:
-        return _lines(t, ranked)
-    if fmt.name == "code":
-        return _code(fmt, t, ranked)
-    if fmt.name == "diff":
-        return _diff(fmt, t, ranked)
-    if fmt.name == "gitlog":
-        return _gitlog(fmt, t, ranked)
-    if fmt.name == "oneline":
-        every = list(range(len(lines)))
-        return Plan(fmt.label, [_front(ranked, every)], landmarks=every, indent=False)
-    if fmt.name in ("toml", "yaml", "yarn", "requirements"):
-        return _config(fmt, t, ranked)
-    if fmt.name == "lock":
-        return _lock(fmt, t, ranked)
-    if fmt.name == "markdown":
-        return _markdown(fmt, t, ranked)
-    if fmt.name in ("csv", "tsv"):
-        return _table(fmt, t, ranked)
-    return _log(fmt, t, ranked)
+_PLANS: dict[str, Callable[[Format, _Text, Sequence[int]], Plan]] = {
+    "code": _code,
+    "diff": _diff,
+    "gitlog": _gitlog,
+    "toml": _config,
+    "yaml": _config,
+    "yarn": _config,
+    "requirements": _config,
+    "lock": _lock,
+    "markdown": _markdown,
+    "csv": _table,
+    "tsv": _table,
+}  # (logs and repeated lines: ``_log``)
 
 
 def landmark_lines(fmt: Format | None, lines: Sequence[str]) -> list[int]:
