@@ -92,7 +92,6 @@ def _diff_start(lines: list[str]) -> bool:
 # ----------------------------------------------------------------------------------------------- code
 @dataclass(frozen=True)
 class _Language:
-    name: str
     label: str
     definition: re.Pattern[str]  # starts with \n: run it on the text with a newline in front
     signs: re.Pattern[str]  # lines that only this language (family) writes (led by \n unless ^)
@@ -164,7 +163,6 @@ _M = re.M
 # ``(?<=[ \t])`` after it stands for a ``^[ \t]+`` (indented) alternative.
 LANGUAGES: dict[str, _Language] = {
     "python": _Language(
-        "python",
         "Python source",
         re.compile(r"\n[ \t]*+(?:(?:async[ \t]+)?def[ \t]+\w+[ \t]*[(\[]|class[ \t]+\w+[ \t]*[(:\[])", _M),
         re.compile(
@@ -176,7 +174,6 @@ LANGUAGES: dict[str, _Language] = {
         3,
     ),
     "rust": _Language(
-        "rust",
         "Rust source",
         re.compile(
             r"\n[ \t]*+(?:(?:pub(?:\([^)\n]*\))?[ \t]+)?"
@@ -190,7 +187,6 @@ LANGUAGES: dict[str, _Language] = {
         r"->[ \t]*[\w&(<]",
     ),
     "go": _Language(
-        "go",
         "Go source",
         re.compile(
             r"\n(?:func[ \t]|type[ \t]+\w+[ \t]+(?:struct|interface|func)\b|type[ \t]+\w+[ \t]+\w)", _M
@@ -200,7 +196,6 @@ LANGUAGES: dict[str, _Language] = {
         ":=",
     ),
     "java": _Language(
-        "java",
         "Java source",
         re.compile(
             r"\n[ \t]*+(?:"
@@ -215,7 +210,6 @@ LANGUAGES: dict[str, _Language] = {
         1,
     ),
     "js": _Language(
-        "js",
         "JavaScript/TypeScript source",
         re.compile(
             r"\n[ \t]*+(?:(?:export[ \t]+)?(?:default[ \t]+)?(?:async[ \t]+)?function\b[ \t*]*\w+"
@@ -284,13 +278,13 @@ def _code(sample: str, outside: str) -> Format | None:
         return None  # paragraphs, not code: skip the costly patterns
     led = "\n" + outside
     scored: list[tuple[int, str]] = []
-    for language in LANGUAGES.values():
+    for name, language in LANGUAGES.items():
         definitions = language.count_definitions(led)
         if definitions < 2 or not language.may_have_signs(outside, led):
             continue  # not this language, whatever its signs (the costlier count) would say
         signs = language.count_signs(outside, led)
         if signs >= language.min_signs:
-            scored.append((definitions + signs, language.name))
+            scored.append((definitions + signs, name))
     if not scored:
         return None
     scored.sort(reverse=True)
@@ -299,8 +293,7 @@ def _code(sample: str, outside: str) -> Format | None:
         pair = {scored[0][1], scored[1][1]}
         if pair != {"js", "java"}:
             return None
-    language = LANGUAGES[scored[0][1]]
-    return Format("code", language.label, language.name)
+    return Format("code", LANGUAGES[scored[0][1]].label, scored[0][1])
 
 
 # ------------------------------------------------------------------------------------- tables, config

@@ -38,15 +38,6 @@ _MAX_INDENT = 8  # a marker takes the indentation of what it folds, up to this
 _MAX_LINE = 2000
 
 
-def _fold_indent(lines: Sequence[str], a: int, b: int) -> str:
-    for j in range(a, min(b, a + 4)):
-        line = lines[j]
-        if line.strip():
-            indent = line[: len(line) - len(line.lstrip(" \t"))]
-            return indent[:_MAX_INDENT]
-    return ""
-
-
 def _deltas(lines: Sequence[str]) -> list[int]:
     """What showing each line costs: its characters, plus the newline a last line lacks (more than
     any budget for a line over ``_MAX_LINE``, which is never shown)."""
@@ -70,7 +61,8 @@ def _pack(
     n = len(lines)
     last = first + n - 1
     header_room = len(render_outline_header(plan.label, first, last, f"{last}-{last}", hint)) + 1
-    detail = min(max(_DETAIL, plan.detail), plan.detail_room(len(str(last))))
+    # (a plan's words hold numbers: with more digits, they take that much more room)
+    detail = min(max(_DETAIL, plan.detail), plan.detail * (len(str(last)) + 8) // 8)
     marker_room = len(render_fold_marker(last - 1, last, "x" * detail)) + _MAX_INDENT + 1
     avail = target - header_room
     if avail < 2 * marker_room:
@@ -177,7 +169,10 @@ def _render(
             marker = markers[i, j]
         else:
             marker = render_fold_marker(first + i, first + j - 1, plan.describe(i, j)[:detail])
-            marker = (_fold_indent(lines, i, j) if plan.indent else "") + marker + ("\n" if j < n else "")
+            marker += "\n" if j < n else ""
+            if plan.indent:  # the indentation of the first line it folds (of its first four)
+                line = next((lines[k] for k in range(i, min(j, i + 4)) if lines[k].strip()), "")
+                marker = line[: min(len(line) - len(line.lstrip(" \t")), _MAX_INDENT)] + marker
             if j - i <= 3 and sum(len(lines[k]) for k in range(i, j)) <= len(marker):
                 marker = None  # a short gap costs less shown than marked
             markers[i, j] = marker

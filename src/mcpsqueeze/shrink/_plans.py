@@ -71,9 +71,6 @@ class Plan:
     breaks: list[int] = field(default_factory=list)
     query: list[int] = field(default_factory=list)  # the lines the call's own words match, best first
 
-    def detail_room(self, digits: int) -> int:
-        return self.detail * (digits + 8) // 8 if self.detail else 0
-
 
 class _Text:
     """The lines of a text, and the text with a newline in front (``led``) for whole-text scans by
