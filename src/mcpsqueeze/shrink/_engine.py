@@ -203,20 +203,6 @@ def _record_json(report: Report, hint: RecoveryHint, kind: str, compact: bool) -
     return ',"truncation":' + dumps_text(truncation_record(report, hint, kind, compact=compact))
 
 
-def _worst_report(original: int, budget: int) -> Report:
-    return Report(
-        pruned=True,
-        fits=True,
-        original_chars=original,
-        shown_chars=budget,
-        items_omitted=original,
-        keys_omitted=original,
-        strings_truncated=original,
-        dropped_fields=(),
-        strategy="json:items=1000,strings=120,depth=8",
-    )
-
-
 def shrink_texts(
     texts: list[str],
     budget: int,
@@ -252,7 +238,18 @@ def shrink_texts(
     blocks = [_classify(t) for t in texts]
     if above is None or original <= above:
         return _fit(blocks, texts, budget, hint, query_terms, block_limit)
-    goal = min(budget, _value_goal(blocks, query_terms, fits))
+    goal = 0  # what the blocks' previews are worth together (``_value``), record room included
+    for block in blocks:
+        if block.value is NOT_JSON:
+            if block.outliner is None:
+                block.outliner = Outliner(block.text, query_terms)
+            worth = text_goal(block.outliner, len(block.text), fits)
+            goal += len(block.text) if worth is None else worth
+        else:
+            block.pins = pins(block.value, query_terms)
+            # the pinned items' room is added: they do not push out what the preview shows anyway
+            goal += min(len(block.text), JSON_CHARS + pinned_chars(block.value, block.pins, _PINNED_CHARS))
+    goal = min(budget, goal)
     keep = min(original * (1 - MIN_SAVING), original - MIN_SAVING_CHARS)
     if fits and goal > keep:
         return None
@@ -270,23 +267,6 @@ def shrink_texts(
     if fits and sum(map(len, shrunk.texts)) + len(shrunk.notice or "") > keep:
         return None
     return shrunk
-
-
-def _value_goal(blocks: list[_Block], terms: Sequence[str], fits: bool) -> int:
-    """The characters the blocks' previews are worth together (``_value``), record room included;
-    ``fits``: the result fits the budget as it is."""
-    total = 0
-    for block in blocks:
-        if block.value is NOT_JSON:
-            if block.outliner is None:
-                block.outliner = Outliner(block.text, terms)
-            goal = text_goal(block.outliner, len(block.text), fits)
-            total += len(block.text) if goal is None else goal
-        else:
-            block.pins = pins(block.value, terms)
-            # the pinned items' room is added: they do not push out what the preview shows anyway
-            total += min(len(block.text), JSON_CHARS + pinned_chars(block.value, block.pins, _PINNED_CHARS))
-    return total
 
 
 def _fit(
@@ -309,7 +289,10 @@ def _fit(
         block.first_char = char
         line += block.text.count("\n") + 1
         char += len(block.text) + 1
-    worst = _worst_report(original, budget)
+    # the longest record (and notice) there can be: every count the original's size, a long strategy
+    worst = Report(
+        True, True, original, budget, original, original, original, (), "json:items=1000,strings=120,depth=8"
+    )
     kinds = {"text" if b.value is NOT_JSON else "json" for b in blocks}
     kind = "mixed" if len(kinds) > 1 else kinds.pop()
     compact = min(budget, block_limit or budget) < COMPACT_BELOW
@@ -408,8 +391,9 @@ def _assemble(
         name if len(name) <= MAX_FIELD_NAME_CHARS else name[: MAX_FIELD_NAME_CHARS - 1] + "…"
         for name in list(counters.dropped)[:MAX_DROPPED_FIELDS]
     )
-    text_cut = "text" in kinds
-    pruned = text_cut or bool(counters.items_omitted or counters.keys_omitted or counters.strings_truncated)
+    pruned = "text" in kinds or bool(
+        counters.items_omitted or counters.keys_omitted or counters.strings_truncated
+    )
     strategy = ";".join(dict.fromkeys(outcome.strategies))
     shrunk_indexes = {i for i, _ in outcome.shrunk_json}
     needs_notice = any(blocks[i].needs_notice for i in shrunk_indexes)
