@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import chain
 
 __all__ = ["LABELS", "Package", "few_fail", "lock_kind", "packages", "yarn_head"]
 
@@ -169,10 +170,9 @@ def _pnpm_name(key: str) -> tuple[str, str]:
 
 def _pnpm(lines: Sequence[str]) -> list[Package]:
     out: list[Package] = []
-    n = len(lines)
     section = ""
     entry: tuple[int, str] | None = None
-    for i, line in enumerate(lines):
+    for i, line in enumerate(chain(lines, ["end"])):  # (a last line that ends the last entry)
         top = bool(line[:1].strip())
         entry_line = not top and line.startswith("  ") and not line.startswith("   ")
         if entry is not None and (top or entry_line):
@@ -186,9 +186,6 @@ def _pnpm(lines: Sequence[str]) -> list[Package]:
             match = _PNPM_KEY_RE.match(line)
             if match:
                 entry = (i, match.group(1))
-    if entry is not None:
-        name, version = _pnpm_name(entry[1])
-        out.append(Package(entry[0], n, name, version))
     return out
 
 
@@ -213,18 +210,10 @@ def _npm(lines: Sequence[str]) -> list[Package]:
 
 
 def _gosum(lines: Sequence[str]) -> list[Package]:
-    out: list[Package] = []
-    current: tuple[int, str, str] | None = None
+    starts: list[tuple[int, str, str]] = []  # (line, name, version) of each package's first line
     for i, line in enumerate(lines):
         match = _GOSUM_RE.match(line)
-        if match is None:
-            continue
-        key = (match.group(1), match.group(2))
-        if current is not None and (current[1], current[2]) == key:
-            continue  # its /go.mod line: the same package
-        if current is not None:
-            out.append(Package(current[0], i, current[1], current[2]))
-        current = (i, *key)
-    if current is not None:
-        out.append(Package(current[0], len(lines), current[1], current[2]))
-    return out
+        if match is not None and (not starts or starts[-1][1:] != match.group(1, 2)):  # (not its /go.mod)
+            starts.append((i, match.group(1), match.group(2)))
+    ends = [start[0] for start in starts[1:]] + [len(lines)] if starts else []
+    return [Package(i, end, name, version) for (i, name, version), end in zip(starts, ends, strict=True)]
