@@ -72,9 +72,8 @@ class _Profile:
     head: int = 0  # the head a long string below it is cut to (longer for a pinned item)
     value: int = 0  # verbatim leaves shown in any case
     cost: int = 0  # characters in any case (cuttable strings at their cut size)
-    extra: list[int] = field(
-        default_factory=list
-    )  # per cuttable string, in document order: characters to show it whole
+    # per cuttable string, in document order: characters to show it whole
+    extra: list[int] = field(default_factory=list)
     order: list[int] = field(default_factory=list)  # indexes of ``extra``, cheapest first
     sorted_extra: list[int] = field(default_factory=list)
     fixed: bool = False  # nothing inside to choose: the same at every price
@@ -137,9 +136,8 @@ class _Array:
     ends: set[int] = field(default_factory=set)  # first and last of an array near the top
     # items the call's words match or that stand out (``_unusual``), best first: kept, strings whole
     pins: list[int] = field(default_factory=list)
-    must: set[int] = field(
-        default_factory=set
-    )  # the items that cannot be folded (relaxed when they do not fit)
+    # the items that cannot be folded (relaxed when they do not fit)
+    must: set[int] = field(default_factory=set)
     bonus: dict[int, float] = field(default_factory=dict)
     # the longest gap marker the array can have, and its comma: the price search may then
     # overestimate a copy by a few characters, never underestimate it
@@ -218,10 +216,6 @@ class Priced:
         needed = plans.names(root) - self._own_names(root)
         self.top = self._compile(root, 0, needed or None, _HEAD)
         self._plans = None
-
-    def reset(self, target: int) -> None:
-        self.target = target
-        self.hint = self.price
 
     # -- compiling: the document within each array's horizon, as profiles and arrays ------------------
 
@@ -634,14 +628,9 @@ class Priced:
         self.pushed += 1
         heapq.heappush(self.heap, (-ratio, self.pushed, offer))
 
-    def _offer(self, offer: _Offer) -> None:
-        now = self._measure(offer)
-        if now is not None and now[0] <= self.room:
-            self._push(offer, now[1] / max(now[0], 1))
-
     def _offer_item(self, arr: _Array, i: int) -> None:
         """Offer item ``i`` of ``arr`` both ways: as priced, and with its strings cut and its arrays
-        folded. (``_offer`` of both, inlined: the gaps around ``i`` are measured once for the two.)"""
+        folded. (The gaps around ``i`` are measured once for the two.)"""
         item = arr.items[i]
         gaps: int | None = None
         measured = False
@@ -666,7 +655,7 @@ class Priced:
         stack = [profile]
         while stack:
             current = stack.pop()
-            k = current.shown  # (``_offer`` of the profile's next cut string, inlined: one per kept item)
+            k = current.shown  # (its next cut string)
             if k < len(current.order):
                 size = current.extra[current.order[k]]
                 if size <= self.room:
@@ -729,7 +718,9 @@ class Priced:
         if arr is None:
             assert profile is not None
             profile.shown += 1
-            self._offer(offer)
+            now = self._measure(offer)  # its next cut string
+            if now is not None and now[0] <= self.room:
+                self._push(offer, now[1] / max(now[0], 1))
             return
         arr.kept.insert(bisect_left(arr.kept, i), i)
         item = arr.items[i]
@@ -868,6 +859,6 @@ def priced(root: object, target: int, plans: Plans) -> Condensed | None:
     packing = plans.priced
     if not isinstance(packing, Priced) or packing.root is not root or target > packing.target * 5 // 4:
         packing = plans.priced = Priced(root, target, plans)
-    else:
-        packing.reset(target)  # a retry at about the same target: the horizons still hold
+    else:  # a retry at about the same target: the horizons still hold
+        packing.target, packing.hint = target, packing.price
     return packing.run()
