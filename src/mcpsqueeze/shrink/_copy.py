@@ -61,9 +61,6 @@ class Plans:
     terms: tuple[str, ...] = ()  # the call's own words (``query_terms``)
     pins: dict[int, list[int]] = field(default_factory=dict)  # id(array) -> its pinned items (``_unusual``)
 
-    def order(self, node: list[object]) -> list[int]:
-        return self._ordered(node)[0]
-
     def names(self, root: object) -> set[str]:
         """``deep_keys(root)``, taking a long array's names from its ``priority`` pass, which finds
         them anyway, instead of walking it a second time."""
@@ -75,12 +72,13 @@ class Plans:
                 keys.update(node)
                 stack.extend(containers(node.values()))
             elif len(node) > _WALKED:  # type: ignore[arg-type]
-                keys |= self._ordered(node)[1]  # type: ignore[arg-type]
+                keys |= self.ordered(node)[1]  # type: ignore[arg-type]
             else:
                 stack.extend(containers(node))  # type: ignore[arg-type]
         return keys
 
-    def _ordered(self, node: list[object]) -> tuple[list[int], set[str]]:
+    def ordered(self, node: list[object]) -> tuple[list[int], set[str]]:
+        """``priority(node)``, worked out once per array."""
         found = self.orders.get(id(node))
         if found is None:
             found = self.orders[id(node)] = priority(node)

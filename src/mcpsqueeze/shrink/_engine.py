@@ -57,20 +57,16 @@ class _Block:
     outliner: Outliner | None = None  # its format and plan, worked out on the first attempt
 
 
-def _npm_lock(value: object, text: str) -> bool:
-    """An npm lock file as npm writes it (pretty JSON): outlined as text, a marker per package
-    (``_locks``), instead of condensed as JSON, which would keep a few of its packages."""
-    return (
+def _classify(text: str) -> _Block:
+    value = parse_kept(text)  # (the overlap stage has often just parsed the same text)
+    # An npm lock file as npm writes it (pretty JSON) is outlined as text, a marker per package
+    # (``_locks``), instead of condensed as JSON, which would keep a few of its packages.
+    if (
         type(value) is dict
         and "lockfileVersion" in value
         and type(value.get("packages", value.get("dependencies"))) is dict
         and text.startswith("{\n")
-    )
-
-
-def _classify(text: str) -> _Block:
-    value = parse_kept(text)  # (the overlap stage has often just parsed the same text)
-    if value is NOT_JSON or _npm_lock(value, text):
+    ) or value is NOT_JSON:
         return _Block(text, NOT_JSON, sibling=False, needs_notice=False)
     if type(value) is dict:
         owned = "truncation" in value

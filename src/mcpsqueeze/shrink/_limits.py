@@ -150,7 +150,7 @@ class _Builder:
         if whole:
             out = [value(child, depth + 1) for child in node]
         else:
-            plan = self.plans.order(node)
+            plan = self.plans.ordered(node)[0]
             keep = sorted(plan[:keep_n])
             out = []
             previous = -1
@@ -232,21 +232,17 @@ def _best_items(
         else:
             previous = (lo, best.size)
             lo, best = guess, trial
-    best.strategy = _name(strings, lo, 1000 if share else best.longest_list, depth, keys, share=share)
-    return best, lo
-
-
-def _name(strings: int, items: int, longest: int, depth: int, keys: int, *, share: bool) -> str:
-    parts: list[str] = []
-    if items < longest:
-        parts.append(f"items={items / 10:g}%" if share else f"items={items}")
+    parts: list[str] = []  # the strategy's name: the limits that cut something
+    if lo < (1000 if share else best.longest_list):
+        parts.append(f"items={lo / 10:g}%" if share else f"items={lo}")
     if strings < UNLIMITED:
         parts.append(f"strings={strings}")
     if depth < MAX_DEPTH:
         parts.append(f"depth={depth}")
     if keys < UNLIMITED:
         parts.append(f"keys={keys}")
-    return ",".join(parts) or "compact"
+    best.strategy = ",".join(parts) or "compact"
+    return best, lo
 
 
 def limit_search(root: object, target: int, plans: Plans) -> Condensed | None:

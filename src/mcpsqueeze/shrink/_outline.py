@@ -25,7 +25,7 @@ from mcpsqueeze.shrink._formats import Format, detect
 from mcpsqueeze.shrink._html import html_reading, looks_like_html
 from mcpsqueeze.shrink._notice import RecoveryHint, render_fold_marker, render_outline_header
 from mcpsqueeze.shrink._passages import NEVER, Reading, offer, prose_reading
-from mcpsqueeze.shrink._plans import Plan, landmark_lines, plan_for
+from mcpsqueeze.shrink._plans import Plan, plan_for
 from mcpsqueeze.shrink._rank import rank_lines
 from mcpsqueeze.shrink._unusual import SELECTIVE
 
@@ -36,17 +36,6 @@ SOFT_CHARS = 4000
 _DETAIL = 48  # a marker's words are cut to this many characters
 _MAX_INDENT = 8  # a marker takes the indentation of what it folds, up to this
 _MAX_LINE = 2000
-
-
-def _deltas(lines: Sequence[str]) -> list[int]:
-    """What showing each line costs: its characters, plus the newline a last line lacks (more than
-    any budget for a line over ``_MAX_LINE``, which is never shown)."""
-    deltas = list(map(len, lines))
-    if lines and not lines[-1].endswith("\n"):
-        deltas[-1] += 1
-    if max(deltas, default=0) > _MAX_LINE:
-        deltas = [d if d <= _MAX_LINE else NEVER for d in deltas]
-    return deltas
 
 
 def _pack(
@@ -241,7 +230,14 @@ class Outliner:
             if self.format is None and not ranked and not plan.inner:
                 return  # plain lines with nothing that stands out: head and tail show as much
             self.plan = plan
-            self._deltas = _deltas(self.lines)
+            # what showing each line costs: its characters, plus the newline a last line lacks (more
+            # than any budget for a line over ``_MAX_LINE``, which is never shown)
+            deltas = list(map(len, self.lines))
+            if not self.lines[-1].endswith("\n"):
+                deltas[-1] += 1
+            if max(deltas) > _MAX_LINE:
+                deltas = [d if d <= _MAX_LINE else NEVER for d in deltas]
+            self._deltas = deltas
 
     def pack(
         self,
@@ -273,6 +269,7 @@ def landmarks(text: str) -> list[str]:
     lines of source code, file and hunk headers of diffs, commit headers and subjects of logs,
     section headers and package names of config and lock files, Markdown headings."""
     lines = split_lines(text)
-    if len(lines) < 3:
-        return []
-    return [lines[i].rstrip("\r\n") for i in landmark_lines(detect(text, lines), lines)]
+    fmt = detect(text, lines) if len(lines) >= 3 else None
+    if fmt is None or fmt.name in ("csv", "tsv", "log", "repeats", "lock"):
+        return []  # (no landmarks in tables, logs and unknown text)
+    return [lines[i].rstrip("\r\n") for i in plan_for(fmt, lines, []).landmarks]

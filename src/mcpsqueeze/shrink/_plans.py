@@ -35,7 +35,7 @@ from mcpsqueeze.shrink._formats import (
 from mcpsqueeze.shrink._locks import packages, yarn_head
 from mcpsqueeze.shrink._unusual import MATCHES, UNUSUAL, rare_word_scores, standouts, unusual_records
 
-__all__ = ["FOLD_LINES", "Plan", "landmark_lines", "plan_for"]
+__all__ = ["FOLD_LINES", "Plan", "plan_for"]
 
 #: The most lines a fold marker stands for when its lines have structure of their own (a line
 #: followed by a more indented one): a larger block shows its inner landmarks instead, so that every
@@ -264,16 +264,15 @@ _COMMIT_OR_INDEX_RE = re.compile(r"\n(?:" + _COMMIT_LINE + r"|index [0-9a-f]+\.\
 
 
 def _commits(
-    lines: Sequence[str], t: _Text, found: Iterable[tuple[int, re.Match[str]]] | None = None
+    lines: Sequence[str], found: Iterable[tuple[int, re.Match[str]]]
 ) -> tuple[list[int], list[int], list[int]]:
     """(commit header and subject indexes, interleaved; the Author/Date lines; the header indexes).
-    ``found``: each commit header's index and the match of ``_COMMIT_LINE``, when the caller
-    has them."""
+    ``found``: each commit header's index and the match of ``_COMMIT_LINE``."""
     landmarks: list[int] = []
     details: list[int] = []
     heads: list[int] = []
     n = len(lines)
-    for h, match in t.scan(_COMMIT_LINE_RE) if found is None else found:
+    for h, match in found:
         heads.append(h)
         landmarks.append(h)
         if match.lastindex:  # a usual shape: what the scan below finds for it, without its loop
@@ -375,7 +374,7 @@ def _diff(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
             indexes.append(i)
         else:
             headers_at.append((i, match))
-    commits, details, _heads = _commits(lines, t, headers_at)  # git show, git log -p
+    commits, details, _heads = _commits(lines, headers_at)  # git show, git log -p
     landmarks = sorted([*files, *hunks, *commits])
     priority = [*commits, *files, *hunks]  # the file list first when not every header fits
 
@@ -451,7 +450,7 @@ def _round_robin(groups: list[list[int]]) -> list[int]:
 
 def _gitlog(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
     lines = t.lines
-    landmarks, details, heads = _commits(lines, t)
+    landmarks, details, heads = _commits(lines, t.scan(_COMMIT_LINE_RE))
     n = len(lines)
     subjects = set(landmarks)  # every commit header is one, so no line of theirs is a body line
     headers = set(heads)
@@ -856,10 +855,3 @@ _PLANS: dict[str, Callable[[Format, _Text, Sequence[int]], Plan]] = {
     "csv": _table,
     "tsv": _table,
 }  # (logs and repeated lines: ``_log``)
-
-
-def landmark_lines(fmt: Format | None, lines: Sequence[str]) -> list[int]:
-    """Indexes of the landmark lines of ``lines`` (none for tables, logs and unknown text)."""
-    if fmt is None or fmt.name in ("csv", "tsv", "log", "repeats", "lock"):
-        return []
-    return plan_for(fmt, lines, []).landmarks

@@ -304,7 +304,7 @@ class Priced:
             order = list(range(n))
         else:
             assert self._plans is not None  # (compiling)
-            order = self._plans.order(node)
+            order = self._plans.ordered(node)[0]
         ends = (0, n - 1)
         top = depth <= 1
         # Items that show field names still needed somewhere are kept; names inside them are then
