@@ -18,7 +18,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Sequence
 
-from mcpsqueeze.shrink._passages import Reading, Sentences, matching_units, unusual_units
+from mcpsqueeze.shrink._passages import Reading, Sentences
 
 __all__ = ["html_reading", "looks_like_html"]
 
@@ -488,9 +488,6 @@ def html_reading(text: str, terms: Sequence[str] = ()) -> Reading:
         headings = [h + 1 for h in headings]
         firsts = [f + 1 for f in firsts]
         folds = {i + 1: label for i, label in folds.items()}
-    shown = [i for i, said in enumerate(texts) if said]
-    unusual = unusual_units(texts)
-    matching = matching_units(texts, terms)
     lead = "".join(
         f"{name}: {value}\n"
         for name, value in (("title", page.title), ("description", page.description))
@@ -505,13 +502,10 @@ def html_reading(text: str, terms: Sequence[str] = ()) -> Reading:
         len(text),
         folds=folds,
         prefixes=prefixes,
-        tiers=[headings, matching, unusual, shown[:3], firsts],
-        fill=shown,
-        value=[*headings, *matching, *unusual, *shown[:3]],
         lead=lead,
         tail=_links_line(page),
         how="shown as its text (tags left out)",
-    )
+    ).plan(headings, firsts, 3, terms)
 
 
 def _reader(text: str, segments: list[tuple[int, int, str]] | None, a: int, b: int) -> str:

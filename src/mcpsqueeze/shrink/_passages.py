@@ -24,7 +24,7 @@ from mcpsqueeze.shrink._notice import RecoveryHint, render_chars_marker, render_
 from mcpsqueeze.shrink._rank import rank_lines
 from mcpsqueeze.shrink._unusual import MATCHES, SELECTIVE, UNUSUAL, rare_word_scores, standouts
 
-__all__ = ["NEVER", "Reading", "Sentences", "matching_units", "offer", "prose_reading", "unusual_units"]
+__all__ = ["NEVER", "Reading", "Sentences", "offer", "prose_reading"]
 
 _DETAIL = 64  # a marker's words are cut to this many characters
 NEVER = 1 << 62  # the room a unit that is never shown needs: more than any budget
@@ -100,6 +100,23 @@ class Reading:
             limit -= len(body) - avail + marker_room
             fill_limit = min(fill_limit, limit)
         return None
+
+    def plan(self, headings: list[int], firsts: list[int], head: int, terms: Sequence[str]) -> Reading:
+        """This reading, planned: its headings; the units of text the call's own words match best (BM25,
+        ``_rank``; a word in more than a quarter of them is left out), at most ``MATCHES``; those that
+        stand out from the others by their words; the first ``head``; then ``firsts`` (each block's
+        first unit). Every unit of text is fill."""
+        texts = self.texts
+        shown = [i for i, said in enumerate(texts) if said]
+        unusual = [shown[k] for k in standouts(rare_word_scores([texts[i] for i in shown]), UNUSUAL)]
+        matching: list[int] = []
+        if terms:
+            lines = [texts[i] + "\n" for i in shown]
+            matching = [shown[k] for k in rank_lines(lines, terms, limit=MATCHES, share=SELECTIVE)]
+        self.tiers = [headings, matching, unusual, shown[:head], firsts]
+        self.fill = shown
+        self.value = [*headings, *matching, *unusual, *shown[:head]]
+        return self
 
     @cached_property
     def sums(self) -> _Sums:
@@ -317,34 +334,4 @@ def prose_reading(text: str, terms: Sequence[str] = ()) -> Reading:
     if not starts:
         return Reading("Text", text, [], [], [], len(text))
     starts[0] = 0
-    everything = [i for i, shown in enumerate(texts) if shown]
-    unusual = unusual_units(texts)
-    matching = matching_units(texts, terms)
-    return Reading(
-        "Text",
-        text,
-        starts,
-        texts,
-        blocks,
-        len(text),
-        tiers=[headings, matching, unusual, everything[:2], leads],
-        fill=everything,
-        value=[*headings, *matching, *unusual, *everything[:2]],
-    )
-
-
-def unusual_units(texts: list[str]) -> list[int]:
-    """The units of text (sentences) that stand out from the others by their words, best first."""
-    shown = [i for i, text in enumerate(texts) if text]
-    scores = rare_word_scores([texts[i] for i in shown])
-    return [shown[k] for k in standouts(scores, UNUSUAL)]
-
-
-def matching_units(texts: list[str], terms: Sequence[str]) -> list[int]:
-    """The units of text the call's own words match best (BM25, ``_rank``; a word in more than a
-    quarter of them is left out), at most ``MATCHES``."""
-    if not terms:
-        return []
-    shown = [i for i, text in enumerate(texts) if text]
-    lines = [texts[i] + "\n" for i in shown]
-    return [shown[k] for k in rank_lines(lines, terms, limit=MATCHES, share=SELECTIVE)]
+    return Reading("Text", text, starts, texts, blocks, len(text)).plan(headings, leads, 2, terms)
