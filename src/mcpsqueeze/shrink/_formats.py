@@ -499,10 +499,10 @@ def detect(text: str, lines: list[str]) -> Format | None:
         return Format("lock", LABELS[kind], "lock-" + kind)
     head_sample = sample[:_CODE_SAMPLE]
     outside = _unfenced(head_sample)  # (code and Markdown both look outside the fences)
-    found = _table(lines) or _code(head_sample, outside) or _config(lines)
-    if found is not None:
-        return found
-    found = _markdown(head_sample, lines, outside)
-    if found is not None:
-        return found
-    return _log(lines)
+    return (
+        _table(lines)
+        or _code(head_sample, outside)
+        or _config(lines)
+        or _markdown(head_sample, lines, outside)
+        or _log(lines)
+    )

@@ -65,23 +65,19 @@ class _Builder:
         self.keys_omitted += len(keys)
         note_dropped(self.dropped, keys)
 
-    def string(self, text: str) -> str:
-        head = self.limits.strings
-        if len(text) > self.longest_string:
-            self.longest_string = len(text)
-        if len(text) <= head + STRING_SLACK:
-            self.size += str_size(text)
-            self.intact += 1
-            return text
-        shown = cut(text, head)
-        self.size += str_size(shown)
-        self.strings_truncated += 1
-        return shown
-
     def value(self, node: object, depth: int) -> object:
         t = type(node)
         if t is str:
-            return self.string(node)  # type: ignore[arg-type]
+            text: str = node  # type: ignore[assignment]
+            head = self.limits.strings
+            self.longest_string = max(self.longest_string, len(text))
+            if len(text) > head + STRING_SLACK:
+                text = cut(text, head)
+                self.strings_truncated += 1
+            else:
+                self.intact += 1
+            self.size += str_size(text)
+            return text
         if t is dict:
             return self.obj(node, depth)  # type: ignore[arg-type]
         if t is list:
@@ -179,7 +175,7 @@ def _trial(root: object, limits: Limits, target: int, plans: Plans) -> Condensed
         return None
     if builder.size > target:
         return None
-    result = Condensed(
+    return Condensed(
         value,
         builder.intact,
         builder.items_omitted,
@@ -187,12 +183,11 @@ def _trial(root: object, limits: Limits, target: int, plans: Plans) -> Condensed
         builder.strings_truncated,
         builder.dropped,
         size=builder.size,
+        longest_list=builder.longest_list,
+        longest_string=builder.longest_string,
+        uneven=builder.sampled_longest * 2 >= builder.sampled_shortest * 3,
+        limits=limits,
     )
-    result.longest_list = builder.longest_list
-    result.longest_string = builder.longest_string
-    result.uneven = builder.sampled_longest * 2 >= builder.sampled_shortest * 3
-    result.limits = limits
-    return result
 
 
 _STRING_STEPS: Final = (UNLIMITED, 2000, 500, 200, 80, 32, 8)

@@ -65,9 +65,8 @@ class Reading:
         """The characters this preview is worth: header, lead and tail, the valued units with a marker
         each, and ``support`` characters of what explains them."""
         marker = len(render_chars_marker(self.end, self.end, "x" * 24)) + 1
-        texts = self.texts
         total = header + len(self.lead) + len(self.tail) + support
-        return min(total + sum(len(texts[i]) + 2 + marker for i in set(self.value)), self.end)
+        return min(total + sum(len(self.texts[i]) + 2 + marker for i in set(self.value)), self.end)
 
     def pack(self, target: int, hint: RecoveryHint, *, first: int, soft: int) -> str | None:
         """The preview in at most ``target`` characters (fill only while under ``soft``), or None when

@@ -141,7 +141,7 @@ class _Array:
     bonus: dict[int, float] = field(default_factory=dict)
     # the longest gap marker the array can have, and its comma: the price search may then
     # overestimate a copy by a few characters, never underestimate it
-    gap: int = field(init=False)
+    gap: int = 0
     kept: list[int] = field(default_factory=list)  # the final choice
     # An array of leaves offered whole (short arrays: tags, names, numbers) keeps every item
     # below the price at which its cheapest-to-drop item stops paying its way: below
@@ -152,11 +152,9 @@ class _Array:
     # inside what the DP reads of it, ``_Plain``): what the DP walks
     seq: list[tuple[int, _Profile, float, bool, _Plain | None]] = field(default_factory=list)
 
-    def __post_init__(self) -> None:
-        self.gap = gap_size(max(self.n - 2, 0), self.n - 1) + 1
-
     def seal(self) -> None:
-        """Work out ``seq`` and ``whole_below`` once the items are compiled."""
+        """Work out ``gap``, ``seq`` and ``whole_below`` once the items are compiled."""
+        self.gap = gap_size(max(self.n - 2, 0), self.n - 1) + 1
         previous = -1
         seq: list[tuple[int, _Profile, float, bool, _Plain | None]] = []
         for i in self.positions:
