@@ -499,7 +499,6 @@ def html_reading(text: str, terms: Sequence[str] = ()) -> Reading:
         starts,
         texts,
         blocks,
-        len(text),
         folds=folds,
         prefixes=prefixes,
         lead=lead,

@@ -272,4 +272,4 @@ def landmarks(text: str) -> list[str]:
     fmt = detect(text, lines) if len(lines) >= 3 else None
     if fmt is None or fmt.name in ("csv", "tsv", "log", "repeats", "lock"):
         return []  # (no landmarks in tables, logs and unknown text)
-    return [lines[i].rstrip("\r\n") for i in plan_for(fmt, lines, []).landmarks]
+    return [lines[i].rstrip("\r\n") for i in plan_for(fmt, lines, [], text).landmarks]

@@ -51,7 +51,6 @@ class Reading:
     starts: list[int]
     texts: list[str]
     blocks: list[int]
-    end: int  # the text's length
     folds: dict[int, str] = field(default_factory=dict)  # unit -> what a marker says of it (boilerplate)
     prefixes: dict[int, str] = field(default_factory=dict)  # block -> shown before its first shown unit
     tiers: list[list[int]] = field(default_factory=list)  # unit indexes, best first
@@ -64,9 +63,9 @@ class Reading:
     def goal(self, support: int, header: int) -> int:
         """The characters this preview is worth: header, lead and tail, the valued units with a marker
         each, and ``support`` characters of what explains them."""
-        marker = len(render_chars_marker(self.end, self.end, "x" * 24)) + 1
+        marker = len(render_chars_marker(len(self.source), len(self.source), "x" * 24)) + 1
         total = header + len(self.lead) + len(self.tail) + support
-        return min(total + sum(len(self.texts[i]) + 2 + marker for i in set(self.value)), self.end)
+        return min(total + sum(len(self.texts[i]) + 2 + marker for i in set(self.value)), len(self.source))
 
     def pack(self, target: int, hint: RecoveryHint, *, first: int, soft: int) -> str | None:
         """The preview in at most ``target`` characters (fill only while under ``soft``), or None when
@@ -74,7 +73,7 @@ class Reading:
         n = len(self.starts)
         if n == 0:
             return None
-        edge = first + self.end
+        edge = first + len(self.source)
         header_room = len(render_passages_header(self.label, first, edge, (edge, edge), hint, self.how)) + 1
         marker_room = len(render_chars_marker(edge, edge, "x" * _DETAIL)) + 1
         fixed = header_room + len(self.lead) + len(self.tail)
@@ -93,7 +92,7 @@ class Reading:
             body, example = self._render(kept, first)
             if len(body) <= avail:
                 head = render_passages_header(
-                    self.label, first, edge, example or (first, self.end), hint, self.how
+                    self.label, first, edge, example or (first, len(self.source)), hint, self.how
                 )
                 return head + "\n" + self.lead + body + self.tail
             limit -= len(body) - avail + marker_room
@@ -145,7 +144,7 @@ class Reading:
                 continue
             j = kept.find(1, i)
             j = n if j < 0 else j
-            start, end = starts[i], starts[j] if j < n else self.end
+            start, end = starts[i], starts[j] if j < n else len(self.source)
             marker = render_chars_marker(first + start, first + end, self.describe(i, j)[:_DETAIL])
             if sums.empty[j] == sums.empty[i] and sums.chars[j] - sums.chars[i] <= len(marker):
                 kept[i:j] = b"\x01" * (j - i)  # a short run costs less shown than marked
@@ -331,6 +330,6 @@ def prose_reading(text: str, terms: Sequence[str] = ()) -> Reading:
                 blocks += [block] * len(found)
         at += len(line) + 1
     if not starts:
-        return Reading("Text", text, [], [], [], len(text))
+        return Reading("Text", text, [], [], [])
     starts[0] = 0
-    return Reading("Text", text, starts, texts, blocks, len(text)).plan(headings, leads, 2, terms)
+    return Reading("Text", text, starts, texts, blocks).plan(headings, leads, 2, terms)

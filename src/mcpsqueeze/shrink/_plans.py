@@ -77,9 +77,9 @@ class _Text:
     patterns that start with ``\n`` where a line-by-line pattern would start with ``^``: the regex
     engine finds the newlines in C, and a match's line is the count of newlines before it."""
 
-    def __init__(self, lines: Sequence[str], text: str | None = None) -> None:
+    def __init__(self, lines: Sequence[str], text: str) -> None:
         self.lines = lines
-        self.text = "".join(lines) if text is None else text
+        self.text = text
 
     @cached_property
     def led(self) -> str:
@@ -229,10 +229,7 @@ def _code(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
         while back >= 0 and d - back <= 3 and lines[back].lstrip().startswith(("@", "#[", "#!")):
             signatures.append(back)  # decorators and attributes belong to the definition
             back -= 1
-        for j in range(end + 1, min(n, end + 5)):  # the first line of the body
-            if lines[j].strip():
-                bodies.append(j)
-                break
+        bodies += _first_nonblank_after(lines, end)  # the first line of the body
     plan = Plan(
         fmt.label,
         [
@@ -825,11 +822,8 @@ def _lines(t: _Text, ranked: Sequence[int]) -> Plan:
     return Plan("text", [best[:MATCHES], unusual, sample, best, ends], inner=sorted(unusual))
 
 
-def plan_for(
-    fmt: Format | None, lines: Sequence[str], ranked: Sequence[int], text: str | None = None
-) -> Plan:
-    """The plan for ``lines`` in ``fmt`` (None: the query-led plan of unrecognised text); ``text``
-    is their join, when the caller has it."""
+def plan_for(fmt: Format | None, lines: Sequence[str], ranked: Sequence[int], text: str) -> Plan:
+    """The plan for ``lines`` (of ``text``) in ``fmt`` (None: the query-led plan of unrecognised text)."""
     t = _Text(lines, text)
     if fmt is None:
         plan = _lines(t, ranked)
