@@ -167,26 +167,21 @@ def _shrink_blocks(
     return out
 
 
-def _condense(root: object, target: int, plans: Plans) -> Condensed | None:
-    """The best copy of ``root`` within ``target`` serialized characters, or None when not even the
-    smallest copy fits. The priced packing goes first; the limit search when the document is not a
+def _condense_to(value: object, room: int, plans: Plans) -> tuple[Condensed, str] | None:
+    """The best copy of ``value`` whose compact JSON fits ``room``, and that JSON; or None when not even
+    the smallest copy fits. The priced packing goes first; the limit search when the document is not a
     container or the priced packing found no copy (the items that must stay did not fit: the limit
     search can still drop keys and collapse levels). A retry tries first what won before."""
-    for way in (limit_search, priced) if plans.winner is limit_search else (priced, limit_search):
-        copy = way(root, target, plans)
-        if copy is not None:
-            plans.winner = way
-            return copy
-    return None
-
-
-def _condense_to(value: object, room: int, plans: Plans) -> tuple[Condensed, str] | None:
     goal = room
     for _ in range(_ATTEMPTS):
         if goal < 2:
             return None
-        condensed = _condense(value, goal, plans)
-        if condensed is None:
+        for way in (limit_search, priced) if plans.winner is limit_search else (priced, limit_search):
+            condensed = way(value, goal, plans)
+            if condensed is not None:
+                plans.winner = way
+                break
+        else:
             return None
         rendered = dumps_text(condensed.value)
         if len(rendered) <= room:

@@ -149,10 +149,7 @@ class _Language:
         return most >= self.min_signs
 
     def count_signs(self, outside: str, led: str) -> int:
-        if self.signs.pattern.startswith("^"):
-            found = len(self.signs.findall(outside))
-        else:
-            found = len(self.signs.findall(led))
+        found = len(self.signs.findall(outside if self.signs.pattern.startswith("^") else led))
         return found + (len(re.findall(self.inline, outside)) if self.inline else 0)
 
 
