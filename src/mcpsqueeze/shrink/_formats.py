@@ -478,16 +478,11 @@ def detect(text: str, lines: list[str]) -> Format | None:
         if _diff_start(sample_lines) and _diff_ok(sample_lines):
             return Format("diff", "unified diff")
         return None
-    third = -1  # a log's first commit header is on one of its first three lines
-    for _ in range(3):
-        third = sample.find("\n", third + 1)
-        if third < 0:
-            break
-    first = _COMMIT_M_RE.search(sample, 0, len(sample) if third < 0 else third + 1)
-    if first is not None and sample.count("\n", 0, first.start()) <= 2:
-        after = _AFTER_COMMIT_RE.match(sample, first.end())
-        if after is not None:
-            return Format("gitlog", "git log")
+    # a log's first commit header is on one of its first three lines (the text's start: no line in the
+    # sample is longer than _MAX_LINE)
+    first = _COMMIT_M_RE.search("".join(sample_lines[:3]))
+    if first is not None and _AFTER_COMMIT_RE.match(sample, first.end()) is not None:
+        return Format("gitlog", "git log")
     head = list(filter(str.strip, sample_lines[:_SAMPLE_LINES]))
     if len(head) >= 5 and few_fail(head, _ONELINE_RE.match, 0.05):
         return Format("oneline", "git log")
