@@ -285,12 +285,11 @@ def _fit(
         True, True, original, budget, original, original, original, (), "json:items=1000,strings=120,depth=8"
     )
     kinds = {"text" if b.value is NOT_JSON else "json" for b in blocks}
-    kind = "mixed" if len(kinds) > 1 else kinds.pop()
+    kind = "mixed" if len(kinds) > 1 else next(iter(kinds))
     compact = min(budget, block_limit or budget) < COMPACT_BELOW
     # (Only JSON blocks carry a record or need the notice: text blocks alone never read these two.)
-    json_blocks = any(b.value is not NOT_JSON for b in blocks)
-    record_room = len(_record_json(worst, hint, kind, compact)) if json_blocks else 0
-    notice_room = len(render_notice(worst, hint)) if json_blocks else 0
+    record_room = len(_record_json(worst, hint, kind, compact)) if "json" in kinds else 0
+    notice_room = len(render_notice(worst, hint)) if "json" in kinds else 0
     lengths = [len(t) for t in texts]
     slack = 0
     fitted: Shrunk | None = None
