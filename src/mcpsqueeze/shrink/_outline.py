@@ -56,7 +56,15 @@ def _pack(
     avail = target - header_room
     if avail < 2 * marker_room:
         return None
-    breaks = _breaks(lines, plan, first, detail, avail)
+    # A fold never spans a break of the plan; every other one is left out until the markers of the text
+    # with nothing shown leave room for a few lines (``avail`` less a sixteenth, at most 512): a lock
+    # file too long for a marker per package gets a marker per two, four ... packages.
+    breaks = plan.breaks
+    while breaks:
+        body = _render(lines, bytearray(n), plan, first, detail, {}, breaks)[0]
+        if sum(map(len, body)) <= avail - min(avail // 16, 512):
+            break
+        breaks = breaks[1::2]
     limit, fill_limit = avail, min(avail, soft - header_room)
     for _attempt in range(4):
         kept, body, example = _choose(
@@ -73,20 +81,6 @@ def _pack(
         limit -= size - avail + marker_room
         fill_limit = min(fill_limit, limit)
     return None
-
-
-def _breaks(lines: Sequence[str], plan: Plan, first: int, detail: int, avail: int) -> list[int]:
-    """The plan's breaks (a fold never spans one), every other one left out until the markers of
-    the text with nothing shown leave room for a few lines (``avail`` less a sixteenth, at most 512):
-    a lock file too long for a marker per package gets a marker per two, four ... packages."""
-    breaks = plan.breaks
-    while breaks:
-        markers: dict[tuple[int, int], str | None] = {}
-        body, _example = _render(lines, bytearray(len(lines)), plan, first, detail, markers, breaks)
-        if sum(map(len, body)) <= avail - min(avail // 16, 512):
-            break
-        breaks = breaks[1::2]
-    return breaks
 
 
 def _choose(
