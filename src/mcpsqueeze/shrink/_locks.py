@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from itertools import chain
+from itertools import chain, pairwise
 
 __all__ = ["LABELS", "Package", "few_fail", "lock_kind", "packages", "yarn_head"]
 
@@ -125,9 +125,7 @@ def _toml(lines: Sequence[str]) -> list[Package]:
     starts = [
         i for i, line in enumerate(lines) if line.startswith("[[package]]") and _TOML_PACKAGE_RE.match(line)
     ]
-    n = len(lines)
-    for k, s in enumerate(starts):
-        limit = starts[k + 1] if k + 1 < len(starts) else n
+    for s, limit in pairwise([*starts, len(lines)]):
         end = limit
         for j in range(s + 1, limit):  # a table that is not the package's own ends it ([metadata])
             line = lines[j]
@@ -148,9 +146,7 @@ def yarn_head(line: str) -> bool:
 def _yarn(lines: Sequence[str]) -> list[Package]:
     out: list[Package] = []
     heads = [i for i, line in enumerate(lines) if yarn_head(line)]
-    n = len(lines)
-    for k, s in enumerate(heads):
-        end = heads[k + 1] if k + 1 < len(heads) else n
+    for s, end in pairwise([*heads, len(lines)]):
         spec = lines[s].rstrip().rstrip(":").split(",")[0].strip().strip('"')
         if spec == "__metadata":
             continue
@@ -215,5 +211,5 @@ def _gosum(lines: Sequence[str]) -> list[Package]:
         match = _GOSUM_RE.match(line)
         if match is not None and (not starts or starts[-1][1:] != match.group(1, 2)):  # (not its /go.mod)
             starts.append((i, match.group(1), match.group(2)))
-    ends = [start[0] for start in starts[1:]] + [len(lines)] if starts else []
-    return [Package(i, end, name, version) for (i, name, version), end in zip(starts, ends, strict=True)]
+    ends = pairwise([*(start[0] for start in starts), len(lines)])
+    return [Package(i, end, name, version) for (i, name, version), (_, end) in zip(starts, ends, strict=True)]
