@@ -18,7 +18,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from itertools import accumulate
+from itertools import accumulate, pairwise
 
 from mcpsqueeze.shrink._notice import RecoveryHint, render_chars_marker, render_passages_header
 from mcpsqueeze.shrink._rank import rank_lines
@@ -316,18 +316,13 @@ def prose_reading(text: str, terms: Sequence[str] = ()) -> Reading:
         if body:
             start = at + len(line) - len(body)
             block = len(headings) + len(leads)
-            if body[0] == "#" and _HEADING_RE.match(body):
-                headings.append(len(starts))
-                starts.append(start)
-                texts.append(body.strip())
-                blocks.append(block)
-            else:
-                leads.append(len(starts))
-                stop = at + len(line)
-                found = sentences.split(start, stop)
-                starts += found
-                texts += [text[a:b].strip() for a, b in zip(found, [*found[1:], stop], strict=True)]
-                blocks += [block] * len(found)
+            heading = body[0] == "#" and _HEADING_RE.match(body) is not None  # (one unit)
+            (headings if heading else leads).append(len(starts))
+            stop = at + len(line)
+            found = [start] if heading else sentences.split(start, stop)
+            starts += found
+            texts += [text[a:b].strip() for a, b in pairwise([*found, stop])]
+            blocks += [block] * len(found)
         at += len(line) + 1
     if not starts:
         return Reading("Text", text, [], [], [])
