@@ -17,6 +17,7 @@ import html
 import re
 from bisect import bisect_right
 from collections.abc import Sequence
+from itertools import pairwise
 
 from mcpsqueeze.shrink._passages import Reading, Sentences
 
@@ -465,17 +466,10 @@ def html_reading(text: str, terms: Sequence[str] = ()) -> Reading:
         # sentence starts in the block's text (a segment's own start is no sentence start: tags inside a
         # sentence, a link say, cut it into several segments; a start inside a tag is none either)
         found = sentences.split(start, stop)
-        if len(found) == 1:
-            said = _reader(text, segments, start, stop)
-            if said:
-                starts.append(start)
-                texts.append(said)
-                blocks.append(number)
-            continue
-        if segments is not None:
+        if segments is not None and len(found) > 1:
             opens = [a for a, _, _ in segments]
             found = [start] + [p for p in found[1:] if p < segments[bisect_right(opens, p) - 1][1]]
-        for a, b in zip(found, [*found[1:], stop], strict=True):
+        for a, b in pairwise([*found, stop]):
             said = _reader(text, segments, a, b)
             if said:
                 starts.append(a)
