@@ -247,8 +247,7 @@ def limit_search(root: object, target: int, plans: Plans) -> Condensed | None:
     redoes only those."""
     memo = plans.limits  # a retry at a slightly different target: redo only what won
     if memo is not None:
-        strings, keys, depth, share = memo.strings, memo.keys, memo.depth, memo.share
-        result = _best_items(root, strings, keys, depth, target, plans, share=share)
+        result = _best_items(root, memo.strings, memo.keys, memo.depth, target, plans, share=memo.share)
         if result is not None:
             return _fill(root, result[0], target, plans)
         plans.limits = None

@@ -202,7 +202,7 @@ class Outliner:
         self._deltas: list[int] = []
         if len(text) <= _READ_MOST and looks_like_html(text):
             self.reading = html_reading(text, terms)
-            self._kind = "html"
+            self._strategy = "text:passages-html"
             return
         if len(self.lines) >= 3:
             self.format = detect(text, self.lines)
@@ -212,7 +212,7 @@ class Outliner:
             and _long_lines(self.lines)
         ):
             self.reading = prose_reading(text, terms)
-            self._kind = "prose"
+            self._strategy = "text:passages-prose"
             return
         if len(self.lines) < 3:
             return
@@ -224,6 +224,10 @@ class Outliner:
             if self.format is None and not ranked and not plan.inner:
                 return  # plain lines with nothing that stands out: head and tail show as much
             self.plan = plan
+            fmt = self.format
+            self._strategy = "text:outline-" + (
+                (fmt.language or fmt.name) if fmt else "query" if ranked else "plain"
+            )
             # what showing each line costs: its characters, plus the newline a last line lacks (more
             # than any budget for a line over ``_MAX_LINE``, which is never shown)
             deltas = list(map(len, self.lines))
@@ -246,16 +250,12 @@ class Outliner:
         format is unsure (and no line matched the terms) or no outline fits. ``first_line`` and
         ``first_char`` place the text in the original (a later text block of a result)."""
         if self.reading is not None:
-            passages = self.reading.pack(target, hint, first=first_char, soft=max(soft, 0))
-            return None if passages is None else (passages, "text:passages-" + self._kind)
-        if self.plan is None:
+            preview = self.reading.pack(target, hint, first=first_char, soft=soft)
+        elif self.plan is not None:
+            preview = _pack(self.lines, self.plan, target, soft, hint, first_line, self._deltas)
+        else:
             return None
-        preview = _pack(self.lines, self.plan, target, max(soft, 0), hint, first_line, self._deltas)
-        if preview is None:
-            return None
-        if self.format is None:
-            return preview, "text:outline-query" if self.matched else "text:outline-plain"
-        return preview, "text:outline-" + (self.format.language or self.format.name)
+        return None if preview is None else (preview, self._strategy)
 
 
 def landmarks(text: str) -> list[str]:
