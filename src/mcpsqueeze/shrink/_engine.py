@@ -32,7 +32,6 @@ _MIN_PREVIEW = 64  # fewer characters than this of a block's own content is no u
 _ATTEMPTS = 6
 _REFILL = 8  # a preview this far under budget is redone with the unused room ...
 _REFILLS = 2  # ... at most this many times
-_PINNED_CHARS = 600  # the most room the size by value gives one pinned JSON item
 
 
 @dataclass(frozen=True)
@@ -238,8 +237,9 @@ def shrink_texts(
             goal += len(block.text) if worth is None else worth
         else:
             block.pins = pins(block.value, query_terms)
-            # the pinned items' room is added: they do not push out what the preview shows anyway
-            goal += min(len(block.text), JSON_CHARS + pinned_chars(block.value, block.pins, _PINNED_CHARS))
+            # the pinned items' room is added, up to 600 characters each: they do not push out what the
+            # preview shows anyway
+            goal += min(len(block.text), JSON_CHARS + pinned_chars(block.value, block.pins, 600))
     goal = min(budget, goal)
     keep = min(original * (1 - MIN_SAVING), original - MIN_SAVING_CHARS)
     if fits and goal > keep:

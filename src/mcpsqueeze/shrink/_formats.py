@@ -22,9 +22,6 @@ from mcpsqueeze.shrink._locks import LABELS, few_fail, lock_kind, yarn_head
 
 __all__ = ["LANGUAGES", "Format", "detect", "shape"]
 
-_SAMPLE_CHARS = 256 * 1024
-_CODE_LINE = 90  # code's lines are shorter than this on average
-_CODE_SAMPLE = 16 * 1024  # the whole-text regexes of code and Markdown look at this much
 _SAMPLE_LINES = 400  # for the line-by-line tests
 _MAX_LINE = 2000  # a text with longer lines (minified code, base64) is no outline's business
 
@@ -271,8 +268,8 @@ def _code(sample: str, outside: str) -> Format | None:
     """The language whose definitions and own signs both show, clearly ahead of the others.
     ``outside``: ``_unfenced(sample)`` (code blocks of a Markdown text are not the text)."""
     body = list(filter(str.strip, sample.split("\n", 400)[:400]))  # (the non-blank lines, in C)
-    if not body or sum(map(len, body)) > _CODE_LINE * len(body):
-        return None  # paragraphs, not code: skip the costly patterns
+    if not body or sum(map(len, body)) > 90 * len(body):
+        return None  # lines over 90 characters on average: paragraphs, not code (skip the costly patterns)
     led = "\n" + outside
     scored: list[tuple[int, str]] = []
     for name, language in LANGUAGES.items():
@@ -469,7 +466,7 @@ def _log(lines: list[str]) -> Format | None:
 # ------------------------------------------------------------------------------------------- detect
 def detect(text: str, lines: list[str]) -> Format | None:
     """The format of ``text`` (``lines`` is its ``split_lines``), or None when unsure."""
-    sample = text[:_SAMPLE_CHARS]
+    sample = text[: 256 * 1024]
     sample_lines = lines[: _SAMPLE_LINES * 5]
     if len(lines) < 3 or max(map(len, sample_lines)) > _MAX_LINE:
         return None
@@ -489,7 +486,7 @@ def detect(text: str, lines: list[str]) -> Format | None:
     kind = lock_kind(sample_lines)
     if kind is not None:
         return Format("lock", LABELS[kind], "lock-" + kind)
-    head_sample = sample[:_CODE_SAMPLE]
+    head_sample = sample[: 16 * 1024]  # (what the whole-text regexes of code and Markdown read)
     outside = _unfenced(head_sample)  # (code and Markdown both look outside the fences)
     return (
         _table(lines)

@@ -23,7 +23,6 @@ from mcpsqueeze.shrink._passages import Reading, Sentences
 
 __all__ = ["html_reading", "looks_like_html"]
 
-_SAMPLE = 16 * 1024
 _KNOWN_RE = re.compile(
     r"<(?:p|div|span|a|li|ul|ol|table|tr|td|th|h[1-6]|body|head|meta|link|script|style|section|article"
     r"|nav|img|br|header|footer|main|form|input|button)\b",
@@ -132,7 +131,6 @@ _CLASS_WORDS_RE = re.compile(rf"(?:^|[\s_-])({_CLASS_WORDS})(?=$|[\s_-])", re.IG
 _MAYBE_BOILERPLATE = rf"role|hidden|display|[\s_\-\"'=](?:{_CLASS_WORDS})(?=$|[\s_\-\"'=<>`/])"
 _MAYBE_BOILERPLATE_RE = re.compile(_MAYBE_BOILERPLATE, re.IGNORECASE)
 _MAYBE_BOILERPLATE_ASCII_RE = re.compile(_MAYBE_BOILERPLATE)
-_CONTENT = frozenset(("main", "article"))
 # Elements inside a run of text: their tags join the words around them as they are; any other tag
 # between two pieces of text (a span, a div, a cell) puts a blank between them.
 _INLINE = frozenset(
@@ -176,7 +174,7 @@ def looks_like_html(text: str) -> bool:
         return True
     if lowered.startswith("<?xml"):
         return False
-    found = _KNOWN_RE.findall(text, 0, _SAMPLE)
+    found = _KNOWN_RE.findall(text, 0, 16 * 1024)
     return len(found) >= 12 and len({f.lower() for f in found}) >= 3
 
 
@@ -400,7 +398,7 @@ class _Page:
                     stack.append(name)
             if role == _BLOCK:
                 block = False
-                if name in _CONTENT:
+                if name in ("main", "article"):
                     content = max(content - 1, 0) if slash else content + 1
             elif role == _CELL:
                 separator = " | "
@@ -518,9 +516,6 @@ def _reader(text: str, segments: list[tuple[int, int, str]] | None, a: int, b: i
     return _clean(raw)
 
 
-_MAX_LINKS_LINE = 400
-
-
 def _links_line(page: _Page) -> str:
     """``[links: 142 in all, 97 distinct in the text: /a, /b, ... (+12 more)]``: the text's own links,
     distinct, as far as they fit a short line; navigation and footer links are counted in their folds."""
@@ -530,7 +525,7 @@ def _links_line(page: _Page) -> str:
     shown: list[str] = []
     size = 0
     for href in distinct:
-        if size + len(href) + 2 > _MAX_LINKS_LINE:
+        if size + len(href) + 2 > 400:
             break
         shown.append(href)
         size += len(href) + 2

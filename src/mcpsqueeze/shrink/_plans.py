@@ -50,7 +50,6 @@ _HUNK_VALUE = 6  # changed lines of each hunk the plan values
 _SAMPLE_ROWS = 20  # rows of a table
 _SAMPLE_LINES = 24  # lines of plain text sampled evenly
 _SENTENCES_MOST = 4 * 1024 * 1024  # the characters of wrapped prose whose sentences are compared
-_LOG_HEAD, _LOG_TAIL = 3, 10  # lines of a log shown whatever they repeat
 
 
 @dataclass
@@ -251,7 +250,6 @@ _FILE_HEADER = (
     r"|deleted file mode |rename (?:from|to) |similarity index |Binary files "
 )
 _FILE_HEADER_RE = re.compile(f"^(?:{_FILE_HEADER})")
-_SUBJECT_SCAN = 8
 # The lines COMMIT_RE matches (its $ ends the line), led by \n, and a look ahead at the usual shapes
 # that follow: Author, Date, then mcp-server-git's Message line (group 1) or git's blank line and
 # indented subject (group 2). A diff's commit headers and index lines are found in one scan.
@@ -276,7 +274,7 @@ def _commits(
             details += (h + 1, h + 2)
             landmarks.append(h + 3 if match.lastindex == 1 else h + 4)
             continue
-        for j in range(h + 1, min(n, h + _SUBJECT_SCAN)):
+        for j in range(h + 1, min(n, h + 8)):
             line = lines[j]
             if line.startswith(("Author:", "Date:", "Merge:", "AuthorDate:", "CommitDate:", "Commit:")) and (
                 not line.startswith("Commit: ") or not COMMIT_RE.match(line)
@@ -517,9 +515,6 @@ def _config(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
     return _with_nested(plan, lines, indent_depth)
 
 
-_LOCK_HEAD = 4  # lines of a lock file's head shown (its generator comment, its format version)
-
-
 def _lock(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
     """Every package folded into a marker of its own that names it: ``[lines 5-11 folded: serde
     1.0.203]``. Lines the query matched are shown inside their package's block."""
@@ -541,7 +536,8 @@ def _lock(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
             return f"{count} packages, {found[first].name} to {found[last - 1].name}"
         return ""
 
-    head = [i for i in range(min(_LOCK_HEAD, n)) if not starts or i < starts[0]]
+    # the head (its generator comment, its format version)
+    head = [i for i in range(min(4, n)) if not starts or i < starts[0]]
     return Plan(
         fmt.label,
         [_query_tier(ranked, n), head],
@@ -738,9 +734,7 @@ def _log(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
 
     n = len(lines)
     ends = [  # the latest lines and the first, each unless it only repeats the line before
-        i
-        for i in [*range(max(0, n - _LOG_TAIL), n), *range(min(n, _LOG_HEAD))]
-        if i == 0 or lines[i] != lines[i - 1]
+        i for i in [*range(max(0, n - 10), n), *range(min(n, 3))] if i == 0 or lines[i] != lines[i - 1]
     ]
     return Plan(
         fmt.label,
