@@ -37,7 +37,6 @@ class _Overflow(Exception):
     """A trial copy grew past its target; the trial is abandoned."""
 
 
-_SHARE_MIN: Final = 6  # in per-mille mode, arrays this short are never sampled
 _GAP_ITEMS: Final = 2  # an array is only sampled when that omits more items than this
 
 
@@ -127,8 +126,8 @@ class _Builder:
             self.size += len(marker) + 2
             self.items_omitted += n
             return marker
-        # (per mille: short arrays stay whole, a gap marker would cost as much as their items)
-        keep_n = max((n * limits.items + 999) // 1000, _SHARE_MIN) if limits.share else limits.items
+        # (per mille: arrays of up to 6 items stay whole, a gap marker would cost as much as their items)
+        keep_n = max((n * limits.items + 999) // 1000, 6) if limits.share else limits.items
         whole = n <= keep_n + _GAP_ITEMS
         if not whole and self.bonus:
             self.bonus -= 1

@@ -175,14 +175,13 @@ _PLAIN_LINES = 20  # text of no known format with this many lines gets the plan 
 #: lines): past that, units and their words would cost more than a preview is worth; the head and
 #: tail are kept as before.
 _READ_MOST = 16 * 1024 * 1024
-_LONG_LINE = 300  # prose whose lines are this long (the median) is read by characters, not lines
 
 
 def _long_lines(lines: Sequence[str]) -> bool:
     """The lines are too long to outline: some line is over ``_MAX_LINE``, or most of the text is in
-    lines of a long paragraph each, so that a line shown is most of a page."""
+    lines of a long paragraph each (over 300 characters), so that a line shown is most of a page."""
     lengths = list(map(len, lines[:4000]))
-    long = sum(n for n in lengths if n > _LONG_LINE)
+    long = sum(n for n in lengths if n > 300)
     return bool(lengths) and (max(lengths) > _MAX_LINE or 2 * long > sum(lengths))
 
 

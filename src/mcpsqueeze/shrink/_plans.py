@@ -41,7 +41,6 @@ __all__ = ["FOLD_LINES", "Plan", "plan_for"]
 #: followed by a more indented one): a larger block shows its inner landmarks instead, so that every
 #: fold is cheap to open. 120 lines are about 1,000-1,500 tokens of code.
 FOLD_LINES = 120
-_NESTED_LINES = 200_000  # texts longer than this get no nested outline (no preview could show it)
 
 _HEAD = 20  # lines of the head an outline shows (a module docstring and its imports)
 _SHORT_HEAD = 8  # ... of a config file, a Markdown text
@@ -166,8 +165,8 @@ def _with_nested(
     still too long. A run without such a line (flat: a list, a data table, the end of a block) stays
     whole. In ``code`` (and diffs of it), lines that end as a block opens (``_OPENS``) are preferred."""
     n = len(lines)
-    if n > _NESTED_LINES:
-        return plan
+    if n > 200_000:
+        return plan  # (no preview could show the nested outline of a longer text)
     inner: list[int] = []
     edges = [-1, *sorted({*plan.landmarks, *plan.inner}), n]
     stack = [(x + 1, y) for x, y in pairwise(edges) if y - x - 1 > FOLD_LINES]

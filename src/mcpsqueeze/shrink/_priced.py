@@ -47,10 +47,8 @@ __all__ = ["Priced", "priced"]
 _NEG: Final = -math.inf
 _HORIZON_MIN: Final = 64  # arrays this short offer every item; longer ones a prefix of their priority
 _ROUGH_DEPTH: Final = 8  # the size of a horizon's sample items is guessed from this many levels
-_SEARCH_STEPS: Final = 22
 _LEAST: Final = 1e-5  # a price at which everything offered is kept whole
 _MOST: Final = 64.0  # a price at which everything that may be folded or cut is
-_TOP_UPS: Final = 512  # at most this many heap entries looked at after the search
 _HEAD: Final = 8  # the head kept by the strings the packing cuts (short heads keep the most values)
 _PIN_HEAD: Final = 480  # pinned items (``_unusual``) show their strings whole up to about this size
 
@@ -565,7 +563,7 @@ class Priced:
         target = self.target
         lo_cost, hi_cost = cost(lo), cost(hi)
         flat = False  # the last step met no new size: the sizes jump there, interpolating misleads
-        for step in range(_SEARCH_STEPS):
+        for step in range(22):
             if hi / lo < 1.001 or hi_cost >= target * 0.99:
                 break  # (stopping at a jump pinned to 1 % instead lost values: items of 50-200 KB)
             span = lo_cost - hi_cost
@@ -605,7 +603,7 @@ class Priced:
             self._sizes_for = (self.price, self._relaxed)
         self._offer_profile(self.top)
         heap = self.heap
-        for _ in range(_TOP_UPS):
+        for _ in range(512):  # (heap entries looked at, at most)
             if not heap:
                 return
             _, _, offer = heapq.heappop(heap)
