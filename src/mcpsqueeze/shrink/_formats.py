@@ -20,10 +20,10 @@ from operator import not_
 
 from mcpsqueeze.shrink._locks import LABELS, few_fail, lock_kind, yarn_head
 
-__all__ = ["LANGUAGES", "Format", "detect", "shape"]
+__all__ = ["LANGUAGES", "MAX_LINE", "Format", "detect", "shape"]
 
 _SAMPLE_LINES = 400  # for the line-by-line tests
-_MAX_LINE = 2000  # a text with longer lines (minified code, base64) is no outline's business
+MAX_LINE = 2000  # a text with longer lines (minified code, base64) is no outline's business
 
 
 @dataclass(frozen=True)
@@ -468,7 +468,7 @@ def detect(text: str, lines: list[str]) -> Format | None:
     """The format of ``text`` (``lines`` is its ``split_lines``), or None when unsure."""
     sample = text[: 256 * 1024]
     sample_lines = lines[: _SAMPLE_LINES * 5]
-    if len(lines) < 3 or max(map(len, sample_lines)) > _MAX_LINE:
+    if len(lines) < 3 or max(map(len, sample_lines)) > MAX_LINE:
         return None
     led = "\n" + sample
     if _HUNK_M_RE.search(led) and (_DIFF_GIT_RE.search(led) or _FILE_PAIR_RE.search(led)):
@@ -476,7 +476,7 @@ def detect(text: str, lines: list[str]) -> Format | None:
             return Format("diff", "unified diff")
         return None
     # a log's first commit header is on one of its first three lines (the text's start: no line in the
-    # sample is longer than _MAX_LINE)
+    # sample is longer than MAX_LINE)
     first = _COMMIT_M_RE.search("".join(sample_lines[:3]))
     if first is not None and _AFTER_COMMIT_RE.match(sample, first.end()) is not None:
         return Format("gitlog", "git log")

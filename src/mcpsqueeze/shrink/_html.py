@@ -417,7 +417,6 @@ def _clean(raw: str) -> str:
 
 # What a block's first line starts with: a list item's dash, a heading's hashes (a heading is one unit).
 _PREFIX = {"li": "- ", "dt": "- ", **{f"h{k}": "#" * k + " " for k in range(1, 7)}}
-_HEADINGS = frozenset(f"h{k}" for k in range(1, 7))
 
 
 def html_reading(text: str, terms: Sequence[str] = ()) -> Reading:
@@ -452,7 +451,7 @@ def html_reading(text: str, terms: Sequence[str] = ()) -> Reading:
         prefix = _PREFIX.get(kind)
         if prefix is not None:
             prefixes[number] = prefix
-            if kind in _HEADINGS:
+            if prefix[0] == "#":  # (a heading)
                 title = _reader(text, segments, start, stop)
                 if title:
                     headings.append(len(starts))

@@ -21,7 +21,7 @@ from bisect import bisect_right
 from collections.abc import Sequence
 
 from mcpsqueeze._lines import split_lines
-from mcpsqueeze.shrink._formats import Format, detect
+from mcpsqueeze.shrink._formats import MAX_LINE, Format, detect
 from mcpsqueeze.shrink._html import html_reading, looks_like_html
 from mcpsqueeze.shrink._notice import RecoveryHint, render_fold_marker, render_outline_header
 from mcpsqueeze.shrink._passages import NEVER, Reading, offer, prose_reading
@@ -35,7 +35,6 @@ __all__ = ["SOFT_CHARS", "Outliner", "landmarks"]
 SOFT_CHARS = 4000
 _DETAIL = 48  # a marker's words are cut to this many characters
 _MAX_INDENT = 8  # a marker takes the indentation of what it folds, up to this
-_MAX_LINE = 2000
 
 
 def _pack(
@@ -178,11 +177,11 @@ _READ_MOST = 16 * 1024 * 1024
 
 
 def _long_lines(lines: Sequence[str]) -> bool:
-    """The lines are too long to outline: some line is over ``_MAX_LINE``, or most of the text is in
+    """The lines are too long to outline: some line is over ``MAX_LINE``, or most of the text is in
     lines of a long paragraph each (over 300 characters), so that a line shown is most of a page."""
     lengths = list(map(len, lines[:4000]))
     long = sum(n for n in lengths if n > 300)
-    return bool(lengths) and (max(lengths) > _MAX_LINE or 2 * long > sum(lengths))
+    return bool(lengths) and (max(lengths) > MAX_LINE or 2 * long > sum(lengths))
 
 
 class Outliner:
@@ -228,12 +227,12 @@ class Outliner:
                 (fmt.language or fmt.name) if fmt else "query" if ranked else "plain"
             )
             # what showing each line costs: its characters, plus the newline a last line lacks (more
-            # than any budget for a line over ``_MAX_LINE``, which is never shown)
+            # than any budget for a line over ``MAX_LINE``, which is never shown)
             deltas = list(map(len, self.lines))
             if not self.lines[-1].endswith("\n"):
                 deltas[-1] += 1
-            if max(deltas) > _MAX_LINE:
-                deltas = [d if d <= _MAX_LINE else NEVER for d in deltas]
+            if max(deltas) > MAX_LINE:
+                deltas = [d if d <= MAX_LINE else NEVER for d in deltas]
             self._deltas = deltas
 
     def pack(
