@@ -244,10 +244,9 @@ def shrink_texts(
     keep = min(original * (1 - MIN_SAVING), original - MIN_SAVING_CHARS)
     if fits and goal > keep:
         return None
-    shrunk: Shrunk | None = None
     while True:
         try:
-            shrunk = _fit(blocks, texts, goal, hint, query_terms, block_limit)
+            shrunk: Shrunk | None = _fit(blocks, texts, goal, hint, query_terms, block_limit)
         except ShrinkError:
             shrunk = None
         if goal >= budget or (shrunk is not None and not shrunk.report.dropped_fields):

@@ -18,11 +18,10 @@ from dataclasses import dataclass
 from itertools import compress, islice, repeat
 from operator import not_
 
-from mcpsqueeze.shrink._locks import LABELS, few_fail, lock_kind, yarn_head
+from mcpsqueeze.shrink._locks import LABELS, SAMPLE_LINES, few_fail, lock_kind, yarn_head
 
 __all__ = ["LANGUAGES", "MAX_LINE", "Format", "detect", "shape"]
 
-_SAMPLE_LINES = 400  # for the line-by-line tests
 MAX_LINE = 2000  # a text with longer lines (minified code, base64) is no outline's business
 
 
@@ -301,7 +300,7 @@ def _table(lines: list[str]) -> Format | None:
     delimiter = "\t" if head.count("\t") >= 1 and head.count("\t") >= head.count(",") else ","
     if head.count(delimiter) < 1:
         return None
-    rows = list(filter(str.strip, lines[:_SAMPLE_LINES]))
+    rows = list(filter(str.strip, lines[:SAMPLE_LINES]))
     # A row without the delimiter is one field, never the header's 2+: with more than 3 % of them the
     # rows cannot agree below, whatever the parse says (prose or code with a comma in its first line).
     # (Counted before the line ends go: taking off "\r\n" never takes off a delimiter.)
@@ -349,7 +348,7 @@ def _yaml_line(line: str) -> bool:
 
 
 def _config(lines: list[str]) -> Format | None:
-    lines_ = list(filter(str.strip, lines[:_SAMPLE_LINES]))  # the non-blank lines not commented out, in C
+    lines_ = list(filter(str.strip, lines[:SAMPLE_LINES]))  # the non-blank lines not commented out, in C
     body = list(compress(lines_, map(not_, map(str.startswith, map(str.lstrip, lines_), repeat(("#", ";"))))))
     if len(body) < 3:
         return None
@@ -407,9 +406,9 @@ _SETEXT_LED_RE = re.compile(r"\n(?:=+|-+)[ \t]*$", re.M)  # `_SETEXT_RE` led by 
 
 
 def _setext_headings(lines: list[str]) -> int:
-    """The lines 1 to ``_SAMPLE_LINES - 1`` that underline the one above (``_SETEXT_RE``) when that one is
+    """The lines 1 to ``SAMPLE_LINES - 1`` that underline the one above (``_SETEXT_RE``) when that one is
     not blank and not indented: found by one newline-led scan of those lines, not a match per line."""
-    led = "\n" + "".join(lines[:_SAMPLE_LINES])
+    led = "\n" + "".join(lines[:SAMPLE_LINES])
     count = index = at = 0
     for found in _SETEXT_LED_RE.finditer(led):
         start = found.start()
@@ -450,10 +449,10 @@ def shape(text: str) -> str:
 
 
 def _log(lines: list[str]) -> Format | None:
-    body = list(filter(str.strip, lines[: _SAMPLE_LINES * 5]))
+    body = list(filter(str.strip, lines[: SAMPLE_LINES * 5]))
     if len(body) < 20:
         return None
-    if few_fail(body[:_SAMPLE_LINES], _LOG_LINE_RE.match, 0.4):
+    if few_fail(body[:SAMPLE_LINES], _LOG_LINE_RE.match, 0.4):
         return Format("log", "log")
     long = [line for line in body if len(line.strip()) >= 12]  # a lone "}" repeats in any code
     # Without timestamps, only exact repeats count: lines that differ in a number (file_0001.txt,
@@ -467,7 +466,7 @@ def _log(lines: list[str]) -> Format | None:
 def detect(text: str, lines: list[str]) -> Format | None:
     """The format of ``text`` (``lines`` is its ``split_lines``), or None when unsure."""
     sample = text[: 256 * 1024]
-    sample_lines = lines[: _SAMPLE_LINES * 5]
+    sample_lines = lines[: SAMPLE_LINES * 5]
     if len(lines) < 3 or max(map(len, sample_lines)) > MAX_LINE:
         return None
     led = "\n" + sample
@@ -480,7 +479,7 @@ def detect(text: str, lines: list[str]) -> Format | None:
     first = _COMMIT_M_RE.search("".join(sample_lines[:3]))
     if first is not None and _AFTER_COMMIT_RE.match(sample, first.end()) is not None:
         return Format("gitlog", "git log")
-    head = list(filter(str.strip, sample_lines[:_SAMPLE_LINES]))
+    head = list(filter(str.strip, sample_lines[:SAMPLE_LINES]))
     if len(head) >= 5 and few_fail(head, _ONELINE_RE.match, 0.05):
         return Format("oneline", "git log")
     kind = lock_kind(sample_lines)

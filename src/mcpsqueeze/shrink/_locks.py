@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import chain, pairwise
 
-__all__ = ["LABELS", "Package", "few_fail", "lock_kind", "packages", "yarn_head"]
+__all__ = ["LABELS", "SAMPLE_LINES", "Package", "few_fail", "lock_kind", "packages", "yarn_head"]
 
 #: What an outline's header calls each kind.
 LABELS = {
@@ -28,7 +28,7 @@ LABELS = {
     "gosum": "go.sum file",
 }
 
-_SAMPLE = 400  # lines looked at to decide the kind
+SAMPLE_LINES = 400  # lines looked at to decide the kind (and the format: ``_formats``)
 
 _TOML_PACKAGE_RE = re.compile(r"^\[\[package\]\][ \t]*$")
 _TOML_NAME_RE = re.compile(r"^name[ \t]*=[ \t]*\"([^\"\n]+)\"")
@@ -53,7 +53,7 @@ class Package:
 def lock_kind(lines: Sequence[str]) -> str | None:
     """``"toml"``, ``"yarn"``, ``"pnpm"``, ``"npm"`` or ``"gosum"``, or None when the text is no lock
     file (or not surely one)."""
-    head = list(filter(str.strip, lines[:_SAMPLE]))  # (the non-blank lines, in C)
+    head = list(filter(str.strip, lines[:SAMPLE_LINES]))  # (the non-blank lines, in C)
     if len(head) < 3:
         return None
     first = head[0]
@@ -74,7 +74,7 @@ def lock_kind(lines: Sequence[str]) -> str | None:
         )
     ):
         return "yarn"
-    sample = lines[:_SAMPLE]
+    sample = lines[:SAMPLE_LINES]
     # (each start begins "[[package]]": fewer than two such lines, none of the loop below to run)
     if _starting(sample, "[[package]]") < 2:
         return None

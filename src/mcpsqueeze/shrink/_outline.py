@@ -33,7 +33,6 @@ __all__ = ["SOFT_CHARS", "Outliner", "landmarks"]
 
 #: The size by value: fill lines stop here (the budget stays the hard maximum for landmarks).
 SOFT_CHARS = 4000
-_DETAIL = 48  # a marker's words are cut to this many characters
 _MAX_INDENT = 8  # a marker takes the indentation of what it folds, up to this
 
 
@@ -50,7 +49,7 @@ def _pack(
     last = first + n - 1
     header_room = len(render_outline_header(plan.label, first, last, f"{last}-{last}", hint)) + 1
     # (a plan's words hold numbers: with more digits, they take that much more room)
-    detail = min(max(_DETAIL, plan.detail), plan.detail * (len(str(last)) + 8) // 8)
+    detail = min(max(48, plan.detail), plan.detail * (len(str(last)) + 8) // 8)  # (a marker's words, at most)
     marker_room = len(render_fold_marker(last - 1, last, "x" * detail)) + _MAX_INDENT + 1
     avail = target - header_room
     if avail < 2 * marker_room:
