@@ -42,7 +42,6 @@ __all__ = ["FOLD_LINES", "Plan", "plan_for"]
 #: fold is cheap to open. 120 lines are about 1,000-1,500 tokens of code.
 FOLD_LINES = 120
 
-_HEAD = 20  # lines of the head an outline shows (a module docstring and its imports)
 _SHORT_HEAD = 8  # ... of a config file, a Markdown text
 _SIGNATURE = 6  # continuation lines of a definition whose signature spans lines
 _HUNK_VALUE = 6  # changed lines of each hunk the plan values
@@ -234,7 +233,7 @@ def _code(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
             _front(ranked, by_depth),
             signatures,
             _query_tier(ranked, n),
-            list(range(min(_HEAD, n))),
+            list(range(min(20, n))),  # the head: a module docstring and its imports
             bodies,
         ],
         fill=range(n),

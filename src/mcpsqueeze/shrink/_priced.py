@@ -46,11 +46,9 @@ __all__ = ["Priced", "priced"]
 
 _NEG: Final = -math.inf
 _HORIZON_MIN: Final = 64  # arrays this short offer every item; longer ones a prefix of their priority
-_ROUGH_DEPTH: Final = 8  # the size of a horizon's sample items is guessed from this many levels
 _LEAST: Final = 1e-5  # a price at which everything offered is kept whole
 _MOST: Final = 64.0  # a price at which everything that may be folded or cut is
 _HEAD: Final = 8  # the head kept by the strings the packing cuts (short heads keep the most values)
-_PIN_HEAD: Final = 480  # pinned items (``_unusual``) show their strings whole up to about this size
 
 # what the top-up may add: (a profile's next cut string) or (an array, an item, priced or folded)
 _Offer = tuple["_Profile | None", "_Array | None", int, bool]
@@ -332,7 +330,7 @@ class Priced:
         for i in arr.positions:
             child = node[i]
             kind = type(child)
-            own = _PIN_HEAD if i in pins else head
+            own = 480 if i in pins else head  # (a pinned item shows its strings whole up to about 480)
             if kind is str and len(child) <= own + STRING_SLACK:  # type: ignore[arg-type]
                 arr.items[i] = _leaf(str_size(child), own)  # type: ignore[arg-type]
                 continue
@@ -362,7 +360,7 @@ class Priced:
         nesting by its first levels)."""
         if isinstance(node, str):
             return min(str_size(node), _HEAD + STRING_SLACK + 10)
-        if depth >= _ROUGH_DEPTH and isinstance(node, dict | list):
+        if depth >= 8 and isinstance(node, dict | list):  # (eight levels tell)
             return 16
         if isinstance(node, dict):
             return 2 + sum(len(k) + 4 + self._rough_size(v, depth + 1) for k, v in node.items())
