@@ -47,7 +47,7 @@ def test_setext_headings_are_the_underlines_counted_line_by_line(text: str) -> N
     lines = split_lines(text)
     assert F._setext_headings(lines) == sum(
         bool(F._SETEXT_RE.match(lines[i])) and bool(lines[i - 1].strip()) and not lines[i - 1].startswith(" ")
-        for i in range(1, min(len(lines), F._SAMPLE_LINES))
+        for i in range(1, min(len(lines), F.SAMPLE_LINES))
     )
 
 
@@ -115,7 +115,7 @@ def _table_plain(lines: list[str]) -> F.Format | None:
     delimiter = "\t" if head.count("\t") >= 1 and head.count("\t") >= head.count(",") else ","
     if head.count(delimiter) < 1:
         return None
-    rows = [line.rstrip("\r\n") for line in lines[: F._SAMPLE_LINES] if line.strip()]
+    rows = [line.rstrip("\r\n") for line in lines[: F.SAMPLE_LINES] if line.strip()]
     try:
         parsed = list(csv.reader(rows, delimiter=delimiter, strict=True))
     except csv.Error:

@@ -15,7 +15,6 @@ MAX_DEPTH: Final = 48  # deepest level the condensers descend into; deeper conta
 STRING_SLACK: Final = 16  # a string is only cut when that saves at least a marker's width
 UNLIMITED: Final = 1 << 62
 MAX_DROPPED: Final = 64  # the most field names a report lists as dropped (it counts them all)
-_WALKED: Final = 64  # ``Plans.names`` walks arrays this short; longer ones get a ``priority`` pass
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,12 +60,9 @@ class Plans:
     terms: tuple[str, ...] = ()  # the call's own words (``query_terms``)
     pins: dict[int, list[int]] = field(default_factory=dict)  # id(array) -> its pinned items (``_unusual``)
 
-    def order(self, node: list[object]) -> list[int]:
-        return self._ordered(node)[0]
-
     def names(self, root: object) -> set[str]:
-        """``deep_keys(root)``, taking a long array's names from its ``priority`` pass, which finds
-        them anyway, instead of walking it a second time."""
+        """``deep_keys(root)``, taking the names of an array of over 64 items from its ``priority`` pass,
+        which finds them anyway, instead of walking it a second time."""
         keys: set[str] = set()
         stack = [root]
         while stack:
@@ -74,13 +70,14 @@ class Plans:
             if type(node) is dict:
                 keys.update(node)
                 stack.extend(containers(node.values()))
-            elif len(node) > _WALKED:  # type: ignore[arg-type]
-                keys |= self._ordered(node)[1]  # type: ignore[arg-type]
+            elif len(node) > 64:  # type: ignore[arg-type]
+                keys |= self.ordered(node)[1]  # type: ignore[arg-type]
             else:
                 stack.extend(containers(node))  # type: ignore[arg-type]
         return keys
 
-    def _ordered(self, node: list[object]) -> tuple[list[int], set[str]]:
+    def ordered(self, node: list[object]) -> tuple[list[int], set[str]]:
+        """``priority(node)``, worked out once per array."""
         found = self.orders.get(id(node))
         if found is None:
             found = self.orders[id(node)] = priority(node)

@@ -32,7 +32,6 @@ _MIN_PREVIEW = 64  # fewer characters than this of a block's own content is no u
 _ATTEMPTS = 6
 _REFILL = 8  # a preview this far under budget is redone with the unused room ...
 _REFILLS = 2  # ... at most this many times
-_PINNED_CHARS = 600  # the most room the size by value gives one pinned JSON item
 
 
 @dataclass(frozen=True)
@@ -57,20 +56,16 @@ class _Block:
     outliner: Outliner | None = None  # its format and plan, worked out on the first attempt
 
 
-def _npm_lock(value: object, text: str) -> bool:
-    """An npm lock file as npm writes it (pretty JSON): outlined as text, a marker per package
-    (``_locks``), instead of condensed as JSON, which would keep a few of its packages."""
-    return (
+def _classify(text: str) -> _Block:
+    value = parse_kept(text)  # (the overlap stage has often just parsed the same text)
+    # An npm lock file as npm writes it (pretty JSON) is outlined as text, a marker per package
+    # (``_locks``), instead of condensed as JSON, which would keep a few of its packages.
+    if (
         type(value) is dict
         and "lockfileVersion" in value
         and type(value.get("packages", value.get("dependencies"))) is dict
         and text.startswith("{\n")
-    )
-
-
-def _classify(text: str) -> _Block:
-    value = parse_kept(text)  # (the overlap stage has often just parsed the same text)
-    if value is NOT_JSON or _npm_lock(value, text):
+    ) or value is NOT_JSON:
         return _Block(text, NOT_JSON, sibling=False, needs_notice=False)
     if type(value) is dict:
         owned = "truncation" in value
@@ -171,26 +166,21 @@ def _shrink_blocks(
     return out
 
 
-def _condense(root: object, target: int, plans: Plans) -> Condensed | None:
-    """The best copy of ``root`` within ``target`` serialized characters, or None when not even the
-    smallest copy fits. The priced packing goes first; the limit search when the document is not a
+def _condense_to(value: object, room: int, plans: Plans) -> tuple[Condensed, str] | None:
+    """The best copy of ``value`` whose compact JSON fits ``room``, and that JSON; or None when not even
+    the smallest copy fits. The priced packing goes first; the limit search when the document is not a
     container or the priced packing found no copy (the items that must stay did not fit: the limit
     search can still drop keys and collapse levels). A retry tries first what won before."""
-    for way in (limit_search, priced) if plans.winner is limit_search else (priced, limit_search):
-        copy = way(root, target, plans)
-        if copy is not None:
-            plans.winner = way
-            return copy
-    return None
-
-
-def _condense_to(value: object, room: int, plans: Plans) -> tuple[Condensed, str] | None:
     goal = room
     for _ in range(_ATTEMPTS):
         if goal < 2:
             return None
-        condensed = _condense(value, goal, plans)
-        if condensed is None:
+        for way in (limit_search, priced) if plans.winner is limit_search else (priced, limit_search):
+            condensed = way(value, goal, plans)
+            if condensed is not None:
+                plans.winner = way
+                break
+        else:
             return None
         rendered = dumps_text(condensed.value)
         if len(rendered) <= room:
@@ -201,20 +191,6 @@ def _condense_to(value: object, room: int, plans: Plans) -> tuple[Condensed, str
 
 def _record_json(report: Report, hint: RecoveryHint, kind: str, compact: bool) -> str:
     return ',"truncation":' + dumps_text(truncation_record(report, hint, kind, compact=compact))
-
-
-def _worst_report(original: int, budget: int) -> Report:
-    return Report(
-        pruned=True,
-        fits=True,
-        original_chars=original,
-        shown_chars=budget,
-        items_omitted=original,
-        keys_omitted=original,
-        strings_truncated=original,
-        dropped_fields=(),
-        strategy="json:items=1000,strings=120,depth=8",
-    )
 
 
 def shrink_texts(
@@ -252,14 +228,25 @@ def shrink_texts(
     blocks = [_classify(t) for t in texts]
     if above is None or original <= above:
         return _fit(blocks, texts, budget, hint, query_terms, block_limit)
-    goal = min(budget, _value_goal(blocks, query_terms, fits))
+    goal = 0  # what the blocks' previews are worth together (``_value``), record room included
+    for block in blocks:
+        if block.value is NOT_JSON:
+            if block.outliner is None:
+                block.outliner = Outliner(block.text, query_terms)
+            worth = text_goal(block.outliner, len(block.text), fits)
+            goal += len(block.text) if worth is None else worth
+        else:
+            block.pins = pins(block.value, query_terms)
+            # the pinned items' room is added, up to 600 characters each: they do not push out what the
+            # preview shows anyway
+            goal += min(len(block.text), JSON_CHARS + pinned_chars(block.value, block.pins, 600))
+    goal = min(budget, goal)
     keep = min(original * (1 - MIN_SAVING), original - MIN_SAVING_CHARS)
     if fits and goal > keep:
         return None
-    shrunk: Shrunk | None = None
     while True:
         try:
-            shrunk = _fit(blocks, texts, goal, hint, query_terms, block_limit)
+            shrunk: Shrunk | None = _fit(blocks, texts, goal, hint, query_terms, block_limit)
         except ShrinkError:
             shrunk = None
         if goal >= budget or (shrunk is not None and not shrunk.report.dropped_fields):
@@ -270,23 +257,6 @@ def shrink_texts(
     if fits and sum(map(len, shrunk.texts)) + len(shrunk.notice or "") > keep:
         return None
     return shrunk
-
-
-def _value_goal(blocks: list[_Block], terms: Sequence[str], fits: bool) -> int:
-    """The characters the blocks' previews are worth together (``_value``), record room included;
-    ``fits``: the result fits the budget as it is."""
-    total = 0
-    for block in blocks:
-        if block.value is NOT_JSON:
-            if block.outliner is None:
-                block.outliner = Outliner(block.text, terms)
-            goal = text_goal(block.outliner, len(block.text), fits)
-            total += len(block.text) if goal is None else goal
-        else:
-            block.pins = pins(block.value, terms)
-            # the pinned items' room is added: they do not push out what the preview shows anyway
-            total += min(len(block.text), JSON_CHARS + pinned_chars(block.value, block.pins, _PINNED_CHARS))
-    return total
 
 
 def _fit(
@@ -309,14 +279,16 @@ def _fit(
         block.first_char = char
         line += block.text.count("\n") + 1
         char += len(block.text) + 1
-    worst = _worst_report(original, budget)
+    # the longest record (and notice) there can be: every count the original's size, a long strategy
+    worst = Report(
+        True, True, original, budget, original, original, original, (), "json:items=1000,strings=120,depth=8"
+    )
     kinds = {"text" if b.value is NOT_JSON else "json" for b in blocks}
-    kind = "mixed" if len(kinds) > 1 else kinds.pop()
+    kind = "mixed" if len(kinds) > 1 else next(iter(kinds))
     compact = min(budget, block_limit or budget) < COMPACT_BELOW
     # (Only JSON blocks carry a record or need the notice: text blocks alone never read these two.)
-    json_blocks = any(b.value is not NOT_JSON for b in blocks)
-    record_room = len(_record_json(worst, hint, kind, compact)) if json_blocks else 0
-    notice_room = len(render_notice(worst, hint)) if json_blocks else 0
+    record_room = len(_record_json(worst, hint, kind, compact)) if "json" in kinds else 0
+    notice_room = len(render_notice(worst, hint)) if "json" in kinds else 0
     lengths = [len(t) for t in texts]
     slack = 0
     fitted: Shrunk | None = None
@@ -408,8 +380,9 @@ def _assemble(
         name if len(name) <= MAX_FIELD_NAME_CHARS else name[: MAX_FIELD_NAME_CHARS - 1] + "…"
         for name in list(counters.dropped)[:MAX_DROPPED_FIELDS]
     )
-    text_cut = "text" in kinds
-    pruned = text_cut or bool(counters.items_omitted or counters.keys_omitted or counters.strings_truncated)
+    pruned = "text" in kinds or bool(
+        counters.items_omitted or counters.keys_omitted or counters.strings_truncated
+    )
     strategy = ";".join(dict.fromkeys(outcome.strategies))
     shrunk_indexes = {i for i, _ in outcome.shrunk_json}
     needs_notice = any(blocks[i].needs_notice for i in shrunk_indexes)

@@ -18,15 +18,11 @@ from dataclasses import dataclass
 from itertools import compress, islice, repeat
 from operator import not_
 
-from mcpsqueeze.shrink._locks import LABELS, few_fail, lock_kind, yarn_head
+from mcpsqueeze.shrink._locks import LABELS, SAMPLE_LINES, few_fail, lock_kind, yarn_head
 
-__all__ = ["LANGUAGES", "Format", "detect", "shape"]
+__all__ = ["LANGUAGES", "MAX_LINE", "Format", "detect", "shape"]
 
-_SAMPLE_CHARS = 256 * 1024
-_CODE_LINE = 90  # code's lines are shorter than this on average
-_CODE_SAMPLE = 16 * 1024  # the whole-text regexes of code and Markdown look at this much
-_SAMPLE_LINES = 400  # for the line-by-line tests
-_MAX_LINE = 2000  # a text with longer lines (minified code, base64) is no outline's business
+MAX_LINE = 2000  # a text with longer lines (minified code, base64) is no outline's business
 
 
 @dataclass(frozen=True)
@@ -92,7 +88,6 @@ def _diff_start(lines: list[str]) -> bool:
 # ----------------------------------------------------------------------------------------------- code
 @dataclass(frozen=True)
 class _Language:
-    name: str
     label: str
     definition: re.Pattern[str]  # starts with \n: run it on the text with a newline in front
     signs: re.Pattern[str]  # lines that only this language (family) writes (led by \n unless ^)
@@ -150,10 +145,7 @@ class _Language:
         return most >= self.min_signs
 
     def count_signs(self, outside: str, led: str) -> int:
-        if self.signs.pattern.startswith("^"):
-            found = len(self.signs.findall(outside))
-        else:
-            found = len(self.signs.findall(led))
+        found = len(self.signs.findall(outside if self.signs.pattern.startswith("^") else led))
         return found + (len(re.findall(self.inline, outside)) if self.inline else 0)
 
 
@@ -164,7 +156,6 @@ _M = re.M
 # ``(?<=[ \t])`` after it stands for a ``^[ \t]+`` (indented) alternative.
 LANGUAGES: dict[str, _Language] = {
     "python": _Language(
-        "python",
         "Python source",
         re.compile(r"\n[ \t]*+(?:(?:async[ \t]+)?def[ \t]+\w+[ \t]*[(\[]|class[ \t]+\w+[ \t]*[(:\[])", _M),
         re.compile(
@@ -176,7 +167,6 @@ LANGUAGES: dict[str, _Language] = {
         3,
     ),
     "rust": _Language(
-        "rust",
         "Rust source",
         re.compile(
             r"\n[ \t]*+(?:(?:pub(?:\([^)\n]*\))?[ \t]+)?"
@@ -190,7 +180,6 @@ LANGUAGES: dict[str, _Language] = {
         r"->[ \t]*[\w&(<]",
     ),
     "go": _Language(
-        "go",
         "Go source",
         re.compile(
             r"\n(?:func[ \t]|type[ \t]+\w+[ \t]+(?:struct|interface|func)\b|type[ \t]+\w+[ \t]+\w)", _M
@@ -200,7 +189,6 @@ LANGUAGES: dict[str, _Language] = {
         ":=",
     ),
     "java": _Language(
-        "java",
         "Java source",
         re.compile(
             r"\n[ \t]*+(?:"
@@ -215,7 +203,6 @@ LANGUAGES: dict[str, _Language] = {
         1,
     ),
     "js": _Language(
-        "js",
         "JavaScript/TypeScript source",
         re.compile(
             r"\n[ \t]*+(?:(?:export[ \t]+)?(?:default[ \t]+)?(?:async[ \t]+)?function\b[ \t*]*\w+"
@@ -280,17 +267,17 @@ def _code(sample: str, outside: str) -> Format | None:
     """The language whose definitions and own signs both show, clearly ahead of the others.
     ``outside``: ``_unfenced(sample)`` (code blocks of a Markdown text are not the text)."""
     body = list(filter(str.strip, sample.split("\n", 400)[:400]))  # (the non-blank lines, in C)
-    if not body or sum(map(len, body)) > _CODE_LINE * len(body):
-        return None  # paragraphs, not code: skip the costly patterns
+    if not body or sum(map(len, body)) > 90 * len(body):
+        return None  # lines over 90 characters on average: paragraphs, not code (skip the costly patterns)
     led = "\n" + outside
     scored: list[tuple[int, str]] = []
-    for language in LANGUAGES.values():
+    for name, language in LANGUAGES.items():
         definitions = language.count_definitions(led)
         if definitions < 2 or not language.may_have_signs(outside, led):
             continue  # not this language, whatever its signs (the costlier count) would say
         signs = language.count_signs(outside, led)
         if signs >= language.min_signs:
-            scored.append((definitions + signs, language.name))
+            scored.append((definitions + signs, name))
     if not scored:
         return None
     scored.sort(reverse=True)
@@ -299,8 +286,7 @@ def _code(sample: str, outside: str) -> Format | None:
         pair = {scored[0][1], scored[1][1]}
         if pair != {"js", "java"}:
             return None
-    language = LANGUAGES[scored[0][1]]
-    return Format("code", language.label, language.name)
+    return Format("code", LANGUAGES[scored[0][1]].label, scored[0][1])
 
 
 # ------------------------------------------------------------------------------------- tables, config
@@ -314,7 +300,7 @@ def _table(lines: list[str]) -> Format | None:
     delimiter = "\t" if head.count("\t") >= 1 and head.count("\t") >= head.count(",") else ","
     if head.count(delimiter) < 1:
         return None
-    rows = list(filter(str.strip, lines[:_SAMPLE_LINES]))
+    rows = list(filter(str.strip, lines[:SAMPLE_LINES]))
     # A row without the delimiter is one field, never the header's 2+: with more than 3 % of them the
     # rows cannot agree below, whatever the parse says (prose or code with a comma in its first line).
     # (Counted before the line ends go: taking off "\r\n" never takes off a delimiter.)
@@ -362,7 +348,7 @@ def _yaml_line(line: str) -> bool:
 
 
 def _config(lines: list[str]) -> Format | None:
-    lines_ = list(filter(str.strip, lines[:_SAMPLE_LINES]))  # the non-blank lines not commented out, in C
+    lines_ = list(filter(str.strip, lines[:SAMPLE_LINES]))  # the non-blank lines not commented out, in C
     body = list(compress(lines_, map(not_, map(str.startswith, map(str.lstrip, lines_), repeat(("#", ";"))))))
     if len(body) < 3:
         return None
@@ -420,9 +406,9 @@ _SETEXT_LED_RE = re.compile(r"\n(?:=+|-+)[ \t]*$", re.M)  # `_SETEXT_RE` led by 
 
 
 def _setext_headings(lines: list[str]) -> int:
-    """The lines 1 to ``_SAMPLE_LINES - 1`` that underline the one above (``_SETEXT_RE``) when that one is
+    """The lines 1 to ``SAMPLE_LINES - 1`` that underline the one above (``_SETEXT_RE``) when that one is
     not blank and not indented: found by one newline-led scan of those lines, not a match per line."""
-    led = "\n" + "".join(lines[:_SAMPLE_LINES])
+    led = "\n" + "".join(lines[:SAMPLE_LINES])
     count = index = at = 0
     for found in _SETEXT_LED_RE.finditer(led):
         start = found.start()
@@ -463,10 +449,10 @@ def shape(text: str) -> str:
 
 
 def _log(lines: list[str]) -> Format | None:
-    body = list(filter(str.strip, lines[: _SAMPLE_LINES * 5]))
+    body = list(filter(str.strip, lines[: SAMPLE_LINES * 5]))
     if len(body) < 20:
         return None
-    if few_fail(body[:_SAMPLE_LINES], _LOG_LINE_RE.match, 0.4):
+    if few_fail(body[:SAMPLE_LINES], _LOG_LINE_RE.match, 0.4):
         return Format("log", "log")
     long = [line for line in body if len(line.strip()) >= 12]  # a lone "}" repeats in any code
     # Without timestamps, only exact repeats count: lines that differ in a number (file_0001.txt,
@@ -479,37 +465,32 @@ def _log(lines: list[str]) -> Format | None:
 # ------------------------------------------------------------------------------------------- detect
 def detect(text: str, lines: list[str]) -> Format | None:
     """The format of ``text`` (``lines`` is its ``split_lines``), or None when unsure."""
-    sample = text[:_SAMPLE_CHARS]
-    sample_lines = lines[: _SAMPLE_LINES * 5]
-    if len(lines) < 3 or max(map(len, sample_lines)) > _MAX_LINE:
+    sample = text[: 256 * 1024]
+    sample_lines = lines[: SAMPLE_LINES * 5]
+    if len(lines) < 3 or max(map(len, sample_lines)) > MAX_LINE:
         return None
     led = "\n" + sample
     if _HUNK_M_RE.search(led) and (_DIFF_GIT_RE.search(led) or _FILE_PAIR_RE.search(led)):
         if _diff_start(sample_lines) and _diff_ok(sample_lines):
             return Format("diff", "unified diff")
         return None
-    third = -1  # a log's first commit header is on one of its first three lines
-    for _ in range(3):
-        third = sample.find("\n", third + 1)
-        if third < 0:
-            break
-    first = _COMMIT_M_RE.search(sample, 0, len(sample) if third < 0 else third + 1)
-    if first is not None and sample.count("\n", 0, first.start()) <= 2:
-        after = _AFTER_COMMIT_RE.match(sample, first.end())
-        if after is not None:
-            return Format("gitlog", "git log")
-    head = list(filter(str.strip, sample_lines[:_SAMPLE_LINES]))
+    # a log's first commit header is on one of its first three lines (the text's start: no line in the
+    # sample is longer than MAX_LINE)
+    first = _COMMIT_M_RE.search("".join(sample_lines[:3]))
+    if first is not None and _AFTER_COMMIT_RE.match(sample, first.end()) is not None:
+        return Format("gitlog", "git log")
+    head = list(filter(str.strip, sample_lines[:SAMPLE_LINES]))
     if len(head) >= 5 and few_fail(head, _ONELINE_RE.match, 0.05):
         return Format("oneline", "git log")
     kind = lock_kind(sample_lines)
     if kind is not None:
         return Format("lock", LABELS[kind], "lock-" + kind)
-    head_sample = sample[:_CODE_SAMPLE]
+    head_sample = sample[: 16 * 1024]  # (what the whole-text regexes of code and Markdown read)
     outside = _unfenced(head_sample)  # (code and Markdown both look outside the fences)
-    found = _table(lines) or _code(head_sample, outside) or _config(lines)
-    if found is not None:
-        return found
-    found = _markdown(head_sample, lines, outside)
-    if found is not None:
-        return found
-    return _log(lines)
+    return (
+        _table(lines)
+        or _code(head_sample, outside)
+        or _config(lines)
+        or _markdown(head_sample, lines, outside)
+        or _log(lines)
+    )

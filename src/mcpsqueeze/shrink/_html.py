@@ -17,13 +17,12 @@ import html
 import re
 from bisect import bisect_right
 from collections.abc import Sequence
-from dataclasses import dataclass
+from itertools import pairwise
 
-from mcpsqueeze.shrink._passages import Reading, Sentences, matching_units, unusual_units
+from mcpsqueeze.shrink._passages import Reading, Sentences
 
 __all__ = ["html_reading", "looks_like_html"]
 
-_SAMPLE = 16 * 1024
 _KNOWN_RE = re.compile(
     r"<(?:p|div|span|a|li|ul|ol|table|tr|td|th|h[1-6]|body|head|meta|link|script|style|section|article"
     r"|nav|img|br|header|footer|main|form|input|button)\b",
@@ -132,7 +131,6 @@ _CLASS_WORDS_RE = re.compile(rf"(?:^|[\s_-])({_CLASS_WORDS})(?=$|[\s_-])", re.IG
 _MAYBE_BOILERPLATE = rf"role|hidden|display|[\s_\-\"'=](?:{_CLASS_WORDS})(?=$|[\s_\-\"'=<>`/])"
 _MAYBE_BOILERPLATE_RE = re.compile(_MAYBE_BOILERPLATE, re.IGNORECASE)
 _MAYBE_BOILERPLATE_ASCII_RE = re.compile(_MAYBE_BOILERPLATE)
-_CONTENT = frozenset(("main", "article"))
 # Elements inside a run of text: their tags join the words around them as they are; any other tag
 # between two pieces of text (a span, a div, a cell) puts a blank between them.
 _INLINE = frozenset(
@@ -176,37 +174,11 @@ def looks_like_html(text: str) -> bool:
         return True
     if lowered.startswith("<?xml"):
         return False
-    found = _KNOWN_RE.findall(text, 0, _SAMPLE)
+    found = _KNOWN_RE.findall(text, 0, 16 * 1024)
     return len(found) >= 12 and len({f.lower() for f in found}) >= 3
 
 
-@dataclass(slots=True)
-class _Region:
-    start: int
-    label: str
-    end: int = -1
-    links: int = 0
-    scripts: int = 0
-    styles: int = 0
-
-
 _OTHER, _BLOCK, _CELL, _INLINE_ROLE = range(4)  # what a tag does to the text around it
-
-
-def _name(written: str) -> tuple[str, int]:
-    """A tag's name as written: (its name, lower-cased; what it does to the text around it: ends a
-    block, puts a cell's " | " or a blank between pieces of text, or nothing)."""
-    name = written.lower()
-    role = (
-        _BLOCK
-        if name in _BLOCKS
-        else _CELL
-        if name in ("td", "th")
-        else _INLINE_ROLE
-        if name in _INLINE
-        else _OTHER
-    )
-    return name, role
 
 
 def _attributes(raw: str) -> dict[str, str]:
@@ -290,7 +262,7 @@ class _Page:
         # "h2", "tr" ...) is ``kinds[k]``, its segments (the characters of text between its tags, each
         # (start, end, what stands between it and the one before: "", " ", " | ")) are
         # ``segments[firsts[k]:firsts[k + 1]]``. (Flat lists: few objects for the collector to walk.)
-        self.items: list[int | _Region] = []
+        self.items: list[int | tuple[int, str]] = []
         self.kinds: list[str] = []
         self.firsts: list[int] = []
         self.segments: list[tuple[int, int, str]] = []
@@ -302,28 +274,19 @@ class _Page:
         self.firsts.append(len(self.segments))
 
     def _region(self, start: int, end: int, label: str) -> None:
-        text = self.text
-        region = _Region(start, label, end)
-        region.links = len(_LINK_RE.findall(text, start, end))
-        region.scripts = len(_SCRIPT_RE.findall(text, start, end))
-        region.styles = len(_STYLE_RE.findall(text, start, end))
-        self.items.append(region)
-
-    def _head(self, start: int, end: int) -> None:
-        text = self.text
-        title = _TITLE_RE.search(text, start, end)
-        if title is not None:
-            self.title = _clean(title.group(1))
-        meta = _META_RE.search(text, start, end)
-        if meta is not None:
-            self.description = _clean(_attributes(meta.group(0)[5:-1]).get("content", ""))
-        self._region(start, end, "head")
+        """A region of boilerplate from ``start`` to ``end``: its start and what its marker says."""
+        counts = [
+            f"{n} {what}{'s' if n != 1 else ''}"
+            for pattern, what in ((_LINK_RE, "link"), (_SCRIPT_RE, "script"), (_STYLE_RE, "style"))
+            if (n := len(pattern.findall(self.text, start, end)))
+        ]
+        self.items.append((start, f"{label} ({', '.join(counts)})" if counts else label))
 
     def _read(self) -> None:
         text = self.text
         n = len(text)
         tags = _TAG_RE.finditer(text)  # (made again where the scan jumps: a region, a comment)
-        names: dict[str, tuple[str, int]] = {}  # a tag's name as written -> _name(it)
+        names: dict[str, tuple[str, int]] = {}  # a tag's name as written -> (its name, its role)
         stack: list[str] = []  # open elements of the text (not of boilerplate: it is jumped over)
         content = 0  # open main/article elements
         block = False  # a block of text is open: text that follows joins it
@@ -336,7 +299,8 @@ class _Page:
             if start > pos and not text[pos:start].isspace():
                 if not block:
                     items.append(len(kinds))
-                    kinds.append(self._kind(stack))
+                    kind = next((k for k in reversed(stack) if k in _BLOCKS or k in ("td", "th")), "div")
+                    kinds.append("tr" if kind in ("td", "th") else kind)
                     firsts.append(len(segments))
                     segments.append((pos, start, ""))
                     block = True
@@ -376,8 +340,11 @@ class _Page:
                 tags = _TAG_RE.finditer(text, pos)
                 continue
             known = names.get(written)
-            if known is None:
-                known = names[written] = _name(written)
+            if known is None:  # its name lower-cased, and what it does to the text around it
+                lowered = written.lower()
+                in_text = _INLINE_ROLE if lowered in _INLINE else _OTHER
+                role = _BLOCK if lowered in _BLOCKS else _CELL if lowered in ("td", "th") else in_text
+                known = names[written] = lowered, role
             name, role = known
             if rest:
                 end = match.end()
@@ -402,11 +369,15 @@ class _Page:
                     stop = _matching_end(text, name, end) if not closed else end
                     stop = n if stop is None else stop
                     if name == "head":
-                        self._head(start, stop)
-                    else:
-                        if name == "title":
-                            self.title = self.title or _clean(text[end : text.rfind("<", end, stop)])
-                        self._region(start, stop, name)
+                        title = _TITLE_RE.search(text, start, stop)
+                        if title is not None:
+                            self.title = _clean(title.group(1))
+                        meta = _META_RE.search(text, start, stop)
+                        if meta is not None:
+                            self.description = _clean(_attributes(meta.group(0)[5:-1]).get("content", ""))
+                    elif name == "title":
+                        self.title = self.title or _clean(text[end : text.rfind("<", end, stop)])
+                    self._region(start, stop, name)
                 else:
                     if name == "a" and "href" in attrs:
                         href = _attributes(attrs).get("href", "")
@@ -427,19 +398,12 @@ class _Page:
                     stack.append(name)
             if role == _BLOCK:
                 block = False
-                if name in _CONTENT:
+                if name in ("main", "article"):
                     content = max(content - 1, 0) if slash else content + 1
             elif role == _CELL:
                 separator = " | "
             elif role == _OTHER:
                 separator = separator or " "
-
-    @staticmethod
-    def _kind(stack: list[str]) -> str:
-        for name in reversed(stack):
-            if name in _BLOCKS or name in ("td", "th"):
-                return "tr" if name in ("td", "th") else name
-        return "div"
 
 
 def _clean(raw: str) -> str:
@@ -453,7 +417,6 @@ def _clean(raw: str) -> str:
 
 # What a block's first line starts with: a list item's dash, a heading's hashes (a heading is one unit).
 _PREFIX = {"li": "- ", "dt": "- ", **{f"h{k}": "#" * k + " " for k in range(1, 7)}}
-_HEADINGS = frozenset(f"h{k}" for k in range(1, 7))
 
 
 def html_reading(text: str, terms: Sequence[str] = ()) -> Reading:
@@ -470,9 +433,9 @@ def html_reading(text: str, terms: Sequence[str] = ()) -> Reading:
     sentences = Sentences(text)
     kinds, bounds, all_segments = page.kinds, page.firsts, page.segments
     for number, item in enumerate(page.items):
-        if isinstance(item, _Region):
-            folds[len(starts)] = _region_label(item)
-            starts.append(item.start)
+        if isinstance(item, tuple):
+            folds[len(starts)] = item[1]
+            starts.append(item[0])
             texts.append("")
             blocks.append(-1)
             continue
@@ -488,7 +451,7 @@ def html_reading(text: str, terms: Sequence[str] = ()) -> Reading:
         prefix = _PREFIX.get(kind)
         if prefix is not None:
             prefixes[number] = prefix
-            if kind in _HEADINGS:
+            if prefix[0] == "#":  # (a heading)
                 title = _reader(text, segments, start, stop)
                 if title:
                     headings.append(len(starts))
@@ -500,17 +463,10 @@ def html_reading(text: str, terms: Sequence[str] = ()) -> Reading:
         # sentence starts in the block's text (a segment's own start is no sentence start: tags inside a
         # sentence, a link say, cut it into several segments; a start inside a tag is none either)
         found = sentences.split(start, stop)
-        if len(found) == 1:
-            said = _reader(text, segments, start, stop)
-            if said:
-                starts.append(start)
-                texts.append(said)
-                blocks.append(number)
-            continue
-        if segments is not None:
+        if segments is not None and len(found) > 1:
             opens = [a for a, _, _ in segments]
             found = [start] + [p for p in found[1:] if p < segments[bisect_right(opens, p) - 1][1]]
-        for a, b in zip(found, [*found[1:], stop], strict=True):
+        for a, b in pairwise([*found, stop]):
             said = _reader(text, segments, a, b)
             if said:
                 starts.append(a)
@@ -523,9 +479,6 @@ def html_reading(text: str, terms: Sequence[str] = ()) -> Reading:
         headings = [h + 1 for h in headings]
         firsts = [f + 1 for f in firsts]
         folds = {i + 1: label for i, label in folds.items()}
-    shown = [i for i, said in enumerate(texts) if said]
-    unusual = unusual_units(texts)
-    matching = matching_units(texts, terms)
     lead = "".join(
         f"{name}: {value}\n"
         for name, value in (("title", page.title), ("description", page.description))
@@ -537,16 +490,12 @@ def html_reading(text: str, terms: Sequence[str] = ()) -> Reading:
         starts,
         texts,
         blocks,
-        len(text),
         folds=folds,
         prefixes=prefixes,
-        tiers=[headings, matching, unusual, shown[:3], firsts],
-        fill=shown,
-        value=[*headings, *matching, *unusual, *shown[:3]],
         lead=lead,
         tail=_links_line(page),
         how="shown as its text (tags left out)",
-    )
+    ).plan(headings, firsts, 3, terms)
 
 
 def _reader(text: str, segments: list[tuple[int, int, str]] | None, a: int, b: int) -> str:
@@ -566,18 +515,6 @@ def _reader(text: str, segments: list[tuple[int, int, str]] | None, a: int, b: i
     return _clean(raw)
 
 
-def _region_label(region: _Region) -> str:
-    counts = [
-        f"{n} {what}{'s' if n != 1 else ''}"
-        for n, what in ((region.links, "link"), (region.scripts, "script"), (region.styles, "style"))
-        if n
-    ]
-    return f"{region.label} ({', '.join(counts)})" if counts else region.label
-
-
-_MAX_LINKS_LINE = 400
-
-
 def _links_line(page: _Page) -> str:
     """``[links: 142 in all, 97 distinct in the text: /a, /b, ... (+12 more)]``: the text's own links,
     distinct, as far as they fit a short line; navigation and footer links are counted in their folds."""
@@ -587,7 +524,7 @@ def _links_line(page: _Page) -> str:
     shown: list[str] = []
     size = 0
     for href in distinct:
-        if size + len(href) + 2 > _MAX_LINKS_LINE:
+        if size + len(href) + 2 > 400:
             break
         shown.append(href)
         size += len(href) + 2

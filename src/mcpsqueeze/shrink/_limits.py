@@ -37,7 +37,6 @@ class _Overflow(Exception):
     """A trial copy grew past its target; the trial is abandoned."""
 
 
-_SHARE_MIN: Final = 6  # in per-mille mode, arrays this short are never sampled
 _GAP_ITEMS: Final = 2  # an array is only sampled when that omits more items than this
 
 
@@ -65,23 +64,19 @@ class _Builder:
         self.keys_omitted += len(keys)
         note_dropped(self.dropped, keys)
 
-    def string(self, text: str) -> str:
-        head = self.limits.strings
-        if len(text) > self.longest_string:
-            self.longest_string = len(text)
-        if len(text) <= head + STRING_SLACK:
-            self.size += str_size(text)
-            self.intact += 1
-            return text
-        shown = cut(text, head)
-        self.size += str_size(shown)
-        self.strings_truncated += 1
-        return shown
-
     def value(self, node: object, depth: int) -> object:
         t = type(node)
         if t is str:
-            return self.string(node)  # type: ignore[arg-type]
+            text: str = node  # type: ignore[assignment]
+            head = self.limits.strings
+            self.longest_string = max(self.longest_string, len(text))
+            if len(text) > head + STRING_SLACK:
+                text = cut(text, head)
+                self.strings_truncated += 1
+            else:
+                self.intact += 1
+            self.size += str_size(text)
+            return text
         if t is dict:
             return self.obj(node, depth)  # type: ignore[arg-type]
         if t is list:
@@ -131,8 +126,8 @@ class _Builder:
             self.size += len(marker) + 2
             self.items_omitted += n
             return marker
-        # (per mille: short arrays stay whole, a gap marker would cost as much as their items)
-        keep_n = max((n * limits.items + 999) // 1000, _SHARE_MIN) if limits.share else limits.items
+        # (per mille: arrays of up to 6 items stay whole, a gap marker would cost as much as their items)
+        keep_n = max((n * limits.items + 999) // 1000, 6) if limits.share else limits.items
         whole = n <= keep_n + _GAP_ITEMS
         if not whole and self.bonus:
             self.bonus -= 1
@@ -150,7 +145,7 @@ class _Builder:
         if whole:
             out = [value(child, depth + 1) for child in node]
         else:
-            plan = self.plans.order(node)
+            plan = self.plans.ordered(node)[0]
             keep = sorted(plan[:keep_n])
             out = []
             previous = -1
@@ -179,7 +174,7 @@ def _trial(root: object, limits: Limits, target: int, plans: Plans) -> Condensed
         return None
     if builder.size > target:
         return None
-    result = Condensed(
+    return Condensed(
         value,
         builder.intact,
         builder.items_omitted,
@@ -187,12 +182,11 @@ def _trial(root: object, limits: Limits, target: int, plans: Plans) -> Condensed
         builder.strings_truncated,
         builder.dropped,
         size=builder.size,
+        longest_list=builder.longest_list,
+        longest_string=builder.longest_string,
+        uneven=builder.sampled_longest * 2 >= builder.sampled_shortest * 3,
+        limits=limits,
     )
-    result.longest_list = builder.longest_list
-    result.longest_string = builder.longest_string
-    result.uneven = builder.sampled_longest * 2 >= builder.sampled_shortest * 3
-    result.limits = limits
-    return result
 
 
 _STRING_STEPS: Final = (UNLIMITED, 2000, 500, 200, 80, 32, 8)
@@ -232,21 +226,17 @@ def _best_items(
         else:
             previous = (lo, best.size)
             lo, best = guess, trial
-    best.strategy = _name(strings, lo, 1000 if share else best.longest_list, depth, keys, share=share)
-    return best, lo
-
-
-def _name(strings: int, items: int, longest: int, depth: int, keys: int, *, share: bool) -> str:
-    parts: list[str] = []
-    if items < longest:
-        parts.append(f"items={items / 10:g}%" if share else f"items={items}")
+    parts: list[str] = []  # the strategy's name: the limits that cut something
+    if lo < (1000 if share else best.longest_list):
+        parts.append(f"items={lo / 10:g}%" if share else f"items={lo}")
     if strings < UNLIMITED:
         parts.append(f"strings={strings}")
     if depth < MAX_DEPTH:
         parts.append(f"depth={depth}")
     if keys < UNLIMITED:
         parts.append(f"keys={keys}")
-    return ",".join(parts) or "compact"
+    best.strategy = ",".join(parts) or "compact"
+    return best, lo
 
 
 def limit_search(root: object, target: int, plans: Plans) -> Condensed | None:
@@ -256,8 +246,7 @@ def limit_search(root: object, target: int, plans: Plans) -> Condensed | None:
     redoes only those."""
     memo = plans.limits  # a retry at a slightly different target: redo only what won
     if memo is not None:
-        strings, keys, depth, share = memo.strings, memo.keys, memo.depth, memo.share
-        result = _best_items(root, strings, keys, depth, target, plans, share=share)
+        result = _best_items(root, memo.strings, memo.keys, memo.depth, target, plans, share=memo.share)
         if result is not None:
             return _fill(root, result[0], target, plans)
         plans.limits = None

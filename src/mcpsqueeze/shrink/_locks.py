@@ -15,8 +15,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import chain, pairwise
 
-__all__ = ["LABELS", "Package", "few_fail", "lock_kind", "packages", "yarn_head"]
+__all__ = ["LABELS", "SAMPLE_LINES", "Package", "few_fail", "lock_kind", "packages", "yarn_head"]
 
 #: What an outline's header calls each kind.
 LABELS = {
@@ -27,7 +28,7 @@ LABELS = {
     "gosum": "go.sum file",
 }
 
-_SAMPLE = 400  # lines looked at to decide the kind
+SAMPLE_LINES = 400  # lines looked at to decide the kind (and the format: ``_formats``)
 
 _TOML_PACKAGE_RE = re.compile(r"^\[\[package\]\][ \t]*$")
 _TOML_NAME_RE = re.compile(r"^name[ \t]*=[ \t]*\"([^\"\n]+)\"")
@@ -52,7 +53,7 @@ class Package:
 def lock_kind(lines: Sequence[str]) -> str | None:
     """``"toml"``, ``"yarn"``, ``"pnpm"``, ``"npm"`` or ``"gosum"``, or None when the text is no lock
     file (or not surely one)."""
-    head = list(filter(str.strip, lines[:_SAMPLE]))  # (the non-blank lines, in C)
+    head = list(filter(str.strip, lines[:SAMPLE_LINES]))  # (the non-blank lines, in C)
     if len(head) < 3:
         return None
     first = head[0]
@@ -73,7 +74,7 @@ def lock_kind(lines: Sequence[str]) -> str | None:
         )
     ):
         return "yarn"
-    sample = lines[:_SAMPLE]
+    sample = lines[:SAMPLE_LINES]
     # (each start begins "[[package]]": fewer than two such lines, none of the loop below to run)
     if _starting(sample, "[[package]]") < 2:
         return None
@@ -124,9 +125,7 @@ def _toml(lines: Sequence[str]) -> list[Package]:
     starts = [
         i for i, line in enumerate(lines) if line.startswith("[[package]]") and _TOML_PACKAGE_RE.match(line)
     ]
-    n = len(lines)
-    for k, s in enumerate(starts):
-        limit = starts[k + 1] if k + 1 < len(starts) else n
+    for s, limit in pairwise([*starts, len(lines)]):
         end = limit
         for j in range(s + 1, limit):  # a table that is not the package's own ends it ([metadata])
             line = lines[j]
@@ -147,9 +146,7 @@ def yarn_head(line: str) -> bool:
 def _yarn(lines: Sequence[str]) -> list[Package]:
     out: list[Package] = []
     heads = [i for i, line in enumerate(lines) if yarn_head(line)]
-    n = len(lines)
-    for k, s in enumerate(heads):
-        end = heads[k + 1] if k + 1 < len(heads) else n
+    for s, end in pairwise([*heads, len(lines)]):
         spec = lines[s].rstrip().rstrip(":").split(",")[0].strip().strip('"')
         if spec == "__metadata":
             continue
@@ -169,10 +166,9 @@ def _pnpm_name(key: str) -> tuple[str, str]:
 
 def _pnpm(lines: Sequence[str]) -> list[Package]:
     out: list[Package] = []
-    n = len(lines)
     section = ""
     entry: tuple[int, str] | None = None
-    for i, line in enumerate(lines):
+    for i, line in enumerate(chain(lines, ["end"])):  # (a last line that ends the last entry)
         top = bool(line[:1].strip())
         entry_line = not top and line.startswith("  ") and not line.startswith("   ")
         if entry is not None and (top or entry_line):
@@ -186,9 +182,6 @@ def _pnpm(lines: Sequence[str]) -> list[Package]:
             match = _PNPM_KEY_RE.match(line)
             if match:
                 entry = (i, match.group(1))
-    if entry is not None:
-        name, version = _pnpm_name(entry[1])
-        out.append(Package(entry[0], n, name, version))
     return out
 
 
@@ -213,18 +206,10 @@ def _npm(lines: Sequence[str]) -> list[Package]:
 
 
 def _gosum(lines: Sequence[str]) -> list[Package]:
-    out: list[Package] = []
-    current: tuple[int, str, str] | None = None
+    starts: list[tuple[int, str, str]] = []  # (line, name, version) of each package's first line
     for i, line in enumerate(lines):
         match = _GOSUM_RE.match(line)
-        if match is None:
-            continue
-        key = (match.group(1), match.group(2))
-        if current is not None and (current[1], current[2]) == key:
-            continue  # its /go.mod line: the same package
-        if current is not None:
-            out.append(Package(current[0], i, current[1], current[2]))
-        current = (i, *key)
-    if current is not None:
-        out.append(Package(current[0], len(lines), current[1], current[2]))
-    return out
+        if match is not None and (not starts or starts[-1][1:] != match.group(1, 2)):  # (not its /go.mod)
+            starts.append((i, match.group(1), match.group(2)))
+    ends = pairwise([*(start[0] for start in starts), len(lines)])
+    return [Package(i, end, name, version) for (i, name, version), (_, end) in zip(starts, ends, strict=True)]

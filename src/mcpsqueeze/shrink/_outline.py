@@ -21,11 +21,11 @@ from bisect import bisect_right
 from collections.abc import Sequence
 
 from mcpsqueeze._lines import split_lines
-from mcpsqueeze.shrink._formats import Format, detect
+from mcpsqueeze.shrink._formats import MAX_LINE, Format, detect
 from mcpsqueeze.shrink._html import html_reading, looks_like_html
 from mcpsqueeze.shrink._notice import RecoveryHint, render_fold_marker, render_outline_header
 from mcpsqueeze.shrink._passages import NEVER, Reading, offer, prose_reading
-from mcpsqueeze.shrink._plans import Plan, landmark_lines, plan_for
+from mcpsqueeze.shrink._plans import Plan, plan_for
 from mcpsqueeze.shrink._rank import rank_lines
 from mcpsqueeze.shrink._unusual import SELECTIVE
 
@@ -33,29 +33,7 @@ __all__ = ["SOFT_CHARS", "Outliner", "landmarks"]
 
 #: The size by value: fill lines stop here (the budget stays the hard maximum for landmarks).
 SOFT_CHARS = 4000
-_DETAIL = 48  # a marker's words are cut to this many characters
 _MAX_INDENT = 8  # a marker takes the indentation of what it folds, up to this
-_MAX_LINE = 2000
-
-
-def _fold_indent(lines: Sequence[str], a: int, b: int) -> str:
-    for j in range(a, min(b, a + 4)):
-        line = lines[j]
-        if line.strip():
-            indent = line[: len(line) - len(line.lstrip(" \t"))]
-            return indent[:_MAX_INDENT]
-    return ""
-
-
-def _deltas(lines: Sequence[str]) -> list[int]:
-    """What showing each line costs: its characters, plus the newline a last line lacks (more than
-    any budget for a line over ``_MAX_LINE``, which is never shown)."""
-    deltas = list(map(len, lines))
-    if lines and not lines[-1].endswith("\n"):
-        deltas[-1] += 1
-    if max(deltas, default=0) > _MAX_LINE:
-        deltas = [d if d <= _MAX_LINE else NEVER for d in deltas]
-    return deltas
 
 
 def _pack(
@@ -70,12 +48,21 @@ def _pack(
     n = len(lines)
     last = first + n - 1
     header_room = len(render_outline_header(plan.label, first, last, f"{last}-{last}", hint)) + 1
-    detail = min(max(_DETAIL, plan.detail), plan.detail_room(len(str(last))))
+    # (a plan's words hold numbers: with more digits, they take that much more room)
+    detail = min(max(48, plan.detail), plan.detail * (len(str(last)) + 8) // 8)  # (a marker's words, at most)
     marker_room = len(render_fold_marker(last - 1, last, "x" * detail)) + _MAX_INDENT + 1
     avail = target - header_room
     if avail < 2 * marker_room:
         return None
-    breaks = _breaks(lines, plan, first, detail, avail)
+    # A fold never spans a break of the plan; every other one is left out until the markers of the text
+    # with nothing shown leave room for a few lines (``avail`` less a sixteenth, at most 512): a lock
+    # file too long for a marker per package gets a marker per two, four ... packages.
+    breaks = plan.breaks
+    while breaks:
+        body = _render(lines, bytearray(n), plan, first, detail, {}, breaks)[0]
+        if sum(map(len, body)) <= avail - min(avail // 16, 512):
+            break
+        breaks = breaks[1::2]
     limit, fill_limit = avail, min(avail, soft - header_room)
     for _attempt in range(4):
         kept, body, example = _choose(
@@ -92,20 +79,6 @@ def _pack(
         limit -= size - avail + marker_room
         fill_limit = min(fill_limit, limit)
     return None
-
-
-def _breaks(lines: Sequence[str], plan: Plan, first: int, detail: int, avail: int) -> list[int]:
-    """The plan's breaks (a fold never spans one), every other one left out until the markers of
-    the text with nothing shown leave room for a few lines (``avail`` less a sixteenth, at most 512):
-    a lock file too long for a marker per package gets a marker per two, four ... packages."""
-    breaks = plan.breaks
-    while breaks:
-        markers: dict[tuple[int, int], str | None] = {}
-        body, _example = _render(lines, bytearray(len(lines)), plan, first, detail, markers, breaks)
-        if sum(map(len, body)) <= avail - min(avail // 16, 512):
-            break
-        breaks = breaks[1::2]
-    return breaks
 
 
 def _choose(
@@ -177,7 +150,10 @@ def _render(
             marker = markers[i, j]
         else:
             marker = render_fold_marker(first + i, first + j - 1, plan.describe(i, j)[:detail])
-            marker = (_fold_indent(lines, i, j) if plan.indent else "") + marker + ("\n" if j < n else "")
+            marker += "\n" if j < n else ""
+            if plan.indent:  # the indentation of the first line it folds (of its first four)
+                line = next((lines[k] for k in range(i, min(j, i + 4)) if lines[k].strip()), "")
+                marker = line[: min(len(line) - len(line.lstrip(" \t")), _MAX_INDENT)] + marker
             if j - i <= 3 and sum(len(lines[k]) for k in range(i, j)) <= len(marker):
                 marker = None  # a short gap costs less shown than marked
             markers[i, j] = marker
@@ -197,15 +173,14 @@ _PLAIN_LINES = 20  # text of no known format with this many lines gets the plan 
 #: lines): past that, units and their words would cost more than a preview is worth; the head and
 #: tail are kept as before.
 _READ_MOST = 16 * 1024 * 1024
-_LONG_LINE = 300  # prose whose lines are this long (the median) is read by characters, not lines
 
 
 def _long_lines(lines: Sequence[str]) -> bool:
-    """The lines are too long to outline: some line is over ``_MAX_LINE``, or most of the text is in
-    lines of a long paragraph each, so that a line shown is most of a page."""
+    """The lines are too long to outline: some line is over ``MAX_LINE``, or most of the text is in
+    lines of a long paragraph each (over 300 characters), so that a line shown is most of a page."""
     lengths = list(map(len, lines[:4000]))
-    long = sum(n for n in lengths if n > _LONG_LINE)
-    return bool(lengths) and (max(lengths) > _MAX_LINE or 2 * long > sum(lengths))
+    long = sum(n for n in lengths if n > 300)
+    return bool(lengths) and (max(lengths) > MAX_LINE or 2 * long > sum(lengths))
 
 
 class Outliner:
@@ -224,7 +199,7 @@ class Outliner:
         self._deltas: list[int] = []
         if len(text) <= _READ_MOST and looks_like_html(text):
             self.reading = html_reading(text, terms)
-            self._kind = "html"
+            self._strategy = "text:passages-html"
             return
         if len(self.lines) >= 3:
             self.format = detect(text, self.lines)
@@ -234,7 +209,7 @@ class Outliner:
             and _long_lines(self.lines)
         ):
             self.reading = prose_reading(text, terms)
-            self._kind = "prose"
+            self._strategy = "text:passages-prose"
             return
         if len(self.lines) < 3:
             return
@@ -246,7 +221,18 @@ class Outliner:
             if self.format is None and not ranked and not plan.inner:
                 return  # plain lines with nothing that stands out: head and tail show as much
             self.plan = plan
-            self._deltas = _deltas(self.lines)
+            fmt = self.format
+            self._strategy = "text:outline-" + (
+                (fmt.language or fmt.name) if fmt else "query" if ranked else "plain"
+            )
+            # what showing each line costs: its characters, plus the newline a last line lacks (more
+            # than any budget for a line over ``MAX_LINE``, which is never shown)
+            deltas = list(map(len, self.lines))
+            if not self.lines[-1].endswith("\n"):
+                deltas[-1] += 1
+            if max(deltas) > MAX_LINE:
+                deltas = [d if d <= MAX_LINE else NEVER for d in deltas]
+            self._deltas = deltas
 
     def pack(
         self,
@@ -261,16 +247,12 @@ class Outliner:
         format is unsure (and no line matched the terms) or no outline fits. ``first_line`` and
         ``first_char`` place the text in the original (a later text block of a result)."""
         if self.reading is not None:
-            passages = self.reading.pack(target, hint, first=first_char, soft=max(soft, 0))
-            return None if passages is None else (passages, "text:passages-" + self._kind)
-        if self.plan is None:
+            preview = self.reading.pack(target, hint, first=first_char, soft=soft)
+        elif self.plan is not None:
+            preview = _pack(self.lines, self.plan, target, soft, hint, first_line, self._deltas)
+        else:
             return None
-        preview = _pack(self.lines, self.plan, target, max(soft, 0), hint, first_line, self._deltas)
-        if preview is None:
-            return None
-        if self.format is None:
-            return preview, "text:outline-query" if self.matched else "text:outline-plain"
-        return preview, "text:outline-" + (self.format.language or self.format.name)
+        return None if preview is None else (preview, self._strategy)
 
 
 def landmarks(text: str) -> list[str]:
@@ -278,6 +260,7 @@ def landmarks(text: str) -> list[str]:
     lines of source code, file and hunk headers of diffs, commit headers and subjects of logs,
     section headers and package names of config and lock files, Markdown headings."""
     lines = split_lines(text)
-    if len(lines) < 3:
-        return []
-    return [lines[i].rstrip("\r\n") for i in landmark_lines(detect(text, lines), lines)]
+    fmt = detect(text, lines) if len(lines) >= 3 else None
+    if fmt is None or fmt.name in ("csv", "tsv", "log", "repeats", "lock"):
+        return []  # (no landmarks in tables, logs and unknown text)
+    return [lines[i].rstrip("\r\n") for i in plan_for(fmt, lines, [], text).landmarks]

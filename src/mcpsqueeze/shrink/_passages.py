@@ -18,13 +18,13 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from itertools import accumulate
+from itertools import accumulate, pairwise
 
 from mcpsqueeze.shrink._notice import RecoveryHint, render_chars_marker, render_passages_header
 from mcpsqueeze.shrink._rank import rank_lines
 from mcpsqueeze.shrink._unusual import MATCHES, SELECTIVE, UNUSUAL, rare_word_scores, standouts
 
-__all__ = ["NEVER", "Reading", "Sentences", "matching_units", "offer", "prose_reading", "unusual_units"]
+__all__ = ["NEVER", "Reading", "Sentences", "offer", "prose_reading"]
 
 _DETAIL = 64  # a marker's words are cut to this many characters
 NEVER = 1 << 62  # the room a unit that is never shown needs: more than any budget
@@ -51,7 +51,6 @@ class Reading:
     starts: list[int]
     texts: list[str]
     blocks: list[int]
-    end: int  # the text's length
     folds: dict[int, str] = field(default_factory=dict)  # unit -> what a marker says of it (boilerplate)
     prefixes: dict[int, str] = field(default_factory=dict)  # block -> shown before its first shown unit
     tiers: list[list[int]] = field(default_factory=list)  # unit indexes, best first
@@ -64,10 +63,9 @@ class Reading:
     def goal(self, support: int, header: int) -> int:
         """The characters this preview is worth: header, lead and tail, the valued units with a marker
         each, and ``support`` characters of what explains them."""
-        marker = len(render_chars_marker(self.end, self.end, "x" * 24)) + 1
-        texts = self.texts
+        marker = len(render_chars_marker(len(self.source), len(self.source), "x" * 24)) + 1
         total = header + len(self.lead) + len(self.tail) + support
-        return min(total + sum(len(texts[i]) + 2 + marker for i in set(self.value)), self.end)
+        return min(total + sum(len(self.texts[i]) + 2 + marker for i in set(self.value)), len(self.source))
 
     def pack(self, target: int, hint: RecoveryHint, *, first: int, soft: int) -> str | None:
         """The preview in at most ``target`` characters (fill only while under ``soft``), or None when
@@ -75,7 +73,7 @@ class Reading:
         n = len(self.starts)
         if n == 0:
             return None
-        edge = first + self.end
+        edge = first + len(self.source)
         header_room = len(render_passages_header(self.label, first, edge, (edge, edge), hint, self.how)) + 1
         marker_room = len(render_chars_marker(edge, edge, "x" * _DETAIL)) + 1
         fixed = header_room + len(self.lead) + len(self.tail)
@@ -94,12 +92,29 @@ class Reading:
             body, example = self._render(kept, first)
             if len(body) <= avail:
                 head = render_passages_header(
-                    self.label, first, edge, example or (first, self.end), hint, self.how
+                    self.label, first, edge, example or (first, len(self.source)), hint, self.how
                 )
                 return head + "\n" + self.lead + body + self.tail
             limit -= len(body) - avail + marker_room
             fill_limit = min(fill_limit, limit)
         return None
+
+    def plan(self, headings: list[int], firsts: list[int], head: int, terms: Sequence[str]) -> Reading:
+        """This reading, planned: its headings; the units of text the call's own words match best (BM25,
+        ``_rank``; a word in more than a quarter of them is left out), at most ``MATCHES``; those that
+        stand out from the others by their words; the first ``head``; then ``firsts`` (each block's
+        first unit). Every unit of text is fill."""
+        texts = self.texts
+        shown = [i for i, said in enumerate(texts) if said]
+        unusual = [shown[k] for k in standouts(rare_word_scores([texts[i] for i in shown]), UNUSUAL)]
+        matching: list[int] = []
+        if terms:
+            lines = [texts[i] + "\n" for i in shown]
+            matching = [shown[k] for k in rank_lines(lines, terms, limit=MATCHES, share=SELECTIVE)]
+        self.tiers = [headings, matching, unusual, shown[:head], firsts]
+        self.fill = shown
+        self.value = [*headings, *matching, *unusual, *shown[:head]]
+        return self
 
     @cached_property
     def sums(self) -> _Sums:
@@ -129,7 +144,7 @@ class Reading:
                 continue
             j = kept.find(1, i)
             j = n if j < 0 else j
-            start, end = starts[i], starts[j] if j < n else self.end
+            start, end = starts[i], starts[j] if j < n else len(self.source)
             marker = render_chars_marker(first + start, first + end, self.describe(i, j)[:_DETAIL])
             if sums.empty[j] == sums.empty[i] and sums.chars[j] - sums.chars[i] <= len(marker):
                 kept[i:j] = b"\x01" * (j - i)  # a short run costs less shown than marked
@@ -301,50 +316,15 @@ def prose_reading(text: str, terms: Sequence[str] = ()) -> Reading:
         if body:
             start = at + len(line) - len(body)
             block = len(headings) + len(leads)
-            if body[0] == "#" and _HEADING_RE.match(body):
-                headings.append(len(starts))
-                starts.append(start)
-                texts.append(body.strip())
-                blocks.append(block)
-            else:
-                leads.append(len(starts))
-                stop = at + len(line)
-                found = sentences.split(start, stop)
-                starts += found
-                texts += [text[a:b].strip() for a, b in zip(found, [*found[1:], stop], strict=True)]
-                blocks += [block] * len(found)
+            heading = body[0] == "#" and _HEADING_RE.match(body) is not None  # (one unit)
+            (headings if heading else leads).append(len(starts))
+            stop = at + len(line)
+            found = [start] if heading else sentences.split(start, stop)
+            starts += found
+            texts += [text[a:b].strip() for a, b in pairwise([*found, stop])]
+            blocks += [block] * len(found)
         at += len(line) + 1
     if not starts:
-        return Reading("Text", text, [], [], [], len(text))
+        return Reading("Text", text, [], [], [])
     starts[0] = 0
-    everything = [i for i, shown in enumerate(texts) if shown]
-    unusual = unusual_units(texts)
-    matching = matching_units(texts, terms)
-    return Reading(
-        "Text",
-        text,
-        starts,
-        texts,
-        blocks,
-        len(text),
-        tiers=[headings, matching, unusual, everything[:2], leads],
-        fill=everything,
-        value=[*headings, *matching, *unusual, *everything[:2]],
-    )
-
-
-def unusual_units(texts: list[str]) -> list[int]:
-    """The units of text (sentences) that stand out from the others by their words, best first."""
-    shown = [i for i, text in enumerate(texts) if text]
-    scores = rare_word_scores([texts[i] for i in shown])
-    return [shown[k] for k in standouts(scores, UNUSUAL)]
-
-
-def matching_units(texts: list[str], terms: Sequence[str]) -> list[int]:
-    """The units of text the call's own words match best (BM25, ``_rank``; a word in more than a
-    quarter of them is left out), at most ``MATCHES``."""
-    if not terms:
-        return []
-    shown = [i for i, text in enumerate(texts) if text]
-    lines = [texts[i] + "\n" for i in shown]
-    return [shown[k] for k in rank_lines(lines, terms, limit=MATCHES, share=SELECTIVE)]
+    return Reading("Text", text, starts, texts, blocks).plan(headings, leads, 2, terms)

@@ -35,22 +35,19 @@ from mcpsqueeze.shrink._formats import (
 from mcpsqueeze.shrink._locks import packages, yarn_head
 from mcpsqueeze.shrink._unusual import MATCHES, UNUSUAL, rare_word_scores, standouts, unusual_records
 
-__all__ = ["FOLD_LINES", "Plan", "landmark_lines", "nested", "plan_for"]
+__all__ = ["FOLD_LINES", "Plan", "plan_for"]
 
 #: The most lines a fold marker stands for when its lines have structure of their own (a line
 #: followed by a more indented one): a larger block shows its inner landmarks instead, so that every
 #: fold is cheap to open. 120 lines are about 1,000-1,500 tokens of code.
 FOLD_LINES = 120
-_NESTED_LINES = 200_000  # texts longer than this get no nested outline (no preview could show it)
 
-_HEAD = 20  # lines of the head an outline shows (a module docstring and its imports)
 _SHORT_HEAD = 8  # ... of a config file, a Markdown text
 _SIGNATURE = 6  # continuation lines of a definition whose signature spans lines
 _HUNK_VALUE = 6  # changed lines of each hunk the plan values
 _SAMPLE_ROWS = 20  # rows of a table
 _SAMPLE_LINES = 24  # lines of plain text sampled evenly
 _SENTENCES_MOST = 4 * 1024 * 1024  # the characters of wrapped prose whose sentences are compared
-_LOG_HEAD, _LOG_TAIL = 3, 10  # lines of a log shown whatever they repeat
 
 
 @dataclass
@@ -65,14 +62,11 @@ class Plan:
     detail: int = 0  # the most characters ``describe`` writes, with this many digits per number
     indent: bool = True  # markers take the indentation of what they fold (code, config, prose)
     # lines shown beside the landmarks, worth their room as much: the inner landmarks of large
-    # blocks (``nested``), the first sentence under each Markdown heading
+    # blocks (``_with_nested``), the first sentence under each Markdown heading
     inner: list[int] = field(default_factory=list)
     # a fold never spans one of these line indexes (each package of a lock file is its own marker)
     breaks: list[int] = field(default_factory=list)
     query: list[int] = field(default_factory=list)  # the lines the call's own words match, best first
-
-    def detail_room(self, digits: int) -> int:
-        return self.detail * (digits + 8) // 8 if self.detail else 0
 
 
 class _Text:
@@ -80,9 +74,9 @@ class _Text:
     patterns that start with ``\n`` where a line-by-line pattern would start with ``^``: the regex
     engine finds the newlines in C, and a match's line is the count of newlines before it."""
 
-    def __init__(self, lines: Sequence[str], text: str | None = None) -> None:
+    def __init__(self, lines: Sequence[str], text: str) -> None:
         self.lines = lines
-        self.text = "".join(lines) if text is None else text
+        self.text = text
 
     @cached_property
     def led(self) -> str:
@@ -146,26 +140,6 @@ def diff_depth(line: str) -> int | None:
 _OPENS = (":", "{", "(", "[", "=>")  # how a line that opens a block of code ends
 
 
-def _opens(line: str) -> bool:
-    return line.rstrip().endswith(_OPENS)
-
-
-def _openers(
-    lines: Sequence[str], a: int, b: int, depth: Callable[[str], int | None]
-) -> list[tuple[int, int]]:
-    """(index, depth) of each line in ``a..b-1`` that the next non-blank line there is indented under."""
-    found: list[tuple[int, int]] = []
-    previous: tuple[int, int] | None = None
-    for i in range(a, b):
-        d = depth(lines[i])
-        if d is None:
-            continue
-        if previous is not None and d > previous[1]:
-            found.append(previous)
-        previous = (i, d)
-    return found
-
-
 def _fewest(candidates: list[int], a: int, b: int) -> list[int]:
     """The fewest of ``candidates`` (in order) that cut ``a..b-1`` into runs of at most
     ``FOLD_LINES`` lines where the candidates allow it: each one is kept when skipping it would make
@@ -180,47 +154,45 @@ def _fewest(candidates: list[int], a: int, b: int) -> list[int]:
     return kept
 
 
-def nested(
-    lines: Sequence[str], anchors: Sequence[int], depth: Callable[[str], int | None], code: bool = False
-) -> list[int]:
-    """The inner landmarks of the runs between ``anchors`` (sorted line indexes an outline keeps)
-    that are longer than ``FOLD_LINES``: in each, the outermost lines that open an indented block
-    (every one of them, or the fewest that cut it into short runs when there are many), then the
-    same inside each run still too long. A run without such a line (flat: a list, a data table,
-    the end of a block) stays whole. In ``code`` (and diffs of it), lines that end as a block opens
-    (``:``, ``{``, ``(``, ``[``, ``=>``) are preferred."""
-    n = len(lines)
-    if n > _NESTED_LINES:
-        return []
-    out: list[int] = []
-    edges = [-1, *anchors, n]
-    stack = [(x + 1, y) for x, y in pairwise(edges) if y - x - 1 > FOLD_LINES]
-    while stack:
-        a, b = stack.pop()
-        openers = _openers(lines, a, b, depth)
-        if not openers:
-            continue
-        if code:  # a line that ends as a block opens (not prose running on under a docstring line)
-            openers = [o for o in openers if _opens(lines[o[0]])] or openers
-        level = min(d for _, d in openers)
-        chosen = [i for i, d in openers if d == level]
-        if len(chosen) > max(8, (b - a) // 15):
-            chosen = _fewest(chosen, a, b)
-        out.extend(chosen)
-        cuts = [a - 1, *chosen, b]
-        stack.extend((x + 1, y) for x, y in pairwise(cuts) if y - x - 1 > FOLD_LINES)
-    out.sort()
-    return out
-
-
 def _with_nested(
     plan: Plan, lines: Sequence[str], depth: Callable[[str], int | None], code: bool = False
 ) -> Plan:
     """``plan`` with the nested outline of its long runs as its second tier (right after the
-    landmarks) and in ``inner``."""
-    anchors = sorted({*plan.landmarks, *plan.inner})
-    inner = nested(lines, anchors, depth, code)
+    landmarks) and in ``inner``: the inner landmarks of the runs between the lines it keeps that are
+    longer than ``FOLD_LINES``. In each, the outermost lines that open an indented block (every one of
+    them, or the fewest that cut it into short runs when there are many), then the same inside each run
+    still too long. A run without such a line (flat: a list, a data table, the end of a block) stays
+    whole. In ``code`` (and diffs of it), lines that end as a block opens (``_OPENS``) are preferred."""
+    n = len(lines)
+    if n > 200_000:
+        return plan  # (no preview could show the nested outline of a longer text)
+    inner: list[int] = []
+    edges = [-1, *sorted({*plan.landmarks, *plan.inner}), n]
+    stack = [(x + 1, y) for x, y in pairwise(edges) if y - x - 1 > FOLD_LINES]
+    while stack:
+        a, b = stack.pop()
+        openers: list[tuple[int, int]] = []  # (index, depth) of each line the next non-blank one is under
+        previous: tuple[int, int] | None = None
+        for i in range(a, b):
+            d = depth(lines[i])
+            if d is None:
+                continue
+            if previous is not None and d > previous[1]:
+                openers.append(previous)
+            previous = (i, d)
+        if not openers:
+            continue
+        if code:  # a line that ends as a block opens (not prose running on under a docstring line)
+            openers = [o for o in openers if lines[o[0]].rstrip().endswith(_OPENS)] or openers
+        level = min(d for _, d in openers)
+        chosen = [i for i, d in openers if d == level]
+        if len(chosen) > max(8, (b - a) // 15):
+            chosen = _fewest(chosen, a, b)
+        inner.extend(chosen)
+        cuts = [a - 1, *chosen, b]
+        stack.extend((x + 1, y) for x, y in pairwise(cuts) if y - x - 1 > FOLD_LINES)
     if inner:
+        inner.sort()
         plan.tiers.insert(1, inner)
         plan.inner = sorted({*plan.inner, *inner})
     return plan
@@ -254,17 +226,14 @@ def _code(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
         while back >= 0 and d - back <= 3 and lines[back].lstrip().startswith(("@", "#[", "#!")):
             signatures.append(back)  # decorators and attributes belong to the definition
             back -= 1
-        for j in range(end + 1, min(n, end + 5)):  # the first line of the body
-            if lines[j].strip():
-                bodies.append(j)
-                break
+        bodies += _first_nonblank_after(lines, end)  # the first line of the body
     plan = Plan(
         fmt.label,
         [
             _front(ranked, by_depth),
             signatures,
             _query_tier(ranked, n),
-            list(range(min(_HEAD, n))),
+            list(range(min(20, n))),  # the head: a module docstring and its imports
             bodies,
         ],
         fill=range(n),
@@ -279,7 +248,6 @@ _FILE_HEADER = (
     r"|deleted file mode |rename (?:from|to) |similarity index |Binary files "
 )
 _FILE_HEADER_RE = re.compile(f"^(?:{_FILE_HEADER})")
-_SUBJECT_SCAN = 8
 # The lines COMMIT_RE matches (its $ ends the line), led by \n, and a look ahead at the usual shapes
 # that follow: Author, Date, then mcp-server-git's Message line (group 1) or git's blank line and
 # indented subject (group 2). A diff's commit headers and index lines are found in one scan.
@@ -289,23 +257,22 @@ _COMMIT_OR_INDEX_RE = re.compile(r"\n(?:" + _COMMIT_LINE + r"|index [0-9a-f]+\.\
 
 
 def _commits(
-    lines: Sequence[str], t: _Text, found: Iterable[tuple[int, re.Match[str]]] | None = None
+    lines: Sequence[str], found: Iterable[tuple[int, re.Match[str]]]
 ) -> tuple[list[int], list[int], list[int]]:
     """(commit header and subject indexes, interleaved; the Author/Date lines; the header indexes).
-    ``found``: each commit header's index and the match of ``_COMMIT_LINE``, when the caller
-    has them."""
+    ``found``: each commit header's index and the match of ``_COMMIT_LINE``."""
     landmarks: list[int] = []
     details: list[int] = []
     heads: list[int] = []
     n = len(lines)
-    for h, match in t.scan(_COMMIT_LINE_RE) if found is None else found:
+    for h, match in found:
         heads.append(h)
         landmarks.append(h)
         if match.lastindex:  # a usual shape: what the scan below finds for it, without its loop
             details += (h + 1, h + 2)
             landmarks.append(h + 3 if match.lastindex == 1 else h + 4)
             continue
-        for j in range(h + 1, min(n, h + _SUBJECT_SCAN)):
+        for j in range(h + 1, min(n, h + 8)):
             line = lines[j]
             if line.startswith(("Author:", "Date:", "Merge:", "AuthorDate:", "CommitDate:", "Commit:")) and (
                 not line.startswith("Commit: ") or not COMMIT_RE.match(line)
@@ -400,7 +367,7 @@ def _diff(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
             indexes.append(i)
         else:
             headers_at.append((i, match))
-    commits, details, _heads = _commits(lines, t, headers_at)  # git show, git log -p
+    commits, details, _heads = _commits(lines, headers_at)  # git show, git log -p
     landmarks = sorted([*files, *hunks, *commits])
     priority = [*commits, *files, *hunks]  # the file list first when not every header fits
 
@@ -443,19 +410,17 @@ class _Lazy:
     """A fill worked out on first use: most outlines of a big text are full before their fill."""
 
     def __init__(self, make: Callable[[], list[int]]) -> None:
-        self._make: Callable[[], list[int]] | None = make
-        self._items: list[int] = []
+        self._make = make
 
-    def _get(self) -> list[int]:
-        if self._make is not None:
-            self._items, self._make = self._make(), None
-        return self._items
+    @cached_property
+    def _items(self) -> list[int]:
+        return self._make()
 
     def __iter__(self) -> Iterator[int]:
-        return iter(self._get())
+        return iter(self._items)
 
     def __bool__(self) -> bool:
-        return bool(self._get())
+        return bool(self._items)
 
 
 def _round_robin(groups: list[list[int]]) -> list[int]:
@@ -478,7 +443,7 @@ def _round_robin(groups: list[list[int]]) -> list[int]:
 
 def _gitlog(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
     lines = t.lines
-    landmarks, details, heads = _commits(lines, t)
+    landmarks, details, heads = _commits(lines, t.scan(_COMMIT_LINE_RE))
     n = len(lines)
     subjects = set(landmarks)  # every commit header is one, so no line of theirs is a body line
     headers = set(heads)
@@ -548,9 +513,6 @@ def _config(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
     return _with_nested(plan, lines, indent_depth)
 
 
-_LOCK_HEAD = 4  # lines of a lock file's head shown (its generator comment, its format version)
-
-
 def _lock(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
     """Every package folded into a marker of its own that names it: ``[lines 5-11 folded: serde
     1.0.203]``. Lines the query matched are shown inside their package's block."""
@@ -572,7 +534,8 @@ def _lock(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
             return f"{count} packages, {found[first].name} to {found[last - 1].name}"
         return ""
 
-    head = [i for i in range(min(_LOCK_HEAD, n)) if not starts or i < starts[0]]
+    # the head (its generator comment, its format version)
+    head = [i for i in range(min(4, n)) if not starts or i < starts[0]]
     return Plan(
         fmt.label,
         [_query_tier(ranked, n), head],
@@ -769,9 +732,7 @@ def _log(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
 
     n = len(lines)
     ends = [  # the latest lines and the first, each unless it only repeats the line before
-        i
-        for i in [*range(max(0, n - _LOG_TAIL), n), *range(min(n, _LOG_HEAD))]
-        if i == 0 or lines[i] != lines[i - 1]
+        i for i in [*range(max(0, n - 10), n), *range(min(n, 3))] if i == 0 or lines[i] != lines[i - 1]
     ]
     return Plan(
         fmt.label,
@@ -853,42 +814,30 @@ def _lines(t: _Text, ranked: Sequence[int]) -> Plan:
     return Plan("text", [best[:MATCHES], unusual, sample, best, ends], inner=sorted(unusual))
 
 
-def plan_for(
-    fmt: Format | None, lines: Sequence[str], ranked: Sequence[int], text: str | None = None
-) -> Plan:
-    """The plan for ``lines`` in ``fmt`` (None: the query-led plan of unrecognised text); ``text``
-    is their join, when the caller has it."""
-    plan = _plan_for(fmt, _Text(lines, text), ranked)
+def plan_for(fmt: Format | None, lines: Sequence[str], ranked: Sequence[int], text: str) -> Plan:
+    """The plan for ``lines`` (of ``text``) in ``fmt`` (None: the query-led plan of unrecognised text)."""
+    t = _Text(lines, text)
+    if fmt is None:
+        plan = _lines(t, ranked)
+    elif fmt.name == "oneline":
+        every = list(range(len(lines)))
+        plan = Plan(fmt.label, [_front(ranked, every)], landmarks=every, indent=False)
+    else:
+        plan = _PLANS.get(fmt.name, _log)(fmt, t, ranked)
     plan.query = list(ranked)
     return plan
 
 
-def _plan_for(fmt: Format | None, t: _Text, ranked: Sequence[int]) -> Plan:
-    lines = t.lines
-    if fmt is None:
-        return _lines(t, ranked)
-    if fmt.name == "code":
-        return _code(fmt, t, ranked)
-    if fmt.name == "diff":
-        return _diff(fmt, t, ranked)
-    if fmt.name == "gitlog":
-        return _gitlog(fmt, t, ranked)
-    if fmt.name == "oneline":
-        every = list(range(len(lines)))
-        return Plan(fmt.label, [_front(ranked, every)], landmarks=every, indent=False)
-    if fmt.name in ("toml", "yaml", "yarn", "requirements"):
-        return _config(fmt, t, ranked)
-    if fmt.name == "lock":
-        return _lock(fmt, t, ranked)
-    if fmt.name == "markdown":
-        return _markdown(fmt, t, ranked)
-    if fmt.name in ("csv", "tsv"):
-        return _table(fmt, t, ranked)
-    return _log(fmt, t, ranked)
-
-
-def landmark_lines(fmt: Format | None, lines: Sequence[str]) -> list[int]:
-    """Indexes of the landmark lines of ``lines`` (none for tables, logs and unknown text)."""
-    if fmt is None or fmt.name in ("csv", "tsv", "log", "repeats", "lock"):
-        return []
-    return plan_for(fmt, lines, []).landmarks
+_PLANS: dict[str, Callable[[Format, _Text, Sequence[int]], Plan]] = {
+    "code": _code,
+    "diff": _diff,
+    "gitlog": _gitlog,
+    "toml": _config,
+    "yaml": _config,
+    "yarn": _config,
+    "requirements": _config,
+    "lock": _lock,
+    "markdown": _markdown,
+    "csv": _table,
+    "tsv": _table,
+}  # (logs and repeated lines: ``_log``)

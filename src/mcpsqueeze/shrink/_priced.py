@@ -46,13 +46,9 @@ __all__ = ["Priced", "priced"]
 
 _NEG: Final = -math.inf
 _HORIZON_MIN: Final = 64  # arrays this short offer every item; longer ones a prefix of their priority
-_ROUGH_DEPTH: Final = 8  # the size of a horizon's sample items is guessed from this many levels
-_SEARCH_STEPS: Final = 22
 _LEAST: Final = 1e-5  # a price at which everything offered is kept whole
 _MOST: Final = 64.0  # a price at which everything that may be folded or cut is
-_TOP_UPS: Final = 512  # at most this many heap entries looked at after the search
 _HEAD: Final = 8  # the head kept by the strings the packing cuts (short heads keep the most values)
-_PIN_HEAD: Final = 480  # pinned items (``_unusual``) show their strings whole up to about this size
 
 # what the top-up may add: (a profile's next cut string) or (an array, an item, priced or folded)
 _Offer = tuple["_Profile | None", "_Array | None", int, bool]
@@ -72,9 +68,8 @@ class _Profile:
     head: int = 0  # the head a long string below it is cut to (longer for a pinned item)
     value: int = 0  # verbatim leaves shown in any case
     cost: int = 0  # characters in any case (cuttable strings at their cut size)
-    extra: list[int] = field(
-        default_factory=list
-    )  # per cuttable string, in document order: characters to show it whole
+    # per cuttable string, in document order: characters to show it whole
+    extra: list[int] = field(default_factory=list)
     order: list[int] = field(default_factory=list)  # indexes of ``extra``, cheapest first
     sorted_extra: list[int] = field(default_factory=list)
     fixed: bool = False  # nothing inside to choose: the same at every price
@@ -137,13 +132,12 @@ class _Array:
     ends: set[int] = field(default_factory=set)  # first and last of an array near the top
     # items the call's words match or that stand out (``_unusual``), best first: kept, strings whole
     pins: list[int] = field(default_factory=list)
-    must: set[int] = field(
-        default_factory=set
-    )  # the items that cannot be folded (relaxed when they do not fit)
+    # the items that cannot be folded (relaxed when they do not fit)
+    must: set[int] = field(default_factory=set)
     bonus: dict[int, float] = field(default_factory=dict)
     # the longest gap marker the array can have, and its comma: the price search may then
     # overestimate a copy by a few characters, never underestimate it
-    gap: int = field(init=False)
+    gap: int = 0
     kept: list[int] = field(default_factory=list)  # the final choice
     # An array of leaves offered whole (short arrays: tags, names, numbers) keeps every item
     # below the price at which its cheapest-to-drop item stops paying its way: below
@@ -154,11 +148,9 @@ class _Array:
     # inside what the DP reads of it, ``_Plain``): what the DP walks
     seq: list[tuple[int, _Profile, float, bool, _Plain | None]] = field(default_factory=list)
 
-    def __post_init__(self) -> None:
-        self.gap = gap_size(max(self.n - 2, 0), self.n - 1) + 1
-
     def seal(self) -> None:
-        """Work out ``seq`` and ``whole_below`` once the items are compiled."""
+        """Work out ``gap``, ``seq`` and ``whole_below`` once the items are compiled."""
+        self.gap = gap_size(max(self.n - 2, 0), self.n - 1) + 1
         previous = -1
         seq: list[tuple[int, _Profile, float, bool, _Plain | None]] = []
         for i in self.positions:
@@ -218,10 +210,6 @@ class Priced:
         needed = plans.names(root) - self._own_names(root)
         self.top = self._compile(root, 0, needed or None, _HEAD)
         self._plans = None
-
-    def reset(self, target: int) -> None:
-        self.target = target
-        self.hint = self.price
 
     # -- compiling: the document within each array's horizon, as profiles and arrays ------------------
 
@@ -310,7 +298,7 @@ class Priced:
             order = list(range(n))
         else:
             assert self._plans is not None  # (compiling)
-            order = self._plans.order(node)
+            order = self._plans.ordered(node)[0]
         ends = (0, n - 1)
         top = depth <= 1
         # Items that show field names still needed somewhere are kept; names inside them are then
@@ -342,7 +330,7 @@ class Priced:
         for i in arr.positions:
             child = node[i]
             kind = type(child)
-            own = _PIN_HEAD if i in pins else head
+            own = 480 if i in pins else head  # (a pinned item shows its strings whole up to about 480)
             if kind is str and len(child) <= own + STRING_SLACK:  # type: ignore[arg-type]
                 arr.items[i] = _leaf(str_size(child), own)  # type: ignore[arg-type]
                 continue
@@ -372,7 +360,7 @@ class Priced:
         nesting by its first levels)."""
         if isinstance(node, str):
             return min(str_size(node), _HEAD + STRING_SLACK + 10)
-        if depth >= _ROUGH_DEPTH and isinstance(node, dict | list):
+        if depth >= 8 and isinstance(node, dict | list):  # (eight levels tell)
             return 16
         if isinstance(node, dict):
             return 2 + sum(len(k) + 4 + self._rough_size(v, depth + 1) for k, v in node.items())
@@ -573,7 +561,7 @@ class Priced:
         target = self.target
         lo_cost, hi_cost = cost(lo), cost(hi)
         flat = False  # the last step met no new size: the sizes jump there, interpolating misleads
-        for step in range(_SEARCH_STEPS):
+        for step in range(22):
             if hi / lo < 1.001 or hi_cost >= target * 0.99:
                 break  # (stopping at a jump pinned to 1 % instead lost values: items of 50-200 KB)
             span = lo_cost - hi_cost
@@ -613,7 +601,7 @@ class Priced:
             self._sizes_for = (self.price, self._relaxed)
         self._offer_profile(self.top)
         heap = self.heap
-        for _ in range(_TOP_UPS):
+        for _ in range(512):  # (heap entries looked at, at most)
             if not heap:
                 return
             _, _, offer = heapq.heappop(heap)
@@ -634,14 +622,9 @@ class Priced:
         self.pushed += 1
         heapq.heappush(self.heap, (-ratio, self.pushed, offer))
 
-    def _offer(self, offer: _Offer) -> None:
-        now = self._measure(offer)
-        if now is not None and now[0] <= self.room:
-            self._push(offer, now[1] / max(now[0], 1))
-
     def _offer_item(self, arr: _Array, i: int) -> None:
         """Offer item ``i`` of ``arr`` both ways: as priced, and with its strings cut and its arrays
-        folded. (``_offer`` of both, inlined: the gaps around ``i`` are measured once for the two.)"""
+        folded. (The gaps around ``i`` are measured once for the two.)"""
         item = arr.items[i]
         gaps: int | None = None
         measured = False
@@ -666,7 +649,7 @@ class Priced:
         stack = [profile]
         while stack:
             current = stack.pop()
-            k = current.shown  # (``_offer`` of the profile's next cut string, inlined: one per kept item)
+            k = current.shown  # (its next cut string)
             if k < len(current.order):
                 size = current.extra[current.order[k]]
                 if size <= self.room:
@@ -729,7 +712,9 @@ class Priced:
         if arr is None:
             assert profile is not None
             profile.shown += 1
-            self._offer(offer)
+            now = self._measure(offer)  # its next cut string
+            if now is not None and now[0] <= self.room:
+                self._push(offer, now[1] / max(now[0], 1))
             return
         arr.kept.insert(bisect_left(arr.kept, i), i)
         item = arr.items[i]
@@ -868,6 +853,6 @@ def priced(root: object, target: int, plans: Plans) -> Condensed | None:
     packing = plans.priced
     if not isinstance(packing, Priced) or packing.root is not root or target > packing.target * 5 // 4:
         packing = plans.priced = Priced(root, target, plans)
-    else:
-        packing.reset(target)  # a retry at about the same target: the horizons still hold
+    else:  # a retry at about the same target: the horizons still hold
+        packing.target, packing.hint = target, packing.price
     return packing.run()

@@ -96,13 +96,10 @@ def rank_lines(
     found = _matches(text, terms, dense=True)
     if isinstance(found, _Dense):
         keys = found.keys
-    else:  # (few matches: each line's key made from its own)
-        on: dict[int, list[str]] = {}
-        for index, word in found:
-            on.setdefault(index, []).append(word)
+    else:  # (few matches: each line's key made from its own, each word led by a blank)
         keys = [b""] * n
-        for index, words in on.items():
-            keys[index] = " ".join(words).encode("utf-8", "surrogatepass")
+        for index, word in found:
+            keys[index] += b" " + word.encode("utf-8", "surrogatepass")
     # A line's score depends only on its length and its matches in order, so lines alike in both (every
     # path of a listing under the searched directory) are scored once, and the document frequencies are
     # counted once per such kind of line.

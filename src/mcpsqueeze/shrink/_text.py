@@ -19,19 +19,16 @@ def head_tail(text: str, target: int, marker: Callable[[int], str]) -> str | Non
     room = target - len(widest) - 2  # two newlines around the marker
     if room < 2:
         return None
-    head_room = max(1, int(room * _HEAD_SHARE))
+    head_room = int(room * _HEAD_SHARE)  # (1 or more, and so is the tail's room: ``room`` is 2 or more)
     tail_room = room - head_room
     head_end = head_room
     newline = text.rfind("\n", 0, head_room)
     if newline >= 0 and head_room - (newline + 1) <= head_room * _LINE_SNAP:
         head_end = newline + 1
     tail_start = len(text) - tail_room
-    if tail_room > 0:
-        newline = text.find("\n", tail_start - 1, len(text))
-        if newline >= 0 and newline + 1 - tail_start <= tail_room * _LINE_SNAP:
-            tail_start = newline + 1
-    else:
-        tail_start = len(text)
+    newline = text.find("\n", tail_start - 1)
+    if newline >= 0 and newline + 1 - tail_start <= tail_room * _LINE_SNAP:
+        tail_start = newline + 1
     head, tail = text[:head_end], text[tail_start:]
     middle = marker(len(text) - len(head) - len(tail))
     before = "" if not head or head.endswith("\n") else "\n"

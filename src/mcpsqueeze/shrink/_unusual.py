@@ -227,13 +227,6 @@ def _few(count: int, n: int) -> bool:
     return 0 < count <= max(2, n // 100)
 
 
-def _places(column: Sequence[object], once: list[object]) -> list[int]:
-    """Where the values seen once in ``column`` are, in order (a few found each by its own scan)."""
-    if len(once) <= 2:
-        return sorted(map(column.index, once))
-    return list(compress(count(), map(set(once).__contains__, column)))
-
-
 def _far_out(column: Sequence[object], numbers: list[float]) -> list[int] | None:
     """The indexes of the values far out of the column's usual range (``numbers`` are its values
     present, as numbers); None when there are none or many (a long-tailed column: its far values are
@@ -327,7 +320,11 @@ def _column_scores(column: Sequence[object], types: set[type]) -> dict[int, floa
     # (more values than a category has among its first few is enough to tell it is none)
     if len(set(column[: 4 * categories])) <= categories and len(seen := Counter(column)) <= categories:
         once = [k for k, c in seen.items() if c == 1 and k is not MISSING]
-        return dict.fromkeys(_places(column, once), _STRONG) if _few(len(once), n) else None
+        if not _few(len(once), n):
+            return None
+        if len(once) <= 2:  # (a few found each by its own scan)
+            return dict.fromkeys(sorted(map(column.index, once)), _STRONG)
+        return dict.fromkeys(compress(count(), map(set(once).__contains__, column)), _STRONG)
     if n * _PROSE_CHARS > _TEXT_CHARS:
         return None  # (too long or too short on average: see below)
     texts: Sequence[str] = column if types == {str} else [v if type(v) is str else "" for v in column]  # type: ignore[assignment]
