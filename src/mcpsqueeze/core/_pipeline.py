@@ -160,7 +160,24 @@ class Pipeline:
             raise
         if self.accountant is not None:
             after_text = before_text if presented is result else model_view(presented, call.client)[0]
-            self._account(call, before_text, after_text, outcome, time.perf_counter() - started, seen)
+            self.accountant.record(
+                CallRecord(
+                    tool=call.tool,
+                    number=call.number,
+                    server=call.server,
+                    action=outcome.action,
+                    before_text=before_text,
+                    after_text=after_text,
+                    added_latency_ms=(time.perf_counter() - started) * 1000,
+                    response_id=outcome.response_id,
+                    report=outcome.report,
+                    store_failed=outcome.store_failed,
+                    session=self.session,
+                    call_latency_ms=(time.perf_counter() - call.started) * 1000,
+                    client=None if call.client is None else call.client.name,
+                    seen=seen,
+                )
+            )
         return presented, outcome
 
     async def _through_stages(
@@ -232,26 +249,3 @@ class Pipeline:
             first_page, result, outcome.response_id, file, client, call.voice, page_size, rest
         )
         return result if page is None else page
-
-    def _account(
-        self, call: Call, before_text: str, after_text: str, outcome: Outcome, took: float, seen: str
-    ) -> None:
-        assert self.accountant is not None
-        self.accountant.record(
-            CallRecord(
-                tool=call.tool,
-                number=call.number,
-                server=call.server,
-                action=outcome.action,
-                before_text=before_text,
-                after_text=after_text,
-                added_latency_ms=took * 1000,
-                response_id=outcome.response_id,
-                report=outcome.report,
-                store_failed=outcome.store_failed,
-                session=self.session,
-                call_latency_ms=(time.perf_counter() - call.started) * 1000,
-                client=None if call.client is None else call.client.name,
-                seen=seen,
-            )
-        )
