@@ -280,9 +280,7 @@ class CompressedTools:
         if name in also and name not in self._by_name and isinstance(arguments.get("tool_input"), dict):
             return Invoke(name, arguments["tool_input"], False)
         tool = self._tool(name)
-        tool_input = arguments.get("tool_input", {})
-        if tool_input is None:
-            tool_input = {}
+        tool_input = {} if arguments.get("tool_input") is None else arguments["tool_input"]
         full = arguments.get("full", False)
         if not isinstance(full, bool):
             raise CompressedToolError(INVALID_PARAMS, "full must be true or false")

@@ -12,7 +12,6 @@ from .._errors import RecoveryError, ShrinkError, UsageError
 from .._jsonbytes import loads
 from .._projection import project_text
 from .._results import duplicates_text, text_blocks, truncation_record
-from ..recovery import RecoveryStore
 from ..shrink import RecoveryHint
 from ._pipeline import Call, Outcome, Result
 from ._stages import ShrinkJob, StoringStage, laid_out, presented_with, shrink_fitting
@@ -72,10 +71,6 @@ class ProjectStage(StoringStage):
         return presented
 
 
-def _original_duplicates(store: RecoveryStore, response_id: str) -> bool:
-    return duplicates_text(loads(store.get(response_id)))
-
-
 class StructuredStage(StoringStage):
     """What the model of a client that shows structuredContent gets (runs last), and
     ``--drop-duplicate-structured`` for any other client. Such a client reads the JSON of
@@ -95,7 +90,8 @@ class StructuredStage(StoringStage):
             return result
         if outcome.response_id is not None:  # already changed: the stored original is what to compare
             try:
-                duplicate = await self._workers.run(_original_duplicates, self._store, outcome.response_id)
+                stored = outcome.response_id
+                duplicate = await self._workers.run(lambda: duplicates_text(loads(self._store.get(stored))))
             except RecoveryError:
                 return result
         else:
