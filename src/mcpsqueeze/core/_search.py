@@ -436,8 +436,7 @@ def _size(piece: Sequence[str]) -> int:
 def _line(lines: Sequence[str], regexp: Any, index: int, mark: str, width: int) -> str:
     """``N:text`` or ``N-text``: one line without its line end, cut to ``width`` characters (around
     where ``regexp`` matches it, when given)."""
-    text = lines[index].rstrip("\n")
-    text = text.removesuffix("\r")
+    text = lines[index].rstrip("\n").removesuffix("\r")
     return f"{index + 1}{mark}{_excerpt(text, regexp, width)}"
 
 
@@ -491,9 +490,17 @@ def _page_head(
     total: int, out_of: int, what: str, label: str, stopped: int | None, skip: int, budget: int
 ) -> tuple[str, int]:
     """A page's header, and the room its body has; a UsageError for a ``skip`` past the last match."""
-    header = _header(total, out_of, what, label, stopped is None)
     if total and skip >= total:
         raise UsageError(f"skip {skip} is past the {total} match(es); give a skip from 0 to {total - 1}")
+    if not total:
+        hint = ""
+        if label.startswith("grep") and not label.endswith("/i"):  # what else to try (the listing is short)
+            hint = " (ignore_case: true ignores case; search takes words and ranks lines)"
+        header = f"No {what[:-1]} of {out_of:,} matches {label}{hint}."
+    else:
+        count = f"{total:,}" if stopped is None else f"at least {total:,}"
+        form = "N: a match, N- context" if what == "lines" else "pointer: value"
+        header = f"{count} of {out_of:,} {what} match {label} ({form}):"
     return header, budget - len(header) - 1 - _FOOTER
 
 
@@ -509,32 +516,16 @@ def _page(
 ) -> Found:
     """The page of ``hits`` shown in ``body``, under its header and over its footer (the next skip)."""
     next_skip = skip + len(hits) if skip + len(hits) < total else None
-    footer = _footer(next_skip, total, stopped, out_of, what[:-1])
-    text = "\n".join([header, *body, *([footer] if footer else [])])
-    return Found(text, hits, total, skip, next_skip, stopped is None)
-
-
-def _header(total: int, out_of: int, what: str, label: str, complete: bool) -> str:
-    count = f"{total:,}" if complete else f"at least {total:,}"
-    if not total:
-        hint = ""
-        if label.startswith("grep") and not label.endswith("/i"):  # what else to try (the listing is short)
-            hint = " (ignore_case: true ignores case; search takes words and ranks lines)"
-        return f"No {what[:-1]} of {out_of:,} matches {label}{hint}."
-    form = "N: a match, N- context" if what == "lines" else "pointer: value"
-    return f"{count} of {out_of:,} {what} match {label} ({form}):"
-
-
-def _footer(next_skip: int | None, total: int, stopped: int | None, out_of: int, what: str) -> str:
     parts = []
     if next_skip is not None:
         parts.append(f"{total - next_skip:,} more: the same call with skip={next_skip} shows the next")
     if stopped is not None:
         parts.append(
-            f"search stopped by its time cap at {what} {stopped + 1:,} of {out_of:,}, so there are at "
+            f"search stopped by its time cap at {what[:-1]} {stopped + 1:,} of {out_of:,}, so there are at "
             "least these matches; narrow the pattern or search a part"
         )
-    return f"[{'; '.join(parts)}]" if parts else ""
+    text = "\n".join([header, *body, *([f"[{'; '.join(parts)}]"] if parts else [])])
+    return Found(text, hits, total, skip, next_skip, stopped is None)
 
 
 def _label(pattern: str) -> str:
