@@ -14,15 +14,6 @@ _INDEX_RE = re.compile(r"^(0|[1-9][0-9]*)\Z")
 _BAD_ESCAPE_RE = re.compile(r"~(?![01])")
 
 
-def _unescape(token: str, pointer: str) -> str:
-    if _BAD_ESCAPE_RE.search(token):
-        raise RecoveryError(
-            f"JSON pointer {pointer!r}: segment {token!r} has a '~' not followed by 0 or 1; "
-            "write '~0' for '~' and '~1' for '/'."
-        )
-    return token.replace("~1", "/").replace("~0", "~")
-
-
 def resolve_pointer(document: object, pointer: str) -> object:
     """Return the value ``pointer`` names inside ``document`` ("" is the whole document; any other starts
     with "/", as the recover request checks)."""
@@ -31,7 +22,12 @@ def resolve_pointer(document: object, pointer: str) -> object:
     current = document
     walked = ""
     for raw in pointer[1:].split("/"):
-        token = _unescape(raw, pointer)
+        if _BAD_ESCAPE_RE.search(raw):
+            raise RecoveryError(
+                f"JSON pointer {pointer!r}: segment {raw!r} has a '~' not followed by 0 or 1; "
+                "write '~0' for '~' and '~1' for '/'."
+            )
+        token = raw.replace("~1", "/").replace("~0", "~")
         here = f"{walked}/{raw}"
         if isinstance(current, dict):
             if token not in current:
