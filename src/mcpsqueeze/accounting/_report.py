@@ -206,8 +206,6 @@ def render_text(report: StatsReport) -> str:
 def _cell(text: str, width: int) -> str:
     """A name as one cell of a row: control characters (a newline, a terminal escape) shown escaped,
     so a tool name cannot split a row or rewrite the terminal; cut to `width`."""
-    if text.isprintable():
-        return text[:width]
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)[:width]
 
 
