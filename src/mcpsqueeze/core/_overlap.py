@@ -177,9 +177,7 @@ class _TooLong(Exception):
 
 
 def _pointer(path: str, part: str | int) -> str:
-    if not isinstance(part, str):  # an index
-        return f"{path}/{part}"
-    if "~" in part or "/" in part:
+    if isinstance(part, str):  # a key (an index needs no escape)
         part = part.replace("~", "~0").replace("/", "~1")
     return f"{path}/{part}"
 
