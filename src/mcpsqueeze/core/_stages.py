@@ -454,11 +454,10 @@ class ShrinkStage(StoringStage):
         response_id = new_response_id()
         hint = RecoveryHint(response_id, self._store.planned_file(response_id), call.voice)
         job = ShrinkJob(texts, budget, hint, limit, terms, above, fit)
-        # a few ms on the loop cost less than two thread hops (less so beside another shrink); a network
-        # store's write always goes to a worker
-        inline_below = (
-            0 if self._store.remote else _INLINE_SHRINK if self._in_flight else _INLINE_SHRINK_ALONE
-        )
+        # a few ms on the loop cost less than two thread hops; less so beside another shrink
+        inline_below = _INLINE_SHRINK if self._in_flight else _INLINE_SHRINK_ALONE
+        if self._store.remote:  # a network store: always in a worker
+            inline_below = 0
         self._in_flight += 1
         try:
             shrunk, file = await self._workers.run_sized(
@@ -507,9 +506,7 @@ class ToonStage(StoringStage):
     """
 
     async def __call__(self, call: Call, result: Result, outcome: Outcome) -> Result:
-        if (
-            outcome.action != "passthrough" or not call.policy.toonify
-        ):  # shrunk or deduplicated: stays as it is
+        if outcome.action != "passthrough" or not call.policy.toonify:  # shrunk, deduplicated or off
             return result
         content, indexes = text_blocks(result)
         if not indexes:
