@@ -9,7 +9,7 @@ from itertools import accumulate
 
 from mcpsqueeze._errors import UsageError
 
-__all__ = ["MAX_DIGITS", "line_span", "line_starts", "parse_line_range", "read_lines", "split_lines"]
+__all__ = ["MAX_DIGITS", "line_span", "line_starts", "parse_line_range", "split_lines"]
 
 #: Digits in a line number (or any number a recover request names): 18 stay below 2**63 and far below
 #: Python's 4,300-digit int limit (ValueError past it); no text has 10**18 lines.
@@ -81,9 +81,3 @@ def line_span(text: str, spec: str, starts: list[int] | None = None) -> tuple[in
         )
     last = total if end is None else min(end, total)
     return starts[start - 1], starts[last], start, last, total
-
-
-def read_lines(text: str, spec: str) -> tuple[str, int, int, int]:
-    """The exact text of the lines ``spec`` names (each with its newline), with (first, last, total lines)."""
-    begin, end, first, last, total = line_span(text, spec)
-    return text[begin:end], first, last, total

@@ -31,7 +31,7 @@ class _Stderr(logging.StreamHandler):  # type: ignore[type-arg]
         pass
 
 
-def configure_logging(level: str = "warning") -> None:
+def configure_logging(level: str) -> None:
     """Our loggers at ``level``; libraries (the SDK logs every request at INFO) stay at WARNING."""
     root = logging.getLogger()
     if not any(isinstance(handler, _Stderr) for handler in root.handlers):

@@ -26,7 +26,7 @@ def _owners() -> tuple[int, ...]:
     return (os.geteuid(), 0)
 
 
-def check_trusted_dir(directory: str, what: str, file_uid: int | None = None) -> None:
+def check_trusted_dir(directory: str, what: str, file_uid: int) -> None:
     """Refuse a directory where another user could replace `what`: not ours (or root's), or writable by
     group or others, unless it is sticky (like /tmp) and the file in it (`file_uid`) is ours."""
     try:

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcpsqueeze._errors import UsageError
-from mcpsqueeze._lines import read_lines, split_lines
+from mcpsqueeze._lines import split_lines
 from mcpsqueeze.core._search import SearchLimits, grep, search
 from mcpsqueeze.recovery import resolve_pointer
 from mcpsqueeze.shrink._rank import rank_lines, search_terms
@@ -23,13 +23,13 @@ def _source(n: int) -> str:
     )
 
 
-def test_grep_answers_matching_lines_numbered_as_read_lines_numbers_them() -> None:
+def test_grep_answers_matching_lines_numbered_as_split_lines_numbers_them() -> None:
     text = _source(100)
     found = grep(text, r"^def parse_\d+", context=0)
     assert found.hits == tuple(range(10, 101, 10))
     assert found.total == 10 and found.next_skip is None and found.complete
     for number in found.hits:
-        line = read_lines(text, str(number))[0].rstrip("\n")
+        line = split_lines(text)[int(number) - 1].rstrip("\n")
         assert f"\n{number}:{line}\n" in f"\n{found.text}\n"
 
 

@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 
 from mcpsqueeze._errors import UsageError
-from mcpsqueeze._lines import parse_line_range, read_lines, split_lines
+from mcpsqueeze._lines import line_span, parse_line_range, split_lines
 from mcpsqueeze.core import RecoverRequest, answer
 
 
@@ -47,16 +47,16 @@ def test_a_bad_range_is_a_usage_error_that_says_how_to_write_one(spec: str, mess
         parse_line_range(spec)
 
 
-def test_reading_lines_gives_exactly_those_lines_and_where_they_are() -> None:
+def test_a_line_span_is_exactly_those_lines_and_where_they_are() -> None:
     text = "one\ntwo\nthree\nfour"
-    assert read_lines(text, "2-3") == ("two\nthree\n", 2, 3, 4)
-    assert read_lines(text, "4") == ("four", 4, 4, 4)
-    assert read_lines(text, "3-99") == ("three\nfour", 3, 4, 4)  # stops at the last line, says so
+    assert line_span(text, "2-3") == (4, 14, 2, 3, 4) and text[4:14] == "two\nthree\n"
+    assert line_span(text, "4") == (14, 18, 4, 4, 4) and text[14:18] == "four"
+    assert line_span(text, "3-99") == (8, 18, 3, 4, 4)  # stops at the last line, says so
 
 
 def test_a_start_past_the_end_names_the_number_of_lines() -> None:
     with pytest.raises(UsageError, match="has 4 line"):
-        read_lines("1\n2\n3\n4\n", "5-6")
+        line_span("1\n2\n3\n4\n", "5-6")
 
 
 def _original(*texts: str) -> bytes:

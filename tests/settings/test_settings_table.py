@@ -84,7 +84,7 @@ def markdown_table() -> str:
             f"`{flag}`" if flag else "",
             f"`{env}`" if env else "",
             "yes" if row.config else "",
-            "yes" if row.per_tool else "",
+            "yes" if row in POLICY_KNOBS else "",
             ", ".join(library),
             default.replace("|", "\\|"),
         ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from mcpsqueeze._lines import read_lines, split_lines
+from mcpsqueeze._lines import line_span, split_lines
 
 FOLD = re.compile(r"^[ \t]*\[lines? (\d+)(?:-(\d+))? folded(?:: ([^\]]*))?\]\n?\Z")
 HEADER = re.compile(r"^\[mcpsqueeze\] Outline of (?:(\d+) lines|lines (\d+)-(\d+)) \(")
@@ -23,7 +23,7 @@ def folds(preview: str) -> list[tuple[int, int, str]]:
 
 def rebuild(preview: str, original: str, first_line: int = 1) -> str:
     """The original as the preview claims it: shown lines as they are, each marker replaced by the
-    lines it names (read back with ``read_lines`` from ``original``, the joined text). Asserts that
+    lines it names (read back with ``line_span`` from ``original``, the joined text). Asserts that
     shown lines and folded ranges follow each other without a gap or an overlap."""
     lines = split_lines(preview)
     assert HEADER.match(lines[0]), lines[0]
@@ -38,8 +38,8 @@ def rebuild(preview: str, original: str, first_line: int = 1) -> str:
         first = int(match.group(1))
         last = int(match.group(2) or first)
         assert first == expected, (first, expected, line)
-        chosen, got_first, got_last, _total = read_lines(original, f"{first}-{last}")
+        begin, end, got_first, got_last, _total = line_span(original, f"{first}-{last}")
         assert (got_first, got_last) == (first, last)
-        out.append(chosen)
+        out.append(original[begin:end])
         expected = last + 1
     return "".join(out)

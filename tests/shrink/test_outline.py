@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from outlines import folds, rebuild
 
-from mcpsqueeze._lines import read_lines, split_lines
+from mcpsqueeze._lines import split_lines
 from mcpsqueeze._voice import ShellVoice
 from mcpsqueeze.shrink import RecoveryHint, landmarks, shrink_texts
 from mcpsqueeze.shrink._formats import detect
@@ -94,7 +94,7 @@ def test_diff_markers_count_exactly_the_added_and_removed_lines_they_fold_as_dif
     assert result is not None
     counted = 0
     for first, last, words in folds(result.texts[0]):
-        folded = split_lines(read_lines(original, f"{first}-{last}")[0])
+        folded = split_lines(original)[first - 1 : last]
         hunk = [line for line in folded if not line.startswith(("--- ", "+++ "))]  # file headers: not counted
         for sign, count in re.findall(r"(?:^| )([+-])(\d+)", words):
             assert int(count) == sum(line.startswith(sign) for line in hunk), (first, last, words)

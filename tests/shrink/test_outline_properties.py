@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from outlines import folds, rebuild
 
 from mcpsqueeze._errors import ShrinkError
-from mcpsqueeze._lines import read_lines, split_lines
+from mcpsqueeze._lines import line_span, split_lines
 from mcpsqueeze._voice import McpVoice, ShellVoice
 from mcpsqueeze.shrink import RecoveryHint, shrink_texts
 
@@ -125,7 +125,7 @@ def _check(texts: list[str], budget: int, hint: RecoveryHint, terms: tuple[str, 
 
 def _check_counts(preview: str, joined: str) -> None:
     for first, last, words in folds(preview):
-        folded = split_lines(read_lines(joined, f"{first}-{last}")[0])
+        folded = split_lines(joined)[first - 1 : last]
         assert len(folded) == last - first + 1
         headers = any(_HEADER.match(line) for line in folded)  # a fold of file headers counts them "other"
         for sign, count in re.findall(r"(?:^| )([+-])(\d+)", words):  # diffstat: +12 -20
@@ -175,6 +175,7 @@ def test_lines_read_back_join_into_the_text(text: str, data: st.DataObject) -> N
     parts, start = [], 1
     for end in cut:
         if end >= start:
-            parts.append(read_lines(text, f"{start}-{end}")[0])
+            begin, stop, *_ = line_span(text, f"{start}-{end}")
+            parts.append(text[begin:stop])
             start = end + 1
     assert "".join(parts) == text

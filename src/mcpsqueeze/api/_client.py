@@ -87,7 +87,7 @@ class Client:
         given = check_keywords("client", {"budget": budget, **options})
         base = Settings.make(**{**library_defaults("client"), **given})
         settings = self.settings = file.apply(base, keep=frozenset(given))
-        self.squeezer = Squeezer.from_settings(settings, RECOVER_TOOL)
+        self.squeezer = Squeezer.from_settings(settings)
         tools = ToolFilter(settings.include_tools, settings.exclude_tools)
         self._links = Backends(settings, specs, tools, self.squeezer, holder="client")
         self._backends = self._links.backends

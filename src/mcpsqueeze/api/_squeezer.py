@@ -87,11 +87,11 @@ class Squeezer(Session):
         self.recover_tool = recover_tool
 
     @classmethod
-    def from_settings(cls, settings: Settings, recover_tool: str = RECOVER_TOOL) -> Squeezer:
+    def from_settings(cls, settings: Settings) -> Squeezer:
         """A squeezer of settings already resolved (the `Client`'s: keywords over its config file)."""
         squeezer = cls.__new__(cls)
-        Session.__init__(squeezer, settings, voice=McpVoice(recover_tool))
-        squeezer.recover_tool = recover_tool
+        Session.__init__(squeezer, settings, voice=McpVoice(RECOVER_TOOL))
+        squeezer.recover_tool = RECOVER_TOOL
         return squeezer
 
     async def present(

@@ -93,7 +93,7 @@ def _value(settings: Settings, name: str) -> Any:
 
 
 def render_effective(
-    settings: Settings, choice: ConfigChoice, ctx: click.Context, tools: tuple[str, ...] = ()
+    settings: Settings, choice: ConfigChoice, ctx: click.Context, tools: tuple[str, ...]
 ) -> str:
     """`mcpsqueeze config`: each effective setting and its source, the policies, per-tool results."""
     config = choice.settings

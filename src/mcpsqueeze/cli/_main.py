@@ -351,11 +351,9 @@ def stats(paths: tuple[Path, ...], top: int, as_json: bool, html_path: Path | No
     help="Budget used for the demo.",
 )
 @click.option("--no-shrink", is_flag=True, help="Show dedup only.")
-@click.option(
+@file_option(
     "--html",
     "html_path",
-    type=click.Path(path_type=Path, dir_okay=False),
-    default=None,
     help="Write the session's HTML report here (default: report.html in the directory the demo keeps).",
 )
 def demo(budget: int, no_shrink: bool, html_path: Path | None) -> None:

@@ -7,7 +7,6 @@ Every generator seeds its own `random.Random` from a string (string seeds are ha
 from __future__ import annotations
 
 import random
-import struct
 import zlib
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -151,23 +150,3 @@ def big_structured(n: int) -> dict[str, Any]:
         for i in range(max(0, n))
     ]
     return {"count": len(items), "items": items, "summary": {"warehouses": ["ams", "dub", "fra"]}}
-
-
-def tiny_png() -> bytes:
-    """A valid 8x8 RGB PNG (a diagonal gradient), built by hand so no image library is needed."""
-    width = height = 8
-    raw = b"".join(
-        b"\x00" + bytes(v for x in range(width) for v in (x * 32, y * 32, 128)) for y in range(height)
-    )
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        body = kind + data
-        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
-
-    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return (
-        b"\x89PNG\r\n\x1a\n"
-        + chunk(b"IHDR", header)
-        + chunk(b"IDAT", zlib.compress(raw))
-        + chunk(b"IEND", b"")
-    )

@@ -69,7 +69,7 @@ def _exit_grace(seconds: float) -> Iterator[None]:
         stdio.PROCESS_TERMINATION_TIMEOUT = before
 
 
-async def run_demo(budget: int, no_shrink: bool, html: Path | None = None) -> int:
+async def run_demo(budget: int, no_shrink: bool, html: Path | None) -> int:
     import mcp_types as types
     from mcp import Client, StdioServerParameters
     from pydantic import TypeAdapter

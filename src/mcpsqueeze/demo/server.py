@@ -12,7 +12,6 @@ pick the wire form the negotiated protocol needs: a mid-call request on handshak
 from __future__ import annotations
 
 import argparse
-import base64
 import json
 import os
 import warnings
@@ -117,11 +116,17 @@ def fail(message: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=message)], is_error=True)
 
 
+# An 8x8 RGB PNG (a diagonal gradient), base64.
+_PNG = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAgAAAAICAIAAABLbSncAAAAbElEQVR4nBXNQRUAUQhCUaMYhShGeVGIQhSizB+XXA7ODDtouIHBQ4YOM8su"
+    "Wm5h8ZKl+0CskDiBsIioHhx76LiDw0eO3oN/4FVf+J8h0PduzBqZ8x/bxNQPwgaFy192SGgelC0q13/CJaXlA8Z7WAGfV950AAAAAElFTkSuQmCC"
+)
+
+
 @mcp.tool(annotations=READ_ONLY)
 def image() -> CallToolResult:
     """A small PNG image block followed by a text block."""
-    data = base64.b64encode(_data.tiny_png()).decode("ascii")
-    png = ImageContent(type="image", data=data, mime_type="image/png")
+    png = ImageContent(type="image", data=_PNG, mime_type="image/png")
     return CallToolResult(content=[png, TextContent(type="text", text="An 8x8 gradient PNG.")])
 
 

@@ -38,7 +38,6 @@ class Knob:
     doors: frozenset[str] = ALL_DOORS  # wrap, serve, config (the CLI) and squeezer, client (the library)
     library: Any = SAME  # the library's default, where it differs from the CLI's
     default_text: str = ""  # the default as --help shows it ("24h", "none"), when not the kind's printout
-    per_tool: bool = False  # a `Policy` row: also a `[policies]` key, resolved per call (set by `rows`)
 
     @property
     def flag_name(self) -> str | None:
@@ -78,9 +77,8 @@ def knob(
     return dataclasses.field(default=default, metadata=meta)
 
 
-def rows(cls: type, *, per_tool: bool = False) -> list[Knob]:
-    """The knobs of one dataclass, in field order, with their names and defaults filled in; `per_tool`
-    for the `Policy` rows (also `[policies]` keys, resolved per call)."""
+def rows(cls: type) -> list[Knob]:
+    """The knobs of one dataclass, in field order, with their names and defaults filled in."""
     found = []
     for f in dataclasses.fields(cls):
         row = f.metadata.get(KNOB)
@@ -88,5 +86,5 @@ def rows(cls: type, *, per_tool: bool = False) -> list[Knob]:
             continue
         made = f.default_factory is not dataclasses.MISSING
         default = f.default_factory() if made else f.default  # type: ignore[operator]
-        found.append(dataclasses.replace(row, name=f.name, default=default, per_tool=per_tool))
+        found.append(dataclasses.replace(row, name=f.name, default=default))
     return found

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -136,16 +137,6 @@ class PolicySet:
         return any(rule.values.get(key) is True for rule in self.rules)
 
     def resolver(self, base: Policy) -> Callable[[str, str], Policy]:
-        """`(server, tool) -> Policy`, memoised: a session sees few distinct tools."""
-        cache: dict[tuple[str, str], Policy] = {}
-
-        def lookup(server: str, tool: str) -> Policy:
-            key = (server, tool)
-            found = cache.get(key)
-            if found is None:
-                if len(cache) >= 4096:  # bounded even against a backend that invents tool names
-                    cache.clear()
-                found = cache[key] = self.resolve(base, server, tool)
-            return found
-
-        return lookup
+        """`(server, tool) -> Policy`, memoised: a session sees few distinct tools (and the cache is
+        bounded even against a backend that invents tool names)."""
+        return functools.lru_cache(maxsize=4096)(functools.partial(self.resolve, base))

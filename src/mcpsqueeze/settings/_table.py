@@ -14,7 +14,7 @@ from ._settings import Settings
 
 __all__ = ["KNOBS", "POLICY_KNOBS", "check_keywords", "knob_named", "library_defaults"]
 
-POLICY_KNOBS: tuple[Knob, ...] = tuple(rows(Policy, per_tool=True))
+POLICY_KNOBS: tuple[Knob, ...] = tuple(rows(Policy))  # also `[policies]` keys, resolved per call
 KNOBS: tuple[Knob, ...] = POLICY_KNOBS + tuple(rows(Settings))
 _BY_NAME = {row.name: row for row in KNOBS}
 
