@@ -129,14 +129,6 @@ def indent_depth(line: str) -> int | None:
     return len(lead) + 3 * lead.count("\t")
 
 
-def diff_depth(line: str) -> int | None:
-    """The indentation of a diff line's content (after its ``+``/``-``/space prefix); None for
-    blank content and for lines that are not hunk lines."""
-    if line[:1] not in ("+", "-", " "):
-        return None
-    return indent_depth(line[1:])
-
-
 _OPENS = (":", "{", "(", "[", "=>")  # how a line that opens a block of code ends
 
 
@@ -403,7 +395,10 @@ def _diff(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
         detail=14,  # "+12345 -12345"
         indent=False,
     )
-    return _with_nested(plan, lines, diff_depth, code=True)
+    # a hunk line's depth is its content's, after the ``+``/``-``/space prefix
+    return _with_nested(
+        plan, lines, lambda line: indent_depth(line[1:]) if line[:1] in ("+", "-", " ") else None, code=True
+    )
 
 
 class _Lazy:
@@ -751,18 +746,14 @@ _LETTER_RE = re.compile(r"[^\W\d_]")
 _SENTENCE_BREAK_RE = re.compile(r"[.!?][\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])|\n[ \t\r]*\n")
 
 
-def _prose_lines(lines: Sequence[str]) -> bool:
-    """Most lines (of a sample) are words: letters are three quarters of them or more."""
-    sample = [line for line in islice(lines, 400) if len(line) > 30]
-    words = sum(len(_LETTER_RE.findall(line)) * 4 >= len(line.strip()) * 3 for line in sample)
-    return bool(sample) and words * 5 >= len(sample) * 3
-
-
 def _unusual_lines(t: _Text) -> list[int]:
     """The lines that stand out from the others (``_unusual``), best first: each line on its own, or
     in prose (wrapped anywhere) the lines of each sentence that stands out."""
     lines = t.lines
-    if not _prose_lines(lines):
+    # prose: most lines (of a sample) are words, letters three quarters of them or more
+    sample = [line for line in islice(lines, 400) if len(line) > 30]
+    words = sum(len(_LETTER_RE.findall(line)) * 4 >= len(line.strip()) * 3 for line in sample)
+    if not (sample and words * 5 >= len(sample) * 3):
         return standouts(rare_word_scores(lines), UNUSUAL)
     text = t.text
     end = min(len(text), _SENTENCES_MOST)  # (past it no sentence would be compared: _unusual)
