@@ -191,7 +191,9 @@ def _other_keys(joined: str) -> list[bytes]:
         source = joined.lower()
     data = source.encode("utf-8", "surrogatepass")
     others = set(data.translate(None, _ASCII).decode("utf-8", "surrogatepass"))
-    changes = {char: to for char in others if (to := _letters(char)) != char}
+    # each character as the words see it: lower-cased, what is not a letter a blank
+    lowered = {char: "".join(c if _LETTER_RE.match(c) else " " for c in char.lower()) for char in others}
+    changes = {char: to for char, to in lowered.items() if to != char}
     if len(changes) > _REPLACED:
         table = {ord(char): to for char, to in changes.items()}
         data = source.translate(table).encode("utf-8", "surrogatepass")
@@ -199,11 +201,6 @@ def _other_keys(joined: str) -> list[bytes]:
         for char, to in changes.items():
             data = data.replace(char.encode("utf-8", "surrogatepass"), to.encode("utf-8", "surrogatepass"))
     return data.translate(_LETTERS).split(b"\n")
-
-
-def _letters(char: str) -> str:
-    """A character as the words see it: lower-cased, what is not a letter a blank."""
-    return "".join(c if _LETTER_RE.match(c) else " " for c in char.lower())
 
 
 def _long_word(word: bytes) -> bool:
