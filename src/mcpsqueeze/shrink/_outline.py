@@ -110,8 +110,8 @@ def _choose(
         offers = refused
         if not offers or min(map(deltas.__getitem__, offers)) > limit - used:
             break  # nothing refused fits what is left: another round would change nothing
-    if used < fill_limit and plan.fill:
-        offer(plan.fill, kept, deltas, fill_limit - used, marker_room, True)
+    if used < fill_limit and (fill := plan.fill()):
+        offer(fill, kept, deltas, fill_limit - used, marker_room, True)
         body, example = _render(lines, kept, plan, first, detail, markers, breaks)
     return kept, body, example
 

@@ -16,7 +16,7 @@ from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cache, cached_property
 from itertools import accumulate, chain, compress, count, islice, pairwise, repeat, zip_longest
 from operator import itemgetter, not_
 
@@ -56,7 +56,7 @@ class Plan:
 
     label: str
     tiers: list[list[int]]
-    fill: Iterable[int] = field(default_factory=list)
+    fill: Callable[[], Sequence[int]] = tuple  # made when reached: most outlines of a big text are full first
     describe: Callable[[int, int], str] = field(default=lambda a, b: "")
     landmarks: list[int] = field(default_factory=list)
     detail: int = 0  # the most characters ``describe`` writes, with this many digits per number
@@ -228,7 +228,7 @@ def _code(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
             list(range(min(20, n))),  # the head: a module docstring and its imports
             bodies,
         ],
-        fill=range(n),
+        fill=lambda: range(n),
         landmarks=definitions,
     )
     return _with_nested(plan, lines, indent_depth, code=True)
@@ -389,7 +389,7 @@ def _diff(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
             _round_robin(value),
             indexes,
         ],
-        fill=_Lazy(rest),
+        fill=cache(rest),
         describe=describe,
         landmarks=landmarks,
         detail=14,  # "+12345 -12345"
@@ -399,23 +399,6 @@ def _diff(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
     return _with_nested(
         plan, lines, lambda line: indent_depth(line[1:]) if line[:1] in ("+", "-", " ") else None, code=True
     )
-
-
-class _Lazy:
-    """A fill worked out on first use: most outlines of a big text are full before their fill."""
-
-    def __init__(self, make: Callable[[], list[int]]) -> None:
-        self._make = make
-
-    @cached_property
-    def _items(self) -> list[int]:
-        return self._make()
-
-    def __iter__(self) -> Iterator[int]:
-        return iter(self._items)
-
-    def __bool__(self) -> bool:
-        return bool(self._items)
 
 
 def _round_robin(groups: list[list[int]]) -> list[int]:
@@ -457,7 +440,7 @@ def _gitlog(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
     return Plan(
         fmt.label,
         [_front(ranked, landmarks), _query_tier(ranked, len(lines)), [0, *details], bodies],
-        fill=range(len(lines)),
+        fill=lambda: range(len(lines)),
         describe=describe,
         landmarks=sorted(landmarks),
         detail=12,
@@ -502,7 +485,7 @@ def _config(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
     plan = Plan(
         fmt.label,
         [_front(ranked, [*sections, *names]), _query_tier(ranked, n), head, second, deeper],
-        fill=range(n),
+        fill=lambda: range(n),
         landmarks=landmarks,
     )
     return _with_nested(plan, lines, indent_depth)
@@ -600,7 +583,7 @@ def _markdown(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
     plan = Plan(
         fmt.label,
         [_front(ranked, headings), sentences, _query_tier(ranked, n), list(range(min(_SHORT_HEAD, n)))],
-        fill=range(n),
+        fill=lambda: range(n),
         landmarks=[
             h for h in headings if HEADING_RE.match(lines[h]) or not re.match(r"^[=-]+[ \t]*$", lines[h])
         ],
