@@ -33,7 +33,7 @@ from mcpsqueeze.shrink._formats import (
     shape,
 )
 from mcpsqueeze.shrink._locks import packages, yarn_head
-from mcpsqueeze.shrink._unusual import MATCHES, UNUSUAL, rare_word_scores, standouts, unusual_records
+from mcpsqueeze.shrink._unusual import MATCHES, rare_word_scores, standouts, unusual_records
 
 __all__ = ["FOLD_LINES", "Plan", "plan_for"]
 
@@ -607,7 +607,7 @@ def _unusual_rows(fmt: Format, lines: Sequence[str], rows: list[int]) -> list[in
     except csv.Error:
         return []
     scores = unusual_records(columns, records, cells=True)
-    return [rows[k] for k in standouts(scores, UNUSUAL)]
+    return [rows[k] for k in standouts(scores)]
 
 
 def _columns(rows: list[str], delimiter: str) -> list[list[str]] | None:
@@ -695,7 +695,7 @@ def _log(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
     alarms = [i for i in distinct if _ALARM_RE.search(lines[i])]
     warnings = [i for i in distinct if _WARN_RE.search(lines[i])]
     # (the shapes hold the lines' words: lines that differ only in numbers are read once)
-    unusual = [i for i in standouts(rare_word_scores(shapes), UNUSUAL) if i not in set(alarms)]
+    unusual = [i for i in standouts(rare_word_scores(shapes)) if i not in set(alarms)]
     order = [*warnings, *distinct[:30], *reversed(distinct[-30:]), *distinct]
 
     def describe(a: int, b: int) -> str:
@@ -737,7 +737,7 @@ def _unusual_lines(t: _Text) -> list[int]:
     sample = [line for line in islice(lines, 400) if len(line) > 30]
     words = sum(len(_LETTER_RE.findall(line)) * 4 >= len(line.strip()) * 3 for line in sample)
     if not (sample and words * 5 >= len(sample) * 3):
-        return standouts(rare_word_scores(lines), UNUSUAL)
+        return standouts(rare_word_scores(lines))
     text = t.text
     end = min(len(text), _SENTENCES_MOST)  # (past it no sentence would be compared: _unusual)
     starts = [0, *(match.end() for match in _SENTENCE_BREAK_RE.finditer(text, 0, end))]
@@ -745,7 +745,7 @@ def _unusual_lines(t: _Text) -> list[int]:
     sentences = [text[a:b] for a, b in zip(starts, ends, strict=True)]
     offsets = list(accumulate(map(len, lines), initial=0))  # where each line starts
     out: list[int] = []
-    for k in standouts(rare_word_scores(sentences), UNUSUAL):
+    for k in standouts(rare_word_scores(sentences)):
         first = bisect_right(offsets, starts[k]) - 1
         last = bisect_left(offsets, ends[k]) - 1
         out.extend(range(first, max(first, last) + 1))
