@@ -132,20 +132,6 @@ def indent_depth(line: str) -> int | None:
 _OPENS = (":", "{", "(", "[", "=>")  # how a line that opens a block of code ends
 
 
-def _fewest(candidates: list[int], a: int, b: int) -> list[int]:
-    """The fewest of ``candidates`` (in order) that cut ``a..b-1`` into runs of at most
-    ``FOLD_LINES`` lines where the candidates allow it: each one is kept when skipping it would make
-    the run from the last kept line to the next candidate too long."""
-    kept: list[int] = []
-    start = a
-    for k, c in enumerate(candidates):
-        after = candidates[k + 1] if k + 1 < len(candidates) else b
-        if after - start > FOLD_LINES:
-            kept.append(c)
-            start = c + 1
-    return kept
-
-
 def _with_nested(
     plan: Plan, lines: Sequence[str], depth: Callable[[str], int | None], code: bool = False
 ) -> Plan:
@@ -179,7 +165,15 @@ def _with_nested(
         level = min(d for _, d in openers)
         chosen = [i for i, d in openers if d == level]
         if len(chosen) > max(8, (b - a) // 15):
-            chosen = _fewest(chosen, a, b)
+            # the fewest that cut ``a..b-1`` into runs of at most ``FOLD_LINES`` lines where they allow it:
+            # each is kept when skipping it would make the run from the last kept line to the next too long
+            kept: list[int] = []
+            start = a
+            for c, after in zip(chosen, [*chosen[1:], b], strict=True):
+                if after - start > FOLD_LINES:
+                    kept.append(c)
+                    start = c + 1
+            chosen = kept
         inner.extend(chosen)
         cuts = [a - 1, *chosen, b]
         stack.extend((x + 1, y) for x, y in pairwise(cuts) if y - x - 1 > FOLD_LINES)
