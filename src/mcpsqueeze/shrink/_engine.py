@@ -115,8 +115,8 @@ def _shrink_blocks(
     record_room: int,
     hint: RecoveryHint,
     plans: Plans,
-    terms: Sequence[str] = (),
-    soft: int = SOFT_CHARS,
+    terms: Sequence[str],
+    soft: int,
 ) -> _Outcome:
     totals = Condensed(None)
     out = _Outcome([b.text for b in blocks], [], totals, [])

@@ -49,13 +49,13 @@ class RecoveryHint:
 _SAFE_KEY = re.compile(r"[A-Za-z0-9_.-]{1,40}\Z")
 
 
-def example_pointer(value: object, depth: int = 3) -> str | None:
+def example_pointer(value: object) -> str | None:
     """A pointer into ``value`` that resolves: the first item of arrays, a container-valued key of
-    objects, at most ``depth`` segments; None for a scalar. Only keys that need no escaping in JSON,
+    objects, at most three segments; None for a scalar. Only keys that need no escaping in JSON,
     a shell or RFC 6901 are used, so the hint can be copied as it is."""
     parts: list[str] = []
     node = value
-    for _ in range(depth):
+    for _ in range(3):
         if isinstance(node, list) and node:
             parts.append("0")
             node = node[0]
