@@ -59,15 +59,15 @@ def test_rows_of_few_categories_keep_the_one_seen_once() -> None:
     ]
     rows[123][1] = "Skunkworks"
     scores = unusual_records(list(zip(*rows, strict=True)), len(rows))
-    assert standouts(scores, 5) == [123]
+    assert standouts(scores) == [123]
 
 
 def test_a_number_far_out_of_its_column_stands_out_and_a_long_tail_does_not() -> None:
     values: list[object] = [round(20 + (i % 17) / 4, 2) for i in range(300)]
     values[40] = 412.7
-    assert standouts(unusual_records([values], 300), 5) == [40]
+    assert standouts(unusual_records([values], 300)) == [40]
     tail: list[object] = [2**k for k in range(300)]  # every value far from the median: none stands out
-    assert standouts(unusual_records([tail], 300), 5) == []
+    assert standouts(unusual_records([tail], 300)) == []
 
 
 def test_a_field_only_one_record_has_stands_out() -> None:
@@ -94,7 +94,7 @@ def test_rare_words_are_runs_of_three_letters_or_more_lowered_in_any_script(text
 
 
 def test_identical_siblings_have_no_standout() -> None:
-    assert standouts(rare_word_scores(["the same line of words"] * 40), 5) == []
+    assert standouts(rare_word_scores(["the same line of words"] * 40)) == []
     assert unusual_items([{"a": 1, "b": "x"}] * 40) == []
 
 

@@ -115,8 +115,8 @@ def _shrink_blocks(
     record_room: int,
     hint: RecoveryHint,
     plans: Plans,
-    terms: Sequence[str] = (),
-    soft: int = SOFT_CHARS,
+    terms: Sequence[str],
+    soft: int,
 ) -> _Outcome:
     totals = Condensed(None)
     out = _Outcome([b.text for b in blocks], [], totals, [])
@@ -227,7 +227,7 @@ def shrink_texts(
         return None
     blocks = [_classify(t) for t in texts]
     if above is None or original <= above:
-        return _fit(blocks, texts, budget, hint, query_terms, block_limit)
+        return _fit(blocks, budget, hint, query_terms, block_limit)
     goal = 0  # what the blocks' previews are worth together (``_value``), record room included
     for block in blocks:
         if block.value is NOT_JSON:
@@ -246,29 +246,25 @@ def shrink_texts(
         return None
     while True:
         try:
-            shrunk: Shrunk | None = _fit(blocks, texts, goal, hint, query_terms, block_limit)
+            shrunk: Shrunk | None = _fit(blocks, goal, hint, query_terms, block_limit)
         except ShrinkError:
             shrunk = None
         if goal >= budget or (shrunk is not None and not shrunk.report.dropped_fields):
             break
         goal = min(budget, goal * 2)  # every field name shown, or no useful preview: more room
     if shrunk is None:
-        return None if fits else _fit(blocks, texts, budget, hint, query_terms, block_limit)
+        return None if fits else _fit(blocks, budget, hint, query_terms, block_limit)
     if fits and sum(map(len, shrunk.texts)) + len(shrunk.notice or "") > keep:
         return None
     return shrunk
 
 
 def _fit(
-    blocks: list[_Block],
-    texts: list[str],
-    budget: int,
-    hint: RecoveryHint,
-    query_terms: Sequence[str],
-    block_limit: int | None,
+    blocks: list[_Block], budget: int, hint: RecoveryHint, query_terms: Sequence[str], block_limit: int | None
 ) -> Shrunk:
     """``shrink_texts`` at one budget, the blocks classified: the preview, or ShrinkError."""
-    original = sum(len(t) for t in texts)
+    lengths = [len(b.text) for b in blocks]
+    original = sum(lengths)
     # Recovery reads a pointer inside the text blocks joined: one JSON block is one document.
     single = blocks[0].value if len(blocks) == 1 and blocks[0].value is not NOT_JSON else None
     hint = replace(hint, pointer=example_pointer(single) if single is not None else None)
@@ -289,7 +285,6 @@ def _fit(
     # (Only JSON blocks carry a record or need the notice: text blocks alone never read these two.)
     record_room = len(_record_json(worst, hint, kind, compact)) if "json" in kinds else 0
     notice_room = len(render_notice(worst, hint)) if "json" in kinds else 0
-    lengths = [len(t) for t in texts]
     slack = 0
     fitted: Shrunk | None = None
     fitted_total = refills = 0
@@ -329,7 +324,7 @@ def _fit(
     if fitted is not None:
         return fitted
     raise ShrinkError(
-        f"{len(texts)} text block(s) of {original} characters cannot be previewed with their recovery "
+        f"{len(blocks)} text block(s) of {original} characters cannot be previewed with their recovery "
         f"notice in {budget} characters; raise the budget."
     )
 

@@ -339,14 +339,6 @@ def requirement(line: str) -> bool:
     return bool(_REQUIREMENT_RE.match(line) or _GOSUM_RE.match(line))
 
 
-def _toml_line(line: str) -> bool:
-    return bool(SECTION_RE.match(line) or _KEY_RE.match(line) or _CONT_RE.match(line))
-
-
-def _yaml_line(line: str) -> bool:
-    return bool(YAML_KEY_RE.match(line) or _YAML_OTHER_RE.match(line))
-
-
 def _config(lines: list[str]) -> Format | None:
     lines_ = list(filter(str.strip, lines[:SAMPLE_LINES]))  # the non-blank lines not commented out, in C
     body = list(compress(lines_, map(not_, map(str.startswith, map(str.lstrip, lines_), repeat(("#", ";"))))))
@@ -358,12 +350,14 @@ def _config(lines: list[str]) -> Format | None:
         sum(map(str.startswith, body, repeat('  version "'))) >= 2 and sum(map(yarn_head, body)) >= 2
     ):
         return Format("yarn", "yarn lock file")
-    if few_fail(body, _toml_line, 0.03):
+    if few_fail(
+        body, lambda line: bool(SECTION_RE.match(line) or _KEY_RE.match(line) or _CONT_RE.match(line)), 0.03
+    ):
         sections = sum(bool(SECTION_RE.match(line)) for line in body)
         keys = sum(bool(_KEY_RE.match(line)) for line in body)
         if sections >= 1 and keys >= 2 and sections + keys >= 0.3 * len(body):
             return Format("toml", "TOML/INI file")
-    if not few_fail(body, _yaml_line, 0.03):
+    if not few_fail(body, lambda line: bool(YAML_KEY_RE.match(line) or _YAML_OTHER_RE.match(line)), 0.03):
         return None
     yaml_keys = [YAML_KEY_RE.match(line) for line in body]
     nested = any(

@@ -55,10 +55,7 @@ class _Builder:
     longest_string: int = 0
     sampled_longest: int = 0
     sampled_shortest: int = UNLIMITED
-    bonus: int = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.bonus = self.limits.bonus
+    bonus: int = 0  # the sampled arrays still to keep one item more (from ``Limits.bonus``)
 
     def _drop_keys(self, keys: list[str]) -> None:
         self.keys_omitted += len(keys)
@@ -167,7 +164,7 @@ class _Builder:
 
 
 def _trial(root: object, limits: Limits, target: int, plans: Plans) -> Condensed | None:
-    builder = _Builder(limits, target, plans)
+    builder = _Builder(limits, target, plans, bonus=limits.bonus)
     try:
         value = builder.value(root, 0)
     except _Overflow:

@@ -155,15 +155,6 @@ def _yarn(lines: Sequence[str]) -> list[Package]:
     return out
 
 
-def _pnpm_name(key: str) -> tuple[str, str]:
-    key = key.split("(", 1)[0].lstrip("/")  # peer suffixes: foo@1.0.0(react@18.2.0)
-    at = key.rfind("@")
-    if at > 0:
-        return key[:at], key[at + 1 :]
-    name, _, version = key.rpartition("/")  # lockfile v5: /foo/1.2.3
-    return (name, version) if name else (key, "")
-
-
 def _pnpm(lines: Sequence[str]) -> list[Package]:
     out: list[Package] = []
     section = ""
@@ -172,8 +163,10 @@ def _pnpm(lines: Sequence[str]) -> list[Package]:
         top = bool(line[:1].strip())
         entry_line = not top and line.startswith("  ") and not line.startswith("   ")
         if entry is not None and (top or entry_line):
-            name, version = _pnpm_name(entry[1])
-            out.append(Package(entry[0], i, name, version))
+            key = entry[1].split("(", 1)[0].lstrip("/")  # peer suffixes: foo@1.0.0(react@18.2.0)
+            # name@version, or in lockfile v5 /name/version
+            name, _, version = key.rpartition("@" if key.rfind("@") > 0 else "/")
+            out.append(Package(entry[0], i, name or key, version if name else ""))
             entry = None
         if top:
             section = line.rstrip()

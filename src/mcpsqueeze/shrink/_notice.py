@@ -49,13 +49,13 @@ class RecoveryHint:
 _SAFE_KEY = re.compile(r"[A-Za-z0-9_.-]{1,40}\Z")
 
 
-def example_pointer(value: object, depth: int = 3) -> str | None:
+def example_pointer(value: object) -> str | None:
     """A pointer into ``value`` that resolves: the first item of arrays, a container-valued key of
-    objects, at most ``depth`` segments; None for a scalar. Only keys that need no escaping in JSON,
+    objects, at most three segments; None for a scalar. Only keys that need no escaping in JSON,
     a shell or RFC 6901 are used, so the hint can be copied as it is."""
     parts: list[str] = []
     node = value
-    for _ in range(depth):
+    for _ in range(3):
         if isinstance(node, list) and node:
             parts.append("0")
             node = node[0]
@@ -94,18 +94,15 @@ class Report:
         return report
 
 
-def _plural(n: int, one: str, many: str) -> str:
-    return f"{n} {one if n == 1 else many}"
-
-
 def _what_was_cut(report: Report, kind: str) -> str:
     parts: list[str] = []
-    if report.items_omitted:
-        parts.append(_plural(report.items_omitted, "array item", "array items") + " omitted")
-    if report.keys_omitted:
-        parts.append(_plural(report.keys_omitted, "object key", "object keys") + " omitted")
-    if report.strings_truncated:
-        parts.append(_plural(report.strings_truncated, "long string", "long strings") + " cut short")
+    for n, what, done in (
+        (report.items_omitted, "array item", "omitted"),
+        (report.keys_omitted, "object key", "omitted"),
+        (report.strings_truncated, "long string", "cut short"),
+    ):
+        if n:
+            parts.append(f"{n} {what}{'' if n == 1 else 's'} {done}")
     if kind in ("text", "mixed"):
         if "text:outline" in report.strategy:  # outlines fold lines; their markers name the ranges
             parts.append("lines folded")

@@ -65,9 +65,25 @@ def _pack(
         breaks = breaks[1::2]
     limit, fill_limit = avail, min(avail, soft - header_room)
     for _attempt in range(4):
-        kept, body, example = _choose(
-            lines, deltas, plan, limit, fill_limit, marker_room, first, detail, breaks
-        )
+        # the kept lines under ``limit`` (value tiers) and ``fill_limit`` (fill), rendered
+        kept = bytearray(n)
+        markers: dict[tuple[int, int], str | None] = {}  # each fold's marker, across the renders below
+        used = marker_room  # nothing kept yet: one marker folds it all (or one per run between breaks)
+        if breaks:
+            used = sum(map(len, _render(lines, bytearray(kept), plan, first, detail, markers, breaks)[0]))
+        offers = [i for tier in plan.tiers for i in tier]
+        for _round in range(3):  # markers are shorter than their bound: offer the room they left
+            refused, _room = offer(offers, kept, deltas, limit - used, marker_room, False)
+            body, example = _render(lines, kept, plan, first, detail, markers, breaks)
+            used = sum(map(len, body))
+            if len(refused) == len(offers):
+                break
+            offers = refused
+            if not offers or min(map(deltas.__getitem__, offers)) > limit - used:
+                break  # nothing refused fits what is left: another round would change nothing
+        if used < fill_limit and (fill := plan.fill()):
+            offer(fill, kept, deltas, fill_limit - used, marker_room, True)
+            body, example = _render(lines, kept, plan, first, detail, markers, breaks)
         size = sum(map(len, body))
         if size <= avail:
             if not any(kept) and not breaks:
@@ -79,41 +95,6 @@ def _pack(
         limit -= size - avail + marker_room
         fill_limit = min(fill_limit, limit)
     return None
-
-
-def _choose(
-    lines: Sequence[str],
-    deltas: Sequence[int],
-    plan: Plan,
-    limit: int,
-    fill_limit: int,
-    marker_room: int,
-    first: int,
-    detail: int,
-    breaks: Sequence[int] = (),
-) -> tuple[bytearray, list[str], str]:
-    """The kept lines under ``limit`` (value tiers) and ``fill_limit`` (fill), rendered."""
-    kept = bytearray(len(lines))
-    markers: dict[tuple[int, int], str | None] = {}  # each fold's marker, across the renders below
-    used = marker_room  # nothing kept yet: one marker folds it all (or one per run between breaks)
-    if breaks:
-        used = sum(map(len, _render(lines, bytearray(kept), plan, first, detail, markers, breaks)[0]))
-    body: list[str] = []
-    example = ""
-    offers = [i for tier in plan.tiers for i in tier]
-    for _round in range(3):  # markers are shorter than their bound: offer the room they left
-        refused, _room = offer(offers, kept, deltas, limit - used, marker_room, False)
-        body, example = _render(lines, kept, plan, first, detail, markers, breaks)
-        used = sum(map(len, body))
-        if len(refused) == len(offers):
-            break
-        offers = refused
-        if not offers or min(map(deltas.__getitem__, offers)) > limit - used:
-            break  # nothing refused fits what is left: another round would change nothing
-    if used < fill_limit and plan.fill:
-        offer(plan.fill, kept, deltas, fill_limit - used, marker_room, True)
-        body, example = _render(lines, kept, plan, first, detail, markers, breaks)
-    return kept, body, example
 
 
 def _render(

@@ -22,7 +22,7 @@ from itertools import accumulate, pairwise
 
 from mcpsqueeze.shrink._notice import RecoveryHint, render_chars_marker, render_passages_header
 from mcpsqueeze.shrink._rank import rank_lines
-from mcpsqueeze.shrink._unusual import MATCHES, SELECTIVE, UNUSUAL, rare_word_scores, standouts
+from mcpsqueeze.shrink._unusual import MATCHES, SELECTIVE, rare_word_scores, standouts
 
 __all__ = ["NEVER", "Reading", "Sentences", "offer", "prose_reading"]
 
@@ -106,7 +106,7 @@ class Reading:
         first unit). Every unit of text is fill."""
         texts = self.texts
         shown = [i for i, said in enumerate(texts) if said]
-        unusual = [shown[k] for k in standouts(rare_word_scores([texts[i] for i in shown]), UNUSUAL)]
+        unusual = [shown[k] for k in standouts(rare_word_scores([texts[i] for i in shown]))]
         matching: list[int] = []
         if terms:
             lines = [texts[i] + "\n" for i in shown]

@@ -16,7 +16,7 @@ from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cache, cached_property
 from itertools import accumulate, chain, compress, count, islice, pairwise, repeat, zip_longest
 from operator import itemgetter, not_
 
@@ -33,7 +33,7 @@ from mcpsqueeze.shrink._formats import (
     shape,
 )
 from mcpsqueeze.shrink._locks import packages, yarn_head
-from mcpsqueeze.shrink._unusual import MATCHES, UNUSUAL, rare_word_scores, standouts, unusual_records
+from mcpsqueeze.shrink._unusual import MATCHES, rare_word_scores, standouts, unusual_records
 
 __all__ = ["FOLD_LINES", "Plan", "plan_for"]
 
@@ -56,7 +56,7 @@ class Plan:
 
     label: str
     tiers: list[list[int]]
-    fill: Iterable[int] = field(default_factory=list)
+    fill: Callable[[], Sequence[int]] = tuple  # made when reached: most outlines of a big text are full first
     describe: Callable[[int, int], str] = field(default=lambda a, b: "")
     landmarks: list[int] = field(default_factory=list)
     detail: int = 0  # the most characters ``describe`` writes, with this many digits per number
@@ -129,29 +129,7 @@ def indent_depth(line: str) -> int | None:
     return len(lead) + 3 * lead.count("\t")
 
 
-def diff_depth(line: str) -> int | None:
-    """The indentation of a diff line's content (after its ``+``/``-``/space prefix); None for
-    blank content and for lines that are not hunk lines."""
-    if line[:1] not in ("+", "-", " "):
-        return None
-    return indent_depth(line[1:])
-
-
 _OPENS = (":", "{", "(", "[", "=>")  # how a line that opens a block of code ends
-
-
-def _fewest(candidates: list[int], a: int, b: int) -> list[int]:
-    """The fewest of ``candidates`` (in order) that cut ``a..b-1`` into runs of at most
-    ``FOLD_LINES`` lines where the candidates allow it: each one is kept when skipping it would make
-    the run from the last kept line to the next candidate too long."""
-    kept: list[int] = []
-    start = a
-    for k, c in enumerate(candidates):
-        after = candidates[k + 1] if k + 1 < len(candidates) else b
-        if after - start > FOLD_LINES:
-            kept.append(c)
-            start = c + 1
-    return kept
 
 
 def _with_nested(
@@ -187,7 +165,15 @@ def _with_nested(
         level = min(d for _, d in openers)
         chosen = [i for i, d in openers if d == level]
         if len(chosen) > max(8, (b - a) // 15):
-            chosen = _fewest(chosen, a, b)
+            # the fewest that cut ``a..b-1`` into runs of at most ``FOLD_LINES`` lines where they allow it:
+            # each is kept when skipping it would make the run from the last kept line to the next too long
+            kept: list[int] = []
+            start = a
+            for c, after in zip(chosen, [*chosen[1:], b], strict=True):
+                if after - start > FOLD_LINES:
+                    kept.append(c)
+                    start = c + 1
+            chosen = kept
         inner.extend(chosen)
         cuts = [a - 1, *chosen, b]
         stack.extend((x + 1, y) for x, y in pairwise(cuts) if y - x - 1 > FOLD_LINES)
@@ -236,7 +222,7 @@ def _code(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
             list(range(min(20, n))),  # the head: a module docstring and its imports
             bodies,
         ],
-        fill=range(n),
+        fill=lambda: range(n),
         landmarks=definitions,
     )
     return _with_nested(plan, lines, indent_depth, code=True)
@@ -397,30 +383,16 @@ def _diff(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
             _round_robin(value),
             indexes,
         ],
-        fill=_Lazy(rest),
+        fill=cache(rest),
         describe=describe,
         landmarks=landmarks,
         detail=14,  # "+12345 -12345"
         indent=False,
     )
-    return _with_nested(plan, lines, diff_depth, code=True)
-
-
-class _Lazy:
-    """A fill worked out on first use: most outlines of a big text are full before their fill."""
-
-    def __init__(self, make: Callable[[], list[int]]) -> None:
-        self._make = make
-
-    @cached_property
-    def _items(self) -> list[int]:
-        return self._make()
-
-    def __iter__(self) -> Iterator[int]:
-        return iter(self._items)
-
-    def __bool__(self) -> bool:
-        return bool(self._items)
+    # a hunk line's depth is its content's, after the ``+``/``-``/space prefix
+    return _with_nested(
+        plan, lines, lambda line: indent_depth(line[1:]) if line[:1] in ("+", "-", " ") else None, code=True
+    )
 
 
 def _round_robin(groups: list[list[int]]) -> list[int]:
@@ -462,7 +434,7 @@ def _gitlog(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
     return Plan(
         fmt.label,
         [_front(ranked, landmarks), _query_tier(ranked, len(lines)), [0, *details], bodies],
-        fill=range(len(lines)),
+        fill=lambda: range(len(lines)),
         describe=describe,
         landmarks=sorted(landmarks),
         detail=12,
@@ -507,7 +479,7 @@ def _config(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
     plan = Plan(
         fmt.label,
         [_front(ranked, [*sections, *names]), _query_tier(ranked, n), head, second, deeper],
-        fill=range(n),
+        fill=lambda: range(n),
         landmarks=landmarks,
     )
     return _with_nested(plan, lines, indent_depth)
@@ -605,7 +577,7 @@ def _markdown(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
     plan = Plan(
         fmt.label,
         [_front(ranked, headings), sentences, _query_tier(ranked, n), list(range(min(_SHORT_HEAD, n)))],
-        fill=range(n),
+        fill=lambda: range(n),
         landmarks=[
             h for h in headings if HEADING_RE.match(lines[h]) or not re.match(r"^[=-]+[ \t]*$", lines[h])
         ],
@@ -629,7 +601,7 @@ def _unusual_rows(fmt: Format, lines: Sequence[str], rows: list[int]) -> list[in
     except csv.Error:
         return []
     scores = unusual_records(columns, records, cells=True)
-    return [rows[k] for k in standouts(scores, UNUSUAL)]
+    return [rows[k] for k in standouts(scores)]
 
 
 def _columns(rows: list[str], delimiter: str) -> list[list[str]] | None:
@@ -717,7 +689,7 @@ def _log(fmt: Format, t: _Text, ranked: Sequence[int]) -> Plan:
     alarms = [i for i in distinct if _ALARM_RE.search(lines[i])]
     warnings = [i for i in distinct if _WARN_RE.search(lines[i])]
     # (the shapes hold the lines' words: lines that differ only in numbers are read once)
-    unusual = [i for i in standouts(rare_word_scores(shapes), UNUSUAL) if i not in set(alarms)]
+    unusual = [i for i in standouts(rare_word_scores(shapes)) if i not in set(alarms)]
     order = [*warnings, *distinct[:30], *reversed(distinct[-30:]), *distinct]
 
     def describe(a: int, b: int) -> str:
@@ -751,19 +723,15 @@ _LETTER_RE = re.compile(r"[^\W\d_]")
 _SENTENCE_BREAK_RE = re.compile(r"[.!?][\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])|\n[ \t\r]*\n")
 
 
-def _prose_lines(lines: Sequence[str]) -> bool:
-    """Most lines (of a sample) are words: letters are three quarters of them or more."""
-    sample = [line for line in islice(lines, 400) if len(line) > 30]
-    words = sum(len(_LETTER_RE.findall(line)) * 4 >= len(line.strip()) * 3 for line in sample)
-    return bool(sample) and words * 5 >= len(sample) * 3
-
-
 def _unusual_lines(t: _Text) -> list[int]:
     """The lines that stand out from the others (``_unusual``), best first: each line on its own, or
     in prose (wrapped anywhere) the lines of each sentence that stands out."""
     lines = t.lines
-    if not _prose_lines(lines):
-        return standouts(rare_word_scores(lines), UNUSUAL)
+    # prose: most lines (of a sample) are words, letters three quarters of them or more
+    sample = [line for line in islice(lines, 400) if len(line) > 30]
+    words = sum(len(_LETTER_RE.findall(line)) * 4 >= len(line.strip()) * 3 for line in sample)
+    if not (sample and words * 5 >= len(sample) * 3):
+        return standouts(rare_word_scores(lines))
     text = t.text
     end = min(len(text), _SENTENCES_MOST)  # (past it no sentence would be compared: _unusual)
     starts = [0, *(match.end() for match in _SENTENCE_BREAK_RE.finditer(text, 0, end))]
@@ -771,7 +739,7 @@ def _unusual_lines(t: _Text) -> list[int]:
     sentences = [text[a:b] for a, b in zip(starts, ends, strict=True)]
     offsets = list(accumulate(map(len, lines), initial=0))  # where each line starts
     out: list[int] = []
-    for k in standouts(rare_word_scores(sentences), UNUSUAL):
+    for k in standouts(rare_word_scores(sentences)):
         first = bisect_right(offsets, starts[k]) - 1
         last = bisect_left(offsets, ends[k]) - 1
         out.extend(range(first, max(first, last) + 1))

@@ -38,7 +38,6 @@ __all__ = [
     "MATCHES",
     "MISSING",
     "SELECTIVE",
-    "UNUSUAL",
     "rare_word_scores",
     "standouts",
     "unusual_items",
@@ -46,7 +45,7 @@ __all__ = [
 ]
 
 #: How many units that stand out a preview shows beside its landmarks, at most.
-UNUSUAL = 5
+_UNUSUAL = 5
 #: JSON arrays of this many items keep the ones the call's words match or that stand out.
 PIN_FROM = 20
 #: How many units the call's own words match come first (rows, lines, sentences, items), at most ...
@@ -191,7 +190,9 @@ def _other_keys(joined: str) -> list[bytes]:
         source = joined.lower()
     data = source.encode("utf-8", "surrogatepass")
     others = set(data.translate(None, _ASCII).decode("utf-8", "surrogatepass"))
-    changes = {char: to for char in others if (to := _letters(char)) != char}
+    # each character as the words see it: lower-cased, what is not a letter a blank
+    lowered = {char: "".join(c if _LETTER_RE.match(c) else " " for c in char.lower()) for char in others}
+    changes = {char: to for char, to in lowered.items() if to != char}
     if len(changes) > _REPLACED:
         table = {ord(char): to for char, to in changes.items()}
         data = source.translate(table).encode("utf-8", "surrogatepass")
@@ -201,17 +202,12 @@ def _other_keys(joined: str) -> list[bytes]:
     return data.translate(_LETTERS).split(b"\n")
 
 
-def _letters(char: str) -> str:
-    """A character as the words see it: lower-cased, what is not a letter a blank."""
-    return "".join(c if _LETTER_RE.match(c) else " " for c in char.lower())
-
-
 def _long_word(word: bytes) -> bool:
     return len(word) >= 3 and (word.isascii() or len(word.decode("utf-8", "surrogatepass")) >= 3)
 
 
-def standouts(scores: Sequence[float] | dict[int, float], most: int) -> list[int]:
-    """The indexes of the ``most`` best scores that stand out (``_STANDOUT`` or more), best first;
+def standouts(scores: Sequence[float] | dict[int, float]) -> list[int]:
+    """The indexes of the ``_UNUSUAL`` best scores that stand out (``_STANDOUT`` or more), best first;
     ties keep document order. ``scores`` may be a dict of the indexes that scored at all."""
     if isinstance(scores, dict):
         best = sorted((-s, i) for i, s in scores.items() if s >= _STANDOUT)
@@ -219,7 +215,7 @@ def standouts(scores: Sequence[float] | dict[int, float], most: int) -> list[int
         return []
     else:  # (the few that stand out found in C)
         best = sorted((-scores[i], i) for i in compress(count(), map(_STANDOUT.__le__, scores)))
-    return [i for _, i in best[:most]]
+    return [i for _, i in best[:_UNUSUAL]]
 
 
 def _few(count: int, n: int) -> bool:
@@ -385,13 +381,13 @@ def unusual_items(items: Sequence[object], terms: Sequence[str] = ()) -> list[in
             list(map(itemgetter(name) if count == n else methodcaller("get", name, MISSING), records))
             for name, count in names.items()
         ]
-        found = standouts(unusual_records(columns, n, list(names.values())), UNUSUAL)
+        found = standouts(unusual_records(columns, n, list(names.values())))
         if terms:
             texts = [" ".join(v for v in row if type(v) is str) for row in zip(*columns, strict=True)]
             found = _alternate(_matching(texts, terms), found)
     elif kinds[str] * 2 >= n:
         texts = [item if isinstance(item, str) else "" for item in items]
-        found = _alternate(_matching(texts, terms), standouts(rare_word_scores(texts), UNUSUAL))
+        found = _alternate(_matching(texts, terms), standouts(rare_word_scores(texts)))
     return found
 
 
