@@ -86,7 +86,6 @@ class _LineReader:
         return line
 
     async def _fill(self) -> None:
-        """Read more into the buffer."""
         assert self._stream is not None
         self._buffer += await self._stream.receive()
 
