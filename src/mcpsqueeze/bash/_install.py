@@ -42,22 +42,18 @@ def entry_point_text(python: str) -> str:
     )
 
 
-def _on_path(name: str, directory: Path) -> str | None:
-    """Where the command `name` runs from on PATH, leaving out `directory` (our own entry points)."""
-    ours = os.path.realpath(directory)
-    path = os.environ.get("PATH", os.defpath).split(os.pathsep)
-    return shutil.which(name, path=os.pathsep.join(p for p in path if p and os.path.realpath(p) != ours))
-
-
 def entry_points(
     directory: Path, servers: list[str], shadow: bool = False
 ) -> dict[str, tuple[str, str | None]]:
     """Each server's command name in `directory`, and the warning when it is not the server's own name:
     a shell word (``server_command``), or, unless `shadow`, a command already on PATH."""
+    ours = os.path.realpath(directory)  # PATH without our own entry points
+    entries = os.environ.get("PATH", os.defpath).split(os.pathsep)
+    path = os.pathsep.join(p for p in entries if p and os.path.realpath(p) != ours)
     named = {}
     for name in dict.fromkeys(servers):
         command, warning = server_command(name)
-        found = None if warning is not None or shadow else _on_path(name, directory)
+        found = None if warning is not None or shadow else shutil.which(name, path=path)
         if found is not None:
             command = SERVER_PREFIX + name
             warning = (

@@ -81,9 +81,7 @@ class CompressedFront:
         name, listed = list_recover_tool({"tools": [*frontend, *stubs]}, recover_tool)
         return name, {"tools": [*frontend, listed["tools"][-1]]}
 
-    async def resolve(
-        self, ask: Ask, request: Message, also: tuple[str | None, ...] = ()
-    ) -> Message | Invoke:
+    async def resolve(self, ask: Ask, request: Message, also: tuple[str | None, ...]) -> Message | Invoke:
         """`answer` on the tools as last listed (in a worker thread when the invoke is large: its check is
         linear in its input); an unknown tool name lists them again first (the backend may have added it
         without telling), so only a name it really lacks is "tool not found"."""
@@ -106,9 +104,7 @@ class CompressedFront:
         return answered
 
     @staticmethod
-    def answer(
-        tools: CompressedTools, request: Message, also: tuple[str | None, ...] = ()
-    ) -> Message | Invoke:
+    def answer(tools: CompressedTools, request: Message, also: tuple[str | None, ...]) -> Message | Invoke:
         """A tools/call of a frontend tool: its JSON-RPC answer, or the real call (`Invoke`) to run;
         `also`: the door's own tools (our recover tool) that invoke may name too."""
         params = params_of(request)

@@ -81,7 +81,10 @@ class StatelessFrontend:
         session = self.root.for_caller(principal, scope_name)
         client = self.root.choose_client(params)
         try:
-            backend = await self._get_backend()
+            async with self._backend_lock:
+                if self._backend is None or self._backend.dead:
+                    self._backend = await open_stateless_backend(self.settings, self.tg)
+            backend = self._backend
         except BackendError as exc:
             if not (message["method"] == "tools/call" and self.methods.ours(message)):
                 await respond_json(send, error_response(message["id"], BACKEND_GONE, f"mcpsqueeze: {exc}"))
@@ -118,12 +121,6 @@ class StatelessFrontend:
         self._names_settled = True
         name, _ = list_recover_tool({"tools": listed}, self.methods.recover_tool)
         self.methods.name_recover_tool(name)
-
-    async def _get_backend(self) -> StatelessBackend:
-        async with self._backend_lock:
-            if self._backend is None or self._backend.dead:
-                self._backend = await open_stateless_backend(self.settings, self.tg)
-            return self._backend
 
 
 async def _unavailable(method: str, params: dict[str, Any]) -> Message:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import re
@@ -138,14 +137,10 @@ def bearer_guard(app: Any, tokens: Tokens) -> Any:
 
     The app finds the caller's principal in `scope[PRINCIPAL_KEY]`.
     """
-    refusal = json.dumps(
-        {
-            "error": {
-                "code": "unauthorized",
-                "message": "missing or wrong bearer token; read it from the token file",
-            }
-        }
-    ).encode()
+    refusal = (
+        b'{"error": {"code": "unauthorized", '
+        b'"message": "missing or wrong bearer token; read it from the token file"}}'
+    )
     import hmac
 
     async def guarded(scope: Any, receive: Any, send: Any) -> None:

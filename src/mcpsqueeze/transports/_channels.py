@@ -73,26 +73,19 @@ class _LineReader:
         self._buffer = bytearray()
         self._searched = 0  # bytes of the buffer known to hold no newline
 
-    def _buffered_line(self) -> bytearray | None:
-        """The next whole line already read, or None; no line within `MAX_LINE` bytes is an error."""
-        index = self._buffer.find(b"\n", self._searched)
-        if index >= 0:
-            line, self._buffer = self._buffer, self._buffer[index + 1 :]
-            del line[index:]
-            self._searched = 0
-            return line
-        self._searched = len(self._buffer)
-        if len(self._buffer) >= MAX_LINE:
-            raise anyio.DelimiterNotFound(MAX_LINE)
-        return None
-
     async def receive_line(self) -> bytearray:
-        while (line := self._buffered_line()) is None:
+        """The next whole line; no line within `MAX_LINE` bytes is an error."""
+        while (index := self._buffer.find(b"\n", self._searched)) < 0:
+            self._searched = len(self._buffer)
+            if len(self._buffer) >= MAX_LINE:
+                raise anyio.DelimiterNotFound(MAX_LINE)
             await self._fill()
+        line, self._buffer = self._buffer, self._buffer[index + 1 :]
+        del line[index:]
+        self._searched = 0
         return line
 
     async def _fill(self) -> None:
-        """Read more into the buffer."""
         assert self._stream is not None
         self._buffer += await self._stream.receive()
 

@@ -195,11 +195,8 @@ class Correlator:
         why = await self.send({**message, "id": our})
         if why is not None:
             self._forget(our, key)
-            return Sent(
-                method,
-                what,
-                answer=error_response(None, INVALID_REQUEST, f"mcpsqueeze: cannot send {what}: {why}"),
-            )
+            answer = error_response(None, INVALID_REQUEST, f"mcpsqueeze: cannot send {what}: {why}")
+            return Sent(method, what, answer=answer)
         waiting.at = anyio.current_time()
         return waiting
 

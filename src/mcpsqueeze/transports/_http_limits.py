@@ -158,14 +158,6 @@ def timed_protocol(base: type[Any], head_timeout: float = HEAD_TIMEOUT) -> type[
     return TimedProtocol
 
 
-def _host_of(value: str) -> str | None:
-    """The host name in a Host header or an Origin ("[::1]:8080" -> "::1"), lowercased; None if none."""
-    try:
-        return urllib.parse.urlsplit(value if "//" in value else f"//{value}").hostname
-    except ValueError:
-        return None
-
-
 @dataclass(frozen=True)
 class RequestGuard:
     """Host and Origin checks against DNS rebinding and cross-site requests: loopback names always; a specific
@@ -185,7 +177,12 @@ class RequestGuard:
         return cls(LOOPBACK | {name})
 
     def allows_host(self, host: str | None, arrived_on: str | None) -> bool:
-        name = _host_of(host) if host else None
+        """Whether a Host header or an Origin names one of ours (its host name, lowercased: "[::1]:8080"
+        is "::1")."""
+        try:
+            name = urllib.parse.urlsplit(host if "//" in host else f"//{host}").hostname if host else None
+        except ValueError:
+            return False
         if name is None:
             return False
         return name in self.names or (self.arrival and arrived_on is not None and name == arrived_on.lower())

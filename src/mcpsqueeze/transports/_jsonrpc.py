@@ -173,13 +173,6 @@ class _Received(dict[str, Any]):
         start, end = span
         return self._line[:start] + dumps(self["id"]) + self._line[end:]
 
-    def with_id(self, new_id: Any) -> _Received | None:
-        """This message answering ``new_id``, its line the same bytes but for the id's value (spliced
-        when sent); None when the top-level id cannot be carried over (the caller re-serialises then)."""
-        if self._id_from is not None or type(self.get("id")) is not int:
-            return None
-        return _Received({**self, "id": new_id}, self._line, (self["id"],))
-
 
 # The top-level "id" of a compact response, where the SDKs put it: first (after "jsonrpc", Python's
 # pydantic) or last (TypeScript's JSON.stringify of {result, jsonrpc, id}). Only integer ids: the relay
@@ -189,12 +182,10 @@ _TAIL_ID = re.compile(rb',\s*"id"\s*:\s*(-?\d+)\s*\}$')
 _EDGE = 64  # bytes at either end of the line the patterns look at
 
 
-def _id_span(line: bytes, expected: Any) -> tuple[int, int] | None:
-    """Where the value of the top-level "id" member (equal to ``expected``, an int) is in ``line``: at the
+def _id_span(line: bytes, expected: int) -> tuple[int, int] | None:
+    """Where the value of the top-level "id" member (equal to ``expected``) is in ``line``: at the
     head only when no other ``"id"`` key (nor an escaped spelling of one) is in the line, or at the tail,
     the top-level object's last member (the one parsers keep)."""
-    if type(expected) is not int:
-        return None
     head = _HEAD_ID.match(line, 0, _EDGE)
     if (
         head is not None
@@ -212,12 +203,11 @@ def _id_span(line: bytes, expected: Any) -> tuple[int, int] | None:
 
 
 def with_id(message: Message, new_id: Any) -> Message:
-    """``{**message, "id": new_id}``; a received result keeps its line (only the id's bytes change), so
-    forwarded unchanged it is still not re-serialised."""
-    if type(message) is _Received:
-        spliced = message.with_id(new_id)
-        if spliced is not None:
-            return spliced
+    """``{**message, "id": new_id}``; a received result with an integer id, not yet renumbered, keeps its
+    line (only the id's bytes change, spliced when sent), so forwarded unchanged it is still not
+    re-serialised."""
+    if type(message) is _Received and message._id_from is None and type(message.get("id")) is int:
+        return _Received({**message, "id": new_id}, message._line, (message["id"],))
     return {**message, "id": new_id}
 
 

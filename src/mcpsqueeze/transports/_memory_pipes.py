@@ -27,6 +27,5 @@ def memory_pipe() -> tuple[MemoryByteSend, MemoryByteReceive]:
     return anyio.create_memory_object_stream[bytes](math.inf)
 
 
-def memory_line_channel(receive: MemoryByteReceive, send: MemoryByteSend) -> _LineChannel:
-    """A JSON-RPC channel reading one pipe and writing another."""
-    return _LineChannel(receive, send)
+#: A JSON-RPC channel reading one pipe and writing another: `memory_line_channel(receive, send)`.
+memory_line_channel = _LineChannel

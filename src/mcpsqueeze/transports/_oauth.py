@@ -291,9 +291,7 @@ def _new_provider(
     return provider
 
 
-def backend_auth(
-    url: str, headers: Mapping[str, str] | None = None, client: OAuthClient | None = None
-) -> Any:
+def backend_auth(url: str, headers: Mapping[str, str] | None, client: OAuthClient | None) -> Any:
     """The httpx2 auth for a URL backend: OAuth with the stored tokens; when an Authorization header is given,
     that header as is (a 401 to it a `LoginRequired` naming it). With `client.login == "never"` a new
     authorization the server wants stops the flow with `LoginRequired`; "prompt"/"fetch" authorize in

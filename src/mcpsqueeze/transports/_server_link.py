@@ -4,7 +4,6 @@ over a spawned command's stdio or streamable HTTP; results are the wire dicts as
 
 from __future__ import annotations
 
-import contextlib
 import logging
 from typing import Any
 
@@ -13,7 +12,7 @@ import anyio.abc
 
 from .._errors import BackendError, BackendFailure, first_leaf
 from ..settings import ServerSpec, ToolFilter
-from ._channels import Channel
+from . import _channels
 from ._correlator import Correlator, error_text
 from ._jsonrpc import TIMEOUT, Message
 from ._paging import list_tools
@@ -62,20 +61,6 @@ class ServerLink:
     def name(self) -> str:
         return self.spec.name
 
-    def _channel(self) -> contextlib.AbstractAsyncContextManager[Channel]:
-        from ._channels import open_channel
-
-        spec = self.spec
-        return open_channel(
-            url=spec.url,
-            argv=[spec.command or "", *spec.args],
-            headers=spec.headers,
-            timeout=self.timeout,
-            oauth=spec.oauth,
-            env=spec.env or None,
-            cwd=spec.cwd,
-        )
-
     async def ensure(self, tg: anyio.abc.TaskGroup) -> None:
         """Connect if not connected (one attempt at a time); raise BackendError when it cannot."""
         async with self._lock:
@@ -92,8 +77,18 @@ class ServerLink:
         """Own the connection for its whole life (the channel's contexts exit in the task that entered)."""
         stop = self._stop = anyio.Event()
         started = False
+        spec = self.spec
         try:
-            async with self._channel() as channel, anyio.create_task_group() as tg:
+            opened = _channels.open_channel(
+                url=spec.url,
+                argv=[spec.command or "", *spec.args],
+                headers=spec.headers,
+                timeout=self.timeout,
+                oauth=spec.oauth,
+                env=spec.env or None,
+                cwd=spec.cwd,
+            )
+            async with opened as channel, anyio.create_task_group() as tg:
 
                 async def on_notification(message: Message) -> None:
                     if message.get("method") == "notifications/tools/list_changed":

@@ -263,9 +263,7 @@ class SharedBackend:
         self._parked[token] = flight
         assert self._tg is not None
         self._tg.start_soon(self._expire, token)
-        entry: dict[str, Any] = {"method": asking["method"]}
-        if "params" in asking:
-            entry["params"] = asking["params"]
+        entry = {key: asking[key] for key in ("method", "params") if key in asking}
         result = {"resultType": "input_required", "inputRequests": {INPUT_KEY: entry}, "requestState": token}
         return {"jsonrpc": "2.0", "id": request_id, "result": result}
 
