@@ -92,11 +92,11 @@ def test_wrap_reads_off_as_keep_forever_for_retention_and_the_cache(monkeypatch:
 
     async def fake_run_wrap(settings: object, ends: object, until: object, spawned: Any) -> int:
         seen.append(settings)
-        spawned.wait()  # the backend the command spawned before the proxy imported (here `true`)
         return 0
 
     monkeypatch.setattr(mcpsqueeze.proxy, "run_wrap", fake_run_wrap)
-    done = CliRunner().invoke(main, ["wrap", "--retention", "off", "--cache-ttl", "never", "--", "true"])
+    url = "http://127.0.0.1:9/mcp"  # a URL backend: nothing is spawned, nothing is reached (run_wrap is replaced)
+    done = CliRunner().invoke(main, ["wrap", "--retention", "off", "--cache-ttl", "never", "--", url])
     assert done.exit_code == 0, done.output
     [settings] = seen
     assert settings.retention is None  # type: ignore[attr-defined]
