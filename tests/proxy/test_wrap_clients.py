@@ -176,19 +176,31 @@ def test_structured_content_that_repeats_the_text_is_dropped_and_one_that_differ
     assert "client profile claude-code (clientInfo.name 'claude-code' 1)" in client.stderr
 
 
+def _report_as(client: Any, profile: ClientProfile) -> tuple[Any, str]:
+    """Open the session as `profile`'s client and call `report` for 600 rows: the size the recover tool
+    declares to it, and the id of the stored original."""
+    client.initialize(client=profile.names[0])
+    listed = {t["name"]: t for t in client.result("tools/list")["tools"]}
+    declared = (listed["squeeze_recover"].get("_meta") or {}).get(MAX_RESULT_SIZE_KEY)
+    return declared, client.call("report", {"rows": 600})["_meta"]["truncation"]["response_id"]
+
+
+def _views_kept_whole(pages: list[dict[str, Any]], profile: ClientProfile, declared: Any) -> list[str]:
+    """What the client's model sees of each page, asserting the client's own cut leaves each whole."""
+    views = [seen(page, profile) for page in pages]
+    assert all(cut(view, profile, declared=declared) == view for view in views)
+    return views
+
+
 @pytest.mark.parametrize("name", ["claude-code", "codex"])
 def test_recovering_the_whole_original_gives_the_rows_the_clients_model_saw_not_only_the_summary(
     tmp_path: Path, name: str
 ) -> None:
     profile = BY_NAME[name]
     with MemoryWrap(["--recovery-dir", str(tmp_path / "rec")], target=SERVER) as client:
-        client.initialize(client=profile.names[0])
-        listed = {t["name"]: t for t in client.result("tools/list")["tools"]}
-        report = client.call("report", {"rows": 600})
-        pages = _every_page(client, {"response_id": report["_meta"]["truncation"]["response_id"]})
-    declared = (listed["squeeze_recover"].get("_meta") or {}).get(MAX_RESULT_SIZE_KEY)
-    views = [seen(page, profile) for page in pages]
-    assert all(cut(view, profile, declared=declared) == view for view in views)
+        declared, response_id = _report_as(client, profile)
+        pages = _every_page(client, {"response_id": response_id})
+    views = _views_kept_whole(pages, profile, declared)
     rows = json.loads("".join(page["content"][0]["text"] for page in pages))["rows"]
     assert len(rows) == 600 and rows[599]["detail"] == "run 599 took 17 ms"
     assert '"status":"failed"' in views[0]
@@ -200,14 +212,10 @@ def test_grep_in_a_recovery_finds_the_failed_rows_the_clients_model_saw_not_only
 ) -> None:
     profile = BY_NAME[name]
     with MemoryWrap(["--recovery-dir", str(tmp_path / "rec")], target=SERVER) as client:
-        client.initialize(client=profile.names[0])
-        listed = {t["name"]: t for t in client.result("tools/list")["tools"]}
-        response_id = client.call("report", {"rows": 600})["_meta"]["truncation"]["response_id"]
+        declared, response_id = _report_as(client, profile)
         pages = _every_page(client, {"response_id": response_id, "grep": "failed"})
         row = client.call("squeeze_recover", {"response_id": response_id, "pointer": "/rows/595"})
-    declared = (listed["squeeze_recover"].get("_meta") or {}).get(MAX_RESULT_SIZE_KEY)
-    views = [seen(page, profile) for page in pages]
-    assert all(cut(view, profile, declared=declared) == view for view in views)
+    views = _views_kept_whole(pages, profile, declared)
     assert pages[0]["_meta"]["mcpsqueeze/search"]["total"] == 120
     hits = [line for view in views for line in view.splitlines() if line.endswith('/status: "failed"')]
     assert hits == [f'/rows/{i}/status: "failed"' for i in range(0, 600, 5)]
