@@ -153,7 +153,8 @@ class Pipeline:
             before_text, seen = model_view(result, call.client)
             self.accountant.begin(before_text)
         try:
-            presented, outcome = await self._through_stages(call, result, outcome, error)
+            view = before_text if self.accountant is not None else None
+            presented, outcome = await self._through_stages(call, result, outcome, error, view)
         except BaseException:  # a cancelled call is never recorded: its text is not kept for it
             if self.accountant is not None:
                 self.accountant.forget(before_text)
@@ -181,14 +182,15 @@ class Pipeline:
         return presented, outcome
 
     async def _through_stages(
-        self, call: Call, result: Result, outcome: Outcome, error: bool
+        self, call: Call, result: Result, outcome: Outcome, error: bool, view: str | None
     ) -> tuple[Result, Outcome]:
+        """`view`: what the client's model reads of `result`, when `present` has it already."""
         presented = result
         if error and (call.client is None or call.client.answer_limits().fits(text_of(result))):
             outcome.action = "error"
         elif call.full and not error:
             outcome.action = "full"
-            presented = await self._first_page(call, result, outcome)
+            presented = await self._first_page(call, result, outcome, view)
         else:
             try:
                 for stage in self.stages:
@@ -225,11 +227,13 @@ class Pipeline:
             return None
         return None if record is None else Shown.from_record(record)
 
-    async def _first_page(self, call: Call, result: Result, outcome: Outcome) -> Result:
+    async def _first_page(self, call: Call, result: Result, outcome: Outcome, view: str | None) -> Result:
         """A `full` answer as the call's client keeps it: the original, or its first page that fits
         (the original stored first, when it is not yet: no page without the rest)."""
         client = call.client
-        if client is None or client.answer_limits().fits(model_view(result, client)[0]):
+        if client is None:
+            return result
+        if client.answer_limits().fits(model_view(result, client)[0] if view is None else view):
             return result
         file = None
         if outcome.response_id is None:
